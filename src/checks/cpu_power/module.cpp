@@ -1,0 +1,421 @@
+// cpu-power layer: idle states, turbo, governor, steal.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "checks/all.hpp"
+#include "checks/util.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::checks {
+namespace {
+
+constexpr std::string_view kLayer = "cpu-power";
+constexpr std::int32_t kPmQosDefault = 2000000000;  // PM_QOS_DEFAULT_VALUE: no request
+
+std::string state_path(int cpu, int index, std::string_view attr) {
+  return fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle/state{}/{}", cpu, index, attr);
+}
+
+// ---- cpu.cstate.deep_idle ----------------------------------------------------------------
+std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
+  constexpr std::string_view id = "cpu.cstate.deep_idle";
+  const double deep_us = th.get("deep_latency_us");
+  const auto& idle = f.cpuidle();
+  const auto& cmd = f.cmdline();
+  const auto& hyp = f.hypervisor();
+  const bool virt = hyp && hyp->virtualized;
+  const std::string impact = "~4% training throughput: busy cores lose turbo headroom when idle siblings cannot sleep (3.0 GHz instead of 3.8 GHz in the public case)";
+  const std::string cmdline_fix = "Remove the idle cap (intel_idle.max_cstate=, processor.max_cstate=, idle=) from the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub), regenerate the boot config and reboot.";
+  const std::string bios_fix = "Allow deep C-states in the BIOS/BMC (C6 / 'Package C-State' not limited to C0/C1; on some vendors the 'Max Performance' profile also caps C-states: use a custom profile with C6 enabled and performance frequency).";
+
+  // Command-line signals, kept as evidence whatever the outcome.
+  std::vector<report::Evidence> caps;
+  bool poll = false;
+  if (cmd) {
+    if (auto v = cmd->value("idle")) {
+      if (*v == "poll") poll = true;
+      if (*v == "poll" || *v == "halt") caps.push_back({"/proc/cmdline", "idle=" + *v, std::string("absent")});
+      else if (*v == "nomwait") caps.push_back({"/proc/cmdline", "idle=nomwait (intel_idle not used; ACPI C-states only)", std::nullopt});
+    }
+    for (auto name : {"intel_idle.max_cstate", "processor.max_cstate"}) {
+      if (auto v = cmd->value(name)) {
+        auto n = sys::to_int<int>(*v);
+        if (n && *n <= 1) caps.push_back({"/proc/cmdline", std::string(name) + "=" + *v, std::string("absent")});
+      }
+    }
+  }
+  if (idle.intel_max_cstate && *idle.intel_max_cstate <= 1)
+    caps.push_back({"/sys/module/intel_idle/parameters/max_cstate", std::to_string(*idle.intel_max_cstate), std::string(">= 2")});
+
+  auto with_caps = [&](Finding out) {
+    for (auto& e : caps) out.evidence.push_back(e);
+    return out;
+  };
+
+  if (poll) {
+    auto out = with_caps(core::finding(id, kLayer, Status::fail, "idle=poll on the kernel command line: idle CPUs busy-poll and never enter a C-state"));
+    out.fix = cmdline_fix;
+    out.impact = impact;
+    return {out};
+  }
+
+  const bool no_driver = idle.driver.empty() || idle.driver == "none";
+  std::size_t cpus_with_states = 0;
+  for (const auto& [cpu, states] : idle.per_cpu) cpus_with_states += states.empty() ? 0 : 1;
+  if (no_driver || cpus_with_states == 0) {
+    std::string why = no_driver ? (idle.driver.empty() ? idle.driver_reason : "cpuidle driver 'none'")
+                                : "no cpuidle states under /sys/devices/system/cpu/cpu*/cpuidle";
+    auto out = with_caps(core::finding(id, kLayer, Status::skip,
+        virt ? "virtualized (" + hyp->name + ") and the VM exposes no cpuidle states: the host's C-state settings decide (" + why + ")"
+             : "no cpuidle driver, so idle states cannot be seen from here (" + why + ")"));
+    out.add("/sys/devices/system/cpu/cpuidle/current_driver", idle.driver.empty() ? idle.driver_reason : idle.driver);
+    return {out};
+  }
+
+  // Per CPU: deep states exposed, and deep states enabled.
+  parsers::CpuSet exposed, enabled, all_disabled;
+  std::optional<facts::IdleState> deepest_seen;
+  int example_cpu = -1;
+  for (const auto& [cpu, states] : idle.per_cpu) {
+    bool any_deep = false, any_enabled = false;
+    for (const auto& s : states) {
+      if (!s.latency_us) continue;
+      if (!deepest_seen || *s.latency_us > *deepest_seen->latency_us) deepest_seen = s;
+      if (static_cast<double>(*s.latency_us) < deep_us) continue;
+      any_deep = true;
+      if (!s.disabled.value_or(false)) any_enabled = true;
+    }
+    if (any_deep) exposed.insert(cpu);
+    if (any_enabled) enabled.insert(cpu);
+    if (any_deep && !any_enabled) {
+      all_disabled.insert(cpu);
+      if (example_cpu < 0) example_cpu = cpu;
+    }
+  }
+
+  auto state_list = [&](int cpu) {
+    std::string s;
+    auto it = idle.per_cpu.find(cpu);
+    if (it == idle.per_cpu.end()) return s;
+    for (const auto& st : it->second)
+      s += fmt::format("{}{} ({} us{})", s.empty() ? "" : ", ", st.name,
+                       st.latency_us ? std::to_string(*st.latency_us) : "?",
+                       st.disabled.value_or(false) ? ", disabled" : "");
+    return s;
+  };
+  const int first_cpu = idle.per_cpu.begin()->first;
+
+  if (exposed.empty()) {
+    if (virt) {
+      auto out = with_caps(core::finding(id, kLayer, Status::skip,
+          "virtualized (" + hyp->name + "): the guest's idle states are shallow by design; the host's C-state settings decide"));
+      out.add(fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu), state_list(first_cpu));
+      return {out};
+    }
+    bool capped = !caps.empty();
+    auto out = with_caps(core::finding(id, kLayer, Status::fail,
+        capped ? fmt::format("idle cores cannot reach a deep C-state: capped on the kernel command line (deepest: {})",
+                             deepest_seen ? deepest_seen->name : "none")
+               : fmt::format("idle cores cannot reach a deep C-state: only shallow states are exposed (deepest: {}, {} us), a BIOS limit",
+                             deepest_seen ? deepest_seen->name : "none",
+                             deepest_seen && deepest_seen->latency_us ? *deepest_seen->latency_us : 0)));
+    out.add(fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu), state_list(first_cpu),
+            fmt::format("a state with latency >= {} us (C6)", deep_us));
+    out.add("/sys/devices/system/cpu/cpuidle/current_driver", idle.driver);
+    out.fix = capped ? cmdline_fix : bios_fix;
+    out.impact = impact;
+    out.metric("deepest_latency_us", deepest_seen && deepest_seen->latency_us ? static_cast<double>(*deepest_seen->latency_us) : 0);
+    return {out};
+  }
+
+  std::vector<Finding> result;
+  Finding out = with_caps(core::finding(id, kLayer, Status::pass, ""));
+  std::vector<std::string> problems;
+  if (!all_disabled.empty()) {
+    problems.push_back(fmt::format("every deep idle state is disabled on {} of {} CPUs", all_disabled.count(), idle.per_cpu.size()));
+    auto it = idle.per_cpu.find(example_cpu);
+    for (const auto& s : it->second)
+      if (s.latency_us && static_cast<double>(*s.latency_us) >= deep_us)
+        out.add(state_path(example_cpu, s.index, "disable"), fmt::format("1 ({}, {} us)", s.name, *s.latency_us), "0");
+    out.add("/sys/devices/system/cpu/cpu*/cpuidle (CPUs with all deep states disabled)", cpus_text(all_disabled));
+    out.fix = "Re-enable the states (`cpupower idle-set -E`, or echo 0 > /sys/devices/system/cpu/cpu*/cpuidle/stateN/disable) and remove whatever disabled them (a tuned profile, a cpupower service, a job prolog).";
+  }
+  // The shallowest enabled deep state is what a PM QoS request must let through.
+  std::optional<std::uint64_t> min_deep;
+  std::string min_deep_name;
+  for (const auto& [cpu, states] : idle.per_cpu)
+    for (const auto& s : states)
+      if (s.latency_us && static_cast<double>(*s.latency_us) >= deep_us && !s.disabled.value_or(false) &&
+          (!min_deep || *s.latency_us < *min_deep)) {
+        min_deep = *s.latency_us;
+        min_deep_name = s.name;
+      }
+  if (idle.pm_qos_us && min_deep && *idle.pm_qos_us >= 0 && static_cast<std::uint64_t>(*idle.pm_qos_us) < *min_deep) {
+    problems.push_back(fmt::format("a PM QoS request limits exit latency to {} us, below {}'s {} us", *idle.pm_qos_us, min_deep_name, *min_deep));
+    out.add("/dev/cpu_dma_latency", fmt::format("{} us", *idle.pm_qos_us), fmt::format(">= {} us (no request: {})", *min_deep, kPmQosDefault));
+    if (idle.tuned_profile) out.add("/etc/tuned/active_profile", *idle.tuned_profile);
+    auto qos_fix = "Find the holder of /dev/cpu_dma_latency (`fuser -v /dev/cpu_dma_latency`; tuned's latency-performance and network-latency profiles set force_latency) and release or relax it, e.g. `tuned-adm profile throughput-performance`.";
+    out.fix = out.fix.empty() ? qos_fix : out.fix + " " + qos_fix;
+  } else if (idle.pm_qos_us) {
+    out.add("/dev/cpu_dma_latency", *idle.pm_qos_us == kPmQosDefault ? std::string("no request") : fmt::format("{} us", *idle.pm_qos_us));
+  } else {
+    out.add("/dev/cpu_dma_latency", "unknown: " + idle.pm_qos_reason);
+  }
+  auto deepest = facts::deepest_enabled_state(idle);
+  if (!problems.empty()) {
+    out.status = Status::fail;
+    out.title = "idle cores cannot reach a deep C-state: " + problems.front();
+    for (std::size_t i = 1; i < problems.size(); ++i) out.title += "; " + problems[i];
+    out.impact = impact;
+  } else {
+    out.title = fmt::format("deep idle reachable: {} ({} us) enabled on {} of {} CPUs", deepest ? deepest->name : "?",
+                            deepest && deepest->latency_us ? *deepest->latency_us : 0, enabled.count(), idle.per_cpu.size());
+    out.evidence.insert(out.evidence.begin(),
+        {fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu), state_list(first_cpu), std::nullopt});
+  }
+  out.add("/sys/devices/system/cpu/cpuidle/current_driver", idle.driver);
+  if (deepest && deepest->latency_us) out.metric("deepest_latency_us", static_cast<double>(*deepest->latency_us));
+  out.metric("cpus_without_deep_idle", static_cast<double>(idle.per_cpu.size() - enabled.count()));
+  result.push_back(std::move(out));
+  return result;
+}
+
+// ---- cpu.turbo ---------------------------------------------------------------------------
+std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "cpu.turbo";
+  const auto& freq = f.cpufreq();
+  const auto& hyp = f.hypervisor();
+  Finding out = core::finding(id, kLayer, Status::pass, "");
+  std::vector<std::string> problems;
+  bool any_signal = false;
+  const std::string pstate = "/sys/devices/system/cpu/intel_pstate";
+  if (freq.no_turbo) {
+    any_signal = true;
+    if (*freq.no_turbo != 0) {
+      problems.push_back("turbo disabled (intel_pstate no_turbo=1)");
+      out.add(pstate + "/no_turbo", std::to_string(*freq.no_turbo), "0");
+    } else {
+      out.add(pstate + "/no_turbo", "0");
+    }
+  }
+  if (freq.max_perf_pct) {
+    any_signal = true;
+    if (*freq.max_perf_pct < 100) {
+      problems.push_back(fmt::format("intel_pstate max_perf_pct={}", *freq.max_perf_pct));
+      out.add(pstate + "/max_perf_pct", std::to_string(*freq.max_perf_pct), "100");
+    }
+  }
+  if (freq.pstate_status) out.add(pstate + "/status", *freq.pstate_status);
+  if (freq.boost) {
+    any_signal = true;
+    if (*freq.boost == 0) {
+      problems.push_back("boost disabled (cpufreq/boost=0)");
+      out.add("/sys/devices/system/cpu/cpufreq/boost", "0", "1");
+    } else {
+      out.add("/sys/devices/system/cpu/cpufreq/boost", std::to_string(*freq.boost));
+    }
+  }
+  parsers::CpuSet capped, policy_off;
+  const facts::CpuFreqCpu* example = nullptr;
+  const facts::CpuFreqCpu* boost_example = nullptr;
+  for (const auto& c : freq.cpus) {
+    if (c.policy_boost) {
+      any_signal = true;
+      if (*c.policy_boost == 0) {
+        policy_off.insert(c.cpu);
+        if (!boost_example) boost_example = &c;
+      }
+    }
+    if (c.scaling_max_khz && c.cpuinfo_max_khz) {
+      any_signal = true;
+      if (*c.scaling_max_khz < *c.cpuinfo_max_khz) {
+        capped.insert(c.cpu);
+        if (!example) example = &c;
+      }
+    }
+  }
+  if (!policy_off.empty()) {
+    problems.push_back(fmt::format("boost disabled on {} CPUs", policy_off.count()));
+    out.add(boost_example->dir + "/boost", "0", "1");
+    out.add("cpufreq/boost = 0 on CPUs", cpus_text(policy_off));
+  }
+  if (!capped.empty()) {
+    problems.push_back(fmt::format("scaling_max_freq below cpuinfo_max_freq on {} CPUs", capped.count()));
+    out.add(example->dir + "/scaling_max_freq", fmt::format("{} kHz", *example->scaling_max_khz),
+            fmt::format("{} kHz (cpuinfo_max_freq)", *example->cpuinfo_max_khz));
+    out.add("CPUs with scaling_max_freq < cpuinfo_max_freq", cpus_text(capped));
+    out.metric("capped_cpus", static_cast<double>(capped.count()));
+  }
+  if (!any_signal) {
+    bool virt = hyp && hyp->virtualized;
+    out.status = Status::skip;
+    out.title = virt ? "virtualized (" + hyp->name + "): no turbo or frequency limit is visible to the guest; the host decides"
+                     : "no cpufreq driver or turbo control visible (no intel_pstate, cpufreq/boost or scaling_max_freq)";
+    return {out};
+  }
+  if (!problems.empty()) {
+    out.status = Status::fail;
+    out.title = "CPU frequency capped: " + problems.front();
+    for (std::size_t i = 1; i < problems.size(); ++i) out.title += "; " + problems[i];
+    out.fix = "Enable turbo/boost in the BIOS and the OS (echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo, echo 100 > .../max_perf_pct, echo 1 > /sys/devices/system/cpu/cpufreq/boost), and raise scaling_max_freq to cpuinfo_max_freq (`cpupower frequency-set -u <max>`); find the service or tuned profile that set them.";
+    out.impact = "busy cores run below their rated turbo frequency: data loading, kernel launches and NCCL proxy threads slow down (a few percent of step time)";
+  } else {
+    out.title = fmt::format("turbo/boost enabled; no frequency cap on {} CPUs", freq.cpus.size());
+  }
+  return {out};
+}
+
+// ---- cpu.governor ------------------------------------------------------------------------
+std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "cpu.governor";
+  const auto& freq = f.cpufreq();
+  const auto& hyp = f.hypervisor();
+  if (freq.cpus.empty()) {
+    bool virt = hyp && hyp->virtualized;
+    return {core::finding(id, kLayer, Status::skip,
+                          virt ? "virtualized (" + hyp->name + "): no cpufreq governor in the guest; the host decides"
+                               : "no cpufreq driver: no governor to check")};
+  }
+  // Group CPUs by (driver, governor, EPP) so evidence stays short on 384-CPU nodes.
+  std::map<std::tuple<std::string, std::string, std::string>, parsers::CpuSet> groups;
+  std::map<std::tuple<std::string, std::string, std::string>, const facts::CpuFreqCpu*> examples;
+  parsers::CpuSet bad;
+  for (const auto& c : freq.cpus) {
+    auto key = std::make_tuple(c.driver.value_or("?"), c.governor.value_or("?"), c.epp.value_or(""));
+    groups[key].insert(c.cpu);
+    examples.emplace(key, &c);
+    bool ok = c.governor == std::optional<std::string>("performance") || c.epp == std::optional<std::string>("performance");
+    if (!ok) bad.insert(c.cpu);
+  }
+  Finding out = core::finding(id, kLayer, bad.empty() ? Status::pass : Status::warn, "");
+  for (const auto& [key, cpus] : groups) {
+    const auto& [drv, gov, epp] = key;
+    const auto* ex = examples[key];
+    out.evidence.push_back({ex->dir + "/scaling_governor", gov,
+                            bad.intersects(cpus) ? std::optional<std::string>("performance") : std::nullopt});
+    if (!epp.empty()) out.add(ex->dir + "/energy_performance_preference", epp);
+    out.evidence.back().source += fmt::format(" (driver {}, CPUs {})", drv, cpus_text(cpus));
+  }
+  if (bad.empty()) {
+    out.title = fmt::format("performance governor or EPP on all {} CPUs", freq.cpus.size());
+  } else {
+    out.title = fmt::format("{} of {} CPUs run neither the performance governor nor EPP 'performance'", bad.count(), freq.cpus.size());
+    out.fix = "Set the performance governor (`cpupower frequency-set -g performance`), or with intel_pstate/amd-pstate in active mode set EPP: echo performance > /sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference (tuned: throughput-performance).";
+    out.impact = "cores ramp frequency up late on bursty work (data loading, kernel launches); typically 1-3% of step time";
+  }
+  out.metric("cpus_not_performance", static_cast<double>(bad.count()));
+  return {out};
+}
+
+// ---- cpu.steal ---------------------------------------------------------------------------
+std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
+  constexpr std::string_view id = "cpu.steal";
+  const double fail_pct = th.get("fail_pct");
+  const auto& w = f.window();
+  if (!w.first || !w.second) return {core::finding(id, kLayer, Status::skip, "cannot read CPU times: " + w.stat_error)};
+  std::string how;
+  auto cpus = workload_cpus(f, &how);
+  std::map<int, const parsers::CpuTimes*> before;
+  for (const auto& c : w.first->cpus) before[c.cpu] = &c;
+  std::uint64_t steal_sum = 0, total_sum = 0;
+  double worst = 0;
+  int worst_cpu = -1;
+  parsers::CpuSet hot;
+  bool has_column = false;
+  for (const auto& c : w.second->cpus) {
+    if (!cpus.contains(c.cpu)) continue;
+    auto it = before.find(c.cpu);
+    if (it == before.end()) continue;
+    if (!c.has_steal()) continue;
+    has_column = true;
+    std::uint64_t s = w.live ? c.steal() - std::min(c.steal(), it->second->steal()) : c.steal();
+    std::uint64_t t = w.live ? c.total() - std::min(c.total(), it->second->total()) : c.total();
+    steal_sum += s;
+    total_sum += t;
+    if (t >= 50) {  // at least half a second of ticks before a per-CPU figure means anything
+      double p = 100.0 * static_cast<double>(s) / static_cast<double>(t);
+      if (p > worst) { worst = p; worst_cpu = c.cpu; }
+      if (p > fail_pct) hot.insert(c.cpu);
+    }
+  }
+  if (!has_column) return {core::finding(id, kLayer, Status::skip, "/proc/stat has no steal column for the CPUs in question")};
+  if (total_sum == 0) return {core::finding(id, kLayer, Status::skip, "no CPU time elapsed on the CPUs in question")};
+  double p = 100.0 * static_cast<double>(steal_sum) / static_cast<double>(total_sum);
+  std::string span = w.live ? fmt::format("over {:.1f} s", w.seconds) : "since boot";
+  Finding out = core::finding(id, kLayer, Status::pass, "");
+  out.add("/proc/stat (steal column)", fmt::format("{}% of CPU time {} on {}", pct(p), span, how),
+          fmt::format("<= {}%", pct(fail_pct)));
+  out.add("CPUs considered", cpus_text(cpus));
+  if (worst_cpu >= 0) out.add(fmt::format("/proc/stat cpu{}", worst_cpu), fmt::format("{}% steal (highest)", pct(worst)));
+  out.metric("steal_pct", p).metric("max_cpu_steal_pct", worst);
+  const std::string fix = "Stop host work on the guest's vCPUs: pin vCPUs 1:1 to dedicated host cores, keep host housekeeping (IRQs, vhost, emulator threads) on other cores (libvirt <emulatorpin>/<iothreadpin>, isolcpus on the host), and avoid overcommit.";
+  if (p > fail_pct) {
+    out.status = Status::fail;
+    out.title = fmt::format("{}% of CPU time stolen by the hypervisor {} (limit {}%)", pct(p), span, pct(fail_pct));
+    out.fix = fix;
+    out.impact = "stolen cycles stall data loaders and NCCL proxy threads: 50-100 ms stalls in the public case";
+  } else if (!hot.empty()) {
+    out.status = Status::warn;
+    out.title = fmt::format("steal {}% overall, but above {}% on CPUs {}", pct(p), pct(fail_pct), cpus_text(hot));
+    out.fix = fix;
+    out.impact = "threads pinned to those CPUs stall while the host runs its own work there";
+  } else {
+    out.title = fmt::format("steal {}% {} (limit {}%)", pct(p), span, pct(fail_pct));
+  }
+  return {out};
+}
+
+}  // namespace
+
+void register_cpu_power(core::Registry& r) {
+  r.add({.id = "cpu.cstate.deep_idle",
+         .layer = kLayer,
+         .summary = "idle cores can reach a deep C-state (turbo headroom for busy cores)",
+         .rule = "`fail` when idle cores cannot reach a deep idle state (exit latency >= deep_latency_us, 50 us: Intel C6, AMD ACPI C2): `idle=poll`, capped on the command line, every deep state disabled on some CPU, only shallow states exposed on bare metal (BIOS limit), or a PM QoS request (/dev/cpu_dma_latency) below the deep state's latency. `skip` in a VM that exposes no deep state (the host decides) and on bare metal without a cpuidle driver. `pass` names the deepest reachable state.",
+         .fix = "Allow C6 in the BIOS, remove intel_idle.max_cstate=/processor.max_cstate=/idle= from the kernel command line, re-enable disabled states, release a low PM QoS request (tuned latency-performance).",
+         .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/cpuidle/current_driver",
+                   "/sys/devices/system/cpu/cpu*/cpuidle/state*/name",
+                   "/sys/devices/system/cpu/cpu*/cpuidle/state*/latency",
+                   "/sys/devices/system/cpu/cpu*/cpuidle/state*/disable",
+                   "/sys/module/intel_idle/parameters/max_cstate", "/proc/cmdline", "/dev/cpu_dma_latency",
+                   "/etc/tuned/active_profile", "/proc/cpuinfo", "/sys/class/dmi/id/sys_vendor",
+                   "/sys/class/dmi/id/product_name"},
+         .params = {{"deep_latency_us", 50, "exit latency (us) from which an idle state counts as deep"}},
+         .run = deep_idle});
+  r.add({.id = "cpu.turbo",
+         .layer = kLayer,
+         .summary = "turbo/boost is on and no CPU's frequency is capped below its maximum",
+         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `skip` when none of these controls is visible (VM, no cpufreq driver).",
+         .fix = "Enable turbo in BIOS and OS, set max_perf_pct to 100, raise scaling_max_freq to cpuinfo_max_freq.",
+         .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/intel_pstate/no_turbo",
+                   "/sys/devices/system/cpu/intel_pstate/max_perf_pct", "/sys/devices/system/cpu/intel_pstate/status",
+                   "/sys/devices/system/cpu/cpufreq/boost", "/sys/devices/system/cpu/cpu*/cpufreq/boost",
+                   "/sys/devices/system/cpu/cpu*/cpufreq/scaling_max_freq",
+                   "/sys/devices/system/cpu/cpu*/cpufreq/cpuinfo_max_freq",
+                   "/sys/devices/system/cpu/cpu*/cpufreq/scaling_driver",
+                   "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"},
+         .params = {},
+         .run = turbo});
+  r.add({.id = "cpu.governor",
+         .layer = kLayer,
+         .summary = "CPUs run the performance governor or EPP 'performance'",
+         .rule = "`warn` for CPUs whose scaling_governor is not `performance` and whose energy_performance_preference (where present) is not `performance`; evidence groups CPUs by driver, governor and EPP. `skip` without cpufreq.",
+         .fix = "`cpupower frequency-set -g performance`, or EPP 'performance' with intel_pstate/amd-pstate active.",
+         .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/cpu*/cpufreq/scaling_driver",
+                   "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
+                   "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference"},
+         .params = {},
+         .run = governor});
+  r.add({.id = "cpu.steal",
+         .layer = kLayer,
+         .summary = "the hypervisor steals little CPU time from the workload's CPUs",
+         .rule = "Steal share of CPU time on the CPUs the training processes may use (all online CPUs when none is found): live over a 1 s window, on a captured tree since boot. `fail` above fail_pct (2%); `warn` when the whole is below it but single CPUs are above; `skip` without a steal column.",
+         .fix = "Pin vCPUs to dedicated host cores and keep host housekeeping off them.",
+         .reads = {"/proc/stat", "/sys/devices/system/cpu/online", "/proc/[0-9]*/environ", "/proc/[0-9]*/maps", "/proc/[0-9]*/status"},
+         .params = {{"fail_pct", 2, "steal share of CPU time (%) above which the check fails"}},
+         .run = steal});
+}
+
+}  // namespace perfgap::checks

@@ -1,0 +1,418 @@
+// placement layer: NUMA balancing, remote memory, GPU affinity, cores shared with other work.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "checks/all.hpp"
+#include "checks/util.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::checks {
+namespace {
+
+constexpr std::string_view kLayer = "placement";
+
+std::string pid_subject(int pid) { return "pid:" + std::to_string(pid); }
+std::string proc_path(int pid, std::string_view file) { return fmt::format("/proc/{}/{}", pid, file); }
+
+// ---- numa.balancing ----------------------------------------------------------------------
+std::vector<Finding> numa_balancing(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "numa.balancing";
+  const std::string path = "/proc/sys/kernel/numa_balancing";
+  auto raw = f.numa_balancing_raw();
+  if (!raw) {
+    auto v = f.root().read(path);
+    return {core::finding(id, kLayer, Status::skip,
+                          "automatic NUMA balancing setting not available: " + (v ? std::string("empty") : facts::describe(v.error())))};
+  }
+  auto n = sys::to_int<int>(*raw);
+  if (!n || *n < 0) return {core::finding(id, kLayer, Status::skip, fmt::format("{}: unexpected value '{}'", path, *raw))};
+  if (*n == 0) {
+    auto out = core::finding(id, kLayer, Status::pass, "automatic NUMA balancing is off");
+    out.add(path, "0");
+    return {out};
+  }
+  auto out = core::finding(id, kLayer, Status::warn,
+                           *n == 2 ? "automatic NUMA balancing is on (memory tiering mode): pages of pinned processes migrate"
+                                   : "automatic NUMA balancing is on: the kernel unmaps and migrates pages of pinned training processes");
+  out.add(path, *raw, "0");
+  out.fix = "sysctl -w kernel.numa_balancing=0, and persist it (kernel.numa_balancing = 0 in /etc/sysctl.d/); bind ranks and their memory to the GPU's NUMA node instead.";
+  out.impact = "NUMA hinting faults and page migration stall training threads at irregular intervals (step-time tail)";
+  return {out};
+}
+
+// ---- numa.remote_memory ------------------------------------------------------------------
+std::vector<Finding> remote_memory(facts::Facts& f, const core::Thresholds& th) {
+  constexpr std::string_view id = "numa.remote_memory";
+  const double warn_pct = th.get("warn_pct"), fail_pct = th.get("fail_pct");
+  const auto budget = std::chrono::milliseconds(static_cast<long>(th.get("max_read_ms")));
+  const auto& t = f.training();
+  if (t.procs.empty()) return {no_training_skip(id, kLayer, t)};
+  const auto& topo = f.topology();
+  if (!topo) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo.error())};
+  std::vector<Finding> out;
+  const auto cpu_nodes = topo->nodes_with_cpus();
+  for (const auto& p : t.procs) {
+    auto fnd = core::finding(id, kLayer, Status::pass, "");
+    fnd.subject = pid_subject(p.pid);
+    if (cpu_nodes.count() < 2) {
+      fnd.status = Status::pass;
+      fnd.title = "one NUMA node with CPUs: no memory is remote";
+      fnd.add("/sys/devices/system/node", fmt::format("nodes with CPUs: {}", cpus_text(cpu_nodes)));
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    parsers::CpuSet local;
+    for (const auto& [node, cpus] : topo->node_cpus)
+      if (p.allowed && cpus.intersects(*p.allowed)) local.insert(node);
+    const auto& nm = f.numa_maps(p.pid, budget);
+    if (!nm.maps) {
+      fnd.status = Status::error;
+      fnd.title = "cannot read the process's memory placement: " + nm.error;
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    std::uint64_t total = 0, remote = 0;
+    std::map<int, std::uint64_t> by_node;
+    for (const auto& [node, bytes] : nm.maps->bytes_per_node) {
+      if (!cpu_nodes.contains(node)) continue;  // GPU memory exposed as a CPU-less node
+      total += bytes;
+      by_node[node] += bytes;
+      if (!local.contains(node)) remote += bytes;
+    }
+    std::string placement;
+    for (const auto& [node, bytes] : by_node)
+      placement += fmt::format("{}N{}={:.2f} GiB", placement.empty() ? "" : " ", node, static_cast<double>(bytes) / (1u << 30));
+    fnd.add(proc_path(p.pid, "status") + " Cpus_allowed_list", fmt::format("{} (local nodes {})", p.allowed_text, cpus_text(local)));
+    fnd.add(proc_path(p.pid, "numa_maps"), placement.empty() ? "no resident pages on CPU nodes" : placement);
+    if (nm.truncated)
+      fnd.add(proc_path(p.pid, "numa_maps"), fmt::format("read stopped after {:.0f} ms (max_read_ms): {} mappings covered, a sample of the process", nm.read_ms, nm.maps->mappings));
+    if (total == 0) {
+      fnd.status = Status::skip;
+      fnd.title = "no resident memory on NUMA nodes with CPUs";
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    double share = 100.0 * static_cast<double>(remote) / static_cast<double>(total);
+    fnd.metric("remote_pct", share).metric("resident_gib", static_cast<double>(total) / (1u << 30));
+    bool unbound = local == cpu_nodes;
+    if (share > fail_pct) fnd.status = Status::fail;
+    else if (share > warn_pct) fnd.status = Status::warn;
+    fnd.title = fmt::format("{}% of resident memory ({}) on NUMA nodes holding none of its allowed CPUs{}", pct(share), p.comm,
+                            unbound ? " (allowed on every node, so none is remote by this measure)" : "");
+    fnd.evidence.back().expected = fmt::format("<= {}% remote", pct(warn_pct));
+    if (fnd.status != Status::pass) {
+      fnd.fix = "Bind memory with the CPUs: numactl --cpunodebind=N --membind=N (or --preferred=N), srun --mem-bind=local, and start data loaders after binding; check that the launcher's binding reaches forked workers.";
+      fnd.impact = "remote DRAM accesses cost ~1.5-2x latency and cross-socket bandwidth: 18% remote accesses in the public case";
+    }
+    out.push_back(std::move(fnd));
+  }
+  return out;
+}
+
+// ---- placement.gpu_affinity --------------------------------------------------------------
+struct RankGpu {
+  const facts::Process* proc;
+  std::optional<int> rank;
+  const facts::Gpu* gpu = nullptr;
+  std::string why;  // why no GPU
+  std::string how;  // which variables chose it
+};
+
+RankGpu gpu_of(const facts::Process& p, const std::vector<facts::Gpu>& gpus) {
+  RankGpu r{&p, p.local_rank(), nullptr, "", ""};
+  auto cvd = p.env_value("CUDA_VISIBLE_DEVICES");
+  std::vector<const facts::Gpu*> list;
+  if (cvd) {
+    auto resolved = facts::resolve_cuda_visible(*cvd, gpus);
+    if (!resolved) {
+      r.why = resolved.error();
+      return r;
+    }
+    list = *resolved;
+    r.how = "CUDA_VISIBLE_DEVICES=" + *cvd;
+  } else {
+    for (const auto& g : gpus) list.push_back(&g);
+  }
+  if (list.empty()) {
+    r.why = cvd ? "CUDA_VISIBLE_DEVICES=" + *cvd + " selects no visible GPU" : "no visible GPU";
+    return r;
+  }
+  if (list.size() == 1) {
+    r.gpu = list.front();
+    return r;
+  }
+  if (!r.rank) {
+    r.why = fmt::format("{} GPUs visible to the process and no local rank variable to choose one", list.size());
+    return r;
+  }
+  if (static_cast<std::size_t>(*r.rank) >= list.size()) {
+    r.why = fmt::format("local rank {} but only {} GPUs visible to the process", *r.rank, list.size());
+    return r;
+  }
+  r.gpu = list[static_cast<std::size_t>(*r.rank)];
+  r.how += (r.how.empty() ? "" : ", ") + fmt::format("local rank {}", *r.rank);
+  return r;
+}
+
+std::vector<Finding> gpu_affinity(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "placement.gpu_affinity";
+  const auto& t = f.training();
+  if (t.procs.empty()) return {no_training_skip(id, kLayer, t)};
+  const auto& gpus = f.visible_gpus();
+  if (!gpus) return {core::finding(id, kLayer, Status::skip, "GPUs not visible: " + gpus.error())};
+  if (gpus->empty()) return {core::finding(id, kLayer, Status::skip, "no NVIDIA GPU on PCI (or none visible in /proc/driver/nvidia/gpus)")};
+  const auto& topo = f.topology();
+  if (!topo) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo.error())};
+  const auto cpu_nodes = topo->nodes_with_cpus();
+
+  std::vector<RankGpu> ranks;
+  for (const auto& p : t.procs)
+    if (!p.helper) ranks.push_back(gpu_of(p, *gpus));
+  // Bindings laid out in rank order (rank i on the i-th block of CPUs) while GPUs sit
+  // elsewhere are the usual cause of a miss; say so when it is visible.
+  bool rank_order = false;
+  {
+    std::vector<std::pair<int, int>> firsts;  // (rank, first allowed CPU)
+    for (const auto& r : ranks)
+      if (r.rank && r.proc->allowed && !r.proc->allowed->empty())
+        firsts.emplace_back(*r.rank, r.proc->allowed->members().front());
+    std::sort(firsts.begin(), firsts.end());
+    rank_order = firsts.size() >= 2;
+    for (std::size_t i = 1; i < firsts.size(); ++i) rank_order = rank_order && firsts[i].second > firsts[i - 1].second;
+  }
+
+  std::vector<Finding> out;
+  for (const auto& r : ranks) {
+    const auto& p = *r.proc;
+    auto fnd = core::finding(id, kLayer, Status::pass, "");
+    fnd.subject = pid_subject(p.pid);
+    if (!r.gpu) {
+      fnd.status = Status::skip;
+      fnd.title = "cannot tell which GPU this rank uses: " + r.why;
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    const auto& dev = *r.gpu->pci;
+    const std::string dev_dir = "/sys/bus/pci/devices/" + dev.bdf;
+    fnd.add(proc_path(p.pid, "environ"), fmt::format("GPU {} ({}){}", r.gpu->index, dev.bdf, r.how.empty() ? "" : " from " + r.how));
+    if (!dev.local_cpus) {
+      fnd.status = Status::skip;
+      fnd.title = "GPU " + dev.bdf + " has no readable local_cpulist";
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    if (dev.numa_node.value_or(-1) < 0 && cpu_nodes.count() > 1) {
+      fnd.status = Status::skip;
+      fnd.title = "firmware reports no NUMA node for GPU " + dev.bdf + " (numa_node=-1): locality unknown";
+      fnd.add(dev_dir + "/numa_node", "-1");
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    const auto& local = *dev.local_cpus;
+    const auto& allowed = p.allowed.value_or(parsers::CpuSet{});
+    fnd.add(dev_dir + "/local_cpulist", dev.local_cpus_text + fmt::format(" (NUMA node {})", dev.numa_node.value_or(-1)));
+    fnd.add(proc_path(p.pid, "status") + " Cpus_allowed_list", p.allowed_text, "CPUs within " + dev.local_cpus_text);
+    const std::string fix = "Bind each rank to the CPUs of its GPU's NUMA node: Slurm `--gpu-bind=closest --cpu-bind=cores` with Cores= in gres.conf, or `numactl --cpunodebind=<gpu numa_node> --membind=<node>` per rank (torchrun: a per-rank wrapper); `nvidia-smi topo -m` shows each GPU's CPU affinity.";
+    parsers::CpuSet spanned;
+    for (const auto& [node, cpus] : topo->node_cpus)
+      if (cpus.intersects(allowed)) spanned.insert(node);
+    if (!allowed.intersects(local)) {
+      fnd.status = Status::fail;
+      fnd.title = fmt::format("rank{} may run on no CPU local to its GPU {} (allowed {}, GPU-local {}){}",
+                              r.rank ? " " + std::to_string(*r.rank) : "", dev.bdf, p.allowed_text, dev.local_cpus_text,
+                              rank_order ? "; bindings follow rank order, not GPU locality" : "");
+      fnd.fix = fix;
+      fnd.impact = "every host-device copy, kernel launch and NCCL proxy step crosses the socket interconnect";
+    } else if (cpu_nodes.count() > 1 && spanned == cpu_nodes) {
+      fnd.status = Status::warn;
+      fnd.title = fmt::format("rank{} is not bound: allowed on every NUMA node, so its threads and memory drift off GPU {}'s node",
+                              r.rank ? " " + std::to_string(*r.rank) : "", dev.bdf);
+      fnd.fix = fix;
+      fnd.impact = "threads and first-touch memory land on the remote socket part of the time (remote NUMA traffic, jitter)";
+    } else if (!allowed.subset_of(local)) {
+      fnd.status = Status::warn;
+      fnd.title = fmt::format("rank{} is bound partly off its GPU's NUMA node: CPUs {} are not local to GPU {}",
+                              r.rank ? " " + std::to_string(*r.rank) : "", cpus_text(allowed.minus(local)), dev.bdf);
+      fnd.fix = fix;
+      fnd.impact = "some of the rank's threads run on a remote socket";
+    } else {
+      fnd.title = fmt::format("rank{} bound to CPUs local to GPU {} (NUMA node {})", r.rank ? " " + std::to_string(*r.rank) : "",
+                              dev.bdf, dev.numa_node.value_or(-1));
+    }
+    out.push_back(std::move(fnd));
+  }
+  return out;
+}
+
+// ---- placement.shared_cores --------------------------------------------------------------
+bool device_irq(const std::string& description) {
+  auto d = sys::lower(description);
+  return d.find("mlx5") != std::string::npos || d.find("nvidia") != std::string::npos;
+}
+
+std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
+  constexpr std::string_view id = "placement.shared_cores";
+  const double busy = th.get("busy_pct") / 100.0;
+  const double irq_rate = th.get("irq_per_s");
+  const auto& t = f.training();
+  if (t.procs.empty()) return {no_training_skip(id, kLayer, t)};
+  const auto& w = f.window();
+  if (w.threads.empty()) return {core::finding(id, kLayer, Status::skip, "cannot see thread activity: " + (w.threads_error.empty() ? std::string("no thread read from /proc/*/task/*/stat") : w.threads_error))};
+  const auto& topo = f.topology();
+  std::set<int> training_pids;
+  for (const auto& p : t.procs) training_pids.insert(p.pid);
+
+  // Training cores: a bound process's allowed CPUs; an unbound one's busy-thread CPUs.
+  parsers::CpuSet cores;
+  for (const auto& p : t.procs) {
+    bool bound = p.allowed && topo && !(topo->online.subset_of(*p.allowed));
+    if (bound) cores = cores.unite(*p.allowed);
+  }
+  for (const auto& th_use : w.threads)
+    if (training_pids.count(th_use.pid) && th_use.cpu_share >= busy && th_use.last_cpu >= 0) {
+      const facts::Process* owner = nullptr;
+      for (const auto& p : t.procs) if (p.pid == th_use.pid) owner = &p;
+      bool bound = owner && owner->allowed && topo && !(topo->online.subset_of(*owner->allowed));
+      if (!bound) cores.insert(th_use.last_cpu);
+    }
+  std::string span = w.live ? fmt::format("over {:.1f} s", w.seconds) : "since thread start";
+  auto fnd = core::finding(id, kLayer, Status::pass, "");
+  if (cores.empty()) {
+    fnd.status = Status::skip;
+    fnd.title = "training processes are unbound and none of their threads was busy " + span + ": no training cores to compare";
+    return {fnd};
+  }
+  fnd.add("training cores", cpus_text(cores) + " (allowed CPUs of bound ranks, last CPUs of busy training threads)");
+
+  // Busy threads of other processes on those cores, grouped by process.
+  const int self = f.root().is_live() ? static_cast<int>(::getpid()) : -1;
+  std::map<int, std::pair<std::string, parsers::CpuSet>> intruders;
+  std::map<int, double> intruder_share;
+  for (const auto& u : w.threads) {
+    if (training_pids.count(u.pid) || u.pid == self || u.cpu_share < busy || !cores.contains(u.last_cpu)) continue;
+    auto& e = intruders[u.pid];
+    e.first = u.comm;
+    e.second.insert(u.last_cpu);
+    intruder_share[u.pid] += u.cpu_share;
+  }
+  std::size_t shown = 0;
+  for (const auto& [pid, e] : intruders) {
+    if (++shown > 10) break;
+    fnd.add(fmt::format("/proc/{}/task/*/stat", pid),
+            fmt::format("{} ({}% of a CPU {}) last ran on CPUs {}", e.first, pct(100 * intruder_share[pid]), span, cpus_text(e.second)),
+            "no busy non-training thread on training cores");
+  }
+  if (intruders.size() > 10) fnd.add("/proc/*/task/*/stat", fmt::format("{} more busy processes on training cores", intruders.size() - 10));
+
+  // NIC and GPU interrupts delivered to those cores.
+  int irq_hits = 0;
+  if (w.irq_first) {
+    const auto& cols = w.irq_first->cpus;
+    for (std::size_t r = 0; r < w.irq_first->rows.size(); ++r) {
+      const auto& row = w.irq_first->rows[r];
+      if (!device_irq(row.description)) continue;
+      parsers::CpuSet hit;
+      double rate_total = 0;
+      if (w.live && w.irq_second) {
+        const parsers::InterruptRow* later = nullptr;
+        for (const auto& r2 : w.irq_second->rows) if (r2.irq == row.irq) later = &r2;
+        if (!later) continue;
+        for (std::size_t c = 0; c < cols.size() && c < later->counts.size(); ++c) {
+          double rate = static_cast<double>(later->counts[c] - std::min(later->counts[c], row.counts[c])) / w.seconds;
+          if (cores.contains(cols[c]) && rate >= irq_rate) { hit.insert(cols[c]); rate_total += rate; }
+        }
+      } else {
+        // A captured tree has since-boot counts only: trust where the IRQ is routed now.
+        auto aff = f.root().read("/proc/irq/" + row.irq + "/effective_affinity_list");
+        if (!aff || sys::trim_ws(*aff).empty()) aff = f.root().read("/proc/irq/" + row.irq + "/smp_affinity_list");
+        if (!aff) continue;
+        auto set = parsers::parse_cpulist(*aff);
+        if (!set) continue;
+        std::uint64_t total = 0;
+        for (auto c : row.counts) total += c;
+        if (total == 0) continue;
+        hit = set->intersect(cores);
+      }
+      if (hit.empty()) continue;
+      ++irq_hits;
+      if (irq_hits <= 10)
+        fnd.add("/proc/irq/" + row.irq + "/smp_affinity_list",
+                fmt::format("IRQ {} ({}) {} on training CPUs {}", row.irq, row.description,
+                            w.live ? fmt::format("{:.0f}/s", rate_total) : std::string("routed"), cpus_text(hit)),
+                "NIC/GPU interrupts on housekeeping cores");
+    }
+  } else if (!w.irq_error.empty()) {
+    fnd.add("/proc/interrupts", "not readable: " + w.irq_error);
+  }
+  if (irq_hits > 10) fnd.add("/proc/interrupts", fmt::format("{} more NIC/GPU IRQs on training cores", irq_hits - 10));
+
+  fnd.metric("training_cores", static_cast<double>(cores.count()))
+      .metric("intruding_processes", static_cast<double>(intruders.size()))
+      .metric("device_irqs_on_training_cores", irq_hits);
+  if (intruders.empty() && irq_hits == 0) {
+    fnd.title = fmt::format("no busy non-training thread or NIC/GPU interrupt on the {} training cores {}", cores.count(), span);
+    return {fnd};
+  }
+  fnd.status = Status::warn;
+  fnd.title = fmt::format("training cores shared: {} other busy process(es) and {} NIC/GPU interrupt(s) on the {} training cores",
+                          intruders.size(), irq_hits, cores.count());
+  fnd.fix = "Split the cores: reserve housekeeping cores for system services and interrupts (Slurm CpuSpecList/CoreSpecCount, a systemd CPUAffinity= for system.slice, cgroup cpusets), keep training on the rest, and steer IRQs off them (IRQBALANCE_BANNED_CPULIST=<training cores>, or /proc/irq/N/smp_affinity_list); on VMs keep host housekeeping threads off the vCPUs that run data loaders.";
+  fnd.impact = "data-loader and NCCL proxy threads are preempted: 50-100 ms stalls in the public case";
+  return {fnd};
+}
+
+const std::vector<std::string_view> kProcReads = {"/proc/[0-9]*/environ", "/proc/[0-9]*/maps", "/proc/[0-9]*/status"};
+
+std::vector<std::string_view> with_proc(std::vector<std::string_view> more) {
+  std::vector<std::string_view> v = kProcReads;
+  v.insert(v.end(), more.begin(), more.end());
+  return v;
+}
+
+}  // namespace
+
+void register_placement(core::Registry& r) {
+  r.add({.id = "numa.balancing",
+         .layer = kLayer,
+         .summary = "automatic NUMA balancing is off",
+         .rule = "`warn` when /proc/sys/kernel/numa_balancing is not 0; `skip` when the kernel has no such setting.",
+         .fix = "sysctl kernel.numa_balancing=0, persisted in /etc/sysctl.d/.",
+         .reads = {"/proc/sys/kernel/numa_balancing"},
+         .params = {},
+         .run = numa_balancing});
+  r.add({.id = "numa.remote_memory",
+         .layer = kLayer,
+         .summary = "training processes keep their memory on the NUMA nodes of their CPUs",
+         .rule = "Per training process: bytes (pages x kernelpagesize_kB) resident on NUMA nodes holding none of its allowed CPUs, as a share of its bytes on nodes with CPUs (CPU-less GPU-memory nodes never count). `warn` above warn_pct (5%), `fail` above fail_pct (10%). numa_maps makes the kernel walk every page, so reading stops after max_read_ms per process and the evidence says the figure is a sample. `skip` without training processes.",
+         .fix = "numactl --cpunodebind/--membind per rank, srun --mem-bind=local.",
+         .reads = with_proc({"/proc/[0-9]*/numa_maps", "/sys/devices/system/node/node*/cpulist", "/sys/devices/system/cpu/online"}),
+         .params = {{"warn_pct", 5, "remote share (%) above which the check warns"},
+                    {"fail_pct", 10, "remote share (%) above which the check fails"},
+                    {"max_read_ms", 500, "time budget for reading one process's numa_maps"}},
+         .run = remote_memory});
+  r.add({.id = "placement.gpu_affinity",
+         .layer = kLayer,
+         .summary = "each rank may run on CPUs local to its GPU",
+         .rule = "Per rank (training process that is not a data-loader child of another): its GPU from CUDA_VISIBLE_DEVICES (indices or GPU-UUIDs) and the local rank; `fail` when Cpus_allowed_list has no CPU in the GPU's local_cpulist, `warn` when unbound on a multi-node system or bound partly off the GPU's node; the title says when bindings follow rank order. `skip` when the GPU cannot be determined or its NUMA node is unknown.",
+         .fix = "Slurm --gpu-bind=closest with Cores= in gres.conf, or numactl per rank.",
+         .reads = with_proc({"/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/device",
+                             "/sys/bus/pci/devices/*/numa_node", "/sys/bus/pci/devices/*/local_cpulist",
+                             "/proc/driver/nvidia/gpus/*/information", "/sys/devices/system/node/node*/cpulist"}),
+         .params = {},
+         .run = gpu_affinity});
+  r.add({.id = "placement.shared_cores",
+         .layer = kLayer,
+         .summary = "no other busy threads or NIC/GPU interrupts on the training cores",
+         .rule = "Training cores are the allowed CPUs of bound ranks plus the last CPUs of busy training threads. `warn` when threads of other processes using more than busy_pct of a CPU last ran there, or mlx5/nvidia interrupts land there (live: more than irq_per_s over the window; captured tree: routed there by effective_affinity_list/smp_affinity_list with a nonzero count). `skip` without training processes or thread statistics.",
+         .fix = "A cpuset split: housekeeping cores for services and IRQs, the rest for training.",
+         .reads = with_proc({"/proc/[0-9]*/task/[0-9]*/stat", "/proc/uptime", "/proc/interrupts",
+                             "/proc/irq/*/smp_affinity_list", "/proc/irq/*/effective_affinity_list", "/proc/stat"}),
+         .params = {{"busy_pct", 10, "CPU use (% of one CPU) from which a thread counts as busy"},
+                    {"irq_per_s", 100, "live: interrupt rate per CPU from which a NIC/GPU IRQ counts"}},
+         .run = shared_cores});
+}
+
+}  // namespace perfgap::checks

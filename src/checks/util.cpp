@@ -1,0 +1,37 @@
+#include "checks/util.hpp"
+
+#include <fmt/format.h>
+
+namespace perfgap::checks {
+
+std::string pct(double v) { return fmt::format("{:.1f}", v); }
+
+std::string cpus_text(const parsers::CpuSet& s) {
+  auto list = s.to_list();
+  return list.empty() ? "(none)" : list;
+}
+
+parsers::CpuSet workload_cpus(facts::Facts& f, std::string* how) {
+  parsers::CpuSet cpus;
+  const auto& t = f.training();
+  for (const auto& p : t.procs)
+    if (p.allowed) cpus = cpus.unite(*p.allowed);
+  if (!cpus.empty()) {
+    if (how) *how = fmt::format("CPUs allowed to {} training process(es)", t.procs.size());
+    return cpus;
+  }
+  const auto& topo = f.topology();
+  if (topo) cpus = topo->online;
+  if (how) *how = "all online CPUs (no training process found)";
+  return cpus;
+}
+
+Finding no_training_skip(std::string_view id, std::string_view layer, const facts::Training& t) {
+  auto f = core::finding(id, layer, Status::skip,
+                         t.explicit_pids ? "none of the --pid processes could be read"
+                                         : "no training process found (none with LOCAL_RANK/SLURM_LOCALID/OMPI_COMM_WORLD_LOCAL_RANK that loads libcuda or libnccl); name one with --pid");
+  for (const auto& p : t.problems) f.add("/proc", p);
+  return f;
+}
+
+}  // namespace perfgap::checks

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace perfgap::cli {
+
+struct CheckArgs {
+  std::string root;
+  std::vector<int> pids;
+  std::vector<std::string> only, skip;
+  bool list = false;
+  std::string config;
+  bool verbose = false;
+  std::string format;  // "" = text
+  std::string output;
+};
+
+void add_check_command(CLI::App& app, CheckArgs& args);
+int run_check(const CheckArgs& args);
+
+}  // namespace perfgap::cli

@@ -1,0 +1,132 @@
+#include "core/config.hpp"
+
+#include <fnmatch.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace perfgap::core {
+namespace {
+
+std::string at(const std::string& file, const YAML::Node& n) {
+  auto m = n.Mark();
+  return m.line >= 0 ? file + ":" + std::to_string(m.line + 1) : file;
+}
+
+tl::expected<std::vector<std::string>, std::string> string_list(const std::string& file, const YAML::Node& n,
+                                                                const std::string& key) {
+  std::vector<std::string> out;
+  if (n.IsScalar()) {
+    std::stringstream ss(n.as<std::string>());
+    std::string item;
+    while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+    return out;
+  }
+  if (!n.IsSequence()) return tl::unexpected(at(file, n) + ": '" + key + "' must be a list of check ids");
+  for (const auto& item : n) {
+    if (!item.IsScalar()) return tl::unexpected(at(file, item) + ": '" + key + "' entries must be check ids");
+    out.push_back(item.as<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Thresholds Config::thresholds_for(const CheckInfo& info) const {
+  std::map<std::string, double, std::less<>> values;
+  for (const auto& p : info.params) values[std::string(p.name)] = p.default_value;
+  if (auto it = thresholds.find(info.id); it != thresholds.end())
+    for (const auto& [k, v] : it->second) values[k] = v;
+  return Thresholds(std::move(values));
+}
+
+tl::expected<Config, std::string> parse_config(const std::string& text, const std::string& file,
+                                               const Registry& registry) {
+  Config cfg;
+  cfg.source = file;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return tl::unexpected(file + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (root.IsNull()) return cfg;  // an empty file configures nothing
+  if (!root.IsMap()) return tl::unexpected(file + ": expected a mapping of check ids to thresholds");
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    const auto& value = kv.second;
+    if (key == "only" || key == "skip") {
+      auto list = string_list(file, value, key);
+      if (!list) return tl::unexpected(list.error());
+      (key == "only" ? cfg.only : cfg.skip) = *list;
+      continue;
+    }
+    if (key == "check_timeout_s") {
+      double v;
+      try { v = value.as<double>(); } catch (const YAML::Exception&) { v = -1; }
+      if (!(v > 0) || !std::isfinite(v)) return tl::unexpected(at(file, value) + ": check_timeout_s must be a positive number of seconds");
+      cfg.check_timeout_s = v;
+      continue;
+    }
+    const CheckInfo* info = registry.find(key);
+    if (!info) return tl::unexpected(at(file, kv.first) + ": unknown check '" + key + "'");
+    if (value.IsNull()) continue;
+    if (!value.IsMap()) return tl::unexpected(at(file, value) + ": thresholds of '" + key + "' must be a mapping (name: number)");
+    auto& dest = cfg.thresholds[key];
+    for (const auto& p : value) {
+      const auto name = p.first.as<std::string>();
+      bool known = false;
+      for (const auto& decl : info->params) known = known || decl.name == name;
+      if (!known) {
+        std::string names;
+        for (const auto& decl : info->params) names += (names.empty() ? "" : ", ") + std::string(decl.name);
+        return tl::unexpected(at(file, p.first) + ": '" + key + "' has no threshold '" + name + "'" +
+                              (names.empty() ? " (it takes none)" : " (it takes: " + names + ")"));
+      }
+      double v;
+      try {
+        v = p.second.as<double>();
+      } catch (const YAML::Exception&) {
+        return tl::unexpected(at(file, p.second) + ": '" + key + "." + name + "' must be a number");
+      }
+      if (!std::isfinite(v) || v < 0) return tl::unexpected(at(file, p.second) + ": '" + key + "." + name + "' must be a non-negative number");
+      dest[name] = v;
+    }
+  }
+  return cfg;
+}
+
+tl::expected<Config, std::string> load_config(const std::string& path, const Registry& registry) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return tl::unexpected(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return tl::unexpected(path + ": read error");
+  return parse_config(ss.str(), path, registry);
+}
+
+tl::expected<std::vector<const CheckInfo*>, std::string> select_checks(
+    const Registry& registry, const std::vector<std::string>& only, const std::vector<std::string>& skip) {
+  auto matches = [](const std::string& pattern, std::string_view id) {
+    return fnmatch(pattern.c_str(), std::string(id).c_str(), 0) == 0;
+  };
+  for (const auto* list : {&only, &skip})
+    for (const auto& p : *list) {
+      bool any = false;
+      for (const auto& c : registry.all()) any = any || matches(p, c.id);
+      if (!any) return tl::unexpected("'" + p + "' matches no check (see perfgap check --list)");
+    }
+  std::vector<const CheckInfo*> out;
+  for (const auto& c : registry.all()) {
+    bool in = only.empty();
+    for (const auto& p : only) in = in || matches(p, c.id);
+    for (const auto& p : skip) in = in && !matches(p, c.id);
+    if (in) out.push_back(&c);
+  }
+  return out;
+}
+
+}  // namespace perfgap::core

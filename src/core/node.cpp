@@ -1,0 +1,49 @@
+#include "core/node.hpp"
+
+#include <unistd.h>
+
+#include "report/redact.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::core {
+
+report::Node describe_node(facts::Facts& f) {
+  report::Node n;
+  const auto& id = f.identity();
+  n.hostname = id.hostname;
+  n.kernel = id.kernel;
+  n.arch = id.arch;
+  const auto& env = f.audited_env();
+  n.name = n.hostname;
+  for (const auto& [k, v] : env)
+    if (k == "SLURMD_NODENAME" && !v.empty()) n.name = v;
+  const auto& hyp = f.hypervisor();
+  if (hyp) n.virtualized = hyp->virtualized;
+  n.container = f.container();
+  n.environment = report::audited_environment(env);
+
+  auto& s = n.settings;
+  if (!id.cpu_model.empty()) s["cpu_model"] = id.cpu_model;
+  if (auto v = f.nvidia_driver_version()) s["nvidia_driver"] = *v;
+  const auto& idle = f.cpuidle();
+  if (!idle.driver.empty()) s["idle_driver"] = idle.driver;
+  if (auto d = facts::deepest_enabled_state(idle)) s["deepest_idle_state"] = d->name;
+  const auto& freq = f.cpufreq();
+  if (auto g = facts::governor_summary(freq); !g.empty()) s["governor"] = g;
+  if (auto t = facts::turbo_enabled(freq)) s["turbo"] = *t ? "on" : "off";
+  if (f.root().is_live()) {
+    s["page_size_kb"] = std::to_string(::sysconf(_SC_PAGESIZE) / 1024);
+  } else if (auto smaps = f.root().read("/proc/self/smaps", 1u << 16)) {
+    // The first mapping's KernelPageSize is the base page size of the captured kernel.
+    for (auto line : sys::split_lines(*smaps))
+      if (sys::starts_with(line, "KernelPageSize:")) {
+        auto fields = sys::split_ws(line);
+        if (fields.size() >= 2) s["page_size_kb"] = std::string(fields[1]);
+        break;
+      }
+  }
+  if (auto nb = f.numa_balancing_raw()) s["numa_balancing"] = *nb;
+  return n;
+}
+
+}  // namespace perfgap::core

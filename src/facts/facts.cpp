@@ -1,0 +1,203 @@
+#include "facts/facts.hpp"
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "sys/bounded.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::facts {
+
+std::string describe(const sys::ReadError& e) { return e.path + ": " + e.reason(); }
+
+CpuSet Topology::nodes_with_cpus() const {
+  CpuSet s;
+  for (const auto& [node, cpus] : node_cpus)
+    if (!cpus.empty()) s.insert(node);
+  return s;
+}
+
+int Topology::node_of_cpu(int cpu) const {
+  for (const auto& [node, cpus] : node_cpus)
+    if (cpus.contains(cpu)) return node;
+  return -1;
+}
+
+std::optional<std::string> Process::env_value(std::string_view key) const {
+  for (const auto& [k, v] : env)
+    if (k == key) return v;
+  return std::nullopt;
+}
+
+std::optional<int> Process::local_rank() const {
+  for (auto key : {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"})
+    if (auto v = env_value(key))
+      if (auto n = sys::to_int<int>(*v); n && *n >= 0) return n;
+  return std::nullopt;
+}
+
+Facts::Facts(sys::Sysroot root, Options opts) : root_(std::move(root)), opts_(std::move(opts)) {}
+
+const Identity& Facts::identity() {
+  return once(identity_once_, identity_, [&] { return read_identity(*this); });
+}
+
+const Avail<parsers::CpuInfo>& Facts::cpuinfo() {
+  return once(cpuinfo_once_, cpuinfo_, [&]() -> Avail<parsers::CpuInfo> {
+    auto text = root_.read("/proc/cpuinfo");
+    if (!text) return missing(describe(text.error()));
+    auto info = parsers::parse_cpuinfo(*text);
+    if (!info) return missing("/proc/cpuinfo: " + info.error().describe());
+    return *info;
+  });
+}
+
+const Avail<Hypervisor>& Facts::hypervisor() {
+  return once(hypervisor_once_, hypervisor_, [&] { return read_hypervisor(*this); });
+}
+
+const Avail<parsers::KernelCmdline>& Facts::cmdline() {
+  return once(cmdline_once_, cmdline_, [&]() -> Avail<parsers::KernelCmdline> {
+    auto text = root_.read("/proc/cmdline");
+    if (!text) return missing(describe(text.error()));
+    return parsers::parse_cmdline(*text);
+  });
+}
+
+const Avail<Topology>& Facts::topology() {
+  return once(topology_once_, topology_, [&] { return read_topology(root_); });
+}
+
+const CpuIdle& Facts::cpuidle() {
+  return once(cpuidle_once_, cpuidle_, [&] {
+    const auto& topo = topology();
+    return read_cpuidle(root_, topo ? topo->online : CpuSet{});
+  });
+}
+
+const CpuFreq& Facts::cpufreq() {
+  return once(cpufreq_once_, cpufreq_, [&] {
+    const auto& topo = topology();
+    return read_cpufreq(root_, topo ? topo->online : CpuSet{});
+  });
+}
+
+const Avail<std::vector<PciDevice>>& Facts::pci() {
+  return once(pci_once_, pci_, [&] { return read_pci(root_); });
+}
+
+const Avail<std::vector<Gpu>>& Facts::visible_gpus() {
+  return once(gpus_once_, gpus_, [&]() -> Avail<std::vector<Gpu>> {
+    const auto& devices = pci();
+    if (!devices) return missing(devices.error());
+    return read_visible_gpus(root_, *devices);
+  });
+}
+
+const parsers::EnvList& Facts::audited_env() {
+  return once(env_once_, env_, [&] {
+    auto text = root_.read("/proc/self/environ");
+    return text ? parsers::parse_environ(*text) : parsers::EnvList{};
+  });
+}
+
+std::string Facts::audited_env_source() const { return "/proc/self/environ"; }
+
+const Training& Facts::training() {
+  return once(training_once_, training_, [&] { return detect_training(*this); });
+}
+
+const Window& Facts::window() {
+  return once(window_once_, window_, [&] { return sample_window(*this); });
+}
+
+const NumaMapsRead& Facts::numa_maps(int pid, std::chrono::milliseconds budget) {
+  std::lock_guard lock(numa_mutex_);
+  auto& slot = numa_maps_[pid];
+  if (!slot) slot = std::make_shared<NumaMapsRead>(read_numa_maps(*this, pid, budget));
+  return *slot;
+}
+
+sys::ReadResult<std::string> Facts::read_proc(const std::string& path, std::size_t max) {
+  if (!root_.is_live()) return root_.read(path, max);
+  auto root = root_;
+  auto r = sys::run_bounded<sys::ReadResult<std::string>>(
+      [root, path, max] { return root.read(path, max); }, opts_.proc_read_timeout);
+  if (!r) return tl::unexpected(sys::ReadError{sys::ReadError::timed_out, 0, path});
+  return std::move(*r);
+}
+
+std::string Facts::container() {
+  if (root_.exists("/.dockerenv")) return "docker";
+  if (root_.exists("/run/.containerenv")) return "podman";
+  for (const auto& [k, v] : audited_env()) {
+    if (sys::starts_with(k, "ENROOT_") || sys::starts_with(k, "PYXIS_")) return "enroot";
+  }
+  if (auto env1 = root_.read("/proc/1/environ")) {
+    for (const auto& [k, v] : parsers::parse_environ(*env1)) {
+      if (k != "container") continue;
+      if (v == "docker" || v == "podman" || v == "enroot") return v;
+      return "unknown";
+    }
+  }
+  if (auto cg = root_.read("/proc/1/cgroup")) {
+    if (cg->find("docker") != std::string::npos) return "docker";
+    if (cg->find("libpod") != std::string::npos) return "podman";
+    if (cg->find("kubepods") != std::string::npos || cg->find("containerd") != std::string::npos)
+      return "unknown";
+    return "none";
+  }
+  return "unknown";
+}
+
+std::optional<std::string> Facts::nvidia_driver_version() {
+  auto text = root_.read("/proc/driver/nvidia/version");
+  if (!text) return std::nullopt;
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 ..."
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build ..."
+  for (auto line : sys::split_lines(*text)) {
+    if (!sys::starts_with(line, "NVRM version:")) continue;
+    for (auto w : sys::split_ws(line)) {
+      if (w.size() >= 5 && std::isdigit(static_cast<unsigned char>(w[0])) &&
+          w.find('.') != std::string_view::npos &&
+          w.find_first_not_of("0123456789.") == std::string_view::npos)
+        return std::string(w);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> Facts::numa_balancing_raw() {
+  auto v = root_.read_value("/proc/sys/kernel/numa_balancing");
+  if (!v) return std::nullopt;
+  return *v;
+}
+
+Identity read_identity(Facts& f) {
+  Identity id;
+  const auto& root = f.root();
+  auto value_or = [&](const char* path) {
+    auto v = root.read_value(path);
+    return v ? *v : std::string();
+  };
+  id.hostname = value_or("/proc/sys/kernel/hostname");
+  id.kernel = value_or("/proc/sys/kernel/osrelease");
+  const auto& info = f.cpuinfo();
+  if (info) {
+    id.arch = info->arch_hint;
+    id.cpu_model = info->model_name;
+  }
+  if (root.is_live()) {
+    struct utsname u {};
+    if (::uname(&u) == 0) {
+      if (id.hostname.empty()) id.hostname = u.nodename;
+      if (id.kernel.empty()) id.kernel = u.release;
+      id.arch = u.machine;
+    }
+  }
+  return id;
+}
+
+}  // namespace perfgap::facts

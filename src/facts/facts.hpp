@@ -1,0 +1,237 @@
+// Typed facts about one node, read through a Sysroot. Each fact is read once, on first use,
+// and kept; a fact that could not be read carries the reason (Avail<T>). Checks only look
+// at facts; they never read files themselves.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "parsers/cpuset.hpp"
+#include "parsers/procfs.hpp"
+#include "sys/sysroot.hpp"
+
+namespace perfgap::facts {
+
+// A fact, or why it is not available here ("/sys/...: not present").
+template <class T>
+using Avail = tl::expected<T, std::string>;
+
+inline tl::unexpected<std::string> missing(std::string why) { return tl::unexpected(std::move(why)); }
+std::string describe(const sys::ReadError& e);  // "<path>: <reason>"
+
+using parsers::CpuSet;
+
+struct Identity {
+  std::string hostname, kernel, arch, cpu_model;
+};
+
+struct Hypervisor {
+  bool virtualized = false;
+  std::string name;  // "KVM", "QEMU", "Xen", ... or "bare metal"
+  std::vector<std::pair<std::string, std::string>> evidence;  // (source, observed)
+};
+
+struct Topology {
+  CpuSet online;
+  std::string online_source;
+  std::map<int, CpuSet> node_cpus;  // every NUMA node, CPU-less ones with an empty set
+  CpuSet nodes_with_cpus() const;
+  int node_of_cpu(int cpu) const;   // -1 when unknown
+};
+
+struct IdleState {
+  int index = 0;
+  std::string name;
+  std::optional<std::uint64_t> latency_us;
+  std::optional<bool> disabled;
+};
+
+struct CpuIdle {
+  std::string driver;              // current_driver; "" when absent
+  std::string driver_reason;       // why it is empty
+  std::map<int, std::vector<IdleState>> per_cpu;  // online CPUs with a cpuidle directory
+  std::optional<int> intel_max_cstate;            // /sys/module/intel_idle/parameters/max_cstate
+  std::optional<std::int32_t> pm_qos_us;          // /dev/cpu_dma_latency
+  std::string pm_qos_reason;                      // why pm_qos_us is unknown
+  std::optional<std::string> tuned_profile;
+};
+
+struct CpuFreqCpu {
+  int cpu = 0;
+  std::string dir;  // /sys/devices/system/cpu/cpuN/cpufreq
+  std::optional<std::string> driver, governor, epp;
+  std::optional<std::uint64_t> scaling_max_khz, cpuinfo_max_khz;
+  std::optional<int> policy_boost;  // per-policy boost (amd-pstate, newer kernels)
+};
+
+struct CpuFreq {
+  std::vector<CpuFreqCpu> cpus;
+  std::optional<int> no_turbo, max_perf_pct;
+  std::optional<std::string> pstate_status;
+  std::optional<int> boost;  // /sys/devices/system/cpu/cpufreq/boost
+};
+
+struct PciDevice {
+  std::string bdf;  // "0000:18:00.0"
+  std::uint32_t vendor = 0, device = 0, class_code = 0;
+  std::optional<int> numa_node;
+  std::optional<CpuSet> local_cpus;
+  std::string local_cpus_text;
+  bool is_gpu() const {
+    auto base = class_code >> 8;
+    return vendor == 0x10de && (base == 0x0300 || base == 0x0302);
+  }
+};
+
+struct Gpu {
+  int index = 0;  // among visible GPUs, PCI bus order
+  const PciDevice* pci = nullptr;
+  std::optional<std::string> uuid;
+  std::optional<int> minor;
+};
+
+struct Process {
+  int pid = 0;
+  int ppid = 0;
+  std::string comm;
+  // A child of another training process with the same local rank (a data-loader worker):
+  // it shares its parent's GPU, so per-rank checks look at the parent only.
+  bool helper = false;
+  parsers::EnvList env;        // unredacted; reports redact
+  std::optional<CpuSet> allowed;
+  std::string allowed_text;    // as the kernel printed it
+  std::string how;             // why it counts as a training process
+  std::optional<std::string> env_value(std::string_view key) const;
+  std::optional<int> local_rank() const;
+};
+
+struct Training {
+  std::vector<Process> procs;
+  std::vector<std::string> problems;  // pids that could not be read, with reasons
+  bool explicit_pids = false;
+};
+
+struct NumaMapsRead {
+  std::optional<parsers::NumaMaps> maps;
+  std::string error;     // parse or read error, with line
+  bool truncated = false;  // the read budget ran out; maps covers what was read
+  double read_ms = 0;
+};
+
+// A thread seen over the sampling window: live, CPU time in the window; root, since start.
+struct ThreadUse {
+  int pid = 0, tid = 0;
+  std::string comm;
+  int last_cpu = -1;
+  double cpu_share = 0;  // fraction of one CPU
+};
+
+struct Window {
+  bool live = false;            // true: deltas over `seconds`; false: since-boot counters
+  double seconds = 0;
+  std::optional<parsers::ProcStat> first, second;  // second == first in root mode
+  std::string stat_error;
+  std::vector<ThreadUse> threads;
+  std::string threads_error;
+  std::optional<parsers::Interrupts> irq_first, irq_second;
+  std::string irq_error;
+};
+
+struct Options {
+  std::vector<int> pids;          // --pid; empty: detect
+  std::chrono::milliseconds sample{1000};
+  std::chrono::milliseconds proc_read_timeout{2000};
+};
+
+class Facts {
+ public:
+  Facts(sys::Sysroot root, Options opts);
+  Facts(const Facts&) = delete;
+  Facts& operator=(const Facts&) = delete;
+
+  const sys::Sysroot& root() const { return root_; }
+  const Options& options() const { return opts_; }
+
+  const Identity& identity();
+  const Avail<parsers::CpuInfo>& cpuinfo();
+  const Avail<Hypervisor>& hypervisor();
+  const Avail<parsers::KernelCmdline>& cmdline();
+  const Avail<Topology>& topology();
+  const CpuIdle& cpuidle();
+  const CpuFreq& cpufreq();
+  const Avail<std::vector<PciDevice>>& pci();
+  const Avail<std::vector<Gpu>>& visible_gpus();
+  const parsers::EnvList& audited_env();   // /proc/self/environ
+  std::string audited_env_source() const;
+  const Training& training();
+  const Window& window();
+  const NumaMapsRead& numa_maps(int pid, std::chrono::milliseconds budget);
+  std::string container();  // none|docker|enroot|podman|unknown
+  std::optional<std::string> nvidia_driver_version();
+  std::optional<std::string> numa_balancing_raw();
+
+  // Reads a /proc/<pid>/... file with the per-process time bound when live.
+  sys::ReadResult<std::string> read_proc(const std::string& path, std::size_t max = 4u << 20);
+
+ private:
+  template <class T, class F>
+  const T& once(std::once_flag& flag, std::optional<T>& slot, F make) {
+    std::call_once(flag, [&] { slot.emplace(make()); });
+    return *slot;
+  }
+
+  sys::Sysroot root_;
+  Options opts_;
+
+#define PERFGAP_FACT(T, name) std::once_flag name##_once_; std::optional<T> name##_;
+  PERFGAP_FACT(Identity, identity)
+  PERFGAP_FACT(Avail<parsers::CpuInfo>, cpuinfo)
+  PERFGAP_FACT(Avail<Hypervisor>, hypervisor)
+  PERFGAP_FACT(Avail<parsers::KernelCmdline>, cmdline)
+  PERFGAP_FACT(Avail<Topology>, topology)
+  PERFGAP_FACT(CpuIdle, cpuidle)
+  PERFGAP_FACT(CpuFreq, cpufreq)
+  PERFGAP_FACT(Avail<std::vector<PciDevice>>, pci)
+  PERFGAP_FACT(Avail<std::vector<Gpu>>, gpus)
+  PERFGAP_FACT(parsers::EnvList, env)
+  PERFGAP_FACT(Training, training)
+  PERFGAP_FACT(Window, window)
+#undef PERFGAP_FACT
+
+  std::mutex numa_mutex_;
+  std::map<int, std::shared_ptr<NumaMapsRead>> numa_maps_;
+};
+
+// Readers, exposed for the facts implementation files and their tests.
+Identity read_identity(Facts& f);
+Avail<Hypervisor> read_hypervisor(Facts& f);
+Avail<Topology> read_topology(const sys::Sysroot& root);
+CpuIdle read_cpuidle(const sys::Sysroot& root, const CpuSet& online);
+CpuFreq read_cpufreq(const sys::Sysroot& root, const CpuSet& online);
+Avail<std::vector<PciDevice>> read_pci(const sys::Sysroot& root);
+Avail<std::vector<Gpu>> read_visible_gpus(const sys::Sysroot& root, const std::vector<PciDevice>& pci);
+Training detect_training(Facts& f);
+Window sample_window(Facts& f);
+NumaMapsRead read_numa_maps(Facts& f, int pid, std::chrono::milliseconds budget);
+
+// Summaries shared by the checks and the report's node.settings.
+// The deepest state (largest exit latency) that is enabled on at least one online CPU.
+std::optional<IdleState> deepest_enabled_state(const CpuIdle& idle);
+// "performance", "powersave", "mixed" or "" when no CPU has cpufreq.
+std::string governor_summary(const CpuFreq& freq);
+// true/false when a turbo/boost control is visible, nullopt otherwise.
+std::optional<bool> turbo_enabled(const CpuFreq& freq);
+
+// Resolves CUDA_VISIBLE_DEVICES entries (indices or GPU-<uuid> prefixes) to visible GPUs.
+// Returns the GPUs in the order listed, or why not.
+Avail<std::vector<const Gpu*>> resolve_cuda_visible(std::string_view value, const std::vector<Gpu>& gpus);
+
+}  // namespace perfgap::facts

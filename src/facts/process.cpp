@@ -1,0 +1,297 @@
+// Processes: training-process detection, the sampling window (steal, busy threads,
+// interrupts) and numa_maps, read with time bounds because /proc/<pid> reads of a stuck
+// process can block and numa_maps makes the kernel walk every page.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "facts/facts.hpp"
+#include "sys/bounded.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::facts {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool is_pid_name(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+bool has_rank_variable(const parsers::EnvList& env) {
+  for (const auto& [k, v] : env)
+    if (k == "LOCAL_RANK" || k == "SLURM_LOCALID" || k == "OMPI_COMM_WORLD_LOCAL_RANK") return true;
+  return false;
+}
+
+// The pid that /proc/self names in a tree (a link to the pid directory), or ours when live.
+std::optional<int> self_pid(const sys::Sysroot& root) {
+  if (root.is_live()) return static_cast<int>(::getpid());
+  auto target = root.readlink("/proc/self");
+  if (!target) return std::nullopt;
+  std::string_view t = *target;
+  if (auto slash = t.rfind('/'); slash != std::string_view::npos) t.remove_prefix(slash + 1);
+  return sys::to_int<int>(t);
+}
+
+bool fill_status(Facts& f, Process& p, std::string& why) {
+  auto path = "/proc/" + std::to_string(p.pid) + "/status";
+  auto text = f.read_proc(path);
+  if (!text) {
+    why = describe(text.error());
+    return false;
+  }
+  auto kv = parsers::parse_key_values(*text);
+  if (auto it = kv.find("Name"); it != kv.end()) p.comm = it->second;
+  if (auto it = kv.find("PPid"); it != kv.end()) p.ppid = sys::to_int<int>(it->second).value_or(0);
+  if (auto it = kv.find("Cpus_allowed_list"); it != kv.end()) {
+    p.allowed_text = it->second;
+    auto set = parsers::parse_cpulist(it->second);
+    if (!set) {
+      why = path + ": Cpus_allowed_list: " + set.error().describe();
+      return false;
+    }
+    p.allowed = *set;
+  } else {
+    why = path + ": no Cpus_allowed_list";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Training detect_training(Facts& f) {
+  Training t;
+  const auto& root = f.root();
+  auto add = [&](int pid, parsers::EnvList env, std::string how) {
+    Process p;
+    p.pid = pid;
+    p.env = std::move(env);
+    p.how = std::move(how);
+    std::string why;
+    if (!fill_status(f, p, why)) {
+      t.problems.push_back("pid " + std::to_string(pid) + ": " + why);
+      return;
+    }
+    t.procs.push_back(std::move(p));
+  };
+
+  if (!f.options().pids.empty()) {
+    t.explicit_pids = true;
+    for (int pid : f.options().pids) {
+      auto env = f.read_proc("/proc/" + std::to_string(pid) + "/environ");
+      if (!env) {
+        t.problems.push_back("pid " + std::to_string(pid) + ": " + describe(env.error()));
+        continue;
+      }
+      add(pid, parsers::parse_environ(*env), "--pid");
+    }
+    return t;
+  }
+
+  auto entries = root.list("/proc");
+  if (!entries) {
+    t.problems.push_back(describe(entries.error()));
+    return t;
+  }
+  auto self = self_pid(root);
+  int unreadable = 0;
+  for (const auto& name : *entries) {
+    if (!is_pid_name(name)) continue;
+    auto pid = sys::to_int<int>(name);
+    if (!pid || (self && *pid == *self)) continue;
+    auto base = "/proc/" + name;
+    auto env_text = f.read_proc(base + "/environ");
+    if (!env_text) {
+      if (env_text.error().kind != sys::ReadError::unavailable || env_text.error().err == EACCES) ++unreadable;
+      continue;
+    }
+    auto env = parsers::parse_environ(*env_text);
+    if (!has_rank_variable(env)) continue;
+    auto maps = f.read_proc(base + "/maps", 64u << 20);
+    if (!maps) {
+      t.problems.push_back("pid " + name + ": " + describe(maps.error()));
+      continue;
+    }
+    if (!parsers::maps_mention(*maps, {"libcuda", "libnccl"})) continue;
+    add(*pid, std::move(env), "rank variable in environ and libcuda/libnccl in maps");
+  }
+  for (auto& p : t.procs) {
+    for (const auto& parent : t.procs)
+      if (parent.pid == p.ppid && parent.local_rank() == p.local_rank()) p.helper = true;
+  }
+  if (unreadable > 0)
+    t.problems.push_back(std::to_string(unreadable) + " processes' environ could not be read (run as root to see every process)");
+  return t;
+}
+
+namespace {
+
+struct TaskSample {
+  std::map<std::pair<int, int>, parsers::TaskStat> tasks;  // (pid, tid)
+  std::string error;
+};
+
+TaskSample read_tasks(const sys::Sysroot& root) {
+  TaskSample s;
+  auto pids = root.list("/proc");
+  if (!pids) {
+    s.error = describe(pids.error());
+    return s;
+  }
+  for (const auto& p : *pids) {
+    if (!is_pid_name(p)) continue;
+    int pid = *sys::to_int<int>(p);
+    auto tids = root.list("/proc/" + p + "/task");
+    if (!tids) continue;  // exited, or a tree that kept only some files
+    for (const auto& t : *tids) {
+      if (!is_pid_name(t)) continue;
+      auto text = root.read("/proc/" + p + "/task/" + t + "/stat", 4096);
+      if (!text) continue;
+      auto st = parsers::parse_task_stat(*text);
+      if (!st) continue;
+      s.tasks.emplace(std::make_pair(pid, st->pid), std::move(*st));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Window sample_window(Facts& f) {
+  Window w;
+  const auto& root = f.root();
+  w.live = root.is_live();
+  auto read_stat = [&]() -> std::optional<parsers::ProcStat> {
+    auto text = root.read("/proc/stat");
+    if (!text) {
+      w.stat_error = describe(text.error());
+      return std::nullopt;
+    }
+    auto st = parsers::parse_proc_stat(*text);
+    if (!st) {
+      w.stat_error = "/proc/stat: " + st.error().describe();
+      return std::nullopt;
+    }
+    return *st;
+  };
+  auto read_irq = [&]() -> std::optional<parsers::Interrupts> {
+    auto text = root.read("/proc/interrupts", 16u << 20);
+    if (!text) {
+      w.irq_error = describe(text.error());
+      return std::nullopt;
+    }
+    auto irq = parsers::parse_interrupts(*text);
+    if (!irq) {
+      w.irq_error = "/proc/interrupts: " + irq.error().describe();
+      return std::nullopt;
+    }
+    return *irq;
+  };
+  auto tasks_bounded = [&]() -> TaskSample {
+    auto r = sys::run_bounded<TaskSample>([root] { return read_tasks(root); }, std::chrono::seconds(10));
+    if (!r) return TaskSample{{}, "reading /proc/*/task/*/stat timed out"};
+    return std::move(*r);
+  };
+
+  const double hz = w.live ? static_cast<double>(::sysconf(_SC_CLK_TCK)) : 100.0;  // USER_HZ
+  if (!w.live) {
+    w.first = read_stat();
+    w.second = w.first;
+    w.irq_first = read_irq();
+    w.irq_second = std::nullopt;
+    auto tasks = tasks_bounded();
+    w.threads_error = tasks.error;
+    auto up = root.read_value("/proc/uptime");
+    std::optional<double> uptime;
+    if (up) {
+      auto fields = sys::split_ws(*up);
+      if (!fields.empty()) uptime = sys::to_double(fields[0]);
+    }
+    if (!uptime) {
+      if (w.threads_error.empty()) w.threads_error = "/proc/uptime: not readable, thread CPU shares unknown";
+    } else {
+      for (const auto& [key, st] : tasks.tasks) {
+        double alive = *uptime - static_cast<double>(st.starttime) / hz;
+        if (alive <= 0) continue;
+        ThreadUse u{key.first, key.second, st.comm, st.processor,
+                    static_cast<double>(st.utime + st.stime) / hz / alive};
+        w.threads.push_back(std::move(u));
+      }
+    }
+    return w;
+  }
+
+  auto t0 = Clock::now();
+  w.first = read_stat();
+  w.irq_first = read_irq();
+  auto tasks0 = tasks_bounded();
+  std::this_thread::sleep_until(t0 + f.options().sample);
+  auto t1 = Clock::now();
+  w.second = read_stat();
+  w.irq_second = read_irq();
+  auto tasks1 = tasks_bounded();
+  w.seconds = std::chrono::duration<double>(t1 - t0).count();
+  w.threads_error = !tasks0.error.empty() ? tasks0.error : tasks1.error;
+  for (const auto& [key, st] : tasks1.tasks) {
+    auto it = tasks0.tasks.find(key);
+    if (it == tasks0.tasks.end()) continue;
+    double ticks = static_cast<double>((st.utime + st.stime) - (it->second.utime + it->second.stime));
+    w.threads.push_back({key.first, key.second, st.comm, st.processor, ticks / hz / w.seconds});
+  }
+  return w;
+}
+
+NumaMapsRead read_numa_maps(Facts& f, int pid, std::chrono::milliseconds budget) {
+  const auto root = f.root();
+  const std::string path = "/proc/" + std::to_string(pid) + "/numa_maps";
+  auto work = [root, path, budget]() -> NumaMapsRead {
+    NumaMapsRead out;
+    auto start = Clock::now();
+    auto fd = root.open_read(path);
+    if (!fd) {
+      out.error = describe(fd.error());
+      return out;
+    }
+    // The kernel produces numa_maps a few mappings per read(); stopping between reads bounds
+    // the page walk on processes with hundreds of GiB resident.
+    std::string text;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(*fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        out.error = path + ": " + std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      text.append(buf, static_cast<std::size_t>(n));
+      if (Clock::now() - start > budget) {
+        out.truncated = true;
+        break;
+      }
+    }
+    ::close(*fd);
+    out.read_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (!out.error.empty()) return out;
+    if (out.truncated) text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+    auto parsed = parsers::parse_numa_maps(text);
+    if (!parsed) out.error = path + ": " + parsed.error().describe();
+    else out.maps = std::move(*parsed);
+    return out;
+  };
+  if (!root.is_live()) return work();
+  auto r = sys::run_bounded<NumaMapsRead>(work, budget + f.options().proc_read_timeout);
+  if (!r) {
+    NumaMapsRead out;
+    out.error = path + ": read timed out";
+    return out;
+  }
+  return std::move(*r);
+}
+
+}  // namespace perfgap::facts

@@ -1,0 +1,260 @@
+#include "parsers/procfs.hpp"
+
+#include <algorithm>
+
+#include "sys/text.hpp"
+
+namespace perfgap::parsers {
+
+using sys::split_lines;
+using sys::split_ws;
+using sys::to_int;
+using sys::trim_ws;
+
+std::uint64_t CpuTimes::total() const {
+  std::uint64_t t = 0;
+  for (std::size_t i = 0; i < fields.size() && i < 8; ++i) t += fields[i];
+  return t;
+}
+
+Parsed<ProcStat> parse_proc_stat(std::string_view text) {
+  ProcStat out;
+  int lineno = 0;
+  for (auto line : split_lines(text)) {
+    ++lineno;
+    if (!sys::starts_with(line, "cpu")) continue;
+    auto f = split_ws(line);
+    if (f.empty()) continue;
+    CpuTimes t;
+    if (f[0] != "cpu") {
+      auto n = to_int<int>(f[0].substr(3));
+      if (!n || *n < 0) return parse_fail("bad cpu label '" + std::string(f[0]) + "'", lineno);
+      t.cpu = *n;
+    }
+    if (f.size() < 5) return parse_fail("cpu line with " + std::to_string(f.size() - 1) + " columns", lineno);
+    for (std::size_t i = 1; i < f.size(); ++i) {
+      auto v = to_int<std::uint64_t>(f[i]);
+      if (!v) return parse_fail("bad counter '" + std::string(f[i]) + "'", lineno);
+      t.fields.push_back(*v);
+    }
+    if (t.cpu < 0) out.all = std::move(t);
+    else out.cpus.push_back(std::move(t));
+  }
+  if (out.cpus.empty() && !out.all) return parse_fail("no cpu lines");
+  return out;
+}
+
+Parsed<CpuInfo> parse_cpuinfo(std::string_view text) {
+  CpuInfo info;
+  bool seen_any = false, seen_flags = false;
+  for (auto line : split_lines(text)) {
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto key = trim_ws(line.substr(0, colon));
+    auto value = trim_ws(line.substr(colon + 1));
+    seen_any = true;
+    if (key == "processor") {
+      ++info.processors;
+    } else if (key == "flags" && !seen_flags) {
+      seen_flags = true;
+      info.arch_hint = "x86_64";
+      for (auto w : split_ws(value))
+        if (w == "hypervisor") info.hypervisor_flag = true;
+    } else if (key == "vendor_id" && info.arch_hint.empty()) {
+      info.arch_hint = "x86_64";
+    } else if (key == "model name" && info.model_name.empty()) {
+      info.model_name = std::string(value);
+    } else if (key == "CPU implementer" && !info.implementer) {
+      info.arch_hint = "aarch64";
+      info.implementer = static_cast<unsigned>(std::strtoul(std::string(value).c_str(), nullptr, 0));
+    } else if (key == "CPU part" && !info.part) {
+      info.part = static_cast<unsigned>(std::strtoul(std::string(value).c_str(), nullptr, 0));
+    } else if (key == "Features" && info.arch_hint.empty()) {
+      info.arch_hint = "aarch64";
+    }
+  }
+  if (!seen_any) return parse_fail("no 'key : value' lines");
+  if (info.model_name.empty() && info.implementer && info.part) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "arm implementer 0x%02x part 0x%03x", *info.implementer, *info.part);
+    info.model_name = buf;
+    if (*info.implementer == 0x41 && *info.part == 0xd4f) info.model_name = "Neoverse-V2";
+  }
+  return info;
+}
+
+EnvList parse_environ(std::string_view text) {
+  EnvList out;
+  for (auto entry : sys::split(text, '\0')) {
+    if (entry.empty()) continue;
+    auto eq = entry.find('=');
+    if (eq == std::string_view::npos) out.emplace_back(std::string(entry), "");
+    else out.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  return out;
+}
+
+std::map<std::string, std::string, std::less<>> parse_key_values(std::string_view text) {
+  std::map<std::string, std::string, std::less<>> out;
+  for (auto line : split_lines(text)) {
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    out.emplace(std::string(trim_ws(line.substr(0, colon))), std::string(trim_ws(line.substr(colon + 1))));
+  }
+  return out;
+}
+
+KernelCmdline parse_cmdline(std::string_view text) {
+  KernelCmdline out;
+  std::string cur;
+  bool quoted = false, any = false;
+  for (char c : text) {
+    if (c == '"') { quoted = !quoted; any = true; continue; }
+    if (!quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\0')) {
+      if (any) out.words.push_back(cur);
+      cur.clear();
+      any = false;
+      continue;
+    }
+    cur.push_back(c);
+    any = true;
+  }
+  if (any) out.words.push_back(cur);
+  return out;
+}
+
+std::optional<std::string> KernelCmdline::value(std::string_view name) const {
+  std::optional<std::string> v;
+  for (const auto& w : words) {
+    if (w.size() > name.size() && w.compare(0, name.size(), name) == 0 && w[name.size()] == '=')
+      v = w.substr(name.size() + 1);
+  }
+  return v;
+}
+
+bool KernelCmdline::has(std::string_view word) const {
+  for (const auto& w : words)
+    if (w == word || (w.size() > word.size() && w.compare(0, word.size(), word) == 0 && w[word.size()] == '='))
+      return true;
+  return false;
+}
+
+Parsed<TaskStat> parse_task_stat(std::string_view text) {
+  // "pid (comm) S ppid ..." where comm may hold spaces and parentheses: it ends at the last ')'.
+  auto open = text.find('(');
+  auto close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    return parse_fail("no '(comm)' field");
+  TaskStat t;
+  auto pid = to_int<int>(text.substr(0, open));
+  if (!pid) return parse_fail("bad pid field");
+  t.pid = *pid;
+  t.comm = std::string(text.substr(open + 1, close - open - 1));
+  auto rest = split_ws(trim_ws(text.substr(close + 1)));
+  // rest[0] is field 3 (state); field N is rest[N-3].
+  auto field = [&](int n) -> std::optional<std::string_view> {
+    std::size_t i = static_cast<std::size_t>(n - 3);
+    if (i >= rest.size()) return std::nullopt;
+    return rest[i];
+  };
+  auto st = field(3);
+  if (!st || st->size() != 1) return parse_fail("bad state field");
+  t.state = (*st)[0];
+  auto ut = field(14), stt = field(15), start = field(22);
+  if (!ut || !stt || !start) return parse_fail("too few fields");
+  auto u = to_int<std::uint64_t>(*ut), s = to_int<std::uint64_t>(*stt), b = to_int<std::uint64_t>(*start);
+  if (!u || !s || !b) return parse_fail("bad time fields");
+  t.utime = *u;
+  t.stime = *s;
+  t.starttime = *b;
+  if (auto p = field(39)) {
+    if (auto v = to_int<int>(*p)) t.processor = *v;
+    else return parse_fail("bad processor field");
+  }
+  return t;
+}
+
+Parsed<NumaMaps> parse_numa_maps(std::string_view text) {
+  NumaMaps out;
+  int lineno = 0;
+  for (auto line : split_lines(text)) {
+    ++lineno;
+    if (trim_ws(line).empty()) continue;
+    auto f = split_ws(line);
+    if (f.size() < 2) return parse_fail("cut short (no memory policy)", lineno);
+    if (f[0].find_first_not_of("0123456789abcdef") != std::string_view::npos)
+      return parse_fail("bad address '" + std::string(f[0]) + "'", lineno);
+    std::vector<std::pair<int, std::uint64_t>> pages;
+    std::optional<std::uint64_t> page_kb;
+    for (std::size_t i = 2; i < f.size(); ++i) {
+      auto w = f[i];
+      if (w.size() > 1 && w[0] == 'N' && w[1] >= '0' && w[1] <= '9') {
+        auto eq = w.find('=');
+        if (eq == std::string_view::npos) return parse_fail("cut short at '" + std::string(w) + "'", lineno);
+        auto node = to_int<int>(w.substr(1, eq - 1));
+        auto n = to_int<std::uint64_t>(w.substr(eq + 1));
+        if (!node || !n) return parse_fail("bad node count '" + std::string(w) + "'", lineno);
+        pages.emplace_back(*node, *n);
+      } else if (sys::starts_with(w, "kernelpagesize_kB=")) {
+        page_kb = to_int<std::uint64_t>(w.substr(18));
+        if (!page_kb || *page_kb == 0) return parse_fail("bad '" + std::string(w) + "'", lineno);
+      }
+    }
+    if (!pages.empty() && !page_kb)
+      return parse_fail("cut short (page counts without kernelpagesize_kB)", lineno);
+    for (auto [node, n] : pages) out.bytes_per_node[node] += n * *page_kb * 1024;
+    ++out.mappings;
+  }
+  return out;
+}
+
+Parsed<Interrupts> parse_interrupts(std::string_view text) {
+  Interrupts out;
+  auto lines = split_lines(text);
+  if (lines.empty()) return parse_fail("empty");
+  for (auto w : split_ws(lines[0])) {
+    if (!sys::starts_with(w, "CPU")) return parse_fail("header is not a CPU list", 1);
+    auto n = to_int<int>(w.substr(3));
+    if (!n) return parse_fail("bad CPU header '" + std::string(w) + "'", 1);
+    out.cpus.push_back(*n);
+  }
+  if (out.cpus.empty()) return parse_fail("no CPU columns", 1);
+  for (std::size_t li = 1; li < lines.size(); ++li) {
+    auto line = lines[li];
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    InterruptRow row;
+    row.irq = std::string(trim_ws(line.substr(0, colon)));
+    auto f = split_ws(line.substr(colon + 1));
+    std::size_t i = 0;
+    for (; i < f.size() && row.counts.size() < out.cpus.size(); ++i) {
+      auto v = to_int<std::uint64_t>(f[i]);
+      if (!v) break;
+      row.counts.push_back(*v);
+    }
+    // Rows such as ERR/MIS carry one number only; pad them so columns stay aligned.
+    row.counts.resize(out.cpus.size(), 0);
+    std::string desc;
+    for (; i < f.size(); ++i) {
+      if (!desc.empty()) desc.push_back(' ');
+      desc.append(f[i]);
+    }
+    row.description = std::move(desc);
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+bool maps_mention(std::string_view maps_text, std::initializer_list<std::string_view> needles) {
+  for (auto line : split_lines(maps_text)) {
+    auto slash = line.find('/');
+    if (slash == std::string_view::npos) continue;
+    auto path = line.substr(slash);
+    auto base = path.substr(path.rfind('/') + 1);
+    for (auto n : needles)
+      if (base.find(n) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace perfgap::parsers

@@ -1,0 +1,88 @@
+// The report model of the contract (shared/spec/contract.md). Checks produce Findings;
+// renderers read a Report; nothing here knows about text or JSON.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace perfgap::report {
+
+inline constexpr std::string_view kSchema = "perfgap.report/1";
+
+enum class Status { pass, warn, fail, skip, error };
+
+std::string_view to_string(Status s);
+// Severity order used to merge findings of one id: fail > error > warn > pass > skip.
+int severity(Status s);
+
+struct Evidence {
+  std::string source;    // the real kernel path, file:line, or a named signal
+  std::string observed;
+  std::optional<std::string> expected;
+};
+
+struct Finding {
+  std::string id;
+  std::string layer;
+  Status status = Status::skip;
+  std::string subject;   // empty: none
+  std::string title;
+  std::vector<Evidence> evidence;
+  std::string fix;
+  std::string impact;
+  std::vector<std::pair<std::string, double>> metrics;
+
+  Finding& add(std::string source, std::string observed) {
+    evidence.push_back({std::move(source), std::move(observed), std::nullopt});
+    return *this;
+  }
+  Finding& add(std::string source, std::string observed, std::string expected) {
+    evidence.push_back({std::move(source), std::move(observed), std::move(expected)});
+    return *this;
+  }
+  Finding& metric(std::string name, double value) {
+    metrics.emplace_back(std::move(name), value);
+    return *this;
+  }
+};
+
+struct Source {
+  std::string kind;  // live|root|analyze|gap|sweep|fleet
+  std::optional<std::string> root;
+  std::vector<std::string> inputs;
+};
+
+using StringMap = std::map<std::string, std::string>;
+
+struct Node {
+  std::string name;
+  std::string hostname;
+  std::string arch;
+  std::string kernel;
+  std::optional<bool> virtualized;  // unknown when the signals were not readable
+  std::string container = "unknown";
+  StringMap settings;
+  StringMap environment;
+  StringMap nccl_conf;
+};
+
+struct Summary {
+  int pass = 0, warn = 0, fail = 0, skip = 0, error = 0;
+};
+
+struct Report {
+  std::string tool_version;
+  std::string generated_at;  // RFC 3339 UTC
+  Source source;
+  std::optional<Node> node;
+  std::vector<Finding> findings;
+
+  Summary summary() const;
+  bool has_fail() const;
+};
+
+}  // namespace perfgap::report

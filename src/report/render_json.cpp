@@ -1,0 +1,59 @@
+#include <nlohmann/json.hpp>
+
+#include "report/render.hpp"
+
+namespace perfgap::report {
+
+std::string render_json(const Report& r) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["schema"] = kSchema;
+  j["tool"] = {{"name", "perfgap"}, {"version", r.tool_version}};
+  j["generated_at"] = r.generated_at;
+  j["source"] = {{"kind", r.source.kind},
+                 {"root", r.source.root ? json(*r.source.root) : json(nullptr)},
+                 {"inputs", r.source.inputs}};
+  if (r.node) {
+    const auto& n = *r.node;
+    j["node"] = {{"name", n.name},
+                 {"hostname", n.hostname},
+                 {"arch", n.arch},
+                 {"kernel", n.kernel},
+                 {"virtualized", n.virtualized ? json(*n.virtualized) : json(nullptr)},
+                 {"container", n.container},
+                 {"settings", json(n.settings)},
+                 {"environment", json(n.environment)},
+                 {"nccl_conf", json(n.nccl_conf)}};
+  } else {
+    j["node"] = nullptr;
+  }
+  auto s = r.summary();
+  j["summary"] = {{"pass", s.pass}, {"warn", s.warn}, {"fail", s.fail}, {"skip", s.skip}, {"error", s.error}};
+  json findings = json::array();
+  for (const auto& f : r.findings) {
+    json fj;
+    fj["id"] = f.id;
+    fj["layer"] = f.layer;
+    fj["status"] = to_string(f.status);
+    if (!f.subject.empty()) fj["subject"] = f.subject;
+    fj["title"] = f.title;
+    json ev = json::array();
+    for (const auto& e : f.evidence) {
+      json ej = {{"source", e.source}, {"observed", e.observed}};
+      if (e.expected) ej["expected"] = *e.expected;
+      ev.push_back(std::move(ej));
+    }
+    fj["evidence"] = std::move(ev);
+    if (!f.fix.empty()) fj["fix"] = f.fix;
+    if (!f.impact.empty()) fj["impact"] = f.impact;
+    json m = json::object();
+    for (const auto& [k, v] : f.metrics) m[k] = v;
+    fj["metrics"] = std::move(m);
+    findings.push_back(std::move(fj));
+  }
+  j["findings"] = std::move(findings);
+  // Replace invalid UTF-8 (environment values, process names) instead of throwing.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace perfgap::report

@@ -1,0 +1,95 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/check.hpp"
+#include "report/render.hpp"
+
+namespace perfgap::report {
+namespace {
+
+const char* color_of(Status s) {
+  switch (s) {
+    case Status::fail: return "\x1b[1;31m";
+    case Status::error: return "\x1b[1;35m";
+    case Status::warn: return "\x1b[1;33m";
+    case Status::pass: return "\x1b[32m";
+    case Status::skip: return "\x1b[2m";
+  }
+  return "";
+}
+
+// Report order inside a layer: what needs action first.
+int rank(Status s) {
+  switch (s) {
+    case Status::fail: return 0;
+    case Status::error: return 1;
+    case Status::warn: return 2;
+    case Status::pass: return 3;
+    case Status::skip: return 4;
+  }
+  return 5;
+}
+
+std::string upper(std::string_view s) {
+  std::string o(s);
+  for (auto& c : o) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return o;
+}
+
+}  // namespace
+
+std::string render_text(const Report& r, const TextOptions& opts) {
+  std::string out;
+  auto paint = [&](Status s, std::string_view text) {
+    return opts.color ? fmt::format("{}{}\x1b[0m", color_of(s), text) : std::string(text);
+  };
+  auto s = r.summary();
+  std::string where;
+  if (r.node) {
+    where = fmt::format(" on {} ({}, {}", r.node->name.empty() ? "?" : r.node->name, r.node->arch.empty() ? "?" : r.node->arch,
+                        r.node->kernel.empty() ? "?" : r.node->kernel);
+    if (r.node->virtualized) where += *r.node->virtualized ? ", virtualized" : ", bare metal";
+    if (r.node->container != "none") where += ", container: " + r.node->container;
+    where += ")";
+  }
+  if (r.source.root) where += " from tree " + *r.source.root;
+  std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : paint(Status::pass, "OK");
+  out += fmt::format("perfgap {}{}: {}  {} fail, {} warn, {} pass, {} skip, {} error\n", r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind,
+                     where, verdict, s.fail, s.warn, s.pass, s.skip, s.error);
+
+  std::vector<std::string> layers(std::begin(core::kLayers), std::end(core::kLayers));
+  for (const auto& f : r.findings)
+    if (std::find(layers.begin(), layers.end(), f.layer) == layers.end()) layers.push_back(f.layer);
+  for (const auto& layer : layers) {
+    std::vector<const Finding*> items;
+    for (const auto& f : r.findings)
+      if (f.layer == layer) items.push_back(&f);
+    if (items.empty()) continue;
+    std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return rank(a->status) < rank(b->status); });
+    out += fmt::format("\n{}\n", layer);
+    for (const auto* f : items) {
+      std::string label = upper(to_string(f->status));
+      std::string id = f->id + (f->subject.empty() ? "" : " [" + f->subject + "]");
+      out += fmt::format("  {} {}  {}\n", paint(f->status, fmt::format("{:<5}", label)), id, f->title);
+      bool actionable = f->status == Status::fail || f->status == Status::warn || f->status == Status::error;
+      if (!actionable && !opts.verbose) continue;
+      std::size_t limit = opts.verbose ? f->evidence.size() : std::min<std::size_t>(3, f->evidence.size());
+      for (std::size_t i = 0; i < limit; ++i) {
+        const auto& e = f->evidence[i];
+        out += fmt::format("        {}: {}{}\n", e.source, e.observed, e.expected ? " (expected " + *e.expected + ")" : "");
+      }
+      if (limit < f->evidence.size()) out += fmt::format("        ... {} more (-v shows all)\n", f->evidence.size() - limit);
+      if (!f->fix.empty() && actionable) out += fmt::format("        fix: {}\n", f->fix);
+      if (!f->impact.empty() && (actionable || opts.verbose) && f->status != Status::pass) out += fmt::format("        impact: {}\n", f->impact);
+      if (opts.verbose && !f->metrics.empty()) {
+        std::string m;
+        for (const auto& [k, v] : f->metrics) m += fmt::format("{}{}={}", m.empty() ? "" : " ", k, v);
+        out += fmt::format("        metrics: {}\n", m);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace perfgap::report

@@ -1,0 +1,65 @@
+// One root for every read. Code names the real kernel path ("/sys/devices/system/cpu/online")
+// and the Sysroot resolves it: live against "/", or inside a captured tree where absolute
+// symbolic links resolve inside the tree too (openat2 RESOLVE_IN_ROOT), as hwloc's
+// HWLOC_FSROOT and node_exporter's --path.sysfs do.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+namespace perfgap::sys {
+
+// Why a read gave no data. `unavailable` covers the errnos that mean "this interface is not
+// here" (ENOENT, ENOTDIR, EACCES, EPERM, EINVAL, ENODEV, ENXIO, EOPNOTSUPP), as
+// prometheus/procfs treats them; everything else is `failed`.
+struct ReadError {
+  enum Kind { unavailable, failed, too_large, timed_out } kind = failed;
+  int err = 0;            // errno where one applies
+  std::string path;       // the real path asked for
+  std::string reason() const;  // "not present", "permission denied", ...
+};
+
+template <class T>
+using ReadResult = tl::expected<T, ReadError>;
+
+class Sysroot {
+ public:
+  static Sysroot live();
+  // A captured tree. Fails (with a message naming DIR) when DIR is not a readable directory.
+  static tl::expected<Sysroot, std::string> at(const std::string& dir);
+
+  bool is_live() const { return root_.empty(); }
+  const std::string& root() const { return root_; }  // empty when live
+
+  // Whole file, at most `max_bytes` (sysfs sizes lie: read, do not stat).
+  ReadResult<std::string> read(std::string_view path, std::size_t max_bytes = 4u << 20) const;
+  // read() with the value trimmed of surrounding white space (sysfs attributes end in '\n').
+  ReadResult<std::string> read_value(std::string_view path) const;
+  // Entry names of a directory, sorted, without "." and "..".
+  ReadResult<std::vector<std::string>> list(std::string_view dir) const;
+  ReadResult<std::string> readlink(std::string_view path) const;
+  // stat() following links; never opens the object itself (a GPU device node stays closed).
+  ReadResult<struct stat> stat(std::string_view path) const;
+  bool exists(std::string_view path) const { return stat(path).has_value(); }
+
+  // Opens for reading: used by streaming readers that stop early (numa_maps).
+  ReadResult<int> open_read(std::string_view path) const;
+
+ private:
+  Sysroot() = default;
+  std::string root_;
+  std::shared_ptr<int> root_fd_;  // O_PATH directory; shared so copies stay cheap
+};
+
+// Joins a directory and an entry name with one '/'.
+std::string join(std::string_view dir, std::string_view name);
+
+}  // namespace perfgap::sys

@@ -1,0 +1,69 @@
+#include "sys/text.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace perfgap::sys {
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) {
+      out.push_back(text.substr(pos));
+      break;
+    }
+    out.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return out;
+}
+
+std::vector<std::string_view> split_ws(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    std::size_t b = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > b) out.push_back(line.substr(b, i - b));
+  }
+  return out;
+}
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  for (;;) {
+    auto p = text.find(sep, pos);
+    if (p == std::string_view::npos) {
+      out.push_back(text.substr(pos));
+      return out;
+    }
+    out.push_back(text.substr(pos, p - pos));
+    pos = p + 1;
+  }
+}
+
+std::optional<double> to_double(std::string_view s) {
+  s = trim_ws(s);
+  if (s.empty() || s.size() > 64) return std::nullopt;
+  std::string tmp(s);
+  char* end = nullptr;
+  double v = std::strtod(tmp.c_str(), &end);
+  if (end != tmp.c_str() + tmp.size()) return std::nullopt;
+  return v;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace perfgap::sys

@@ -1,0 +1,40 @@
+// Small text helpers shared by the parsers.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace perfgap::sys {
+
+inline std::string_view trim_ws(std::string_view s) {
+  const char* ws = " \t\r\n";
+  auto b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+// Lines without their '\n'; a final line without '\n' is still a line.
+std::vector<std::string_view> split_lines(std::string_view text);
+// Fields separated by runs of spaces/tabs.
+std::vector<std::string_view> split_ws(std::string_view line);
+std::vector<std::string_view> split(std::string_view text, char sep);
+
+template <class Int>
+std::optional<Int> to_int(std::string_view s) {
+  s = trim_ws(s);
+  Int v{};
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+std::optional<double> to_double(std::string_view s);
+
+bool starts_with(std::string_view s, std::string_view prefix);
+std::string lower(std::string_view s);
+
+}  // namespace perfgap::sys
