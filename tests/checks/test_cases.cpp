@@ -1,0 +1,82 @@
+// Runs every fixture case (tests/fixtures/cases/**/*.tree, except base/): unpacks the tree,
+// runs the checks its expectations name, and compares statuses (and title text).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/config.hpp"
+#include "core/runner.hpp"
+#include "tree.hpp"
+
+namespace fs = std::filesystem;
+using namespace perfgap;
+
+namespace {
+
+std::vector<std::string> case_files() {
+  std::vector<std::string> out;
+  fs::path dir = fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/cases";
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().extension() != ".tree") continue;
+    if (e.path().parent_path().filename() == "base") continue;
+    out.push_back(fs::relative(e.path(), dir).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class FixtureCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FixtureCase, GivesExpectedStatuses) {
+  fs::path file = fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/cases" / GetParam();
+  fixture::TempDir tmp;
+  auto spec = fixture::unpack_tree(file.string(), tmp.path());
+  ASSERT_TRUE(spec) << spec.error();
+  ASSERT_FALSE(spec->expect.empty()) << file << ": no '== expect' line";
+
+  facts::Options opts;
+  for (const auto& [k, v] : spec->options) {
+    if (k == "pid") opts.pids.push_back(std::stoi(v));
+    else FAIL() << file << ": unknown option " << k;
+  }
+  auto root = sys::Sysroot::at(tmp.path());
+  ASSERT_TRUE(root);
+  auto facts = std::make_shared<facts::Facts>(*root, opts);
+  const auto& registry = core::builtin_registry();
+  std::vector<const core::CheckInfo*> selected;
+  for (const auto& e : spec->expect) {
+    const auto* info = registry.find(e.id);
+    ASSERT_NE(info, nullptr) << file << ":" << e.line << ": unknown check " << e.id;
+    if (std::find(selected.begin(), selected.end(), info) == selected.end()) selected.push_back(info);
+  }
+  auto findings = core::run_checks(selected, facts, core::Config{}, core::RunOptions{});
+  for (const auto& e : spec->expect) {
+    std::vector<const report::Finding*> match;
+    for (const auto& f : findings)
+      if (f.id == e.id && (e.subject.empty() || f.subject == e.subject)) match.push_back(&f);
+    ASSERT_FALSE(match.empty()) << file << ":" << e.line << ": no finding for " << e.id << "@" << e.subject;
+    // Without a subject, the id's merged status: the most severe of its findings.
+    const report::Finding* worst = match.front();
+    for (const auto* f : match)
+      if (report::severity(f->status) > report::severity(worst->status)) worst = f;
+    std::string all_titles;
+    for (const auto* f : match) all_titles += "\n  [" + std::string(report::to_string(f->status)) + "] " + f->title;
+    EXPECT_EQ(std::string(report::to_string(worst->status)), e.status)
+        << file << ":" << e.line << ": " << e.id << all_titles;
+    if (!e.title_contains.empty()) {
+      EXPECT_NE(worst->title.find(e.title_contains), std::string::npos)
+          << file << ":" << e.line << ": title lacks '" << e.title_contains << "'" << all_titles;
+    }
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (auto& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, FixtureCase, ::testing::ValuesIn(case_files()), case_name);
+
+}  // namespace
