@@ -122,6 +122,10 @@ tl::expected<void, std::string> unpack_into(const fs::path& file, const fs::path
         fs::remove(l, ec);
         fs::create_symlink(targets.size() == 1 ? targets[0] : targets[i], l);
       }
+    } else if (kind == "remove") {
+      ss >> path;
+      std::error_code ec;
+      for (const auto& p : expand_braces(path)) fs::remove_all(dest / p, ec);
     } else if (kind == "include") {
       ss >> path;
       if (auto r = unpack_into(file.parent_path() / path, dest, spec, depth + 1); !r) return r;

@@ -5,6 +5,7 @@
 //   == dir PATH
 //   == link PATH -> TARGET
 //   == include OTHER.tree                    (relative to this file; later entries win)
+//   == remove PATH                           (drops what an included tree made)
 //   == expect ID[@SUBJECT] STATUS [TITLE TEXT]   expectation of the case runner
 //   == option NAME=VALUE                     (pid=4242)
 //   ==# comment

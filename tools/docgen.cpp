@@ -1,0 +1,64 @@
+// Writes docs/CHECKS.md from the check registry, so each check's doc entry (rule, evidence
+// it reads, thresholds, fix) lives next to its code.
+//   perfgap-docgen > docs/CHECKS.md        regenerate (tools/refresh-docs.sh)
+//   perfgap-docgen --check docs/CHECKS.md   exit 1 when the file is out of date (a ctest)
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/check.hpp"
+
+namespace {
+
+std::string render() {
+  const auto& reg = perfgap::core::builtin_registry();
+  std::string out =
+      "# perfgap checks\n\n"
+      "Generated from the check registry by `tools/refresh-docs.sh`; do not edit by hand.\n"
+      "Each entry: what the check decides, the files it reads (its evidence; `perfgap snapshot`\n"
+      "captures exactly these), its thresholds (override them in the config file, e.g.\n"
+      "`cpu.steal: {fail_pct: 3}`), and the fix.\n\n"
+      "| id | layer | one line |\n| --- | --- | --- |\n";
+  for (const auto& c : reg.all()) out += fmt::format("| [`{}`](#{}) | {} | {} |\n", c.id, [&] {
+    std::string a(c.id);
+    std::string anchor;
+    for (char ch : a) if (ch != '.') anchor.push_back(ch);
+    return anchor;
+  }(), c.layer, c.summary);
+  for (const auto& c : reg.all()) {
+    out += fmt::format("\n## {}\n\nLayer: `{}`. {}\n\n**Rule.** {}\n\n**Reads.**\n", c.id, c.layer, c.summary, c.rule);
+    for (auto r : c.reads) out += fmt::format("- `{}`\n", r);
+    if (!c.params.empty()) {
+      out += "\n**Thresholds.**\n";
+      for (const auto& p : c.params) out += fmt::format("- `{}` = {} — {}\n", p.name, p.default_value, p.doc);
+    }
+    out += fmt::format("\n**Fix.** {}\n", c.fix);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string doc = render();
+  if (argc == 3 && std::strcmp(argv[1], "--check") == 0) {
+    std::ifstream in(argv[2]);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str() != doc) {
+      std::fprintf(stderr, "%s is out of date: run tools/refresh-docs.sh\n", argv[2]);
+      return 1;
+    }
+    return 0;
+  }
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: %s [--check FILE]\n", argv[0]);
+    return 2;
+  }
+  std::fwrite(doc.data(), 1, doc.size(), stdout);
+  return 0;
+}
