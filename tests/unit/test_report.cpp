@@ -1,0 +1,78 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "report/redact.hpp"
+#include "report/render.hpp"
+
+using namespace perfgap::report;
+
+TEST(Redact, AuditedPrefixesOnly) {
+  EXPECT_TRUE(audited_name("NCCL_DEBUG"));
+  EXPECT_TRUE(audited_name("MEGATRON_X"));
+  EXPECT_FALSE(audited_name("PATH"));
+  EXPECT_FALSE(audited_name("nccl_debug"));
+  EXPECT_FALSE(audited_name("WANDB_API_KEY"));
+}
+
+TEST(Redact, SecretNamesFollowTheContract) {
+  for (auto n : {"WANDB_API_KEY", "NVIDIA_API_KEY", "SLURM_JOB_TOKEN", "CUDA_SECRET", "X_PASSWORD", "DB_PASSWD",
+                 "AWS_CREDENTIALS", "SSH_PRIVATE", "KEY", "MY_APIKEY", "NCCL_KEY_FILE", "access_token"})
+    EXPECT_TRUE(secret_name(n)) << n;
+  for (auto n : {"NCCL_IB_PKEY", "KEYBOARD", "MONKEY", "NCCL_DEBUG", "TORCH_KEYS"}) EXPECT_FALSE(secret_name(n)) << n;
+}
+
+TEST(Redact, EnvironmentMapKeepsLastValueAndRedacts) {
+  auto m = audited_environment({{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG", "WARN"}, {"HOME", "/root"},
+                                {"NVIDIA_API_KEY", "nvapi-x"}, {"NCCL_IB_PKEY", "0x8001"}});
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m["NCCL_DEBUG"], "WARN");
+  EXPECT_EQ(m["NVIDIA_API_KEY"], "<redacted>");
+  EXPECT_EQ(m["NCCL_IB_PKEY"], "0x8001");
+}
+
+namespace {
+Report sample() {
+  Report r;
+  r.tool_version = "0.1.0";
+  r.generated_at = "2026-11-30T12:00:00Z";
+  r.source.kind = "root";
+  r.source.root = "/tmp/t";
+  Node n;
+  n.name = n.hostname = "gpu001";
+  n.arch = "x86_64";
+  n.kernel = "6.8.0";
+  n.virtualized = false;
+  n.container = "none";
+  r.node = n;
+  Finding p{.id = "a.pass", .layer = "cpu-power", .status = Status::pass, .subject = "", .title = "ok", .evidence = {{"/x", "1", std::nullopt}}, .fix = "", .impact = "", .metrics = {{"m", 1.5}}};
+  Finding f{.id = "a.fail", .layer = "cpu-power", .status = Status::fail, .subject = "pid:1", .title = "bad \xff byte", .evidence = {{"/y", "0", std::string("1")}, {"/z", "2", std::nullopt}, {"/w", "3", std::nullopt}, {"/v", "4", std::nullopt}}, .fix = "do it", .impact = "4%", .metrics = {}};
+  r.findings = {p, f};
+  return r;
+}
+}  // namespace
+
+TEST(Render, JsonKeepsContractShapeAndSurvivesBadUtf8) {
+  auto j = nlohmann::json::parse(render_json(sample()));
+  EXPECT_EQ(j["schema"], "perfgap.report/1");
+  EXPECT_EQ(j["summary"]["fail"], 1);
+  EXPECT_EQ(j["findings"][1]["subject"], "pid:1");
+  EXPECT_FALSE(j["findings"][0].contains("subject"));
+  EXPECT_EQ(j["findings"][1]["evidence"][0]["expected"], "1");
+  EXPECT_FALSE(j["findings"][1]["evidence"][1].contains("expected"));
+  EXPECT_DOUBLE_EQ(j["findings"][0]["metrics"]["m"].get<double>(), 1.5);
+}
+
+TEST(Render, TextColourOnlyWhenAsked) {
+  auto plain = render_text(sample(), {false, false});
+  EXPECT_EQ(plain.find("\x1b["), std::string::npos);
+  auto colour = render_text(sample(), {false, true});
+  EXPECT_NE(colour.find("\x1b[1;31m"), std::string::npos);
+  // Fails first, evidence cut to three without -v, fix shown.
+  EXPECT_LT(plain.find("a.fail"), plain.find("a.pass"));
+  EXPECT_NE(plain.find("1 more (-v shows all)"), std::string::npos);
+  EXPECT_NE(plain.find("fix: do it"), std::string::npos);
+  auto verbose = render_text(sample(), {true, false});
+  EXPECT_NE(verbose.find("/v: 4"), std::string::npos);
+  EXPECT_NE(verbose.find("metrics: m=1.5"), std::string::npos);
+}
