@@ -165,9 +165,12 @@ Avail<Hypervisor> read_hypervisor(Facts& f) {
   const auto& info = f.cpuinfo();
   if (info && info->arch_hint == "x86_64") {
     h.evidence.insert(h.evidence.begin(), {"/proc/cpuinfo", info->hypervisor_flag ? "flags: hypervisor" : "flags: no 'hypervisor'"});
-    h.virtualized = info->hypervisor_flag;
+    // GPU passthrough guests often hide the CPU flag (KVM "hidden" state, so that old
+    // NVIDIA drivers load); the firmware identity still names the hypervisor.
+    h.virtualized = info->hypervisor_flag || !dmi_name.empty() || xen.has_value();
     if (h.virtualized) {
       h.name = !dmi_name.empty() ? dmi_name : xen ? "Xen" : "a hypervisor (CPU flag)";
+      if (!info->hypervisor_flag) h.name += ", CPU flag hidden";
     } else {
       h.name = "bare metal";
     }

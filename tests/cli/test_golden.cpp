@@ -28,6 +28,8 @@ struct Golden {
   int exit_status;
 };
 
+void PrintTo(const Golden& g, std::ostream* os) { *os << g.name; }
+
 class GoldenTree : public ::testing::TestWithParam<Golden> {};
 
 TEST_P(GoldenTree, MatchesGoldenReport) {
