@@ -26,6 +26,12 @@ parsers::CpuSet workload_cpus(facts::Facts& f, std::string* how) {
   return cpus;
 }
 
+std::optional<Finding> topology_skip(facts::Facts& f, std::string_view id, std::string_view layer) {
+  const auto& topo = f.topology();
+  if (topo) return std::nullopt;
+  return core::finding(id, layer, Status::skip, "online CPUs unknown: " + topo.error());
+}
+
 Finding no_training_skip(std::string_view id, std::string_view layer, const facts::Training& t) {
   auto f = core::finding(id, layer, Status::skip,
                          t.explicit_pids ? "none of the --pid processes could be read"

@@ -49,13 +49,21 @@ Avail<Topology> read_topology(const sys::Sysroot& root) {
       if (!n) continue;
       auto path = "/sys/devices/system/node/" + name + "/cpulist";
       auto text = root.read(path);
-      if (!text) return missing(describe(text.error()));
+      if (!text) {
+        t.nodes_error = describe(text.error());
+        break;
+      }
       auto cpus = parsers::parse_cpulist(*text);
-      if (!cpus) return missing(path + ": " + cpus.error().describe());
+      if (!cpus) {
+        t.nodes_error = path + ": " + cpus.error().describe();
+        break;
+      }
       t.node_cpus[*n] = *cpus;
     }
   }
-  if (t.node_cpus.empty()) t.node_cpus[0] = t.online;  // a kernel without NUMA: one node
+  // A bad node list spoils NUMA placement only; the CPU checks still have the online list.
+  if (!t.nodes_error.empty()) t.node_cpus.clear();
+  else if (t.node_cpus.empty()) t.node_cpus[0] = t.online;  // a kernel without NUMA: one node
   return t;
 }
 

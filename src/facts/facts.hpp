@@ -43,6 +43,7 @@ struct Topology {
   CpuSet online;
   std::string online_source;
   std::map<int, CpuSet> node_cpus;  // every NUMA node, CPU-less ones with an empty set
+  std::string nodes_error;          // why node_cpus could not be read ("" when it was)
   CpuSet nodes_with_cpus() const;
   int node_of_cpu(int cpu) const;   // -1 when unknown
 };
@@ -93,7 +94,8 @@ struct PciDevice {
 
 struct Gpu {
   int index = 0;  // among visible GPUs, PCI bus order
-  const PciDevice* pci = nullptr;
+  std::string bdf;
+  const PciDevice* pci = nullptr;  // null when the driver lists it but its PCI entry is unreadable
   std::optional<std::string> uuid;
   std::optional<int> minor;
 };
@@ -108,6 +110,7 @@ struct Process {
   parsers::EnvList env;        // unredacted; reports redact
   std::optional<CpuSet> allowed;
   std::string allowed_text;    // as the kernel printed it
+  std::string allowed_error;   // why `allowed` is empty (a damaged status file)
   std::string how;             // why it counts as a training process
   std::optional<std::string> env_value(std::string_view key) const;
   std::optional<int> local_rank() const;

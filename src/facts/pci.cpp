@@ -53,19 +53,33 @@ Avail<std::vector<Gpu>> read_visible_gpus(const sys::Sysroot& root, const std::v
   const std::string proc_dir = "/proc/driver/nvidia/gpus";
   auto driver_listed = root.list(proc_dir);
   std::vector<Gpu> out;
-  for (const auto& d : pci) {
-    if (!d.is_gpu()) continue;
-    Gpu g;
-    g.pci = &d;
-    if (driver_listed) {
-      // Inside a container only the allocated GPUs appear here.
-      if (!std::binary_search(driver_listed->begin(), driver_listed->end(), d.bdf)) continue;
-      if (auto info = root.read(proc_dir + "/" + d.bdf + "/information")) {
+  if (driver_listed) {
+    // The driver's list is authoritative (inside a container only the allocated GPUs appear);
+    // a GPU whose PCI entry cannot be read keeps its place so later indices do not shift.
+    std::vector<std::string> bdfs;
+    for (const auto& name : *driver_listed) bdfs.push_back(sys::lower(name));
+    std::sort(bdfs.begin(), bdfs.end());
+    for (const auto& bdf : bdfs) {
+      Gpu g;
+      for (const auto& d : pci)
+        if (d.bdf == bdf) g.pci = &d;
+      if (g.pci && !g.pci->is_gpu()) continue;
+      g.bdf = bdf;
+      if (auto info = root.read(proc_dir + "/" + bdf + "/information")) {
         auto kv = parsers::parse_key_values(*info);
         if (auto it = kv.find("GPU UUID"); it != kv.end()) g.uuid = it->second;
         if (auto it = kv.find("Device Minor"); it != kv.end()) g.minor = sys::to_int<int>(it->second);
       }
+      g.index = static_cast<int>(out.size());
+      out.push_back(std::move(g));
     }
+    return out;
+  }
+  for (const auto& d : pci) {
+    if (!d.is_gpu()) continue;
+    Gpu g;
+    g.pci = &d;
+    g.bdf = d.bdf;
     g.index = static_cast<int>(out.size());
     out.push_back(std::move(g));
   }

@@ -47,17 +47,14 @@ bool fill_status(Facts& f, Process& p, std::string& why) {
   auto kv = parsers::parse_key_values(*text);
   if (auto it = kv.find("Name"); it != kv.end()) p.comm = it->second;
   if (auto it = kv.find("PPid"); it != kv.end()) p.ppid = sys::to_int<int>(it->second).value_or(0);
+  // A readable but damaged status keeps the process: per-process checks report it as error.
   if (auto it = kv.find("Cpus_allowed_list"); it != kv.end()) {
     p.allowed_text = it->second;
     auto set = parsers::parse_cpulist(it->second);
-    if (!set) {
-      why = path + ": Cpus_allowed_list: " + set.error().describe();
-      return false;
-    }
-    p.allowed = *set;
+    if (set) p.allowed = *set;
+    else p.allowed_error = path + ": Cpus_allowed_list: " + set.error().describe();
   } else {
-    why = path + ": no Cpus_allowed_list";
-    return false;
+    p.allowed_error = path + ": no Cpus_allowed_list";
   }
   return true;
 }

@@ -186,8 +186,13 @@ Parsed<NumaMaps> parse_numa_maps(std::string_view text) {
       return parse_fail("bad address '" + std::string(f[0]) + "'", lineno);
     std::vector<std::pair<int, std::uint64_t>> pages;
     std::optional<std::uint64_t> page_kb;
+    // The kernel prints the counts (anon=, dirty=, ..., N<node>=, kernelpagesize_kB=) only for
+    // a mapping with pages, and always all of them: a count without the rest is a cut line.
+    bool counts = false;
     for (std::size_t i = 2; i < f.size(); ++i) {
       auto w = f[i];
+      for (std::string_view key : {"anon=", "dirty=", "mapped=", "mapmax=", "swapcache=", "active=", "writeback="})
+        if (sys::starts_with(w, key)) counts = true;
       if (w.size() > 1 && w[0] == 'N' && w[1] >= '0' && w[1] <= '9') {
         auto eq = w.find('=');
         if (eq == std::string_view::npos) return parse_fail("cut short at '" + std::string(w) + "'", lineno);
@@ -200,8 +205,9 @@ Parsed<NumaMaps> parse_numa_maps(std::string_view text) {
         if (!page_kb || *page_kb == 0) return parse_fail("bad '" + std::string(w) + "'", lineno);
       }
     }
-    if (!pages.empty() && !page_kb)
+    if ((counts || !pages.empty()) && !page_kb)
       return parse_fail("cut short (page counts without kernelpagesize_kB)", lineno);
+    if (counts && pages.empty()) return parse_fail("cut short (page counts without N<node>= entries)", lineno);
     for (auto [node, n] : pages) out.bytes_per_node[node] += n * *page_kb * 1024;
     ++out.mappings;
   }

@@ -22,6 +22,7 @@ std::string state_path(int cpu, int index, std::string_view attr) {
 std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   constexpr std::string_view id = "cpu.cstate.deep_idle";
   const double deep_us = th.get("deep_latency_us");
+  if (auto skip = topology_skip(f, id, kLayer)) return {*skip};
   const auto& idle = f.cpuidle();
   const auto& cmd = f.cmdline();
   const auto& hyp = f.hypervisor();
@@ -77,11 +78,15 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   // Per CPU: deep states exposed, and deep states enabled.
   parsers::CpuSet exposed, enabled, all_disabled;
   std::optional<facts::IdleState> deepest_seen;
+  std::optional<std::pair<int, facts::IdleState>> unknown_latency;
   int example_cpu = -1;
   for (const auto& [cpu, states] : idle.per_cpu) {
     bool any_deep = false, any_enabled = false;
     for (const auto& s : states) {
-      if (!s.latency_us) continue;
+      if (!s.latency_us) {
+        if (!unknown_latency) unknown_latency.emplace(cpu, s);
+        continue;
+      }
       if (!deepest_seen || *s.latency_us > *deepest_seen->latency_us) deepest_seen = s;
       if (static_cast<double>(*s.latency_us) < deep_us) continue;
       any_deep = true;
@@ -107,6 +112,13 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   };
   const int first_cpu = idle.per_cpu.begin()->first;
 
+  if (exposed.empty() && unknown_latency) {
+    // An unreadable latency could be the deep state: no verdict on missing data.
+    auto out = with_caps(core::finding(id, kLayer, Status::skip,
+        fmt::format("exit latency of {} unreadable, so whether a deep state exists is unknown", unknown_latency->second.name)));
+    out.add(state_path(unknown_latency->first, unknown_latency->second.index, "latency"), "empty or not a number", "microseconds");
+    return {out};
+  }
   if (exposed.empty()) {
     if (virt) {
       auto out = with_caps(core::finding(id, kLayer, Status::skip,
@@ -185,6 +197,7 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
 // ---- cpu.turbo ---------------------------------------------------------------------------
 std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.turbo";
+  if (auto skip = topology_skip(f, id, kLayer)) return {*skip};
   const auto& freq = f.cpufreq();
   const auto& hyp = f.hypervisor();
   Finding out = core::finding(id, kLayer, Status::pass, "");
@@ -270,6 +283,7 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
 // ---- cpu.governor ------------------------------------------------------------------------
 std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.governor";
+  if (auto skip = topology_skip(f, id, kLayer)) return {*skip};
   const auto& freq = f.cpufreq();
   const auto& hyp = f.hypervisor();
   if (freq.cpus.empty()) {
@@ -313,6 +327,7 @@ std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
 std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
   constexpr std::string_view id = "cpu.steal";
   const double fail_pct = th.get("fail_pct");
+  if (auto skip = topology_skip(f, id, kLayer)) return {*skip};
   const auto& w = f.window();
   if (!w.first || !w.second) return {core::finding(id, kLayer, Status::skip, "cannot read CPU times: " + w.stat_error)};
   std::string how;

@@ -52,6 +52,7 @@ std::vector<Finding> remote_memory(facts::Facts& f, const core::Thresholds& th) 
   if (t.procs.empty()) return {no_training_skip(id, kLayer, t)};
   const auto& topo = f.topology();
   if (!topo) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo.error())};
+  if (!topo->nodes_error.empty()) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo->nodes_error)};
   std::vector<Finding> out;
   const auto cpu_nodes = topo->nodes_with_cpus();
   for (const auto& p : t.procs) {
@@ -61,6 +62,12 @@ std::vector<Finding> remote_memory(facts::Facts& f, const core::Thresholds& th) 
       fnd.status = Status::pass;
       fnd.title = "one NUMA node with CPUs: no memory is remote";
       fnd.add("/sys/devices/system/node", fmt::format("nodes with CPUs: {}", cpus_text(cpu_nodes)));
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    if (!p.allowed) {
+      fnd.status = Status::error;
+      fnd.title = "cannot tell which CPUs the process may use: " + p.allowed_error;
       out.push_back(std::move(fnd));
       continue;
     }
@@ -166,6 +173,7 @@ std::vector<Finding> gpu_affinity(facts::Facts& f, const core::Thresholds&) {
   if (gpus->empty()) return {core::finding(id, kLayer, Status::skip, "no NVIDIA GPU on PCI (or none visible in /proc/driver/nvidia/gpus)")};
   const auto& topo = f.topology();
   if (!topo) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo.error())};
+  if (!topo->nodes_error.empty()) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo->nodes_error)};
   const auto cpu_nodes = topo->nodes_with_cpus();
 
   std::vector<RankGpu> ranks;
@@ -195,9 +203,15 @@ std::vector<Finding> gpu_affinity(facts::Facts& f, const core::Thresholds&) {
       out.push_back(std::move(fnd));
       continue;
     }
+    fnd.add(proc_path(p.pid, "environ"), fmt::format("GPU {} ({}){}", r.gpu->index, r.gpu->bdf, r.how.empty() ? "" : " from " + r.how));
+    if (!r.gpu->pci) {
+      fnd.status = Status::skip;
+      fnd.title = "GPU " + r.gpu->bdf + " is listed by the driver but /sys/bus/pci/devices/" + r.gpu->bdf + " is unreadable: locality unknown";
+      out.push_back(std::move(fnd));
+      continue;
+    }
     const auto& dev = *r.gpu->pci;
     const std::string dev_dir = "/sys/bus/pci/devices/" + dev.bdf;
-    fnd.add(proc_path(p.pid, "environ"), fmt::format("GPU {} ({}){}", r.gpu->index, dev.bdf, r.how.empty() ? "" : " from " + r.how));
     if (!dev.local_cpus) {
       fnd.status = Status::skip;
       fnd.title = "GPU " + dev.bdf + " has no readable local_cpulist";
@@ -211,14 +225,17 @@ std::vector<Finding> gpu_affinity(facts::Facts& f, const core::Thresholds&) {
       out.push_back(std::move(fnd));
       continue;
     }
+    if (!p.allowed) {
+      fnd.status = Status::error;
+      fnd.title = "cannot tell which CPUs the rank may use: " + p.allowed_error;
+      out.push_back(std::move(fnd));
+      continue;
+    }
     const auto& local = *dev.local_cpus;
-    const auto& allowed = p.allowed.value_or(parsers::CpuSet{});
+    const auto& allowed = *p.allowed;
     fnd.add(dev_dir + "/local_cpulist", dev.local_cpus_text + fmt::format(" (NUMA node {})", dev.numa_node.value_or(-1)));
     fnd.add(proc_path(p.pid, "status") + " Cpus_allowed_list", p.allowed_text, "CPUs within " + dev.local_cpus_text);
     const std::string fix = "Bind each rank to the CPUs of its GPU's NUMA node: Slurm `--gpu-bind=closest --cpu-bind=cores` with Cores= in gres.conf, or `numactl --cpunodebind=<gpu numa_node> --membind=<node>` per rank (torchrun: a per-rank wrapper); `nvidia-smi topo -m` shows each GPU's CPU affinity.";
-    parsers::CpuSet spanned;
-    for (const auto& [node, cpus] : topo->node_cpus)
-      if (cpus.intersects(allowed)) spanned.insert(node);
     if (!allowed.intersects(local)) {
       fnd.status = Status::fail;
       fnd.title = fmt::format("rank{} may run on no CPU local to its GPU {} (allowed {}, GPU-local {}){}",
@@ -226,9 +243,9 @@ std::vector<Finding> gpu_affinity(facts::Facts& f, const core::Thresholds&) {
                               rank_order ? "; bindings follow rank order, not GPU locality" : "");
       fnd.fix = fix;
       fnd.impact = "every host-device copy, kernel launch and NCCL proxy step crosses the socket interconnect";
-    } else if (cpu_nodes.count() > 1 && spanned == cpu_nodes) {
+    } else if (cpu_nodes.count() > 1 && topo->online.subset_of(allowed)) {
       fnd.status = Status::warn;
-      fnd.title = fmt::format("rank{} is not bound: allowed on every NUMA node, so its threads and memory drift off GPU {}'s node",
+      fnd.title = fmt::format("rank{} is not bound: allowed on every CPU, so its threads and memory drift off GPU {}'s node",
                               r.rank ? " " + std::to_string(*r.rank) : "", dev.bdf);
       fnd.fix = fix;
       fnd.impact = "threads and first-touch memory land on the remote socket part of the time (remote NUMA traffic, jitter)";
@@ -352,6 +369,12 @@ std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
   fnd.metric("training_cores", static_cast<double>(cores.count()))
       .metric("intruding_processes", static_cast<double>(intruders.size()))
       .metric("device_irqs_on_training_cores", irq_hits);
+  if (intruders.empty() && irq_hits == 0 && !w.irq_first) {
+    fnd.status = Status::skip;
+    fnd.title = fmt::format("no busy non-training thread on the {} training cores {}, but NIC/GPU interrupts could not be read: {}",
+                            cores.count(), span, w.irq_error);
+    return {fnd};
+  }
   if (intruders.empty() && irq_hits == 0) {
     fnd.title = fmt::format("no busy non-training thread or NIC/GPU interrupt on the {} training cores {}", cores.count(), span);
     return {fnd};
