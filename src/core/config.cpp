@@ -35,6 +35,9 @@ tl::expected<std::vector<std::string>, std::string> string_list(const std::strin
 
 }  // namespace
 
+static tl::expected<Config, std::string> fill_config(const YAML::Node& root, const std::string& file,
+                                                     const Registry& registry, Config cfg);
+
 Thresholds Config::thresholds_for(const CheckInfo& info) const {
   std::map<std::string, double, std::less<>> values;
   for (const auto& p : info.params) values[std::string(p.name)] = p.default_value;
@@ -55,7 +58,18 @@ tl::expected<Config, std::string> parse_config(const std::string& text, const st
   }
   if (root.IsNull()) return cfg;  // an empty file configures nothing
   if (!root.IsMap()) return tl::unexpected(file + ": expected a mapping of check ids to thresholds");
+  try {
+    return fill_config(root, file, registry, cfg);
+  } catch (const YAML::Exception& e) {
+    // A conversion this code did not foresee: still an error naming the place, never a throw.
+    return tl::unexpected(file + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+}
+
+static tl::expected<Config, std::string> fill_config(const YAML::Node& root, const std::string& file,
+                                              const Registry& registry, Config cfg) {
   for (const auto& kv : root) {
+    if (!kv.first.IsScalar()) return tl::unexpected(at(file, kv.first) + ": keys must be check ids, 'only', 'skip' or 'check_timeout_s'");
     const auto key = kv.first.as<std::string>();
     const auto& value = kv.second;
     if (key == "only" || key == "skip") {
@@ -77,6 +91,7 @@ tl::expected<Config, std::string> parse_config(const std::string& text, const st
     if (!value.IsMap()) return tl::unexpected(at(file, value) + ": thresholds of '" + key + "' must be a mapping (name: number)");
     auto& dest = cfg.thresholds[key];
     for (const auto& p : value) {
+      if (!p.first.IsScalar()) return tl::unexpected(at(file, p.first) + ": threshold names of '" + key + "' must be plain words");
       const auto name = p.first.as<std::string>();
       bool known = false;
       for (const auto& decl : info->params) known = known || decl.name == name;

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "sys/text.hpp"
+#include <string>
 
 namespace perfgap::parsers {
 namespace {
@@ -94,6 +95,7 @@ Parsed<CpuSet> parse_cpulist(std::string_view text) {
   if (s.empty()) return set;
   std::size_t pos = 0;
   auto number = [&](int& out) -> bool {
+    if (pos >= s.size() || s[pos] < '0' || s[pos] > '9') return false;  // from_chars takes '-'
     const char* b = s.data() + pos;
     const char* e = s.data() + s.size();
     auto [p, ec] = std::from_chars(b, e, out);
@@ -137,20 +139,26 @@ Parsed<CpuSet> parse_cpumask(std::string_view text) {
   std::string_view s = sys::trim_ws(text);
   if (s.empty()) return parse_fail("empty cpu mask");
   CpuSet set;
-  int bit = 0;
-  // Walk hex digits from the least significant end, skipping the word separators.
-  for (std::size_t i = s.size(); i-- > 0;) {
-    char c = s[i];
-    if (c == ',') continue;
-    int v;
-    if (c >= '0' && c <= '9') v = c - '0';
-    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-    else return parse_fail("bad cpu mask '" + std::string(s) + "'");
-    for (int b = 0; b < 4; ++b)
-      if ((v >> b) & 1) set.insert(bit + b);
-    bit += 4;
-    if (bit > kMaxCpu) return parse_fail("cpu mask too long");
+  // Comma-separated 32-bit words, most significant first; each word is read as a whole
+  // (as the kernel's bitmap_parse does), so "1,1" is CPUs 0 and 32.
+  auto words = sys::split(s, ',');
+  if (words.size() * 32 > static_cast<std::size_t>(kMaxCpu)) return parse_fail("cpu mask too long");
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    auto word = words[w];
+    if (word.empty() || word.size() > 8) return parse_fail("bad cpu mask word '" + std::string(word) + "'");
+    int base = static_cast<int>((words.size() - 1 - w) * 32);
+    int bit = 0;
+    for (std::size_t i = word.size(); i-- > 0;) {
+      char c = word[i];
+      int v;
+      if (c >= '0' && c <= '9') v = c - '0';
+      else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
+      else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
+      else return parse_fail("bad cpu mask '" + std::string(s) + "'");
+      for (int b = 0; b < 4; ++b)
+        if ((v >> b) & 1) set.insert(base + bit + b);
+      bit += 4;
+    }
   }
   return set;
 }

@@ -27,7 +27,8 @@ Parsed<ProcStat> parse_proc_stat(std::string_view text) {
     if (f.empty()) continue;
     CpuTimes t;
     if (f[0] != "cpu") {
-      auto n = to_int<int>(f[0].substr(3));
+      auto digits = f[0].substr(3);
+      auto n = digits.empty() || digits[0] < '0' || digits[0] > '9' ? std::nullopt : to_int<int>(digits);
       if (!n || *n < 0) return parse_fail("bad cpu label '" + std::string(f[0]) + "'", lineno);
       t.cpu = *n;
     }
@@ -123,18 +124,29 @@ KernelCmdline parse_cmdline(std::string_view text) {
   return out;
 }
 
+namespace {
+// The kernel compares parameter names with '-' and '_' as the same character (parameq).
+bool name_matches(std::string_view word, std::string_view name) {
+  if (word.size() < name.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char a = word[i] == '-' ? '_' : word[i], b = name[i] == '-' ? '_' : name[i];
+    if (a != b) return false;
+  }
+  return true;
+}
+}  // namespace
+
 std::optional<std::string> KernelCmdline::value(std::string_view name) const {
   std::optional<std::string> v;
-  for (const auto& w : words) {
-    if (w.size() > name.size() && w.compare(0, name.size(), name) == 0 && w[name.size()] == '=')
-      v = w.substr(name.size() + 1);
-  }
+  for (const auto& w : words)
+    if (w.size() > name.size() && name_matches(w, name) && w[name.size()] == '=') v = w.substr(name.size() + 1);
   return v;
 }
 
 bool KernelCmdline::has(std::string_view word) const {
   for (const auto& w : words)
-    if (w == word || (w.size() > word.size() && w.compare(0, word.size(), word) == 0 && w[word.size()] == '='))
+    if ((w.size() == word.size() && name_matches(w, word)) ||
+        (w.size() > word.size() && name_matches(w, word) && w[word.size()] == '='))
       return true;
   return false;
 }
@@ -220,7 +232,8 @@ Parsed<Interrupts> parse_interrupts(std::string_view text) {
   if (lines.empty()) return parse_fail("empty");
   for (auto w : split_ws(lines[0])) {
     if (!sys::starts_with(w, "CPU")) return parse_fail("header is not a CPU list", 1);
-    auto n = to_int<int>(w.substr(3));
+    auto digits = w.substr(3);
+    auto n = digits.empty() || digits[0] < '0' || digits[0] > '9' ? std::nullopt : to_int<int>(digits);
     if (!n) return parse_fail("bad CPU header '" + std::string(w) + "'", 1);
     out.cpus.push_back(*n);
   }

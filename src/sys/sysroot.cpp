@@ -54,6 +54,16 @@ int open_in(int root_fd, std::string_view path, int flags) {
       return plain;
     }
   }
+  // Without openat2 the tree is only protected against ".." in the path itself; links inside
+  // a tree are followed as the host resolves them (trees are the user's own captures).
+  for (std::size_t pos = 0; (pos = rel.find("..", pos)) != std::string::npos; pos += 2) {
+    bool starts = pos == 0 || rel[pos - 1] == '/';
+    bool ends = pos + 2 == rel.size() || rel[pos + 2] == '/';
+    if (starts && ends) {
+      errno = ENOENT;
+      return -1;
+    }
+  }
   return ::openat(root_fd, rel.c_str(), flags);
 }
 

@@ -1,0 +1,26 @@
+// parse_cmdline: never crashes; every word is found by has(), every "name=value" word makes
+// value(name) answer the last such word's value (the kernel's last-one-wins).
+#include <string>
+
+#include "fuzz_common.hpp"
+#include "parsers/procfs.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto cmd = perfgap::parsers::parse_cmdline(perfgap::fuzz::as_text(data, size));
+  for (const auto& w : cmd.words) {
+    FUZZ_CHECK(w.find('"') == std::string::npos);
+    FUZZ_CHECK(cmd.has(w));
+    auto eq = w.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    std::string name = w.substr(0, eq);
+    FUZZ_CHECK(cmd.has(name));
+    auto v = cmd.value(name);
+    FUZZ_CHECK(v.has_value());
+    std::string last;
+    for (const auto& x : cmd.words)
+      if (x.size() > name.size() && x.compare(0, name.size(), name) == 0 && x[name.size()] == '=')
+        last = x.substr(name.size() + 1);
+    FUZZ_CHECK(*v == last);
+  }
+  return 0;
+}

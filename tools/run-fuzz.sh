@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (cmake preset `fuzz`, build-fuzz/) and runs each for
+# SECONDS_PER_TARGET seconds (default 8) on a scratch copy of its seed corpus (fuzz/corpus/),
+# with its dictionary when there is one (fuzz/<target>.dict), as many at once as there are
+# CPUs. Exits non-zero when any target crashes, leaks, times out, or cannot run; the
+# reproducers are kept under build-fuzz/fuzz-artifacts/.
+#
+#   tools/run-fuzz.sh [SECONDS_PER_TARGET]
+#   FUZZ_TARGETS="cpulist config" tools/run-fuzz.sh 30   # a subset
+#   FUZZ_JOBS=1 tools/run-fuzz.sh                       # one at a time
+set -euo pipefail
+
+secs=${1:-8}
+[[ $secs =~ ^[0-9]+$ && $secs -gt 0 ]] || { echo "usage: $0 [SECONDS_PER_TARGET]" >&2; exit 2; }
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+all_targets=(cpulist cpumask proc_stat cpuinfo environ key_values cmdline task_stat numa_maps
+             interrupts maps_mention config)
+read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+start=$SECONDS
+echo "== configure + build (preset fuzz)"
+cmake --preset fuzz > /dev/null
+cmake --build --preset fuzz
+echo "== built in $((SECONDS - start))s; fuzzing ${#targets[@]} targets x ${secs}s, $jobs at a time"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/perfgap-fuzz.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+artifacts="$root/build-fuzz/fuzz-artifacts"
+mkdir -p "$artifacts"
+
+run_one() {  # target -> writes $work/<target>.log and $work/<target>.rc
+  local t=$1 bin="$root/build-fuzz/fuzz/fuzz_$1"
+  mkdir -p "$work/corpus/$t"
+  cp -R "$root/fuzz/corpus/$t/." "$work/corpus/$t/" 2>/dev/null || true
+  local rc=0 dict=()
+  [[ -f $root/fuzz/$t.dict ]] && dict=(-dict="$root/fuzz/$t.dict")
+  "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=5 -print_final_stats=1 "${dict[@]}" \
+         -artifact_prefix="$artifacts/$t-" "$work/corpus/$t" > "$work/$t.log" 2>&1 || rc=$?
+  echo "$rc" > "$work/$t.rc"
+}
+
+running=0
+for t in "${targets[@]}"; do
+  if [[ ! -x build-fuzz/fuzz/fuzz_$t ]]; then
+    echo "no fuzz target '$t'" > "$work/$t.log"; echo 127 > "$work/$t.rc"; continue
+  fi
+  run_one "$t" &
+  running=$((running + 1))
+  if (( running >= jobs )); then wait -n || true; running=$((running - 1)); fi
+done
+wait || true
+
+failed=()
+printf '%-14s %10s %8s  %s\n' target execs exec/s result
+for t in "${targets[@]}"; do
+  rc=$(cat "$work/$t.rc" 2>/dev/null || echo 125)
+  log="$work/$t.log"
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  if [[ $rc == 0 ]]; then
+    printf '%-14s %10s %8s  ok\n' "$t" "${execs:-?}" "${rate:-?}"
+  else
+    printf '%-14s %10s %8s  FAILED (exit %s)\n' "$t" "${execs:-?}" "${rate:-?}" "$rc"
+    failed+=("$t")
+  fi
+done
+
+for t in "${failed[@]}"; do
+  echo
+  echo "===== $t: last lines of the fuzzer log"
+  grep -v -E '^#[0-9]+\s+(NEW|REDUCE|pulse|INITED|RELOAD)' "$work/$t.log" | tail -40
+done
+echo
+echo "== done in $((SECONDS - start))s"
+if (( ${#failed[@]} )); then
+  echo "FAILED: ${failed[*]} (reproducers: $artifacts; rerun one: build-fuzz/fuzz/fuzz_<target> FILE)"
+  exit 1
+fi
