@@ -35,8 +35,7 @@ std::vector<std::string> split_list(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string now_rfc3339() {
-  std::time_t t = std::time(nullptr);
+std::string rfc3339(std::time_t t) {
   std::tm tm{};
   ::gmtime_r(&t, &tm);
   char buf[32];
@@ -73,7 +72,8 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_flag("--list", a.list, "List every check id with its layer and one line, then exit");
   cmd->add_option("--config", a.config, std::string("Thresholds and only/skip lists (YAML); default ") + kDefaultConfig + " when present");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
-  cmd->add_option("--format", a.format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", a.format, "Output format: text (default), json, junit or prometheus (node_exporter textfile)")
+      ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
   cmd->add_option("--output", a.output, "Write the report to FILE atomically instead of stdout");
 }
 
@@ -96,6 +96,7 @@ int run_check(const CheckArgs& a) {
 
   const std::string format = a.format.empty() ? "text" : a.format;
   if (a.list) {
+    if (format != "text" && format != "json") throw UsageError("--list takes --format text or json");
     auto text = render_list(*selected, format);
     auto w = a.output.empty() ? write_stdout(text) : write_atomically(a.output, text);
     if (!w) throw UsageError(w.error());
@@ -114,7 +115,8 @@ int run_check(const CheckArgs& a) {
 
   report::Report rep;
   rep.tool_version = PERFGAP_VERSION;
-  rep.generated_at = now_rfc3339();
+  const std::time_t started = std::time(nullptr);
+  rep.generated_at = rfc3339(started);
   rep.source.kind = root.is_live() ? "live" : "root";
   if (!root.is_live()) rep.source.root = a.root;
   core::RunOptions run_opts;
@@ -122,8 +124,11 @@ int run_check(const CheckArgs& a) {
   rep.findings = core::run_checks(*selected, facts, config, run_opts);
   rep.node = core::describe_node(*facts);
 
-  std::string text = format == "json" ? report::render_json(rep)
-                                      : report::render_text(rep, {a.verbose, a.output.empty() && color_wanted()});
+  std::string text;
+  if (format == "json") text = report::render_json(rep);
+  else if (format == "junit") text = report::render_junit(rep);
+  else if (format == "prometheus") text = report::render_prometheus(rep, static_cast<long long>(started));
+  else text = report::render_text(rep, {a.verbose, a.output.empty() && color_wanted()});
   auto w = a.output.empty() ? write_stdout(text) : write_atomically(a.output, text);
   if (!w) throw UsageError(w.error());
   return rep.has_fail() ? 1 : 0;

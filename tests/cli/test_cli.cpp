@@ -167,6 +167,18 @@ TEST_F(Cli, TextReportLeadsWithSummaryAndFailsFirst) {
   EXPECT_NE(v.out.find("metrics:"), std::string::npos);
 }
 
+TEST_F(Cli, MachineFormatsForCiAndNodeExporter) {
+  auto j = run_binary(PERFGAP_BINARY, {"check", "--root", bad.path(), "--format", "junit"});
+  EXPECT_EQ(j.status, 1);
+  EXPECT_EQ(j.out.rfind("<?xml", 0), 0u);
+  EXPECT_NE(j.out.find("<failure"), std::string::npos);
+  auto p = run_binary(PERFGAP_BINARY, {"check", "--root", bad.path(), "--format", "prometheus"});
+  EXPECT_EQ(p.status, 1);
+  EXPECT_NE(p.out.find("perfgap_findings{node=\"gpu017\",status=\"fail\"} 3"), std::string::npos) << p.out;
+  auto l = run_binary(PERFGAP_BINARY, {"check", "--list", "--format", "junit"});
+  EXPECT_EQ(l.status, 2);
+}
+
 TEST_F(Cli, SecretsAreRedactedAndOnlyAuditedPrefixesReported) {
   auto r = run_binary(PERFGAP_BINARY, {"check", "--root", healthy.path(), "--format", "json"});
   auto env = nlohmann::json::parse(r.out)["node"]["environment"];

@@ -76,3 +76,30 @@ TEST(Render, TextColourOnlyWhenAsked) {
   EXPECT_NE(verbose.find("/v: 4"), std::string::npos);
   EXPECT_NE(verbose.find("metrics: m=1.5"), std::string::npos);
 }
+
+TEST(Render, JunitMapsStatusesToElements) {
+  auto x = render_junit(sample());
+  EXPECT_NE(x.find("<testsuite name=\"perfgap gpu001\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\""), std::string::npos) << x;
+  EXPECT_NE(x.find("<testcase classname=\"gpu001\" name=\"a.fail pid:1\">"), std::string::npos) << x;
+  EXPECT_NE(x.find("<failure message=\"bad"), std::string::npos);
+  auto r = sample();
+  r.findings[0].status = Status::skip;
+  r.findings[0].title = "cannot <see> & \"tell\"";
+  r.findings[1].status = Status::warn;
+  auto y = render_junit(r);
+  EXPECT_NE(y.find("<skipped message=\"cannot &lt;see&gt; &amp; &quot;tell&quot;\"/>"), std::string::npos) << y;
+  EXPECT_NE(y.find("<system-out>warn: bad"), std::string::npos) << y;
+  EXPECT_EQ(y.find("<failure"), std::string::npos);
+}
+
+TEST(Render, PrometheusTextfileFormat) {
+  auto p = render_prometheus(sample(), 1764500000);
+  EXPECT_NE(p.find("# TYPE perfgap_finding gauge\n"), std::string::npos);
+  EXPECT_NE(p.find("perfgap_finding{node=\"gpu001\",id=\"a.fail\",layer=\"cpu-power\",subject=\"pid:1\",status=\"fail\"} 1\n"), std::string::npos) << p;
+  EXPECT_NE(p.find("perfgap_findings{node=\"gpu001\",status=\"fail\"} 1\n"), std::string::npos);
+  EXPECT_NE(p.find("perfgap_findings{node=\"gpu001\",status=\"error\"} 0\n"), std::string::npos);
+  EXPECT_NE(p.find("perfgap_last_run_timestamp_seconds{node=\"gpu001\"} 1764500000\n"), std::string::npos);
+  auto r = sample();
+  r.findings[0].subject = "a\"b\\c";
+  EXPECT_NE(render_prometheus(r, 0).find("subject=\"a\\\"b\\\\c\""), std::string::npos);
+}
