@@ -46,10 +46,9 @@ const Identity& Facts::identity() {
 
 const Avail<parsers::CpuInfo>& Facts::cpuinfo() {
   return once(cpuinfo_once_, cpuinfo_, [&]() -> Avail<parsers::CpuInfo> {
-    auto text = root_.read("/proc/cpuinfo");
-    if (!text) return missing(describe(text.error()));
-    auto info = parsers::parse_cpuinfo(*text);
-    if (!info) return missing("/proc/cpuinfo: " + info.error().describe());
+    std::string error;
+    auto info = read_parsed(root_, "/proc/cpuinfo", parsers::parse_cpuinfo, error);
+    if (!info) return missing(error);
     return *info;
   });
 }

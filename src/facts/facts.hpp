@@ -27,6 +27,23 @@ using Avail = tl::expected<T, std::string>;
 inline tl::unexpected<std::string> missing(std::string why) { return tl::unexpected(std::move(why)); }
 std::string describe(const sys::ReadError& e);  // "<path>: <reason>"
 
+// Reads `path` and parses it; on failure `error` says which of the two went wrong and where.
+template <class Parse>
+auto read_parsed(const sys::Sysroot& root, const std::string& path, Parse parse, std::string& error,
+                 std::size_t max_bytes = 4u << 20) -> std::optional<typename decltype(parse(std::string_view()))::value_type> {
+  auto text = root.read(path, max_bytes);
+  if (!text) {
+    error = describe(text.error());
+    return std::nullopt;
+  }
+  auto parsed = parse(*text);
+  if (!parsed) {
+    error = path + ": " + parsed.error().describe();
+    return std::nullopt;
+  }
+  return std::move(*parsed);
+}
+
 using parsers::CpuSet;
 
 struct Identity {

@@ -163,32 +163,8 @@ Window sample_window(Facts& f) {
   Window w;
   const auto& root = f.root();
   w.live = root.is_live();
-  auto read_stat = [&]() -> std::optional<parsers::ProcStat> {
-    auto text = root.read("/proc/stat");
-    if (!text) {
-      w.stat_error = describe(text.error());
-      return std::nullopt;
-    }
-    auto st = parsers::parse_proc_stat(*text);
-    if (!st) {
-      w.stat_error = "/proc/stat: " + st.error().describe();
-      return std::nullopt;
-    }
-    return *st;
-  };
-  auto read_irq = [&]() -> std::optional<parsers::Interrupts> {
-    auto text = root.read("/proc/interrupts", 16u << 20);
-    if (!text) {
-      w.irq_error = describe(text.error());
-      return std::nullopt;
-    }
-    auto irq = parsers::parse_interrupts(*text);
-    if (!irq) {
-      w.irq_error = "/proc/interrupts: " + irq.error().describe();
-      return std::nullopt;
-    }
-    return *irq;
-  };
+  auto read_stat = [&] { return read_parsed(root, "/proc/stat", parsers::parse_proc_stat, w.stat_error); };
+  auto read_irq = [&] { return read_parsed(root, "/proc/interrupts", parsers::parse_interrupts, w.irq_error, 16u << 20); };
   auto tasks_bounded = [&]() -> TaskSample {
     auto r = sys::run_bounded<TaskSample>([root] { return read_tasks(root); }, std::chrono::seconds(10));
     if (!r) return TaskSample{{}, "reading /proc/*/task/*/stat timed out"};
