@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config ccache
-  libfmt-dev nlohmann-json3-dev libexpected-dev libcli11-dev libyaml-cpp-dev
+  libfmt-dev nlohmann-json3-dev libexpected-dev libcli11-dev libyaml-cpp-dev zlib1g-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev    # libFuzzer targets (tools/run-fuzz.sh)
 )

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <sstream>
 
 #include "cli/errors.hpp"
@@ -61,6 +62,37 @@ std::string render_list(const std::vector<const core::CheckInfo*>& checks, const
   return out;
 }
 
+// The parts of a host report that --baseline compares; a file that is not a perfgap report
+// is a usage error naming it.
+facts::Baseline load_baseline(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("--baseline " + path + ": cannot open");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError("--baseline " + path + ": not JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  if (!j.is_object() || j.value("schema", "") != "perfgap.report/1")
+    throw UsageError("--baseline " + path + ": not a perfgap report (schema perfgap.report/1)");
+  if (!j.contains("node") || !j["node"].is_object())
+    throw UsageError("--baseline " + path + ": the report has no node (take it with perfgap check --format json)");
+  facts::Baseline b;
+  b.file = path;
+  const auto& node = j["node"];
+  if (node.contains("name") && node["name"].is_string()) b.node_name = node["name"].get<std::string>();
+  auto copy = [&](const char* key, std::map<std::string, std::string>& dest) {
+    if (!node.contains(key)) return;
+    if (!node[key].is_object()) throw UsageError("--baseline " + path + ": node." + key + " is not an object");
+    for (const auto& [k, v] : node[key].items())
+      if (v.is_string()) dest[k] = v.get<std::string>();
+  };
+  copy("environment", b.environment);
+  copy("nccl_conf", b.nccl_conf);
+  copy("settings", b.settings);
+  return b;
+}
+
 }  // namespace
 
 void add_check_command(CLI::App& app, CheckArgs& a) {
@@ -75,6 +107,8 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("--format", a.format, "Output format: text (default), json, junit or prometheus (node_exporter textfile)")
       ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
   cmd->add_option("--output", a.output, "Write the report to FILE atomically instead of stdout");
+  cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
+  cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
 }
 
 int run_check(const CheckArgs& a) {
@@ -111,6 +145,12 @@ int run_check(const CheckArgs& a) {
   }
   facts::Options opts;
   opts.pids = a.pids;
+  if (!a.dmesg.empty()) {
+    std::ifstream probe(a.dmesg, std::ios::binary);
+    if (!probe) throw UsageError("--dmesg " + a.dmesg + ": cannot open");
+    opts.dmesg_path = a.dmesg;
+  }
+  if (!a.baseline.empty()) opts.baseline = load_baseline(a.baseline);
   auto facts = std::make_shared<facts::Facts>(root, opts);
 
   report::Report rep;
@@ -119,6 +159,8 @@ int run_check(const CheckArgs& a) {
   rep.generated_at = rfc3339(started);
   rep.source.kind = root.is_live() ? "live" : "root";
   if (!root.is_live()) rep.source.root = a.root;
+  if (!a.baseline.empty()) rep.source.inputs.push_back(a.baseline);
+  if (!a.dmesg.empty()) rep.source.inputs.push_back(a.dmesg);
   core::RunOptions run_opts;
   if (config.check_timeout_s) run_opts.check_timeout = std::chrono::milliseconds(static_cast<long>(*config.check_timeout_s * 1000));
   rep.findings = core::run_checks(*selected, facts, config, run_opts);

@@ -16,6 +16,8 @@ struct CheckArgs {
   bool verbose = false;
   std::string format;  // "" = text
   std::string output;
+  std::string dmesg;     // --dmesg FILE
+  std::string baseline;  // --baseline HOST.json
 };
 
 void add_check_command(CLI::App& app, CheckArgs& args);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -165,8 +166,17 @@ struct Window {
   std::string irq_error;
 };
 
+// What a report taken elsewhere (--baseline HOST.json) says about its node.
+struct Baseline {
+  std::string file;
+  std::string node_name;
+  std::map<std::string, std::string> environment, nccl_conf, settings;
+};
+
 struct Options {
   std::vector<int> pids;          // --pid; empty: detect
+  std::optional<std::string> dmesg_path;  // --dmesg FILE (a saved kernel log), read as given
+  std::optional<Baseline> baseline;       // --baseline HOST.json
   std::chrono::milliseconds sample{1000};
   std::chrono::milliseconds proc_read_timeout{2000};
 };
@@ -201,6 +211,22 @@ class Facts {
   // Reads a /proc/<pid>/... file with the per-process time bound when live.
   sys::ReadResult<std::string> read_proc(const std::string& path, std::size_t max = 4u << 20);
 
+  // A fact defined outside this class (facts/<area>.cpp), read once under `key` and kept.
+  // Layers add facts this way without touching this header:
+  //   const auto& ports = f.memo<Avail<std::vector<IbPort>>>("infiniband", [&] { return read_ib(f.root()); });
+  template <class T>
+  const T& memo(const std::string& key, const std::function<T()>& make) {
+    std::shared_ptr<Slot> slot;
+    {
+      std::lock_guard lock(memo_mutex_);
+      auto& s = memo_[key];
+      if (!s) s = std::make_shared<Slot>();
+      slot = s;
+    }
+    std::call_once(slot->once, [&] { slot->value = std::make_shared<T>(make()); });
+    return *static_cast<const T*>(slot->value.get());
+  }
+
  private:
   template <class T, class F>
   const T& once(std::once_flag& flag, std::optional<T>& slot, F make) {
@@ -225,6 +251,13 @@ class Facts {
   PERFGAP_FACT(Training, training)
   PERFGAP_FACT(Window, window)
 #undef PERFGAP_FACT
+
+  struct Slot {
+    std::once_flag once;
+    std::shared_ptr<void> value;
+  };
+  std::mutex memo_mutex_;
+  std::map<std::string, std::shared_ptr<Slot>> memo_;
 
   std::mutex numa_mutex_;
   std::map<int, std::shared_ptr<NumaMapsRead>> numa_maps_;

@@ -179,6 +179,22 @@ TEST_F(Cli, MachineFormatsForCiAndNodeExporter) {
   EXPECT_EQ(l.status, 2);
 }
 
+TEST_F(Cli, UnusableBaselineOrDmesgIsExit2) {
+  TempDir d;
+  std::ofstream(d.path() + "/notjson.json") << "{oops";
+  std::ofstream(d.path() + "/other.json") << "{\"schema\": \"other/1\"}";
+  for (auto args : {std::vector<std::string>{"check", "--root", healthy.path(), "--baseline", d.path() + "/missing.json"},
+                    {"check", "--root", healthy.path(), "--baseline", d.path() + "/notjson.json"},
+                    {"check", "--root", healthy.path(), "--baseline", d.path() + "/other.json"},
+                    {"check", "--root", healthy.path(), "--dmesg", d.path() + "/missing.txt"}}) {
+    auto r = run_binary(PERFGAP_BINARY, args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(d.path()), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
 TEST_F(Cli, SecretsAreRedactedAndOnlyAuditedPrefixesReported) {
   auto r = run_binary(PERFGAP_BINARY, {"check", "--root", healthy.path(), "--format", "json"});
   auto env = nlohmann::json::parse(r.out)["node"]["environment"];

@@ -1,0 +1,79 @@
+#include "facts/infiniband.hpp"
+
+#include <cerrno>
+
+#include "sys/text.hpp"
+
+namespace perfgap::facts {
+
+std::optional<double> parse_ib_rate(std::string_view text) {
+  auto t = sys::trim_ws(text);
+  auto fields = sys::split_ws(t);
+  if (fields.size() < 2 || fields[1] != "Gb/sec") return std::nullopt;
+  auto v = sys::to_double(fields[0]);
+  if (!v || *v < 0) return std::nullopt;
+  return v;
+}
+
+std::string strip_state_number(std::string_view text) {
+  auto t = sys::trim_ws(text);
+  auto colon = t.find(':');
+  if (colon != std::string_view::npos && sys::to_int<int>(t.substr(0, colon))) return std::string(sys::trim_ws(t.substr(colon + 1)));
+  return std::string(t);
+}
+
+namespace {
+
+Avail<std::vector<IbDevice>> read_infiniband(const sys::Sysroot& root) {
+  const std::string base = "/sys/class/infiniband";
+  auto names = root.list(base);
+  if (!names) {
+    if (names.error().err == ENOENT) return std::vector<IbDevice>{};
+    return missing(describe(names.error()));
+  }
+  // uverbsN -> device name, for the device nodes under /dev/infiniband.
+  std::map<std::string, std::string> uverbs_of;
+  if (auto verbs = root.list("/sys/class/infiniband_verbs")) {
+    for (const auto& v : *verbs)
+      if (auto dev = root.read_value("/sys/class/infiniband_verbs/" + v + "/ibdev")) uverbs_of[*dev] = v;
+  }
+  std::vector<IbDevice> out;
+  for (const auto& name : *names) {
+    IbDevice d;
+    d.name = name;
+    if (auto link = root.readlink(base + "/" + name + "/device")) {
+      auto slash = link->rfind('/');
+      d.bdf = sys::lower(slash == std::string::npos ? *link : link->substr(slash + 1));
+    }
+    if (auto it = uverbs_of.find(name); it != uverbs_of.end()) d.uverbs = it->second;
+    auto ports = root.list(base + "/" + name + "/ports");
+    if (ports) {
+      for (const auto& p : *ports) {
+        auto n = sys::to_int<int>(p);
+        if (!n) continue;
+        IbPort port;
+        port.port = *n;
+        port.dir = base + "/" + name + "/ports/" + p;
+        if (auto v = root.read_value(port.dir + "/state")) port.state = strip_state_number(*v);
+        if (auto v = root.read_value(port.dir + "/phys_state")) port.phys_state = strip_state_number(*v);
+        if (auto v = root.read_value(port.dir + "/link_layer")) port.link_layer = *v;
+        if (auto v = root.read_value(port.dir + "/rate")) {
+          port.rate_text = *v;
+          port.rate_gbps = parse_ib_rate(*v);
+        }
+        d.ports.push_back(std::move(port));
+      }
+      std::sort(d.ports.begin(), d.ports.end(), [](auto& a, auto& b) { return a.port < b.port; });
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+const Avail<std::vector<IbDevice>>& infiniband(Facts& f) {
+  return f.memo<Avail<std::vector<IbDevice>>>("infiniband", [&] { return read_infiniband(f.root()); });
+}
+
+}  // namespace perfgap::facts

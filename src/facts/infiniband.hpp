@@ -1,0 +1,39 @@
+// RDMA devices (/sys/class/infiniband) and their ports, shared by the network, runtime and
+// NCCL checks.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "facts/facts.hpp"
+
+namespace perfgap::facts {
+
+struct IbPort {
+  int port = 0;
+  std::string dir;         // /sys/class/infiniband/<dev>/ports/<n>
+  std::string state;       // "ACTIVE" (the text after "4: ")
+  std::string phys_state;  // "LinkUp"
+  std::string link_layer;  // "InfiniBand" or "Ethernet"
+  std::string rate_text;   // "400 Gb/sec (4X NDR)"
+  std::optional<double> rate_gbps;
+};
+
+struct IbDevice {
+  std::string name;                   // mlx5_0
+  std::string bdf;                    // PCI function behind it, "" when not PCI
+  std::vector<IbPort> ports;
+  std::optional<std::string> uverbs;  // "uverbs0" from /sys/class/infiniband_verbs/*/ibdev
+};
+
+// Every RDMA device; an empty list when /sys/class/infiniband does not exist (no RDMA
+// devices on this node), missing() when it exists but cannot be read.
+const Avail<std::vector<IbDevice>>& infiniband(Facts& f);
+
+// Parses a sysfs port "rate" ("400 Gb/sec (4X NDR)", "25 Gb/sec (1X EDR)", "2.5 Gb/sec").
+std::optional<double> parse_ib_rate(std::string_view text);
+// "4: ACTIVE" -> "ACTIVE"; text without a number prefix is returned trimmed.
+std::string strip_state_number(std::string_view text);
+
+}  // namespace perfgap::facts
