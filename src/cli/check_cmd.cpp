@@ -11,6 +11,7 @@
 
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
+#include "core/baseline.hpp"
 #include "core/config.hpp"
 #include "core/node.hpp"
 #include "core/runner.hpp"
@@ -60,37 +61,6 @@ std::string render_list(const std::vector<const core::CheckInfo*>& checks, const
   std::string out;
   for (const auto* c : checks) out += fmt::format("{:<{}}  {:<16}  {}\n", c->id, w, c->layer, c->summary);
   return out;
-}
-
-// The parts of a host report that --baseline compares; a file that is not a perfgap report
-// is a usage error naming it.
-facts::Baseline load_baseline(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("--baseline " + path + ": cannot open");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError("--baseline " + path + ": not JSON (byte " + std::to_string(e.byte) + ")");
-  }
-  if (!j.is_object() || j.value("schema", "") != "perfgap.report/1")
-    throw UsageError("--baseline " + path + ": not a perfgap report (schema perfgap.report/1)");
-  if (!j.contains("node") || !j["node"].is_object())
-    throw UsageError("--baseline " + path + ": the report has no node (take it with perfgap check --format json)");
-  facts::Baseline b;
-  b.file = path;
-  const auto& node = j["node"];
-  if (node.contains("name") && node["name"].is_string()) b.node_name = node["name"].get<std::string>();
-  auto copy = [&](const char* key, std::map<std::string, std::string>& dest) {
-    if (!node.contains(key)) return;
-    if (!node[key].is_object()) throw UsageError("--baseline " + path + ": node." + key + " is not an object");
-    for (const auto& [k, v] : node[key].items())
-      if (v.is_string()) dest[k] = v.get<std::string>();
-  };
-  copy("environment", b.environment);
-  copy("nccl_conf", b.nccl_conf);
-  copy("settings", b.settings);
-  return b;
 }
 
 }  // namespace
@@ -150,7 +120,11 @@ int run_check(const CheckArgs& a) {
     if (!probe) throw UsageError("--dmesg " + a.dmesg + ": cannot open");
     opts.dmesg_path = a.dmesg;
   }
-  if (!a.baseline.empty()) opts.baseline = load_baseline(a.baseline);
+  if (!a.baseline.empty()) {
+    auto b = core::load_baseline(a.baseline);
+    if (!b) throw UsageError("--baseline " + b.error());
+    opts.baseline = std::move(*b);
+  }
   auto facts = std::make_shared<facts::Facts>(root, opts);
 
   report::Report rep;

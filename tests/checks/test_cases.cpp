@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "core/baseline.hpp"
 #include "core/config.hpp"
 #include "core/runner.hpp"
 #include "tree.hpp"
@@ -34,10 +35,21 @@ TEST_P(FixtureCase, GivesExpectedStatuses) {
   ASSERT_TRUE(spec) << spec.error();
   ASSERT_FALSE(spec->expect.empty()) << file << ": no '== expect' line";
 
+  // Options mirror the check command's: pid=N (--pid), dmesg=REL and baseline=REL (--dmesg,
+  // --baseline with a file of the unpacked tree, e.g. one written at .perfgap/host.json).
   facts::Options opts;
   for (const auto& [k, v] : spec->options) {
-    if (k == "pid") opts.pids.push_back(std::stoi(v));
-    else FAIL() << file << ": unknown option " << k;
+    if (k == "pid") {
+      opts.pids.push_back(std::stoi(v));
+    } else if (k == "dmesg") {
+      opts.dmesg_path = tmp.path() + "/" + v;
+    } else if (k == "baseline") {
+      auto b = core::load_baseline(tmp.path() + "/" + v);
+      ASSERT_TRUE(b) << file << ": " << b.error();
+      opts.baseline = std::move(*b);
+    } else {
+      FAIL() << file << ": unknown option " << k;
+    }
   }
   auto root = sys::Sysroot::at(tmp.path());
   ASSERT_TRUE(root);

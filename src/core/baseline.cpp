@@ -1,0 +1,35 @@
+#include "core/baseline.hpp"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace perfgap::core {
+
+tl::expected<facts::Baseline, std::string> load_baseline(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return tl::unexpected(path + ": cannot open");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    return tl::unexpected(path + ": not JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  if (!j.is_object() || !j.contains("schema") || j["schema"] != "perfgap.report/1")
+    return tl::unexpected(path + ": not a perfgap report (schema perfgap.report/1)");
+  if (!j.contains("node") || !j["node"].is_object())
+    return tl::unexpected(path + ": the report has no node (take it with perfgap check --format json)");
+  facts::Baseline b;
+  b.file = path;
+  const auto& node = j["node"];
+  if (node.contains("name") && node["name"].is_string()) b.node_name = node["name"].get<std::string>();
+  for (auto [key, dest] : {std::pair{"environment", &b.environment}, {"nccl_conf", &b.nccl_conf}, {"settings", &b.settings}}) {
+    if (!node.contains(key)) continue;
+    if (!node[key].is_object()) return tl::unexpected(path + ": node." + key + " is not an object");
+    for (const auto& [k, v] : node[key].items())
+      if (v.is_string()) (*dest)[k] = v.get<std::string>();
+  }
+  return b;
+}
+
+}  // namespace perfgap::core
