@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/analyze_cmd.hpp"
 #include "cli/check_cmd.hpp"
+#include "cli/gap_cmd.hpp"
 #include "cli/errors.hpp"
 
 #ifndef PERFGAP_VERSION
@@ -30,6 +32,10 @@ int run(int argc, char** argv) {
   app.require_subcommand(1);
   CheckArgs check;
   add_check_command(app, check);
+  AnalyzeArgs analyze;
+  add_analyze_command(app, analyze);
+  GapArgs gap;
+  add_gap_command(app, gap);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -44,6 +50,8 @@ int run(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("check")) return run_check(check);
+    if (app.got_subcommand("analyze")) return run_analyze(analyze);
+    if (app.got_subcommand("gap")) return run_gap(gap);
   } catch (const UsageError& e) {
     one_line_error(e.what());
     return 2;

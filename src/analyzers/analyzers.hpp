@@ -1,0 +1,101 @@
+// Analyzers: pure functions from parsed tool output (+ options) to findings. They never read
+// files; `source` is the input's name as the user gave it (used in subjects and evidence).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "parsers/nccl_log.hpp"
+#include "parsers/nccl_tests.hpp"
+#include "parsers/numastat.hpp"
+#include "parsers/perf.hpp"
+#include "parsers/steps.hpp"
+#include "parsers/turbostat.hpp"
+#include "report/model.hpp"
+
+namespace perfgap::analyzers {
+
+using report::Finding;
+
+// The layer and the id an unusable input of this kind is reported under.
+struct KindInfo {
+  const char* kind;      // "perf", "nccl-tests", ...
+  const char* layer;
+  const char* main_id;   // the id an unusable input's `error` finding carries
+};
+const KindInfo* kind_info(const std::string& kind);
+const std::vector<KindInfo>& kinds();
+
+// An `error` finding for an input that could not be used at all.
+Finding unusable_input(const KindInfo& k, const std::string& source, const std::string& why);
+// One `error` finding listing the lines of a usable input that could not be read (none when
+// `damaged` is empty).
+std::vector<Finding> damaged_lines(const char* id, const char* layer, const std::string& source,
+                                   const std::vector<parsers::ParseError>& damaged);
+
+// ---- perf ------------------------------------------------------------------------------
+struct KernelSymbol {
+  std::string match;    // exact base name, or a prefix ending in '*'
+  std::string group, finding, cause, fix;
+  bool matches(const std::string& base_symbol) const;
+};
+// The knowledge base embedded from data/kernel_symbols.yaml (parsed once).
+const std::vector<KernelSymbol>& kernel_symbols();
+// Parses a knowledge-base text (the embedded one or a test's); error text on failure.
+std::optional<std::vector<KernelSymbol>> parse_kernel_symbols(const std::string& yaml, std::string* error = nullptr);
+
+std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::string& source,
+                                  const std::vector<KernelSymbol>& kb = kernel_symbols());
+
+// ---- turbostat -------------------------------------------------------------------------
+struct TurbostatOptions {
+  std::optional<double> rated_mhz;
+};
+std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::string& source, const TurbostatOptions& o);
+
+// ---- numastat --------------------------------------------------------------------------
+std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::string& source);
+
+// ---- nccl-tests ------------------------------------------------------------------------
+struct NcclTestsOptions {
+  const parsers::NcclTestsRun* reference = nullptr;
+  std::string reference_source;
+  std::vector<std::uint64_t> sizes;  // empty: every size >= 1 MiB
+  double threshold = 0.95;
+};
+std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o);
+
+// ---- nccl-log --------------------------------------------------------------------------
+struct NcclLogOptions {
+  std::optional<std::string> expect_topo_file;
+  std::optional<std::string> expect_net;  // "IB" or "Socket"
+  bool expect_gdr = false;
+};
+// Several files (one per rank) are read together: versions are compared across all of them.
+struct NcclLogInput {
+  std::string source;
+  const parsers::NcclLog* log;
+};
+std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, const NcclLogOptions& o);
+
+// ---- steps / gap -----------------------------------------------------------------------
+struct StepStats {
+  std::size_t records = 0, used = 0, warmup = 0;
+  double mean_ms = 0, median_ms = 0, p99_ms = 0, min_ms = 0, max_ms = 0;
+};
+// Drops `warmup` records (default: 10% of them, at least 1, never all); nullopt when none is left.
+std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<std::size_t> warmup);
+
+struct StepsOptions {
+  std::optional<double> reference_ms;
+  std::string reference_source;      // where reference_ms came from ("12.5 ms" or a file)
+  std::optional<std::size_t> warmup;
+  double threshold = 0.95;
+};
+// `stats` of a step log; `measured_source` names it. A measured figure given as a number has
+// stats with records == 0 (steps.tail is then `skip`).
+std::vector<Finding> analyze_steps(const StepStats& stats, const std::string& measured_source, const StepsOptions& o);
+
+}  // namespace perfgap::analyzers

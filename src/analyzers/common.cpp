@@ -1,0 +1,60 @@
+#include <fmt/format.h>
+
+#include "analyzers/analyzers.hpp"
+
+namespace perfgap::analyzers {
+
+const std::vector<KindInfo>& kinds() {
+  static const std::vector<KindInfo> k = {
+      {"perf", "virtualization", "perf.smmu_cmdq"},
+      {"turbostat", "cpu-power", "turbostat.busy_mhz"},
+      {"numastat", "placement", "numastat.remote"},
+      {"nccl-tests", "network", "nccl_tests.busbw"},
+      {"nccl-log", "network", "nccl_log.net"},
+      {"steps", "workload", "steps.gap"},
+  };
+  return k;
+}
+
+const KindInfo* kind_info(const std::string& kind) {
+  for (const auto& k : kinds())
+    if (kind == k.kind) return &k;
+  return nullptr;
+}
+
+Finding unusable_input(const KindInfo& k, const std::string& source, const std::string& why) {
+  Finding f;
+  f.id = k.main_id;
+  f.layer = k.layer;
+  f.status = report::Status::error;
+  f.subject = source;
+  f.title = fmt::format("unusable input {}: {}", source, why);
+  f.add(source, why);
+  f.fix = fmt::format("pass the {} output itself (see docs/ANALYZE.md for the formats read)", k.kind);
+  return f;
+}
+
+std::vector<Finding> damaged_lines(const char* id, const char* layer, const std::string& source,
+                                   const std::vector<parsers::ParseError>& damaged) {
+  if (damaged.empty()) return {};
+  Finding f;
+  f.id = id;
+  f.layer = layer;
+  f.status = report::Status::error;
+  f.subject = source + " (unreadable lines)";
+  f.title = damaged.size() == 1 ? fmt::format("{}: line {} could not be read: {}", source, damaged[0].line, damaged[0].message)
+                                : fmt::format("{}: {} lines could not be read (first: line {}: {})", source, damaged.size(),
+                                              damaged[0].line, damaged[0].message);
+  std::size_t n = 0;
+  for (const auto& d : damaged) {
+    if (++n > 20) {
+      f.add(source, fmt::format("... {} more", damaged.size() - 20));
+      break;
+    }
+    f.add(d.line > 0 ? fmt::format("{}:{}", source, d.line) : source, d.message);
+  }
+  f.metric("unreadable_lines", static_cast<double>(damaged.size()));
+  return {f};
+}
+
+}  // namespace perfgap::analyzers

@@ -1,0 +1,242 @@
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "analyzers/analyzers.hpp"
+
+namespace perfgap::analyzers {
+namespace {
+
+std::string at(const std::string& src, int line) { return line > 0 ? fmt::format("{}:{}", src, line) : src; }
+
+double version_number(const std::string& v) {
+  unsigned a = 0, b = 0, c = 0;
+  if (std::sscanf(v.c_str(), "%u.%u.%u", &a, &b, &c) >= 2) return a * 10000.0 + b * 100.0 + c;
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, const NcclLogOptions& o) {
+  std::vector<Finding> out;
+  std::string subject = logs.size() == 1 ? logs[0].source : fmt::format("{} logs", logs.size());
+
+  // ---- topology file
+  {
+    Finding f;
+    f.id = "nccl_log.topo_file";
+    f.layer = "network";
+    f.subject = subject;
+    std::vector<std::pair<std::string, std::string>> loaded, failed;  // (where, path)
+    std::optional<std::pair<std::string, std::string>> env;
+    for (const auto& in : logs) {
+      for (const auto& [p, l] : in.log->topo_loaded) loaded.emplace_back(at(in.source, l), p);
+      for (const auto& [p, l] : in.log->topo_open_failed) failed.emplace_back(at(in.source, l), p);
+      if (in.log->topo_file_env && !env) env = std::make_pair(at(in.source, in.log->topo_file_env->second), in.log->topo_file_env->first);
+    }
+    std::optional<std::string> expected = o.expect_topo_file;
+    if (!expected && env) expected = env->second;
+    auto loaded_expected = [&] {
+      if (!o.expect_topo_file) return !loaded.empty();
+      for (const auto& [w, p] : loaded)
+        if (p == *o.expect_topo_file) return true;
+      return false;
+    };
+    if (env) f.add(env->first, "NCCL_TOPO_FILE set by environment to " + env->second);
+    for (const auto& [w, p] : failed) f.add(w, "could not open XML topology file " + p);
+    for (std::size_t i = 0; i < loaded.size() && i < 4; ++i) f.add(loaded[i].first, "loading topology file " + loaded[i].second);
+    const std::string fix = "make the file reach the job: mount it into the container at the path NCCL_TOPO_FILE names (enroot mounts.d / pyxis --container-mounts) and pass the variable (enroot environ.d, srun --export); check with perfgap check (nccl.topo_file)";
+    const std::string impact = "without the topology file NCCL falls back to auto-detection: AllGather/ReduceScatter 2-4x slower on virtualized nodes (13-53% below reference)";
+    if (!failed.empty()) {
+      f.status = report::Status::fail;
+      f.title = fmt::format("NCCL could not open the topology file {}: it fell back to auto-detection", failed.front().second);
+      f.fix = fix;
+      f.impact = impact;
+    } else if (loaded_expected()) {
+      f.status = report::Status::pass;
+      f.title = fmt::format("NCCL loaded the topology file {}", loaded.front().second);
+    } else if (!loaded.empty() && o.expect_topo_file) {
+      f.status = report::Status::fail;
+      f.title = fmt::format("NCCL loaded {} instead of the expected {}", loaded.front().second, *o.expect_topo_file);
+      f.fix = fix;
+      f.impact = impact;
+      f.add("--expect-topo-file", *o.expect_topo_file);
+    } else if (o.expect_topo_file && env && env->second != *o.expect_topo_file) {
+      f.status = report::Status::fail;
+      f.title = fmt::format("NCCL_TOPO_FILE is {} in the job, not the expected {}", env->second, *o.expect_topo_file);
+      f.fix = fix;
+      f.impact = impact;
+    } else if (o.expect_topo_file && !env) {
+      f.status = report::Status::fail;
+      f.title = fmt::format("the log never mentions the expected topology file {}: NCCL_TOPO_FILE did not reach the job", *o.expect_topo_file);
+      f.fix = fix;
+      f.impact = impact;
+      f.add("--expect-topo-file", *o.expect_topo_file, "NCCL_TOPO_FILE set by environment / Loading topology file");
+    } else if (env) {
+      // Set, no open failure logged. "Loading topology file" is only printed with
+      // NCCL_DEBUG_SUBSYS including GRAPH; the open failure is printed by default (WARN up to
+      // 2.26, INFO ENV since 2.27.3).
+      f.status = report::Status::pass;
+      f.title = fmt::format("NCCL_TOPO_FILE={} reached NCCL and no open failure is logged (NCCL_DEBUG_SUBSYS=GRAPH shows the load itself)", env->second);
+    } else {
+      f.status = report::Status::skip;
+      f.title = "the log never mentions a topology file and none was expected (--expect-topo-file)";
+    }
+    (void)expected;
+    out.push_back(std::move(f));
+  }
+
+  // ---- network
+  {
+    Finding f;
+    f.id = "nccl_log.net";
+    f.layer = "network";
+    f.subject = subject;
+    std::map<std::string, int> transports;  // "NET/IB", "P2P", ...
+    std::map<std::string, std::pair<int, int>> gdr_by_dir;  // direction -> (net channels, with GDRDMA)
+    std::vector<std::pair<std::string, std::string>> socket_channels, net_non_gdr;
+    std::optional<std::pair<std::string, std::string>> using_socket, rdma_shown, fallback_sign, forced;
+    std::set<std::string> nets;
+    std::map<std::string, std::string> versions;  // "file host" -> version
+    std::vector<std::pair<std::string, std::string>> version_where;
+    int gdr_enabled = 0;
+    std::optional<int> coll, nvls, p2p;
+    for (const auto& in : logs) {
+      const auto& L = *in.log;
+      for (const auto& [n, l] : L.using_network) {
+        nets.insert(n);
+        if (n == "Socket" && !using_socket) using_socket = std::make_pair(at(in.source, l), "Using network Socket");
+      }
+      if (!L.rdma_devices.empty() && !rdma_shown)
+        rdma_shown = std::make_pair(at(in.source, L.rdma_devices.front().second), "RDMA device " + L.rdma_devices.front().first);
+      if (L.ib_no_device && !fallback_sign) fallback_sign = std::make_pair(at(in.source, *L.ib_no_device), "NET/IB : No device found");
+      if (L.ibverbs_missing && !fallback_sign) fallback_sign = std::make_pair(at(in.source, *L.ibverbs_missing), "Failed to open libibverbs (RDMA library missing in this environment)");
+      for (const auto& [kv, l] : L.env_settings)
+        if ((kv == "NCCL_IB_DISABLE=1" || kv == "NCCL_NET=Socket") && !forced) forced = std::make_pair(at(in.source, l), kv + " set by environment");
+      for (const auto& ch : L.channels) {
+        std::string t = ch.transport == "NET" ? "NET/" + ch.net : ch.transport;
+        ++transports[t];
+        if (ch.transport == "NET") {
+          if (ch.net == "Socket") {
+            if (socket_channels.size() < 3) socket_channels.emplace_back(at(in.source, ch.line), "channel via NET/Socket");
+            continue;
+          }
+          auto& g = gdr_by_dir[ch.direction];
+          ++g.first;
+          if (ch.gdrdma) ++g.second;
+          else if (net_non_gdr.size() < 3) net_non_gdr.emplace_back(at(in.source, ch.line), fmt::format("{}channel via NET/{} without GDRDMA", ch.direction.empty() ? "" : "[" + ch.direction + "] ", ch.net));
+        }
+      }
+      gdr_enabled += static_cast<int>(L.gdr_enabled.size());
+      for (const auto& [host, v] : L.versions) {
+        std::string key = host.empty() ? in.source : host;
+        if (!versions.count(key)) {
+          versions[key] = v;
+          version_where.emplace_back(key, v);
+        }
+      }
+      if (L.coll_channels) coll = L.coll_channels;
+      if (L.nvls_channels) nvls = L.nvls_channels;
+      if (L.p2p_channels) p2p = L.p2p_channels;
+    }
+    int channels = 0;
+    for (const auto& [t, n] : transports) {
+      f.metric("channels." + t, n);
+      channels += n;
+    }
+    if (coll) f.metric("coll_channels", *coll);
+    if (nvls) f.metric("nvls_channels", *nvls);
+    if (p2p) f.metric("p2p_channels", *p2p);
+    std::set<std::string> distinct;
+    for (const auto& [k, v] : versions) distinct.insert(v);
+    if (!distinct.empty()) f.metric("nccl_version", version_number(*distinct.begin()));
+
+    bool socket_used = using_socket || !socket_channels.empty();
+    // RDMA is expected when asked, when the log shows RDMA devices or NCCL looking for them in
+    // vain, and when inter-node channels run over TCP sockets on GPU nodes (a multi-node GPU
+    // job over sockets is a fallback unless --expect-net Socket says it is intended).
+    bool ib_expected = o.expect_net ? *o.expect_net == "IB" : (rdma_shown || fallback_sign || !socket_channels.empty());
+    std::vector<std::string> problems;
+    if (distinct.size() > 1) {
+      std::string list;
+      for (const auto& [k, v] : version_where) list += (list.empty() ? "" : ", ") + k + " " + v;
+      problems.push_back("ranks report different NCCL versions: " + list);
+      for (const auto& [k, v] : version_where) f.add(k, "NCCL version " + v);
+    }
+    if (socket_used && ib_expected) {
+      problems.push_back(forced ? "NCCL uses NET/Socket (" + forced->second + ") where RDMA is expected"
+                         : fallback_sign || rdma_shown || o.expect_net ? "NCCL fell back to NET/Socket where RDMA is expected"
+                                                                       : "inter-node channels run over NET/Socket (TCP) instead of RDMA");
+      if (using_socket) f.add(using_socket->first, using_socket->second, "Using network IB");
+      for (const auto& [w, s] : socket_channels) f.add(w, s, "NET/IB");
+      if (fallback_sign) f.add(fallback_sign->first, fallback_sign->second);
+      if (rdma_shown) f.add(rdma_shown->first, rdma_shown->second);
+      if (forced) f.add(forced->first, forced->second);
+      if (o.expect_net) f.add("--expect-net", *o.expect_net);
+    }
+    // GDRDMA: expected, or mixed within one direction of the same run.
+    bool gdr_problem = false;
+    for (const auto& [dir, g] : gdr_by_dir) {
+      if (g.first == 0) continue;
+      if ((o.expect_gdr && g.second < g.first) || (g.second > 0 && g.second < g.first)) gdr_problem = true;
+      f.metric(fmt::format("net_channels{}", dir.empty() ? "" : "." + dir), g.first);
+      f.metric(fmt::format("gdrdma_channels{}", dir.empty() ? "" : "." + dir), g.second);
+    }
+    if (gdr_problem) {
+      problems.push_back(o.expect_gdr ? "inter-node channels run without GPUDirect RDMA (--expect-gdr)"
+                                      : "some inter-node channels use GDRDMA and others do not");
+      for (const auto& [w, s] : net_non_gdr) f.add(w, s, "GDRDMA");
+    }
+    std::string tlist;
+    for (const auto& [t, n] : transports) tlist += fmt::format("{}{} {}", tlist.empty() ? "" : ", ", t, n);
+    std::string netlist;
+    for (const auto& n : nets) netlist += (netlist.empty() ? "" : ",") + n;
+    if (netlist.empty())
+      for (const auto& [t, n] : transports)
+        if (t.rfind("NET/", 0) == 0) netlist += (netlist.empty() ? "" : ",") + t.substr(4) + " (from channel lines)";
+    if (!problems.empty()) {
+      f.status = report::Status::fail;
+      f.title = problems.front() + (problems.size() > 1 ? fmt::format(" (+{} more)", problems.size() - 1) : "");
+      for (std::size_t i = 1; i < problems.size(); ++i) f.add("also", problems[i]);
+      if (socket_used && ib_expected)
+        f.fix = "make the RDMA devices usable inside the job: /dev/infiniband/uverbs* and libibverbs/rdma-core in the container, no NCCL_IB_DISABLE/NCCL_NET=Socket; verify 'Using network IB' and 'via NET/IB/.../GDRDMA' in the log";
+      else if (gdr_problem)
+        f.fix = "load nvidia_peermem (or use the dma-buf path of the open driver) on every node, and keep the GPU and NIC under the same PCIe switch (NCCL_NET_GDR_LEVEL)";
+      else
+        f.fix = "run the same NCCL build on every rank (one container image, no host LD_LIBRARY_PATH overrides)";
+      f.impact = socket_used && ib_expected ? "TCP sockets instead of RDMA: inter-node bandwidth a fraction of the fabric's" : "collectives slower than the fabric allows";
+    } else if (socket_used && !ib_expected) {
+      bool asked = o.expect_net && *o.expect_net == "Socket";
+      f.status = asked ? report::Status::pass : report::Status::warn;
+      f.title = asked ? "NCCL uses NET/Socket, as --expect-net Socket asked"
+                : forced ? fmt::format("NCCL uses TCP sockets because {}; no RDMA device in the log (--expect-net IB if this node has RDMA NICs, --expect-net Socket if intended)", forced->second)
+                         : "NCCL uses TCP sockets; no RDMA device in the log (--expect-net IB if this node has RDMA NICs, --expect-net Socket if intended)";
+      if (forced) f.add(forced->first, forced->second);
+      if (using_socket) f.add(using_socket->first, using_socket->second);
+      if (!asked) {
+        f.fix = forced ? "drop " + forced->second.substr(0, forced->second.find(' ')) + " if the node has RDMA NICs" : "if the nodes have RDMA NICs, make them visible to the job (devices, libibverbs)";
+        f.impact = "TCP sockets: inter-node bandwidth a fraction of an RDMA fabric's";
+      }
+    } else if (o.expect_net && *o.expect_net == "Socket" && !socket_used && !nets.empty()) {
+      f.status = report::Status::pass;
+      f.title = fmt::format("NCCL uses network {} (--expect-net Socket asked for sockets)", netlist);
+    } else if (!nets.empty() || transports.count("NET/IB") || gdr_by_dir.size()) {
+      f.status = report::Status::pass;
+      f.title = fmt::format("NCCL uses network {}{}{}", netlist, tlist.empty() ? "" : "; channels: " + tlist,
+                            gdr_enabled ? ", GPUDirect RDMA enabled" : "");
+    } else if (!transports.empty()) {
+      f.status = report::Status::skip;
+      f.title = "no inter-node transport in the log (intra-node channels only: " + tlist + ")";
+    } else {
+      f.status = report::Status::skip;
+      f.title = "the log shows no network selection ('Using network ...') and no channel lines";
+    }
+    if (f.status == report::Status::pass || f.status == report::Status::skip)
+      for (const auto& [k, v] : version_where) f.add(k, "NCCL version " + v);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace perfgap::analyzers

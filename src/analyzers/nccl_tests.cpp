@@ -1,0 +1,144 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analyzers/analyzers.hpp"
+
+namespace perfgap::analyzers {
+
+std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o) {
+  using parsers::format_size;
+  std::vector<Finding> out;
+  Finding f;
+  f.id = "nccl_tests.busbw";
+  f.layer = "network";
+  f.subject = source;
+
+  // Per size, the last row wins (a file may hold several runs of the same sizes).
+  std::map<std::uint64_t, const parsers::NcclTestsRow*> rows;
+  for (const auto& r : run.rows)
+    if (r.out_of_place) rows[r.size] = &r;
+  std::map<std::uint64_t, const parsers::NcclTestsRow*> ref;
+  if (o.reference)
+    for (const auto& r : o.reference->rows)
+      if (r.out_of_place) ref[r.size] = &r;
+
+  auto where = [&](const parsers::NcclTestsRow& r) { return r.line > 0 ? fmt::format("{}:{}", source, r.line) : source; };
+
+  // #wrong: out-of-place and in-place ("error" in old formats).
+  double wrong_total = 0;
+  std::vector<const parsers::NcclTestsRow*> wrong_rows;
+  for (const auto& r : run.rows) {
+    double w = 0;
+    if (r.out_of_place && r.out_of_place->wrong) w += *r.out_of_place->wrong;
+    if (r.in_place && r.in_place->wrong) w += *r.in_place->wrong;
+    if (w > 0) {
+      wrong_total += w;
+      wrong_rows.push_back(&r);
+    }
+  }
+
+  // The sizes that matter.
+  std::vector<std::uint64_t> sizes;
+  std::vector<std::uint64_t> missing;
+  if (!o.sizes.empty()) {
+    for (auto s : o.sizes) (rows.count(s) ? sizes : missing).push_back(s);
+  } else {
+    for (const auto& [s, r] : rows)
+      if (s >= (1ull << 20)) sizes.push_back(s);
+  }
+
+  double max_busbw = 0;
+  for (const auto& [s, r] : rows) {
+    max_busbw = std::max(max_busbw, r->out_of_place->busbw);
+    f.metric(fmt::format("busbw_gbps.{}", s), r->out_of_place->busbw);
+  }
+  f.metric("max_busbw_gbps", max_busbw);
+  f.metric("sizes", static_cast<double>(rows.size()));
+  f.metric("wrong", wrong_total);
+  if (run.avg_busbw) f.metric("avg_busbw_gbps", *run.avg_busbw);
+  std::string what = run.collective.empty() ? "nccl-tests" : run.collective;
+
+  std::vector<std::string> below;
+  std::size_t compared = 0;
+  double worst_ratio = 1e9;
+  if (o.reference) {
+    for (auto s : sizes) {
+      const auto* r = rows[s];
+      auto it = ref.find(s);
+      if (it == ref.end()) {
+        f.add(where(*r), fmt::format("{:>9}  busbw {:8.2f} GB/s  reference: size not in {}", format_size(s), r->out_of_place->busbw, o.reference_source));
+        continue;
+      }
+      double rb = it->second->out_of_place->busbw;
+      if (rb <= 0) continue;
+      ++compared;
+      double ratio = r->out_of_place->busbw / rb;
+      worst_ratio = std::min(worst_ratio, ratio);
+      f.metric(fmt::format("ratio.{}", s), ratio);
+      std::string line = fmt::format("{:>9}  busbw {:8.2f} GB/s  reference {:8.2f}  {:6.1f}%", format_size(s), r->out_of_place->busbw, rb, 100 * ratio);
+      if (ratio < o.threshold) below.push_back(format_size(s));
+      f.add(where(*r), line, fmt::format(">= {:.0f}% of reference", 100 * o.threshold));
+    }
+    if (compared) f.metric("min_ratio", worst_ratio);
+  } else {
+    for (auto s : sizes) {
+      const auto* r = rows[s];
+      f.add(where(*r), fmt::format("{:>9}  busbw {:8.2f} GB/s  algbw {:8.2f} GB/s  time {:.1f} us", format_size(s), r->out_of_place->busbw,
+                                   r->out_of_place->algbw, r->out_of_place->time_us));
+    }
+  }
+  for (auto s : missing) f.add(source, fmt::format("{}: size not in this run", format_size(s)));
+  // Wrong results first in the evidence: they decide.
+  if (!wrong_rows.empty()) {
+    std::vector<report::Evidence> ev;
+    for (const auto* r : wrong_rows)
+      ev.push_back({where(*r), fmt::format("{:>9}  #wrong out-of-place {}, in-place {}", format_size(r->size),
+                                           r->out_of_place && r->out_of_place->wrong ? fmt::format("{:g}", *r->out_of_place->wrong) : "N/A",
+                                           r->in_place && r->in_place->wrong ? fmt::format("{:g}", *r->in_place->wrong) : "N/A"),
+                    std::string("0")});
+    f.evidence.insert(f.evidence.begin(), ev.begin(), ev.end());
+  }
+
+  if (wrong_total > 0) {
+    f.status = report::Status::fail;
+    f.title = fmt::format("{}: wrong results (#wrong/error > 0) at {} size(s)", what, wrong_rows.size());
+    f.fix = "data corruption or a broken transport: rerun with -c 1 and NCCL_DEBUG=WARN; check GPU/NIC health (XID errors, link errors) and the NCCL version across ranks";
+    f.impact = "collective results are not trustworthy";
+  } else if (o.reference && !below.empty()) {
+    f.status = report::Status::fail;
+    std::string list;
+    for (std::size_t i = 0; i < below.size() && i < 6; ++i) list += (i ? ", " : "") + below[i];
+    if (below.size() > 6) list += fmt::format(" (+{} more)", below.size() - 6);
+    f.title = fmt::format("{}: busbw below {:.0f}% of the reference at {} (worst {:.1f}%)", what, 100 * o.threshold, list, 100 * worst_ratio);
+    f.fix = "compare the NCCL log of both runs (perfgap analyze nccl-log): transport (Socket vs IB), GDRDMA, channel count, topology file; then sweep NCCL_IB_QPS_PER_CONNECTION etc. with perfgap sweep";
+    f.impact = fmt::format("bus bandwidth down to {:.1f}% of the reference: collectives of these sizes take {:.2f}x as long", 100 * worst_ratio, 1 / worst_ratio);
+  } else if (o.reference && compared == 0) {
+    f.status = report::Status::skip;
+    f.title = fmt::format("{}: no size of {} and the reference {} in common{}", what, source, o.reference_source,
+                          o.sizes.empty() ? " at 1 MiB or more" : " among --sizes");
+  } else if (!o.sizes.empty() && sizes.empty()) {
+    f.status = report::Status::skip;
+    f.title = fmt::format("{}: none of the --sizes is in this run", what);
+  } else {
+    f.status = report::Status::pass;
+    if (o.reference)
+      f.title = fmt::format("{}: busbw at {:.0f}% of the reference or better at {} size(s) (worst {:.1f}%), no wrong results", what,
+                            100 * o.threshold, compared, 100 * worst_ratio);
+    else
+      f.title = fmt::format("{}: {} sizes, peak busbw {:.2f} GB/s, no wrong results{}", what, rows.size(), max_busbw,
+                            run.rows.empty() || std::any_of(run.rows.begin(), run.rows.end(), [](const auto& r) { return r.out_of_place && r.out_of_place->wrong; })
+                                ? ""
+                                : " (results not checked: -c 0)");
+  }
+  if (!run.nccl_version.empty()) {
+    unsigned a = 0, b = 0, c = 0;
+    if (std::sscanf(run.nccl_version.c_str(), "%u.%u.%u", &a, &b, &c) == 3) f.metric("nccl_version", a * 10000.0 + b * 100.0 + c);
+  }
+  out.push_back(std::move(f));
+  for (auto& d : damaged_lines("nccl_tests.busbw", "network", source, run.damaged)) out.push_back(std::move(d));
+  return out;
+}
+
+}  // namespace perfgap::analyzers

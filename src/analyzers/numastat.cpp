@@ -1,0 +1,124 @@
+#include <fmt/format.h>
+
+#include <map>
+
+#include "analyzers/analyzers.hpp"
+
+namespace perfgap::analyzers {
+
+std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::string& source) {
+  std::vector<Finding> out;
+  auto judge = [](Finding& f, double share) {
+    if (share > 0.10) f.status = report::Status::fail;
+    else if (share > 0.05) f.status = report::Status::warn;
+    else f.status = report::Status::pass;
+  };
+  switch (n.layout) {
+    case parsers::Numastat::Layout::meminfo: {
+      Finding f;
+      f.id = "numastat.remote";
+      f.layer = "placement";
+      f.subject = source;
+      f.status = report::Status::skip;
+      f.title = "numastat -m is system-wide memory per node: it says nothing about a process's remote share (use numastat -p PID)";
+      out.push_back(std::move(f));
+      break;
+    }
+    case parsers::Numastat::Layout::process: {
+      // Repeated runs repeat a pid: the last table of each pid counts.
+      std::map<std::string, const parsers::NumastatProcess*> last;
+      std::vector<std::string> order;
+      for (const auto& p : n.processes) {
+        std::string key = p.pid.empty() ? p.name : p.pid;
+        if (!last.count(key)) order.push_back(key);
+        last[key] = &p;
+      }
+      for (const auto& key : order) {
+        const auto& p = *last[key];
+        Finding f;
+        f.id = "numastat.remote";
+        f.layer = "placement";
+        f.subject = p.pid.empty() ? source : "pid:" + p.pid;
+        double total = 0, main = 0;
+        std::size_t main_i = 0;
+        for (std::size_t i = 0; i < p.per_node.size(); ++i) {
+          total += p.per_node[i];
+          if (p.per_node[i] > main) {
+            main = p.per_node[i];
+            main_i = i;
+          }
+        }
+        std::string who = p.pid.empty() ? "process" : fmt::format("pid {}{}", p.pid, p.name.empty() ? "" : " (" + p.name + ")");
+        if (total <= 0) {
+          f.status = report::Status::skip;
+          f.title = who + ": no memory in the table";
+          out.push_back(std::move(f));
+          continue;
+        }
+        double share = 1.0 - main / total;
+        int main_node = main_i < p.nodes.size() ? p.nodes[main_i] : static_cast<int>(main_i);
+        judge(f, share);
+        std::string per;
+        for (std::size_t i = 0; i < p.per_node.size(); ++i)
+          per += fmt::format("{}node {}: {:.2f} MB", i ? ", " : "", i < p.nodes.size() ? p.nodes[i] : static_cast<int>(i), p.per_node[i]);
+        f.add(fmt::format("{}:{}", source, p.line), per, "<= 5% off the main node");
+        f.metric("remote_pct", 100 * share);
+        f.metric("total_mb", total);
+        f.metric("main_node", main_node);
+        f.title = fmt::format("{}: {:.1f}% of {:.2f} MB outside its main node {}", who, 100 * share, total, main_node);
+        if (f.status != report::Status::pass) {
+          f.fix = "bind each rank's CPUs and memory to its GPU's NUMA node (numactl --cpunodebind=N --membind=N, or the launcher's binding), and disable automatic NUMA balancing";
+          f.impact = "remote memory accesses cost bandwidth and latency on the loader and host-side paths (18% remote in the reference case)";
+        }
+        out.push_back(std::move(f));
+      }
+      break;
+    }
+    case parsers::Numastat::Layout::counters: {
+      const auto& c = *n.counters;
+      auto row = [&](const char* k) -> const std::vector<double>* {
+        auto it = c.rows.find(k);
+        return it == c.rows.end() ? nullptr : &it->second;
+      };
+      auto local = row("local_node"), other = row("other_node");
+      if (!local || !other) {
+        Finding f;
+        f.id = "numastat.remote";
+        f.layer = "placement";
+        f.subject = source;
+        f.status = report::Status::skip;
+        f.title = "numastat counters without local_node/other_node rows";
+        out.push_back(std::move(f));
+        break;
+      }
+      for (std::size_t i = 0; i < c.nodes.size() && i < local->size() && i < other->size(); ++i) {
+        Finding f;
+        f.id = "numastat.remote";
+        f.layer = "placement";
+        f.subject = fmt::format("node{}", c.nodes[i]);
+        double l = (*local)[i], o = (*other)[i];
+        if (l + o <= 0) {
+          f.status = report::Status::skip;
+          f.title = fmt::format("node {}: no allocations counted", c.nodes[i]);
+          out.push_back(std::move(f));
+          continue;
+        }
+        double share = o / (l + o);
+        judge(f, share);
+        f.add(fmt::format("{}:{}", source, c.line), fmt::format("local_node {:.0f}, other_node {:.0f}", l, o), "other_node <= 5%");
+        f.metric("other_node_pct", 100 * share);
+        f.title = fmt::format("node {}: {:.2f}% of allocations here were made by processes running on other nodes (other_node)", c.nodes[i], 100 * share);
+        if (f.status != report::Status::pass) {
+          f.fix = "bind processes and their memory to the same node (numactl --cpunodebind/--membind); disable automatic NUMA balancing";
+          f.impact = "remote memory traffic";
+        }
+        out.push_back(std::move(f));
+      }
+      break;
+    }
+  }
+  for (auto& d : damaged_lines("numastat.remote", "placement", source, n.damaged)) out.push_back(std::move(d));
+  return out;
+}
+
+}  // namespace perfgap::analyzers

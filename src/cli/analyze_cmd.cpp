@@ -1,0 +1,236 @@
+#include "cli/analyze_cmd.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "analyzers/analyzers.hpp"
+#include "cli/errors.hpp"
+#include "cli/output.hpp"
+#include "parsers/tool_text.hpp"
+#include "report/render.hpp"
+
+#ifndef PERFGAP_VERSION
+#define PERFGAP_VERSION "0.0.0"
+#endif
+
+namespace perfgap::cli {
+namespace {
+
+std::string rfc3339_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string kinds_list() {
+  std::string s;
+  for (const auto& k : analyzers::kinds()) s += (s.empty() ? "" : ", ") + std::string(k.kind);
+  return s;
+}
+
+}  // namespace
+
+InputText read_input(const std::string& path) {
+  InputText in;
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) {
+    in.problem = std::string("cannot open: ") + std::strerror(errno);
+    return in;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    in.problem = "is a directory";
+    return in;
+  }
+  std::ifstream f(path, std::ios::binary);
+  if (!f) {
+    in.problem = std::string("cannot open: ") + std::strerror(errno);
+    return in;
+  }
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  in.text = std::move(ss).str();
+  if (f.bad()) {
+    in.problem = "read error";
+  } else if (in.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    in.problem = "empty";
+  } else if (parsers::tooltext::looks_binary(in.text)) {
+    in.problem = "binary data, not text";
+  }
+  return in;
+}
+
+int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
+                const std::string& format, const std::string& output, bool verbose) {
+  report::Report rep;
+  rep.tool_version = PERFGAP_VERSION;
+  rep.generated_at = rfc3339_now();
+  rep.source.kind = kind;
+  rep.source.inputs = inputs;
+  rep.findings = std::move(findings);
+  std::string text = format == "json" ? report::render_json(rep) : report::render_text(rep, {verbose, output.empty() && color_wanted()});
+  auto w = output.empty() ? write_stdout(text) : write_atomically(output, text);
+  if (!w) throw UsageError(w.error());
+  return rep.has_fail() ? 1 : 0;
+}
+
+void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
+  auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, steps)");
+  cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps")->required();
+  cmd->add_option("files", a.files, "Input files (several: each is read; an unusable one becomes an error finding)")->required();
+  cmd->add_option("--format", a.format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--output", a.output, "Write the report to FILE atomically instead of stdout");
+  cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
+  cmd->add_option("--rated-mhz", a.rated_mhz, "turbostat: the CPU's rated maximum (turbo) MHz for the busy cores")->check(CLI::PositiveNumber);
+  cmd->add_option("--reference", a.reference, "nccl-tests: a reference run's output; steps: a reference step log");
+  cmd->add_option("--sizes", a.sizes, "nccl-tests: sizes to judge (1M,64M,1G; K/M/G are powers of 1024); default every size >= 1 MiB");
+  cmd->add_option("--expect-topo-file", a.expect_topo_file, "nccl-log: the NCCL topology file the job should load");
+  cmd->add_option("--expect-net", a.expect_net, "nccl-log: IB or Socket (IB is assumed when the log shows RDMA devices)")
+      ->check(CLI::IsMember({"IB", "Socket"}));
+  cmd->add_flag("--expect-gdr", a.expect_gdr, "nccl-log: inter-node channels should use GPUDirect RDMA");
+  cmd->add_option("--reference-ms", a.reference_ms, "steps: the reference time per iteration in ms")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", a.warmup, "steps: records to drop at the start (default 10% of the run, at least 1)")->check(CLI::NonNegativeNumber);
+}
+
+int run_analyze(const AnalyzeArgs& a) {
+  const auto* kind = analyzers::kind_info(a.kind);
+  if (!kind) throw UsageError(fmt::format("unknown analyze KIND '{}' (one of: {}; nsys is reserved)", a.kind, kinds_list()));
+  const std::string k = a.kind;
+  auto only_for = [&](bool given, const char* opt, std::initializer_list<const char*> ok) {
+    if (!given) return;
+    for (const char* x : ok)
+      if (k == x) return;
+    std::string list;
+    for (const char* x : ok) list += (list.empty() ? "" : " or ") + std::string("analyze ") + x;
+    throw UsageError(fmt::format("{} applies to {}, not analyze {}", opt, list, k));
+  };
+  only_for(a.rated_mhz.has_value(), "--rated-mhz", {"turbostat"});
+  only_for(!a.reference.empty(), "--reference", {"nccl-tests", "steps"});
+  only_for(!a.sizes.empty(), "--sizes", {"nccl-tests"});
+  only_for(a.expect_topo_file.has_value(), "--expect-topo-file", {"nccl-log"});
+  only_for(!a.expect_net.empty(), "--expect-net", {"nccl-log"});
+  only_for(a.expect_gdr, "--expect-gdr", {"nccl-log"});
+  only_for(a.reference_ms.has_value(), "--reference-ms", {"steps"});
+  only_for(a.warmup.has_value(), "--warmup", {"steps"});
+  if (a.reference_ms && !a.reference.empty()) throw UsageError("give --reference-ms or --reference, not both");
+
+  std::vector<report::Finding> findings;
+  std::vector<std::string> unusable;
+  int usable = 0;
+  auto bad = [&](const std::string& file, const std::string& why) {
+    findings.push_back(analyzers::unusable_input(*kind, file, why));
+    unusable.push_back(file + ": " + why);
+  };
+  auto append = [&](std::vector<report::Finding> v) {
+    for (auto& f : v) findings.push_back(std::move(f));
+  };
+
+  // Options that read files or need parsing: fatal when wrong (exit 2).
+  analyzers::NcclTestsOptions nt;
+  parsers::NcclTestsRun nt_ref;
+  analyzers::StepsOptions st;
+  std::optional<std::size_t> warmup;
+  if (a.warmup) warmup = static_cast<std::size_t>(*a.warmup);
+  st.warmup = warmup;
+  if (k == "nccl-tests") {
+    if (!a.sizes.empty()) {
+      auto s = parsers::parse_sizes(a.sizes);
+      if (!s) throw UsageError("--sizes " + a.sizes + ": " + s.error().describe());
+      nt.sizes = *s;
+    }
+    if (!a.reference.empty()) {
+      auto in = read_input(a.reference);
+      if (!in.problem.empty()) throw UsageError("--reference " + a.reference + ": " + in.problem);
+      auto r = parsers::parse_nccl_tests(in.text);
+      if (!r) throw UsageError("--reference " + a.reference + ": " + r.error().describe());
+      nt_ref = std::move(*r);
+      nt.reference = &nt_ref;
+      nt.reference_source = a.reference;
+    }
+  }
+  if (k == "steps") {
+    if (a.reference_ms) {
+      st.reference_ms = *a.reference_ms;
+      st.reference_source = "--reference-ms";
+    } else if (!a.reference.empty()) {
+      auto in = read_input(a.reference);
+      if (!in.problem.empty()) throw UsageError("--reference " + a.reference + ": " + in.problem);
+      auto r = parsers::parse_steps(in.text);
+      if (!r) throw UsageError("--reference " + a.reference + ": " + r.error().describe());
+      auto s = analyzers::step_stats(*r, warmup);
+      if (!s) throw UsageError("--reference " + a.reference + ": no records left after the warm-up");
+      st.reference_ms = s->median_ms;
+      st.reference_source = a.reference;
+    }
+  }
+
+  std::vector<parsers::NcclLog> logs;
+  std::vector<std::string> log_sources;
+  logs.reserve(a.files.size());
+  for (const auto& file : a.files) {
+    auto in = read_input(file);
+    if (!in.problem.empty()) {
+      bad(file, in.problem);
+      continue;
+    }
+    if (k == "perf") {
+      auto p = parsers::parse_perf(in.text);
+      if (!p) { bad(file, p.error().describe()); continue; }
+      append(analyzers::analyze_perf(*p, file));
+    } else if (k == "turbostat") {
+      auto t = parsers::parse_turbostat(in.text);
+      if (!t) { bad(file, t.error().describe()); continue; }
+      append(analyzers::analyze_turbostat(*t, file, {a.rated_mhz}));
+    } else if (k == "numastat") {
+      auto n = parsers::parse_numastat(in.text);
+      if (!n) { bad(file, n.error().describe()); continue; }
+      append(analyzers::analyze_numastat(*n, file));
+    } else if (k == "nccl-tests") {
+      auto r = parsers::parse_nccl_tests(in.text);
+      if (!r) { bad(file, r.error().describe()); continue; }
+      append(analyzers::analyze_nccl_tests(*r, file, nt));
+    } else if (k == "nccl-log") {
+      auto l = parsers::parse_nccl_log(in.text);
+      if (!l) { bad(file, l.error().describe()); continue; }
+      logs.push_back(std::move(*l));
+      log_sources.push_back(file);
+    } else if (k == "steps") {
+      auto s = parsers::parse_steps(in.text);
+      if (!s) { bad(file, s.error().describe()); continue; }
+      auto stats = analyzers::step_stats(*s, warmup);
+      if (!stats) {
+        bad(file, fmt::format("{} record(s), none left after dropping {} warm-up record(s)", s->records.size(), warmup.value_or(0)));
+        continue;
+      }
+      append(analyzers::analyze_steps(*stats, file, st));
+      append(analyzers::damaged_lines("steps.gap", "workload", file, s->damaged));
+    }
+    ++usable;
+  }
+  if (!logs.empty()) {
+    std::vector<analyzers::NcclLogInput> in;
+    for (std::size_t i = 0; i < logs.size(); ++i) in.push_back({log_sources[i], &logs[i]});
+    analyzers::NcclLogOptions o;
+    o.expect_topo_file = a.expect_topo_file;
+    if (!a.expect_net.empty()) o.expect_net = a.expect_net;
+    o.expect_gdr = a.expect_gdr;
+    append(analyzers::analyze_nccl_logs(in, o));
+  }
+  if (usable == 0) {
+    std::string msg = unusable.size() == 1 ? "no usable input: " + unusable[0] : "no usable input: ";
+    if (unusable.size() > 1)
+      for (std::size_t i = 0; i < unusable.size(); ++i) msg += (i ? "; " : "") + unusable[i];
+    throw UsageError(fmt::format("analyze {}: {}", k, msg));
+  }
+  return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+}
+
+}  // namespace perfgap::cli

@@ -1,0 +1,74 @@
+#include "cli/gap_cmd.hpp"
+
+#include <fmt/format.h>
+
+#include "analyzers/analyzers.hpp"
+#include "cli/analyze_cmd.hpp"
+#include "cli/errors.hpp"
+#include "parsers/tool_text.hpp"
+
+namespace perfgap::cli {
+namespace {
+
+struct Side {
+  analyzers::StepStats stats;
+  bool is_file = false;
+  std::vector<parsers::ParseError> damaged;
+};
+
+// A positive number of milliseconds ("1090", "1090ms"), or a step log.
+Side load(const char* opt, const std::string& arg, std::optional<std::size_t> warmup) {
+  Side s;
+  std::string_view v = arg;
+  if (v.size() > 2 && v.substr(v.size() - 2) == "ms") v.remove_suffix(2);
+  if (auto n = parsers::tooltext::number(v)) {
+    if (*n <= 0) throw UsageError(fmt::format("{} {}: milliseconds per iteration must be positive", opt, arg));
+    s.stats.median_ms = s.stats.mean_ms = s.stats.p99_ms = s.stats.min_ms = s.stats.max_ms = *n;
+    return s;
+  }
+  auto in = read_input(arg);
+  if (!in.problem.empty()) throw UsageError(fmt::format("{} {}: {}", opt, arg, in.problem));
+  auto log = parsers::parse_steps(in.text);
+  if (!log) throw UsageError(fmt::format("{} {}: {}", opt, arg, log.error().describe()));
+  auto st = analyzers::step_stats(*log, warmup);
+  if (!st) throw UsageError(fmt::format("{} {}: {} record(s), none left after the warm-up", opt, arg, log->records.size()));
+  s.stats = *st;
+  s.is_file = true;
+  s.damaged = log->damaged;
+  return s;
+}
+
+}  // namespace
+
+void add_gap_command(CLI::App& app, GapArgs& a) {
+  auto* cmd = app.add_subcommand("gap", "Score a run against the reference: percent of reference (reference_ms / median_ms) and the 95% bar");
+  cmd->add_option("--reference", a.reference, "Reference: a step log, or milliseconds per iteration")->required();
+  cmd->add_option("--measured", a.measured, "Measured run: a step log, or milliseconds per iteration")->required();
+  cmd->add_option("--threshold", a.threshold, "Pass bar as a fraction of the reference (default 0.95)")->check(CLI::Range(0.01, 10.0));
+  cmd->add_option("--warmup", a.warmup, "Records to drop at the start of each step log (default 10%, at least 1)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--format", a.format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--output", a.output, "Write the report to FILE atomically instead of stdout");
+  cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
+}
+
+int run_gap(const GapArgs& a) {
+  std::optional<std::size_t> warmup;
+  if (a.warmup) warmup = static_cast<std::size_t>(*a.warmup);
+  auto ref = load("--reference", a.reference, warmup);
+  auto meas = load("--measured", a.measured, warmup);
+  analyzers::StepsOptions o;
+  o.reference_ms = ref.stats.median_ms;
+  o.reference_source = ref.is_file ? a.reference : "--reference";
+  o.threshold = a.threshold;
+  auto findings = analyzers::analyze_steps(meas.stats, meas.is_file ? a.measured : "--measured", o);
+  if (meas.is_file)
+    for (auto& d : analyzers::damaged_lines("steps.gap", "workload", a.measured, meas.damaged)) findings.push_back(std::move(d));
+  if (ref.is_file)
+    for (auto& d : analyzers::damaged_lines("steps.gap", "workload", a.reference, ref.damaged)) findings.push_back(std::move(d));
+  std::vector<std::string> inputs;
+  if (ref.is_file) inputs.push_back(a.reference);
+  if (meas.is_file) inputs.push_back(a.measured);
+  return emit_report("gap", inputs, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+}
+
+}  // namespace perfgap::cli

@@ -1,0 +1,48 @@
+// NCCL_DEBUG=INFO logs of NCCL 2.x: one file per rank or several ranks interleaved, with
+// launcher prefixes, nccl-tests rows and other program output mixed in. Lines are
+// "host:pid:tid [dev] NCCL INFO|WARN ..." (WARN lines also carry "file.cc:line", and a
+// timestamp since 2.26); "NCCL version X" may also stand alone.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parsers/parse_error.hpp"
+
+namespace perfgap::parsers {
+
+struct NcclChannel {
+  std::string transport;  // "P2P", "SHM", "NET", "COLLNET", ...
+  std::string net;        // for NET: "IB", "IBext_v8", "Socket", ...
+  std::string direction;  // "send", "receive" or ""
+  bool gdrdma = false;
+  std::string host;
+  int line = 0;
+};
+
+struct NcclLog {
+  int nccl_lines = 0;                                   // lines with NCCL INFO/WARN
+  std::map<std::string, std::string> versions;          // host (or "" when not named) -> version
+  std::vector<std::pair<std::string, int>> version_lines;  // "host version" -> line (first per host)
+  std::vector<std::pair<std::string, int>> using_network;  // "Socket", "IB", ... -> line
+  std::vector<std::pair<std::string, int>> rdma_devices;   // "mlx5_0:1/IB" from NET/IB : Using
+  std::vector<std::pair<std::string, int>> socket_devices; // "eth0:10.0.0.1<0>" from NET/Socket : Using
+  std::optional<int> ib_no_device;                      // "NET/IB : No device found."
+  std::optional<int> ibverbs_missing;                   // "Failed to open libibverbs"
+  std::vector<std::pair<std::string, int>> env_settings;   // "NCCL_IB_DISABLE=1" (set by environment)
+  std::optional<std::pair<std::string, int>> topo_file_env;     // NCCL_TOPO_FILE set by environment to X
+  std::vector<std::pair<std::string, int>> topo_loaded;         // Loading topology file X
+  std::vector<std::pair<std::string, int>> topo_open_failed;    // Could not open XML topology file X
+  std::vector<std::pair<std::string, int>> warnings;            // NCCL WARN text
+  std::vector<NcclChannel> channels;
+  std::optional<int> coll_channels, nvls_channels, p2p_channels;  // "16 coll channels, 0 nvls channels, ..."
+  std::vector<std::pair<std::string, int>> gdr_enabled;  // "GPU Direct RDMA Enabled for ..."
+};
+
+// Error when the text has no NCCL log line at all.
+Parsed<NcclLog> parse_nccl_log(std::string_view text);
+
+}  // namespace perfgap::parsers

@@ -1,0 +1,250 @@
+#include "parsers/nccl_tests.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "parsers/tool_text.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::parsers {
+namespace {
+
+using tooltext::number;
+
+bool is_word(std::string_view t) {
+  if (t.empty()) return false;
+  char c = t[0];
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+std::optional<std::uint64_t> uint_tok(std::string_view t) {
+  if (t.empty() || t[0] < '0' || t[0] > '9') return std::nullopt;
+  return sys::to_int<std::uint64_t>(t);
+}
+
+// Reads 4 cells: time algbw busbw wrong. `wrong` may be N/A, an integer, or an old max-error
+// float ("0e+00").
+bool figures(const std::vector<std::string_view>& f, std::size_t at, NcclTestsFigures& out) {
+  if (at + 4 > f.size()) return false;
+  auto t = number(f[at]), a = number(f[at + 1]), b = number(f[at + 2]);
+  if (!t || !a || !b) return false;
+  out.time_us = *t;
+  out.algbw = *a;
+  out.busbw = *b;
+  if (f[at + 3] == "N/A") out.wrong = std::nullopt;
+  else if (auto w = number(f[at + 3])) out.wrong = *w;
+  else return false;
+  return true;
+}
+
+struct Header {
+  bool seen = false, root = true, per_iter = false;
+};
+
+Parsed<NcclTestsRun> parse_json(std::string_view text) {
+  NcclTestsRun run;
+  run.json = true;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    return parse_fail(std::string("not nccl-tests JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("results") || !j["results"].is_array()) return parse_fail("JSON without a nccl-tests \"results\" list");
+  if (j.contains("nccl_version") && j["nccl_version"].is_number_integer()) {
+    long v = j["nccl_version"].get<long>();
+    run.nccl_version = fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+  }
+  auto fig = [](const nlohmann::json& o) -> std::optional<NcclTestsFigures> {
+    if (!o.is_object()) return std::nullopt;
+    auto num = [&](const char* k) -> std::optional<double> {
+      if (!o.contains(k) || !o[k].is_number()) return std::nullopt;
+      return o[k].get<double>();
+    };
+    auto t = num("time") ? num("time") : num("cpu_time");
+    auto a = num("alg_bw"), b = num("bus_bw");
+    if (!t || !a || !b) return std::nullopt;
+    NcclTestsFigures f{*t, *a, *b, std::nullopt};
+    f.wrong = num("nwrong");
+    return f;
+  };
+  int idx = 0;
+  for (const auto& r : j["results"]) {
+    ++idx;
+    if (!r.is_object() || !r.contains("size") || !r["size"].is_number_unsigned()) {
+      run.damaged.push_back({fmt::format("result {} has no size", idx), 0});
+      continue;
+    }
+    NcclTestsRow row;
+    row.size = r["size"].get<std::uint64_t>();
+    if (r.contains("count") && r["count"].is_number_unsigned()) row.count = r["count"].get<std::uint64_t>();
+    if (r.contains("type") && r["type"].is_string()) row.type = r["type"].get<std::string>();
+    if (r.contains("redop") && r["redop"].is_string()) row.redop = r["redop"].get<std::string>();
+    if (r.contains("out_of_place")) row.out_of_place = fig(r["out_of_place"]);
+    if (r.contains("in_place")) row.in_place = fig(r["in_place"]);
+    if (!row.out_of_place && !row.in_place) {
+      run.damaged.push_back({fmt::format("result {} (size {}) has no figures", idx, row.size), 0});
+      continue;
+    }
+    run.rows.push_back(std::move(row));
+  }
+  if (run.rows.empty() && run.damaged.empty()) return parse_fail("nccl-tests JSON with no results");
+  if (run.rows.empty()) return parse_fail("nccl-tests JSON: no readable result (" + run.damaged.front().message + ")");
+  return run;
+}
+
+}  // namespace
+
+Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '{') return parse_json(text);
+
+  NcclTestsRun run;
+  Header hdr;
+  int lineno = 0;
+  for (auto raw : sys::split_lines(text)) {
+    ++lineno;
+    auto clean = tooltext::strip_launcher_prefixes(raw);
+    std::string_view line = clean;
+    auto f = sys::split_ws(line);
+    if (f.empty()) continue;
+    if (f[0][0] == '#') {
+      // Header lines.
+      std::vector<std::string_view> h(f.begin(), f.end());
+      if (h[0] == "#") h.erase(h.begin());
+      else h[0] = h[0].substr(1);
+      if (h.size() >= 3 && h[0] == "size" && h[1] == "count") {
+        hdr.seen = true;
+        hdr.root = false;
+        hdr.per_iter = false;
+        for (auto t : h) {
+          if (t == "root") hdr.root = true;
+          if (t == "i_min") hdr.per_iter = true;
+        }
+        continue;
+      }
+      if (auto p = line.find("Collective test starting:"); p != std::string_view::npos) {
+        auto w = sys::split_ws(line.substr(p + 25));
+        if (!w.empty()) run.collective = std::string(w[0]);
+      }
+      if (auto p = line.find("Avg bus bandwidth"); p != std::string_view::npos) {
+        auto colon = line.find(':', p);
+        if (colon != std::string_view::npos) {
+          auto w = sys::split_ws(line.substr(colon + 1));
+          if (!w.empty())
+            if (auto v = number(w[0])) run.avg_busbw = *v;
+        }
+      }
+      continue;
+    }
+    if (auto p = line.find("NCCL version "); p != std::string_view::npos && run.nccl_version.empty()) {
+      auto w = sys::split_ws(line.substr(p + 13));
+      if (!w.empty()) run.nccl_version = std::string(w[0].substr(0, w[0].find('+')));
+      continue;
+    }
+    if (run.collective.empty()) {
+      for (auto t : f) {
+        auto slash = t.rfind('/');
+        auto base = slash == std::string_view::npos ? t : t.substr(slash + 1);
+        if (base.size() > 5 && base.substr(base.size() - 5) == "_perf") {
+          run.collective = std::string(base);
+          break;
+        }
+      }
+    }
+    // A result row starts with size and count.
+    auto size = uint_tok(f[0]);
+    if (!size || f.size() < 2) continue;
+    auto count = uint_tok(f[1]);
+    if (!count) continue;
+    if (f.size() < 3 || !is_word(f[2])) {
+      if (f.size() >= 3) run.damaged.push_back({"result row without a data type", lineno});
+      continue;
+    }
+    NcclTestsRow row;
+    row.size = *size;
+    row.count = *count;
+    row.type = std::string(f[2]);
+    row.line = lineno;
+    std::size_t i = 3;
+    if (i < f.size() && is_word(f[i]) && f[i] != "N/A") row.redop = std::string(f[i++]);
+    std::size_t left = f.size() - i;
+    bool has_root;
+    if (hdr.seen) has_root = hdr.root;
+    else has_root = left == 9 || left == 17 || (left > 9 && f[i] == "-1");
+    if (has_root) {
+      if (i >= f.size() || !tooltext::is_integer(f[i])) {
+        run.damaged.push_back({"result row without the root column", lineno});
+        continue;
+      }
+      ++i;
+    }
+    NcclTestsFigures oop;
+    if (!figures(f, i, oop)) {
+      run.damaged.push_back({fmt::format("result row for size {} cut short or unreadable ({} cells)", row.size, f.size()), lineno});
+      continue;
+    }
+    row.out_of_place = oop;
+    i += hdr.per_iter ? 8 : 4;
+    NcclTestsFigures inp;
+    if (figures(f, i, inp)) row.in_place = inp;
+    run.rows.push_back(std::move(row));
+  }
+  if (run.rows.empty()) {
+    if (!run.damaged.empty()) return parse_fail("no readable nccl-tests result row: " + run.damaged.front().message, run.damaged.front().line);
+    if (hdr.seen) return parse_fail("nccl-tests table header without result rows");
+    return parse_fail("no nccl-tests result table");
+  }
+  return run;
+}
+
+std::optional<std::uint64_t> parse_size(std::string_view s) {
+  s = sys::trim_ws(s);
+  if (s.empty()) return std::nullopt;
+  std::uint64_t mult = 1;
+  char last = s.back();
+  if (last == 'B' || last == 'b') {
+    s.remove_suffix(1);
+    if (s.empty()) return std::nullopt;
+    last = s.back();
+  }
+  switch (last) {
+    case 'K': case 'k': mult = 1ull << 10; break;
+    case 'M': case 'm': mult = 1ull << 20; break;
+    case 'G': case 'g': mult = 1ull << 30; break;
+    case 'T': case 't': mult = 1ull << 40; break;
+    default: break;
+  }
+  if (mult != 1) s.remove_suffix(1);
+  auto v = uint_tok(s);
+  if (!v || s.size() != std::to_string(*v).size()) return std::nullopt;
+  if (*v > (~0ull) / mult) return std::nullopt;
+  return *v * mult;
+}
+
+Parsed<std::vector<std::uint64_t>> parse_sizes(std::string_view list) {
+  std::vector<std::uint64_t> out;
+  for (auto part : sys::split(list, ',')) {
+    if (sys::trim_ws(part).empty()) continue;
+    auto v = parse_size(part);
+    if (!v) return parse_fail("bad size '" + std::string(part) + "' (bytes with K, M or G suffixes: 1M,64M,1G)");
+    out.push_back(*v);
+  }
+  if (out.empty()) return parse_fail("empty size list");
+  return out;
+}
+
+std::string format_size(std::uint64_t b) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  std::uint64_t v = b;
+  while (u < 4 && v >= 1024 && v % 1024 == 0) {
+    v /= 1024;
+    ++u;
+  }
+  return fmt::format("{} {}", v, units[u]);
+}
+
+}  // namespace perfgap::parsers

@@ -1,0 +1,48 @@
+// nccl-tests (and rccl-tests) output: the text tables of every version (old: no root
+// column, `error` column holding a max error or N/A; current: redop/root/#wrong, optional
+// per-iteration columns and timestamps), with launcher prefixes (mpirun --tag-output,
+// srun --label, "[N]" rank tags) and NCCL INFO lines interleaved; and the JSON file that
+// `-J FILE` writes ("results": [{size, count, type, redop, root, out_of_place:{time, alg_bw,
+// bus_bw, nwrong}, in_place:{...}}]).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parsers/parse_error.hpp"
+
+namespace perfgap::parsers {
+
+struct NcclTestsFigures {
+  double time_us = 0, algbw = 0, busbw = 0;
+  std::optional<double> wrong;  // nullopt: not checked ("N/A")
+};
+
+struct NcclTestsRow {
+  std::uint64_t size = 0, count = 0;
+  std::string type, redop;
+  std::optional<NcclTestsFigures> out_of_place, in_place;
+  int line = 0;
+};
+
+struct NcclTestsRun {
+  std::string collective;       // "all_reduce_perf" when the output names it
+  std::string nccl_version;     // "2.18.5" when printed
+  std::vector<NcclTestsRow> rows;
+  std::optional<double> avg_busbw;  // "# Avg bus bandwidth"
+  bool json = false;
+  std::vector<ParseError> damaged;  // rows cut short or with unreadable cells
+};
+
+// Error when neither a result table header nor result rows nor -J JSON results are found.
+Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text);
+
+// "1M,64M,1G" (nccl-tests -b/-e syntax: bytes, K/M/G suffixes in powers of 1024).
+Parsed<std::vector<std::uint64_t>> parse_sizes(std::string_view list);
+std::optional<std::uint64_t> parse_size(std::string_view s);
+std::string format_size(std::uint64_t bytes);  // "1 MiB", "512 B"
+
+}  // namespace perfgap::parsers

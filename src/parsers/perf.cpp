@@ -1,0 +1,254 @@
+#include "parsers/perf.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "parsers/tool_text.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::parsers {
+namespace {
+
+using tooltext::chomp;
+using tooltext::number;
+
+bool is_hex(std::string_view t) {
+  if (t.empty() || t.size() > 18) return false;
+  for (char c : t)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) return false;
+  return true;
+}
+
+std::optional<double> pct(std::string_view tok) {
+  if (tok.size() < 2 || tok.back() != '%') return std::nullopt;
+  auto v = number(tok.substr(0, tok.size() - 1));
+  if (!v || *v < 0 || *v > 100.0001) return std::nullopt;
+  return v;
+}
+
+bool is_marker(std::string_view t) {
+  return t.size() == 3 && t[0] == '[' && t[2] == ']' &&
+         (t[1] == 'k' || t[1] == '.' || t[1] == 'g' || t[1] == 'u' || t[1] == 'H' || t[1] == 'G');
+}
+
+bool kernel_dso(std::string_view dso) { return dso.find("kernel") != std::string_view::npos; }
+
+// Trailing blanks and TUI scrollbar glyphs ("▒", U+2592, UTF-8 E2 96 92).
+std::string_view clean_tail(std::string_view s) {
+  for (;;) {
+    s = sys::trim_ws(s);
+    if (s.size() >= 3 && s.substr(s.size() - 3) == "\xE2\x96\x92") {
+      s.remove_suffix(3);
+      continue;
+    }
+    return s;
+  }
+}
+
+// One stack line of perf script: "<hex> <sym>[+0x..] (<dso>)". Returns the symbol and dso.
+bool script_frame(std::string_view line, std::string_view& sym, std::string_view& dso) {
+  auto t = sys::trim_ws(line);
+  if (t.empty() || t.back() != ')') return false;
+  auto sp = t.find_first_of(" \t");
+  if (sp == std::string_view::npos || !is_hex(t.substr(0, sp))) return false;
+  auto open = t.rfind(" (");
+  if (open == std::string_view::npos || open < sp) return false;
+  dso = t.substr(open + 2, t.size() - open - 3);
+  sym = sys::trim_ws(t.substr(sp, open - sp));
+  auto plus = sym.rfind("+0x");
+  if (plus != std::string_view::npos && plus > 0) sym = sym.substr(0, plus);
+  if (sym.empty()) sym = "[unknown]";
+  return true;
+}
+
+// A perf script sample header has a "<seconds>.<fraction>:" token.
+bool script_header(std::string_view line, std::size_t& after) {
+  auto colon = line.find(": ");
+  while (colon != std::string_view::npos) {
+    std::size_t b = colon;
+    while (b > 0 && line[b - 1] != ' ' && line[b - 1] != '\t') --b;
+    auto tok = line.substr(b, colon - b);
+    auto dot = tok.find('.');
+    if (dot != std::string_view::npos && dot > 0 && dot + 1 < tok.size() &&
+        std::all_of(tok.begin(), tok.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; })) {
+      after = colon + 2;
+      return true;
+    }
+    colon = line.find(": ", colon + 1);
+  }
+  return false;
+}
+
+Parsed<PerfProfile> parse_script(std::string_view text) {
+  PerfProfile out;
+  out.layout = PerfProfile::Layout::script;
+  struct Count { double n = 0; std::string_view dso; int line = 0; };
+  std::unordered_map<std::string_view, Count> counts;
+  std::vector<std::string_view> order;
+  bool awaiting = false;
+  int lineno = 0;
+  std::size_t pos = 0;
+  auto add = [&](std::string_view sym, std::string_view dso) {
+    auto [it, fresh] = counts.try_emplace(sym);
+    if (fresh) {
+      it->second.dso = dso;
+      it->second.line = lineno;
+      order.push_back(sym);
+    }
+    it->second.n += 1;
+  };
+  while (pos < text.size()) {
+    auto nl = text.find('\n', pos);
+    auto line = chomp(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++lineno;
+    if (line.empty()) {
+      awaiting = false;
+      continue;
+    }
+    char c0 = line[0];
+    std::string_view sym, dso;
+    if ((c0 == '\t' || c0 == ' ') && awaiting && script_frame(line, sym, dso)) {
+      add(sym, dso);
+      awaiting = false;
+      continue;
+    }
+    if (c0 == '\t') continue;  // deeper frames
+    std::size_t after = 0;
+    if (script_header(line, after)) {
+      out.samples += 1;
+      awaiting = true;
+      // Without call graphs the leaf sits on the header line, after the event name.
+      auto rest = line.substr(after);
+      auto ev_end = rest.find(": ");
+      if (ev_end != std::string_view::npos) {
+        auto frame = rest.substr(ev_end + 1);
+        if (script_frame(frame, sym, dso)) {
+          add(sym, dso);
+          awaiting = false;
+        }
+      }
+    }
+  }
+  if (out.samples <= 0) return parse_fail("no perf sample rows or perf script samples");
+  for (auto s : order) {
+    const auto& c = counts[s];
+    PerfSymbol ps;
+    ps.symbol = std::string(s);
+    ps.dso = std::string(c.dso);
+    ps.kernel = kernel_dso(c.dso) || sys::starts_with(s, "0xffff");
+    ps.self_pct = 100.0 * c.n / out.samples;
+    ps.line = c.line;
+    out.symbols.push_back(std::move(ps));
+  }
+  std::stable_sort(out.symbols.begin(), out.symbols.end(), [](const auto& a, const auto& b) { return a.self_pct > b.self_pct; });
+  return out;
+}
+
+}  // namespace
+
+std::string perf_base_symbol(std::string_view sym) {
+  auto plus = sym.find("+0x");
+  if (plus != std::string_view::npos && plus > 0) sym = sym.substr(0, plus);
+  for (;;) {
+    auto dot = sym.rfind('.');
+    if (dot == std::string_view::npos || dot == 0) break;
+    auto tail = sym.substr(dot + 1);
+    bool digits = !tail.empty() && std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits || tail == "cold" || tail == "constprop" || tail == "isra" || tail == "part" || tail == "llvm" || tail == "lto_priv") {
+      sym = sym.substr(0, dot);
+      continue;
+    }
+    break;
+  }
+  return std::string(sym);
+}
+
+Parsed<PerfProfile> parse_perf(std::string_view text) {
+  PerfProfile out;
+  bool script_like = false, saw_top = false, saw_legacy = false;
+  std::vector<PerfSymbol> frame;
+  auto lines = sys::split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    int lineno = static_cast<int>(i) + 1;
+    auto line = tooltext::unquote_mail(chomp(lines[i]));
+    if (line.find("PerfTop:") != std::string_view::npos) {
+      saw_top = true;
+      frame.clear();
+      continue;
+    }
+    if (line.find("Children") != std::string_view::npos && line.find("Self") != std::string_view::npos) {
+      out.children_column = true;
+      continue;
+    }
+    auto f = sys::split_ws(line);
+    if (f.empty()) continue;
+    std::size_t k = 0;
+    if (f[0] == "-" || f[0] == "+") k = 1;  // TUI fold markers
+    if (k >= f.size()) continue;
+    auto p1 = pct(f[k]);
+    if (!p1) {
+      // Legacy: "<samples> <pcnt>% <function> <DSO>".
+      auto n = number(f[0]);
+      if (n && f.size() >= 3 && pct(f[1]) && !is_marker(f[2])) {
+        PerfSymbol s;
+        s.self_pct = *pct(f[1]);
+        s.symbol = std::string(f[2]);
+        s.dso = f.size() >= 4 ? std::string(f.back()) : "";
+        s.kernel = kernel_dso(s.dso);
+        s.line = lineno;
+        frame.push_back(std::move(s));
+        saw_legacy = true;
+        continue;
+      }
+      if (!script_like) {
+        std::size_t after = 0;
+        if (line.size() > 0 && line[0] != '#' && script_header(line, after)) script_like = true;
+      }
+      continue;
+    }
+    double self = *p1;
+    std::size_t j = k + 1;
+    if (j < f.size()) {
+      if (auto p2 = pct(f[j])) {
+        self = *p2;  // Children, Self
+        ++j;
+      }
+    }
+    // The symbol follows the [k]/[.] marker; without one this is a call-graph line.
+    std::size_t m = j;
+    while (m < f.size() && !is_marker(f[m])) ++m;
+    if (m >= f.size()) continue;
+    PerfSymbol s;
+    s.self_pct = self;
+    s.kernel = f[m] == "[k]" || f[m] == "[g]" || f[m] == "[G]";
+    if (m > j) s.dso = std::string(f[m - 1]);
+    if (!s.kernel && !s.dso.empty() && kernel_dso(s.dso) && f[m] != "[.]") s.kernel = true;
+    auto rest = line.substr(static_cast<std::size_t>(f[m].data() - line.data()) + 3);
+    auto sym = clean_tail(rest);
+    if (sym.empty() && i + 1 < lines.size()) {
+      // A symbol wrapped onto the next line (mail archives).
+      auto next = clean_tail(tooltext::unquote_mail(chomp(lines[i + 1])));
+      if (!next.empty() && next.find('%') == std::string_view::npos && sys::split_ws(next).size() == 1) {
+        sym = next;
+        ++i;
+      }
+    }
+    if (sym.empty()) {
+      out.damaged.push_back({"sample row without a symbol", lineno});
+      continue;
+    }
+    s.symbol = std::string(sym);
+    s.line = lineno;
+    frame.push_back(std::move(s));
+  }
+  if (frame.empty()) {
+    if (script_like) return parse_script(text);
+    return parse_fail("no perf sample rows (perf report/top) or perf script samples");
+  }
+  out.symbols = std::move(frame);
+  out.layout = saw_top ? PerfProfile::Layout::top : saw_legacy ? PerfProfile::Layout::legacy : PerfProfile::Layout::report;
+  return out;
+}
+
+}  // namespace perfgap::parsers

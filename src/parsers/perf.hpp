@@ -1,0 +1,39 @@
+// perf text outputs: `perf report --stdio` (Overhead, or Children + Self columns, with or
+// without call graphs, any --sort), `perf top` snapshots (the last refresh frame counts),
+// the legacy "samples pcnt function DSO" layout, and `perf script` text (one sample per
+// blank-line-separated block; its first stack line is the leaf). Lines quoted for mail
+// ('>' marks) are read as their unquoted text.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "parsers/parse_error.hpp"
+
+namespace perfgap::parsers {
+
+struct PerfSymbol {
+  std::string symbol;    // as printed, suffixes kept (".constprop.49")
+  std::string dso;       // "[kernel.kallsyms]", "[kernel]", "libc.so.6", "" when not printed
+  bool kernel = false;   // "[k]" marker or a kernel DSO
+  double self_pct = 0;   // share of samples as self time (leaf), percent
+  int line = 0;          // where it was read
+};
+
+struct PerfProfile {
+  enum class Layout { report, top, legacy, script } layout = Layout::report;
+  bool children_column = false;   // report had Children + Self (self_pct is the Self column)
+  double samples = 0;             // perf script: sample count; others: 0 (not printed reliably)
+  std::vector<PerfSymbol> symbols;  // by appearance (script: by count, descending)
+  std::vector<ParseError> damaged;  // lines that looked like rows but could not be read
+};
+
+// Error when no sample row or perf-script sample is found.
+Parsed<PerfProfile> parse_perf(std::string_view text);
+
+// "arm_smmu_atc_inv_domain.constprop.49" -> "arm_smmu_atc_inv_domain" (drops .constprop.N,
+// .isra.N, .part.N, .cold, .llvm.N and "+0x.." offsets).
+std::string perf_base_symbol(std::string_view sym);
+
+}  // namespace perfgap::parsers

@@ -1,0 +1,108 @@
+#include "parsers/tool_text.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "sys/text.hpp"
+
+namespace perfgap::parsers::tooltext {
+
+std::string_view chomp(std::string_view line) {
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  return line;
+}
+
+std::string_view unquote_mail(std::string_view line) {
+  std::size_t i = 0;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  if (i >= line.size() || line[i] != '>') return line;
+  while (i < line.size() && (line[i] == '>' || line[i] == ' ')) {
+    // Keep the spacing after the last '>' (columns), but drop the marks themselves.
+    if (line[i] == '>') {
+      ++i;
+      continue;
+    }
+    // a space: stop if no further '>' follows before text
+    std::size_t j = i;
+    while (j < line.size() && line[j] == ' ') ++j;
+    if (j < line.size() && line[j] == '>') {
+      i = j;
+      continue;
+    }
+    break;
+  }
+  return line.substr(i);
+}
+
+std::string strip_launcher_prefixes(std::string_view line) {
+  line = chomp(line);
+  // Open MPI --tag-output: "[1,0]<stdout>:" (possibly repeated? once is enough).
+  {
+    std::size_t i = 0;
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (i < line.size() && line[i] == '[') {
+      auto close = line.find("]<", i);
+      if (close != std::string_view::npos && close < i + 24) {
+        auto colon = line.find(">:", close);
+        if (colon != std::string_view::npos && colon < close + 12) line = line.substr(colon + 2);
+      }
+    }
+  }
+  // srun --label: " 0: " (digits then ':' then blank) at the start.
+  {
+    std::size_t i = 0;
+    while (i < line.size() && line[i] == ' ') ++i;
+    std::size_t d = i;
+    while (d < line.size() && line[d] >= '0' && line[d] <= '9') ++d;
+    if (d > i && d + 1 < line.size() + 1 && d < line.size() && line[d] == ':' &&
+        (d + 1 == line.size() || line[d + 1] == ' ' || line[d + 1] == '\t'))
+      line = line.substr(d + 1);
+  }
+  // "[N]" rank tags anywhere.
+  std::string out;
+  out.reserve(line.size());
+  for (std::size_t i = 0; i < line.size();) {
+    if (line[i] == '[') {
+      std::size_t j = i + 1;
+      while (j < line.size() && line[j] >= '0' && line[j] <= '9') ++j;
+      if (j > i + 1 && j < line.size() && line[j] == ']') {
+        out += ' ';
+        i = j + 1;
+        continue;
+      }
+    }
+    out += line[i++];
+  }
+  return out;
+}
+
+std::optional<double> number(std::string_view tok) {
+  if (tok.empty() || tok.size() > 64) return std::nullopt;
+  char c = tok[0];
+  if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) return std::nullopt;
+  auto v = sys::to_double(tok);
+  if (!v || !std::isfinite(*v)) return std::nullopt;
+  return v;
+}
+
+bool is_integer(std::string_view tok) {
+  if (tok.empty()) return false;
+  std::size_t i = tok[0] == '-' ? 1 : 0;
+  if (i == tok.size()) return false;
+  for (; i < tok.size(); ++i)
+    if (tok[i] < '0' || tok[i] > '9') return false;
+  return true;
+}
+
+bool looks_binary(std::string_view text) {
+  auto head = text.substr(0, 65536);
+  std::size_t ctrl = 0;
+  for (unsigned char c : head) {
+    if (c == 0) return true;
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f' && c != 0x1b) ++ctrl;
+  }
+  return !head.empty() && ctrl * 20 > head.size();
+}
+
+}  // namespace perfgap::parsers::tooltext

@@ -1,0 +1,26 @@
+// Helpers shared by the tool-output parsers (perf, turbostat, numastat, nccl-tests,
+// NCCL logs, step logs): line cleanup for launcher prefixes, mail quotes and CR endings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace perfgap::parsers::tooltext {
+
+// Without a trailing '\r'.
+std::string_view chomp(std::string_view line);
+// Without leading mail-quote marks ("> > >>>>> text" -> "text"); only when the line starts
+// with '>' (after blanks).
+std::string_view unquote_mail(std::string_view line);
+// Launcher prefixes: Open MPI --tag-output "[1,0]<stdout>:", srun --label " 0: ", and every
+// "[N]" rank tag anywhere in the line (some launchers repeat it inside a row). Returns a copy.
+std::string strip_launcher_prefixes(std::string_view line);
+// A decimal number, strict (the whole token).
+std::optional<double> number(std::string_view tok);
+bool is_integer(std::string_view tok);
+// Likely text: no NUL bytes and few control bytes in the first 64 KiB.
+bool looks_binary(std::string_view text);
+
+}  // namespace perfgap::parsers::tooltext

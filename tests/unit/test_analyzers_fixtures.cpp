@@ -1,0 +1,226 @@
+// Every real capture of ../shared/fixtures/<kind>/ is read in place by its parser and
+// analyzer, with concrete outcomes checked for several. Skips cleanly without the shared dir.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analyzers/analyzers.hpp"
+
+namespace fs = std::filesystem;
+using namespace perfgap;
+using report::Status;
+
+namespace {
+
+fs::path shared(const char* kind) { return fs::path(PERFGAP_SHARED_DIR) / "fixtures" / kind; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<fs::path> files(const char* kind) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(shared(kind), ec))
+    if (e.is_regular_file()) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+#define REQUIRE_SHARED(kind)                                                           \
+  if (!fs::is_directory(shared(kind))) GTEST_SKIP() << "no shared fixtures at " << shared(kind)
+
+const report::Finding& find(const std::vector<report::Finding>& fs, const std::string& id) {
+  for (const auto& f : fs)
+    if (f.id == id) return f;
+  throw std::runtime_error("no finding " + id);
+}
+
+double metric(const report::Finding& f, const std::string& name) {
+  for (const auto& [k, v] : f.metrics)
+    if (k == name) return v;
+  throw std::runtime_error("no metric " + name + " in " + f.id);
+}
+
+std::vector<report::Finding> perf(const std::string& name) {
+  auto p = parsers::parse_perf(slurp(shared("perf") / name));
+  if (!p) throw std::runtime_error(name + ": " + p.error().describe());
+  return analyzers::analyze_perf(*p, name);
+}
+
+}  // namespace
+
+TEST(SharedFixtures, EveryPerfCaptureParses) {
+  REQUIRE_SHARED("perf");
+  for (const auto& f : files("perf")) {
+    auto p = parsers::parse_perf(slurp(f));
+    ASSERT_TRUE(p) << f << ": " << p.error().describe();
+    EXPECT_FALSE(p->symbols.empty()) << f;
+  }
+  auto c0 = perf("perf-top-C0-arm-smmu-cmdq-75pct-iommu-list-2020-05.txt");
+  EXPECT_EQ(find(c0, "perf.smmu_cmdq").status, Status::fail);
+  EXPECT_DOUBLE_EQ(metric(find(c0, "perf.smmu_cmdq"), "smmu_cmdq_pct"), 75.91);
+  auto quoted = perf("perf-top-arm-smmu-v3-cmdq-nvme-quoted-iommu-list-2020-05.txt");
+  EXPECT_EQ(find(quoted, "perf.smmu_cmdq").status, Status::fail);
+  EXPECT_DOUBLE_EQ(metric(find(quoted, "perf.smmu_cmdq"), "smmu_cmdq_pct"), 27.43);
+  auto zfs = perf("perf-top-g-children-self-callchain-native-queued-spin-lock-zfs-4834.txt");
+  EXPECT_EQ(find(zfs, "perf.hot_kernel").status, Status::warn);
+  EXPECT_DOUBLE_EQ(metric(find(zfs, "perf.hot_kernel"), "pct.native_queued_spin_lock_slowpath"), 29.36);
+  auto liq = perf("perf-top-kernel-native-queued-spin-lock-two-frames-liquorix-56.txt");
+  EXPECT_EQ(find(liq, "perf.hot_kernel").status, Status::pass);  // 1.62% in the last frame
+  auto legacy = perf("perf-report-ancient-format-samples-pcnt-kernel-kallsyms-qat-engine-32.txt");
+  EXPECT_EQ(find(legacy, "perf.hot_kernel").status, Status::warn);
+  EXPECT_EQ(find(perf("perf-report-stdio-unknown-kernel-addrs-tip-trailer-linux-commit-budankov.txt"), "perf.hot_kernel").status, Status::pass);
+}
+
+TEST(SharedFixtures, EveryTurbostatCaptureParses) {
+  REQUIRE_SHARED("turbostat");
+  for (const auto& f : files("turbostat")) {
+    auto t = parsers::parse_turbostat(slurp(f));
+    ASSERT_TRUE(t) << f << ": " << t.error().describe();
+    EXPECT_FALSE(t->cpu_rows.empty()) << f;
+    EXPECT_TRUE(t->damaged.empty()) << f << ": line " << t->damaged.front().line;
+  }
+  auto read = [](const char* name, std::optional<double> rated = std::nullopt) {
+    return analyzers::analyze_turbostat(*parsers::parse_turbostat(slurp(shared("turbostat") / name)), name, {rated});
+  };
+  auto xeon = read("telegraf-intel-xeon-6126.txt");
+  EXPECT_EQ(find(xeon, "turbostat.deep_idle").status, Status::fail);  // idle cores in C1E, CPU%c6 0.00
+  EXPECT_EQ(find(xeon, "turbostat.busy_mhz").status, Status::skip);   // idle machine
+  auto mobile = read("intel-mobile-turbostat-jitter-tabs-netdata-2704.txt");
+  EXPECT_EQ(find(mobile, "turbostat.deep_idle").status, Status::pass);
+  auto ryzen = read("amd-ryzen-7950x-turbostat-21.05.04-mangohud-1390.txt");
+  EXPECT_EQ(find(ryzen, "turbostat.busy_mhz").status, Status::skip);  // no rated maximum
+  auto rated = read("amd-ryzen-7950x-turbostat-21.05.04-mangohud-1390.txt", 5700);
+  EXPECT_EQ(find(rated, "turbostat.busy_mhz").status, Status::fail);  // ~4595 of 5700 MHz
+  EXPECT_NEAR(metric(find(rated, "turbostat.busy_mhz"), "busy_mhz"), 4595, 5);
+  EXPECT_EQ(find(read("amd-ryzen-7950x-turbostat-21.05.04-mangohud-1390.txt", 4800), "turbostat.busy_mhz").status, Status::pass);
+}
+
+TEST(SharedFixtures, EveryNumastatCaptureParses) {
+  REQUIRE_SHARED("numastat");
+  for (const auto& f : files("numastat")) {
+    auto n = parsers::parse_numastat(slurp(f));
+    ASSERT_TRUE(n) << f << ": " << n.error().describe();
+    EXPECT_TRUE(n->damaged.empty()) << f << ": line " << n->damaged.front().line;
+  }
+  auto read = [](const char* name) { return analyzers::analyze_numastat(*parsers::parse_numastat(slurp(shared("numastat") / name)), name); };
+  auto bash = read("numastat-p-bash-2node-complete-numactl-45.txt");
+  ASSERT_EQ(bash.size(), 1u);
+  EXPECT_EQ(bash[0].subject, "pid:98621");
+  EXPECT_EQ(bash[0].status, Status::fail);
+  EXPECT_NEAR(metric(bash[0], "remote_pct"), 100 * 0.18 / 1.32, 0.01);
+  auto qemu = read("numastat-p-qemu-kvm-2node-repeated-kubevirt-8762.txt");
+  ASSERT_EQ(qemu.size(), 1u);  // two runs of one pid: the last counts
+  EXPECT_EQ(qemu[0].status, Status::fail);
+  EXPECT_EQ(read("numastat-default-rhel7.8-2node-insights-core.txt")[0].status, Status::pass);
+  EXPECT_EQ(read("numastat-m-rhel7.8-2node-hugepages-insights-core.txt")[0].status, Status::skip);
+  EXPECT_EQ(read("numastat-cm-2node-hugepages-token-not-in-hash-numactl-115.txt")[0].status, Status::skip);
+  EXPECT_EQ(read("sysfs-node0-numastat-raw-node-exporter-248.txt")[0].status, Status::pass);
+}
+
+TEST(SharedFixtures, EveryNcclTestsCaptureParses) {
+  REQUIRE_SHARED("nccl-tests");
+  std::map<std::string, parsers::NcclTestsRun> runs;
+  for (const auto& f : files("nccl-tests")) {
+    auto r = parsers::parse_nccl_tests(slurp(f));
+    ASSERT_TRUE(r) << f << ": " << r.error().describe();
+    EXPECT_FALSE(r->rows.empty()) << f;
+    runs[f.filename().string()] = std::move(*r);
+  }
+  auto busbw = [&](const std::string& name, std::uint64_t size) {
+    for (const auto& r : runs.at(name).rows)
+      if (r.size == size) return r.out_of_place->busbw;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(busbw("all-reduce-h100-8gpu-dgxc-benchmarking-readme.txt", 1048576), 67.04);
+  EXPECT_DOUBLE_EQ(busbw("all-reduce-h100-8gpu-dgxc-benchmarking-readme.txt", 17179869184ull), 479.90);
+  EXPECT_EQ(runs.at("all-reduce-h100-8gpu-dgxc-benchmarking-readme.txt").rows.size(), 32u);
+  EXPECT_DOUBLE_EQ(busbw("all-gather-mi250x-srun-label-prefix-rccl-1490.txt", 1048576), 0.70);
+  EXPECT_DOUBLE_EQ(busbw("all-reduce-p5-mpirun-tag-output-prefix-aws-k8s-tester-503.txt", 8), 0.00);
+  EXPECT_DOUBLE_EQ(busbw("all-reduce-bracket-rank-prefix-interleaved-nccl-1453.txt", 67108864), 5.27);
+  EXPECT_DOUBLE_EQ(busbw("all-reduce-256gpu-nccl-2.8.4-old-format-NA-errors-nccl-tests-78.txt", 268435456), 67.29);
+  EXPECT_DOUBLE_EQ(busbw("old-format-no-redop-root-error-column-rows-nccl-644.txt", 268435456), 7.32);
+  EXPECT_DOUBLE_EQ(busbw("all-reduce-tail-interleaved-nccl-info-destroy-nccl-tests-319.txt", 17179869184ull), 44.27);
+  EXPECT_DOUBLE_EQ(busbw("all-reduce-gb200-20racks-1440gpu-coreweave-readme.txt", 536870912), 150.95);
+  EXPECT_EQ(runs.at("all-reduce-gb10-2node-nccl-tests-2.20.0-dgx-spark-playbooks-103.txt").collective, "all_reduce_perf");
+  EXPECT_EQ(runs.at("all-reduce-256gpu-nccl-2.8.4-old-format-NA-errors-nccl-tests-78.txt").nccl_version, "2.8.4");
+
+  auto judge = [&](const std::string& name, const analyzers::NcclTestsOptions& o = {}) {
+    return analyzers::analyze_nccl_tests(runs.at(name), name, o)[0];
+  };
+  EXPECT_EQ(judge("alltoall-8node-v100-old-format-nccl-tests-78.txt").status, Status::fail);  // in-place error 1e+00
+  EXPECT_EQ(judge("all-reduce-h100-8gpu-dgxc-benchmarking-readme.txt").status, Status::pass);
+  // The 20-rack run against the single rack: 150.95/586.06 at 512 MiB.
+  analyzers::NcclTestsOptions o;
+  o.reference = &runs.at("all-reduce-gb200-nvl72-1rack-72gpu-coreweave-readme.txt");
+  o.reference_source = "1rack";
+  auto vs = judge("all-reduce-gb200-20racks-1440gpu-coreweave-readme.txt", o);
+  EXPECT_EQ(vs.status, Status::fail);
+  EXPECT_NEAR(metric(vs, "ratio.536870912"), 150.95 / 586.06, 1e-9);
+  // Against itself: pass.
+  o.reference = &runs.at("all-reduce-h100-8gpu-dgxc-benchmarking-readme.txt");
+  EXPECT_EQ(judge("all-reduce-h100-8gpu-dgxc-benchmarking-readme.txt", o).status, Status::pass);
+}
+
+TEST(SharedFixtures, EveryNcclLogParses) {
+  REQUIRE_SHARED("nccl-log");
+  std::map<std::string, parsers::NcclLog> logs;
+  for (const auto& f : files("nccl-log")) {
+    auto l = parsers::parse_nccl_log(slurp(f));
+    ASSERT_TRUE(l) << f << ": " << l.error().describe();
+    logs[f.filename().string()] = std::move(*l);
+  }
+  auto judge = [&](const std::string& name, const analyzers::NcclLogOptions& o = {}) {
+    return analyzers::analyze_nccl_logs({{name, &logs.at(name)}}, o);
+  };
+  EXPECT_EQ(find(judge("socket-fallback-no-libibverbs-nccl-2.25.1-nccl-tests-287.txt"), "nccl_log.net").status, Status::fail);
+  EXPECT_EQ(find(judge("socket-fallback-ib-no-device-channels-p2p-ipc-and-net-socket-nccl-952.txt"), "nccl_log.net").status, Status::fail);
+  EXPECT_EQ(find(judge("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt"), "nccl_log.topo_file").status, Status::pass);
+  EXPECT_EQ(find(judge("ib-gdrdma-rings-old-nccl-azure-nc24rsv3-nccl-tests-36.txt"), "nccl_log.net").status, Status::pass);
+  EXPECT_EQ(find(judge("topo-file-set-roce-tqdm-noise-nccl-2.18.6-nccl-1101.txt"), "nccl_log.net").status, Status::pass);
+  EXPECT_EQ(find(judge("socket-on-lo-ib-disabled-graph-topology-dump-nccl-1053.txt"), "nccl_log.net").status, Status::warn);
+  EXPECT_EQ(find(judge("gb200-mnnvl-fabric-healthmask-nvls-nccl-1769.txt"), "nccl_log.topo_file").status, Status::skip);
+  analyzers::NcclLogOptions o;
+  o.expect_topo_file = "/etc/nccl/topo.xml";
+  EXPECT_EQ(find(judge("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt", o), "nccl_log.topo_file").status, Status::fail);
+  o.expect_topo_file = "/opt/microsoft/ncv4/topo.xml";
+  EXPECT_EQ(find(judge("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt", o), "nccl_log.topo_file").status, Status::pass);
+  auto ib = find(judge("ib-gdrdma-rings-old-nccl-azure-nc24rsv3-nccl-tests-36.txt"), "nccl_log.net");
+  EXPECT_EQ(metric(ib, "channels.NET/IB"), 3);
+  // Two logs of different NCCL versions read together.
+  auto both = analyzers::analyze_nccl_logs({{"a", &logs.at("topo-file-set-roce-tqdm-noise-nccl-2.18.6-nccl-1101.txt")},
+                                            {"b", &logs.at("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt")}},
+                                           {});
+  EXPECT_EQ(find(both, "nccl_log.net").status, Status::fail);
+}
+
+TEST(SharedFixtures, EveryStepLogParses) {
+  REQUIRE_SHARED("steps");
+  for (const auto& f : files("steps")) {
+    auto s = parsers::parse_steps(slurp(f));
+    ASSERT_TRUE(s) << f << ": " << s.error().describe();
+    EXPECT_FALSE(s->records.empty()) << f;
+  }
+  auto read = [](const char* name) { return *parsers::parse_steps(slurp(shared("steps") / name)); };
+  auto slow = read("megatron-llm-slow-86s-iterations-no-timestamp-epfllm-11.txt");
+  ASSERT_EQ(slow.records.size(), 4u);
+  EXPECT_DOUBLE_EQ(slow.records[0].ms, 86545.2);
+  EXPECT_EQ(slow.records[0].iteration, 122);
+  auto st = analyzers::step_stats(slow, std::nullopt);
+  ASSERT_TRUE(st);
+  EXPECT_DOUBLE_EQ(st->median_ms, 89075.2);
+  analyzers::StepsOptions o;
+  o.reference_ms = 86545.2;  // the first record: 97.2% of it
+  EXPECT_EQ(analyzers::analyze_steps(*st, "slow", o)[0].status, Status::pass);
+  o.reference_ms = 80000;
+  EXPECT_EQ(analyzers::analyze_steps(*st, "slow", o)[0].status, Status::fail);
+  auto old = read("megatron-lm-2020-gpt2-v100-memory-and-timers-megatron-60.txt");
+  ASSERT_EQ(old.records.size(), 2u);
+  EXPECT_DOUBLE_EQ(analyzers::step_stats(old, std::nullopt)->median_ms, 1993.9);  // 16.5 s warm-up dropped
+}

@@ -1,0 +1,91 @@
+#include <gtest/gtest.h>
+
+#include "analyzers/analyzers.hpp"
+#include "parsers/nccl_log.hpp"
+
+using namespace perfgap;
+
+namespace {
+std::vector<report::Finding> judge(const std::string& text, const analyzers::NcclLogOptions& o = {}) {
+  static std::vector<parsers::NcclLog> keep;
+  keep.push_back(*parsers::parse_nccl_log(text));
+  return analyzers::analyze_nccl_logs({{"log", &keep.back()}}, o);
+}
+const char* kIb =
+    "node1:100:200 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+    "node1:100:200 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.0.1<0>\n"
+    "node1:100:200 [0] NCCL INFO Using network IB\n"
+    "node1:100:201 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n"
+    "node1:100:201 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n"
+    "node1:100:201 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM\n"
+    "node1:100:201 [0] NCCL INFO 16 coll channels, 16 collnet channels, 0 nvls channels, 16 p2p channels, 2 p2p channels per peer\n";
+}
+
+TEST(ParsersNcclLog, Lines) {
+  auto l = parsers::parse_nccl_log(kIb);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->versions.at("node1"), "2.21.5");
+  ASSERT_EQ(l->rdma_devices.size(), 2u);
+  EXPECT_EQ(l->rdma_devices[0].first, "mlx5_0:1/IB");
+  ASSERT_EQ(l->channels.size(), 3u);
+  EXPECT_EQ(l->channels[0].net, "IB");
+  EXPECT_TRUE(l->channels[0].gdrdma);
+  EXPECT_EQ(l->channels[0].direction, "receive");
+  EXPECT_EQ(*l->coll_channels, 16);
+  EXPECT_EQ(*l->nvls_channels, 0);
+  EXPECT_FALSE(parsers::parse_nccl_log("hello\nworld\n"));
+}
+
+TEST(AnalyzersNcclLog, NetStatuses) {
+  auto f = judge(kIb);
+  EXPECT_EQ(f[1].id, "nccl_log.net");
+  EXPECT_EQ(f[1].status, report::Status::pass);
+  // Socket with RDMA devices shown: fallback.
+  f = judge("h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0\nh:1:2 [0] NCCL INFO Using network Socket\n");
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  f = judge("h:1:2 [0] NCCL INFO NET/IB : No device found.\nh:1:2 [0] NCCL INFO Using network Socket\n");
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  // Socket, no RDMA evidence: warn; intended: pass; expected IB: fail.
+  std::string sock = "h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\nh:1:2 [0] NCCL INFO Using network Socket\n";
+  EXPECT_EQ(judge(sock)[1].status, report::Status::warn);
+  analyzers::NcclLogOptions o;
+  o.expect_net = "Socket";
+  EXPECT_EQ(judge(sock, o)[1].status, report::Status::pass);
+  o.expect_net = "IB";
+  EXPECT_EQ(judge(sock, o)[1].status, report::Status::fail);
+  // GDRDMA mixed within one direction.
+  f = judge("h:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n"
+            "h:1:2 [0] NCCL INFO Channel 01/0 : 8[0] -> 0[0] [receive] via NET/IB/0\n");
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  // Send without GDRDMA (GDR read off) and receive with it is normal.
+  f = judge("h:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n"
+            "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0\n");
+  EXPECT_EQ(f[1].status, report::Status::pass);
+  analyzers::NcclLogOptions gdr;
+  gdr.expect_gdr = true;
+  f = judge("h:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0\n", gdr);
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  // Different versions across hosts.
+  f = judge("a:1:2 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\nb:1:2 [0] NCCL INFO NCCL version 2.19.3+cuda12.2\n"
+            "a:1:2 [0] NCCL INFO Using network IB\n");
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  // Nothing about the network.
+  EXPECT_EQ(judge("h:1:2 [0] NCCL INFO Setting affinity for GPU 0\n")[1].status, report::Status::skip);
+}
+
+TEST(AnalyzersNcclLog, TopoFileStatuses) {
+  // WARN up to 2.26 (with a timestamp since 2.26), INFO since 2.27.3.
+  auto f = judge("h:1:2 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /etc/nccl/topo.xml\n"
+                 "[2025-03-01 10:00:00] h:1:2 [0] graph/xml.cc:700 NCCL WARN Could not open XML topology file /etc/nccl/topo.xml : No such file or directory\n");
+  EXPECT_EQ(f[0].id, "nccl_log.topo_file");
+  EXPECT_EQ(f[0].status, report::Status::fail);
+  f = judge("h:1:2 [0] NCCL INFO Could not open XML topology file /x.xml : No such file or directory\n");
+  EXPECT_EQ(f[0].status, report::Status::fail);
+  f = judge("h:1:2 [0] NCCL INFO Loading topology file /etc/nccl/topo.xml\n");
+  EXPECT_EQ(f[0].status, report::Status::pass);
+  analyzers::NcclLogOptions o;
+  o.expect_topo_file = "/etc/nccl/topo.xml";
+  EXPECT_EQ(judge("h:1:2 [0] NCCL INFO Using network IB\n", o)[0].status, report::Status::fail);
+  EXPECT_EQ(judge("h:1:2 [0] NCCL INFO Loading topology file /other.xml\n", o)[0].status, report::Status::fail);
+  EXPECT_EQ(judge("h:1:2 [0] NCCL INFO Using network IB\n")[0].status, report::Status::skip);
+}

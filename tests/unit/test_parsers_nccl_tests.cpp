@@ -1,0 +1,114 @@
+#include <gtest/gtest.h>
+
+#include "analyzers/analyzers.hpp"
+#include "parsers/nccl_tests.hpp"
+
+using namespace perfgap;
+
+namespace {
+const char* kCurrent =
+    "# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102\n"
+    "# Collective test starting: all_reduce_perf\n"
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+    "      524288        131072     float     sum      -1    20.66   25.38   44.41       0    19.70   26.61   46.57       0\n"
+    "     1048576        262144     float     sum      -1    27.37   38.31   67.04       0    26.93   38.94   68.14       0\n"
+    "     2097152        524288     float     sum      -1    42.21   49.68   86.94       0    42.09   49.83   87.20       0\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 66.13\n";
+}
+
+TEST(ParsersNcclTests, CurrentFormat) {
+  auto r = parsers::parse_nccl_tests(kCurrent);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->collective, "all_reduce_perf");
+  ASSERT_EQ(r->rows.size(), 3u);
+  EXPECT_EQ(r->rows[1].size, 1048576u);
+  EXPECT_DOUBLE_EQ(r->rows[1].out_of_place->busbw, 67.04);
+  EXPECT_DOUBLE_EQ(r->rows[1].in_place->busbw, 68.14);
+  EXPECT_EQ(*r->rows[1].out_of_place->wrong, 0);
+  EXPECT_EQ(r->rows[1].line, 6);
+  EXPECT_DOUBLE_EQ(*r->avg_busbw, 66.13);
+}
+
+TEST(ParsersNcclTests, OldFormatsAndPrefixes) {
+  // Old: no root column, `error` column (N/A or a max error), empty redop.
+  auto old = parsers::parse_nccl_tests(
+      "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "    33554432       8388608   float     sum   1464.2   22.92   45.65    N/A   1458.1   23.01   45.84    N/A\n"
+      "   268435456       1048576   float   520935    0.52    0.51  0e+00   519562    0.52    0.51  1e+00\n");
+  ASSERT_TRUE(old) << old.error().describe();
+  ASSERT_EQ(old->rows.size(), 2u);
+  EXPECT_FALSE(old->rows[0].out_of_place->wrong.has_value());
+  EXPECT_DOUBLE_EQ(*old->rows[1].in_place->wrong, 1.0);
+  // Rows alone, no header, no root.
+  auto rows = parsers::parse_nccl_tests("     65536          2048   float    52.01    1.26    1.10  0e+00    50.09    1.31    1.14  0e+00\n");
+  ASSERT_TRUE(rows);
+  EXPECT_DOUBLE_EQ(rows->rows[0].out_of_place->busbw, 1.10);
+  // Launchers.
+  auto p = parsers::parse_nccl_tests(
+      "[1,0]<stdout>:     8388608   2097152  float  sum  -1  83.04  101.01  176.77  0  82.03  102.26  178.96  0\n"
+      " 0:     8388608   2097152  float  sum  -1  83.04  101.01  176.77  0  82.03  102.26  178.96  0\n"
+      "[0]      8388608       2097152     float     sum      -1[0]     992.6    8.45   16.20      0[0]     986.0    8.51   16.31      0\n");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(p->rows[2].out_of_place->busbw, 16.20);
+}
+
+TEST(ParsersNcclTests, DamagedRowsNameTheLine) {
+  auto r = parsers::parse_nccl_tests(
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      " 1048576 262144 float sum -1 27.37 38.31 67.04 0 26.93 38.94 68.14 0\n"
+      " 2097152 524288 float sum -1 42.21 49.68\n");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->damaged.size(), 1u);
+  EXPECT_EQ(r->damaged[0].line, 3);
+  auto only_bad = parsers::parse_nccl_tests(" 2097152 524288 float sum -1 42.21 49.68\n");
+  ASSERT_FALSE(only_bad);
+  EXPECT_EQ(only_bad.error().line, 1);
+}
+
+TEST(ParsersNcclTests, JsonOutput) {
+  auto r = parsers::parse_nccl_tests(R"({"version":2,"nccl_version":22703,"results":[
+    {"size":1048576,"count":262144,"type":"float","redop":"sum","root":"    -1",
+     "out_of_place":{"time":27.37,"alg_bw":38.31,"bus_bw":67.04,"nwrong":0},
+     "in_place":{"time":26.93,"alg_bw":38.94,"bus_bw":68.14,"nwrong":null}}]})");
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_TRUE(r->json);
+  EXPECT_EQ(r->nccl_version, "2.27.3");
+  EXPECT_DOUBLE_EQ(r->rows[0].out_of_place->busbw, 67.04);
+  EXPECT_FALSE(r->rows[0].in_place->wrong);
+  EXPECT_FALSE(parsers::parse_nccl_tests("{\"other\": 1}"));
+}
+
+TEST(ParsersNcclTests, Sizes) {
+  auto s = parsers::parse_sizes("1M,64M,1G,512,8K");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s, (std::vector<std::uint64_t>{1ull << 20, 64ull << 20, 1ull << 30, 512, 8192}));
+  EXPECT_FALSE(parsers::parse_sizes("1X"));
+  EXPECT_FALSE(parsers::parse_sizes("-1"));
+  EXPECT_FALSE(parsers::parse_sizes(""));
+  EXPECT_EQ(parsers::format_size(1 << 20), "1 MiB");
+}
+
+TEST(AnalyzersNcclTests, Statuses) {
+  auto run = *parsers::parse_nccl_tests(kCurrent);
+  auto f = analyzers::analyze_nccl_tests(run, "m", {});
+  EXPECT_EQ(f[0].status, report::Status::pass);
+  // Reference 10% faster at 2 MiB only: 86.94/96 < 95%.
+  std::string ref_text = kCurrent;
+  ref_text.replace(ref_text.find("86.94"), 5, "96.00");
+  auto ref = *parsers::parse_nccl_tests(ref_text);
+  analyzers::NcclTestsOptions o;
+  o.reference = &ref;
+  o.reference_source = "r";
+  f = analyzers::analyze_nccl_tests(run, "m", o);
+  EXPECT_EQ(f[0].status, report::Status::fail);
+  EXPECT_NE(f[0].title.find("2 MiB"), std::string::npos) << f[0].title;
+  o.sizes = {1 << 20};  // only 1 MiB judged
+  EXPECT_EQ(analyzers::analyze_nccl_tests(run, "m", o)[0].status, report::Status::pass);
+  // #wrong fails.
+  std::string wrong = kCurrent;
+  wrong.replace(wrong.find("67.04       0"), 13, "67.04       3");
+  EXPECT_EQ(analyzers::analyze_nccl_tests(*parsers::parse_nccl_tests(wrong), "m", {})[0].status, report::Status::fail);
+}

@@ -1,0 +1,118 @@
+#include <gtest/gtest.h>
+
+#include "analyzers/analyzers.hpp"
+#include "parsers/perf.hpp"
+
+using namespace perfgap;
+
+TEST(ParsersPerf, ReportStdioSelfOnly) {
+  auto p = parsers::parse_perf(
+      "# Overhead  Command  Shared Object      Symbol\n"
+      "# ........  .......  .................  ......\n"
+      "    24.10%  python   [kernel.kallsyms]  [k] arm_smmu_cmdq_issue_cmdlist\n"
+      "     8.00%  python   libc.so.6          [.] memcpy\n");
+  ASSERT_TRUE(p) << p.error().describe();
+  ASSERT_EQ(p->symbols.size(), 2u);
+  EXPECT_DOUBLE_EQ(p->symbols[0].self_pct, 24.10);
+  EXPECT_TRUE(p->symbols[0].kernel);
+  EXPECT_FALSE(p->symbols[1].kernel);
+  EXPECT_EQ(p->symbols[0].line, 3);
+}
+
+TEST(ParsersPerf, ChildrenAndSelfUsesSelfAndSkipsCallGraph) {
+  auto p = parsers::parse_perf(
+      "  Children      Self  Shared Object  Symbol\n"
+      "-   40.00%     2.00%  [kernel]       [k] do_syscall_64\n"
+      "   - 38.00% do_syscall_64\n"
+      "        |--20.00%--native_queued_spin_lock_slowpath\n"
+      "+   12.00%    12.00%  [kernel]       [k] native_queued_spin_lock_slowpath\n");
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->children_column);
+  ASSERT_EQ(p->symbols.size(), 2u);
+  EXPECT_DOUBLE_EQ(p->symbols[0].self_pct, 2.0);
+  EXPECT_DOUBLE_EQ(p->symbols[1].self_pct, 12.0);
+}
+
+TEST(ParsersPerf, MailQuotedAndWrappedSymbol) {
+  auto p = parsers::parse_perf(
+      "> >     30.00%  [kernel]  [k] arm_smmu_cmdq_issue_cmdlist\n"
+      "> >      6.00%  [kernel]  [k] \n"
+      "> > arm_smmu_atc_inv_domain.constprop.42\n");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->symbols.size(), 2u);
+  EXPECT_EQ(p->symbols[1].symbol, "arm_smmu_atc_inv_domain.constprop.42");
+}
+
+TEST(ParsersPerf, PerfTopLastFrameCounts) {
+  auto p = parsers::parse_perf(
+      "   PerfTop: 100 irqs/sec\n     50.00%  [kernel]  [k] clear_page_erms\n"
+      "   PerfTop: 100 irqs/sec\n      1.00%  [kernel]  [k] clear_page_erms\n");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->layout, parsers::PerfProfile::Layout::top);
+  ASSERT_EQ(p->symbols.size(), 1u);
+  EXPECT_DOUBLE_EQ(p->symbols[0].self_pct, 1.0);
+}
+
+TEST(ParsersPerf, ScriptLeafFramesAreCounted) {
+  std::string text =
+      "python3  4242 [002] 100.000001:     250000 cpu-clock:pppH: \n"
+      "\tffffffff8108b1c5 arm_smmu_cmdq_issue_cmdlist+0x125 ([kernel.kallsyms])\n"
+      "\tffffffff81a2c3f4 __iommu_unmap+0x24 ([kernel.kallsyms])\n\n"
+      "python3  4242 [002] 100.000002:     250000 cpu-clock:pppH: \n"
+      "\t    7f1c2b3e4d5c memcpy+0x10 (/usr/lib/libc.so.6)\n\n"
+      "python3  4242 [002] 100.000003:     250000 cpu-clock:pppH:  ffffffff8108b1c5 arm_smmu_cmdq_issue_cmdlist+0x125 ([kernel.kallsyms])\n"
+      "python3  4242 [002] 100.000004:     250000 cpu-clock:pppH:  7f1c2b3e4d5c memcpy+0x10 (/usr/lib/libc.so.6)\n";
+  auto p = parsers::parse_perf(text);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_EQ(p->layout, parsers::PerfProfile::Layout::script);
+  EXPECT_DOUBLE_EQ(p->samples, 4);
+  ASSERT_EQ(p->symbols.size(), 2u);
+  EXPECT_EQ(p->symbols[0].symbol, "arm_smmu_cmdq_issue_cmdlist");
+  EXPECT_DOUBLE_EQ(p->symbols[0].self_pct, 50.0);
+  auto f = analyzers::analyze_perf(*p, "x");
+  EXPECT_EQ(f[0].id, "perf.smmu_cmdq");
+  EXPECT_EQ(f[0].status, report::Status::fail);
+}
+
+TEST(ParsersPerf, LegacyLayout) {
+  auto p = parsers::parse_perf("  samples  pcnt function  DSO\n   120.00 74.6% do_raw_spin_lock [kernel.kallsyms]\n");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->layout, parsers::PerfProfile::Layout::legacy);
+  EXPECT_TRUE(p->symbols[0].kernel);
+}
+
+TEST(ParsersPerf, NotPerfIsAnError) {
+  EXPECT_FALSE(parsers::parse_perf(""));
+  EXPECT_FALSE(parsers::parse_perf("numa_hit 1\nnuma_miss 0\n"));
+  EXPECT_FALSE(parsers::parse_perf(std::string(100000, 'x')));
+}
+
+TEST(ParsersPerf, BaseSymbol) {
+  EXPECT_EQ(parsers::perf_base_symbol("arm_smmu_atc_inv_domain.constprop.49"), "arm_smmu_atc_inv_domain");
+  EXPECT_EQ(parsers::perf_base_symbol("bio_release_pages.part.42"), "bio_release_pages");
+  EXPECT_EQ(parsers::perf_base_symbol("mod_zone_state.llvm.8525150236079521930"), "mod_zone_state");
+  EXPECT_EQ(parsers::perf_base_symbol("foo+0x12"), "foo");
+}
+
+TEST(AnalyzersPerf, StatusesAndKnowledgeBase) {
+  ASSERT_FALSE(analyzers::kernel_symbols().empty());
+  auto judge = [](const char* text) { return analyzers::analyze_perf(*parsers::parse_perf(text), "t"); };
+  auto f = judge("  4.00%  [kernel]  [k] arm_smmu_cmdq_issue_cmdlist\n  6.00%  [kernel]  [k] smp_call_function_many_cond\n");
+  EXPECT_EQ(f[0].status, report::Status::pass);  // 4% <= 5%
+  EXPECT_EQ(f[1].id, "perf.hot_kernel");
+  EXPECT_EQ(f[1].status, report::Status::warn);
+  EXPECT_FALSE(f[1].fix.empty());
+  f = judge("  4.00%  [kernel]  [k] clear_page_erms\n");
+  EXPECT_EQ(f[1].status, report::Status::pass);
+  // A user-space frame of the same name is not the kernel's.
+  f = judge("  40.00%  libfoo.so  [.] clear_page_erms\n");
+  EXPECT_EQ(f[1].status, report::Status::pass);
+}
+
+TEST(AnalyzersPerf, KnowledgeBaseFileErrors) {
+  std::string err;
+  EXPECT_FALSE(analyzers::parse_kernel_symbols("symbols: [{match: x}]", &err));
+  EXPECT_NE(err.find("group"), std::string::npos);
+  EXPECT_FALSE(analyzers::parse_kernel_symbols("symbols: [{match: x, group: g, finding: other, cause: c, fix: f}]"));
+  EXPECT_TRUE(analyzers::parse_kernel_symbols("symbols: [{match: x*, group: g, finding: hot_kernel, cause: c, fix: f}]"));
+}
