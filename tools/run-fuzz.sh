@@ -15,8 +15,12 @@ secs=${1:-8}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-all_targets=(cpulist cpumask proc_stat cpuinfo environ key_values cmdline task_stat numa_maps
-             interrupts maps_mention config)
+# Every fuzz/fuzz_<name>.cpp is a target: a new parser's target runs without editing this.
+all_targets=()
+for src in fuzz/fuzz_*.cpp; do
+  name=${src#fuzz/fuzz_}
+  all_targets+=("${name%.cpp}")
+done
 read -r -a targets <<< "${FUZZ_TARGETS:-${all_targets[*]}}"
 jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "facts/platform.hpp"
+#include "facts/nccl.hpp"
 #include "report/redact.hpp"
 #include "sys/text.hpp"
 
@@ -43,6 +45,12 @@ report::Node describe_node(facts::Facts& f) {
       }
   }
   if (auto nb = f.numa_balancing_raw()) s["numa_balancing"] = *nb;
+  s["nccl_topo_file"] = facts::nccl_topo_file_state(f);
+  // What NCCL reads from its config files (NCCL_CONF_FILE or ~/.nccl.conf, then
+  // /etc/nccl.conf; first setting wins), redacted like the environment.
+  for (const auto& [k, v] : facts::nccl_config(f).conf)
+    n.nccl_conf[k] = report::secret_name(k) ? std::string(report::kRedacted) : v.value;
+  if (auto m = facts::iommu_mode_summary(f)) s["iommu_mode"] = *m;
   return n;
 }
 

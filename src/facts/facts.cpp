@@ -1,4 +1,5 @@
 #include "facts/facts.hpp"
+#include "facts/runtime.hpp"
 
 #include <sys/utsname.h>
 
@@ -129,26 +130,9 @@ sys::ReadResult<std::string> Facts::read_proc(const std::string& path, std::size
 }
 
 std::string Facts::container() {
-  if (root_.exists("/.dockerenv")) return "docker";
-  if (root_.exists("/run/.containerenv")) return "podman";
-  for (const auto& [k, v] : audited_env()) {
-    if (sys::starts_with(k, "ENROOT_") || sys::starts_with(k, "PYXIS_")) return "enroot";
-  }
-  if (auto env1 = root_.read("/proc/1/environ")) {
-    for (const auto& [k, v] : parsers::parse_environ(*env1)) {
-      if (k != "container") continue;
-      if (v == "docker" || v == "podman" || v == "enroot") return v;
-      return "unknown";
-    }
-  }
-  if (auto cg = root_.read("/proc/1/cgroup")) {
-    if (cg->find("docker") != std::string::npos) return "docker";
-    if (cg->find("libpod") != std::string::npos) return "podman";
-    if (cg->find("kubepods") != std::string::npos || cg->find("containerd") != std::string::npos)
-      return "unknown";
-    return "none";
-  }
-  return "unknown";
+  // facts/runtime.cpp: every signal of container.detect (marker files, /proc/1/environ,
+  // /proc/1/cgroup, enroot/pyxis variables).
+  return container_info(*this).runtime;
 }
 
 std::optional<std::string> Facts::nvidia_driver_version() {

@@ -58,7 +58,8 @@ TEST_P(GoldenTree, MatchesGoldenReport) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Trees, GoldenTree,
-                         ::testing::Values(Golden{"healthy-x86", 0}, Golden{"h100-c1-remote-numa", 1}, Golden{"kvm-guest", 1}),
+                         ::testing::Values(Golden{"healthy-x86", 0}, Golden{"h100-c1-remote-numa", 1}, Golden{"kvm-guest", 1},
+                                           Golden{"gb200-vm", 1}),
                          [](const auto& info) {
                            std::string n = info.param.name;
                            for (auto& c : n) if (c == '-') c = '_';

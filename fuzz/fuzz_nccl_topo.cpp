@@ -1,0 +1,28 @@
+// parse_nccl_topo: never crashes or recurses without bound (the walk is iterative); an
+// accepted file has lower-case bus ids, stated link widths above 0, and every <net> that
+// names an enclosing <pci> names one that was recorded.
+#include <set>
+#include <string>
+
+#include "facts/nccl.hpp"
+#include "fuzz_common.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto t = perfgap::facts::parse_nccl_topo(perfgap::fuzz::as_text(data, size));
+  if (!t) {
+    FUZZ_CHECK(!t.error().empty());
+    return 0;
+  }
+  std::set<std::string> ids;
+  for (const auto& p : t->pci) {
+    for (char c : p.busid) FUZZ_CHECK(!(c >= 'A' && c <= 'Z'));
+    if (p.link_width) FUZZ_CHECK(*p.link_width > 0);
+    ids.insert(p.busid);
+  }
+  for (const auto& n : t->nets)
+    if (!n.pci_busid.empty()) FUZZ_CHECK(ids.count(n.pci_busid));
+  FUZZ_CHECK(t->nccl_rejects.size() <= 5);
+  FUZZ_CHECK(t->gpus() + t->nics() <= static_cast<int>(t->pci.size()));
+  (void)perfgap::facts::parse_topo_link_speed(perfgap::fuzz::as_text(data, size));
+  return 0;
+}

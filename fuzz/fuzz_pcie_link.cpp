@@ -1,0 +1,13 @@
+// parse_link_speed / parse_link_width: never crash; a speed is positive and finite (GT/s), a
+// width is 0..32.
+#include <cmath>
+
+#include "facts/platform.hpp"
+#include "fuzz_common.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto text = perfgap::fuzz::as_text(data, size);
+  if (auto s = perfgap::facts::parse_link_speed(text)) FUZZ_CHECK(std::isfinite(*s) && *s > 0 && *s <= 1000);
+  if (auto w = perfgap::facts::parse_link_width(text)) FUZZ_CHECK(*w >= 0 && *w <= 32);
+  return 0;
+}

@@ -1,0 +1,128 @@
+// network layer, RDMA ports: every port up, and none slower than its peers.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "checks/all.hpp"
+#include "checks/util.hpp"
+#include "facts/infiniband.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::checks {
+namespace {
+
+constexpr std::string_view kLayer = "network";
+
+std::string gbps(double v) { return fmt::format("{:g} Gb/s", v); }
+
+std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "net.ib.ports";
+  const auto& ib = facts::infiniband(f);
+  if (!ib) return {core::finding(id, kLayer, Status::skip, "RDMA devices not readable: " + ib.error())};
+  if (ib->empty()) return {core::finding(id, kLayer, Status::skip, "no RDMA devices (/sys/class/infiniband absent or empty)")};
+
+  // Peers: ports of the same link layer on the same NIC model (a storage or management NIC of
+  // another model is not a peer of the compute rails).
+  std::map<std::string, std::uint32_t> device_of;
+  if (const auto& pci = f.pci())
+    for (const auto& d : *pci) device_of[d.bdf] = d.device;
+  auto peer_key = [&](const facts::IbDevice& d, const facts::IbPort& p) {
+    auto it = device_of.find(d.bdf);
+    return p.link_layer + "|" + (it == device_of.end() ? std::string("?") : fmt::format("{:04x}", it->second));
+  };
+  auto up = [](const facts::IbPort& p) { return p.state == "ACTIVE" && p.phys_state == "LinkUp"; };
+  std::map<std::string, std::pair<double, int>> peers;  // key -> (fastest rate, active ports)
+  for (const auto& d : *ib)
+    for (const auto& p : d.ports)
+      if (up(p) && p.rate_gbps) {
+        auto& [best, n] = peers[peer_key(d, p)];
+        best = std::max(best, *p.rate_gbps);
+        ++n;
+      }
+
+  std::vector<Finding> out;
+  for (const auto& d : *ib) {
+    if (d.ports.empty()) {
+      auto fnd = core::finding(id, kLayer, Status::skip, "no readable ports under /sys/class/infiniband/" + d.name + "/ports");
+      fnd.subject = d.name;
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    for (const auto& p : d.ports) {
+      auto fnd = core::finding(id, kLayer, Status::pass, "");
+      fnd.subject = fmt::format("{}:{}", d.name, p.port);
+      if (p.state.empty() || p.phys_state.empty()) {
+        fnd.status = Status::skip;
+        fnd.title = "port state not readable (" + p.dir + "/state, phys_state)";
+        out.push_back(std::move(fnd));
+        continue;
+      }
+      fnd.add(p.dir + "/state", p.state, "ACTIVE");
+      fnd.add(p.dir + "/phys_state", p.phys_state, "LinkUp");
+      fnd.add(p.dir + "/rate", p.rate_text.empty() ? "not readable" : p.rate_text);
+      fnd.add(p.dir + "/link_layer", p.link_layer.empty() ? "not readable" : p.link_layer);
+      if (p.rate_gbps) fnd.metric("rate_gbps", *p.rate_gbps);
+      if (!up(p)) {
+        fnd.status = Status::fail;
+        const bool ib_layer = p.link_layer == "InfiniBand";
+        if (p.phys_state == "LinkUp")
+          fnd.title = fmt::format("port {} although the link is up{}", p.state,
+                                  ib_layer ? ": no subnet manager has brought it to ACTIVE" : "");
+        else
+          fnd.title = fmt::format("port down: {} / {}", p.state, p.phys_state);
+        fnd.fix = p.phys_state == "LinkUp"
+                      ? (ib_layer ? "Check that a subnet manager (opensm or the switch's/UFM's SM) runs and sees this port (`sminfo`, `ibstat " + d.name + "`)."
+                                  : "Bring the network interface up (`ip link set <netdev> up`) and check its configuration.")
+                      : "Check the cable and transceiver (`mlxlink -d " + d.name + "`, `ibstat " + d.name +
+                            "`), the switch port, and that the port is meant to be used; replace or reseat the cable.";
+        fnd.impact = "A rail without its port: NCCL drops the NIC or routes its traffic over the others, so collectives "
+                     "lose that rail's bandwidth (or the job fails when NCCL_IB_HCA names it).";
+        out.push_back(std::move(fnd));
+        continue;
+      }
+      if (!p.rate_gbps) {
+        fnd.status = Status::error;
+        fnd.title = "active port with an unreadable rate: '" + p.rate_text.substr(0, 60) + "'";
+        out.push_back(std::move(fnd));
+        continue;
+      }
+      const auto& [best, n] = peers[peer_key(d, p)];
+      if (n >= 2 && *p.rate_gbps < best) {
+        fnd.status = Status::fail;
+        fnd.title = fmt::format("port runs at {} while its {} peers ({}) run at up to {}", gbps(*p.rate_gbps),
+                                n - 1, p.link_layer.empty() ? "same NIC model" : p.link_layer, gbps(best));
+        fnd.evidence[2].expected = gbps(best) + " (its peers)";
+        fnd.metric("peer_rate_gbps", best);
+        fnd.fix = "Find what trained the link down (`mlxlink -d " + d.name + " -p " + std::to_string(p.port) +
+                  "` shows width and speed: a lane down, a lower-rated cable or transceiver, or a switch port configured "
+                  "slower); reseat or replace the cable, fix the switch port's speed.";
+        fnd.impact = fmt::format("Collectives run at the slowest rail: this port moves {:.0f}% of what its peers do, and NCCL "
+                                 "rings/trees through it wait on it.", 100.0 * *p.rate_gbps / best);
+        out.push_back(std::move(fnd));
+        continue;
+      }
+      fnd.title = fmt::format("ACTIVE, LinkUp, {}{}", p.rate_text, p.link_layer.empty() ? "" : ", " + p.link_layer);
+      out.push_back(std::move(fnd));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_network_ports(core::Registry& r) {
+  r.add({.id = "net.ib.ports",
+         .layer = kLayer,
+         .summary = "every RDMA port is ACTIVE/LinkUp and none is slower than its peers",
+         .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer and NIC model, at least two ports); `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices.",
+         .fix = "Cable, transceiver and switch port (mlxlink, ibstat); a subnet manager for ports stuck in INIT.",
+         .reads = {"/sys/class/infiniband/*/device", "/sys/class/infiniband/*/ports/*/state",
+                   "/sys/class/infiniband/*/ports/*/phys_state", "/sys/class/infiniband/*/ports/*/rate",
+                   "/sys/class/infiniband/*/ports/*/link_layer", "/sys/class/infiniband_verbs/*/ibdev",
+                   "/sys/bus/pci/devices/*/device"},
+         .params = {},
+         .run = ib_ports});
+}
+
+}  // namespace perfgap::checks

@@ -1,0 +1,268 @@
+// pcie and gpu layers: PCIe link width/speed of GPUs and NICs, and the GPU inventory. Both read
+// /sys and /proc/driver/nvidia only: never an NVML/CUDA call, never open() of a GPU device node.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "checks/all.hpp"
+#include "checks/util.hpp"
+#include "facts/platform.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::checks {
+namespace {
+
+std::string join(const std::vector<std::string>& items, std::size_t max = 8) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < max; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > max) out += fmt::format(" and {} more", items.size() - max);
+  return out;
+}
+
+std::string gts(double v) { return fmt::format("{:g} GT/s", v); }
+
+// ---- pcie.link ---------------------------------------------------------------------------
+std::vector<Finding> pcie_link(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "pcie.link", layer = "pcie";
+  const auto& pci = f.pci();
+  if (!pci) return {core::finding(id, layer, Status::skip, "PCI devices not readable: " + pci.error())};
+  std::vector<Finding> out;
+  std::size_t unreadable = 0;
+  std::string first_error;
+  for (const auto& d : *pci) {
+    const bool gpu = d.is_gpu();
+    if (!gpu && !facts::is_nvidia_nic(d)) continue;
+    const std::string kind = gpu ? "GPU" : "NIC";
+    const std::string base = "/sys/bus/pci/devices/" + d.bdf + "/";
+    auto l = facts::read_pcie_link(f, d.bdf);
+    auto fnd = core::finding(id, layer, Status::pass, "");
+    fnd.subject = d.bdf;
+    if (!l.error.empty()) {
+      if (unreadable++ == 0) first_error = l.error;
+      fnd.status = Status::skip;
+      fnd.title = kind + " link attributes not readable (not a PCIe function, or not captured): " + l.error;
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    // Present but not a width/speed: an unusable input, said with the value.
+    auto garbage = [&](const char* attr, const std::string& text) {
+      fnd.status = Status::error;
+      fnd.title = fmt::format("{} {} unreadable: '{}'", kind, attr, text.substr(0, 40));
+      fnd.add(base + attr, text.substr(0, 80), "a link width (1-32) or speed (N GT/s)");
+    };
+    if (!l.cur_width) { garbage("current_link_width", l.cur_width_text); out.push_back(std::move(fnd)); continue; }
+    if (!l.max_width) { garbage("max_link_width", l.max_width_text); out.push_back(std::move(fnd)); continue; }
+    auto unknown_speed = [](const std::string& t) { return sys::lower(t).rfind("unknown", 0) == 0; };
+    if (*l.cur_width == 0 || *l.max_width == 0 || unknown_speed(l.cur_speed_text) || unknown_speed(l.max_speed_text)) {
+      fnd.status = Status::skip;
+      fnd.title = fmt::format("{} link state unknown (width {}, speed '{}'): a virtual function, or a link that is down", kind,
+                              l.cur_width_text, l.cur_speed_text);
+      fnd.add(base + "current_link_width", l.cur_width_text);
+      fnd.add(base + "current_link_speed", l.cur_speed_text);
+      out.push_back(std::move(fnd));
+      continue;
+    }
+    if (!l.cur_speed) { garbage("current_link_speed", l.cur_speed_text); out.push_back(std::move(fnd)); continue; }
+    if (!l.max_speed) { garbage("max_link_speed", l.max_speed_text); out.push_back(std::move(fnd)); continue; }
+
+    const bool narrow = *l.cur_width < *l.max_width;
+    const bool slow = *l.cur_speed + 1e-9 < *l.max_speed;
+    fnd.add(base + "current_link_width", l.cur_width_text, l.max_width_text);
+    fnd.add(base + "current_link_speed", l.cur_speed_text, l.max_speed_text);
+    fnd.metric("link_width", *l.cur_width).metric("max_link_width", *l.max_width);
+    fnd.metric("link_speed_gts", *l.cur_speed).metric("max_link_speed_gts", *l.max_speed);
+    if (narrow) {
+      fnd.status = Status::fail;
+      fnd.title = fmt::format("{} link trained at x{} of x{}{}", kind, *l.cur_width, *l.max_width,
+                              slow ? fmt::format(" and {} of {}", gts(*l.cur_speed), gts(*l.max_speed)) : "");
+      fnd.fix = "Reseat the card and its riser/cable (a damaged lane or a half-inserted card trains narrow), check the "
+                "slot's bifurcation and link-width settings in the BIOS, and compare `lspci -vv -s " + d.bdf +
+                "` LnkCap/LnkSta (\"downgraded\"); move the card to another slot to tell card from slot.";
+      fnd.impact = fmt::format("Host-device bandwidth cut to {}/{} of the link: slower host-to-device copies, checkpointing, "
+                               "data loading{}", *l.cur_width, *l.max_width,
+                               gpu ? " and GPUDirect traffic through this GPU" : " and every RDMA transfer through this NIC");
+    } else if (slow) {
+      fnd.status = Status::warn;
+      fnd.title = fmt::format("{} link at {} of {} (width x{} is full){}", kind, gts(*l.cur_speed), gts(*l.max_speed),
+                              *l.cur_width, gpu ? ": GPUs lower the link speed when idle; recheck under load" : "");
+      fnd.fix = gpu ? "Re-read current_link_speed while the GPU is busy (or `nvidia-smi -q -d PCIE`): at idle a lower "
+                      "generation is normal power saving; if it stays low under load, reseat the card and check the slot's "
+                      "PCIe generation setting in the BIOS."
+                    : "Check the slot's PCIe generation setting in the BIOS and the riser/cable; reseat the NIC.";
+      fnd.impact = "Under load, a link below its maximum speed cuts host-device bandwidth in proportion.";
+    } else {
+      fnd.title = fmt::format("{} link x{} at {} (its maximum)", kind, *l.cur_width, gts(*l.cur_speed));
+    }
+    out.push_back(std::move(fnd));
+  }
+  if (out.empty()) return {core::finding(id, layer, Status::skip, "no NVIDIA GPU or NVIDIA/Mellanox NIC on PCI")};
+  // No device has link attributes (a tree captured without them, a platform without PCIe
+  // capabilities): one skip says it, rather than one per device.
+  if (out.size() > 1 && unreadable == out.size()) {
+    auto fnd = core::finding(id, layer, Status::skip,
+                             fmt::format("link attributes not readable for any of the {} GPUs/NICs: {}", out.size(), first_error));
+    return {fnd};
+  }
+  return out;
+}
+
+// ---- gpu.inventory -----------------------------------------------------------------------
+// Comma-separated entries of a *_VISIBLE_DEVICES value; nullopt for "all"/"none"/"void"/"".
+std::optional<std::vector<std::string>> visible_entries(std::string_view value) {
+  auto v = sys::trim_ws(value);
+  auto lv = sys::lower(v);
+  if (lv.empty() || lv == "all" || lv == "none" || lv == "void" || lv == "nodevfiles") return std::nullopt;
+  std::vector<std::string> out;
+  for (auto e : sys::split(v, ','))
+    if (auto t = sys::trim_ws(e); !t.empty()) out.emplace_back(t);
+  return out;
+}
+
+std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "gpu.inventory", layer = "gpu";
+  const auto& pci = f.pci();
+  if (!pci) return {core::finding(id, layer, Status::skip, "PCI devices not readable: " + pci.error())};
+  std::vector<std::string> pci_gpus;
+  std::map<std::string, std::uint32_t> device_id;
+  for (const auto& d : *pci)
+    if (d.is_gpu()) {
+      pci_gpus.push_back(d.bdf);
+      device_id[d.bdf] = d.device;
+    }
+  const auto& drv = facts::driver_gpus(f);
+  if (pci_gpus.empty() && (!drv.listed || drv.gpus.empty()))
+    return {core::finding(id, layer, Status::skip, "no NVIDIA GPU on PCI (vendor 0x10de, class 0x0300/0x0302)")};
+  const auto version = f.nvidia_driver_version();
+  const auto container = f.container();
+  const bool in_container = container == "docker" || container == "podman" || container == "enroot";
+
+  // The visible GPUs (shared definition): the driver's list where it exists, else PCI.
+  std::vector<std::string> visible;
+  std::map<std::string, int> models;
+  std::set<std::string> visible_uuids;
+  if (drv.listed) {
+    for (const auto& g : drv.gpus) {
+      visible.push_back(g.bdf);
+      ++models[g.model.empty() ? fmt::format("GPU {}", g.bdf) : g.model];
+      if (g.uuid) visible_uuids.insert(*g.uuid);
+    }
+  } else {
+    visible = pci_gpus;
+    for (const auto& b : pci_gpus) ++models[fmt::format("NVIDIA 10de:{:04x}", device_id[b])];
+  }
+  std::string model_text;
+  for (const auto& [m, n] : models) model_text += fmt::format("{}{} x {}", model_text.empty() ? "" : ", ", n, m);
+
+  auto out = core::finding(id, layer, Status::pass, "");
+  out.add("/sys/bus/pci/devices", fmt::format("{} GPU(s) on PCI: {}", pci_gpus.size(), join(pci_gpus)));
+  out.add("/proc/driver/nvidia/gpus", drv.listed ? fmt::format("{} listed: {}", drv.gpus.size(), join(visible)) : "not readable: " + drv.error);
+  out.add("/proc/driver/nvidia/version", version ? *version : std::string("not readable"));
+  out.add("container", container);
+  out.metric("gpus_pci", static_cast<double>(pci_gpus.size()));
+  out.metric("gpus_visible", static_cast<double>(visible.size()));
+  const std::string driver_text = version ? ", driver " + *version : ", driver version unknown";
+
+  if (in_container) {
+    std::vector<std::string> problems;
+    for (const auto& [k, v] : f.audited_env()) {
+      if (k != "NVIDIA_VISIBLE_DEVICES" && k != "CUDA_VISIBLE_DEVICES") continue;
+      auto entries = visible_entries(v);
+      if (!entries) continue;
+      out.add(f.audited_env_source() + " " + k, v, fmt::format("at most {} GPU(s)", visible.size()));
+      if (entries->size() > visible.size()) {
+        problems.push_back(fmt::format("{} names {} GPUs but {} visible", k, entries->size(), visible.size()));
+        continue;
+      }
+      if (k != "CUDA_VISIBLE_DEVICES") continue;  // NVIDIA_VISIBLE_DEVICES uses the host's numbering
+      for (const auto& e : *entries) {
+        if (auto idx = sys::to_int<int>(e)) {
+          if (*idx < 0 || *idx >= static_cast<int>(visible.size()))
+            problems.push_back(fmt::format("CUDA_VISIBLE_DEVICES names GPU {} but only {} visible", e, visible.size()));
+        } else if (sys::starts_with(e, "GPU-") && !visible_uuids.empty()) {
+          bool found = false;
+          for (const auto& u : visible_uuids) found = found || sys::starts_with(u, e);
+          if (!found) problems.push_back("CUDA_VISIBLE_DEVICES names " + e + ", which is not among the visible GPUs");
+        }
+      }
+    }
+    if (!problems.empty()) {
+      out.status = Status::fail;
+      out.title = "the job asks for more GPUs than the container sees: " + problems.front();
+      for (std::size_t i = 1; i < problems.size() && i < 4; ++i) out.title += "; " + problems[i];
+      out.fix = "Launch the container with the GPUs the job expects (--gpus / NVIDIA_VISIBLE_DEVICES, the Slurm/pyxis "
+                "allocation), or set CUDA_VISIBLE_DEVICES to indices of the GPUs visible inside (0..N-1).";
+      out.impact = "CUDA stops at the first GPU it cannot find: ranks fail to start or share GPUs.";
+      return {out};
+    }
+    out.title = fmt::format("{} GPU(s) visible in this {} container ({} on PCI): {}{}", visible.size(), container,
+                            pci_gpus.size(), model_text, driver_text);
+    return {out};
+  }
+
+  // Outside a container: every GPU on PCI should be the driver's, except those given to VMs.
+  std::vector<std::string> assigned, expected;
+  for (const auto& b : pci_gpus) (facts::pci_driver(f, b) == "vfio-pci" ? assigned : expected).push_back(b);
+  if (!assigned.empty()) out.add("/sys/bus/pci/devices/*/driver", "vfio-pci (assigned to VMs): " + join(assigned));
+  std::set<std::string> listed;
+  for (const auto& g : drv.gpus) listed.insert(g.bdf);
+  std::vector<std::string> unseen;
+  for (const auto& b : expected)
+    if (!listed.count(b)) unseen.push_back(b);
+  if (!unseen.empty()) {
+    const std::size_t seen = expected.size() - unseen.size();
+    if (container != "none") {
+      out.status = Status::skip;
+      out.title = fmt::format("the NVIDIA driver lists {} of {} GPUs on PCI, and whether this runs in a container (where "
+                              "that is expected) is unknown", seen, expected.size());
+      return {out};
+    }
+    out.status = Status::fail;
+    out.title = drv.listed ? fmt::format("the NVIDIA driver sees {} of {} GPUs on PCI (missing: {})", seen, expected.size(), join(unseen))
+                           : fmt::format("the NVIDIA driver sees none of the {} GPUs on PCI ({})", expected.size(), drv.error);
+    for (const auto& b : unseen) {
+      auto d = facts::pci_driver(f, b);
+      out.add("/sys/bus/pci/devices/" + b + "/driver", d.empty() ? "none bound" : d, "nvidia");
+    }
+    out.fix = "Find why the driver did not take the GPU: the kernel log (NVRM: 'GPU has fallen off the bus', "
+              "'RmInitAdapter failed', Xid 79), `nvidia-smi -L`; reset or reseat the GPU, update its firmware, or load the "
+              "driver (nvidia-persistenced, modprobe nvidia). A GPU excluded on purpose belongs in the allocation config.";
+    out.impact = fmt::format("{} of {} GPUs unusable: jobs sized for the node fail or run with fewer ranks.", unseen.size(), expected.size());
+    return {out};
+  }
+  if (expected.empty()) {
+    out.title = fmt::format("{} GPU(s) on PCI, all assigned to VMs (vfio-pci)", pci_gpus.size());
+    return {out};
+  }
+  out.title = fmt::format("{} GPU(s): {}{}", expected.size(), model_text, driver_text);
+  return {out};
+}
+
+}  // namespace
+
+void register_pcie_gpu(core::Registry& r) {
+  r.add({.id = "pcie.link",
+         .layer = "pcie",
+         .summary = "GPU and NIC PCIe links run at their maximum width (and speed)",
+         .rule = "Per NVIDIA GPU and NVIDIA/Mellanox NIC (vendor 0x15b3, network class), one finding with the BDF as subject: `fail` when current_link_width is below max_link_width; `warn` when only current_link_speed is below max_link_speed (GPUs lower the link speed when idle); `pass` otherwise. `skip` when the link attributes are absent or Unknown (virtual functions); `error` for values that are not a width or speed.",
+         .fix = "Reseat the card/riser, check the slot's bifurcation and PCIe generation in the BIOS, compare lspci LnkCap/LnkSta.",
+         .reads = {"/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class",
+                   "/sys/bus/pci/devices/*/current_link_speed", "/sys/bus/pci/devices/*/current_link_width",
+                   "/sys/bus/pci/devices/*/max_link_speed", "/sys/bus/pci/devices/*/max_link_width"},
+         .params = {},
+         .run = pcie_link});
+  r.add({.id = "gpu.inventory",
+         .layer = "gpu",
+         .summary = "the NVIDIA driver sees every GPU on PCI (count, models, driver version)",
+         .rule = "`pass` with the count, models and driver version. Outside a container: `fail` when the driver (/proc/driver/nvidia/gpus) lists fewer GPUs than PCI has (GPUs bound to vfio-pci excepted). Inside one: `fail` when NVIDIA_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES name more GPUs than are visible (or a CUDA index/UUID that is not). `skip` without GPUs, or when fewer are listed and whether this is a container is unknown. Reads /sys and /proc/driver/nvidia only; never initialises a GPU.",
+         .fix = "Find why the driver lost the GPU (kernel log NVRM/Xid 79, nvidia-smi -L), reset/reseat it; in containers, match the allocation and CUDA_VISIBLE_DEVICES.",
+         .reads = {"/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/device",
+                   "/sys/bus/pci/devices/*/driver", "/proc/driver/nvidia/version",
+                   "/proc/driver/nvidia/gpus/*/information", "/proc/self/environ", "/.dockerenv",
+                   "/run/.containerenv", "/proc/1/environ", "/proc/1/cgroup"},
+         .params = {},
+         .run = gpu_inventory});
+}
+
+}  // namespace perfgap::checks

@@ -1,0 +1,456 @@
+#include "facts/platform.hpp"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <set>
+
+#include "sys/text.hpp"
+
+namespace perfgap::facts {
+
+// ---- parsers -----------------------------------------------------------------------------
+
+std::optional<std::string> KernelConfig::get(std::string_view name) const {
+  std::string key = sys::starts_with(name, "CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
+  auto it = values.find(key);
+  if (it == values.end()) return std::nullopt;
+  return it->second;
+}
+
+tl::expected<KernelConfig, std::string> parse_kernel_config(std::string_view text) {
+  KernelConfig c;
+  for (auto line : sys::split_lines(text)) {
+    line = sys::trim_ws(line);
+    if (sys::starts_with(line, "# CONFIG_")) {
+      constexpr std::string_view tail = " is not set";
+      if (line.size() > tail.size() && line.substr(line.size() - tail.size()) == tail) {
+        auto name = line.substr(2, line.size() - 2 - tail.size());
+        if (name.size() > 7 && name.find_first_of(" \t=") == std::string_view::npos) c.values[std::string(name)] = "n";
+      }
+      continue;
+    }
+    if (!sys::starts_with(line, "CONFIG_")) continue;
+    auto eq = line.find('=');
+    if (eq == std::string_view::npos || eq == 7) continue;
+    auto name = line.substr(0, eq);
+    if (name.find_first_of(" \t") != std::string_view::npos) continue;
+    c.values[std::string(name)] = std::string(line.substr(eq + 1));
+  }
+  if (c.values.empty()) return tl::unexpected(std::string("no CONFIG_ lines: not a kernel configuration"));
+  return c;
+}
+
+tl::expected<std::string, std::string> gunzip(std::string_view bytes, std::size_t max_out) {
+  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f || static_cast<unsigned char>(bytes[1]) != 0x8b)
+    return tl::unexpected(std::string(bytes.empty() ? "empty" : "not gzip data (no 1f 8b magic)"));
+  if (bytes.size() > UINT_MAX) return tl::unexpected(std::string("too large"));
+  z_stream s{};
+  if (inflateInit2(&s, 16 + MAX_WBITS) != Z_OK) return tl::unexpected(std::string("zlib: cannot initialise"));
+  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  s.avail_in = static_cast<uInt>(bytes.size());
+  std::string out;
+  char buf[65536];
+  int rc = Z_OK;
+  std::string error;
+  for (;;) {
+    s.next_out = reinterpret_cast<Bytef*>(buf);
+    s.avail_out = sizeof buf;
+    rc = inflate(&s, Z_NO_FLUSH);
+    std::size_t produced = sizeof buf - s.avail_out;
+    if (out.size() + produced > max_out) {
+      error = "decompressed data larger than the limit";
+      break;
+    }
+    out.append(buf, produced);
+    if (rc == Z_STREAM_END) break;
+    if (rc == Z_BUF_ERROR || (rc == Z_OK && s.avail_in == 0 && produced == 0)) {
+      error = "truncated gzip data (the stream ends before its end marker)";
+      break;
+    }
+    if (rc != Z_OK) {
+      error = std::string("corrupt gzip data") + (s.msg ? std::string(" (") + s.msg + ")" : std::string());
+      break;
+    }
+  }
+  inflateEnd(&s);
+  if (!error.empty()) return tl::unexpected(error);
+  return out;
+}
+
+namespace {
+
+// "6,1234,5678901,-;" or "6,1234,5678901,-,caller=T1;" : /dev/kmsg's record prefix.
+std::optional<std::size_t> kmsg_prefix(std::string_view line) {
+  auto semi = line.find(';');
+  if (semi == std::string_view::npos || semi == 0 || semi > 64) return std::nullopt;
+  auto fields = sys::split(line.substr(0, semi), ',');
+  if (fields.size() < 4) return std::nullopt;
+  for (std::size_t i = 0; i < 3; ++i)
+    if (fields[i].empty() || fields[i].find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return semi + 1;
+}
+
+std::string printable(std::string_view s, std::size_t max) {
+  std::string out;
+  out.reserve(std::min(s.size(), max));
+  for (char ch : s) {
+    if (out.size() >= max) break;
+    auto c = static_cast<unsigned char>(ch);
+    out.push_back(c == '\t' ? ' ' : (c < 0x20 || c >= 0x7f) ? '?' : ch);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> parse_kernel_log(std::string_view text) {
+  std::vector<std::string> out;
+  bool prev_kmsg = false;
+  for (auto line : sys::split_lines(text)) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (prev_kmsg && !line.empty() && line.front() == ' ') continue;  // " SUBSYSTEM=..." dictionary lines
+    prev_kmsg = false;
+    if (auto p = kmsg_prefix(line)) {
+      line.remove_prefix(*p);
+      prev_kmsg = true;
+    } else if (!line.empty() && line.front() == '[') {
+      auto close = line.find(']');
+      if (close != std::string_view::npos && close < 48) line.remove_prefix(close + 1);
+    } else if (auto k = line.find(" kernel: "); k != std::string_view::npos && k < 80) {
+      line.remove_prefix(k + 9);  // journalctl -k / syslog
+    }
+    auto msg = printable(sys::trim_ws(line), 512);
+    auto trimmed = sys::trim_ws(msg);
+    if (!trimmed.empty()) out.emplace_back(trimmed);
+  }
+  return out;
+}
+
+std::optional<double> parse_link_speed(std::string_view text) {
+  auto fields = sys::split_ws(sys::trim_ws(text));
+  if (fields.size() < 2 || fields[1] != "GT/s") return std::nullopt;
+  auto v = sys::to_double(fields[0]);
+  if (!v || !(*v > 0) || *v > 1000) return std::nullopt;
+  return v;
+}
+
+std::optional<int> parse_link_width(std::string_view text) {
+  auto t = sys::trim_ws(text);
+  if (!t.empty() && (t.front() == 'x' || t.front() == 'X')) t.remove_prefix(1);
+  auto v = sys::to_int<int>(t);
+  if (!v || *v < 0 || *v > 32) return std::nullopt;
+  return v;
+}
+
+// ---- facts -------------------------------------------------------------------------------
+
+namespace {
+
+Avail<KernelConfig> read_kernel_config(Facts& f) {
+  const auto& root = f.root();
+  std::vector<std::string> tried;
+  const auto& release = f.identity().kernel;
+  if (release.empty() || release.find('/') != std::string::npos) {
+    tried.push_back("/boot/config-<release>: kernel release unknown");
+  } else {
+    std::string path = "/boot/config-" + release;
+    auto text = root.read(path, 16u << 20);
+    if (!text) {
+      tried.push_back(describe(text.error()));
+    } else if (auto c = parse_kernel_config(*text)) {
+      c->source = path;
+      return std::move(*c);
+    } else {
+      tried.push_back(path + ": " + c.error());
+    }
+  }
+  const std::string gz = "/proc/config.gz";
+  auto bytes = root.read(gz, 8u << 20);
+  if (!bytes) {
+    tried.push_back(describe(bytes.error()));
+  } else if (auto text = gunzip(*bytes)) {
+    if (auto c = parse_kernel_config(*text)) {
+      c->source = gz;
+      return std::move(*c);
+    } else {
+      tried.push_back(gz + ": " + c.error());
+    }
+  } else {
+    tried.push_back(gz + ": " + text.error());
+  }
+  std::string why;
+  for (const auto& t : tried) why += (why.empty() ? "" : "; ") + t;
+  return missing(why);
+}
+
+bool has_nvidia_gpu(Facts& f, std::string* error) {
+  const auto& pci = f.pci();
+  if (pci) {
+    for (const auto& d : *pci)
+      if (d.is_gpu()) return true;
+  }
+  const auto& drv = driver_gpus(f);
+  if (drv.listed && !drv.gpus.empty()) return true;
+  if (!pci && error) *error = pci.error();
+  return false;
+}
+
+Avail<Grace> read_grace(Facts& f) {
+  const auto& root = f.root();
+  Grace g;
+  auto soc_id = root.read_value("/sys/devices/soc0/soc_id");
+  if (soc_id && !soc_id->empty()) {
+    for (auto attr : {"family", "machine", "revision"})
+      if (auto v = root.read_value(std::string("/sys/devices/soc0/") + attr)) g.evidence.emplace_back(std::string("/sys/devices/soc0/") + attr, *v);
+    g.evidence.insert(g.evidence.begin(), {"/sys/devices/soc0/soc_id", *soc_id});
+    g.grace = sys::lower(*soc_id) == "jep106:036b:0241";
+    g.how = g.grace ? "SoC id jep106:036b:0241 (NVIDIA Grace)" : "SoC id " + *soc_id + " is not NVIDIA Grace (jep106:036b:0241)";
+    return g;
+  }
+  std::string soc_why = soc_id ? "/sys/devices/soc0/soc_id: empty" : describe(soc_id.error());
+  const auto& info = f.cpuinfo();
+  if (!info) return missing(soc_why + "; " + info.error());
+  if (info->arch_hint == "x86_64") {
+    g.evidence.emplace_back("/proc/cpuinfo", "x86_64");
+    g.how = "an x86_64 node";
+    return g;
+  }
+  if (!info->implementer || !info->part) {
+    if (info->arch_hint.empty()) return missing(soc_why + "; /proc/cpuinfo: no CPU implementer/part or x86 flags");
+    g.evidence.emplace_back("/proc/cpuinfo", "no CPU implementer/part");
+    return missing(soc_why + "; /proc/cpuinfo: no CPU implementer/part lines");
+  }
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "CPU implementer 0x%02x, CPU part 0x%03x", *info->implementer, *info->part);
+  g.evidence.emplace_back("/proc/cpuinfo", buf);
+  if (*info->implementer != 0x41 || *info->part != 0xd4f) {
+    g.how = std::string("CPU is not a Neoverse V2 (") + buf + ")";
+    return g;
+  }
+  std::string pci_error;
+  bool gpu = has_nvidia_gpu(f, &pci_error);
+  if (!gpu && !pci_error.empty())
+    return missing("Neoverse V2 CPU without a SoC id; whether NVIDIA GPUs are present is unknown: " + pci_error);
+  g.evidence.emplace_back("/sys/bus/pci/devices", gpu ? "NVIDIA GPU present" : "no NVIDIA GPU");
+  g.grace = gpu;
+  g.how = gpu ? "Neoverse V2 CPU with NVIDIA GPUs (no SoC id: a guest)" : "Neoverse V2 CPU without NVIDIA GPUs: another vendor's chip";
+  return g;
+}
+
+Smmu read_smmu(const sys::Sysroot& root) {
+  Smmu s;
+  if (auto names = root.list("/sys/class/iommu")) {
+    for (const auto& n : *names) {
+      bool v3 = sys::starts_with(n, "smmu3.");
+      if (!v3) {
+        if (auto drv = root.readlink("/sys/class/iommu/" + n + "/device/driver")) {
+          auto slash = drv->rfind('/');
+          v3 = (slash == std::string::npos ? *drv : drv->substr(slash + 1)) == "arm-smmu-v3";
+        }
+      }
+      (v3 ? s.instances : s.other_iommus).push_back(n);
+    }
+  } else if (names.error().err != ENOENT) {
+    s.iommu_class_error = describe(names.error());
+  }
+  if (auto acpi = root.list("/sys/bus/acpi/devices")) {
+    for (const auto& n : *acpi) {
+      if (!sys::starts_with(n, "NVDA200C:")) continue;
+      auto status = root.read_value("/sys/bus/acpi/devices/" + n + "/status");
+      bool off = status && sys::to_int<long>(*status) == 0L;
+      (off ? s.cmdqv_disabled : s.cmdqv_devices).push_back(n);
+    }
+  }
+  for (auto p : {"disable_cmdqv", "bypass_vcmdq"})
+    if (auto v = root.read_value(std::string("/sys/module/arm_smmu_v3/parameters/") + p)) s.params[p] = *v;
+  return s;
+}
+
+Avail<KernelLog> read_kernel_log(Facts& f) {
+  constexpr std::size_t kMax = 64u << 20;
+  KernelLog log;
+  if (const auto& path = f.options().dmesg_path) {
+    auto text = sys::Sysroot::live().read(*path, kMax);
+    if (!text) return missing("--dmesg " + describe(text.error()));
+    log.source = *path;
+    log.messages = parse_kernel_log(*text);
+    return log;
+  }
+  const auto& root = f.root();
+  if (!root.is_live()) {
+    auto text = root.read("/.perfgap/dmesg.txt", kMax);
+    if (!text) return missing("no kernel log captured with the tree (" + describe(text.error()) + ") and no --dmesg FILE");
+    log.source = "/.perfgap/dmesg.txt";
+    log.messages = parse_kernel_log(*text);
+    return log;
+  }
+  // Live: /dev/kmsg opened non-blocking, one record per read, until EAGAIN. EPIPE means the
+  // ring overwrote a record while we read: start again (a few times).
+  sys::ReadResult<std::string> text = tl::unexpected(sys::ReadError{});
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    text = root.read("/dev/kmsg", kMax);
+    if (text || text.error().err != EPIPE) break;
+  }
+  if (!text) {
+    std::string why = describe(text.error());
+    if (text.error().err == EPERM || text.error().err == EACCES)
+      why += " (kernel.dmesg_restrict: run as root, or pass a saved log with --dmesg FILE)";
+    return missing(why);
+  }
+  log.source = "/dev/kmsg";
+  log.messages = parse_kernel_log(*text);
+  return log;
+}
+
+Avail<PageSize> read_page_size(Facts& f) {
+  if (f.root().is_live()) {
+    long bytes = ::sysconf(_SC_PAGESIZE);
+    if (bytes <= 0) return missing("sysconf(_SC_PAGESIZE) failed");
+    return PageSize{bytes / 1024, "sysconf(_SC_PAGESIZE)"};
+  }
+  const std::string path = "/proc/self/smaps";
+  auto text = f.root().read(path, 1u << 20);
+  if (!text) return missing(describe(text.error()));
+  for (auto line : sys::split_lines(*text)) {
+    if (!sys::starts_with(line, "KernelPageSize:")) continue;
+    auto fields = sys::split_ws(line);
+    if (fields.size() >= 3 && fields[2] == "kB")
+      if (auto kb = sys::to_int<long>(fields[1]); kb && *kb > 0) return PageSize{*kb, path};
+    return missing(path + ": unreadable KernelPageSize line '" + std::string(sys::trim_ws(line)) + "'");
+  }
+  return missing(path + ": no KernelPageSize line");
+}
+
+Avail<std::vector<IommuGroup>> read_iommu_groups(const sys::Sysroot& root) {
+  const std::string base = "/sys/kernel/iommu_groups";
+  auto ids = root.list(base);
+  if (!ids) return missing(describe(ids.error()));
+  std::vector<IommuGroup> out;
+  for (const auto& id : *ids) {
+    IommuGroup g;
+    g.id = id;
+    if (auto t = root.read_value(base + "/" + id + "/type")) g.type = *t;
+    else g.type_error = describe(t.error());
+    if (auto devs = root.list(base + "/" + id + "/devices"))
+      for (const auto& d : *devs) g.devices.push_back(sys::lower(d));
+    out.push_back(std::move(g));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    auto na = sys::to_int<long>(a.id), nb = sys::to_int<long>(b.id);
+    if (na && nb) return *na < *nb;
+    return a.id < b.id;
+  });
+  return out;
+}
+
+DriverGpus read_driver_gpus(const sys::Sysroot& root) {
+  DriverGpus d;
+  const std::string dir = "/proc/driver/nvidia/gpus";
+  auto names = root.list(dir);
+  if (!names) {
+    d.error = describe(names.error());
+    return d;
+  }
+  d.listed = true;
+  for (const auto& n : *names) {
+    DriverGpu g;
+    g.bdf = sys::lower(n);
+    if (auto info = root.read(dir + "/" + n + "/information", 1u << 16)) {
+      auto kv = parsers::parse_key_values(*info);
+      if (auto it = kv.find("Model"); it != kv.end()) g.model = std::string(sys::trim_ws(it->second));
+      if (auto it = kv.find("GPU UUID"); it != kv.end()) g.uuid = std::string(sys::trim_ws(it->second));
+    }
+    d.gpus.push_back(std::move(g));
+  }
+  std::sort(d.gpus.begin(), d.gpus.end(), [](const auto& a, const auto& b) { return a.bdf < b.bdf; });
+  return d;
+}
+
+}  // namespace
+
+const Avail<KernelConfig>& kernel_config(Facts& f) {
+  return f.memo<Avail<KernelConfig>>("platform.kernel_config", [&] { return read_kernel_config(f); });
+}
+
+const Avail<Grace>& grace(Facts& f) {
+  return f.memo<Avail<Grace>>("platform.grace", [&] { return read_grace(f); });
+}
+
+const Smmu& smmu(Facts& f) {
+  return f.memo<Smmu>("platform.smmu", [&] { return read_smmu(f.root()); });
+}
+
+const Avail<KernelLog>& kernel_log(Facts& f) {
+  return f.memo<Avail<KernelLog>>("platform.kernel_log", [&] { return read_kernel_log(f); });
+}
+
+const Avail<PageSize>& page_size(Facts& f) {
+  return f.memo<Avail<PageSize>>("platform.page_size", [&] { return read_page_size(f); });
+}
+
+const Avail<std::vector<IommuGroup>>& iommu_groups(Facts& f) {
+  return f.memo<Avail<std::vector<IommuGroup>>>("platform.iommu_groups", [&] { return read_iommu_groups(f.root()); });
+}
+
+const DriverGpus& driver_gpus(Facts& f) {
+  return f.memo<DriverGpus>("platform.driver_gpus", [&] { return read_driver_gpus(f.root()); });
+}
+
+bool is_nvidia_nic(const PciDevice& d) { return d.vendor == 0x15b3 && (d.class_code >> 16) == 0x02; }
+
+std::string pci_driver(Facts& f, const std::string& bdf) {
+  auto link = f.root().readlink("/sys/bus/pci/devices/" + bdf + "/driver");
+  if (!link) return "";
+  auto slash = link->rfind('/');
+  return slash == std::string::npos ? *link : link->substr(slash + 1);
+}
+
+std::optional<std::string> iommu_mode_summary(Facts& f) {
+  const auto& pci = f.pci();
+  const auto& groups = iommu_groups(f);
+  if (!pci || !groups) return std::nullopt;
+  std::set<std::string> wanted;
+  for (const auto& d : *pci)
+    if (d.is_gpu() || is_nvidia_nic(d)) wanted.insert(d.bdf);
+  if (wanted.empty()) return std::nullopt;
+  std::set<std::string> types;
+  bool any = false;
+  for (const auto& g : *groups)
+    for (const auto& dev : g.devices)
+      if (wanted.count(dev)) {
+        any = true;
+        if (!g.type.empty()) types.insert(g.type);
+      }
+  if (!any) return std::string("none");
+  if (types.empty()) return std::nullopt;
+  if (types.size() > 1) return std::string("mixed");
+  return *types.begin();
+}
+
+PcieLink read_pcie_link(Facts& f, const std::string& bdf) {
+  const auto& root = f.root();
+  PcieLink l;
+  l.bdf = bdf;
+  const std::string base = "/sys/bus/pci/devices/" + bdf + "/";
+  auto get = [&](const char* attr, std::string& text) {
+    auto v = root.read_value(base + attr);
+    if (!v) {
+      if (l.error.empty()) l.error = describe(v.error());
+      return false;
+    }
+    text = *v;
+    return true;
+  };
+  if (get("current_link_speed", l.cur_speed_text)) l.cur_speed = parse_link_speed(l.cur_speed_text);
+  if (get("current_link_width", l.cur_width_text)) l.cur_width = parse_link_width(l.cur_width_text);
+  if (get("max_link_speed", l.max_speed_text)) l.max_speed = parse_link_speed(l.max_speed_text);
+  if (get("max_link_width", l.max_width_text)) l.max_width = parse_link_width(l.max_width_text);
+  return l;
+}
+
+}  // namespace perfgap::facts

@@ -1,0 +1,217 @@
+// Parsers and readers of facts/platform: kernel config (plain and gzip), kernel log formats,
+// PCIe link attributes, Grace detection, the kernel log's sources, page size, IOMMU summary.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+
+#include "facts/platform.hpp"
+#include "tree.hpp"
+
+using namespace perfgap;
+
+namespace {
+
+// gzip -9 of "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_TEGRA241_CMDQV=y\n"
+const std::string kGz(
+    "\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\x73\xf6\xf7\x73\xf3\x74\x8f\x77\xb4\xad\xe4\x52\x56\x70\x86\x70\x9c\x14"
+    "\x32\x8b\x15\xf2\xf2\x4b\x14\x8a\x53\x4b\xb8\xa0\x62\x21\xae\xee\x41\x8e\x46\x26\x86\xf1\xce\xbe\x2e\x81\x61\x40"
+    "\xd5\x00\x05\x35\xba\x9e\x39\x00\x00\x00",
+    66);
+
+struct Tree {
+  fixture::TempDir tmp;
+  std::string root;
+  explicit Tree(const std::string& text) {
+    std::string file = tmp.path() + "/t.tree";
+    std::ofstream(file) << text;
+    root = tmp.path() + "/root";
+    auto spec = fixture::unpack_tree(file, root);
+    EXPECT_TRUE(spec) << spec.error();
+  }
+  facts::Facts facts(facts::Options o = {}) const { return facts::Facts(*sys::Sysroot::at(root), std::move(o)); }
+};
+
+}  // namespace
+
+TEST(PlatformParsers, KernelConfig) {
+  auto c = facts::parse_kernel_config("#\n# Linux/arm64 Kernel Configuration\n#\nCONFIG_ARM64=y\nCONFIG_NR_CPUS=512\n"
+                                      "# CONFIG_TEGRA241_CMDQV is not set\nCONFIG_CMDLINE=\"a b\"\nnot a line\nCONFIG_=x\n");
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->get("ARM64"), "y");
+  EXPECT_EQ(c->get("CONFIG_NR_CPUS"), "512");
+  EXPECT_EQ(c->get("TEGRA241_CMDQV"), "n");
+  EXPECT_EQ(c->get("CMDLINE"), "\"a b\"");
+  EXPECT_FALSE(c->get("ARM_SMMU_V3"));
+  EXPECT_FALSE(facts::parse_kernel_config(""));
+  EXPECT_FALSE(facts::parse_kernel_config("hello\n# comment\n"));
+}
+
+TEST(PlatformParsers, Gunzip) {
+  auto text = facts::gunzip(kGz);
+  ASSERT_TRUE(text) << text.error();
+  EXPECT_EQ(*text, "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_TEGRA241_CMDQV=y\n");
+  // Every truncation is an error with a reason, never a crash or a partial success.
+  for (std::size_t n = 0; n < kGz.size(); ++n) {
+    auto cut = facts::gunzip(std::string_view(kGz).substr(0, n));
+    EXPECT_FALSE(cut) << "cut at " << n;
+  }
+  auto cut = facts::gunzip(std::string_view(kGz).substr(0, 40));
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().find("truncated"), std::string::npos) << cut.error();
+  EXPECT_FALSE(facts::gunzip("CONFIG_A=y\n"));
+  std::string corrupt = kGz;
+  corrupt[20] = static_cast<char>(corrupt[20] ^ 0x55);
+  EXPECT_FALSE(facts::gunzip(corrupt));
+  EXPECT_FALSE(facts::gunzip(kGz, 10));  // beyond the output limit
+}
+
+TEST(PlatformParsers, KernelLogFormats) {
+  auto dmesg = facts::parse_kernel_log("[    1.912530] acpi NVDA200C:00: Falling back to standard SMMU CMDQ\n[Mon Nov 30 12:00:00 2026] x\n");
+  ASSERT_EQ(dmesg.size(), 2u);
+  EXPECT_EQ(dmesg[0], "acpi NVDA200C:00: Falling back to standard SMMU CMDQ");
+  EXPECT_EQ(dmesg[1], "x");
+  auto kmsg = facts::parse_kernel_log("6,513,1912530,-,caller=T1;tegra241_cmdqv: hello\n SUBSYSTEM=acpi\n DEVICE=+acpi:NVDA200C:00\n4,514,1,c;second\n");
+  ASSERT_EQ(kmsg.size(), 2u);
+  EXPECT_EQ(kmsg[0], "tegra241_cmdqv: hello");
+  EXPECT_EQ(kmsg[1], "second");
+  auto journal = facts::parse_kernel_log("Nov 30 12:00:00 gpu01 kernel: arm-smmu-v3: probe\n");
+  ASSERT_EQ(journal.size(), 1u);
+  EXPECT_EQ(journal[0], "arm-smmu-v3: probe");
+  auto binary = facts::parse_kernel_log(std::string("\x7f" "ELF\x00\xff\xfe\r\n\x1b[31mred\n", 15));
+  for (const auto& m : binary)
+    for (char c : m) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << m;
+  EXPECT_EQ(facts::parse_kernel_log(std::string(2000, 'a')).front().size(), 512u);
+  EXPECT_TRUE(facts::parse_kernel_log("\n\n  \n").empty());
+}
+
+TEST(PlatformParsers, LinkSpeedAndWidth) {
+  EXPECT_EQ(facts::parse_link_speed("16.0 GT/s PCIe\n"), 16.0);
+  EXPECT_EQ(facts::parse_link_speed("8 GT/s"), 8.0);
+  EXPECT_EQ(facts::parse_link_speed("2.5 GT/s PCIe"), 2.5);
+  EXPECT_FALSE(facts::parse_link_speed("Unknown"));
+  EXPECT_FALSE(facts::parse_link_speed("fast GT/s"));
+  EXPECT_FALSE(facts::parse_link_speed("-8 GT/s"));
+  EXPECT_FALSE(facts::parse_link_speed(""));
+  EXPECT_EQ(facts::parse_link_width("16\n"), 16);
+  EXPECT_EQ(facts::parse_link_width("x8"), 8);
+  EXPECT_EQ(facts::parse_link_width("0"), 0);
+  EXPECT_FALSE(facts::parse_link_width("x1?6"));
+  EXPECT_FALSE(facts::parse_link_width("64"));
+  EXPECT_FALSE(facts::parse_link_width("-1"));
+  EXPECT_FALSE(facts::parse_link_width(""));
+}
+
+TEST(PlatformFacts, KernelConfigFromBootThenConfigGz) {
+  Tree t("== file proc/sys/kernel/osrelease\n6.8.0-1\n== file boot/config-6.8.0-1\nCONFIG_TEGRA241_CMDQV=m\n");
+  auto f = t.facts();
+  const auto& c = facts::kernel_config(f);
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->source, "/boot/config-6.8.0-1");
+  EXPECT_EQ(c->get("TEGRA241_CMDQV"), "m");
+
+  std::string esc;
+  for (unsigned char ch : kGz) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+    esc += buf;
+  }
+  Tree gz("== file proc/sys/kernel/osrelease\n6.8.0-1\n== file proc/config.gz noeol esc\n" + esc + "\n");
+  auto g = gz.facts();
+  const auto& c2 = facts::kernel_config(g);
+  ASSERT_TRUE(c2) << c2.error();
+  EXPECT_EQ(c2->source, "/proc/config.gz");
+  EXPECT_EQ(c2->get("TEGRA241_CMDQV"), "y");
+
+  Tree none("== file proc/sys/kernel/osrelease\n6.8.0-1\n");
+  auto n = none.facts();
+  const auto& c3 = facts::kernel_config(n);
+  ASSERT_FALSE(c3);
+  EXPECT_NE(c3.error().find("/boot/config-6.8.0-1: not present"), std::string::npos) << c3.error();
+  EXPECT_NE(c3.error().find("/proc/config.gz: not present"), std::string::npos) << c3.error();
+}
+
+TEST(PlatformFacts, GraceDetection) {
+  Tree soc("== file sys/devices/soc0/soc_id\njep106:036b:0241\n");
+  auto f = soc.facts();
+  ASSERT_TRUE(facts::grace(f));
+  EXPECT_TRUE(facts::grace(f)->grace);
+
+  Tree other("== file sys/devices/soc0/soc_id\njep106:0a16:0001\n== file proc/cpuinfo\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n");
+  auto o = other.facts();
+  ASSERT_TRUE(facts::grace(o));
+  EXPECT_FALSE(facts::grace(o)->grace);
+
+  const std::string v2 = "== file proc/cpuinfo\nprocessor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n";
+  Tree guest(v2 + "== link sys/bus/pci/devices/0000:01:00.0 -> ../../../devices/p/0000:01:00.0\n"
+                  "== file sys/devices/p/0000:01:00.0/vendor\n0x10de\n== file sys/devices/p/0000:01:00.0/class\n0x030200\n");
+  auto g = guest.facts();
+  ASSERT_TRUE(facts::grace(g)) << facts::grace(g).error();
+  EXPECT_TRUE(facts::grace(g)->grace);
+
+  Tree nogpu(v2 + "== dir sys/bus/pci/devices\n");
+  auto n = nogpu.facts();
+  ASSERT_TRUE(facts::grace(n));
+  EXPECT_FALSE(facts::grace(n)->grace);
+
+  Tree nothing("== dir proc\n");
+  auto x = nothing.facts();
+  EXPECT_FALSE(facts::grace(x));
+}
+
+TEST(PlatformFacts, KernelLogSources) {
+  Tree t("== file .perfgap/dmesg.txt\n[ 1.0] from the tree\n== file saved.log\n[ 1.0] from the option\n");
+  auto tree_log = t.facts();
+  const auto& a = facts::kernel_log(tree_log);
+  ASSERT_TRUE(a) << a.error();
+  EXPECT_EQ(a->source, "/.perfgap/dmesg.txt");
+  ASSERT_EQ(a->messages.size(), 1u);
+  EXPECT_EQ(a->messages[0], "from the tree");
+
+  facts::Options o;
+  o.dmesg_path = t.root + "/saved.log";
+  auto opt = t.facts(o);
+  const auto& b = facts::kernel_log(opt);
+  ASSERT_TRUE(b) << b.error();
+  EXPECT_EQ(b->source, t.root + "/saved.log");
+  EXPECT_EQ(b->messages.at(0), "from the option");
+
+  Tree empty("== dir proc\n");
+  auto e = empty.facts();
+  ASSERT_FALSE(facts::kernel_log(e));
+  EXPECT_NE(facts::kernel_log(e).error().find("/.perfgap/dmesg.txt"), std::string::npos);
+}
+
+// Live /dev/kmsg: read without blocking, so this returns promptly whether the log is readable
+// here (root, or dmesg_restrict=0) or not (a reason naming /dev/kmsg).
+TEST(PlatformFacts, LiveKernelLogDoesNotBlock) {
+  facts::Facts f(sys::Sysroot::live(), {});
+  auto start = std::chrono::steady_clock::now();
+  const auto& log = facts::kernel_log(f);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(took, std::chrono::seconds(5));
+  if (log) EXPECT_EQ(log->source, "/dev/kmsg");
+  else EXPECT_NE(log.error().find("/dev/kmsg"), std::string::npos) << log.error();
+}
+
+TEST(PlatformFacts, PageSizeAndIommuSummary) {
+  Tree t("== link proc/self -> 10\n== file proc/10/smaps\naaaa-bbbb r--p 0 0 0 /x\nKernelPageSize:       64 kB\n"
+         "== link sys/bus/pci/devices/0000:01:00.0 -> ../../../devices/p/0000:01:00.0\n"
+         "== file sys/devices/p/0000:01:00.0/vendor\n0x10de\n== file sys/devices/p/0000:01:00.0/class\n0x030200\n"
+         "== link sys/bus/pci/devices/0000:02:00.0 -> ../../../devices/p/0000:02:00.0\n"
+         "== file sys/devices/p/0000:02:00.0/vendor\n0x15b3\n== file sys/devices/p/0000:02:00.0/class\n0x020700\n"
+         "== file sys/kernel/iommu_groups/1/type\nidentity\n== dir sys/kernel/iommu_groups/1/devices/0000:01:00.0\n"
+         "== file sys/kernel/iommu_groups/2/type\nDMA-FQ\n== dir sys/kernel/iommu_groups/2/devices/0000:02:00.0\n");
+  auto f = t.facts();
+  ASSERT_TRUE(facts::page_size(f));
+  EXPECT_EQ(facts::page_size(f)->kb, 64);
+  EXPECT_EQ(facts::iommu_mode_summary(f), "mixed");
+  const auto& groups = facts::iommu_groups(f);
+  ASSERT_TRUE(groups);
+  ASSERT_EQ(groups->size(), 2u);
+  EXPECT_EQ(groups->at(1).devices, std::vector<std::string>{"0000:02:00.0"});
+
+  facts::Facts live(sys::Sysroot::live(), {});
+  ASSERT_TRUE(facts::page_size(live));
+  EXPECT_GE(facts::page_size(live)->kb, 4);
+}
