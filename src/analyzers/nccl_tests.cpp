@@ -63,10 +63,19 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   std::vector<std::string> below;
   std::size_t compared = 0;
   double worst_ratio = 1e9;
+  // The decisive numbers for text output (the same figures are metrics in JSON).
+  auto gbps = [](double v) { return fmt::format("{:.2f}", v); };
+  if (o.reference) f.table.push_back({"size", "busbw GB/s", "reference GB/s", "ratio"});
+  else f.table.push_back({"size", "busbw GB/s", "algbw GB/s", "time us"});
   if (o.reference) {
     for (auto s : sizes) {
       const auto* r = rows[s];
       auto it = ref.find(s);
+      if (it == ref.end() || it->second->out_of_place->busbw <= 0)
+        f.table.push_back({format_size(s), gbps(r->out_of_place->busbw), it == ref.end() ? "-" : gbps(it->second->out_of_place->busbw), "-"});
+      else
+        f.table.push_back({format_size(s), gbps(r->out_of_place->busbw), gbps(it->second->out_of_place->busbw),
+                           fmt::format("{:.1f}%", 100 * r->out_of_place->busbw / it->second->out_of_place->busbw)});
       if (it == ref.end()) {
         f.add(where(*r), fmt::format("{:>9}  busbw {:8.2f} GB/s  reference: size not in {}", format_size(s), r->out_of_place->busbw, o.reference_source));
         continue;
@@ -85,11 +94,13 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   } else {
     for (auto s : sizes) {
       const auto* r = rows[s];
+      f.table.push_back({format_size(s), gbps(r->out_of_place->busbw), gbps(r->out_of_place->algbw), fmt::format("{:.1f}", r->out_of_place->time_us)});
       f.add(where(*r), fmt::format("{:>9}  busbw {:8.2f} GB/s  algbw {:8.2f} GB/s  time {:.1f} us", format_size(s), r->out_of_place->busbw,
                                    r->out_of_place->algbw, r->out_of_place->time_us));
     }
   }
   for (auto s : missing) f.add(source, fmt::format("{}: size not in this run", format_size(s)));
+  if (f.table.size() == 1) f.table.clear();  // no size to show
   // Wrong results first in the evidence: they decide.
   if (!wrong_rows.empty()) {
     std::vector<report::Evidence> ev;

@@ -65,6 +65,9 @@ std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source
       f.add(source, measured);
       f.add(o.reference_source, fmt::format("reference {:.1f} ms per iteration", *o.reference_ms));
       f.add("percent of reference", fmt::format("{:.1f}% (reference_ms / median_ms)", 100 * pct), fmt::format(">= {:.0f}%", 100 * o.threshold));
+      f.table = {{"median ms", "reference ms", "% of reference", "bar"},
+                 {fmt::format("{:.1f}", s.median_ms), fmt::format("{:.1f}", *o.reference_ms), fmt::format("{:.1f}%", 100 * pct),
+                  fmt::format("{:.0f}%", 100 * o.threshold)}};
       if (pct < o.threshold) {
         f.status = report::Status::fail;
         f.title = fmt::format("{:.1f}% of reference ({:.1f} ms vs {:.1f} ms per iteration), below the {:.0f}% bar", 100 * pct, s.median_ms,
@@ -97,6 +100,9 @@ std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source
       f.metric("p99_over_median_pct", 100 * over);
       f.add(source, fmt::format("p99 {:.1f} ms, median {:.1f} ms, max {:.1f} ms over {} records", s.p99_ms, s.median_ms, s.max_ms, s.used),
             "p99 <= median + 5%");
+      f.table = {{"records", "median ms", "mean ms", "p99 ms", "max ms", "p99 over median"},
+                 {std::to_string(s.used), fmt::format("{:.1f}", s.median_ms), fmt::format("{:.1f}", s.mean_ms), fmt::format("{:.1f}", s.p99_ms),
+                  fmt::format("{:.1f}", s.max_ms), fmt::format("{:.1f}%", 100 * over)}};
       if (over > 0.05) {
         f.status = report::Status::warn;
         f.title = fmt::format("p99 step time {:.1f} ms is {:.1f}% above the median {:.1f} ms: stalls", s.p99_ms, 100 * over, s.median_ms);

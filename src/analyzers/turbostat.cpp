@@ -68,6 +68,9 @@ std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::s
       f.metric("ratio", ratio);
       f.add(source, fmt::format("busy cores ({} {}{}) average {:.0f} MHz", mhz.n, src_rows, busy_n ? fmt::format(", {} CPUs", busy_n) : "", mhz.value()),
             fmt::format(">= {:.0f} MHz (90% of {:.0f} MHz, {})", 0.9 * *rated, *rated, rated_from));
+      f.table = {{"busy cores", "avg MHz", "rated MHz", "% of rated", "bar"},
+                 {fmt::format("{} {}{}", mhz.n, src_rows, busy_n ? fmt::format(", {} CPUs", busy_n) : ""), fmt::format("{:.0f}", mhz.value()),
+                  fmt::format("{:.0f}", *rated), fmt::format("{:.1f}%", 100 * ratio), "90%"}};
       if (ratio < 0.9) {
         f.status = report::Status::fail;
         f.title = fmt::format("busy cores run at {:.0f} MHz, {:.0f}% of the rated {:.0f} MHz", mhz.value(), 100 * ratio, *rated);
@@ -123,6 +126,8 @@ std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::s
       f.metric("deep_pct", deep.value());
       f.add(source, fmt::format("idle cores ({} {}): CPU%c1 {:.2f}%, {} {:.2f}%", idle, src_rows, c1.value(), deep_name, deep.value()),
             fmt::format("{} >= 1% or CPU%c1 <= 50%", deep_name));
+      f.table = {{"idle cores", "CPU%c1", deep_name},
+                 {fmt::format("{} {}", idle, src_rows), fmt::format("{:.2f}%", c1.value()), fmt::format("{:.2f}%", deep.value())}};
       if (deep.value() < 1.0 && c1.value() > 50.0) {
         f.status = report::Status::fail;
         f.title = fmt::format("idle cores sit in C1 ({:.1f}%) and never reach a deep C-state ({} {:.2f}%)", c1.value(), deep_name, deep.value());

@@ -8,8 +8,12 @@ namespace {
 
 // The host of "host:pid:tid [dev] NCCL ..." (the token before the last two ':'-fields).
 std::string host_of(std::string_view prefix) {
-  auto f = sys::split_ws(prefix);
-  for (auto t : f) {
+  for (std::size_t i = 0; i < prefix.size();) {
+    while (i < prefix.size() && (prefix[i] == ' ' || prefix[i] == '\t')) ++i;
+    std::size_t b = i;
+    while (i < prefix.size() && prefix[i] != ' ' && prefix[i] != '\t') ++i;
+    if (i == b) break;
+    auto t = prefix.substr(b, i - b);
     auto c2 = t.rfind(':');
     if (c2 == std::string_view::npos || c2 == 0) continue;
     auto c1 = t.rfind(':', c2 - 1);
@@ -35,7 +39,10 @@ std::string strip_dot(std::string s) {
 Parsed<NcclLog> parse_nccl_log(std::string_view text) {
   NcclLog out;
   int lineno = 0;
-  for (auto raw : sys::split_lines(text)) {
+  for (std::size_t pos = 0, nl = 0; pos < text.size(); pos = nl + 1) {
+    nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    auto raw = text.substr(pos, nl - pos);
     ++lineno;
     auto line = tooltext::chomp(raw);
     if (line.size() > 65536) line = line.substr(0, 65536);

@@ -39,6 +39,18 @@ bool figures(const std::vector<std::string_view>& f, std::size_t at, NcclTestsFi
   return true;
 }
 
+// sys::split_ws into a vector kept across lines (no allocation per line).
+void split_ws_into(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    std::size_t b = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > b) out.push_back(line.substr(b, i - b));
+  }
+}
+
 struct Header {
   bool seen = false, root = true, per_iter = false;
 };
@@ -104,11 +116,15 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
   NcclTestsRun run;
   Header hdr;
   int lineno = 0;
-  for (auto raw : sys::split_lines(text)) {
+  std::string scratch;               // a line whose rank tags had to be replaced
+  std::vector<std::string_view> f;   // its cells, reused from line to line
+  for (std::size_t pos = 0, nl = 0; pos < text.size(); pos = nl + 1) {
+    nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    auto raw = text.substr(pos, nl - pos);
     ++lineno;
-    auto clean = tooltext::strip_launcher_prefixes(raw);
-    std::string_view line = clean;
-    auto f = sys::split_ws(line);
+    std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
+    split_ws_into(line, f);
     if (f.empty()) continue;
     if (f[0][0] == '#') {
       // Header lines.

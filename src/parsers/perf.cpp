@@ -1,6 +1,7 @@
 #include "parsers/perf.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include "parsers/tool_text.hpp"
@@ -79,71 +80,102 @@ bool script_header(std::string_view line, std::size_t& after) {
   return false;
 }
 
-Parsed<PerfProfile> parse_script(std::string_view text) {
-  PerfProfile out;
-  out.layout = PerfProfile::Layout::script;
-  struct Count { double n = 0; std::string_view dso; int line = 0; };
-  std::unordered_map<std::string_view, Count> counts;
-  std::vector<std::string_view> order;
-  bool awaiting = false;
-  int lineno = 0;
-  std::size_t pos = 0;
-  auto add = [&](std::string_view sym, std::string_view dso) {
-    auto [it, fresh] = counts.try_emplace(sym);
-    if (fresh) {
-      it->second.dso = dso;
-      it->second.line = lineno;
-      order.push_back(sym);
-    }
-    it->second.n += 1;
-  };
-  while (pos < text.size()) {
-    auto nl = text.find('\n', pos);
-    auto line = chomp(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    ++lineno;
+// Folds `perf script` text as it streams by, one line at a time: counts each sample's leaf
+// frame (the first stack line after a sample header, or the frame on the header line itself
+// when the recording has no call graphs) in a map keyed by views into the text.
+class ScriptFolder {
+ public:
+  void feed(std::string_view line, int lineno) {
     if (line.empty()) {
-      awaiting = false;
-      continue;
+      awaiting_ = false;
+      return;
     }
     char c0 = line[0];
+    if (c0 == '\t' && !awaiting_) return;  // deeper frames: the common case, kept cheap
     std::string_view sym, dso;
-    if ((c0 == '\t' || c0 == ' ') && awaiting && script_frame(line, sym, dso)) {
-      add(sym, dso);
-      awaiting = false;
-      continue;
+    if ((c0 == '\t' || c0 == ' ') && awaiting_ && script_frame(line, sym, dso)) {
+      add(sym, dso, lineno);
+      awaiting_ = false;
+      return;
     }
-    if (c0 == '\t') continue;  // deeper frames
+    if (c0 == '\t') return;
     std::size_t after = 0;
     if (script_header(line, after)) {
-      out.samples += 1;
-      awaiting = true;
+      samples_ += 1;
+      awaiting_ = true;
       // Without call graphs the leaf sits on the header line, after the event name.
       auto rest = line.substr(after);
       auto ev_end = rest.find(": ");
       if (ev_end != std::string_view::npos) {
         auto frame = rest.substr(ev_end + 1);
         if (script_frame(frame, sym, dso)) {
-          add(sym, dso);
-          awaiting = false;
+          add(sym, dso, lineno);
+          awaiting_ = false;
         }
       }
     }
   }
-  if (out.samples <= 0) return parse_fail("no perf sample rows or perf script samples");
-  for (auto s : order) {
-    const auto& c = counts[s];
-    PerfSymbol ps;
-    ps.symbol = std::string(s);
-    ps.dso = std::string(c.dso);
-    ps.kernel = kernel_dso(c.dso) || sys::starts_with(s, "0xffff");
-    ps.self_pct = 100.0 * c.n / out.samples;
-    ps.line = c.line;
-    out.symbols.push_back(std::move(ps));
+
+  Parsed<PerfProfile> finish() {
+    PerfProfile out;
+    out.layout = PerfProfile::Layout::script;
+    out.samples = samples_;
+    if (out.samples <= 0) return parse_fail("no perf sample rows or perf script samples");
+    out.symbols.reserve(order_.size());
+    for (auto s : order_) {
+      const auto& c = counts_[s];
+      PerfSymbol ps;
+      ps.symbol = std::string(s);
+      ps.dso = std::string(c.dso);
+      ps.kernel = kernel_dso(c.dso) || sys::starts_with(s, "0xffff");
+      ps.self_pct = 100.0 * c.n / out.samples;
+      ps.line = c.line;
+      out.symbols.push_back(std::move(ps));
+    }
+    std::stable_sort(out.symbols.begin(), out.symbols.end(), [](const auto& a, const auto& b) { return a.self_pct > b.self_pct; });
+    return out;
   }
-  std::stable_sort(out.symbols.begin(), out.symbols.end(), [](const auto& a, const auto& b) { return a.self_pct > b.self_pct; });
-  return out;
-}
+
+ private:
+  struct Count {
+    double n = 0;
+    std::string_view dso;
+    int line = 0;
+  };
+  void add(std::string_view sym, std::string_view dso, int lineno) {
+    auto [it, fresh] = counts_.try_emplace(sym);
+    if (fresh) {
+      it->second.dso = dso;
+      it->second.line = lineno;
+      order_.push_back(sym);
+    }
+    it->second.n += 1;
+  }
+  std::unordered_map<std::string_view, Count> counts_;
+  std::vector<std::string_view> order_;
+  double samples_ = 0;
+  bool awaiting_ = false;
+};
+
+// The next occurrence of a needle at or after a position, searched for once per occurrence
+// across the whole text rather than once per line.
+class NextHit {
+ public:
+  NextHit(std::string_view text, std::string_view needle) : text_(text), needle_(needle) {}
+  // Whether the needle occurs entirely inside [begin, end).
+  bool within(std::size_t begin, std::size_t end) {
+    if (!searched_ || at_ < begin) {
+      at_ = text_.find(needle_, begin);
+      searched_ = true;
+    }
+    return at_ != std::string_view::npos && at_ + needle_.size() <= end;
+  }
+
+ private:
+  std::string_view text_, needle_;
+  std::size_t at_ = 0;
+  bool searched_ = false;
+};
 
 }  // namespace
 
@@ -164,14 +196,54 @@ std::string perf_base_symbol(std::string_view sym) {
   return std::string(sym);
 }
 
+// One pass over the text, line by line, without a vector of all lines. Every line feeds the
+// perf-script folder; only lines that can matter to the report/top/legacy layouts (a '%'
+// somewhere: every such row has a percent cell; "PerfTop:" frames; the Children/Self header)
+// go through the column reader. Other lines can only mark the text as perf-script-like.
+// perf script wins only when no report/top/legacy row is found anywhere, as before.
 Parsed<PerfProfile> parse_perf(std::string_view text) {
   PerfProfile out;
   bool script_like = false, saw_top = false, saw_legacy = false;
   std::vector<PerfSymbol> frame;
-  auto lines = sys::split_lines(text);
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    int lineno = static_cast<int>(i) + 1;
-    auto line = tooltext::unquote_mail(chomp(lines[i]));
+  ScriptFolder script;
+  NextHit percent(text, "%"), perftop(text, "PerfTop:"), children(text, "Children");
+  bool skip_report = false;  // the line was taken as a wrapped symbol by the previous row
+  int lineno = 0;
+  std::size_t pos = 0;
+  const std::size_t n = text.size();
+  while (pos < n) {
+    const char* base = text.data() + pos;
+    const void* nlp = std::memchr(base, '\n', n - pos);
+    std::size_t len = nlp ? static_cast<std::size_t>(static_cast<const char*>(nlp) - base) : n - pos;
+    std::size_t next = nlp ? pos + len + 1 : n;
+    ++lineno;
+    auto raw = chomp(std::string_view(base, len));
+    script.feed(raw, lineno);
+    pos = next;
+    if (skip_report) {
+      skip_report = false;
+      continue;
+    }
+    const std::size_t line_begin = static_cast<std::size_t>(raw.data() - text.data()), line_end = line_begin + raw.size();
+    if (!percent.within(line_begin, line_end)) {
+      if (perftop.within(line_begin, line_end)) {
+        saw_top = true;
+        frame.clear();
+        continue;
+      }
+      if (children.within(line_begin, line_end) && raw.find("Self") != std::string_view::npos) {
+        out.children_column = true;
+        continue;
+      }
+      // Without a percent cell no report/top/legacy row can start here.
+      if (!script_like) {
+        auto line = tooltext::unquote_mail(raw);
+        std::size_t after = 0;
+        if (!line.empty() && line[0] != '#' && script_header(line, after)) script_like = true;
+      }
+      continue;
+    }
+    auto line = tooltext::unquote_mail(raw);
     if (line.find("PerfTop:") != std::string_view::npos) {
       saw_top = true;
       frame.clear();
@@ -189,8 +261,7 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
     auto p1 = pct(f[k]);
     if (!p1) {
       // Legacy: "<samples> <pcnt>% <function> <DSO>".
-      auto n = number(f[0]);
-      if (n && f.size() >= 3 && pct(f[1]) && !is_marker(f[2])) {
+      if (f.size() >= 3 && pct(f[1]) && !is_marker(f[2]) && number(f[0])) {
         PerfSymbol s;
         s.self_pct = *pct(f[1]);
         s.symbol = std::string(f[2]);
@@ -226,12 +297,14 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
     if (!s.kernel && !s.dso.empty() && kernel_dso(s.dso) && f[m] != "[.]") s.kernel = true;
     auto rest = line.substr(static_cast<std::size_t>(f[m].data() - line.data()) + 3);
     auto sym = clean_tail(rest);
-    if (sym.empty() && i + 1 < lines.size()) {
+    if (sym.empty() && pos < n) {
       // A symbol wrapped onto the next line (mail archives).
-      auto next = clean_tail(tooltext::unquote_mail(chomp(lines[i + 1])));
-      if (!next.empty() && next.find('%') == std::string_view::npos && sys::split_ws(next).size() == 1) {
-        sym = next;
-        ++i;
+      auto nl2 = text.find('\n', pos);
+      auto next_line = text.substr(pos, nl2 == std::string_view::npos ? std::string_view::npos : nl2 - pos);
+      auto wrapped = clean_tail(tooltext::unquote_mail(chomp(next_line)));
+      if (!wrapped.empty() && wrapped.find('%') == std::string_view::npos && sys::split_ws(wrapped).size() == 1) {
+        sym = wrapped;
+        skip_report = true;
       }
     }
     if (sym.empty()) {
@@ -243,7 +316,7 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
     frame.push_back(std::move(s));
   }
   if (frame.empty()) {
-    if (script_like) return parse_script(text);
+    if (script_like) return script.finish();
     return parse_fail("no perf sample rows (perf report/top) or perf script samples");
   }
   out.symbols = std::move(frame);

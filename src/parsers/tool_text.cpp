@@ -35,7 +35,10 @@ std::string_view unquote_mail(std::string_view line) {
   return line.substr(i);
 }
 
-std::string strip_launcher_prefixes(std::string_view line) {
+namespace {
+
+// The line less its Open MPI --tag-output and srun --label prefixes (views into the line).
+std::string_view strip_leading_prefixes(std::string_view line) {
   line = chomp(line);
   // Open MPI --tag-output: "[1,0]<stdout>:" (possibly repeated? once is enough).
   {
@@ -59,8 +62,21 @@ std::string strip_launcher_prefixes(std::string_view line) {
         (d + 1 == line.size() || line[d + 1] == ' ' || line[d + 1] == '\t'))
       line = line.substr(d + 1);
   }
-  // "[N]" rank tags anywhere.
-  std::string out;
+  return line;
+}
+
+// Where the first "[N]" rank tag starts, or npos.
+std::size_t first_rank_tag(std::string_view line) {
+  for (auto i = line.find('['); i != std::string_view::npos; i = line.find('[', i + 1)) {
+    std::size_t j = i + 1;
+    while (j < line.size() && line[j] >= '0' && line[j] <= '9') ++j;
+    if (j > i + 1 && j < line.size() && line[j] == ']') return i;
+  }
+  return std::string_view::npos;
+}
+
+void replace_rank_tags(std::string_view line, std::string& out) {
+  out.clear();
   out.reserve(line.size());
   for (std::size_t i = 0; i < line.size();) {
     if (line[i] == '[') {
@@ -74,13 +90,37 @@ std::string strip_launcher_prefixes(std::string_view line) {
     }
     out += line[i++];
   }
+}
+
+}  // namespace
+
+std::string strip_launcher_prefixes(std::string_view line) {
+  std::string out;
+  replace_rank_tags(strip_leading_prefixes(line), out);
   return out;
+}
+
+std::string_view strip_launcher_prefixes(std::string_view line, std::string& scratch) {
+  line = strip_leading_prefixes(line);
+  if (first_rank_tag(line) == std::string_view::npos) return line;
+  replace_rank_tags(line, scratch);
+  return scratch;
 }
 
 std::optional<double> number(std::string_view tok) {
   if (tok.empty() || tok.size() > 64) return std::nullopt;
   char c = tok[0];
   if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) return std::nullopt;
+  // Fast path: std::from_chars reads what strtod reads for plain decimals; anything else
+  // ('+' sign, hex, out of range, trailing bytes) goes the strtod way as before.
+  if (c != '+') {
+    double d = 0;
+    auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), d);
+    if (ec == std::errc() && p == tok.data() + tok.size()) {
+      if (!std::isfinite(d)) return std::nullopt;
+      return d;
+    }
+  }
   auto v = sys::to_double(tok);
   if (!v || !std::isfinite(*v)) return std::nullopt;
   return v;

@@ -17,6 +17,9 @@ std::string_view unquote_mail(std::string_view line);
 // Launcher prefixes: Open MPI --tag-output "[1,0]<stdout>:", srun --label " 0: ", and every
 // "[N]" rank tag anywhere in the line (some launchers repeat it inside a row). Returns a copy.
 std::string strip_launcher_prefixes(std::string_view line);
+// The same without a copy when the line has no "[N]" tag: returns a view into the line, or
+// into `scratch` (overwritten) when tags had to be replaced.
+std::string_view strip_launcher_prefixes(std::string_view line, std::string& scratch);
 // A decimal number, strict (the whole token).
 std::optional<double> number(std::string_view tok);
 bool is_integer(std::string_view tok);

@@ -35,6 +35,9 @@ struct Finding {
   std::string fix;
   std::string impact;
   std::vector<std::pair<std::string, double>> metrics;
+  // The decisive numbers as a small table for text output (first row: the header); empty:
+  // none. Not part of the JSON report: the same numbers travel there as metrics.
+  std::vector<std::vector<std::string>> table;
 
   Finding& add(std::string source, std::string observed) {
     evidence.push_back({std::move(source), std::move(observed), std::nullopt});
