@@ -182,7 +182,7 @@ Avail<Hypervisor> read_hypervisor(Facts& f) {
     // NVIDIA drivers load); the firmware identity still names the hypervisor.
     h.virtualized = info->hypervisor_flag || !dmi_name.empty() || xen.has_value();
     if (h.virtualized) {
-      h.name = !dmi_name.empty() ? dmi_name : xen ? "Xen" : "a hypervisor (CPU flag)";
+      h.name = !dmi_name.empty() ? dmi_name : xen ? "Xen" : "unnamed hypervisor, CPU flag only";
       if (!info->hypervisor_flag) h.name += ", CPU flag hidden";
     } else {
       h.name = "bare metal";
@@ -192,7 +192,7 @@ Avail<Hypervisor> read_hypervisor(Facts& f) {
   // arm64 (and anything without the x86 flag): DMI or the devicetree decide.
   if (!dmi_name.empty() || dt_hyp || xen) {
     h.virtualized = true;
-    h.name = !dmi_name.empty() ? dmi_name : xen ? "Xen" : "a hypervisor (devicetree)";
+    h.name = !dmi_name.empty() ? dmi_name : xen ? "Xen" : "unnamed hypervisor, devicetree only";
     return h;
   }
   if (vendor || product) {
