@@ -1,5 +1,6 @@
 // parse_cmdline: never crashes; every word is found by has(), every "name=value" word makes
-// value(name) answer the last such word's value (the kernel's last-one-wins).
+// value(name) answer the last such word's value (the kernel's last-one-wins), names compared
+// with '-' and '_' as the same character (the kernel's parameq).
 #include <string>
 
 #include "fuzz_common.hpp"
@@ -16,9 +17,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(cmd.has(name));
     auto v = cmd.value(name);
     FUZZ_CHECK(v.has_value());
+    auto fold = [](std::string t) {
+      for (auto& c : t)
+        if (c == '-') c = '_';
+      return t;
+    };
     std::string last;
     for (const auto& x : cmd.words)
-      if (x.size() > name.size() && x.compare(0, name.size(), name) == 0 && x[name.size()] == '=')
+      if (x.size() > name.size() && fold(x.substr(0, name.size())) == fold(name) && x[name.size()] == '=')
         last = x.substr(name.size() + 1);
     FUZZ_CHECK(*v == last);
   }
