@@ -8,6 +8,7 @@
 #   tools/run-fuzz.sh [SECONDS_PER_TARGET]
 #   FUZZ_TARGETS="cpulist config" tools/run-fuzz.sh 30   # a subset
 #   FUZZ_JOBS=1 tools/run-fuzz.sh                       # one at a time
+#   FUZZ_SEED=1 tools/run-fuzz.sh                       # a fixed seed (the test command's default)
 set -euo pipefail
 
 secs=${1:-8}
@@ -41,7 +42,7 @@ run_one() {  # target -> writes $work/<target>.log and $work/<target>.rc
   cp -R "$root/fuzz/corpus/$t/." "$work/corpus/$t/" 2>/dev/null || true
   local rc=0 dict=()
   [[ -f $root/fuzz/$t.dict ]] && dict=(-dict="$root/fuzz/$t.dict")
-  "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=5 -print_final_stats=1 "${dict[@]}" \
+  "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=5 -print_final_stats=1 "${dict[@]}" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
          -artifact_prefix="$artifacts/$t-" "$work/corpus/$t" > "$work/$t.log" 2>&1 || rc=$?
   echo "$rc" > "$work/$t.rc"
 }
