@@ -6,6 +6,16 @@
 
 namespace perfgap::analyzers {
 
+namespace {
+Finding remote_finding(std::string subject) {
+  Finding f;
+  f.id = "numastat.remote";
+  f.layer = "placement";
+  f.subject = std::move(subject);
+  return f;
+}
+}  // namespace
+
 std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::string& source) {
   std::vector<Finding> out;
   auto judge = [](Finding& f, double share) {
@@ -15,10 +25,7 @@ std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::str
   };
   switch (n.layout) {
     case parsers::Numastat::Layout::meminfo: {
-      Finding f;
-      f.id = "numastat.remote";
-      f.layer = "placement";
-      f.subject = source;
+      Finding f = remote_finding(source);
       f.status = report::Status::skip;
       f.title = "numastat -m is system-wide memory per node: it says nothing about a process's remote share (use numastat -p PID)";
       out.push_back(std::move(f));
@@ -35,10 +42,7 @@ std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::str
       }
       for (const auto& key : order) {
         const auto& p = *last[key];
-        Finding f;
-        f.id = "numastat.remote";
-        f.layer = "placement";
-        f.subject = p.pid.empty() ? source : "pid:" + p.pid;
+        Finding f = remote_finding(p.pid.empty() ? source : "pid:" + p.pid);
         double total = 0, main = 0;
         std::size_t main_i = 0;
         for (std::size_t i = 0; i < p.per_node.size(); ++i) {
@@ -82,20 +86,14 @@ std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::str
       };
       auto local = row("local_node"), other = row("other_node");
       if (!local || !other) {
-        Finding f;
-        f.id = "numastat.remote";
-        f.layer = "placement";
-        f.subject = source;
+        Finding f = remote_finding(source);
         f.status = report::Status::skip;
         f.title = "numastat counters without local_node/other_node rows";
         out.push_back(std::move(f));
         break;
       }
       for (std::size_t i = 0; i < c.nodes.size() && i < local->size() && i < other->size(); ++i) {
-        Finding f;
-        f.id = "numastat.remote";
-        f.layer = "placement";
-        f.subject = fmt::format("node{}", c.nodes[i]);
+        Finding f = remote_finding(fmt::format("node{}", c.nodes[i]));
         double l = (*local)[i], o = (*other)[i];
         if (l + o <= 0) {
           f.status = report::Status::skip;

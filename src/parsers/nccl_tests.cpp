@@ -39,18 +39,6 @@ bool figures(const std::vector<std::string_view>& f, std::size_t at, NcclTestsFi
   return true;
 }
 
-// sys::split_ws into a vector kept across lines (no allocation per line).
-void split_ws_into(std::string_view line, std::vector<std::string_view>& out) {
-  out.clear();
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    std::size_t b = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > b) out.push_back(line.substr(b, i - b));
-  }
-}
-
 struct Header {
   bool seen = false, root = true, per_iter = false;
 };
@@ -124,7 +112,7 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
     auto raw = text.substr(pos, nl - pos);
     ++lineno;
     std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
-    split_ws_into(line, f);
+    sys::split_ws_into(line, f);
     if (f.empty()) continue;
     if (f[0][0] == '#') {
       // Header lines.

@@ -22,6 +22,12 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 
 std::vector<std::string_view> split_ws(std::string_view line) {
   std::vector<std::string_view> out;
+  split_ws_into(line, out);
+  return out;
+}
+
+void split_ws_into(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
   std::size_t i = 0;
   while (i < line.size()) {
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
@@ -29,7 +35,6 @@ std::vector<std::string_view> split_ws(std::string_view line) {
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     if (i > b) out.push_back(line.substr(b, i - b));
   }
-  return out;
 }
 
 std::vector<std::string_view> split(std::string_view text, char sep) {

@@ -22,6 +22,8 @@ inline std::string_view trim_ws(std::string_view s) {
 std::vector<std::string_view> split_lines(std::string_view text);
 // Fields separated by runs of spaces/tabs.
 std::vector<std::string_view> split_ws(std::string_view line);
+// split_ws into a vector the caller keeps across lines (no allocation per line on hot loops).
+void split_ws_into(std::string_view line, std::vector<std::string_view>& out);
 std::vector<std::string_view> split(std::string_view text, char sep);
 
 template <class Int>
