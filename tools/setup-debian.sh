@@ -7,6 +7,10 @@ packages=(
   libfmt-dev nlohmann-json3-dev libexpected-dev libcli11-dev libyaml-cpp-dev zlib1g-dev libpugixml-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev    # libFuzzer targets (tools/run-fuzz.sh)
+  libarchive-dev              # snapshot OUT.tar.gz and check --root FILE.tar.gz
+  libsimdjson-dev             # fleet: thousands of node reports in seconds
+  openmpi-bin libopenmpi-dev  # perfgap-collbench MPI backend and its mpirun tests
+  slurm-wlm munge             # the real Slurm cluster of the fan-out and health-check tests
 )
 missing=()
 for p in "${packages[@]}"; do

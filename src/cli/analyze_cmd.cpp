@@ -14,6 +14,7 @@
 #include "cli/output.hpp"
 #include "parsers/tool_text.hpp"
 #include "report/render.hpp"
+#include "sys/text.hpp"
 
 #ifndef PERFGAP_VERSION
 #define PERFGAP_VERSION "0.0.0"
@@ -21,15 +22,6 @@
 
 namespace perfgap::cli {
 namespace {
-
-std::string rfc3339_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string kinds_list() {
   std::string s;
@@ -72,7 +64,7 @@ int emit_report(const std::string& kind, const std::vector<std::string>& inputs,
                 const std::string& format, const std::string& output, bool verbose) {
   report::Report rep;
   rep.tool_version = PERFGAP_VERSION;
-  rep.generated_at = rfc3339_now();
+  rep.generated_at = sys::rfc3339_utc(std::time(nullptr));
   rep.source.kind = kind;
   rep.source.inputs = inputs;
   rep.findings = std::move(findings);

@@ -2,11 +2,14 @@
 
 #include <cstdio>
 #include <exception>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/analyze_cmd.hpp"
 #include "cli/check_cmd.hpp"
+#include "cli/commands.hpp"
 #include "cli/gap_cmd.hpp"
 #include "cli/errors.hpp"
 
@@ -27,6 +30,17 @@ void one_line_error(const std::string& msg) {
 }  // namespace
 
 int run(int argc, char** argv) {
+  // Slurm runs HealthCheckProgram/Prolog without arguments: invoked as perfgap-health, the
+  // binary is `perfgap health`.
+  std::vector<char*> args(argv, argv + argc);
+  static char health_word[] = "health";
+  if (argc > 0) {
+    std::string_view self = argv[0];
+    if (auto slash = self.rfind('/'); slash != std::string_view::npos) self.remove_prefix(slash + 1);
+    if (self == "perfgap-health") args.insert(args.begin() + 1, health_word);
+  }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   CLI::App app{"perfgap: find the configuration gap between this GPU node and the reference"};
   app.set_version_flag("--version", PERFGAP_VERSION);
   app.require_subcommand(1);
@@ -36,6 +50,12 @@ int run(int argc, char** argv) {
   add_analyze_command(app, analyze);
   GapArgs gap;
   add_gap_command(app, gap);
+  std::vector<std::pair<std::string, CommandRunner>> commands;
+  commands.emplace_back("snapshot", add_snapshot_command(app));
+  commands.emplace_back("fleet", add_fleet_command(app));
+  commands.emplace_back("health", add_health_command(app));
+  commands.emplace_back("fanout", add_fanout_command(app));
+  commands.emplace_back("sweep", add_sweep_command(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -52,6 +72,8 @@ int run(int argc, char** argv) {
     if (app.got_subcommand("check")) return run_check(check);
     if (app.got_subcommand("analyze")) return run_analyze(analyze);
     if (app.got_subcommand("gap")) return run_gap(gap);
+    for (const auto& [name, runner] : commands)
+      if (app.got_subcommand(name)) return runner();
   } catch (const UsageError& e) {
     one_line_error(e.what());
     return 2;

@@ -1,6 +1,5 @@
 #include "core/node.hpp"
 
-#include <unistd.h>
 
 #include "facts/platform.hpp"
 #include "facts/nccl.hpp"
@@ -33,17 +32,7 @@ report::Node describe_node(facts::Facts& f) {
   const auto& freq = f.cpufreq();
   if (auto g = facts::governor_summary(freq); !g.empty()) s["governor"] = g;
   if (auto t = facts::turbo_enabled(freq)) s["turbo"] = *t ? "on" : "off";
-  if (f.root().is_live()) {
-    s["page_size_kb"] = std::to_string(::sysconf(_SC_PAGESIZE) / 1024);
-  } else if (auto smaps = f.root().read("/proc/self/smaps", 1u << 16)) {
-    // The first mapping's KernelPageSize is the base page size of the captured kernel.
-    for (auto line : sys::split_lines(*smaps))
-      if (sys::starts_with(line, "KernelPageSize:")) {
-        auto fields = sys::split_ws(line);
-        if (fields.size() >= 2) s["page_size_kb"] = std::string(fields[1]);
-        break;
-      }
-  }
+  if (const auto& ps = facts::page_size(f)) s["page_size_kb"] = std::to_string(ps->kb);
   if (auto nb = f.numa_balancing_raw()) s["numa_balancing"] = *nb;
   s["nccl_topo_file"] = facts::nccl_topo_file_state(f);
   // What NCCL reads from its config files (NCCL_CONF_FILE or ~/.nccl.conf, then

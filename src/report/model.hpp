@@ -77,12 +77,19 @@ struct Summary {
   int pass = 0, warn = 0, fail = 0, skip = 0, error = 0;
 };
 
+// sweep only: the chosen setting and what it gained over the baseline.
+struct Recommendation {
+  StringMap setting;
+  double gain_pct = 0;
+};
+
 struct Report {
   std::string tool_version;
   std::string generated_at;  // RFC 3339 UTC
   Source source;
   std::optional<Node> node;
   std::vector<Finding> findings;
+  std::optional<Recommendation> recommendation;
 
   Summary summary() const;
   bool has_fail() const;

@@ -1,7 +1,10 @@
 // Renderers: a Report in, text out. They only render.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "report/model.hpp"
 
@@ -17,5 +20,18 @@ std::string render_json(const Report& r);
 std::string render_junit(const Report& r);
 // node_exporter textfile collector format; `unix_time` is the run's time.
 std::string render_prometheus(const Report& r, long long unix_time);
+
+// One node's findings in a JUnit or Prometheus output of many nodes (fleet). The views must
+// outlive the call.
+struct NodeSection {
+  std::string_view name;              // JUnit classname and suite; Prometheus `node` label
+  std::string_view generated_at;      // JUnit suite timestamp
+  std::optional<long long> unix_time; // Prometheus last-run timestamp; none: its line is left out
+  const std::vector<Finding>* findings = nullptr;
+};
+// One <testsuite> per section, in order (the single-node render_junit is one section).
+std::string render_junit(const std::vector<NodeSection>& sections);
+// Each metric family once (HELP/TYPE), its samples for every section in order.
+std::string render_prometheus(const std::vector<NodeSection>& sections);
 
 }  // namespace perfgap::report

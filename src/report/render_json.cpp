@@ -52,6 +52,8 @@ std::string render_json(const Report& r) {
     findings.push_back(std::move(fj));
   }
   j["findings"] = std::move(findings);
+  if (r.recommendation)
+    j["recommendation"] = {{"setting", json(r.recommendation->setting)}, {"gain_pct", r.recommendation->gain_pct}};
   // Replace invalid UTF-8 (environment values, process names) instead of throwing.
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -1,7 +1,8 @@
 // JUnit XML (one testsuite per node, one testcase per finding) and the node_exporter textfile
-// format, as the contract specifies them.
+// format, as the contract specifies them, for one node (check) or many (fleet).
 #include <fmt/format.h>
 
+#include <iterator>
 #include <map>
 
 #include "report/render.hpp"
@@ -9,8 +10,7 @@
 namespace perfgap::report {
 namespace {
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
+void xml_escape_to(std::string& out, std::string_view s) {
   for (char c : s) {
     switch (c) {
       case '&': out += "&amp;"; break;
@@ -24,21 +24,30 @@ std::string xml_escape(std::string_view s) {
         else out += c;
     }
   }
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  xml_escape_to(out, s);
   return out;
 }
 
-std::string label_escape(std::string_view s) {
-  std::string out;
+void label_escape_to(std::string& out, std::string_view s) {
   for (char c : s) {
     if (c == '\\') out += "\\\\";
     else if (c == '"') out += "\\\"";
     else if (c == '\n') out += "\\n";
     else out += c;
   }
+}
+
+std::string label_escape(std::string_view s) {
+  std::string out;
+  label_escape_to(out, s);
   return out;
 }
 
-std::string node_name(const Report& r) {
+std::string_view node_name(const Report& r) {
   if (r.node && !r.node->name.empty()) return r.node->name;
   return "unknown";
 }
@@ -51,56 +60,108 @@ std::string evidence_text(const Finding& f) {
   return t;
 }
 
-}  // namespace
+Summary count(const std::vector<Finding>& findings) {
+  Summary s;
+  for (const auto& f : findings) {
+    switch (f.status) {
+      case Status::pass: ++s.pass; break;
+      case Status::warn: ++s.warn; break;
+      case Status::fail: ++s.fail; break;
+      case Status::skip: ++s.skip; break;
+      case Status::error: ++s.error; break;
+    }
+  }
+  return s;
+}
 
-std::string render_junit(const Report& r) {
-  auto s = r.summary();
-  const std::string node = node_name(r);
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
-  out += fmt::format("  <testsuite name=\"perfgap {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" timestamp=\"{}\">\n",
-                     xml_escape(node), r.findings.size(), s.fail, s.error, s.skip, xml_escape(r.generated_at));
-  for (const auto& f : r.findings) {
-    std::string name = f.id + (f.subject.empty() ? "" : " " + f.subject);
-    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(node), xml_escape(name));
+void junit_suite(std::string& out, const NodeSection& sec) {
+  const auto& findings = *sec.findings;
+  const Summary s = count(findings);
+  const std::string node = xml_escape(sec.name);
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "  <testsuite name=\"perfgap {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" timestamp=\"{}\">\n",
+                 node, findings.size(), s.fail, s.error, s.skip, xml_escape(sec.generated_at));
+  for (const auto& f : findings) {
+    out += "    <testcase classname=\"";
+    out += node;
+    out += "\" name=\"";
+    xml_escape_to(out, f.id);
+    if (!f.subject.empty()) {
+      out += ' ';
+      xml_escape_to(out, f.subject);
+    }
+    out += "\">\n";
     switch (f.status) {
       case Status::fail:
-        out += fmt::format("      <failure message=\"{}\">{}</failure>\n", xml_escape(f.title), xml_escape(evidence_text(f)));
+        fmt::format_to(it, "      <failure message=\"{}\">{}</failure>\n", xml_escape(f.title), xml_escape(evidence_text(f)));
         break;
       case Status::error:
-        out += fmt::format("      <error message=\"{}\">{}</error>\n", xml_escape(f.title), xml_escape(evidence_text(f)));
+        fmt::format_to(it, "      <error message=\"{}\">{}</error>\n", xml_escape(f.title), xml_escape(evidence_text(f)));
         break;
       case Status::skip:
-        out += fmt::format("      <skipped message=\"{}\"/>\n", xml_escape(f.title));
+        fmt::format_to(it, "      <skipped message=\"{}\"/>\n", xml_escape(f.title));
         break;
       case Status::warn:
-        out += fmt::format("      <system-out>{}</system-out>\n", xml_escape("warn: " + f.title + "\n" + evidence_text(f)));
+        fmt::format_to(it, "      <system-out>{}</system-out>\n", xml_escape("warn: " + f.title + "\n" + evidence_text(f)));
         break;
       case Status::pass:
         break;
     }
     out += "    </testcase>\n";
   }
-  out += "  </testsuite>\n</testsuites>\n";
+  out += "  </testsuite>\n";
+}
+
+}  // namespace
+
+std::string render_junit(const std::vector<NodeSection>& sections) {
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
+  for (const auto& sec : sections) junit_suite(out, sec);
+  out += "</testsuites>\n";
+  return out;
+}
+
+std::string render_junit(const Report& r) { return render_junit({NodeSection{node_name(r), r.generated_at, std::nullopt, &r.findings}}); }
+
+std::string render_prometheus(const std::vector<NodeSection>& sections) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  std::vector<std::string> nodes;
+  nodes.reserve(sections.size());
+  for (const auto& sec : sections) nodes.push_back(label_escape(sec.name));
+  out += "# HELP perfgap_finding One perfgap finding (value 1) with its check id, layer, subject and status.\n";
+  out += "# TYPE perfgap_finding gauge\n";
+  // Appended piece by piece: a fleet has hundreds of thousands of these lines.
+  for (std::size_t i = 0; i < sections.size(); ++i)
+    for (const auto& f : *sections[i].findings) {
+      out += "perfgap_finding{node=\"";
+      out += nodes[i];
+      out += "\",id=\"";
+      label_escape_to(out, f.id);
+      out += "\",layer=\"";
+      label_escape_to(out, f.layer);
+      out += "\",subject=\"";
+      label_escape_to(out, f.subject);
+      out += "\",status=\"";
+      out += to_string(f.status);
+      out += "\"} 1\n";
+    }
+  out += "# HELP perfgap_findings Number of perfgap findings by status.\n";
+  out += "# TYPE perfgap_findings gauge\n";
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    auto s = count(*sections[i].findings);
+    for (auto [status, n] : {std::pair{"pass", s.pass}, {"warn", s.warn}, {"fail", s.fail}, {"skip", s.skip}, {"error", s.error}})
+      fmt::format_to(it, "perfgap_findings{{node=\"{}\",status=\"{}\"}} {}\n", nodes[i], status, n);
+  }
+  out += "# HELP perfgap_last_run_timestamp_seconds When perfgap last ran on this node.\n";
+  out += "# TYPE perfgap_last_run_timestamp_seconds gauge\n";
+  for (std::size_t i = 0; i < sections.size(); ++i)
+    if (sections[i].unix_time) fmt::format_to(it, "perfgap_last_run_timestamp_seconds{{node=\"{}\"}} {}\n", nodes[i], *sections[i].unix_time);
   return out;
 }
 
 std::string render_prometheus(const Report& r, long long unix_time) {
-  const std::string node = label_escape(node_name(r));
-  std::string out;
-  out += "# HELP perfgap_finding One perfgap finding (value 1) with its check id, layer, subject and status.\n";
-  out += "# TYPE perfgap_finding gauge\n";
-  for (const auto& f : r.findings)
-    out += fmt::format("perfgap_finding{{node=\"{}\",id=\"{}\",layer=\"{}\",subject=\"{}\",status=\"{}\"}} 1\n", node,
-                       label_escape(f.id), label_escape(f.layer), label_escape(f.subject), to_string(f.status));
-  out += "# HELP perfgap_findings Number of perfgap findings by status.\n";
-  out += "# TYPE perfgap_findings gauge\n";
-  auto s = r.summary();
-  for (auto [status, n] : {std::pair{"pass", s.pass}, {"warn", s.warn}, {"fail", s.fail}, {"skip", s.skip}, {"error", s.error}})
-    out += fmt::format("perfgap_findings{{node=\"{}\",status=\"{}\"}} {}\n", node, status, n);
-  out += "# HELP perfgap_last_run_timestamp_seconds When perfgap last ran on this node.\n";
-  out += "# TYPE perfgap_last_run_timestamp_seconds gauge\n";
-  out += fmt::format("perfgap_last_run_timestamp_seconds{{node=\"{}\"}} {}\n", node, unix_time);
-  return out;
+  return render_prometheus({NodeSection{node_name(r), r.generated_at, unix_time, &r.findings}});
 }
 
 }  // namespace perfgap::report

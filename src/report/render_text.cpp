@@ -4,46 +4,10 @@
 
 #include "core/check.hpp"
 #include "report/render.hpp"
+#include "report/text_style.hpp"
 
 namespace perfgap::report {
 namespace {
-
-const char* color_of(Status s) {
-  switch (s) {
-    case Status::fail: return "\x1b[1;31m";
-    case Status::error: return "\x1b[1;35m";
-    case Status::warn: return "\x1b[1;33m";
-    case Status::pass: return "\x1b[32m";
-    case Status::skip: return "\x1b[2m";
-  }
-  return "";
-}
-
-// Report order inside a layer: what needs action first.
-int rank(Status s) {
-  switch (s) {
-    case Status::fail: return 0;
-    case Status::error: return 1;
-    case Status::warn: return 2;
-    case Status::pass: return 3;
-    case Status::skip: return 4;
-  }
-  return 5;
-}
-
-std::string upper(std::string_view s) {
-  std::string o(s);
-  for (auto& c : o) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return o;
-}
-
-// Display width of UTF-8 text: code points (continuation bytes do not count).
-std::size_t width(std::string_view s) {
-  std::size_t w = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++w;
-  return w;
-}
 
 // A finding's table, aligned: the first column to the left, the others (numbers) to the
 // right, a rule under the header row. Without -v at most kTableRows data rows.
@@ -56,12 +20,12 @@ void render_table(std::string& out, const std::vector<std::vector<std::string>>&
   for (const auto& r : t) cols = std::max(cols, r.size());
   std::vector<std::size_t> w(cols, 0);
   for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t c = 0; c < t[i].size(); ++c) w[c] = std::max(w[c], width(t[i][c]));
+    for (std::size_t c = 0; c < t[i].size(); ++c) w[c] = std::max(w[c], display_width(t[i][c]));
   auto row = [&](const std::vector<std::string>& r) {
     std::string line = "        ";
     for (std::size_t c = 0; c < cols; ++c) {
       const std::string cell = c < r.size() ? r[c] : "";
-      std::string pad(w[c] - width(cell), ' ');
+      std::string pad(w[c] - display_width(cell), ' ');
       if (c) line += "  ";
       line += c == 0 ? cell + pad : pad + cell;
     }
@@ -81,7 +45,7 @@ void render_table(std::string& out, const std::vector<std::vector<std::string>>&
 std::string render_text(const Report& r, const TextOptions& opts) {
   std::string out;
   auto paint = [&](Status s, std::string_view text) {
-    return opts.color ? fmt::format("{}{}\x1b[0m", color_of(s), text) : std::string(text);
+    return report::paint(s, text, opts.color);
   };
   auto s = r.summary();
   std::string where;
@@ -105,10 +69,10 @@ std::string render_text(const Report& r, const TextOptions& opts) {
     for (const auto& f : r.findings)
       if (f.layer == layer) items.push_back(&f);
     if (items.empty()) continue;
-    std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return rank(a->status) < rank(b->status); });
+    std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return action_rank(a->status) < action_rank(b->status); });
     out += fmt::format("\n{}\n", layer);
     for (const auto* f : items) {
-      std::string label = upper(to_string(f->status));
+      std::string label = status_word(f->status);
       std::string id = f->id + (f->subject.empty() ? "" : " [" + f->subject + "]");
       out += fmt::format("  {} {}  {}\n", paint(f->status, fmt::format("{:<5}", label)), id, f->title);
       bool actionable = f->status == Status::fail || f->status == Status::warn || f->status == Status::error;

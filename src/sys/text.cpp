@@ -71,4 +71,12 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+std::string rfc3339_utc(std::time_t t) {
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 }  // namespace perfgap::sys

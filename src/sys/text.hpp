@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,5 +39,7 @@ std::optional<double> to_double(std::string_view s);
 
 bool starts_with(std::string_view s, std::string_view prefix);
 std::string lower(std::string_view s);
+// 2026-11-30T12:00:00Z: the report's generated_at and every log line.
+std::string rfc3339_utc(std::time_t t);
 
 }  // namespace perfgap::sys

@@ -361,7 +361,7 @@ void register_nccl(core::Registry& r) {
          .summary = "no NCCL setting switches off NVLink P2P, shared memory, RDMA, NVLS or GPUDirect",
          .rule = "Settings as NCCL reads them (audited environment, else NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf; empty values ignored, integers as strtoll reads them). `fail` for NCCL_P2P_DISABLE!=0, NCCL_P2P_LEVEL=LOC, NCCL_SHM_DISABLE!=0, NCCL_IB_DISABLE!=0 or NCCL_NET=Socket on a node with RDMA devices, NCCL_NVLS_ENABLE=0 with an NVSwitch PCI function (vendor 0x10de, class 0x0680), NCCL_NET_GDR_LEVEL/NCCL_IB_GDR_LEVEL=LOC; each named with its cost.",
          .fix = "Remove the setting from the job, the image, or NCCL's config files.",
-         .reads = {"/proc/self/environ", "/etc/nccl.conf", "/root/.nccl.conf", "/home/*/.nccl.conf", "/etc/passwd", "/sys/class/infiniband/*", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/vendor"},
+         .reads = {"/proc/self/environ", "/etc/nccl.conf", "/etc/passwd", "/sys/class/infiniband/*", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/vendor"},
          .params = {},
          .run = disabled_paths});
   r.add({.id = "nccl.env.forced",

@@ -1,0 +1,36 @@
+// The fleet's report reader and what follows it: never crash; a report it accepts has a node
+// name and findings with ids, and aggregates and renders (text, JUnit, Prometheus) cleanly.
+#include "fleet/aggregate.hpp"
+#include "fleet/reader.hpp"
+#include "fleet/text_view.hpp"
+#include "fuzz_common.hpp"
+#include "report/render.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static perfgap::fleet::ReportReader reader;
+  auto text = perfgap::fuzz::as_text(data, size);
+  auto r = reader.parse(text, {.findings = true, .details = true});
+  if (!r) {
+    FUZZ_CHECK(!r.error().empty());
+    return 0;
+  }
+  FUZZ_CHECK(!r->name.empty());
+  for (const auto& f : r->findings) FUZZ_CHECK(!f.id.empty() && f.metrics_begin + f.metrics_count <= r->metrics.size());
+  FUZZ_CHECK(r->report_findings.size() == r->findings.size());
+  // Two copies of the node (the second renamed) make a fleet with something to compare.
+  std::vector<perfgap::fleet::NodeReport> nodes{*r, *r};
+  nodes[1].name += "-copy";
+  nodes[1].kernel += "x";
+  auto fleet = perfgap::fleet::dedupe_nodes(std::move(nodes));
+  FUZZ_CHECK(fleet.nodes.size() == 2);
+  auto findings = perfgap::fleet::aggregate(fleet, {{"f.json", "truncated"}}, {});
+  FUZZ_CHECK(!findings.empty() && findings[0].id == "fleet.node_failures");
+  (void)perfgap::fleet::render_fleet_text(fleet, 1, findings, {});
+  std::vector<perfgap::report::NodeSection> sections;
+  for (const auto& n : fleet.nodes) sections.push_back({n.name, n.generated_at, n.generated_unix, &n.report_findings});
+  sections.push_back({"fleet", "", 0, &findings});
+  auto xml = perfgap::report::render_junit(sections);
+  FUZZ_CHECK(xml.find("</testsuites>\n") == xml.size() - 14);
+  (void)perfgap::report::render_prometheus(sections);
+  return 0;
+}

@@ -1,0 +1,31 @@
+// The commands added after check/analyze/gap. Each registers its subcommand on the app and
+// returns what runs it once the command line is parsed (its options live in the closure).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace perfgap::cli {
+
+using CommandRunner = std::function<int()>;
+
+CommandRunner add_snapshot_command(CLI::App& app);  // snapshot_cmd.cpp
+CommandRunner add_fleet_command(CLI::App& app);     // fleet_cmd.cpp
+CommandRunner add_health_command(CLI::App& app);    // health_cmd.cpp (also argv[0] perfgap-health)
+CommandRunner add_fanout_command(CLI::App& app);    // fanout_cmd.cpp (srun over an allocation)
+CommandRunner add_sweep_command(CLI::App& app);     // sweep_cmd.cpp
+
+// What `perfgap fleet` does once its options are read; fanout calls it on the reports it
+// collected. inputs: files, directories, globs. Returns the exit status of the contract.
+struct FleetRequest {
+  std::vector<std::string> inputs;
+  std::string format;  // text|json|junit|prometheus; empty: text on a terminal, else text
+  std::string output;  // empty: stdout
+  bool verbose = false;
+};
+int run_fleet(const FleetRequest& request);  // fleet_cmd.cpp
+
+}  // namespace perfgap::cli

@@ -1,0 +1,194 @@
+// `perfgap fanout [options] [-- CHECK-ARGS...]`: inside a Slurm allocation, runs `check` on
+// every node through one srun step (one task per node, optionally inside the job's container
+// through pyxis), collects REPORT_DIR/<node>.json and hands them to `fleet`. A node that wrote
+// no report is passed on anyway, so the fleet names it unreadable instead of forgetting it.
+//
+// On the nodes srun starts `perfgap fanout --node-task`: it replaces {node} in CHECK-ARGS with
+// the node's Slurm name (SLURMD_NODENAME) and runs check with --format json --output
+// REPORT_DIR/<node>.json, so per-node trees or configs work: `-- --root /captures/{node}`.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/check_cmd.hpp"
+#include "cli/commands.hpp"
+#include "cli/errors.hpp"
+#include "slurm/fanout.hpp"
+#include "slurm/hostlist.hpp"
+#include "slurm/locate.hpp"
+#include "slurm/process.hpp"
+
+namespace perfgap::cli {
+namespace {
+
+struct FanoutArgs {
+  std::string report_dir, nodelist, container_image, container_mounts, container_perfgap;
+  std::string srun, perfgap, format, output;
+  std::vector<std::string> srun_args, check_args;
+  double timeout_s = 900;
+  bool verbose = false, dry_run = false, node_task = false;
+};
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string absolute(const std::string& path) {
+  std::error_code ec;
+  auto p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+std::string self_executable() {
+  char buf[4096];
+  auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw UsageError("cannot find the perfgap binary (/proc/self/exe); give --perfgap PATH");
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+// On one node: check with {node} expanded, its JSON report into the shared directory.
+int run_node_task(const FanoutArgs& a) {
+  const std::string node = slurm::self_node_name();
+  if (node.empty()) throw UsageError("fanout --node-task: no node name (SLURMD_NODENAME unset, no hostname)");
+  if (a.report_dir.empty()) throw UsageError(node + ": fanout --node-task needs --report-dir");
+  if (auto v = slurm::validate_check_args(a.check_args); !v) throw UsageError(node + ": " + v.error());
+  std::error_code ec;
+  std::filesystem::create_directories(a.report_dir, ec);  // the launcher made it; a shared FS may lag
+  std::vector<std::string> words = {"perfgap", "check"};
+  for (const auto& arg : a.check_args) words.push_back(slurm::expand_node(arg, node));
+  words.insert(words.end(), {"--format", "json", "--output", slurm::report_path(a.report_dir, node)});
+  CLI::App app{"perfgap fanout node task"};
+  CheckArgs check;
+  add_check_command(app, check);
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(node + ": check " + e.what());
+  }
+  try {
+    return run_check(check);
+  } catch (const UsageError& e) {
+    throw UsageError(node + ": " + e.what());
+  }
+}
+
+int run_fanout(const FanoutArgs& a) {
+  if (a.node_task) return run_node_task(a);
+  if (auto v = slurm::validate_check_args(a.check_args); !v) throw UsageError(v.error());
+
+  const std::string job = env_or_empty("SLURM_JOB_ID");
+  if (job.empty() && !a.dry_run)
+    throw UsageError("fanout runs inside a Slurm allocation (SLURM_JOB_ID is unset): start it under salloc or sbatch");
+  std::string nodelist = a.nodelist;
+  if (nodelist.empty()) nodelist = env_or_empty("SLURM_JOB_NODELIST");
+  if (nodelist.empty()) nodelist = env_or_empty("SLURM_NODELIST");
+  if (nodelist.empty()) throw UsageError("no node list: SLURM_JOB_NODELIST is unset; give --nodelist");
+  auto nodes = slurm::expand_hostlist(nodelist);
+  if (!nodes) throw UsageError("node list '" + nodelist + "': " + nodes.error());
+  if (nodes->empty()) throw UsageError("node list '" + nodelist + "' names no node");
+
+  slurm::FanoutPlan plan;
+  plan.nodes = *nodes;
+  plan.nodelist = nodelist;
+  plan.perfgap = a.perfgap.empty() ? self_executable() : absolute(a.perfgap);
+  if (!a.srun.empty()) {
+    plan.srun = a.srun;
+  } else if (auto found = slurm::find_slurm_command("srun", "")) {
+    plan.srun = found->path;
+  }
+  plan.container_image = a.container_image;
+  plan.container_mounts = a.container_mounts;
+  plan.container_perfgap = a.container_perfgap;
+  if (plan.container_image.empty() && (!a.container_mounts.empty() || !a.container_perfgap.empty()))
+    throw UsageError("--container-mounts and --container-perfgap go with --container-image");
+  plan.srun_args = a.srun_args;
+  plan.check_args = a.check_args;
+
+  // The report directory must be one the nodes share (a home or project file system).
+  if (!a.report_dir.empty()) {
+    plan.report_dir = absolute(a.report_dir);
+  } else if (!a.dry_run) {
+    std::string pattern = absolute(fmt::format("perfgap-fanout-{}-XXXXXX", job));
+    if (!::mkdtemp(pattern.data())) throw UsageError(pattern + ": cannot create the report directory: " + std::strerror(errno));
+    plan.report_dir = pattern;
+  } else {
+    plan.report_dir = absolute(fmt::format("perfgap-fanout-{}-XXXXXX", job.empty() ? "JOBID" : job));
+  }
+  const auto command = slurm::build_srun_command(plan);
+  if (a.dry_run) {
+    std::printf("%s\n", slurm::quote_command(command).c_str());
+    return 0;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(plan.report_dir, ec);
+  if (ec) throw UsageError(plan.report_dir + ": cannot create the report directory: " + ec.message());
+  // Reports of an earlier run in the same directory would pass for this run's.
+  for (const auto& node : plan.nodes) std::filesystem::remove(slurm::report_path(plan.report_dir, node), ec);
+
+  slurm::CommandOptions opts;
+  opts.capture_output = false;  // the tasks' messages reach the user as they come
+  opts.timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
+  opts.term_grace = std::chrono::seconds(10);  // srun cancels its step on SIGTERM
+  auto step = slurm::run_command(command, opts);
+  if (!step.started) throw UsageError("cannot run srun: " + step.error);
+
+  FleetRequest fleet;
+  std::vector<std::string> missing;
+  for (const auto& node : plan.nodes) {
+    auto path = slurm::report_path(plan.report_dir, node);
+    if (::access(path.c_str(), F_OK) != 0) missing.push_back(node);
+    fleet.inputs.push_back(path);
+  }
+  std::fprintf(stderr, "perfgap fanout: %zu node%s, %zu report%s in %s%s%s\n", plan.nodes.size(),
+               plan.nodes.size() == 1 ? "" : "s", plan.nodes.size() - missing.size(),
+               plan.nodes.size() - missing.size() == 1 ? "" : "s", plan.report_dir.c_str(),
+               missing.empty() ? "" : fmt::format(" (none from {})", fmt::join(missing, ",")).c_str(),
+               step.timed_out ? fmt::format("; srun stopped after {:.0f}s", a.timeout_s).c_str()
+               : step.status > 1 ? fmt::format("; srun exited {}", step.status).c_str() : "");
+  fleet.format = a.format;
+  fleet.output = a.output;
+  fleet.verbose = a.verbose;
+  return run_fleet(fleet);
+}
+
+}  // namespace
+
+CommandRunner add_fanout_command(CLI::App& app) {
+  auto a = std::make_shared<FanoutArgs>();
+  auto* cmd = app.add_subcommand("fanout",
+                                 "Inside a Slurm allocation: run check on every node through srun, then fleet over the reports "
+                                 "(CHECK-ARGS after --; {node} in them becomes each node's name)");
+  cmd->add_option("--report-dir", a->report_dir,
+                  "Directory the nodes write <node>.json into; must be shared by them (default: a new "
+                  "perfgap-fanout-<job>-XXXXXX here)");
+  cmd->add_option("--nodelist", a->nodelist, "Nodes to check (Slurm host list); default: the whole allocation");
+  cmd->add_option("--container-image", a->container_image, "Run check inside this image (pyxis --container-image)");
+  cmd->add_option("--container-mounts", a->container_mounts, "More pyxis mounts SRC:DST[:FLAGS],... (with --container-image)");
+  cmd->add_option("--container-perfgap", a->container_perfgap,
+                  "perfgap's path inside the image; default: the host binary, mounted read-only at its own path");
+  cmd->add_option("--srun", a->srun, "srun to use; default: srun from PATH");
+  cmd->add_option("--srun-arg", a->srun_args, "Extra srun option, repeatable (--srun-arg=--partition=gpu)")->allow_extra_args(false);
+  cmd->add_option("--perfgap", a->perfgap, "The perfgap binary the nodes run; default: this one");
+  cmd->add_option("--timeout", a->timeout_s, "Seconds the srun step may take before it is cancelled (default 900)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--format", a->format, "Fleet report format: text (default), json, junit or prometheus")
+      ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
+  cmd->add_option("--output", a->output, "Write the fleet report to FILE atomically instead of stdout");
+  cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence in the fleet report");
+  cmd->add_flag("--dry-run", a->dry_run, "Print the srun command line and exit");
+  cmd->add_flag("--node-task", a->node_task, "(internal) the per-node task srun starts")->group("");
+  cmd->add_option("check_args", a->check_args, "Options for check on every node, after --");
+  return [a]() -> int { return run_fanout(*a); };
+}
+
+}  // namespace perfgap::cli

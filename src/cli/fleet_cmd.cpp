@@ -1,0 +1,131 @@
+// perfgap fleet REPORTS...: node reports (check --format json) in, the fleet findings out.
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <unordered_set>
+
+#include "cli/commands.hpp"
+#include "cli/errors.hpp"
+#include "cli/output.hpp"
+#include "fleet/aggregate.hpp"
+#include "fleet/inputs.hpp"
+#include "fleet/text_view.hpp"
+#include "report/render.hpp"
+#include "sys/text.hpp"
+
+#ifndef PERFGAP_VERSION
+#define PERFGAP_VERSION "0.0.0"
+#endif
+
+namespace perfgap::cli {
+namespace {
+
+// The terminal's width when printing to one, else $COLUMNS, else 100.
+std::size_t text_width(bool to_stdout) {
+  if (to_stdout && stdout_is_terminal()) {
+    winsize ws{};
+    if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+  }
+  if (const char* c = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    long v = std::strtol(c, &end, 10);
+    if (end != c && *end == '\0' && v >= 40 && v <= 1000) return static_cast<std::size_t>(v);
+  }
+  return 100;
+}
+
+// The one-line exit-2 message when no input gave a node report: the first few, then a count.
+std::string nothing_usable(const std::vector<fleet::Unreadable>& bad) {
+  if (bad.empty()) return "fleet: no report given";
+  std::string msg = "fleet: no usable node report: ";
+  for (std::size_t i = 0; i < bad.size() && i < 3; ++i) msg += fmt::format("{}{}: {}", i ? "; " : "", bad[i].file, bad[i].why);
+  if (bad.size() > 3) msg += fmt::format("; and {} more", bad.size() - 3);
+  return msg;
+}
+
+struct FleetArgs {
+  FleetRequest request;
+  double outlier_z = 3.5;
+  std::size_t outlier_min_nodes = 5;
+};
+
+int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
+  const std::string format = req.format.empty() ? "text" : req.format;
+  if (format != "text" && format != "json" && format != "junit" && format != "prometheus")
+    throw UsageError(fmt::format("fleet: --format {}: use text, json, junit or prometheus", format));
+  const std::time_t started = std::time(nullptr);
+  auto expanded = fleet::expand_inputs(req.inputs);
+  // Only the machine formats list every node's findings; only JUnit shows their details.
+  auto loaded = fleet::load_reports(expanded.files, {.findings = format == "junit" || format == "prometheus", .details = format == "junit"});
+  std::vector<fleet::Unreadable> bad = std::move(expanded.problems);
+  for (auto& u : loaded.unreadable) bad.push_back(std::move(u));
+  if (loaded.nodes.empty()) throw UsageError(nothing_usable(bad));
+
+  auto fl = fleet::dedupe_nodes(std::move(loaded.nodes));
+  auto findings = fleet::aggregate(fl, bad, rule);
+
+  report::Report rep;
+  rep.tool_version = PERFGAP_VERSION;
+  rep.generated_at = sys::rfc3339_utc(started);
+  rep.source.kind = "fleet";
+  // Every file read, then the arguments that named none (a pattern that matched nothing).
+  std::unordered_set<std::string> listed(expanded.files.begin(), expanded.files.end());
+  rep.source.inputs = std::move(expanded.files);
+  for (const auto& b : bad)
+    if (listed.insert(b.file).second) rep.source.inputs.push_back(b.file);
+  rep.findings = std::move(findings);
+
+  std::string text;
+  if (format == "json") {
+    text = report::render_json(rep);
+  } else if (format == "junit" || format == "prometheus") {
+    // Every node's own findings, then the fleet's (classname "fleet" in JUnit; in Prometheus
+    // an empty node label, which no node has).
+    std::vector<report::NodeSection> sections;
+    sections.reserve(fl.nodes.size() + 1);
+    for (const auto& n : fl.nodes) sections.push_back({n.name, n.generated_at, n.generated_unix, &n.report_findings});
+    sections.push_back({format == "junit" ? "fleet" : "", rep.generated_at, static_cast<long long>(started), &rep.findings});
+    text = format == "junit" ? report::render_junit(sections) : report::render_prometheus(sections);
+  } else {
+    fleet::TextViewOptions o;
+    o.verbose = req.verbose;
+    o.color = req.output.empty() && color_wanted();
+    o.width = text_width(req.output.empty());
+    text = fleet::render_fleet_text(fl, bad.size(), rep.findings, o);
+  }
+  auto w = req.output.empty() ? write_stdout(text) : write_atomically(req.output, text);
+  if (!w) throw UsageError(w.error());
+  return rep.has_fail() ? 1 : 0;
+}
+
+}  // namespace
+
+CommandRunner add_fleet_command(CLI::App& app) {
+  auto args = std::make_shared<FleetArgs>();
+  auto* cmd = app.add_subcommand("fleet", "Aggregate node reports (check --format json): failing nodes, settings that drift, outliers");
+  cmd->add_option("reports", args->request.inputs,
+                  "Report files, directories (their *.json) or quoted globs ('reports/*.json'); an unusable one becomes a "
+                  "fleet.unreadable finding")
+      ->required();
+  cmd->add_option("--format", args->request.format, "Output format: text (default), json, junit or prometheus (node_exporter textfile)")
+      ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
+  cmd->add_option("--output", args->request.output, "Write the report to FILE atomically instead of stdout");
+  cmd->add_flag("-v,--verbose", args->request.verbose, "Show every node group, failing node and evidence line");
+  cmd->add_option("--outlier-z", args->outlier_z, "fleet.outliers: |modified z-score| above which a node is an outlier (default 3.5)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--outlier-min-nodes", args->outlier_min_nodes, "fleet.outliers: nodes a metric needs before it is judged (default 5)")
+      ->check(CLI::Range(3, 1000000));
+  return [args]() -> int {
+    fleet::OutlierRule rule;
+    rule.z_threshold = args->outlier_z;
+    rule.min_nodes = args->outlier_min_nodes;
+    return run(args->request, rule);
+  };
+}
+
+int run_fleet(const FleetRequest& request) { return run(request, fleet::OutlierRule{}); }
+
+}  // namespace perfgap::cli

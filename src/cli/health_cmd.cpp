@@ -1,0 +1,291 @@
+// `perfgap health` (also `perfgap-health`): Slurm's HealthCheckProgram / Prolog mode. Runs the
+// configured checks in-process, drains this node through scontrol when a drain-worthy check
+// fails, resumes only its own drains when they pass again, never touches a node someone else
+// took out of service, and writes one log line per run. Everything is bounded by the
+// configured time limit: checks, scontrol calls, and a watchdog over the whole run.
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <ctime>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/node_run.hpp"
+#include "cli/errors.hpp"
+#include "cli/output.hpp"
+#include "core/check.hpp"
+#include "report/render.hpp"
+#include "slurm/health_config.hpp"
+#include "slurm/locate.hpp"
+#include "slurm/node_state.hpp"
+#include "slurm/process.hpp"
+#include "sys/bounded.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct HealthArgs {
+  std::string config;
+  bool dry_run = false;
+};
+
+// One syslog-like line per run, to stderr and (appended in one write) to the log file.
+class RunLog {
+ public:
+  RunLog(std::string node, std::string file) : node_(std::move(node)), file_(std::move(file)) {}
+  void write(const std::string& message) const {
+    std::string line = fmt::format("{} {} perfgap-health[{}]: {}", sys::rfc3339_utc(std::time(nullptr)), node_.empty() ? "-" : node_, ::getpid(), message);
+    for (auto& c : line)
+      if (c == '\n' || c == '\r') c = ' ';
+    line += '\n';
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+    if (file_.empty()) return;
+    int fd = ::open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      std::fprintf(stderr, "perfgap-health: %s: cannot open the log file\n", file_.c_str());
+      return;
+    }
+    (void)!::write(fd, line.data(), line.size());
+    ::close(fd);
+  }
+
+ private:
+  std::string node_, file_;
+};
+
+milliseconds left_until(Clock::time_point deadline) {
+  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+}
+
+std::string seconds_text(Clock::duration d) {
+  return fmt::format("{:.1f}s", std::chrono::duration<double>(d).count());
+}
+
+bool matches_any(const std::vector<std::string>& patterns, const std::string& id) {
+  for (const auto& p : patterns)
+    if (::fnmatch(p.c_str(), id.c_str(), 0) == 0) return true;
+  return false;
+}
+
+std::string first_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  auto nl = text.find('\n');
+  return nl == std::string::npos ? text : text.substr(0, nl);
+}
+
+// Where this run stands, gathered into the one log line.
+struct Outcome {
+  std::string health;   // "ok", "FAIL a,b", "timeout"
+  std::string action;   // what happened to the node
+  std::string notes;    // non-draining failures, skipped actions
+};
+
+// Holds the state dir's lock for this run: Prolog and HealthCheckProgram may overlap.
+class RunLock {
+ public:
+  explicit RunLock(const std::string& dir) {
+    if (dir.empty()) {
+      held_ = true;
+      return;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    fd_ = ::open((dir + "/health.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    held_ = fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
+    if (fd_ < 0) error_ = dir + "/health.lock: cannot open";
+  }
+  ~RunLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool held() const { return held_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+  std::string error_;
+};
+
+int run_health(const HealthArgs& args) {
+  const auto started = Clock::now();
+  const auto& registry = core::builtin_registry();
+  std::string config_path = args.config;
+  if (config_path.empty()) {
+    const char* env = std::getenv("PERFGAP_HEALTH_CONFIG");
+    config_path = env && *env ? env : slurm::kDefaultHealthConfig;
+  }
+  auto loaded = slurm::load_health_config(config_path, registry);
+  if (!loaded) throw UsageError(loaded.error());
+  slurm::HealthConfig cfg = std::move(*loaded);
+  const std::string self = slurm::self_node_name();
+  // {node} in paths: one configuration for several slurmd on one host (multiple-slurmd setups).
+  cfg.log_file = slurm::expand_node(cfg.log_file, self);
+  cfg.state_dir = slurm::expand_node(cfg.state_dir, self);
+  const RunLog log(self, cfg.log_file);
+  if (self.empty()) {
+    log.write("error: no node name (SLURMD_NODENAME unset and no hostname); nothing checked");
+    return 2;
+  }
+
+  const auto limit = milliseconds(static_cast<long>(cfg.time_limit_s * 1000));
+  const auto deadline = started + limit;
+  // The watchdog: whatever blocks (a kernel read no thread can interrupt, a stuck write),
+  // the run ends shortly after its limit, with its line in the log.
+  std::thread([deadline, log] {
+    std::this_thread::sleep_until(deadline + std::chrono::seconds(2));
+    log.write("error: watchdog: the run overran its time limit; exiting without finishing");
+    std::_Exit(2);
+  }).detach();
+
+  const RunLock lock(cfg.state_dir);
+  if (!lock.held()) {
+    log.write(lock.error().empty() ? "skipped: another perfgap health run holds " + cfg.state_dir + "/health.lock"
+                                   : "error: " + lock.error());
+    return lock.error().empty() ? 0 : 2;
+  }
+
+  std::string context;
+  if (const char* c = std::getenv("SLURM_SCRIPT_CONTEXT"); c && *c) context += std::string(" [") + c;
+  if (const char* j = std::getenv("SLURM_JOB_ID"); j && *j) context += (context.empty() ? " [job " : " job ") + std::string(j);
+  if (!context.empty()) context += "]";
+
+  // Checks get the time limit less what the two scontrol calls may need.
+  const auto scontrol_reserve = std::min(milliseconds(10000), limit / 3);
+  NodeCheckRequest request;
+  request.root = slurm::expand_node(cfg.check.root, self);
+  request.config = slurm::expand_node(cfg.check.config, self);
+  request.dmesg = slurm::expand_node(cfg.check.dmesg, self);
+  request.baseline = slurm::expand_node(cfg.check.baseline, self);
+  request.only = cfg.checks;
+  request.skip = cfg.skip;
+  request.check_timeout = std::max(milliseconds(100), limit - scontrol_reserve);
+  using Result = tl::expected<report::Report, std::string>;
+  auto result = sys::run_bounded<Result>([request] { return run_node_checks(request); },
+                                         std::max(milliseconds(1), limit - scontrol_reserve));
+
+  Outcome outcome;
+  std::vector<std::string> failing;  // drain-worthy ids that failed
+  std::size_t checks_run = 0;
+  if (!result) {
+    outcome.health = "timeout";
+    outcome.notes = fmt::format("checks did not finish within {}", seconds_text(limit - scontrol_reserve));
+    // NHC drains when its watchdog fires: a node whose checks hang is not healthy.
+    if (cfg.drain_on_timeout) failing.push_back("timeout");
+  } else if (!*result) {
+    // Bad input (a check config, a root, a baseline): not the node's fault, so no drain.
+    log.write("error: " + result->error() + context);
+    return 2;
+  } else {
+    const auto& rep = **result;
+    std::set<std::string> ids, drain_ids, other;
+    for (const auto& f : rep.findings) {
+      ids.insert(f.id);
+      if (f.status != report::Status::fail) continue;
+      if (cfg.drain_on.empty() || matches_any(cfg.drain_on, f.id)) drain_ids.insert(f.id);
+      else other.insert(f.id);
+    }
+    checks_run = ids.size();
+    failing.assign(drain_ids.begin(), drain_ids.end());
+    outcome.health = failing.empty() ? "ok" : "FAIL " + fmt::format("{}", fmt::join(failing, ","));
+    if (!other.empty()) outcome.notes = fmt::format("also failing, not draining: {}", fmt::join(other, ","));
+    if (!cfg.state_dir.empty()) {
+      // The last report beside the lock: what an operator reads to learn why a node drained.
+      if (auto w = write_atomically(cfg.state_dir + "/last.json", report::render_json(rep)); !w)
+        outcome.notes += (outcome.notes.empty() ? "" : "; ") + w.error();
+    }
+  }
+
+  auto finish = [&](int status) {
+    std::string line = outcome.health;
+    if (!outcome.action.empty()) line += "; " + outcome.action;
+    if (!outcome.notes.empty()) line += "; " + outcome.notes;
+    line += fmt::format("; {} check{} in {}{}", checks_run, checks_run == 1 ? "" : "s", seconds_text(Clock::now() - started), context);
+    log.write(line);
+    return status;
+  };
+  const int health_status = failing.empty() ? 0 : 1;
+
+  auto scontrol = slurm::find_slurm_command("scontrol", cfg.scontrol);
+  if (!scontrol) {
+    outcome.action = "error: scontrol not found (PATH, next to slurmd, /usr/bin, /usr/local/bin, /opt/slurm/bin); node left as it is";
+    return finish(health_status);
+  }
+  slurm::CommandOptions run_opts;
+  if (auto conf = slurm::find_slurm_conf(cfg.slurm_conf)) run_opts.env.emplace_back("SLURM_CONF", conf->path);
+  auto call = [&](const std::vector<std::string>& argv) {
+    run_opts.timeout = std::max(milliseconds(1), std::min(left_until(deadline), milliseconds(15000)));
+    return slurm::run_command(argv, run_opts);
+  };
+  auto trouble = [&](const slurm::CommandResult& r, const std::string& what) -> std::string {
+    if (!r.started) return "error: " + what + ": " + r.error;
+    if (r.timed_out) return "error: " + what + " did not answer within " + seconds_text(run_opts.timeout) + " (killed)";
+    if (r.status != 0) return fmt::format("error: {} exited {}: {}", what, r.status, first_line(r.err.empty() ? r.out : r.err));
+    return "";
+  };
+
+  auto shown = call({scontrol->path, "show", "node", "-o", self});
+  if (auto t = trouble(shown, "scontrol show node " + self); !t.empty()) {
+    outcome.action = t + "; node left as it is";
+    return finish(health_status);
+  }
+  auto state = slurm::parse_node_state(shown.out, self);
+  if (!state) {
+    outcome.action = "error: " + state.error() + "; node left as it is";
+    return finish(health_status);
+  }
+  auto decision = slurm::decide(*state, failing);
+  if (decision.action == slurm::Action::none) {
+    outcome.action = decision.why;
+    return finish(health_status);
+  }
+  std::vector<std::string> update = {scontrol->path, "update", "nodename=" + self};
+  if (decision.action == slurm::Action::drain) {
+    update.push_back("state=drain");
+    update.push_back("reason=" + decision.reason);
+  } else {
+    update.push_back("state=resume");
+  }
+  if (args.dry_run) {
+    outcome.action = "dry run, would run: " + slurm::quote_command(update) + " (" + decision.why + ")";
+    return finish(health_status);
+  }
+  auto updated = call(update);
+  if (auto t = trouble(updated, "scontrol update"); !t.empty()) {
+    outcome.action = t + " (wanted: " + decision.why + ")";
+    return finish(health_status);
+  }
+  outcome.action = decision.why;
+  if (decision.action == slurm::Action::drain) outcome.action += " reason=\"" + decision.reason + "\"";
+  return finish(health_status);
+}
+
+}  // namespace
+
+CommandRunner add_health_command(CLI::App& app) {
+  auto args = std::make_shared<HealthArgs>();
+  auto* cmd = app.add_subcommand("health",
+                                 "Slurm HealthCheckProgram/Prolog mode: run the configured checks, drain this node on failure "
+                                 "(also run as perfgap-health)");
+  cmd->add_option("--config", args->config,
+                  std::string("Health configuration (YAML); default $PERFGAP_HEALTH_CONFIG, else ") + slurm::kDefaultHealthConfig);
+  cmd->add_flag("--dry-run", args->dry_run, "Read the node's state and say what would be done, without changing it");
+  return [args]() -> int { return run_health(*args); };
+}
+
+}  // namespace perfgap::cli

@@ -1,0 +1,86 @@
+#include "cli/node_run.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+
+#include "core/baseline.hpp"
+#include "core/node.hpp"
+#include "core/runner.hpp"
+#include "facts/facts.hpp"
+#include "snapshot/archive.hpp"
+#include "sys/sysroot.hpp"
+#include "sys/text.hpp"
+
+#ifndef PERFGAP_VERSION
+#define PERFGAP_VERSION "0.0.0"
+#endif
+
+namespace perfgap::cli {
+
+tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckRequest& rq) {
+  const auto& registry = core::builtin_registry();
+  NodeSelection sel;
+  std::string config_path = rq.config;
+  if (config_path.empty() && ::access(kDefaultCheckConfig, F_OK) == 0) config_path = kDefaultCheckConfig;
+  if (!config_path.empty()) {
+    auto loaded = core::load_config(config_path, registry);
+    if (!loaded) return tl::unexpected(loaded.error());
+    sel.config = std::move(*loaded);
+  }
+  // The request's lists win over the file's.
+  auto only = rq.only.empty() ? sel.config.only : rq.only;
+  auto skip = rq.skip.empty() ? sel.config.skip : rq.skip;
+  auto selected = core::select_checks(registry, only, skip);
+  if (!selected)
+    return tl::unexpected(std::string(rq.only.empty() && rq.skip.empty() ? config_path + ": " : "--only/--skip: ") + selected.error());
+  sel.checks = std::move(*selected);
+  return sel;
+}
+
+tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest& rq) {
+  auto sel = select_node_checks(rq);
+  if (!sel) return tl::unexpected(sel.error());
+
+  // A directory, or a snapshot archive unpacked into a private directory that `tree` removes
+  // on every way out of this function.
+  std::unique_ptr<snapshot::ReplayRoot> tree;
+  auto root = sys::Sysroot::live();
+  if (!rq.root.empty()) {
+    auto r = snapshot::ReplayRoot::open(rq.root);
+    if (!r) return tl::unexpected("--root " + r.error());
+    tree = std::move(*r);
+    root = tree->root();
+  }
+  facts::Options opts;
+  opts.pids = rq.pids;
+  if (!rq.dmesg.empty()) {
+    std::ifstream probe(rq.dmesg, std::ios::binary);
+    if (!probe) return tl::unexpected("--dmesg " + rq.dmesg + ": cannot open");
+    opts.dmesg_path = rq.dmesg;
+  }
+  if (!rq.baseline.empty()) {
+    auto b = core::load_baseline(rq.baseline);
+    if (!b) return tl::unexpected("--baseline " + b.error());
+    opts.baseline = std::move(*b);
+  }
+  auto facts = std::make_shared<facts::Facts>(root, opts);
+
+  report::Report rep;
+  rep.tool_version = PERFGAP_VERSION;
+  rep.generated_at = sys::rfc3339_utc(rq.started ? rq.started : std::time(nullptr));
+  rep.source.kind = root.is_live() ? "live" : "root";
+  if (!root.is_live()) rep.source.root = rq.root;
+  if (!rq.baseline.empty()) rep.source.inputs.push_back(rq.baseline);
+  if (!rq.dmesg.empty()) rep.source.inputs.push_back(rq.dmesg);
+  core::RunOptions run_opts;
+  if (rq.check_timeout.count() > 0) run_opts.check_timeout = rq.check_timeout;
+  else if (sel->config.check_timeout_s)
+    run_opts.check_timeout = std::chrono::milliseconds(static_cast<long>(*sel->config.check_timeout_s * 1000));
+  rep.findings = core::run_checks(sel->checks, facts, sel->config, run_opts);
+  rep.node = core::describe_node(*facts);
+  return rep;
+}
+
+}  // namespace perfgap::cli

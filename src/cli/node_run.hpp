@@ -1,0 +1,39 @@
+// The node checks as `perfgap check` runs them: config, selection, sysroot (a directory or a
+// snapshot archive), facts, runner, node description. `check` and `health` share it; errors
+// are bad input, one line naming the file (and line), for exit status 2.
+#pragma once
+
+#include <chrono>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "core/check.hpp"
+#include "core/config.hpp"
+#include "report/model.hpp"
+
+namespace perfgap::cli {
+
+inline constexpr const char* kDefaultCheckConfig = "/etc/perfgap/config.yaml";
+
+struct NodeCheckRequest {
+  std::string root;                      // empty: the live system; a directory or a .tar.gz
+  std::string config;                    // empty: kDefaultCheckConfig when present
+  std::string dmesg, baseline;
+  std::vector<std::string> only, skip;   // ids or globs; win over the config's lists
+  std::vector<int> pids;                 // empty: auto-detect training processes
+  std::chrono::milliseconds check_timeout{0};  // 0: the config's, else the runner's default
+  std::time_t started = 0;               // generated_at; 0: now
+};
+
+struct NodeSelection {
+  core::Config config;
+  std::vector<const core::CheckInfo*> checks;
+};
+
+tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckRequest& request);
+tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest& request);
+
+}  // namespace perfgap::cli

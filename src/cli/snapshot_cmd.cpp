@@ -1,0 +1,81 @@
+// perfgap snapshot OUT: captures what the checks read into a sysroot directory or OUT.tar.gz
+// that `check --root` replays anywhere (src/snapshot, docs/SNAPSHOT.md).
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/errors.hpp"
+#include "cli/output.hpp"
+#include "snapshot/archive.hpp"
+#include "snapshot/capture.hpp"
+
+#ifndef PERFGAP_VERSION
+#define PERFGAP_VERSION "0.0.0"
+#endif
+
+namespace perfgap::cli {
+namespace {
+
+struct SnapshotArgs {
+  std::string out;
+  std::string root;
+  std::vector<int> pids;
+  std::string format;
+  bool verbose = false;
+};
+
+std::string summary_text(const snapshot::Capture& c, const std::string& out, bool verbose) {
+  std::string text = fmt::format("snapshot of {} ({}): {} files, {} links, {} directories, {:.1f} MiB in {:.0f} ms; {} training process(es); {} skipped -> {}\n",
+                                 c.hostname.empty() ? "unknown host" : c.hostname, c.live ? "live" : "tree " + c.source_root,
+                                 c.count(snapshot::Entry::file), c.count(snapshot::Entry::link), c.count(snapshot::Entry::dir),
+                                 static_cast<double>(c.file_bytes()) / (1 << 20), c.duration_ms, c.training_pids.size(),
+                                 c.skipped.size(), out);
+  if (verbose)
+    for (const auto& s : c.skipped) text += fmt::format("  skipped {}: {}\n", s.path, s.reason);
+  return text;
+}
+
+}  // namespace
+
+CommandRunner add_snapshot_command(CLI::App& app) {
+  auto a = std::make_shared<SnapshotArgs>();
+  auto* cmd = app.add_subcommand("snapshot", "Capture the files the checks read into a directory or OUT.tar.gz that check --root replays");
+  cmd->add_option("OUT", a->out, "A new (or empty) directory, or a path ending in .tar.gz (written atomically)")->required();
+  cmd->add_option("--root", a->root, "Capture from a captured tree (directory or .tar.gz) instead of the live system");
+  cmd->add_option("--pid", a->pids, "Training process to capture (repeatable); default: auto-detect, as check does")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--format", a->format, "Summary on stdout: text (default) or json (the manifest)")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("-v,--verbose", a->verbose, "List every path that was skipped, with the reason");
+  return [a]() -> int {
+    // A directory OUT is refused before anything is read, so a mistake costs nothing.
+    const bool archive = snapshot::names_archive(a->out);
+    if (!archive) {
+      std::error_code ec;
+      if (std::filesystem::exists(std::filesystem::symlink_status(a->out, ec)) &&
+          (!std::filesystem::is_directory(std::filesystem::symlink_status(a->out, ec)) || !std::filesystem::is_empty(a->out, ec)))
+        throw UsageError(a->out + ": exists and is not an empty directory (a snapshot goes into a new or empty directory, or OUT.tar.gz)");
+    }
+    std::unique_ptr<snapshot::ReplayRoot> tree;
+    auto source = sys::Sysroot::live();
+    if (!a->root.empty()) {
+      auto r = snapshot::ReplayRoot::open(a->root);
+      if (!r) throw UsageError("--root " + r.error());
+      tree = std::move(*r);
+      source = tree->root();
+    }
+    snapshot::Options opts;
+    opts.pids = a->pids;
+    auto captured = snapshot::capture(source, opts);
+    if (tree) captured.source_root = a->root;  // the tree as the user named it, not its unpacked copy
+    auto manifest = snapshot::manifest_json(captured, PERFGAP_VERSION);
+    auto written = archive ? snapshot::write_tar_gz(captured, manifest, a->out) : snapshot::write_directory(captured, manifest, a->out);
+    if (!written) throw UsageError(written.error());
+    auto w = write_stdout(a->format == "json" ? manifest : summary_text(captured, a->out, a->verbose));
+    if (!w) throw UsageError(w.error());
+    return 0;
+  };
+}
+
+}  // namespace perfgap::cli

@@ -1,0 +1,342 @@
+#include "fleet/aggregate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "slurm/hostlist.hpp"
+
+namespace perfgap::fleet {
+namespace {
+
+using report::Finding;
+using report::Status;
+
+constexpr const char* kLayer = "fleet";
+
+Finding make(const char* id, Status s, std::string subject, std::string title) {
+  Finding f;
+  f.id = id;
+  f.layer = kLayer;
+  f.status = s;
+  f.subject = std::move(subject);
+  f.title = std::move(title);
+  return f;
+}
+
+std::string plural(std::size_t n, std::string_view word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); }
+
+std::string number(double v) { return fmt::format("{:.6g}", v); }
+
+}  // namespace
+
+Fleet dedupe_nodes(std::vector<NodeReport> reports) {
+  // Input order breaks ties, so remember it before sorting by name.
+  std::vector<std::size_t> order(reports.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return reports[a].name < reports[b].name; });
+  auto newer = [&](std::size_t a, std::size_t b) {  // a supersedes b
+    const auto& ta = reports[a].generated_unix;
+    const auto& tb = reports[b].generated_unix;
+    if (ta.value_or(LLONG_MIN) != tb.value_or(LLONG_MIN)) return ta.value_or(LLONG_MIN) > tb.value_or(LLONG_MIN);
+    return a > b;
+  };
+  Fleet fleet;
+  fleet.nodes.reserve(reports.size());
+  std::size_t i = 0;
+  while (i < order.size()) {
+    std::size_t end = i + 1;
+    while (end < order.size() && reports[order[end]].name == reports[order[i]].name) ++end;
+    std::size_t keep = order[i];
+    for (std::size_t j = i + 1; j < end; ++j)
+      if (newer(order[j], keep)) keep = order[j];
+    for (std::size_t j = i; j < end; ++j)
+      if (order[j] != keep)
+        fleet.superseded.push_back({reports[keep].name, reports[keep].file, reports[keep].generated_at, reports[order[j]].file,
+                                    reports[order[j]].generated_at});
+    fleet.nodes.push_back(std::move(reports[keep]));
+    i = end;
+  }
+  return fleet;
+}
+
+Finding node_failures(const Fleet& fleet) {
+  const auto& nodes = fleet.nodes;
+  // Nodes with the same failing ids form one evidence line: at 1,000 nodes the usual picture
+  // (many nodes with the same two failures) stays a few lines.
+  std::map<std::vector<std::string_view>, std::vector<std::string_view>> by_failures;
+  std::map<std::string_view, std::size_t> per_id;
+  std::size_t with_errors = 0;
+  for (const auto& n : nodes) {
+    std::vector<std::string_view> ids;
+    bool error = false;
+    for (const auto& f : n.findings) {
+      if (f.status == Status::fail) ids.push_back(f.id);
+      error |= f.status == Status::error;
+    }
+    with_errors += error;
+    if (ids.empty()) continue;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (auto id : ids) ++per_id[id];
+    by_failures[std::move(ids)].push_back(n.name);
+  }
+  std::size_t failing = 0;
+  for (const auto& [ids, names] : by_failures) failing += names.size();
+
+  Finding f = make("fleet.node_failures", failing ? Status::fail : Status::pass, "", "");
+  if (failing) {
+    std::vector<std::pair<std::string_view, std::size_t>> ranked(per_id.begin(), per_id.end());
+    std::stable_sort(ranked.begin(), ranked.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    std::string top;
+    for (std::size_t i = 0; i < ranked.size() && i < 3; ++i) top += fmt::format("{}{} ({})", i ? ", " : "", ranked[i].first, ranked[i].second);
+    if (ranked.size() > 3) top += fmt::format(", {} more ids", ranked.size() - 3);
+    f.title = fmt::format("{} of {} fail: {}", failing, plural(nodes.size(), "node"), top);
+    std::vector<std::pair<const std::vector<std::string_view>*, const std::vector<std::string_view>*>> groups;
+    for (const auto& [ids, names] : by_failures) groups.emplace_back(&ids, &names);
+    std::stable_sort(groups.begin(), groups.end(), [](auto& a, auto& b) { return a.second->size() > b.second->size(); });
+    for (const auto& [ids, names] : groups) {
+      std::string list;
+      for (auto id : *ids) list += (list.empty() ? "" : ", ") + std::string(id);
+      f.add(slurm::compress_hostlist(*names), fmt::format("{} ({})", list, plural(names->size(), "node")));
+    }
+    f.fix = "Fix each failing check on the nodes named (perfgap check on a node shows its findings and fixes), or drain "
+            "those nodes until they pass.";
+  } else {
+    f.title = fmt::format("no node fails ({})", plural(nodes.size(), "node"));
+  }
+  // Two reports of one node: say which was used, so an operator can remove the stale one.
+  for (const auto& s : fleet.superseded)
+    f.add(s.dropped_file, fmt::format("{} (generated {}): not used; {} has the newer report of {} (generated {})", s.node,
+                                      s.dropped_generated_at.empty() ? "?" : s.dropped_generated_at, s.kept_file, s.node,
+                                      s.kept_generated_at.empty() ? "?" : s.kept_generated_at));
+  f.metric("nodes", static_cast<double>(nodes.size()));
+  f.metric("failing_nodes", static_cast<double>(failing));
+  f.metric("nodes_with_errors", static_cast<double>(with_errors));
+  if (!fleet.superseded.empty()) f.metric("superseded_reports", static_cast<double>(fleet.superseded.size()));
+  return f;
+}
+
+std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
+  if (nodes.size() < 2)
+    return {make("fleet.drift", Status::skip, "", fmt::format("{}: no other node to compare settings with", plural(nodes.size(), "node")))};
+  // (section, name) -> value -> node indices. Sections in report order: kernel, settings,
+  // environment, nccl_conf.
+  using Key = std::pair<int, std::string_view>;
+  std::map<Key, std::unordered_map<std::string_view, std::vector<std::uint32_t>>> values;
+  for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    if (!n.kernel.empty()) values[{0, "kernel"}][n.kernel].push_back(i);
+    for (const auto& [k, v] : n.settings) values[{1, k}][v].push_back(i);
+    for (const auto& [k, v] : n.environment) values[{2, k}][v].push_back(i);
+    for (const auto& [k, v] : n.nccl_conf) values[{3, k}][v].push_back(i);
+  }
+  static constexpr const char* kSection[] = {"", "settings.", "environment.", "nccl_conf."};
+  static constexpr const char* kSource[] = {"node.kernel", "node.settings.", "node.environment.", "node.nccl_conf."};
+  std::vector<Finding> out;
+  for (const auto& [key, by_value] : values) {
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> groups;
+    std::size_t present = 0;
+    for (const auto& [v, idx] : by_value) {
+      present += idx.size();
+      groups.emplace_back(v.empty() ? "(empty)" : std::string(v), idx);
+    }
+    // Nodes without the entry: for a variable, unset there (NCCL's default applies), which is
+    // a value of its own; for the kernel or a setting, not readable there, which says nothing
+    // about drift and is only listed when the others differ.
+    const bool unset_is_value = key.first >= 2;
+    std::vector<std::uint32_t> missing;
+    if (present < nodes.size()) {
+      std::vector<bool> has(nodes.size(), false);
+      for (const auto& [v, idx] : by_value)
+        for (auto i : idx) has[i] = true;
+      for (std::uint32_t i = 0; i < nodes.size(); ++i)
+        if (!has[i]) missing.push_back(i);
+      if (unset_is_value) groups.emplace_back("(unset)", std::exchange(missing, {}));
+    }
+    if (groups.size() < 2) continue;
+    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+      return a.second.size() != b.second.size() ? a.second.size() > b.second.size() : a.first < b.first;
+    });
+    const bool majority = groups[0].second.size() > groups[1].second.size();
+    const std::string subject = kSection[key.first] + std::string(key.second);
+    const std::string source = key.first == 0 ? kSource[0] : kSource[key.first] + std::string(key.second);
+    std::size_t compared = 0;
+    for (const auto& g : groups) compared += g.second.size();
+    std::size_t off = compared - groups[0].second.size();
+    Finding f = make("fleet.drift", Status::warn, subject,
+                     majority ? fmt::format("{} of {} differ from the majority value {} ({} values)", off, plural(compared, "node"),
+                                            groups[0].first, groups.size())
+                              : fmt::format("{} values, none held by a majority of the {}", groups.size(), plural(compared, "node")));
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      std::vector<std::string_view> names;
+      names.reserve(groups[g].second.size());
+      for (auto i : groups[g].second) names.push_back(nodes[i].name);
+      std::string observed = fmt::format("{} on {}: {}", groups[g].first, plural(names.size(), "node"), slurm::compress_hostlist(names));
+      if (g > 0 && majority) f.add(source, std::move(observed), groups[0].first);
+      else f.add(source, std::move(observed));
+    }
+    if (!missing.empty()) {
+      std::vector<std::string_view> names;
+      for (auto i : missing) names.push_back(nodes[i].name);
+      f.add(source, fmt::format("not reported by {} (not readable there; not compared): {}", plural(names.size(), "node"),
+                                slurm::compress_hostlist(names)));
+    }
+    f.fix = "Make the setting the same on every node: the kernel and driver through the node image, NCCL_/UCX_ variables "
+            "in the job environment or /etc/nccl.conf, CPU and IOMMU settings as the node checks' fixes say.";
+    f.impact = "Nodes that differ run collectives and steps at different speeds; the slowest sets the pace of the job.";
+    f.metric("values", static_cast<double>(groups.size()));
+    f.metric("nodes_off_majority", static_cast<double>(majority ? off : compared));
+    out.push_back(std::move(f));
+  }
+  if (out.empty()) {
+    Finding f = make("fleet.drift", Status::pass, "",
+                     fmt::format("kernel, {} and the NCCL_/UCX_ variables match on all {}", plural(values.size() - 1, "other setting"),
+                                 plural(nodes.size(), "node")));
+    f.metric("settings_compared", static_cast<double>(values.size()));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+namespace {
+
+std::string format_key(std::string_view id, std::string_view metric, std::string_view subject) {
+  std::string key;
+  key.reserve(id.size() + metric.size() + subject.size() + 2);
+  key += id;
+  key += '.';
+  key += metric;
+  if (!subject.empty()) {
+    key += '@';
+    key += subject;
+  }
+  return key;
+}
+
+bool node_specific(std::string_view subject) { return subject.starts_with("pid:"); }  // a process: no counterpart elsewhere
+
+}  // namespace
+
+std::string metric_key(const NodeFinding& f, std::string_view metric) {
+  return node_specific(f.subject) ? std::string() : format_key(f.id, metric, f.subject);
+}
+
+std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const OutlierRule& rule) {
+  struct Sample {
+    std::uint32_t node;
+    double value;
+  };
+  // Keyed by views into the node reports (id, metric, subject): no string is built per
+  // sample; 10,000 nodes carry about a million of them.
+  struct Key {
+    std::string_view id, metric, subject;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::hash<std::string_view> h;
+      return h(k.id) ^ (h(k.metric) * 31) ^ (h(k.subject) * 1000003);
+    }
+  };
+  std::unordered_map<Key, std::vector<Sample>, KeyHash> samples_of;
+  for (std::uint32_t i = 0; i < nodes.size(); ++i)
+    for (const auto& f : nodes[i].findings) {
+      if (node_specific(f.subject)) continue;
+      for (const auto& [name, value] : nodes[i].metrics_of(f)) {
+        if (!std::isfinite(value)) continue;
+        auto& v = samples_of[Key{f.id, name, f.subject}];
+        if (v.empty() || v.back().node != i) v.push_back({i, value});  // a repeated finding: its first value
+      }
+    }
+  // The printed key of each compared metric, in a stable order for the findings.
+  std::map<std::string, const std::vector<Sample>*> by_key;
+  for (const auto& [k, samples] : samples_of) {
+    if (samples.size() < rule.min_nodes) continue;
+    by_key.emplace(format_key(k.id, k.metric, k.subject), &samples);
+  }
+  struct Hit {
+    std::uint32_t node;
+    const std::string* key;
+    double value;
+    Spread spread;
+    std::size_t n;
+  };
+  std::vector<Hit> hits;
+  std::size_t compared = by_key.size();
+  std::vector<double> xs;
+  for (const auto& [key, samples] : by_key) {
+    xs.clear();
+    for (const auto& s : *samples) xs.push_back(s.value);
+    auto sp = spread(xs);
+    for (const auto& s : *samples)
+      if (is_outlier(s.value, *sp, rule)) hits.push_back({s.node, &key, s.value, *sp, samples->size()});
+  }
+  if (compared == 0)
+    return {make("fleet.outliers", Status::skip, "",
+                 fmt::format("no metric is reported by at least {} nodes: too few to tell an outlier ({})", rule.min_nodes,
+                             plural(nodes.size(), "node")))};
+  if (hits.empty()) {
+    Finding f = make("fleet.outliers", Status::pass, "",
+                     fmt::format("no node far from the fleet on {} (modified z-score within {:g}, {})", plural(compared, "metric"),
+                                 rule.z_threshold, plural(nodes.size(), "node")));
+    f.metric("metrics_compared", static_cast<double>(compared));
+    return {f};
+  }
+  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.node != b.node ? a.node < b.node : *a.key < *b.key; });
+  std::vector<Finding> out;
+  for (std::size_t i = 0; i < hits.size();) {
+    std::size_t end = i;
+    while (end < hits.size() && hits[end].node == hits[i].node) ++end;
+    const auto& node = nodes[hits[i].node];
+    std::string summary;
+    for (std::size_t j = i; j < end && j < i + 2; ++j)
+      summary += fmt::format("{}{} {} (fleet median {})", j > i ? ", " : "", *hits[j].key, number(hits[j].value), number(hits[j].spread.median));
+    if (end - i > 2) summary += fmt::format(" and {} more", end - i - 2);
+    Finding f = make("fleet.outliers", Status::warn, node.name,
+                     fmt::format("{} far from the fleet: {}", plural(end - i, "metric"), summary));
+    for (std::size_t j = i; j < end; ++j) {
+      const auto& h = hits[j];
+      auto z = modified_z(h.value, h.spread);
+      f.add(*h.key, z ? fmt::format("{} (modified z {:.1f})", number(h.value), *z) : number(h.value),
+            fmt::format("{} (median of {} nodes; MAD {})", number(h.spread.median), h.n, number(h.spread.mad)));
+      f.metric(*h.key, h.value);
+      f.metric(*h.key + ":fleet_median", h.spread.median);
+    }
+    f.fix = "Look at this node's own report (perfgap check on it) for the finding named in each metric; compare its "
+            "hardware and settings with a node at the median.";
+    out.push_back(std::move(f));
+    i = end;
+  }
+  return out;
+}
+
+std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
+  std::vector<Finding> out;
+  out.reserve(inputs.size());
+  for (const auto& u : inputs) {
+    Finding f = make("fleet.unreadable", Status::error, u.file, "unusable report: " + u.why);
+    f.add(u.file, u.why);
+    f.fix = "Run `perfgap check --format json --output FILE` on that node again (--output writes the whole report or "
+            "nothing); the rest of the fleet was aggregated without it.";
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> aggregate(const Fleet& fleet, const std::vector<Unreadable>& bad, const OutlierRule& rule) {
+  std::vector<Finding> out;
+  out.push_back(node_failures(fleet));
+  for (auto& f : drift(fleet.nodes)) out.push_back(std::move(f));
+  for (auto& f : outliers(fleet.nodes, rule)) out.push_back(std::move(f));
+  for (auto& f : unreadable(bad)) out.push_back(std::move(f));
+  return out;
+}
+
+}  // namespace perfgap::fleet

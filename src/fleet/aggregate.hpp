@@ -1,0 +1,50 @@
+// The fleet findings of shared/spec/checks.md: pure functions from node reports to findings.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fleet/inputs.hpp"
+#include "fleet/reader.hpp"
+#include "fleet/stats.hpp"
+#include "report/model.hpp"
+
+namespace perfgap::fleet {
+
+// A report left out because another report of the same node is newer.
+struct Superseded {
+  std::string node;
+  std::string kept_file, kept_generated_at;
+  std::string dropped_file, dropped_generated_at;
+};
+
+struct Fleet {
+  std::vector<NodeReport> nodes;  // one per node.name, sorted by name
+  std::vector<Superseded> superseded;
+};
+
+// One report per node.name: the newest generated_at wins (a time that does not parse counts
+// as oldest); with equal times the later input wins.
+Fleet dedupe_nodes(std::vector<NodeReport> reports);
+
+// fleet.node_failures: fail when a node has a fail finding; evidence groups the nodes by their
+// set of failing ids (hostlist + ids), and names superseded duplicate reports.
+report::Finding node_failures(const Fleet& fleet);
+// fleet.drift: one warn per setting whose value differs across nodes (subject: kernel,
+// settings.NAME, environment.NAME, nccl_conf.NAME); evidence: a group per value, the majority
+// first. One pass when everything matches; skip for a single node.
+std::vector<report::Finding> drift(const std::vector<NodeReport>& nodes);
+// fleet.outliers: one warn per node (subject: node.name) with a metric far from the fleet's.
+// Metric key: finding id + "." + metric name, + "@" + subject when the finding has one that
+// names the same thing on every node (a PCI function, a port, a variable; not a pid).
+std::vector<report::Finding> outliers(const std::vector<NodeReport>& nodes, const OutlierRule& rule);
+// fleet.unreadable: one error per unusable input (subject: the file).
+std::vector<report::Finding> unreadable(const std::vector<Unreadable>& inputs);
+
+// All of the above, in that order.
+std::vector<report::Finding> aggregate(const Fleet& fleet, const std::vector<Unreadable>& bad, const OutlierRule& rule);
+
+// The metric key fleet.outliers compares; empty when the finding's subject is node-specific.
+std::string metric_key(const NodeFinding& f, std::string_view metric);
+
+}  // namespace perfgap::fleet

@@ -1,0 +1,34 @@
+// The fleet's inputs: REPORTS... arguments expanded into files (directories give their
+// *.json, quoted globs are expanded here), then read in parallel into NodeReports.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fleet/reader.hpp"
+
+namespace perfgap::fleet {
+
+// An input that gave no node report, and why (a fleet.unreadable finding).
+struct Unreadable {
+  std::string file;
+  std::string why;
+};
+
+struct ExpandedInputs {
+  std::vector<std::string> files;     // in argument order; a directory's and a glob's sorted; no repeats
+  std::vector<Unreadable> problems;   // arguments that named nothing readable
+};
+ExpandedInputs expand_inputs(const std::vector<std::string>& args);
+
+struct LoadedReports {
+  std::vector<NodeReport> nodes;       // in file order
+  std::vector<Unreadable> unreadable;  // in file order
+};
+// Reads and parses every file; `threads` 0: one per core (at most 8), fewer for few files.
+LoadedReports load_reports(const std::vector<std::string>& files, const ReadOptions& opts, unsigned threads = 0);
+
+// Reports larger than this are not node reports (a real one is well under 1 MiB).
+inline constexpr std::size_t kMaxReportBytes = 64u << 20;
+
+}  // namespace perfgap::fleet

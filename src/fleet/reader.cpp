@@ -1,0 +1,329 @@
+#include "fleet/reader.hpp"
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include <cstring>
+#include <mutex>
+#include <unordered_set>
+#include <type_traits>
+
+namespace perfgap::fleet {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// Why a report cannot be used: the message names the field, so an operator can find it.
+struct Bad {
+  std::string why;
+};
+
+std::string_view type_name(element_type t) {
+  switch (t) {
+    case element_type::ARRAY: return "an array";
+    case element_type::OBJECT: return "an object";
+    case element_type::INT64:
+    case element_type::UINT64:
+    case element_type::DOUBLE: return "a number";
+    case element_type::STRING: return "a string";
+    case element_type::BOOL: return "a boolean";
+    case element_type::NULL_VALUE: return "null";
+  }
+  return "something else";
+}
+
+// `where` names the field for the error message. It is a string, or a callable that builds the
+// name only when there is an error (a report has ~40 findings x ~10 fields: naming each
+// field up front would cost more than parsing it).
+template <class Where>
+std::string name_of(const Where& where) {
+  if constexpr (std::is_invocable_v<Where>) return where();
+  else return std::string(where);
+}
+
+template <class Where>
+std::string_view expect_string(element e, const Where& where) {
+  std::string_view s;
+  if (e.get_string().get(s) != simdjson::SUCCESS) throw Bad{fmt::format("{} is {}, not a string", name_of(where), type_name(e.type()))};
+  return s;
+}
+
+template <class Where>
+simdjson::dom::object expect_object(element e, const Where& where) {
+  simdjson::dom::object o;
+  if (e.get_object().get(o) != simdjson::SUCCESS) throw Bad{fmt::format("{} is {}, not an object", name_of(where), type_name(e.type()))};
+  return o;
+}
+
+template <class Where>
+simdjson::dom::array expect_array(element e, const Where& where) {
+  simdjson::dom::array a;
+  if (e.get_array().get(a) != simdjson::SUCCESS) throw Bad{fmt::format("{} is {}, not an array", name_of(where), type_name(e.type()))};
+  return a;
+}
+
+bool fleet_compared(std::string_view name) { return name.starts_with("NCCL_") || name.starts_with("UCX_"); }
+
+void read_string_map(element e, std::string_view where, report::StringMap& out, bool only_compared) {
+  if (e.is_null()) return;  // an older report without the map
+  for (auto field : expect_object(e, where)) {
+    if (only_compared && !fleet_compared(field.key)) continue;
+    out.emplace(std::string(field.key), std::string(expect_string(field.value, [&] { return fmt::format("{}.{}", where, field.key); })));
+  }
+}
+
+std::optional<report::Status> status_of(std::string_view s) {
+  using report::Status;
+  if (s == "pass") return Status::pass;
+  if (s == "warn") return Status::warn;
+  if (s == "fail") return Status::fail;
+  if (s == "skip") return Status::skip;
+  if (s == "error") return Status::error;
+  return std::nullopt;
+}
+
+// Ids, layers and metric names, each stored once for the whole process: a view of it stays
+// valid for as long as the process runs, whichever thread read it. Each reader keeps its own
+// cache, so the lock is taken once per distinct name and thread.
+class Interner {
+ public:
+  std::string_view get(std::string_view s) {
+    if (auto it = cache_.find(s); it != cache_.end()) return *it;
+    std::string_view stable;
+    {
+      std::lock_guard lock(mutex());
+      stable = *pool().emplace(s).first;
+    }
+    cache_.insert(stable);
+    return stable;
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::unordered_set<std::string>& pool() {  // node-based: its strings never move
+    static auto* p = new std::unordered_set<std::string>();  // never destroyed: views outlive any reader
+    return *p;
+  }
+  std::unordered_set<std::string_view> cache_;
+};
+
+void read_finding(element e, std::size_t index, const ReadOptions& opts, Interner& names, NodeReport& out) {
+  auto at = [index](std::string_view field) { return [index, field] { return fmt::format("findings[{}]{}", index, field); }; };
+  NodeFinding f;
+  f.metrics_begin = static_cast<std::uint32_t>(out.metrics.size());
+  report::Finding* full = nullptr;
+  if (opts.findings || opts.details) full = &out.report_findings.emplace_back();
+  bool has_id = false, has_layer = false, has_status = false;
+  for (auto field : expect_object(e, at(""))) {
+    const std::string_view k = field.key;
+    if (k == "id") {
+      f.id = names.get(expect_string(field.value, at(".id")));
+      has_id = !f.id.empty();
+    } else if (k == "layer") {
+      f.layer = names.get(expect_string(field.value, at(".layer")));
+      has_layer = true;
+    } else if (k == "status") {
+      auto s = expect_string(field.value, at(".status"));
+      auto st = status_of(s);
+      if (!st) throw Bad{fmt::format("{}.status '{}' is not one of pass, warn, fail, skip, error", at("")(), s)};
+      f.status = *st;
+      has_status = true;
+    } else if (k == "subject") {
+      if (!field.value.is_null()) f.subject = expect_string(field.value, at(".subject"));
+    } else if (k == "metrics") {
+      if (field.value.is_null()) continue;
+      for (auto m : expect_object(field.value, at(".metrics"))) {
+        // A metric that was NaN or infinite is written as null: nothing to compare.
+        if (m.value.is_null()) continue;
+        double v = 0;
+        if (m.value.get_double().get(v) != simdjson::SUCCESS)
+          throw Bad{fmt::format("{}.metrics.{} is {}, not a number", at("")(), m.key, type_name(m.value.type()))};
+        out.metrics.push_back({names.get(m.key), v});
+      }
+    } else if (!opts.details) {
+      continue;
+    } else if (k == "title") {
+      full->title = expect_string(field.value, at(".title"));
+    } else if (k == "fix") {
+      full->fix = expect_string(field.value, at(".fix"));
+    } else if (k == "impact") {
+      full->impact = expect_string(field.value, at(".impact"));
+    } else if (k == "evidence") {
+      std::size_t i = 0;
+      for (auto ev : expect_array(field.value, at(".evidence"))) {
+        const std::string ew = at(fmt::format(".evidence[{}]", i++))();
+        report::Evidence item;
+        for (auto ef : expect_object(ev, ew)) {
+          if (ef.key == "source") item.source = expect_string(ef.value, ew + ".source");
+          else if (ef.key == "observed") item.observed = expect_string(ef.value, ew + ".observed");
+          else if (ef.key == "expected" && !ef.value.is_null()) item.expected = std::string(expect_string(ef.value, ew + ".expected"));
+        }
+        full->evidence.push_back(std::move(item));
+      }
+    }
+  }
+  if (!has_id) throw Bad{at("")() + " has no id"};
+  if (!has_layer) throw Bad{at("")() + " (" + std::string(f.id) + ") has no layer"};
+  if (!has_status) throw Bad{at("")() + " (" + std::string(f.id) + ") has no status"};
+  f.metrics_count = static_cast<std::uint32_t>(out.metrics.size()) - f.metrics_begin;
+  if (full) {
+    full->id = f.id;
+    full->layer = f.layer;
+    full->status = f.status;
+    full->subject = f.subject;
+  }
+  out.findings.push_back(std::move(f));
+}
+
+void read_node(element e, NodeReport& out) {
+  if (e.is_null()) throw Bad{"node is null: not a node report (fleet reads `perfgap check --format json` reports)"};
+  bool has_name = false;
+  for (auto field : expect_object(e, "node")) {
+    const std::string_view k = field.key;
+    if (k == "name") {
+      out.name = expect_string(field.value, "node.name");
+      has_name = true;
+    } else if (k == "kernel") {
+      out.kernel = expect_string(field.value, "node.kernel");
+    } else if (k == "settings") {
+      read_string_map(field.value, "node.settings", out.settings, false);
+    } else if (k == "environment") {
+      read_string_map(field.value, "node.environment", out.environment, true);
+    } else if (k == "nccl_conf") {
+      read_string_map(field.value, "node.nccl_conf", out.nccl_conf, true);
+    }
+  }
+  if (!has_name) throw Bad{"node has no name"};
+  if (out.name.empty()) throw Bad{"node.name is empty"};
+}
+
+std::string json_problem(simdjson::error_code err) {
+  switch (err) {
+    case simdjson::EMPTY: return "empty file";
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+    case simdjson::UNCLOSED_STRING: return "truncated JSON (it ends inside an object, array or string)";
+    case simdjson::UTF8_ERROR: return "not valid UTF-8";
+    default: return fmt::format("not valid JSON ({})", simdjson::error_message(err));
+  }
+}
+
+}  // namespace
+
+std::size_t required_padding() { return simdjson::SIMDJSON_PADDING; }
+
+struct ReportReader::Impl {
+  simdjson::dom::parser parser;
+  std::string copy;
+  Interner names;
+};
+
+ReportReader::ReportReader() : impl_(std::make_unique<Impl>()) {}
+ReportReader::~ReportReader() = default;
+
+tl::expected<NodeReport, std::string> ReportReader::parse(std::string_view text, const ReadOptions& opts) {
+  impl_->copy.assign(text.data(), text.size());
+  impl_->copy.append(required_padding(), '\0');
+  return parse_padded(impl_->copy.data(), text.size(), opts);
+}
+
+tl::expected<NodeReport, std::string> ReportReader::parse_padded(const char* data, std::size_t size, const ReadOptions& opts) {
+  std::size_t first = 0;
+  while (first < size && (data[first] == ' ' || data[first] == '\n' || data[first] == '\r' || data[first] == '\t')) ++first;
+  if (first == size) return tl::unexpected(std::string("empty file"));
+  if (data[first] != '{') return tl::unexpected(std::string("not a JSON object: not a perfgap report"));
+  element doc;
+  auto err = impl_->parser.parse(data, size, false).get(doc);
+  if (err) return tl::unexpected(json_problem(err));
+  try {
+    auto top = expect_object(doc, "the document");
+    // The schema decides how the rest reads, so it is checked before anything else.
+    element schema;
+    if (top["schema"].get(schema) != simdjson::SUCCESS) throw Bad{"no \"schema\" field: not a perfgap report"};
+    std::string_view schema_text;
+    if (schema.get_string().get(schema_text) != simdjson::SUCCESS) throw Bad{"\"schema\" is not a string: not a perfgap report"};
+    if (schema_text != report::kSchema)
+      throw Bad{fmt::format("schema is '{}', not {}", schema_text, report::kSchema)};
+    NodeReport out;
+    bool has_source = false, has_node = false, has_findings = false;
+    for (auto field : top) {
+      const std::string_view k = field.key;
+      if (k == "generated_at") {
+        out.generated_at = expect_string(field.value, "generated_at");
+        out.generated_unix = parse_rfc3339(out.generated_at);
+      } else if (k == "source") {
+        element kind;
+        if (expect_object(field.value, "source")["kind"].get(kind) != simdjson::SUCCESS) throw Bad{"source has no kind"};
+        auto kind_text = expect_string(kind, "source.kind");
+        if (kind_text != "live" && kind_text != "root")
+          throw Bad{fmt::format("source.kind is '{}': not a node report (fleet reads `perfgap check --format json` reports)", kind_text)};
+        has_source = true;
+      } else if (k == "node") {
+        read_node(field.value, out);
+        has_node = true;
+      } else if (k == "findings") {
+        std::size_t i = 0;
+        auto arr = expect_array(field.value, "findings");
+        out.findings.reserve(arr.size());
+        for (auto f : arr) read_finding(f, i++, opts, impl_->names, out);
+        has_findings = true;
+      }
+    }
+    if (!has_source) throw Bad{"no \"source\" field"};
+    if (!has_node) throw Bad{"no \"node\" field: not a node report"};
+    if (!has_findings) throw Bad{"no \"findings\" field"};
+    return out;
+  } catch (const Bad& b) {
+    return tl::unexpected(b.why);
+  }
+}
+
+std::optional<long long> parse_rfc3339(std::string_view s) {
+  // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)
+  auto num = [&](std::size_t pos, std::size_t len) -> std::optional<int> {
+    if (pos + len > s.size()) return std::nullopt;
+    int v = 0;
+    for (std::size_t i = pos; i < pos + len; ++i) {
+      if (s[i] < '0' || s[i] > '9') return std::nullopt;
+      v = v * 10 + (s[i] - '0');
+    }
+    return v;
+  };
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
+    return std::nullopt;
+  auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
+  if (!y || !mo || !d || !h || !mi || !se || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 || *se > 60)
+    return std::nullopt;
+  std::size_t pos = 19;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    std::size_t start = pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') ++pos;
+    if (pos == start) return std::nullopt;
+  }
+  long long offset = 0;
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    auto oh = num(pos + 1, 2), om = num(pos + 4, 2);
+    if (!oh || !om || pos + 3 >= s.size() || s[pos + 3] != ':') return std::nullopt;
+    offset = (s[pos] == '+' ? 1 : -1) * (*oh * 3600LL + *om * 60LL);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != s.size()) return std::nullopt;
+  // Days from the civil date (Howard Hinnant's algorithm), so no time zone database is needed.
+  int yy = *y - (*mo <= 2 ? 1 : 0);
+  long long era = (yy >= 0 ? yy : yy - 399) / 400;
+  long long yoe = yy - era * 400;
+  long long doy = (153LL * (*mo + (*mo > 2 ? -3 : 9)) + 2) / 5 + *d - 1;
+  long long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  long long days = era * 146097 + doe - 719468;
+  return days * 86400 + *h * 3600LL + *mi * 60LL + *se - offset;
+}
+
+}  // namespace perfgap::fleet

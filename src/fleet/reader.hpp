@@ -1,0 +1,85 @@
+// Reads one node report (`perfgap check --format json`) for the fleet. Text in, a NodeReport
+// or the reason it is unusable out; the fleet command turns that reason into fleet.unreadable.
+#pragma once
+
+#include <memory>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "report/model.hpp"
+
+namespace perfgap::fleet {
+
+// A finding as the fleet compares it: ids, layers and metric names are views into a
+// process-wide pool (a fleet has ~100 distinct ones), so 10,000 nodes x 40 findings cost no
+// allocation beyond the subject and the node's metric list.
+struct NodeMetric {
+  std::string_view name;
+  double value = 0;
+};
+struct NodeFinding {
+  std::string_view id, layer;
+  report::Status status = report::Status::skip;
+  std::string subject;
+  std::uint32_t metrics_begin = 0, metrics_count = 0;  // in NodeReport::metrics
+};
+
+// What the fleet keeps of a node report.
+struct NodeReport {
+  std::string file;          // where it was read from (set by the loader)
+  std::string name;          // node.name: the fleet's key
+  std::string generated_at;  // as written
+  std::optional<long long> generated_unix;  // generated_at in seconds, when it parses
+  std::string kernel;
+  report::StringMap settings;
+  report::StringMap environment;  // NCCL_ and UCX_ entries only: what fleet.drift compares
+  report::StringMap nccl_conf;    // same
+  std::vector<NodeFinding> findings;
+  std::vector<NodeMetric> metrics;
+  // The findings as the report model has them, for the JUnit and Prometheus renderers; only
+  // with ReadOptions::findings (with title, evidence, fix and impact: ReadOptions::details).
+  // Their metrics stay in `metrics` above: neither renderer shows them.
+  std::vector<report::Finding> report_findings;
+
+  // The metrics of one of its findings.
+  std::span<const NodeMetric> metrics_of(const NodeFinding& f) const {
+    return std::span<const NodeMetric>(metrics).subspan(f.metrics_begin, f.metrics_count);
+  }
+};
+
+struct ReadOptions {
+  bool findings = false;  // also fill NodeReport::report_findings
+  bool details = false;   // ... with their titles, evidence, fixes and impacts
+};
+
+// Extra bytes a buffer passed to ReportReader::parse_padded must have after the text.
+std::size_t required_padding();
+
+// Holds the JSON parser (and its buffers) between reports; one per thread.
+class ReportReader {
+ public:
+  ReportReader();
+  ~ReportReader();
+  ReportReader(const ReportReader&) = delete;
+  ReportReader& operator=(const ReportReader&) = delete;
+
+  // `text` is copied into a padded buffer first.
+  tl::expected<NodeReport, std::string> parse(std::string_view text, const ReadOptions& opts);
+  // `data` holds `size` bytes of text followed by required_padding() readable bytes.
+  tl::expected<NodeReport, std::string> parse_padded(const char* data, std::size_t size, const ReadOptions& opts);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// RFC 3339 date-time ("2026-11-30T12:00:00Z", fractions and offsets allowed) to Unix seconds.
+std::optional<long long> parse_rfc3339(std::string_view s);
+
+}  // namespace perfgap::fleet

@@ -1,0 +1,23 @@
+// The fleet's text view: one line per group of nodes whose per-layer statuses are identical
+// (hostlist + count), the failing nodes with their failing ids, then the fleet findings.
+// Sized for an 80-120 column terminal at 1,000+ nodes; -v shows every group, node and line.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "fleet/aggregate.hpp"
+
+namespace perfgap::fleet {
+
+struct TextViewOptions {
+  bool verbose = false;
+  bool color = false;
+  std::size_t width = 100;  // columns; lines are cut to it unless verbose
+};
+
+std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs, const std::vector<report::Finding>& findings,
+                              const TextViewOptions& opts);
+
+}  // namespace perfgap::fleet

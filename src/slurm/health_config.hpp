@@ -1,0 +1,50 @@
+// The health check's configuration (/etc/perfgap/health.yaml, or PERFGAP_HEALTH_CONFIG):
+//
+//   checks: [cpu.cstate.deep_idle, "numa.*"]   # what runs (ids or globs); default: every check
+//   skip: [cpu.steal]                          # taken out of `checks`
+//   drain_on: [cpu.cstate.deep_idle]           # failing ids that drain; default: all that run
+//   drain_on_timeout: true                     # checks overrunning time_limit_s drain (NHC does)
+//   time_limit_s: 30                           # the whole run, scontrol included
+//   log_file: /var/log/perfgap-health.log      # one line per run (also on stderr)
+//   state_dir: /var/lib/perfgap-health         # last report (last.json) and the run lock
+//   slurm_conf: /etc/slurm/slurm.conf          # default: found (see slurm/locate.hpp)
+//   scontrol: /usr/bin/scontrol                # default: found
+//   check:                                     # as `perfgap check` options; {node} = this node
+//     root: /captures/{node}
+//     config: /etc/perfgap/config.yaml
+//     dmesg: /var/log/dmesg.txt
+//     baseline: /etc/perfgap/host.json
+//
+// Errors name the file and line, like the check configuration's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "core/check.hpp"
+
+namespace perfgap::slurm {
+
+struct HealthCheckOptions {
+  std::string root, config, dmesg, baseline;
+};
+
+struct HealthConfig {
+  std::vector<std::string> checks, skip, drain_on;
+  bool drain_on_timeout = true;
+  double time_limit_s = 30;
+  std::string log_file, state_dir, slurm_conf, scontrol;
+  HealthCheckOptions check;
+  std::string source;
+};
+
+inline constexpr const char* kDefaultHealthConfig = "/etc/perfgap/health.yaml";
+inline constexpr double kMaxHealthTimeLimit = 3600;
+
+tl::expected<HealthConfig, std::string> parse_health_config(const std::string& text, const std::string& file,
+                                                            const core::Registry& registry);
+tl::expected<HealthConfig, std::string> load_health_config(const std::string& path, const core::Registry& registry);
+
+}  // namespace perfgap::slurm

@@ -1,0 +1,199 @@
+#include "slurm/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+extern char** environ;
+
+namespace perfgap::slurm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    bool replaced = false;
+    for (const auto& [k, v] : overrides)
+      replaced = replaced || (kv.size() > k.size() && kv.substr(0, k.size()) == k && kv[k.size()] == '=');
+    if (!replaced) env.emplace_back(kv);
+  }
+  for (const auto& [k, v] : overrides)
+    if (!v.empty()) env.push_back(k + "=" + v);
+  return env;
+}
+
+int decode_status(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1; }
+
+// Stops the child's whole process group: TERM first when a grace period is asked for.
+void stop_group(pid_t pid, std::chrono::milliseconds grace) {
+  if (grace.count() > 0) {
+    ::kill(-pid, SIGTERM);
+    auto until = Clock::now() + grace;
+    while (Clock::now() < until) {
+      int st;
+      if (::waitpid(pid, &st, WNOHANG) == pid) {
+        // Reaped early: put the status back for the caller by killing nothing more.
+        ::kill(-pid, SIGKILL);  // stragglers of the group
+        errno = 0;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ::kill(-pid, SIGKILL);
+}
+
+}  // namespace
+
+std::string quote_command(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& a : argv) {
+    if (!line.empty()) line += ' ';
+    bool plain = !a.empty();
+    for (char c : a) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=:,@%+{}", c));
+    if (plain) {
+      line += a;
+      continue;
+    }
+    line += '\'';
+    for (char c : a) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += '\'';
+  }
+  return line;
+}
+
+CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options) {
+  CommandResult r;
+  if (argv.empty()) {
+    r.error = "empty command";
+    return r;
+  }
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  if (options.capture_output && (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)) {
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      if (fd >= 0) ::close(fd);
+    return r;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  if (options.capture_output) {
+    posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  } else {
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);  // our stdout stays for the report
+  }
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  auto env = child_environment(options.env);
+  std::vector<char*> cenv;
+  for (auto& e : env) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = argv[0].find('/') == std::string::npos
+               ? posix_spawnp(&pid, args[0].c_str(), &fa, &attr, cargv.data(), cenv.data())
+               : posix_spawn(&pid, args[0].c_str(), &fa, &attr, cargv.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (options.capture_output) {
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+  }
+  if (rc != 0) {
+    if (options.capture_output) {
+      ::close(out_pipe[0]);
+      ::close(err_pipe[0]);
+    }
+    r.error = argv[0] + ": " + std::strerror(rc);
+    return r;
+  }
+  r.started = true;
+  const auto deadline = Clock::now() + options.timeout;
+  auto remaining_ms = [&] {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return static_cast<int>(std::max<long long>(0, std::min<long long>(left, 1000)));
+  };
+
+  if (options.capture_output) {
+    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    int open_fds = 2;
+    char buf[65536];
+    // After a kill, descendants that left the group may still hold the pipes: read a little
+    // longer, then give up on them.
+    std::optional<Clock::time_point> drain_until;
+    while (open_fds > 0) {
+      if (!r.timed_out && Clock::now() >= deadline) {
+        r.timed_out = true;
+        stop_group(pid, options.term_grace);
+        drain_until = Clock::now() + std::chrono::seconds(1);
+      }
+      if (drain_until && Clock::now() >= *drain_until) break;
+      int n = ::poll(fds, 2, r.timed_out ? 100 : std::max(1, remaining_ms()));
+      if (n < 0 && errno != EINTR) break;
+      for (auto& p : fds) {
+        if (p.fd < 0 || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        ssize_t got = ::read(p.fd, buf, sizeof buf);
+        if (got <= 0) {
+          ::close(p.fd);
+          p.fd = -1;
+          --open_fds;
+        } else {
+          (&p == &fds[0] ? r.out : r.err).append(buf, static_cast<std::size_t>(got));
+        }
+      }
+    }
+    for (auto& p : fds)
+      if (p.fd >= 0) ::close(p.fd);
+  }
+  // Output closed (or not captured): wait for the exit within what is left of the time.
+  int st = 0;
+  for (;;) {
+    pid_t w = ::waitpid(pid, &st, WNOHANG);
+    if (w == pid) {
+      r.status = decode_status(st);
+      break;
+    }
+    if (w < 0 && errno != EINTR) break;
+    if (!r.timed_out && Clock::now() >= deadline) {
+      r.timed_out = true;
+      stop_group(pid, options.term_grace);
+    } else if (r.timed_out) {
+      ::kill(-pid, SIGKILL);
+      if (::waitpid(pid, &st, 0) == pid) r.status = decode_status(st);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (r.timed_out) ::kill(-pid, SIGKILL);  // anything of the group still there
+  return r;
+}
+
+}  // namespace perfgap::slurm

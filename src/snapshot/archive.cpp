@@ -1,0 +1,360 @@
+#include "snapshot/archive.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "sys/text.hpp"
+
+namespace perfgap::snapshot {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kManifestPath = "/.perfgap/snapshot.json";
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::string one_line(std::string s) {
+  for (auto& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// Every path to write (the tree, the manifest, and the directories they imply), parents
+// before children. Entries never lie below a link: the capture records real paths only,
+// and a writer that followed a link could leave OUT.
+struct Plan {
+  std::map<std::string, const Entry*> items;  // "/proc/cpuinfo" -> entry; null: implied directory
+};
+
+// `manifest` must outlive the plan.
+tl::expected<Plan, std::string> plan(const Capture& c, const Entry& manifest) {
+  Plan p;
+  auto add = [&](const std::string& path, const Entry* e) -> tl::expected<void, std::string> {
+    for (auto slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+      auto parent = path.substr(0, slash);
+      auto it = p.items.find(parent);
+      if (it == p.items.end()) p.items.emplace(parent, nullptr);
+      else if (it->second && it->second->kind != Entry::dir)
+        return tl::unexpected(path + " lies below " + parent + ", which is not a directory in the capture");
+    }
+    auto [it, fresh] = p.items.emplace(path, e);
+    if (!fresh && it->second == nullptr) {
+      if (e->kind != Entry::dir) return tl::unexpected(path + " is both a directory and not one in the capture");
+      it->second = e;
+    }
+    return {};
+  };
+  for (const auto& [path, e] : c.entries) {
+    if (path.size() < 2 || path.front() != '/' || path == kManifestPath) continue;
+    if (auto r = add(path, &e); !r) return tl::unexpected(r.error());
+  }
+  if (auto r = add(kManifestPath, &manifest); !r) return tl::unexpected(r.error());
+  return p;
+}
+
+// "dir/.name.tmp-XXXXXX" beside `out`, the way write_atomically names its temporary.
+std::string temp_template(const std::string& out) {
+  fs::path o(out);
+  if (!o.has_filename()) o = o.parent_path();  // "out/" names the directory out
+  fs::path parent = o.parent_path();
+  std::string base = o.filename().string();
+  return (parent.empty() ? fs::path(".") : parent).string() + "/." + base + ".tmp-XXXXXX";
+}
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+tl::expected<void, std::string> write_items(int dirfd, const Plan& p) {
+  for (const auto& [path, e] : p.items) {
+    const std::string rel = path.substr(1);
+    if (e == nullptr || e->kind == Entry::dir) {
+      if (::mkdirat(dirfd, rel.c_str(), 0755) != 0 && errno != EEXIST) return tl::unexpected(rel + ": " + errno_text(errno));
+    } else if (e->kind == Entry::link) {
+      if (::symlinkat(e->content.c_str(), dirfd, rel.c_str()) != 0) return tl::unexpected(rel + ": " + errno_text(errno));
+    } else {
+      int fd = ::openat(dirfd, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0) return tl::unexpected(rel + ": " + errno_text(errno));
+      bool ok = write_all(fd, e->content);
+      int err = errno;
+      ::close(fd);
+      if (!ok) return tl::unexpected(rel + ": " + errno_text(err));
+    }
+  }
+  return {};
+}
+
+tl::expected<void, std::string> archive_failure(struct archive* a, const std::string& what) {
+  const char* msg = archive_error_string(a);
+  return tl::unexpected(one_line(what + (msg ? std::string(": ") + msg : std::string())));
+}
+
+// Bytes and names of one entry, stripped of leading "./"; "" for the archive's root itself.
+tl::expected<std::string, std::string> safe_name(const char* raw) {
+  if (raw == nullptr) return tl::unexpected(std::string("an entry without a name"));
+  std::string_view name(raw);
+  if (name.size() > 4096) return tl::unexpected(std::string("an entry name longer than 4096 bytes"));
+  if (!name.empty() && name.front() == '/') return tl::unexpected("absolute entry name " + std::string(name));
+  std::string out;
+  for (auto part : sys::split(name, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return tl::unexpected("entry name with '..': " + std::string(name));
+    if (!out.empty()) out.push_back('/');
+    out.append(part);
+  }
+  return out;
+}
+
+tl::expected<void, std::string> extract_from(struct archive* in, const std::string& dest, const ExtractLimits& limits) {
+  std::error_code ec;
+  auto real = fs::canonical(dest, ec);  // libarchive refuses paths through links, /tmp's own included
+  if (ec) return tl::unexpected(dest + ": " + ec.message());
+  struct archive* out = archive_write_disk_new();
+  if (out == nullptr) return tl::unexpected(std::string("out of memory"));
+  // No owners, times, ACLs, xattrs or flags from the archive; modes are set below.
+  archive_write_disk_set_options(out, ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
+  auto finish = [&](tl::expected<void, std::string> r) {
+    archive_write_free(out);
+    return r;
+  };
+  std::size_t entries = 0;
+  std::uint64_t total = 0;
+  for (;;) {
+    struct archive_entry* e = nullptr;
+    int rc = archive_read_next_header(in, &e);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc < ARCHIVE_WARN) return finish(archive_failure(in, "not a readable tar.gz archive"));
+    if (++entries > limits.max_entries)
+      return finish(tl::unexpected("more than " + std::to_string(limits.max_entries) + " entries"));
+    auto name = safe_name(archive_entry_pathname(e));
+    if (!name) return finish(tl::unexpected(name.error()));
+    if (archive_entry_hardlink(e) != nullptr) return finish(tl::unexpected("hard link entry " + *name + " (snapshots hold none)"));
+    const auto type = archive_entry_filetype(e);
+    if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+      return finish(tl::unexpected("entry " + *name + " is not a file, directory or symbolic link"));
+    if (name->empty()) continue;  // "./": the root, which exists
+    if (type == AE_IFREG) {
+      auto size = archive_entry_size(e);
+      if (size < 0 || static_cast<std::uint64_t>(size) > limits.max_entry_bytes)
+        return finish(tl::unexpected("entry " + *name + " larger than " + std::to_string(limits.max_entry_bytes >> 20) + " MiB"));
+      if (total + static_cast<std::uint64_t>(size) > limits.max_total_bytes)
+        return finish(tl::unexpected("unpacks to more than " + std::to_string(limits.max_total_bytes >> 20) + " MiB"));
+    }
+    archive_entry_set_pathname(e, (real / *name).c_str());
+    archive_entry_set_perm(e, type == AE_IFDIR ? 0755 : 0644);
+    if (archive_write_header(out, e) < ARCHIVE_WARN) return finish(archive_failure(out, "cannot unpack " + *name));
+    if (type != AE_IFREG) continue;
+    const void* buf = nullptr;
+    std::size_t len = 0;
+    la_int64_t offset = 0;
+    for (;;) {
+      rc = archive_read_data_block(in, &buf, &len, &offset);
+      if (rc == ARCHIVE_EOF) break;
+      if (rc < ARCHIVE_WARN) return finish(archive_failure(in, "not a readable tar.gz archive"));
+      total += len;
+      if (total > limits.max_total_bytes)
+        return finish(tl::unexpected("unpacks to more than " + std::to_string(limits.max_total_bytes >> 20) + " MiB"));
+      if (archive_write_data_block(out, buf, len, offset) < ARCHIVE_WARN) return finish(archive_failure(out, "cannot unpack " + *name));
+    }
+    if (archive_write_finish_entry(out) < ARCHIVE_WARN) return finish(archive_failure(out, "cannot unpack " + *name));
+  }
+  if (entries == 0) return finish(tl::unexpected(std::string("an archive with no entries")));
+  if (archive_write_close(out) != ARCHIVE_OK) return finish(archive_failure(out, "cannot finish unpacking"));
+  return finish({});
+}
+
+struct archive* new_reader() {
+  struct archive* in = archive_read_new();
+  if (in == nullptr) return nullptr;
+  // gzip or plain tar only: support_filter_all would also run external programs (lzop, ...).
+  archive_read_support_filter_gzip(in);
+  archive_read_support_format_tar(in);
+  return in;
+}
+
+}  // namespace
+
+bool names_archive(std::string_view path) {
+  auto ends = [&](std::string_view s) { return path.size() > s.size() && path.substr(path.size() - s.size()) == s; };
+  return ends(".tar.gz") || ends(".tgz");
+}
+
+tl::expected<void, std::string> write_directory(const Capture& c, const std::string& manifest, const std::string& out) {
+  struct stat st {};
+  if (::lstat(out.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return tl::unexpected(out + ": exists and is not a directory");
+    std::error_code ec;
+    if (!fs::is_empty(out, ec) || ec) return tl::unexpected(out + ": exists and is not empty (a snapshot goes into a new or empty directory)");
+  } else if (errno != ENOENT) {
+    return tl::unexpected(out + ": " + errno_text(errno));
+  }
+  const Entry manifest_entry{Entry::file, manifest};
+  auto p = plan(c, manifest_entry);
+  if (!p) return tl::unexpected(out + ": " + p.error());
+  std::string staging = temp_template(out);
+  if (::mkdtemp(staging.data()) == nullptr) return tl::unexpected(out + ": cannot create a directory beside it: " + errno_text(errno));
+  auto fail = [&](const std::string& why) -> tl::expected<void, std::string> {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    return tl::unexpected(out + ": " + why);
+  };
+  int dirfd = ::open(staging.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) return fail(errno_text(errno));
+  auto w = write_items(dirfd, *p);
+  ::close(dirfd);
+  if (!w) return fail(w.error());
+  // rename() replaces an empty directory, and nothing else: OUT appears whole or not at all.
+  if (::rename(staging.c_str(), out.c_str()) != 0) return fail(errno_text(errno));
+  return {};
+}
+
+tl::expected<void, std::string> write_tar_gz(const Capture& c, const std::string& manifest, const std::string& out) {
+  const Entry manifest_entry{Entry::file, manifest};
+  auto p = plan(c, manifest_entry);
+  if (!p) return tl::unexpected(out + ": " + p.error());
+  std::string temp = temp_template(out);
+  int fd = ::mkstemp(temp.data());
+  if (fd < 0) return tl::unexpected(out + ": cannot create a file beside it: " + errno_text(errno));
+  ::fchmod(fd, 0644);
+  struct archive* a = archive_write_new();
+  auto fail = [&](const std::string& why) -> tl::expected<void, std::string> {
+    if (a) archive_write_free(a);
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return tl::unexpected(one_line(out + ": " + why));
+  };
+  if (a == nullptr) return fail("out of memory");
+  // pax_restricted: plain ustar headers, pax extensions only for long names or large files.
+  if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK || archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+      archive_write_set_filter_option(a, "gzip", "compression-level", "1") != ARCHIVE_OK ||
+      archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK || archive_write_open_fd(a, fd) != ARCHIVE_OK)
+    return fail(archive_error_string(a) ? archive_error_string(a) : "cannot start the archive");
+  struct archive_entry* e = archive_entry_new();
+  const std::time_t now = std::time(nullptr);
+  for (const auto& [path, item] : p->items) {
+    archive_entry_clear(e);
+    archive_entry_set_pathname(e, path.c_str() + 1);
+    archive_entry_set_mtime(e, now, 0);
+    archive_entry_set_uid(e, 0);
+    archive_entry_set_gid(e, 0);
+    if (item == nullptr || item->kind == Entry::dir) {
+      archive_entry_set_filetype(e, AE_IFDIR);
+      archive_entry_set_perm(e, 0755);
+    } else if (item->kind == Entry::link) {
+      archive_entry_set_filetype(e, AE_IFLNK);
+      archive_entry_set_perm(e, 0777);
+      archive_entry_set_symlink(e, item->content.c_str());
+    } else {
+      archive_entry_set_filetype(e, AE_IFREG);
+      archive_entry_set_perm(e, 0644);
+      archive_entry_set_size(e, static_cast<la_int64_t>(item->content.size()));
+    }
+    if (archive_write_header(a, e) != ARCHIVE_OK) {
+      std::string why = path + ": " + (archive_error_string(a) ? archive_error_string(a) : "cannot write");
+      archive_entry_free(e);
+      return fail(why);
+    }
+    if (item != nullptr && item->kind == Entry::file && !item->content.empty() &&
+        archive_write_data(a, item->content.data(), item->content.size()) != static_cast<la_ssize_t>(item->content.size())) {
+      std::string why = path + ": " + (archive_error_string(a) ? archive_error_string(a) : "cannot write");
+      archive_entry_free(e);
+      return fail(why);
+    }
+  }
+  archive_entry_free(e);
+  if (archive_write_close(a) != ARCHIVE_OK) return fail(archive_error_string(a) ? archive_error_string(a) : "cannot finish the archive");
+  archive_write_free(a);
+  a = nullptr;
+  if (::fsync(fd) != 0) return fail(errno_text(errno));
+  if (::close(fd) != 0) {
+    fd = -1;
+    ::unlink(temp.c_str());
+    return tl::unexpected(out + ": " + errno_text(errno));
+  }
+  if (::rename(temp.c_str(), out.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return tl::unexpected(out + ": " + errno_text(err));
+  }
+  return {};
+}
+
+tl::expected<void, std::string> extract(const std::string& archive, const std::string& dest, const ExtractLimits& limits) {
+  struct archive* in = new_reader();
+  if (in == nullptr) return tl::unexpected(std::string("out of memory"));
+  tl::expected<void, std::string> r;
+  if (archive_read_open_filename(in, archive.c_str(), 1 << 16) != ARCHIVE_OK) r = archive_failure(in, "cannot open");
+  else r = extract_from(in, dest, limits);
+  archive_read_free(in);
+  return r;
+}
+
+tl::expected<void, std::string> extract_memory(const void* data, std::size_t size, const std::string& dest, const ExtractLimits& limits) {
+  struct archive* in = new_reader();
+  if (in == nullptr) return tl::unexpected(std::string("out of memory"));
+  tl::expected<void, std::string> r;
+  if (archive_read_open_memory(in, data, size) != ARCHIVE_OK) r = archive_failure(in, "not a readable tar.gz archive");
+  else r = extract_from(in, dest, limits);
+  archive_read_free(in);
+  return r;
+}
+
+ReplayRoot::~ReplayRoot() {
+  if (temp_.empty()) return;
+  std::error_code ec;
+  fs::remove_all(temp_, ec);
+}
+
+tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return tl::unexpected(path + ": " + errno_text(errno));
+  if (S_ISDIR(st.st_mode)) {
+    auto r = sys::Sysroot::at(path);
+    if (!r) return tl::unexpected(r.error());
+    return std::unique_ptr<ReplayRoot>(new ReplayRoot(std::move(*r), ""));
+  }
+  // A file is taken for an archive by its name or its gzip magic; anything else is a
+  // mistaken path, said as such.
+  auto gzip_magic = [&] {
+    unsigned char magic[2] = {0, 0};
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return false;
+    ssize_t n = ::read(fd, magic, 2);
+    ::close(fd);
+    return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  };
+  if (!S_ISREG(st.st_mode) || (!names_archive(path) && !gzip_magic()))
+    return tl::unexpected(path + ": not a directory (nor a .tar.gz snapshot)");
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string temp = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfgap-root.XXXXXX";
+  if (::mkdtemp(temp.data()) == nullptr) return tl::unexpected(path + ": cannot create a directory to unpack it: " + temp + ": " + errno_text(errno));
+  // From here the directory belongs to the ReplayRoot, whose destructor removes it.
+  std::unique_ptr<ReplayRoot> replay(new ReplayRoot(sys::Sysroot::live(), temp));
+  if (auto x = extract(path, temp); !x) return tl::unexpected(one_line(path + ": " + x.error()));
+  auto r = sys::Sysroot::at(temp);
+  if (!r) return tl::unexpected(path + ": " + r.error());
+  replay->root_ = std::move(*r);
+  return replay;
+}
+
+}  // namespace perfgap::snapshot

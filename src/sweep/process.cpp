@@ -1,0 +1,279 @@
+#include "sweep/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace perfgap::sweep {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile sig_atomic_t g_interrupt = 0;
+int g_wake[2] = {-1, -1};  // self-pipe: the handler writes, poll wakes
+struct sigaction g_old_int, g_old_term;
+
+void on_interrupt(int sig) {
+  if (g_interrupt == 0) g_interrupt = sig;
+  if (g_wake[1] >= 0) {
+    int saved = errno;
+    char c = 1;
+    [[maybe_unused]] auto n = ::write(g_wake[1], &c, 1);
+    errno = saved;
+  }
+}
+
+bool write_all(int fd, const char* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// Keeps the first head_bytes (written to the file as they come, so a killed perfgap still
+// leaves them) and the last tail_bytes (written at the end).
+class BoundedSink {
+ public:
+  BoundedSink(int fd, const RunLimits& l) : fd_(fd), head_(l.head_bytes), tail_cap_(l.tail_bytes) {}
+  void add(const char* p, std::size_t n) {
+    total_ += n;
+    if (written_ < head_) {
+      std::size_t k = std::min(n, head_ - written_);
+      write_all(fd_, p, k);
+      kept_.append(p, k);
+      written_ += k;
+      p += k;
+      n -= k;
+    }
+    if (n == 0) return;
+    tail_.append(p, n);
+    if (tail_.size() > 2 * tail_cap_ + 65536) tail_.erase(0, tail_.size() - tail_cap_);
+  }
+  void finish(std::string& kept, bool& truncated) {
+    std::size_t drop = tail_.size() > tail_cap_ ? tail_.size() - tail_cap_ : 0;
+    const bool dropping = total_ - written_ > tail_.size() - drop;
+    if (dropping) {
+      // Restart the tail at a line so the parser sees whole lines.
+      auto nl = tail_.find('\n', drop);
+      if (nl != std::string::npos) drop = nl + 1;
+      std::string note = fmt::format("\n[perfgap: {} bytes of output dropped here]\n", total_ - written_ - (tail_.size() - drop));
+      write_all(fd_, note.data(), note.size());
+      kept_ += note;
+      tail_.erase(0, drop);
+      truncated = true;
+    }
+    write_all(fd_, tail_.data(), tail_.size());
+    kept_ += tail_;
+    kept = std::move(kept_);
+  }
+  std::uint64_t total() const { return total_; }
+
+ private:
+  int fd_;
+  std::size_t head_, tail_cap_, written_ = 0;
+  std::uint64_t total_ = 0;
+  std::string kept_, tail_;
+};
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+InterruptGuard::InterruptGuard() {
+  g_interrupt = 0;
+  if (g_wake[0] < 0 && ::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
+  struct sigaction sa{};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGINT, &sa, &g_old_int);
+  ::sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+InterruptGuard::~InterruptGuard() {
+  ::sigaction(SIGINT, &g_old_int, nullptr);
+  ::sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+int interrupt_signal() { return g_interrupt; }
+
+std::string find_executable(const std::string& argv0) {
+  auto runnable = [](const std::string& p) {
+    struct stat st{};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (argv0.empty()) return {};
+  if (argv0.find('/') != std::string::npos) return runnable(argv0) ? argv0 : std::string();
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t pos = 0;
+  while (pos <= dirs.size()) {
+    auto colon = dirs.find(':', pos);
+    std::string dir = dirs.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
+    std::string cand = (dir.empty() ? std::string(".") : dir) + "/" + argv0;
+    if (runnable(cand)) return cand;
+    if (colon == std::string::npos) break;
+    pos = colon + 1;
+  }
+  return {};
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
+                          const RunLimits& limits, std::string& kept) {
+  ProcessResult res;
+  kept.clear();
+  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    res.spawn_error = fmt::format("cannot write {}: {}", log_path, std::strerror(errno));
+    return res;
+  }
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    res.spawn_error = std::string("pipe: ") + std::strerror(errno);
+    ::close(log_fd);
+    return res;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, out[1], 2);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  // Its own process group: a timeout or Ctrl-C stops the launcher and every rank it started,
+  // and a terminal's Ctrl-C reaches perfgap only, which then stops the group itself.
+  posix_spawnattr_setpgroup(&at, 0);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &defaults);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<std::string> args = argv, envs = env;
+  std::vector<char*> cargv, cenv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  for (auto& e : envs) cenv.push_back(e.data());
+  cenv.push_back(nullptr);
+  const auto start = Clock::now();
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, cargv[0], &fa, &at, cargv.data(), cenv.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  ::close(out[1]);
+  if (rc != 0) {
+    res.spawn_error = fmt::format("{}: {}", argv[0], std::strerror(rc));
+    ::close(out[0]);
+    ::close(log_fd);
+    return res;
+  }
+
+  BoundedSink sink(log_fd, limits);
+  std::vector<char> buf(1 << 16);
+  bool out_open = true, exited = false, killing = false, killed_hard = false;
+  Clock::time_point kill_at{}, exited_at{};
+  auto stop_group = [&](bool timeout) {
+    if (killing) return;
+    killing = true;
+    if (timeout) res.timed_out = true;
+    else res.interrupted = true;
+    ::kill(-pid, SIGTERM);
+    kill_at = Clock::now() + std::chrono::milliseconds(static_cast<long>(limits.grace_s * 1000));
+  };
+  while (true) {
+    if (g_interrupt && !exited) stop_group(false);
+    if (!exited && !killing && limits.timeout_s > 0 && seconds_since(start) >= limits.timeout_s) stop_group(true);
+    if (killing && !killed_hard && Clock::now() >= kill_at) {
+      ::kill(-pid, SIGKILL);
+      killed_hard = true;
+    }
+    if (!exited) {
+      int st = 0;
+      pid_t w = ::waitpid(pid, &st, WNOHANG);
+      if (w == pid) {
+        exited = true;
+        exited_at = Clock::now();
+        res.duration_s = seconds_since(start);
+        if (WIFEXITED(st)) res.exit_code = WEXITSTATUS(st);
+        else if (WIFSIGNALED(st)) res.signal = WTERMSIG(st);
+      }
+    }
+    if (exited && !out_open) break;
+    // The launcher is gone but something it started still holds the output open: give it a
+    // moment, then stop the whole group so a stray process cannot hang the sweep.
+    if (exited && seconds_since(exited_at) > limits.grace_s) {
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
+    int wait_ms = 100;  // children's exits do not wake poll: look again soon
+    int n = ::poll(fds, 2, wait_ms);
+    if (n < 0 && errno != EINTR) break;
+    if (n <= 0) continue;
+    if (fds[1].fd >= 0 && (fds[1].revents & POLLIN)) {
+      char c[64];
+      while (::read(g_wake[0], c, sizeof c) > 0) {
+      }
+    }
+    if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t r = ::read(out[0], buf.data(), buf.size());
+      if (r > 0) sink.add(buf.data(), static_cast<std::size_t>(r));
+      else if (r == 0 || (errno != EINTR && errno != EAGAIN)) out_open = false;
+    }
+  }
+  ::close(out[0]);
+  if (!exited) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    res.duration_s = seconds_since(start);
+    if (WIFEXITED(st)) res.exit_code = WEXITSTATUS(st);
+    else if (WIFSIGNALED(st)) res.signal = WTERMSIG(st);
+  }
+  sink.finish(kept, res.truncated);
+  res.output_bytes = sink.total();
+  ::close(log_fd);
+  return res;
+}
+
+std::string launcher_version(const std::string& launcher) {
+  char tmpl[] = "/tmp/perfgap-sweep-version-XXXXXX";
+  int fd = ::mkstemp(tmpl);
+  if (fd < 0) return {};
+  ::close(fd);
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  RunLimits l;
+  l.timeout_s = 5;
+  l.grace_s = 1;
+  l.head_bytes = 65536;
+  l.tail_bytes = 0;
+  std::string text;
+  run_process({launcher, "--version"}, env, tmpl, l, text);
+  ::unlink(tmpl);
+  return text;
+}
+
+}  // namespace perfgap::sweep

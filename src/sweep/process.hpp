@@ -1,0 +1,44 @@
+// Running one benchmark: no shell, its own process group, stdout+stderr captured to a file
+// (bounded: the head and the tail are kept), a deadline after which the group gets SIGTERM
+// then SIGKILL, and SIGINT/SIGTERM to perfgap stopping it the same way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sweep/sweep.hpp"
+
+namespace perfgap::sweep {
+
+struct RunLimits {
+  double timeout_s = 0;                  // 0: no limit
+  double grace_s = 3;                    // SIGTERM -> SIGKILL
+  std::size_t head_bytes = 16u << 20;    // output kept from the start
+  std::size_t tail_bytes = 16u << 20;    // and from the end (the result table is there)
+};
+
+// Runs argv (argv[0] looked up in PATH when it has no '/') with exactly `env`, output to
+// `log_path`. `kept` receives the output as written to the file (for parsing).
+ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
+                          const RunLimits& limits, std::string& kept);
+
+// SIGINT/SIGTERM handlers that make a running run_process stop its benchmark and later runs
+// not start. The previous handlers come back when the guard goes.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+};
+// The signal that interrupted the sweep, or 0.
+int interrupt_signal();
+
+// argv[0] as posix_spawnp would find it ("" when it would not): for the early usage error
+// and the launcher's real path.
+std::string find_executable(const std::string& argv0);
+
+// `LAUNCHER --version` (a few seconds at most); "" when it cannot be run.
+std::string launcher_version(const std::string& launcher);
+
+}  // namespace perfgap::sweep

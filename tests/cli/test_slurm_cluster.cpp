@@ -1,0 +1,200 @@
+// The Slurm flow on real daemons (tools/slurm-test-cluster.sh: munged, slurmctld, slurmd
+// n1..n4 on this host): fan-out over the four nodes with one node failing, and the health
+// check draining exactly that node, leaving a hand-drained node alone and resuming its own
+// drain. tools/test.sh starts the cluster and names its env file in PERFGAP_TEST_SLURM_ENV;
+// without it these tests skip.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "run.hpp"
+#include "test_slurm_support.hpp"
+
+namespace {
+
+using namespace perfgap::slurmtest;
+using perfgap::fixture::run_binary;
+using perfgap::fixture::RunResult;
+using perfgap::fixture::TempDir;
+
+const std::vector<std::string> kNodes = {"n1", "n2", "n3", "n4"};
+
+struct NodeView {
+  std::string state, reason;
+};
+
+class SlurmCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* env_file = std::getenv("PERFGAP_TEST_SLURM_ENV");
+    if (!env_file || !*env_file) GTEST_SKIP() << "no test cluster: PERFGAP_TEST_SLURM_ENV unset (tools/test.sh starts one)";
+    std::ifstream in(env_file);
+    if (!in) GTEST_SKIP() << "no test cluster: cannot read " << env_file;
+    for (std::string line; std::getline(in, line);)
+      if (auto eq = line.find('='); eq != std::string::npos) env_[line.substr(0, eq)] = line.substr(eq + 1);
+    ASSERT_FALSE(env_["SLURM_CONF"].empty()) << env_file << " names no SLURM_CONF";
+    ASSERT_FALSE(env_["PERFGAP_SLURM_DIR"].empty()) << env_file << " names no PERFGAP_SLURM_DIR";
+    scontrol_ = find_on_path("scontrol");
+    salloc_ = find_on_path("salloc");
+    ASSERT_FALSE(scontrol_.empty() || salloc_.empty()) << "scontrol/salloc not on PATH";
+    // One Slurm test at a time (ctest runs tests in parallel): they share the four nodes.
+    lock_fd_ = ::open((env_["PERFGAP_SLURM_DIR"] + "/tests.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(lock_fd_, 0);
+    ASSERT_EQ(::flock(lock_fd_, LOCK_EX), 0);
+    for (const auto& n : kNodes) ASSERT_EQ(make_node_tree(trees(), n, false), "");
+  }
+  void TearDown() override {
+    if (lock_fd_ < 0) return;
+    // Leave the cluster as found: every node back in service.
+    for (const auto& n : kNodes)
+      if (node(n).state.find("DRAIN") != std::string::npos) scontrol({"update", "nodename=" + n, "state=resume"});
+    ::close(lock_fd_);
+  }
+
+  std::string trees() const { return dir_.path() + "/trees"; }
+  RunResult scontrol(const std::vector<std::string>& args) {
+    return run_binary(scontrol_, args, {{"SLURM_CONF", env_["SLURM_CONF"]}});
+  }
+  NodeView node(const std::string& name) {
+    auto r = scontrol({"show", "node", "-o", name});
+    NodeView v;
+    auto state = r.out.find(" State=");
+    if (state != std::string::npos) v.state = r.out.substr(state + 7, r.out.find(' ', state + 7) - state - 7);
+    auto reason = r.out.find(" Reason=");
+    if (reason != std::string::npos) {
+      v.reason = r.out.substr(reason + 8);
+      v.reason = v.reason.substr(0, v.reason.rfind(" ["));  // scontrol's [user@time] stamp
+    }
+    return v;
+  }
+  std::string health_config(const std::string& extra = "") {
+    std::string path = dir_.path() + "/health.yaml";
+    write_file(path, "checks: [" + kCheck + "]\n"
+                     "time_limit_s: 20\n"
+                     "log_file: " + dir_.path() + "/health.log\n"
+                     "state_dir: " + dir_.path() + "/state/{node}\n"
+                     "check:\n  root: " + trees() + "/{node}\n" + extra);
+    return path;
+  }
+  RunResult health(const std::string& node, const std::string& config) {
+    return run_binary(PERFGAP_BINARY, {"health"},
+                      {{"PERFGAP_HEALTH_CONFIG", config}, {"SLURMD_NODENAME", node}, {"SLURM_CONF", env_["SLURM_CONF"]}});
+  }
+
+  std::map<std::string, std::string> env_;
+  std::string scontrol_, salloc_;
+  int lock_fd_ = -1;
+  TempDir dir_;
+};
+
+TEST_F(SlurmCluster, FanoutOverFourNodesNamesTheFailingNode) {
+  ASSERT_EQ(make_node_tree(trees(), "n2", true), "");
+  const std::string reports = dir_.path() + "/reports", fleet = dir_.path() + "/fleet.json";
+  auto r = run_binary(salloc_,
+                      {"--nodes=4", "--immediate=30", "--time=5", PERFGAP_BINARY, "fanout", "--report-dir", reports, "--format",
+                       "json", "--output", fleet, "--timeout", "120", "--", "--root", trees() + "/{node}", "--only", kCheck},
+                      {{"SLURM_CONF", env_["SLURM_CONF"]}});
+  EXPECT_EQ(r.status, 1) << r.err;  // the fleet has a failing node
+  // Each node ran check on its own tree and wrote its report under its Slurm name.
+  for (const auto& n : kNodes) {
+    auto text = read_file(reports + "/" + n + ".json");
+    ASSERT_FALSE(text.empty()) << "no report from " << n << "\n" << r.err;
+    auto rep = nlohmann::json::parse(text);
+    EXPECT_EQ(rep["node"]["name"], n);
+    EXPECT_EQ(rep["source"]["root"], trees() + "/" + n);
+    EXPECT_EQ(rep["summary"]["fail"], n == "n2" ? 1 : 0) << n;
+  }
+  auto fleet_text = read_file(fleet);
+  ASSERT_FALSE(fleet_text.empty()) << r.err;
+  auto rep = nlohmann::json::parse(fleet_text);
+  EXPECT_EQ(rep["source"]["kind"], "fleet");
+  bool named = false;
+  for (const auto& f : rep["findings"])
+    if (f["id"] == "fleet.node_failures") {
+      EXPECT_EQ(f["status"], "fail");
+      ASSERT_EQ(f["evidence"].size(), 1u) << f.dump();
+      EXPECT_EQ(f["evidence"][0]["source"], "n2");
+      named = true;
+    }
+  EXPECT_TRUE(named) << fleet_text;
+}
+
+TEST_F(SlurmCluster, FanoutNodeWithoutReportIsUnreadable) {
+  std::filesystem::remove_all(trees() + "/n4");  // check on n4 cannot run: no report
+  const std::string reports = dir_.path() + "/reports", fleet = dir_.path() + "/fleet.json";
+  auto r = run_binary(salloc_,
+                      {"--nodes=4", "--immediate=30", "--time=5", PERFGAP_BINARY, "fanout", "--report-dir", reports, "--format",
+                       "json", "--output", fleet, "--timeout", "120", "--", "--root", trees() + "/{node}", "--only", kCheck},
+                      {{"SLURM_CONF", env_["SLURM_CONF"]}});
+  EXPECT_NE(r.err.find("3 reports"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(none from n4)"), std::string::npos) << r.err;
+  auto rep = nlohmann::json::parse(read_file(fleet));
+  bool unreadable = false;
+  for (const auto& f : rep["findings"])
+    if (f["id"] == "fleet.unreadable") unreadable = unreadable || f.dump().find("n4.json") != std::string::npos;
+  EXPECT_TRUE(unreadable) << rep.dump(1);
+}
+
+TEST_F(SlurmCluster, HealthDrainsExactlyTheFailingNodeAndResumesItWhenFixed) {
+  ASSERT_EQ(make_node_tree(trees(), "n2", true), "");
+  auto config = health_config();
+  for (const auto& n : kNodes) {
+    auto r = health(n, config);
+    EXPECT_EQ(r.status, n == "n2" ? 1 : 0) << n << ": " << r.err;
+  }
+  for (const auto& n : kNodes) {
+    auto v = node(n);
+    if (n == "n2") {
+      EXPECT_NE(v.state.find("DRAIN"), std::string::npos) << v.state;
+      EXPECT_EQ(v.reason, "perfgap: " + kCheck);
+    } else {
+      EXPECT_EQ(v.state.find("DRAIN"), std::string::npos) << n << " " << v.state;
+    }
+  }
+  // Failing again keeps the drain as it is; fixed, the node is resumed by perfgap.
+  EXPECT_EQ(health("n2", config).status, 1);
+  EXPECT_EQ(node("n2").reason, "perfgap: " + kCheck);
+  ASSERT_EQ(make_node_tree(trees(), "n2", false), "");
+  auto r = health("n2", config);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(node("n2").state.find("DRAIN"), std::string::npos) << node("n2").state;
+  auto log = read_file(dir_.path() + "/health.log");
+  EXPECT_NE(log.find("n2 perfgap-health["), std::string::npos);
+  EXPECT_NE(log.find("resumed own drain"), std::string::npos) << log;
+}
+
+TEST_F(SlurmCluster, HealthLeavesAHandDrainedNodeAlone) {
+  ASSERT_EQ(scontrol({"update", "nodename=n3", "state=drain", "reason=hand"}).status, 0);
+  ASSERT_EQ(make_node_tree(trees(), "n3", true), "");
+  auto config = health_config();
+  EXPECT_EQ(health("n3", config).status, 1);
+  EXPECT_EQ(node("n3").reason, "hand");
+  ASSERT_EQ(make_node_tree(trees(), "n3", false), "");
+  EXPECT_EQ(health("n3", config).status, 0);
+  auto v = node("n3");
+  EXPECT_NE(v.state.find("DRAIN"), std::string::npos) << v.state;  // not perfgap's drain to lift
+  EXPECT_EQ(v.reason, "hand");
+}
+
+// As slurmd runs it: no SLURM_CONF and no PATH; the config names slurm.conf, scontrol is
+// found where Slurm installs it.
+TEST_F(SlurmCluster, HealthWorksWithoutSlurmConfInItsEnvironment) {
+  ASSERT_EQ(make_node_tree(trees(), "n4", true), "");
+  auto config = health_config("slurm_conf: " + env_["SLURM_CONF"] + "\n");
+  auto run = [&] {
+    return run_binary("/usr/bin/env", {"-i", "SLURMD_NODENAME=n4", "PWD=/", "PERFGAP_HEALTH_CONFIG=" + config, PERFGAP_BINARY, "health"});
+  };
+  auto r = run();
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(node("n4").reason, "perfgap: " + kCheck) << r.err;
+  ASSERT_EQ(make_node_tree(trees(), "n4", false), "");
+  r = run();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(node("n4").state.find("DRAIN"), std::string::npos) << r.err;
+}
+
+}  // namespace

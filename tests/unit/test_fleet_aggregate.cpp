@@ -1,0 +1,221 @@
+#include <gtest/gtest.h>
+
+#include <pugixml.hpp>
+#include <regex>
+#include <sstream>
+
+#include "fleet/aggregate.hpp"
+#include "fleet/reader.hpp"
+#include "fleet/text_view.hpp"
+#include "fleet_gen.hpp"
+#include "report/render.hpp"
+
+namespace perfgap::fleet {
+namespace {
+
+using report::Status;
+
+NodeReport node(const fleetgen::NodeSpec& spec, bool details = false) {
+  ReportReader r;
+  auto n = r.parse(fleetgen::report_json(spec), {.findings = details, .details = details});
+  EXPECT_TRUE(n) << n.error();
+  n->file = spec.name + ".json";
+  return std::move(*n);
+}
+
+std::vector<NodeReport> fleet_of(std::size_t count, const std::function<void(std::size_t, fleetgen::NodeSpec&)>& tweak = {}) {
+  std::vector<NodeReport> v;
+  for (std::size_t i = 1; i <= count; ++i) {
+    fleetgen::NodeSpec s;
+    s.name = fleetgen::node_name(i, 3, "n");
+    s.seed = i;
+    if (tweak) tweak(i, s);
+    v.push_back(node(s));
+  }
+  return v;
+}
+
+TEST(FleetDrift, GroupsNodesByValueMajorityFirst) {
+  auto nodes = fleet_of(20, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i == 3 || i == 4 || i == 9) s.kernel = "6.8.0-47-generic";
+    if (i == 12) s.environment["NCCL_IB_QPS_PER_CONNECTION"] = "1";
+    if (i == 13) s.nccl_conf["NCCL_IB_TIMEOUT"] = "";  // removed: unset on that node
+  });
+  auto d = drift(nodes);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].subject, "kernel");
+  EXPECT_EQ(d[0].status, Status::warn);
+  ASSERT_EQ(d[0].evidence.size(), 2u);
+  EXPECT_EQ(d[0].evidence[0].observed, "6.8.0-45-generic on 17 nodes: n[001-002,005-008,010-020]");
+  EXPECT_EQ(d[0].evidence[1].observed, "6.8.0-47-generic on 3 nodes: n[003-004,009]");
+  EXPECT_EQ(d[0].evidence[1].expected, "6.8.0-45-generic");
+  EXPECT_EQ(d[1].subject, "environment.NCCL_IB_QPS_PER_CONNECTION");
+  EXPECT_EQ(d[1].evidence[1].observed, "1 on 1 node: n012");
+  EXPECT_EQ(d[2].subject, "nccl_conf.NCCL_IB_TIMEOUT");
+  EXPECT_EQ(d[2].evidence[1].observed, "(unset) on 1 node: n013");
+}
+
+TEST(FleetDrift, SettingNotReportedSomewhereIsNotDrift) {
+  auto nodes = fleet_of(6, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i == 2) s.settings["governor"] = "";  // not readable there (a VM)
+  });
+  auto d = drift(nodes);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].status, Status::pass);
+  auto one = drift({nodes[0]});
+  EXPECT_EQ(one[0].status, Status::skip);
+}
+
+TEST(FleetOutliers, NamesNodeMetricValueAndMedian) {
+  auto nodes = fleet_of(30, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i == 7) s.metrics["pcie.link.link_width@0000:3a:00.0"] = 8;  // MAD 0 path
+    if (i == 11) s.metrics["cpu.steal.steal_pct"] = 9.5;              // modified z path
+  });
+  auto o = outliers(nodes, {});
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0].subject, "n007");
+  EXPECT_EQ(o[0].evidence[0].source, "pcie.link.link_width@0000:3a:00.0");
+  EXPECT_EQ(o[0].evidence[0].observed, "8");
+  EXPECT_EQ(o[0].evidence[0].expected, "16 (median of 30 nodes; MAD 0)");
+  EXPECT_EQ(o[1].subject, "n011");
+  EXPECT_EQ(o[1].evidence[0].source, "cpu.steal.steal_pct");
+  EXPECT_NE(o[1].evidence[0].observed.find("modified z"), std::string::npos);
+  EXPECT_NE(o[1].title.find("fleet median"), std::string::npos);
+}
+
+TEST(FleetOutliers, NoOutlierPassesAndTooFewNodesSkips) {
+  auto nodes = fleet_of(10);
+  auto o = outliers(nodes, {});
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].status, Status::pass) << o[0].title;
+  auto few = outliers(fleet_of(4), {});
+  EXPECT_EQ(few[0].status, Status::skip);
+  // Per-process metrics (pid subjects) are never compared across nodes.
+  NodeFinding f;
+  f.id = "numa.remote_memory";
+  f.subject = "pid:4242";
+  EXPECT_EQ(metric_key(f, "remote_pct"), "");
+  f.subject = "mlx5_0:1";
+  EXPECT_EQ(metric_key(f, "rate_gbps"), "numa.remote_memory.rate_gbps@mlx5_0:1");
+}
+
+TEST(FleetFailures, GroupsByFailingIdsAndNewestDuplicateWins) {
+  auto nodes = fleet_of(5, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i == 2 || i == 4) s.status["cpu.governor"] = "fail";
+  });
+  fleetgen::NodeSpec old;
+  old.name = "n002";
+  old.generated_at = "2026-11-29T12:00:00Z";
+  nodes.push_back(node(old));  // older and passing: superseded by the failing, newer one
+  nodes.back().file = "old/n002.json";
+  auto fl = dedupe_nodes(std::move(nodes));
+  ASSERT_EQ(fl.nodes.size(), 5u);
+  ASSERT_EQ(fl.superseded.size(), 1u);
+  EXPECT_EQ(fl.superseded[0].dropped_file, "old/n002.json");
+  auto f = node_failures(fl);
+  EXPECT_EQ(f.status, Status::fail);
+  EXPECT_EQ(f.evidence[0].source, "n[002,004]");
+  EXPECT_EQ(f.evidence[0].observed, "cpu.governor (2 nodes)");
+  EXPECT_EQ(f.evidence.back().source, "old/n002.json");
+  EXPECT_NE(f.evidence.back().observed.find("n002.json has the newer report"), std::string::npos) << f.evidence.back().observed;
+}
+
+// A fleet of every kind of finding, rendered for the machines around it.
+struct Rendered {
+  Fleet fleet;
+  std::vector<report::Finding> findings;
+  std::vector<report::NodeSection> sections;
+};
+
+Rendered rendered() {
+  Rendered r;
+  std::vector<NodeReport> v;
+  for (std::size_t i = 1; i <= 6; ++i) {
+    fleetgen::NodeSpec s;
+    s.name = fleetgen::node_name(i, 3, i == 6 ? "odd<&\"node" : "n");
+    if (i == 2) s.status["cpu.governor"] = "fail", s.status["nccl.gdr"] = "error", s.status["numa.balancing"] = "warn";
+    v.push_back(node(s, true));
+  }
+  r.fleet = dedupe_nodes(std::move(v));
+  r.findings = aggregate(r.fleet, {{"bad.json", "truncated JSON"}}, {});
+  for (const auto& n : r.fleet.nodes) r.sections.push_back({n.name, n.generated_at, n.generated_unix, &n.report_findings});
+  r.sections.push_back({"fleet", "2026-11-30T12:00:00Z", 1796040000, &r.findings});
+  return r;
+}
+
+TEST(FleetRender, JunitIsWellFormedWithASuitePerNode) {
+  auto r = rendered();
+  auto xml = report::render_junit(r.sections);
+  pugi::xml_document doc;
+  auto ok = doc.load_string(xml.c_str());
+  ASSERT_TRUE(ok) << ok.description() << " at " << ok.offset;
+  auto suites = doc.child("testsuites");
+  std::size_t n = 0, failures = 0, errors = 0, cases = 0;
+  for (auto s : suites.children("testsuite")) {
+    ++n;
+    for (auto c : s.children("testcase")) {
+      ++cases;
+      EXPECT_FALSE(std::string(c.attribute("classname").value()).empty());
+      failures += !c.child("failure").empty();
+      errors += !c.child("error").empty();
+    }
+    EXPECT_EQ(std::to_string(std::distance(s.children("testcase").begin(), s.children("testcase").end())),
+              s.attribute("tests").value());
+  }
+  EXPECT_EQ(n, 7u);  // 6 nodes and the fleet
+  EXPECT_EQ(failures, 2u);  // n002's cpu.governor and fleet.node_failures
+  EXPECT_EQ(errors, 2u);    // n002's nccl.gdr and fleet.unreadable
+  auto odd = suites.find_child_by_attribute("testsuite", "name", "perfgap odd<&\"node006");
+  ASSERT_FALSE(odd.empty());
+  EXPECT_STREQ(odd.child("testcase").attribute("classname").value(), "odd<&\"node006");
+  auto fleet = suites.find_child_by_attribute("testsuite", "name", "perfgap fleet");
+  ASSERT_FALSE(fleet.empty());
+  EXPECT_FALSE(fleet.find_child_by_attribute("testcase", "name", "fleet.unreadable bad.json").child("error").empty());
+}
+
+TEST(FleetRender, PrometheusLinesFollowTheTextfileFormat) {
+  auto r = rendered();
+  r.sections.back().name = "";
+  auto text = report::render_prometheus(r.sections);
+  std::istringstream in(text);
+  std::string line;
+  const std::regex sample(R"(^perfgap_(finding|findings|last_run_timestamp_seconds)\{([a-z_]+="([^"\\]|\\.)*",?)+\} [0-9]+$)");
+  std::map<std::string, int> help, type;
+  std::size_t samples = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("# HELP ", 0) == 0) ++help[line.substr(7, line.find(' ', 7) - 7)];
+    else if (line.rfind("# TYPE ", 0) == 0) ++type[line.substr(7, line.find(' ', 7) - 7)];
+    else {
+      EXPECT_TRUE(std::regex_match(line, sample)) << line;
+      ++samples;
+    }
+  }
+  for (auto name : {"perfgap_finding", "perfgap_findings", "perfgap_last_run_timestamp_seconds"}) {
+    EXPECT_EQ(help[name], 1) << name;
+    EXPECT_EQ(type[name], 1) << name;
+  }
+  EXPECT_NE(text.find("perfgap_finding{node=\"n002\",id=\"cpu.governor\",layer=\"cpu-power\",subject=\"\",status=\"fail\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("perfgap_findings{node=\"odd<&\\\"node006\",status=\"pass\"}"), std::string::npos);
+  EXPECT_NE(text.find("perfgap_finding{node=\"\",id=\"fleet.node_failures\",layer=\"fleet\",subject=\"\",status=\"fail\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("perfgap_last_run_timestamp_seconds{node=\"n001\"} 1796040000\n"), std::string::npos);
+  // Each family's samples are contiguous (the format requires it).
+  EXPECT_LT(text.rfind("perfgap_finding{"), text.find("# HELP perfgap_findings "));
+}
+
+TEST(FleetRender, TextFitsAndNamesFailingNodes) {
+  auto r = rendered();
+  TextViewOptions o;
+  o.width = 80;
+  auto text = render_fleet_text(r.fleet, 1, r.findings, o);
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_NE(text.find("perfgap fleet: FAIL  6 nodes from 7 reports (1 unreadable)"), std::string::npos) << text;
+  EXPECT_NE(text.find("  n002 (1)  cpu.governor\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\x1b["), std::string::npos);
+  o.color = true;
+  EXPECT_NE(render_fleet_text(r.fleet, 1, r.findings, o).find("\x1b[1;31m"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfgap::fleet
