@@ -9,6 +9,8 @@
 # both hold, 1 when one does not, 2 on a usage or setup error.
 # Needs only bash, coreutils (taskset from util-linux, tar) and `date +%s%N`.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 REPS=15
 WARMUP=3
@@ -73,8 +75,6 @@ check_cmd() {
 }
 
 # Wall clock of one command in microseconds, into T (no subshell, so errors stop the script).
-time_us() { local a b; a=$(date +%s%N); "$@"; b=$(date +%s%N); T=$(( (b - a) / 1000 )); }
-
 # Warm-up (page cache, dynamic loader), and a check that tar really read the whole tree.
 tar -C "$TREE_PARENT" -cf - "$TREE_NAME" | wc -c > "$WORK/tar.bytes"   # pipefail: tar errors stop us
 for ((i = 0; i < WARMUP; ++i)); do read_cmd; check_cmd; done
@@ -91,16 +91,6 @@ for ((i = 0; i < REPS; ++i)); do
   time_us taskset -c "$CORE" true; NOOP_US+=("$T")   # the timer's and taskset's own cost
 done
 
-# min and median (the mean of the middle two for an even count), in microseconds.
-stats() {
-  local sorted n mid
-  mapfile -t sorted < <(printf '%s\n' "$@" | sort -n)
-  n=${#sorted[@]}
-  mid=$(( n / 2 ))
-  if (( n % 2 == 1 )); then MED=${sorted[$mid]}; else MED=$(( (sorted[mid - 1] + sorted[mid]) / 2 )); fi
-  MIN=${sorted[0]}
-}
-ms() { printf '%d.%02d' $(( $1 / 1000 )) $(( ($1 % 1000) / 10 )); }   # us -> "12.34"
 x100() { printf '%d.%02d' $(( $1 / 100 )) $(( $1 % 100 )); }          # 123 -> "1.23"
 
 stats "${TAR_US[@]}"; TAR_MIN=$MIN; TAR_MED=$MED

@@ -11,6 +11,8 @@
 # preset). --dir: reuse reports already generated there. Exit status: 0 when the median
 # meets the target, 1 when it does not, 2 on a usage or setup error.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 NODES=10000
 REPS=7
@@ -71,8 +73,6 @@ fleet_cmd() {
   if [[ $rc -gt 1 ]]; then echo "run.sh: perfgap fleet exited $rc" >&2; exit 2; fi
 }
 read_cmd() { find "$DIR" -maxdepth 1 -name '*.json' -print0 | xargs -0 cat | wc -c > "$WORK/cat.bytes"; }
-time_us() { local a b; a=$(date +%s%N); "$@"; b=$(date +%s%N); T=$(( (b - a) / 1000 )); }
-
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((i = 0; i < WARMUP; ++i)); do read_cmd; fleet_cmd json; done
 FLEET_US=(); READ_US=()
@@ -84,15 +84,6 @@ time_us fleet_cmd text; TEXT_US=$T
 time_us fleet_cmd junit; JUNIT_US=$T
 time_us fleet_cmd prometheus; PROM_US=$T
 
-stats() {
-  local sorted n mid
-  mapfile -t sorted < <(printf '%s\n' "$@" | sort -n)
-  n=${#sorted[@]}
-  mid=$(( n / 2 ))
-  if (( n % 2 == 1 )); then MED=${sorted[$mid]}; else MED=$(( (sorted[mid - 1] + sorted[mid]) / 2 )); fi
-  MIN=${sorted[0]}
-}
-ms() { printf '%d.%01d' $(( $1 / 1000 )) $(( ($1 % 1000) / 100 )); }
 stats "${FLEET_US[@]}"; FLEET_MIN=$MIN; FLEET_MED=$MED
 stats "${READ_US[@]}"; READ_MIN=$MIN; READ_MED=$MED
 

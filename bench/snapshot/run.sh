@@ -9,6 +9,8 @@
 # Target (issue 6): snapshot of a live node, median <= 1000 ms (directory and .tar.gz). Exit
 # status: 0 when it holds, 1 when it does not, 2 on a usage or setup error.
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 REPS=11
 WARMUP=2
@@ -77,14 +79,6 @@ snap() {  # snap OUT-SUFFIX [ARGS...]
 }
 drop() { rm -rf "$LAST"; }
 
-stats() {  # min and median (mean of the middle two for an even count), microseconds
-  local sorted n mid
-  mapfile -t sorted < <(printf '%s\n' "$@" | sort -n)
-  n=${#sorted[@]}; mid=$(( n / 2 ))
-  if (( n % 2 == 1 )); then MED=${sorted[$mid]}; else MED=$(( (sorted[mid - 1] + sorted[mid]) / 2 )); fi
-  MIN=${sorted[0]}
-}
-ms() { printf '%d.%01d' $(( $1 / 1000 )) $(( ($1 % 1000) / 100 )); }
 
 declare -A RESULT DESC
 measure() {  # measure KEY SUFFIX [ARGS...]

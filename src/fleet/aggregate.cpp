@@ -171,9 +171,9 @@ std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
     for (const auto& g : groups) compared += g.second.size();
     std::size_t off = compared - groups[0].second.size();
     Finding f = make("fleet.drift", Status::warn, subject,
-                     majority ? fmt::format("{} of {} differ from the majority value {} ({} values)", off, plural(compared, "node"),
+                     majority ? fmt::format("{} of {} differ from the most common value {} ({} values)", off, plural(compared, "node"),
                                             groups[0].first, groups.size())
-                              : fmt::format("{} values, none held by a majority of the {}", groups.size(), plural(compared, "node")));
+                              : fmt::format("{} values, none more common than the others across the {}", groups.size(), plural(compared, "node")));
     for (std::size_t g = 0; g < groups.size(); ++g) {
       std::vector<std::string_view> names;
       names.reserve(groups[g].second.size());

@@ -24,7 +24,9 @@ int severity(Status s) {
   return 3;
 }
 
-Summary Report::summary() const {
+Summary Report::summary() const { return summarize(findings); }
+
+Summary summarize(const std::vector<Finding>& findings) {
   Summary s;
   for (const auto& f : findings) {
     switch (f.status) {

@@ -76,6 +76,7 @@ struct Node {
 struct Summary {
   int pass = 0, warn = 0, fail = 0, skip = 0, error = 0;
 };
+Summary summarize(const std::vector<Finding>& findings);
 
 // sweep only: the chosen setting and what it gained over the baseline.
 struct Recommendation {

@@ -60,23 +60,9 @@ std::string evidence_text(const Finding& f) {
   return t;
 }
 
-Summary count(const std::vector<Finding>& findings) {
-  Summary s;
-  for (const auto& f : findings) {
-    switch (f.status) {
-      case Status::pass: ++s.pass; break;
-      case Status::warn: ++s.warn; break;
-      case Status::fail: ++s.fail; break;
-      case Status::skip: ++s.skip; break;
-      case Status::error: ++s.error; break;
-    }
-  }
-  return s;
-}
-
 void junit_suite(std::string& out, const NodeSection& sec) {
   const auto& findings = *sec.findings;
-  const Summary s = count(findings);
+  const Summary s = summarize(findings);
   const std::string node = xml_escape(sec.name);
   auto it = std::back_inserter(out);
   fmt::format_to(it, "  <testsuite name=\"perfgap {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" timestamp=\"{}\">\n",
@@ -149,7 +135,7 @@ std::string render_prometheus(const std::vector<NodeSection>& sections) {
   out += "# HELP perfgap_findings Number of perfgap findings by status.\n";
   out += "# TYPE perfgap_findings gauge\n";
   for (std::size_t i = 0; i < sections.size(); ++i) {
-    auto s = count(*sections[i].findings);
+    auto s = summarize(*sections[i].findings);
     for (auto [status, n] : {std::pair{"pass", s.pass}, {"warn", s.warn}, {"fail", s.fail}, {"skip", s.skip}, {"error", s.error}})
       fmt::format_to(it, "perfgap_findings{{node=\"{}\",status=\"{}\"}} {}\n", nodes[i], status, n);
   }
