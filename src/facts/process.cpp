@@ -243,7 +243,9 @@ NumaMapsRead read_numa_maps(Facts& f, int pid, std::chrono::milliseconds budget)
       }
       if (n == 0) break;
       text.append(buf, static_cast<std::size_t>(n));
-      if (Clock::now() - start > budget) {
+      // A captured tree is finite and static: only a live page walk needs the time budget,
+      // and replays must not depend on how busy the machine is.
+      if (root.is_live() && Clock::now() - start > budget) {
         out.truncated = true;
         break;
       }
