@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "sweep/process.hpp"
 
@@ -97,7 +98,11 @@ TEST(SweepProcess, TimeoutStopsTheWholeGroup) {
   EXPECT_EQ(kept, "started\n");
   pid_t child = std::atoi(slurp(pidfile).c_str());
   ASSERT_GT(child, 0);
-  EXPECT_FALSE(running(child));  // the background sleep went with its group
+  // The background sleep got the group's SIGTERM too; its exit is asynchronous to ours.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (running(child) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(running(child));
 }
 
 TEST(SweepProcess, TermIgnoredGetsKill) {
