@@ -9,36 +9,8 @@
 namespace perfgap::report {
 namespace {
 
-// A finding's table, aligned: the first column to the left, the others (numbers) to the
-// right, a rule under the header row. Without -v at most kTableRows data rows.
+// Data rows of a finding's table shown without -v.
 constexpr std::size_t kTableRows = 40;
-
-void render_table(std::string& out, const std::vector<std::vector<std::string>>& t, bool verbose) {
-  if (t.empty()) return;
-  std::size_t rows = verbose ? t.size() : std::min(t.size(), kTableRows + 1);
-  std::size_t cols = 0;
-  for (const auto& r : t) cols = std::max(cols, r.size());
-  std::vector<std::size_t> w(cols, 0);
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t c = 0; c < t[i].size(); ++c) w[c] = std::max(w[c], display_width(t[i][c]));
-  auto row = [&](const std::vector<std::string>& r) {
-    std::string line = "        ";
-    for (std::size_t c = 0; c < cols; ++c) {
-      const std::string cell = c < r.size() ? r[c] : "";
-      std::string pad(w[c] - display_width(cell), ' ');
-      if (c) line += "  ";
-      line += c == 0 ? cell + pad : pad + cell;
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  };
-  row(t[0]);
-  std::size_t total = 0;
-  for (std::size_t c = 0; c < cols; ++c) total += w[c] + (c ? 2 : 0);
-  out += "        " + std::string(total, '-') + "\n";
-  for (std::size_t i = 1; i < rows; ++i) row(t[i]);
-  if (rows < t.size()) out += fmt::format("        ... {} more rows (-v shows all)\n", t.size() - rows);
-}
 
 }  // namespace
 
@@ -77,7 +49,7 @@ std::string render_text(const Report& r, const TextOptions& opts) {
       out += fmt::format("  {} {}  {}\n", paint(f->status, fmt::format("{:<5}", label)), id, f->title);
       bool actionable = f->status == Status::fail || f->status == Status::warn || f->status == Status::error;
       if (!actionable && !opts.verbose) continue;
-      render_table(out, f->table, opts.verbose);
+      render_table(out, f->table, {"        ", opts.verbose ? 0 : kTableRows, false});
       std::size_t limit = opts.verbose ? f->evidence.size() : std::min<std::size_t>(3, f->evidence.size());
       for (std::size_t i = 0; i < limit; ++i) {
         const auto& e = f->evidence[i];

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "report/model.hpp"
 
@@ -18,5 +19,14 @@ std::string status_word(Status s);   // FAIL, ERROR, WARN, PASS, SKIP
 std::string paint(Status s, std::string_view text, bool color);
 // Code points, not bytes (continuation bytes do not count).
 std::size_t display_width(std::string_view s);
+
+struct TableStyle {
+  std::string_view indent;
+  std::size_t max_rows = 0;           // data rows shown (0: all); the rest are counted
+  bool short_row_note_spans = false;  // a short row's last cell spans the missing columns
+};
+// An aligned table: the first column to the left, the others (numbers) to the right, a rule
+// under the header row (the first row).
+void render_table(std::string& out, const std::vector<std::vector<std::string>>& table, const TableStyle& style);
 
 }  // namespace perfgap::report

@@ -23,32 +23,6 @@ std::vector<std::uint64_t> pick(const std::vector<std::uint64_t>& all, std::size
   return out;
 }
 
-std::string table(const std::vector<std::vector<std::string>>& t) {
-  std::size_t cols = 0;
-  for (const auto& r : t) cols = std::max(cols, r.size());
-  std::vector<std::size_t> w(cols, 0);
-  for (const auto& r : t)
-    for (std::size_t c = 0; c < r.size(); ++c)
-      if (!(c + 1 == r.size() && r.size() < cols)) w[c] = std::max(w[c], r[c].size());  // a short row's note spans
-  std::string out;
-  auto row = [&](const std::vector<std::string>& r) {
-    std::string line = "  ";
-    for (std::size_t c = 0; c < r.size(); ++c) {
-      if (c) line += "  ";
-      bool spans = c + 1 == r.size() && r.size() < cols;
-      if (c == 0 || spans) line += r[c] + (spans ? "" : std::string(w[c] - r[c].size(), ' '));
-      else line += std::string(w[c] - r[c].size(), ' ') + r[c];
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  };
-  row(t[0]);
-  std::size_t total = 0;
-  for (std::size_t c = 0; c < cols; ++c) total += w[c] + (c ? 2 : 0);
-  out += "  " + std::string(total, '-') + "\n";
-  for (std::size_t i = 1; i < t.size(); ++i) row(t[i]);
-  return out;
-}
 
 }  // namespace
 
@@ -114,7 +88,8 @@ std::string render_text(const report::Report& rep, const std::vector<SettingRuns
   }
   out += "\nbusbw GB/s (out-of-place): median [min-max] over the runs";
   if (shown.size() < sizes.size()) out += fmt::format("; {} of {} sizes shown (-v: all)", shown.size(), sizes.size());
-  out += "\n" + table(t);
+  out += "\n";
+  report::render_table(out, t, {"  ", 0, true});
 
   // The recommendation first, then what failed, then (with -v) the rest.
   std::vector<const report::Finding*> order;
