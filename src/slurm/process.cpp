@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +12,8 @@
 #include <cstring>
 #include <optional>
 #include <thread>
+
+#include "sys/spawn.hpp"
 
 extern char** environ;
 
@@ -88,53 +89,21 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
       if (fd >= 0) ::close(fd);
     return r;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  if (options.capture_output) {
-    posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
-  } else {
-    posix_spawn_file_actions_adddup2(&fa, 2, 1);  // our stdout stays for the report
-  }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  auto env = child_environment(options.env);
-  std::vector<char*> cenv;
-  for (auto& e : env) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
-
-  pid_t pid = -1;
-  int rc = argv[0].find('/') == std::string::npos
-               ? posix_spawnp(&pid, args[0].c_str(), &fa, &attr, cargv.data(), cenv.data())
-               : posix_spawn(&pid, args[0].c_str(), &fa, &attr, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  auto spawned = sys::spawn_in_own_group(argv, child_environment(options.env), options.capture_output ? out_pipe[1] : 2,
+                                         options.capture_output ? err_pipe[1] : -1);  // else our stdout stays for the report
   if (options.capture_output) {
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
   }
-  if (rc != 0) {
+  if (!spawned) {
     if (options.capture_output) {
       ::close(out_pipe[0]);
       ::close(err_pipe[0]);
     }
-    r.error = argv[0] + ": " + std::strerror(rc);
+    r.error = spawned.error();
     return r;
   }
+  const pid_t pid = *spawned;
   r.started = true;
   const auto deadline = Clock::now() + options.timeout;
   auto remaining_ms = [&] {

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +14,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+
+#include "sys/spawn.hpp"
 
 extern char** environ;
 
@@ -153,43 +154,18 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
     ::close(log_fd);
     return res;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 2);
-  posix_spawnattr_t at;
-  posix_spawnattr_init(&at);
   // Its own process group: a timeout or Ctrl-C stops the launcher and every rank it started,
   // and a terminal's Ctrl-C reaches perfgap only, which then stops the group itself.
-  posix_spawnattr_setpgroup(&at, 0);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setsigdefault(&at, &defaults);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args = argv, envs = env;
-  std::vector<char*> cargv, cenv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  for (auto& e : envs) cenv.push_back(e.data());
-  cenv.push_back(nullptr);
   const auto start = Clock::now();
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, cargv[0], &fa, &at, cargv.data(), cenv.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
+  auto spawned = sys::spawn_in_own_group(argv, env, out[1], out[1]);
   ::close(out[1]);
-  if (rc != 0) {
-    res.spawn_error = fmt::format("{}: {}", argv[0], std::strerror(rc));
+  if (!spawned) {
+    res.spawn_error = spawned.error();
     ::close(out[0]);
     ::close(log_fd);
     return res;
   }
+  const pid_t pid = *spawned;
 
   BoundedSink sink(log_fd, limits);
   std::vector<char> buf(1 << 16);
