@@ -24,6 +24,7 @@
 #include "slurm/hostlist.hpp"
 #include "slurm/locate.hpp"
 #include "slurm/process.hpp"
+#include "sys/spawn.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -126,7 +127,7 @@ int run_fanout(const FanoutArgs& a) {
   }
   const auto command = slurm::build_srun_command(plan);
   if (a.dry_run) {
-    std::printf("%s\n", slurm::quote_command(command).c_str());
+    std::printf("%s\n", sys::quote_command(command).c_str());
     return 0;
   }
   std::error_code ec;

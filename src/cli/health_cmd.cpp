@@ -4,7 +4,6 @@
 // took out of service, and writes one log line per run. Everything is bounded by the
 // configured time limit: checks, scontrol calls, and a watchdog over the whole run.
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +24,7 @@
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
 #include "core/check.hpp"
+#include "core/config.hpp"
 #include "report/render.hpp"
 #include "slurm/health_config.hpp"
 #include "slurm/locate.hpp"
@@ -32,6 +32,7 @@
 #include "slurm/process.hpp"
 #include "sys/bounded.hpp"
 #include "sys/text.hpp"
+#include "sys/spawn.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -79,7 +80,7 @@ std::string seconds_text(Clock::duration d) {
 
 bool matches_any(const std::vector<std::string>& patterns, const std::string& id) {
   for (const auto& p : patterns)
-    if (::fnmatch(p.c_str(), id.c_str(), 0) == 0) return true;
+    if (core::id_matches(p, id)) return true;
   return false;
 }
 
@@ -262,7 +263,7 @@ int run_health(const HealthArgs& args) {
     update.push_back("state=resume");
   }
   if (args.dry_run) {
-    outcome.action = "dry run, would run: " + slurm::quote_command(update) + " (" + decision.why + ")";
+    outcome.action = "dry run, would run: " + sys::quote_command(update) + " (" + decision.why + ")";
     return finish(health_status);
   }
   auto updated = call(update);

@@ -25,6 +25,7 @@
 #include "sweep/process.hpp"
 #include "sweep/sweep.hpp"
 #include "sys/text.hpp"
+#include "sys/spawn.hpp"
 
 extern char** environ;
 
@@ -86,14 +87,6 @@ std::string make_run_dir(const std::string& asked) {
   throw UsageError("cannot create a run directory " + base + "-N in the current directory");
 }
 
-std::string quote_command(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) {
-    bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>(){}") == std::string::npos;
-    s += (s.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
-  }
-  return s;
-}
 
 int run_sweep(const SweepArgs& a) {
   auto axes = sweep::parse_axes(a.env);
@@ -203,7 +196,7 @@ int run_sweep(const SweepArgs& a) {
   if (format == "json") {
     text = report::render_json(rep);
   } else {
-    sweep::TextContext ctx{quote_command(a.command), run_dir, a.verbose, a.output.empty() && color_wanted()};
+    sweep::TextContext ctx{sys::quote_command(a.command), run_dir, a.verbose, a.output.empty() && color_wanted()};
     text = sweep::render_text(rep, data, decision, ctx);
     if (stopped_by) text += fmt::format("\n{}: the table and the recommendation use the finished runs only\n", interrupted);
   }

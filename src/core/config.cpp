@@ -123,11 +123,13 @@ tl::expected<Config, std::string> load_config(const std::string& path, const Reg
   return parse_config(ss.str(), path, registry);
 }
 
+bool id_matches(std::string_view pattern, std::string_view id) {
+  return fnmatch(std::string(pattern).c_str(), std::string(id).c_str(), 0) == 0;
+}
+
 tl::expected<std::vector<const CheckInfo*>, std::string> select_checks(
     const Registry& registry, const std::vector<std::string>& only, const std::vector<std::string>& skip) {
-  auto matches = [](const std::string& pattern, std::string_view id) {
-    return fnmatch(pattern.c_str(), std::string(id).c_str(), 0) == 0;
-  };
+  auto matches = [](const std::string& pattern, std::string_view id) { return id_matches(pattern, id); };
   for (const auto* list : {&only, &skip})
     for (const auto& p : *list) {
       bool any = false;

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <tl/expected.hpp>
@@ -29,6 +30,9 @@ struct Config {
 tl::expected<Config, std::string> parse_config(const std::string& text, const std::string& file,
                                                const Registry& registry);
 tl::expected<Config, std::string> load_config(const std::string& path, const Registry& registry);
+
+// A check id against an only/skip pattern: an id or a glob such as `cpu.*`.
+bool id_matches(std::string_view pattern, std::string_view id);
 
 // The checks selected by only/skip patterns (ids or globs such as `cpu.*`), in registry
 // order. A pattern that matches no check is an error naming it.

@@ -59,23 +59,6 @@ void stop_group(pid_t pid, std::chrono::milliseconds grace) {
 
 }  // namespace
 
-std::string quote_command(const std::vector<std::string>& argv) {
-  std::string line;
-  for (const auto& a : argv) {
-    if (!line.empty()) line += ' ';
-    bool plain = !a.empty();
-    for (char c : a) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=:,@%+{}", c));
-    if (plain) {
-      line += a;
-      continue;
-    }
-    line += '\'';
-    for (char c : a) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    line += '\'';
-  }
-  return line;
-}
-
 CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options) {
   CommandResult r;
   if (argv.empty()) {

@@ -29,7 +29,4 @@ struct CommandOptions {
 
 CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options);
 
-// The argv as one line for logs and --dry-run: words with spaces or quotes are quoted.
-std::string quote_command(const std::vector<std::string>& argv);
-
 }  // namespace perfgap::slurm

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spawn.h>
 
+#include <cctype>
 #include <cstring>
 
 namespace perfgap::sys {
@@ -40,6 +41,23 @@ tl::expected<pid_t, std::string> spawn_in_own_group(const std::vector<std::strin
   posix_spawnattr_destroy(&at);
   if (rc != 0) return tl::unexpected(argv[0] + ": " + std::strerror(rc));
   return pid;
+}
+
+std::string quote_command(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& a : argv) {
+    if (!line.empty()) line += ' ';
+    bool plain = !a.empty();
+    for (char c : a) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=:,@%+{}", c));
+    if (plain) {
+      line += a;
+      continue;
+    }
+    line += '\'';
+    for (char c : a) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += '\'';
+  }
+  return line;
 }
 
 }  // namespace perfgap::sys

@@ -20,4 +20,8 @@ tl::expected<pid_t, std::string> spawn_in_own_group(const std::vector<std::strin
                                                     const std::vector<std::string>& env, int stdout_fd,
                                                     int stderr_fd);
 
+// The argv as one line for logs, reports and --dry-run, quoted the way a POSIX shell reads it
+// back (words other than plain ones in single quotes).
+std::string quote_command(const std::vector<std::string>& argv);
+
 }  // namespace perfgap::sys
