@@ -22,6 +22,14 @@ std::string render() {
       "Each entry: what the check decides, the files it reads (its evidence; `perfgap snapshot`\n"
       "captures exactly these), its thresholds (override them in the config file, e.g.\n"
       "`cpu.steal: {fail_pct: 3}`), and the fix.\n\n"
+      "**When evidence is missing.** A file that is absent, unreadable or empty is never read as\n"
+      "a healthy value. A check that cannot decide without it says `skip` and names the file and\n"
+      "why; a check that could read part of what it judges (some CPUs, some ports) and found the\n"
+      "rest fine says `warn` and names what it could not read; it never passes on absence. A\n"
+      "captured tree that lacks a whole area (no `dev/`, no `/proc/driver/nvidia`, no audited\n"
+      "environment in `proc/self/environ`) makes the checks that need it `skip`, as the rules\n"
+      "below say; \"bare metal\" is claimed only when a hardware identity shows it. A root with\n"
+      "no `proc/` or `sys/` content is not a node tree: `check --root` exits 2.\n\n"
       "| id | layer | one line |\n| --- | --- | --- |\n";
   for (const auto& c : reg.all()) out += fmt::format("| [`{}`](#{}) | {} | {} |\n", c.id, [&] {
     std::string a(c.id);

@@ -40,4 +40,25 @@ Finding no_training_skip(std::string_view id, std::string_view layer, const fact
   return f;
 }
 
+std::string unset_text(facts::Facts& f, std::string_view names, std::string_view suffix) {
+  const auto& err = f.audited_env_error();
+  if (err.empty()) return std::string(names) + " unset" + std::string(suffix);
+  return std::string(names) + " unknown: the audited environment is not readable (" + err + ")";
+}
+
+std::vector<Finding> unless_env_unread(facts::Facts& f, std::vector<Finding> found) {
+  const auto& err = f.audited_env_error();
+  if (err.empty()) return found;
+  for (auto& x : found) {
+    if (x.status == Status::pass) {
+      x.status = Status::skip;
+      x.add("NCCL config files alone", x.title);
+      x.title = "NCCL's settings are unknown: the audited environment is not readable (" + err + ")";
+    } else {
+      x.add(f.audited_env_source(), "not readable: " + err + " (it may override what the config files say)");
+    }
+  }
+  return found;
+}
+
 }  // namespace perfgap::checks

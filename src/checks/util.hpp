@@ -20,6 +20,12 @@ std::string cpus_text(const parsers::CpuSet& s);
 parsers::CpuSet workload_cpus(facts::Facts& f, std::string* how);
 // A skip finding when the online CPU list cannot be read (every per-CPU check needs it).
 std::optional<Finding> topology_skip(facts::Facts& f, std::string_view id, std::string_view layer);
+// "NAME unset", or, when the audited environment could not be read, that it is unknown.
+std::string unset_text(facts::Facts& f, std::string_view names, std::string_view suffix = "");
+// For checks decided by the audited environment: when it could not be read, a `pass` is no
+// verdict (a variable may be set there), so it becomes a `skip` naming why; other statuses
+// (a bad value found in an NCCL config file) stand, with the unread environment as evidence.
+std::vector<Finding> unless_env_unread(facts::Facts& f, std::vector<Finding> found);
 // The skip finding for checks that need training processes and found none.
 Finding no_training_skip(std::string_view id, std::string_view layer, const facts::Training& t);
 

@@ -9,6 +9,7 @@
 #include "core/node.hpp"
 #include "core/runner.hpp"
 #include "facts/facts.hpp"
+#include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
 #include "sys/sysroot.hpp"
 #include "sys/text.hpp"
@@ -52,6 +53,7 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
     if (!r) return tl::unexpected("--root " + r.error());
     tree = std::move(*r);
     root = tree->root();
+    if (auto ok = sys::check_tree_content(root, rq.root); !ok) return tl::unexpected("--root " + ok.error());
   }
   facts::Options opts;
   opts.pids = rq.pids;

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
+#include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
 #include "snapshot/capture.hpp"
 
@@ -64,6 +65,7 @@ CommandRunner add_snapshot_command(CLI::App& app) {
       if (!r) throw UsageError("--root " + r.error());
       tree = std::move(*r);
       source = tree->root();
+      if (auto ok = sys::check_tree_content(source, a->root); !ok) throw UsageError("--root " + ok.error());
     }
     snapshot::Options opts;
     opts.pids = a->pids;

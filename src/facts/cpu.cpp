@@ -1,4 +1,5 @@
 // CPU topology, cpuidle, cpufreq and hypervisor facts.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -75,7 +76,11 @@ CpuIdle read_cpuidle(const sys::Sysroot& root, const CpuSet& online) {
   for (int cpu : online.members()) {
     auto dir = cpu_dir(cpu) + "/cpuidle";
     auto entries = root.list(dir);
-    if (!entries) continue;
+    if (!entries) {
+      if (idle.unread.empty()) idle.unread_reason = describe(entries.error());
+      idle.unread.insert(cpu);
+      continue;
+    }
     std::vector<IdleState> states;
     for (const auto& e : *entries) {
       if (e.size() < 6 || e.compare(0, 5, "state") != 0) continue;
@@ -116,6 +121,7 @@ CpuIdle read_cpuidle(const sys::Sysroot& root, const CpuSet& online) {
 
 CpuFreq read_cpufreq(const sys::Sysroot& root, const CpuSet& online) {
   CpuFreq f;
+  f.online = online;
   const std::string pstate = std::string(kCpuDir) + "/intel_pstate";
   f.no_turbo = read_int(root, pstate + "/no_turbo");
   f.max_perf_pct = read_int(root, pstate + "/max_perf_pct");
@@ -131,9 +137,21 @@ CpuFreq read_cpufreq(const sys::Sysroot& root, const CpuSet& online) {
     c.cpu = cpu;
     c.dir = cpu_dir(cpu) + "/cpufreq";
     c.driver = read_str(root, c.dir + "/scaling_driver");
-    c.governor = read_str(root, c.dir + "/scaling_governor");
-    if (!c.driver && !c.governor) continue;  // no cpufreq for this CPU
+    auto governor = root.read_value(c.dir + "/scaling_governor");
+    if (governor && !governor->empty()) c.governor = *governor;
+    if (c.driver && c.driver->empty()) c.driver.reset();  // an empty capture says nothing
+    if (governor && governor->empty() && !c.driver) {
+      if (f.unread.empty()) f.unread_reason = c.dir + "/scaling_governor: empty";
+      f.unread.insert(cpu);
+      continue;
+    }
+    if (!c.driver && !c.governor) {  // no cpufreq for this CPU
+      if (f.unread.empty()) f.unread_reason = describe(governor.error());
+      f.unread.insert(cpu);
+      continue;
+    }
     c.epp = read_str(root, c.dir + "/energy_performance_preference");
+    if (c.epp && c.epp->empty()) c.epp.reset();
     c.scaling_max_khz = read_u64(root, c.dir + "/scaling_max_freq");
     c.cpuinfo_max_khz = read_u64(root, c.dir + "/cpuinfo_max_freq");
     if (policy_boost) c.policy_boost = read_int(root, c.dir + "/boost");
@@ -142,25 +160,69 @@ CpuFreq read_cpufreq(const sys::Sysroot& root, const CpuSet& online) {
   return f;
 }
 
+namespace {
+
+// PCI vendors whose functions only exist as virtual hardware. virtio (0x1af4) is not among
+// them: DPUs (BlueField) present virtio functions to bare-metal hosts too.
+const char* virtual_pci_vendor(std::uint32_t vendor) {
+  switch (vendor) {
+    case 0x80ee: return "VirtualBox";
+    case 0x15ad: return "VMware";
+    case 0x1414: return "Hyper-V";
+    case 0x5853: return "Xen";
+    case 0x1ab8: return "Parallels";
+    case 0x1b36: return "QEMU";
+    case 0x1234: return "QEMU";  // Bochs/QEMU display
+    default: return nullptr;
+  }
+}
+
+// PCI vendor ids from /sys/bus/pci (facts) or, in trees that only kept it, /proc/bus/pci/devices.
+std::vector<std::pair<std::string, std::uint32_t>> pci_vendors(Facts& f, std::string& source) {
+  std::vector<std::pair<std::string, std::uint32_t>> out;
+  const auto& pci = f.pci();
+  if (pci && !pci->empty()) {
+    source = "/sys/bus/pci/devices/*/vendor";
+    for (const auto& d : *pci) out.emplace_back(d.bdf, d.vendor);
+    return out;
+  }
+  auto text = f.root().read("/proc/bus/pci/devices", 1u << 20);
+  if (!text) return out;
+  source = "/proc/bus/pci/devices";
+  for (auto line : sys::split(*text, '\n')) {
+    auto fields = sys::split_ws(line);
+    if (fields.size() < 2 || fields[1].size() != 8) continue;
+    auto id = sys::to_int<std::uint32_t>(fields[1], 16);
+    if (id) out.emplace_back(std::string(fields[0]), *id >> 16);
+  }
+  return out;
+}
+
+}  // namespace
+
 Avail<Hypervisor> read_hypervisor(Facts& f) {
   const auto& root = f.root();
   Hypervisor h;
+  // Each signal names a hypervisor; bare metal must be shown positively (a hardware identity
+  // with no hypervisor signal at all), never concluded from silence.
+  std::vector<std::string> names;   // hypervisors signalled, strongest first
   auto vendor = root.read_value("/sys/class/dmi/id/sys_vendor");
   auto product = root.read_value("/sys/class/dmi/id/product_name");
-  auto xen = root.read_value("/sys/hypervisor/type");
+  auto bios = root.read_value("/sys/class/dmi/id/bios_vendor");
   std::string dmi_name;
-  if (vendor || product) {
-    std::string v = vendor ? *vendor : "", p = product ? *product : "";
+  bool dmi_hardware = false;
+  if ((vendor && !vendor->empty()) || (product && !product->empty())) {
+    std::string v = vendor ? *vendor : "", p = product ? *product : "", b = bios ? *bios : "";
     if (vendor) h.evidence.emplace_back("/sys/class/dmi/id/sys_vendor", v);
     if (product) h.evidence.emplace_back("/sys/class/dmi/id/product_name", p);
-    auto lv = sys::lower(v), lp = sys::lower(p);
+    auto lv = sys::lower(v), lp = sys::lower(p), lb = sys::lower(b);
     auto has = [&](std::string_view s) {
       return lv.find(s) != std::string::npos || lp.find(s) != std::string::npos;
     };
     if (has("qemu") || lp.find("standard pc (") != std::string::npos) dmi_name = "QEMU/KVM";
     else if (lp == "kvm" || has("kvm")) dmi_name = "KVM";
     else if (has("vmware")) dmi_name = "VMware";
-    else if (has("virtualbox") || has("innotek")) dmi_name = "VirtualBox";
+    else if (has("virtualbox") || has("innotek") || lb.find("innotek") != std::string::npos) dmi_name = "VirtualBox";
     else if (lv.find("microsoft") != std::string::npos && lp.find("virtual machine") != std::string::npos) dmi_name = "Hyper-V";
     else if (has("xen") || has("hvm domu")) dmi_name = "Xen";
     else if (has("google compute engine")) dmi_name = "Google Compute Engine";
@@ -169,40 +231,100 @@ Avail<Hypervisor> read_hypervisor(Facts& f) {
     else if (has("bochs") || has("bhyve") || has("parallels") || has("nutanix") || has("ovirt") || has("rhev"))
       dmi_name = p.empty() ? v : p;
     else if (lv == "amazon ec2" && lp.find(".metal") == std::string::npos) dmi_name = "Amazon EC2 (Nitro)";
+    if (bios && !bios->empty()) h.evidence.emplace_back("/sys/class/dmi/id/bios_vendor", b);
+    if (!dmi_name.empty()) names.push_back(dmi_name);
+    // Placeholder identities ("To Be Filled By O.E.M.", "System manufacturer") still name
+    // hardware firmware: no hypervisor writes them.
+    else dmi_hardware = true;
   }
-  if (xen) h.evidence.emplace_back("/sys/hypervisor/type", *xen);
-  bool dt_hyp = root.exists("/sys/firmware/devicetree/base/hypervisor") ||
-                root.exists("/proc/device-tree/hypervisor");
-  if (dt_hyp) h.evidence.emplace_back("/sys/firmware/devicetree/base/hypervisor", "present");
-
   const auto& info = f.cpuinfo();
-  if (info && info->arch_hint == "x86_64") {
+  const std::string arch = f.identity().arch;
+  const bool x86 = arch == "x86_64" || arch == "i686" || (info && (info->arch_hint == "x86_64" || info->arch_hint == "i686"));
+  if (info && x86) {
     h.evidence.insert(h.evidence.begin(), {"/proc/cpuinfo", info->hypervisor_flag ? "flags: hypervisor" : "flags: no 'hypervisor'"});
-    // GPU passthrough guests often hide the CPU flag (KVM "hidden" state, so that old
-    // NVIDIA drivers load); the firmware identity still names the hypervisor.
-    h.virtualized = info->hypervisor_flag || !dmi_name.empty() || xen.has_value();
-    if (h.virtualized) {
-      h.name = !dmi_name.empty() ? dmi_name : xen ? "Xen" : "unnamed hypervisor, CPU flag only";
-      if (!info->hypervisor_flag) h.name += ", CPU flag hidden";
-    } else {
-      h.name = "bare metal";
+    if (info->hypervisor_flag && dmi_name.empty()) names.push_back("unnamed hypervisor, CPU flag only");
+  }
+  if (auto xen = root.read_value("/sys/hypervisor/type"); xen && !xen->empty()) {
+    h.evidence.emplace_back("/sys/hypervisor/type", *xen);
+    names.push_back(sys::lower(*xen) == "xen" ? "Xen" : *xen);
+  }
+  for (const char* dt : {"/sys/firmware/devicetree/base/hypervisor", "/proc/device-tree/hypervisor"}) {
+    if (root.exists(dt)) {
+      h.evidence.emplace_back(dt, "present");
+      auto compat = root.read(std::string(dt) + "/compatible", 4096);
+      std::string c = compat ? std::string(compat->c_str()) : "";
+      names.push_back(c.find("xen") != std::string::npos ? "Xen" : c.find("kvm") != std::string::npos ? "KVM"
+                      : "unnamed hypervisor, devicetree node");
+      break;
     }
-    return h;
   }
-  // arm64 (and anything without the x86 flag): DMI or the devicetree decide.
-  if (!dmi_name.empty() || dt_hyp || xen) {
+  if (root.exists("/sys/bus/vmbus/devices")) {
+    h.evidence.emplace_back("/sys/bus/vmbus/devices", "present (Hyper-V VMBus)");
+    names.push_back("Hyper-V");
+  }
+  // s390: every Linux runs at least in an LPAR; /proc/sysinfo names the layers above it.
+  if (auto sysinfo = root.read("/proc/sysinfo", 1u << 20)) {
+    std::string control, lpar;
+    for (auto line : sys::split(*sysinfo, '\n')) {
+      auto colon = line.find(':');
+      if (colon == std::string_view::npos) continue;
+      auto key = sys::trim_ws(line.substr(0, colon));
+      auto value = std::string(sys::trim_ws(line.substr(colon + 1)));
+      if (control.empty() && key.size() > 4 && key.substr(0, 2) == "VM" && key.find("Control Program") != std::string_view::npos)
+        control = value;
+      if (lpar.empty() && key == "LPAR Name") lpar = value;
+    }
+    if (!control.empty()) {
+      h.evidence.emplace_back("/proc/sysinfo", "Control Program: " + control);
+      names.push_back(sys::lower(control).find("kvm") != std::string::npos ? "KVM" : sys::lower(control).find("z/vm") != std::string::npos ? "z/VM" : control);
+    } else if (!lpar.empty()) {
+      h.evidence.emplace_back("/proc/sysinfo", "LPAR Name: " + lpar);
+      names.push_back("LPAR (PR/SM)");
+    }
+  }
+  if (info && info->power_platform == "pSeries") {
+    h.evidence.emplace_back("/proc/cpuinfo", "platform: pSeries" + (info->power_model.empty() ? "" : ", model: " + info->power_model));
+    names.push_back(sys::lower(info->power_model).find("qemu") != std::string::npos ? "KVM (pSeries guest)" : "PowerVM LPAR (pSeries)");
+  }
+  std::string pci_source;
+  std::string virtual_pci;
+  for (const auto& [dev, vendor_id] : pci_vendors(f, pci_source)) {
+    if (const char* name = virtual_pci_vendor(vendor_id)) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s: vendor 0x%04x (%s virtual device)", dev.c_str(), vendor_id, name);
+      h.evidence.emplace_back(pci_source, buf);
+      if (virtual_pci.empty()) virtual_pci = name;
+    }
+  }
+  if (!virtual_pci.empty()) names.push_back(virtual_pci);
+
+  // A signal that names its hypervisor wins over one that only says "virtualized".
+  std::stable_partition(names.begin(), names.end(), [](const std::string& n) { return !sys::starts_with(n, "unnamed"); });
+  if (!names.empty()) {
     h.virtualized = true;
-    h.name = !dmi_name.empty() ? dmi_name : xen ? "Xen" : "unnamed hypervisor, devicetree only";
+    h.name = names.front();
+    // GPU passthrough guests often hide the CPU flag (KVM "hidden" state, so that old NVIDIA
+    // drivers load); the other signals still name the hypervisor.
+    if (info && x86 && !info->hypervisor_flag) h.name += ", CPU flag hidden";
     return h;
   }
-  if (vendor || product) {
+  const bool power_nv = info && info->power_platform == "PowerNV";
+  if (power_nv) h.evidence.emplace_back("/proc/cpuinfo", "platform: PowerNV (bare-metal OPAL firmware)");
+  if (dmi_hardware || power_nv) {
     h.virtualized = false;
     h.name = "bare metal";
     return h;
   }
-  std::string why = "cannot tell: ";
-  why += info ? "no DMI identity or devicetree hypervisor node readable on " + info->arch_hint
-              : info.error();
+  // Nothing names a hypervisor, and nothing shows hardware either.
+  std::string seen;
+  if (info && x86) seen = "no 'hypervisor' CPU flag";
+  if (!pci_source.empty()) seen += std::string(seen.empty() ? "" : ", ") + "no virtual PCI vendor";
+  std::string why = "no hypervisor signal found";
+  if (!seen.empty()) why += " (" + seen + ")";
+  why += ", but bare metal is not shown either: no DMI identity";
+  if (!vendor) why += " (" + describe(vendor.error()) + ")";
+  if (arch == "aarch64" || arch == "arm" || arch == "riscv64" || arch == "powerpc") why += " and no devicetree hypervisor node";
+  if (!info) why += "; " + info.error();
   return missing(why);
 }
 

@@ -1,4 +1,6 @@
 #include "facts/facts.hpp"
+
+#include <nlohmann/json.hpp>
 #include "facts/runtime.hpp"
 
 #include <sys/utsname.h>
@@ -99,8 +101,28 @@ const Avail<std::vector<Gpu>>& Facts::visible_gpus() {
 const parsers::EnvList& Facts::audited_env() {
   return once(env_once_, env_, [&] {
     auto text = root_.read("/proc/self/environ");
+    if (!text) env_error_ = describe(text.error());
     return text ? parsers::parse_environ(*text) : parsers::EnvList{};
   });
+}
+
+bool Facts::absence_is_real() const {
+  if (root_.is_live()) return true;
+  // A snapshot taken live keeps every declared path that existed; one taken from another
+  // tree inherits that tree's gaps.
+  auto manifest = root_.read("/.perfgap/snapshot.json", 16u << 20);
+  if (!manifest) return false;
+  auto j = nlohmann::json::parse(*manifest, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  auto src = j.find("source");
+  if (src == j.end() || !src->is_object()) return false;
+  auto kind = src->find("kind");
+  return kind != src->end() && kind->is_string() && kind->get<std::string>() == "live";
+}
+
+const std::string& Facts::audited_env_error() {
+  audited_env();
+  return env_error_;
 }
 
 std::string Facts::audited_env_source() const { return "/proc/self/environ"; }
@@ -168,17 +190,32 @@ Identity read_identity(Facts& f) {
   id.hostname = value_or("/proc/sys/kernel/hostname");
   id.kernel = value_or("/proc/sys/kernel/osrelease");
   const auto& info = f.cpuinfo();
-  if (info) {
-    id.arch = info->arch_hint;
-    id.cpu_model = info->model_name;
-  }
+  if (info) id.cpu_model = info->model_name;
   if (root.is_live()) {
     struct utsname u {};
     if (::uname(&u) == 0) {
       if (id.hostname.empty()) id.hostname = u.nodename;
       if (id.kernel.empty()) id.kernel = u.release;
       id.arch = u.machine;
+      return id;
     }
+  }
+  // A tree: the kernel's own answer where it was captured (kernel.arch sysctl, newer kernels;
+  // the `uname -m` that perfgap snapshot records), else what cpuinfo's fields say, else unknown.
+  for (const char* path : {"/proc/sys/kernel/arch", "/.perfgap/uname-machine"}) {
+    auto v = root.read_value(path);
+    if (v && !v->empty() && v->size() < 32 && parsers::known_arch(*v)) {
+      id.arch = *v;
+      id.arch_source = path;
+      return id;
+    }
+  }
+  if (info && !info->arch_hint.empty()) {
+    id.arch = info->arch_hint;
+    id.arch_source = "/proc/cpuinfo";
+  } else {
+    id.arch = "unknown";
+    id.arch_source = info ? "/proc/cpuinfo names no architecture" : info.error();
   }
   return id;
 }

@@ -48,7 +48,9 @@ auto read_parsed(const sys::Sysroot& root, const std::string& path, Parse parse,
 using parsers::CpuSet;
 
 struct Identity {
-  std::string hostname, kernel, arch, cpu_model;
+  std::string hostname, kernel, cpu_model;
+  std::string arch;         // uname -m spelling, or "unknown"
+  std::string arch_source;  // where it came from (empty live: uname)
 };
 
 struct Hypervisor {
@@ -77,6 +79,8 @@ struct CpuIdle {
   std::string driver;              // current_driver; "" when absent
   std::string driver_reason;       // why it is empty
   std::map<int, std::vector<IdleState>> per_cpu;  // online CPUs with a cpuidle directory
+  CpuSet unread;                                   // online CPUs whose cpuidle directory is not readable
+  std::string unread_reason;                       // why, for the first of them
   std::optional<int> intel_max_cstate;            // /sys/module/intel_idle/parameters/max_cstate
   std::optional<std::int32_t> pm_qos_us;          // /dev/cpu_dma_latency
   std::string pm_qos_reason;                      // why pm_qos_us is unknown
@@ -93,6 +97,9 @@ struct CpuFreqCpu {
 
 struct CpuFreq {
   std::vector<CpuFreqCpu> cpus;
+  CpuSet online;        // the CPUs asked about
+  CpuSet unread;        // online CPUs without readable cpufreq (scaling_driver and scaling_governor)
+  std::string unread_reason;
   std::optional<int> no_turbo, max_perf_pct;
   std::optional<std::string> pstate_status;
   std::optional<int> boost;  // /sys/devices/system/cpu/cpufreq/boost
@@ -188,6 +195,10 @@ class Facts {
   Facts& operator=(const Facts&) = delete;
 
   const sys::Sysroot& root() const { return root_; }
+  // Whether a file missing here is missing on the node: live, or a tree written by perfgap
+  // snapshot (.perfgap/snapshot.json), which captures every declared path that exists. In a
+  // tree from elsewhere a missing area may just not have been captured.
+  bool absence_is_real() const;
   const Options& options() const { return opts_; }
 
   const Identity& identity();
@@ -201,6 +212,8 @@ class Facts {
   const Avail<std::vector<Gpu>>& visible_gpus();
   const parsers::EnvList& audited_env();   // /proc/self/environ
   std::string audited_env_source() const;
+  // Why the audited environment could not be read ("" when it was): then "unset" is unknown.
+  const std::string& audited_env_error();
   const Training& training();
   const Window& window();
   const NumaMapsRead& numa_maps(int pid, std::chrono::milliseconds budget);
@@ -259,6 +272,7 @@ class Facts {
   std::mutex memo_mutex_;
   std::map<std::string, std::shared_ptr<Slot>> memo_;
 
+  std::string env_error_;
   std::mutex numa_mutex_;
   std::map<int, std::shared_ptr<NumaMapsRead>> numa_maps_;
 };

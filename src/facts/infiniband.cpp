@@ -46,6 +46,8 @@ Avail<std::vector<IbDevice>> read_infiniband(const sys::Sysroot& root) {
       d.bdf = sys::lower(slash == std::string::npos ? *link : link->substr(slash + 1));
     }
     if (auto it = uverbs_of.find(name); it != uverbs_of.end()) d.uverbs = it->second;
+    if (auto v = root.read_value(base + "/" + name + "/hca_type")) d.hca_type = *v;
+    if (auto v = root.read_value(base + "/" + name + "/board_id")) d.board_id = *v;
     auto ports = root.list(base + "/" + name + "/ports");
     if (ports) {
       for (const auto& p : *ports) {
@@ -71,6 +73,13 @@ Avail<std::vector<IbDevice>> read_infiniband(const sys::Sysroot& root) {
 }
 
 }  // namespace
+
+std::string IbDevice::driver_name() const {
+  std::string n = name;
+  while (!n.empty() && n.back() >= '0' && n.back() <= '9') n.pop_back();
+  while (!n.empty() && n.back() == '_') n.pop_back();
+  return n.empty() ? name : n;
+}
 
 const Avail<std::vector<IbDevice>>& infiniband(Facts& f) {
   return f.memo<Avail<std::vector<IbDevice>>>("infiniband", [&] { return read_infiniband(f.root()); });

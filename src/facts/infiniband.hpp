@@ -25,6 +25,8 @@ struct IbDevice {
   std::string bdf;                    // PCI function behind it, "" when not PCI
   std::vector<IbPort> ports;
   std::optional<std::string> uverbs;  // "uverbs0" from /sys/class/infiniband_verbs/*/ibdev
+  std::string hca_type, board_id;     // "MT4123", "MT_0000000223" where the driver has them
+  std::string driver_name() const;    // the name without its instance number: mlx5_0 -> mlx5, i40iw0 -> i40iw
 };
 
 // Every RDMA device; an empty list when /sys/class/infiniband does not exist (no RDMA

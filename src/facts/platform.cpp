@@ -215,13 +215,13 @@ Avail<Grace> read_grace(Facts& f) {
   std::string soc_why = soc_id ? "/sys/devices/soc0/soc_id: empty" : describe(soc_id.error());
   const auto& info = f.cpuinfo();
   if (!info) return missing(soc_why + "; " + info.error());
-  if (info->arch_hint == "x86_64") {
-    g.evidence.emplace_back("/proc/cpuinfo", "x86_64");
-    g.how = "an x86_64 node";
+  if (!info->arch_hint.empty() && info->arch_hint != "aarch64") {
+    g.evidence.emplace_back("/proc/cpuinfo", info->arch_hint);
+    g.how = "CPU architecture " + info->arch_hint;
     return g;
   }
   if (!info->implementer || !info->part) {
-    if (info->arch_hint.empty()) return missing(soc_why + "; /proc/cpuinfo: no CPU implementer/part or x86 flags");
+    if (info->arch_hint.empty()) return missing(soc_why + "; /proc/cpuinfo: names no CPU architecture (no CPU implementer/part or x86 vendor)");
     g.evidence.emplace_back("/proc/cpuinfo", "no CPU implementer/part");
     return missing(soc_why + "; /proc/cpuinfo: no CPU implementer/part lines");
   }

@@ -200,17 +200,25 @@ ShmSize read_shm(Facts& f) {
     s.how = std::to_string(st.f_blocks) + " blocks of " + std::to_string(st.f_frsize) + " bytes";
     return s;
   }
-  auto text = root.read("/proc/mounts");
+  // The audited process's mount namespace (what a snapshot keeps as a real file), else the
+  // tree's /proc/mounts (the same thing on a live system, where it links to self/mounts).
+  std::string mounts = "/proc/self/mounts";
+  auto text = root.read(mounts);
   if (!text) {
-    s.error = describe(text.error());
-    return s;
+    auto fallback = root.read("/proc/mounts");
+    if (!fallback) {
+      s.error = describe(text.error()) + "; " + describe(fallback.error());
+      return s;
+    }
+    mounts = "/proc/mounts";
+    text = std::move(fallback);
   }
   std::optional<MountEntry> shm;
   for (auto& m : parse_mounts(*text))
     if (m.target == "/dev/shm") shm = m;  // the last mount on a path is the one seen
-  s.source = "/proc/mounts";
+  s.source = mounts;
   if (!shm) {
-    s.error = "/proc/mounts has no /dev/shm mount (a plain directory on the root file system)";
+    s.error = mounts + " has no /dev/shm mount (a plain directory on the root file system)";
     return s;
   }
   s.how = shm->source + " /dev/shm " + shm->fstype + " " + shm->options;
@@ -218,7 +226,7 @@ ShmSize read_shm(Facts& f) {
   auto mem = mem_total_bytes(root, &mem_text);
   if (auto size = mount_option(shm->options, "size")) {
     s.bytes = parse_tmpfs_size(*size, mem);
-    if (!s.bytes) s.error = "/proc/mounts: /dev/shm size=" + *size + " not understood";
+    if (!s.bytes) s.error = mounts + ": /dev/shm size=" + *size + " not understood";
     return s;
   }
   if (shm->fstype != "tmpfs") {
@@ -230,7 +238,7 @@ ShmSize read_shm(Facts& f) {
     return s;
   }
   s.bytes = *mem / 2;
-  s.source = "/proc/mounts, /proc/meminfo";
+  s.source = mounts + ", /proc/meminfo";
   s.how += " (no size=: tmpfs default, half of MemTotal " + mem_text + ")";
   return s;
 }
@@ -254,6 +262,9 @@ tl::expected<Limit, std::string> parse_memlock_limit(std::string_view text) {
       if (v == "unlimited") return true;
       auto n = sys::to_int<std::uint64_t>(v);
       if (!n) return false;
+      // Within 1 GiB of 2^64 caps nothing: some launchers write "infinity" as -1 rounded
+      // down to a page or MiB (18446744073708503040 = 2^64 - 1 MiB).
+      if (*n >= ~std::uint64_t(0) - (std::uint64_t(1) << 30)) return true;
       out = *n;
       return true;
     };

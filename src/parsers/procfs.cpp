@@ -45,9 +45,39 @@ Parsed<ProcStat> parse_proc_stat(std::string_view text) {
   return out;
 }
 
+namespace {
+
+bool has_word(std::string_view list, std::string_view word) {
+  for (auto w : split_ws(list))
+    if (w == word) return true;
+  return false;
+}
+
+bool is_x86_vendor(std::string_view v) {
+  for (std::string_view known : {"GenuineIntel", "AuthenticAMD", "HygonGenuine", "CentaurHauls", "Shanghai",
+                                 "GenuineTMx86", "TransmetaCPU", "CyrixInstead", "NexGenDriven", "RiseRiseRise",
+                                 "SiS SiS SiS", "UMC UMC UMC", "Geode by NSC", "Vortex86 SoC", "GenuineIotel"})
+    if (v == known) return true;
+  return false;
+}
+
+}  // namespace
+
+bool known_arch(std::string_view arch) {
+  for (std::string_view a : {"x86_64", "i686", "i386", "aarch64", "arm", "s390x", "s390", "ppc64le", "ppc64", "ppc", "powerpc",
+                             "riscv64", "riscv32", "loongarch64", "sparc64", "sparc", "mips64", "mips", "unknown"})
+    if (arch == a) return true;
+  // uname -m spellings of 32-bit arm and x86 ("armv7l", "armv8l", "i586").
+  if (arch.size() > 3 && arch.substr(0, 3) == "arm") return true;
+  if (arch.size() == 4 && arch[0] == 'i' && arch.substr(2) == "86" && arch[1] >= '3' && arch[1] <= '6') return true;
+  return false;
+}
+
 Parsed<CpuInfo> parse_cpuinfo(std::string_view text) {
   CpuInfo info;
   bool seen_any = false, seen_flags = false;
+  // What each architecture's own keys said; decided together at the end.
+  std::string vendor, x86_flags, s390_features, arm_features, arm_arch, power_cpu, isa, loongarch_family, sparc_type, mips_model, cpu_key;
   for (auto line : split_lines(text)) {
     auto colon = line.find(':');
     if (colon == std::string_view::npos) continue;
@@ -58,23 +88,76 @@ Parsed<CpuInfo> parse_cpuinfo(std::string_view text) {
       ++info.processors;
     } else if (key == "flags" && !seen_flags) {
       seen_flags = true;
-      info.arch_hint = "x86_64";
-      for (auto w : split_ws(value))
-        if (w == "hypervisor") info.hypervisor_flag = true;
-    } else if (key == "vendor_id" && info.arch_hint.empty()) {
-      info.arch_hint = "x86_64";
+      x86_flags = std::string(value);
+    } else if (key == "vendor_id" && vendor.empty()) {
+      vendor = std::string(value);
+    } else if (key == "features" && s390_features.empty()) {
+      s390_features = std::string(value);
     } else if (key == "model name" && info.model_name.empty()) {
       info.model_name = std::string(value);
+    } else if (key == "Model Name" && info.model_name.empty()) {
+      info.model_name = std::string(value);
     } else if (key == "CPU implementer" && !info.implementer) {
-      info.arch_hint = "aarch64";
       info.implementer = static_cast<unsigned>(std::strtoul(std::string(value).c_str(), nullptr, 0));
     } else if (key == "CPU part" && !info.part) {
       info.part = static_cast<unsigned>(std::strtoul(std::string(value).c_str(), nullptr, 0));
-    } else if (key == "Features" && info.arch_hint.empty()) {
-      info.arch_hint = "aarch64";
+    } else if (key == "CPU architecture" && arm_arch.empty()) {
+      arm_arch = std::string(value);
+    } else if (key == "Features" && arm_features.empty()) {
+      arm_features = std::string(value);
+    } else if (key == "cpu" && cpu_key.empty()) {
+      cpu_key = std::string(value);
+    } else if (key == "platform" && info.power_platform.empty()) {
+      info.power_platform = std::string(value);
+    } else if (key == "model" && info.power_model.empty()) {
+      info.power_model = std::string(value);
+    } else if (key == "isa" && isa.empty()) {
+      isa = std::string(value);
+    } else if (key == "CPU Family" && loongarch_family.empty()) {
+      loongarch_family = std::string(value);
+    } else if (key == "type" && sparc_type.empty()) {
+      sparc_type = std::string(value);
+    } else if (key == "cpu model" && mips_model.empty()) {
+      mips_model = std::string(value);
     }
   }
   if (!seen_any) return parse_fail("no 'key : value' lines");
+
+  auto lower_isa = sys::lower(isa);
+  if (vendor == "IBM/S390") {
+    info.arch_hint = has_word(s390_features, "zarch") ? "s390x" : "s390";
+  } else if (is_x86_vendor(vendor) || (has_word(x86_flags, "fpu") && has_word(x86_flags, "tsc"))) {
+    info.arch_hint = has_word(x86_flags, "lm") ? "x86_64" : x86_flags.empty() ? "" : "i686";
+    info.hypervisor_flag = has_word(x86_flags, "hypervisor");
+  } else if (info.implementer || !arm_features.empty() || !arm_arch.empty()) {
+    // arm64 kernels print their own feature names (fp, asimd); 32-bit ARM kernels print
+    // half/thumb/vfp, and so does an arm64 kernel's compat view only in a 32-bit process.
+    bool arm64_words = has_word(arm_features, "asimd") || has_word(arm_features, "fp") || has_word(arm_features, "sve");
+    bool arm32_words = has_word(arm_features, "thumb") || has_word(arm_features, "half") || has_word(arm_features, "swp") ||
+                       has_word(arm_features, "vfp") || has_word(arm_features, "fastmult");
+    auto arch_num = to_int<int>(arm_arch);
+    if (arm64_words && !arm32_words) info.arch_hint = "aarch64";
+    else if (arm32_words) info.arch_hint = "arm";
+    else if (arm_arch == "AArch64" || (arch_num && *arch_num >= 8)) info.arch_hint = "aarch64";
+    else if (arch_num && *arch_num <= 7) info.arch_hint = "arm";
+    else if (info.implementer) info.arch_hint = "";  // an implementer alone says ARM, not which word size
+  } else if (sys::starts_with(lower_isa, "rv64")) {
+    info.arch_hint = "riscv64";
+  } else if (sys::starts_with(lower_isa, "rv32")) {
+    info.arch_hint = "riscv32";
+  } else if (sys::lower(loongarch_family).find("loongson-64bit") != std::string::npos ||
+             sys::lower(loongarch_family).find("loongarch") != std::string::npos) {
+    info.arch_hint = "loongarch64";
+  } else if (!mips_model.empty() || lower_isa.find("mips") != std::string::npos) {
+    info.arch_hint = lower_isa.find("mips64") != std::string::npos ? "mips64" : "mips";
+  } else if (sys::starts_with(sparc_type, "sun4") || sys::lower(cpu_key).find("sparc") != std::string::npos) {
+    info.arch_hint = "sparc64";
+    if (info.model_name.empty()) info.model_name = cpu_key;
+  } else if (!info.power_platform.empty() || sys::starts_with(cpu_key, "POWER") || sys::starts_with(cpu_key, "PPC") ||
+             cpu_key.find("altivec") != std::string::npos) {
+    info.arch_hint = "powerpc";
+    if (info.model_name.empty()) info.model_name = cpu_key;
+  }
   if (info.model_name.empty() && info.implementer && info.part) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "arm implementer 0x%02x part 0x%03x", *info.implementer, *info.part);

@@ -31,14 +31,22 @@ struct ProcStat {
 Parsed<ProcStat> parse_proc_stat(std::string_view text);
 
 // /proc/cpuinfo: the few fields the checks use, from the first processor block.
+// Every architecture prints its own keys; `arch_hint` is decided from them field by field and
+// stays "" when they do not say (never a guess): x86_64, i686, aarch64, arm, s390x, s390,
+// powerpc (cpuinfo says neither word size nor byte order), riscv64, riscv32, loongarch64,
+// sparc64, mips64, mips.
 struct CpuInfo {
-  std::string arch_hint;         // "x86_64", "aarch64" or ""
-  std::string model_name;        // "model name" (x86) or derived from implementer/part (arm)
+  std::string arch_hint;
+  std::string model_name;        // "model name" (x86), "Model Name" (LoongArch), "cpu" (POWER, SPARC), or derived (arm)
   bool hypervisor_flag = false;  // x86 "flags ... hypervisor"
   std::optional<unsigned> implementer;  // arm "CPU implementer"
   std::optional<unsigned> part;         // arm "CPU part"
+  std::string power_platform;    // POWER "platform": PowerNV (bare metal), pSeries (LPAR or KVM guest)
+  std::string power_model;       // POWER "model", e.g. "IBM pSeries (emulated by qemu)"
   int processors = 0;
 };
+// The architecture names parse_cpuinfo and the node identity use.
+bool known_arch(std::string_view arch);
 Parsed<CpuInfo> parse_cpuinfo(std::string_view text);
 
 // NUL-separated KEY=VALUE (/proc/<pid>/environ). Entries without '=' are kept with an empty

@@ -458,7 +458,7 @@ std::vector<Matched> declared_patterns() {
     }
   // What the report's node section reads (core::describe_node): identity and settings that
   // no check declares, so that a replay names the node as the live run does.
-  for (std::string_view r : {"/proc/sys/kernel/hostname", "/proc/sys/kernel/osrelease", "/proc/cpuinfo",
+  for (std::string_view r : {"/proc/sys/kernel/hostname", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/arch", "/proc/cpuinfo",
                              "/proc/self/environ", "/proc/self/smaps", "/proc/driver/nvidia/version",
                              "/proc/sys/kernel/numa_balancing"}) {
     auto& ids = by_pattern[std::string(r)];
@@ -583,6 +583,13 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
   Haul extra;
   Walker walker(source, config, extra);
   if (c.live) {
+    // The machine's own architecture name, for kernels without the kernel.arch sysctl: a
+    // replay must not have to guess it from cpuinfo.
+    struct utsname u {};
+    if (::uname(&u) == 0) {
+      c.entries.insert_or_assign("/.perfgap/uname-machine", Entry{Entry::file, std::string(u.machine) + "\n"});
+      patterns.push_back({"/.perfgap/uname-machine", "the machine's architecture (uname -m)", 1});
+    }
     auto log = kernel_log_tail(source, opts.max_kernel_log_bytes);
     Matched m{"/.perfgap/dmesg.txt", "the kernel log tail (/dev/kmsg, last " + mib(opts.max_kernel_log_bytes) + ")", 0};
     if (log) {

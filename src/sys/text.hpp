@@ -28,10 +28,10 @@ void split_ws_into(std::string_view line, std::vector<std::string_view>& out);
 std::vector<std::string_view> split(std::string_view text, char sep);
 
 template <class Int>
-std::optional<Int> to_int(std::string_view s) {
+std::optional<Int> to_int(std::string_view s, int base = 10) {
   s = trim_ws(s);
   Int v{};
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
   if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
   return v;
 }

@@ -46,6 +46,36 @@ TEST_F(Cli, RootThatIsAFileIsExit2) {
   EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
 }
 
+TEST_F(Cli, RootWithoutProcOrSysIsExit2) {
+  // An empty directory, and the directory above a tree: no input, not "OK, 5 pass".
+  TempDir empty;
+  auto r = run_binary(PERFGAP_BINARY, {"check", "--root", empty.path()});
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("no proc/ or sys/"), std::string::npos) << r.err;
+  TempDir above;
+  fs::create_directories(above.path() + "/node17");
+  auto h = perfgap::fixture::unpack_tree(tree("golden/healthy-x86.tree"), above.path() + "/node17");
+  ASSERT_TRUE(h) << h.error();
+  auto up = run_binary(PERFGAP_BINARY, {"check", "--root", above.path()});
+  EXPECT_EQ(up.status, 2) << up.out;
+  EXPECT_NE(up.err.find("inside, at node17/"), std::string::npos) << up.err;
+  // A .tar.gz whose tree is one directory down (tar czf x.tar.gz node17): exit 2 saying where.
+  const std::string archive = above.path() + "/nested.tar.gz";
+  auto tar = run_binary("/bin/tar", {"czf", archive, "-C", above.path(), "node17"});
+  ASSERT_EQ(tar.status, 0) << tar.err;
+  auto nested = run_binary(PERFGAP_BINARY, {"check", "--root", archive});
+  EXPECT_EQ(nested.status, 2) << nested.out;
+  EXPECT_EQ(lines(nested.err), 1) << nested.err;
+  EXPECT_NE(nested.err.find(archive + ": not a node tree"), std::string::npos) << nested.err;
+  EXPECT_NE(nested.err.find("inside, at node17/"), std::string::npos) << nested.err;
+  // An empty proc/ is no content either.
+  fs::create_directories(empty.path() + "/proc");
+  auto bare = run_binary(PERFGAP_BINARY, {"check", "--root", empty.path()});
+  EXPECT_EQ(bare.status, 2) << bare.out;
+}
+
 TEST_F(Cli, BadArgumentsAreExit2) {
   for (std::vector<std::string> args : {std::vector<std::string>{"check", "--format", "xml"},
                                         {"check", "--no-such-flag"},

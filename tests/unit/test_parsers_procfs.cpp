@@ -111,7 +111,7 @@ TEST(CpuinfoParser, X86Guest) {
       "cpu family\t: 6\n"
       "model\t\t: 143\n"
       "model name\t: Intel(R) Xeon(R) Platinum 8480+\n"
-      "flags\t\t: fpu vme de pse tsc msr pae mce x2apic hypervisor lahf_lm abm\n"
+      "flags\t\t: fpu vme de pse tsc msr pae mce lm x2apic hypervisor lahf_lm abm\n"
       "vmx flags\t: vnmi preemption_timer\n"
       "bugs\t\t: spectre_v1\n"
       "power management:\n"
@@ -133,7 +133,7 @@ TEST(CpuinfoParser, X86Guest) {
 TEST(CpuinfoParser, X86BareMetalHasNoHypervisorFlag) {
   auto r = parse_cpuinfo(
       "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7763 64-Core Processor\n"
-      "flags\t\t: fpu vme de pse tsc msr hypervisor_x\n");
+      "flags\t\t: fpu vme de pse tsc msr lm hypervisor_x\n");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->arch_hint, "x86_64");
   EXPECT_FALSE(r->hypervisor_flag);  // whole words only
@@ -186,10 +186,55 @@ TEST(CpuinfoParser, Arm64UnknownPartIsNamedByNumbers) {
 TEST(CpuinfoParser, Arm64WithModelNameKeepsIt) {
   // Some arm64 kernels and emulators print a "model name" line; it wins over the derived name.
   auto r = parse_cpuinfo("processor : 0\nmodel name : ARMv8 Processor rev 0 (v8l)\n"
-                         "CPU implementer : 0x41\nCPU part : 0xd4f\n");
+                         "Features : fp asimd evtstrm\nCPU implementer : 0x41\nCPU part : 0xd4f\n");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->model_name, "ARMv8 Processor rev 0 (v8l)");
   EXPECT_EQ(r->arch_hint, "aarch64");
+}
+
+TEST(CpuinfoParser, ImplementerAloneNamesNoWordSize) {
+  // ARM, but 32 or 64 bit? Without Features or CPU architecture the parser does not guess.
+  auto r = parse_cpuinfo("processor : 0\nCPU implementer : 0x41\nCPU part : 0xd4f\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->arch_hint, "");
+  EXPECT_EQ(r->model_name, "Neoverse-V2");
+}
+
+// Each architecture's own keys, as its kernel prints them (shapes of real captures).
+TEST(CpuinfoParser, ArchitectureFromEachKernelsOwnFields) {
+  struct Case {
+    const char* text;
+    const char* arch;
+  } cases[] = {
+      {"vendor_id       : IBM/S390\n# processors    : 3\nfeatures\t: esan3 zarch stfle msa\n"
+       "processor 0: version = FF,  identification = 29AA14,  machine = 2817\n", "s390x"},
+      {"Processor\t: ARMv7 Processor rev 4 (v7l)\nprocessor\t: 0\nBogoMIPS\t: 1694.10\n\n"
+       "Features\t: swp half thumb fastmult vfp edsp thumbee neon vfpv3 tls vfpv4 idiva idivt\n"
+       "CPU implementer\t: 0x41\nCPU architecture: 7\nCPU part\t: 0xc0f\n", "arm"},
+      {"processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull\nCPU implementer\t: 0x41\n"
+       "CPU architecture: 8\nCPU part\t: 0xd46\n", "aarch64"},
+      {"system type\t\t: generic-loongson-machine\n\nprocessor\t\t: 0\npackage\t\t\t: 0\n"
+       "CPU Family\t\t: Loongson-64bit\nModel Name\t\t: Loongson-3A5000\n", "loongarch64"},
+      {"processor\t: 0\ncpu\t\t: POWER9, altivec supported\nclock\t\t: 3450.000000MHz\n\n"
+       "timebase\t: 512000000\nplatform\t: PowerNV\n", "powerpc"},
+      {"processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc\nmmu\t\t: sv39\n", "riscv64"},
+      {"cpu\t\t: UltraSparc T2 (Niagara2)\nfpu\t\t: UltraSparc T2 integrated FPU\ntype\t\t: sun4v\n", "sparc64"},
+      {"system type\t\t: Lemote Loongson-3\nprocessor\t\t: 0\ncpu model\t\t: ICT Loongson-3 V0.13  FPU V0.1\n"
+       "isa\t\t\t: mips1 mips2 mips3 mips4 mips5 mips32r1 mips32r2 mips64r1 mips64r2\n", "mips64"},
+      {"processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme de pse tsc msr pae\n", "i686"},
+      {"processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu vme de pse tsc msr pae lm\n", "x86_64"},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_cpuinfo(c.text);
+    ASSERT_TRUE(r) << c.arch;
+    EXPECT_EQ(r->arch_hint, c.arch) << c.text;
+    EXPECT_TRUE(known_arch(r->arch_hint));
+    EXPECT_FALSE(r->hypervisor_flag);
+  }
+  // s390's "features" is not x86's "flags": no hypervisor flag from it.
+  auto s390 = parse_cpuinfo("vendor_id : IBM/S390\nfeatures : esan3 zarch hypervisor\n");
+  ASSERT_TRUE(s390);
+  EXPECT_FALSE(s390->hypervisor_flag);
 }
 
 TEST(CpuinfoParser, Errors) {

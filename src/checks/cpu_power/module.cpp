@@ -27,6 +27,7 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   const auto& cmd = f.cmdline();
   const auto& hyp = f.hypervisor();
   const bool virt = hyp && hyp->virtualized;
+  const bool bare = hyp && !hyp->virtualized;
   const std::string impact = "~4% training throughput: busy cores lose turbo headroom when idle siblings cannot sleep (3.0 GHz instead of 3.8 GHz in the public case)";
   const std::string cmdline_fix = "Remove the idle cap (intel_idle.max_cstate=, processor.max_cstate=, idle=) from the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub), regenerate the boot config and reboot.";
   const std::string bios_fix = "Allow deep C-states in the BIOS/BMC (C6 / 'Package C-State' not limited to C0/C1; on some vendors the 'Max Performance' profile also caps C-states: use a custom profile with C6 enabled and performance frequency).";
@@ -67,10 +68,13 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   for (const auto& [cpu, states] : idle.per_cpu) cpus_with_states += states.empty() ? 0 : 1;
   if (no_driver || cpus_with_states == 0) {
     std::string why = no_driver ? (idle.driver.empty() ? idle.driver_reason : "cpuidle driver 'none'")
-                                : "no cpuidle states under /sys/devices/system/cpu/cpu*/cpuidle";
-    auto out = with_caps(core::finding(id, kLayer, Status::skip,
+                      : !idle.unread_reason.empty() ? idle.unread_reason
+                                                    : "no cpuidle states under /sys/devices/system/cpu/cpu*/cpuidle";
+    std::string title =
         virt ? "virtualized (" + hyp->name + ") and the VM exposes no cpuidle states: the host's C-state settings decide (" + why + ")"
-             : "no cpuidle driver, so idle states cannot be seen from here (" + why + ")"));
+        : no_driver ? "no cpuidle driver, so idle states cannot be seen from here (" + why + ")"
+                    : "cpuidle driver " + idle.driver + " is loaded, but no online CPU's idle states are readable (" + why + ")";
+    auto out = with_caps(core::finding(id, kLayer, Status::skip, title));
     out.add("/sys/devices/system/cpu/cpuidle/current_driver", idle.driver.empty() ? idle.driver_reason : idle.driver);
     return {out};
   }
@@ -117,6 +121,21 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
     auto out = with_caps(core::finding(id, kLayer, Status::skip,
         fmt::format("exit latency of {} unreadable, so whether a deep state exists is unknown", unknown_latency->second.name)));
     out.add(state_path(unknown_latency->first, unknown_latency->second.index, "latency"), "empty or not a number", "microseconds");
+    return {out};
+  }
+  if (exposed.empty() && caps.empty() && !bare && !virt) {
+    // Shallow states only, on a node that is not known to be bare metal: a BIOS limit on
+    // bare metal, the host's business in a VM; say so instead of blaming the BIOS.
+    auto out = with_caps(core::finding(id, kLayer, Status::warn,
+        fmt::format("only shallow idle states are exposed (deepest: {}, {} us), and whether this is bare metal is unknown: on bare metal a BIOS limit, in a VM the host's settings",
+                    deepest_seen ? deepest_seen->name : "none", deepest_seen && deepest_seen->latency_us ? *deepest_seen->latency_us : 0)));
+    out.add("virt.hypervisor", hyp.error());
+    out.add(fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu), state_list(first_cpu),
+            fmt::format("a state with latency >= {} us (C6)", deep_us));
+    out.add("/sys/devices/system/cpu/cpuidle/current_driver", idle.driver);
+    out.fix = bios_fix;
+    out.impact = impact;
+    out.metric("deepest_latency_us", deepest_seen && deepest_seen->latency_us ? static_cast<double>(*deepest_seen->latency_us) : 0);
     return {out};
   }
   if (exposed.empty()) {
@@ -176,16 +195,44 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
     out.add("/dev/cpu_dma_latency", "unknown: " + idle.pm_qos_reason);
   }
   auto deepest = facts::deepest_enabled_state(idle);
+  // Every online CPU is judged: CPUs whose states have no deep one, and CPUs not read at all.
+  parsers::CpuSet lacking;
+  for (const auto& [cpu, states] : idle.per_cpu)
+    if (!exposed.contains(cpu)) lacking.insert(cpu);
+  const std::size_t online = idle.per_cpu.size() + idle.unread.count();
   if (!problems.empty()) {
     out.status = Status::fail;
     out.title = "idle cores cannot reach a deep C-state: " + problems.front();
     for (std::size_t i = 1; i < problems.size(); ++i) out.title += "; " + problems[i];
     out.impact = impact;
+  } else if (!lacking.empty()) {
+    out.status = Status::warn;
+    int example = lacking.members().front();
+    out.title = fmt::format("{} of {} online CPUs have no deep idle state (CPUs {}: only {}), while {} ({} us) is enabled on the others",
+                            lacking.count(), online, cpus_text(lacking), state_list(example),
+                            deepest ? deepest->name : "?", deepest && deepest->latency_us ? *deepest->latency_us : 0);
+    out.evidence.insert(out.evidence.begin(),
+        {fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", example), state_list(example),
+         fmt::format("a state with latency >= {} us", deep_us)});
+    out.evidence.insert(out.evidence.begin() + 1,
+        {fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu == example ? enabled.members().front() : first_cpu),
+         state_list(first_cpu == example ? enabled.members().front() : first_cpu), std::nullopt});
+    out.fix = bios_fix;
+    out.impact = "busy cores next to those CPUs lose turbo headroom when they idle";
   } else {
-    out.title = fmt::format("deep idle reachable: {} ({} us) enabled on {} of {} CPUs", deepest ? deepest->name : "?",
-                            deepest && deepest->latency_us ? *deepest->latency_us : 0, enabled.count(), idle.per_cpu.size());
+    out.title = fmt::format("deep idle reachable: {} ({} us) enabled on {} of {} online CPUs", deepest ? deepest->name : "?",
+                            deepest && deepest->latency_us ? *deepest->latency_us : 0, enabled.count(), online);
     out.evidence.insert(out.evidence.begin(),
         {fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu), state_list(first_cpu), std::nullopt});
+  }
+  if (!idle.unread.empty()) {
+    if (out.status == Status::pass) {
+      out.status = Status::warn;
+      out.title = fmt::format("deep idle reachable on {} CPUs, but {} of {} online CPUs could not be read ({})", enabled.count(),
+                              idle.unread.count(), online, cpus_text(idle.unread));
+    }
+    out.add("/sys/devices/system/cpu/cpu*/cpuidle (not readable)", cpus_text(idle.unread) + ": " + idle.unread_reason);
+    out.metric("cpus_unread", static_cast<double>(idle.unread.count()));
   }
   out.add("/sys/devices/system/cpu/cpuidle/current_driver", idle.driver);
   if (deepest && deepest->latency_us) out.metric("deepest_latency_us", static_cast<double>(*deepest->latency_us));
@@ -230,10 +277,12 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
       out.add("/sys/devices/system/cpu/cpufreq/boost", std::to_string(*freq.boost));
     }
   }
-  parsers::CpuSet capped, policy_off;
+  parsers::CpuSet capped, policy_off, at_max, limits_unread = freq.unread;
   const facts::CpuFreqCpu* example = nullptr;
   const facts::CpuFreqCpu* boost_example = nullptr;
+  const facts::CpuFreqCpu* max_example = nullptr;
   for (const auto& c : freq.cpus) {
+    if (!c.scaling_max_khz || !c.cpuinfo_max_khz) limits_unread.insert(c.cpu);
     if (c.policy_boost) {
       any_signal = true;
       if (*c.policy_boost == 0) {
@@ -246,6 +295,9 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
       if (*c.scaling_max_khz < *c.cpuinfo_max_khz) {
         capped.insert(c.cpu);
         if (!example) example = &c;
+      } else {
+        at_max.insert(c.cpu);
+        if (!max_example) max_example = &c;
       }
     }
   }
@@ -261,11 +313,17 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
     out.add("CPUs with scaling_max_freq < cpuinfo_max_freq", cpus_text(capped));
     out.metric("capped_cpus", static_cast<double>(capped.count()));
   }
+  if (max_example) {
+    out.add(max_example->dir + "/scaling_max_freq", fmt::format("{} kHz (= cpuinfo_max_freq)", *max_example->scaling_max_khz));
+    out.add("CPUs with scaling_max_freq = cpuinfo_max_freq", cpus_text(at_max));
+  }
   if (!any_signal) {
     bool virt = hyp && hyp->virtualized;
     out.status = Status::skip;
+    std::string why = "none of intel_pstate/no_turbo, intel_pstate/max_perf_pct, cpufreq/boost, cpu*/cpufreq/{boost,scaling_max_freq,cpuinfo_max_freq} is readable";
+    if (!freq.unread_reason.empty()) why += " (" + freq.unread_reason + ")";
     out.title = virt ? "virtualized (" + hyp->name + "): no turbo or frequency limit is visible to the guest; the host decides"
-                     : "no cpufreq driver or turbo control visible (no intel_pstate, cpufreq/boost or scaling_max_freq)";
+                     : "no turbo control or frequency limit visible: " + why;
     return {out};
   }
   if (!problems.empty()) {
@@ -274,8 +332,18 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
     for (std::size_t i = 1; i < problems.size(); ++i) out.title += "; " + problems[i];
     out.fix = "Enable turbo/boost in the BIOS and the OS (echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo, echo 100 > .../max_perf_pct, echo 1 > /sys/devices/system/cpu/cpufreq/boost), and raise scaling_max_freq to cpuinfo_max_freq (`cpupower frequency-set -u <max>`); find the service or tuned profile that set them.";
     out.impact = "busy cores run below their rated turbo frequency: data loading, kernel launches and NCCL proxy threads slow down (a few percent of step time)";
+  } else if (!limits_unread.empty()) {
+    // Turbo is on, but the CPUs whose limits were not read could still be capped.
+    out.status = Status::warn;
+    out.title = at_max.empty()
+        ? fmt::format("turbo/boost enabled, but no CPU's frequency limit is readable ({} online CPUs)", freq.online.count())
+        : fmt::format("turbo/boost enabled and no cap on {} CPUs, but the limits of {} of {} online CPUs are not readable",
+                      at_max.count(), limits_unread.count(), freq.online.count());
+    out.add("cpu*/cpufreq/{scaling_max_freq,cpuinfo_max_freq} not readable",
+            cpus_text(limits_unread) + (freq.unread_reason.empty() ? "" : ": " + freq.unread_reason));
+    out.metric("cpus_unread", static_cast<double>(limits_unread.count()));
   } else {
-    out.title = fmt::format("turbo/boost enabled; no frequency cap on {} CPUs", freq.cpus.size());
+    out.title = fmt::format("turbo/boost enabled; no frequency cap on {} of {} online CPUs", at_max.count(), freq.online.count());
   }
   return {out};
 }
@@ -290,13 +358,25 @@ std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
     bool virt = hyp && hyp->virtualized;
     return {core::finding(id, kLayer, Status::skip,
                           virt ? "virtualized (" + hyp->name + "): no cpufreq governor in the guest; the host decides"
-                               : "no cpufreq driver: no governor to check")};
+                               : "no cpufreq driver: no governor to check (" + (freq.unread_reason.empty() ? std::string("no online CPU has cpufreq") : freq.unread_reason) + ")")};
   }
   // Group CPUs by (driver, governor, EPP) so evidence stays short on 384-CPU nodes.
   std::map<std::tuple<std::string, std::string, std::string>, parsers::CpuSet> groups;
   std::map<std::tuple<std::string, std::string, std::string>, const facts::CpuFreqCpu*> examples;
   parsers::CpuSet bad;
+  facts::CpuFreq judged = freq;  // CPUs with neither a governor nor an EPP value join the unread ones
+  judged.cpus.clear();
   for (const auto& c : freq.cpus) {
+    if (!c.governor && !c.epp) {
+      if (judged.unread.empty()) judged.unread_reason = c.dir + "/scaling_governor: empty or not readable";
+      judged.unread.insert(c.cpu);
+    } else {
+      judged.cpus.push_back(c);
+    }
+  }
+  if (judged.cpus.empty())
+    return {core::finding(id, kLayer, Status::skip, "no CPU's governor is readable: " + judged.unread_reason)};
+  for (const auto& c : judged.cpus) {
     auto key = std::make_tuple(c.driver.value_or("?"), c.governor.value_or("?"), c.epp.value_or(""));
     groups[key].insert(c.cpu);
     examples.emplace(key, &c);
@@ -312,10 +392,19 @@ std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
     if (!epp.empty()) out.add(ex->dir + "/energy_performance_preference", epp);
     out.evidence.back().source += fmt::format(" (driver {}, CPUs {})", drv, cpus_text(cpus));
   }
-  if (bad.empty()) {
-    out.title = fmt::format("performance governor or EPP on all {} CPUs", freq.cpus.size());
+  if (bad.empty() && !judged.unread.empty()) {
+    out.status = Status::warn;
+    out.title = fmt::format("performance governor or EPP on {} CPUs, but {} of {} online CPUs have no readable cpufreq ({})",
+                            judged.cpus.size(), judged.unread.count(), judged.online.count(), cpus_text(judged.unread));
+    out.add("cpu*/cpufreq/scaling_governor not readable", cpus_text(judged.unread) + ": " + judged.unread_reason);
+  } else if (bad.empty()) {
+    out.title = fmt::format("performance governor or EPP on all {} online CPUs", judged.cpus.size());
   } else {
-    out.title = fmt::format("{} of {} CPUs run neither the performance governor nor EPP 'performance'", bad.count(), freq.cpus.size());
+    out.title = fmt::format("{} of {} CPUs run neither the performance governor nor EPP 'performance'", bad.count(), judged.cpus.size());
+    if (!judged.unread.empty()) {
+      out.title += fmt::format(" ({} more online CPUs not readable)", judged.unread.count());
+      out.add("cpu*/cpufreq/scaling_governor not readable", cpus_text(judged.unread) + ": " + judged.unread_reason);
+    }
     out.fix = "Set the performance governor (`cpupower frequency-set -g performance`), or with intel_pstate/amd-pstate in active mode set EPP: echo performance > /sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference (tuned: throughput-performance).";
     out.impact = "cores ramp frequency up late on bursty work (data loading, kernel launches); typically 1-3% of step time";
   }
@@ -388,7 +477,7 @@ void register_cpu_power(core::Registry& r) {
   r.add({.id = "cpu.cstate.deep_idle",
          .layer = kLayer,
          .summary = "idle cores can reach a deep C-state (turbo headroom for busy cores)",
-         .rule = "`fail` when idle cores cannot reach a deep idle state (exit latency >= deep_latency_us, 50 us: Intel C6, AMD ACPI C2): `idle=poll`, capped on the command line, every deep state disabled on some CPU, only shallow states exposed on bare metal (BIOS limit), or a PM QoS request (/dev/cpu_dma_latency) below the deep state's latency. `skip` in a VM that exposes no deep state (the host decides) and on bare metal without a cpuidle driver. `pass` names the deepest reachable state.",
+         .rule = "`fail` when idle cores cannot reach a deep idle state (exit latency >= deep_latency_us, 50 us: Intel C6, AMD ACPI C2): `idle=poll`, capped on the command line, every deep state disabled on some CPU, only shallow states exposed on bare metal (BIOS limit), or a PM QoS request (/dev/cpu_dma_latency) below the deep state's latency. `warn` when only shallow states are exposed on a node not known to be bare metal (virt.hypervisor skipped), when some online CPUs have no deep state while others do (they are named), or when some online CPUs' cpuidle directories are unreadable. `skip` in a VM that exposes no deep state (the host decides), without a cpuidle driver, and when the driver is loaded but no CPU's states are readable. `pass` names the deepest reachable state and counts every online CPU.",
          .fix = "Allow C6 in the BIOS, remove intel_idle.max_cstate=/processor.max_cstate=/idle= from the kernel command line, re-enable disabled states, release a low PM QoS request (tuned latency-performance).",
          .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/cpuidle/current_driver",
                    "/sys/devices/system/cpu/cpu*/cpuidle/state*/name",
@@ -402,7 +491,7 @@ void register_cpu_power(core::Registry& r) {
   r.add({.id = "cpu.turbo",
          .layer = kLayer,
          .summary = "turbo/boost is on and no CPU's frequency is capped below its maximum",
-         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `skip` when none of these controls is visible (VM, no cpufreq driver).",
+         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `warn` when turbo is on but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped). `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
          .fix = "Enable turbo in BIOS and OS, set max_perf_pct to 100, raise scaling_max_freq to cpuinfo_max_freq.",
          .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/intel_pstate/no_turbo",
                    "/sys/devices/system/cpu/intel_pstate/max_perf_pct", "/sys/devices/system/cpu/intel_pstate/status",
@@ -416,7 +505,7 @@ void register_cpu_power(core::Registry& r) {
   r.add({.id = "cpu.governor",
          .layer = kLayer,
          .summary = "CPUs run the performance governor or EPP 'performance'",
-         .rule = "`warn` for CPUs whose scaling_governor is not `performance` and whose energy_performance_preference (where present) is not `performance`; evidence groups CPUs by driver, governor and EPP. `skip` without cpufreq.",
+         .rule = "`warn` for CPUs whose scaling_governor is not `performance` and whose energy_performance_preference (where present) is not `performance`; evidence groups CPUs by driver, governor and EPP; also `warn` when every readable CPU is fine but some online CPUs have no readable cpufreq (named). `skip` without cpufreq.",
          .fix = "`cpupower frequency-set -g performance`, or EPP 'performance' with intel_pstate/amd-pstate active.",
          .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/cpu*/cpufreq/scaling_driver",
                    "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",

@@ -79,7 +79,7 @@ std::vector<Finding> disabled_paths(facts::Facts& f, const core::Thresholds&) {
   if (off.empty()) {
     out.title = "no NCCL setting switches off a fast path";
     if (out.evidence.empty())
-      out.add(f.audited_env_source() + ", NCCL config files", "none of NCCL_P2P_DISABLE, NCCL_P2P_LEVEL=LOC, NCCL_SHM_DISABLE, NCCL_IB_DISABLE, NCCL_NET=Socket, NCCL_NVLS_ENABLE=0, NCCL_NET_GDR_LEVEL=LOC");
+      out.add(f.audited_env_source() + ", NCCL config files", std::string(f.audited_env_error().empty() ? "" : "environment not readable; config files: ") + "none of NCCL_P2P_DISABLE, NCCL_P2P_LEVEL=LOC, NCCL_SHM_DISABLE, NCCL_IB_DISABLE, NCCL_NET=Socket, NCCL_NVLS_ENABLE=0, NCCL_NET_GDR_LEVEL=LOC");
     return {out};
   }
   out.status = Status::fail;
@@ -118,7 +118,7 @@ std::vector<Finding> forced(facts::Facts& f, const core::Thresholds&) {
   }
   if (names.empty()) {
     out.title = "NCCL's algorithm, protocol, channel and buffer tuning is not overridden";
-    out.add(f.audited_env_source() + ", NCCL config files", "none of NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE; no NCCL_DEBUG=INFO/TRACE with NCCL_DEBUG_SUBSYS=ALL");
+    out.add(f.audited_env_source() + ", NCCL config files", std::string(f.audited_env_error().empty() ? "" : "environment not readable; config files: ") + "none of NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE; no NCCL_DEBUG=INFO/TRACE with NCCL_DEBUG_SUBSYS=ALL");
     return {out};
   }
   out.status = Status::warn;
@@ -236,7 +236,7 @@ std::vector<Finding> devices(facts::Facts& f, const core::Thresholds&) {
   if (auto s = active(c, "NCCL_SOCKET_IFNAME")) out.push_back(socket_ifname(f, *s));
   if (out.empty()) {
     auto fnd = core::finding(id, kLayer, Status::pass, "NCCL_IB_HCA and NCCL_SOCKET_IFNAME are unset: NCCL picks devices itself");
-    fnd.add(f.audited_env_source() + ", NCCL config files", "NCCL_IB_HCA, NCCL_SOCKET_IFNAME unset");
+    fnd.add(f.audited_env_source() + ", NCCL config files", unset_text(f, "NCCL_IB_HCA, NCCL_SOCKET_IFNAME"));
     out.push_back(std::move(fnd));
   }
   return out;
@@ -280,11 +280,16 @@ std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
   const auto& c = facts::nccl_config(f);
   if (grace) {
     auto s = active(c, "NCCL_NET_GDR_C2C");
-    out.add(s ? s->source : f.audited_env_source() + ", NCCL config files", s ? "NCCL_NET_GDR_C2C=" + s->value : "NCCL_NET_GDR_C2C unset");
+    out.add(s ? s->source : f.audited_env_source() + ", NCCL config files", s ? "NCCL_NET_GDR_C2C=" + s->value : unset_text(f, "NCCL_NET_GDR_C2C"));
     if (s && facts::nccl_int(s->value) != 0) paths.push_back("NCCL_NET_GDR_C2C=" + s->value + " on Grace");
   }
   if (!paths.empty()) {
     out.title = "GPUDirect RDMA is available: " + list_text(paths);
+    return {out};
+  }
+  if (grace && !f.audited_env_error().empty() && !active(c, "NCCL_NET_GDR_C2C")) {
+    out.status = Status::skip;
+    out.title = "no nvidia_peermem or dma-buf path, and whether NCCL_NET_GDR_C2C is set on this Grace node is unknown: " + f.audited_env_error();
     return {out};
   }
   if (!version) {
@@ -330,7 +335,7 @@ std::vector<Finding> ib_qps(facts::Facts& f, const core::Thresholds& th) {
   auto s = active(c, "NCCL_IB_QPS_PER_CONNECTION");
   const std::int64_t qps = s ? facts::nccl_int(s->value) : 1;
   out.add(s ? s->source : f.audited_env_source() + ", NCCL config files",
-          s ? "NCCL_IB_QPS_PER_CONNECTION=" + s->value : "NCCL_IB_QPS_PER_CONNECTION unset (NCCL's default: 1)");
+          s ? "NCCL_IB_QPS_PER_CONNECTION=" + s->value : unset_text(f, "NCCL_IB_QPS_PER_CONNECTION", " (NCCL's default: 1)"));
   if (fast.empty()) {
     if (!unknown.empty()) {
       out.status = Status::skip;
@@ -342,6 +347,12 @@ std::vector<Finding> ib_qps(facts::Facts& f, const core::Thresholds& th) {
   }
   if (qps > 1) {
     out.title = fmt::format("NCCL_IB_QPS_PER_CONNECTION={} on {} port{} of {} Gb/s or more", s->value, fast.size(), fast.size() == 1 ? "" : "s", min_rate);
+    return {out};
+  }
+  if (!s && !f.audited_env_error().empty()) {
+    out.status = Status::skip;
+    out.title = fmt::format("{} active port{} at {} Gb/s or more, but NCCL_IB_QPS_PER_CONNECTION is unknown: the audited environment is not readable ({})",
+                            fast.size(), fast.size() == 1 ? "" : "s", min_rate, f.audited_env_error());
     return {out};
   }
   out.status = Status::warn;
@@ -359,27 +370,27 @@ void register_nccl(core::Registry& r) {
   r.add({.id = "nccl.env.disabled_paths",
          .layer = kLayer,
          .summary = "no NCCL setting switches off NVLink P2P, shared memory, RDMA, NVLS or GPUDirect",
-         .rule = "Settings as NCCL reads them (audited environment, else NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf; empty values ignored, integers as strtoll reads them). `fail` for NCCL_P2P_DISABLE!=0, NCCL_P2P_LEVEL=LOC, NCCL_SHM_DISABLE!=0, NCCL_IB_DISABLE!=0 or NCCL_NET=Socket on a node with RDMA devices, NCCL_NVLS_ENABLE=0 with an NVSwitch PCI function (vendor 0x10de, class 0x0680), NCCL_NET_GDR_LEVEL/NCCL_IB_GDR_LEVEL=LOC; each named with its cost.",
+         .rule = "Settings as NCCL reads them (audited environment, else NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf; empty values ignored, integers as strtoll reads them). `fail` for NCCL_P2P_DISABLE!=0, NCCL_P2P_LEVEL=LOC, NCCL_SHM_DISABLE!=0, NCCL_IB_DISABLE!=0 or NCCL_NET=Socket on a node with RDMA devices, NCCL_NVLS_ENABLE=0 with an NVSwitch PCI function (vendor 0x10de, class 0x0680), NCCL_NET_GDR_LEVEL/NCCL_IB_GDR_LEVEL=LOC; each named with its cost. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "Remove the setting from the job, the image, or NCCL's config files.",
          .reads = {"/proc/self/environ", "/etc/nccl.conf", "/etc/passwd", "/sys/class/infiniband/*", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/vendor"},
          .params = {},
-         .run = disabled_paths});
+         .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, disabled_paths(f, th)); }});
   r.add({.id = "nccl.env.forced",
          .layer = kLayer,
          .summary = "NCCL's algorithm, protocol, channel and buffer tuning is not forced",
-         .rule = "`warn` when NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS or NCCL_BUFFSIZE is set (non-empty), or NCCL_DEBUG is INFO/TRACE with NCCL_DEBUG_SUBSYS including ALL: forced settings override NCCL's tuning; verify with a sweep.",
+         .rule = "`warn` when NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS or NCCL_BUFFSIZE is set (non-empty), or NCCL_DEBUG is INFO/TRACE with NCCL_DEBUG_SUBSYS including ALL: forced settings override NCCL's tuning; verify with a sweep. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "perfgap sweep the setting against unset; drop what does not win.",
          .reads = {"/proc/self/environ", "/etc/nccl.conf"},
          .params = {},
-         .run = forced});
+         .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, forced(f, th)); }});
   r.add({.id = "nccl.env.devices",
          .layer = kLayer,
          .summary = "NCCL_IB_HCA and NCCL_SOCKET_IFNAME name devices that exist here",
-         .rule = "NCCL's list syntax: comma list, names match as prefixes unless the list starts with '=' (exact; after an optional leading '^', which makes it an exclusion list), ':port' selects an RDMA port, an empty list means every device. Per variable (subject: its name): `fail` when a selecting entry matches no RDMA device/port (/sys/class/infiniband) or interface (/sys/class/net), or when nothing is left selected (e.g. '^=:,,' excludes everything). `pass` when both are unset.",
+         .rule = "NCCL's list syntax: comma list, names match as prefixes unless the list starts with '=' (exact; after an optional leading '^', which makes it an exclusion list), ':port' selects an RDMA port, an empty list means every device. Per variable (subject: its name): `fail` when a selecting entry matches no RDMA device/port (/sys/class/infiniband) or interface (/sys/class/net), or when nothing is left selected (e.g. '^=:,,' excludes everything). `pass` when both are unset. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "Name devices present on this node (ibv_devices, ip -br link).",
          .reads = {"/proc/self/environ", "/etc/nccl.conf", "/sys/class/infiniband/*", "/sys/class/net/*"},
          .params = {},
-         .run = devices});
+         .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, devices(f, th)); }});
   r.add({.id = "nccl.gdr",
          .layer = kLayer,
          .summary = "GPUDirect RDMA is available where GPUs and RDMA NICs share the node",

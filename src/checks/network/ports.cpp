@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "checks/all.hpp"
 #include "checks/util.hpp"
@@ -27,15 +28,24 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
   std::map<std::string, std::uint32_t> device_of;
   if (const auto& pci = f.pci())
     for (const auto& d : *pci) device_of[d.bdf] = d.device;
+  // The NIC model: its PCI device id, else the driver's hca_type, else its board id. Ports
+  // whose model is unknown are compared with nobody: an mlx4 at 40 Gb/s is no peer of an
+  // Omni-Path HFI at 100 Gb/s.
+  auto model_of = [&](const facts::IbDevice& d) -> std::string {
+    if (auto it = device_of.find(d.bdf); it != device_of.end()) return fmt::format("pci {:04x}", it->second);
+    if (!d.hca_type.empty()) return "hca_type " + d.hca_type;
+    if (!d.board_id.empty()) return "board_id " + d.board_id;
+    return "";
+  };
   auto peer_key = [&](const facts::IbDevice& d, const facts::IbPort& p) {
-    auto it = device_of.find(d.bdf);
-    return p.link_layer + "|" + (it == device_of.end() ? std::string("?") : fmt::format("{:04x}", it->second));
+    auto model = model_of(d);
+    return model.empty() ? std::string() : p.link_layer + "|" + d.driver_name() + "|" + model;
   };
   auto up = [](const facts::IbPort& p) { return p.state == "ACTIVE" && p.phys_state == "LinkUp"; };
   std::map<std::string, std::pair<double, int>> peers;  // key -> (fastest rate, active ports)
   for (const auto& d : *ib)
     for (const auto& p : d.ports)
-      if (up(p) && p.rate_gbps) {
+      if (up(p) && p.rate_gbps && !peer_key(d, p).empty()) {
         auto& [best, n] = peers[peer_key(d, p)];
         best = std::max(best, *p.rate_gbps);
         ++n;
@@ -63,14 +73,25 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
       fnd.add(p.dir + "/rate", p.rate_text.empty() ? "not readable" : p.rate_text);
       fnd.add(p.dir + "/link_layer", p.link_layer.empty() ? "not readable" : p.link_layer);
       if (p.rate_gbps) fnd.metric("rate_gbps", *p.rate_gbps);
+      static const std::set<std::string> kPhysStates = {"Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
+                                                         "LinkErrorRecovery", "Phy Test"};
+      if (p.state == "ACTIVE" && !kPhysStates.count(p.phys_state)) {
+        // ACTIVE needs a physical link; a phys_state no kernel prints is a damaged capture.
+        fnd.status = Status::warn;
+        fnd.title = fmt::format("port ACTIVE, but its phys_state '{}' is not a physical state the kernel reports (LinkUp expected)", p.phys_state);
+        out.push_back(std::move(fnd));
+        continue;
+      }
       if (!up(p)) {
         fnd.status = Status::fail;
         const bool ib_layer = p.link_layer == "InfiniBand";
         if (p.phys_state == "LinkUp")
           fnd.title = fmt::format("port {} although the link is up{}", p.state,
                                   ib_layer ? ": no subnet manager has brought it to ACTIVE" : "");
+        else if (p.state == "ACTIVE")
+          fnd.title = fmt::format("port link not up: phys_state {} (state ACTIVE)", p.phys_state);
         else
-          fnd.title = fmt::format("port down: {} / {}", p.state, p.phys_state);
+          fnd.title = fmt::format("port down: state {}, phys_state {}", p.state, p.phys_state);
         fnd.fix = p.phys_state == "LinkUp"
                       ? (ib_layer ? "Check that a subnet manager (opensm or the switch's/UFM's SM) runs and sees this port (`sminfo`, `ibstat " + d.name + "`)."
                                   : "Bring the network interface up (`ip link set <netdev> up`) and check its configuration.")
@@ -87,11 +108,13 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
         out.push_back(std::move(fnd));
         continue;
       }
-      const auto& [best, n] = peers[peer_key(d, p)];
+      const auto key = peer_key(d, p);
+      if (key.empty()) fnd.add("NIC model", "unknown (no PCI device id, hca_type or board_id): not compared with other ports");
+      const auto [best, n] = key.empty() ? std::pair<double, int>{0, 0} : peers[key];
       if (n >= 2 && *p.rate_gbps < best) {
         fnd.status = Status::fail;
-        fnd.title = fmt::format("port runs at {} while its {} peers ({}) run at up to {}", gbps(*p.rate_gbps),
-                                n - 1, p.link_layer.empty() ? "same NIC model" : p.link_layer, gbps(best));
+        fnd.title = fmt::format("port runs at {} while its {} peers ({} {}, {}) run at up to {}", gbps(*p.rate_gbps),
+                                n - 1, d.driver_name(), model_of(d), p.link_layer.empty() ? "same link layer" : p.link_layer, gbps(best));
         fnd.evidence[2].expected = gbps(best) + " (its peers)";
         fnd.metric("peer_rate_gbps", best);
         fnd.fix = "Find what trained the link down (`mlxlink -d " + d.name + " -p " + std::to_string(p.port) +
@@ -115,11 +138,12 @@ void register_network_ports(core::Registry& r) {
   r.add({.id = "net.ib.ports",
          .layer = kLayer,
          .summary = "every RDMA port is ACTIVE/LinkUp and none is slower than its peers",
-         .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer and NIC model, at least two ports); `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices.",
+         .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer, driver and NIC model: PCI device id, else hca_type, else board_id; ports whose model is unknown are compared with none; at least two ports); `warn` for an ACTIVE port whose phys_state is no value the kernel prints; `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices.",
          .fix = "Cable, transceiver and switch port (mlxlink, ibstat); a subnet manager for ports stuck in INIT.",
          .reads = {"/sys/class/infiniband/*/device", "/sys/class/infiniband/*/ports/*/state",
                    "/sys/class/infiniband/*/ports/*/phys_state", "/sys/class/infiniband/*/ports/*/rate",
                    "/sys/class/infiniband/*/ports/*/link_layer", "/sys/class/infiniband_verbs/*/ibdev",
+                   "/sys/class/infiniband/*/hca_type", "/sys/class/infiniband/*/board_id",
                    "/sys/bus/pci/devices/*/device"},
          .params = {},
          .run = ib_ports});

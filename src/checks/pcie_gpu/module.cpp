@@ -132,6 +132,15 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
       device_id[d.bdf] = d.device;
     }
   const auto& drv = facts::driver_gpus(f);
+  // A GPU the driver lists is a GPU on PCI even when its PCI identity files were not
+  // captured (hwloc's trees keep only some attributes).
+  std::vector<std::string> identity_unread;
+  for (const auto& g : drv.gpus)
+    if (std::find(pci_gpus.begin(), pci_gpus.end(), g.bdf) == pci_gpus.end()) {
+      pci_gpus.push_back(g.bdf);
+      identity_unread.push_back(g.bdf);
+    }
+  std::sort(pci_gpus.begin(), pci_gpus.end());
   if (pci_gpus.empty() && (!drv.listed || drv.gpus.empty()))
     return {core::finding(id, layer, Status::skip, "no NVIDIA GPU on PCI (vendor 0x10de, class 0x0300/0x0302)")};
   const auto version = f.nvidia_driver_version();
@@ -157,6 +166,8 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
 
   auto out = core::finding(id, layer, Status::pass, "");
   out.add("/sys/bus/pci/devices", fmt::format("{} GPU(s) on PCI: {}", pci_gpus.size(), join(pci_gpus)));
+  if (!identity_unread.empty())
+    out.add("/sys/bus/pci/devices/*/{vendor,class}", "not readable for " + join(identity_unread) + ": counted because the driver lists them");
   out.add("/proc/driver/nvidia/gpus", drv.listed ? fmt::format("{} listed: {}", drv.gpus.size(), join(visible)) : "not readable: " + drv.error);
   out.add("/proc/driver/nvidia/version", version ? *version : std::string("not readable"));
   out.add("container", container);
@@ -210,6 +221,12 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   std::vector<std::string> unseen;
   for (const auto& b : expected)
     if (!listed.count(b)) unseen.push_back(b);
+  if (!unseen.empty() && !drv.listed && !f.absence_is_real()) {
+    out.status = Status::skip;
+    out.title = fmt::format("{} GPU(s) on PCI, but the NVIDIA driver's GPU list was not captured ({}): whether the driver sees them is unknown",
+                            expected.size(), drv.error);
+    return {out};
+  }
   if (!unseen.empty()) {
     const std::size_t seen = expected.size() - unseen.size();
     if (container != "none") {
@@ -231,7 +248,7 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
     out.impact = fmt::format("{} of {} GPUs unusable: jobs sized for the node fail or run with fewer ranks.", unseen.size(), expected.size());
     return {out};
   }
-  if (expected.empty()) {
+  if (expected.empty() && !assigned.empty()) {
     out.title = fmt::format("{} GPU(s) on PCI, all assigned to VMs (vfio-pci)", pci_gpus.size());
     return {out};
   }

@@ -64,6 +64,14 @@ std::vector<Finding> shm(facts::Facts& f, const core::Thresholds& th) {
     out.title = "/dev/shm holds " + bytes_text(*s.bytes);
     return {out};
   }
+  if (s.source.find("/proc/meminfo") != std::string::npos) {
+    // tmpfs's default size, half of the node's memory: the node is small, nothing capped it.
+    out.status = Status::warn;
+    out.title = fmt::format("/dev/shm holds {}, below {} GiB, because it has tmpfs's default size (half of this node's memory): too small for NCCL and data loaders", bytes_text(*s.bytes), min_gib);
+    out.fix = "Run training on nodes with more memory, or mount /dev/shm with an explicit size= (within what the node can spare).";
+    out.impact = "NCCL's SHM transport and data-loader workers share memory through /dev/shm: too small and they fail (bus errors) or fall back to slower paths";
+    return {out};
+  }
   out.status = Status::fail;
   out.title = fmt::format("/dev/shm holds only {}, below {} GiB", bytes_text(*s.bytes), min_gib);
   out.fix = "Give the job's container a larger /dev/shm: docker run --shm-size=16g (or --ipc=host); Kubernetes: an emptyDir with medium: Memory mounted at /dev/shm; enroot/pyxis: a tmpfs line for /dev/shm with size= in /etc/enroot/mounts.d/*.fstab.";
@@ -106,6 +114,13 @@ std::vector<Finding> memlock(facts::Facts& f, const core::Thresholds&) {
 std::vector<Finding> devices(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "container.devices";
   auto out = core::finding(id, kLayer, Status::pass, "");
+  if (!f.absence_is_real() && !f.root().exists("/dev")) {
+    // A tree without dev/ says nothing about device nodes: not captured is not missing.
+    out.status = Status::skip;
+    out.title = "device nodes not captured: the tree has no dev/ directory";
+    out.add("/dev", "not present in the tree");
+    return {out};
+  }
   std::vector<std::string> missing, unknown, present;
   std::string skipped;
   const auto& ib = facts::infiniband(f);
@@ -194,7 +209,7 @@ std::vector<Finding> launcher(facts::Facts& f, const core::Thresholds&) {
   auto out = core::finding(id, kLayer, Status::pass, "");
   if (!topo || topo->value.empty()) {
     out.title = "the host sets no NCCL_TOPO_FILE: nothing to carry into containers";
-    out.add(f.audited_env_source() + ", /etc/nccl.conf", "NCCL_TOPO_FILE unset");
+    out.add(f.audited_env_source() + ", /etc/nccl.conf", unset_text(f, "NCCL_TOPO_FILE"));
     return {out};
   }
   const std::string path = topo->value;
@@ -500,7 +515,7 @@ std::vector<Finding> topo_file(facts::Facts& f, const core::Thresholds&) {
       else if (auto jt = base->nccl_conf.find("NCCL_TOPO_FILE"); jt != base->nccl_conf.end()) base_file = jt->second;
       else if (auto kt = base->settings.find("nccl_topo_file"); kt != base->settings.end() && kt->second == "present") base_file = "(a topology file)";
     }
-    out.add(f.audited_env_source() + ", NCCL config files", "NCCL_TOPO_FILE unset");
+    out.add(f.audited_env_source() + ", NCCL config files", unset_text(f, "NCCL_TOPO_FILE"));
     if (known.empty() && base_file.empty()) {
       out.title = "NCCL_TOPO_FILE is unset and no topology file is known on this node: NCCL detects the topology itself";
       return {out};
@@ -566,7 +581,7 @@ void register_runtime_topology(core::Registry& r) {
   r.add({.id = "container.shm",
          .layer = kLayer,
          .summary = "/dev/shm is large enough for NCCL's SHM transport and data loaders",
-         .rule = "Size of /dev/shm: live, statvfs; captured tree, the size= option of the last /dev/shm line in /proc/mounts, without one tmpfs's default of half of MemTotal (/proc/meminfo). `fail` below min_gib (1 GiB); `skip` when the size cannot be read.",
+         .rule = "Size of /dev/shm: live, statvfs; captured tree, the size= option of the last /dev/shm line in /proc/self/mounts (else /proc/mounts), without one tmpfs's default of half of MemTotal (/proc/meminfo). `fail` below min_gib (1 GiB) when something set the size (size=, a container runtime's default); `warn` when it is tmpfs's default (half of MemTotal) on a node too small for more; `skip` when the size cannot be read.",
          .fix = "docker --shm-size / --ipc=host; a Memory emptyDir; a sized tmpfs in enroot's mounts.d.",
          .reads = {"/proc/mounts", "/proc/self/mounts", "/proc/meminfo"},
          .params = {{"min_gib", 1, "smallest /dev/shm (GiB) that passes"}},
@@ -582,7 +597,7 @@ void register_runtime_topology(core::Registry& r) {
   r.add({.id = "container.devices",
          .layer = kLayer,
          .summary = "RDMA devices and visible GPUs have reachable device nodes",
-         .rule = "For every RDMA device, /dev/infiniband/<uverbsN> (from /sys/class/infiniband_verbs/*/ibdev); for every visible GPU, /dev/nvidia<Device Minor> (from /proc/driver/nvidia/gpus/*/information), and /dev/nvidiactl: stat only, never opened. `fail` when any is missing; `skip` when there is no such device or a device's node cannot be determined.",
+         .rule = "For every RDMA device, /dev/infiniband/<uverbsN> (from /sys/class/infiniband_verbs/*/ibdev); for every visible GPU, /dev/nvidia<Device Minor> (from /proc/driver/nvidia/gpus/*/information), and /dev/nvidiactl: stat only, never opened. `fail` when any is missing; `skip` when there is no such device, a device's node cannot be determined, or a captured tree has no dev/ directory at all (not captured is not missing).",
          .fix = "docker --gpus/--device=/dev/infiniband; enroot's nvidia/mellanox hooks; device plugins.",
          .reads = {"/sys/class/infiniband/*", "/sys/class/infiniband_verbs/*/ibdev", "/dev/infiniband/*", "/dev/nvidia*",
                    "/proc/driver/nvidia/gpus/*/information", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/vendor"},
@@ -591,13 +606,13 @@ void register_runtime_topology(core::Registry& r) {
   r.add({.id = "container.launcher_config",
          .layer = kLayer,
          .summary = "the host's enroot configuration carries NCCL_TOPO_FILE and its file into containers",
-         .rule = "On the host (`skip` inside a container): when NCCL_TOPO_FILE is set (environment or NCCL's config files), `warn` unless an /etc/enroot/environ.d/*.env line names NCCL_TOPO_FILE (or a mounts.d line mounts the config file that sets it) and an /etc/enroot/mounts.d/*.fstab line bind-mounts the file (or a directory above it) at the same path. `pass` when the host sets no NCCL_TOPO_FILE; `skip` when neither /etc/enroot nor a pyxis line in /etc/slurm/plugstack.conf(.d) exists.",
+         .rule = "On the host (`skip` inside a container): when NCCL_TOPO_FILE is set (environment or NCCL's config files), `warn` unless an /etc/enroot/environ.d/*.env line names NCCL_TOPO_FILE (or a mounts.d line mounts the config file that sets it) and an /etc/enroot/mounts.d/*.fstab line bind-mounts the file (or a directory above it) at the same path. `pass` when the host sets no NCCL_TOPO_FILE; `skip` when neither /etc/enroot nor a pyxis line in /etc/slurm/plugstack.conf(.d) exists. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "NCCL_TOPO_FILE=FILE in /etc/enroot/environ.d/*.env and 'FILE FILE none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab.",
          .reads = {"/etc/enroot", "/etc/enroot/environ.d/*", "/etc/enroot/mounts.d/*", "/etc/slurm/plugstack.conf",
                    "/etc/slurm/plugstack.conf.d/*", "/etc/slurm-llnl/plugstack.conf", "/etc/slurm-llnl/plugstack.conf.d/*",
                    "/etc/nccl.conf", "/proc/self/environ"},
          .params = {},
-         .run = launcher});
+         .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, launcher(f, th)); }});
   r.add({.id = "container.env_drift",
          .layer = kLayer,
          .summary = "NCCL/UCX/CUDA/NVIDIA settings here match the host baseline",
@@ -609,7 +624,7 @@ void register_runtime_topology(core::Registry& r) {
   r.add({.id = "nccl.topo_file",
          .layer = kLayer,
          .summary = "NCCL_TOPO_FILE names a readable NCCL topology file that matches the devices here",
-         .rule = "NCCL_TOPO_FILE from the audited environment, else NCCL's config files (NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf). `fail` when set but empty, missing or unreadable (NCCL falls back silently); when the file (read up to 4 MiB) is not NCCL topology XML (pugixml; root <system version=\"1\">) or uses XML NCCL's reader rejects (declarations, tabs, split attributes); when a GPU/NIC/PCI bus id, class, vendor/device, <cpu numaid> or affinity mask in it does not match the PCI devices here, or a GPU, RDMA device or <net> here is missing from it. `warn` for link_speed/link_width differing from max_link_speed/max_link_width (NCCL takes the smaller of device and upstream port), and when unset while /etc/nccl/topo.xml, /var/run/nvidia-topologyd/virtualTopology.xml (which NCCL then loads by default, and which is checked the same way) or the baseline names one. `pass` when it matches, or when unset and none is known.",
+         .rule = "NCCL_TOPO_FILE from the audited environment, else NCCL's config files (NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf). `fail` when set but empty, missing or unreadable (NCCL falls back silently); when the file (read up to 4 MiB) is not NCCL topology XML (pugixml; root <system version=\"1\">) or uses XML NCCL's reader rejects (declarations, tabs, split attributes); when a GPU/NIC/PCI bus id, class, vendor/device, <cpu numaid> or affinity mask in it does not match the PCI devices here, or a GPU, RDMA device or <net> here is missing from it. `warn` for link_speed/link_width differing from max_link_speed/max_link_width (NCCL takes the smaller of device and upstream port), and when unset while /etc/nccl/topo.xml, /var/run/nvidia-topologyd/virtualTopology.xml (which NCCL then loads by default, and which is checked the same way) or the baseline names one. `pass` when it matches, or when unset and none is known. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "A topology file made for this node type, carried into the container by the launcher; or none.",
          .reads = {"/proc/self/environ", "/etc/nccl.conf", "/etc/passwd", "/proc/self/status", "/etc/nccl/topo.xml",
                    "/var/run/nvidia-topologyd/virtualTopology.xml", "/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/device",
@@ -617,7 +632,7 @@ void register_runtime_topology(core::Registry& r) {
                    "/sys/bus/pci/devices/*/max_link_speed", "/sys/bus/pci/devices/*/max_link_width", "/sys/class/infiniband/*",
                    "/sys/class/net/*"},
          .params = {},
-         .run = topo_file});
+         .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, topo_file(f, th)); }});
 }
 
 }  // namespace perfgap::checks
