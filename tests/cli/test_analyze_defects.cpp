@@ -54,3 +54,34 @@ TEST(AnalyzeFieldDefects, PerfRowsOfOneSymbolAreSummed) {
   EXPECT_DOUBLE_EQ(hot["metrics"]["pct.native_queued_spin_lock_slowpath"].get<double>(), 7.0);
   EXPECT_NE(evidence_text(hot).find("4.00% python, 3.00% pt_data_worker"), std::string::npos) << evidence_text(hot);
 }
+
+// A two-node job whose NCCL lines carry no host:pid:tid prefix: "Using network Socket" and
+// "NET/IB : No device found" used to be ignored (only the version line was read): skip.
+TEST(AnalyzeFieldDefects, NcclLogLinesWithoutPrefixAreRead) {
+  auto j = report({"analyze", "nccl-log", fixture("nccl-log/bare-lines-socket-2nodes.txt")}, 1);
+  const auto& net = finding(j, "nccl_log.net");
+  EXPECT_EQ(net["status"], "fail");
+  EXPECT_NE(net["title"].get<std::string>().find("fell back to NET/Socket"), std::string::npos) << net["title"];
+  EXPECT_EQ(net["metrics"]["nodes"], 2);
+}
+
+// One node (nNodes 1): NCCL probed IB, found none and picked Socket, but nothing crosses the
+// network. It used to fail as an RDMA fallback.
+TEST(AnalyzeFieldDefects, NcclLogSingleNodeIsNoFallback) {
+  auto j = report({"analyze", "nccl-log", fixture("nccl-log/single-node-ib-probe.txt")}, 0);
+  const auto& net = finding(j, "nccl_log.net");
+  EXPECT_EQ(net["status"], "skip");
+  EXPECT_NE(net["title"].get<std::string>().find("single node (nNodes 1"), std::string::npos) << net["title"];
+}
+
+// Two different bare "NCCL version" lines in one job log: a mismatch. Only the first used to
+// be kept (pass).
+TEST(AnalyzeFieldDefects, NcclLogTwoBareVersionsAreAMismatch) {
+  auto j = report({"analyze", "nccl-log", fixture("nccl-log/two-versions-bare.txt")}, 1);
+  const auto& net = finding(j, "nccl_log.net");
+  EXPECT_EQ(net["status"], "fail");
+  auto title = net["title"].get<std::string>();
+  EXPECT_NE(title.find("2.21.5"), std::string::npos) << title;
+  EXPECT_NE(title.find("2.18.3"), std::string::npos) << title;
+  EXPECT_FALSE(net["metrics"].contains("nccl_version"));  // no single version to report
+}
