@@ -65,6 +65,9 @@ struct NcclTestsOptions {
   std::vector<std::uint64_t> sizes;  // empty: every size >= 1 MiB
   double threshold = 0.95;
 };
+// The largest old-layout `error` (max absolute error) that is rounding for a data type:
+// max(1e-3, 8 x the type's machine epsilon); 0 for integer types (exact).
+double max_error_tolerance(const std::string& type);
 std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o);
 
 // ---- nccl-log --------------------------------------------------------------------------

@@ -85,3 +85,15 @@ TEST(AnalyzeFieldDefects, NcclLogTwoBareVersionsAreAMismatch) {
   EXPECT_NE(title.find("2.18.3"), std::string::npos) << title;
   EXPECT_FALSE(net["metrics"].contains("nccl_version"));  // no single version to report
 }
+
+// Old layout: `error` 1e-06 / 2e-06 on float sums (max absolute error, rounding) with
+// "Out of bounds values : 0 OK", and without that line. Both used to be "wrong results".
+TEST(AnalyzeFieldDefects, NcclTestsOldErrorColumnIsNotACount) {
+  for (const char* f : {"nccl-tests/old-error-column-rounding.txt", "nccl-tests/old-error-column-no-oob.txt"}) {
+    auto j = report({"analyze", "nccl-tests", fixture(f)}, 0);
+    const auto& bw = finding(j, "nccl_tests.busbw");
+    EXPECT_EQ(bw["status"], "pass") << f << ": " << bw["title"];
+    EXPECT_EQ(bw["metrics"]["wrong"], 0) << f;
+    EXPECT_NE(evidence_text(bw).find("max absolute error, not a count"), std::string::npos) << f << "\n" << evidence_text(bw);
+  }
+}
