@@ -97,3 +97,14 @@ TEST(AnalyzeFieldDefects, NcclTestsOldErrorColumnIsNotACount) {
     EXPECT_NE(evidence_text(bw).find("max absolute error, not a count"), std::string::npos) << f << "\n" << evidence_text(bw);
   }
 }
+
+// Sibling threads print no CPU%c6 (a core-level column, on the core's first thread only):
+// 7 idle CPUs, of which only the 3 first threads used to be counted.
+TEST(AnalyzeFieldDefects, TurbostatSiblingRowsCount) {
+  auto j = report({"analyze", "turbostat", fixture("turbostat/siblings-without-core-columns.txt")}, 0);
+  const auto& idle = finding(j, "turbostat.deep_idle");
+  EXPECT_EQ(idle["status"], "pass");
+  EXPECT_EQ(idle["metrics"]["idle_cpus"], 7);
+  EXPECT_NE(evidence_text(idle).find("3 take their core's CPU%c6 from its first thread, 1 left out"), std::string::npos) << evidence_text(idle);
+  EXPECT_EQ(finding(j, "turbostat.busy_mhz")["status"], "pass");  // 3281 MHz of the 3300 MHz max turbo
+}
