@@ -108,3 +108,56 @@ TEST(AnalyzeFieldDefects, TurbostatSiblingRowsCount) {
   EXPECT_NE(evidence_text(idle).find("3 take their core's CPU%c6 from its first thread, 1 left out"), std::string::npos) << evidence_text(idle);
   EXPECT_EQ(finding(j, "turbostat.busy_mhz")["status"], "pass");  // 3281 MHz of the 3300 MHz max turbo
 }
+
+// Training logs in today's formats used to be refused (exit 2: no step times).
+TEST(AnalyzeFieldDefects, StepsTodaysFormatsAreRead) {
+  struct Case {
+    const char* file;
+    double median_ms;
+    int records;
+  };
+  for (const auto& c : std::vector<Case>{{"steps/nemo2-train-step-timing.log", 12035, 5},
+                                         {"steps/lightning-progress-bar.log", 12100, 4},
+                                         {"steps/torchtitan.log", 1802, 4},
+                                         {"steps/nanochat.log", 989.73, 5},
+                                         {"steps/hf-trainer-dicts.log", 610.5, 5}}) {
+    // Against 1000 ms: below 95% (fail, exit 1) when the median exceeds 1000 / 0.95 ms.
+    auto j = report({"analyze", "steps", fixture(c.file), "--reference-ms", "1000"}, c.median_ms > 1000 / 0.95 ? 1 : 0);
+    const auto& gap = finding(j, "steps.gap");
+    EXPECT_NEAR(gap["metrics"]["median_ms"].get<double>(), c.median_ms, 0.01) << c.file;
+    EXPECT_EQ(gap["metrics"]["records"], c.records) << c.file;
+  }
+}
+
+// Throughput-only logs: percent of reference is measured / reference (higher is better), and
+// the report says it compared throughput.
+TEST(AnalyzeFieldDefects, StepsThroughputFlipsTheDirection) {
+  auto j = report({"analyze", "steps", fixture("steps/samples-per-sec.log"), "--reference", fixture("steps/samples-per-sec-reference.log")}, 1);
+  const auto& gap = finding(j, "steps.gap");
+  EXPECT_EQ(gap["status"], "fail");
+  EXPECT_NEAR(gap["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6);
+  EXPECT_NE(gap["title"].get<std::string>().find("throughput"), std::string::npos) << gap["title"];
+  EXPECT_NE(evidence_text(gap).find("measured / reference throughput"), std::string::npos);
+  // A time reference for a throughput log compares nothing.
+  auto t = report({"analyze", "steps", fixture("steps/samples-per-sec.log"), "--reference-ms", "100"}, 0);
+  EXPECT_EQ(finding(t, "steps.gap")["status"], "skip");
+  // gap: throughput on both sides works; a time on one side is a usage error naming both.
+  auto g = report({"gap", "--reference", fixture("steps/samples-per-sec-reference.log"), "--measured", fixture("steps/samples-per-sec.log")}, 1);
+  EXPECT_NEAR(finding(g, "steps.gap")["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6);
+  auto bad = run_binary(PERFGAP_BINARY, {"gap", "--reference", "830", "--measured", fixture("steps/samples-per-sec.log")});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("throughput (samples/s)"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
+  // gap with the new time formats.
+  auto n = report({"gap", "--reference", "12000", "--measured", fixture("steps/nemo2-train-step-timing.log")}, 0);  // 99.7%
+  EXPECT_NEAR(finding(n, "steps.gap")["metrics"]["median_ms"].get<double>(), 12035, 1e-6);
+}
+
+// Megatron's skipped iterations (loss-scale overflow, no optimizer step) are left out once
+// real steps follow.
+TEST(AnalyzeFieldDefects, StepsSkippedIterationsLeftOut) {
+  auto j = report({"analyze", "steps", fixture("steps/megatron-skipped-iterations.log")}, 0);
+  const auto& gap = finding(j, "steps.gap");
+  EXPECT_EQ(gap["metrics"]["skipped_iterations"], 2);
+  EXPECT_NEAR(gap["metrics"]["median_ms"].get<double>(), 2611.5, 1e-9);
+}

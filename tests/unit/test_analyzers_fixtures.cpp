@@ -218,17 +218,17 @@ TEST(SharedFixtures, EveryStepLogParses) {
   auto read = [](const char* name) { return *parsers::parse_steps(slurp(shared("steps") / name)); };
   auto slow = read("megatron-llm-slow-86s-iterations-no-timestamp-epfllm-11.txt");
   ASSERT_EQ(slow.records.size(), 4u);
-  EXPECT_DOUBLE_EQ(slow.records[0].ms, 86545.2);
+  EXPECT_DOUBLE_EQ(slow.records[0].value, 86545.2);
   EXPECT_EQ(slow.records[0].iteration, 122);
   auto st = analyzers::step_stats(slow, std::nullopt);
   ASSERT_TRUE(st);
-  EXPECT_DOUBLE_EQ(st->median_ms, 89075.2);
+  EXPECT_DOUBLE_EQ(st->median, 89075.2);
   analyzers::StepsOptions o;
-  o.reference_ms = 86545.2;  // the first record: 97.2% of it
+  o.reference_ms(86545.2);  // the first record: 97.2% of it
   EXPECT_EQ(analyzers::analyze_steps(*st, "slow", o)[0].status, Status::pass);
-  o.reference_ms = 80000;
+  o.reference_ms(80000);
   EXPECT_EQ(analyzers::analyze_steps(*st, "slow", o)[0].status, Status::fail);
   auto old = read("megatron-lm-2020-gpt2-v100-memory-and-timers-megatron-60.txt");
   ASSERT_EQ(old.records.size(), 2u);
-  EXPECT_DOUBLE_EQ(analyzers::step_stats(old, std::nullopt)->median_ms, 1993.9);  // 16.5 s warm-up dropped
+  EXPECT_DOUBLE_EQ(analyzers::step_stats(old, std::nullopt)->median, 1993.9);  // 16.5 s warm-up dropped
 }
