@@ -133,6 +133,10 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     }
   }
   for (auto s : missing) f.add(source, fmt::format("{}: size not in this run", format_size(s)));
+  if (!run.elided.empty())
+    f.add(fmt::format("{}:{}", source, run.elided.front()),
+          fmt::format("rows cut out of the table ('...' on {} line{}): only the {} printed sizes are judged", run.elided.size(),
+                      run.elided.size() == 1 ? "" : "s", rows.size()));
   if (f.table.size() == 1) f.table.clear();  // no size to show
   // Wrong results first in the evidence: they decide.
   auto cell = [](const std::optional<parsers::NcclTestsFigures>& fig) {
@@ -201,7 +205,8 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
       f.title = fmt::format("{}: busbw at {:.0f}% of the reference or better at {} size(s) (worst {:.1f}%), no wrong results", what,
                             100 * o.threshold, compared, 100 * worst_ratio);
     else
-      f.title = fmt::format("{}: {} sizes, peak busbw {:.2f} GB/s, no wrong results{}", what, rows.size(), max_busbw,
+      f.title = fmt::format("{}: {} sizes{}, peak busbw {:.2f} GB/s, no wrong results{}", what, rows.size(),
+                            run.elided.empty() ? "" : " printed (rows elided)", max_busbw,
                             run.out_of_bounds || run.rows.empty() ||
                                     std::any_of(run.rows.begin(), run.rows.end(),
                                                 [](const auto& r) { return r.out_of_place && (r.out_of_place->wrong || r.out_of_place->max_error); })

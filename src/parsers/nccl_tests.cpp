@@ -177,6 +177,11 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
         }
       }
     }
+    // "..." where rows were cut out (a shortened paste): noted, so the report can say so.
+    if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos && (hdr.seen || !run.rows.empty())) {
+      run.elided.push_back(lineno);
+      continue;
+    }
     // A result row starts with size and count.
     auto size = uint_tok(f[0]);
     if (!size || f.size() < 2) continue;

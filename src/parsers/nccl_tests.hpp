@@ -36,6 +36,7 @@ struct NcclTestsRun {
   std::string nccl_version;     // "2.18.5" when printed
   std::vector<NcclTestsRow> rows;
   std::optional<double> avg_busbw;  // "# Avg bus bandwidth"
+  std::vector<int> elided;             // lines of "..." where rows were cut out of the table
   std::optional<double> out_of_bounds;  // "# Out of bounds values : N OK|FAILED": wrong elements over all
                                         // sizes (the largest when the file holds several runs)
   int out_of_bounds_line = 0;

@@ -155,3 +155,21 @@ TEST(AnalyzersNcclTests, OldErrorColumnIsAMaxErrorNotACount) {
       "     8388608       2097152     float     sum      -1    83.04  101.01  176.77      1    82.03  102.26  178.96      0\n");
   EXPECT_EQ(analyzers::analyze_nccl_tests(*cur, "cur", {})[0].status, report::Status::fail);
 }
+
+// A pasted table with rows cut out ("..."): the report says only the printed sizes count.
+TEST(AnalyzersNcclTests, ElidedRowsAreSaid) {
+  auto r = parsers::parse_nccl_tests(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "           8             2     float     sum      -1    983.2    0.00    0.00      0    166.1    0.00    0.00      0\n"
+      "        ...\n"
+      " 17179869184    4294967296     float     sum      -1    92173  186.39  369.86      0    92284  186.16  369.42      0\n");
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->elided, std::vector<int>{3});
+  auto f = analyzers::analyze_nccl_tests(*r, "t", {});
+  EXPECT_EQ(f[0].status, report::Status::pass);
+  EXPECT_NE(f[0].title.find("2 sizes printed (rows elided)"), std::string::npos) << f[0].title;
+  bool said = false;
+  for (const auto& e : f[0].evidence) said = said || (e.source == "t:3" && e.observed.find("only the 2 printed sizes") != std::string::npos);
+  EXPECT_TRUE(said);
+  EXPECT_TRUE(parsers::parse_nccl_tests("...\n     65536          2048   float    52.01    1.26    1.10  0e+00    50.09    1.31    1.14  0e+00\n")->elided.empty());
+}
