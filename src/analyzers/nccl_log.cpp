@@ -96,7 +96,7 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
     std::map<std::string, int> transports;  // "NET/IB", "P2P", ...
     std::map<std::string, std::pair<int, int>> gdr_by_dir;  // direction -> (net channels, with GDRDMA)
     std::vector<std::pair<std::string, std::string>> socket_channels, net_non_gdr;
-    std::optional<std::pair<std::string, std::string>> using_socket, rdma_shown, fallback_sign, forced;
+    std::optional<std::pair<std::string, std::string>> using_socket, rdma_shown, fallback_sign, forced, plugin;
     std::set<std::string> nets;
     // Each distinct (where, version): "host" or the file for lines without a host.
     struct VersionSeen {
@@ -115,6 +115,7 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
       }
       if (!L.rdma_devices.empty() && !rdma_shown)
         rdma_shown = std::make_pair(at(in.source, L.rdma_devices.front().second), "RDMA device " + L.rdma_devices.front().first);
+      if (L.net_plugin && !plugin) plugin = std::make_pair(at(in.source, L.net_plugin->second), L.net_plugin->first);
       if (L.ib_no_device && !fallback_sign) fallback_sign = std::make_pair(at(in.source, *L.ib_no_device), "NET/IB : No device found");
       if (L.ibverbs_missing && !fallback_sign) fallback_sign = std::make_pair(at(in.source, *L.ibverbs_missing), "Failed to open libibverbs (RDMA library missing in this environment)");
       for (const auto& [kv, l] : L.env_settings)
@@ -257,6 +258,7 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
     } else {
       f.status = report::Status::skip;
       f.title = "the log shows no network selection ('Using network ...') and no channel lines";
+      if (plugin) f.add(plugin->first, "network plugin " + plugin->second + " loaded (which network NCCL then used is not in the log)");
     }
     if (f.status == report::Status::pass || f.status == report::Status::skip)
       for (const auto& v : version_where) f.add(v.where, "NCCL version " + v.version + (v.shown == v.where ? "" : " on " + v.shown));

@@ -119,6 +119,16 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
       out.using_network.emplace_back(std::string(sys::trim_ws(msg.substr(14))), lineno);
       continue;
     }
+    // The network plugin NCCL loaded: "NET/OFI Initializing aws-ofi-nccl 1.13.2-aws",
+    // "P2P plugin IBext_v8", "NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)".
+    if (!out.net_plugin) {
+      for (std::string_view key : {std::string_view("Initializing aws-ofi-nccl "), std::string_view("P2P plugin "), std::string_view("Loaded net plugin ")})
+        if (auto p = msg.find(key); p != std::string_view::npos) {
+          auto name = sys::trim_ws(msg.substr(p + (key == "Initializing aws-ofi-nccl " ? 13 : key.size())));
+          if (!name.empty()) out.net_plugin = std::make_pair(std::string(name), lineno);
+          break;
+        }
+    }
     if (sys::starts_with(msg, "NET/IB") && msg.find("No device found") != std::string_view::npos) {
       out.ib_no_device = out.ib_no_device.value_or(lineno);
       continue;

@@ -39,6 +39,7 @@ struct NcclLog {
   std::vector<std::pair<std::string, int>> using_network;  // "Socket", "IB", ... -> line
   std::vector<std::pair<std::string, int>> rdma_devices;   // "mlx5_0:1/IB" from NET/IB : Using
   std::vector<std::pair<std::string, int>> socket_devices; // "eth0:10.0.0.1<0>" from NET/Socket : Using
+  std::optional<std::pair<std::string, int>> net_plugin;  // "aws-ofi-nccl 1.13.2-aws", "IBext_v8" (plugin lines)
   std::optional<int> ib_no_device;                      // "NET/IB : No device found."
   std::optional<int> ibverbs_missing;                   // "Failed to open libibverbs"
   std::vector<std::pair<std::string, int>> env_settings;   // "NCCL_IB_DISABLE=1" (set by environment)

@@ -147,3 +147,16 @@ TEST(AnalyzersNcclLog, TwoBareVersionLinesAreAMismatch) {
   f = judge("NCCL version 2.21.5+cuda12.4\nh:1:2 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n");
   EXPECT_EQ(f[1].status, report::Status::pass);
 }
+
+TEST(AnalyzersNcclLog, NetworkPluginIsEvidenceWhenNothingElseIs) {
+  auto l = parsers::parse_nccl_log(
+      "1: gpu-3:47930:47930 [0] NCCL INFO NCCL version 2.26.2+cuda12.2\n"
+      "2: gpu-4:930643:930850 [7] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.13.2-aws\n");
+  ASSERT_TRUE(l);
+  ASSERT_TRUE(l->net_plugin);
+  EXPECT_EQ(l->net_plugin->first, "aws-ofi-nccl 1.13.2-aws");
+  auto f = judge("gpu-3:1:2 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.13.2-aws\ngpu-4:1:2 [0] NCCL INFO cudaDriverVersion 12080\n");
+  EXPECT_EQ(f[1].status, report::Status::skip);
+  ASSERT_FALSE(f[1].evidence.empty());
+  EXPECT_NE(f[1].evidence[0].observed.find("aws-ofi-nccl 1.13.2-aws"), std::string::npos);
+}

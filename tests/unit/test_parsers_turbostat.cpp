@@ -100,5 +100,7 @@ TEST(AnalyzersTurbostat, SiblingRowsWithoutCoreColumnsCount) {
   ASSERT_TRUE(two);
   auto g = analyzers::analyze_turbostat(*two, "t", {});
   for (const auto& [k, v] : g[1].metrics)
-    if (k == "deep_pct") EXPECT_DOUBLE_EQ(v, 45.0);
+    if (k == "deep_pct") {
+      EXPECT_DOUBLE_EQ(v, 45.0);
+    }
 }
