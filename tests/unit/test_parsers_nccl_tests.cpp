@@ -173,3 +173,14 @@ TEST(AnalyzersNcclTests, ElidedRowsAreSaid) {
   EXPECT_TRUE(said);
   EXPECT_TRUE(parsers::parse_nccl_tests("...\n     65536          2048   float    52.01    1.26    1.10  0e+00    50.09    1.31    1.14  0e+00\n")->elided.empty());
 }
+
+// -c 0: every cell N/A; the out-of-bounds line (always 0 then) does not make it checked.
+TEST(AnalyzersNcclTests, NotCheckedEvenWithAnOutOfBoundsLine) {
+  auto r = parsers::parse_nccl_tests(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     8388608       2097152     float     sum      -1    83.04  101.01  176.77    N/A    82.03  102.26  178.96    N/A\n"
+      "# Out of bounds values : 0 OK\n");
+  ASSERT_TRUE(r);
+  auto f = analyzers::analyze_nccl_tests(*r, "t", {});
+  EXPECT_NE(f[0].title.find("results not checked"), std::string::npos) << f[0].title;
+}
