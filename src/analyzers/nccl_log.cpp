@@ -147,11 +147,7 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
       if (L.nvls_channels) nvls = L.nvls_channels;
       if (L.p2p_channels) p2p = L.p2p_channels;
     }
-    int channels = 0;
-    for (const auto& [t, n] : transports) {
-      f.metric("channels." + t, n);
-      channels += n;
-    }
+    for (const auto& [t, n] : transports) f.metric("channels." + t, n);
     if (coll) f.metric("coll_channels", *coll);
     if (nvls) f.metric("nvls_channels", *nvls);
     if (p2p) f.metric("p2p_channels", *p2p);
@@ -258,7 +254,7 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
     } else {
       f.status = report::Status::skip;
       f.title = "the log shows no network selection ('Using network ...') and no channel lines";
-      if (plugin) f.add(plugin->first, "network plugin " + plugin->second + " loaded (which network NCCL then used is not in the log)");
+      if (plugin) f.add(plugin->first, "network plugin " + plugin->second + " initialized (which network NCCL then used is not in the log)");
     }
     if (f.status == report::Status::pass || f.status == report::Status::skip)
       for (const auto& v : version_where) f.add(v.where, "NCCL version " + v.version + (v.shown == v.where ? "" : " on " + v.shown));
