@@ -154,7 +154,7 @@ class Nemo : public Recogniser {
       std::size_t k = g + 11;
       while (k < line.size() && line[k] == ' ') ++k;
       if (k < line.size() && (line[k] == ':' || line[k] == '='))
-        if (auto n = number_at(line, k + 1)) it = static_cast<long>(*n);
+        if (auto n = number_at(line, k + 1); n && *n >= 0 && *n < 1e15) it = static_cast<long>(*n);
     } else if (auto q = find_word(line, "iteration "); q != std::string_view::npos) {
       it = integer_at(line, q + 10);
     }
