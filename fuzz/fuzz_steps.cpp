@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(r.error().line >= 0 && r.error().line <= lines);
     return 0;
   }
-  for (const auto& s : r->records) FUZZ_CHECK(s.ms > 0 && s.line >= 1 && s.line <= lines);
+  for (const auto& s : r->records) FUZZ_CHECK(s.value > 0 && s.line >= 1 && s.line <= lines);
   for (const auto& d : r->damaged) FUZZ_CHECK(d.line >= 0 && d.line <= lines);
   if (auto s = perfgap::analyzers::step_stats(*r, std::nullopt)) (void)perfgap::analyzers::analyze_steps(*s, "f", {});
   return 0;

@@ -65,6 +65,9 @@ struct NcclTestsOptions {
   std::vector<std::uint64_t> sizes;  // empty: every size >= 1 MiB
   double threshold = 0.95;
 };
+// The largest old-layout `error` (max absolute error) that is rounding for a data type:
+// max(1e-3, 8 x the type's machine epsilon); 0 for integer types (exact).
+double max_error_tolerance(const std::string& type);
 std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o);
 
 // ---- nccl-log --------------------------------------------------------------------------
@@ -81,21 +84,43 @@ struct NcclLogInput {
 std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, const NcclLogOptions& o);
 
 // ---- steps / gap -----------------------------------------------------------------------
+// A step log's figures: times per step in ms, or a throughput (higher is better).
 struct StepStats {
   std::size_t records = 0, used = 0, warmup = 0;
-  double mean_ms = 0, median_ms = 0, p99_ms = 0, min_ms = 0, max_ms = 0;
+  std::size_t skipped = 0;    // Megatron skipped iterations left out (after the warm-up)
+  bool all_skipped = false;   // every record after the warm-up is a skipped iteration: kept
+  bool throughput = false;
+  std::string unit = "ms";    // "ms", "samples/s", "tokens/s"
+  std::string field;          // what the log's records are ("elapsed time per iteration (ms)", ...)
+  std::string layout;         // "Megatron-LM", "throughput", ...
+  long first_iteration = -1;  // of the records used, when the log numbers them
+  double mean = 0, median = 0, min = 0, max = 0;
+  double tail = 0;            // the slow end: p99 of step times, p1 of throughputs (nearest rank)
 };
-// Drops `warmup` records (default: 10% of them, at least 1, never all); nullopt when none is left.
+// Drops `warmup` records (default: 10% of them, at least 1, never all) and then Megatron's
+// skipped iterations (unless nothing else is left); nullopt when no record is left.
 std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<std::size_t> warmup);
+// A single figure: milliseconds per step (records == 0).
+StepStats step_figure(double ms);
 
 struct StepsOptions {
-  std::optional<double> reference_ms;
-  std::string reference_source;      // where reference_ms came from ("12.5 ms" or a file)
+  // The reference: a time per step in ms, or a throughput in `reference_unit`.
+  std::optional<double> reference;
+  bool reference_throughput = false;
+  std::string reference_unit = "ms";
+  std::string reference_source;      // where it came from ("--reference-ms" or a file)
   std::optional<std::size_t> warmup;
   double threshold = 0.95;
+  void reference_ms(double ms) {
+    reference = ms;
+    reference_throughput = false;
+    reference_unit = "ms";
+  }
 };
 // `stats` of a step log; `measured_source` names it. A measured figure given as a number has
-// stats with records == 0 (steps.tail is then `skip`).
+// stats with records == 0 (steps.tail is then `skip`). Percent of reference is
+// reference / median for times, median / reference for throughputs; a reference of another
+// quantity or unit is `skip`.
 std::vector<Finding> analyze_steps(const StepStats& stats, const std::string& measured_source, const StepsOptions& o);
 
 }  // namespace perfgap::analyzers

@@ -96,10 +96,15 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
     std::map<std::string, int> transports;  // "NET/IB", "P2P", ...
     std::map<std::string, std::pair<int, int>> gdr_by_dir;  // direction -> (net channels, with GDRDMA)
     std::vector<std::pair<std::string, std::string>> socket_channels, net_non_gdr;
-    std::optional<std::pair<std::string, std::string>> using_socket, rdma_shown, fallback_sign, forced;
+    std::optional<std::pair<std::string, std::string>> using_socket, rdma_shown, fallback_sign, forced, plugin;
     std::set<std::string> nets;
-    std::map<std::string, std::string> versions;  // "file host" -> version
-    std::vector<std::pair<std::string, std::string>> version_where;
+    // Each distinct (where, version): "host" or the file for lines without a host.
+    struct VersionSeen {
+      std::string who, version, where, shown;  // host or file; "2.21.5"; file:line; host or file:line
+    };
+    std::vector<VersionSeen> version_where;
+    std::set<std::string> hosts;
+    std::optional<std::pair<int, std::string>> n_nodes;  // largest nNodes, where
     int gdr_enabled = 0;
     std::optional<int> coll, nvls, p2p;
     for (const auto& in : logs) {
@@ -110,6 +115,7 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
       }
       if (!L.rdma_devices.empty() && !rdma_shown)
         rdma_shown = std::make_pair(at(in.source, L.rdma_devices.front().second), "RDMA device " + L.rdma_devices.front().first);
+      if (L.net_plugin && !plugin) plugin = std::make_pair(at(in.source, L.net_plugin->second), L.net_plugin->first);
       if (L.ib_no_device && !fallback_sign) fallback_sign = std::make_pair(at(in.source, *L.ib_no_device), "NET/IB : No device found");
       if (L.ibverbs_missing && !fallback_sign) fallback_sign = std::make_pair(at(in.source, *L.ibverbs_missing), "Failed to open libibverbs (RDMA library missing in this environment)");
       for (const auto& [kv, l] : L.env_settings)
@@ -129,30 +135,37 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
         }
       }
       gdr_enabled += static_cast<int>(L.gdr_enabled.size());
-      for (const auto& [host, v] : L.versions) {
-        std::string key = host.empty() ? in.source : host;
-        if (!versions.count(key)) {
-          versions[key] = v;
-          version_where.emplace_back(key, v);
-        }
+      for (const auto& v : L.versions) {
+        std::string who = v.host.empty() ? in.source : v.host;
+        bool seen = false;
+        for (const auto& x : version_where) seen = seen || (x.who == who && x.version == v.version);
+        if (!seen) version_where.push_back({who, v.version, at(in.source, v.line), v.host.empty() ? at(in.source, v.line) : v.host});
       }
+      hosts.insert(L.hosts.begin(), L.hosts.end());
+      if (L.n_nodes && (!n_nodes || *L.n_nodes > n_nodes->first)) n_nodes = std::make_pair(*L.n_nodes, at(in.source, L.n_nodes_line.value_or(0)));
       if (L.coll_channels) coll = L.coll_channels;
       if (L.nvls_channels) nvls = L.nvls_channels;
       if (L.p2p_channels) p2p = L.p2p_channels;
     }
-    int channels = 0;
-    for (const auto& [t, n] : transports) {
-      f.metric("channels." + t, n);
-      channels += n;
-    }
+    for (const auto& [t, n] : transports) f.metric("channels." + t, n);
     if (coll) f.metric("coll_channels", *coll);
     if (nvls) f.metric("nvls_channels", *nvls);
     if (p2p) f.metric("p2p_channels", *p2p);
     std::set<std::string> distinct;
-    for (const auto& [k, v] : versions) distinct.insert(v);
-    if (!distinct.empty()) f.metric("nccl_version", version_number(*distinct.begin()));
+    for (const auto& v : version_where) distinct.insert(v.version);
+    if (distinct.size() == 1) f.metric("nccl_version", version_number(*distinct.begin()));
+    if (n_nodes) f.metric("nodes", n_nodes->first);
 
-    bool socket_used = using_socket || !socket_channels.empty();
+    // Inter-node traffic: NET channels, or more than one node. NCCL probes IB and picks a
+    // network in every job, single-node ones included, where nothing goes over it: one node
+    // ("nNodes 1", or one host named and no NET channel) has no inter-node traffic to judge.
+    bool net_channels = !socket_channels.empty() || !gdr_by_dir.empty();
+    bool single_node = n_nodes ? n_nodes->first == 1 : (hosts.size() == 1 && !net_channels);
+    std::string single_why = n_nodes ? fmt::format("nNodes 1 ({})", n_nodes->second)
+                                     : hosts.size() == 1 ? fmt::format("one host, {}, and no inter-node channel", *hosts.begin()) : "";
+    // Socket carries traffic when channels run over it; a "Using network Socket" alone does
+    // only when the job spans nodes.
+    bool socket_used = !socket_channels.empty() || (using_socket && !single_node);
     // RDMA is expected when asked, when the log shows RDMA devices or NCCL looking for them in
     // vain, and when inter-node channels run over TCP sockets on GPU nodes (a multi-node GPU
     // job over sockets is a fallback unless --expect-net Socket says it is intended).
@@ -160,9 +173,9 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
     std::vector<std::string> problems;
     if (distinct.size() > 1) {
       std::string list;
-      for (const auto& [k, v] : version_where) list += (list.empty() ? "" : ", ") + k + " " + v;
+      for (const auto& v : version_where) list += (list.empty() ? "" : ", ") + v.shown + " " + v.version;
       problems.push_back("ranks report different NCCL versions: " + list);
-      for (const auto& [k, v] : version_where) f.add(k, "NCCL version " + v);
+      for (const auto& v : version_where) f.add(v.where, "NCCL version " + v.version + (v.shown == v.where ? "" : " on " + v.shown));
     }
     if (socket_used && ib_expected) {
       problems.push_back(forced ? "NCCL uses NET/Socket (" + forced->second + ") where RDMA is expected"
@@ -218,6 +231,16 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
         f.fix = forced ? "drop " + forced->second.substr(0, forced->second.find(' ')) + " if the node has RDMA NICs" : "if the nodes have RDMA NICs, make them visible to the job (devices, libibverbs)";
         f.impact = "TCP sockets: inter-node bandwidth a fraction of an RDMA fabric's";
       }
+    } else if (single_node && !net_channels && (using_socket || nets.empty())) {
+      // (An RDMA network chosen on one node is NCCL's right choice: reported below.)
+      f.status = report::Status::skip;
+      f.title = fmt::format("single node ({}): no inter-node traffic, so the network NCCL picked{} carries nothing to judge",
+                            single_why, netlist.empty() ? "" : " (" + netlist + ")");
+      if (using_socket) f.add(using_socket->first, using_socket->second + " (no inter-node peer)");
+      if (fallback_sign) f.add(fallback_sign->first, fallback_sign->second + " (NCCL probes IB in every job)");
+      if (rdma_shown) f.add(rdma_shown->first, rdma_shown->second);
+      if (forced) f.add(forced->first, forced->second + " (matters once the job spans nodes)");
+      if (!tlist.empty()) f.add("channels", tlist);
     } else if (o.expect_net && *o.expect_net == "Socket" && !socket_used && !nets.empty()) {
       f.status = report::Status::pass;
       f.title = fmt::format("NCCL uses network {} (--expect-net Socket asked for sockets)", netlist);
@@ -231,9 +254,10 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
     } else {
       f.status = report::Status::skip;
       f.title = "the log shows no network selection ('Using network ...') and no channel lines";
+      if (plugin) f.add(plugin->first, "network plugin " + plugin->second + " initialized (which network NCCL then used is not in the log)");
     }
     if (f.status == report::Status::pass || f.status == report::Status::skip)
-      for (const auto& [k, v] : version_where) f.add(k, "NCCL version " + v);
+      for (const auto& v : version_where) f.add(v.where, "NCCL version " + v.version + (v.shown == v.where ? "" : " on " + v.shown));
     out.push_back(std::move(f));
   }
   return out;

@@ -7,6 +7,22 @@
 
 namespace perfgap::analyzers {
 
+double max_error_tolerance(const std::string& type) {
+  // 1e-3, or 8 units of the type's precision (machine epsilon) where that is coarser;
+  // integer types are exact.
+  static const std::pair<const char*, double> kEps[] = {
+      {"half", 0x1p-10},    {"float16", 0x1p-10}, {"fp16", 0x1p-10},   {"bfloat16", 0x1p-7}, {"bf16", 0x1p-7},
+      {"f8e4m3", 0x1p-3},   {"fp8_e4m3", 0x1p-3}, {"f8e5m2", 0x1p-2},  {"fp8_e5m2", 0x1p-2},
+      {"float", 0x1p-23},   {"float32", 0x1p-23}, {"double", 0x1p-52}, {"float64", 0x1p-52},
+  };
+  static const char* kInts[] = {"int8", "uint8", "char", "int32", "uint32", "int", "int64", "uint64"};
+  for (const char* t : kInts)
+    if (type == t) return 0;
+  for (const auto& [t, eps] : kEps)
+    if (type == t) return std::max(1e-3, 8 * eps);
+  return 1e-3;
+}
+
 std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o) {
   using parsers::format_size;
   std::vector<Finding> out;
@@ -26,18 +42,35 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
 
   auto where = [&](const parsers::NcclTestsRow& r) { return r.line > 0 ? fmt::format("{}:{}", source, r.line) : source; };
 
-  // #wrong: out-of-place and in-place ("error" in old formats).
+  // #wrong: out-of-place and in-place counts. The old layout's `error` column is a max
+  // absolute error: above the type's tolerance it is wrong, unless the run's "Out of bounds
+  // values" line (a count over all sizes) says none was.
   double wrong_total = 0;
   std::vector<const parsers::NcclTestsRow*> wrong_rows;
+  std::vector<const parsers::NcclTestsRow*> rounding_rows;   // old error > 0 within the tolerance
+  std::vector<const parsers::NcclTestsRow*> overruled_rows;  // above it, but the out-of-bounds count says none wrong
   for (const auto& r : run.rows) {
     double w = 0;
-    if (r.out_of_place && r.out_of_place->wrong) w += *r.out_of_place->wrong;
-    if (r.in_place && r.in_place->wrong) w += *r.in_place->wrong;
-    if (w > 0) {
-      wrong_total += w;
+    bool over = false, rounding = false, over_but_counted_ok = false;
+    for (const auto* fig : {&r.out_of_place, &r.in_place}) {
+      if (!*fig) continue;
+      if ((*fig)->wrong) w += *(*fig)->wrong;
+      if (auto e = (*fig)->max_error; e && *e > 0) {
+        if (*e <= max_error_tolerance(r.type)) rounding = true;
+        else if (run.out_of_bounds) over_but_counted_ok = true;
+        else over = true;
+      }
+    }
+    if (w > 0 || over) {
+      wrong_total += w > 0 ? w : 1;
       wrong_rows.push_back(&r);
+    } else if (over_but_counted_ok) {
+      overruled_rows.push_back(&r);
+    } else if (rounding) {
+      rounding_rows.push_back(&r);
     }
   }
+  if (run.out_of_bounds && *run.out_of_bounds > 0) wrong_total = std::max(wrong_total, *run.out_of_bounds);
 
   // The sizes that matter.
   std::vector<std::uint64_t> sizes;
@@ -100,21 +133,55 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     }
   }
   for (auto s : missing) f.add(source, fmt::format("{}: size not in this run", format_size(s)));
+  if (!run.elided.empty())
+    f.add(fmt::format("{}:{}", source, run.elided.front()),
+          fmt::format("rows cut out of the table ('...' on {} line{}): only the {} printed sizes are judged", run.elided.size(),
+                      run.elided.size() == 1 ? "" : "s", rows.size()));
   if (f.table.size() == 1) f.table.clear();  // no size to show
   // Wrong results first in the evidence: they decide.
-  if (!wrong_rows.empty()) {
+  auto cell = [](const std::optional<parsers::NcclTestsFigures>& fig) {
+    if (!fig) return std::string("-");
+    if (fig->max_error) return fmt::format("max error {:g}", *fig->max_error);
+    return fig->wrong ? fmt::format("#wrong {:g}", *fig->wrong) : std::string("N/A");
+  };
+  {
     std::vector<report::Evidence> ev;
+    if (run.out_of_bounds)
+      ev.push_back({run.out_of_bounds_line > 0 ? fmt::format("{}:{}", source, run.out_of_bounds_line) : source,
+                    fmt::format("Out of bounds values: {:g}", *run.out_of_bounds), std::string("0")});
     for (const auto* r : wrong_rows)
-      ev.push_back({where(*r), fmt::format("{:>9}  #wrong out-of-place {}, in-place {}", format_size(r->size),
-                                           r->out_of_place && r->out_of_place->wrong ? fmt::format("{:g}", *r->out_of_place->wrong) : "N/A",
-                                           r->in_place && r->in_place->wrong ? fmt::format("{:g}", *r->in_place->wrong) : "N/A"),
-                    std::string("0")});
+      ev.push_back({where(*r),
+                    fmt::format("{:>9}  out-of-place {}, in-place {}", format_size(r->size), cell(r->out_of_place), cell(r->in_place)),
+                    r->out_of_place && r->out_of_place->max_error
+                        ? fmt::format("max error <= {:g} ({})", max_error_tolerance(r->type), r->type)
+                        : std::string("0")});
+    if (!rounding_rows.empty()) {
+      const auto* r = rounding_rows.front();
+      ev.push_back({where(*r),
+                    fmt::format("old layout: the error column is a max absolute error, not a count; {} size(s) with errors of rounding size "
+                                "(first {}: out-of-place {}, in-place {}){}",
+                                rounding_rows.size(), format_size(r->size), cell(r->out_of_place), cell(r->in_place),
+                                run.out_of_bounds ? "; the out-of-bounds count decides"
+                                                  : fmt::format("; within the tolerance {:g} for {}", max_error_tolerance(r->type), r->type)),
+                    std::nullopt});
+    }
+    for (std::size_t i = 0; i < overruled_rows.size() && i < 3; ++i) {
+      const auto* r = overruled_rows[i];
+      ev.push_back({where(*r),
+                    fmt::format("{:>9}  out-of-place {}, in-place {}: above the {} tolerance {:g}, but nccl-tests' own check counted no "
+                                "out-of-bounds value (its tolerance grows with the rank count; an unsupported in-place mode also shows here)",
+                                format_size(r->size), cell(r->out_of_place), cell(r->in_place), r->type, max_error_tolerance(r->type)),
+                    std::nullopt});
+    }
     f.evidence.insert(f.evidence.begin(), ev.begin(), ev.end());
   }
 
   if (wrong_total > 0) {
     f.status = report::Status::fail;
-    f.title = fmt::format("{}: wrong results (#wrong/error > 0) at {} size(s)", what, wrong_rows.size());
+    if (run.out_of_bounds && *run.out_of_bounds > 0 && wrong_rows.empty())
+      f.title = fmt::format("{}: wrong results ({:g} out-of-bounds values)", what, *run.out_of_bounds);
+    else
+      f.title = fmt::format("{}: wrong results (#wrong > 0, or an old-layout error above the tolerance) at {} size(s)", what, wrong_rows.size());
     f.fix = "data corruption or a broken transport: rerun with -c 1 and NCCL_DEBUG=WARN; check GPU/NIC health (XID errors, link errors) and the NCCL version across ranks";
     f.impact = "collective results are not trustworthy";
   } else if (o.reference && !below.empty()) {
@@ -138,8 +205,11 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
       f.title = fmt::format("{}: busbw at {:.0f}% of the reference or better at {} size(s) (worst {:.1f}%), no wrong results", what,
                             100 * o.threshold, compared, 100 * worst_ratio);
     else
-      f.title = fmt::format("{}: {} sizes, peak busbw {:.2f} GB/s, no wrong results{}", what, rows.size(), max_busbw,
-                            run.rows.empty() || std::any_of(run.rows.begin(), run.rows.end(), [](const auto& r) { return r.out_of_place && r.out_of_place->wrong; })
+      f.title = fmt::format("{}: {} sizes{}, peak busbw {:.2f} GB/s, no wrong results{}", what, rows.size(),
+                            run.elided.empty() ? "" : " printed (rows elided)", max_busbw,
+                            run.rows.empty() ||
+                                    std::any_of(run.rows.begin(), run.rows.end(),
+                                                [](const auto& r) { return r.out_of_place && (r.out_of_place->wrong || r.out_of_place->max_error); })
                                 ? ""
                                 : " (results not checked: -c 0)");
   }

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -64,9 +65,15 @@ const char* layout_name(parsers::PerfProfile::Layout l) {
 }  // namespace
 
 std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::string& source, const std::vector<KernelSymbol>& kb) {
+  // A symbol's rows summed: `perf report --sort comm,sym` prints one row per command (or
+  // thread), and its self time is the sum of them. Keyed by the base name (compiler suffixes
+  // dropped), in order of first appearance.
   struct Hit {
-    const KernelSymbol* k;
-    const parsers::PerfSymbol* s;
+    const KernelSymbol* k = nullptr;
+    std::string name;   // as printed when every row prints it the same, else the base name
+    std::string base;
+    double pct = 0;
+    std::vector<const parsers::PerfSymbol*> rows;
   };
   std::vector<Hit> smmu, hot;
   for (const auto& s : p.symbols) {
@@ -74,10 +81,34 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
     auto base = parsers::perf_base_symbol(s.symbol);
     for (const auto& k : kb) {
       if (!k.matches(base)) continue;
-      (k.finding == "smmu_cmdq" ? smmu : hot).push_back({&k, &s});
+      auto& list = k.finding == "smmu_cmdq" ? smmu : hot;
+      auto it = std::find_if(list.begin(), list.end(), [&](const Hit& h) { return h.base == base; });
+      if (it == list.end()) {
+        list.push_back({&k, s.symbol, base, 0, {}});
+        it = std::prev(list.end());
+      } else if (it->name != s.symbol) {
+        it->name = base;
+      }
+      it->pct += s.self_pct;
+      it->rows.push_back(&s);
       break;
     }
   }
+  auto where = [&](const Hit& h) { return fmt::format("{}:{}", source, h.rows.front()->line); };
+  // "4.00% python, 3.00% pt_data_worker" when a symbol has several rows (or one with a command).
+  auto shares = [](const Hit& h) {
+    if (h.rows.size() < 2 && (h.rows.empty() || h.rows.front()->comm.empty())) return std::string();
+    std::string out;
+    std::size_t n = 0;
+    for (const auto* r : h.rows) {
+      if (++n > 8) {
+        out += fmt::format(", ... {} more rows", h.rows.size() - 8);
+        break;
+      }
+      out += fmt::format("{}{:.2f}% {}", out.empty() ? "" : ", ", r->self_pct, r->comm.empty() ? fmt::format("(line {})", r->line) : r->comm);
+    }
+    return fmt::format(" [{} row{}: {}]", h.rows.size(), h.rows.size() == 1 ? "" : "s", out);
+  };
   const std::string what = fmt::format("{}{}", layout_name(p.layout), p.children_column ? ", Self column" : "");
   std::vector<Finding> out;
   {
@@ -87,8 +118,8 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
     f.subject = source;
     double share = 0;
     for (const auto& h : smmu) {
-      share += h.s->self_pct;
-      f.add(fmt::format("{}:{}", source, h.s->line), fmt::format("{:.2f}% {}", h.s->self_pct, h.s->symbol));
+      share += h.pct;
+      f.add(where(h), fmt::format("{:.2f}% {}{}", h.pct, h.name, shares(h)));
     }
     f.metric("smmu_cmdq_pct", share);
     if (p.samples > 0) f.metric("samples", p.samples);
@@ -101,6 +132,7 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
       f.status = report::Status::pass;
       f.title = smmu.empty() ? fmt::format("no SMMU command-queue frames in the profile ({})", what)
                              : fmt::format("SMMU command-queue frames at {:.2f}% of samples (<= {:.0f}%)", share, kThresholdPct);
+      if (smmu.empty()) f.add(source, fmt::format("{} kernel and user rows read ({}); none is an SMMU command-queue frame", p.symbols.size(), what));
     }
     out.push_back(std::move(f));
   }
@@ -109,22 +141,22 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
     f.id = "perf.hot_kernel";
     f.layer = "virtualization";
     f.subject = source;
-    std::vector<Hit> over;
+    std::vector<const Hit*> over;
     for (const auto& h : hot)
-      if (h.s->self_pct > kThresholdPct) over.push_back(h);
-    for (const auto& h : hot) f.metric(fmt::format("pct.{}", parsers::perf_base_symbol(h.s->symbol)), h.s->self_pct);
+      if (h.pct > kThresholdPct) over.push_back(&h);
+    for (const auto& h : hot) f.metric(fmt::format("pct.{}", h.base), h.pct);
     if (!over.empty()) {
       f.status = report::Status::warn;
       std::string names;
-      for (const auto& h : over) names += (names.empty() ? "" : ", ") + fmt::format("{} {:.2f}%", h.s->symbol, h.s->self_pct);
+      for (const auto* h : over) names += (names.empty() ? "" : ", ") + fmt::format("{} {:.2f}%", h->name, h->pct);
       f.title = fmt::format("known-costly kernel frames above {:.0f}% of samples: {}", kThresholdPct, names);
       std::string fixes;
       std::map<std::string, bool> seen;
-      for (const auto& h : over) {
-        f.add(fmt::format("{}:{}", source, h.s->line), fmt::format("{:.2f}% {} ({}): {}", h.s->self_pct, h.s->symbol, h.k->group, h.k->cause));
-        if (!seen[h.k->group]) {
-          seen[h.k->group] = true;
-          fixes += (fixes.empty() ? "" : " | ") + h.k->group + ": " + h.k->fix;
+      for (const auto* h : over) {
+        f.add(where(*h), fmt::format("{:.2f}% {} ({}): {}{}", h->pct, h->name, h->k->group, h->k->cause, shares(*h)));
+        if (!seen[h->k->group]) {
+          seen[h->k->group] = true;
+          fixes += (fixes.empty() ? "" : " | ") + h->k->group + ": " + h->k->fix;
         }
       }
       f.fix = fixes;
@@ -133,7 +165,8 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
       f.status = report::Status::pass;
       f.title = hot.empty() ? fmt::format("no known-costly kernel frame in the profile ({})", what)
                             : fmt::format("known-costly kernel frames all at or below {:.0f}% of samples", kThresholdPct);
-      for (const auto& h : hot) f.add(fmt::format("{}:{}", source, h.s->line), fmt::format("{:.2f}% {}", h.s->self_pct, h.s->symbol));
+      for (const auto& h : hot) f.add(where(h), fmt::format("{:.2f}% {}{}", h.pct, h.name, shares(h)));
+      if (hot.empty()) f.add(source, fmt::format("{} rows read ({}); none is a known-costly kernel frame", p.symbols.size(), what));
     }
     out.push_back(std::move(f));
   }

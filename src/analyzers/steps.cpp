@@ -10,6 +10,10 @@ namespace perfgap::analyzers {
 std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<std::size_t> warmup) {
   StepStats s;
   s.records = log.records.size();
+  s.throughput = log.throughput;
+  s.unit = log.unit;
+  s.field = log.field;
+  s.layout = parsers::step_layout_name(log.layout);
   std::size_t w;
   if (warmup) {
     w = *warmup;
@@ -19,65 +23,140 @@ std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<s
   }
   s.warmup = w;
   if (w >= s.records) return std::nullopt;
+  std::vector<const parsers::StepRecord*> kept;
+  for (std::size_t i = w; i < s.records; ++i) kept.push_back(&log.records[i]);
+  // Skipped iterations (no optimizer step) are not representative steps: left out, unless
+  // nothing else is left (then kept and said).
+  std::size_t skipped = static_cast<std::size_t>(std::count_if(kept.begin(), kept.end(), [](const auto* r) { return r->skipped; }));
+  if (skipped == kept.size()) {
+    s.all_skipped = skipped > 0;
+  } else if (skipped > 0) {
+    kept.erase(std::remove_if(kept.begin(), kept.end(), [](const auto* r) { return r->skipped; }), kept.end());
+    s.skipped = skipped;
+  }
+  s.first_iteration = kept.front()->iteration;
   std::vector<double> v;
-  v.reserve(s.records - w);
-  for (std::size_t i = w; i < s.records; ++i) v.push_back(log.records[i].ms);
+  v.reserve(kept.size());
+  for (const auto* r : kept) v.push_back(r->value);
   s.used = v.size();
   double sum = 0;
   for (double x : v) sum += x;
-  s.mean_ms = sum / static_cast<double>(v.size());
+  s.mean = sum / static_cast<double>(v.size());
   std::sort(v.begin(), v.end());
   std::size_t n = v.size();
-  s.median_ms = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  std::size_t rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(n)));  // nearest rank
-  s.p99_ms = v[std::min(n, std::max<std::size_t>(rank, 1)) - 1];
-  s.min_ms = v.front();
-  s.max_ms = v.back();
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  // Nearest rank: p99 of times from the top; for throughputs the slow end is the bottom.
+  std::size_t rank = std::max<std::size_t>(static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(n))), 1);
+  s.tail = s.throughput ? v[std::min(n, std::max<std::size_t>(static_cast<std::size_t>(std::ceil(0.01 * static_cast<double>(n))), 1)) - 1]
+                        : v[std::min(n, rank) - 1];
+  s.min = v.front();
+  s.max = v.back();
   return s;
 }
+
+StepStats step_figure(double ms) {
+  StepStats s;
+  s.median = s.mean = s.tail = s.min = s.max = ms;
+  return s;
+}
+
+namespace {
+
+std::string fmt_value(double v, const StepStats& s) { return s.throughput ? fmt::format("{:.2f} {}", v, s.unit) : fmt::format("{:.1f} ms", v); }
+
+}  // namespace
 
 std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source, const StepsOptions& o) {
   std::vector<Finding> out;
   const bool number_only = s.records == 0;
+  const std::string per = s.throughput ? "" : " per iteration";
+  // What was compared, for titles and evidence.
+  const std::string quantity = s.throughput ? fmt::format("throughput ({})", s.unit) : "time per iteration";
   {
     Finding f;
     f.id = "steps.gap";
     f.layer = "workload";
     f.subject = source;
-    f.metric("median_ms", s.median_ms);
+    if (s.throughput) {
+      f.metric("median_throughput", s.median);
+      f.metric("mean_throughput", s.mean);
+      f.metric("p1_throughput", s.tail);
+    } else {
+      f.metric("median_ms", s.median);
+    }
     if (!number_only) {
-      f.metric("mean_ms", s.mean_ms);
-      f.metric("p99_ms", s.p99_ms);
+      if (!s.throughput) {
+        f.metric("mean_ms", s.mean);
+        f.metric("p99_ms", s.tail);
+      }
       f.metric("records", static_cast<double>(s.records));
       f.metric("warmup_records", static_cast<double>(s.warmup));
+      if (s.skipped) f.metric("skipped_iterations", static_cast<double>(s.skipped));
     }
-    std::string measured = number_only ? fmt::format("{:g} ms per iteration", s.median_ms)
-                                       : fmt::format("median {:.1f} ms per iteration over {} records ({} warm-up dropped; mean {:.1f}, p99 {:.1f})",
-                                                     s.median_ms, s.used, s.warmup, s.mean_ms, s.p99_ms);
-    if (!o.reference_ms) {
-      f.status = report::Status::skip;
-      f.title = fmt::format("median {:.1f} ms per iteration; no reference to score against (--reference-ms or --reference)", s.median_ms);
-      f.add(source, measured);
+    std::string measured;
+    if (number_only) {
+      measured = fmt::format("{:g} ms per iteration", s.median);
     } else {
-      double pct = *o.reference_ms / s.median_ms;
-      f.metric("reference_ms", *o.reference_ms);
+      measured = fmt::format("median {}{} over {} record{} ({} warm-up dropped{}; mean {}, {} {}) from {} ({})", fmt_value(s.median, s), per, s.used,
+                             s.used == 1 ? "" : "s", s.warmup, s.skipped ? fmt::format(", {} skipped iterations left out", s.skipped) : "",
+                             fmt_value(s.mean, s), s.throughput ? "p1" : "p99", fmt_value(s.tail, s), s.field, s.layout);
+    }
+    auto notes = [&] {
+      if (number_only) return;
+      if (s.used == 1 && s.warmup == 0)
+        f.add(source, fmt::format("a single record{}: no warm-up could be dropped, and a run's first steps include start-up costs",
+                                  s.first_iteration >= 0 ? fmt::format(" (iteration {})", s.first_iteration) : ""));
+      if (s.all_skipped)
+        f.add(source, fmt::format("all {} record(s) after the warm-up are skipped iterations (loss-scale overflow: no optimizer step); "
+                                  "they are used, but steady-state steps may differ",
+                                  s.used));
+    };
+    const char* single = !number_only && s.used == 1 ? ", from a single record" : "";
+    const char* all_skipped = s.all_skipped ? ", skipped iterations only" : "";
+    bool comparable = o.reference && o.reference_throughput == s.throughput && o.reference_unit == s.unit;
+    if (!o.reference) {
+      f.status = report::Status::skip;
+      f.title = fmt::format("median {}{}{}{}; no reference to score against ({})", fmt_value(s.median, s), per, single, all_skipped,
+                            s.throughput ? "--reference FILE with the same throughput" : "--reference-ms or --reference");
+      f.add(source, measured);
+      notes();
+    } else if (!comparable) {
+      f.status = report::Status::skip;
+      f.title = fmt::format("the log reports {}, the reference {} is {}: nothing comparable", quantity, o.reference_source,
+                            o.reference_throughput ? fmt::format("a throughput ({})", o.reference_unit) : "a time per iteration");
+      f.add(source, measured);
+      f.add(o.reference_source, o.reference_throughput ? fmt::format("reference {:.2f} {}", *o.reference, o.reference_unit)
+                                                       : fmt::format("reference {:.1f} ms per iteration", *o.reference));
+      notes();
+    } else {
+      double ref = *o.reference;
+      double pct = s.throughput ? s.median / ref : ref / s.median;
+      if (s.throughput) f.metric("reference_throughput", ref);
+      else f.metric("reference_ms", ref);
       f.metric("percent_of_reference", 100 * pct);
       f.add(source, measured);
-      f.add(o.reference_source, fmt::format("reference {:.1f} ms per iteration", *o.reference_ms));
-      f.add("percent of reference", fmt::format("{:.1f}% (reference_ms / median_ms)", 100 * pct), fmt::format(">= {:.0f}%", 100 * o.threshold));
-      f.table = {{"median ms", "reference ms", "% of reference", "bar"},
-                 {fmt::format("{:.1f}", s.median_ms), fmt::format("{:.1f}", *o.reference_ms), fmt::format("{:.1f}%", 100 * pct),
+      f.add(o.reference_source, fmt::format("reference {}{}", fmt_value(ref, s), per));
+      f.add("percent of reference",
+            fmt::format("{:.1f}% ({})", 100 * pct, s.throughput ? "measured / reference throughput" : "reference_ms / median_ms"),
+            fmt::format(">= {:.0f}%", 100 * o.threshold));
+      notes();
+      f.table = {{s.throughput ? "median " + s.unit : "median ms", s.throughput ? "reference " + s.unit : "reference ms", "% of reference", "bar"},
+                 {s.throughput ? fmt::format("{:.2f}", s.median) : fmt::format("{:.1f}", s.median),
+                  s.throughput ? fmt::format("{:.2f}", ref) : fmt::format("{:.1f}", ref), fmt::format("{:.1f}%", 100 * pct),
                   fmt::format("{:.0f}%", 100 * o.threshold)}};
+      std::string vs = s.throughput ? fmt::format("{} vs {}", fmt_value(s.median, s), fmt_value(ref, s))
+                                    : fmt::format("{:.1f} ms vs {:.1f} ms per iteration", s.median, ref);
       if (pct < o.threshold) {
         f.status = report::Status::fail;
-        f.title = fmt::format("{:.1f}% of reference ({:.1f} ms vs {:.1f} ms per iteration), below the {:.0f}% bar", 100 * pct, s.median_ms,
-                              *o.reference_ms, 100 * o.threshold);
+        f.title = fmt::format("{:.1f}% of reference {}({}{}{}), below the {:.0f}% bar", 100 * pct, s.throughput ? "throughput " : "", vs, single,
+                              all_skipped, 100 * o.threshold);
         f.fix = "run perfgap check on the nodes and perfgap analyze on the run's profiles (perf, turbostat, nccl-tests, NCCL log) to find the configuration gap";
-        f.impact = fmt::format("iterations {:.1f}% slower than the reference", 100 * (s.median_ms / *o.reference_ms - 1));
+        f.impact = s.throughput ? fmt::format("{:.1f}% less throughput than the reference", 100 * (1 - pct))
+                                : fmt::format("iterations {:.1f}% slower than the reference", 100 * (s.median / ref - 1));
       } else {
         f.status = report::Status::pass;
-        f.title = fmt::format("{:.1f}% of reference ({:.1f} ms vs {:.1f} ms per iteration), at or above the {:.0f}% bar", 100 * pct, s.median_ms,
-                              *o.reference_ms, 100 * o.threshold);
+        f.title = fmt::format("{:.1f}% of reference {}({}{}{}), at or above the {:.0f}% bar", 100 * pct, s.throughput ? "throughput " : "", vs, single,
+                              all_skipped, 100 * o.threshold);
       }
     }
     out.push_back(std::move(f));
@@ -94,23 +173,37 @@ std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source
       f.status = report::Status::skip;
       f.title = fmt::format("{} record(s) after warm-up: too few for a tail", s.used);
     } else {
-      double over = s.p99_ms / s.median_ms - 1;
-      f.metric("p99_ms", s.p99_ms);
-      f.metric("median_ms", s.median_ms);
+      // In time terms: the slow tail's step time over the median's. For a throughput the slow
+      // tail is the 1st percentile, and its step takes median / p1 as long.
+      double over = s.throughput ? s.median / s.tail - 1 : s.tail / s.median - 1;
+      const char* tail_name = s.throughput ? "p1" : "p99";
+      if (s.throughput) {
+        f.metric("p1_throughput", s.tail);
+        f.metric("median_throughput", s.median);
+      } else {
+        f.metric("p99_ms", s.tail);
+        f.metric("median_ms", s.median);
+      }
       f.metric("p99_over_median_pct", 100 * over);
-      f.add(source, fmt::format("p99 {:.1f} ms, median {:.1f} ms, max {:.1f} ms over {} records", s.p99_ms, s.median_ms, s.max_ms, s.used),
-            "p99 <= median + 5%");
-      f.table = {{"records", "median ms", "mean ms", "p99 ms", "max ms", "p99 over median"},
-                 {std::to_string(s.used), fmt::format("{:.1f}", s.median_ms), fmt::format("{:.1f}", s.mean_ms), fmt::format("{:.1f}", s.p99_ms),
-                  fmt::format("{:.1f}", s.max_ms), fmt::format("{:.1f}%", 100 * over)}};
+      f.add(source,
+            fmt::format("{} {}, median {}, {} {} over {} records", tail_name, fmt_value(s.tail, s), fmt_value(s.median, s), s.throughput ? "min" : "max",
+                        fmt_value(s.throughput ? s.min : s.max, s), s.used),
+            s.throughput ? "p1 >= median / 1.05 (slowest steps at most 5% longer)" : "p99 <= median + 5%");
+      f.table = {{"records", s.throughput ? "median " + s.unit : "median ms", s.throughput ? "mean " + s.unit : "mean ms",
+                  s.throughput ? "p1 " + s.unit : "p99 ms", s.throughput ? "min " + s.unit : "max ms", "slow tail over median"},
+                 {std::to_string(s.used), fmt::format("{:.1f}", s.median), fmt::format("{:.1f}", s.mean), fmt::format("{:.1f}", s.tail),
+                  fmt::format("{:.1f}", s.throughput ? s.min : s.max), fmt::format("{:.1f}%", 100 * over)}};
       if (over > 0.05) {
         f.status = report::Status::warn;
-        f.title = fmt::format("p99 step time {:.1f} ms is {:.1f}% above the median {:.1f} ms: stalls", s.p99_ms, 100 * over, s.median_ms);
+        f.title = s.throughput ? fmt::format("p1 throughput {} is {:.1f}% below the median {}: the slowest steps take {:.1f}% longer (stalls)",
+                                             fmt_value(s.tail, s), 100 * (1 - s.tail / s.median), fmt_value(s.median, s), 100 * over)
+                               : fmt::format("p99 step time {:.1f} ms is {:.1f}% above the median {:.1f} ms: stalls", s.tail, 100 * over, s.median);
         f.fix = "look for stalls on the loader/launcher cores: housekeeping or hypervisor threads sharing them (perfgap check: placement.shared_cores, cpu.steal), checkpointing, GC";
         f.impact = "synchronous training waits for the slowest rank at every step";
       } else {
         f.status = report::Status::pass;
-        f.title = fmt::format("p99 step time within {:.1f}% of the median", 100 * over);
+        f.title = s.throughput ? fmt::format("p1 throughput within {:.1f}% of the median (in step time)", 100 * over)
+                               : fmt::format("p99 step time within {:.1f}% of the median", 100 * over);
       }
     }
     out.push_back(std::move(f));

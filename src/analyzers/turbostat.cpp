@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "analyzers/analyzers.hpp"
 
@@ -95,11 +97,8 @@ std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::s
       if (std::find(t.columns.begin(), t.columns.end(), c) != t.columns.end()) deep_cols.push_back(c);
     bool has_c1 = std::find(t.columns.begin(), t.columns.end(), "CPU%c1") != t.columns.end();
     Avg c1, deep;
-    int idle = 0;
-    for (const auto& r : rows) {
-      auto busy = r.get("Busy%");
-      auto rc1 = r.get("CPU%c1");
-      if (!busy || *busy >= 10 || !rc1) continue;
+    int idle = 0, inherited = 0, mate_busy = 0;
+    auto deep_of = [&](const parsers::TurbostatRow& r) -> std::optional<double> {
       double d = 0;
       bool any = false;
       for (const auto& c : deep_cols)
@@ -107,10 +106,45 @@ std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::s
           d += *v;
           any = true;
         }
-      if (!any) continue;
+      return any ? std::optional<double>(d) : std::nullopt;
+    };
+    // Core-level columns (CPU%c6, CPU%c7, ...) are printed on the first thread of a core
+    // only; its sibling threads' rows end before them. Such a row takes its core's value from
+    // the row of the same interval, package and core that has it (when that thread is idle
+    // too: a core with a busy thread cannot enter C6, so that value says nothing about idle).
+    struct CoreKey {
+      int block;
+      double pkg, core;
+      bool operator<(const CoreKey& o) const { return std::tie(block, pkg, core) < std::tie(o.block, o.pkg, o.core); }
+    };
+    std::map<CoreKey, std::pair<double, bool>> core_deep;  // -> (deep value, that thread idle)
+    for (const auto& r : rows) {
+      auto core = r.get("Core");
+      auto d = deep_of(r);
+      if (!core || !d) continue;
+      auto busy = r.get("Busy%");
+      core_deep.emplace(CoreKey{r.block, r.get("Package").value_or(-1), *core}, std::make_pair(*d, busy && *busy < 10));
+    }
+    for (const auto& r : rows) {
+      auto busy = r.get("Busy%");
+      auto rc1 = r.get("CPU%c1");
+      if (!busy || *busy >= 10 || !rc1) continue;
       ++idle;
       c1.add(*rc1);
-      deep.add(d);
+      if (auto d = deep_of(r)) {
+        deep.add(*d);
+        continue;
+      }
+      auto core = r.get("Core");
+      if (!core) continue;
+      auto it = core_deep.find(CoreKey{r.block, r.get("Package").value_or(-1), *core});
+      if (it == core_deep.end()) continue;
+      if (!it->second.second) {
+        ++mate_busy;
+        continue;
+      }
+      ++inherited;
+      deep.add(it->second.first);
     }
     std::string deep_name;
     for (const auto& c : deep_cols) deep_name += (deep_name.empty() ? "" : "+") + c;
@@ -120,12 +154,19 @@ std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::s
     } else if (idle == 0) {
       f.status = report::Status::skip;
       f.title = "no idle cores (Busy% < 10) in the " + src_rows;
+    } else if (deep.n == 0) {
+      f.status = report::Status::skip;
+      f.title = fmt::format("{} idle {} but none with a {} value (its core's first thread is busy or not printed)", idle, src_rows, deep_name);
+      f.metric("idle_cpus", idle);
     } else {
       f.metric("idle_cpus", idle);
       f.metric("c1_pct", c1.value());
       f.metric("deep_pct", deep.value());
       f.add(source, fmt::format("idle cores ({} {}): CPU%c1 {:.2f}%, {} {:.2f}%", idle, src_rows, c1.value(), deep_name, deep.value()),
             fmt::format("{} >= 1% or CPU%c1 <= 50%", deep_name));
+      if (inherited || mate_busy)
+        f.add(source, fmt::format("{} sibling-thread row(s) without core-level columns: {} take their core's {} from its first thread{}", inherited + mate_busy,
+                                  inherited, deep_name, mate_busy ? fmt::format(", {} left out of the {} average (their core's first thread is busy)", mate_busy, deep_name) : ""));
       f.table = {{"idle cores", "CPU%c1", deep_name},
                  {fmt::format("{} {}", idle, src_rows), fmt::format("{:.2f}%", c1.value()), fmt::format("{:.2f}%", deep.value())}};
       if (deep.value() < 1.0 && c1.value() > 50.0) {

@@ -150,7 +150,7 @@ int run_analyze(const AnalyzeArgs& a) {
   }
   if (k == "steps") {
     if (a.reference_ms) {
-      st.reference_ms = *a.reference_ms;
+      st.reference_ms(*a.reference_ms);
       st.reference_source = "--reference-ms";
     } else if (!a.reference.empty()) {
       auto in = read_input(a.reference);
@@ -159,7 +159,9 @@ int run_analyze(const AnalyzeArgs& a) {
       if (!r) throw UsageError("--reference " + a.reference + ": " + r.error().describe());
       auto s = analyzers::step_stats(*r, warmup);
       if (!s) throw UsageError("--reference " + a.reference + ": no records left after the warm-up");
-      st.reference_ms = s->median_ms;
+      st.reference = s->median;
+      st.reference_throughput = s->throughput;
+      st.reference_unit = s->unit;
       st.reference_source = a.reference;
     }
   }

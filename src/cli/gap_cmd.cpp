@@ -23,7 +23,7 @@ Side load(const char* opt, const std::string& arg, std::optional<std::size_t> wa
   if (v.size() > 2 && v.substr(v.size() - 2) == "ms") v.remove_suffix(2);
   if (auto n = parsers::tooltext::number(v)) {
     if (*n <= 0) throw UsageError(fmt::format("{} {}: milliseconds per iteration must be positive", opt, arg));
-    s.stats.median_ms = s.stats.mean_ms = s.stats.p99_ms = s.stats.min_ms = s.stats.max_ms = *n;
+    s.stats = analyzers::step_figure(*n);
     return s;
   }
   auto in = read_input(arg);
@@ -41,7 +41,7 @@ Side load(const char* opt, const std::string& arg, std::optional<std::size_t> wa
 }  // namespace
 
 void add_gap_command(CLI::App& app, GapArgs& a) {
-  auto* cmd = app.add_subcommand("gap", "Score a run against the reference: percent of reference (reference_ms / median_ms) and the 95% bar");
+  auto* cmd = app.add_subcommand("gap", "Score a run against the reference: percent of reference (reference_ms / median_ms; for throughput logs measured / reference) and the 95% bar");
   cmd->add_option("--reference", a.reference, "Reference: a step log, or milliseconds per iteration")->required();
   cmd->add_option("--measured", a.measured, "Measured run: a step log, or milliseconds per iteration")->required();
   cmd->add_option("--threshold", a.threshold, "Pass bar as a fraction of the reference (default 0.95)")->check(CLI::Range(0.01, 10.0));
@@ -56,8 +56,16 @@ int run_gap(const GapArgs& a) {
   if (a.warmup) warmup = static_cast<std::size_t>(*a.warmup);
   auto ref = load("--reference", a.reference, warmup);
   auto meas = load("--measured", a.measured, warmup);
+  // A throughput log is compared with a throughput of the same unit only.
+  if (ref.stats.throughput != meas.stats.throughput || ref.stats.unit != meas.stats.unit) {
+    auto what = [](const Side& s) { return s.stats.throughput ? "a throughput (" + s.stats.unit + ")" : std::string("a time per iteration (ms)"); };
+    throw UsageError(fmt::format("--reference {} is {} but --measured {} is {}: give both of the same quantity", a.reference, what(ref), a.measured,
+                                 what(meas)));
+  }
   analyzers::StepsOptions o;
-  o.reference_ms = ref.stats.median_ms;
+  o.reference = ref.stats.median;
+  o.reference_throughput = ref.stats.throughput;
+  o.reference_unit = ref.stats.unit;
   o.reference_source = ref.is_file ? a.reference : "--reference";
   o.threshold = a.threshold;
   auto findings = analyzers::analyze_steps(meas.stats, meas.is_file ? a.measured : "--measured", o);

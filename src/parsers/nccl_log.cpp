@@ -24,6 +24,16 @@ std::string host_of(std::string_view prefix) {
   return "";
 }
 
+// Blanks, or a launcher label only: srun's "0:", Open MPI's "[1,0]<stdout>:".
+bool launcher_label_only(std::string_view s) {
+  s = sys::trim_ws(s);
+  if (s.empty()) return true;
+  if (s.back() != ':') return false;
+  s.remove_suffix(1);
+  if (tooltext::is_integer(s)) return true;
+  return s.size() > 2 && s.front() == '[' && s.find("]<") != std::string_view::npos && s.back() == '>';
+}
+
 std::string first_word(std::string_view s) {
   auto w = sys::split_ws(s);
   return w.empty() ? std::string() : std::string(w[0]);
@@ -39,6 +49,12 @@ std::string strip_dot(std::string s) {
 Parsed<NcclLog> parse_nccl_log(std::string_view text) {
   NcclLog out;
   int lineno = 0;
+  std::string lead;  // a prefix-less "NCCL INFO ..." line with a blank in front
+  auto add_version = [&](const std::string& host, const std::string& v, int at) {
+    for (const auto& x : out.versions)
+      if (x.host == host && x.version == v) return;
+    out.versions.push_back({host, v, at});
+  };
   for (std::size_t pos = 0, nl = 0; pos < text.size(); pos = nl + 1) {
     nl = text.find('\n', pos);
     if (nl == std::string_view::npos) nl = text.size();
@@ -50,16 +66,27 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
     auto vpos = line.find("NCCL version ");
     auto info = line.find(" NCCL INFO ");
     auto warn = line.find(" NCCL WARN ");
+    // Without the host:pid:tid prefix the line starts with "NCCL INFO " (after blanks and a
+    // launcher label such as srun's "0: " or Open MPI's "[1,0]<stdout>:").
+    if (info == std::string_view::npos && warn == std::string_view::npos) {
+      for (const char* tag : {"NCCL INFO ", "NCCL WARN "}) {
+        auto p = line.find(tag);
+        if (p == std::string_view::npos || !launcher_label_only(line.substr(0, p))) continue;
+        lead = " ";
+        lead.append(line.substr(p));
+        line = lead;
+        (tag[5] == 'I' ? info : warn) = 0;
+        vpos = line.find("NCCL version ");
+        break;
+      }
+    }
     if (info == std::string_view::npos && warn == std::string_view::npos) {
       if (vpos != std::string_view::npos) {
         auto v = first_word(line.substr(vpos + 13));
         v = v.substr(0, v.find('+'));
         if (!v.empty() && v[0] >= '0' && v[0] <= '9') {
           ++out.nccl_lines;
-          if (!out.versions.count("")) {
-            out.versions[""] = v;
-            out.version_lines.emplace_back(v, lineno);
-          }
+          add_version("", v, lineno);
         }
       }
       continue;
@@ -70,20 +97,37 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
     auto prefix = line.substr(0, at);
     auto msg = sys::trim_ws(line.substr(at + 11));
     auto host = host_of(prefix);
+    if (!host.empty()) out.hosts.insert(host);
     if (is_warn) out.warnings.emplace_back(std::string(msg), lineno);
 
     if (auto p = msg.find("NCCL version "); p != std::string_view::npos) {
       auto v = first_word(msg.substr(p + 13));
       v = v.substr(0, v.find('+'));
-      if (!out.versions.count(host)) {
-        out.versions[host] = v;
-        out.version_lines.emplace_back(host.empty() ? v : host + " " + v, lineno);
-      }
+      if (!v.empty() && v[0] >= '0' && v[0] <= '9') add_version(host, v, lineno);
       continue;
+    }
+    // "comm 0x... rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0" (2.19+).
+    if (auto p = msg.find(" nNodes "); p != std::string_view::npos) {
+      auto w = sys::split_ws(msg.substr(p + 8));
+      if (!w.empty())
+        if (auto n = sys::to_int<int>(w[0]); n && *n > 0 && (!out.n_nodes || *n > *out.n_nodes)) {
+          out.n_nodes = *n;
+          out.n_nodes_line = lineno;
+        }
     }
     if (sys::starts_with(msg, "Using network ")) {
       out.using_network.emplace_back(std::string(sys::trim_ws(msg.substr(14))), lineno);
       continue;
+    }
+    // The network plugin NCCL loaded: "NET/OFI Initializing aws-ofi-nccl 1.13.2-aws",
+    // "P2P plugin IBext_v8", "NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)".
+    if (!out.net_plugin) {
+      for (std::string_view key : {std::string_view("Initializing aws-ofi-nccl "), std::string_view("P2P plugin "), std::string_view("Loaded net plugin ")})
+        if (auto p = msg.find(key); p != std::string_view::npos) {
+          auto name = sys::trim_ws(msg.substr(p + (key == "Initializing aws-ofi-nccl " ? 13 : key.size())));
+          if (!name.empty()) out.net_plugin = std::make_pair(std::string(name), lineno);
+          break;
+        }
     }
     if (sys::starts_with(msg, "NET/IB") && msg.find("No device found") != std::string_view::npos) {
       out.ib_no_device = out.ib_no_device.value_or(lineno);

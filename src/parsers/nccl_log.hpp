@@ -1,11 +1,13 @@
 // NCCL_DEBUG=INFO logs of NCCL 2.x: one file per rank or several ranks interleaved, with
 // launcher prefixes, nccl-tests rows and other program output mixed in. Lines are
 // "host:pid:tid [dev] NCCL INFO|WARN ..." (WARN lines also carry "file.cc:line", and a
-// timestamp since 2.26); "NCCL version X" may also stand alone.
+// timestamp since 2.26), or "NCCL INFO ..." without the prefix (some launchers and
+// NCCL_DEBUG_FILE setups drop it); "NCCL version X" may also stand alone.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,11 +27,19 @@ struct NcclChannel {
 
 struct NcclLog {
   int nccl_lines = 0;                                   // lines with NCCL INFO/WARN
-  std::map<std::string, std::string> versions;          // host (or "" when not named) -> version
-  std::vector<std::pair<std::string, int>> version_lines;  // "host version" -> line (first per host)
+  struct Version {
+    std::string host;     // "" when the line names no host (a bare "NCCL version X" line)
+    std::string version;  // "2.21.5"
+    int line = 0;
+  };
+  std::vector<Version> versions;                        // each distinct (host, version), first line
+  std::set<std::string> hosts;                          // hosts named by line prefixes
+  std::optional<int> n_nodes;                           // the largest "nNodes N" of comm init lines
+  std::optional<int> n_nodes_line;
   std::vector<std::pair<std::string, int>> using_network;  // "Socket", "IB", ... -> line
   std::vector<std::pair<std::string, int>> rdma_devices;   // "mlx5_0:1/IB" from NET/IB : Using
   std::vector<std::pair<std::string, int>> socket_devices; // "eth0:10.0.0.1<0>" from NET/Socket : Using
+  std::optional<std::pair<std::string, int>> net_plugin;  // "aws-ofi-nccl 1.13.2-aws", "IBext_v8" (plugin lines)
   std::optional<int> ib_no_device;                      // "NET/IB : No device found."
   std::optional<int> ibverbs_missing;                   // "Failed to open libibverbs"
   std::vector<std::pair<std::string, int>> env_settings;   // "NCCL_IB_DISABLE=1" (set by environment)

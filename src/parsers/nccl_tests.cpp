@@ -24,24 +24,29 @@ std::optional<std::uint64_t> uint_tok(std::string_view t) {
   return sys::to_int<std::uint64_t>(t);
 }
 
-// Reads 4 cells: time algbw busbw wrong. `wrong` may be N/A, an integer, or an old max-error
-// float ("0e+00").
-bool figures(const std::vector<std::string_view>& f, std::size_t at, NcclTestsFigures& out) {
+struct Header {
+  bool seen = false, root = true, per_iter = false;
+  bool error_column = false;  // old layout: `error` (a max error) instead of `#wrong` (a count)
+};
+
+// Reads 4 cells: time algbw busbw wrong. The last is N/A, a #wrong count, or the old
+// layout's max error: named `error` by the header, or (no header) not an integer ("1e-06").
+bool figures(const std::vector<std::string_view>& f, std::size_t at, const Header& hdr, NcclTestsFigures& out) {
   if (at + 4 > f.size()) return false;
   auto t = number(f[at]), a = number(f[at + 1]), b = number(f[at + 2]);
   if (!t || !a || !b) return false;
   out.time_us = *t;
   out.algbw = *a;
   out.busbw = *b;
-  if (f[at + 3] == "N/A") out.wrong = std::nullopt;
-  else if (auto w = number(f[at + 3])) out.wrong = *w;
-  else return false;
+  out.wrong = out.max_error = std::nullopt;
+  auto cell = f[at + 3];
+  if (cell == "N/A") return true;
+  auto w = number(cell);
+  if (!w || *w < 0) return false;
+  bool error = hdr.seen ? hdr.error_column : !tooltext::is_integer(cell);
+  (error ? out.max_error : out.wrong) = *w;
   return true;
 }
-
-struct Header {
-  bool seen = false, root = true, per_iter = false;
-};
 
 Parsed<NcclTestsRun> parse_json(std::string_view text) {
   NcclTestsRun run;
@@ -66,7 +71,7 @@ Parsed<NcclTestsRun> parse_json(std::string_view text) {
     auto t = num("time") ? num("time") : num("cpu_time");
     auto a = num("alg_bw"), b = num("bus_bw");
     if (!t || !a || !b) return std::nullopt;
-    NcclTestsFigures f{*t, *a, *b, std::nullopt};
+    NcclTestsFigures f{*t, *a, *b, std::nullopt, std::nullopt};
     f.wrong = num("nwrong");
     return f;
   };
@@ -123,9 +128,23 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
         hdr.seen = true;
         hdr.root = false;
         hdr.per_iter = false;
+        hdr.error_column = false;
         for (auto t : h) {
           if (t == "root") hdr.root = true;
           if (t == "i_min") hdr.per_iter = true;
+          if (t == "error") hdr.error_column = true;
+        }
+        continue;
+      }
+      if (auto p = line.find("Out of bounds values"); p != std::string_view::npos) {
+        auto colon = line.find(':', p);
+        if (colon != std::string_view::npos) {
+          auto w = sys::split_ws(line.substr(colon + 1));
+          if (!w.empty())
+            if (auto v = number(w[0]); v && *v >= 0 && (!run.out_of_bounds || *v > *run.out_of_bounds)) {
+              run.out_of_bounds = *v;
+              run.out_of_bounds_line = lineno;
+            }
         }
         continue;
       }
@@ -158,6 +177,11 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
         }
       }
     }
+    // "..." where rows were cut out (a shortened paste): noted, so the report can say so.
+    if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos && (hdr.seen || !run.rows.empty())) {
+      run.elided.push_back(lineno);
+      continue;
+    }
     // A result row starts with size and count.
     auto size = uint_tok(f[0]);
     if (!size || f.size() < 2) continue;
@@ -186,14 +210,14 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
       ++i;
     }
     NcclTestsFigures oop;
-    if (!figures(f, i, oop)) {
+    if (!figures(f, i, hdr, oop)) {
       run.damaged.push_back({fmt::format("result row for size {} cut short or unreadable ({} cells)", row.size, f.size()), lineno});
       continue;
     }
     row.out_of_place = oop;
     i += hdr.per_iter ? 8 : 4;
     NcclTestsFigures inp;
-    if (figures(f, i, inp)) row.in_place = inp;
+    if (figures(f, i, hdr, inp)) row.in_place = inp;
     run.rows.push_back(std::move(row));
   }
   if (run.rows.empty()) {

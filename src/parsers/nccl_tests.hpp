@@ -1,5 +1,5 @@
 // nccl-tests (and rccl-tests) output: the text tables of every version (old: no root
-// column, `error` column holding a max error or N/A; current: redop/root/#wrong, optional
+// column, `error` column holding a max absolute error or N/A; current: redop/root/#wrong, optional
 // per-iteration columns and timestamps), with launcher prefixes (mpirun --tag-output,
 // srun --label, "[N]" rank tags) and NCCL INFO lines interleaved; and the JSON file that
 // `-J FILE` writes ("results": [{size, count, type, redop, root, out_of_place:{time, alg_bw,
@@ -18,7 +18,10 @@ namespace perfgap::parsers {
 
 struct NcclTestsFigures {
   double time_us = 0, algbw = 0, busbw = 0;
-  std::optional<double> wrong;  // nullopt: not checked ("N/A")
+  std::optional<double> wrong;      // #wrong: a count of wrong elements; nullopt: not checked
+                                    // ("N/A") or an old-layout row
+  std::optional<double> max_error;  // the old layout's `error` column: the largest absolute
+                                    // error of the check, not a count (1e-06 is float rounding)
 };
 
 struct NcclTestsRow {
@@ -33,6 +36,10 @@ struct NcclTestsRun {
   std::string nccl_version;     // "2.18.5" when printed
   std::vector<NcclTestsRow> rows;
   std::optional<double> avg_busbw;  // "# Avg bus bandwidth"
+  std::vector<int> elided;             // lines of "..." where rows were cut out of the table
+  std::optional<double> out_of_bounds;  // "# Out of bounds values : N OK|FAILED": wrong elements over all
+                                        // sizes (the largest when the file holds several runs)
+  int out_of_bounds_line = 0;
   bool json = false;
   std::vector<ParseError> damaged;  // rows cut short or with unreadable cells
 };

@@ -177,6 +177,35 @@ class NextHit {
   bool searched_ = false;
 };
 
+// The columns a report row holds between its percent cell(s) and the [k]/[.] marker, as
+// the header names them ("# Overhead  Command  Shared Object  Symbol").
+enum class MidColumn { comm, dso, other };
+
+bool read_header(std::string_view line, std::vector<MidColumn>& cols) {
+  auto sym = line.find("Symbol");
+  if (sym == std::string_view::npos) return false;
+  std::size_t from = line.find("Overhead");
+  std::size_t width = 8;
+  if (auto self = line.find("Self"); self != std::string_view::npos && self < sym) {
+    from = self;
+    width = 4;
+  }
+  if (from == std::string_view::npos || from > sym) return false;
+  std::string mid(line.substr(from + width, sym - from - width));
+  for (auto p = mid.find("Shared Object"); p != std::string::npos; p = mid.find("Shared Object")) mid[p + 6] = '_';
+  cols.clear();
+  for (auto t : sys::split_ws(mid)) {
+    if (t == "Command" || t == "Pid:Command") cols.push_back(MidColumn::comm);
+    else if (t == "Shared_Object") cols.push_back(MidColumn::dso);
+    else cols.push_back(MidColumn::other);
+  }
+  return true;
+}
+
+bool looks_like_dso(std::string_view t) {
+  return t.front() == '[' || t.find(".so") != std::string_view::npos || t.find('/') != std::string_view::npos;
+}
+
 }  // namespace
 
 std::string perf_base_symbol(std::string_view sym) {
@@ -208,6 +237,8 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
   ScriptFolder script;
   NextHit percent(text, "%"), perftop(text, "PerfTop:"), children(text, "Children");
   bool skip_report = false;  // the line was taken as a wrapped symbol by the previous row
+  std::vector<MidColumn> header;  // the columns before the symbol, when a header names them
+  bool header_known = false;
   int lineno = 0;
   std::size_t pos = 0;
   const std::size_t n = text.size();
@@ -233,7 +264,15 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
       }
       if (children.within(line_begin, line_end) && raw.find("Self") != std::string_view::npos) {
         out.children_column = true;
+        header_known = read_header(tooltext::unquote_mail(raw), header);
         continue;
+      }
+      if (auto c = raw.find_first_not_of(" \t"); c != std::string_view::npos && (raw[c] == '#' || raw[c] == '>')) {
+        auto h = tooltext::unquote_mail(raw);
+        if (h.find("Overhead") != std::string_view::npos && read_header(h, header)) {
+          header_known = true;
+          continue;
+        }
       }
       // Without a percent cell no report/top/legacy row can start here.
       if (!script_like) {
@@ -251,6 +290,7 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
     }
     if (line.find("Children") != std::string_view::npos && line.find("Self") != std::string_view::npos) {
       out.children_column = true;
+      header_known = read_header(line, header);
       continue;
     }
     auto f = sys::split_ws(line);
@@ -293,7 +333,22 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
     PerfSymbol s;
     s.self_pct = self;
     s.kernel = f[m] == "[k]" || f[m] == "[g]" || f[m] == "[G]";
-    if (m > j) s.dso = std::string(f[m - 1]);
+    // The cells between the percents and the marker: Command and Shared Object as the header
+    // orders them; without a header, two or more cells are command ... object, and a single
+    // cell is the object when it looks like one ("[kernel.kallsyms]", "libc.so.6"), else the
+    // command (--sort comm,sym).
+    if (header_known && header.size() == m - j) {
+      for (std::size_t c = 0; c < header.size(); ++c) {
+        if (header[c] == MidColumn::comm) s.comm = std::string(f[j + c]);
+        if (header[c] == MidColumn::dso) s.dso = std::string(f[j + c]);
+      }
+    } else if (m - j >= 2) {
+      s.comm = std::string(f[j]);
+      s.dso = std::string(f[m - 1]);
+    } else if (m - j == 1) {
+      if (looks_like_dso(f[j])) s.dso = std::string(f[j]);
+      else s.comm = std::string(f[j]);
+    }
     if (!s.kernel && !s.dso.empty() && kernel_dso(s.dso) && f[m] != "[.]") s.kernel = true;
     auto rest = line.substr(static_cast<std::size_t>(f[m].data() - line.data()) + 3);
     auto sym = clean_tail(rest);
@@ -320,6 +375,7 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
     return parse_fail("no perf sample rows (perf report/top) or perf script samples");
   }
   out.symbols = std::move(frame);
+  out.command_column = std::any_of(out.symbols.begin(), out.symbols.end(), [](const PerfSymbol& s) { return !s.comm.empty(); });
   out.layout = saw_top ? PerfProfile::Layout::top : saw_legacy ? PerfProfile::Layout::legacy : PerfProfile::Layout::report;
   return out;
 }

@@ -2,7 +2,9 @@
 // without call graphs, any --sort), `perf top` snapshots (the last refresh frame counts),
 // the legacy "samples pcnt function DSO" layout, and `perf script` text (one sample per
 // blank-line-separated block; its first stack line is the leaf). Lines quoted for mail
-// ('>' marks) are read as their unquoted text.
+// ('>' marks) are read as their unquoted text. A symbol can have several rows (one per
+// command or thread with `--sort comm,sym`); they are kept as rows, with the command when
+// the header or the row names it.
 #pragma once
 
 #include <string>
@@ -16,6 +18,7 @@ namespace perfgap::parsers {
 struct PerfSymbol {
   std::string symbol;    // as printed, suffixes kept (".constprop.49")
   std::string dso;       // "[kernel.kallsyms]", "[kernel]", "libc.so.6", "" when not printed
+  std::string comm;      // the Command column ("python", "pt_data_worker"), "" when not printed
   bool kernel = false;   // "[k]" marker or a kernel DSO
   double self_pct = 0;   // share of samples as self time (leaf), percent
   int line = 0;          // where it was read
@@ -24,6 +27,8 @@ struct PerfSymbol {
 struct PerfProfile {
   enum class Layout { report, top, legacy, script } layout = Layout::report;
   bool children_column = false;   // report had Children + Self (self_pct is the Self column)
+  bool command_column = false;    // report had a Command column (--sort comm,...): a symbol may
+                                  // have one row per command
   double samples = 0;             // perf script: sample count; others: 0 (not printed reliably)
   std::vector<PerfSymbol> symbols;  // by appearance (script: by count, descending)
   std::vector<ParseError> damaged;  // lines that looked like rows but could not be read

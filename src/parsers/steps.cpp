@@ -1,6 +1,8 @@
 #include "parsers/steps.hpp"
 
 #include <cmath>
+#include <map>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,8 @@
 namespace perfgap::parsers {
 namespace {
 
+using sys::starts_with;
+
 struct Key {
   const char* name;
   double scale;  // to milliseconds
@@ -17,111 +21,547 @@ struct Key {
 constexpr Key kKeys[] = {{"step_time_ms", 1}, {"iteration_time_ms", 1}, {"time_ms", 1}, {"step_time_s", 1000}, {"time_s", 1000}};
 
 bool good(double v) { return std::isfinite(v) && v > 0; }
+bool digit(char c) { return c >= '0' && c <= '9'; }
+
+// A number starting at `at` (after blanks): digits, '.', an exponent, and thousands
+// separators ("1,116", "529,837": a comma followed by exactly three digits). `end` is set
+// past it.
+std::optional<double> number_at(std::string_view s, std::size_t at, std::size_t* end = nullptr) {
+  while (at < s.size() && (s[at] == ' ' || s[at] == '\t')) ++at;
+  std::string tok;
+  std::size_t i = at;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) tok += s[i++];
+  bool any = false;
+  for (; i < s.size(); ++i) {
+    char c = s[i];
+    if (digit(c) || c == '.') {
+      tok += c;
+      any = any || digit(c);
+    } else if (c == ',' && any && tok.find_first_of(".eE") == std::string::npos && i + 3 < s.size() && digit(s[i + 1]) &&
+               digit(s[i + 2]) && digit(s[i + 3]) && (i + 4 >= s.size() || !digit(s[i + 4]))) {
+      continue;  // thousands separator
+    } else if ((c == 'e' || c == 'E') && any && i + 1 < s.size() && (digit(s[i + 1]) || s[i + 1] == '-' || s[i + 1] == '+')) {
+      tok += c;
+      if (s[i + 1] == '-' || s[i + 1] == '+') tok += s[++i];
+    } else {
+      break;
+    }
+  }
+  if (!any) return std::nullopt;
+  if (end) *end = i;
+  return tooltext::number(tok);
+}
+
+// The integer right after `at` (blanks skipped), or -1.
+long integer_at(std::string_view s, std::size_t at) {
+  while (at < s.size() && s[at] == ' ') ++at;
+  std::size_t b = at;
+  while (at < s.size() && digit(s[at])) ++at;
+  if (at == b || at - b > 15) return -1;
+  return sys::to_int<long>(s.substr(b, at - b)).value_or(-1);
+}
+
+// `needle` at a word start (not preceded by a letter, digit or '_').
+std::size_t find_word(std::string_view s, std::string_view needle, std::size_t from = 0) {
+  for (auto p = s.find(needle, from); p != std::string_view::npos; p = s.find(needle, p + 1)) {
+    if (p == 0) return p;
+    char c = s[p - 1];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return p;
+  }
+  return std::string_view::npos;
+}
+
+// Seconds since the epoch of the first "YYYY-MM-DD HH:MM:SS[,.fff]" (or 'T' between) in s.
+std::optional<double> timestamp(std::string_view s) {
+  for (std::size_t i = 0; i + 19 <= s.size(); ++i) {
+    auto d = [&](std::size_t k) { return digit(s[i + k]); };
+    if (!(d(0) && d(1) && d(2) && d(3) && s[i + 4] == '-' && d(5) && d(6) && s[i + 7] == '-' && d(8) && d(9) &&
+          (s[i + 10] == ' ' || s[i + 10] == 'T') && d(11) && d(12) && s[i + 13] == ':' && d(14) && d(15) && s[i + 16] == ':' && d(17) &&
+          d(18)))
+      continue;
+    auto num = [&](std::size_t k, std::size_t n) { return std::stoi(std::string(s.substr(i + k, n))); };
+    int y = num(0, 4), mo = num(5, 2), da = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
+    if (mo < 1 || mo > 12 || da < 1 || da > 31 || h > 23 || mi > 59 || se > 60) continue;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    y -= mo <= 2;
+    long era = (y >= 0 ? y : y - 399) / 400;
+    long yoe = y - era * 400;
+    long doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + da - 1;
+    long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    double t = static_cast<double>(era * 146097 + doe - 719468) * 86400.0 + h * 3600 + mi * 60 + se;
+    std::size_t f = i + 19;
+    if (f + 1 < s.size() && (s[f] == ',' || s[f] == '.') && digit(s[f + 1])) {
+      double scale = 0.1;
+      for (++f; f < s.size() && digit(s[f]) && scale > 1e-9; ++f, scale /= 10) t += (s[f] - '0') * scale;
+    }
+    return t;
+  }
+  return std::nullopt;
+}
+
+// ---- the recognisers -------------------------------------------------------------------
+
+class Recogniser {
+ public:
+  explicit Recogniser(StepLayout l) { log.layout = l; }
+  virtual ~Recogniser() = default;
+  // Whether the line is this layout's; it may add a record or a damaged line.
+  virtual bool feed(std::string_view line, int lineno) = 0;
+  virtual void finish() {}
+  StepLog log;
+
+ protected:
+  void add(double value, long iteration, int lineno, bool skipped = false) { log.records.push_back({value, iteration, lineno, skipped}); }
+  void damaged(std::string msg, int lineno) { log.damaged.push_back({std::move(msg), lineno}); }
+};
+
+class Megatron : public Recogniser {
+ public:
+  Megatron() : Recogniser(StepLayout::megatron) { log.field = "elapsed time per iteration (ms)"; }
+  bool feed(std::string_view line, int lineno) override {
+    auto p = line.find("elapsed time per iteration (ms):");
+    if (p == std::string_view::npos) return false;
+    auto v = number_at(line, p + 32);
+    if (!v || !good(*v)) {
+      damaged("unreadable 'elapsed time per iteration (ms)' value", lineno);
+      return true;
+    }
+    long it = -1;
+    if (auto q = find_word(line, "iteration "); q != std::string_view::npos && q < p) it = integer_at(line, q + 10);
+    bool skipped = false;
+    if (auto s = line.find("number of skipped iterations:"); s != std::string_view::npos) skipped = integer_at(line, s + 29) > 0;
+    add(*v, it, lineno, skipped);
+    return true;
+  }
+};
+
+class Nemo : public Recogniser {
+ public:
+  Nemo() : Recogniser(StepLayout::nemo) { log.field = "train_step_timing in s"; }
+  bool feed(std::string_view line, int lineno) override {
+    auto p = line.find("train_step_timing in s");
+    if (p == std::string_view::npos) return false;
+    std::size_t i = p + 22;
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (i >= line.size() || (line[i] != ':' && line[i] != '=')) return false;
+    auto v = number_at(line, i + 1);
+    if (!v || !good(*v)) {
+      damaged("unreadable 'train_step_timing in s' value", lineno);
+      return true;
+    }
+    long it = -1;
+    if (auto g = line.find("global_step"); g != std::string_view::npos) {
+      std::size_t k = g + 11;
+      while (k < line.size() && line[k] == ' ') ++k;
+      if (k < line.size() && (line[k] == ':' || line[k] == '='))
+        if (auto n = number_at(line, k + 1); n && *n >= 0 && *n < 1e15) it = static_cast<long>(*n);
+    } else if (auto q = find_word(line, "iteration "); q != std::string_view::npos) {
+      it = integer_at(line, q + 10);
+    }
+    // A progress bar redraws the same step: one record per step.
+    if (it >= 0 && !log.records.empty() && log.records.back().iteration == it) return true;
+    add(*v * 1000, it, lineno);
+    return true;
+  }
+};
+
+class Nanochat : public Recogniser {
+ public:
+  Nanochat() : Recogniser(StepLayout::nanochat) { log.field = "dt"; }
+  bool feed(std::string_view line, int lineno) override {
+    auto p = find_word(line, "dt: ");
+    if (p == std::string_view::npos) return false;
+    std::size_t end = 0;
+    auto v = number_at(line, p + 4, &end);
+    if (!v) return false;
+    auto unit = line.substr(end, 2);
+    double scale;
+    if (unit == "ms") scale = 1;
+    else if (!unit.empty() && unit[0] == 's' && (unit.size() == 1 || !std::isalpha(static_cast<unsigned char>(unit[1])))) scale = 1000;
+    else return false;
+    if (!good(*v)) {
+      damaged("unreadable 'dt' value", lineno);
+      return true;
+    }
+    long it = -1;
+    if (auto q = find_word(line, "step "); q != std::string_view::npos && q < p) it = integer_at(line, q + 5);
+    add(*v * scale, it, lineno);
+    return true;
+  }
+};
+
+class HfDict : public Recogniser {
+ public:
+  HfDict() : Recogniser(StepLayout::hf_dict) {}
+  bool feed(std::string_view line, int lineno) override {
+    auto b = line.find("{'");
+    if (b == std::string_view::npos) return false;
+    auto d = line.substr(b);
+    auto value_of = [&](std::string_view key) -> std::optional<std::size_t> {
+      auto k = d.find(key);
+      if (k == std::string_view::npos) return std::nullopt;
+      return k + key.size();
+    };
+    bool summary = d.find("'train_samples_per_second'") != std::string_view::npos || d.find("'train_steps_per_second'") != std::string_view::npos;
+    static constexpr const char* kStepKeys[] = {"'train_step_runtime':", "'step_time':", "'train_runtime':"};
+    for (const char* key : kStepKeys) {
+      if (summary && std::string_view(key) == "'train_runtime':") continue;  // the whole run's time
+      auto at = value_of(key);
+      if (!at) continue;
+      auto v = number_at(d, *at);
+      std::string name(key + 1, std::string_view(key).size() - 3);
+      if (!v || !good(*v)) {
+        damaged("unreadable '" + name + "' value", lineno);
+        return true;
+      }
+      long it = -1;
+      for (const char* ik : {"'step':", "'global_step':"})
+        if (auto i = value_of(ik)) {
+          it = integer_at(d, *i);
+          break;
+        }
+      if (log.field.empty()) log.field = "'" + name + "'";
+      add(*v * 1000, it, lineno);
+      return true;
+    }
+    // Other Trainer dicts (loss, learning rate, the end-of-run summary) are this layout's
+    // too, without a step time.
+    return summary || d.find("'epoch':") != std::string_view::npos || d.find("'loss':") != std::string_view::npos;
+  }
+};
+
+class Torchtitan : public Recogniser {
+ public:
+  Torchtitan() : Recogniser(StepLayout::torchtitan) { log.field = "timestamps of consecutive 'step:' lines"; }
+  bool feed(std::string_view line, int lineno) override {
+    auto p = find_word(line, "step:");
+    if (p == std::string_view::npos) return false;
+    long step = integer_at(line, p + 5);
+    if (step < 0) return false;
+    auto rest = line.substr(p);
+    if (find_word(rest, "loss:") == std::string_view::npos && find_word(rest, "tps:") == std::string_view::npos &&
+        find_word(rest, "wps:") == std::string_view::npos)
+      return false;
+    auto t = timestamp(line.substr(0, p));
+    if (!t) return false;  // without timestamps only its throughput (tps) can be read
+    if (prev_ && step > prev_->second && *t >= prev_->first) {
+      double ms = (*t - prev_->first) * 1000 / static_cast<double>(step - prev_->second);
+      if (good(ms)) add(ms, step, lineno);
+      else damaged("the same timestamp as the previous step line: the step time is below the timestamps' resolution", lineno);
+    }
+    prev_ = std::make_pair(*t, step);
+    return true;
+  }
+
+ private:
+  std::optional<std::pair<double, long>> prev_;
+};
+
+class JsonLines : public Recogniser {
+ public:
+  JsonLines() : Recogniser(StepLayout::jsonl) {}
+  bool feed(std::string_view line, int lineno) override {
+    if (line.empty() || line.front() != '{') return false;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const std::exception&) {
+      if (line.find("{'") != std::string_view::npos) return false;  // a python dict
+      if (!log.records.empty() || line.find("time") != std::string_view::npos) {
+        damaged("JSON record cut short or invalid", lineno);
+        return true;
+      }
+      return false;
+    }
+    if (!j.is_object()) return false;
+    for (const auto& k : kKeys) {
+      if (!j.contains(k.name)) continue;
+      const auto& v = j[k.name];
+      if (!v.is_number() || !good(v.get<double>())) {
+        damaged(std::string("non-numeric ") + k.name, lineno);
+        return true;
+      }
+      long it = -1;
+      for (const char* ik : {"step", "iteration", "iter"})
+        if (j.contains(ik) && j[ik].is_number_integer()) it = j[ik].get<long>();
+      if (log.field.empty()) log.field = k.name;
+      add(v.get<double>() * k.scale, it, lineno);
+      return true;
+    }
+    return true;  // a JSON object without a step time (a config echo)
+  }
+};
+
+class Csv : public Recogniser {
+ public:
+  Csv() : Recogniser(StepLayout::csv) {}
+  bool feed(std::string_view line, int lineno) override {
+    bool commas = line.find(',') != std::string_view::npos;
+    if (col_ < 0) {
+      if (!commas) return false;
+      // A header naming a known column.
+      auto cells = sys::split(line, ',');
+      for (const auto& k : kKeys) {
+        for (std::size_t i = 0; i < cells.size(); ++i) {
+          auto c = sys::trim_ws(cells[i]);
+          if (c.size() >= 2 && c.front() == '"' && c.back() == '"') c = c.substr(1, c.size() - 2);
+          if (c == k.name) {
+            col_ = static_cast<int>(i);
+            scale_ = k.scale;
+            log.field = k.name;
+            cols_ = cells.size();
+            return true;
+          }
+        }
+      }
+      return false;
+    }
+    if (!commas) {
+      // A bare number after the header: a row without separators.
+      if (!tooltext::number(line)) return false;
+      damaged("CSV row without separators", lineno);
+      return true;
+    }
+    auto cells = sys::split(line, ',');
+    // A row of this table has its columns, or (cut short) fewer cells that are all plain
+    // values; a line with commas in another shape (a log line) is not this layout's.
+    auto plain = [&] {
+      for (auto c : cells) {
+        c = sys::trim_ws(c);
+        if (!c.empty() && !tooltext::number(c)) return false;
+      }
+      return true;
+    };
+    auto number_cell = [&](std::size_t i) { return i < cells.size() && tooltext::number(sys::trim_ws(cells[i])).has_value(); };
+    if (cells.size() == cols_) {
+      if (!number_cell(0) && !number_cell(static_cast<std::size_t>(col_))) return false;  // no value where the table has them
+    } else if (!(cells.size() < cols_ && plain())) {
+      return false;
+    }
+    if (cells.size() <= static_cast<std::size_t>(col_)) {
+      damaged("CSV row with " + std::to_string(cells.size()) + " of " + std::to_string(cols_) + " columns", lineno);
+      return true;
+    }
+    auto v = tooltext::number(sys::trim_ws(cells[static_cast<std::size_t>(col_)]));
+    if (!v || !good(*v)) {
+      damaged("unreadable " + log.field + " value", lineno);
+      return true;
+    }
+    long it = -1;
+    if (auto first = sys::trim_ws(cells[0]); col_ != 0 && tooltext::is_integer(first)) it = integer_at(first, 0);
+    add(*v * scale_, it, lineno);
+    return true;
+  }
+
+ private:
+  int col_ = -1;
+  double scale_ = 1;
+  std::size_t cols_ = 0;
+};
+
+class Throughput : public Recogniser {
+ public:
+  Throughput() : Recogniser(StepLayout::throughput) { log.throughput = true; }
+  bool feed(std::string_view line, int lineno) override {
+    struct Pattern {
+      const char* needle;
+      const char* unit;
+      bool before;  // the number precedes the needle ("10.9 samples/sec")
+    };
+    static constexpr Pattern kPatterns[] = {
+        {"CurrSamplesPerSec=", "samples/s", false}, {"samples/sec:", "samples/s", false}, {"samples/s:", "samples/s", false},
+        {"samples_per_second:", "samples/s", false}, {"tokens/sec:", "tokens/s", false},   {"tokens/s:", "tokens/s", false},
+        {"tok/sec:", "tokens/s", false},             {"tok/s:", "tokens/s", false},        {"tokens_per_second:", "tokens/s", false},
+        {"tps:", "tokens/s", false},                 {"samples/sec", "samples/s", true},   {"samples/s", "samples/s", true},
+        {"tokens/sec", "tokens/s", true},            {"tokens/s", "tokens/s", true},       {"tok/sec", "tokens/s", true},
+        {"tok/s", "tokens/s", true},
+    };
+    for (const auto& pat : kPatterns) {
+      std::string_view needle = pat.needle;
+      auto p = find_word(line, needle);
+      if (p == std::string_view::npos) continue;
+      std::optional<double> v;
+      if (pat.before) {
+        // Word end after the needle, and a number right before it.
+        auto after = p + needle.size();
+        if (after < line.size() && (std::isalnum(static_cast<unsigned char>(line[after])) || line[after] == '_')) continue;
+        std::size_t e = p;
+        while (e > 0 && line[e - 1] == ' ') --e;
+        std::size_t b = e;
+        while (b > 0 && (digit(line[b - 1]) || line[b - 1] == '.' || line[b - 1] == ',')) --b;
+        if (b == e) continue;
+        std::size_t end = 0;
+        v = number_at(line, b, &end);
+        if (!v || end != e) continue;
+      } else {
+        v = number_at(line, p + needle.size());
+        if (!v) {
+          damaged(std::string("unreadable '") + pat.needle + "' value", lineno);
+          return true;
+        }
+      }
+      if (!good(*v)) {
+        damaged(std::string("non-positive throughput at '") + pat.needle + "'", lineno);
+        return true;
+      }
+      long it = -1;
+      for (const char* ik : {"step ", "step: ", "step=", "Batch ", "iteration ", "iter "})
+        if (auto q = find_word(line, ik); q != std::string_view::npos && q < p) {
+          it = integer_at(line, q + std::string_view(ik).size());
+          if (it >= 0) break;
+        }
+      auto& u = by_unit_[pat.unit];
+      if (u.field.empty()) u.field = pat.needle;
+      u.records.push_back({*v, it, lineno, false});
+      return true;
+    }
+    return false;
+  }
+  void finish() override {
+    const Unit* best = nullptr;
+    std::string unit;
+    for (const auto& [name, u] : by_unit_)
+      if (!best || u.records.size() > best->records.size()) {
+        best = &u;
+        unit = name;
+      }
+    if (!best) return;
+    log.unit = unit;
+    log.field = best->field;
+    log.records = best->records;
+  }
+
+ private:
+  struct Unit {
+    std::string field;
+    std::vector<StepRecord> records;
+  };
+  std::map<std::string, Unit> by_unit_;
+};
+
+std::unique_ptr<Recogniser> make(StepLayout l) {
+  switch (l) {
+    case StepLayout::megatron: return std::make_unique<Megatron>();
+    case StepLayout::nemo: return std::make_unique<Nemo>();
+    case StepLayout::nanochat: return std::make_unique<Nanochat>();
+    case StepLayout::hf_dict: return std::make_unique<HfDict>();
+    case StepLayout::torchtitan: return std::make_unique<Torchtitan>();
+    case StepLayout::jsonl: return std::make_unique<JsonLines>();
+    case StepLayout::csv: return std::make_unique<Csv>();
+    case StepLayout::throughput: return std::make_unique<Throughput>();
+  }
+  return nullptr;
+}
+
+// Every line of the text, split at '\r' as well, without ANSI colour codes, trimmed:
+// f(segment, lineno).
+template <class F>
+void for_each_segment(std::string_view text, F&& f) {
+  int lineno = 0;
+  std::string clean;
+  for (auto raw : sys::split_lines(text)) {
+    ++lineno;
+    auto line = tooltext::chomp(raw);
+    if (line.size() > 65536) line = line.substr(0, 65536);
+    std::size_t pos = 0;
+    while (pos <= line.size()) {
+      auto cr = line.find('\r', pos);
+      auto seg = line.substr(pos, cr == std::string_view::npos ? std::string_view::npos : cr - pos);
+      pos = cr == std::string_view::npos ? line.size() + 1 : cr + 1;
+      if (seg.find('\x1b') != std::string_view::npos) {
+        clean.clear();
+        for (std::size_t i = 0; i < seg.size(); ++i) {
+          if (seg[i] == '\x1b' && i + 1 < seg.size() && seg[i + 1] == '[') {
+            std::size_t j = i + 2;
+            while (j < seg.size() && !(seg[j] >= '@' && seg[j] <= '~')) ++j;
+            i = j;
+            continue;
+          }
+          clean += seg[i];
+        }
+        seg = clean;
+      }
+      seg = sys::trim_ws(seg);
+      if (!seg.empty()) f(seg, lineno);
+    }
+  }
+}
+
+struct Run {
+  std::vector<std::unique_ptr<Recogniser>> recognisers;
+  std::vector<int> claimed;
+};
+
+Run run(std::string_view text, const std::vector<StepLayout>& layouts, std::vector<std::optional<StepLayout>>* owners) {
+  Run r;
+  for (auto l : layouts) r.recognisers.push_back(make(l));
+  r.claimed.assign(layouts.size(), 0);
+  std::vector<int> last_line(layouts.size(), 0);
+  for_each_segment(text, [&](std::string_view seg, int lineno) {
+    for (std::size_t i = 0; i < r.recognisers.size(); ++i) {
+      if (!r.recognisers[i]->feed(seg, lineno)) continue;
+      if (last_line[i] != lineno) ++r.claimed[i];
+      last_line[i] = lineno;
+      if (owners) {
+        if (owners->size() < static_cast<std::size_t>(lineno)) owners->resize(static_cast<std::size_t>(lineno));
+        (*owners)[static_cast<std::size_t>(lineno) - 1] = layouts[i];
+      }
+      break;
+    }
+  });
+  for (auto& rec : r.recognisers) rec->finish();
+  return r;
+}
 
 }  // namespace
 
+const std::vector<StepLayout>& step_layouts() {
+  static const std::vector<StepLayout> order = {StepLayout::megatron, StepLayout::nemo,  StepLayout::nanochat, StepLayout::hf_dict,
+                                                StepLayout::torchtitan, StepLayout::jsonl, StepLayout::csv,      StepLayout::throughput};
+  return order;
+}
+
+const char* step_layout_name(StepLayout l) {
+  switch (l) {
+    case StepLayout::megatron: return "Megatron-LM";
+    case StepLayout::nemo: return "NeMo/Lightning";
+    case StepLayout::nanochat: return "nanochat";
+    case StepLayout::hf_dict: return "Hugging Face Trainer";
+    case StepLayout::torchtitan: return "torchtitan";
+    case StepLayout::jsonl: return "JSON lines";
+    case StepLayout::csv: return "CSV";
+    case StepLayout::throughput: return "throughput";
+  }
+  return "?";
+}
+
 Parsed<StepLog> parse_steps(std::string_view text) {
-  StepLog mega, jsonl, csv;
-  mega.layout = StepLog::Layout::megatron;
-  mega.field = "elapsed time per iteration (ms)";
-  jsonl.layout = StepLog::Layout::jsonl;
-  csv.layout = StepLog::Layout::csv;
-  int csv_col = -1;
-  double csv_scale = 1;
-  std::size_t csv_cols = 0;
-  int lineno = 0;
-  for (auto raw : sys::split_lines(text)) {
-    ++lineno;
-    auto line = sys::trim_ws(tooltext::chomp(raw));
-    if (line.empty()) continue;
-    // Megatron / NeMo.
-    if (auto p = line.find("elapsed time per iteration (ms):"); p != std::string_view::npos) {
-      auto rest = sys::split_ws(line.substr(p + 32));
-      auto v = rest.empty() ? std::nullopt : tooltext::number(rest[0]);
-      if (!v || !good(*v)) {
-        mega.damaged.push_back({"unreadable 'elapsed time per iteration (ms)' value", lineno});
-        continue;
-      }
-      StepRecord r{*v, -1, lineno};
-      if (auto q = line.find("iteration "); q != std::string_view::npos && q < p) {
-        auto w = sys::split_ws(line.substr(q + 10));
-        if (!w.empty()) {
-          auto it = w[0].substr(0, w[0].find('/'));
-          if (auto n = sys::to_int<long>(it)) r.iteration = *n;
-        }
-      }
-      mega.records.push_back(r);
-      continue;
-    }
-    // JSON lines.
-    if (line.front() == '{') {
-      nlohmann::json j;
-      try {
-        j = nlohmann::json::parse(line);
-      } catch (const std::exception&) {
-        if (!jsonl.records.empty() || line.find("time") != std::string_view::npos) jsonl.damaged.push_back({"JSON record cut short or invalid", lineno});
-        continue;
-      }
-      if (!j.is_object()) continue;
-      for (const auto& k : kKeys) {
-        if (!j.contains(k.name)) continue;
-        const auto& v = j[k.name];
-        if (!v.is_number() || !good(v.get<double>())) {
-          jsonl.damaged.push_back({std::string("non-numeric ") + k.name, lineno});
-          break;
-        }
-        StepRecord r{v.get<double>() * k.scale, -1, lineno};
-        for (const char* it : {"step", "iteration", "iter"})
-          if (j.contains(it) && j[it].is_number_integer()) r.iteration = j[it].get<long>();
-        if (jsonl.field.empty()) jsonl.field = k.name;
-        jsonl.records.push_back(r);
-        break;
-      }
-      continue;
-    }
-    // CSV: a header naming a known column, then rows.
-    if (line.find(',') != std::string_view::npos) {
-      auto cells = sys::split(line, ',');
-      if (csv_col < 0) {
-        for (const auto& k : kKeys) {
-          for (std::size_t i = 0; i < cells.size() && csv_col < 0; ++i) {
-            auto c = sys::trim_ws(cells[i]);
-            if (c.size() >= 2 && c.front() == '"' && c.back() == '"') c = c.substr(1, c.size() - 2);
-            if (c == k.name) {
-              csv_col = static_cast<int>(i);
-              csv_scale = k.scale;
-              csv.field = k.name;
-              csv_cols = cells.size();
-            }
-          }
-          if (csv_col >= 0) break;
-        }
-        continue;
-      }
-      if (cells.size() <= static_cast<std::size_t>(csv_col)) {
-        csv.damaged.push_back({"CSV row with " + std::to_string(cells.size()) + " of " + std::to_string(csv_cols) + " columns", lineno});
-        continue;
-      }
-      auto v = tooltext::number(sys::trim_ws(cells[static_cast<std::size_t>(csv_col)]));
-      if (!v || !good(*v)) {
-        csv.damaged.push_back({"unreadable " + csv.field + " value", lineno});
-        continue;
-      }
-      csv.records.push_back({*v * csv_scale, -1, lineno});
-      continue;
-    }
-    if (csv_col >= 0) csv.damaged.push_back({"CSV row without separators", lineno});
+  auto r = run(text, step_layouts(), nullptr);
+  // The layout with the most records wins (a log may echo a config in another shape); ties
+  // go to the earlier, more specific one.
+  Recogniser* best = nullptr;
+  for (auto& rec : r.recognisers)
+    if (!best || rec->log.records.size() > best->log.records.size()) best = rec.get();
+  if (!best || best->log.records.empty()) {
+    for (auto& rec : r.recognisers)
+      if (!rec->log.damaged.empty()) return parse_fail("no readable step time: " + rec->log.damaged.front().message, rec->log.damaged.front().line);
+    return parse_fail(
+        "no step times or throughput (Megatron 'elapsed time per iteration (ms)', NeMo 'train_step_timing in s', 'dt: Xms', "
+        "Trainer dicts, torchtitan 'step:' lines with timestamps, CSV or JSON lines with step_time_ms/iteration_time_ms/time_ms/"
+        "step_time_s/time_s, samples/sec or tokens/s)");
   }
-  // The layout with the most records wins (a log may echo a config in another shape).
-  StepLog* best = &mega;
-  if (jsonl.records.size() > best->records.size()) best = &jsonl;
-  if (csv.records.size() > best->records.size()) best = &csv;
-  if (best->records.empty()) {
-    for (auto* l : {&mega, &jsonl, &csv})
-      if (!l->damaged.empty()) return parse_fail("no readable step time: " + l->damaged.front().message, l->damaged.front().line);
-    return parse_fail("no step times (Megatron 'elapsed time per iteration (ms)', CSV or JSON lines with step_time_ms/iteration_time_ms/time_ms/step_time_s/time_s)");
-  }
-  return std::move(*best);
+  return std::move(best->log);
+}
+
+StepClaims parse_steps_as(std::string_view text, StepLayout layout) {
+  auto r = run(text, {layout}, nullptr);
+  return {std::move(r.recognisers[0]->log), r.claimed[0]};
+}
+
+std::vector<std::optional<StepLayout>> step_line_owners(std::string_view text) {
+  std::vector<std::optional<StepLayout>> owners;
+  run(text, step_layouts(), &owners);
+  return owners;
 }
 
 }  // namespace perfgap::parsers

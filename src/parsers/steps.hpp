@@ -1,9 +1,26 @@
-// Per-iteration step times from training logs: Megatron-LM/NeMo lines ("iteration N/...
-// | elapsed time per iteration (ms): X | ..."), CSV with a header naming a step-time column,
-// or JSON lines with one of step_time_ms, iteration_time_ms, time_ms (milliseconds) or
-// step_time_s, time_s (seconds). One record per log line, in file order.
+// Per-step figures from training logs, one record per step line, in file order. A table of
+// recognisers, tried on each line in a fixed order (step_layouts()); the first that claims
+// a line owns it, so a generic layout (CSV, throughput) never takes a line that a specific
+// one reads. The layout with the most records wins (ties: the earlier one):
+//
+//   megatron    Megatron-LM/NeMo 1 "iteration N/M | ... | elapsed time per iteration (ms): X |"
+//               ("number of skipped iterations: K" > 0 marks the record skipped)
+//   nemo        NeMo 2 / Lightning "train_step_timing in s: X" and the progress-bar form
+//               "train_step_timing in s=X" (seconds), any prefix ("(pretraining, pid=N)", "0:")
+//   nanochat    "step 00010/01000 | ... | dt: 989.44ms | ..." (ms or s)
+//   hf_dict     Hugging Face Trainer python-dict lines: 'train_step_runtime', 'step_time' or a
+//               per-step 'train_runtime' (seconds); the end-of-run summary is not a step
+//   torchtitan  "<date> <time>,mmm ... step: N  loss: ... tps: ...": the step time is the time
+//               between consecutive step lines' timestamps over the steps between them
+//   jsonl       JSON lines with step_time_ms, iteration_time_ms, time_ms, step_time_s, time_s
+//   csv         CSV with a header naming one of those columns
+//   throughput  throughput only: "X samples/sec", "X tokens/s", "tps: X", "tok/sec: X",
+//               "CurrSamplesPerSec=X", ... (higher is better)
+//
+// Lines are split at '\r' too (progress bars redraw in place) and ANSI colour codes dropped.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,20 +29,42 @@
 
 namespace perfgap::parsers {
 
+enum class StepLayout { megatron, nemo, nanochat, hf_dict, torchtitan, jsonl, csv, throughput };
+
+// The recognisers in the order they are tried.
+const std::vector<StepLayout>& step_layouts();
+const char* step_layout_name(StepLayout l);
+
 struct StepRecord {
-  double ms = 0;
+  double value = 0;     // milliseconds per step, or the throughput (StepLog::throughput)
   long iteration = -1;  // when the log says
   int line = 0;
+  bool skipped = false;  // Megatron: a skipped iteration (loss-scale overflow: no optimizer step)
 };
 
 struct StepLog {
-  enum class Layout { megatron, csv, jsonl } layout = Layout::megatron;
-  std::string field;  // the column/key read ("elapsed time per iteration (ms)", "step_time_ms", ...)
+  StepLayout layout = StepLayout::megatron;
+  std::string field;        // what was read ("elapsed time per iteration (ms)", "step_time_ms", "samples/sec")
+  bool throughput = false;  // records are a throughput (higher is better), not a time per step
+  std::string unit = "ms";  // "ms", or the throughput's: "samples/s", "tokens/s"
   std::vector<StepRecord> records;
   std::vector<ParseError> damaged;  // records that could not be read
 };
 
-// Error when no step-time record is found.
+// Error when no step record is found.
 Parsed<StepLog> parse_steps(std::string_view text);
+
+// One recogniser alone over the text (for tests of the table): what it read, and how many
+// lines it claimed (records, damaged lines and lines it only took note of, such as a CSV
+// header or a torchtitan step without a predecessor).
+struct StepClaims {
+  StepLog log;
+  int claimed_lines = 0;
+};
+StepClaims parse_steps_as(std::string_view text, StepLayout layout);
+
+// For each line of the text (index = line - 1), the layout that claimed it in parse_steps,
+// or nullopt.
+std::vector<std::optional<StepLayout>> step_line_owners(std::string_view text);
 
 }  // namespace perfgap::parsers

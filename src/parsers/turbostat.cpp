@@ -75,6 +75,7 @@ Parsed<Turbostat> parse_turbostat(std::string_view text) {
     }
     TurbostatRow r;
     r.line = lineno;
+    r.block = out.blocks;
     // Cells past the header are ignored (some versions glue two header names together).
     for (std::size_t i = 0; i < f.size() && i < header.size(); ++i)
       if (auto v = tooltext::number(f[i])) r.values.emplace(std::string(header[i]), *v);

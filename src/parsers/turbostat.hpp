@@ -1,5 +1,7 @@
 // turbostat output: any column layout (versions and --show differ), tab or space separated,
-// per-CPU rows, per-core/package summary rows ("-"), repeated interval blocks, and the
+// per-CPU rows, per-core/package summary rows ("-"), repeated interval blocks, rows of
+// sibling threads that end before the core-level columns (CPU%c6, CoreTmp: printed on a
+// core's first thread only), and the
 // debug preamble whose "N * 100.0 = M MHz max turbo K active cores" lines give the rated
 // turbo frequency per number of active cores.
 #pragma once
@@ -16,6 +18,7 @@ namespace perfgap::parsers {
 
 struct TurbostatRow {
   int line = 0;
+  int block = 0;                    // which interval block (header) the row belongs to, from 1
   std::optional<int> cpu;           // nullopt: a summary row ("-") or no CPU column
   std::map<std::string, double, std::less<>> values;  // column name -> value (only numeric cells)
   std::optional<double> get(std::string_view col) const {

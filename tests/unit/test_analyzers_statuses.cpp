@@ -43,7 +43,7 @@ TEST(AnalyzerStatuses, StepsTailPassesWhenP99IsCloseToMedian) {
   auto stats = analyzers::step_stats(*st, std::nullopt);
   ASSERT_TRUE(stats);
   analyzers::StepsOptions o;
-  o.reference_ms = 1000;
+  o.reference_ms(1000);
   auto fs = analyzers::analyze_steps(*stats, "steps.csv", o);
   EXPECT_EQ(find(fs, "steps.tail").status, Status::pass);
   EXPECT_EQ(find(fs, "steps.gap").status, Status::pass);

@@ -3,6 +3,8 @@
 #include "analyzers/analyzers.hpp"
 #include "parsers/nccl_log.hpp"
 
+#include <set>
+
 using namespace perfgap;
 
 namespace {
@@ -24,7 +26,10 @@ const char* kIb =
 TEST(ParsersNcclLog, Lines) {
   auto l = parsers::parse_nccl_log(kIb);
   ASSERT_TRUE(l);
-  EXPECT_EQ(l->versions.at("node1"), "2.21.5");
+  ASSERT_EQ(l->versions.size(), 1u);
+  EXPECT_EQ(l->versions[0].host, "node1");
+  EXPECT_EQ(l->versions[0].version, "2.21.5");
+  EXPECT_EQ(l->hosts, std::set<std::string>{"node1"});
   ASSERT_EQ(l->rdma_devices.size(), 2u);
   EXPECT_EQ(l->rdma_devices[0].first, "mlx5_0:1/IB");
   ASSERT_EQ(l->channels.size(), 3u);
@@ -40,13 +45,16 @@ TEST(AnalyzersNcclLog, NetStatuses) {
   auto f = judge(kIb);
   EXPECT_EQ(f[1].id, "nccl_log.net");
   EXPECT_EQ(f[1].status, report::Status::pass);
-  // Socket with RDMA devices shown: fallback.
-  f = judge("h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0\nh:1:2 [0] NCCL INFO Using network Socket\n");
+  // Socket with RDMA devices shown, on two hosts: fallback.
+  f = judge("h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0\nh:1:2 [0] NCCL INFO Using network Socket\n"
+            "g:1:2 [0] NCCL INFO Using network Socket\n");
   EXPECT_EQ(f[1].status, report::Status::fail);
-  f = judge("h:1:2 [0] NCCL INFO NET/IB : No device found.\nh:1:2 [0] NCCL INFO Using network Socket\n");
+  f = judge("h:1:2 [0] NCCL INFO NET/IB : No device found.\nh:1:2 [0] NCCL INFO Using network Socket\n"
+            "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n");
   EXPECT_EQ(f[1].status, report::Status::fail);
   // Socket, no RDMA evidence: warn; intended: pass; expected IB: fail.
-  std::string sock = "h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\nh:1:2 [0] NCCL INFO Using network Socket\n";
+  std::string sock = "h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\nh:1:2 [0] NCCL INFO Using network Socket\n"
+                     "g:1:2 [0] NCCL INFO Using network Socket\n";
   EXPECT_EQ(judge(sock)[1].status, report::Status::warn);
   analyzers::NcclLogOptions o;
   o.expect_net = "Socket";
@@ -88,4 +96,67 @@ TEST(AnalyzersNcclLog, TopoFileStatuses) {
   EXPECT_EQ(judge("h:1:2 [0] NCCL INFO Using network IB\n", o)[0].status, report::Status::fail);
   EXPECT_EQ(judge("h:1:2 [0] NCCL INFO Loading topology file /other.xml\n", o)[0].status, report::Status::fail);
   EXPECT_EQ(judge("h:1:2 [0] NCCL INFO Using network IB\n")[0].status, report::Status::skip);
+}
+
+// Lines without the host:pid:tid [dev] prefix count like the others.
+TEST(ParsersNcclLog, LinesWithoutPrefix) {
+  auto l = parsers::parse_nccl_log(
+      "NCCL version 2.23.4+cuda12.6\n"
+      "NCCL INFO NET/IB : No device found.\n"
+      "0: NCCL INFO Using network Socket\n"
+      "[1,0]<stdout>:NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n"
+      "training step 1 done\n");
+  ASSERT_TRUE(l);
+  ASSERT_EQ(l->using_network.size(), 1u);
+  EXPECT_EQ(l->using_network[0].first, "Socket");
+  EXPECT_EQ(l->using_network[0].second, 3);
+  EXPECT_EQ(l->ib_no_device, 2);
+  EXPECT_EQ(l->n_nodes, 2);
+  EXPECT_TRUE(l->hosts.empty());
+  EXPECT_EQ(judge("NCCL INFO NET/IB : No device found.\nNCCL INFO Using network Socket\n"
+                  "NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n")[1].status,
+            report::Status::fail);
+}
+
+// NCCL probes IB in every job: on one node, "No device found" and "Using network Socket" are
+// no fallback (nothing crosses the network); Socket channels still are.
+TEST(AnalyzersNcclLog, SingleNodeIsNoFallback) {
+  const char* probe = "h:1:2 [0] NCCL INFO NET/IB : No device found.\nh:1:2 [0] NCCL INFO Using network Socket\n";
+  auto f = judge(probe);  // one host, no NET channel
+  EXPECT_EQ(f[1].status, report::Status::skip);
+  EXPECT_NE(f[1].title.find("single node"), std::string::npos) << f[1].title;
+  f = judge(std::string(probe) + "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n");
+  EXPECT_EQ(f[1].status, report::Status::skip);
+  EXPECT_NE(f[1].title.find("nNodes 1"), std::string::npos) << f[1].title;
+  f = judge(std::string(probe) + "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/Socket/0\n");
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  // Two hosts: inter-node.
+  f = judge(std::string(probe) + "g:1:2 [0] NCCL INFO Using network Socket\n");
+  EXPECT_EQ(f[1].status, report::Status::fail);
+}
+
+TEST(AnalyzersNcclLog, TwoBareVersionLinesAreAMismatch) {
+  auto l = parsers::parse_nccl_log("NCCL version 2.21.5+cuda12.4\nNCCL version 2.18.3+cuda12.2\nNCCL version 2.21.5+cuda12.4\n");
+  ASSERT_TRUE(l);
+  ASSERT_EQ(l->versions.size(), 2u);
+  auto f = judge("NCCL version 2.21.5+cuda12.4\nNCCL version 2.18.3+cuda12.2\nNCCL INFO Using network IB\n");
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  EXPECT_NE(f[1].title.find("2.21.5"), std::string::npos);
+  EXPECT_NE(f[1].title.find("2.18.3"), std::string::npos);
+  // The same version twice is no mismatch.
+  f = judge("NCCL version 2.21.5+cuda12.4\nh:1:2 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\nh:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n");
+  EXPECT_EQ(f[1].status, report::Status::pass);
+}
+
+TEST(AnalyzersNcclLog, NetworkPluginIsEvidenceWhenNothingElseIs) {
+  auto l = parsers::parse_nccl_log(
+      "1: gpu-3:47930:47930 [0] NCCL INFO NCCL version 2.26.2+cuda12.2\n"
+      "2: gpu-4:930643:930850 [7] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.13.2-aws\n");
+  ASSERT_TRUE(l);
+  ASSERT_TRUE(l->net_plugin);
+  EXPECT_EQ(l->net_plugin->first, "aws-ofi-nccl 1.13.2-aws");
+  auto f = judge("gpu-3:1:2 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.13.2-aws\ngpu-4:1:2 [0] NCCL INFO cudaDriverVersion 12080\n");
+  EXPECT_EQ(f[1].status, report::Status::skip);
+  ASSERT_FALSE(f[1].evidence.empty());
+  EXPECT_NE(f[1].evidence[0].observed.find("aws-ofi-nccl 1.13.2-aws"), std::string::npos);
 }

@@ -40,7 +40,10 @@ TEST(ParsersNcclTests, OldFormatsAndPrefixes) {
   ASSERT_TRUE(old) << old.error().describe();
   ASSERT_EQ(old->rows.size(), 2u);
   EXPECT_FALSE(old->rows[0].out_of_place->wrong.has_value());
-  EXPECT_DOUBLE_EQ(*old->rows[1].in_place->wrong, 1.0);
+  EXPECT_FALSE(old->rows[0].out_of_place->max_error.has_value());
+  // The old `error` column is a max error, not a count.
+  EXPECT_FALSE(old->rows[1].in_place->wrong.has_value());
+  EXPECT_DOUBLE_EQ(*old->rows[1].in_place->max_error, 1.0);
   // Rows alone, no header, no root.
   auto rows = parsers::parse_nccl_tests("     65536          2048   float    52.01    1.26    1.10  0e+00    50.09    1.31    1.14  0e+00\n");
   ASSERT_TRUE(rows);
@@ -111,4 +114,73 @@ TEST(AnalyzersNcclTests, Statuses) {
   std::string wrong = kCurrent;
   wrong.replace(wrong.find("67.04       0"), 13, "67.04       3");
   EXPECT_EQ(analyzers::analyze_nccl_tests(*parsers::parse_nccl_tests(wrong), "m", {})[0].status, report::Status::fail);
+}
+
+namespace {
+const char* kOldRounding =
+    "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+    "     8388608       2097152   float     sum   1234.5    6.80   11.89  1e-06   1232.1    6.81   11.91  2e-06\n"
+    "    16777216       4194304   float     sum   2401.3    6.99   12.22  1e-06   2399.8    6.99   12.23  1e-06\n";
+}
+
+// Old layout: an `error` of 1e-06 on float sums is rounding, not a wrong result; the
+// "Out of bounds values" line, where printed, is the count that decides.
+TEST(AnalyzersNcclTests, OldErrorColumnIsAMaxErrorNotACount) {
+  auto r = parsers::parse_nccl_tests(kOldRounding);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_FALSE(r->out_of_bounds);
+  auto f = analyzers::analyze_nccl_tests(*r, "old", {});
+  EXPECT_EQ(f[0].status, report::Status::pass) << f[0].title;
+  // Far above the float tolerance: wrong.
+  std::string bad = std::string(kOldRounding) + "    33554432       8388608   float     sum   4700.1    7.14   12.49  5e-01   4699.0    7.14   12.49  1e-06\n";
+  f = analyzers::analyze_nccl_tests(*parsers::parse_nccl_tests(bad), "old", {});
+  EXPECT_EQ(f[0].status, report::Status::fail);
+  // ... unless the run's out-of-bounds count says no value was wrong.
+  auto oob = parsers::parse_nccl_tests(bad + "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 12.2\n");
+  ASSERT_TRUE(oob);
+  EXPECT_EQ(oob->out_of_bounds, 0.0);
+  EXPECT_EQ(analyzers::analyze_nccl_tests(*oob, "old", {})[0].status, report::Status::pass);
+  auto oob_bad = parsers::parse_nccl_tests(std::string(kOldRounding) + "# Out of bounds values : 12 FAILED\n");
+  auto g = analyzers::analyze_nccl_tests(*oob_bad, "old", {});
+  EXPECT_EQ(g[0].status, report::Status::fail);
+  EXPECT_NE(g[0].title.find("12 out-of-bounds"), std::string::npos) << g[0].title;
+  // Integers are exact; half precision is coarser than float.
+  EXPECT_EQ(analyzers::max_error_tolerance("int32"), 0.0);
+  EXPECT_DOUBLE_EQ(analyzers::max_error_tolerance("float"), 1e-3);
+  EXPECT_GT(analyzers::max_error_tolerance("half"), analyzers::max_error_tolerance("float"));
+  EXPECT_GT(analyzers::max_error_tolerance("bfloat16"), analyzers::max_error_tolerance("half"));
+  // A #wrong count of 1 is wrong whatever the type.
+  auto cur = parsers::parse_nccl_tests(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     8388608       2097152     float     sum      -1    83.04  101.01  176.77      1    82.03  102.26  178.96      0\n");
+  EXPECT_EQ(analyzers::analyze_nccl_tests(*cur, "cur", {})[0].status, report::Status::fail);
+}
+
+// A pasted table with rows cut out ("..."): the report says only the printed sizes count.
+TEST(AnalyzersNcclTests, ElidedRowsAreSaid) {
+  auto r = parsers::parse_nccl_tests(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "           8             2     float     sum      -1    983.2    0.00    0.00      0    166.1    0.00    0.00      0\n"
+      "        ...\n"
+      " 17179869184    4294967296     float     sum      -1    92173  186.39  369.86      0    92284  186.16  369.42      0\n");
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->elided, std::vector<int>{3});
+  auto f = analyzers::analyze_nccl_tests(*r, "t", {});
+  EXPECT_EQ(f[0].status, report::Status::pass);
+  EXPECT_NE(f[0].title.find("2 sizes printed (rows elided)"), std::string::npos) << f[0].title;
+  bool said = false;
+  for (const auto& e : f[0].evidence) said = said || (e.source == "t:3" && e.observed.find("only the 2 printed sizes") != std::string::npos);
+  EXPECT_TRUE(said);
+  EXPECT_TRUE(parsers::parse_nccl_tests("...\n     65536          2048   float    52.01    1.26    1.10  0e+00    50.09    1.31    1.14  0e+00\n")->elided.empty());
+}
+
+// -c 0: every cell N/A; the out-of-bounds line (always 0 then) does not make it checked.
+TEST(AnalyzersNcclTests, NotCheckedEvenWithAnOutOfBoundsLine) {
+  auto r = parsers::parse_nccl_tests(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     8388608       2097152     float     sum      -1    83.04  101.01  176.77    N/A    82.03  102.26  178.96    N/A\n"
+      "# Out of bounds values : 0 OK\n");
+  ASSERT_TRUE(r);
+  auto f = analyzers::analyze_nccl_tests(*r, "t", {});
+  EXPECT_NE(f[0].title.find("results not checked"), std::string::npos) << f[0].title;
 }

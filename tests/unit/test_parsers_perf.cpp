@@ -116,3 +116,59 @@ TEST(AnalyzersPerf, KnowledgeBaseFileErrors) {
   EXPECT_FALSE(analyzers::parse_kernel_symbols("symbols: [{match: x, group: g, finding: other, cause: c, fix: f}]"));
   EXPECT_TRUE(analyzers::parse_kernel_symbols("symbols: [{match: x*, group: g, finding: hot_kernel, cause: c, fix: f}]"));
 }
+
+// perf report --sort comm,sym: one row per command for the same symbol. The rows are kept
+// with their command; the analyzer sums them (self time of the symbol) and names it once.
+TEST(ParsersPerf, CommandColumnRowsOfOneSymbol) {
+  auto p = parsers::parse_perf(
+      "# Overhead  Command          Symbol\n"
+      "     4.00%  python           [k] native_queued_spin_lock_slowpath\n"
+      "     3.00%  pt_data_worker   [k] native_queued_spin_lock_slowpath\n");
+  ASSERT_TRUE(p) << p.error().describe();
+  ASSERT_EQ(p->symbols.size(), 2u);
+  EXPECT_TRUE(p->command_column);
+  EXPECT_EQ(p->symbols[0].comm, "python");
+  EXPECT_EQ(p->symbols[1].comm, "pt_data_worker");
+  EXPECT_TRUE(p->symbols[1].dso.empty());
+  // Without a header: one cell that is not an object is the command; two are command, object.
+  auto q = parsers::parse_perf("  4.00%  python  [k] x\n  3.00%  python  [kernel.kallsyms]  [k] y\n  2.00%  [kernel]  [k] z\n");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->symbols[0].comm, "python");
+  EXPECT_EQ(q->symbols[1].comm, "python");
+  EXPECT_EQ(q->symbols[1].dso, "[kernel.kallsyms]");
+  EXPECT_EQ(q->symbols[2].dso, "[kernel]");
+  EXPECT_TRUE(q->symbols[2].comm.empty());
+}
+
+namespace {
+double metric(const report::Finding& f, const std::string& name) {
+  for (const auto& [k, v] : f.metrics)
+    if (k == name) return v;
+  ADD_FAILURE() << "no metric " << name;
+  return -1;
+}
+}  // namespace
+
+TEST(AnalyzersPerf, RowsOfOneSymbolAreSummed) {
+  auto p = parsers::parse_perf(
+      "# Overhead  Command          Symbol\n"
+      "     4.00%  python           [k] native_queued_spin_lock_slowpath\n"
+      "     3.00%  pt_data_worker   [k] native_queued_spin_lock_slowpath\n"
+      "     2.00%  python           [k] arm_smmu_cmdq_issue_cmdlist\n"
+      "     4.00%  pt_data_worker   [k] arm_smmu_cmdq_issue_cmdlist\n");
+  ASSERT_TRUE(p);
+  auto f = analyzers::analyze_perf(*p, "t");
+  ASSERT_EQ(f[1].id, "perf.hot_kernel");
+  EXPECT_EQ(f[1].status, report::Status::warn);  // 4% + 3% = 7% > 5%
+  EXPECT_EQ(f[1].title, "known-costly kernel frames above 5% of samples: native_queued_spin_lock_slowpath 7.00%");
+  EXPECT_DOUBLE_EQ(metric(f[1], "pct.native_queued_spin_lock_slowpath"), 7.0);
+  ASSERT_EQ(f[1].evidence.size(), 1u);
+  EXPECT_NE(f[1].evidence[0].observed.find("4.00% python, 3.00% pt_data_worker"), std::string::npos) << f[1].evidence[0].observed;
+  EXPECT_EQ(f[0].status, report::Status::fail);  // SMMU: 2% + 4% = 6% > 5%
+  EXPECT_DOUBLE_EQ(metric(f[0], "smmu_cmdq_pct"), 6.0);
+  // Suffixed copies of one function are one frame.
+  auto q = parsers::parse_perf("  3.00%  [kernel]  [k] clear_page_erms.constprop.1\n  3.00%  [kernel]  [k] clear_page_erms.constprop.2\n");
+  auto g = analyzers::analyze_perf(*q, "t");
+  EXPECT_EQ(g[1].status, report::Status::warn);
+  EXPECT_NE(g[1].title.find("clear_page_erms 6.00%"), std::string::npos) << g[1].title;
+}

@@ -13,16 +13,16 @@ TEST(ParsersSteps, Megatron) {
   ASSERT_TRUE(s) << s.error().describe();
   ASSERT_EQ(s->records.size(), 2u);
   EXPECT_EQ(s->records[0].iteration, 71);
-  EXPECT_DOUBLE_EQ(s->records[1].ms, 5470.7);
+  EXPECT_DOUBLE_EQ(s->records[1].value, 5470.7);
   EXPECT_EQ(s->records[1].line, 3);
 }
 
 TEST(ParsersSteps, CsvAndJsonLines) {
   auto c = parsers::parse_steps("step,loss,step_time_s\n1,2.0,1.5\n2,1.9,1.0\n3,1.8\n");
   ASSERT_TRUE(c);
-  EXPECT_EQ(c->layout, parsers::StepLog::Layout::csv);
+  EXPECT_EQ(c->layout, parsers::StepLayout::csv);
   ASSERT_EQ(c->records.size(), 2u);
-  EXPECT_DOUBLE_EQ(c->records[1].ms, 1000);
+  EXPECT_DOUBLE_EQ(c->records[1].value, 1000);
   ASSERT_EQ(c->damaged.size(), 1u);
   EXPECT_EQ(c->damaged[0].line, 4);
   auto j = parsers::parse_steps("{\"step\": 1, \"iteration_time_ms\": 100}\n{\"step\": 2, \"iteration_time_ms\": 110}\n{\"step\": 3, \"iter\n");
@@ -36,20 +36,198 @@ TEST(ParsersSteps, CsvAndJsonLines) {
 
 TEST(AnalyzersSteps, StatsAndStatuses) {
   parsers::StepLog log;
-  for (double v : {5000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1200.0}) log.records.push_back({v, -1, 1});
+  for (double v : {5000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1000.0, 1200.0}) log.records.push_back({v, -1, 1, false});
   auto st = analyzers::step_stats(log, std::nullopt);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->warmup, 1u);  // 10% of 11, at least 1
-  EXPECT_DOUBLE_EQ(st->median_ms, 1000);
-  EXPECT_DOUBLE_EQ(st->p99_ms, 1200);
+  EXPECT_DOUBLE_EQ(st->median, 1000);
+  EXPECT_DOUBLE_EQ(st->tail, 1200);
   analyzers::StepsOptions o;
-  o.reference_ms = 960;  // 96% of reference
+  o.reference_ms(960);  // 96% of reference
   auto f = analyzers::analyze_steps(*st, "m", o);
   EXPECT_EQ(f[0].status, report::Status::pass);
   EXPECT_EQ(f[1].status, report::Status::warn);  // p99 20% above the median
-  o.reference_ms = 940;
+  o.reference_ms(940);
   EXPECT_EQ(analyzers::analyze_steps(*st, "m", o)[0].status, report::Status::fail);
-  o.reference_ms.reset();
+  o.reference.reset();
   EXPECT_EQ(analyzers::analyze_steps(*st, "m", o)[0].status, report::Status::skip);
   EXPECT_FALSE(analyzers::step_stats(log, 11));
+}
+
+namespace {
+// One short sample per layout, each in its own format.
+struct Sample {
+  parsers::StepLayout layout;
+  std::string text;
+  std::size_t records;
+  double first;  // the first record's value (ms, or the throughput)
+};
+std::vector<Sample> samples() {
+  using L = parsers::StepLayout;
+  return {
+      {L::megatron,
+       " iteration       10/     100 | consumed samples:  1280 | elapsed time per iteration (ms): 5361.6 | throughput per GPU (TFLOP/s/GPU): 401.2 |\n"
+       "1:  iteration       11/     100 | consumed samples:  1408 | elapsed time per iteration (ms): 5370.1 | number of skipped iterations:   0 |\n",
+       2, 5361.6},
+      {L::nemo,
+       "(pretraining, pid=4112) Training epoch 0, iteration 7/99 | lr: 6.9e-06 | global_step: 7 | train_step_timing in s: 47.12 | consumed_samples: 3584\n"
+       "0: Epoch 0: : 9%| 9/100 [07:01<1:10:00, v_num=0, global_step=8.000, consumed_samples=4096.0, train_step_timing in s=47.15]\n",
+       2, 47120},
+      {L::nanochat,
+       "step 00010/01000 (1.00%) | loss: 7.123456 | lrm: 1.00 | dt: 989.44ms | tok/sec: 529,837 | mfu: 48.20 | total time: 0.16m\n"
+       "step 00011/01000 (1.10%) | loss: 7.101010 | lrm: 1.00 | dt: 1.01s | tok/sec: 519,001 | mfu: 47.20 | total time: 0.18m\n",
+       2, 989.44},
+      {L::hf_dict,
+       "{'loss': 2.31, 'grad_norm': 1.9, 'learning_rate': 4.9e-05, 'epoch': 0.01, 'step': 1, 'train_step_runtime': 0.612}\n"
+       "{'loss': 2.29, 'learning_rate': 4.8e-05, 'epoch': 0.02, 'step': 2, 'step_time': 0.608}\n"
+       "{'train_runtime': 251.3, 'train_samples_per_second': 50.93, 'train_steps_per_second': 1.592, 'train_loss': 2.01, 'epoch': 1.0}\n",
+       2, 612},
+      {L::torchtitan,
+       "[titan] 2025-01-14 18:02:40,100 - root - INFO - step:  1  loss: 12.2531  memory: 41.02GiB(51.88%)  tps: 2,287  mfu: 13.39%\n"
+       "[titan] 2025-01-14 18:02:56,300 - root - INFO - step: 10  loss:  9.8012  memory: 47.61GiB(60.21%)  tps: 5,912  mfu: 34.61%\n"
+       "[titan] 2025-01-14 18:03:14,310 - root - INFO - step: 20  loss:  8.1190  memory: 47.61GiB(60.21%)  tps: 5,887  mfu: 34.47%\n",
+       2, 1800},
+      {L::jsonl, "{\"step\": 1, \"step_time_ms\": 100.5, \"loss\": 2.0}\n{\"step\": 2, \"step_time_ms\": 101.5, \"loss\": 1.9}\n", 2, 100.5},
+      {L::csv, "step,loss,step_time_s\n1,2.0,1.5\n2,1.9,1.0\n", 2, 1500},
+      {L::throughput,
+       "0: 2025-06-17 16:24:52 I [train.py:103] Batch 0 Loss: 11.61, Speed: 4.88 samples/sec, lr: 0.000100\n"
+       "[Rank 0] step=10, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)] RunningAvgSamplesPerSec=11.2, CurrSamplesPerSec=11.4, MemAllocated=4.1GB\n"
+       "0: 2025-06-17 16:24:55 I [train.py:103] Batch 1 Loss: 11.64, Speed: 10.90 samples/sec, lr: 0.000100\n",
+       3, 4.88},
+  };
+}
+}  // namespace
+
+// parse_steps is a table of recognisers in a fixed order: each layout wins on its own sample,
+// no layout tried before it claims any of its lines (it would shadow it: the CSV branch must
+// not take log lines with commas), and every claimed line of the sample is its own.
+TEST(ParsersSteps, EachLayoutWinsOnItsOwnSample) {
+  const auto& order = parsers::step_layouts();
+  ASSERT_EQ(order.size(), samples().size());
+  for (const auto& s : samples()) {
+    SCOPED_TRACE(parsers::step_layout_name(s.layout));
+    auto log = parsers::parse_steps(s.text);
+    ASSERT_TRUE(log) << log.error().describe();
+    EXPECT_EQ(log->layout, s.layout);
+    ASSERT_EQ(log->records.size(), s.records);
+    EXPECT_NEAR(log->records[0].value, s.first, 1e-6 * s.first);
+    EXPECT_TRUE(log->damaged.empty()) << log->damaged[0].describe();
+    auto alone = parsers::parse_steps_as(s.text, s.layout);
+    EXPECT_EQ(alone.log.records.size(), s.records);
+    for (auto other : order) {
+      if (other == s.layout) break;  // later layouts are shadowed by this one
+      auto c = parsers::parse_steps_as(s.text, other);
+      EXPECT_EQ(c.claimed_lines, 0) << parsers::step_layout_name(other) << " claims a line";
+    }
+    for (const auto& owner : parsers::step_line_owners(s.text))
+      if (owner) {
+        EXPECT_EQ(*owner, s.layout) << parsers::step_layout_name(*owner) << " owns a line";
+      }
+  }
+}
+
+TEST(ParsersSteps, NewLayoutsDetails) {
+  // Megatron: skipped iterations are marked.
+  auto m = parsers::parse_steps(
+      " iteration 1/ 9 | elapsed time per iteration (ms): 900.0 | number of skipped iterations:   1 |\n"
+      " iteration 2/ 9 | elapsed time per iteration (ms): 800.0 | number of skipped iterations:   0 |\n");
+  ASSERT_TRUE(m);
+  EXPECT_TRUE(m->records[0].skipped);
+  EXPECT_FALSE(m->records[1].skipped);
+  // NeMo: global_step numbers the record; a redrawn progress bar ('\r') gives one record.
+  auto n = parsers::parse_steps(
+      "Epoch 0: 1/9 [global_step=0.000, train_step_timing in s=2.5]\rEpoch 0: 1/9 [global_step=0.000, train_step_timing in s=2.5]"
+      "\rEpoch 0: 2/9 [global_step=1.000, train_step_timing in s=2.0]\n");
+  ASSERT_TRUE(n);
+  ASSERT_EQ(n->records.size(), 2u);
+  EXPECT_EQ(n->records[1].iteration, 1);
+  EXPECT_DOUBLE_EQ(n->records[1].value, 2000);
+  // torchtitan: (t2 - t1) / (steps between); ANSI colours are dropped.
+  auto t = parsers::parse_steps(
+      "[titan] 2025-01-14 23:59:59,500 - root - INFO - \x1b[31mstep:  1  \x1b[32mloss: 12.2  \x1b[34mtps: 2,287\x1b[39m\n"
+      "[titan] 2025-01-15 00:00:04,500 - root - INFO - \x1b[31mstep:  6  \x1b[32mloss: 11.0  \x1b[34mtps: 5,120\x1b[39m\n");
+  ASSERT_TRUE(t) << t.error().describe();
+  EXPECT_EQ(t->layout, parsers::StepLayout::torchtitan);
+  ASSERT_EQ(t->records.size(), 1u);
+  EXPECT_DOUBLE_EQ(t->records[0].value, 1000);  // 5 s over 5 steps, across midnight
+  EXPECT_EQ(t->records[0].iteration, 6);
+  // torchtitan without timestamps: its throughput.
+  auto tps = parsers::parse_steps("step:  1  loss: 12.2  tps: 2,287\nstep:  2  loss: 11.0  tps: 5,120\n");
+  ASSERT_TRUE(tps);
+  EXPECT_EQ(tps->layout, parsers::StepLayout::throughput);
+  EXPECT_TRUE(tps->throughput);
+  EXPECT_EQ(tps->unit, "tokens/s");
+  EXPECT_DOUBLE_EQ(tps->records[1].value, 5120);
+  // HF Trainer: the end-of-run summary alone is no step.
+  EXPECT_FALSE(parsers::parse_steps("{'train_runtime': 251.3, 'train_samples_per_second': 50.93, 'train_steps_per_second': 1.592}\n"));
+  auto hf = parsers::parse_steps("{'loss': 2.3, 'train_runtime': 0.61, 'step': 7}\n");
+  ASSERT_TRUE(hf);
+  EXPECT_EQ(hf->records[0].iteration, 7);
+  // Throughput: samples and tokens are not mixed; the unit with more records wins.
+  auto mix = parsers::parse_steps("10.5 samples/sec\n11.0 samples/sec\n2048 tokens/s\n");
+  ASSERT_TRUE(mix);
+  EXPECT_EQ(mix->unit, "samples/s");
+  EXPECT_EQ(mix->records.size(), 2u);
+  // A CSV header does not make later log lines with commas its rows.
+  auto csv = parsers::parse_steps("step,step_time_ms\n1,100\n2,101\nBatch 3 Loss: 1.0, Speed: 9.5 samples/sec, lr: 0.1\n");
+  ASSERT_TRUE(csv);
+  EXPECT_EQ(csv->layout, parsers::StepLayout::csv);
+  EXPECT_TRUE(csv->damaged.empty()) << csv->damaged[0].describe();
+  EXPECT_EQ(parsers::step_line_owners("step,step_time_ms\n1,100\nBatch 3 Loss: 1.0, Speed: 9.5 samples/sec\n")[2], parsers::StepLayout::throughput);
+}
+
+TEST(AnalyzersSteps, ThroughputFlipsTheDirection) {
+  auto meas = *parsers::parse_steps("9.0 samples/sec\n9.0 samples/sec\n9.1 samples/sec\n");
+  auto st = analyzers::step_stats(meas, std::nullopt);
+  ASSERT_TRUE(st);
+  EXPECT_TRUE(st->throughput);
+  analyzers::StepsOptions o;
+  o.reference = 10.0;
+  o.reference_throughput = true;
+  o.reference_unit = "samples/s";
+  o.reference_source = "ref";
+  auto f = analyzers::analyze_steps(*st, "m", o);
+  EXPECT_EQ(f[0].status, report::Status::fail);  // 9.05 / 10 = 90.5%
+  EXPECT_NE(f[0].title.find("throughput"), std::string::npos) << f[0].title;
+  double pct = 0;
+  for (const auto& [k, v] : f[0].metrics)
+    if (k == "percent_of_reference") pct = v;
+  EXPECT_NEAR(pct, 90.5, 1e-9);
+  o.reference = 9.2;  // 98.4%
+  EXPECT_EQ(analyzers::analyze_steps(*st, "m", o)[0].status, report::Status::pass);
+  // A time reference for a throughput log (or another unit) compares nothing.
+  analyzers::StepsOptions t;
+  t.reference_ms(100);
+  t.reference_source = "--reference-ms";
+  auto g = analyzers::analyze_steps(*st, "m", t);
+  EXPECT_EQ(g[0].status, report::Status::skip);
+  EXPECT_NE(g[0].title.find("throughput (samples/s)"), std::string::npos) << g[0].title;
+  o.reference_unit = "tokens/s";
+  EXPECT_EQ(analyzers::analyze_steps(*st, "m", o)[0].status, report::Status::skip);
+  // The tail: the slow end of a throughput is its lowest values.
+  auto slow = *parsers::parse_steps("1 samples/sec\n10 samples/sec\n10 samples/sec\n10 samples/sec\n8 samples/sec\n");
+  auto ss = analyzers::step_stats(slow, std::nullopt);
+  EXPECT_DOUBLE_EQ(ss->tail, 8);  // the warm-up record (1) is dropped
+  EXPECT_EQ(analyzers::analyze_steps(*ss, "m", {})[1].status, report::Status::warn);
+}
+
+TEST(AnalyzersSteps, SkippedIterationsAreLeftOut) {
+  auto log = *parsers::parse_steps(
+      " iteration 1/ 9 | elapsed time per iteration (ms): 9000.0 | number of skipped iterations:   1 |\n"
+      " iteration 2/ 9 | elapsed time per iteration (ms): 500.0 | number of skipped iterations:   1 |\n"
+      " iteration 3/ 9 | elapsed time per iteration (ms): 1000.0 | number of skipped iterations:   0 |\n"
+      " iteration 4/ 9 | elapsed time per iteration (ms): 1002.0 | number of skipped iterations:   0 |\n");
+  auto st = analyzers::step_stats(log, std::nullopt);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->skipped, 1u);
+  EXPECT_DOUBLE_EQ(st->median, 1001);
+  // Only skipped iterations: kept, and said.
+  auto all = *parsers::parse_steps(
+      " iteration 1/ 9 | elapsed time per iteration (ms): 9000.0 | number of skipped iterations:   1 |\n"
+      " iteration 2/ 9 | elapsed time per iteration (ms): 500.0 | number of skipped iterations:   1 |\n");
+  auto sa = analyzers::step_stats(all, std::nullopt);
+  ASSERT_TRUE(sa);
+  EXPECT_TRUE(sa->all_skipped);
+  auto f = analyzers::analyze_steps(*sa, "m", {});
+  EXPECT_NE(f[0].title.find("skipped iterations only"), std::string::npos) << f[0].title;
 }

@@ -65,3 +65,42 @@ TEST(AnalyzersTurbostat, DeepIdleStatuses) {
   auto none = *parsers::parse_turbostat("CPU Busy% C1%\n0 1.0 5.0\n");
   EXPECT_EQ(analyzers::analyze_turbostat(none, "t", {})[1].status, report::Status::skip);
 }
+
+// Sibling threads end their rows before the core-level columns (CPU%c6 ...): they are idle
+// CPUs all the same, and take their core's value from the core's first thread.
+TEST(AnalyzersTurbostat, SiblingRowsWithoutCoreColumnsCount) {
+  auto t = parsers::parse_turbostat(
+      "Core\tCPU\tBusy%\tBzy_MHz\tCPU%c1\tCPU%c6\tCoreTmp\n"
+      "0\t0\t99.0\t3000\t0.5\t0.00\t50\n"
+      "0\t4\t0.5\t2900\t99.0\n"
+      "1\t1\t0.3\t2900\t99.0\t0.20\t40\n"
+      "1\t5\t0.3\t2900\t99.2\n"
+      "2\t2\t0.3\t2900\t99.1\t0.30\t40\n"
+      "2\t6\t0.3\t2900\t99.3\n"
+      "3\t3\t0.3\t2900\t99.4\t0.10\t40\n"
+      "3\t7\t0.3\t2900\t99.0\n");
+  ASSERT_TRUE(t) << t.error().describe();
+  EXPECT_TRUE(t->damaged.empty());
+  EXPECT_EQ(t->cpu_rows[1].block, 1);
+  auto f = analyzers::analyze_turbostat(*t, "t", {});
+  ASSERT_EQ(f[1].id, "turbostat.deep_idle");
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  double idle = -1, deep = -1;
+  for (const auto& [k, v] : f[1].metrics) {
+    if (k == "idle_cpus") idle = v;
+    if (k == "deep_pct") deep = v;
+  }
+  EXPECT_EQ(idle, 7);  // CPUs 1-7, not only the 3 first threads that print CPU%c6
+  // CPUs 1, 2, 3 and their siblings 5, 6, 7; CPU 4's core-mate (CPU 0) is busy: left out.
+  EXPECT_NEAR(deep, (0.2 + 0.3 + 0.1) * 2 / 6, 1e-9);
+  // Rows of a later interval take the value of their own interval.
+  auto two = parsers::parse_turbostat(
+      "Core CPU Busy% CPU%c1 CPU%c6\n0 0 1.0 5.0 90.0\n0 2 1.0 5.0\n"
+      "Core CPU Busy% CPU%c1 CPU%c6\n0 0 1.0 95.0 0.0\n0 2 1.0 95.0\n");
+  ASSERT_TRUE(two);
+  auto g = analyzers::analyze_turbostat(*two, "t", {});
+  for (const auto& [k, v] : g[1].metrics)
+    if (k == "deep_pct") {
+      EXPECT_DOUBLE_EQ(v, 45.0);
+    }
+}
