@@ -51,7 +51,9 @@ CommandRunner add_snapshot_command(CLI::App& app) {
   return [a]() -> int {
     // A directory OUT is refused before anything is read, so a mistake costs nothing.
     const bool archive = snapshot::names_archive(a->out);
-    if (!archive) {
+    if (archive) {
+      if (auto o = check_output(a->out); !o) throw UsageError(o.error());
+    } else {
       std::error_code ec;
       if (std::filesystem::exists(std::filesystem::symlink_status(a->out, ec)) &&
           (!std::filesystem::is_directory(std::filesystem::symlink_status(a->out, ec)) || !std::filesystem::is_empty(a->out, ec)))

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "sys/output.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::snapshot {
@@ -228,27 +229,28 @@ tl::expected<void, std::string> write_directory(const Capture& c, const std::str
   return {};
 }
 
-tl::expected<void, std::string> write_tar_gz(const Capture& c, const std::string& manifest, const std::string& out) {
+tl::expected<std::string, std::string> tar_gz_bytes(const Capture& c, const std::string& manifest) {
   const Entry manifest_entry{Entry::file, manifest};
   auto p = plan(c, manifest_entry);
-  if (!p) return tl::unexpected(out + ": " + p.error());
-  std::string temp = temp_template(out);
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) return tl::unexpected(out + ": cannot create a file beside it: " + errno_text(errno));
-  ::fchmod(fd, 0644);
+  if (!p) return tl::unexpected(p.error());
+  std::string bytes;
   struct archive* a = archive_write_new();
-  auto fail = [&](const std::string& why) -> tl::expected<void, std::string> {
-    if (a) archive_write_free(a);
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return tl::unexpected(one_line(out + ": " + why));
+  if (a == nullptr) return tl::unexpected(std::string("out of memory"));
+  auto fail = [&](const std::string& why) -> tl::expected<std::string, std::string> {
+    archive_write_free(a);
+    return tl::unexpected(one_line(why));
   };
-  if (a == nullptr) return fail("out of memory");
+  auto error_or = [&](const char* fallback) { return std::string(archive_error_string(a) ? archive_error_string(a) : fallback); };
+  auto append = [](struct archive*, void* self, const void* buf, std::size_t n) -> la_ssize_t {
+    static_cast<std::string*>(self)->append(static_cast<const char*>(buf), n);
+    return static_cast<la_ssize_t>(n);
+  };
   // pax_restricted: plain ustar headers, pax extensions only for long names or large files.
   if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK || archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
       archive_write_set_filter_option(a, "gzip", "compression-level", "1") != ARCHIVE_OK ||
-      archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK || archive_write_open_fd(a, fd) != ARCHIVE_OK)
-    return fail(archive_error_string(a) ? archive_error_string(a) : "cannot start the archive");
+      archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
+      archive_write_open2(a, &bytes, nullptr, append, nullptr, nullptr) != ARCHIVE_OK)
+    return fail(error_or("cannot start the archive"));
   struct archive_entry* e = archive_entry_new();
   const std::time_t now = std::time(nullptr);
   for (const auto& [path, item] : p->items) {
@@ -269,34 +271,24 @@ tl::expected<void, std::string> write_tar_gz(const Capture& c, const std::string
       archive_entry_set_perm(e, 0644);
       archive_entry_set_size(e, static_cast<la_int64_t>(item->content.size()));
     }
-    if (archive_write_header(a, e) != ARCHIVE_OK) {
-      std::string why = path + ": " + (archive_error_string(a) ? archive_error_string(a) : "cannot write");
-      archive_entry_free(e);
-      return fail(why);
-    }
-    if (item != nullptr && item->kind == Entry::file && !item->content.empty() &&
-        archive_write_data(a, item->content.data(), item->content.size()) != static_cast<la_ssize_t>(item->content.size())) {
-      std::string why = path + ": " + (archive_error_string(a) ? archive_error_string(a) : "cannot write");
+    if (archive_write_header(a, e) != ARCHIVE_OK ||
+        (item != nullptr && item->kind == Entry::file && !item->content.empty() &&
+         archive_write_data(a, item->content.data(), item->content.size()) != static_cast<la_ssize_t>(item->content.size()))) {
+      std::string why = path + ": " + error_or("cannot write");
       archive_entry_free(e);
       return fail(why);
     }
   }
   archive_entry_free(e);
-  if (archive_write_close(a) != ARCHIVE_OK) return fail(archive_error_string(a) ? archive_error_string(a) : "cannot finish the archive");
+  if (archive_write_close(a) != ARCHIVE_OK) return fail(error_or("cannot finish the archive"));
   archive_write_free(a);
-  a = nullptr;
-  if (::fsync(fd) != 0) return fail(errno_text(errno));
-  if (::close(fd) != 0) {
-    fd = -1;
-    ::unlink(temp.c_str());
-    return tl::unexpected(out + ": " + errno_text(errno));
-  }
-  if (::rename(temp.c_str(), out.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temp.c_str());
-    return tl::unexpected(out + ": " + errno_text(err));
-  }
-  return {};
+  return bytes;
+}
+
+tl::expected<void, std::string> write_tar_gz(const Capture& c, const std::string& manifest, const std::string& out) {
+  auto bytes = tar_gz_bytes(c, manifest);
+  if (!bytes) return tl::unexpected(out + ": " + bytes.error());
+  return sys::write_output(out, *bytes);
 }
 
 tl::expected<void, std::string> extract(const std::string& archive, const std::string& dest, const ExtractLimits& limits) {

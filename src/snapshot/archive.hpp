@@ -23,7 +23,11 @@ bool names_archive(std::string_view path);
 // or be empty; it is built beside OUT and renamed into place, as the archive is. Errors
 // name OUT and say why; nothing is left behind on failure.
 tl::expected<void, std::string> write_directory(const Capture& c, const std::string& manifest, const std::string& out);
+// The archive goes through sys::write_output: written atomically where OUT is a file (or a
+// link to one), directly to a FIFO or device.
 tl::expected<void, std::string> write_tar_gz(const Capture& c, const std::string& manifest, const std::string& out);
+// The .tar.gz of a capture, in memory (errors without OUT's name).
+tl::expected<std::string, std::string> tar_gz_bytes(const Capture& c, const std::string& manifest);
 
 // Bounds on what an archive may unpack to (tar bombs).
 struct ExtractLimits {
