@@ -61,7 +61,7 @@ TEST_F(OutputTest, CharacterDevicesAreWrittenNotReplaced) {
   // /dev/stdout is our own standard output, whatever it is (a pipe here).
   auto r = run_binary(PERFGAP_BINARY, check("/dev/stdout"));
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NO_THROW((void)nlohmann::json::parse(r.out));
+  EXPECT_TRUE(nlohmann::json::parse(r.out).is_object());
 }
 
 TEST_F(OutputTest, AFifoBeingReadGetsTheReport) {
