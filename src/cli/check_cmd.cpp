@@ -9,6 +9,7 @@
 #include "cli/errors.hpp"
 #include "cli/node_run.hpp"
 #include "cli/output.hpp"
+#include "cli/pid_option.hpp"
 #include "report/render.hpp"
 
 #ifndef PERFGAP_VERSION
@@ -52,7 +53,7 @@ std::string render_list(const std::vector<const core::CheckInfo*>& checks, const
 void add_check_command(CLI::App& app, CheckArgs& a) {
   auto* cmd = app.add_subcommand("check", "Run the node checks on this machine (or on a captured tree with --root)");
   cmd->add_option("--root", a.root, "Check a captured node tree (a sysroot directory, or a .tar.gz made by perfgap snapshot) instead of the live system");
-  cmd->add_option("--pid", a.pids, "Training process to examine (repeatable); default: auto-detect")->check(CLI::PositiveNumber);
+  cmd->add_option("--pid", a.pids, "Training process to examine (repeatable); default: auto-detect")->check(process_id());
   cmd->add_option("--only", a.only, "Run only these checks: comma list of ids or globs (cpu.*)");
   cmd->add_option("--skip", a.skip, "Skip these checks: comma list of ids or globs");
   cmd->add_flag("--list", a.list, "List every check id with its layer and one line, then exit");

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
+#include "cli/pid_option.hpp"
 #include "snapshot/archive.hpp"
 #include "snapshot/capture.hpp"
 
@@ -45,7 +46,7 @@ CommandRunner add_snapshot_command(CLI::App& app) {
   cmd->add_option("OUT", a->out, "A new (or empty) directory, or a path ending in .tar.gz (written atomically)")->required();
   cmd->add_option("--root", a->root, "Capture from a captured tree (directory or .tar.gz) instead of the live system");
   cmd->add_option("--pid", a->pids, "Training process to capture (repeatable); default: auto-detect, as check does")
-      ->check(CLI::PositiveNumber);
+      ->check(process_id());
   cmd->add_option("--format", a->format, "Summary on stdout: text (default) or json (the manifest)")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("-v,--verbose", a->verbose, "List every path that was skipped, with the reason");
   return [a]() -> int {
