@@ -9,6 +9,7 @@
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
+#include "report/text_style.hpp"
 #include "snapshot/archive.hpp"
 #include "snapshot/capture.hpp"
 
@@ -29,12 +30,13 @@ struct SnapshotArgs {
 
 std::string summary_text(const snapshot::Capture& c, const std::string& out, bool verbose) {
   std::string text = fmt::format("snapshot of {} ({}): {} files, {} links, {} directories, {:.1f} MiB in {:.0f} ms; {} training process(es); {} skipped -> {}\n",
-                                 c.hostname.empty() ? "unknown host" : c.hostname, c.live ? "live" : "tree " + c.source_root,
+                                 c.hostname.empty() ? "unknown host" : report::printable(c.hostname),
+                                 c.live ? "live" : "tree " + report::printable(c.source_root),
                                  c.count(snapshot::Entry::file), c.count(snapshot::Entry::link), c.count(snapshot::Entry::dir),
                                  static_cast<double>(c.file_bytes()) / (1 << 20), c.duration_ms, c.training_pids.size(),
-                                 c.skipped.size(), out);
+                                 c.skipped.size(), report::printable(out));
   if (verbose)
-    for (const auto& s : c.skipped) text += fmt::format("  skipped {}: {}\n", s.path, s.reason);
+    for (const auto& s : c.skipped) text += fmt::format("  skipped {}: {}\n", report::printable(s.path), report::printable(s.reason));
   return text;
 }
 
@@ -72,6 +74,9 @@ CommandRunner add_snapshot_command(CLI::App& app) {
     opts.pids = a->pids;
     auto captured = snapshot::capture(source, opts);
     if (tree) captured.source_root = a->root;  // the tree as the user named it, not its unpacked copy
+    // The unpacked copy is not needed past the capture: removed now, and a signal that came
+    // meanwhile ends the process here, before OUT is written.
+    tree.reset();
     auto manifest = snapshot::manifest_json(captured, PERFGAP_VERSION);
     auto written = archive ? snapshot::write_tar_gz(captured, manifest, a->out) : snapshot::write_directory(captured, manifest, a->out);
     if (!written) throw UsageError(written.error());

@@ -2,6 +2,9 @@
 // real binary: text escapes them, JUnit stays valid XML, Prometheus and JSON valid UTF-8.
 #include <gtest/gtest.h>
 
+#include <archive.h>
+#include <archive_entry.h>
+
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 
@@ -71,6 +74,38 @@ TEST(HostileEncoding, ControlCharactersAndBadBytesNeverReachOutputsRaw) {
     EXPECT_TRUE(valid_utf8(f.out)) << format;
     EXPECT_EQ(f.out.find('\x1b'), std::string::npos) << format;
   }
+}
+
+TEST(HostileEncoding, ErrorsAndSnapshotSummariesEscapeNamesFromTheInput) {
+  TempDir tmp;
+  // An archive entry refused by name: the one-line error quotes the name escaped.
+  const fs::path archive = fs::path(tmp.path()) / "evil.tar.gz";
+  {
+    struct archive* a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    archive_write_add_filter_gzip(a);
+    ASSERT_EQ(archive_write_open_filename(a, archive.c_str()), ARCHIVE_OK);
+    struct archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, "dev/evil\x1b[2J\x07name");
+    archive_entry_set_filetype(e, AE_IFIFO);
+    archive_entry_set_perm(e, 0644);
+    archive_write_header(a, e);
+    archive_entry_free(e);
+    archive_write_close(a);
+    archive_write_free(a);
+  }
+  auto r = run_binary(PERFGAP_BINARY, {"check", "--root", archive.string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("evil\\x1b[2J\\x07name"), std::string::npos) << r.err;
+  // A snapshot's one-line summary names the host the tree says it is.
+  auto tree = healthy_tree(fs::path(tmp.path()) / "tree");
+  write_file(tree / "proc/sys/kernel/hostname", "host\x1b]0;title\x07\n");
+  auto s = run_binary(PERFGAP_BINARY, {"snapshot", "--root", tree.string(), (fs::path(tmp.path()) / "snap").string(), "-v"});
+  EXPECT_EQ(s.status, 0) << s.err;
+  EXPECT_NE(s.out.find("host\\x1b]0;title\\x07"), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.find('\x1b'), std::string::npos) << s.out;
 }
 
 }  // namespace
