@@ -12,6 +12,7 @@
 #include "analyzers/analyzers.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
+#include "sys/named_file.hpp"
 #include "parsers/tool_text.hpp"
 #include "report/render.hpp"
 #include "sys/text.hpp"
@@ -33,26 +34,13 @@ std::string kinds_list() {
 
 InputText read_input(const std::string& path) {
   InputText in;
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) {
-    in.problem = std::string("cannot open: ") + std::strerror(errno);
+  auto text = sys::read_named_file(path, sys::kMaxInputBytes);
+  if (!text) {
+    in.problem = text.error();
     return in;
   }
-  if (S_ISDIR(st.st_mode)) {
-    in.problem = "is a directory";
-    return in;
-  }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    in.problem = std::string("cannot open: ") + std::strerror(errno);
-    return in;
-  }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  in.text = std::move(ss).str();
-  if (f.bad()) {
-    in.problem = "read error";
-  } else if (in.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+  in.text = std::move(*text);
+  if (in.text.find_first_not_of(" \t\r\n") == std::string::npos) {
     in.problem = "empty";
   } else if (parsers::tooltext::looks_binary(in.text)) {
     in.problem = "binary data, not text";

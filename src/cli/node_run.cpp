@@ -10,6 +10,7 @@
 #include "core/runner.hpp"
 #include "facts/facts.hpp"
 #include "snapshot/archive.hpp"
+#include "sys/named_file.hpp"
 #include "sys/sysroot.hpp"
 #include "sys/text.hpp"
 
@@ -56,8 +57,7 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   facts::Options opts;
   opts.pids = rq.pids;
   if (!rq.dmesg.empty()) {
-    std::ifstream probe(rq.dmesg, std::ios::binary);
-    if (!probe) return tl::unexpected("--dmesg " + rq.dmesg + ": cannot open");
+    if (auto p = sys::probe_named_file(rq.dmesg); !p) return tl::unexpected("--dmesg " + rq.dmesg + ": " + p.error());
     opts.dmesg_path = rq.dmesg;
   }
   if (!rq.baseline.empty()) {
