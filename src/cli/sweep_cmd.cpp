@@ -174,7 +174,7 @@ int run_sweep(const SweepArgs& a) {
   }
   const auto decision = sweep::decide(data, sizes);
   const std::string interrupted =
-      stopped_by ? fmt::format("sweep interrupted by {} after {} of {} runs", stopped_by == SIGINT ? "SIGINT" : "SIGTERM", inputs.size() - 1, plan.size()) : "";
+      stopped_by ? fmt::format("sweep interrupted by {} after {} of {} runs", stopped_by == SIGINT ? "SIGINT" : stopped_by == SIGHUP ? "SIGHUP" : "SIGTERM", inputs.size() - 1, plan.size()) : "";
   auto made = sweep::make_findings(data, decision, run_dir, interrupted);
 
   report::Report rep;
