@@ -12,6 +12,7 @@
 #include "analyzers/analyzers.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
+#include "sys/named_file.hpp"
 #include "parsers/tool_text.hpp"
 #include "report/render.hpp"
 #include "sys/text.hpp"
@@ -33,26 +34,13 @@ std::string kinds_list() {
 
 InputText read_input(const std::string& path) {
   InputText in;
-  struct stat st{};
-  if (::stat(path.c_str(), &st) != 0) {
-    in.problem = std::string("cannot open: ") + std::strerror(errno);
+  auto text = sys::read_named_file(path, sys::kMaxInputBytes);
+  if (!text) {
+    in.problem = text.error();
     return in;
   }
-  if (S_ISDIR(st.st_mode)) {
-    in.problem = "is a directory";
-    return in;
-  }
-  std::ifstream f(path, std::ios::binary);
-  if (!f) {
-    in.problem = std::string("cannot open: ") + std::strerror(errno);
-    return in;
-  }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  in.text = std::move(ss).str();
-  if (f.bad()) {
-    in.problem = "read error";
-  } else if (in.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+  in.text = std::move(*text);
+  if (in.text.find_first_not_of(" \t\r\n") == std::string::npos) {
     in.problem = "empty";
   } else if (parsers::tooltext::looks_binary(in.text)) {
     in.problem = "binary data, not text";
@@ -68,8 +56,8 @@ int emit_report(const std::string& kind, const std::vector<std::string>& inputs,
   rep.source.kind = kind;
   rep.source.inputs = inputs;
   rep.findings = std::move(findings);
-  std::string text = format == "json" ? report::render_json(rep) : report::render_text(rep, {verbose, output.empty() && color_wanted()});
-  auto w = output.empty() ? write_stdout(text) : write_atomically(output, text);
+  std::string text = format == "json" ? report::render_json(rep) : report::render_text(rep, {verbose, output_is_stdout(output) && color_wanted()});
+  auto w = write_output(output, text);
   if (!w) throw UsageError(w.error());
   return rep.has_fail() ? 1 : 0;
 }
@@ -79,7 +67,7 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps")->required();
   cmd->add_option("files", a.files, "Input files (several: each is read; an unusable one becomes an error finding)")->required();
   cmd->add_option("--format", a.format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--output", a.output, "Write the report to FILE atomically instead of stdout");
+  cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
   cmd->add_option("--rated-mhz", a.rated_mhz, "turbostat: the CPU's rated maximum (turbo) MHz for the busy cores")->check(CLI::PositiveNumber);
   cmd->add_option("--reference", a.reference, "nccl-tests: a reference run's output; steps: a reference step log");

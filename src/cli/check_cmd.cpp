@@ -9,6 +9,7 @@
 #include "cli/errors.hpp"
 #include "cli/node_run.hpp"
 #include "cli/output.hpp"
+#include "cli/pid_option.hpp"
 #include "report/render.hpp"
 
 #ifndef PERFGAP_VERSION
@@ -52,7 +53,7 @@ std::string render_list(const std::vector<const core::CheckInfo*>& checks, const
 void add_check_command(CLI::App& app, CheckArgs& a) {
   auto* cmd = app.add_subcommand("check", "Run the node checks on this machine (or on a captured tree with --root)");
   cmd->add_option("--root", a.root, "Check a captured node tree (a sysroot directory, or a .tar.gz made by perfgap snapshot) instead of the live system");
-  cmd->add_option("--pid", a.pids, "Training process to examine (repeatable); default: auto-detect")->check(CLI::PositiveNumber);
+  cmd->add_option("--pid", a.pids, "Training process to examine (repeatable); default: auto-detect")->check(process_id());
   cmd->add_option("--only", a.only, "Run only these checks: comma list of ids or globs (cpu.*)");
   cmd->add_option("--skip", a.skip, "Skip these checks: comma list of ids or globs");
   cmd->add_flag("--list", a.list, "List every check id with its layer and one line, then exit");
@@ -60,7 +61,7 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
   cmd->add_option("--format", a.format, "Output format: text (default), json, junit or prometheus (node_exporter textfile)")
       ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
-  cmd->add_option("--output", a.output, "Write the report to FILE atomically instead of stdout");
+  cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
   cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
 }
@@ -77,12 +78,14 @@ int run_check(const CheckArgs& a) {
   request.started = std::time(nullptr);
 
   const std::string format = a.format.empty() ? "text" : a.format;
+  // A directory (or other unwritable) --output is refused before any check runs.
+  if (auto o = check_output(a.output); !o) throw UsageError(o.error());
   if (a.list) {
     if (format != "text" && format != "json") throw UsageError("--list takes --format text or json");
     auto selection = select_node_checks(request);
     if (!selection) throw UsageError(selection.error());
     auto text = render_list(selection->checks, format);
-    auto w = a.output.empty() ? write_stdout(text) : write_atomically(a.output, text);
+    auto w = write_output(a.output, text);
     if (!w) throw UsageError(w.error());
     return 0;
   }
@@ -93,8 +96,8 @@ int run_check(const CheckArgs& a) {
   if (format == "json") text = report::render_json(*rep);
   else if (format == "junit") text = report::render_junit(*rep);
   else if (format == "prometheus") text = report::render_prometheus(*rep, static_cast<long long>(request.started));
-  else text = report::render_text(*rep, {a.verbose, a.output.empty() && color_wanted()});
-  auto w = a.output.empty() ? write_stdout(text) : write_atomically(a.output, text);
+  else text = report::render_text(*rep, {a.verbose, output_is_stdout(a.output) && color_wanted()});
+  auto w = write_output(a.output, text);
   if (!w) throw UsageError(w.error());
   return rep->has_fail() ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/gap_cmd.hpp"
 #include "cli/errors.hpp"
+#include "report/text_style.hpp"
 
 #ifndef PERFGAP_VERSION
 #define PERFGAP_VERSION "0.0.0"
@@ -20,11 +21,13 @@
 namespace perfgap::cli {
 namespace {
 
+// Errors quote file and entry names that may come from a tree or an archive: control
+// characters are shown escaped, never sent to the terminal.
 void one_line_error(const std::string& msg) {
   std::string line = msg;
   for (auto& c : line)
     if (c == '\n' || c == '\r') c = ' ';
-  std::fprintf(stderr, "perfgap: %s\n", line.c_str());
+  std::fprintf(stderr, "perfgap: %s\n", report::printable(line).c_str());
 }
 
 }  // namespace

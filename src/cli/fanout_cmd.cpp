@@ -184,7 +184,7 @@ CommandRunner add_fanout_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--format", a->format, "Fleet report format: text (default), json, junit or prometheus")
       ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
-  cmd->add_option("--output", a->output, "Write the fleet report to FILE atomically instead of stdout");
+  cmd->add_option("--output", a->output, "Write the fleet report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence in the fleet report");
   cmd->add_flag("--dry-run", a->dry_run, "Print the srun command line and exit");
   cmd->add_flag("--node-task", a->node_task, "(internal) the per-node task srun starts")->group("");

@@ -92,11 +92,11 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   } else {
     fleet::TextViewOptions o;
     o.verbose = req.verbose;
-    o.color = req.output.empty() && color_wanted();
-    o.width = text_width(req.output.empty());
+    o.color = output_is_stdout(req.output) && color_wanted();
+    o.width = text_width(output_is_stdout(req.output));
     text = fleet::render_fleet_text(fl, bad.size(), rep.findings, o);
   }
-  auto w = req.output.empty() ? write_stdout(text) : write_atomically(req.output, text);
+  auto w = write_output(req.output, text);
   if (!w) throw UsageError(w.error());
   return rep.has_fail() ? 1 : 0;
 }
@@ -112,7 +112,7 @@ CommandRunner add_fleet_command(CLI::App& app) {
       ->required();
   cmd->add_option("--format", args->request.format, "Output format: text (default), json, junit or prometheus (node_exporter textfile)")
       ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
-  cmd->add_option("--output", args->request.output, "Write the report to FILE atomically instead of stdout");
+  cmd->add_option("--output", args->request.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", args->request.verbose, "Show every node group, failing node and evidence line");
   cmd->add_option("--outlier-z", args->outlier_z, "fleet.outliers: |modified z-score| above which a node is an outlier (default 3.5)")
       ->check(CLI::PositiveNumber);

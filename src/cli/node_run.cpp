@@ -11,6 +11,7 @@
 #include "facts/facts.hpp"
 #include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
+#include "sys/named_file.hpp"
 #include "sys/sysroot.hpp"
 #include "sys/text.hpp"
 
@@ -58,8 +59,7 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   facts::Options opts;
   opts.pids = rq.pids;
   if (!rq.dmesg.empty()) {
-    std::ifstream probe(rq.dmesg, std::ios::binary);
-    if (!probe) return tl::unexpected("--dmesg " + rq.dmesg + ": cannot open");
+    if (auto p = sys::probe_named_file(rq.dmesg); !p) return tl::unexpected("--dmesg " + rq.dmesg + ": " + p.error());
     opts.dmesg_path = rq.dmesg;
   }
   if (!rq.baseline.empty()) {

@@ -1,14 +1,17 @@
-// Where a rendered report goes: stdout, or a file written atomically (temp file + rename).
+// Where a rendered report goes: sys/output.hpp (one writer for every --output), plus what
+// only the CLI needs to know about its terminal.
 #pragma once
 
-#include <string>
-
-#include <tl/expected.hpp>
+#include "sys/output.hpp"
 
 namespace perfgap::cli {
 
-tl::expected<void, std::string> write_atomically(const std::string& path, const std::string& content);
-tl::expected<void, std::string> write_stdout(const std::string& content);
+using sys::check_output;
+using sys::output_is_stdout;
+using sys::write_atomically;
+using sys::write_output;
+using sys::write_stdout;
+
 bool stdout_is_terminal();
 bool color_wanted();  // a terminal and no NO_COLOR
 

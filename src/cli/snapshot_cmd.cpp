@@ -8,6 +8,8 @@
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
+#include "cli/pid_option.hpp"
+#include "report/text_style.hpp"
 #include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
 #include "snapshot/capture.hpp"
@@ -29,12 +31,13 @@ struct SnapshotArgs {
 
 std::string summary_text(const snapshot::Capture& c, const std::string& out, bool verbose) {
   std::string text = fmt::format("snapshot of {} ({}): {} files, {} links, {} directories, {:.1f} MiB in {:.0f} ms; {} training process(es); {} skipped -> {}\n",
-                                 c.hostname.empty() ? "unknown host" : c.hostname, c.live ? "live" : "tree " + c.source_root,
+                                 c.hostname.empty() ? "unknown host" : report::printable(c.hostname),
+                                 c.live ? "live" : "tree " + report::printable(c.source_root),
                                  c.count(snapshot::Entry::file), c.count(snapshot::Entry::link), c.count(snapshot::Entry::dir),
                                  static_cast<double>(c.file_bytes()) / (1 << 20), c.duration_ms, c.training_pids.size(),
-                                 c.skipped.size(), out);
+                                 c.skipped.size(), report::printable(out));
   if (verbose)
-    for (const auto& s : c.skipped) text += fmt::format("  skipped {}: {}\n", s.path, s.reason);
+    for (const auto& s : c.skipped) text += fmt::format("  skipped {}: {}\n", report::printable(s.path), report::printable(s.reason));
   return text;
 }
 
@@ -46,13 +49,15 @@ CommandRunner add_snapshot_command(CLI::App& app) {
   cmd->add_option("OUT", a->out, "A new (or empty) directory, or a path ending in .tar.gz (written atomically)")->required();
   cmd->add_option("--root", a->root, "Capture from a captured tree (directory or .tar.gz) instead of the live system");
   cmd->add_option("--pid", a->pids, "Training process to capture (repeatable); default: auto-detect, as check does")
-      ->check(CLI::PositiveNumber);
+      ->check(process_id());
   cmd->add_option("--format", a->format, "Summary on stdout: text (default) or json (the manifest)")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("-v,--verbose", a->verbose, "List every path that was skipped, with the reason");
   return [a]() -> int {
     // A directory OUT is refused before anything is read, so a mistake costs nothing.
     const bool archive = snapshot::names_archive(a->out);
-    if (!archive) {
+    if (archive) {
+      if (auto o = check_output(a->out); !o) throw UsageError(o.error());
+    } else {
       std::error_code ec;
       if (std::filesystem::exists(std::filesystem::symlink_status(a->out, ec)) &&
           (!std::filesystem::is_directory(std::filesystem::symlink_status(a->out, ec)) || !std::filesystem::is_empty(a->out, ec)))
@@ -71,6 +76,9 @@ CommandRunner add_snapshot_command(CLI::App& app) {
     opts.pids = a->pids;
     auto captured = snapshot::capture(source, opts);
     if (tree) captured.source_root = a->root;  // the tree as the user named it, not its unpacked copy
+    // The unpacked copy is not needed past the capture: removed now, and a signal that came
+    // meanwhile ends the process here, before OUT is written.
+    tree.reset();
     auto manifest = snapshot::manifest_json(captured, PERFGAP_VERSION);
     auto written = archive ? snapshot::write_tar_gz(captured, manifest, a->out) : snapshot::write_directory(captured, manifest, a->out);
     if (!written) throw UsageError(written.error());

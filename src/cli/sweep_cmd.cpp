@@ -103,11 +103,7 @@ int run_sweep(const SweepArgs& a) {
   const auto settings = sweep::expand_grid(*axes);
   const auto plan = sweep::plan_runs(settings.size(), a.repeat);
   if (plan.size() > 100000) throw UsageError(fmt::format("sweep: {} runs ({} settings x {} repeats) is too many", plan.size(), settings.size(), a.repeat));
-  if (!a.output.empty()) {
-    auto parent = std::filesystem::path(a.output).parent_path().string();
-    if (parent.empty()) parent = ".";
-    if (!is_dir(parent) || ::access(parent.c_str(), W_OK) != 0) throw UsageError("--output " + a.output + ": its directory does not exist or is not writable");
-  }
+  if (auto o = check_output(a.output); !o) throw UsageError("--output " + o.error());
 
   sweep::Launcher launcher = sweep::Launcher::direct;
   if (sweep::is_mpi_launcher_name(a.command[0])) {
@@ -178,7 +174,7 @@ int run_sweep(const SweepArgs& a) {
   }
   const auto decision = sweep::decide(data, sizes);
   const std::string interrupted =
-      stopped_by ? fmt::format("sweep interrupted by {} after {} of {} runs", stopped_by == SIGINT ? "SIGINT" : "SIGTERM", inputs.size() - 1, plan.size()) : "";
+      stopped_by ? fmt::format("sweep interrupted by {} after {} of {} runs", stopped_by == SIGINT ? "SIGINT" : stopped_by == SIGHUP ? "SIGHUP" : "SIGTERM", inputs.size() - 1, plan.size()) : "";
   auto made = sweep::make_findings(data, decision, run_dir, interrupted);
 
   report::Report rep;
@@ -196,11 +192,11 @@ int run_sweep(const SweepArgs& a) {
   if (format == "json") {
     text = report::render_json(rep);
   } else {
-    sweep::TextContext ctx{sys::quote_command(a.command), run_dir, a.verbose, a.output.empty() && color_wanted()};
+    sweep::TextContext ctx{sys::quote_command(a.command), run_dir, a.verbose, output_is_stdout(a.output) && color_wanted()};
     text = sweep::render_text(rep, data, decision, ctx);
     if (stopped_by) text += fmt::format("\n{}: the table and the recommendation use the finished runs only\n", interrupted);
   }
-  auto w = a.output.empty() ? write_stdout(text) : write_atomically(a.output, text);
+  auto w = write_output(a.output, text);
   if (!w) throw UsageError(w.error());
   // Interrupted: the shell's convention (128 + signal), so a script can tell a partial sweep
   // from a finished one; the report and the manifest of the finished runs are written first.
@@ -223,7 +219,7 @@ CommandRunner add_sweep_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--run-dir", args->run_dir, "Directory for raw outputs and manifest.json (new or empty; default ./perfgap-sweep-<UTC time>)");
   cmd->add_option("--format", args->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
-  cmd->add_option("--output", args->output, "Write the report to FILE atomically instead of stdout");
+  cmd->add_option("--output", args->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", args->verbose, "Show every size, every run and all evidence");
   cmd->add_option("command", args->command, "The benchmark and its arguments, after --");
   return [args]() { return run_sweep(*args); };

@@ -1,17 +1,17 @@
 #include "core/baseline.hpp"
 
-#include <fstream>
-
 #include <nlohmann/json.hpp>
+
+#include "sys/named_file.hpp"
 
 namespace perfgap::core {
 
 tl::expected<facts::Baseline, std::string> load_baseline(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return tl::unexpected(path + ": cannot open");
+  auto text = sys::read_named_file(path, sys::kMaxReportFileBytes);
+  if (!text) return tl::unexpected(path + ": " + text.error());
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
     return tl::unexpected(path + ": not JSON (byte " + std::to_string(e.byte) + ")");
   }

@@ -8,6 +8,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sys/named_file.hpp"
+
 namespace perfgap::core {
 namespace {
 
@@ -115,12 +117,9 @@ static tl::expected<Config, std::string> fill_config(const YAML::Node& root, con
 }
 
 tl::expected<Config, std::string> load_config(const std::string& path, const Registry& registry) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return tl::unexpected(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return tl::unexpected(path + ": read error");
-  return parse_config(ss.str(), path, registry);
+  auto text = sys::read_named_file(path, sys::kMaxConfigBytes);
+  if (!text) return tl::unexpected(path + ": " + text.error());
+  return parse_config(*text, path, registry);
 }
 
 bool id_matches(std::string_view pattern, std::string_view id) {

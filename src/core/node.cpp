@@ -38,7 +38,7 @@ report::Node describe_node(facts::Facts& f) {
   // What NCCL reads from its config files (NCCL_CONF_FILE or ~/.nccl.conf, then
   // /etc/nccl.conf; first setting wins), redacted like the environment.
   for (const auto& [k, v] : facts::nccl_config(f).conf)
-    n.nccl_conf[k] = report::secret_name(k) ? std::string(report::kRedacted) : v.value;
+    n.nccl_conf[k] = report::redact(k, v.value);
   if (auto m = facts::iommu_mode_summary(f)) s["iommu_mode"] = *m;
   return n;
 }

@@ -122,7 +122,7 @@ Training detect_training(Facts& f) {
       if (parent.pid == p.ppid && parent.local_rank() == p.local_rank()) p.helper = true;
   }
   if (unreadable > 0)
-    t.problems.push_back(std::to_string(unreadable) + " processes' environ could not be read (run as root to see every process)");
+    t.problems.push_back(std::to_string(unreadable) + " processes' environ could not be read" + (root.is_live() && ::geteuid() != 0 ? " (run as root to see every process)" : ""));
   return t;
 }
 

@@ -92,7 +92,8 @@ namespace {
 
 // Reads a whole file into `buf` followed by the parser's padding; the problem otherwise.
 std::optional<std::string> read_padded(const std::string& path, std::string& buf, std::size_t& size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Not waiting in open() (a FIFO without a writer); the reads of a pipe may wait.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return fmt::format("cannot open: {}", std::strerror(errno));
   struct stat st{};
   if (::fstat(fd, &st) != 0) {
@@ -100,6 +101,7 @@ std::optional<std::string> read_padded(const std::string& path, std::string& buf
     ::close(fd);
     return fmt::format("cannot stat: {}", std::strerror(err));
   }
+  if (int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   if (S_ISDIR(st.st_mode)) {
     ::close(fd);
     return std::string("is a directory");

@@ -136,22 +136,32 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
   for (std::size_t i = 0; i < layers.size(); ++i)
     if (layer_used[i]) cols.push_back(layers[i]);
 
+  // Names and ids as a terminal may show them (a report can hold any bytes).
+  std::vector<std::string> safe_names;
+  safe_names.reserve(nodes.size());
+  for (const auto& n : nodes) safe_names.push_back(report::printable(n.name));
   // Per node: the most severe status per layer (-1: no finding), and its failing ids.
   std::map<std::vector<int>, std::vector<std::string_view>> groups;
   std::map<std::vector<std::string_view>, std::vector<std::string_view>> failing;
-  for (const auto& n : nodes) {
+  std::map<std::string_view, std::string> id_text;
+  for (std::size_t ni = 0; ni < nodes.size(); ++ni) {
+    const auto& n = nodes[ni];
     std::vector<int> row(cols.size(), -1);
     std::vector<std::string_view> fails;
     for (const auto& f : n.findings) {
       auto c = static_cast<std::size_t>(std::find(cols.begin(), cols.end(), f.layer) - cols.begin());
       row[c] = std::max(row[c], report::severity(f.status));
-      if (f.status == Status::fail) fails.push_back(f.id);
+      if (f.status == Status::fail) {
+        auto [it, fresh] = id_text.try_emplace(f.id);
+        if (fresh) it->second = report::printable(f.id);
+        fails.push_back(it->second);
+      }
     }
-    groups[row].push_back(n.name);
+    groups[row].push_back(safe_names[ni]);
     if (!fails.empty()) {
       std::sort(fails.begin(), fails.end());
       fails.erase(std::unique(fails.begin(), fails.end()), fails.end());
-      failing[fails].push_back(n.name);
+      failing[fails].push_back(safe_names[ni]);
       ++failing_nodes;
     }
   }
@@ -181,7 +191,7 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
     std::vector<std::size_t> cw;
     std::string header = "   nodes";
     for (auto c : cols) {
-      auto name = short_layer(c);
+      auto name = report::printable(short_layer(c));
       cw.push_back(std::max<std::size_t>(name.size(), 4));
       header += fmt::format("  {:<{}}", name, cw.back());
     }
@@ -237,8 +247,8 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
       ++hidden[f.id];
       continue;
     }
-    std::string id = f.id + (f.subject.empty() ? "" : " [" + f.subject + "]");
-    std::string rest = fmt::format(" {}  {}", id, f.title);
+    std::string id = report::printable(f.id) + (f.subject.empty() ? "" : " [" + report::printable(f.subject) + "]");
+    std::string rest = fmt::format(" {}  {}", id, report::printable(f.title));
     out += "  " + paint(f.status, fmt::format("{:<5}", report::status_word(f.status))) +
            (opts.verbose ? rest : fit(rest, width > 7 ? width - 7 : width)) + "\n";
     bool actionable = f.status == Status::fail || f.status == Status::warn || f.status == Status::error;
@@ -246,13 +256,14 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
     std::size_t limit = opts.verbose ? f.evidence.size() : std::min(kEvidenceLines, f.evidence.size());
     for (std::size_t i = 0; i < limit; ++i) {
       const auto& e = f.evidence[i];
-      out += line(fmt::format("        {}: {}{}", e.source, e.observed, e.expected ? " (expected " + *e.expected + ")" : ""));
+      out += line(fmt::format("        {}: {}{}", report::printable(e.source), report::printable(e.observed),
+                              e.expected ? " (expected " + report::printable(*e.expected) + ")" : ""));
     }
     if (limit < f.evidence.size()) out += fmt::format("        ... {} more (-v shows all)\n", f.evidence.size() - limit);
-    if (opts.verbose && !f.fix.empty() && actionable) out += fmt::format("        fix: {}\n", f.fix);
-    if (opts.verbose && !f.impact.empty() && actionable) out += fmt::format("        impact: {}\n", f.impact);
+    if (opts.verbose && !f.fix.empty() && actionable) out += fmt::format("        fix: {}\n", report::printable(f.fix));
+    if (opts.verbose && !f.impact.empty() && actionable) out += fmt::format("        impact: {}\n", report::printable(f.impact));
   }
-  for (const auto& [id, n] : hidden) out += fmt::format("  ... {} more {} findings (-v shows all)\n", n, id);
+  for (const auto& [id, n] : hidden) out += fmt::format("  ... {} more {} findings (-v shows all)\n", n, report::printable(id));
   return out;
 }
 

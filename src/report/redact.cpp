@@ -4,6 +4,65 @@
 #include <string>
 
 namespace perfgap::report {
+namespace {
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool icontains(std::string_view hay, std::string_view needle) { return upper(hay).find(upper(needle)) != std::string::npos; }
+
+// An option or key name inside a value ("--api-key", "password", "x-auth-token") by the
+// variable-name rule, '-' read as '_'.
+bool secret_key(std::string_view key) {
+  while (!key.empty() && key.front() == '-') key.remove_prefix(1);
+  if (key.empty()) return false;
+  std::string name(key);
+  for (auto& c : name)
+    if (c == '-' || c == '.') c = '_';
+  return secret_name(name);
+}
+
+bool is_sep(char c) { return std::isspace(static_cast<unsigned char>(c)) || c == ',' || c == ';' || c == '&' || c == '?' || c == '\'' || c == '"'; }
+
+// scheme://user:password@host: a password in a URL's authority.
+bool url_with_password(std::string_view v) {
+  for (std::size_t pos = v.find("://"); pos != std::string_view::npos; pos = v.find("://", pos + 3)) {
+    std::size_t start = pos + 3;
+    std::size_t end = start;
+    while (end < v.size() && v[end] != '/' && v[end] != '?' && v[end] != '#' && !std::isspace(static_cast<unsigned char>(v[end]))) ++end;
+    auto authority = v.substr(start, end - start);
+    auto at = authority.rfind('@');
+    if (at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// "Bearer TOKEN", "Basic BASE64", "token TOKEN" (HTTP Authorization schemes).
+bool auth_scheme(std::string_view v) {
+  const std::string u = upper(v);
+  for (std::string_view scheme : {"BEARER", "BASIC", "DIGEST", "NEGOTIATE"}) {
+    for (std::size_t pos = u.find(scheme); pos != std::string::npos; pos = u.find(scheme, pos + 1)) {
+      if (pos > 0 && std::isalnum(static_cast<unsigned char>(u[pos - 1]))) continue;
+      std::size_t i = pos + scheme.size();
+      if (i >= u.size() || !std::isspace(static_cast<unsigned char>(u[i]))) continue;
+      while (i < u.size() && std::isspace(static_cast<unsigned char>(u[i]))) ++i;
+      std::size_t n = 0;
+      while (i + n < u.size() && !std::isspace(static_cast<unsigned char>(u[i + n]))) ++n;
+      // "basic mode" is prose; a credential is one word of token characters.
+      if (n >= (scheme == "BEARER" ? 1u : 8u)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 bool audited_name(std::string_view name) {
   for (std::string_view p : {"NCCL_", "UCX_", "CUDA_", "NVIDIA_", "OMPI_", "PMIX_", "SLURM_", "TORCH_", "NVTE_", "MEGATRON_"})
@@ -12,26 +71,62 @@ bool audited_name(std::string_view name) {
 }
 
 bool secret_name(std::string_view name) {
-  std::string upper(name);
-  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  for (std::string_view s : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"})
-    if (upper.find(s) != std::string::npos) return true;
+  const std::string u = upper(name);
+  for (std::string_view s : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "AUTHORIZATION"})
+    if (u.find(s) != std::string::npos) return true;
+  // GITHUB_PAT, SSHPASS, MYSQL_PASS, NPM_AUTH, AUTH (not ..._BYPASS).
+  if (ends_with(u, "_PAT") || u == "PAT" || (ends_with(u, "PASS") && !ends_with(u, "BYPASS")) || ends_with(u, "AUTH")) return true;
   std::size_t start = 0;
-  while (start <= upper.size()) {
-    auto end = upper.find('_', start);
-    if (end == std::string::npos) end = upper.size();
-    std::string_view word(upper.data() + start, end - start);
+  while (start <= u.size()) {
+    auto end = u.find('_', start);
+    if (end == std::string::npos) end = u.size();
+    std::string_view word(u.data() + start, end - start);
     if (word == "KEY" || word == "APIKEY") return true;
     start = end + 1;
   }
   return false;
 }
 
+bool secret_value(std::string_view v) {
+  if (url_with_password(v) || auth_scheme(v) || icontains(v, "authorization:")) return true;
+  // Words of the value: "--password=x", "password=x", "?token=x&", "--token x".
+  std::size_t i = 0;
+  while (i < v.size()) {
+    while (i < v.size() && is_sep(v[i])) ++i;
+    std::size_t j = i;
+    while (j < v.size() && !is_sep(v[j])) ++j;
+    auto word = v.substr(i, j - i);
+    i = j;
+    if (word.empty()) continue;
+    auto eq = word.find('=');
+    auto colon = word.find(':');
+    if (eq != std::string_view::npos) {
+      if (secret_key(word.substr(0, eq)) && eq + 1 < word.size()) return true;
+    } else if (colon != std::string_view::npos && colon + 1 == word.size()) {
+      if (secret_key(word.substr(0, colon))) {  // "X-Auth-Token: abc"
+        std::size_t k = i;
+        while (k < v.size() && is_sep(v[k])) ++k;
+        if (k < v.size()) return true;
+      }
+    } else if (word.front() == '-' && secret_key(word)) {
+      std::size_t k = i;
+      while (k < v.size() && std::isspace(static_cast<unsigned char>(v[k]))) ++k;
+      if (k < v.size() && v[k] != '-') return true;  // "--token abc", not "--token --next"
+    }
+  }
+  return false;
+}
+
+std::string redact(std::string_view name, std::string_view value) {
+  if (secret_name(name) || secret_value(value)) return std::string(kRedacted);
+  return std::string(value);
+}
+
 StringMap audited_environment(const parsers::EnvList& env) {
   StringMap out;
   for (const auto& [k, v] : env) {
     if (!audited_name(k)) continue;
-    out[k] = secret_name(k) ? std::string(kRedacted) : v;
+    out[k] = redact(k, v);
   }
   return out;
 }

@@ -12,9 +12,18 @@ inline constexpr std::string_view kRedacted = "<redacted>";
 
 // NCCL_, UCX_, CUDA_, NVIDIA_, OMPI_, PMIX_, SLURM_, TORCH_, NVTE_, MEGATRON_.
 bool audited_name(std::string_view name);
-// Names containing TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL or PRIVATE, or with KEY or
-// APIKEY as one of their '_'-separated words (WANDB_API_KEY; not NCCL_IB_PKEY).
+// Names containing TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, PRIVATE or AUTHORIZATION,
+// with KEY or APIKEY as one of their '_'-separated words (WANDB_API_KEY; not NCCL_IB_PKEY),
+// or ending in _PAT, PASS (not BYPASS) or AUTH (GITHUB_PAT, SSHPASS, AUTH).
 bool secret_name(std::string_view name);
+// Values that carry a credential whatever the variable is called: an option or key of a
+// secret name with a value ("--password=x", "--token x", "password=x", "?token=x",
+// "X-Auth-Token: x"), a URL with a password (scheme://user:pass@host), an HTTP
+// authorization ("Authorization: ...", "Bearer x", "Basic QWxhZGRpbjpvcGVu").
+bool secret_value(std::string_view value);
+// kRedacted when the name or the value is secret, else the value: the one rule for
+// reports, evidence and snapshots.
+std::string redact(std::string_view name, std::string_view value);
 // The audited variables, secrets redacted; the last value of a repeated name wins.
 StringMap audited_environment(const parsers::EnvList& env);
 

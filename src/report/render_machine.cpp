@@ -6,23 +6,35 @@
 #include <map>
 
 #include "report/render.hpp"
+#include "report/text_style.hpp"
 
 namespace perfgap::report {
 namespace {
 
+// Valid XML 1.0 in UTF-8 whatever the bytes: markup escaped, invalid UTF-8 and the
+// non-characters U+FFFE/U+FFFF as U+FFFD, control characters XML 1.0 forbids (even as
+// references) as '?'.
 void xml_escape_to(std::string& out, std::string_view s) {
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters even as references.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
-        else out += c;
+      case '&': out += "&amp;"; ++i; continue;
+      case '<': out += "&lt;"; ++i; continue;
+      case '>': out += "&gt;"; ++i; continue;
+      case '"': out += "&quot;"; ++i; continue;
+      case '\'': out += "&apos;"; ++i; continue;
+      default: break;
     }
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x80) {
+      out += c;
+      ++i;
+      continue;
+    }
+    long cp = next_code_point(s, i);
+    if (cp < 0 || cp == 0xFFFE || cp == 0xFFFF) append_utf8(out, 0xFFFD);
+    else if (cp < 0x20 && cp != '\n' && cp != '\t' && cp != '\r') out += '?';
+    else append_utf8(out, cp);
   }
 }
 
@@ -32,12 +44,23 @@ std::string xml_escape(std::string_view s) {
   return out;
 }
 
+// A Prometheus label value: valid UTF-8 (invalid bytes as U+FFFD), the format's three
+// escapes (\\ \" \n), and other control characters as '?' (parsers differ on them).
 void label_escape_to(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+  for (std::size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b >= 0x20 && b < 0x7F && b != '\\' && b != '"') {
+      out += static_cast<char>(b);
+      ++i;
+      continue;
+    }
+    long cp = next_code_point(s, i);
+    if (cp == '\\') out += "\\\\";
+    else if (cp == '"') out += "\\\"";
+    else if (cp == '\n') out += "\\n";
+    else if (cp < 0) append_utf8(out, 0xFFFD);
+    else if (cp < 0x20 || cp == 0x7F) out += '?';
+    else append_utf8(out, cp);
   }
 }
 

@@ -22,13 +22,13 @@ std::string render_text(const Report& r, const TextOptions& opts) {
   auto s = r.summary();
   std::string where;
   if (r.node) {
-    where = fmt::format(" on {} ({}, {}", r.node->name.empty() ? "?" : r.node->name, r.node->arch.empty() ? "?" : r.node->arch,
-                        r.node->kernel.empty() ? "?" : r.node->kernel);
+    where = fmt::format(" on {} ({}, {}", r.node->name.empty() ? "?" : printable(r.node->name), r.node->arch.empty() ? "?" : printable(r.node->arch),
+                        r.node->kernel.empty() ? "?" : printable(r.node->kernel));
     if (r.node->virtualized) where += *r.node->virtualized ? ", virtualized" : ", bare metal";
-    if (r.node->container != "none") where += ", container: " + r.node->container;
+    if (r.node->container != "none") where += ", container: " + printable(r.node->container);
     where += ")";
   }
-  if (r.source.root) where += " from tree " + *r.source.root;
+  if (r.source.root) where += " from tree " + printable(*r.source.root);
   std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : paint(Status::pass, "OK");
   out += fmt::format("perfgap {}{}: {}  {} fail, {} warn, {} pass, {} skip, {} error\n", r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind,
                      where, verdict, s.fail, s.warn, s.pass, s.skip, s.error);
@@ -42,25 +42,25 @@ std::string render_text(const Report& r, const TextOptions& opts) {
       if (f.layer == layer) items.push_back(&f);
     if (items.empty()) continue;
     std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return action_rank(a->status) < action_rank(b->status); });
-    out += fmt::format("\n{}\n", layer);
+    out += fmt::format("\n{}\n", printable(layer));
     for (const auto* f : items) {
       std::string label = status_word(f->status);
-      std::string id = f->id + (f->subject.empty() ? "" : " [" + f->subject + "]");
-      out += fmt::format("  {} {}  {}\n", paint(f->status, fmt::format("{:<5}", label)), id, f->title);
+      std::string id = printable(f->id) + (f->subject.empty() ? "" : " [" + printable(f->subject) + "]");
+      out += fmt::format("  {} {}  {}\n", paint(f->status, fmt::format("{:<5}", label)), id, printable(f->title));
       bool actionable = f->status == Status::fail || f->status == Status::warn || f->status == Status::error;
       if (!actionable && !opts.verbose) continue;
       render_table(out, f->table, {"        ", opts.verbose ? 0 : kTableRows, false});
       std::size_t limit = opts.verbose ? f->evidence.size() : std::min<std::size_t>(3, f->evidence.size());
       for (std::size_t i = 0; i < limit; ++i) {
         const auto& e = f->evidence[i];
-        out += fmt::format("        {}: {}{}\n", e.source, e.observed, e.expected ? " (expected " + *e.expected + ")" : "");
+        out += fmt::format("        {}: {}{}\n", printable(e.source), printable(e.observed), e.expected ? " (expected " + printable(*e.expected) + ")" : "");
       }
       if (limit < f->evidence.size()) out += fmt::format("        ... {} more (-v shows all)\n", f->evidence.size() - limit);
-      if (!f->fix.empty() && actionable) out += fmt::format("        fix: {}\n", f->fix);
-      if (!f->impact.empty() && (actionable || opts.verbose) && f->status != Status::pass) out += fmt::format("        impact: {}\n", f->impact);
+      if (!f->fix.empty() && actionable) out += fmt::format("        fix: {}\n", printable(f->fix));
+      if (!f->impact.empty() && (actionable || opts.verbose) && f->status != Status::pass) out += fmt::format("        impact: {}\n", printable(f->impact));
       if (opts.verbose && !f->metrics.empty()) {
         std::string m;
-        for (const auto& [k, v] : f->metrics) m += fmt::format("{}{}={}", m.empty() ? "" : " ", k, v);
+        for (const auto& [k, v] : f->metrics) m += fmt::format("{}{}={}", m.empty() ? "" : " ", printable(k), v);
         out += fmt::format("        metrics: {}\n", m);
       }
     }

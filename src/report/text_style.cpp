@@ -45,6 +45,86 @@ std::size_t display_width(std::string_view s) {
   return w;
 }
 
+long next_code_point(std::string_view s, std::size_t& i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) {
+    ++i;
+    return b0;
+  }
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
+  long cp = 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF) len = 2, cp = b0 & 0x1F;
+  else if (b0 == 0xE0) len = 3, cp = b0 & 0x0F, lo = 0xA0;
+  else if (b0 == 0xED) len = 3, cp = b0 & 0x0F, hi = 0x9F;  // no UTF-16 surrogates
+  else if (b0 >= 0xE1 && b0 <= 0xEF) len = 3, cp = b0 & 0x0F;
+  else if (b0 == 0xF0) len = 4, cp = b0 & 0x07, lo = 0x90;
+  else if (b0 >= 0xF1 && b0 <= 0xF3) len = 4, cp = b0 & 0x07;
+  else if (b0 == 0xF4) len = 4, cp = b0 & 0x07, hi = 0x8F;
+  if (len == 0 || i + len > s.size()) {
+    ++i;
+    return -1;
+  }
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) {
+      ++i;
+      return -1;
+    }
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  i += len;
+  return cp;
+}
+
+void append_utf8(std::string& out, long cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::string printable(std::string_view s) {
+  bool plain = true;
+  for (unsigned char c : s)
+    if (c < 0x20 || c >= 0x7F) {
+      plain = false;
+      break;
+    }
+  if (plain) return std::string(s);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (std::size_t i = 0; i < s.size();) {
+    long cp = next_code_point(s, i);
+    if (cp < 0) {
+      append_utf8(out, 0xFFFD);
+    } else if ((cp < 0x20 && cp != '\t') || cp == 0x7F) {
+      out += "\\x";
+      out += kHex[cp >> 4];
+      out += kHex[cp & 0xF];
+    } else if (cp >= 0x80 && cp <= 0x9F) {
+      out += "\\u00";
+      out += kHex[cp >> 4];
+      out += kHex[cp & 0xF];
+    } else {
+      append_utf8(out, cp);
+    }
+  }
+  return out;
+}
+
 void render_table(std::string& out, const std::vector<std::vector<std::string>>& t, const TableStyle& style) {
   if (t.empty()) return;
   const std::size_t rows = style.max_rows ? std::min(t.size(), style.max_rows + 1) : t.size();
@@ -56,17 +136,18 @@ void render_table(std::string& out, const std::vector<std::vector<std::string>>&
   std::vector<std::size_t> w(cols, 0);
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t c = 0; c < t[i].size(); ++c)
-      if (!spans(t[i], c)) w[c] = std::max(w[c], display_width(t[i][c]));
+      if (!spans(t[i], c)) w[c] = std::max(w[c], display_width(printable(t[i][c])));
   auto row = [&](const std::vector<std::string>& r) {
     std::string line(style.indent);
     for (std::size_t c = 0; c < r.size(); ++c) {
       if (c) line += "  ";
+      const std::string cell = printable(r[c]);
       if (spans(r, c)) {
-        line += r[c];
+        line += cell;
         continue;
       }
-      std::string pad(w[c] - display_width(r[c]), ' ');
-      line += c == 0 ? r[c] + pad : pad + r[c];
+      std::string pad(w[c] - display_width(cell), ' ');
+      line += c == 0 ? cell + pad : pad + cell;
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";

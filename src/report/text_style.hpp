@@ -20,13 +20,24 @@ std::string paint(Status s, std::string_view text, bool color);
 // Code points, not bytes (continuation bytes do not count).
 std::size_t display_width(std::string_view s);
 
+// The code point of the UTF-8 sequence at s[i], advancing i past it; -1 (and one byte) for
+// a byte that does not start a valid sequence (overlong, surrogate, beyond U+10FFFF, cut).
+long next_code_point(std::string_view s, std::size_t& i);
+// Appends the UTF-8 encoding of `cp`.
+void append_utf8(std::string& out, long cp);
+// Text from outside perfgap (process and node names, environment values, titles quoting
+// them) as a terminal may show it: invalid UTF-8 bytes become U+FFFD, and control characters
+// (C0 but tab, DEL, C1: ESC, BEL, CSI, even newline) become visible escapes such as \x1b or
+// \u009b, so nothing of the data can move the cursor, clear the screen or set a title.
+std::string printable(std::string_view s);
+
 struct TableStyle {
   std::string_view indent;
   std::size_t max_rows = 0;           // data rows shown (0: all); the rest are counted
   bool short_row_note_spans = false;  // a short row's last cell spans the missing columns
 };
 // An aligned table: the first column to the left, the others (numbers) to the right, a rule
-// under the header row (the first row).
+// under the header row (the first row). Cells are shown printable().
 void render_table(std::string& out, const std::vector<std::vector<std::string>>& table, const TableStyle& style);
 
 }  // namespace perfgap::report

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/config.hpp"
+#include "sys/named_file.hpp"
 
 namespace perfgap::slurm {
 namespace {
@@ -121,12 +122,9 @@ tl::expected<HealthConfig, std::string> parse_health_config(const std::string& t
 }
 
 tl::expected<HealthConfig, std::string> load_health_config(const std::string& path, const core::Registry& registry) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Error(path + ": read error");
-  return parse_health_config(ss.str(), path, registry);
+  auto text = sys::read_named_file(path, sys::kMaxConfigBytes);
+  if (!text) return Error(path + ": " + text.error());
+  return parse_health_config(*text, path, registry);
 }
 
 }  // namespace perfgap::slurm

@@ -5,15 +5,20 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <iterator>
+#include <limits>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <map>
 #include <set>
 
+#include "sys/output.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::snapshot {
@@ -125,6 +130,96 @@ tl::expected<std::string, std::string> safe_name(const char* raw) {
   return out;
 }
 
+// Set by the SIGINT/SIGTERM/SIGHUP handler that ReplayRoot installs while it owns an
+// unpacked tree (the handler does nothing else); the unpack loops stop when they see it.
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_signal = sig; }
+
+tl::expected<void, std::string> interrupted() {
+  return tl::unexpected("interrupted by signal " + std::to_string(static_cast<int>(g_signal)));
+}
+
+std::string mib_text(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+// A write error with its cause: libarchive's message, and the errno's text where the message
+// does not already say it (ENOSPC: "No space left on device").
+tl::expected<void, std::string> write_failure(struct archive* out, const std::string& what) {
+  std::string msg = archive_error_string(out) ? archive_error_string(out) : "write failed";
+  int err = archive_errno(out);
+  if (err > 0) {
+    std::string cause = std::strerror(err);
+    if (msg.find(cause) == std::string::npos) msg += ": " + cause;
+  }
+  return tl::unexpected(one_line(what + ": " + msg));
+}
+
+// The per-entry rules, shared by the scan and the unpack. Returns the entry's clean name
+// ("" for the root) or why it is refused.
+tl::expected<std::string, std::string> check_entry(struct archive_entry* e, const ExtractLimits& limits) {
+  auto name = safe_name(archive_entry_pathname(e));
+  if (!name) return tl::unexpected(name.error());
+  if (archive_entry_hardlink(e) != nullptr) return tl::unexpected("hard link entry " + *name + " (snapshots hold none)");
+  const auto type = archive_entry_filetype(e);
+  if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+    return tl::unexpected("entry " + *name + " is not a file, directory or symbolic link");
+  if (type == AE_IFREG) {
+    auto size = archive_entry_size(e);
+    if (size < 0 || static_cast<std::uint64_t>(size) > limits.max_entry_bytes)
+      return tl::unexpected("entry " + *name + " larger than " + mib_text(limits.max_entry_bytes));
+  }
+  return name;
+}
+
+// Pass 1: headers only (no data is decompressed into anything), with every limit enforced
+// as the entries arrive, so a bomb of a million empty files stops at the limit, in seconds,
+// before one byte is written.
+tl::expected<Needed, std::string> scan_from(struct archive* in, const ExtractLimits& limits, std::uint64_t block) {
+  Needed need;
+  for (;;) {
+    if (g_signal) return tl::unexpected(interrupted().error());
+    struct archive_entry* e = nullptr;
+    int rc = archive_read_next_header(in, &e);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc < ARCHIVE_WARN) return tl::unexpected(archive_failure(in, "not a readable tar.gz archive").error());
+    if (++need.entries > limits.max_entries) return tl::unexpected("more than " + std::to_string(limits.max_entries) + " entries");
+    auto name = check_entry(e, limits);
+    if (!name) return tl::unexpected(name.error());
+    if (archive_entry_filetype(e) == AE_IFREG) {
+      auto size = static_cast<std::uint64_t>(archive_entry_size(e));
+      need.bytes += size;
+      if (need.bytes > limits.max_total_bytes) return tl::unexpected("unpacks to more than " + mib_text(limits.max_total_bytes));
+      need.disk += (size + block - 1) / block * block;
+    } else if (archive_entry_filetype(e) == AE_IFDIR) {
+      need.disk += block;
+    }
+  }
+  if (need.entries == 0) return tl::unexpected(std::string("an archive with no entries"));
+  // The stream itself must be whole: reading to the end checks the gzip trailer.
+  return need;
+}
+
+// Whether `dest`'s file system can hold what the scan counted (blocks and inodes), with
+// the free space of statvfs, or limits.assume_free where a test sets it.
+tl::expected<void, std::string> check_space(const std::string& dest, const Needed& need, const ExtractLimits& limits) {
+  FreeSpace free;
+  if (limits.assume_free) {
+    free = *limits.assume_free;
+  } else {
+    struct statvfs vfs {};
+    if (::statvfs(dest.c_str(), &vfs) != 0) return tl::unexpected(dest + ": " + errno_text(errno));
+    free.bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    // Some file systems (tmpfs without nr_inodes, btrfs) report no inode count: no limit.
+    free.inodes = vfs.f_files == 0 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(vfs.f_favail);
+  }
+  if (need.disk > free.bytes)
+    return tl::unexpected("needs " + mib_text(need.disk) + " but " + dest + " has " + mib_text(free.bytes) + " free");
+  if (need.entries > free.inodes)
+    return tl::unexpected("needs " + std::to_string(need.entries) + " files but " + dest + " has " + std::to_string(free.inodes) + " inodes free");
+  return {};
+}
+
+// Pass 2: the same rules again (the file could have changed since the scan), and every
+// write error with its cause.
 tl::expected<void, std::string> extract_from(struct archive* in, const std::string& dest, const ExtractLimits& limits) {
   std::error_code ec;
   auto real = fs::canonical(dest, ec);  // libarchive refuses paths through links, /tmp's own included
@@ -140,46 +235,43 @@ tl::expected<void, std::string> extract_from(struct archive* in, const std::stri
   std::size_t entries = 0;
   std::uint64_t total = 0;
   for (;;) {
+    if (g_signal) return finish(interrupted());
     struct archive_entry* e = nullptr;
     int rc = archive_read_next_header(in, &e);
     if (rc == ARCHIVE_EOF) break;
     if (rc < ARCHIVE_WARN) return finish(archive_failure(in, "not a readable tar.gz archive"));
     if (++entries > limits.max_entries)
       return finish(tl::unexpected("more than " + std::to_string(limits.max_entries) + " entries"));
-    auto name = safe_name(archive_entry_pathname(e));
+    auto name = check_entry(e, limits);
     if (!name) return finish(tl::unexpected(name.error()));
-    if (archive_entry_hardlink(e) != nullptr) return finish(tl::unexpected("hard link entry " + *name + " (snapshots hold none)"));
     const auto type = archive_entry_filetype(e);
-    if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
-      return finish(tl::unexpected("entry " + *name + " is not a file, directory or symbolic link"));
     if (name->empty()) continue;  // "./": the root, which exists
     if (type == AE_IFREG) {
-      auto size = archive_entry_size(e);
-      if (size < 0 || static_cast<std::uint64_t>(size) > limits.max_entry_bytes)
-        return finish(tl::unexpected("entry " + *name + " larger than " + std::to_string(limits.max_entry_bytes >> 20) + " MiB"));
-      if (total + static_cast<std::uint64_t>(size) > limits.max_total_bytes)
-        return finish(tl::unexpected("unpacks to more than " + std::to_string(limits.max_total_bytes >> 20) + " MiB"));
+      auto size = static_cast<std::uint64_t>(archive_entry_size(e));
+      if (total + size > limits.max_total_bytes)
+        return finish(tl::unexpected("unpacks to more than " + mib_text(limits.max_total_bytes)));
     }
     archive_entry_set_pathname(e, (real / *name).c_str());
     archive_entry_set_perm(e, type == AE_IFDIR ? 0755 : 0644);
-    if (archive_write_header(out, e) < ARCHIVE_WARN) return finish(archive_failure(out, "cannot unpack " + *name));
+    if (archive_write_header(out, e) < ARCHIVE_WARN) return finish(write_failure(out, "cannot unpack " + *name));
     if (type != AE_IFREG) continue;
     const void* buf = nullptr;
     std::size_t len = 0;
     la_int64_t offset = 0;
     for (;;) {
+      if (g_signal) return finish(interrupted());
       rc = archive_read_data_block(in, &buf, &len, &offset);
       if (rc == ARCHIVE_EOF) break;
       if (rc < ARCHIVE_WARN) return finish(archive_failure(in, "not a readable tar.gz archive"));
       total += len;
       if (total > limits.max_total_bytes)
-        return finish(tl::unexpected("unpacks to more than " + std::to_string(limits.max_total_bytes >> 20) + " MiB"));
-      if (archive_write_data_block(out, buf, len, offset) < ARCHIVE_WARN) return finish(archive_failure(out, "cannot unpack " + *name));
+        return finish(tl::unexpected("unpacks to more than " + mib_text(limits.max_total_bytes)));
+      if (archive_write_data_block(out, buf, len, offset) < ARCHIVE_WARN) return finish(write_failure(out, "cannot unpack " + *name));
     }
-    if (archive_write_finish_entry(out) < ARCHIVE_WARN) return finish(archive_failure(out, "cannot unpack " + *name));
+    if (archive_write_finish_entry(out) < ARCHIVE_WARN) return finish(write_failure(out, "cannot unpack " + *name));
   }
   if (entries == 0) return finish(tl::unexpected(std::string("an archive with no entries")));
-  if (archive_write_close(out) != ARCHIVE_OK) return finish(archive_failure(out, "cannot finish unpacking"));
+  if (archive_write_close(out) != ARCHIVE_OK) return finish(write_failure(out, "cannot finish unpacking"));
   return finish({});
 }
 
@@ -228,27 +320,28 @@ tl::expected<void, std::string> write_directory(const Capture& c, const std::str
   return {};
 }
 
-tl::expected<void, std::string> write_tar_gz(const Capture& c, const std::string& manifest, const std::string& out) {
+tl::expected<std::string, std::string> tar_gz_bytes(const Capture& c, const std::string& manifest) {
   const Entry manifest_entry{Entry::file, manifest};
   auto p = plan(c, manifest_entry);
-  if (!p) return tl::unexpected(out + ": " + p.error());
-  std::string temp = temp_template(out);
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0) return tl::unexpected(out + ": cannot create a file beside it: " + errno_text(errno));
-  ::fchmod(fd, 0644);
+  if (!p) return tl::unexpected(p.error());
+  std::string bytes;
   struct archive* a = archive_write_new();
-  auto fail = [&](const std::string& why) -> tl::expected<void, std::string> {
-    if (a) archive_write_free(a);
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return tl::unexpected(one_line(out + ": " + why));
+  if (a == nullptr) return tl::unexpected(std::string("out of memory"));
+  auto fail = [&](const std::string& why) -> tl::expected<std::string, std::string> {
+    archive_write_free(a);
+    return tl::unexpected(one_line(why));
   };
-  if (a == nullptr) return fail("out of memory");
+  auto error_or = [&](const char* fallback) { return std::string(archive_error_string(a) ? archive_error_string(a) : fallback); };
+  auto append = [](struct archive*, void* self, const void* buf, std::size_t n) -> la_ssize_t {
+    static_cast<std::string*>(self)->append(static_cast<const char*>(buf), n);
+    return static_cast<la_ssize_t>(n);
+  };
   // pax_restricted: plain ustar headers, pax extensions only for long names or large files.
   if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK || archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
       archive_write_set_filter_option(a, "gzip", "compression-level", "1") != ARCHIVE_OK ||
-      archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK || archive_write_open_fd(a, fd) != ARCHIVE_OK)
-    return fail(archive_error_string(a) ? archive_error_string(a) : "cannot start the archive");
+      archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
+      archive_write_open2(a, &bytes, nullptr, append, nullptr, nullptr) != ARCHIVE_OK)
+    return fail(error_or("cannot start the archive"));
   struct archive_entry* e = archive_entry_new();
   const std::time_t now = std::time(nullptr);
   for (const auto& [path, item] : p->items) {
@@ -269,63 +362,93 @@ tl::expected<void, std::string> write_tar_gz(const Capture& c, const std::string
       archive_entry_set_perm(e, 0644);
       archive_entry_set_size(e, static_cast<la_int64_t>(item->content.size()));
     }
-    if (archive_write_header(a, e) != ARCHIVE_OK) {
-      std::string why = path + ": " + (archive_error_string(a) ? archive_error_string(a) : "cannot write");
-      archive_entry_free(e);
-      return fail(why);
-    }
-    if (item != nullptr && item->kind == Entry::file && !item->content.empty() &&
-        archive_write_data(a, item->content.data(), item->content.size()) != static_cast<la_ssize_t>(item->content.size())) {
-      std::string why = path + ": " + (archive_error_string(a) ? archive_error_string(a) : "cannot write");
+    if (archive_write_header(a, e) != ARCHIVE_OK ||
+        (item != nullptr && item->kind == Entry::file && !item->content.empty() &&
+         archive_write_data(a, item->content.data(), item->content.size()) != static_cast<la_ssize_t>(item->content.size()))) {
+      std::string why = path + ": " + error_or("cannot write");
       archive_entry_free(e);
       return fail(why);
     }
   }
   archive_entry_free(e);
-  if (archive_write_close(a) != ARCHIVE_OK) return fail(archive_error_string(a) ? archive_error_string(a) : "cannot finish the archive");
+  if (archive_write_close(a) != ARCHIVE_OK) return fail(error_or("cannot finish the archive"));
   archive_write_free(a);
-  a = nullptr;
-  if (::fsync(fd) != 0) return fail(errno_text(errno));
-  if (::close(fd) != 0) {
-    fd = -1;
-    ::unlink(temp.c_str());
-    return tl::unexpected(out + ": " + errno_text(errno));
-  }
-  if (::rename(temp.c_str(), out.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temp.c_str());
-    return tl::unexpected(out + ": " + errno_text(err));
+  return bytes;
+}
+
+tl::expected<void, std::string> write_tar_gz(const Capture& c, const std::string& manifest, const std::string& out) {
+  auto bytes = tar_gz_bytes(c, manifest);
+  if (!bytes) return tl::unexpected(out + ": " + bytes.error());
+  return sys::write_output(out, *bytes);
+}
+
+namespace {
+
+// Both passes over one archive, each from a fresh reader that `open` prepares.
+template <class Open>
+tl::expected<void, std::string> scan_then_extract(Open open, const std::string& dest, const ExtractLimits& limits) {
+  struct statvfs vfs {};
+  const std::uint64_t block = ::statvfs(dest.c_str(), &vfs) == 0 && vfs.f_frsize > 0 ? vfs.f_frsize : 4096;
+  for (int pass = 0; pass < 2; ++pass) {
+    struct archive* in = new_reader();
+    if (in == nullptr) return tl::unexpected(std::string("out of memory"));
+    tl::expected<void, std::string> r;
+    if (auto o = open(in); !o) {
+      r = tl::unexpected(o.error());
+    } else if (pass == 0) {
+      auto need = scan_from(in, limits, block);
+      if (!need) r = tl::unexpected(need.error());
+      else r = check_space(dest, *need, limits);
+    } else {
+      r = extract_from(in, dest, limits);
+    }
+    archive_read_free(in);
+    if (!r) return r;
   }
   return {};
 }
 
+}  // namespace
+
 tl::expected<void, std::string> extract(const std::string& archive, const std::string& dest, const ExtractLimits& limits) {
-  struct archive* in = new_reader();
-  if (in == nullptr) return tl::unexpected(std::string("out of memory"));
-  tl::expected<void, std::string> r;
-  if (archive_read_open_filename(in, archive.c_str(), 1 << 16) != ARCHIVE_OK) r = archive_failure(in, "cannot open");
-  else r = extract_from(in, dest, limits);
-  archive_read_free(in);
-  return r;
+  return scan_then_extract(
+      [&](struct archive* in) -> tl::expected<void, std::string> {
+        if (archive_read_open_filename(in, archive.c_str(), 1 << 16) != ARCHIVE_OK) return archive_failure(in, "cannot open");
+        return {};
+      },
+      dest, limits);
 }
 
 tl::expected<void, std::string> extract_memory(const void* data, std::size_t size, const std::string& dest, const ExtractLimits& limits) {
-  struct archive* in = new_reader();
-  if (in == nullptr) return tl::unexpected(std::string("out of memory"));
-  tl::expected<void, std::string> r;
-  if (archive_read_open_memory(in, data, size) != ARCHIVE_OK) r = archive_failure(in, "not a readable tar.gz archive");
-  else r = extract_from(in, dest, limits);
-  archive_read_free(in);
-  return r;
+  return scan_then_extract(
+      [&](struct archive* in) -> tl::expected<void, std::string> {
+        if (archive_read_open_memory(in, data, size) != ARCHIVE_OK) return archive_failure(in, "not a readable tar.gz archive");
+        return {};
+      },
+      dest, limits);
 }
 
 ReplayRoot::~ReplayRoot() {
   if (temp_.empty()) return;
   std::error_code ec;
   fs::remove_all(temp_, ec);
+  // The tree is gone: the signal that came meanwhile now takes its normal course.
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) ::sigaction(kStopSignals[i], &saved_[i], nullptr);
+  if (g_signal) {
+    int sig = g_signal;
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
 }
 
-tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const std::string& path) {
+void ReplayRoot::catch_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) ::sigaction(kStopSignals[i], &sa, &saved_[i]);
+}
+
+tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const std::string& path, const ExtractLimits& limits) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return tl::unexpected(path + ": " + errno_text(errno));
   if (S_ISDIR(st.st_mode)) {
@@ -348,9 +471,13 @@ tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const st
   const char* tmpdir = std::getenv("TMPDIR");
   std::string temp = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfgap-root.XXXXXX";
   if (::mkdtemp(temp.data()) == nullptr) return tl::unexpected(path + ": cannot create a directory to unpack it: " + temp + ": " + errno_text(errno));
-  // From here the directory belongs to the ReplayRoot, whose destructor removes it.
+  // From here the directory belongs to the ReplayRoot, whose destructor removes it, on an
+  // error, a signal (SIGINT, SIGTERM, SIGHUP: caught until then) or the end of the replay.
   std::unique_ptr<ReplayRoot> replay(new ReplayRoot(sys::Sysroot::live(), temp));
-  if (auto x = extract(path, temp); !x) return tl::unexpected(one_line(path + ": " + x.error()));
+  replay->catch_signals();
+  // A file written past RLIMIT_FSIZE is an EFBIG error to report, not a SIGXFSZ to die of.
+  ::signal(SIGXFSZ, SIG_IGN);
+  if (auto x = extract(path, temp, limits); !x) return tl::unexpected(one_line(path + ": " + x.error()));
   auto r = sys::Sysroot::at(temp);
   if (!r) return tl::unexpected(path + ": " + r.error());
   replay->root_ = std::move(*r);

@@ -426,7 +426,7 @@ std::string redact_environ(std::string_view text) {
     if (!terminated) end = text.size();
     auto entry = text.substr(start, end - start);
     auto eq = entry.find('=');
-    if (eq != std::string_view::npos && report::secret_name(entry.substr(0, eq))) {
+    if (eq != std::string_view::npos && (report::secret_name(entry.substr(0, eq)) || report::secret_value(entry.substr(eq + 1)))) {
       out.append(entry.substr(0, eq + 1));
       out.append(report::kRedacted);
     } else {

@@ -1,8 +1,10 @@
 #include "sweep/process.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +15,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "sys/spawn.hpp"
 
@@ -26,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 volatile sig_atomic_t g_interrupt = 0;
 int g_wake[2] = {-1, -1};  // self-pipe: the handler writes, poll wakes
-struct sigaction g_old_int, g_old_term;
+struct sigaction g_old_int, g_old_term, g_old_hup;
 
 void on_interrupt(int sig) {
   if (g_interrupt == 0) g_interrupt = sig;
@@ -109,11 +114,75 @@ InterruptGuard::InterruptGuard() {
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGINT, &sa, &g_old_int);
   ::sigaction(SIGTERM, &sa, &g_old_term);
+  ::sigaction(SIGHUP, &sa, &g_old_hup);  // the terminal or ssh session went away: stop the same way
+  // Descendants of a benchmark that leave its process group (setsid, a daemonising double
+  // fork) become our children when their parent exits, instead of init's: stop_orphans()
+  // finds and stops them after every run.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
 InterruptGuard::~InterruptGuard() {
   ::sigaction(SIGINT, &g_old_int, nullptr);
   ::sigaction(SIGTERM, &g_old_term, nullptr);
+  ::sigaction(SIGHUP, &g_old_hup, nullptr);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+}
+
+namespace {
+
+// Our children now: with the subreaper flag, what a finished benchmark left behind.
+std::vector<pid_t> our_children() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
+    const char* close = std::strrchr(buf, ')');
+    char state = 0;
+    long ppid = 0;
+    if (close == nullptr || std::sscanf(close + 1, " %c %ld", &state, &ppid) != 2) continue;
+    if (ppid == self) out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
+}
+
+}  // namespace
+
+void stop_orphans(double grace_s) {
+  auto reap = [] {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+  };
+  reap();
+  auto left = our_children();
+  if (left.empty()) return;
+  for (pid_t p : left) ::kill(p, SIGTERM);
+  const auto until = Clock::now() + std::chrono::milliseconds(static_cast<long>(grace_s * 1000));
+  while (Clock::now() < until) {
+    reap();
+    if (our_children().empty()) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (pid_t p : our_children()) ::kill(p, SIGKILL);
+  for (int i = 0; i < 100 && !our_children().empty(); ++i) {
+    reap();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  reap();
 }
 
 int interrupt_signal() { return g_interrupt; }
@@ -231,6 +300,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
   sink.finish(kept, res.truncated);
   res.output_bytes = sink.total();
   ::close(log_fd);
+  // Whatever escaped the process group is stopped too, so no run outlives its turn.
+  stop_orphans(limits.grace_s);
   return res;
 }
 

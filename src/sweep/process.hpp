@@ -22,8 +22,10 @@ struct RunLimits {
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
                           const RunLimits& limits, std::string& kept);
 
-// SIGINT/SIGTERM handlers that make a running run_process stop its benchmark and later runs
-// not start. The previous handlers come back when the guard goes.
+// SIGINT/SIGTERM/SIGHUP handlers that make a running run_process stop its benchmark and
+// later runs not start; while the guard lives perfgap is also a child subreaper, so what a
+// benchmark leaves behind outside its process group comes back to it (stop_orphans). The
+// previous handlers come back when the guard goes.
 class InterruptGuard {
  public:
   InterruptGuard();
@@ -33,6 +35,9 @@ class InterruptGuard {
 };
 // The signal that interrupted the sweep, or 0.
 int interrupt_signal();
+// Stops (SIGTERM, SIGKILL after `grace_s`) and reaps every child of this process: run after
+// each benchmark, when the only children left are what escaped its process group.
+void stop_orphans(double grace_s);
 
 // argv[0] as posix_spawnp would find it ("" when it would not): for the early usage error
 // and the launcher's real path.

@@ -34,14 +34,15 @@ std::string render_text(const report::Report& rep, const std::vector<SettingRuns
   std::string out;
   auto s = rep.summary();
   std::string where;
-  if (rep.node) where = fmt::format(" on {} ({}, {})", rep.node->name.empty() ? "?" : rep.node->name, rep.node->arch.empty() ? "?" : rep.node->arch,
-                                    rep.node->kernel.empty() ? "?" : rep.node->kernel);
+  if (rep.node) where = fmt::format(" on {} ({}, {})", rep.node->name.empty() ? "?" : report::printable(rep.node->name),
+                                    rep.node->arch.empty() ? "?" : report::printable(rep.node->arch),
+                                    rep.node->kernel.empty() ? "?" : report::printable(rep.node->kernel));
   std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : paint(Status::pass, "OK");
   out += fmt::format("perfgap sweep{}: {}  {} fail, {} warn, {} pass, {} skip, {} error\n", where, verdict, s.fail, s.warn, s.pass, s.skip, s.error);
   std::size_t runs = 0;
   for (const auto& sr : data) runs += sr.runs.size();
-  out += fmt::format("command: {}\n", ctx.command);
-  out += fmt::format("runs: {} finished, raw output and manifest.json in {}\n", runs, ctx.run_dir);
+  out += fmt::format("command: {}\n", report::printable(ctx.command));
+  out += fmt::format("runs: {} finished, raw output and manifest.json in {}\n", runs, report::printable(ctx.run_dir));
 
   // Columns: the sizes that matter; when none could be chosen, what was measured.
   std::vector<std::uint64_t> sizes = d.sizes;
@@ -100,15 +101,16 @@ std::string render_text(const report::Report& rep, const std::vector<SettingRuns
       order.push_back(&f);
   out += "\n";
   for (const auto* f : order) {
-    std::string id = f->id + (f->subject.empty() ? "" : " [" + f->subject + "]");
-    out += fmt::format("{} {}  {}\n", paint(f->status, fmt::format("{:<5}", report::status_word(f->status))), id, f->title);
+    std::string id = report::printable(f->id) + (f->subject.empty() ? "" : " [" + report::printable(f->subject) + "]");
+    out += fmt::format("{} {}  {}\n", paint(f->status, fmt::format("{:<5}", report::status_word(f->status))), id, report::printable(f->title));
     std::size_t limit = ctx.verbose ? f->evidence.size() : std::min<std::size_t>(f->id == "sweep.recommendation" ? 8 : 3, f->evidence.size());
     for (std::size_t i = 0; i < limit; ++i) {
       const auto& e = f->evidence[i];
-      out += fmt::format("      {}: {}{}\n", e.source, e.observed, e.expected ? " (expected " + *e.expected + ")" : "");
+      out += fmt::format("      {}: {}{}\n", report::printable(e.source), report::printable(e.observed),
+                         e.expected ? " (expected " + report::printable(*e.expected) + ")" : "");
     }
     if (limit < f->evidence.size()) out += fmt::format("      ... {} more (-v shows all)\n", f->evidence.size() - limit);
-    if (!f->fix.empty() && f->status != Status::skip) out += fmt::format("      fix: {}\n", f->fix);
+    if (!f->fix.empty() && f->status != Status::skip) out += fmt::format("      fix: {}\n", report::printable(f->fix));
   }
   return out;
 }

@@ -1,7 +1,11 @@
 // One root for every read. Code names the real kernel path ("/sys/devices/system/cpu/online")
 // and the Sysroot resolves it: live against "/", or inside a captured tree where absolute
 // symbolic links resolve inside the tree too (openat2 RESOLVE_IN_ROOT), as hwloc's
-// HWLOC_FSROOT and node_exporter's --path.sysfs do.
+// HWLOC_FSROOT and node_exporter's --path.sysfs do. Where openat2 is refused (ENOSYS, or
+// EPERM/EINVAL from a seccomp filter) every path is walked by hand from the root with the
+// same rules (absolute links from the tree's root, ".." clamped there, 40 links at most):
+// no read ever leaves the tree. In a tree only regular files and directories are opened;
+// device nodes, FIFOs and sockets are "no such device" (ENXIO).
 #pragma once
 
 #include <sys/stat.h>
@@ -58,6 +62,14 @@ class Sysroot {
   std::string root_;
   std::shared_ptr<int> root_fd_;  // O_PATH directory; shared so copies stay cheap
 };
+
+// For tests: walk trees by hand as if openat2 were refused (the binary reads
+// PERFGAP_NO_OPENAT2=1 once, for the same). `off` false gives openat2 another try.
+void force_no_openat2_for_tests(bool off = true);
+// Whether tree reads currently go through openat2.
+bool openat2_in_use();
+// How many tree paths were walked by hand so far (tests prove the walk ran).
+unsigned long tree_walks();
 
 // Joins a directory and an entry name with one '/'.
 std::string join(std::string_view dir, std::string_view name);

@@ -7,6 +7,7 @@
 #include "core/baseline.hpp"
 #include "core/config.hpp"
 #include "core/runner.hpp"
+#include "sys/sysroot.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
@@ -27,6 +28,17 @@ std::vector<std::string> case_files() {
 }
 
 class FixtureCase : public ::testing::TestWithParam<std::string> {};
+
+// Everything a finding says, one line each, for comparing two runs.
+std::vector<std::string> describe(const std::vector<report::Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    std::string line = f.id + "@" + f.subject + " " + std::string(report::to_string(f.status)) + " " + f.title;
+    for (const auto& e : f.evidence) line += " | " + e.source + ": " + e.observed + (e.expected ? " (" + *e.expected + ")" : "");
+    out.push_back(std::move(line));
+  }
+  return out;
+}
 
 TEST_P(FixtureCase, GivesExpectedStatuses) {
   fs::path file = fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/cases" / GetParam();
@@ -53,7 +65,6 @@ TEST_P(FixtureCase, GivesExpectedStatuses) {
   }
   auto root = sys::Sysroot::at(tmp.path());
   ASSERT_TRUE(root);
-  auto facts = std::make_shared<facts::Facts>(*root, opts);
   const auto& registry = core::builtin_registry();
   std::vector<const core::CheckInfo*> selected;
   for (const auto& e : spec->expect) {
@@ -61,7 +72,13 @@ TEST_P(FixtureCase, GivesExpectedStatuses) {
     ASSERT_NE(info, nullptr) << file << ":" << e.line << ": unknown check " << e.id;
     if (std::find(selected.begin(), selected.end(), info) == selected.end()) selected.push_back(info);
   }
-  auto findings = core::run_checks(selected, facts, core::Config{}, core::RunOptions{});
+  auto findings = core::run_checks(selected, std::make_shared<facts::Facts>(*root, opts), core::Config{}, core::RunOptions{});
+  // Where openat2 is refused (seccomp, old kernels) the tree is walked by hand: the same
+  // case must give the same findings, word for word.
+  sys::force_no_openat2_for_tests(true);
+  auto walked = core::run_checks(selected, std::make_shared<facts::Facts>(*root, opts), core::Config{}, core::RunOptions{});
+  sys::force_no_openat2_for_tests(false);
+  EXPECT_EQ(describe(walked), describe(findings)) << file << ": different findings when openat2 is refused";
   for (const auto& e : spec->expect) {
     std::vector<const report::Finding*> match;
     for (const auto& f : findings)

@@ -21,7 +21,7 @@ namespace {
 constexpr std::string_view kLayer = "network";
 
 std::string shown(std::string_view name, const std::string& value) {
-  return report::secret_name(name) ? std::string(report::kRedacted) : value;
+  return report::redact(name, value);
 }
 
 bool iequals(std::string_view a, std::string_view b) {

@@ -22,7 +22,7 @@ namespace {
 constexpr std::string_view kLayer = "runtime-topology";
 
 std::string shown(std::string_view name, const std::string& value) {
-  return report::secret_name(name) ? std::string(report::kRedacted) : value;
+  return report::redact(name, value);
 }
 
 std::string bytes_text(std::uint64_t b) {

@@ -1,0 +1,76 @@
+#include "sys/named_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace perfgap::sys {
+namespace {
+
+std::string why(int err) { return "cannot open: " + std::string(std::strerror(err)); }
+
+std::string mib(std::size_t bytes) { return bytes >= (1u << 20) ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes) + " bytes"; }
+
+// An open descriptor ready for blocking reads, or why not.
+tl::expected<int, std::string> open_named(const std::string& path, std::size_t max_bytes) {
+  int fd = path == "-" ? ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return tl::unexpected(why(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return tl::unexpected(why(err));
+  }
+  std::string bad;
+  if (S_ISDIR(st.st_mode)) bad = "is a directory";
+  else if (S_ISBLK(st.st_mode)) bad = "is a block device";
+  else if (S_ISSOCK(st.st_mode)) bad = "is a socket";
+  else if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > max_bytes) bad = "larger than " + mib(max_bytes);
+  if (!bad.empty()) {
+    ::close(fd);
+    return tl::unexpected(bad);
+  }
+  // The open did not wait; the reads may (a pipe's writer is still writing). A FIFO that
+  // never had a writer reads as empty.
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace
+
+tl::expected<std::string, std::string> read_named_file(const std::string& path, std::size_t max_bytes) {
+  auto fd = open_named(path, max_bytes);
+  if (!fd) return tl::unexpected(fd.error());
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(*fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(*fd);
+      return tl::unexpected("read error: " + std::string(std::strerror(err)));
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
+      ::close(*fd);
+      return tl::unexpected("larger than " + mib(max_bytes));
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(*fd);
+  return out;
+}
+
+tl::expected<void, std::string> probe_named_file(const std::string& path) {
+  auto fd = open_named(path, static_cast<std::size_t>(-1));
+  if (!fd) return tl::unexpected(fd.error());
+  ::close(*fd);
+  return {};
+}
+
+}  // namespace perfgap::sys

@@ -1,0 +1,49 @@
+// Credentials hidden inside values whatever the variable is called (and names ending in
+// _PAT, PASS, AUTH), in reports and in snapshot environments.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "report/redact.hpp"
+#include "snapshot/capture.hpp"
+
+using namespace perfgap;
+using namespace perfgap::report;
+
+TEST(RedactHostile, NamesEndingInPatPassOrAuthAreSecret) {
+  for (auto n : {"GITHUB_PAT", "SSHPASS", "AUTH", "NPM_AUTH", "MYSQL_PASS", "PAT", "HTTP_AUTHORIZATION", "gitlab_pat"})
+    EXPECT_TRUE(secret_name(n)) << n;
+  for (auto n : {"NCCL_IB_PKEY", "PATH", "PATCH_LEVEL", "UCX_BYPASS", "NCCL_NET_PLUGIN", "COMPASS_DIR_X", "AUTHOR_NAME"})
+    EXPECT_FALSE(secret_name(n)) << n;
+}
+
+TEST(RedactHostile, ValuesThatCarryCredentials) {
+  for (auto v : {"--lr 1 --password=hunter2", "postgres://u:p@h/db", "Bearer abc", "Authorization: Basic QWxhZGRpbjpvcGVu",
+                 "--token abc", "--api-key=abc", "password=hunter2 user=x", "https://h/x?access_token=abc&y=1",
+                 "X-Auth-Token: abc", "git clone https://oauth2:glpat-x@gitlab/x.git", "basic QWxhZGRpbjpvcGVu", "-p --secret s"})
+    EXPECT_TRUE(secret_value(v)) << v;
+  for (auto v : {"mlx5_0:1,mlx5_1:1", "eth0", "0,1,2,3", "http://host:8080/path", "ssh://user@host/repo", "--lr 1 --epochs 3",
+                 "Basic mode", "INFO", "/etc/nccl/topo.xml", "--token", "--token --next", "", "password=", "1.2.3"})
+    EXPECT_FALSE(secret_value(v)) << v;
+}
+
+TEST(RedactHostile, OneRuleForNamesAndValues) {
+  EXPECT_EQ(redact("NCCL_DEBUG", "INFO"), "INFO");
+  EXPECT_EQ(redact("NCCL_NET_ARGS", "--token abc"), "<redacted>");
+  EXPECT_EQ(redact("GITHUB_PAT", "x"), "<redacted>");
+  auto m = audited_environment({{"NCCL_IB_HCA", "mlx5_0"}, {"SLURM_DB_URL", "mysql://slurm:pw@db/acct"}, {"TRAIN_ARGS", "--password=x"}});
+  EXPECT_EQ(m.size(), 2u);
+  EXPECT_EQ(m["NCCL_IB_HCA"], "mlx5_0");
+  EXPECT_EQ(m["SLURM_DB_URL"], "<redacted>");
+}
+
+TEST(RedactHostile, SnapshotEnvironmentsLoseCredentialsInValues) {
+  std::string env = std::string("TRAIN_ARGS=--lr 1 --password=hunter2") + '\0' + "DATABASE_URL=postgres://u:p@h/db" + '\0' +
+                    "GITHUB_PAT=x" + '\0' + "SSHPASS=x" + '\0' + "AUTH=Bearer abc" + '\0' + "LOCAL_RANK=0" + '\0' +
+                    "HOME=/root" + '\0' + "NCCL_IB_HCA=mlx5_0:1" + '\0';
+  const std::string out = snapshot::redact_environ(env);
+  const std::string want = std::string("TRAIN_ARGS=<redacted>") + '\0' + "DATABASE_URL=<redacted>" + '\0' + "GITHUB_PAT=<redacted>" +
+                           '\0' + "SSHPASS=<redacted>" + '\0' + "AUTH=<redacted>" + '\0' + "LOCAL_RANK=0" + '\0' + "HOME=/root" +
+                           '\0' + "NCCL_IB_HCA=mlx5_0:1" + '\0';
+  EXPECT_EQ(out, want);
+}
