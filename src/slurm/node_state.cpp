@@ -53,6 +53,16 @@ void split_stamp(std::string_view reason, NodeState& out) {
   out.reason = std::string(reason);
 }
 
+// Slurm prints some flags in full ("IDLE+MAINTENANCE+RESERVED" for a node in a maintenance
+// reservation, 23.02 and later) and sinfo in other words; one spelling each here.
+std::string canonical_flag(const std::string& word) {
+  if (word == "DRAINED" || word == "DRAINING") return "DRAIN";
+  if (word == "MAINTENANCE") return "MAINT";
+  if (word == "FAILING") return "FAIL";
+  if (word == "RESERVATION") return "RESERVED";
+  return word;
+}
+
 }  // namespace
 
 std::string NodeState::state_text() const {
@@ -87,7 +97,7 @@ tl::expected<NodeState, std::string> parse_node_state(std::string_view text, std
       for (char c : part) word += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       if (word.empty()) continue;
       if (first) st.base = word;
-      else st.flags.insert(word == "DRAINED" || word == "DRAINING" ? "DRAIN" : word);
+      else st.flags.insert(canonical_flag(word));
       first = false;
     }
     if (st.base.empty()) return tl::unexpected("unreadable State= for node " + st.name);

@@ -199,7 +199,15 @@ long openat2_in(int root, const std::string& rel, int flags) {
   struct open_how how {};
   how.flags = static_cast<unsigned long long>(flags);
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  return ::syscall(SYS_openat2, root, rel.c_str(), &how, sizeof how);
+  // With RESOLVE_IN_ROOT the kernel answers EAGAIN when a rename or mount anywhere on the
+  // system raced with a ".." step (sysfs links are full of them): retry, as openat2(2) asks.
+  // Found as a transient "not readable" cpufreq file on a machine busy compiling.
+  long fd = -1;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    fd = ::syscall(SYS_openat2, root, rel.c_str(), &how, sizeof how);
+    if (fd >= 0 || errno != EAGAIN) break;
+  }
+  return fd;
 }
 
 int open_in(int root_fd, std::string_view path, Want want) {

@@ -5,6 +5,8 @@
 // without it these tests skip.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -178,6 +180,28 @@ TEST_F(SlurmCluster, HealthLeavesAHandDrainedNodeAlone) {
   auto v = node("n3");
   EXPECT_NE(v.state.find("DRAIN"), std::string::npos) << v.state;  // not perfgap's drain to lift
   EXPECT_EQ(v.reason, "hand");
+}
+
+// A node in a maintenance reservation is being worked on: a failing check never drains it,
+// whatever spelling of the MAINT flag this Slurm prints.
+TEST_F(SlurmCluster, HealthNeverDrainsANodeInAMaintenanceReservation) {
+  auto made = scontrol({"create", "reservation", "reservationname=perfgap_maint", "nodes=n1", "starttime=now",
+                        "duration=10", "users=root", "flags=maint"});
+  ASSERT_EQ(made.status, 0) << made.err << made.out;
+  struct Cleanup {
+    std::function<void()> f;
+    ~Cleanup() { f(); }
+  } cleanup{[&] { scontrol({"delete", "reservation=perfgap_maint"}); }};
+  auto before = node("n1");
+  ASSERT_NE(before.state.find("MAINT"), std::string::npos) << "Slurm shows no maintenance flag: " << before.state;
+  ASSERT_EQ(make_node_tree(trees(), "n1", true), "");
+  auto r = health("n1", health_config());
+  EXPECT_EQ(r.status, 1) << r.err;  // the check failed ...
+  auto after = node("n1");
+  EXPECT_EQ(after.state.find("DRAIN"), std::string::npos) << after.state;  // ... and the node was left alone
+  auto log = read_file(dir_.path() + "/health.log");
+  EXPECT_NE(log.find("left alone"), std::string::npos) << log;
+  ASSERT_EQ(make_node_tree(trees(), "n1", false), "");
 }
 
 // As slurmd runs it: no SLURM_CONF and no PATH; the config names slurm.conf, scontrol is

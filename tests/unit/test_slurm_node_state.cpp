@@ -81,6 +81,14 @@ TEST(SlurmHealthDecision, DownFailedAndMaintenanceNodesAreLeftAlone) {
   EXPECT_EQ(decide(parsed("NodeName=n2 State=DOWN Reason=Not responding"), {"x"}).action, Action::none);
   EXPECT_EQ(decide(parsed("NodeName=n2 State=IDLE+FAIL Reason=perfgap: x"), {}).action, Action::none);
   EXPECT_EQ(decide(parsed("NodeName=n2 State=IDLE+MAINT"), {"x"}).action, Action::none);
+  // Slurm 23.02+ spells the flag in full for a node in a maintenance reservation.
+  auto maint = parsed("NodeName=n2 Arch=x86_64 CoresPerSocket=1 State=IDLE+MAINTENANCE+RESERVED ThreadsPerCore=1");
+  EXPECT_TRUE(maint.has("MAINT"));
+  EXPECT_TRUE(maint.has("RESERVED"));
+  EXPECT_EQ(decide(maint, {"x"}).action, Action::none);
+  EXPECT_EQ(decide(parsed("NodeName=n2 State=MIXED+MAINTENANCE+RESERVED+DRAIN Reason=perfgap:_x"), {}).action, Action::none);
+  // A plain (non-maintenance) reservation is no reason to spare a failing node.
+  EXPECT_EQ(decide(parsed("NodeName=n2 State=IDLE+RESERVED"), {"x"}).action, Action::drain);
 }
 
 TEST(SlurmHealthDecision, OwnDrainIsResumedWhenChecksPassUnlessARebootIsPending) {
