@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
+#include <thread>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -192,7 +194,12 @@ TEST_F(SlurmCluster, HealthNeverDrainsANodeInAMaintenanceReservation) {
     std::function<void()> f;
     ~Cleanup() { f(); }
   } cleanup{[&] { scontrol({"delete", "reservation=perfgap_maint"}); }};
+  // slurmctld applies a new reservation's flags on its next pass (about 4 s here).
   auto before = node("n1");
+  for (int i = 0; i < 150 && before.state.find("MAINT") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    before = node("n1");
+  }
   ASSERT_NE(before.state.find("MAINT"), std::string::npos) << "Slurm shows no maintenance flag: " << before.state;
   ASSERT_EQ(make_node_tree(trees(), "n1", true), "");
   auto r = health("n1", health_config());
