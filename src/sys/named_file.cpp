@@ -1,5 +1,7 @@
 #include "sys/named_file.hpp"
 
+#include "sys/fd_read.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,24 +48,13 @@ tl::expected<std::string, std::string> read_named_file(const std::string& path, 
   auto fd = open_named(path, max_bytes);
   if (!fd) return tl::unexpected(fd.error());
   std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(*fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(*fd);
-      return tl::unexpected("read error: " + std::string(std::strerror(err)));
-    }
-    if (n == 0) break;
-    if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
-      ::close(*fd);
-      return tl::unexpected("larger than " + mib(max_bytes));
-    }
-    out.append(buf, static_cast<std::size_t>(n));
+  int err = 0;
+  switch (read_fd_to_end(*fd, max_bytes, out, err)) {
+    case FdRead::ok: return out;
+    case FdRead::too_large: return tl::unexpected("larger than " + mib(max_bytes));
+    case FdRead::error: break;
   }
-  ::close(*fd);
-  return out;
+  return tl::unexpected("read error: " + std::string(std::strerror(err)));
 }
 
 tl::expected<void, std::string> probe_named_file(const std::string& path) {

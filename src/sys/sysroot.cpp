@@ -1,5 +1,7 @@
 #include "sys/sysroot.hpp"
 
+#include "sys/fd_read.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -307,25 +309,13 @@ ReadResult<std::string> Sysroot::read(std::string_view path, std::size_t max_byt
   auto fd = open_read(path);
   if (!fd) return tl::unexpected(fd.error());
   std::string out;
-  char buf[65536];  // /proc/interrupts of a 384-CPU node is ~2 MB: fewer, larger reads
-  for (;;) {
-    ssize_t n = ::read(*fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(*fd);
-      if (err == EAGAIN) return out;  // a non-blocking device with nothing queued
-      return tl::unexpected(error_for(err, path));
-    }
-    if (n == 0) break;
-    if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
-      ::close(*fd);
-      return tl::unexpected(ReadError{ReadError::too_large, 0, std::string(path)});
-    }
-    out.append(buf, static_cast<std::size_t>(n));
+  int err = 0;
+  switch (read_fd_to_end(*fd, max_bytes, out, err)) {
+    case FdRead::ok: return out;
+    case FdRead::too_large: return tl::unexpected(ReadError{ReadError::too_large, 0, std::string(path)});
+    case FdRead::error: break;
   }
-  ::close(*fd);
-  return out;
+  return tl::unexpected(error_for(err, path));
 }
 
 ReadResult<std::string> Sysroot::read_value(std::string_view path) const {
