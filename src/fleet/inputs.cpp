@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "sys/named_file.hpp"
+
 namespace perfgap::fleet {
 namespace {
 
@@ -102,9 +104,9 @@ std::optional<std::string> read_padded(const std::string& path, std::string& buf
     return fmt::format("cannot stat: {}", std::strerror(err));
   }
   if (int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  if (S_ISDIR(st.st_mode)) {
+  if (auto bad = sys::refused_kind(st, false); !bad.empty()) {
     ::close(fd);
-    return std::string("is a directory");
+    return bad;
   }
   if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > kMaxReportBytes) {
     ::close(fd);

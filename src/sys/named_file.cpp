@@ -26,11 +26,8 @@ tl::expected<int, std::string> open_named(const std::string& path, std::size_t m
     ::close(fd);
     return tl::unexpected(why(err));
   }
-  std::string bad;
-  if (S_ISDIR(st.st_mode)) bad = "is a directory";
-  else if (S_ISBLK(st.st_mode)) bad = "is a block device";
-  else if (S_ISSOCK(st.st_mode)) bad = "is a socket";
-  else if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > max_bytes) bad = "larger than " + mib(max_bytes);
+  std::string bad = refused_kind(st, path == "-");
+  if (bad.empty() && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > max_bytes) bad = "larger than " + mib(max_bytes);
   if (!bad.empty()) {
     ::close(fd);
     return tl::unexpected(bad);
@@ -43,6 +40,16 @@ tl::expected<int, std::string> open_named(const std::string& path, std::size_t m
 }
 
 }  // namespace
+
+std::string refused_kind(const struct ::stat& st, bool is_stdin) {
+  if (S_ISDIR(st.st_mode)) return "is a directory";
+  if (S_ISBLK(st.st_mode)) return "is a block device";
+  if (S_ISSOCK(st.st_mode)) return "is a socket";
+  // A device streams forever (/dev/zero, /dev/urandom) or is a terminal: refused at once
+  // rather than read up to the size limit. Standard input is taken as given ("-").
+  if (S_ISCHR(st.st_mode) && !is_stdin) return "is a character device (a regular file, a pipe or - expected)";
+  return "";
+}
 
 tl::expected<std::string, std::string> read_named_file(const std::string& path, std::size_t max_bytes) {
   auto fd = open_named(path, max_bytes);

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include <sys/stat.h>
+
 #include <tl/expected.hpp>
 
 namespace perfgap::sys {
@@ -18,6 +20,10 @@ inline constexpr std::size_t kMaxInputBytes = 1u << 30;       // analyze inputs 
 // The whole file, or why not (without the path: callers name it as they show it): "cannot
 // open: ...", "is a directory", "is a block device", "larger than N MiB", "read error: ...".
 tl::expected<std::string, std::string> read_named_file(const std::string& path, std::size_t max_bytes);
+
+// Why a file of this kind is not read ("is a directory", "is a character device ...", ...), or
+// "" for a regular file or a pipe. `is_stdin`: "-" was given, taken as it is.
+std::string refused_kind(const struct ::stat& st, bool is_stdin);
 
 // Opens and closes `path` the same way: whether it could be read (a --dmesg probe).
 tl::expected<void, std::string> probe_named_file(const std::string& path);

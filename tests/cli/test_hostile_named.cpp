@@ -3,6 +3,7 @@
 // reports); a pipe is read to its end; '-' is standard input for analyze.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,13 +65,18 @@ TEST_F(NamedFiles, AFifoWithoutAWriterNeverHangs) {
   EXPECT_NE(a.err.find(f), std::string::npos) << a.err;
 }
 
-TEST_F(NamedFiles, DevicesAreBoundedNotReadForever) {
+TEST_F(NamedFiles, DevicesAreRefusedAtOnceNotReadToTheLimit) {
   for (const auto& args : std::vector<std::vector<std::string>>{{"check", "--root", tree.string(), "--config", "/dev/zero"},
-                                                               {"check", "--root", tree.string(), "--baseline", "/dev/zero"}}) {
+                                                               {"check", "--root", tree.string(), "--baseline", "/dev/zero"},
+                                                               {"analyze", "perf", "/dev/zero"},
+                                                               {"fleet", "/dev/urandom"}}) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto r = run_bounded(args);
-    EXPECT_EQ(r.status, 2) << args[3] << ": " << r.err;
-    EXPECT_NE(r.err.find("/dev/zero: larger than"), std::string::npos) << r.err;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.status, 2) << args.back() << ": " << r.err;
+    EXPECT_NE(r.err.find("is a character device"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_LT(ms, 5000) << "read toward the size limit instead of refusing: " << args.back();
   }
   auto d = run_bounded({"check", "--root", tree.string(), "--config", dir.string()});
   EXPECT_EQ(d.status, 2);
@@ -82,11 +88,20 @@ TEST_F(NamedFiles, APipeIsReadToItsEndAndDashIsStdin) {
   write_file(log, steps_log());
   auto direct = run_bounded({"analyze", "steps", log.string(), "--reference-ms", "100", "--format", "json"});
   ASSERT_LE(direct.status, 1) << direct.err;
-  // A FIFO whose writer comes late and writes slowly.
-  auto writer = std::async(std::launch::async, [&] {
-    std::ofstream out(fifo, std::ios::binary);
+  // A FIFO whose writer writes late. The write end is opened here first (O_RDWR never waits
+  // on Linux), so however late perfgap opens and reads, a writer is there, and it sees the
+  // end of input only when the writer closes: no race with perfgap's start.
+  int wfd = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(wfd, 0);
+  auto writer = std::async(std::launch::async, [&, wfd] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    out << steps_log();
+    const auto text = steps_log();
+    for (std::size_t at = 0; at < text.size();) {
+      auto n = ::write(wfd, text.data() + at, text.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    ::close(wfd);
   });
   auto piped = run_bounded({"analyze", "steps", fifo.string(), "--reference-ms", "100", "--format", "json"});
   writer.get();
