@@ -266,11 +266,12 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
   for (std::uint32_t i = 0; i < p.acts.size(); ++i) an.gpus[p.acts[i].gpu].acts.push_back(i);
   for (auto& gt : an.gpus) {
     auto& v = gt.acts;
-    std::sort(v.begin(), v.end(), [&](std::uint32_t a, std::uint32_t b) {
+    auto earlier = [&](std::uint32_t a, std::uint32_t b) {
       const auto& x = p.acts[a];
       const auto& y = p.acts[b];
       return x.start != y.start ? x.start < y.start : x.end < y.end;
-    });
+    };
+    if (!std::is_sorted(v.begin(), v.end(), earlier)) std::stable_sort(v.begin(), v.end(), earlier);
     if (v.empty()) continue;
     gt.first = p.acts[v.front()].start;
     gt.last = INT64_MIN;

@@ -62,6 +62,13 @@ Coll collective_from_arg(std::string_view arg) {
 }
 
 void Profile::merge(Profile&& o, std::uint32_t file) {
+  if (gpus.empty() && acts.empty() && ranges.empty() && names.size() <= 1 && env.empty() && system.empty() && notes.empty()) {
+    // The first profile: taken over whole (no copy of millions of activities).
+    for (auto& g : o.gpus) g.file = file;
+    for (auto& r : o.ranges) r.file = file;
+    *this = std::move(o);
+    return;
+  }
   const auto gpu_base = static_cast<std::uint32_t>(gpus.size());
   std::unordered_map<std::string, std::uint32_t> index;
   for (std::uint32_t i = 0; i < names.size(); ++i) index.emplace(names[i], i);
