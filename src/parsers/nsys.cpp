@@ -216,6 +216,10 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     auto cols = r.columns(table);
     for (const char* need : {"start", "end"})
       if (!cols.count(need)) {
+        if (kind == ActKind::kernel) {
+          if (r.error.empty()) r.error = std::string(table) + " has no " + need + " column: not an Nsight Systems schema this reader knows";
+          return false;
+        }
         p.notes.push_back(std::string(table) + " has no " + need + " column: left out");
         return true;
       }

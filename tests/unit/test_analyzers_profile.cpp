@@ -311,6 +311,17 @@ TEST(ProfileReaders, BadNsysInputsSayWhatIsWrong) {
   auto no_kernels = parsers::read_nsys_sqlite(make("nok.sqlite", "CREATE TABLE StringIds (id INTEGER, value TEXT); CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER);"));
   ASSERT_FALSE(no_kernels);
   EXPECT_NE(no_kernels.error().message.find("CUPTI_ACTIVITY_KIND_KERNEL"), std::string::npos);
+  auto no_start = parsers::read_nsys_sqlite(make("nostart.sqlite", "CREATE TABLE StringIds (id INTEGER, value TEXT); CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (begin INTEGER, end INTEGER); INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2);"));
+  ASSERT_FALSE(no_start);
+  EXPECT_NE(no_start.error().message.find("CUPTI_ACTIVITY_KIND_KERNEL has no start column"), std::string::npos) << no_start.error().message;
+  // Pages overwritten in the middle: SQLite's own corruption checks, an error, never a crash.
+  std::string corrupt = whole;
+  for (std::size_t i = 4096 * 3; i < corrupt.size() - 4096; i += 4096 * 5)
+    for (std::size_t k = 0; k < 512; ++k) corrupt[i + k] = static_cast<char>((i * 131 + k * 7) & 0xFF);
+  auto bad = parsers::read_nsys_sqlite(corrupt);
+  if (!bad) {
+    EXPECT_FALSE(bad.error().message.empty());
+  }
   fs::path ddl = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/nsys-2023.4.4-export-schema-3.7.2-lazy-false.sql";
   if (fs::exists(ddl)) {
     auto empty = parsers::read_nsys_sqlite(make("empty.sqlite", slurp(ddl)));
