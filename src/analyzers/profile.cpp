@@ -445,6 +445,8 @@ std::string iteration_words(const Analysis& an) {
   return an.iterations ? "per iteration" : "over the whole profile (no iterations found)";
 }
 
+std::string every(const Analysis& an) { return an.iterations ? "every iteration" : "the profile"; }
+
 }  // namespace
 
 ProfileFigures profile_figures(const Profile& p, const ProfileOptions& o) {
@@ -627,7 +629,8 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
       f.fix = fmt::format("{}then tune the collective itself: perfgap sweep --env NCCL_ALGO=unset,Ring,Tree --env NCCL_MIN_NCHANNELS=unset,16,32 -- {} -b 1M -e 1G -f 2 -g 8 "
                           "(also NCCL_PROTO, NCCL_NCHANNELS_PER_NET_PEER, NCCL_IB_QPS_PER_CONNECTION; see docs/SWEEP.md) and check the fabric with perfgap analyze nccl-tests",
                           overlap, bench_of(col));
-      f.impact = fmt::format("{:.2f} ms of every {:.2f} ms iteration the GPU waits on {}: up to {:.1f}% faster iterations if it were hidden", ms(exposed), ms(it.len), what, share);
+      f.impact = an.iterations ? fmt::format("{:.2f} ms of every {:.2f} ms iteration the GPU waits on {}: up to {:.1f}% faster iterations if it were hidden", ms(exposed), ms(it.len), what, share)
+                               : fmt::format("{:.2f} ms of the {:.2f} ms profile the GPU waits on {}", ms(exposed), ms(it.len), what);
     }
     out.push_back(std::move(f));
   };
@@ -674,7 +677,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     if (f.status == report::Status::warn) {
       f.fix = host > idle / 2 ? "the GPU waits for the host to launch work: see profile.launch_bound"
                               : "the GPU waits on something other than launches (synchronisation, host copies, the data loader, other ranks): look at the gaps in the timeline; pin memory and prefetch data (DataLoader pin_memory, num_workers)";
-      f.impact = fmt::format("{:.1f}% of every iteration the GPU does nothing", idle);
+      f.impact = fmt::format("{:.1f}% of {} the GPU does nothing", idle, every(an));
     }
     out.push_back(std::move(f));
   }
@@ -714,7 +717,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
                 "(CUDA graphs, torch.compile mode='reduce-overhead', fused optimizers, larger micro-batches); then make the launching "
                 "thread fast: SMMU/IOMMU overhead (perf.smmu_cmdq, smmu.cmdqv), deep C-states and clocks (cpu.cstate.deep_idle, cpu.governor), "
                 "and placement of the rank's threads (placement.gpu_affinity, placement.shared_cores): perfgap check on the node";
-        f.impact = fmt::format("{:.1f}% of every iteration the GPU waits for the next launch", host);
+        f.impact = fmt::format("{:.1f}% of {} the GPU waits for the next launch", host, every(an));
       }
     }
     out.push_back(std::move(f));
@@ -732,7 +735,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     } else {
       std::map<std::string, std::string> nccl;
       for (const auto& [k, v] : p.env)
-        if (k.rfind("NCCL_", 0) == 0 && !nccl.count(k)) nccl[k] = v;
+        if (k.rfind("NCCL_", 0) == 0 && k != "NCCL_VERSION" && !nccl.count(k)) nccl[k] = v;  // NCCL_VERSION: the image's label, not a setting
       auto iequals = [](std::string a, std::string b) {
         for (auto& ch : a) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         for (auto& ch : b) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

@@ -63,10 +63,14 @@ std::string find_nsys() {
 // A .nsys-rep through `nsys export --type sqlite` into a private temp dir; the export's bytes or why not.
 tl::expected<std::string, std::string> export_nsys_report(const std::string& file) {
   std::string nsys = find_nsys();
-  if (nsys.empty())
+  if (nsys.empty()) {
+    std::string stem = file;
+    for (const char* ext : {".nsys-rep", ".qdrep"})
+      if (ends_with(stem, ext)) stem.resize(stem.size() - std::strlen(ext));
     return tl::unexpected(fmt::format("an Nsight Systems report (.nsys-rep), and nsys is not on PATH to export it: run "
                                       "nsys export --type sqlite --output {}.sqlite {} and pass the .sqlite file",
-                                      file, file));
+                                      stem, file));
+  }
   if (file == "-") return tl::unexpected(std::string("an Nsight Systems report on stdin: nsys export needs a file; export it and pass the .sqlite file"));
   std::string tmpl = (std::filesystem::temp_directory_path() / "perfgap-nsys.XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) return tl::unexpected(fmt::format("cannot make a temporary directory for nsys export: {}", std::strerror(errno)));
