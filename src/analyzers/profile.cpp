@@ -543,6 +543,16 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
       f.metric("compute_ms_per_iter", ms(it.compute));
       f.metric("memcpy_ms_per_iter", ms(it.copy));
       f.metric("gpus", static_cast<double>(an.gpus_with_windows));
+      for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+        const auto& gt = an.gpus[g];
+        if (gt.stats.empty()) continue;
+        double l = 0, cpt = 0;
+        for (const auto& s : gt.stats) l += s.len, cpt += s.compute;
+        double k = static_cast<double>(gt.stats.size());
+        f.metric("iterations." + p.gpus[g].key, k);
+        f.metric("iteration_ms_mean." + p.gpus[g].key, ms(l / k));
+        f.metric("compute_ms_per_iter." + p.gpus[g].key, ms(cpt / k));
+      }
       std::vector<std::string> head = {"iter", "ms", "compute"};
       for (int c : colls) head.emplace_back(parsers::coll_name(static_cast<Coll>(c)));
       for (const char* h : {"exposed", "idle", "memcpy"}) head.emplace_back(h);
@@ -594,6 +604,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
       double e = 0, l = 0;
       for (const auto& s : gt.stats) e += all ? s.exposed_all : s.exposed[c], l += s.len;
       order.push_back({pct(e, l), g});
+      f.metric("exposed_pct_of_iter." + p.gpus[g].key, pct(e, l));
     }
     std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
     std::size_t shown = 0;
@@ -666,13 +677,14 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     f.title = fmt::format("GPU idle {:.1f}% {} ({:.2f} ms: host-bound {:.1f}%, other {:.1f}%){}", idle, iteration_words(an), ms(it.idle), host,
                           std::max(0.0, idle - host), idle > 10 ? " (> 10%)" : "");
     if (p.api_calls == 0) f.add(source, "no host launch calls in the profile: idle cannot be split into host-bound and other (all counted as other)");
-    for (std::size_t g = 0, shown = 0; g < an.gpus.size() && shown < 8; ++g) {
+    for (std::size_t g = 0, shown = 0; g < an.gpus.size(); ++g) {
       const auto& gt = an.gpus[g];
       if (gt.stats.empty()) continue;
-      ++shown;
       double i = 0, h = 0, l = 0;
       for (const auto& s : gt.stats) i += s.idle, h += s.host_idle, l += s.len;
-      f.add(source, fmt::format("{}: idle {:.1f}%, host-bound {:.1f}%", p.gpus[g].label, pct(i, l), pct(h, l)), "<= 10% idle");
+      f.metric("idle_pct." + p.gpus[g].key, pct(i, l));
+      f.metric("host_bound_pct." + p.gpus[g].key, pct(h, l));
+      if (++shown <= 8) f.add(source, fmt::format("{}: idle {:.1f}%, host-bound {:.1f}%", p.gpus[g].label, pct(i, l), pct(h, l)), "<= 10% idle");
     }
     if (f.status == report::Status::warn) {
       f.fix = host > idle / 2 ? "the GPU waits for the host to launch work: see profile.launch_bound"

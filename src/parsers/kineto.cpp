@@ -145,6 +145,7 @@ Parsed<Profile> parse_kineto(std::string_view json) {
       GpuInfo g;
       g.device = dev;
       auto n = dev_name.find(dev);
+      g.key = (rank >= 0 ? "rank" + std::to_string(rank) + "." : std::string()) + "gpu" + std::to_string(dev);
       g.label = (rank >= 0 ? "rank " + std::to_string(rank) + " " : std::string()) + "GPU " + std::to_string(dev) +
                 (n != dev_name.end() ? " (" + n->second + ")" : "");
       p.gpus.push_back(std::move(g));

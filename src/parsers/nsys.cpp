@@ -204,6 +204,7 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       g.process = pid;
       g.device = dev;
       auto n = gpu_name.find(dev);
+      g.key = (pid ? "pid" + std::to_string((pid >> 24) & 0xFFFFFF) + "." : std::string()) + "gpu" + std::to_string(dev);
       g.label = "GPU " + std::to_string(dev) + (n != gpu_name.end() && !n->second.empty() ? " (" + n->second + ")" : "") +
                 (pid ? " pid " + std::to_string((pid >> 24) & 0xFFFFFF) : "");
       p.gpus.push_back(std::move(g));

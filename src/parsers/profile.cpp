@@ -78,8 +78,12 @@ void Profile::merge(Profile&& o, std::uint32_t file) {
     if (fresh) names.push_back(o.names[i]);
     remap[i] = it->second;
   }
+  std::unordered_map<std::string, int> keys;
+  for (const auto& g : gpus) keys[g.key] = 1;
   for (auto& g : o.gpus) {
     g.file = file;
+    if (keys.count(g.key)) g.key = "file" + std::to_string(file) + "." + g.key;  // the same process/rank in two inputs
+    keys[g.key] = 1;
     gpus.push_back(std::move(g));
   }
   acts.reserve(acts.size() + o.acts.size());

@@ -44,6 +44,7 @@ struct GpuInfo {
   std::uint64_t process = 0;  // nsys globalPid; 0 for Kineto (one process per trace)
   std::int64_t device = 0;
   std::string label;          // "GPU 3 (Tesla V100-SXM2-16GB) pid 1234", "rank 1 GPU 1"
+  std::string key;            // for per-GPU metric names: "pid1234.gpu3", "rank1.gpu1" (unique in a merged profile)
 };
 
 // A host-side annotation: NVTX push/pop or start/end range, Kineto user_annotation.

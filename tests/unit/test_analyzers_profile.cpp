@@ -133,6 +133,7 @@ TEST(ProfileFindings, ExposedAllGatherAndReduceScatterWarnInBothFormats) {
     auto& rs = find(fs, "profile.exposed_comm", "ReduceScatter");
     EXPECT_EQ(rs.status, Status::warn);
     EXPECT_NEAR(metric(rs, "exposed_ms_per_iter"), 15, 1e-6);
+    EXPECT_NEAR(metric(ag, std::string(fmt) == "nsys" ? "exposed_pct_of_iter.pid1001.gpu1" : "exposed_pct_of_iter.rank1.gpu1"), 100 * 20 / len, 1e-6);
     auto& all = find(fs, "profile.exposed_comm", "all");
     EXPECT_NEAR(metric(all, "exposed_ms_per_iter"), 35, 1e-6);
     EXPECT_EQ(all.layer, "network");
@@ -270,7 +271,15 @@ TEST(ProfileReaders, NsysAndKinetoAgreeOnTheSameTimeline) {
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i].id == "profile.env" || a[i].id == "profile.summary") continue;
     EXPECT_EQ(a[i].status, b[i].status) << a[i].id << " " << a[i].subject;
-    for (const auto& [k, v] : a[i].metrics) EXPECT_NEAR(v, metric(b[i], k), 1e-6) << a[i].id << " " << k;
+    // Per-GPU metrics are named by process (nsys) or rank (Kineto): compared in order.
+    std::vector<double> per_gpu_a, per_gpu_b;
+    for (const auto& [k, v] : a[i].metrics)
+      if (k.find('.') == std::string::npos) EXPECT_NEAR(v, metric(b[i], k), 1e-6) << a[i].id << " " << k;
+      else per_gpu_a.push_back(v);
+    for (const auto& [k, v] : b[i].metrics)
+      if (k.find('.') != std::string::npos) per_gpu_b.push_back(v);
+    ASSERT_EQ(per_gpu_a.size(), per_gpu_b.size()) << a[i].id;
+    for (std::size_t m = 0; m < per_gpu_a.size(); ++m) EXPECT_NEAR(per_gpu_a[m], per_gpu_b[m], 1e-6) << a[i].id;
   }
 }
 
