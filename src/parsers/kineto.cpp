@@ -132,11 +132,26 @@ Parsed<Profile> parse_kineto(std::string_view json) {
   for (const auto& [id, n] : dev_name) p.system.emplace_back("GPU " + std::to_string(id), n);
   if (rank >= 0) p.system.emplace_back("rank", std::to_string(rank));
 
-  std::unordered_map<std::string, std::uint32_t> name_index;
+  // Names are looked up without building a string (heterogeneous lookup); the last one is cached.
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> name_index;
+  std::string_view last_name;
+  std::uint32_t last_index = 0;
   auto intern = [&](std::string_view s) {
-    auto [it, fresh] = name_index.emplace(std::string(s), static_cast<std::uint32_t>(p.names.size()));
-    if (fresh) p.names.emplace_back(s);
-    return it->second;
+    if (last_index && s == last_name) return last_index;
+    auto it = name_index.find(s);
+    std::uint32_t i;
+    if (it != name_index.end()) i = it->second;
+    else {
+      i = static_cast<std::uint32_t>(p.names.size());
+      name_index.emplace(std::string(s), i);
+      p.names.emplace_back(s);
+    }
+    last_name = s, last_index = i;
+    return i;
   };
   std::unordered_map<std::int64_t, std::uint32_t> gpu_index;
   auto gpu_of = [&](std::int64_t dev) {
@@ -153,6 +168,7 @@ Parsed<Profile> parse_kineto(std::string_view json) {
     return it->second;
   };
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> api;  // correlation -> call
+  api.reserve(events.size() / 4);
   std::vector<std::int64_t> corr_of;  // per activity
   std::size_t bad_times = 0, x_events = 0;
   std::unordered_map<std::uint32_t, Coll> coll_by_name;
@@ -160,32 +176,54 @@ Parsed<Profile> parse_kineto(std::string_view json) {
   for (element ev : events) {
     simdjson::dom::object o;
     if (ev.get_object().get(o)) continue;
-    std::string_view ph, cat;
-    if (o["ph"].get_string().get(ph) || ph != "X") continue;
+    // One pass over the event's fields (a lookup per field would rescan the object each time).
+    std::string_view ph, cat, name;
+    element te, de, pe, ae;
+    bool has_ts = false, has_dur = false, has_pid = false, has_args_el = false;
+    for (auto field : o) {
+      std::string_view k = field.key;
+      if (k == "ph") (void)!field.value.get_string().get(ph);
+      else if (k == "cat") (void)!field.value.get_string().get(cat);
+      else if (k == "name") (void)!field.value.get_string().get(name);
+      else if (k == "ts") te = field.value, has_ts = true;
+      else if (k == "dur") de = field.value, has_dur = true;
+      else if (k == "pid") pe = field.value, has_pid = true;
+      else if (k == "args") ae = field.value, has_args_el = true;
+    }
+    if (ph != "X") continue;
     ++x_events;
-    if (o["cat"].get_string().get(cat)) continue;
     bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
     bool host_call = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "Driver";
     bool annotation = cat == "user_annotation";
     if (!gpu && !host_call && !annotation) continue;
     std::int64_t ts, dur;
-    element te, de;
-    if (o["ts"].get(te) || o["dur"].get(de) || !micros_to_ns(te, ts) || !micros_to_ns(de, dur) || dur < 0) {
+    if (!has_ts || !has_dur || !micros_to_ns(te, ts) || !micros_to_ns(de, dur) || dur < 0) {
       ++bad_times;
       continue;
     }
     simdjson::dom::object args;
-    bool has_args = !o["args"].get_object().get(args);
-    std::int64_t corr = 0;
+    bool has_args = has_args_el && !ae.get_object().get(args);
+    std::int64_t corr = 0, dev = -1, stream = 0, in = 0, out = 0, group = 0;
+    std::string_view cname, dt;
+    bool has_cname = false;
     if (has_args)
-      if (element e; !args["correlation"].get(e)) integer(e, corr);
+      for (auto field : args) {
+        std::string_view k = field.key;
+        if (k == "correlation") integer(field.value, corr);
+        else if (!gpu) continue;
+        else if (k == "device") integer(field.value, dev);
+        else if (k == "stream") integer(field.value, stream);
+        else if (k == "Collective name") has_cname = !field.value.get_string().get(cname);
+        else if (k == "In msg nelems") integer(field.value, in);
+        else if (k == "Out msg nelems") integer(field.value, out);
+        else if (k == "Group size") integer(field.value, group);
+        else if (k == "dtype") (void)!field.value.get_string().get(dt);
+      }
     if (host_call) {
       if (corr) api.emplace(corr, std::make_pair(ts, ts + dur));
       ++p.api_calls;
       continue;
     }
-    std::string_view name;
-    if (o["name"].get_string().get(name)) name = {};
     if (annotation) {
       ProfileRange r;
       r.start = ts;
@@ -197,13 +235,7 @@ Parsed<Profile> parse_kineto(std::string_view json) {
     GpuActivity a;
     a.start = ts;
     a.end = ts + dur;
-    std::int64_t dev = -1, stream = 0;
-    if (has_args) {
-      if (element e; !args["device"].get(e)) integer(e, dev);
-      if (element e; !args["stream"].get(e)) integer(e, stream);
-    }
-    if (dev < 0)
-      if (element e; !o["pid"].get(e)) integer(e, dev);
+    if (dev < 0 && has_pid) integer(pe, dev);
     a.gpu = gpu_of(dev < 0 ? 0 : dev);
     a.stream = static_cast<std::uint32_t>(stream);
     a.kind = cat == "kernel" || cat == "Kernel" ? ActKind::kernel : cat == "gpu_memcpy" || cat == "Memcpy" ? ActKind::memcpy : ActKind::memset;
@@ -212,15 +244,9 @@ Parsed<Profile> parse_kineto(std::string_view json) {
       auto [it, fresh] = coll_by_name.emplace(a.name, Coll::none);
       if (fresh) it->second = nccl_collective(name);
       a.coll = it->second;
-      std::string_view cname;
-      if (has_args && !args["Collective name"].get_string().get(cname)) {
+      if (has_cname) {
         if (a.coll == Coll::none || a.coll == Coll::other) a.coll = collective_from_arg(cname);
-        std::int64_t in = 0, out = 0, group = 0;
-        if (element e; !args["In msg nelems"].get(e)) integer(e, in);
-        if (element e; !args["Out msg nelems"].get(e)) integer(e, out);
-        if (element e; !args["Group size"].get(e)) integer(e, group);
-        std::string_view dt;
-        std::uint64_t size = !args["dtype"].get_string().get(dt) ? dtype_bytes(dt) : 0;
+        std::uint64_t size = dtype_bytes(dt);
         if (size && (in > 0 || out > 0)) a.msg_bytes = static_cast<std::uint64_t>(std::max(in, out)) * size;
         if (group > 0 && group < (1 << 30)) a.group_size = static_cast<std::uint32_t>(group);
       }
