@@ -9,6 +9,7 @@ packages=(
   clang libclang-rt-14-dev    # libFuzzer targets (tools/run-fuzz.sh)
   libarchive-dev              # snapshot OUT.tar.gz and check --root FILE.tar.gz
   libsimdjson-dev             # fleet: thousands of node reports in seconds
+  libsqlite3-dev              # analyze nsys: Nsight Systems SQLite exports
   openmpi-bin libopenmpi-dev  # perfgap-collbench MPI backend and its mpirun tests
   slurm-wlm munge             # the real Slurm cluster of the fan-out and health-check tests
 )

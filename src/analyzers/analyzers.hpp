@@ -2,6 +2,7 @@
 // files; `source` is the input's name as the user gave it (used in subjects and evidence).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "parsers/nccl_tests.hpp"
 #include "parsers/numastat.hpp"
 #include "parsers/perf.hpp"
+#include "parsers/profile.hpp"
 #include "parsers/steps.hpp"
 #include "parsers/turbostat.hpp"
 #include "report/model.hpp"
@@ -122,5 +124,26 @@ struct StepsOptions {
 // reference / median for times, median / reference for throughputs; a reference of another
 // quantity or unit is `skip`.
 std::vector<Finding> analyze_steps(const StepStats& stats, const std::string& measured_source, const StepsOptions& o);
+
+// ---- profiles (nsys, kineto) ----------------------------------------------------------
+// The per-iteration figures of a profile that --reference compares (means over GPUs).
+struct ProfileFigures {
+  bool iterations = false;
+  double iteration_ms = 0;       // median window
+  double iteration_ms_mean = 0;
+  double compute_ms = 0, comm_all_ms = 0, exposed_all_ms = 0, idle_ms = 0;
+  std::array<bool, parsers::kCollCount> present{};
+  std::array<double, parsers::kCollCount> comm_ms{}, exposed_ms{};
+};
+struct ProfileOptions {
+  std::string iteration_range;                 // --iteration-range NAME; empty: ProfilerStep#N, step-like ranges, the period
+  const ProfileFigures* reference = nullptr;   // --reference OTHER_PROFILE
+  std::string reference_source;
+  double threshold = 0.95;
+};
+ProfileFigures profile_figures(const parsers::Profile& p, const ProfileOptions& o);
+// profile.summary, profile.iterations, profile.exposed_comm (per collective and `all`),
+// profile.gpu_idle, profile.launch_bound, profile.env, and profile.compare with a reference.
+std::vector<Finding> analyze_profile(const parsers::Profile& p, const std::string& source, const ProfileOptions& o);
 
 }  // namespace perfgap::analyzers

@@ -12,6 +12,8 @@ const std::vector<KindInfo>& kinds() {
       {"nccl-tests", "network", "nccl_tests.busbw"},
       {"nccl-log", "network", "nccl_log.net"},
       {"steps", "workload", "steps.gap"},
+      {"nsys", "workload", "profile.summary"},
+      {"kineto", "workload", "profile.summary"},
   };
   return k;
 }

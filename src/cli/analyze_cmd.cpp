@@ -9,7 +9,14 @@
 #include <fstream>
 #include <sstream>
 
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
+
 #include "analyzers/analyzers.hpp"
+#include "facts/platform.hpp"
+#include "parsers/profile.hpp"
+#include "slurm/process.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
 #include "sys/named_file.hpp"
@@ -28,6 +35,90 @@ std::string kinds_list() {
   std::string s;
   for (const auto& k : analyzers::kinds()) s += (s.empty() ? "" : ", ") + std::string(k.kind);
   return s;
+}
+
+bool ends_with(const std::string& s, const char* suffix) {
+  std::string_view x(suffix);
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+// `nsys` on PATH, or empty.
+std::string find_nsys() {
+  const char* path = std::getenv("PATH");
+  if (!path) return {};
+  std::string_view rest(path);
+  while (true) {
+    auto colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    if (!dir.empty()) {
+      std::string cand = dir + "/nsys";
+      if (::access(cand.c_str(), X_OK) == 0) return cand;
+    }
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return {};
+}
+
+// A .nsys-rep through `nsys export --type sqlite` into a private temp dir; the export's bytes or why not.
+tl::expected<std::string, std::string> export_nsys_report(const std::string& file) {
+  std::string nsys = find_nsys();
+  if (nsys.empty()) {
+    std::string stem = file;
+    for (const char* ext : {".nsys-rep", ".qdrep"})
+      if (ends_with(stem, ext)) stem.resize(stem.size() - std::strlen(ext));
+    return tl::unexpected(fmt::format("an Nsight Systems report (.nsys-rep), and nsys is not on PATH to export it: run "
+                                      "nsys export --type sqlite --output {}.sqlite {} and pass the .sqlite file",
+                                      stem, file));
+  }
+  if (file == "-") return tl::unexpected(std::string("an Nsight Systems report on stdin: nsys export needs a file; export it and pass the .sqlite file"));
+  std::string tmpl = (std::filesystem::temp_directory_path() / "perfgap-nsys.XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) return tl::unexpected(fmt::format("cannot make a temporary directory for nsys export: {}", std::strerror(errno)));
+  std::string out = tmpl + "/export.sqlite";
+  slurm::CommandOptions o;
+  o.timeout = std::chrono::minutes(10);
+  auto r = slurm::run_command({nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", out, file}, o);
+  tl::expected<std::string, std::string> bytes;
+  if (!r.started) bytes = tl::unexpected("nsys export could not run: " + r.error);
+  else if (r.timed_out) bytes = tl::unexpected(std::string("nsys export did not finish within 10 minutes"));
+  else if (r.status != 0) {
+    std::string err = r.err.substr(0, r.err.find('\n'));
+    bytes = tl::unexpected(fmt::format("nsys export failed (exit {}){}", r.status, err.empty() ? "" : ": " + err));
+  } else {
+    bytes = sys::read_named_file(out, sys::kMaxInputBytes);
+    if (!bytes) bytes = tl::unexpected("the export of nsys: " + bytes.error());
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmpl, ec);
+  return bytes;
+}
+
+// One profile input read into the model, or why it is unusable.
+tl::expected<parsers::Profile, std::string> read_profile(const std::string& kind, const std::string& file) {
+  auto bytes = sys::read_named_file(file, sys::kMaxInputBytes);
+  if (!bytes) return tl::unexpected(bytes.error());
+  if (bytes->empty()) return tl::unexpected(std::string("empty"));
+  if (kind == "nsys") {
+    if (parsers::looks_nsys_report(*bytes) || (!parsers::looks_sqlite(*bytes) && (ends_with(file, ".nsys-rep") || ends_with(file, ".qdrep")))) {
+      bytes = export_nsys_report(file);
+      if (!bytes) return tl::unexpected(bytes.error());
+    }
+    auto p = parsers::read_nsys_sqlite(*bytes);
+    if (!p) return tl::unexpected(p.error().describe());
+    return std::move(*p);
+  }
+  std::string text;
+  if (bytes->size() >= 2 && static_cast<unsigned char>((*bytes)[0]) == 0x1f && static_cast<unsigned char>((*bytes)[1]) == 0x8b) {
+    auto z = facts::gunzip(*bytes, sys::kMaxInputBytes);
+    if (!z) return tl::unexpected("gzip: " + z.error());
+    text = std::move(*z);
+  } else {
+    text = std::move(*bytes);
+  }
+  if (parsers::looks_sqlite(text)) return tl::unexpected(std::string("an SQLite database, not a Kineto JSON trace (an nsys export? use analyze nsys)"));
+  auto p = parsers::parse_kineto(text);
+  if (!p) return tl::unexpected(p.error().describe());
+  return std::move(*p);
 }
 
 }  // namespace
@@ -63,14 +154,15 @@ int emit_report(const std::string& kind, const std::vector<std::string>& inputs,
 }
 
 void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
-  auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, steps)");
-  cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps")->required();
+  auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, steps, nsys, kineto)");
+  cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps | nsys | kineto")->required();
   cmd->add_option("files", a.files, "Input files (several: each is read; an unusable one becomes an error finding)")->required();
   cmd->add_option("--format", a.format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
   cmd->add_option("--rated-mhz", a.rated_mhz, "turbostat: the CPU's rated maximum (turbo) MHz for the busy cores")->check(CLI::PositiveNumber);
-  cmd->add_option("--reference", a.reference, "nccl-tests: a reference run's output; steps: a reference step log");
+  cmd->add_option("--reference", a.reference, "nccl-tests: a reference run's output; steps: a reference step log; nsys, kineto: a reference profile");
+  cmd->add_option("--iteration-range", a.iteration_range, "nsys, kineto: the NVTX/annotation range that is one iteration (default ProfilerStep#N, step-like ranges, else the timeline's period)");
   cmd->add_option("--sizes", a.sizes, "nccl-tests: sizes to judge (1M,64M,1G; K/M/G are powers of 1024); default every size >= 1 MiB");
   cmd->add_option("--expect-topo-file", a.expect_topo_file, "nccl-log: the NCCL topology file the job should load");
   cmd->add_option("--expect-net", a.expect_net, "nccl-log: IB or Socket (IB is assumed when the log shows RDMA devices)")
@@ -82,7 +174,7 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
 
 int run_analyze(const AnalyzeArgs& a) {
   const auto* kind = analyzers::kind_info(a.kind);
-  if (!kind) throw UsageError(fmt::format("unknown analyze KIND '{}' (one of: {}; nsys is reserved)", a.kind, kinds_list()));
+  if (!kind) throw UsageError(fmt::format("unknown analyze KIND '{}' (one of: {})", a.kind, kinds_list()));
   const std::string k = a.kind;
   auto only_for = [&](bool given, const char* opt, std::initializer_list<const char*> ok) {
     if (!given) return;
@@ -93,7 +185,8 @@ int run_analyze(const AnalyzeArgs& a) {
     throw UsageError(fmt::format("{} applies to {}, not analyze {}", opt, list, k));
   };
   only_for(a.rated_mhz.has_value(), "--rated-mhz", {"turbostat"});
-  only_for(!a.reference.empty(), "--reference", {"nccl-tests", "steps"});
+  only_for(!a.reference.empty(), "--reference", {"nccl-tests", "steps", "nsys", "kineto"});
+  only_for(!a.iteration_range.empty(), "--iteration-range", {"nsys", "kineto"});
   only_for(!a.sizes.empty(), "--sizes", {"nccl-tests"});
   only_for(a.expect_topo_file.has_value(), "--expect-topo-file", {"nccl-log"});
   only_for(!a.expect_net.empty(), "--expect-net", {"nccl-log"});
@@ -152,6 +245,41 @@ int run_analyze(const AnalyzeArgs& a) {
       st.reference_unit = s->unit;
       st.reference_source = a.reference;
     }
+  }
+
+  if (k == "nsys" || k == "kineto") {
+    analyzers::ProfileOptions po;
+    po.iteration_range = a.iteration_range;
+    analyzers::ProfileFigures ref;
+    if (!a.reference.empty()) {
+      auto r = read_profile(k, a.reference);
+      if (!r) throw UsageError("--reference " + a.reference + ": " + r.error());
+      ref = analyzers::profile_figures(*r, po);
+      po.reference = &ref;
+      po.reference_source = a.reference;
+    }
+    parsers::Profile merged;
+    std::vector<std::string> used;
+    for (std::uint32_t i = 0; i < a.files.size(); ++i) {
+      auto r = read_profile(k, a.files[i]);
+      if (!r) {
+        bad(a.files[i], r.error());
+        continue;
+      }
+      if (a.files.size() > 1)
+        for (auto& g : r->gpus) g.label = a.files[i] + ": " + g.label;
+      merged.merge(std::move(*r), i);
+      used.push_back(a.files[i]);
+    }
+    if (used.empty()) {
+      std::string msg = unusable.size() == 1 ? "no usable input: " + unusable[0] : "no usable input: ";
+      if (unusable.size() > 1)
+        for (std::size_t i = 0; i < unusable.size(); ++i) msg += (i ? "; " : "") + unusable[i];
+      throw UsageError(fmt::format("analyze {}: {}", k, msg));
+    }
+    std::string source = used.size() == 1 ? used[0] : fmt::format("{} profiles", used.size());
+    append(analyzers::analyze_profile(merged, source, po));
+    return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
   }
 
   std::vector<parsers::NcclLog> logs;

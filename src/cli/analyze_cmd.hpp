@@ -24,6 +24,7 @@ struct AnalyzeArgs {
   bool expect_gdr = false;                  // nccl-log
   std::optional<double> reference_ms;       // steps
   std::optional<long> warmup;               // steps
+  std::string iteration_range;              // nsys, kineto
 };
 
 void add_analyze_command(CLI::App& app, AnalyzeArgs& args);

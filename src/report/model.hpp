@@ -38,6 +38,9 @@ struct Finding {
   // The decisive numbers as a small table for text output (first row: the header); empty:
   // none. Not part of the JSON report: the same numbers travel there as metrics.
   std::vector<std::vector<std::string>> table;
+  // Text output shows the table even when the finding passes (a per-iteration breakdown that is
+  // the finding's point, not evidence of a problem).
+  bool table_always = false;
 
   Finding& add(std::string source, std::string observed) {
     evidence.push_back({std::move(source), std::move(observed), std::nullopt});

@@ -48,7 +48,10 @@ std::string render_text(const Report& r, const TextOptions& opts) {
       std::string id = printable(f->id) + (f->subject.empty() ? "" : " [" + printable(f->subject) + "]");
       out += fmt::format("  {} {}  {}\n", paint(f->status, fmt::format("{:<5}", label)), id, printable(f->title));
       bool actionable = f->status == Status::fail || f->status == Status::warn || f->status == Status::error;
-      if (!actionable && !opts.verbose) continue;
+      if (!actionable && !opts.verbose) {
+        if (f->table_always) render_table(out, f->table, {"        ", kTableRows, false});
+        continue;
+      }
       render_table(out, f->table, {"        ", opts.verbose ? 0 : kTableRows, false});
       std::size_t limit = opts.verbose ? f->evidence.size() : std::min<std::size_t>(3, f->evidence.size());
       for (std::size_t i = 0; i < limit; ++i) {

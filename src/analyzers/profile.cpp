@@ -1,0 +1,854 @@
+// Profiles (nsys, Kineto): per GPU and per iteration, compute, communication per collective,
+// exposed communication, GPU idle (host-bound or not), copies, and launch overhead.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "analyzers/analyzers.hpp"
+#include "report/redact.hpp"
+
+namespace perfgap::analyzers {
+
+using parsers::ActKind;
+using parsers::Coll;
+using parsers::GpuActivity;
+using parsers::kCollCount;
+using parsers::Profile;
+
+namespace {
+
+struct Iv {
+  std::int64_t s, e;
+};
+using Ivs = std::vector<Iv>;
+
+void push(Ivs& u, std::int64_t s, std::int64_t e) {
+  if (e <= s) return;
+  if (!u.empty() && s <= u.back().e) u.back().e = std::max(u.back().e, e);
+  else u.push_back({s, e});
+}
+
+// a minus b (both merged and sorted).
+Ivs minus(const Ivs& a, const Ivs& b) {
+  Ivs out;
+  std::size_t j = 0;
+  for (const auto& x : a) {
+    std::int64_t s = x.s;
+    while (j < b.size() && b[j].e <= s) ++j;
+    std::size_t k = j;
+    while (k < b.size() && b[k].s < x.e) {
+      if (b[k].s > s) out.push_back({s, b[k].s});
+      s = std::max(s, b[k].e);
+      if (s >= x.e) break;
+      ++k;
+    }
+    if (s < x.e) out.push_back({s, x.e});
+  }
+  return out;
+}
+
+// Length of a merged list inside [ws, we).
+std::int64_t measure(const Ivs& u, std::int64_t ws, std::int64_t we) {
+  auto it = std::lower_bound(u.begin(), u.end(), ws, [](const Iv& v, std::int64_t t) { return v.e <= t; });
+  std::int64_t sum = 0;
+  for (; it != u.end() && it->s < we; ++it) sum += std::min(it->e, we) - std::max(it->s, ws);
+  return sum;
+}
+
+double ms(double ns) { return ns / 1e6; }
+
+double percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  k = std::clamp<std::size_t>(k, 1, v.size()) - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+struct Win {
+  std::int64_t s, e;
+};
+struct WinStats {
+  double len = 0, compute = 0, busy = 0, idle = 0, host_idle = 0, copy = 0, comm_all = 0, exposed_all = 0;
+  std::array<double, kCollCount> comm{}, exposed{};
+};
+
+struct GpuTimeline {
+  std::vector<std::uint32_t> acts;  // sorted by start
+  Ivs compute, copy, comm_all, exposed_all, idle, host_idle;
+  std::array<Ivs, kCollCount> comm, exposed;
+  std::size_t kernels = 0;
+  double kernel_ns = 0, nccl_ns = 0;
+  std::int64_t first = 0, last = 0;
+  std::vector<Win> wins;
+  std::vector<WinStats> stats;
+};
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool profiler_step(std::string_view n) {
+  if (!starts_with(n, "ProfilerStep#") || n.size() == 13) return false;
+  for (char c : n.substr(13))
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+// NVTX names that are iterations: step, iteration, iter, train_step, training step, ... with an
+// optional number ("step 12", "iteration_3", "train_step#4").
+bool step_like(std::string_view n) {
+  std::string s;
+  for (char c : n) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  std::string_view v = s;
+  for (std::string_view pre : {"training", "train"})
+    if (starts_with(v, pre)) {
+      v.remove_prefix(pre.size());
+      while (!v.empty() && (v.front() == '_' || v.front() == ' ' || v.front() == '-')) v.remove_prefix(1);
+      break;
+    }
+  bool word = false;
+  for (std::string_view w : {"iteration", "iter", "step"})
+    if (starts_with(v, w)) {
+      v.remove_prefix(w.size());
+      word = true;
+      break;
+    }
+  if (!word) return false;
+  while (!v.empty() && (v.front() == '_' || v.front() == ' ' || v.front() == '#' || v.front() == ':' || v.front() == '-' || v.front() == '=')) v.remove_prefix(1);
+  for (char c : v)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+bool range_named(std::string_view n, std::string_view want) {
+  if (n == want) return true;
+  if (!starts_with(n, want)) return false;
+  char next = n[want.size()];
+  return !std::isalpha(static_cast<unsigned char>(next));
+}
+
+struct Analysis {
+  std::vector<GpuTimeline> gpus;
+  std::string method;  // how iterations were found; empty: none
+  std::string method_kind;  // "range", "step", "period", ""
+  bool iterations = false;
+  std::size_t launches = 0;  // kernels joined to a host call
+  std::vector<double> api_us, delay_us;
+  std::size_t short_kernels = 0;
+  std::array<std::size_t, kCollCount> coll_kernels{};
+  std::array<std::uint64_t, kCollCount> coll_bytes{};
+  std::array<std::uint32_t, kCollCount> coll_group{};
+  // Means over GPUs of the per-iteration figures.
+  WinStats per_iter;
+  std::vector<WinStats> by_index;  // iteration j, mean over the GPUs that have it
+  double iteration_ms_median = 0;
+  std::size_t iteration_count = 0;
+  std::size_t gpus_with_windows = 0;
+};
+
+// Windows of each GPU from host ranges: a GPU activity belongs to the range in which its
+// launch call began (its own start without one); the GPU window runs from the first activity
+// of the range to the first of the next when the ranges follow each other, else to its last end.
+bool windows_from_ranges(const Profile& p, Analysis& an, const std::vector<bool>& chosen) {
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<Iv>> by_proc;
+  for (const auto& r : p.ranges)
+    if (chosen[r.name]) by_proc[{r.file, r.process}].push_back({r.start, r.end});
+  if (by_proc.empty()) return false;
+  for (auto& [k, v] : by_proc) {
+    std::sort(v.begin(), v.end(), [](const Iv& a, const Iv& b) { return a.s != b.s ? a.s < b.s : a.e > b.e; });
+    Ivs top;
+    for (const auto& r : v)
+      if (top.empty() || r.s >= top.back().e || r.e > top.back().e) top.push_back(r);  // nested copies are dropped
+    v = std::move(top);
+  }
+  bool any = false;
+  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+    auto it = by_proc.find({p.gpus[g].file, p.gpus[g].process});
+    if (it == by_proc.end()) {
+      // A process without annotations of its own: the file's ranges when one process has them all.
+      auto only = by_proc.end();
+      int n = 0;
+      for (auto i = by_proc.begin(); i != by_proc.end(); ++i)
+        if (i->first.first == p.gpus[g].file) only = i, ++n;
+      if (n != 1) continue;
+      it = only;
+    }
+    const auto& R = it->second;
+    std::vector<std::int64_t> first(R.size(), INT64_MAX), last(R.size(), INT64_MIN);
+    for (auto ai : an.gpus[g].acts) {
+      const auto& a = p.acts[ai];
+      std::int64_t t = a.api_start >= 0 ? a.api_start : a.start;
+      auto r = std::upper_bound(R.begin(), R.end(), t, [](std::int64_t x, const Iv& v) { return x < v.s; });
+      if (r == R.begin()) continue;
+      --r;
+      if (t >= r->e) continue;
+      auto idx = static_cast<std::size_t>(r - R.begin());
+      first[idx] = std::min(first[idx], a.start);
+      last[idx] = std::max(last[idx], a.end);
+    }
+    std::vector<std::size_t> used;
+    for (std::size_t i = 0; i < R.size(); ++i)
+      if (first[i] != INT64_MAX) used.push_back(i);
+    auto& wins = an.gpus[g].wins;
+    for (std::size_t u = 0; u < used.size(); ++u) {
+      std::size_t i = used[u];
+      std::int64_t s = first[i], e = last[i];
+      if (u + 1 < used.size()) {
+        std::size_t n = used[u + 1];
+        bool adjacent = n == i + 1 && R[n].s - R[i].e <= (R[i].e - R[i].s) / 20;
+        if (adjacent) e = first[n];
+        e = std::min(e, first[n]);
+      }
+      if (e > s) wins.push_back({s, e});
+    }
+    any = any || !wins.empty();
+  }
+  return any;
+}
+
+// Windows from the period of the GPU timeline: on the stream with the most kernels, the
+// shortest lag L at which the kernel-name sequence repeats (>= 90% of positions equal), found
+// from names that recur at a regular stride.
+bool windows_from_period(const Profile& p, Analysis& an, std::size_t& period_out) {
+  bool any = false;
+  for (auto& gt : an.gpus) {
+    std::map<std::uint32_t, std::size_t> per_stream;
+    for (auto ai : gt.acts)
+      if (p.acts[ai].kind == ActKind::kernel) ++per_stream[p.acts[ai].stream];
+    if (per_stream.empty()) continue;
+    auto busiest = std::max_element(per_stream.begin(), per_stream.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+    std::vector<std::uint32_t> seq;  // activity indices
+    for (auto ai : gt.acts)
+      if (p.acts[ai].kind == ActKind::kernel && p.acts[ai].stream == busiest) seq.push_back(ai);
+    const std::size_t n = seq.size();
+    if (n < 6) continue;
+    std::map<std::uint32_t, std::vector<std::size_t>> pos;
+    for (std::size_t i = 0; i < n; ++i) pos[p.acts[seq[i]].name].push_back(i);
+    std::map<std::size_t, std::size_t> cand;  // lag -> earliest first position of a name with that stride
+    for (const auto& [name, v] : pos) {
+      if (v.size() < 3) continue;
+      std::map<std::size_t, std::size_t> diffs;
+      for (std::size_t i = 1; i < v.size(); ++i) ++diffs[v[i] - v[i - 1]];
+      auto mode = std::max_element(diffs.begin(), diffs.end(), [](auto& a, auto& b) { return a.second < b.second; });
+      if (mode->first < 2 || mode->second * 10 < (v.size() - 1) * 8) continue;
+      auto [it, fresh] = cand.emplace(mode->first, v[0]);
+      if (!fresh) it->second = std::min(it->second, v[0]);
+    }
+    std::size_t tried = 0;
+    for (const auto& [L, anchor] : cand) {
+      if (++tried > 32) break;
+      if (n / L < 3) break;
+      std::size_t same = 0;
+      for (std::size_t i = 0; i + L < n; ++i) same += p.acts[seq[i]].name == p.acts[seq[i + L]].name;
+      if (same * 10 < (n - L) * 9) continue;
+      for (std::size_t b = anchor; b + L <= n; b += L) {
+        std::int64_t s = p.acts[seq[b]].start;
+        std::int64_t e;
+        if (b + L < n) e = p.acts[seq[b + L]].start;
+        else e = gt.last;  // the last period runs to the GPU's last activity
+        if (e > s) gt.wins.push_back({s, e});
+      }
+      period_out = L;
+      any = any || !gt.wins.empty();
+      break;
+    }
+  }
+  return any;
+}
+
+Analysis analyze(const Profile& p, const ProfileOptions& o) {
+  Analysis an;
+  an.gpus.resize(p.gpus.size());
+  for (std::uint32_t i = 0; i < p.acts.size(); ++i) an.gpus[p.acts[i].gpu].acts.push_back(i);
+  for (auto& gt : an.gpus) {
+    auto& v = gt.acts;
+    auto earlier = [&](std::uint32_t a, std::uint32_t b) {
+      const auto& x = p.acts[a];
+      const auto& y = p.acts[b];
+      return x.start != y.start ? x.start < y.start : x.end < y.end;
+    };
+    if (!std::is_sorted(v.begin(), v.end(), earlier)) std::stable_sort(v.begin(), v.end(), earlier);
+    if (v.empty()) continue;
+    gt.first = p.acts[v.front()].start;
+    gt.last = INT64_MIN;
+    Ivs busy;
+    std::vector<std::uint32_t> starter;  // the activity that opens each busy interval
+    for (auto ai : v) {
+      const auto& a = p.acts[ai];
+      gt.last = std::max(gt.last, a.end);
+      if (a.kind == ActKind::kernel) {
+        ++gt.kernels;
+        gt.kernel_ns += static_cast<double>(a.end - a.start);
+        if (a.coll == Coll::none) push(gt.compute, a.start, a.end);
+        else {
+          gt.nccl_ns += static_cast<double>(a.end - a.start);
+          push(gt.comm[static_cast<int>(a.coll)], a.start, a.end);
+          push(gt.comm_all, a.start, a.end);
+        }
+      } else {
+        push(gt.copy, a.start, a.end);
+      }
+      // Zero-length activities still open a busy interval (they end a gap).
+      if (!busy.empty() && a.start <= busy.back().e) busy.back().e = std::max(busy.back().e, a.end);
+      else {
+        busy.push_back({a.start, a.end});
+        starter.push_back(ai);
+      }
+    }
+    for (int c = 1; c < kCollCount; ++c)
+      if (!gt.comm[c].empty()) gt.exposed[c] = minus(gt.comm[c], gt.compute);
+    gt.exposed_all = minus(gt.comm_all, gt.compute);
+    for (std::size_t i = 1; i < busy.size(); ++i) {
+      std::int64_t a = busy[i - 1].e, b = busy[i].s;
+      if (b <= a) continue;
+      gt.idle.push_back({a, b});
+      const auto& next = p.acts[starter[i]];
+      if (next.api_start >= 0 && next.api_start >= a) gt.host_idle.push_back({a, b});
+    }
+  }
+  // Launch overhead.
+  for (const auto& a : p.acts) {
+    if (a.kind != ActKind::kernel) continue;
+    if (a.coll != Coll::none) {
+      ++an.coll_kernels[static_cast<int>(a.coll)];
+      an.coll_bytes[static_cast<int>(a.coll)] += a.msg_bytes;
+      if (a.group_size) an.coll_group[static_cast<int>(a.coll)] = a.group_size;
+    }
+    if (a.api_start < 0) continue;
+    ++an.launches;
+    double api = static_cast<double>(a.api_end - a.api_start);
+    an.api_us.push_back(api / 1e3);
+    an.delay_us.push_back(static_cast<double>(a.start - a.api_end) / 1e3);
+    if (static_cast<double>(a.end - a.start) < api) ++an.short_kernels;
+  }
+
+  // Iterations.
+  std::vector<bool> chosen(p.names.size(), false);
+  bool any_chosen = false;
+  auto choose = [&](auto pred) {
+    std::vector<bool> named(p.names.size(), false);
+    for (std::size_t i = 0; i < p.names.size(); ++i) named[i] = pred(p.names[i]);
+    bool found = false;
+    for (const auto& r : p.ranges)
+      if (named[r.name]) found = true;
+    if (found) chosen = named;
+    return found;
+  };
+  if (!o.iteration_range.empty()) {
+    any_chosen = choose([&](const std::string& n) { return range_named(n, o.iteration_range); });
+    if (any_chosen && windows_from_ranges(p, an, chosen)) {
+      an.method = fmt::format("the range '{}' (--iteration-range)", o.iteration_range);
+      an.method_kind = "range";
+    }
+  } else if (choose([](const std::string& n) { return profiler_step(n); }) && windows_from_ranges(p, an, chosen)) {
+    an.method = "ProfilerStep#N annotations";
+    an.method_kind = "step";
+  } else if (choose([](const std::string& n) { return step_like(n); }) && windows_from_ranges(p, an, chosen)) {
+    std::set<std::string> shown;
+    for (const auto& r : p.ranges)
+      if (chosen[r.name] && shown.size() < 3) shown.insert(p.names[r.name]);
+    std::string list;
+    for (const auto& s : shown) list += (list.empty() ? "'" : ", '") + s + "'";
+    an.method = "NVTX/annotation ranges named like iterations (" + list + ")";
+    an.method_kind = "range";
+  }
+  if (an.method.empty() && o.iteration_range.empty()) {
+    for (auto& gt : an.gpus) gt.wins.clear();
+    std::size_t period = 0;
+    if (windows_from_period(p, an, period)) {
+      an.method = fmt::format("the period of the GPU timeline (a sequence of {} kernels that repeats on the busiest stream)", period);
+      an.method_kind = "period";
+    }
+  }
+  an.iterations = !an.method.empty();
+  if (!an.iterations)
+    for (auto& gt : an.gpus) {
+      gt.wins.clear();
+      if (!gt.acts.empty()) gt.wins.push_back({gt.first, gt.last});  // the whole profile as one window
+    }
+
+  // Per-window figures.
+  std::vector<double> lens;
+  std::size_t max_wins = 0;
+  for (auto& gt : an.gpus) {
+    for (const auto& w : gt.wins) {
+      WinStats s;
+      s.len = static_cast<double>(w.e - w.s);
+      s.compute = static_cast<double>(measure(gt.compute, w.s, w.e));
+      s.copy = static_cast<double>(measure(gt.copy, w.s, w.e));
+      s.comm_all = static_cast<double>(measure(gt.comm_all, w.s, w.e));
+      s.exposed_all = static_cast<double>(measure(gt.exposed_all, w.s, w.e));
+      for (int c = 1; c < kCollCount; ++c)
+        if (!gt.comm[c].empty()) {
+          s.comm[c] = static_cast<double>(measure(gt.comm[c], w.s, w.e));
+          s.exposed[c] = static_cast<double>(measure(gt.exposed[c], w.s, w.e));
+        }
+      s.idle = static_cast<double>(measure(gt.idle, w.s, w.e));
+      s.host_idle = static_cast<double>(measure(gt.host_idle, w.s, w.e));
+      s.busy = s.len - s.idle;
+      gt.stats.push_back(s);
+      lens.push_back(s.len);
+    }
+    max_wins = std::max(max_wins, gt.wins.size());
+  }
+  auto add = [](WinStats& a, const WinStats& b, double k) {
+    a.len += b.len * k, a.compute += b.compute * k, a.busy += b.busy * k, a.idle += b.idle * k, a.host_idle += b.host_idle * k;
+    a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k;
+    for (int c = 0; c < kCollCount; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k;
+  };
+  for (const auto& gt : an.gpus)
+    if (!gt.stats.empty()) ++an.gpus_with_windows;
+  for (const auto& gt : an.gpus) {
+    if (gt.stats.empty()) continue;
+    for (const auto& s : gt.stats) add(an.per_iter, s, 1.0 / (static_cast<double>(gt.stats.size()) * static_cast<double>(an.gpus_with_windows)));
+  }
+  an.by_index.resize(max_wins);
+  for (std::size_t j = 0; j < max_wins; ++j) {
+    std::size_t have = 0;
+    for (const auto& gt : an.gpus) have += j < gt.stats.size();
+    for (const auto& gt : an.gpus)
+      if (j < gt.stats.size()) add(an.by_index[j], gt.stats[j], 1.0 / static_cast<double>(have));
+  }
+  an.iteration_ms_median = ms(percentile(lens, 0.5));
+  an.iteration_count = max_wins;
+  return an;
+}
+
+std::string fmt_ms(double ns) { return fmt::format("{:.2f}", ms(ns)); }
+
+double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+
+const char* bench_of(Coll c) {
+  switch (c) {
+    case Coll::AllGather: return "all_gather_perf";
+    case Coll::ReduceScatter: return "reduce_scatter_perf";
+    case Coll::Broadcast: return "broadcast_perf";
+    case Coll::Reduce: return "reduce_perf";
+    case Coll::AllToAll: return "alltoall_perf";
+    case Coll::SendRecv: return "sendrecv_perf";
+    default: return "all_reduce_perf";
+  }
+}
+
+std::string size_text(double bytes) {
+  if (bytes >= 1 << 30) return fmt::format("{:.2f} GiB", bytes / (1 << 30));
+  if (bytes >= 1 << 20) return fmt::format("{:.2f} MiB", bytes / (1 << 20));
+  if (bytes >= 1 << 10) return fmt::format("{:.1f} KiB", bytes / (1 << 10));
+  return fmt::format("{:.0f} B", bytes);
+}
+
+std::string iteration_words(const Analysis& an) {
+  return an.iterations ? "per iteration" : "over the whole profile (no iterations found)";
+}
+
+std::string every(const Analysis& an) { return an.iterations ? "every iteration" : "the profile"; }
+
+}  // namespace
+
+ProfileFigures profile_figures(const Profile& p, const ProfileOptions& o) {
+  auto an = analyze(p, o);
+  ProfileFigures f;
+  f.iterations = an.iterations;
+  f.iteration_ms = an.iteration_ms_median;
+  f.iteration_ms_mean = ms(an.per_iter.len);
+  f.compute_ms = ms(an.per_iter.compute);
+  f.comm_all_ms = ms(an.per_iter.comm_all);
+  f.exposed_all_ms = ms(an.per_iter.exposed_all);
+  f.idle_ms = ms(an.per_iter.idle);
+  for (int c = 0; c < kCollCount; ++c) {
+    f.present[c] = false;
+    for (const auto& gt : an.gpus) f.present[c] = f.present[c] || (c > 0 && !gt.comm[c].empty());
+    f.comm_ms[c] = ms(an.per_iter.comm[c]);
+    f.exposed_ms[c] = ms(an.per_iter.exposed[c]);
+  }
+  return f;
+}
+
+std::vector<Finding> analyze_profile(const Profile& p, const std::string& source, const ProfileOptions& o) {
+  auto an = analyze(p, o);
+  std::vector<Finding> out;
+  const auto& it = an.per_iter;
+  std::vector<int> colls;
+  for (int c = 1; c < kCollCount; ++c)
+    for (const auto& gt : an.gpus)
+      if (!gt.comm[c].empty()) {
+        colls.push_back(c);
+        break;
+      }
+
+  // ---- profile.summary
+  {
+    Finding f;
+    f.id = "profile.summary";
+    f.layer = "workload";
+    f.status = report::Status::pass;
+    f.subject = source;
+    std::size_t kernels = 0, devices = 0;
+    double kernel_ns = 0, nccl_ns = 0, span = 0;
+    for (const auto& gt : an.gpus) {
+      if (gt.acts.empty()) continue;
+      ++devices;
+      kernels += gt.kernels;
+      kernel_ns += gt.kernel_ns;
+      nccl_ns += gt.nccl_ns;
+      span = std::max(span, static_cast<double>(gt.last - gt.first));
+    }
+    f.title = fmt::format("{}: {} kernels on {} GPU{}, {:.2f} ms of kernels ({:.2f} ms NCCL) over {:.2f} ms", p.format, kernels, devices,
+                          devices == 1 ? "" : "s", ms(kernel_ns), ms(nccl_ns), ms(span));
+    std::size_t shown = 0;
+    for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+      const auto& gt = an.gpus[g];
+      if (gt.acts.empty()) continue;
+      if (++shown > 16) {
+        f.add(source, fmt::format("... {} more GPUs", devices - 16));
+        break;
+      }
+      f.add(source, fmt::format("{}: {} kernels, {:.2f} ms of kernels, {:.2f} ms NCCL, {} copies/sets, span {:.2f} ms", p.gpus[g].label, gt.kernels,
+                                ms(gt.kernel_ns), ms(gt.nccl_ns), gt.acts.size() - gt.kernels, ms(static_cast<double>(gt.last - gt.first))));
+    }
+    for (const auto& n : p.notes) f.add(source, n);
+    f.metric("kernels", static_cast<double>(kernels));
+    f.metric("devices", static_cast<double>(devices));
+    f.metric("gpu_kernel_ms", ms(kernel_ns));
+    f.metric("nccl_kernel_ms", ms(nccl_ns));
+    f.metric("span_ms", ms(span));
+    f.metric("api_calls", static_cast<double>(p.api_calls));
+    out.push_back(std::move(f));
+  }
+
+  // ---- profile.iterations
+  {
+    Finding f;
+    f.id = "profile.iterations";
+    f.layer = "workload";
+    f.subject = source;
+    if (!an.iterations) {
+      f.status = report::Status::skip;
+      f.title = !o.iteration_range.empty()
+                    ? fmt::format("no range named '{}' holds GPU work (--iteration-range); figures are over the whole profile", o.iteration_range)
+                    : "no iterations found (no ProfilerStep#N or step-like NVTX range, no repeating kernel sequence): figures are over the whole profile";
+      f.add(source, fmt::format("{} host ranges, {} GPUs", p.ranges.size(), an.gpus_with_windows));
+      f.fix = "annotate iterations (torch.profiler schedule gives ProfilerStep#N; nvtx.range_push('step') around each step) or pass --iteration-range NAME";
+      f.metric("iterations", 0);
+    } else {
+      f.status = report::Status::pass;
+      f.title = fmt::format("{} iterations found by {}; median {:.2f} ms", an.iteration_count, an.method, an.iteration_ms_median);
+      f.metric("iterations", static_cast<double>(an.iteration_count));
+      f.metric("iteration_ms", an.iteration_ms_median);
+      f.metric("iteration_ms_mean", ms(it.len));
+      f.metric("compute_ms_per_iter", ms(it.compute));
+      f.metric("memcpy_ms_per_iter", ms(it.copy));
+      f.metric("gpus", static_cast<double>(an.gpus_with_windows));
+      for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+        const auto& gt = an.gpus[g];
+        if (gt.stats.empty()) continue;
+        double l = 0, cpt = 0;
+        for (const auto& s : gt.stats) l += s.len, cpt += s.compute;
+        double k = static_cast<double>(gt.stats.size());
+        f.metric("iterations." + p.gpus[g].key, k);
+        f.metric("iteration_ms_mean." + p.gpus[g].key, ms(l / k));
+        f.metric("compute_ms_per_iter." + p.gpus[g].key, ms(cpt / k));
+      }
+      std::vector<std::string> head = {"iter", "ms", "compute"};
+      for (int c : colls) head.emplace_back(parsers::coll_name(static_cast<Coll>(c)));
+      for (const char* h : {"exposed", "idle", "memcpy"}) head.emplace_back(h);
+      f.table.push_back(head);
+      f.table_always = true;
+      for (std::size_t j = 0; j < an.by_index.size(); ++j) {
+        const auto& s = an.by_index[j];
+        std::vector<std::string> row = {std::to_string(j + 1), fmt_ms(s.len), fmt_ms(s.compute)};
+        for (int c : colls) row.push_back(fmt_ms(s.comm[c]));
+        row.push_back(fmt_ms(s.exposed_all));
+        row.push_back(fmt_ms(s.idle));
+        row.push_back(fmt_ms(s.copy));
+        f.table.push_back(std::move(row));
+      }
+      f.add(source, fmt::format("per iteration, mean of {} GPU{}: {:.2f} ms, compute {:.2f} ms, communication {:.2f} ms ({:.2f} ms exposed), idle {:.2f} ms, memcpy/memset {:.2f} ms",
+                                an.gpus_with_windows, an.gpus_with_windows == 1 ? "" : "s", ms(it.len), ms(it.compute), ms(it.comm_all),
+                                ms(it.exposed_all), ms(it.idle), ms(it.copy)));
+    }
+    out.push_back(std::move(f));
+  }
+
+  // ---- profile.exposed_comm (one per collective, plus `all`)
+  auto exposed_finding = [&](int c) {
+    Finding f;
+    f.id = "profile.exposed_comm";
+    f.layer = "network";
+    bool all = c == 0;
+    std::string name = all ? "all" : std::string(parsers::coll_name(static_cast<Coll>(c)));
+    f.subject = name;
+    double comm = all ? it.comm_all : it.comm[c];
+    double exposed = all ? it.exposed_all : it.exposed[c];
+    double share = pct(exposed, it.len);
+    f.metric("comm_ms_per_iter", ms(comm));
+    f.metric("exposed_ms_per_iter", ms(exposed));
+    f.metric("exposed_pct_of_iter", share);
+    if (!all) {
+      f.metric("kernels", static_cast<double>(an.coll_kernels[c]));
+      if (an.coll_bytes[c]) f.metric("msg_bytes", static_cast<double>(an.coll_bytes[c]));
+    }
+    f.status = share > 10 ? report::Status::warn : report::Status::pass;
+    std::string what = all ? "communication" : name;
+    f.title = fmt::format("{} {:.2f} ms {}, {:.2f} ms ({:.1f}% of the {:.2f} ms iteration) not overlapped by compute{}", what, ms(comm),
+                          iteration_words(an), ms(exposed), share, ms(it.len), share > 10 ? " (> 10%)" : "");
+    // Per GPU, worst first.
+    std::vector<std::pair<double, std::size_t>> order;
+    for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+      const auto& gt = an.gpus[g];
+      if (gt.stats.empty()) continue;
+      double e = 0, l = 0;
+      for (const auto& s : gt.stats) e += all ? s.exposed_all : s.exposed[c], l += s.len;
+      order.push_back({pct(e, l), g});
+      f.metric("exposed_pct_of_iter." + p.gpus[g].key, pct(e, l));
+    }
+    std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    std::size_t shown = 0;
+    for (const auto& [share_g, g] : order) {
+      if (++shown > 8) {
+        f.add(source, fmt::format("... {} more GPUs", order.size() - 8));
+        break;
+      }
+      const auto& gt = an.gpus[g];
+      double e = 0, cm = 0;
+      for (const auto& s : gt.stats) e += all ? s.exposed_all : s.exposed[c], cm += all ? s.comm_all : s.comm[c];
+      double k = static_cast<double>(gt.stats.size());
+      f.add(source, fmt::format("{}: {:.2f} ms communication, {:.2f} ms exposed {} ({:.1f}%)", p.gpus[g].label, ms(cm / k), ms(e / k),
+                                iteration_words(an), share_g),
+            "<= 10% of the iteration exposed");
+    }
+    if (!all && an.coll_bytes[c])
+      f.add(source, fmt::format("{} kernels moved {} in all (Kineto NCCL args){}", an.coll_kernels[c], size_text(static_cast<double>(an.coll_bytes[c])),
+                                an.coll_group[c] ? fmt::format(", group size {}", an.coll_group[c]) : ""));
+    if (f.status == report::Status::warn) {
+      Coll col = static_cast<Coll>(c);
+      if (all) {  // the collective with the most exposed time says what to overlap and sweep
+        col = Coll::AllReduce;
+        double most = -1;
+        for (int k : colls)
+          if (it.exposed[k] > most) most = it.exposed[k], col = static_cast<Coll>(k);
+      }
+      std::string overlap = col == Coll::AllGather || col == Coll::ReduceScatter
+                                ? "prefetch the next layer's parameters (FSDP forward_prefetch/backward_prefetch, ZeRO-3 prefetch bucket) so it runs under compute; "
+                            : col == Coll::AllReduce ? "overlap gradient buckets with the backward pass (DDP bucket_cap_mb, no find_unused_parameters); "
+                            : col == Coll::AllToAll ? "overlap expert dispatch with compute (MoE comm/compute pipelining); "
+                                                    : "";
+      f.fix = fmt::format("{}then tune the collective itself: perfgap sweep --env NCCL_ALGO=unset,Ring,Tree --env NCCL_MIN_NCHANNELS=unset,16,32 -- {} -b 1M -e 1G -f 2 -g 8 "
+                          "(also NCCL_PROTO, NCCL_NCHANNELS_PER_NET_PEER, NCCL_IB_QPS_PER_CONNECTION; see docs/SWEEP.md) and check the fabric with perfgap analyze nccl-tests",
+                          overlap, bench_of(col));
+      f.impact = an.iterations ? fmt::format("{:.2f} ms of every {:.2f} ms iteration the GPU waits on {}: up to {:.1f}% faster iterations if it were hidden", ms(exposed), ms(it.len), what, share)
+                               : fmt::format("{:.2f} ms of the {:.2f} ms profile the GPU waits on {}", ms(exposed), ms(it.len), what);
+    }
+    out.push_back(std::move(f));
+  };
+  if (colls.empty()) {
+    Finding f;
+    f.id = "profile.exposed_comm";
+    f.layer = "network";
+    f.subject = "all";
+    f.status = report::Status::skip;
+    f.title = "no NCCL kernels in the profile: no communication to expose";
+    f.add(source, "no kernel named ncclKernel_*, ncclDevKernel_* or nccl*Kernel*");
+    f.metric("comm_ms_per_iter", 0);
+    f.metric("exposed_ms_per_iter", 0);
+    f.metric("exposed_pct_of_iter", 0);
+    out.push_back(std::move(f));
+  } else {
+    for (int c : colls) exposed_finding(c);
+    exposed_finding(0);
+  }
+
+  // ---- profile.gpu_idle
+  {
+    Finding f;
+    f.id = "profile.gpu_idle";
+    f.layer = "workload";
+    f.subject = source;
+    double idle = pct(it.idle, it.len), host = pct(it.host_idle, it.len);
+    f.metric("idle_pct", idle);
+    f.metric("host_bound_pct", host);
+    f.metric("idle_ms_per_iter", ms(it.idle));
+    f.metric("memcpy_ms_per_iter", ms(it.copy));
+    f.status = idle > 10 ? report::Status::warn : report::Status::pass;
+    f.title = fmt::format("GPU idle {:.1f}% {} ({:.2f} ms: host-bound {:.1f}%, other {:.1f}%){}", idle, iteration_words(an), ms(it.idle), host,
+                          std::max(0.0, idle - host), idle > 10 ? " (> 10%)" : "");
+    if (p.api_calls == 0) f.add(source, "no host launch calls in the profile: idle cannot be split into host-bound and other (all counted as other)");
+    for (std::size_t g = 0, shown = 0; g < an.gpus.size(); ++g) {
+      const auto& gt = an.gpus[g];
+      if (gt.stats.empty()) continue;
+      double i = 0, h = 0, l = 0;
+      for (const auto& s : gt.stats) i += s.idle, h += s.host_idle, l += s.len;
+      f.metric("idle_pct." + p.gpus[g].key, pct(i, l));
+      f.metric("host_bound_pct." + p.gpus[g].key, pct(h, l));
+      if (++shown <= 8) f.add(source, fmt::format("{}: idle {:.1f}%, host-bound {:.1f}%", p.gpus[g].label, pct(i, l), pct(h, l)), "<= 10% idle");
+    }
+    if (f.status == report::Status::warn) {
+      f.fix = host > idle / 2 ? "the GPU waits for the host to launch work: see profile.launch_bound"
+                              : "the GPU waits on something other than launches (synchronisation, host copies, the data loader, other ranks): look at the gaps in the timeline; pin memory and prefetch data (DataLoader pin_memory, num_workers)";
+      f.impact = fmt::format("{:.1f}% of {} the GPU does nothing", idle, every(an));
+    }
+    out.push_back(std::move(f));
+  }
+
+  // ---- profile.launch_bound
+  {
+    Finding f;
+    f.id = "profile.launch_bound";
+    f.layer = "workload";
+    f.subject = source;
+    if (an.launches == 0) {
+      f.status = report::Status::skip;
+      f.title = p.api_calls == 0 ? "no host launch calls in the profile (nsys --trace=cuda records them; Kineto cuda_runtime events)"
+                                 : "no kernel could be joined to its launch call by correlation id";
+      f.add(source, fmt::format("{} host API calls, {} kernels", p.api_calls, an.api_us.size()));
+    } else {
+      std::size_t kernels = 0;
+      for (const auto& gt : an.gpus) kernels += gt.kernels;
+      double api50 = percentile(an.api_us, 0.5);
+      double d50 = percentile(an.delay_us, 0.5), d99 = percentile(an.delay_us, 0.99);
+      double short_pct = pct(static_cast<double>(an.short_kernels), static_cast<double>(an.launches));
+      double host = pct(it.host_idle, it.len);
+      f.metric("launch_api_us_p50", api50);
+      f.metric("launch_delay_us_p50", d50);
+      f.metric("launch_delay_us_p99", d99);
+      f.metric("short_kernel_pct", short_pct);
+      f.metric("host_bound_pct", host);
+      f.metric("kernels_per_iter", an.iterations ? static_cast<double>(kernels) / static_cast<double>(std::max<std::size_t>(1, an.gpus_with_windows)) /
+                                                       static_cast<double>(std::max<std::size_t>(1, an.iteration_count))
+                                                 : static_cast<double>(kernels));
+      f.status = host > 10 ? report::Status::warn : report::Status::pass;
+      f.title = fmt::format("GPU waits on kernel launches {:.1f}% {}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call",
+                            host, iteration_words(an), host > 10 ? " (> 10%)" : "", api50, d50, d99, short_pct);
+      f.add(source, fmt::format("{} of {} kernels joined to their launch call by correlation id", an.launches, kernels));
+      if (f.status == report::Status::warn) {
+        f.fix = "The small-kernel/CPU-overhead signature: the host cannot launch kernels as fast as the GPU runs them. Fewer, larger kernels "
+                "(CUDA graphs, torch.compile mode='reduce-overhead', fused optimizers, larger micro-batches); then make the launching "
+                "thread fast: SMMU/IOMMU overhead (perf.smmu_cmdq, smmu.cmdqv), deep C-states and clocks (cpu.cstate.deep_idle, cpu.governor), "
+                "and placement of the rank's threads (placement.gpu_affinity, placement.shared_cores): perfgap check on the node";
+        f.impact = fmt::format("{:.1f}% of {} the GPU waits for the next launch", host, every(an));
+      }
+    }
+    out.push_back(std::move(f));
+  }
+
+  // ---- profile.env
+  {
+    Finding f;
+    f.id = "profile.env";
+    f.layer = "network";
+    f.subject = source;
+    if (!p.env_present) {
+      f.status = report::Status::skip;
+      f.title = "the profile holds no environment of the profiled job (nsys exports keep it in TARGET_INFO_SYSTEM_ENV; Kineto traces do not record it)";
+    } else {
+      std::map<std::string, std::string> nccl;
+      for (const auto& [k, v] : p.env)
+        if (k.rfind("NCCL_", 0) == 0 && k != "NCCL_VERSION" && !nccl.count(k)) nccl[k] = v;  // NCCL_VERSION: the image's label, not a setting
+      auto iequals = [](std::string a, std::string b) {
+        for (auto& ch : a) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        for (auto& ch : b) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return a == b;
+      };
+      auto get = [&](const char* k) -> std::optional<std::string> {
+        auto i = nccl.find(k);
+        if (i == nccl.end() || i->second.empty()) return std::nullopt;
+        return i->second;
+      };
+      auto on = [](const std::string& v) { return v != "0" && !v.empty(); };
+      std::vector<std::string> off, forced;
+      if (auto v = get("NCCL_P2P_DISABLE"); v && on(*v)) off.push_back("NCCL_P2P_DISABLE=" + *v);
+      if (auto v = get("NCCL_P2P_LEVEL"); v && (iequals(*v, "LOC") || *v == "0")) off.push_back("NCCL_P2P_LEVEL=" + *v);
+      if (auto v = get("NCCL_SHM_DISABLE"); v && on(*v)) off.push_back("NCCL_SHM_DISABLE=" + *v);
+      if (auto v = get("NCCL_IB_DISABLE"); v && on(*v)) off.push_back("NCCL_IB_DISABLE=" + *v);
+      if (auto v = get("NCCL_NET"); v && iequals(*v, "Socket")) off.push_back("NCCL_NET=" + *v);
+      if (auto v = get("NCCL_NVLS_ENABLE"); v && *v == "0") off.push_back("NCCL_NVLS_ENABLE=0");
+      for (const char* k : {"NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL"})
+        if (auto v = get(k); v && (iequals(*v, "LOC") || *v == "0")) off.push_back(std::string(k) + "=" + *v);
+      for (const char* k : {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE"})
+        if (auto v = get(k)) forced.push_back(std::string(k) + "=" + *v);
+      for (const auto& [k, v] : nccl) f.add(source + " TARGET_INFO_SYSTEM_ENV", k + "=" + report::redact(k, v));
+      std::string driver, sockets;
+      for (const auto& [k, v] : p.system) {
+        if (k == "NvDriverVersion" && driver.empty()) driver = v;
+        if (k == "CpuSockets" && sockets.empty()) sockets = v;
+        f.add(source + " TARGET_INFO_SYSTEM_ENV", k + "=" + v);
+      }
+      f.metric("nccl_settings", static_cast<double>(nccl.size()));
+      if (!sockets.empty()) f.metric("cpu_sockets", std::atof(sockets.c_str()));
+      std::string sys = fmt::format("driver {}, {} CPU socket{}", driver.empty() ? "unknown" : driver, sockets.empty() ? "?" : sockets,
+                                    sockets == "1" ? "" : "s");
+      auto join = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+        return s;
+      };
+      if (!off.empty()) {
+        f.status = report::Status::warn;
+        f.title = fmt::format("the profiled job ran with NCCL fast paths switched off: {} ({})", join(off), sys);
+        f.fix = "remove these debugging switches from the job environment (they move traffic off NVLink, shared memory or RDMA); see nccl.env.disabled_paths";
+        f.impact = "collectives over slower transports: more exposed communication";
+      } else {
+        f.status = report::Status::pass;
+        f.title = nccl.empty() ? fmt::format("the profiled job set no NCCL_* variable ({})", sys)
+                               : fmt::format("the profiled job's {} NCCL_* setting{} switch{} off no fast path{} ({})", nccl.size(), nccl.size() == 1 ? "" : "s",
+                                             nccl.size() == 1 ? "es" : "", forced.empty() ? "" : "; forced tuning: " + join(forced), sys);
+      }
+    }
+    out.push_back(std::move(f));
+  }
+
+  // ---- profile.compare
+  if (o.reference) {
+    const auto& r = *o.reference;
+    Finding f;
+    f.id = "profile.compare";
+    f.layer = "workload";
+    f.subject = source;
+    if (!r.iterations || !an.iterations) {
+      f.status = report::Status::skip;
+      f.title = fmt::format("no iterations in {}: per-iteration figures cannot be compared", !an.iterations ? source : o.reference_source);
+    } else {
+      f.table.push_back({"", "reference ms", "measured ms", "difference ms"});
+      auto line = [&](const std::string& what, double ref, double mea) {
+        f.table.push_back({what, fmt::format("{:.2f}", ref), fmt::format("{:.2f}", mea), fmt::format("{:+.2f}", mea - ref)});
+        f.add(source, fmt::format("{} {:.2f} -> {:.2f} ms per iteration ({:+.2f} ms{})", what, ref, mea, mea - ref,
+                                  ref > 0 ? fmt::format(", {:+.1f}%", 100.0 * (mea - ref) / ref) : ""));
+      };
+      double mea_iter = an.iteration_ms_median;
+      line("iteration", r.iteration_ms, mea_iter);
+      line("compute", r.compute_ms, ms(it.compute));
+      for (int c = 1; c < kCollCount; ++c) {
+        bool here = std::find(colls.begin(), colls.end(), c) != colls.end();
+        if (!here && !r.present[c]) continue;
+        line(std::string(parsers::coll_name(static_cast<Coll>(c))), r.comm_ms[c], ms(it.comm[c]));
+      }
+      line("exposed communication", r.exposed_all_ms, ms(it.exposed_all));
+      line("idle", r.idle_ms, ms(it.idle));
+      double ratio = mea_iter > 0 ? r.iteration_ms / mea_iter : 0;
+      f.metric("reference_iteration_ms", r.iteration_ms);
+      f.metric("iteration_ms", mea_iter);
+      f.metric("pct_of_reference", 100 * ratio);
+      for (int c = 1; c < kCollCount; ++c)
+        if (r.present[c] || std::find(colls.begin(), colls.end(), c) != colls.end()) {
+          std::string n(parsers::coll_name(static_cast<Coll>(c)));
+          f.metric("reference_ms." + n, r.comm_ms[c]);
+          f.metric("measured_ms." + n, ms(it.comm[c]));
+        }
+      f.status = ratio < o.threshold ? report::Status::fail : report::Status::pass;
+      f.title = fmt::format("iteration {:.2f} ms against {:.2f} ms in {} ({:.1f}% of the reference pace{})", mea_iter, r.iteration_ms, o.reference_source,
+                            100 * ratio, ratio < o.threshold ? fmt::format(", below {:.0f}%", 100 * o.threshold) : "");
+      if (f.status == report::Status::fail) {
+        f.fix = "the rows above say where the time went: a collective that grew points to the network (profile.exposed_comm, perfgap sweep), compute that grew to the GPUs or clocks, idle that grew to the host (profile.launch_bound)";
+        f.impact = fmt::format("{:.2f} ms more per iteration than the reference", mea_iter - r.iteration_ms);
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace perfgap::analyzers

@@ -1,0 +1,397 @@
+// Nsight Systems SQLite exports. The export's tables exist only when they hold data, and
+// columns came and went between schema versions, so every table and column is probed
+// (sqlite_master, PRAGMA table_info) before a query is built from what is there.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <nlohmann/json.hpp>
+
+#include "parsers/profile.hpp"
+
+namespace perfgap::parsers {
+
+bool looks_sqlite(std::string_view b) { return b.size() >= 16 && std::memcmp(b.data(), "SQLite format 3\0", 16) == 0; }
+
+bool looks_nsys_report(std::string_view b) {
+  return b.rfind("NVIDIA Tegra Profiler Report", 0) == 0 || b.rfind("NVIDIA Nsight Systems Report", 0) == 0 ||
+         b.rfind("NVIDIA Nsight", 0) == 0;
+}
+
+namespace {
+
+constexpr std::uint64_t kPidMask = 0xFFFFFFFFFF000000ull;  // globalPid = globalTid & mask
+
+struct Db {
+  sqlite3* db = nullptr;
+  ~Db() {
+    if (db) sqlite3_close(db);
+  }
+};
+
+struct Stmt {
+  sqlite3_stmt* st = nullptr;
+  ~Stmt() {
+    if (st) sqlite3_finalize(st);
+  }
+};
+
+struct Reader {
+  sqlite3* db;
+  std::string error;  // first SQLite error, with what was being read
+  std::set<std::string> tables;
+
+  bool prepare(Stmt& s, const std::string& sql, const char* what) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &s.st, nullptr) != SQLITE_OK) {
+      if (error.empty()) error = std::string("SQLite error reading ") + what + ": " + sqlite3_errmsg(db);
+      return false;
+    }
+    return true;
+  }
+  // Steps a statement, calling row() for each row; false on an SQLite error.
+  template <class F>
+  bool each(const std::string& sql, const char* what, F row) {
+    Stmt s;
+    if (!prepare(s, sql, what)) return false;
+    int rc;
+    while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) row(s.st);
+    if (rc != SQLITE_DONE) {
+      if (error.empty()) error = std::string("SQLite error reading ") + what + ": " + sqlite3_errmsg(db);
+      return false;
+    }
+    return true;
+  }
+  std::set<std::string> columns(const std::string& table) {
+    std::set<std::string> cols;
+    each("PRAGMA table_info(\"" + table + "\")", table.c_str(), [&](sqlite3_stmt* st) {
+      if (auto* t = sqlite3_column_text(st, 1)) cols.insert(reinterpret_cast<const char*>(t));
+    });
+    return cols;
+  }
+  bool has(const std::string& t) const { return tables.count(t) > 0; }
+};
+
+std::string text_of(sqlite3_stmt* st, int col) {
+  auto* t = sqlite3_column_text(st, col);
+  return t ? std::string(reinterpret_cast<const char*>(t), static_cast<std::size_t>(sqlite3_column_bytes(st, col))) : std::string();
+}
+
+std::uint32_t be32(std::string_view b, std::size_t at) {
+  return (static_cast<std::uint32_t>(static_cast<unsigned char>(b[at])) << 24) |
+         (static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 1])) << 16) |
+         (static_cast<std::uint32_t>(static_cast<unsigned char>(b[at + 2])) << 8) | static_cast<unsigned char>(b[at + 3]);
+}
+
+// Names: StringIds (id -> value), resolved lazily and interned into Profile::names.
+struct Names {
+  Profile& p;
+  std::unordered_map<std::int64_t, std::string> strings;
+  std::unordered_map<std::int64_t, std::uint32_t> by_id;
+  std::unordered_map<std::string, std::uint32_t> by_text;
+  std::uint32_t intern(const std::string& s) {
+    auto [it, fresh] = by_text.emplace(s, static_cast<std::uint32_t>(p.names.size()));
+    if (fresh) p.names.push_back(s);
+    return it->second;
+  }
+  // A name column: a StringIds id (every schema in use) or, in very old exports, the text itself.
+  std::uint32_t of(sqlite3_stmt* st, int col) {
+    int type = sqlite3_column_type(st, col);
+    if (type == SQLITE_NULL) return 0;
+    if (type == SQLITE_TEXT) return intern(text_of(st, col));
+    auto id = sqlite3_column_int64(st, col);
+    if (auto it = by_id.find(id); it != by_id.end()) return it->second;
+    auto s = strings.find(id);
+    std::uint32_t n = intern(s == strings.end() ? "<string " + std::to_string(id) + ">" : s->second);
+    by_id.emplace(id, n);
+    return n;
+  }
+};
+
+struct Api {
+  std::uint64_t pid;
+  std::int64_t corr, start, end;
+};
+
+}  // namespace
+
+Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
+  if (!looks_sqlite(bytes)) return parse_fail("not an SQLite database (no 'SQLite format 3' header): pass the output of nsys export --type sqlite");
+  if (bytes.size() < 100) return parse_fail("truncated SQLite file: " + std::to_string(bytes.size()) + " bytes, shorter than its 100-byte header");
+  std::uint64_t page = (static_cast<unsigned char>(bytes[16]) << 8) | static_cast<unsigned char>(bytes[17]);
+  if (page == 1) page = 65536;
+  std::uint64_t pages = be32(bytes, 28);
+  if (pages > 0 && be32(bytes, 92) == be32(bytes, 24) && page * pages > bytes.size())
+    return parse_fail("truncated SQLite file: " + std::to_string(bytes.size()) + " bytes of the " + std::to_string(page * pages) +
+                      " its header announces");
+
+  Db db;
+  // One thread reads this connection: no SQLite mutexes (they cost ~10% per column call).
+  if (sqlite3_open_v2(":memory:", &db.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
+    return parse_fail("cannot open an in-memory SQLite database");
+  // The bytes stay the caller's: read-only, never freed or resized by SQLite.
+  auto* data = reinterpret_cast<unsigned char*>(const_cast<char*>(bytes.data()));
+  if (sqlite3_deserialize(db.db, "main", data, static_cast<sqlite3_int64>(bytes.size()), static_cast<sqlite3_int64>(bytes.size()),
+                          SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
+    return parse_fail(std::string("not a readable SQLite database: ") + sqlite3_errmsg(db.db));
+
+  // Pages are read in place from the bytes (memdb supports mmap) instead of copied into the page cache.
+  sqlite3_exec(db.db, ("PRAGMA mmap_size=" + std::to_string(bytes.size())).c_str(), nullptr, nullptr, nullptr);
+  Reader r{db.db, {}, {}};
+  if (!r.each("SELECT name FROM sqlite_master WHERE type IN ('table','view')", "sqlite_master", [&](sqlite3_stmt* st) { r.tables.insert(text_of(st, 0)); }))
+    return parse_fail("corrupt or unreadable SQLite database: " + r.error);
+
+  bool nsys = r.has("StringIds") || r.has("TARGET_INFO_GPU") || r.has("TARGET_INFO_CUDA_GPU") || r.has("META_DATA_EXPORT") ||
+              r.has("EXPORT_META_DATA") || r.has("CUPTI_ACTIVITY_KIND_KERNEL") || r.has("CUPTI_ACTIVITY_KIND_RUNTIME");
+  if (!nsys) {
+    std::string some;
+    int n = 0;
+    for (const auto& t : r.tables)
+      if (n++ < 4) some += (some.empty() ? "" : ", ") + t;
+    return parse_fail("an SQLite database, but not an Nsight Systems export (no StringIds, TARGET_INFO_* or CUPTI_ACTIVITY_KIND_* tables" +
+                      (some.empty() ? std::string("; no tables at all") : "; has " + some + (r.tables.size() > 4 ? ", ..." : "")) + ")");
+  }
+
+  Profile p;
+  // Schema version: META_DATA_EXPORT (3.x) or EXPORT_META_DATA (older); the 2021 exports have neither.
+  std::string schema;
+  for (const char* t : {"META_DATA_EXPORT", "EXPORT_META_DATA"})
+    if (r.has(t) && r.columns(t).count("name"))
+      r.each(std::string("SELECT name, value FROM ") + t, t, [&](sqlite3_stmt* st) {
+        auto n = text_of(st, 0);
+        if (n == "EXPORT_SCHEMA_VERSION") schema = text_of(st, 1);
+        if (n == "EXPORT_PRODUCT_VERSION") p.system.emplace_back("nsys_export_version", text_of(st, 1));
+      });
+  p.format = "Nsight Systems SQLite export, schema " +
+             (schema.empty() ? std::string(r.has("TARGET_INFO_CUDA_GPU") ? "of ~2021 (TARGET_INFO_CUDA_GPU, no version table)" : "unknown (no version table)") : schema);
+
+  if (!r.has("CUPTI_ACTIVITY_KIND_KERNEL"))
+    return parse_fail("Nsight Systems export without GPU kernels (no CUPTI_ACTIVITY_KIND_KERNEL table): profile with nsys profile --trace=cuda");
+
+  Names names{p, {}, {}, {}};
+  if (r.has("StringIds")) {
+    auto cols = r.columns("StringIds");
+    if (cols.count("id") && cols.count("value"))
+      if (!r.each("SELECT id, value FROM StringIds", "StringIds", [&](sqlite3_stmt* st) { names.strings.emplace(sqlite3_column_int64(st, 0), text_of(st, 1)); }))
+        return parse_fail(r.error);
+  } else {
+    p.notes.push_back("no StringIds table: kernel names unknown");
+  }
+
+  // GPU names by device id.
+  std::map<std::int64_t, std::string> gpu_name;
+  for (auto [t, idcol] : {std::pair{"TARGET_INFO_GPU", "id"}, std::pair{"TARGET_INFO_CUDA_GPU", "deviceId"}}) {
+    if (!r.has(t)) continue;
+    auto cols = r.columns(t);
+    if (!cols.count(idcol) || !cols.count("name")) continue;
+    r.each(std::string("SELECT ") + idcol + ", name FROM " + t, t, [&](sqlite3_stmt* st) {
+      gpu_name.emplace(sqlite3_column_int64(st, 0), text_of(st, 1));
+    });
+  }
+
+  // GPU activity tables: the same column names in every schema in use.
+  std::unordered_map<std::uint64_t, std::uint32_t> gpu_index;  // (pid | device) -> index
+  auto gpu_of = [&](std::uint64_t pid, std::int64_t dev) {
+    std::uint64_t key = pid ^ (static_cast<std::uint64_t>(dev) & 0xFFFFFF);
+    auto [it, fresh] = gpu_index.emplace(key, static_cast<std::uint32_t>(p.gpus.size()));
+    if (fresh) {
+      GpuInfo g;
+      g.process = pid;
+      g.device = dev;
+      auto n = gpu_name.find(dev);
+      g.key = (pid ? "pid" + std::to_string((pid >> 24) & 0xFFFFFF) + "." : std::string()) + "gpu" + std::to_string(dev);
+      g.label = "GPU " + std::to_string(dev) + (n != gpu_name.end() && !n->second.empty() ? " (" + n->second + ")" : "") +
+                (pid ? " pid " + std::to_string((pid >> 24) & 0xFFFFFF) : "");
+      p.gpus.push_back(std::move(g));
+    }
+    return it->second;
+  };
+  std::size_t no_end = 0;
+  auto read_acts = [&](const char* table, ActKind kind) -> bool {
+    if (!r.has(table)) return true;
+    auto cols = r.columns(table);
+    for (const char* need : {"start", "end"})
+      if (!cols.count(need)) {
+        if (kind == ActKind::kernel) {
+          if (r.error.empty()) r.error = std::string(table) + " has no " + need + " column: not an Nsight Systems schema this reader knows";
+          return false;
+        }
+        p.notes.push_back(std::string(table) + " has no " + need + " column: left out");
+        return true;
+      }
+    auto col = [&](const char* c) { return cols.count(c) ? std::string(c) : std::string("0"); };
+    std::string name = "0";
+    if (kind == ActKind::kernel)
+      for (const char* c : {"shortName", "demangledName", "mangledName", "name"})
+        if (cols.count(c)) {
+          name = c;
+          break;
+        }
+    std::string sql = "SELECT start, end, " + col("deviceId") + ", " + col("correlationId") + ", " + col("globalPid") + ", " +
+                      col("streamId") + ", " + name + " FROM " + table;
+    r.each(std::string("SELECT count(*) FROM ") + table, table, [&](sqlite3_stmt* st) {
+      p.acts.reserve(p.acts.size() + static_cast<std::size_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0))));
+    });
+    std::uint32_t last_gpu = 0;
+    std::uint64_t last_key = ~0ull;
+    return r.each(sql, table, [&](sqlite3_stmt* st) {
+      if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+        ++no_end;
+        return;
+      }
+      GpuActivity a;
+      a.start = sqlite3_column_int64(st, 0);
+      a.end = sqlite3_column_int64(st, 1);
+      if (a.end < a.start) {
+        ++no_end;
+        return;
+      }
+      auto dev = sqlite3_column_int64(st, 2);
+      auto pid = static_cast<std::uint64_t>(sqlite3_column_int64(st, 4)) & kPidMask;
+      std::uint64_t key = pid ^ (static_cast<std::uint64_t>(dev) & 0xFFFFFF);
+      if (key != last_key) {
+        last_gpu = gpu_of(pid, dev);
+        last_key = key;
+      }
+      a.gpu = last_gpu;
+      a.api_start = sqlite3_column_int64(st, 3);  // the correlation id until the join below
+      a.stream = static_cast<std::uint32_t>(sqlite3_column_int64(st, 5));
+      a.kind = kind;
+      if (kind == ActKind::kernel) a.name = names.of(st, 6);
+      p.acts.push_back(a);
+    });
+  };
+  if (!read_acts("CUPTI_ACTIVITY_KIND_KERNEL", ActKind::kernel) || !read_acts("CUPTI_ACTIVITY_KIND_MEMCPY", ActKind::memcpy) ||
+      !read_acts("CUPTI_ACTIVITY_KIND_MEMSET", ActKind::memset))
+    return parse_fail(r.error);
+  if (no_end) p.notes.push_back(std::to_string(no_end) + " GPU activity rows without a valid end were left out");
+  if (p.acts.empty()) return parse_fail("Nsight Systems export with an empty CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels");
+
+  // Collective per distinct name.
+  std::vector<Coll> coll_of(p.names.size(), Coll::none);
+  for (std::size_t i = 0; i < p.names.size(); ++i) coll_of[i] = nccl_collective(p.names[i]);
+  for (auto& a : p.acts)
+    if (a.kind == ActKind::kernel) a.coll = coll_of[a.name];
+
+  // Launch calls: CUDA runtime and driver API rows, joined on (process, correlationId).
+  std::vector<Api> api;
+  if (r.has("CUPTI_ACTIVITY_KIND_RUNTIME")) {
+    auto cols = r.columns("CUPTI_ACTIVITY_KIND_RUNTIME");
+    if (cols.count("start") && cols.count("end") && cols.count("correlationId")) {
+      std::string sql = "SELECT start, end, " + std::string(cols.count("globalTid") ? "globalTid" : "0") +
+                        ", correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME";
+      r.each("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_RUNTIME", [&](sqlite3_stmt* st) {
+        api.reserve(static_cast<std::size_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0))));
+      });
+      if (!r.each(sql, "CUPTI_ACTIVITY_KIND_RUNTIME", [&](sqlite3_stmt* st) {
+            if (sqlite3_column_type(st, 1) == SQLITE_NULL) return;
+            api.push_back({static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)) & kPidMask, sqlite3_column_int64(st, 3),
+                           sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)});
+          }))
+        return parse_fail(r.error);
+    } else {
+      p.notes.push_back("CUPTI_ACTIVITY_KIND_RUNTIME lacks start/end/correlationId: no launch data");
+    }
+  } else {
+    p.notes.push_back("no CUPTI_ACTIVITY_KIND_RUNTIME table: no launch calls (launch overhead and host-bound idle unknown)");
+  }
+  p.api_calls = api.size();
+  bool any_pid = false;
+  for (const auto& g : p.gpus) any_pid = any_pid || g.process != 0;
+  if (!any_pid)  // no process in the activity tables: correlation ids alone
+    for (auto& x : api) x.pid = 0;
+  auto by_key = [](const Api& a, const Api& b) { return a.pid != b.pid ? a.pid < b.pid : a.corr < b.corr; };
+  if (!std::is_sorted(api.begin(), api.end(), by_key)) std::sort(api.begin(), api.end(), by_key);
+  // A GPU's activities mostly come in launch order: search forward from where its last one
+  // matched (galloping), a full binary search otherwise.
+  std::vector<std::size_t> cursor(p.gpus.size(), 0);
+  for (auto& a : p.acts) {
+    std::int64_t corr = a.api_start;
+    a.api_start = -1;
+    if (corr == 0 || api.empty()) continue;
+    Api key{p.gpus[a.gpu].process, corr, 0, 0};
+    std::size_t lo = 0, hi = api.size(), at = cursor[a.gpu];
+    if (at < api.size() && !by_key(key, api[at])) {
+      std::size_t step = 1;
+      lo = at;
+      while (at + step < api.size() && by_key(api[at + step], key)) {
+        lo = at + step;
+        step *= 2;
+      }
+      hi = std::min(api.size(), at + step + 1);
+    }
+    auto it = std::lower_bound(api.begin() + static_cast<long>(lo), api.begin() + static_cast<long>(hi), key, by_key);
+    if (it != api.end() && it->pid == key.pid && it->corr == corr) {
+      a.api_start = it->start;
+      a.api_end = it->end;
+      cursor[a.gpu] = static_cast<std::size_t>(it - api.begin());
+    }
+  }
+
+  // NVTX ranges (push/pop and start/end; marks have no end): text or StringIds[textId].
+  if (r.has("NVTX_EVENTS")) {
+    auto cols = r.columns("NVTX_EVENTS");
+    if (cols.count("start") && cols.count("end") && (cols.count("text") || cols.count("textId"))) {
+      std::string text = cols.count("text") && cols.count("textId") ? "text, textId" : cols.count("text") ? "text, NULL" : "NULL, textId";
+      std::string sql = "SELECT start, end, " + std::string(cols.count("globalTid") ? "globalTid" : "0") + ", " + text +
+                        " FROM NVTX_EVENTS WHERE end IS NOT NULL AND end > start";
+      if (!r.each(sql, "NVTX_EVENTS", [&](sqlite3_stmt* st) {
+            ProfileRange g;
+            g.start = sqlite3_column_int64(st, 0);
+            g.end = sqlite3_column_int64(st, 1);
+            g.process = static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)) & kPidMask;
+            g.name = sqlite3_column_type(st, 3) != SQLITE_NULL ? names.of(st, 3) : names.of(st, 4);
+            p.ranges.push_back(g);
+          }))
+        return parse_fail(r.error);
+    }
+  }
+
+  // The profiled job's environment and system: TARGET_INFO_SYSTEM_ENV (name, value).
+  if (r.has("TARGET_INFO_SYSTEM_ENV")) {
+    auto cols = r.columns("TARGET_INFO_SYSTEM_ENV");
+    if (cols.count("name") && cols.count("value")) {
+      p.env_present = true;
+      r.each("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SYSTEM_ENV", [&](sqlite3_stmt* st) {
+        auto n = text_of(st, 0);
+        auto v = text_of(st, 1);
+        if (n == "DeviceEnvironment") {
+          // NAME=value;NAME=value (a ';' inside a value continues it).
+          std::size_t at = 0;
+          while (at <= v.size()) {
+            auto semi = v.find(';', at);
+            std::string item = v.substr(at, semi == std::string::npos ? std::string::npos : semi - at);
+            auto eq = item.find('=');
+            bool named = eq != std::string::npos && eq > 0 &&
+                         std::all_of(item.begin(), item.begin() + static_cast<long>(eq), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+            if (named) p.env.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+            else if (!p.env.empty() && !item.empty()) p.env.back().second += ";" + item;
+            if (semi == std::string::npos) break;
+            at = semi + 1;
+          }
+        } else if (n == "NvDriverVersion" || n == "CudaDriverVersion" || n == "CpuDescription" || n == "Hostname" ||
+                   n == "OsDescription" || n == "CpuCores") {
+          p.system.emplace_back(n, v);
+        } else if (n == "CpuInfo") {
+          auto j = nlohmann::json::parse(v, nullptr, false);
+          if (!j.is_discarded() && j.contains("items") && j["items"].is_array()) {
+            std::set<long> sockets;
+            for (const auto& it : j["items"])
+              if (it.is_object() && it.contains("socket") && it["socket"].is_number_integer()) sockets.insert(it["socket"].get<long>());
+            if (!sockets.empty()) p.system.emplace_back("CpuSockets", std::to_string(sockets.size()));
+          }
+        }
+      });
+    }
+  }
+  for (const auto& [id, n] : gpu_name)
+    if (!n.empty()) p.system.emplace_back("GPU " + std::to_string(id), n);
+  return p;
+}
+
+}  // namespace perfgap::parsers

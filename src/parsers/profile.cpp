@@ -1,0 +1,109 @@
+#include "parsers/profile.hpp"
+
+#include <cctype>
+#include <unordered_map>
+
+namespace perfgap::parsers {
+
+std::string_view coll_name(Coll c) {
+  switch (c) {
+    case Coll::none: return "compute";
+    case Coll::AllGather: return "AllGather";
+    case Coll::ReduceScatter: return "ReduceScatter";
+    case Coll::AllReduce: return "AllReduce";
+    case Coll::Broadcast: return "Broadcast";
+    case Coll::Reduce: return "Reduce";
+    case Coll::AllToAll: return "AllToAll";
+    case Coll::SendRecv: return "SendRecv";
+    case Coll::other: return "other NCCL";
+  }
+  return "?";
+}
+
+namespace {
+
+// Lower case without '_' (so "All_Reduce", "allreduce" and "AllReduce" read alike).
+std::string squash(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s)
+    if (ch != '_' && ch != ' ' && ch != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  return out;
+}
+
+Coll from_words(const std::string& w) {
+  // Longest names first: "reducescatter" and "allreduce" hold "reduce".
+  static const std::pair<const char*, Coll> kOrder[] = {
+      {"reducescatter", Coll::ReduceScatter}, {"allreduce", Coll::AllReduce}, {"allgather", Coll::AllGather},
+      {"alltoall", Coll::AllToAll},           {"sendrecv", Coll::SendRecv},   {"broadcast", Coll::Broadcast},
+      {"bcast", Coll::Broadcast},             {"reduce", Coll::Reduce},       {"send", Coll::SendRecv},
+      {"recv", Coll::SendRecv},
+  };
+  for (const auto& [word, c] : kOrder)
+    if (w.find(word) != std::string::npos) return c;
+  return Coll::other;
+}
+
+}  // namespace
+
+Coll nccl_collective(std::string_view name) {
+  while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+  if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  if (name.substr(0, 4) != "nccl") return Coll::none;
+  if (auto p = name.find('('); p != std::string_view::npos) name = name.substr(0, p);
+  if (auto p = name.find('<'); p != std::string_view::npos) name = name.substr(0, p);
+  return from_words(squash(name.substr(4)));
+}
+
+Coll collective_from_arg(std::string_view arg) {
+  auto w = squash(arg);
+  if (w.empty()) return Coll::other;
+  return from_words(w);
+}
+
+void Profile::merge(Profile&& o, std::uint32_t file) {
+  if (gpus.empty() && acts.empty() && ranges.empty() && names.size() <= 1 && env.empty() && system.empty() && notes.empty()) {
+    // The first profile: taken over whole (no copy of millions of activities).
+    for (auto& g : o.gpus) g.file = file;
+    for (auto& r : o.ranges) r.file = file;
+    *this = std::move(o);
+    return;
+  }
+  const auto gpu_base = static_cast<std::uint32_t>(gpus.size());
+  std::unordered_map<std::string, std::uint32_t> index;
+  for (std::uint32_t i = 0; i < names.size(); ++i) index.emplace(names[i], i);
+  std::vector<std::uint32_t> remap(o.names.size());
+  for (std::size_t i = 0; i < o.names.size(); ++i) {
+    auto [it, fresh] = index.emplace(o.names[i], static_cast<std::uint32_t>(names.size()));
+    if (fresh) names.push_back(o.names[i]);
+    remap[i] = it->second;
+  }
+  std::unordered_map<std::string, int> keys;
+  for (const auto& g : gpus) keys[g.key] = 1;
+  for (auto& g : o.gpus) {
+    g.file = file;
+    if (keys.count(g.key)) g.key = "file" + std::to_string(file) + "." + g.key;  // the same process/rank in two inputs
+    keys[g.key] = 1;
+    gpus.push_back(std::move(g));
+  }
+  acts.reserve(acts.size() + o.acts.size());
+  for (auto& a : o.acts) {
+    a.gpu += gpu_base;
+    a.name = remap[a.name];
+    acts.push_back(a);
+  }
+  for (auto& r : o.ranges) {
+    r.file = file;
+    r.name = remap[r.name];
+    ranges.push_back(r);
+  }
+  api_calls += o.api_calls;
+  if (format.empty()) format = o.format;
+  else if (format.find(o.format) == std::string::npos) format += "; " + o.format;
+  if (o.env_present) env_present = true;
+  for (auto& e : o.env) env.push_back(std::move(e));
+  for (auto& s : o.system) system.push_back(std::move(s));
+  for (auto& n : o.notes) notes.push_back(std::move(n));
+}
+
+}  // namespace perfgap::parsers

@@ -1,0 +1,86 @@
+// GPU timeline profiles: Nsight Systems SQLite exports and PyTorch profiler (Kineto) Chrome
+// traces, read into one model (times in ns). The readers take the file's bytes, never a path
+// (the CLI reads inputs through sys::read_named_file, with its limits).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "parsers/parse_error.hpp"
+
+namespace perfgap::parsers {
+
+enum class ActKind : std::uint8_t { kernel, memcpy, memset };
+
+// NCCL collectives; `none` for a kernel that is not NCCL's, `other` for an NCCL kernel whose
+// collective the name does not say (NCCL 2.19+ `ncclDevKernel_Generic`, without Kineto args).
+enum class Coll : std::uint8_t { none, AllGather, ReduceScatter, AllReduce, Broadcast, Reduce, AllToAll, SendRecv, other };
+inline constexpr int kCollCount = 9;
+std::string_view coll_name(Coll c);
+// The collective of an NCCL kernel name of any NCCL 2.x naming: `ncclKernel_AllReduce_RING_LL_Sum_float`,
+// `ncclDevKernel_AllGather_RING_LL(...)`, `ncclKernel_SendRecv_*`, `ncclAllReduceRingLLKernel_sum_f32`
+// (2.0-2.6), with or without a leading `void `; Coll::none when the name is not NCCL's.
+Coll nccl_collective(std::string_view kernel_name);
+// Kineto's `Collective name` arg (allreduce, all_gather, _allgather_base, reduce_scatter_tensor, send, recv, ...).
+Coll collective_from_arg(std::string_view arg);
+
+struct GpuActivity {
+  std::int64_t start = 0, end = 0;            // ns on the GPU timeline
+  std::int64_t api_start = -1, api_end = -1;  // the host call that launched it (joined by correlation), -1: none
+  std::uint32_t gpu = 0;                      // index into Profile::gpus
+  std::uint32_t name = 0;                     // index into Profile::names (kernels; 0 = "" otherwise)
+  std::uint32_t stream = 0;
+  std::uint32_t group_size = 0;               // Kineto NCCL args; 0 unknown
+  std::uint64_t msg_bytes = 0;                // Kineto NCCL args (In msg nelems x dtype size); 0 unknown
+  ActKind kind = ActKind::kernel;
+  Coll coll = Coll::none;
+};
+
+struct GpuInfo {
+  std::uint32_t file = 0;     // which input (profiles of several files are merged)
+  std::uint64_t process = 0;  // nsys globalPid; 0 for Kineto (one process per trace)
+  std::int64_t device = 0;
+  std::string label;          // "GPU 3 (Tesla V100-SXM2-16GB) pid 1234", "rank 1 GPU 1"
+  std::string key;            // for per-GPU metric names: "pid1234.gpu3", "rank1.gpu1" (unique in a merged profile)
+};
+
+// A host-side annotation: NVTX push/pop or start/end range, Kineto user_annotation.
+struct ProfileRange {
+  std::int64_t start = 0, end = 0;
+  std::uint32_t file = 0;
+  std::uint64_t process = 0;
+  std::uint32_t name = 0;  // index into Profile::names
+};
+
+struct Profile {
+  std::string format;                   // "Nsight Systems SQLite export, schema 3.7.2", "Kineto trace"
+  std::vector<std::string> names{""};   // kernel and range names (index 0 = "")
+  std::vector<GpuInfo> gpus;
+  std::vector<GpuActivity> acts;
+  std::vector<ProfileRange> ranges;
+  std::size_t api_calls = 0;            // host API calls read (0: no launch data in the profile)
+  bool env_present = false;             // nsys TARGET_INFO_SYSTEM_ENV was there
+  std::vector<std::pair<std::string, std::string>> env;     // the profiled job's environment (NAME, value)
+  std::vector<std::pair<std::string, std::string>> system;  // driver version, CPU sockets, GPU names ...
+  std::vector<std::string> notes;       // what the profile lacks or what was left out, for the report
+
+  // Appends another profile (of input `file`): its GPUs, activities and ranges keep their own identity.
+  void merge(Profile&& other, std::uint32_t file);
+};
+
+// Nsight Systems `nsys export --type sqlite` output (schema of 2021, TARGET_INFO_CUDA_GPU,
+// through 2025's): tables and columns are probed; names resolve through StringIds; kernels,
+// memcpys and memsets join their runtime/driver call on correlationId within the process.
+Parsed<Profile> read_nsys_sqlite(std::string_view bytes);
+// True when `bytes` start like an SQLite database.
+bool looks_sqlite(std::string_view bytes);
+// True when `bytes` start like an Nsight Systems .nsys-rep / .qdrep report.
+bool looks_nsys_report(std::string_view bytes);
+
+// PyTorch profiler / Kineto Chrome-trace JSON (already decompressed).
+Parsed<Profile> parse_kineto(std::string_view json);
+
+}  // namespace perfgap::parsers

@@ -1,0 +1,199 @@
+// `perfgap analyze nsys` and `perfgap analyze kineto` through the real binary: exit statuses,
+// bad input (one line naming the file, exit 2), .nsys-rep with and without nsys on PATH,
+// several files together, --reference and --iteration-range, the per-iteration text table.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "contract.hpp"
+#include "profile_gen.hpp"
+#include "run.hpp"
+#include "tree.hpp"
+
+namespace fs = std::filesystem;
+using perfgap::fixture::run_binary;
+using perfgap::fixture::TempDir;
+namespace gen = perfgap::gen;
+
+namespace {
+
+std::string write(const TempDir& d, const std::string& name, const std::string& content) {
+  auto p = d.path() + "/" + name;
+  std::ofstream(p, std::ios::binary) << content;
+  return p;
+}
+
+std::string nsys_file(const TempDir& d, const std::string& name, const gen::Scenario& s) {
+  auto p = d.path() + "/" + name;
+  EXPECT_EQ(gen::write_nsys_sqlite(s, p), "");
+  return p;
+}
+
+std::string gz(const std::string& s) {
+  std::string out(compressBound(static_cast<uLong>(s.size())) + 64, '\0');
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
+  z.avail_in = static_cast<uInt>(s.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+nlohmann::json json_of(const std::vector<std::string>& args, int want_status, const std::vector<std::pair<std::string, std::string>>& env = {}) {
+  auto a = args;
+  a.push_back("--format");
+  a.push_back("json");
+  auto r = run_binary(PERFGAP_BINARY, a, env);
+  EXPECT_EQ(r.status, want_status) << r.err << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out;
+  if (j.is_discarded()) return {};
+  auto v = perfgap::fixture::contract_violations(j);
+  EXPECT_TRUE(v.empty()) << ::testing::PrintToString(v);
+  return j;
+}
+
+const nlohmann::json* finding(const nlohmann::json& j, const std::string& id, const std::string& subject = "") {
+  for (const auto& f : j["findings"])
+    if (f["id"] == id && (subject.empty() || f.value("subject", "") == subject)) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(AnalyzeProfiles, NsysExposedCommIsAWarningWithMetrics) {
+  TempDir d;
+  auto f = nsys_file(d, "exposed.sqlite", gen::exposed_comm(4, 5, 30, 15));
+  auto j = json_of({"analyze", "nsys", f}, 0);  // warnings only: exit 0
+  EXPECT_EQ(j["source"]["kind"], "analyze");
+  auto ag = finding(j, "profile.exposed_comm", "AllGather");
+  ASSERT_TRUE(ag);
+  EXPECT_EQ((*ag)["status"], "warn");
+  EXPECT_EQ((*ag)["layer"], "network");
+  EXPECT_DOUBLE_EQ((*ag)["metrics"]["exposed_ms_per_iter"].get<double>(), 20);
+  EXPECT_EQ((*finding(j, "profile.summary"))["metrics"]["devices"], 4);
+  EXPECT_EQ((*finding(j, "profile.iterations"))["layer"], "workload");
+  // Text: the per-iteration table with a column per collective.
+  auto t = run_binary(PERFGAP_BINARY, {"analyze", "nsys", f});
+  EXPECT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("compute"), std::string::npos);
+  EXPECT_NE(t.out.find("AllGather"), std::string::npos);
+  EXPECT_NE(t.out.find("ReduceScatter"), std::string::npos);
+  EXPECT_NE(t.out.find("exposed"), std::string::npos);
+  EXPECT_NE(t.out.find("30.00"), std::string::npos) << t.out;
+}
+
+TEST(AnalyzeProfiles, ReferenceIsOneLinePerCollectiveAndFailsWhenSlower) {
+  TempDir d;
+  auto slow = nsys_file(d, "slow.sqlite", gen::exposed_comm(2, 5, 30, 15));
+  auto fast = nsys_file(d, "fast.sqlite", gen::exposed_comm(2, 5, 15, 5));
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", slow, "--reference", fast});
+  EXPECT_EQ(r.status, 1) << r.err << r.out;
+  EXPECT_NE(r.out.find("profile.compare"), std::string::npos);
+  EXPECT_NE(r.out.find("AllGather 15.00 -> 30.00 ms"), std::string::npos) << r.out;
+  auto j = json_of({"analyze", "nsys", fast, "--reference", slow}, 0);
+  auto c = finding(j, "profile.compare");
+  ASSERT_TRUE(c);
+  EXPECT_EQ((*c)["status"], "pass");
+  EXPECT_DOUBLE_EQ((*c)["metrics"]["reference_ms.AllGather"].get<double>(), 30);
+  // A reference that cannot be read is a usage error.
+  auto bad = run_binary(PERFGAP_BINARY, {"analyze", "nsys", fast, "--reference", d.path() + "/none.sqlite"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--reference"), std::string::npos);
+}
+
+TEST(AnalyzeProfiles, KinetoPlainGzipAndSeveralRanks) {
+  TempDir d;
+  auto s = gen::launch_bound(2, 4, 100);
+  auto r0 = write(d, "rank0.json", gen::kineto_json(s, 0, 0));
+  auto r1 = write(d, "rank1.json.gz", gz(gen::kineto_json(s, 1, 1)));
+  auto j = json_of({"analyze", "kineto", r0, r1}, 0);
+  EXPECT_EQ((*finding(j, "profile.summary"))["metrics"]["devices"], 2);
+  EXPECT_EQ((*finding(j, "profile.summary"))["metrics"]["kernels"], 800);
+  EXPECT_EQ((*finding(j, "profile.launch_bound"))["status"], "warn");
+  EXPECT_EQ((*finding(j, "profile.env"))["status"], "skip");
+  auto it = json_of({"analyze", "kineto", r0, "--iteration-range", "train_step"}, 0);
+  EXPECT_EQ((*finding(it, "profile.iterations"))["metrics"]["iterations"], 4);
+}
+
+TEST(AnalyzeProfiles, BadInputIsOneLineNamingTheFileAndExit2) {
+  TempDir d;
+  auto text = write(d, "notes.txt", "hello\n");
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", text});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(text + ": not an SQLite database"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  // Truncated export.
+  auto whole = nsys_file(d, "whole.sqlite", gen::exposed_comm(2, 30, 30, 15));
+  std::ifstream in(whole, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  auto cut = write(d, "cut.sqlite", bytes.substr(0, bytes.size() / 3));
+  r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", cut});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(cut + ": truncated SQLite file"), std::string::npos) << r.err;
+  // JSON of another tool, truncated JSON with its line, a truncated gzip, an nsys export given to kineto.
+  auto other = write(d, "report.json", "{\"schema\": \"perfgap.report/1\"}\n");
+  r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", other});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("traceEvents"), std::string::npos) << r.err;
+  auto json = gen::kineto_json(gen::exposed_comm(1, 2, 30, 15), 0);
+  auto half = write(d, "half.json", json.substr(0, json.size() / 2));
+  r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", half});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(half + ": line "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated JSON"), std::string::npos) << r.err;
+  auto z = gz(json);
+  auto zcut = write(d, "cut.json.gz", z.substr(0, z.size() / 2));
+  r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", zcut});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find(zcut + ": gzip"), std::string::npos) << r.err;
+  r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", whole});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("analyze nsys"), std::string::npos) << r.err;
+  // Mixed with a good file: an error finding naming the bad one, the rest analysed.
+  auto j = json_of({"analyze", "nsys", whole, text}, 0);
+  auto e = finding(j, "profile.summary", text);
+  ASSERT_TRUE(e);
+  EXPECT_EQ((*e)["status"], "error");
+  EXPECT_TRUE(finding(j, "profile.exposed_comm", "AllGather"));
+  // Options of another kind.
+  EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "perf", text, "--iteration-range", "x"}).status, 2);
+}
+
+TEST(AnalyzeProfiles, NsysRepWithoutNsysSaysHowToExportAndWithNsysExportsIt) {
+  TempDir d;
+  auto rep = write(d, "run.nsys-rep", std::string("NVIDIA Tegra Profiler Report 1.\n\x0b", 32) + std::string(100, '\x01'));
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", rep}, {{"PATH", d.path()}});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("nsys export --type sqlite"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(rep), std::string::npos);
+  // A stand-in nsys that writes a generated export where --output says.
+  auto src = nsys_file(d, "src.sqlite", gen::exposed_comm(1, 3, 30, 15));
+  fs::create_directories(d.path() + "/bin");
+  auto script = write(d, "bin/nsys", "#!/bin/sh\nwhile [ $# -gt 1 ]; do [ \"$1\" = --output ] && out=$2; shift; done\ncp '" + src + "' \"$out\"\n");
+  ::chmod(script.c_str(), 0755);
+  auto j = json_of({"analyze", "nsys", rep}, 0, {{"PATH", d.path() + "/bin:/usr/bin:/bin"}});
+  EXPECT_EQ((*finding(j, "profile.iterations"))["metrics"]["iterations"], 3);
+  // nsys that fails: its first error line.
+  write(d, "bin/nsys", "#!/bin/sh\necho 'ERROR: report is corrupt' >&2\nexit 1\n");
+  r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", rep}, {{"PATH", d.path() + "/bin:/usr/bin:/bin"}});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("nsys export failed (exit 1): ERROR: report is corrupt"), std::string::npos) << r.err;
+}
+
+TEST(AnalyzeProfiles, SharedNsysReportExportsOrExplains) {
+  fs::path rep = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/nsys_2023.2.3_v100x8_jax_report1.nsys-rep";
+  if (!fs::exists(rep)) GTEST_SKIP() << "no " << rep;
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", rep.string()}, {{"PATH", "/nonexistent"}});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("nsys is not on PATH"), std::string::npos) << r.err;
+}

@@ -1,0 +1,350 @@
+#include "profile_gen.hpp"
+
+#include <sqlite3.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace perfgap::gen {
+
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000, kUs = 1'000;
+constexpr std::int64_t kT0 = 1'000 * kMs;  // every timeline starts 1 s in
+
+std::int64_t ns(double ms) { return static_cast<std::int64_t>(std::llround(ms * 1e6)); }
+
+Kernel kernel(std::int64_t start, std::int64_t end, std::string name, std::uint32_t stream) {
+  Kernel k;
+  k.start = start, k.end = end, k.name = std::move(name), k.stream = stream;
+  return k;
+}
+
+Copy copy(std::int64_t start, std::int64_t end, std::uint32_t stream) {
+  Copy c;
+  c.start = start, c.end = end, c.stream = stream;
+  return c;
+}
+
+}  // namespace
+
+Scenario exposed_comm(int gpus, int iterations, double allgather_ms, double reducescatter_ms, bool ranges) {
+  Scenario s;
+  s.env = {{"NCCL_DEBUG", "WARN"}, {"NCCL_IB_HCA", "mlx5_0,mlx5_1"}, {"PATH", "/usr/bin"}, {"NCCL_MIN_NCHANNELS", "4"}};
+  const std::int64_t T = ns(50 + allgather_ms + reducescatter_ms + 5);
+  for (int g = 0; g < gpus; ++g) {
+    Gpu gpu;
+    gpu.device = g;
+    gpu.pid = 1000 + static_cast<std::uint32_t>(g);
+    for (int i = 0; i < iterations; ++i) {
+      std::int64_t base = kT0 + i * T;
+      for (int k = 0; k < 60; ++k) {
+        Kernel kn = kernel(base + k * kMs, base + (k + 1) * kMs, "sm90_xmma_gemm_layer" + std::to_string(k), 7);
+        // Launched ahead (queued), except the first: its call begins 0.05 ms before it runs.
+        kn.api_start = k == 0 ? base - 50 * kUs : base - 40 * kUs + k * 10 * kUs;
+        kn.api_end = kn.api_start + 5 * kUs;
+        if (k == 0) kn.api_end = base - 40 * kUs;
+        gpu.kernels.push_back(kn);
+      }
+      Kernel ag = kernel(base + 50 * kMs, base + 50 * kMs + ns(allgather_ms), "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 20);
+      ag.api_start = base + 40 * kMs, ag.api_end = ag.api_start + 6 * kUs;
+      ag.collective = "_allgather_base", ag.nelems = 1 << 24;
+      Kernel rs = kernel(base + 50 * kMs + ns(allgather_ms), base + 50 * kMs + ns(allgather_ms + reducescatter_ms), "ncclKernel_ReduceScatter_RING_SIMPLE_Sum_bf16(ncclDevComm*, unsigned long, ncclWork*)", 20);
+      rs.api_start = base + 45 * kMs, rs.api_end = rs.api_start + 6 * kUs;
+      rs.collective = "reduce_scatter_tensor", rs.nelems = 1 << 22;
+      gpu.kernels.push_back(ag);
+      gpu.kernels.push_back(rs);
+      if (ranges && g == 0)
+        for (int p = 0; p < gpus; ++p)
+          s.ranges.push_back({base - 500 * kUs, base + T - 500 * kUs, "ProfilerStep#" + std::to_string(i + 1), 1000 + static_cast<std::uint32_t>(p)});
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
+Scenario launch_bound(int gpus, int iterations, int kernels_per_iter) {
+  Scenario s;
+  const std::int64_t P = 30 * kUs;
+  const std::int64_t T = P * kernels_per_iter + 100 * kUs;
+  for (int g = 0; g < gpus; ++g) {
+    Gpu gpu;
+    gpu.device = g;
+    gpu.pid = 2000 + static_cast<std::uint32_t>(g);
+    for (int i = 0; i < iterations; ++i) {
+      std::int64_t base = kT0 + i * T;
+      for (int k = 0; k < kernels_per_iter; ++k) {
+        Kernel kn;
+        kn.api_start = base + k * P;
+        kn.api_end = kn.api_start + 8 * kUs;
+        kn.start = kn.api_end + 4 * kUs;
+        kn.end = kn.start + 5 * kUs;
+        kn.name = "void at::native::vectorized_elementwise_kernel<4, op" + std::to_string(k % 7) + ">";
+        kn.stream = 7;
+        gpu.kernels.push_back(kn);
+      }
+      if (g == 0)
+        for (int p = 0; p < gpus; ++p)
+          s.ranges.push_back({base, base + T, "train_step " + std::to_string(i), 2000 + static_cast<std::uint32_t>(p)});
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
+Scenario overlapped(int gpus, int iterations, double idle_ms) {
+  Scenario s;
+  s.env = {{"NCCL_IB_DISABLE", "1"}, {"NCCL_SOCKET_IFNAME", "eth0"}};
+  const std::int64_t busy = 50 * kMs, T = busy + ns(idle_ms);
+  for (int g = 0; g < gpus; ++g) {
+    Gpu gpu;
+    gpu.device = g;
+    gpu.pid = 3000;  // one process drives every GPU
+    for (int i = 0; i < iterations; ++i) {
+      std::int64_t base = kT0 + i * T;
+      for (int k = 0; k < 50; ++k) {
+        Kernel kn = kernel(base + k * kMs, base + (k + 1) * kMs, "ampere_bf16_gemm_" + std::to_string(k), 7);
+        kn.api_start = base - 15 * kMs + k * 20 * kUs;  // the host runs 15 ms ahead: never host-bound (idle < 15 ms)
+        kn.api_end = kn.api_start + 5 * kUs;
+        gpu.kernels.push_back(kn);
+      }
+      Kernel ar = kernel(base + 10 * kMs, base + 30 * kMs, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 20);
+      ar.api_start = base - 14 * kMs, ar.api_end = ar.api_start + 6 * kUs;
+      gpu.kernels.push_back(ar);
+      Copy c = copy(base + 20 * kMs, base + 22 * kMs, 30);
+      c.api_start = base - 14 * kMs, c.api_end = c.api_start + 4 * kUs;
+      gpu.copies.push_back(c);
+      if (g == 0) s.ranges.push_back({base - 20 * kMs, base + T - 20 * kMs, "step", 3000});
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
+Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t per_iter) {
+  Scenario s;
+  for (int g = 0; g < gpus; ++g) {
+    Gpu gpu;
+    gpu.device = g;
+    gpu.pid = 4000 + static_cast<std::uint32_t>(g);
+    gpu.kernels.reserve(kernels_per_gpu);
+    std::int64_t t = kT0;
+    for (std::size_t k = 0; k < kernels_per_gpu; ++k) {
+      std::size_t pos = k % per_iter;
+      bool nccl = pos % 50 == 49;
+      Kernel kn;
+      kn.start = t;
+      kn.end = t + (nccl ? 40 : 8 + static_cast<std::int64_t>(pos % 13)) * kUs;
+      kn.name = nccl ? (pos % 100 == 99 ? "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL" : "ncclDevKernel_AllGather_RING_LL")
+                     : "kernel_" + std::to_string(pos % 500);
+      kn.stream = nccl ? 20 : 7;
+      kn.api_start = t - 30 * kUs;
+      kn.api_end = kn.api_start + 4 * kUs;
+      t = nccl ? t + 10 * kUs : kn.end + 2 * kUs;
+      gpu.kernels.push_back(std::move(kn));
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
+namespace {
+
+// Columns as the 3.7.2 export names and types them (a subset: what exports always fill).
+const char* const kDdl = R"(
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL);
+CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT, isDiscrete INTEGER, smCount INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL,
+  shortName INTEGER NOT NULL, mangledName INTEGER, launchType INTEGER, gridX INTEGER NOT NULL, blockX INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color INTEGER,
+  text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+)";
+
+struct Sql {
+  sqlite3* db = nullptr;
+  std::string err;
+  bool exec(const char* q) {
+    char* e = nullptr;
+    if (sqlite3_exec(db, q, nullptr, nullptr, &e) != SQLITE_OK) {
+      err = e ? e : "sqlite3_exec failed";
+      sqlite3_free(e);
+      return false;
+    }
+    return true;
+  }
+};
+
+struct Ins {
+  sqlite3_stmt* st = nullptr;
+  Ins(sqlite3* db, const char* q) { sqlite3_prepare_v2(db, q, -1, &st, nullptr); }
+  ~Ins() { sqlite3_finalize(st); }
+  Ins& i(int col, std::int64_t v) {
+    sqlite3_bind_int64(st, col, v);
+    return *this;
+  }
+  Ins& t(int col, const std::string& v) {
+    sqlite3_bind_text(st, col, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  bool go() {
+    bool ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_reset(st);
+    return ok;
+  }
+};
+
+}  // namespace
+
+std::string write_nsys_sqlite(const Scenario& s, const std::string& path) {
+  std::remove(path.c_str());
+  Sql q;
+  if (sqlite3_open(path.c_str(), &q.db) != SQLITE_OK) return "cannot create " + path;
+  struct Close {
+    sqlite3* d;
+    ~Close() { sqlite3_close(d); }
+  } close{q.db};
+  if (!q.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN") || !q.exec(kDdl)) return q.err;
+  std::map<std::string, std::int64_t> ids;
+  Ins str(q.db, "INSERT INTO StringIds VALUES (?, ?)");
+  auto id = [&](const std::string& v) {
+    auto [it, fresh] = ids.emplace(v, static_cast<std::int64_t>(ids.size() + 1));
+    if (fresh) str.i(1, it->second).t(2, v).go();
+    return it->second;
+  };
+  {
+    Ins m(q.db, "INSERT INTO META_DATA_EXPORT VALUES (?, ?)");
+    m.t(1, "EXPORT_SCHEMA_VERSION").t(2, "3.7.2").go();
+    m.t(1, "EXPORT_PRODUCT_VERSION").t(2, "2023.4.4.54").go();
+    Ins e(q.db, "INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (0, 'Online', ?, 0, ?)");
+    std::string env;
+    for (const auto& [k, v] : s.env) env += (env.empty() ? "" : ";") + k + "=" + v;
+    if (!s.env.empty()) e.t(1, "DeviceEnvironment").t(2, env).go();
+    e.t(1, "NvDriverVersion").t(2, s.driver).go();
+    std::string cpus = "{\"items\":[";
+    for (int c = 0; c < 4 * s.sockets; ++c) cpus += (c ? "," : "") + std::string("{\"cpuid\":") + std::to_string(c) + ",\"socket\":" + std::to_string(c / 4) + "}";
+    e.t(1, "CpuInfo").t(2, cpus + "]}").go();
+    Ins g(q.db, "INSERT INTO TARGET_INFO_GPU VALUES (0, ?, ?, '0000:00:00.0', 1, 132)");
+    std::map<int, int> seen;
+    for (const auto& gpu : s.gpus)
+      if (!seen[gpu.device]++) g.i(1, gpu.device).t(2, s.gpu_name).go();
+  }
+  const std::int64_t launch = id("cudaLaunchKernel_v7000"), memcpy_api = id("cudaMemcpyAsync_v3020");
+  Ins k(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, shortName, gridX, blockX) "
+              "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, 1, 128)");
+  Ins r(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)");
+  Ins c(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind) VALUES (?, ?, ?, 1, ?, ?, ?, 1048576, 1)");
+  Ins ms(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, globalPid, value, bytes) VALUES (?, ?, ?, 1, ?, ?, ?, 0, 4096)");
+  std::map<std::uint32_t, std::int64_t> corr;  // per process
+  for (const auto& gpu : s.gpus) {
+    const std::int64_t gpid = static_cast<std::int64_t>(gpu.pid) << 24, gtid = gpid | gpu.pid;
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> names;
+    for (const auto& kn : gpu.kernels) {
+      auto& n = names[kn.name];
+      if (!n.first) {
+        auto p = kn.name.find('(');
+        std::string base = kn.name.substr(0, p);
+        if (base.rfind("void ", 0) == 0) base = base.substr(5);
+        if (auto lt = base.find('<'); lt != std::string::npos) base = base.substr(0, lt);
+        n = {id(kn.name), id(base)};
+      }
+      std::int64_t cid = ++corr[gpu.pid];
+      k.i(1, kn.start).i(2, kn.end).i(3, gpu.device).i(4, kn.stream).i(5, cid).i(6, gpid).i(7, n.first).i(8, n.second);
+      if (!k.go()) return std::string("insert kernel: ") + sqlite3_errmsg(q.db);
+      if (kn.api_start >= 0) r.i(1, kn.api_start).i(2, kn.api_end).i(3, gtid).i(4, cid).i(5, launch).go();
+    }
+    for (const auto& cp : gpu.copies) {
+      std::int64_t cid = ++corr[gpu.pid];
+      auto& ins = cp.memset ? ms : c;
+      ins.i(1, cp.start).i(2, cp.end).i(3, gpu.device).i(4, cp.stream).i(5, cid).i(6, gpid).go();
+      if (cp.api_start >= 0) r.i(1, cp.api_start).i(2, cp.api_end).i(3, gtid).i(4, cid).i(5, memcpy_api).go();
+    }
+  }
+  Ins nv(q.db, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId) VALUES (?, ?, 59, ?, ?, ?)");
+  bool alt = false;
+  for (const auto& rg : s.ranges) {
+    const std::int64_t gtid = (static_cast<std::int64_t>(rg.pid) << 24) | rg.pid;
+    nv.i(1, rg.start).i(2, rg.end).i(4, gtid);
+    // Text inline and through StringIds, alternately (exports do both).
+    if ((alt = !alt)) nv.t(3, rg.name), sqlite3_bind_null(nv.st, 5);
+    else sqlite3_bind_null(nv.st, 3), nv.i(5, id(rg.name));
+    nv.go();
+  }
+  if (!q.exec("COMMIT")) return q.err;
+  return {};
+}
+
+namespace {
+
+void us(std::string& out, std::int64_t ns) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%lld.%03lld", static_cast<long long>(ns / 1000), static_cast<long long>(ns % 1000));
+  out += buf;
+}
+
+void esc(std::string& out, const std::string& s) {
+  out += '"';
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
+  const auto& gpu = s.gpus.at(g);
+  std::string o = "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": " + std::to_string(gpu.device) + ", \"name\": ";
+  esc(o, s.gpu_name);
+  o += "}],";
+  if (rank >= 0) o += "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + std::to_string(rank) + ", \"world_size\": " + std::to_string(s.gpus.size()) + "},";
+  o += "\n\"traceEvents\": [\n";
+  bool first = true;
+  auto ev = [&](const char* cat, const std::string& name, std::int64_t pid, std::int64_t tid, std::int64_t start, std::int64_t end, const std::string& args) {
+    o += first ? "  " : ",\n  ";
+    first = false;
+    o += "{\"ph\": \"X\", \"cat\": \"";
+    o += cat;
+    o += "\", \"name\": ";
+    esc(o, name);
+    o += ", \"pid\": " + std::to_string(pid) + ", \"tid\": " + std::to_string(tid) + ", \"ts\": ";
+    us(o, start);
+    o += ", \"dur\": ";
+    us(o, end - start);
+    if (!args.empty()) o += ", \"args\": {" + args + "}";
+    o += "}";
+  };
+  std::int64_t corr = 0;
+  for (const auto& kn : gpu.kernels) {
+    ++corr;
+    std::string args = "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(kn.stream) + ", \"correlation\": " + std::to_string(corr);
+    if (!kn.collective.empty())
+      args += ", \"Collective name\": \"" + kn.collective + "\", \"In msg nelems\": " + std::to_string(kn.nelems) + ", \"Out msg nelems\": " +
+              std::to_string(kn.nelems) + ", \"Group size\": " + std::to_string(s.gpus.size()) + ", \"dtype\": \"Float\"";
+    ev("kernel", kn.name, gpu.device, kn.stream, kn.start, kn.end, args);
+    if (kn.api_start >= 0) ev("cuda_runtime", "cudaLaunchKernel", gpu.pid, gpu.pid, kn.api_start, kn.api_end, "\"correlation\": " + std::to_string(corr));
+  }
+  for (const auto& cp : gpu.copies) {
+    ++corr;
+    ev(cp.memset ? "gpu_memset" : "gpu_memcpy", cp.memset ? "Memset (Device)" : "Memcpy HtoD (Pinned -> Device)", gpu.device, cp.stream, cp.start, cp.end,
+       "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(cp.stream) + ", \"correlation\": " + std::to_string(corr));
+    if (cp.api_start >= 0)
+      ev("cuda_runtime", cp.memset ? "cudaMemsetAsync" : "cudaMemcpyAsync", gpu.pid, gpu.pid, cp.api_start, cp.api_end, "\"correlation\": " + std::to_string(corr));
+  }
+  for (const auto& rg : s.ranges)
+    if (rg.pid == gpu.pid) ev("user_annotation", rg.name, gpu.pid, gpu.pid, rg.start, rg.end, "");
+  o += "\n],\n\"traceName\": \"generated\"}\n";
+  return o;
+}
+
+}  // namespace perfgap::gen

@@ -1,0 +1,71 @@
+// Synthetic GPU profiles with known overlap, idle and launch patterns, written as an Nsight
+// Systems SQLite export (the 3.7.2 schema's tables and columns that exports hold) and as
+// Kineto Chrome traces, so that every profile.* finding's statuses can be tested and the
+// readers benchmarked. Times are ns; Kineto output is in µs with three decimals.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace perfgap::gen {
+
+struct Kernel {
+  std::int64_t start = 0, end = 0;
+  std::string name;
+  std::uint32_t stream = 7;
+  std::int64_t api_start = -1, api_end = -1;  // its launch call; -1: none
+  std::string collective;                     // Kineto "Collective name" arg; empty: none
+  std::int64_t nelems = 0;                    // Kineto "In msg nelems" (float)
+};
+struct Copy {
+  std::int64_t start = 0, end = 0;
+  std::uint32_t stream = 7;
+  std::int64_t api_start = -1, api_end = -1;
+  bool memset = false;
+};
+struct Gpu {
+  int device = 0;
+  std::uint32_t pid = 1000;
+  std::vector<Kernel> kernels;
+  std::vector<Copy> copies;
+};
+struct Range {  // NVTX push/pop (nsys) or user_annotation (Kineto) of process `pid`
+  std::int64_t start = 0, end = 0;
+  std::string name;
+  std::uint32_t pid = 1000;
+};
+struct Scenario {
+  std::vector<Gpu> gpus;
+  std::vector<Range> ranges;
+  std::vector<std::pair<std::string, std::string>> env;  // the job's environment (nsys TARGET_INFO_SYSTEM_ENV)
+  std::string gpu_name = "NVIDIA H100 80GB HBM3";
+  std::string driver = "550.54.15";
+  int sockets = 2;
+};
+
+// Seed scenario 1 (FSDP-like): per iteration, 60 x 1 ms compute kernels, an AllGather of
+// `allgather_ms` (>= 10) starting at 50 ms (10 ms under compute, the rest exposed), then a
+// ReduceScatter of `reducescatter_ms` (all exposed), then 5 ms idle: the iteration is
+// 55 + AG + RS ms. The next iteration's first launch call begins 0.05 ms before it runs
+// (after the GPU went idle: host-bound idle). A smaller AG/RS is the run with a better NCCL
+// setting. Iterations are ProfilerStep#N ranges when `ranges`, else only the timeline's period.
+Scenario exposed_comm(int gpus, int iterations, double allgather_ms, double reducescatter_ms, bool ranges = true);
+// Seed scenario 2: small kernels (5 µs) launched every 30 µs of host time (8 µs launch call,
+// 4 µs launch latency): the GPU waits on the host most of the time.
+Scenario launch_bound(int gpus, int iterations, int kernels_per_iter = 200);
+// Healthy: compute covers the iteration's 50 ms, a 20 ms AllReduce under it, a 2 ms memcpy, the
+// host 15 ms ahead; idle only at the iteration's end (`idle_ms` < 15, never host-bound).
+// One process drives every GPU; iterations are NVTX ranges named 'step'.
+Scenario overlapped(int gpus, int iterations, double idle_ms = 1);
+// A large run for benchmarks: `gpus` GPUs with `kernels_per_gpu` kernels each (compute and
+// NCCL), every kernel with its launch call.
+Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t kernels_per_iter = 2000);
+
+// Writes `s` as an nsys SQLite export to `path` (replaced); error text or empty.
+std::string write_nsys_sqlite(const Scenario& s, const std::string& path);
+// The Kineto trace of one GPU's process (its GPU, launch calls and ranges).
+std::string kineto_json(const Scenario& s, std::size_t gpu, int rank = -1);
+
+}  // namespace perfgap::gen

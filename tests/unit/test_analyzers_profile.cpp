@@ -1,0 +1,508 @@
+// Profiles (analyze nsys / kineto): the readers and the profile.* findings on generated
+// profiles with known overlap, idle and launch patterns (tests/support/profile_gen), bad
+// inputs, and every real capture of ../shared/fixtures/profiles against an independent count.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analyzers/analyzers.hpp"
+#include "facts/platform.hpp"
+#include "parsers/profile.hpp"
+#include "profile_gen.hpp"
+
+namespace fs = std::filesystem;
+using namespace perfgap;
+using parsers::Coll;
+using report::Status;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct Tmp {
+  fs::path dir;
+  Tmp() {
+    dir = fs::temp_directory_path() / ("perfgap-profile-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    fs::create_directories(dir);
+  }
+  ~Tmp() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+};
+
+parsers::Profile nsys_of(const gen::Scenario& s) {
+  Tmp t;
+  auto path = (t.dir / "p.sqlite").string();
+  auto err = gen::write_nsys_sqlite(s, path);
+  if (!err.empty()) throw std::runtime_error(err);
+  auto p = parsers::read_nsys_sqlite(slurp(path));
+  if (!p) throw std::runtime_error(p.error().describe());
+  return std::move(*p);
+}
+
+parsers::Profile kineto_of(const gen::Scenario& s) {
+  parsers::Profile all;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    auto p = parsers::parse_kineto(gen::kineto_json(s, g, static_cast<int>(g)));
+    if (!p) throw std::runtime_error(p.error().describe());
+    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
+  }
+  return all;
+}
+
+const report::Finding& find(const std::vector<report::Finding>& fs, const std::string& id, const std::string& subject = "") {
+  for (const auto& f : fs)
+    if (f.id == id && (subject.empty() || f.subject == subject)) return f;
+  throw std::runtime_error("no finding " + id + " " + subject);
+}
+
+double metric(const report::Finding& f, const std::string& name) {
+  for (const auto& [k, v] : f.metrics)
+    if (k == name) return v;
+  throw std::runtime_error("no metric " + name + " in " + f.id + " " + f.subject);
+}
+
+std::vector<report::Finding> run(const parsers::Profile& p, analyzers::ProfileOptions o = {}) { return analyzers::analyze_profile(p, "test", o); }
+
+}  // namespace
+
+TEST(ProfileNames, NcclKernelNamingsOfEveryVersion) {
+  EXPECT_EQ(parsers::nccl_collective("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"), Coll::AllReduce);
+  EXPECT_EQ(parsers::nccl_collective("ncclKernel_ReduceScatter_RING_SIMPLE_Sum_bf16(ncclDevComm*, unsigned long, ncclWork*)"), Coll::ReduceScatter);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), Coll::AllGather);
+  EXPECT_EQ(parsers::nccl_collective("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"), Coll::SendRecv);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"), Coll::SendRecv);
+  EXPECT_EQ(parsers::nccl_collective("void ncclAllReduceRingLLKernel_sum_f32(CollectiveArgs)"), Coll::AllReduce);
+  EXPECT_EQ(parsers::nccl_collective("ncclBroadcastRingLLKernel_copy_i8(CollectiveArgs)"), Coll::Broadcast);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_Reduce_Sum_f32_RING_LL"), Coll::Reduce);
+  EXPECT_EQ(parsers::nccl_collective("ncclKernel_AllToAll_RING_LL"), Coll::AllToAll);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)"), Coll::other);
+  EXPECT_EQ(parsers::nccl_collective("void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float, ncclAllReduce>)"), Coll::none);
+  EXPECT_EQ(parsers::nccl_collective("sm90_xmma_gemm"), Coll::none);
+  EXPECT_EQ(parsers::collective_from_arg("_allgather_base"), Coll::AllGather);
+  EXPECT_EQ(parsers::collective_from_arg("reduce_scatter_tensor"), Coll::ReduceScatter);
+  EXPECT_EQ(parsers::collective_from_arg("all_to_all"), Coll::AllToAll);
+  EXPECT_EQ(parsers::collective_from_arg("recv"), Coll::SendRecv);
+}
+
+// Seed scenario 1: AllGather 30 ms (20 exposed) and ReduceScatter 15 ms (all exposed) of a
+// 100 ms iteration; the last iteration's window ends at its last kernel (95 ms).
+TEST(ProfileFindings, ExposedAllGatherAndReduceScatterWarnInBothFormats) {
+  auto s = gen::exposed_comm(2, 5, 30, 15);
+  for (const auto* fmt : {"nsys", "kineto"}) {
+    SCOPED_TRACE(fmt);
+    auto p = std::string(fmt) == "nsys" ? nsys_of(s) : kineto_of(s);
+    auto fs = run(p);
+    const double len = (4 * 100.0 + 95) / 5;
+    auto& sum = find(fs, "profile.summary");
+    EXPECT_EQ(metric(sum, "kernels"), 2 * 5 * 62);
+    EXPECT_EQ(metric(sum, "devices"), 2);
+    EXPECT_NEAR(metric(sum, "gpu_kernel_ms"), 2 * 5 * (60 + 30 + 15), 1e-6);
+    EXPECT_NEAR(metric(sum, "nccl_kernel_ms"), 2 * 5 * 45, 1e-6);
+    auto& it = find(fs, "profile.iterations");
+    EXPECT_EQ(it.status, Status::pass);
+    EXPECT_NE(it.title.find("ProfilerStep#N"), std::string::npos) << it.title;
+    EXPECT_EQ(metric(it, "iterations"), 5);
+    EXPECT_NEAR(metric(it, "iteration_ms"), 100, 1e-6);
+    ASSERT_EQ(it.table.size(), 6u);  // header + 5 iterations
+    EXPECT_EQ(it.table[0][3], "AllGather");
+    EXPECT_EQ(it.table[1][3], "30.00");
+    auto& ag = find(fs, "profile.exposed_comm", "AllGather");
+    EXPECT_EQ(ag.status, Status::warn);
+    EXPECT_NEAR(metric(ag, "comm_ms_per_iter"), 30, 1e-6);
+    EXPECT_NEAR(metric(ag, "exposed_ms_per_iter"), 20, 1e-6);
+    EXPECT_NEAR(metric(ag, "exposed_pct_of_iter"), 100 * 20 / len, 1e-6);
+    EXPECT_NE(ag.fix.find("perfgap sweep"), std::string::npos);
+    EXPECT_NE(ag.fix.find("all_gather_perf"), std::string::npos);
+    auto& rs = find(fs, "profile.exposed_comm", "ReduceScatter");
+    EXPECT_EQ(rs.status, Status::warn);
+    EXPECT_NEAR(metric(rs, "exposed_ms_per_iter"), 15, 1e-6);
+    EXPECT_NEAR(metric(ag, std::string(fmt) == "nsys" ? "exposed_pct_of_iter.pid1001.gpu1" : "exposed_pct_of_iter.rank1.gpu1"), 100 * 20 / len, 1e-6);
+    auto& all = find(fs, "profile.exposed_comm", "all");
+    EXPECT_NEAR(metric(all, "exposed_ms_per_iter"), 35, 1e-6);
+    EXPECT_EQ(all.layer, "network");
+    auto& idle = find(fs, "profile.gpu_idle");
+    EXPECT_EQ(idle.status, Status::pass);
+    EXPECT_NEAR(metric(idle, "idle_pct"), 100 * (4 * 5.0 / 5) / len, 1e-6);
+    EXPECT_NEAR(metric(idle, "host_bound_pct"), metric(idle, "idle_pct"), 1e-9);  // the next launch began after the GPU went idle
+    EXPECT_EQ(find(fs, "profile.launch_bound").status, Status::pass);
+  }
+}
+
+TEST(ProfileFindings, ExposedCommThatShrinksWithASettingPasses) {
+  auto fs = run(nsys_of(gen::exposed_comm(2, 4, 12, 2)));  // AG 2 ms exposed of a 69 ms iteration
+  EXPECT_EQ(find(fs, "profile.exposed_comm", "AllGather").status, Status::pass);
+  EXPECT_EQ(find(fs, "profile.exposed_comm", "ReduceScatter").status, Status::pass);
+  EXPECT_EQ(find(fs, "profile.exposed_comm", "all").status, Status::pass);  // 4 of 68 ms
+}
+
+TEST(ProfileFindings, PeriodOfTheTimelineGivesTheSameIterations) {
+  auto fs = run(nsys_of(gen::exposed_comm(2, 6, 30, 15, false)));
+  auto& it = find(fs, "profile.iterations");
+  EXPECT_EQ(it.status, Status::pass);
+  EXPECT_NE(it.title.find("period"), std::string::npos) << it.title;
+  EXPECT_EQ(metric(it, "iterations"), 6);
+  EXPECT_NEAR(metric(it, "iteration_ms"), 100, 1e-6);
+  EXPECT_NEAR(metric(find(fs, "profile.exposed_comm", "AllGather"), "exposed_ms_per_iter"), 20, 1e-6);
+}
+
+TEST(ProfileFindings, IterationRangeOptionChoosesTheRange) {
+  auto s = gen::exposed_comm(1, 3, 30, 15);
+  auto p = nsys_of(s);
+  analyzers::ProfileOptions o;
+  o.iteration_range = "ProfilerStep";
+  auto fs = run(p, o);
+  EXPECT_NE(find(fs, "profile.iterations").title.find("--iteration-range"), std::string::npos);
+  o.iteration_range = "no_such_range";
+  auto none = run(p, o);
+  auto& it = find(none, "profile.iterations");
+  EXPECT_EQ(it.status, Status::skip);
+  EXPECT_NE(it.title.find("no_such_range"), std::string::npos);
+  // Whole-profile figures: one window of 295 ms.
+  EXPECT_NEAR(metric(find(none, "profile.exposed_comm", "AllGather"), "exposed_ms_per_iter"), 60, 1e-6);
+}
+
+// Seed scenario 2: 5 µs kernels launched every 30 µs (8 µs call, 4 µs latency).
+TEST(ProfileFindings, LaunchBoundSmallKernelsWarn) {
+  auto s = gen::launch_bound(2, 5, 200);
+  for (const auto* fmt : {"nsys", "kineto"}) {
+    SCOPED_TRACE(fmt);
+    auto fs = run(std::string(fmt) == "nsys" ? nsys_of(s) : kineto_of(s));
+    auto& it = find(fs, "profile.iterations");
+    EXPECT_EQ(metric(it, "iterations"), 5);
+    EXPECT_NE(it.title.find("train_step"), std::string::npos) << it.title;
+    auto& lb = find(fs, "profile.launch_bound");
+    EXPECT_EQ(lb.status, Status::warn);
+    EXPECT_NEAR(metric(lb, "launch_api_us_p50"), 8, 1e-6);
+    EXPECT_NEAR(metric(lb, "launch_delay_us_p50"), 4, 1e-6);
+    EXPECT_NEAR(metric(lb, "launch_delay_us_p99"), 4, 1e-6);
+    EXPECT_NEAR(metric(lb, "short_kernel_pct"), 100, 1e-6);
+    EXPECT_NE(lb.fix.find("smmu"), std::string::npos);
+    EXPECT_NE(lb.fix.find("cpu.cstate"), std::string::npos);
+    EXPECT_NE(lb.fix.find("placement"), std::string::npos);
+    auto& idle = find(fs, "profile.gpu_idle");
+    EXPECT_EQ(idle.status, Status::warn);
+    // Windows: 4 x 6100 µs and the last to its last kernel (5975 µs); 200 x 5 µs busy each.
+    const double len = (4 * 6100.0 + 5975) / 5, idle_us = (4 * 5100.0 + 4975) / 5;
+    EXPECT_NEAR(metric(idle, "idle_pct"), 100 * idle_us / len, 1e-6);
+    EXPECT_NEAR(metric(idle, "host_bound_pct"), 100 * idle_us / len, 1e-6);
+    EXPECT_EQ(find(fs, "profile.exposed_comm", "all").status, Status::skip);
+  }
+}
+
+TEST(ProfileFindings, OverlappedRunPassesAndIdleThatIsNotHostBound) {
+  auto fs = run(nsys_of(gen::overlapped(2, 5, 1)));
+  EXPECT_EQ(find(fs, "profile.exposed_comm", "AllReduce").status, Status::pass);
+  EXPECT_NEAR(metric(find(fs, "profile.exposed_comm", "AllReduce"), "comm_ms_per_iter"), 20, 1e-6);
+  EXPECT_NEAR(metric(find(fs, "profile.exposed_comm", "AllReduce"), "exposed_ms_per_iter"), 0, 1e-9);
+  EXPECT_EQ(find(fs, "profile.gpu_idle").status, Status::pass);
+  EXPECT_EQ(find(fs, "profile.launch_bound").status, Status::pass);
+  EXPECT_NEAR(metric(find(fs, "profile.iterations"), "memcpy_ms_per_iter"), 2, 1e-6);
+  EXPECT_NE(find(fs, "profile.iterations").title.find("'step'"), std::string::npos);
+  // Idle of 8 ms per 58 ms iteration while the host is 15 ms ahead: idle, not host-bound.
+  auto idle = run(nsys_of(gen::overlapped(2, 5, 8)));
+  auto& gi = find(idle, "profile.gpu_idle");
+  EXPECT_EQ(gi.status, Status::warn);
+  EXPECT_NEAR(metric(gi, "host_bound_pct"), 0, 1e-9);
+  EXPECT_NEAR(metric(gi, "idle_pct"), 100 * (4 * 8.0 / 5) / ((4 * 58.0 + 50) / 5), 1e-6);
+  EXPECT_EQ(find(idle, "profile.launch_bound").status, Status::pass);
+}
+
+TEST(ProfileFindings, EnvFromTargetInfoSystemEnv) {
+  auto warn = run(nsys_of(gen::overlapped(1, 2)));
+  auto& e = find(warn, "profile.env");
+  EXPECT_EQ(e.status, Status::warn);
+  EXPECT_NE(e.title.find("NCCL_IB_DISABLE=1"), std::string::npos) << e.title;
+  EXPECT_NE(e.title.find("driver 550.54.15"), std::string::npos) << e.title;
+  EXPECT_EQ(metric(e, "cpu_sockets"), 2);
+  auto ok = run(nsys_of(gen::exposed_comm(1, 2, 30, 15)));
+  auto& o = find(ok, "profile.env");
+  EXPECT_EQ(o.status, Status::pass);
+  EXPECT_EQ(metric(o, "nccl_settings"), 3);
+  EXPECT_NE(o.title.find("NCCL_MIN_NCHANNELS=4"), std::string::npos) << o.title;
+  EXPECT_EQ(find(run(kineto_of(gen::overlapped(1, 2))), "profile.env").status, Status::skip);
+}
+
+TEST(ProfileFindings, CompareAgainstAReference) {
+  auto before = nsys_of(gen::exposed_comm(2, 5, 30, 15));
+  auto after = nsys_of(gen::exposed_comm(2, 5, 15, 5));  // with the better NCCL setting: 75 ms iterations
+  analyzers::ProfileOptions o;
+  auto ref = analyzers::profile_figures(after, o);
+  EXPECT_NEAR(ref.iteration_ms, 75, 1e-6);
+  EXPECT_NEAR(ref.comm_ms[static_cast<int>(Coll::AllGather)], 15, 1e-6);
+  o.reference = &ref;
+  o.reference_source = "after.sqlite";
+  auto slow_fs = run(before, o);
+  auto& slow = find(slow_fs, "profile.compare");
+  EXPECT_EQ(slow.status, Status::fail);  // 75 / 100 of the reference pace
+  EXPECT_NEAR(metric(slow, "pct_of_reference"), 75, 1e-6);
+  bool line = false;
+  for (const auto& ev : slow.evidence) line = line || ev.observed.rfind("AllGather 15.00 -> 30.00 ms per iteration (+15.00 ms, +100.0%)", 0) == 0;
+  EXPECT_TRUE(line);
+  auto back = analyzers::profile_figures(before, {});
+  o.reference = &back;
+  auto fast_fs = run(after, o);
+  auto& fast = find(fast_fs, "profile.compare");
+  EXPECT_EQ(fast.status, Status::pass);
+  EXPECT_NEAR(metric(fast, "measured_ms.ReduceScatter"), 5, 1e-6);
+  EXPECT_NEAR(metric(fast, "reference_ms.ReduceScatter"), 15, 1e-6);
+}
+
+TEST(ProfileReaders, NsysAndKinetoAgreeOnTheSameTimeline) {
+  auto s = gen::exposed_comm(3, 4, 25, 10);
+  auto a = run(nsys_of(s)), b = run(kineto_of(s));
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].id == "profile.env" || a[i].id == "profile.summary") continue;
+    EXPECT_EQ(a[i].status, b[i].status) << a[i].id << " " << a[i].subject;
+    // Per-GPU metrics are named by process (nsys) or rank (Kineto): compared in order.
+    std::vector<double> per_gpu_a, per_gpu_b;
+    for (const auto& [k, v] : a[i].metrics)
+      if (k.find('.') == std::string::npos) EXPECT_NEAR(v, metric(b[i], k), 1e-6) << a[i].id << " " << k;
+      else per_gpu_a.push_back(v);
+    for (const auto& [k, v] : b[i].metrics)
+      if (k.find('.') != std::string::npos) per_gpu_b.push_back(v);
+    ASSERT_EQ(per_gpu_a.size(), per_gpu_b.size()) << a[i].id;
+    for (std::size_t m = 0; m < per_gpu_a.size(); ++m) EXPECT_NEAR(per_gpu_a[m], per_gpu_b[m], 1e-6) << a[i].id;
+  }
+}
+
+TEST(ProfileReaders, KinetoNcclArgs) {
+  auto fs = run(kineto_of(gen::exposed_comm(2, 3, 30, 15)));
+  auto& ag = find(fs, "profile.exposed_comm", "AllGather");
+  EXPECT_EQ(metric(ag, "msg_bytes"), 2.0 * 3 * (1 << 24) * 4);
+  bool group = false;
+  for (const auto& e : ag.evidence) group = group || e.observed.find("group size 2") != std::string::npos;
+  EXPECT_TRUE(group);
+}
+
+TEST(ProfileReaders, BadNsysInputsSayWhatIsWrong) {
+  EXPECT_NE(parsers::read_nsys_sqlite("hello").error().message.find("not an SQLite database"), std::string::npos);
+  Tmp t;
+  auto path = (t.dir / "x.sqlite").string();
+  ASSERT_EQ(gen::write_nsys_sqlite(gen::exposed_comm(2, 20, 30, 15), path), "");
+  auto whole = slurp(path);
+  ASSERT_TRUE(parsers::read_nsys_sqlite(whole));
+  auto cut = parsers::read_nsys_sqlite(whole.substr(0, whole.size() / 2));
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().message.find("truncated"), std::string::npos) << cut.error().message;
+  // Another schema; an nsys export without kernels; every 3.7.2 table, all empty.
+  auto make = [&](const char* name, const std::string& ddl) {
+    auto p = (t.dir / name).string();
+    sqlite3* db = nullptr;
+    sqlite3_open(p.c_str(), &db);
+    char* e = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, ddl.c_str(), nullptr, nullptr, &e), SQLITE_OK) << (e ? e : "");
+    sqlite3_free(e);
+    sqlite3_close(db);
+    return slurp(p);
+  };
+  auto other = parsers::read_nsys_sqlite(make("other.sqlite", "CREATE TABLE moz_places (id INTEGER, url TEXT); INSERT INTO moz_places VALUES (1, 'x');"));
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("not an Nsight Systems export"), std::string::npos) << other.error().message;
+  EXPECT_NE(other.error().message.find("moz_places"), std::string::npos);
+  auto no_kernels = parsers::read_nsys_sqlite(make("nok.sqlite", "CREATE TABLE StringIds (id INTEGER, value TEXT); CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER);"));
+  ASSERT_FALSE(no_kernels);
+  EXPECT_NE(no_kernels.error().message.find("CUPTI_ACTIVITY_KIND_KERNEL"), std::string::npos);
+  auto no_start = parsers::read_nsys_sqlite(make("nostart.sqlite", "CREATE TABLE StringIds (id INTEGER, value TEXT); CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (begin INTEGER, end INTEGER); INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1, 2);"));
+  ASSERT_FALSE(no_start);
+  EXPECT_NE(no_start.error().message.find("CUPTI_ACTIVITY_KIND_KERNEL has no start column"), std::string::npos) << no_start.error().message;
+  // Pages overwritten in the middle: SQLite's own corruption checks, an error, never a crash.
+  std::string corrupt = whole;
+  for (std::size_t i = 4096 * 3; i < corrupt.size() - 4096; i += 4096 * 5)
+    for (std::size_t k = 0; k < 512; ++k) corrupt[i + k] = static_cast<char>((i * 131 + k * 7) & 0xFF);
+  auto bad = parsers::read_nsys_sqlite(corrupt);
+  if (!bad) {
+    EXPECT_FALSE(bad.error().message.empty());
+  }
+  fs::path ddl = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/nsys-2023.4.4-export-schema-3.7.2-lazy-false.sql";
+  if (fs::exists(ddl)) {
+    auto empty = parsers::read_nsys_sqlite(make("empty.sqlite", slurp(ddl)));
+    ASSERT_FALSE(empty);
+    EXPECT_NE(empty.error().message.find("empty CUPTI_ACTIVITY_KIND_KERNEL"), std::string::npos) << empty.error().message;
+  }
+}
+
+// The generator writes the tables and columns of the real 3.7.2 schema (no invented ones).
+TEST(ProfileReaders, GeneratorColumnsAreThoseOfSchema372) {
+  fs::path ddl = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/nsys-2023.4.4-export-schema-3.7.2-lazy-false.sql";
+  if (!fs::exists(ddl)) GTEST_SKIP() << "no " << ddl;
+  Tmp t;
+  auto gen_path = (t.dir / "g.sqlite").string();
+  ASSERT_EQ(gen::write_nsys_sqlite(gen::overlapped(1, 1), gen_path), "");
+  sqlite3 *ref = nullptr, *g = nullptr;
+  sqlite3_open(":memory:", &ref);
+  ASSERT_EQ(sqlite3_exec(ref, slurp(ddl).c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_open(gen_path.c_str(), &g);
+  auto strings = [](sqlite3* db, const std::string& q) {
+    std::vector<std::string> out;
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, q.c_str(), -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+    return out;
+  };
+  int checked = 0;
+  for (const auto& table : strings(g, "SELECT name FROM sqlite_master WHERE type='table'")) {
+    auto cols = strings(ref, "SELECT name FROM pragma_table_info('" + table + "')");
+    ASSERT_FALSE(cols.empty()) << table << " is not a 3.7.2 table";
+    for (const auto& c : strings(g, "SELECT name FROM pragma_table_info('" + table + "')")) {
+      EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << table << "." << c;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+  sqlite3_close(ref);
+  sqlite3_close(g);
+}
+
+TEST(ProfileReaders, BadKinetoInputsSayWhatIsWrong) {
+  auto other = parsers::parse_kineto(R"({"schema": "perfgap.report/1", "findings": []})");
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("traceEvents"), std::string::npos);
+  auto cpu_only = parsers::parse_kineto(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]})");
+  ASSERT_FALSE(cpu_only);
+  EXPECT_NE(cpu_only.error().message.find("no GPU activity"), std::string::npos);
+  auto json = gen::kineto_json(gen::exposed_comm(1, 2, 30, 15), 0);
+  auto cut = parsers::parse_kineto(json.substr(0, json.size() / 2));
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().message.find("truncated"), std::string::npos) << cut.error().message;
+  EXPECT_GT(cut.error().line, 1);
+  auto bad = parsers::parse_kineto("{\"traceEvents\": [\n{\"ph\": \"X\",\n \"cat\": kernel}]}");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().line, 3);
+  EXPECT_FALSE(parsers::parse_kineto("[1, 2]"));
+  EXPECT_FALSE(parsers::parse_kineto(""));
+  // Times that are no numbers, or absurd, are left out and said so.
+  auto odd = parsers::parse_kineto(R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 1},
+                                                       {"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 1, "args": {"device": 0}}]})");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->acts.size(), 1u);
+  ASSERT_EQ(odd->notes.size(), 2u);
+  EXPECT_NE(odd->notes[1].find("1 events without a usable ts/dur"), std::string::npos);
+}
+
+// ---- real captures -------------------------------------------------------------------------
+
+namespace {
+
+fs::path shared_profiles() { return fs::path(PERFGAP_SHARED_DIR) / "fixtures" / "profiles"; }
+
+#define REQUIRE_PROFILES() \
+  if (!fs::is_directory(shared_profiles())) GTEST_SKIP() << "no shared fixtures at " << shared_profiles()
+
+// Kernel count and total kernel ms straight from the file with the sqlite3 C API.
+std::pair<double, double> sqlite_kernels(const fs::path& p) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(p.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &st, nullptr);
+  std::pair<double, double> r{-1, -1};
+  if (sqlite3_step(st) == SQLITE_ROW) r = {sqlite3_column_double(st, 0), sqlite3_column_double(st, 1) / 1e6};
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return r;
+}
+
+}  // namespace
+
+TEST(ProfileFixtures, EveryNsysExportParsesAndCountsMatchSqlite) {
+  REQUIRE_PROFILES();
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(shared_profiles())) {
+    if (e.path().extension() != ".sqlite") continue;
+    SCOPED_TRACE(e.path().filename().string());
+    ++n;
+    auto p = parsers::read_nsys_sqlite(slurp(e.path()));
+    ASSERT_TRUE(p) << p.error().describe();
+    auto fs = analyzers::analyze_profile(*p, e.path().filename().string(), {});
+    auto [count, total_ms] = sqlite_kernels(e.path());
+    auto& sum = find(fs, "profile.summary");
+    EXPECT_EQ(metric(sum, "kernels"), count);
+    EXPECT_NEAR(metric(sum, "gpu_kernel_ms"), total_ms, 1e-6);
+    EXPECT_EQ(metric(sum, "nccl_kernel_ms"), 0);  // none of these captures ran NCCL
+    EXPECT_EQ(find(fs, "profile.exposed_comm", "all").status, Status::skip);
+  }
+  EXPECT_EQ(n, 3);
+  auto old = parsers::read_nsys_sqlite(slurp(shared_profiles() / "nsys_2021_v100pcie_x2_openmp_report2.sqlite"));
+  ASSERT_TRUE(old);
+  EXPECT_NE(old->format.find("2021"), std::string::npos) << old->format;
+  EXPECT_FALSE(old->env_present);
+  EXPECT_GT(old->api_calls, 0u);
+  auto jax = parsers::read_nsys_sqlite(slurp(shared_profiles() / "nsys_2023.2.3_v100x8_jax_report2.exported-by-nsys-2023.4.4.sqlite"));
+  ASSERT_TRUE(jax);
+  EXPECT_NE(jax->format.find("3.7.2"), std::string::npos);
+  std::size_t joined = 0;
+  for (const auto& a : jax->acts) joined += a.api_start >= 0;
+  EXPECT_EQ(joined, jax->acts.size());  // every kernel found its cuLaunchKernel
+  EXPECT_GT(jax->ranges.size(), 20000u);
+  auto env = analyzers::analyze_profile(*jax, "report2", {});
+  auto& pe = find(env, "profile.env");
+  EXPECT_NE(pe.status, Status::skip);
+  EXPECT_NE(pe.title.find("driver 470.82.01"), std::string::npos) << pe.title;
+  EXPECT_NE(pe.title.find("2 CPU sockets"), std::string::npos) << pe.title;
+  EXPECT_EQ(metric(find(env, "profile.summary"), "devices"), 1);
+}
+
+TEST(ProfileFixtures, EveryKinetoTraceParsesAndCountsMatchAJsonWalk) {
+  REQUIRE_PROFILES();
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(shared_profiles())) {
+    auto name = e.path().filename().string();
+    if (name.rfind("kineto_", 0) != 0) continue;
+    SCOPED_TRACE(name);
+    ++n;
+    auto z = facts::gunzip(slurp(e.path()), 1u << 30);
+    ASSERT_TRUE(z) << z.error();
+    auto p = parsers::parse_kineto(*z);
+    ASSERT_TRUE(p) << p.error().describe();
+    // The independent count: a plain nlohmann walk over traceEvents.
+    auto j = nlohmann::json::parse(*z);
+    double kernels = 0, kernel_us = 0, nccl_us = 0;
+    for (const auto& ev : j["traceEvents"])
+      if (ev.value("ph", "") == "X" && ev.value("cat", "") == "kernel") {
+        ++kernels;
+        kernel_us += ev["dur"].get<double>();
+        if (ev.value("name", "").rfind("nccl", 0) == 0) nccl_us += ev["dur"].get<double>();
+      }
+    auto fs = analyzers::analyze_profile(*p, name, {});
+    auto& sum = find(fs, "profile.summary");
+    EXPECT_EQ(metric(sum, "kernels"), kernels);
+    EXPECT_NEAR(metric(sum, "gpu_kernel_ms"), kernel_us / 1e3, 1e-3);
+    EXPECT_NEAR(metric(sum, "nccl_kernel_ms"), nccl_us / 1e3, 1e-3);
+    EXPECT_GT(nccl_us, 0);
+    EXPECT_NE(find(fs, "profile.exposed_comm", "all").status, Status::skip);
+    EXPECT_EQ(find(fs, "profile.launch_bound").status == Status::skip, false);
+  }
+  EXPECT_EQ(n, 5);
+  auto z = facts::gunzip(slurp(shared_profiles() / "kineto_hta_v100x2_allreduce_df_index_resolver.json.gz"), 1u << 30);
+  auto p = parsers::parse_kineto(*z);
+  ASSERT_TRUE(p);
+  auto fs = analyzers::analyze_profile(*p, "df", {});
+  auto& it = find(fs, "profile.iterations");
+  EXPECT_EQ(it.status, Status::pass);
+  EXPECT_NE(it.title.find("ProfilerStep#N"), std::string::npos) << it.title;
+  EXPECT_GE(metric(it, "iterations"), 2);
+  EXPECT_EQ(metric(find(fs, "profile.exposed_comm", "AllReduce"), "kernels"), 2020);
+  auto nm = parsers::parse_kineto(*facts::gunzip(slurp(shared_profiles() / "kineto_hta_a100x2_nccl_metadata.json.gz"), 1u << 30));
+  ASSERT_TRUE(nm);
+  auto nf = analyzers::analyze_profile(*nm, "nm", {});
+  EXPECT_GT(metric(find(nf, "profile.exposed_comm", "AllReduce"), "msg_bytes"), 0);
+  EXPECT_EQ(find(nf, "profile.exposed_comm", "Broadcast").subject, "Broadcast");
+}

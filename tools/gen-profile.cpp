@@ -1,0 +1,46 @@
+// Writes a synthetic profile (tests/support/profile_gen.hpp) for manual runs and benchmarks:
+//   perfgap-gen-profile SCENARIO nsys OUT.sqlite | kineto OUT.json [GPU]
+// SCENARIO: exposed (AllGather 30 ms / ReduceScatter 15 ms exposed), exposed-tuned (15/5),
+// launch-bound, overlapped, large:GPUS:KERNELS_PER_GPU.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "profile_gen.hpp"
+
+int main(int argc, char** argv) {
+  using namespace perfgap::gen;
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|kineto OUT [GPU]\n", argv[0]);
+    return 2;
+  }
+  std::string sc = argv[1], kind = argv[2], out = argv[3];
+  Scenario s;
+  if (sc == "exposed") s = exposed_comm(8, 10, 30, 15);
+  else if (sc == "exposed-tuned") s = exposed_comm(8, 10, 15, 5);
+  else if (sc == "launch-bound") s = launch_bound(8, 10);
+  else if (sc == "overlapped") s = overlapped(8, 10);
+  else if (sc.rfind("large:", 0) == 0) {
+    auto colon = sc.find(':', 6);
+    if (colon == std::string::npos) return 2;
+    s = large(std::atoi(sc.substr(6, colon - 6).c_str()), std::strtoull(sc.c_str() + colon + 1, nullptr, 10));
+  } else {
+    std::fprintf(stderr, "unknown scenario %s\n", sc.c_str());
+    return 2;
+  }
+  if (kind == "nsys") {
+    auto err = write_nsys_sqlite(s, out);
+    if (!err.empty()) {
+      std::fprintf(stderr, "%s\n", err.c_str());
+      return 1;
+    }
+  } else if (kind == "kineto") {
+    std::size_t g = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 0;
+    if (g >= s.gpus.size()) return 2;
+    std::ofstream(out, std::ios::binary) << kineto_json(s, g, static_cast<int>(g));
+  } else {
+    return 2;
+  }
+  return 0;
+}
