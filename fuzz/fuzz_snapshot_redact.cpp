@@ -1,6 +1,7 @@
 // Snapshot environ redaction on arbitrary bytes: the same entries in the same order, every
-// name kept, secret names' values replaced by <redacted>, everything else byte for byte, and
-// redacting twice changes nothing more.
+// name kept, the values of secret names and of values that carry a credential (report::
+// secret_value: --password=x, user:pass@ URLs, Bearer ...) replaced by <redacted>, everything
+// else byte for byte, and redacting twice changes nothing more.
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t i = 0; i < in_entries.size(); ++i) {
     auto a = in_entries[i], b = out_entries[i];
     auto eq = a.find('=');
-    if (eq == std::string_view::npos || !perfgap::report::secret_name(a.substr(0, eq))) {
+    const bool secret = eq != std::string_view::npos &&
+                        (perfgap::report::secret_name(a.substr(0, eq)) || perfgap::report::secret_value(a.substr(eq + 1)));
+    if (!secret) {
       FUZZ_CHECK(a == b);
     } else {
       FUZZ_CHECK(b.substr(0, eq + 1) == a.substr(0, eq + 1));
