@@ -44,8 +44,12 @@ TEST(FieldTrees, EveryReportKeepsTheInvariants) {
       const std::string id = f["id"], status = f["status"], title = f["title"];
       const std::string what = id + (f.value("subject", "").empty() ? "" : "@" + f.value("subject", "")) + ": " + title;
       EXPECT_NE(status, "error") << what;
-      if (status == "pass") EXPECT_FALSE(f["evidence"].empty()) << "pass without evidence: " << what;
-      if (status == "skip") EXPECT_GT(title.size(), 15u) << "skip without a reason: " << what;
+      if (status == "pass") {
+        EXPECT_FALSE(f["evidence"].empty()) << "pass without evidence: " << what;
+      }
+      if (status == "skip") {
+        EXPECT_GT(title.size(), 15u) << "skip without a reason: " << what;
+      }
       EXPECT_EQ(title.find("  "), std::string::npos) << what;
       EXPECT_FALSE(title.empty()) << what;
     }
