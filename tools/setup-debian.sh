@@ -1,23 +1,48 @@
 #!/usr/bin/env bash
-# Installs what perfgap needs to build and test on Debian 12 (bookworm), with apt-get.
+# Installs, with apt-get on Debian 12 (bookworm), what perfgap needs:
+#   tools/setup-debian.sh            building perfgap (the README's first command; about a minute)
+#   tools/setup-debian.sh --test     ... and the whole test suite (tools/test.sh): GoogleTest,
+#                                    clang for the fuzzers, Open MPI, Slurm and munge
+#   tools/setup-debian.sh --release  ... and the release checks (tools/release-check.sh): the
+#                                    aarch64 cross compiler, qemu-user, debootstrap, and the
+#                                    arm64 architecture in dpkg's list, so that
+#                                    tools/aarch64-sysroot.sh can download (not install) the
+#                                    arm64 -dev packages
 # Packages already present are left alone; run as root or with sudo available.
 set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config ccache
   libfmt-dev nlohmann-json3-dev libexpected-dev libcli11-dev libyaml-cpp-dev zlib1g-dev libpugixml-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev    # libFuzzer targets (tools/run-fuzz.sh)
   libarchive-dev              # snapshot OUT.tar.gz and check --root FILE.tar.gz
-  libsimdjson-dev             # fleet: thousands of node reports in seconds
+  rapidjson-dev               # fleet reports and Kineto traces (header-only)
   libsqlite3-dev              # analyze nsys: Nsight Systems SQLite exports
-  openmpi-bin libopenmpi-dev  # perfgap-collbench MPI backend and its mpirun tests
-  slurm-wlm munge             # the real Slurm cluster of the fan-out and health-check tests
 )
+arm64=0
+for arg in "$@"; do
+  case "$arg" in
+    --test)
+      packages+=(
+        libgtest-dev libgmock-dev libbenchmark-dev
+        clang libclang-rt-14-dev    # libFuzzer targets (tools/run-fuzz.sh)
+        openmpi-bin libopenmpi-dev  # perfgap-collbench MPI backend and its mpirun tests
+        slurm-wlm munge             # the real Slurm cluster of the fan-out and health-check tests
+        dpkg-dev file               # the release checks' package build (dpkg-shlibdeps)
+      ) ;;
+    --release)
+      arm64=1
+      packages+=(
+        g++-aarch64-linux-gnu qemu-user-static debootstrap dpkg-dev file
+      ) ;;
+    *) echo "setup-debian.sh: unknown argument $arg (--test, --release)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
+need_arch=0
+if [ "$arm64" = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then need_arch=1; fi
+if [ ${#missing[@]} -eq 0 ] && [ "$need_arch" = 0 ]; then
   exit 0
 fi
 sudo=""
@@ -26,5 +51,10 @@ if [ "$(id -u)" -ne 0 ]; then
   sudo=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
+if [ "$need_arch" = 1 ]; then
+  $sudo dpkg --add-architecture arm64
+fi
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -gt 0 ]; then
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

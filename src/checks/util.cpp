@@ -1,5 +1,7 @@
 #include "checks/util.hpp"
 
+#include "report/redact.hpp"
+
 #include <fmt/format.h>
 
 namespace perfgap::checks {
@@ -60,5 +62,7 @@ std::vector<Finding> unless_env_unread(facts::Facts& f, std::vector<Finding> fou
   }
   return found;
 }
+
+std::string shown(std::string_view name, const std::string& value) { return report::redact(name, value); }
 
 }  // namespace perfgap::checks

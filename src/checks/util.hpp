@@ -11,6 +11,18 @@ namespace perfgap::checks {
 using report::Finding;
 using report::Status;
 
+// The layer of each check module's findings (core::kLayers spells the contract's list).
+namespace layer {
+inline constexpr std::string_view virtualization = "virtualization";
+inline constexpr std::string_view cpu_power = "cpu-power";
+inline constexpr std::string_view placement = "placement";
+inline constexpr std::string_view runtime_topology = "runtime-topology";
+inline constexpr std::string_view network = "network";
+}  // namespace layer
+
+// A setting's value as evidence may show it: credentials redacted (report::redact).
+std::string shown(std::string_view name, const std::string& value);
+
 // "12.3" with one decimal.
 std::string pct(double v);
 // "cpu3, cpu7 and 12 more" style summary of a CPU set, as a kernel list.

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/gap_cmd.hpp"
 #include "cli/errors.hpp"
+#include "cli/version.hpp"
 #include "report/text_style.hpp"
 
 #ifndef PERFGAP_VERSION
@@ -45,7 +46,8 @@ int run(int argc, char** argv) {
   argc = static_cast<int>(args.size());
   argv = args.data();
   CLI::App app{"perfgap: find the configuration gap between this GPU node and the reference"};
-  app.set_version_flag("--version", PERFGAP_VERSION);
+  const std::string version = version_text();
+  app.set_version_flag("--version", version);
   app.require_subcommand(1);
   CheckArgs check;
   add_check_command(app, check);
@@ -59,6 +61,9 @@ int run(int argc, char** argv) {
   commands.emplace_back("health", add_health_command(app));
   commands.emplace_back("fanout", add_fanout_command(app));
   commands.emplace_back("sweep", add_sweep_command(app));
+  app.add_subcommand("version", "Print version, git commit, build type, architecture and linkage");
+  // Every command answers --version the same way (`perfgap check --version`).
+  for (CLI::App* sub : app.get_subcommands({})) sub->set_version_flag("--version", version);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -75,6 +80,10 @@ int run(int argc, char** argv) {
     if (app.got_subcommand("check")) return run_check(check);
     if (app.got_subcommand("analyze")) return run_analyze(analyze);
     if (app.got_subcommand("gap")) return run_gap(gap);
+    if (app.got_subcommand("version")) {
+      std::printf("%s\n", version.c_str());
+      return 0;
+    }
     for (const auto& [name, runner] : commands)
       if (app.got_subcommand(name)) return runner();
   } catch (const UsageError& e) {

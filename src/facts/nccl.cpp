@@ -1,6 +1,5 @@
 #include "facts/nccl.hpp"
 
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -57,27 +56,29 @@ std::map<std::string, NcclSetting> NcclConfig::effective() const {
 
 namespace {
 
-// The home directory NCCL uses: getpwuid(getuid())->pw_dir. Live: exactly that. Under --root:
-// the real uid of /proc/self/status looked up in the tree's /etc/passwd, else $HOME of the
-// audited environment.
+// The home directory NCCL uses: getpwuid(getuid())->pw_dir. perfgap never asks NSS (the
+// static binary has no NSS modules, and inside a container the host's would be wrong): the
+// uid (live: getuid(); under --root: the real uid of /proc/self/status) is looked up in the
+// sysroot's /etc/passwd, which is what the container or tree itself holds; else $HOME of the
+// audited environment (an LDAP/SSSD user has no /etc/passwd line).
 std::pair<std::string, std::string> home_dir(Facts& f) {
+  std::string uid;
   if (f.root().is_live()) {
-    if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return {pw->pw_dir, "getpwuid(getuid())"};
-    return {"", "getpwuid(getuid()) found no entry"};
-  }
-  if (auto status = f.root().read("/proc/self/status")) {
+    uid = std::to_string(::getuid());
+  } else if (auto status = f.root().read("/proc/self/status")) {
     auto kv = parsers::parse_key_values(*status);
     if (auto it = kv.find("Uid"); it != kv.end()) {
       auto fields = sys::split_ws(it->second);
-      if (!fields.empty())
-        if (auto passwd = f.root().read("/etc/passwd")) {
-          for (auto line : sys::split_lines(*passwd)) {
-            auto cols = sys::split(line, ':');
-            if (cols.size() >= 6 && cols[2] == fields[0]) return {std::string(cols[5]), "/etc/passwd (uid " + std::string(fields[0]) + ")"};
-          }
-        }
+      if (!fields.empty()) uid = std::string(fields[0]);
     }
   }
+  if (!uid.empty())
+    if (auto passwd = f.root().read("/etc/passwd")) {
+      for (auto line : sys::split_lines(*passwd)) {
+        auto cols = sys::split(line, ':');
+        if (cols.size() >= 6 && cols[2] == uid) return {std::string(cols[5]), "/etc/passwd (uid " + uid + ")"};
+      }
+    }
   for (const auto& [k, v] : f.audited_env())
     if (k == "HOME" && !v.empty()) return {v, "HOME in /proc/self/environ"};
   return {"", "no /etc/passwd entry for the audited uid and no HOME"};

@@ -2,7 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <glob.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +48,61 @@ std::optional<std::vector<std::string>> json_files_in(const std::string& dir, st
   return out;
 }
 
+// A literal path component: glob's backslash escapes removed.
+std::string unescaped(std::string_view c) {
+  std::string out;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (c[i] == '\\' && i + 1 < c.size()) ++i;
+    out += c[i];
+  }
+  return out;
+}
+
+// The paths matching `pattern`, sorted, as glob(3) with no flags finds them: component by
+// component, wildcards never matching a leading '.', unreadable directories passed over.
+// Not glob(3) itself: glibc's glob links the NSS user lookups (for `~user`) into the static
+// binary, and fleet patterns never need them.
+std::vector<std::string> expand_glob(const std::string& pattern) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= pattern.size()) {
+    auto slash = pattern.find('/', start);
+    if (slash == std::string::npos) slash = pattern.size();
+    if (slash > start) parts.push_back(pattern.substr(start, slash - start));
+    start = slash + 1;
+  }
+  std::vector<std::string> current{pattern.starts_with('/') ? "/" : ""};
+  for (const auto& part : parts) {
+    std::vector<std::string> next;
+    for (const auto& base : current) {
+      const std::string prefix = base.empty() ? "" : (base.ends_with('/') ? base : base + "/");
+      if (!has_glob_chars(part)) {
+        next.push_back(prefix + unescaped(part));
+        continue;
+      }
+      DIR* d = ::opendir(base.empty() ? "." : base.c_str());
+      if (!d) continue;
+      std::vector<std::string> names;
+      while (auto* e = ::readdir(d)) {
+        std::string_view name = e->d_name;
+        if (name == "." || name == "..") continue;
+        if (::fnmatch(part.c_str(), e->d_name, FNM_PERIOD) == 0) names.emplace_back(name);
+      }
+      ::closedir(d);
+      std::sort(names.begin(), names.end());
+      for (auto& n : names) next.push_back(prefix + n);
+    }
+    current = std::move(next);
+  }
+  std::vector<std::string> out;
+  for (auto& p : current) {
+    struct stat st{};
+    if (!p.empty() && ::lstat(p.c_str(), &st) == 0) out.push_back(std::move(p));
+  }
+  std::sort(out.begin(), out.end());  // glob(3) sorts the whole list, not each directory
+  return out;
+}
+
 }  // namespace
 
 ExpandedInputs expand_inputs(const std::vector<std::string>& args) {
@@ -76,16 +131,9 @@ ExpandedInputs expand_inputs(const std::vector<std::string>& args) {
       add_path(arg);
       continue;
     }
-    glob_t g{};
-    int rc = ::glob(arg.c_str(), 0, nullptr, &g);
-    if (rc == GLOB_NOMATCH) {
-      in.problems.push_back({arg, "no file matches this pattern"});
-    } else if (rc != 0) {
-      in.problems.push_back({arg, "cannot expand this pattern"});
-    } else {
-      for (std::size_t i = 0; i < g.gl_pathc; ++i) add_path(g.gl_pathv[i]);
-    }
-    ::globfree(&g);
+    auto matches = expand_glob(arg);
+    if (matches.empty()) in.problems.push_back({arg, "no file matches this pattern"});
+    for (const auto& m : matches) add_path(m);
   }
   return in;
 }

@@ -1,14 +1,14 @@
 // PyTorch profiler / Kineto Chrome traces: traceEvents[] with ph "X" events of cat kernel,
 // gpu_memcpy, gpu_memset (GPU side), cuda_runtime / cuda_driver (the host calls, joined by
 // args.correlation) and user_annotation (ProfilerStep#N and record_function ranges).
-#include <simdjson.h>
+// RapidJSON (header-only): the static release binary links no JSON library (README).
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <unordered_map>
-
-#include <nlohmann/json.hpp>
 
 #include "parsers/profile.hpp"
 
@@ -16,70 +16,54 @@ namespace perfgap::parsers {
 
 namespace {
 
-using simdjson::dom::element;
+using element = const rapidjson::Value&;
 
-// The byte offset where nlohmann's parser stops on invalid JSON (only run after simdjson failed).
-struct FindError : nlohmann::json_sax<nlohmann::json> {
-  std::size_t at = 0;
-  std::string what;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
-    at = position;
-    what = ex.what();
-    return false;
-  }
-};
+ParseError json_error(std::string_view json, const rapidjson::Document& doc) {
+  const auto code = doc.GetParseError();
+  const std::size_t at = std::min(doc.GetErrorOffset(), json.size());
+  const int line = 1 + static_cast<int>(std::count(json.begin(), json.begin() + static_cast<long>(at), '\n'));
+  if (code == rapidjson::kParseErrorDocumentEmpty) return ParseError{"empty", 0};
+  if (code == rapidjson::kParseErrorStringInvalidEncoding) return ParseError{"not valid UTF-8", line};
+  if (doc.GetErrorOffset() >= json.size() && code != rapidjson::kParseErrorDocumentRootNotSingular)
+    return ParseError{"truncated JSON (it ends inside an object, array or string)", line};
+  return ParseError{std::string("not valid JSON (") + rapidjson::GetParseError_En(code) + ")", line};
+}
 
-ParseError json_error(std::string_view json, simdjson::error_code err) {
-  FindError h;
-  nlohmann::json::sax_parse(json.begin(), json.end(), &h);
-  int line = 0;
-  if (h.at > 0) {
-    std::size_t upto = std::min(h.at, json.size());
-    line = 1 + static_cast<int>(std::count(json.begin(), json.begin() + static_cast<long>(upto > 0 ? upto - 1 : 0), '\n'));
-  }
-  std::string why;
-  if (h.at >= json.size() && !h.what.empty()) return ParseError{"truncated JSON (it ends inside an object, array or string)", line};
-  switch (err) {
-    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
-    case simdjson::UNCLOSED_STRING: why = "truncated JSON (it ends inside an object, array or string)"; break;
-    case simdjson::UTF8_ERROR: why = "not valid UTF-8"; break;
-    case simdjson::EMPTY: why = "empty"; break;
-    default: why = std::string("not valid JSON (") + simdjson::error_message(err) + ")";
-  }
-  return ParseError{why, line};
+std::string_view string_of(element e) { return {e.GetString(), e.GetStringLength()}; }
+bool get_string(element e, std::string_view& out) {
+  if (!e.IsString()) return false;
+  out = string_of(e);
+  return true;
+}
+const rapidjson::Value* member(element o, const char* key) {
+  auto it = o.FindMember(key);
+  return it == o.MemberEnd() ? nullptr : &it->value;
 }
 
 // A time in µs (integer or fractional) as integer ns; false when absent or out of range.
 bool micros_to_ns(element e, std::int64_t& ns) {
-  std::int64_t i;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) {
+  if (e.IsInt64()) {
+    std::int64_t i = e.GetInt64();
     if (i > 9'000'000'000'000'000 || i < -9'000'000'000'000'000) return false;  // µs: x1000 stays within int64
     ns = i * 1000;
     return true;
   }
-  double d;
-  if (e.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
+  if (!e.IsNumber() || e.IsUint64()) return false;  // a uint64 above int64's range is out of range too
+  double d = e.GetDouble();
+  if (!std::isfinite(d) || std::fabs(d) > 9e15) return false;
   double whole = std::floor(d);
   ns = static_cast<std::int64_t>(whole) * 1000 + std::llround((d - whole) * 1000.0);
   return true;
 }
 
 bool integer(element e, std::int64_t& v) {
-  if (e.get_int64().get(v) == simdjson::SUCCESS) return true;
-  double d;
-  if (e.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9e18) {
+  if (e.IsInt64()) {
+    v = e.GetInt64();
+    return true;
+  }
+  if (!e.IsDouble()) return false;
+  double d = e.GetDouble();
+  if (std::isfinite(d) && std::fabs(d) < 9e18) {
     v = static_cast<std::int64_t>(d);
     return true;
   }
@@ -104,30 +88,34 @@ Parsed<Profile> parse_kineto(std::string_view json) {
   while (first < json.size() && (json[first] == ' ' || json[first] == '\n' || json[first] == '\r' || json[first] == '\t')) ++first;
   if (first == json.size()) return parse_fail("empty");
   if (json[first] != '{') return parse_fail("not a JSON object: a Kineto trace is {\"traceEvents\": [...]}", 1);
-  simdjson::dom::parser parser;
-  element doc;
-  if (auto err = parser.parse(json.data(), json.size(), true).get(doc)) return tl::unexpected(json_error(json, err));
-  simdjson::dom::object top;
-  if (doc.get_object().get(top)) return parse_fail("not a JSON object: a Kineto trace is {\"traceEvents\": [...]}");
-  simdjson::dom::array events;
-  if (top["traceEvents"].get_array().get(events))
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseFullPrecisionFlag;
+  rapidjson::Document doc;
+  doc.Parse<kFlags>(json.data(), json.size());
+  if (doc.HasParseError()) return tl::unexpected(json_error(json, doc));
+  if (!doc.IsObject()) return parse_fail("not a JSON object: a Kineto trace is {\"traceEvents\": [...]}");
+  const rapidjson::Value* events_v = member(doc, "traceEvents");
+  if (!events_v || !events_v->IsArray())
     return parse_fail("JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)");
+  auto events = events_v->GetArray();
 
   Profile p;
   p.format = "Kineto trace";
   std::int64_t rank = -1;
-  if (simdjson::dom::object di; !top["distributedInfo"].get_object().get(di)) {
+  if (const auto* di = member(doc, "distributedInfo"); di && di->IsObject()) {
     std::int64_t v;
-    if (element e; !di["rank"].get(e) && integer(e, v)) rank = v;
-    if (element e; !di["world_size"].get(e) && integer(e, v)) p.system.emplace_back("world_size", std::to_string(v));
-    if (std::string_view b; !di["backend"].get_string().get(b)) p.system.emplace_back("backend", std::string(b));
+    if (const auto* e = member(*di, "rank"); e && integer(*e, v)) rank = v;
+    if (const auto* e = member(*di, "world_size"); e && integer(*e, v)) p.system.emplace_back("world_size", std::to_string(v));
+    if (const auto* e = member(*di, "backend"); e && e->IsString()) p.system.emplace_back("backend", std::string(string_of(*e)));
   }
   std::map<std::int64_t, std::string> dev_name;
-  if (simdjson::dom::array props; !top["deviceProperties"].get_array().get(props))
-    for (element d : props) {
+  if (const auto* props = member(doc, "deviceProperties"); props && props->IsArray())
+    for (element d : props->GetArray()) {
+      if (!d.IsObject()) continue;
       std::int64_t id;
-      std::string_view n;
-      if (element e; !d["id"].get(e) && integer(e, id) && !d["name"].get_string().get(n)) dev_name[id] = std::string(n);
+      const auto* e = member(d, "id");
+      const auto* n = member(d, "name");
+      if (e && integer(*e, id) && n && n->IsString()) dev_name[id] = std::string(string_of(*n));
     }
   for (const auto& [id, n] : dev_name) p.system.emplace_back("GPU " + std::to_string(id), n);
   if (rank >= 0) p.system.emplace_back("rank", std::to_string(rank));
@@ -168,27 +156,25 @@ Parsed<Profile> parse_kineto(std::string_view json) {
     return it->second;
   };
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> api;  // correlation -> call
-  api.reserve(events.size() / 4);
+  api.reserve(events.Size() / 4);
   std::vector<std::int64_t> corr_of;  // per activity
   std::size_t bad_times = 0, x_events = 0;
   std::unordered_map<std::uint32_t, Coll> coll_by_name;
 
   for (element ev : events) {
-    simdjson::dom::object o;
-    if (ev.get_object().get(o)) continue;
+    if (!ev.IsObject()) continue;
     // One pass over the event's fields (a lookup per field would rescan the object each time).
     std::string_view ph, cat, name;
-    element te, de, pe, ae;
-    bool has_ts = false, has_dur = false, has_pid = false, has_args_el = false;
-    for (auto field : o) {
-      std::string_view k = field.key;
-      if (k == "ph") (void)!field.value.get_string().get(ph);
-      else if (k == "cat") (void)!field.value.get_string().get(cat);
-      else if (k == "name") (void)!field.value.get_string().get(name);
-      else if (k == "ts") te = field.value, has_ts = true;
-      else if (k == "dur") de = field.value, has_dur = true;
-      else if (k == "pid") pe = field.value, has_pid = true;
-      else if (k == "args") ae = field.value, has_args_el = true;
+    const rapidjson::Value *te = nullptr, *de = nullptr, *pe = nullptr, *ae = nullptr;
+    for (const auto& field : ev.GetObject()) {
+      std::string_view k = string_of(field.name);
+      if (k == "ph") get_string(field.value, ph);
+      else if (k == "cat") get_string(field.value, cat);
+      else if (k == "name") get_string(field.value, name);
+      else if (k == "ts") te = &field.value;
+      else if (k == "dur") de = &field.value;
+      else if (k == "pid") pe = &field.value;
+      else if (k == "args") ae = &field.value;
     }
     if (ph != "X") continue;
     ++x_events;
@@ -197,27 +183,26 @@ Parsed<Profile> parse_kineto(std::string_view json) {
     bool annotation = cat == "user_annotation";
     if (!gpu && !host_call && !annotation) continue;
     std::int64_t ts, dur;
-    if (!has_ts || !has_dur || !micros_to_ns(te, ts) || !micros_to_ns(de, dur) || dur < 0) {
+    if (!te || !de || !micros_to_ns(*te, ts) || !micros_to_ns(*de, dur) || dur < 0) {
       ++bad_times;
       continue;
     }
-    simdjson::dom::object args;
-    bool has_args = has_args_el && !ae.get_object().get(args);
+    bool has_args = ae && ae->IsObject();
     std::int64_t corr = 0, dev = -1, stream = 0, in = 0, out = 0, group = 0;
     std::string_view cname, dt;
     bool has_cname = false;
     if (has_args)
-      for (auto field : args) {
-        std::string_view k = field.key;
+      for (const auto& field : ae->GetObject()) {
+        std::string_view k = string_of(field.name);
         if (k == "correlation") integer(field.value, corr);
         else if (!gpu) continue;
         else if (k == "device") integer(field.value, dev);
         else if (k == "stream") integer(field.value, stream);
-        else if (k == "Collective name") has_cname = !field.value.get_string().get(cname);
+        else if (k == "Collective name") has_cname = get_string(field.value, cname);
         else if (k == "In msg nelems") integer(field.value, in);
         else if (k == "Out msg nelems") integer(field.value, out);
         else if (k == "Group size") integer(field.value, group);
-        else if (k == "dtype") (void)!field.value.get_string().get(dt);
+        else if (k == "dtype") get_string(field.value, dt);
       }
     if (host_call) {
       if (corr) api.emplace(corr, std::make_pair(ts, ts + dur));
@@ -235,7 +220,7 @@ Parsed<Profile> parse_kineto(std::string_view json) {
     GpuActivity a;
     a.start = ts;
     a.end = ts + dur;
-    if (dev < 0 && has_pid) integer(pe, dev);
+    if (dev < 0 && pe) integer(*pe, dev);
     a.gpu = gpu_of(dev < 0 ? 0 : dev);
     a.stream = static_cast<std::uint32_t>(stream);
     a.kind = cat == "kernel" || cat == "Kernel" ? ActKind::kernel : cat == "gpu_memcpy" || cat == "Memcpy" ? ActKind::memcpy : ActKind::memset;
@@ -255,8 +240,8 @@ Parsed<Profile> parse_kineto(std::string_view json) {
     corr_of.push_back(corr);
   }
   if (p.acts.empty()) {
-    return parse_fail(events.size() == 0 ? "a trace with no events (traceEvents is empty)"
-                                         : std::to_string(events.size()) + " trace events but no GPU activity (no cat kernel/gpu_memcpy/gpu_memset events): profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
+    return parse_fail(events.Size() == 0 ? "a trace with no events (traceEvents is empty)"
+                                         : std::to_string(events.Size()) + " trace events but no GPU activity (no cat kernel/gpu_memcpy/gpu_memset events): profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
   }
   bool kernels = false;
   for (const auto& a : p.acts) kernels = kernels || a.kind == ActKind::kernel;

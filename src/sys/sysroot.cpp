@@ -100,7 +100,7 @@ void push_components(std::vector<std::string>& todo, std::string_view path) {
 // O_NOFOLLOW, a link read with readlinkat and its target walked in its place (absolute
 // targets from the tree's root), ".." clamped at the root, more than 40 links ELOOP. The
 // final link is followed when `follow_last`. Returns 0 or an errno.
-int walk_in(int root, std::string_view path, bool follow_last, Walk& w) {
+int walk_in(std::string_view path, bool follow_last, Walk& w) {
   walks_done.fetch_add(1, std::memory_order_relaxed);
   std::vector<std::string> todo;  // components still to walk, the next one last
   push_components(todo, path);
@@ -176,7 +176,7 @@ int same_object(int fd, const struct stat& checked) {
 
 int open_walked(int root, std::string_view rel, Want want) {
   Walk w(root);
-  if (int err = walk_in(root, rel, want != Want::path_nofollow, w); err != 0) {
+  if (int err = walk_in(rel, want != Want::path_nofollow, w); err != 0) {
     errno = err;
     return -1;
   }

@@ -74,8 +74,8 @@ TEST(AnalyzeFieldLogs, InvariantsOnEveryRealLog) {
       SCOPED_TRACE(f.value("id", "?") + ": " + title);
       EXPECT_NE(status, "error");
       any_fail = any_fail || status == "fail";
-      if (status == "skip") EXPECT_GE(words(title), 5u) << "a skip must say why in its title";
-      if (status == "pass") EXPECT_FALSE(f.value("evidence", nlohmann::json::array()).empty()) << "a pass must show its evidence";
+      if (status == "skip") { EXPECT_GE(words(title), 5u) << "a skip must say why in its title"; }
+      if (status == "pass") { EXPECT_FALSE(f.value("evidence", nlohmann::json::array()).empty()) << "a pass must show its evidence"; }
     }
     EXPECT_EQ(r.status, any_fail ? 1 : 0);
     ++judged;

@@ -24,7 +24,7 @@ TEST(Live, CheckOnThisMachineGivesAValidReport) {
   for (const auto& f : j["findings"]) {
     ids.insert(f["id"].get<std::string>());
     EXPECT_NE(f["status"], "error") << f.dump();
-    if (f["status"] == "skip") EXPECT_GT(f["title"].get<std::string>().size(), 10u) << "a skip must say why: " << f.dump();
+    if (f["status"] == "skip") { EXPECT_GT(f["title"].get<std::string>().size(), 10u) << "a skip must say why: " << f.dump(); }
   }
   EXPECT_EQ(ids, registered) << "every check gives at least one finding";
 }

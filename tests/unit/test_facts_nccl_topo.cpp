@@ -51,7 +51,7 @@ TEST(NcclTopoShared, AzureNdv4GpuNicPairsUnderVirtualBridges) {
                                                    "0106:00:00.0", "0107:00:00.0", "0108:00:00.0"}));
   // The ffff:ff:0N.0 bridges are virtual and never matched.
   for (const auto& p : t->pci)
-    if (p.is_virtual()) EXPECT_EQ(p.kind, facts::TopoPci::bridge) << p.busid;
+    if (p.is_virtual()) { EXPECT_EQ(p.kind, facts::TopoPci::bridge) << p.busid; }
   for (const auto& p : t->pci)
     if (p.busid == "000d:00:00.0") {
       EXPECT_EQ(p.numaid, 2);
@@ -115,7 +115,7 @@ TEST(NcclTopoShared, AwsP4dSwitchesWithCommentsInline) {
   EXPECT_EQ(busids(*t, facts::TopoPci::nic), seq({"0000:10:1b.0", "0000:20:1b.0", "0000:90:1b.0", "0000:a0:1b.0"}));
   EXPECT_TRUE(t->nccl_rejects.empty()) << t->nccl_rejects.front();
   for (const auto& p : t->pci)
-    if (p.kind == facts::TopoPci::nic) EXPECT_EQ(p.vendor, 0x1d0fu);
+    if (p.kind == facts::TopoPci::nic) { EXPECT_EQ(p.vendor, 0x1d0fu); }
 }
 
 TEST(NcclTopoShared, AwsG5BareBusIds) {
@@ -139,7 +139,7 @@ TEST(NcclTopoShared, RealDumpWithBondedNics) {
   for (const auto& n : t->nets) nets.insert(n.name);
   EXPECT_EQ(nets, seq({"mlx5_bond_0", "mlx5_bond_1", "mlx5_bond_2", "mlx5_bond_3", "mlx5_bond_4"}));
   for (const auto& n : t->nets)
-    if (n.name == "mlx5_bond_1") EXPECT_EQ(n.pci_busid, "0000:1a:00.0");
+    if (n.name == "mlx5_bond_1") { EXPECT_EQ(n.pci_busid, "0000:1a:00.0"); }
 }
 
 TEST(NcclTopoShared, EverySharedFileParsesOrSaysWhy) {

@@ -11,7 +11,6 @@
 namespace perfgap::checks {
 namespace {
 
-constexpr std::string_view kLayer = "cpu-power";
 constexpr std::int32_t kPmQosDefault = 2000000000;  // PM_QOS_DEFAULT_VALUE: no request
 
 std::string state_path(int cpu, int index, std::string_view attr) {
@@ -22,7 +21,7 @@ std::string state_path(int cpu, int index, std::string_view attr) {
 std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   constexpr std::string_view id = "cpu.cstate.deep_idle";
   const double deep_us = th.get("deep_latency_us");
-  if (auto skip = topology_skip(f, id, kLayer)) return {*skip};
+  if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
   const auto& idle = f.cpuidle();
   const auto& cmd = f.cmdline();
   const auto& hyp = f.hypervisor();
@@ -57,7 +56,7 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   };
 
   if (poll) {
-    auto out = with_caps(core::finding(id, kLayer, Status::fail, "idle=poll on the kernel command line: idle CPUs busy-poll and never enter a C-state"));
+    auto out = with_caps(core::finding(id, layer::cpu_power, Status::fail, "idle=poll on the kernel command line: idle CPUs busy-poll and never enter a C-state"));
     out.fix = cmdline_fix;
     out.impact = impact;
     return {out};
@@ -74,7 +73,7 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
         virt ? "virtualized (" + hyp->name + ") and the VM exposes no cpuidle states: the host's C-state settings decide (" + why + ")"
         : no_driver ? "no cpuidle driver, so idle states cannot be seen from here (" + why + ")"
                     : "cpuidle driver " + idle.driver + " is loaded, but no online CPU's idle states are readable (" + why + ")";
-    auto out = with_caps(core::finding(id, kLayer, Status::skip, title));
+    auto out = with_caps(core::finding(id, layer::cpu_power, Status::skip, title));
     out.add("/sys/devices/system/cpu/cpuidle/current_driver", idle.driver.empty() ? idle.driver_reason : idle.driver);
     return {out};
   }
@@ -118,7 +117,7 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
 
   if (exposed.empty() && unknown_latency) {
     // An unreadable latency could be the deep state: no verdict on missing data.
-    auto out = with_caps(core::finding(id, kLayer, Status::skip,
+    auto out = with_caps(core::finding(id, layer::cpu_power, Status::skip,
         fmt::format("exit latency of {} unreadable, so whether a deep state exists is unknown", unknown_latency->second.name)));
     out.add(state_path(unknown_latency->first, unknown_latency->second.index, "latency"), "empty or not a number", "microseconds");
     return {out};
@@ -126,7 +125,7 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   if (exposed.empty() && caps.empty() && !bare && !virt) {
     // Shallow states only, on a node that is not known to be bare metal: a BIOS limit on
     // bare metal, the host's business in a VM; say so instead of blaming the BIOS.
-    auto out = with_caps(core::finding(id, kLayer, Status::warn,
+    auto out = with_caps(core::finding(id, layer::cpu_power, Status::warn,
         fmt::format("only shallow idle states are exposed (deepest: {}, {} us), and whether this is bare metal is unknown: on bare metal a BIOS limit, in a VM the host's settings",
                     deepest_seen ? deepest_seen->name : "none", deepest_seen && deepest_seen->latency_us ? *deepest_seen->latency_us : 0)));
     out.add("virt.hypervisor", hyp.error());
@@ -140,13 +139,13 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   }
   if (exposed.empty()) {
     if (virt) {
-      auto out = with_caps(core::finding(id, kLayer, Status::skip,
+      auto out = with_caps(core::finding(id, layer::cpu_power, Status::skip,
           "virtualized (" + hyp->name + "): the guest's idle states are shallow by design; the host's C-state settings decide"));
       out.add(fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu), state_list(first_cpu));
       return {out};
     }
     bool capped = !caps.empty();
-    auto out = with_caps(core::finding(id, kLayer, Status::fail,
+    auto out = with_caps(core::finding(id, layer::cpu_power, Status::fail,
         capped ? fmt::format("idle cores cannot reach a deep C-state: capped on the kernel command line (deepest: {})",
                              deepest_seen ? deepest_seen->name : "none")
                : fmt::format("idle cores cannot reach a deep C-state: only shallow states are exposed (deepest: {}, {} us), a BIOS limit",
@@ -162,7 +161,7 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   }
 
   std::vector<Finding> result;
-  Finding out = with_caps(core::finding(id, kLayer, Status::pass, ""));
+  Finding out = with_caps(core::finding(id, layer::cpu_power, Status::pass, ""));
   std::vector<std::string> problems;
   if (!all_disabled.empty()) {
     problems.push_back(fmt::format("every deep idle state is disabled on {} of {} CPUs", all_disabled.count(), idle.per_cpu.size()));
@@ -244,10 +243,10 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
 // ---- cpu.turbo ---------------------------------------------------------------------------
 std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.turbo";
-  if (auto skip = topology_skip(f, id, kLayer)) return {*skip};
+  if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
   const auto& freq = f.cpufreq();
   const auto& hyp = f.hypervisor();
-  Finding out = core::finding(id, kLayer, Status::pass, "");
+  Finding out = core::finding(id, layer::cpu_power, Status::pass, "");
   std::vector<std::string> problems;
   bool any_signal = false;
   const std::string pstate = "/sys/devices/system/cpu/intel_pstate";
@@ -351,12 +350,12 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
 // ---- cpu.governor ------------------------------------------------------------------------
 std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.governor";
-  if (auto skip = topology_skip(f, id, kLayer)) return {*skip};
+  if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
   const auto& freq = f.cpufreq();
   const auto& hyp = f.hypervisor();
   if (freq.cpus.empty()) {
     bool virt = hyp && hyp->virtualized;
-    return {core::finding(id, kLayer, Status::skip,
+    return {core::finding(id, layer::cpu_power, Status::skip,
                           virt ? "virtualized (" + hyp->name + "): no cpufreq governor in the guest; the host decides"
                                : "no cpufreq driver: no governor to check (" + (freq.unread_reason.empty() ? std::string("no online CPU has cpufreq") : freq.unread_reason) + ")")};
   }
@@ -375,7 +374,7 @@ std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
     }
   }
   if (judged.cpus.empty())
-    return {core::finding(id, kLayer, Status::skip, "no CPU's governor is readable: " + judged.unread_reason)};
+    return {core::finding(id, layer::cpu_power, Status::skip, "no CPU's governor is readable: " + judged.unread_reason)};
   for (const auto& c : judged.cpus) {
     auto key = std::make_tuple(c.driver.value_or("?"), c.governor.value_or("?"), c.epp.value_or(""));
     groups[key].insert(c.cpu);
@@ -383,7 +382,7 @@ std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
     bool ok = c.governor == std::optional<std::string>("performance") || c.epp == std::optional<std::string>("performance");
     if (!ok) bad.insert(c.cpu);
   }
-  Finding out = core::finding(id, kLayer, bad.empty() ? Status::pass : Status::warn, "");
+  Finding out = core::finding(id, layer::cpu_power, bad.empty() ? Status::pass : Status::warn, "");
   for (const auto& [key, cpus] : groups) {
     const auto& [drv, gov, epp] = key;
     const auto* ex = examples[key];
@@ -416,9 +415,9 @@ std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
 std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
   constexpr std::string_view id = "cpu.steal";
   const double fail_pct = th.get("fail_pct");
-  if (auto skip = topology_skip(f, id, kLayer)) return {*skip};
+  if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
   const auto& w = f.window();
-  if (!w.first || !w.second) return {core::finding(id, kLayer, Status::skip, "cannot read CPU times: " + w.stat_error)};
+  if (!w.first || !w.second) return {core::finding(id, layer::cpu_power, Status::skip, "cannot read CPU times: " + w.stat_error)};
   std::string how;
   auto cpus = workload_cpus(f, &how);
   std::map<int, const parsers::CpuTimes*> before;
@@ -444,11 +443,11 @@ std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
       if (p > fail_pct) hot.insert(c.cpu);
     }
   }
-  if (!has_column) return {core::finding(id, kLayer, Status::skip, "/proc/stat has no steal column for the CPUs in question")};
-  if (total_sum == 0) return {core::finding(id, kLayer, Status::skip, "no CPU time elapsed on the CPUs in question")};
+  if (!has_column) return {core::finding(id, layer::cpu_power, Status::skip, "/proc/stat has no steal column for the CPUs in question")};
+  if (total_sum == 0) return {core::finding(id, layer::cpu_power, Status::skip, "no CPU time elapsed on the CPUs in question")};
   double p = 100.0 * static_cast<double>(steal_sum) / static_cast<double>(total_sum);
   std::string span = w.live ? fmt::format("over {:.1f} s", w.seconds) : "since boot";
-  Finding out = core::finding(id, kLayer, Status::pass, "");
+  Finding out = core::finding(id, layer::cpu_power, Status::pass, "");
   out.add("/proc/stat (steal column)", fmt::format("{}% of CPU time {} on {}", pct(p), span, how),
           fmt::format("<= {}%", pct(fail_pct)));
   out.add("CPUs considered", cpus_text(cpus));
@@ -475,7 +474,7 @@ std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
 
 void register_cpu_power(core::Registry& r) {
   r.add({.id = "cpu.cstate.deep_idle",
-         .layer = kLayer,
+         .layer = layer::cpu_power,
          .summary = "idle cores can reach a deep C-state (turbo headroom for busy cores)",
          .rule = "`fail` when idle cores cannot reach a deep idle state (exit latency >= deep_latency_us, 50 us: Intel C6, AMD ACPI C2): `idle=poll`, capped on the command line, every deep state disabled on some CPU, only shallow states exposed on bare metal (BIOS limit), or a PM QoS request (/dev/cpu_dma_latency) below the deep state's latency. `warn` when only shallow states are exposed on a node not known to be bare metal (virt.hypervisor skipped), when some online CPUs have no deep state while others do (they are named), or when some online CPUs' cpuidle directories are unreadable. `skip` in a VM that exposes no deep state (the host decides), without a cpuidle driver, and when the driver is loaded but no CPU's states are readable. `pass` names the deepest reachable state and counts every online CPU.",
          .fix = "Allow C6 in the BIOS, remove intel_idle.max_cstate=/processor.max_cstate=/idle= from the kernel command line, re-enable disabled states, release a low PM QoS request (tuned latency-performance).",
@@ -489,7 +488,7 @@ void register_cpu_power(core::Registry& r) {
          .params = {{"deep_latency_us", 50, "exit latency (us) from which an idle state counts as deep"}},
          .run = deep_idle});
   r.add({.id = "cpu.turbo",
-         .layer = kLayer,
+         .layer = layer::cpu_power,
          .summary = "turbo/boost is on and no CPU's frequency is capped below its maximum",
          .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `warn` when turbo is on but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped). `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
          .fix = "Enable turbo in BIOS and OS, set max_perf_pct to 100, raise scaling_max_freq to cpuinfo_max_freq.",
@@ -503,7 +502,7 @@ void register_cpu_power(core::Registry& r) {
          .params = {},
          .run = turbo});
   r.add({.id = "cpu.governor",
-         .layer = kLayer,
+         .layer = layer::cpu_power,
          .summary = "CPUs run the performance governor or EPP 'performance'",
          .rule = "`warn` for CPUs whose scaling_governor is not `performance` and whose energy_performance_preference (where present) is not `performance`; evidence groups CPUs by driver, governor and EPP; also `warn` when every readable CPU is fine but some online CPUs have no readable cpufreq (named). `skip` without cpufreq.",
          .fix = "`cpupower frequency-set -g performance`, or EPP 'performance' with intel_pstate/amd-pstate active.",
@@ -513,7 +512,7 @@ void register_cpu_power(core::Registry& r) {
          .params = {},
          .run = governor});
   r.add({.id = "cpu.steal",
-         .layer = kLayer,
+         .layer = layer::cpu_power,
          .summary = "the hypervisor steals little CPU time from the workload's CPUs",
          .rule = "Steal share of CPU time on the CPUs the training processes may use (all online CPUs when none is found): live over a 1 s window, on a captured tree since boot. `fail` above fail_pct (2%); `warn` when the whole is below it but single CPUs are above; `skip` without a steal column.",
          .fix = "Pin vCPUs to dedicated host cores and keep host housekeeping off them.",

@@ -18,11 +18,6 @@ namespace perfgap::checks {
 
 namespace {
 
-constexpr std::string_view kLayer = "network";
-
-std::string shown(std::string_view name, const std::string& value) {
-  return report::redact(name, value);
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
@@ -46,7 +41,7 @@ std::vector<Finding> disabled_paths(facts::Facts& f, const core::Thresholds&) {
   if (const auto& pci = f.pci())
     for (const auto& d : *pci)
       if (d.vendor == 0x10de && (d.class_code >> 8) == 0x0680) nvswitch = true;
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::network, Status::pass, "");
   std::vector<std::string> off;
   auto flag = [&](const facts::NcclSetting& s, const std::string& name, const std::string& cost, const std::string& expected) {
     off.push_back(name + "=" + shown(name, s.value) + " (" + cost + ")");
@@ -95,7 +90,7 @@ std::vector<Finding> disabled_paths(facts::Facts& f, const core::Thresholds&) {
 std::vector<Finding> forced(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "nccl.env.forced";
   const auto& c = facts::nccl_config(f);
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::network, Status::pass, "");
   std::vector<std::string> names;
   for (const char* name : {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE"})
     if (auto s = active(c, name)) {
@@ -140,7 +135,7 @@ std::string list_text(const std::vector<std::string>& v, std::size_t max = 6) {
 
 Finding ib_hca(facts::Facts& f, const facts::NcclSetting& s) {
   constexpr std::string_view id = "nccl.env.devices";
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::network, Status::pass, "");
   out.subject = "NCCL_IB_HCA";
   out.add(s.source, "NCCL_IB_HCA=" + s.value);
   const auto& ib = facts::infiniband(f);
@@ -193,7 +188,7 @@ Finding ib_hca(facts::Facts& f, const facts::NcclSetting& s) {
 
 Finding socket_ifname(facts::Facts& f, const facts::NcclSetting& s) {
   constexpr std::string_view id = "nccl.env.devices";
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::network, Status::pass, "");
   out.subject = "NCCL_SOCKET_IFNAME";
   out.add(s.source, "NCCL_SOCKET_IFNAME=" + s.value);
   auto names = f.root().list("/sys/class/net");
@@ -228,14 +223,14 @@ Finding socket_ifname(facts::Facts& f, const facts::NcclSetting& s) {
   return out;
 }
 
-std::vector<Finding> devices(facts::Facts& f, const core::Thresholds&) {
+std::vector<Finding> nccl_devices(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "nccl.env.devices";
   const auto& c = facts::nccl_config(f);
   std::vector<Finding> out;
   if (auto s = active(c, "NCCL_IB_HCA")) out.push_back(ib_hca(f, *s));
   if (auto s = active(c, "NCCL_SOCKET_IFNAME")) out.push_back(socket_ifname(f, *s));
   if (out.empty()) {
-    auto fnd = core::finding(id, kLayer, Status::pass, "NCCL_IB_HCA and NCCL_SOCKET_IFNAME are unset: NCCL picks devices itself");
+    auto fnd = core::finding(id, layer::network, Status::pass, "NCCL_IB_HCA and NCCL_SOCKET_IFNAME are unset: NCCL picks devices itself");
     fnd.add(f.audited_env_source() + ", NCCL config files", unset_text(f, "NCCL_IB_HCA, NCCL_SOCKET_IFNAME"));
     out.push_back(std::move(fnd));
   }
@@ -252,13 +247,13 @@ bool is_grace(facts::Facts& f) {
 std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "nccl.gdr";
   const auto& ib = facts::infiniband(f);
-  if (!ib) return {core::finding(id, kLayer, Status::skip, "RDMA devices unknown: " + ib.error())};
-  if (ib->empty()) return {core::finding(id, kLayer, Status::skip, "no RDMA devices (/sys/class/infiniband): GPUDirect RDMA does not apply")};
+  if (!ib) return {core::finding(id, layer::network, Status::skip, "RDMA devices unknown: " + ib.error())};
+  if (ib->empty()) return {core::finding(id, layer::network, Status::skip, "no RDMA devices (/sys/class/infiniband): GPUDirect RDMA does not apply")};
   const auto& pci = f.pci();
-  if (!pci) return {core::finding(id, kLayer, Status::skip, "GPUs unknown: " + pci.error())};
+  if (!pci) return {core::finding(id, layer::network, Status::skip, "GPUs unknown: " + pci.error())};
   int gpus = static_cast<int>(std::count_if(pci->begin(), pci->end(), [](const auto& d) { return d.is_gpu(); }));
-  if (gpus == 0) return {core::finding(id, kLayer, Status::skip, "no NVIDIA GPU on PCI: GPUDirect RDMA does not apply")};
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  if (gpus == 0) return {core::finding(id, layer::network, Status::skip, "no NVIDIA GPU on PCI: GPUDirect RDMA does not apply")};
+  auto out = core::finding(id, layer::network, Status::pass, "");
   out.add("/sys/class/infiniband", fmt::format("{} RDMA device{}; {} GPU{} on PCI", ib->size(), ib->size() == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s"));
   std::vector<std::string> paths;
   for (const char* mod : {"nvidia_peermem", "nv_peer_mem"}) {
@@ -312,9 +307,9 @@ std::vector<Finding> ib_qps(facts::Facts& f, const core::Thresholds& th) {
   constexpr std::string_view id = "nccl.ib.qps";
   const double min_rate = th.get("min_rate_gbps");
   const auto& ib = facts::infiniband(f);
-  if (!ib) return {core::finding(id, kLayer, Status::skip, "RDMA ports unknown: " + ib.error())};
-  if (ib->empty()) return {core::finding(id, kLayer, Status::skip, "no RDMA devices (/sys/class/infiniband)")};
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  if (!ib) return {core::finding(id, layer::network, Status::skip, "RDMA ports unknown: " + ib.error())};
+  if (ib->empty()) return {core::finding(id, layer::network, Status::skip, "no RDMA devices (/sys/class/infiniband)")};
+  auto out = core::finding(id, layer::network, Status::pass, "");
   std::vector<std::string> fast, unknown;
   double top = 0;
   for (const auto& d : *ib)
@@ -368,7 +363,7 @@ std::vector<Finding> ib_qps(facts::Facts& f, const core::Thresholds& th) {
 
 void register_nccl(core::Registry& r) {
   r.add({.id = "nccl.env.disabled_paths",
-         .layer = kLayer,
+         .layer = layer::network,
          .summary = "no NCCL setting switches off NVLink P2P, shared memory, RDMA, NVLS or GPUDirect",
          .rule = "Settings as NCCL reads them (audited environment, else NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf; empty values ignored, integers as strtoll reads them). `fail` for NCCL_P2P_DISABLE!=0, NCCL_P2P_LEVEL=LOC, NCCL_SHM_DISABLE!=0, NCCL_IB_DISABLE!=0 or NCCL_NET=Socket on a node with RDMA devices, NCCL_NVLS_ENABLE=0 with an NVSwitch PCI function (vendor 0x10de, class 0x0680), NCCL_NET_GDR_LEVEL/NCCL_IB_GDR_LEVEL=LOC; each named with its cost. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "Remove the setting from the job, the image, or NCCL's config files.",
@@ -376,7 +371,7 @@ void register_nccl(core::Registry& r) {
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, disabled_paths(f, th)); }});
   r.add({.id = "nccl.env.forced",
-         .layer = kLayer,
+         .layer = layer::network,
          .summary = "NCCL's algorithm, protocol, channel and buffer tuning is not forced",
          .rule = "`warn` when NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS or NCCL_BUFFSIZE is set (non-empty), or NCCL_DEBUG is INFO/TRACE with NCCL_DEBUG_SUBSYS including ALL: forced settings override NCCL's tuning; verify with a sweep. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "perfgap sweep the setting against unset; drop what does not win.",
@@ -384,15 +379,15 @@ void register_nccl(core::Registry& r) {
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, forced(f, th)); }});
   r.add({.id = "nccl.env.devices",
-         .layer = kLayer,
+         .layer = layer::network,
          .summary = "NCCL_IB_HCA and NCCL_SOCKET_IFNAME name devices that exist here",
          .rule = "NCCL's list syntax: comma list, names match as prefixes unless the list starts with '=' (exact; after an optional leading '^', which makes it an exclusion list), ':port' selects an RDMA port, an empty list means every device. Per variable (subject: its name): `fail` when a selecting entry matches no RDMA device/port (/sys/class/infiniband) or interface (/sys/class/net), or when nothing is left selected (e.g. '^=:,,' excludes everything). `pass` when both are unset. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "Name devices present on this node (ibv_devices, ip -br link).",
          .reads = {"/proc/self/environ", "/etc/nccl.conf", "/sys/class/infiniband/*", "/sys/class/net/*"},
          .params = {},
-         .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, devices(f, th)); }});
+         .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, nccl_devices(f, th)); }});
   r.add({.id = "nccl.gdr",
-         .layer = kLayer,
+         .layer = layer::network,
          .summary = "GPUDirect RDMA is available where GPUs and RDMA NICs share the node",
          .rule = "With RDMA devices and NVIDIA GPUs on PCI: `pass` when /sys/module/nvidia_peermem (or nv_peer_mem) is loaded, the driver is the open kernel module (dma-buf; /proc/driver/nvidia/version says \"Open Kernel Module\"), or on Grace NCCL_NET_GDR_C2C is set non-zero; `warn` when none is; `skip` without RDMA devices or GPUs, or when the driver version is unreadable and nvidia_peermem is absent.",
          .fix = "modprobe nvidia_peermem (persisted), or the open GPU kernel modules for dma-buf.",
@@ -401,7 +396,7 @@ void register_nccl(core::Registry& r) {
          .params = {},
          .run = gdr});
   r.add({.id = "nccl.ib.qps",
-         .layer = kLayer,
+         .layer = layer::network,
          .summary = "QPs per connection are measured, not left at 1, on ports of 400 Gb/s and more",
          .rule = "`warn` when an ACTIVE RDMA port's rate is at least min_rate_gbps (400) and NCCL_IB_QPS_PER_CONNECTION is unset or 1: sweep it (1, 2, 4, 8) at the workload's message sizes with perfgap sweep; never a blind fix. `pass` when it is above 1 or no port is that fast; `skip` without RDMA devices.",
          .fix = "perfgap sweep --env NCCL_IB_QPS_PER_CONNECTION=1,2,4,8 -- <benchmark>.",

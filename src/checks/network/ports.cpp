@@ -13,15 +13,14 @@
 namespace perfgap::checks {
 namespace {
 
-constexpr std::string_view kLayer = "network";
 
 std::string gbps(double v) { return fmt::format("{:g} Gb/s", v); }
 
 std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "net.ib.ports";
   const auto& ib = facts::infiniband(f);
-  if (!ib) return {core::finding(id, kLayer, Status::skip, "RDMA devices not readable: " + ib.error())};
-  if (ib->empty()) return {core::finding(id, kLayer, Status::skip, "no RDMA devices (/sys/class/infiniband absent or empty)")};
+  if (!ib) return {core::finding(id, layer::network, Status::skip, "RDMA devices not readable: " + ib.error())};
+  if (ib->empty()) return {core::finding(id, layer::network, Status::skip, "no RDMA devices (/sys/class/infiniband absent or empty)")};
 
   // Peers: ports of the same link layer on the same NIC model (a storage or management NIC of
   // another model is not a peer of the compute rails).
@@ -54,13 +53,13 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
   std::vector<Finding> out;
   for (const auto& d : *ib) {
     if (d.ports.empty()) {
-      auto fnd = core::finding(id, kLayer, Status::skip, "no readable ports under /sys/class/infiniband/" + d.name + "/ports");
+      auto fnd = core::finding(id, layer::network, Status::skip, "no readable ports under /sys/class/infiniband/" + d.name + "/ports");
       fnd.subject = d.name;
       out.push_back(std::move(fnd));
       continue;
     }
     for (const auto& p : d.ports) {
-      auto fnd = core::finding(id, kLayer, Status::pass, "");
+      auto fnd = core::finding(id, layer::network, Status::pass, "");
       fnd.subject = fmt::format("{}:{}", d.name, p.port);
       if (p.state.empty() || p.phys_state.empty()) {
         fnd.status = Status::skip;
@@ -136,7 +135,7 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
 
 void register_network_ports(core::Registry& r) {
   r.add({.id = "net.ib.ports",
-         .layer = kLayer,
+         .layer = layer::network,
          .summary = "every RDMA port is ACTIVE/LinkUp and none is slower than its peers",
          .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer, driver and NIC model: PCI device id, else hca_type, else board_id; ports whose model is unknown are compared with none; at least two ports); `warn` for an ACTIVE port whose phys_state is no value the kernel prints; `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices.",
          .fix = "Cable, transceiver and switch port (mlxlink, ibstat); a subnet manager for ports stuck in INIT.",

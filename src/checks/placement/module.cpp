@@ -12,7 +12,6 @@
 namespace perfgap::checks {
 namespace {
 
-constexpr std::string_view kLayer = "placement";
 
 std::string pid_subject(int pid) { return "pid:" + std::to_string(pid); }
 std::string proc_path(int pid, std::string_view file) { return fmt::format("/proc/{}/{}", pid, file); }
@@ -24,17 +23,17 @@ std::vector<Finding> numa_balancing(facts::Facts& f, const core::Thresholds&) {
   auto raw = f.numa_balancing_raw();
   if (!raw) {
     auto v = f.root().read(path);
-    return {core::finding(id, kLayer, Status::skip,
+    return {core::finding(id, layer::placement, Status::skip,
                           "automatic NUMA balancing setting not available: " + (v ? std::string("empty") : facts::describe(v.error())))};
   }
   auto n = sys::to_int<int>(*raw);
-  if (!n || *n < 0) return {core::finding(id, kLayer, Status::skip, fmt::format("{}: unexpected value '{}'", path, *raw))};
+  if (!n || *n < 0) return {core::finding(id, layer::placement, Status::skip, fmt::format("{}: unexpected value '{}'", path, *raw))};
   if (*n == 0) {
-    auto out = core::finding(id, kLayer, Status::pass, "automatic NUMA balancing is off");
+    auto out = core::finding(id, layer::placement, Status::pass, "automatic NUMA balancing is off");
     out.add(path, "0");
     return {out};
   }
-  auto out = core::finding(id, kLayer, Status::warn,
+  auto out = core::finding(id, layer::placement, Status::warn,
                            *n == 2 ? "automatic NUMA balancing is on (memory tiering mode): pages of pinned processes migrate"
                                    : "automatic NUMA balancing is on: the kernel unmaps and migrates pages of pinned training processes");
   out.add(path, *raw, "0");
@@ -49,14 +48,14 @@ std::vector<Finding> remote_memory(facts::Facts& f, const core::Thresholds& th) 
   const double warn_pct = th.get("warn_pct"), fail_pct = th.get("fail_pct");
   const auto budget = std::chrono::milliseconds(static_cast<long>(th.get("max_read_ms")));
   const auto& t = f.training();
-  if (t.procs.empty()) return {no_training_skip(id, kLayer, t)};
+  if (t.procs.empty()) return {no_training_skip(id, layer::placement, t)};
   const auto& topo = f.topology();
-  if (!topo) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo.error())};
-  if (!topo->nodes_error.empty()) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo->nodes_error)};
+  if (!topo) return {core::finding(id, layer::placement, Status::skip, "NUMA topology not available: " + topo.error())};
+  if (!topo->nodes_error.empty()) return {core::finding(id, layer::placement, Status::skip, "NUMA topology not available: " + topo->nodes_error)};
   std::vector<Finding> out;
   const auto cpu_nodes = topo->nodes_with_cpus();
   for (const auto& p : t.procs) {
-    auto fnd = core::finding(id, kLayer, Status::pass, "");
+    auto fnd = core::finding(id, layer::placement, Status::pass, "");
     fnd.subject = pid_subject(p.pid);
     if (cpu_nodes.count() < 2) {
       fnd.status = Status::pass;
@@ -167,13 +166,13 @@ RankGpu gpu_of(const facts::Process& p, const std::vector<facts::Gpu>& gpus) {
 std::vector<Finding> gpu_affinity(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "placement.gpu_affinity";
   const auto& t = f.training();
-  if (t.procs.empty()) return {no_training_skip(id, kLayer, t)};
+  if (t.procs.empty()) return {no_training_skip(id, layer::placement, t)};
   const auto& gpus = f.visible_gpus();
-  if (!gpus) return {core::finding(id, kLayer, Status::skip, "GPUs not visible: " + gpus.error())};
-  if (gpus->empty()) return {core::finding(id, kLayer, Status::skip, "no NVIDIA GPU on PCI (or none visible in /proc/driver/nvidia/gpus)")};
+  if (!gpus) return {core::finding(id, layer::placement, Status::skip, "GPUs not visible: " + gpus.error())};
+  if (gpus->empty()) return {core::finding(id, layer::placement, Status::skip, "no NVIDIA GPU on PCI (or none visible in /proc/driver/nvidia/gpus)")};
   const auto& topo = f.topology();
-  if (!topo) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo.error())};
-  if (!topo->nodes_error.empty()) return {core::finding(id, kLayer, Status::skip, "NUMA topology not available: " + topo->nodes_error)};
+  if (!topo) return {core::finding(id, layer::placement, Status::skip, "NUMA topology not available: " + topo.error())};
+  if (!topo->nodes_error.empty()) return {core::finding(id, layer::placement, Status::skip, "NUMA topology not available: " + topo->nodes_error)};
   const auto cpu_nodes = topo->nodes_with_cpus();
 
   std::vector<RankGpu> ranks;
@@ -195,7 +194,7 @@ std::vector<Finding> gpu_affinity(facts::Facts& f, const core::Thresholds&) {
   std::vector<Finding> out;
   for (const auto& r : ranks) {
     const auto& p = *r.proc;
-    auto fnd = core::finding(id, kLayer, Status::pass, "");
+    auto fnd = core::finding(id, layer::placement, Status::pass, "");
     fnd.subject = pid_subject(p.pid);
     if (!r.gpu) {
       fnd.status = Status::skip;
@@ -275,9 +274,9 @@ std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
   const double busy = th.get("busy_pct") / 100.0;
   const double irq_rate = th.get("irq_per_s");
   const auto& t = f.training();
-  if (t.procs.empty()) return {no_training_skip(id, kLayer, t)};
+  if (t.procs.empty()) return {no_training_skip(id, layer::placement, t)};
   const auto& w = f.window();
-  if (w.threads.empty()) return {core::finding(id, kLayer, Status::skip, "cannot see thread activity: " + (w.threads_error.empty() ? std::string("no thread read from /proc/*/task/*/stat") : w.threads_error))};
+  if (w.threads.empty()) return {core::finding(id, layer::placement, Status::skip, "cannot see thread activity: " + (w.threads_error.empty() ? std::string("no thread read from /proc/*/task/*/stat") : w.threads_error))};
   const auto& topo = f.topology();
   std::set<int> training_pids;
   for (const auto& p : t.procs) training_pids.insert(p.pid);
@@ -296,7 +295,7 @@ std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
       if (!bound) cores.insert(th_use.last_cpu);
     }
   std::string span = w.live ? fmt::format("over {:.1f} s", w.seconds) : "since thread start";
-  auto fnd = core::finding(id, kLayer, Status::pass, "");
+  auto fnd = core::finding(id, layer::placement, Status::pass, "");
   if (cores.empty()) {
     fnd.status = Status::skip;
     fnd.title = "training processes are unbound and none of their threads was busy " + span + ": no training cores to compare";
@@ -399,7 +398,7 @@ std::vector<std::string_view> with_proc(std::vector<std::string_view> more) {
 
 void register_placement(core::Registry& r) {
   r.add({.id = "numa.balancing",
-         .layer = kLayer,
+         .layer = layer::placement,
          .summary = "automatic NUMA balancing is off",
          .rule = "`warn` when /proc/sys/kernel/numa_balancing is not 0; `skip` when the kernel has no such setting.",
          .fix = "sysctl kernel.numa_balancing=0, persisted in /etc/sysctl.d/.",
@@ -407,7 +406,7 @@ void register_placement(core::Registry& r) {
          .params = {},
          .run = numa_balancing});
   r.add({.id = "numa.remote_memory",
-         .layer = kLayer,
+         .layer = layer::placement,
          .summary = "training processes keep their memory on the NUMA nodes of their CPUs",
          .rule = "Per training process: bytes (pages x kernelpagesize_kB) resident on NUMA nodes holding none of its allowed CPUs, as a share of its bytes on nodes with CPUs (CPU-less GPU-memory nodes never count). `warn` above warn_pct (5%), `fail` above fail_pct (10%). numa_maps makes the kernel walk every page, so reading stops after max_read_ms per process and the evidence says the figure is a sample. `skip` without training processes.",
          .fix = "numactl --cpunodebind/--membind per rank, srun --mem-bind=local.",
@@ -417,7 +416,7 @@ void register_placement(core::Registry& r) {
                     {"max_read_ms", 500, "time budget for reading one process's numa_maps"}},
          .run = remote_memory});
   r.add({.id = "placement.gpu_affinity",
-         .layer = kLayer,
+         .layer = layer::placement,
          .summary = "each rank may run on CPUs local to its GPU",
          .rule = "Per rank (training process that is not a data-loader child of another): its GPU from CUDA_VISIBLE_DEVICES (indices or GPU-UUIDs) and the local rank; `fail` when Cpus_allowed_list has no CPU in the GPU's local_cpulist, `warn` when unbound on a multi-node system or bound partly off the GPU's node; the title says when bindings follow rank order. `skip` when the GPU cannot be determined or its NUMA node is unknown.",
          .fix = "Slurm --gpu-bind=closest with Cores= in gres.conf, or numactl per rank.",
@@ -427,7 +426,7 @@ void register_placement(core::Registry& r) {
          .params = {},
          .run = gpu_affinity});
   r.add({.id = "placement.shared_cores",
-         .layer = kLayer,
+         .layer = layer::placement,
          .summary = "no other busy threads or NIC/GPU interrupts on the training cores",
          .rule = "Training cores are the allowed CPUs of bound ranks plus the last CPUs of busy training threads. `warn` when threads of other processes using more than busy_pct of a CPU last ran there, or mlx5/nvidia interrupts land there (live: more than irq_per_s over the window; captured tree: routed there by effective_affinity_list/smp_affinity_list with a nonzero count). `skip` without training processes or thread statistics.",
          .fix = "A cpuset split: housekeeping cores for services and IRQs, the rest for training.",

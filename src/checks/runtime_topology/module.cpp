@@ -19,11 +19,6 @@
 namespace perfgap::checks {
 namespace {
 
-constexpr std::string_view kLayer = "runtime-topology";
-
-std::string shown(std::string_view name, const std::string& value) {
-  return report::redact(name, value);
-}
 
 std::string bytes_text(std::uint64_t b) {
   const double gib = static_cast<double>(b) / (1ull << 30);
@@ -36,7 +31,7 @@ std::string bytes_text(std::uint64_t b) {
 std::vector<Finding> detect(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "container.detect";
   const auto& c = facts::container_info(f);
-  Finding out = core::finding(id, kLayer, Status::pass, "");
+  Finding out = core::finding(id, layer::runtime_topology, Status::pass, "");
   for (const auto& [src, obs] : c.evidence) out.add(src, obs);
   if (!c.decided) {
     out.status = Status::skip;
@@ -55,9 +50,9 @@ std::vector<Finding> shm(facts::Facts& f, const core::Thresholds& th) {
   constexpr std::string_view id = "container.shm";
   const double min_gib = th.get("min_gib");
   const auto& s = facts::shm_size(f);
-  if (!s.bytes) return {core::finding(id, kLayer, Status::skip, "size of /dev/shm unknown: " + s.error)};
+  if (!s.bytes) return {core::finding(id, layer::runtime_topology, Status::skip, "size of /dev/shm unknown: " + s.error)};
   const double gib = static_cast<double>(*s.bytes) / (1ull << 30);
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::runtime_topology, Status::pass, "");
   out.metric("shm_gib", gib);
   out.add(s.source, s.how.empty() ? bytes_text(*s.bytes) : s.how, fmt::format(">= {} GiB", min_gib));
   if (gib >= min_gib) {
@@ -83,8 +78,8 @@ std::vector<Finding> shm(facts::Facts& f, const core::Thresholds& th) {
 std::vector<Finding> memlock(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "container.memlock";
   const auto& m = facts::memlock(f);
-  if (!m) return {core::finding(id, kLayer, Status::skip, "locked-memory limit unknown: " + m.error())};
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  if (!m) return {core::finding(id, layer::runtime_topology, Status::skip, "locked-memory limit unknown: " + m.error())};
+  auto out = core::finding(id, layer::runtime_topology, Status::pass, "");
   out.add(m->source + (m->source == "/proc/self/limits" ? " Max locked memory" : ""), m->limit.text, "unlimited");
   if (!m->limit.soft) {
     out.title = "RLIMIT_MEMLOCK is unlimited";
@@ -111,9 +106,9 @@ std::vector<Finding> memlock(facts::Facts& f, const core::Thresholds&) {
 }
 
 // ---- container.devices -------------------------------------------------------------------
-std::vector<Finding> devices(facts::Facts& f, const core::Thresholds&) {
+std::vector<Finding> container_devices(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "container.devices";
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::runtime_topology, Status::pass, "");
   if (!f.absence_is_real() && !f.root().exists("/dev")) {
     // A tree without dev/ says nothing about device nodes: not captured is not missing.
     out.status = Status::skip;
@@ -203,10 +198,10 @@ std::vector<Finding> launcher(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "container.launcher_config";
   const auto& c = facts::container_info(f);
   if (c.inside)
-    return {core::finding(id, kLayer, Status::skip, "a host-side check: this runs inside " + c.name + "; run it on the host")};
+    return {core::finding(id, layer::runtime_topology, Status::skip, "a host-side check: this runs inside " + c.name + "; run it on the host")};
   const auto& nc = facts::nccl_config(f);
   auto topo = nc.get("NCCL_TOPO_FILE");
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::runtime_topology, Status::pass, "");
   if (!topo || topo->value.empty()) {
     out.title = "the host sets no NCCL_TOPO_FILE: nothing to carry into containers";
     out.add(f.audited_env_source() + ", /etc/nccl.conf", unset_text(f, "NCCL_TOPO_FILE"));
@@ -278,7 +273,7 @@ std::string env_fix(const facts::ContainerInfo& c, const std::string& name, cons
 std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "container.env_drift";
   const auto& base = f.options().baseline;
-  if (!base) return {core::finding(id, kLayer, Status::skip, "no host baseline given (--baseline HOST.json from perfgap check --format json on the host)")};
+  if (!base) return {core::finding(id, layer::runtime_topology, Status::skip, "no host baseline given (--baseline HOST.json from perfgap check --format json on the host)")};
   const auto& nc = facts::nccl_config(f);
   const auto& c = facts::container_info(f);
   const std::string host = base->node_name.empty() ? "the host" : "the host " + base->node_name;
@@ -296,7 +291,7 @@ std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
     const std::string host_src = base->file + " node." + (host_from_conf ? "nccl_conf." : "environment.") + name;
     auto here = nc.get(name);
     const Status bad = fail_class(name) ? Status::fail : Status::warn;
-    auto fnd = core::finding(id, kLayer, bad, "");
+    auto fnd = core::finding(id, layer::runtime_topology, bad, "");
     fnd.subject = name;
     if (!here) {
       fnd.title = fmt::format("{} is set on {} ({}) but missing here", name, host, host_from_conf ? "nccl.conf" : "environment");
@@ -320,7 +315,7 @@ std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
     auto state = facts::nccl_topo_file_state(f);
     auto topo = nc.get("NCCL_TOPO_FILE");
     if (state == "missing" && topo) {
-      auto fnd = core::finding(id, kLayer, Status::fail, "");
+      auto fnd = core::finding(id, layer::runtime_topology, Status::fail, "");
       fnd.subject = topo->value;
       fnd.title = "the topology file " + topo->value + " (NCCL_TOPO_FILE) exists on " + host + " but not here";
       fnd.add(base->file + " node.settings.nccl_topo_file", "present");
@@ -331,7 +326,7 @@ std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
     }
   }
   if (out.empty()) {
-    auto fnd = core::finding(id, kLayer, Status::pass,
+    auto fnd = core::finding(id, layer::runtime_topology, Status::pass,
                              fmt::format("NCCL_/UCX_/CUDA_/NVIDIA_ settings match {} ({} compared)", host, compared));
     fnd.add(base->file, fmt::format("{} variables and nccl.conf settings", compared));
     out.push_back(std::move(fnd));
@@ -499,7 +494,7 @@ std::vector<Finding> topo_file(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "nccl.topo_file";
   const auto& nc = facts::nccl_config(f);
   auto setting = nc.get("NCCL_TOPO_FILE");
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::runtime_topology, Status::pass, "");
   const std::string stale_fix =
       "Point NCCL_TOPO_FILE at a topology file made for this node type whose bus ids match this node (or unset it and let NCCL detect the topology), and make the launcher carry it: srun --container-mounts=FILE:FILE:ro with NCCL_TOPO_FILE exported, an enroot mounts.d/environ.d entry, or docker -v FILE:FILE:ro -e NCCL_TOPO_FILE=FILE.";
   const std::string impact = "a missing or stale topology file makes NCCL build the wrong rings and trees: AllGather/ReduceScatter 2-4x slower, 13-53% below reference in the public case";
@@ -571,7 +566,7 @@ std::vector<Finding> topo_file(facts::Facts& f, const core::Thresholds&) {
 
 void register_runtime_topology(core::Registry& r) {
   r.add({.id = "container.detect",
-         .layer = kLayer,
+         .layer = layer::runtime_topology,
          .summary = "names the container runtime perfgap runs in (or none)",
          .rule = "`pass` naming the runtime from /.dockerenv, /run/.containerenv, enroot/pyxis variables (ENROOT_*, PYXIS_*), `container=` in /proc/1/environ or the audited environment, KUBERNETES_SERVICE_HOST, and docker/libpod/kubepods/containerd/lxc in /proc/1/cgroup; or \"not in a container\". `skip` when neither /proc/1/cgroup nor /proc/1/environ is readable and no marker is present.",
          .fix = "None: information for the other runtime checks.",
@@ -579,7 +574,7 @@ void register_runtime_topology(core::Registry& r) {
          .params = {},
          .run = detect});
   r.add({.id = "container.shm",
-         .layer = kLayer,
+         .layer = layer::runtime_topology,
          .summary = "/dev/shm is large enough for NCCL's SHM transport and data loaders",
          .rule = "Size of /dev/shm: live, statvfs; captured tree, the size= option of the last /dev/shm line in /proc/self/mounts (else /proc/mounts), without one tmpfs's default of half of MemTotal (/proc/meminfo). `fail` below min_gib (1 GiB) when something set the size (size=, a container runtime's default); `warn` when it is tmpfs's default (half of MemTotal) on a node too small for more; `skip` when the size cannot be read.",
          .fix = "docker --shm-size / --ipc=host; a Memory emptyDir; a sized tmpfs in enroot's mounts.d.",
@@ -587,7 +582,7 @@ void register_runtime_topology(core::Registry& r) {
          .params = {{"min_gib", 1, "smallest /dev/shm (GiB) that passes"}},
          .run = shm});
   r.add({.id = "container.memlock",
-         .layer = kLayer,
+         .layer = layer::runtime_topology,
          .summary = "the locked-memory limit does not cap RDMA memory registration",
          .rule = "RLIMIT_MEMLOCK (live: getrlimit; captured tree: the 'Max locked memory' row of /proc/self/limits). `pass` when the soft limit is unlimited; `fail` when it is not and RDMA devices exist (/sys/class/infiniband); `skip` when it is limited but there is no RDMA device, or the limit is unreadable.",
          .fix = "docker --ulimit memlock=-1:-1; LimitMEMLOCK=infinity for slurmd; memlock unlimited in limits.d.",
@@ -595,16 +590,16 @@ void register_runtime_topology(core::Registry& r) {
          .params = {},
          .run = memlock});
   r.add({.id = "container.devices",
-         .layer = kLayer,
+         .layer = layer::runtime_topology,
          .summary = "RDMA devices and visible GPUs have reachable device nodes",
          .rule = "For every RDMA device, /dev/infiniband/<uverbsN> (from /sys/class/infiniband_verbs/*/ibdev); for every visible GPU, /dev/nvidia<Device Minor> (from /proc/driver/nvidia/gpus/*/information), and /dev/nvidiactl: stat only, never opened. `fail` when any is missing; `skip` when there is no such device, a device's node cannot be determined, or a captured tree has no dev/ directory at all (not captured is not missing).",
          .fix = "docker --gpus/--device=/dev/infiniband; enroot's nvidia/mellanox hooks; device plugins.",
          .reads = {"/sys/class/infiniband/*", "/sys/class/infiniband_verbs/*/ibdev", "/dev/infiniband/*", "/dev/nvidia*",
                    "/proc/driver/nvidia/gpus/*/information", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/vendor"},
          .params = {},
-         .run = devices});
+         .run = container_devices});
   r.add({.id = "container.launcher_config",
-         .layer = kLayer,
+         .layer = layer::runtime_topology,
          .summary = "the host's enroot configuration carries NCCL_TOPO_FILE and its file into containers",
          .rule = "On the host (`skip` inside a container): when NCCL_TOPO_FILE is set (environment or NCCL's config files), `warn` unless an /etc/enroot/environ.d/*.env line names NCCL_TOPO_FILE (or a mounts.d line mounts the config file that sets it) and an /etc/enroot/mounts.d/*.fstab line bind-mounts the file (or a directory above it) at the same path. `pass` when the host sets no NCCL_TOPO_FILE; `skip` when neither /etc/enroot nor a pyxis line in /etc/slurm/plugstack.conf(.d) exists. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "NCCL_TOPO_FILE=FILE in /etc/enroot/environ.d/*.env and 'FILE FILE none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab.",
@@ -614,7 +609,7 @@ void register_runtime_topology(core::Registry& r) {
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, launcher(f, th)); }});
   r.add({.id = "container.env_drift",
-         .layer = kLayer,
+         .layer = layer::runtime_topology,
          .summary = "NCCL/UCX/CUDA/NVIDIA settings here match the host baseline",
          .rule = "With --baseline HOST.json: for every NCCL_/UCX_/CUDA_/NVIDIA_ name in the baseline's node.environment or node.nccl_conf, the value NCCL sees here (environment, else NCCL's config files). One finding per name (subject: the name): `fail` for a missing or different NCCL_/UCX_ setting, `warn` for CUDA_/NVIDIA_; a `<redacted>` value is compared for presence only. `fail` too when the baseline's topology file was present and the file NCCL_TOPO_FILE names is absent here. `skip` without --baseline.",
          .fix = "The launcher line that carries it: srun --container-env/--container-mounts, enroot environ.d/mounts.d, docker -e/-v.",
@@ -622,7 +617,7 @@ void register_runtime_topology(core::Registry& r) {
          .params = {},
          .run = env_drift});
   r.add({.id = "nccl.topo_file",
-         .layer = kLayer,
+         .layer = layer::runtime_topology,
          .summary = "NCCL_TOPO_FILE names a readable NCCL topology file that matches the devices here",
          .rule = "NCCL_TOPO_FILE from the audited environment, else NCCL's config files (NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf). `fail` when set but empty, missing or unreadable (NCCL falls back silently); when the file (read up to 4 MiB) is not NCCL topology XML (pugixml; root <system version=\"1\">) or uses XML NCCL's reader rejects (declarations, tabs, split attributes); when a GPU/NIC/PCI bus id, class, vendor/device, <cpu numaid> or affinity mask in it does not match the PCI devices here, or a GPU, RDMA device or <net> here is missing from it. `warn` for link_speed/link_width differing from max_link_speed/max_link_width (NCCL takes the smaller of device and upstream port), and when unset while /etc/nccl/topo.xml, /var/run/nvidia-topologyd/virtualTopology.xml (which NCCL then loads by default, and which is checked the same way) or the baseline names one. `pass` when it matches, or when unset and none is known. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "A topology file made for this node type, carried into the container by the launcher; or none.",

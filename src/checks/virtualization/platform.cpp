@@ -15,7 +15,6 @@
 namespace perfgap::checks {
 namespace {
 
-constexpr std::string_view kLayer = "virtualization";
 
 void add_all(Finding& out, const std::vector<std::pair<std::string, std::string>>& ev) {
   for (const auto& [src, obs] : ev) out.add(src, obs);
@@ -48,9 +47,9 @@ bool param_set(const std::string& v) { return v == "Y" || v == "y" || v == "1"; 
 std::vector<Finding> smmu_cmdqv(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "smmu.cmdqv";
   const auto& g = facts::grace(f);
-  if (!g) return {core::finding(id, kLayer, Status::skip, "cannot tell whether this is an NVIDIA Grace node: " + g.error())};
+  if (!g) return {core::finding(id, layer::virtualization, Status::skip, "cannot tell whether this is an NVIDIA Grace node: " + g.error())};
   if (!g->grace) {
-    auto out = core::finding(id, kLayer, Status::skip, "not an NVIDIA Grace node (" + g->how + "): CMDQV is a Grace SMMUv3 feature");
+    auto out = core::finding(id, layer::virtualization, Status::skip, "not an NVIDIA Grace node (" + g->how + "): CMDQV is a Grace SMMUv3 feature");
     add_all(out, g->evidence);
     return {out};
   }
@@ -61,19 +60,19 @@ std::vector<Finding> smmu_cmdqv(facts::Facts& f, const core::Thresholds&) {
                       : hyp && hyp->virtualized
                           ? "Grace guest without a vSMMU (no SMMUv3 in /sys/class/iommu): guest DMA mappings do not go through an emulated SMMU"
                           : "no SMMUv3 instance in /sys/class/iommu (SMMU disabled or not described by the firmware)";
-    auto out = core::finding(id, kLayer, Status::skip, why);
+    auto out = core::finding(id, layer::virtualization, Status::skip, why);
     add_all(out, g->evidence);
     out.add("/sys/class/iommu", s.other_iommus.empty() ? "no SMMUv3 entries" : join(s.other_iommus));
     return {out};
   }
   if (!hyp) {
-    auto out = core::finding(id, kLayer, Status::skip, "Grace with SMMUv3, but whether it is virtualized is unknown: " + hyp.error());
+    auto out = core::finding(id, layer::virtualization, Status::skip, "Grace with SMMUv3, but whether it is virtualized is unknown: " + hyp.error());
     add_all(out, g->evidence);
     return {out};
   }
   const bool virt = hyp->virtualized;
 
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::virtualization, Status::pass, "");
   add_all(out, g->evidence);
   if (virt) out.add("virt.hypervisor", "virtualized: " + hyp->name);
   else out.add("virt.hypervisor", "bare metal");
@@ -167,7 +166,7 @@ std::vector<Finding> smmu_cmdqv(facts::Facts& f, const core::Thresholds&) {
 std::vector<Finding> dma_mode(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "iommu.dma_mode";
   const auto& pci = f.pci();
-  if (!pci) return {core::finding(id, kLayer, Status::skip, "PCI devices not readable: " + pci.error())};
+  if (!pci) return {core::finding(id, layer::virtualization, Status::skip, "PCI devices not readable: " + pci.error())};
   std::set<std::string> rdma;
   if (const auto& ib = facts::infiniband(f))
     for (const auto& d : *ib)
@@ -177,9 +176,9 @@ std::vector<Finding> dma_mode(facts::Facts& f, const core::Thresholds&) {
     if (d.is_gpu()) devices[d.bdf] = "GPU";
     else if (facts::is_nvidia_nic(d) || rdma.count(d.bdf)) devices[d.bdf] = "NIC";
   }
-  if (devices.empty()) return {core::finding(id, kLayer, Status::skip, "no GPU or RDMA/NVIDIA NIC on PCI: nothing whose DMA mode matters")};
+  if (devices.empty()) return {core::finding(id, layer::virtualization, Status::skip, "no GPU or RDMA/NVIDIA NIC on PCI: nothing whose DMA mode matters")};
   const auto& groups = facts::iommu_groups(f);
-  if (!groups) return {core::finding(id, kLayer, Status::skip, "IOMMU groups not readable: " + groups.error())};
+  if (!groups) return {core::finding(id, layer::virtualization, Status::skip, "IOMMU groups not readable: " + groups.error())};
 
   std::map<std::string, const facts::IommuGroup*> group_of;
   for (const auto& g : *groups)
@@ -187,7 +186,7 @@ std::vector<Finding> dma_mode(facts::Facts& f, const core::Thresholds&) {
 
   std::vector<std::string> translated, identity, unknown, assigned, no_group, other;
   std::set<std::string> translated_types;
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::virtualization, Status::pass, "");
   std::vector<report::Evidence> bad_ev, good_ev;
   for (const auto& [bdf, kind] : devices) {
     std::string label = bdf + " " + kind;
@@ -277,19 +276,19 @@ std::vector<Finding> dma_mode(facts::Facts& f, const core::Thresholds&) {
 std::vector<Finding> page_size(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "mem.page_size";
   const auto& g = facts::grace(f);
-  if (!g) return {core::finding(id, kLayer, Status::skip, "cannot tell whether this is an NVIDIA Grace node: " + g.error())};
+  if (!g) return {core::finding(id, layer::virtualization, Status::skip, "cannot tell whether this is an NVIDIA Grace node: " + g.error())};
   if (!g->grace) {
-    auto out = core::finding(id, kLayer, Status::skip, "not an NVIDIA Grace node (" + g->how + "): the 64 KiB page recommendation is Grace's");
+    auto out = core::finding(id, layer::virtualization, Status::skip, "not an NVIDIA Grace node (" + g->how + "): the 64 KiB page recommendation is Grace's");
     add_all(out, g->evidence);
     return {out};
   }
   const auto& ps = facts::page_size(f);
   if (!ps) {
-    auto out = core::finding(id, kLayer, Status::skip, "Grace node, but the kernel's base page size is unknown: " + ps.error());
+    auto out = core::finding(id, layer::virtualization, Status::skip, "Grace node, but the kernel's base page size is unknown: " + ps.error());
     add_all(out, g->evidence);
     return {out};
   }
-  auto out = core::finding(id, kLayer, Status::pass, "");
+  auto out = core::finding(id, layer::virtualization, Status::pass, "");
   add_all(out, g->evidence);
   out.metric("page_size_kb", static_cast<double>(ps->kb));
   const auto& kernel = f.identity().kernel;
@@ -313,7 +312,7 @@ std::vector<Finding> page_size(facts::Facts& f, const core::Thresholds&) {
 
 void register_platform(core::Registry& r) {
   r.add({.id = "smmu.cmdqv",
-         .layer = kLayer,
+         .layer = layer::virtualization,
          .summary = "on Grace, the SMMU's command-queue virtualization (CMDQV) is exposed and used",
          .rule = "On NVIDIA Grace (soc0 id jep106:036b:0241, or Neoverse V2 with NVIDIA GPUs in a guest) with an SMMUv3: `fail` when virtualized and the CMDQV ACPI device NVDA200C is not exposed, the kernel lacks CONFIG_TEGRA241_CMDQV, arm_smmu_v3 disable_cmdqv/bypass_vcmdq is set, or the kernel log says 'Falling back to standard SMMU CMDQ'; on bare metal the same signals are a `warn`. `skip` elsewhere (not Grace, no SMMUv3, or the kernel config unreadable with no other signal). The kernel log is --dmesg FILE, the tree's .perfgap/dmesg.txt, or /dev/kmsg read without blocking.",
          .fix = "Host kernel with the tegra241-cmdqv driver (CONFIG_TEGRA241_CMDQV=y) and the hypervisor's cmdqv IOMMU property (QEMU arm-smmuv3 accel=on,cmdqv=on with iommufd; libvirt <iommu model='smmuv3'> driver cmdqv='on').",
@@ -327,7 +326,7 @@ void register_platform(core::Registry& r) {
          .params = {},
          .run = smmu_cmdqv});
   r.add({.id = "iommu.dma_mode",
-         .layer = kLayer,
+         .layer = layer::virtualization,
          .summary = "GPU and NIC IOMMU groups use identity (passthrough), not translated DMA",
          .rule = "`warn` when the IOMMU group of a GPU or NIC (NVIDIA/Mellanox, or any RDMA device) has type DMA or DMA-FQ rather than identity, listing the devices; /proc/cmdline's iommu=, iommu.passthrough=, intel_iommu=, amd_iommu= are evidence. Devices bound to vfio-pci (assigned to VMs) are not judged. `pass` when all are identity or in no group; `skip` without PCI, GPUs/NICs, or readable groups.",
          .fix = "iommu.passthrough=1 (arm64) or iommu=pt (x86) on the kernel command line, or `echo identity > /sys/kernel/iommu_groups/N/type` with the driver unbound.",
@@ -337,7 +336,7 @@ void register_platform(core::Registry& r) {
          .params = {},
          .run = dma_mode});
   r.add({.id = "mem.page_size",
-         .layer = kLayer,
+         .layer = layer::virtualization,
          .summary = "Grace nodes run the 64 KiB-page kernel",
          .rule = "On NVIDIA Grace: `warn` for 4 KiB base pages (64 KiB is the platform's recommended kernel), `pass` otherwise. Live: the page size of this kernel; --root: KernelPageSize in /proc/self/smaps. `skip` elsewhere or when unknown.",
          .fix = "Boot the 64k kernel flavour (linux-nvidia-64k, kernel-64k) with a matching NVIDIA driver.",

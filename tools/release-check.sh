@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The release checks (issue 13), each timed, in this order:
+#   static    build the release preset (static, stripped perfgap; perfgap-collbench; man pages)
+#             and run the ReleaseBinary tests against it (ldd, size, link map, golden trees,
+#             same reports as the dynamic build, snapshot archives both ways)
+#   aarch64   cross-build the release-aarch64 preset and run the same tests under qemu-user
+#   chroot    Debian 11 (bullseye) and 13 (trixie) minbase root file systems (debootstrap,
+#             kept in $PERFGAP_CHROOT_DIR, default /var/tmp/perfgap-chroots): the static
+#             binary inside each, live (proc and sys mounted) and on the golden trees
+#   package   CPack .deb and .tar.gz of the release build; dpkg -i, the files, dpkg -r, dpkg -P
+#             (skipped when a perfgap package is already installed: it is never replaced)
+# Usage: tools/release-check.sh [STEP...]   (default: all four). Needs the default build
+# (build/: the tests and the dynamic perfgap) and root for chroot and package; setup:
+# tools/setup-debian.sh --test --release. Exit status 0 when every step passed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(static aarch64 chroot package)
+chroot_dir=${PERFGAP_CHROOT_DIR:-/var/tmp/perfgap-chroots}
+mirror=${PERFGAP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+failed=()
+cleanup=()
+on_exit() { local i; for ((i = ${#cleanup[@]} - 1; i >= 0; i--)); do eval "${cleanup[i]}" || true; done; }
+trap on_exit EXIT
+
+say() { echo "== release-check: $*"; }
+[ -x build/tests/perfgap_cli_tests ] || { echo "release-check.sh: build the default preset first (build/tests/perfgap_cli_tests)" >&2; exit 2; }
+
+# masked JSON: what differs between two runs of the same report (time, version, temp root).
+masked() { jq -S '.generated_at="<masked>" | .tool.version="<masked>" | .source.root="<masked>"'; }
+
+step_static() {
+  cmake --preset release >/dev/null
+  cmake --build --preset release
+  local bin=build-release/src/perfgap
+  say "static: $(stat -c %s $bin) bytes; ldd: $(ldd $bin 2>&1 | head -1 | sed 's/^\s*//'); $(build-release/src/perfgap version | tr '\n' ' ')"
+  release_tests
+}
+
+# The ReleaseBinary tests; a skip would mean no binary was found, which is a failure here.
+release_tests() {
+  local out
+  out=$(build/tests/perfgap_cli_tests --gtest_filter='ReleaseBinary.*' 2>&1) || { echo "$out" >&2; return 1; }
+  echo "$out" | grep -E '^\[  (PASSED|FAILED|SKIPPED) ' || true
+  if echo "$out" | grep -q '^\[  SKIPPED \]'; then echo "$out" >&2; return 1; fi
+}
+
+step_aarch64() {
+  command -v aarch64-linux-gnu-g++ >/dev/null && command -v qemu-aarch64-static >/dev/null \
+    || { echo "needs g++-aarch64-linux-gnu and qemu-user-static (tools/setup-debian.sh --release)" >&2; return 1; }
+  tools/aarch64-sysroot.sh
+  cmake --preset release-aarch64 >/dev/null
+  cmake --build --preset release-aarch64 --target perfgap
+  local bin=build-release-aarch64/src/perfgap
+  say "aarch64: $(stat -c %s $bin) bytes; $(file -b $bin | cut -d, -f1-2); $(qemu-aarch64-static $bin version | tr '\n' ' ')"
+  PERFGAP_RELEASE_BINARY=$PWD/$bin PERFGAP_RELEASE_EMULATOR=$(command -v qemu-aarch64-static) release_tests
+}
+
+# A minbase root file system of SUITE, made once and kept.
+make_chroot() {
+  local suite=$1 dir=$chroot_dir/$1
+  if [ ! -x "$dir/bin/sh" ]; then
+    mkdir -p "$chroot_dir"
+    rm -rf "$dir.tmp"
+    local t=$SECONDS
+    debootstrap --variant=minbase "$suite" "$dir.tmp" "$mirror" > "$chroot_dir/$suite.log" 2>&1 \
+      || { echo "debootstrap $suite failed (log: $chroot_dir/$suite.log): $(tail -2 "$chroot_dir/$suite.log")" >&2; return 1; }
+    mv "$dir.tmp" "$dir"
+    say "chroot: debootstrap $suite in $((SECONDS - t))s"
+  fi
+}
+
+# Findings as (id, subject, status): what a live run on the same machine must agree on.
+findings() { jq -r '.findings[] | "\(.id) \(.subject // "-") \(.status)"' | sort; }
+
+step_chroot() {
+  [ "$(id -u)" = 0 ] || { echo "chroot needs root" >&2; return 1; }
+  command -v debootstrap >/dev/null || { echo "needs debootstrap (tools/setup-debian.sh --release)" >&2; return 1; }
+  local bin=build-release/src/perfgap
+  [ -x $bin ] || { echo "no $bin: run the static step first" >&2; return 1; }
+  local host_live rc=0
+  host_live=$($bin check --format json --skip 'cpu.steal' --skip 'placement.*' | findings) || true
+  for suite in bullseye trixie; do
+    make_chroot "$suite" || { rc=1; continue; }
+    local dir=$chroot_dir/$suite
+    say "chroot $suite: Debian $(cat "$dir/etc/debian_version"), $(chroot "$dir" /usr/bin/ldd --version | head -1)"
+    install -m 0755 $bin "$dir/usr/local/bin/perfgap"
+    mkdir -p "$dir/proc" "$dir/sys"
+    mount --bind /proc "$dir/proc" && cleanup+=("umount '$dir/proc'")
+    mount --rbind /sys "$dir/sys" && mount --make-rslave "$dir/sys" && cleanup+=("umount -R '$dir/sys'")
+    # The container markers of this machine's root (CI runs in Docker), so the chroot sees the
+    # same node: container detection reads them from the root, which is the chroot's here.
+    local m
+    for m in /.dockerenv /run/.containerenv; do
+      if [ -e "$m" ] && [ ! -e "$dir$m" ]; then mkdir -p "$(dirname "$dir$m")"; touch "$dir$m"; cleanup+=("rm -f '$dir$m'"); fi
+    done
+    # Live: the same node, so the same findings (the 1 s sampled ones left out: they move).
+    local live
+    live=$(chroot "$dir" /usr/local/bin/perfgap check --format json --skip 'cpu.steal' --skip 'placement.*' | findings) || true
+    if [ -z "$live" ]; then echo "chroot $suite: no live report" >&2; rc=1
+    elif [ "$live" != "$host_live" ]; then echo "chroot $suite: live findings differ from the host's:" >&2; diff <(echo "$host_live") <(echo "$live") >&2 || true; rc=1
+    else say "chroot $suite: live, $(echo "$live" | wc -l) findings as on the host"; fi
+    # Trees: the golden reports exactly.
+    for tree in tests/fixtures/golden/*.tree; do
+      local name; name=$(basename "$tree" .tree)
+      rm -rf "$dir/tmp/pg-tree"
+      build/tools/perfgap-tree-unpack "$tree" "$dir/tmp/pg-tree" >/dev/null
+      local got
+      got=$(chroot "$dir" /usr/local/bin/perfgap check --root /tmp/pg-tree --format json | masked) || true
+      if [ "$got" != "$(masked < tests/golden/$name.json)" ]; then echo "chroot $suite: $name differs from tests/golden/$name.json" >&2; rc=1; fi
+    done
+    rm -rf "$dir/tmp/pg-tree"
+    [ $rc = 0 ] && say "chroot $suite: golden trees as on the host"
+    on_exit; cleanup=()
+  done
+  return $rc
+}
+
+step_package() {
+  [ "$(id -u)" = 0 ] || { echo "package needs root (dpkg -i)" >&2; return 1; }
+  [ -f build-release/CPackConfig.cmake ] || { echo "no build-release: run the static step first" >&2; return 1; }
+  (cd build-release && cpack -G "DEB;TGZ" >/dev/null)
+  local deb tgz
+  deb=$(ls build-release/perfgap_*.deb | head -1)
+  tgz=$(ls build-release/perfgap-*.tar.gz | head -1)
+  say "package: $(basename "$deb") ($(stat -c %s "$deb") bytes), $(basename "$tgz"); $(ls build-release/*.deb | xargs -n1 basename | tr '\n' ' ')"
+  local depends
+  depends=$(dpkg-deb -f "$deb" Depends || true)
+  [ -z "$depends" ] || { echo "the static package depends on: $depends" >&2; return 1; }
+  # (Listings captured first: grep -q closing a pipe early would fail the pipeline.)
+  local control listing
+  control=$(dpkg-deb -I "$deb")
+  if grep -qE 'preinst|postinst|prerm|postrm' <<< "$control"; then echo "maintainer scripts in $deb" >&2; return 1; fi
+  listing=$(tar -tzf "$tgz")
+  grep -q '/usr/bin/perfgap$' <<< "$listing" || { echo "no usr/bin/perfgap in $tgz" >&2; return 1; }
+  if dpkg-query -W -f='${Status}' perfgap 2>/dev/null | grep -q installed; then
+    say "package: a perfgap package is already installed here; dpkg -i/-r not tried"; return 0
+  fi
+  # dpkg would overwrite (and dpkg -r then delete) a perfgap installed by other means.
+  local p
+  for p in $(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\.||'); do
+    if [ -f "$p" ] || [ -L "$p" ]; then say "package: $p exists and is not from the package; dpkg -i/-r not tried"; return 0; fi
+  done
+  dpkg -i "$deb" >/dev/null
+  cleanup+=("dpkg -P perfgap >/dev/null 2>&1")
+  local f
+  for f in /usr/bin/perfgap /usr/bin/perfgap-health /etc/perfgap/config.yaml /etc/perfgap/health.yaml \
+           /usr/share/man/man1/perfgap.1 /usr/share/man/man1/perfgap-check.1 /usr/share/bash-completion/completions/perfgap; do
+    [ -e "$f" ] || { echo "dpkg -i: $f missing" >&2; return 1; }
+  done
+  /usr/bin/perfgap version | grep -q 'linkage: static' || { echo "installed perfgap is not the static one" >&2; return 1; }
+  /usr/bin/perfgap-health --version >/dev/null
+  # The installed (comment-only) config changes no finding.
+  build/tools/perfgap-tree-unpack tests/fixtures/golden/kvm-guest.tree /tmp/pg-deb-tree.$$ >/dev/null
+  local a b
+  a=$(/usr/bin/perfgap check --root /tmp/pg-deb-tree.$$ --format json | masked) || true
+  b=$(/usr/bin/perfgap check --root /tmp/pg-deb-tree.$$ --config /etc/perfgap/config.yaml --format json | masked) || true
+  rm -rf /tmp/pg-deb-tree.$$
+  [ "$a" = "$(masked < tests/golden/kvm-guest.json)" ] && [ "$a" = "$b" ] || { echo "installed perfgap: kvm-guest differs" >&2; return 1; }
+  dpkg -r perfgap >/dev/null
+  for f in /usr/bin/perfgap /usr/bin/perfgap-health /usr/share/man/man1/perfgap.1; do
+    [ ! -e "$f" ] || { echo "dpkg -r left $f" >&2; return 1; }
+  done
+  [ -f /etc/perfgap/config.yaml ] || { echo "dpkg -r removed a conffile (purge's job)" >&2; return 1; }
+  dpkg -P perfgap >/dev/null
+  [ ! -e /etc/perfgap ] || { echo "dpkg -P left /etc/perfgap" >&2; return 1; }
+  cleanup=()
+  say "package: dpkg -i, run, -r (conffiles kept), -P (nothing left): clean"
+}
+
+total=$SECONDS
+for s in "${steps[@]}"; do
+  t=$SECONDS
+  # Each step in its own subshell, so that set -e stops it at its first failing command and its
+  # mounts and installed package are undone by its own exit trap.
+  set +e
+  (set -e; trap on_exit EXIT; "step_$s")
+  rc=$?
+  set -e
+  if [ $rc = 0 ]; then say "$s passed in $((SECONDS - t))s"; else say "$s FAILED after $((SECONDS - t))s"; failed+=("$s"); fi
+done
+say "total $((SECONDS - total))s; ${#failed[@]} failed${failed:+: ${failed[*]}}"
+[ ${#failed[@]} -eq 0 ]
