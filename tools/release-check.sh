@@ -9,7 +9,9 @@
 #             binary inside each, live (proc and sys mounted) and on the golden trees
 #   package   CPack .deb and .tar.gz of the release build; dpkg -i, the files, dpkg -r, dpkg -P
 #             (skipped when a perfgap package is already installed: it is never replaced)
-# Usage: tools/release-check.sh [STEP...]   (default: all four). Needs the default build
+#   chroots   only make (or find) the two root file systems, both at once (tools/test.sh runs
+#             it in the background while it builds)
+# Usage: tools/release-check.sh [STEP...]   (default: static aarch64 chroot package). Needs the default build
 # (build/: the tests and the dynamic perfgap) and root for chroot and package; setup:
 # tools/setup-debian.sh --test --release. Exit status 0 when every step passed.
 set -euo pipefail
@@ -72,6 +74,17 @@ make_chroot() {
 
 # Findings as (id, subject, status): what a live run on the same machine must agree on.
 findings() { jq -r '.findings[] | "\(.id) \(.subject // "-") \(.status)"' | sort; }
+
+step_chroots() {
+  [ "$(id -u)" = 0 ] || { echo "debootstrap needs root" >&2; return 1; }
+  command -v debootstrap >/dev/null || { echo "needs debootstrap (tools/setup-debian.sh --release)" >&2; return 1; }
+  local rc=0
+  make_chroot bullseye & local a=$!
+  make_chroot trixie & local b=$!
+  wait "$a" || rc=1
+  wait "$b" || rc=1
+  return $rc
+}
 
 step_chroot() {
   [ "$(id -u)" = 0 ] || { echo "chroot needs root" >&2; return 1; }

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh Debian 12 checkout: dependencies, build, fuzzers for a
-# bounded time (PERFGAP_FUZZ_SECONDS per target, default 6), a throw-away Slurm cluster for
-# the fan-out and health-check tests (root only; PERFGAP_SLURM_TESTS=0 leaves it out), then
-# every ctest test. PERFGAP_RELEASE_CHECK=1 then also runs tools/release-check.sh (static and
-# aarch64 release builds, Debian 11/13 chroots, the .deb: about 20 minutes from nothing on a
-# busy 2-core VM, seconds once built and the chroots kept; bench/README.md), which CI leaves
-# out to stay within its 20 minutes. The ReleaseBinary tests of ctest run whenever
-# build-release/src/perfgap exists (and skip, saying so, when it does not).
+# bounded time (PERFGAP_FUZZ_SECONDS per target, default 6), the static x86_64 and aarch64
+# release builds (tools/release-check.sh static aarch64), a throw-away Slurm cluster for the
+# fan-out and health-check tests (root only; PERFGAP_SLURM_TESTS=0 leaves it out), every ctest
+# test (the ReleaseBinary ones against build-release/src/perfgap), then, as root, the static
+# binary in Debian 11 and 13 chroots and the .deb installed and removed (release-check.sh
+# chroot package; the chroots are made by debootstrap in the background while the builds run,
+# and kept in /var/tmp/perfgap-chroots). PERFGAP_RELEASE_CHECK=0 leaves the release checks out.
+# A build directory that does not exist yet is configured as a unity build (the from-scratch
+# build in about half the time); an existing one keeps its setting, so incremental builds stay
+# per file (PERFGAP_UNITY=ON/OFF forces either).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,13 +26,33 @@ stop_slurm() {
 }
 trap stop_slurm EXIT
 
-if [ "${PERFGAP_RELEASE_CHECK:-0}" = 1 ]; then tools/setup-debian.sh --test --release; else tools/setup-debian.sh --test; fi
-cmake --preset default
+release=${PERFGAP_RELEASE_CHECK:-1}
+phases=()
+phase() { phases+=("$1 $(( SECONDS - phase_start ))s"); phase_start=$SECONDS; }
+phase_start=$SECONDS
+if [ "$release" = 1 ]; then tools/setup-debian.sh --test --release; else tools/setup-debian.sh --test; fi
+phase setup
+chroots_pid=""
+if [ "$release" = 1 ] && [ "$(id -u)" = 0 ]; then
+  # Network-bound, so it runs beside the builds; its result is read before the chroot step.
+  tools/release-check.sh chroots > /tmp/perfgap-chroots.log 2>&1 &
+  chroots_pid=$!
+fi
+unity=()
+if [ -n "${PERFGAP_UNITY:-}" ]; then unity=(-DCMAKE_UNITY_BUILD="$PERFGAP_UNITY")
+elif [ ! -f build/CMakeCache.txt ]; then unity=(-DCMAKE_UNITY_BUILD=ON); fi
+cmake --preset default "${unity[@]}"
 cmake --build --preset default
+phase build
 if [ "${PERFGAP_FUZZ_SECONDS:-6}" != "0" ] && [ -x tools/run-fuzz.sh ]; then
   # A fixed seed keeps the short CI run from failing at random on commits that did not touch
   # a parser; explore with an unseeded `tools/run-fuzz.sh 60`.
   FUZZ_SEED="${FUZZ_SEED:-1}" tools/run-fuzz.sh "${PERFGAP_FUZZ_SECONDS:-6}"
+  phase fuzz
+fi
+if [ "$release" = 1 ]; then
+  tools/release-check.sh static aarch64
+  phase release-builds
 fi
 if [ "${PERFGAP_SLURM_TESTS:-1}" != "0" ] && [ "$(id -u)" = 0 ]; then
   slurm_start=$SECONDS
@@ -41,6 +64,13 @@ else
   echo "== no Slurm test cluster (needs root; PERFGAP_SLURM_TESTS=${PERFGAP_SLURM_TESTS:-1}): the Slurm tests skip"
 fi
 ctest --preset default
-if [ "${PERFGAP_RELEASE_CHECK:-0}" = 1 ]; then
-  tools/release-check.sh
+phase ctest
+if [ -n "$chroots_pid" ]; then
+  wait "$chroots_pid" || { cat /tmp/perfgap-chroots.log >&2; echo "== debootstrap of the release-check chroots failed" >&2; exit 1; }
+  cat /tmp/perfgap-chroots.log
+  tools/release-check.sh chroot package
+  phase chroot+package
+elif [ "$release" = 1 ]; then
+  echo "== release-check chroot and package need root: left out"
 fi
+echo "== test.sh done in ${SECONDS}s: ${phases[*]}"

@@ -64,6 +64,7 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
   cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
+  cmd->add_option("--sample-ms", a.sample_ms, "Live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default 2000/sqrt(online CPUs), 100-1000 (config: sample_ms)");
 }
 
 int run_check(const CheckArgs& a) {
@@ -76,6 +77,11 @@ int run_check(const CheckArgs& a) {
   request.skip = split_list(a.skip);
   request.pids = a.pids;
   request.started = std::time(nullptr);
+  if (!a.sample_ms.empty()) {
+    auto ms = core::parse_sample_ms(a.sample_ms);
+    if (!ms) throw UsageError("--sample-ms " + a.sample_ms + ": " + ms.error());
+    request.sample = std::chrono::milliseconds(*ms);
+  }
 
   const std::string format = a.format.empty() ? "text" : a.format;
   // A directory (or other unwritable) --output is refused before any check runs.

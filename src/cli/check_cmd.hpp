@@ -18,6 +18,7 @@ struct CheckArgs {
   std::string output;
   std::string dmesg;     // --dmesg FILE
   std::string baseline;  // --baseline HOST.json
+  std::string sample_ms; // --sample-ms N (validated by core::parse_sample_ms)
 };
 
 void add_check_command(CLI::App& app, CheckArgs& args);

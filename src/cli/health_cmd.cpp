@@ -176,6 +176,8 @@ int run_health(const HealthArgs& args) {
   request.only = cfg.checks;
   request.skip = cfg.skip;
   request.check_timeout = std::max(milliseconds(100), limit - scontrol_reserve);
+  request.sample = milliseconds(cfg.sample_ms);
+  request.sample_max = milliseconds(slurm::kHealthSampleMaxMs);
   using Result = tl::expected<report::Report, std::string>;
   auto result = sys::run_bounded<Result>([request] { return run_node_checks(request); },
                                          std::max(milliseconds(1), limit - scontrol_reserve));

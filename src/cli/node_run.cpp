@@ -58,6 +58,10 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   }
   facts::Options opts;
   opts.pids = rq.pids;
+  opts.sample = rq.sample.count() > 0 ? rq.sample
+              : sel->config.sample_ms ? std::chrono::milliseconds(*sel->config.sample_ms)
+                                      : std::chrono::milliseconds(0);
+  opts.sample_max = rq.sample_max;
   if (!rq.dmesg.empty()) {
     if (auto p = sys::probe_named_file(rq.dmesg); !p) return tl::unexpected("--dmesg " + rq.dmesg + ": " + p.error());
     opts.dmesg_path = rq.dmesg;

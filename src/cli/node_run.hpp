@@ -25,6 +25,8 @@ struct NodeCheckRequest {
   std::vector<std::string> only, skip;   // ids or globs; win over the config's lists
   std::vector<int> pids;                 // empty: auto-detect training processes
   std::chrono::milliseconds check_timeout{0};  // 0: the config's, else the runner's default
+  std::chrono::milliseconds sample{0};         // --sample-ms; 0: the config's, else the default
+  std::chrono::milliseconds sample_max{1000};  // the default window's cap (health: 250 ms)
   std::time_t started = 0;               // generated_at; 0: now
 };
 

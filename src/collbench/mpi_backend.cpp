@@ -168,7 +168,10 @@ int run(const Options& o) {
   check(MPI_Allgather(&digest, 1, MPI_UNSIGNED_LONG_LONG, digests.data(), 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD), "MPI_Allgather");
   std::string differing;
   for (int r = 0; r < ranks; ++r)
-    if (digests[static_cast<std::size_t>(r)] != digest) differing += (differing.empty() ? "" : ",") + std::to_string(r);
+    if (digests[static_cast<std::size_t>(r)] != digest) {
+      if (!differing.empty()) differing += ',';  // (appended in two steps: GCC 12's -Wrestrict misfires on "" + string at -O3)
+      differing += std::to_string(r);
+    }
   if (rank == 0) {
     std::printf("# perfgap-collbench %s backend: mpi (%s) ranks: %d\n", PERFGAP_VERSION, library_version().c_str(), ranks);
     if (!settings.empty()) std::printf("# Settings: %s\n", settings.c_str());

@@ -41,6 +41,9 @@ struct CheckInfo {
   std::vector<std::string_view> reads;  // real paths, '*' for any name (snapshot follows these)
   std::vector<Param> params;
   CheckFn run;
+  // Reads the live sample window (Facts::window): the runner starts the window before any
+  // check and runs these last, so the other checks' work fills the wait.
+  bool sampled = false;
 };
 
 // Starts a finding.

@@ -2,10 +2,12 @@
 
 #include <fnmatch.h>
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sys/named_file.hpp"
@@ -36,6 +38,21 @@ tl::expected<std::vector<std::string>, std::string> string_list(const std::strin
 }
 
 }  // namespace
+
+tl::expected<long, std::string> parse_sample_ms(std::string_view text) {
+  long v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < facts::kMinSampleWindow.count() ||
+      v > facts::kMaxSampleWindow.count())
+    return tl::unexpected(fmt::format("sample_ms must be a whole number of milliseconds from {} to {}",
+                                      facts::kMinSampleWindow.count(), facts::kMaxSampleWindow.count()));
+  return v;
+}
+
+static tl::expected<long, std::string> sample_ms_value(const YAML::Node& value) {
+  if (!value.IsScalar()) return parse_sample_ms("");
+  return parse_sample_ms(value.Scalar());
+}
 
 static tl::expected<Config, std::string> fill_config(const YAML::Node& root, const std::string& file,
                                                      const Registry& registry, Config cfg);
@@ -71,7 +88,7 @@ tl::expected<Config, std::string> parse_config(const std::string& text, const st
 static tl::expected<Config, std::string> fill_config(const YAML::Node& root, const std::string& file,
                                               const Registry& registry, Config cfg) {
   for (const auto& kv : root) {
-    if (!kv.first.IsScalar()) return tl::unexpected(at(file, kv.first) + ": keys must be check ids, 'only', 'skip' or 'check_timeout_s'");
+    if (!kv.first.IsScalar()) return tl::unexpected(at(file, kv.first) + ": keys must be check ids, 'only', 'skip', 'check_timeout_s' or 'sample_ms'");
     const auto key = kv.first.as<std::string>();
     const auto& value = kv.second;
     if (key == "only" || key == "skip") {
@@ -85,6 +102,12 @@ static tl::expected<Config, std::string> fill_config(const YAML::Node& root, con
       try { v = value.as<double>(); } catch (const YAML::Exception&) { v = -1; }
       if (!(v > 0) || !std::isfinite(v)) return tl::unexpected(at(file, value) + ": check_timeout_s must be a positive number of seconds");
       cfg.check_timeout_s = v;
+      continue;
+    }
+    if (key == "sample_ms") {
+      auto ms = sample_ms_value(value);
+      if (!ms) return tl::unexpected(at(file, value) + ": " + ms.error());
+      cfg.sample_ms = *ms;
       continue;
     }
     const CheckInfo* info = registry.find(key);

@@ -1,5 +1,5 @@
 // Configuration: YAML with thresholds keyed by check id (`cpu.steal: {fail_pct: 2}`), plus
-// `only`/`skip` lists and `check_timeout_s`. Command-line options win over the file; the file
+// `only`/`skip` lists, `check_timeout_s` and `sample_ms`. Command-line options win over the file; the file
 // wins over the built-in defaults declared by each check.
 #pragma once
 
@@ -20,6 +20,7 @@ struct Config {
   std::map<std::string, std::map<std::string, double, std::less<>>, std::less<>> thresholds;
   std::vector<std::string> only, skip;
   std::optional<double> check_timeout_s;
+  std::optional<long> sample_ms;  // the live sample window (facts::Options::sample)
   std::string source;  // the file it came from, "" for built-in
 
   // The check's defaults with this config's overrides applied.
@@ -30,6 +31,10 @@ struct Config {
 tl::expected<Config, std::string> parse_config(const std::string& text, const std::string& file,
                                                const Registry& registry);
 tl::expected<Config, std::string> load_config(const std::string& path, const Registry& registry);
+
+// A sample window in milliseconds (config `sample_ms`, `--sample-ms`): a whole number from
+// facts::kMinSampleWindow to facts::kMaxSampleWindow, or an error saying so.
+tl::expected<long, std::string> parse_sample_ms(std::string_view text);
 
 // A check id against an only/skip pattern: an id or a glob such as `cpu.*`.
 bool id_matches(std::string_view pattern, std::string_view id);

@@ -1,6 +1,7 @@
 #include "core/runner.hpp"
 
 #include <exception>
+#include <thread>
 
 #include "sys/bounded.hpp"
 
@@ -10,8 +11,22 @@ std::vector<report::Finding> run_checks(const std::vector<const CheckInfo*>& che
                                         std::shared_ptr<facts::Facts> facts, const Config& config,
                                         const RunOptions& options) {
   using Outcome = tl::expected<std::vector<report::Finding>, std::string>;
-  std::vector<report::Finding> out;
-  for (const CheckInfo* info : checks) {
+  // The sample window elapses while the other checks run: started first (live only; a tree's
+  // counters need no wait), its checks run last, and the findings keep the registry order.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < checks.size(); ++i)
+    if (!checks[i]->sampled) order.push_back(i);
+  const std::size_t unsampled = order.size();
+  for (std::size_t i = 0; i < checks.size(); ++i)
+    if (checks[i]->sampled) order.push_back(i);
+  if (unsampled < checks.size() && facts->root().is_live()) {
+    // Holds the facts; call_once makes the sampled checks wait for this very window.
+    std::thread([facts] { (void)facts->window(); }).detach();
+  }
+  std::vector<std::vector<report::Finding>> per_check(checks.size());
+  for (std::size_t index : order) {
+    const CheckInfo* info = checks[index];
+    auto& out = per_check[index];
     Thresholds th = config.thresholds_for(*info);
     // The worker owns copies of what it touches, so abandoning it leaves nothing dangling.
     CheckFn fn = info->run;
@@ -50,7 +65,10 @@ std::vector<report::Finding> run_checks(const std::vector<const CheckInfo*>& che
       out.push_back(std::move(f));
     }
   }
-  return out;
+  std::vector<report::Finding> all;
+  for (auto& found : per_check)
+    for (auto& f : found) all.push_back(std::move(f));
+  return all;
 }
 
 }  // namespace perfgap::core

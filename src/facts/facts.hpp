@@ -184,9 +184,19 @@ struct Options {
   std::vector<int> pids;          // --pid; empty: detect
   std::optional<std::string> dmesg_path;  // --dmesg FILE (a saved kernel log), read as given
   std::optional<Baseline> baseline;       // --baseline HOST.json
-  std::chrono::milliseconds sample{1000};
+  // The live sample window of cpu.steal and placement.shared_cores; 0: default_sample_window
+  // of the online CPUs, at most sample_max (check: 1 s; health, a prolog: 250 ms).
+  std::chrono::milliseconds sample{0};
+  std::chrono::milliseconds sample_max{1000};
   std::chrono::milliseconds proc_read_timeout{2000};
 };
+
+// The window is as long as /proc/stat's 10 ms tick needs for a steady steal share over the
+// node's CPUs (quantisation ~ sqrt(CPUs) ticks over CPUs x window): 2 s / sqrt(CPUs), between
+// 100 ms and `max`. 2 CPUs: 1 s; 16: 500 ms; 64: 250 ms; 144 and more: 167-100 ms.
+std::chrono::milliseconds default_sample_window(std::size_t cpus, std::chrono::milliseconds max);
+inline constexpr std::chrono::milliseconds kMinSampleWindow{10};
+inline constexpr std::chrono::milliseconds kMaxSampleWindow{60000};
 
 class Facts {
  public:

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -159,6 +160,12 @@ TaskSample read_tasks(const sys::Sysroot& root) {
 
 }  // namespace
 
+std::chrono::milliseconds default_sample_window(std::size_t cpus, std::chrono::milliseconds max) {
+  const double ms = 2000.0 / std::sqrt(static_cast<double>(std::max<std::size_t>(cpus, 1)));
+  const auto w = std::chrono::milliseconds(static_cast<long>(std::ceil(ms)));
+  return std::clamp(w, std::min(std::chrono::milliseconds(100), max), max);
+}
+
 Window sample_window(Facts& f) {
   Window w;
   const auto& root = f.root();
@@ -203,7 +210,12 @@ Window sample_window(Facts& f) {
   w.first = read_stat();
   w.irq_first = read_irq();
   auto tasks0 = tasks_bounded();
-  std::this_thread::sleep_until(t0 + f.options().sample);
+  auto length = f.options().sample;
+  if (length.count() <= 0) {
+    const auto& topo = f.topology();
+    length = default_sample_window(topo ? topo->online.count() : 1, f.options().sample_max);
+  }
+  std::this_thread::sleep_until(t0 + length);
   auto t1 = Clock::now();
   w.second = read_stat();
   w.irq_second = read_irq();

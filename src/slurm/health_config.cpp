@@ -68,6 +68,10 @@ tl::expected<HealthConfig, std::string> fill(const YAML::Node& root, const std::
         return Error(at(file, v) + ": time_limit_s must be a number of seconds above 0 and at most " +
                      std::to_string(static_cast<int>(kMaxHealthTimeLimit)));
       cfg.time_limit_s = s;
+    } else if (key == "sample_ms") {
+      auto ms = core::parse_sample_ms(v.IsScalar() ? v.Scalar() : std::string());
+      if (!ms) return Error(at(file, v) + ": " + ms.error());
+      cfg.sample_ms = *ms;
     } else if (key == "drain_on_timeout") {
       bool b;
       try { b = v.as<bool>(); } catch (const YAML::Exception&) {
@@ -92,7 +96,7 @@ tl::expected<HealthConfig, std::string> fill(const YAML::Node& root, const std::
       }
     } else {
       return Error(at(file, kv.first) + ": unknown key '" + key +
-                   "' (checks, skip, drain_on, drain_on_timeout, time_limit_s, log_file, state_dir, slurm_conf, scontrol, check)");
+                   "' (checks, skip, drain_on, drain_on_timeout, time_limit_s, sample_ms, log_file, state_dir, slurm_conf, scontrol, check)");
     }
   }
   return cfg;

@@ -5,6 +5,7 @@
 //   drain_on: [cpu.cstate.deep_idle]           # failing ids that drain; default: all that run
 //   drain_on_timeout: true                     # checks overrunning time_limit_s drain (NHC does)
 //   time_limit_s: 30                           # the whole run, scontrol included
+//   sample_ms: 250                             # the live sample window; default 2000/sqrt(CPUs) ms within 100-250
 //   log_file: /var/log/perfgap-health.log      # one line per run (also on stderr)
 //   state_dir: /var/lib/perfgap-health         # last report (last.json) and the run lock
 //   slurm_conf: /etc/slurm/slurm.conf          # default: found (see slurm/locate.hpp)
@@ -35,6 +36,7 @@ struct HealthConfig {
   std::vector<std::string> checks, skip, drain_on;
   bool drain_on_timeout = true;
   double time_limit_s = 30;
+  long sample_ms = 0;  // 0: facts::default_sample_window capped at kHealthSampleMax
   std::string log_file, state_dir, slurm_conf, scontrol;
   HealthCheckOptions check;
   std::string source;
@@ -42,6 +44,8 @@ struct HealthConfig {
 
 inline constexpr const char* kDefaultHealthConfig = "/etc/perfgap/health.yaml";
 inline constexpr double kMaxHealthTimeLimit = 3600;
+// A prolog runs before every job: health's default window is at most a quarter second.
+inline constexpr long kHealthSampleMaxMs = 250;
 
 tl::expected<HealthConfig, std::string> parse_health_config(const std::string& text, const std::string& file,
                                                             const core::Registry& registry);

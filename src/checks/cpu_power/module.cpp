@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "checks/all.hpp"
@@ -427,6 +428,7 @@ std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
   int worst_cpu = -1;
   parsers::CpuSet hot;
   bool has_column = false;
+  std::size_t counted = 0;
   for (const auto& c : w.second->cpus) {
     if (!cpus.contains(c.cpu)) continue;
     auto it = before.find(c.cpu);
@@ -437,6 +439,7 @@ std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
     std::uint64_t t = w.live ? c.total() - std::min(c.total(), it->second->total()) : c.total();
     steal_sum += s;
     total_sum += t;
+    ++counted;
     if (t >= 50) {  // at least half a second of ticks before a per-CPU figure means anything
       double p = 100.0 * static_cast<double>(s) / static_cast<double>(t);
       if (p > worst) { worst = p; worst_cpu = c.cpu; }
@@ -446,7 +449,7 @@ std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
   if (!has_column) return {core::finding(id, layer::cpu_power, Status::skip, "/proc/stat has no steal column for the CPUs in question")};
   if (total_sum == 0) return {core::finding(id, layer::cpu_power, Status::skip, "no CPU time elapsed on the CPUs in question")};
   double p = 100.0 * static_cast<double>(steal_sum) / static_cast<double>(total_sum);
-  std::string span = w.live ? fmt::format("over {:.1f} s", w.seconds) : "since boot";
+  std::string span = w.live ? fmt::format("over {:.{}f} s", w.seconds, w.seconds < 1 ? 2 : 1) : "since boot";
   Finding out = core::finding(id, layer::cpu_power, Status::pass, "");
   out.add("/proc/stat (steal column)", fmt::format("{}% of CPU time {} on {}", pct(p), span, how),
           fmt::format("<= {}%", pct(fail_pct)));
@@ -454,7 +457,25 @@ std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
   if (worst_cpu >= 0) out.add(fmt::format("/proc/stat cpu{}", worst_cpu), fmt::format("{}% steal (highest)", pct(worst)));
   out.metric("steal_pct", p).metric("max_cpu_steal_pct", worst);
   const std::string fix = "Stop host work on the guest's vCPUs: pin vCPUs 1:1 to dedicated host cores, keep host housekeeping (IRQs, vhost, emulator threads) on other cores (libvirt <emulatorpin>/<iothreadpin>, isolcpus on the host), and avoid overcommit.";
-  if (p > fail_pct) {
+  // /proc/stat counts 10 ms ticks: each CPU's difference is off by up to a tick (uniformly,
+  // sd 0.41 tick), so over a short live window the share has a margin of 3 sd of the sum,
+  // 1.22 sqrt(CPUs) ticks. Since boot the counts are large enough for none.
+  const double margin = w.live ? 100.0 * 1.22 * std::sqrt(static_cast<double>(counted)) / static_cast<double>(total_sum) : 0.0;
+  if (w.live) out.metric("steal_margin_pct", margin);
+  if (p - margin <= fail_pct && p + margin > fail_pct) {
+    // Too close to call at this window: neither a pass nor a fail is shown by the counters.
+    out.status = p > fail_pct ? Status::warn : Status::skip;
+    // The margin shrinks as 1/window: the window that would bring it under the distance to the
+    // limit (at least 1 s, in 100 ms steps, at most the 60 s allowed).
+    const double distance = std::max(0.1, std::fabs(fail_pct - p));
+    const long needed_ms = std::clamp(static_cast<long>(std::ceil(w.seconds * margin / distance * 10.0)) * 100, 1000L, 60000L);
+    out.title = fmt::format("steal {}% {} is within the counters' +/-{}% tick margin of the {}% limit: sample longer to decide (--sample-ms {})",
+                            pct(p), span, pct(margin), pct(fail_pct), needed_ms);
+    if (p > fail_pct) {
+      out.fix = fix;
+      out.impact = "if real, stolen cycles stall data loaders and NCCL proxy threads";
+    }
+  } else if (p > fail_pct) {
     out.status = Status::fail;
     out.title = fmt::format("{}% of CPU time stolen by the hypervisor {} (limit {}%)", pct(p), span, pct(fail_pct));
     out.fix = fix;
@@ -514,11 +535,12 @@ void register_cpu_power(core::Registry& r) {
   r.add({.id = "cpu.steal",
          .layer = layer::cpu_power,
          .summary = "the hypervisor steals little CPU time from the workload's CPUs",
-         .rule = "Steal share of CPU time on the CPUs the training processes may use (all online CPUs when none is found): live over a 1 s window, on a captured tree since boot. `fail` above fail_pct (2%); `warn` when the whole is below it but single CPUs are above; `skip` without a steal column.",
+         .rule = "Steal share of CPU time on the CPUs the training processes may use (all online CPUs when none is found): live over the sample window (`--sample-ms`, config `sample_ms`; default 2 s / sqrt(online CPUs) between 100 ms and 1 s, 250 ms for `health`), on a captured tree since boot. Live, the share has a margin from /proc/stat's 10 ms tick (1.22 sqrt(CPUs) ticks over the window's ticks: about 0.6% at the default window): `fail` when the share is above fail_pct (2%) by more than the margin; `warn` when it is above fail_pct within the margin, or when the whole is below it but single CPUs (with at least 0.5 s of ticks) are above; `skip` when it is below fail_pct but within the margin (the window was too short to decide; the title says which --sample-ms would), and without a steal column.",
          .fix = "Pin vCPUs to dedicated host cores and keep host housekeeping off them.",
          .reads = {"/proc/stat", "/sys/devices/system/cpu/online", "/proc/[0-9]*/environ", "/proc/[0-9]*/maps", "/proc/[0-9]*/status"},
          .params = {{"fail_pct", 2, "steal share of CPU time (%) above which the check fails"}},
-         .run = steal});
+         .run = steal,
+         .sampled = true});
 }
 
 }  // namespace perfgap::checks

@@ -294,7 +294,7 @@ std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
       bool bound = owner && owner->allowed && topo && !(topo->online.subset_of(*owner->allowed));
       if (!bound) cores.insert(th_use.last_cpu);
     }
-  std::string span = w.live ? fmt::format("over {:.1f} s", w.seconds) : "since thread start";
+  std::string span = w.live ? fmt::format("over {:.{}f} s", w.seconds, w.seconds < 1 ? 2 : 1) : "since thread start";
   auto fnd = core::finding(id, layer::placement, Status::pass, "");
   if (cores.empty()) {
     fnd.status = Status::skip;
@@ -434,7 +434,8 @@ void register_placement(core::Registry& r) {
                              "/proc/irq/*/smp_affinity_list", "/proc/irq/*/effective_affinity_list", "/proc/stat"}),
          .params = {{"busy_pct", 10, "CPU use (% of one CPU) from which a thread counts as busy"},
                     {"irq_per_s", 100, "live: interrupt rate per CPU from which a NIC/GPU IRQ counts"}},
-         .run = shared_cores});
+         .run = shared_cores,
+         .sampled = true});
 }
 
 }  // namespace perfgap::checks

@@ -1,0 +1,125 @@
+// The live sample window (cpu.steal, placement.shared_cores): its default length from the
+// CPU count, the sample_ms setting, and the runner starting it first and running its checks
+// last while the report keeps the registry order.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "core/config.hpp"
+#include "core/runner.hpp"
+#include "slurm/health_config.hpp"
+
+using namespace perfgap;
+using namespace std::chrono_literals;
+using report::Status;
+
+TEST(SampleWindow, DefaultLengthFollowsTheTickResolutionOfTheCpuCount) {
+  EXPECT_EQ(facts::default_sample_window(1, 1000ms), 1000ms);
+  EXPECT_EQ(facts::default_sample_window(2, 1000ms), 1000ms);  // 1414 ms, capped
+  EXPECT_EQ(facts::default_sample_window(16, 1000ms), 500ms);
+  EXPECT_EQ(facts::default_sample_window(64, 1000ms), 250ms);
+  EXPECT_EQ(facts::default_sample_window(144, 1000ms), 167ms);
+  EXPECT_EQ(facts::default_sample_window(1024, 1000ms), 100ms);  // the floor
+  EXPECT_EQ(facts::default_sample_window(0, 1000ms), 1000ms);    // unknown CPU count: the cap
+  // health's cap (a prolog before every job)
+  EXPECT_EQ(facts::default_sample_window(2, 250ms), 250ms);
+  EXPECT_EQ(facts::default_sample_window(400, 250ms), 100ms);
+}
+
+TEST(SampleWindow, SampleMsIsAWholeNumberOfMillisecondsInRange) {
+  EXPECT_EQ(core::parse_sample_ms("10"), 10);
+  EXPECT_EQ(core::parse_sample_ms("60000"), 60000);
+  for (const char* bad : {"", "9", "0", "-5", "60001", "1.5", "100ms", " 100", "abc"}) {
+    auto r = core::parse_sample_ms(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().find("from 10 to 60000"), std::string::npos) << r.error();
+  }
+}
+
+TEST(SampleWindow, ConfigKeysOfCheckAndHealth) {
+  const auto& reg = core::builtin_registry();
+  auto c = core::parse_config("sample_ms: 300\n", "c.yaml", reg);
+  ASSERT_TRUE(c) << c.error();
+  EXPECT_EQ(c->sample_ms, 300);
+  auto bad = core::parse_config("only: [cpu.steal]\nsample_ms: fast\n", "c.yaml", reg);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().rfind("c.yaml:2:", 0), 0u) << bad.error();
+  auto h = slurm::parse_health_config("sample_ms: 120\n", "h.yaml", reg);
+  ASSERT_TRUE(h) << h.error();
+  EXPECT_EQ(h->sample_ms, 120);
+  auto hbad = slurm::parse_health_config("sample_ms: 70000\n", "h.yaml", reg);
+  ASSERT_FALSE(hbad);
+  EXPECT_EQ(hbad.error().rfind("h.yaml:1:", 0), 0u) << hbad.error();
+}
+
+TEST(SampleWindow, OnlyTheSteppingChecksAreSampled) {
+  std::vector<std::string> sampled;
+  for (const auto& c : core::builtin_registry().all())
+    if (c.sampled) sampled.emplace_back(c.id);
+  EXPECT_EQ(sampled, (std::vector<std::string>{"cpu.steal", "placement.shared_cores"}));
+}
+
+namespace {
+
+core::CheckInfo check_of(std::string_view id, bool sampled, core::CheckFn fn) {
+  return core::CheckInfo{.id = id, .layer = "cpu-power", .summary = "s", .rule = "r", .fix = "f", .reads = {"/x"},
+                         .params = {}, .run = std::move(fn), .sampled = sampled};
+}
+
+}  // namespace
+
+// Live: the window is taken while the other checks run, its checks wait for that window
+// only, and the findings come out in the order the checks were given.
+TEST(SampleWindow, RunnerStartsTheWindowFirstAndKeepsTheOrder) {
+  facts::Options opts;
+  opts.sample = 300ms;
+  auto facts = std::make_shared<facts::Facts>(sys::Sysroot::live(), opts);
+  std::mutex m;
+  std::vector<std::string> ran;
+  auto note = [&](const char* id) {
+    std::lock_guard lock(m);
+    ran.emplace_back(id);
+  };
+  std::chrono::steady_clock::time_point window_seen;
+  auto steal_like = check_of("t.sampled", true, [&](facts::Facts& f, const core::Thresholds&) {
+    note("t.sampled");
+    const auto& w = f.window();
+    window_seen = std::chrono::steady_clock::now();
+    return std::vector<report::Finding>{core::finding("t.sampled", "cpu-power", Status::pass, w.live ? "live" : "tree")};
+  });
+  auto slow = check_of("t.slow", false, [&](facts::Facts&, const core::Thresholds&) {
+    note("t.slow");
+    std::this_thread::sleep_for(250ms);  // work the window's wait overlaps
+    return std::vector<report::Finding>{core::finding("t.slow", "cpu-power", Status::pass, "done")};
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto out = core::run_checks({&steal_like, &slow}, facts, core::Config{}, core::RunOptions{});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].id, "t.sampled");
+  EXPECT_EQ(out[0].title, "live");
+  EXPECT_EQ(out[1].id, "t.slow");
+  EXPECT_EQ(ran, (std::vector<std::string>{"t.slow", "t.sampled"}));
+  // The window (300 ms) began before the slow check, so it was over within well under the
+  // sum of both (550 ms); the bound is loose so a loaded machine cannot fail it.
+  EXPECT_GE(facts->window().seconds, 0.29);
+  EXPECT_LT(window_seen - start, 2s);
+}
+
+// A tree's counters are read once, since boot: no window is started and none is waited for.
+TEST(SampleWindow, TreeRootsNeverWait) {
+  facts::Options opts;
+  opts.sample = 5000ms;
+  auto root = sys::Sysroot::at(PERFGAP_SOURCE_DIR);
+  ASSERT_TRUE(root) << root.error();
+  auto facts = std::make_shared<facts::Facts>(*root, opts);
+  auto sampled = check_of("t.sampled", true, [](facts::Facts& f, const core::Thresholds&) {
+    return std::vector<report::Finding>{core::finding("t.sampled", "cpu-power", Status::pass, f.window().live ? "live" : "tree")};
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto out = core::run_checks({&sampled}, facts, core::Config{}, core::RunOptions{});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].title, "tree");
+}
