@@ -24,13 +24,16 @@ std::vector<report::Finding> run_checks(const std::vector<const CheckInfo*>& che
     std::thread([facts] { (void)facts->window(); }).detach();
   }
   std::vector<std::vector<report::Finding>> per_check(checks.size());
+  // One worker runs the checks in turn; a check that hangs is left behind on it and the
+  // next check gets a fresh one.
+  sys::BoundedWorker worker;
   for (std::size_t index : order) {
     const CheckInfo* info = checks[index];
     auto& out = per_check[index];
     Thresholds th = config.thresholds_for(*info);
     // The worker owns copies of what it touches, so abandoning it leaves nothing dangling.
     CheckFn fn = info->run;
-    auto outcome = sys::run_bounded<Outcome>(
+    auto outcome = worker.run<Outcome>(
         [fn, facts, th]() -> Outcome {
           try {
             return fn(*facts, th);

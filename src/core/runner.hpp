@@ -1,4 +1,4 @@
-// Runs the selected checks against one Facts store. Each check runs on a worker with a
+// Runs the selected checks against one Facts store. The checks run in turn on a worker with a
 // deadline: a check that throws becomes an `error` finding, one that hangs (a blocked
 // kernel read) is abandoned and reported as `error`, and the others still run.
 #pragma once

@@ -145,7 +145,7 @@ const NumaMapsRead& Facts::numa_maps(int pid, std::chrono::milliseconds budget) 
 sys::ReadResult<std::string> Facts::read_proc(const std::string& path, std::size_t max) {
   if (!root_.is_live()) return root_.read(path, max);
   auto root = root_;
-  auto r = sys::run_bounded<sys::ReadResult<std::string>>(
+  auto r = proc_reader_.run<sys::ReadResult<std::string>>(
       [root, path, max] { return root.read(path, max); }, opts_.proc_read_timeout);
   if (!r) return tl::unexpected(sys::ReadError{sys::ReadError::timed_out, 0, path});
   return std::move(*r);

@@ -17,6 +17,7 @@
 
 #include "parsers/cpuset.hpp"
 #include "parsers/procfs.hpp"
+#include "sys/bounded.hpp"
 #include "sys/sysroot.hpp"
 
 namespace perfgap::facts {
@@ -279,6 +280,7 @@ class Facts {
     std::once_flag once;
     std::shared_ptr<void> value;
   };
+  sys::BoundedWorker proc_reader_;  // every read_proc: one thread, not one per read
   std::mutex memo_mutex_;
   std::map<std::string, std::shared_ptr<Slot>> memo_;
 

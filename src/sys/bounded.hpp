@@ -48,4 +48,47 @@ std::optional<T> run_bounded(std::function<T()> work, std::chrono::milliseconds 
   return std::move(state->value);
 }
 
+// One long-lived worker for many short calls that may block in the kernel (every /proc/<pid>
+// read of a check run): each call waits at most its own timeout. A call that overruns
+// leaves the worker behind (counted, as run_bounded does) and the next call starts a fresh
+// one, so a stuck process costs one thread and a thousand reads cost one, not a thousand.
+// Calls are served one at a time, in the order they come.
+class BoundedWorker {
+ public:
+  BoundedWorker() = default;
+  BoundedWorker(const BoundedWorker&) = delete;
+  BoundedWorker& operator=(const BoundedWorker&) = delete;
+  ~BoundedWorker();
+
+  template <class T>
+  std::optional<T> run(std::function<T()> work, std::chrono::milliseconds timeout) {
+    // The result lives with the job, not in this frame: an abandoned job may finish later.
+    auto slot = std::make_shared<std::optional<T>>();
+    const bool finished = run_job(
+        [slot, work = std::move(work)]() mutable {
+          try {
+            slot->emplace(work());
+          } catch (...) {
+            // An empty result, as run_bounded gives.
+          }
+        },
+        timeout);
+    if (!finished) return std::nullopt;
+    return std::move(*slot);
+  }
+
+  // Workers started so far (1 for any number of calls that finished in time).
+  int workers_started() const;
+
+  struct Shared;  // the queue a worker serves (bounded.cpp)
+
+ private:
+  bool run_job(std::function<void()> job, std::chrono::milliseconds timeout);
+
+  std::mutex call_mutex_;  // one call at a time
+  std::shared_ptr<Shared> current_;
+  std::thread thread_;
+  int started_ = 0;
+};
+
 }  // namespace perfgap::sys
