@@ -7,6 +7,8 @@
 #include "core/baseline.hpp"
 #include "core/config.hpp"
 #include "core/runner.hpp"
+#include "files.hpp"
+#include "findings.hpp"
 #include "sys/sysroot.hpp"
 #include "tree.hpp"
 
@@ -15,30 +17,7 @@ using namespace perfgap;
 
 namespace {
 
-std::vector<std::string> case_files() {
-  std::vector<std::string> out;
-  fs::path dir = fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/cases";
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.path().extension() != ".tree") continue;
-    if (e.path().parent_path().filename() == "base") continue;
-    out.push_back(fs::relative(e.path(), dir).string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 class FixtureCase : public ::testing::TestWithParam<std::string> {};
-
-// Everything a finding says, one line each, for comparing two runs.
-std::vector<std::string> describe(const std::vector<report::Finding>& findings) {
-  std::vector<std::string> out;
-  for (const auto& f : findings) {
-    std::string line = f.id + "@" + f.subject + " " + std::string(report::to_string(f.status)) + " " + f.title;
-    for (const auto& e : f.evidence) line += " | " + e.source + ": " + e.observed + (e.expected ? " (" + *e.expected + ")" : "");
-    out.push_back(std::move(line));
-  }
-  return out;
-}
 
 TEST_P(FixtureCase, GivesExpectedStatuses) {
   fs::path file = fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/cases" / GetParam();
@@ -78,7 +57,7 @@ TEST_P(FixtureCase, GivesExpectedStatuses) {
   sys::force_no_openat2_for_tests(true);
   auto walked = core::run_checks(selected, std::make_shared<facts::Facts>(*root, opts), core::Config{}, core::RunOptions{});
   sys::force_no_openat2_for_tests(false);
-  EXPECT_EQ(describe(walked), describe(findings)) << file << ": different findings when openat2 is refused";
+  EXPECT_EQ(fixture::describe_findings(walked), fixture::describe_findings(findings)) << file << ": different findings when openat2 is refused";
   for (const auto& e : spec->expect) {
     std::vector<const report::Finding*> match;
     for (const auto& f : findings)
@@ -106,6 +85,6 @@ std::string case_name(const ::testing::TestParamInfo<std::string>& info) {
   return n;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, FixtureCase, ::testing::ValuesIn(case_files()), case_name);
+INSTANTIATE_TEST_SUITE_P(Cases, FixtureCase, ::testing::ValuesIn(fixture::case_tree_files()), case_name);
 
 }  // namespace

@@ -3,14 +3,14 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "files.hpp"
+#include "run.hpp"
 #include "tree.hpp"
 
 namespace perfgap::hostile {
@@ -20,17 +20,8 @@ namespace fs = std::filesystem;
 inline const std::vector<std::string> kFormats = {"text", "json", "junit", "prometheus"};
 inline const std::pair<std::string, std::string> kNoOpenat2{"PERFGAP_NO_OPENAT2", "1"};
 
-inline std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-inline void write_file(const fs::path& p, const std::string& content) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << content;
-}
+using fixture::read_file;
+using fixture::write_file;
 
 inline void replace_with_link(const fs::path& p, const std::string& target) {
   fs::create_directories(p.parent_path());
@@ -39,7 +30,7 @@ inline void replace_with_link(const fs::path& p, const std::string& target) {
   fs::create_symlink(target, p);
 }
 
-inline bool one_line(const std::string& err) { return !err.empty() && err.find('\n') == err.size() - 1; }
+using fixture::one_line;
 
 // The golden healthy host, unpacked under `dir`.
 inline fs::path healthy_tree(const fs::path& dir) {

@@ -6,49 +6,24 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "contract.hpp"
+#include "files.hpp"
+#include "report_json.hpp"
 #include "run.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
+using perfgap::fixture::finding;
+using perfgap::fixture::json_report;
+using perfgap::fixture::line_count;
+using perfgap::fixture::log_fixture;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::TempDir;
-
-namespace {
-
-std::string log(const char* rel) { return (fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/logs" / rel).string(); }
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
-std::string write(const TempDir& d, const std::string& name, const std::string& content) {
-  auto p = d.path() + "/" + name;
-  std::ofstream(p, std::ios::binary) << content;
-  return p;
-}
-
-nlohmann::json json_of(const std::vector<std::string>& args, int want_status) {
-  auto a = args;
-  a.push_back("--format");
-  a.push_back("json");
-  auto r = run_binary(PERFGAP_BINARY, a);
-  EXPECT_EQ(r.status, want_status) << r.err << r.out;
-  auto j = nlohmann::json::parse(r.out);
-  auto v = perfgap::fixture::contract_violations(j);
-  EXPECT_TRUE(v.empty()) << ::testing::PrintToString(v);
-  return j;
-}
-
-const nlohmann::json* finding(const nlohmann::json& j, const std::string& id, const std::string& subject = "") {
-  for (const auto& f : j["findings"])
-    if (f["id"] == id && (subject.empty() || f.value("subject", "") == subject)) return &f;
-  return nullptr;
-}
-
-}  // namespace
+using perfgap::fixture::write_in;
 
 TEST(Analyze, ReportShapeAndExitStatus) {
-  auto j = json_of({"analyze", "perf", log("perf/smmu-report.txt")}, 1);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "perf", log_fixture("perf/smmu-report.txt")}, 1);
   EXPECT_EQ(j["source"]["kind"], "analyze");
-  EXPECT_EQ(j["source"]["inputs"], nlohmann::json::array({log("perf/smmu-report.txt")}));
+  EXPECT_EQ(j["source"]["inputs"], nlohmann::json::array({log_fixture("perf/smmu-report.txt")}));
   EXPECT_TRUE(j["node"].is_null());
   auto f = finding(j, "perf.smmu_cmdq");
   ASSERT_TRUE(f);
@@ -57,29 +32,29 @@ TEST(Analyze, ReportShapeAndExitStatus) {
   EXPECT_DOUBLE_EQ((*f)["metrics"]["smmu_cmdq_pct"].get<double>(), 24.10);
   EXPECT_EQ((*finding(j, "perf.hot_kernel"))["status"], "warn");
   // Passing input: exit 0.
-  auto ok = json_of({"analyze", "nccl-tests", log("nccl-tests/ref-allreduce.txt")}, 0);
+  auto ok = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/ref-allreduce.txt")}, 0);
   EXPECT_EQ((*finding(ok, "nccl_tests.busbw"))["layer"], "network");
 }
 
 TEST(Analyze, NcclTestsReferenceAndSizes) {
-  auto j = json_of({"analyze", "nccl-tests", log("nccl-tests/slow-allreduce.txt"), "--reference", log("nccl-tests/ref-allreduce.txt")}, 1);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/slow-allreduce.txt"), "--reference", log_fixture("nccl-tests/ref-allreduce.txt")}, 1);
   auto f = finding(j, "nccl_tests.busbw");
   ASSERT_TRUE(f);
   EXPECT_NEAR((*f)["metrics"]["ratio.67108864"].get<double>(), 249.82 / 361.67, 1e-9);
   // 512 KiB is below 1 MiB: not judged unless asked; 1 MiB alone is within 95%.
-  json_of({"analyze", "nccl-tests", log("nccl-tests/slow-allreduce.txt"), "--reference", log("nccl-tests/ref-allreduce.txt"), "--sizes", "1M"}, 0);
-  json_of({"analyze", "nccl-tests", log("nccl-tests/slow-allreduce.txt"), "--reference", log("nccl-tests/ref-allreduce.txt"), "--sizes", "512K,1M"}, 1);
-  auto bad = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", log("nccl-tests/slow-allreduce.txt"), "--sizes", "1X"});
+  json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/slow-allreduce.txt"), "--reference", log_fixture("nccl-tests/ref-allreduce.txt"), "--sizes", "1M"}, 0);
+  json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/slow-allreduce.txt"), "--reference", log_fixture("nccl-tests/ref-allreduce.txt"), "--sizes", "512K,1M"}, 1);
+  auto bad = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/slow-allreduce.txt"), "--sizes", "1X"});
   EXPECT_EQ(bad.status, 2);
-  EXPECT_EQ(lines(bad.err), 1);
+  EXPECT_EQ(line_count(bad.err), 1);
   // The text report shows the table rows.
-  auto t = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", log("nccl-tests/slow-allreduce.txt"), "--reference", log("nccl-tests/ref-allreduce.txt")});
+  auto t = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/slow-allreduce.txt"), "--reference", log_fixture("nccl-tests/ref-allreduce.txt")});
   EXPECT_NE(t.out.find("64 MiB"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("69.1%"), std::string::npos) << t.out;
 }
 
 TEST(Analyze, DamagedRowIsAnErrorFindingNamingTheLine) {
-  auto j = json_of({"analyze", "nccl-tests", log("nccl-tests/cut-row.txt")}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/cut-row.txt")}, 0);
   bool named = false;
   for (const auto& f : j["findings"])
     if (f["status"] == "error")
@@ -89,58 +64,58 @@ TEST(Analyze, DamagedRowIsAnErrorFindingNamingTheLine) {
 
 TEST(Analyze, UnusableInputsAloneAreExit2) {
   TempDir d;
-  auto empty = write(d, "empty.txt", "");
-  auto binary = write(d, "bin.dat", std::string("\x7f" "ELF\0\0\x01\x02", 8) + std::string(200, '\0'));
-  auto other = log("perf/smmu-report.txt");  // perf output given as nccl-tests
+  auto empty = write_in(d, "empty.txt", "");
+  auto binary = write_in(d, "bin.dat", std::string("\x7f" "ELF\0\0\x01\x02", 8) + std::string(200, '\0'));
+  auto other = log_fixture("perf/smmu-report.txt");  // perf output given as nccl-tests
   for (const auto& [kind, file] : std::vector<std::pair<std::string, std::string>>{
            {"nccl-tests", empty}, {"nccl-tests", binary}, {"nccl-tests", other}, {"turbostat", other},
-           {"numastat", other}, {"nccl-log", other}, {"steps", other}, {"perf", log("steps/measured.csv")},
+           {"numastat", other}, {"nccl-log", other}, {"steps", other}, {"perf", log_fixture("steps/measured.csv")},
            {"perf", d.path() + "/missing.txt"}}) {
     auto r = run_binary(PERFGAP_BINARY, {"analyze", kind, file});
     EXPECT_EQ(r.status, 2) << kind << " " << file << "\n" << r.out;
     EXPECT_TRUE(r.out.empty()) << kind;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
   }
   // A 100 KB line without content of the kind.
-  auto longline = write(d, "long.txt", std::string(100000, 'a') + "\n");
+  auto longline = write_in(d, "long.txt", std::string(100000, 'a') + "\n");
   EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "perf", longline}).status, 2);
 }
 
 TEST(Analyze, UnusableInputMixedWithGoodIsAnErrorFinding) {
   TempDir d;
-  auto empty = write(d, "empty.txt", "");
-  auto j = json_of({"analyze", "nccl-tests", empty, log("nccl-tests/ref-allreduce.txt"), log("perf/smmu-report.txt")}, 0);
+  auto empty = write_in(d, "empty.txt", "");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", empty, log_fixture("nccl-tests/ref-allreduce.txt"), log_fixture("perf/smmu-report.txt")}, 0);
   auto e = finding(j, "nccl_tests.busbw", empty);
   ASSERT_TRUE(e);
   EXPECT_EQ((*e)["status"], "error");
-  auto o = finding(j, "nccl_tests.busbw", log("perf/smmu-report.txt"));
+  auto o = finding(j, "nccl_tests.busbw", log_fixture("perf/smmu-report.txt"));
   ASSERT_TRUE(o);
   EXPECT_EQ((*o)["status"], "error");
-  EXPECT_EQ((*finding(j, "nccl_tests.busbw", log("nccl-tests/ref-allreduce.txt")))["status"], "pass");
+  EXPECT_EQ((*finding(j, "nccl_tests.busbw", log_fixture("nccl-tests/ref-allreduce.txt")))["status"], "pass");
   EXPECT_EQ(j["summary"]["error"], 2);
 }
 
 TEST(Analyze, NcclLogAndSteps) {
-  auto j = json_of({"analyze", "nccl-log", log("nccl-log/topo-missing-2.27.txt")}, 1);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-log", log_fixture("nccl-log/topo-missing-2.27.txt")}, 1);
   EXPECT_EQ((*finding(j, "nccl_log.topo_file"))["status"], "fail");
   EXPECT_EQ((*finding(j, "nccl_log.net"))["status"], "pass");
-  auto s = json_of({"analyze", "steps", log("steps/measured.csv"), "--reference-ms", "830"}, 1);
+  auto s = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/measured.csv"), "--reference-ms", "830"}, 1);
   EXPECT_EQ((*finding(s, "steps.gap"))["layer"], "workload");
   EXPECT_NEAR((*finding(s, "steps.gap"))["metrics"]["percent_of_reference"].get<double>(), 100 * 830.0 / 1090.0, 1e-6);
   EXPECT_EQ((*finding(s, "steps.tail"))["status"], "warn");
-  json_of({"analyze", "steps", log("steps/measured.jsonl"), "--reference", log("steps/reference.log")}, 0);
+  json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/measured.jsonl"), "--reference", log_fixture("steps/reference.log")}, 0);
   // Options of another kind are usage errors.
-  auto r = run_binary(PERFGAP_BINARY, {"analyze", "perf", log("perf/smmu-report.txt"), "--rated-mhz", "3800"});
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "perf", log_fixture("perf/smmu-report.txt"), "--rated-mhz", "3800"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "nsys", log("perf/smmu-report.txt")}).status, 2);
+  EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "nsys", log_fixture("perf/smmu-report.txt")}).status, 2);
   EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "perf"}).status, 2);
 }
 
 TEST(Analyze, OutputIsWrittenAtomically) {
   TempDir d;
   auto out = d.path() + "/r.json";
-  auto r = run_binary(PERFGAP_BINARY, {"analyze", "perf", log("perf/smmu-report.txt"), "--format", "json", "--output", out});
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "perf", log_fixture("perf/smmu-report.txt"), "--format", "json", "--output", out});
   EXPECT_EQ(r.status, 1);
   EXPECT_TRUE(r.out.empty());
   std::ifstream f(out);
@@ -153,21 +128,21 @@ TEST(Analyze, OutputIsWrittenAtomically) {
 
 TEST(Gap, NumbersAndStepLogs) {
   // 0.83 s reference, 1.09 s measured: 76.1% of reference.
-  auto j = json_of({"gap", "--reference", "830", "--measured", "1090"}, 1);
+  auto j = json_report(PERFGAP_BINARY, {"gap", "--reference", "830", "--measured", "1090"}, 1);
   EXPECT_EQ(j["source"]["kind"], "gap");
   EXPECT_TRUE(j["node"].is_null());
   auto g = finding(j, "steps.gap");
   ASSERT_TRUE(g);
   EXPECT_NEAR((*g)["metrics"]["percent_of_reference"].get<double>(), 100 * 830.0 / 1090.0, 1e-6);
   EXPECT_EQ((*finding(j, "steps.tail"))["status"], "skip");
-  json_of({"gap", "--reference", "1000", "--measured", "1040"}, 0);  // 96.2%
-  json_of({"gap", "--reference", "1000", "--measured", "1040", "--threshold", "0.97"}, 1);
-  auto logs = json_of({"gap", "--reference", log("steps/reference.log"), "--measured", log("steps/measured.csv")}, 1);
+  json_report(PERFGAP_BINARY, {"gap", "--reference", "1000", "--measured", "1040"}, 0);  // 96.2%
+  json_report(PERFGAP_BINARY, {"gap", "--reference", "1000", "--measured", "1040", "--threshold", "0.97"}, 1);
+  auto logs = json_report(PERFGAP_BINARY, {"gap", "--reference", log_fixture("steps/reference.log"), "--measured", log_fixture("steps/measured.csv")}, 1);
   EXPECT_EQ(logs["source"]["inputs"].size(), 2u);
   EXPECT_NEAR((*finding(logs, "steps.gap"))["metrics"]["median_ms"].get<double>(), 1090.0, 1e-9);
-  json_of({"gap", "--reference", log("steps/reference.log"), "--measured", log("steps/measured.jsonl")}, 0);
+  json_report(PERFGAP_BINARY, {"gap", "--reference", log_fixture("steps/reference.log"), "--measured", log_fixture("steps/measured.jsonl")}, 0);
   TempDir d;
-  auto empty = write(d, "e.log", "");
+  auto empty = write_in(d, "e.log", "");
   auto r = run_binary(PERFGAP_BINARY, {"gap", "--reference", empty, "--measured", "1000"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(empty), std::string::npos);

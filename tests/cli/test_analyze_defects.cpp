@@ -2,37 +2,18 @@
 // the real binary. Every fixture reproduced its defect before the fix.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "contract.hpp"
+#include "files.hpp"
+#include "report_json.hpp"
 #include "run.hpp"
 
-namespace fs = std::filesystem;
+using perfgap::fixture::json_report;
+using perfgap::fixture::log_fixture;
+using perfgap::fixture::required_finding;
 using perfgap::fixture::run_binary;
 
 namespace {
-
-std::string fixture(const char* rel) { return (fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/logs" / rel).string(); }
-
-nlohmann::json report(std::vector<std::string> args, int want_status) {
-  args.push_back("--format");
-  args.push_back("json");
-  auto r = run_binary(PERFGAP_BINARY, args);
-  EXPECT_EQ(r.status, want_status) << r.err << r.out;
-  auto j = nlohmann::json::parse(r.out);
-  auto v = perfgap::fixture::contract_violations(j);
-  EXPECT_TRUE(v.empty()) << ::testing::PrintToString(v);
-  return j;
-}
-
-const nlohmann::json& finding(const nlohmann::json& j, const std::string& id) {
-  for (const auto& f : j["findings"])
-    if (f["id"] == id) return f;
-  ADD_FAILURE() << "no finding " << id << " in " << j.dump(2);
-  static const nlohmann::json none = nlohmann::json::object();
-  return none;
-}
 
 std::string evidence_text(const nlohmann::json& f) {
   std::string s;
@@ -45,8 +26,8 @@ std::string evidence_text(const nlohmann::json& f) {
 // perf report --sort comm,sym: native_queued_spin_lock_slowpath on two rows (python 4%,
 // pt_data_worker 3%). Only the last row used to count (3%: pass) and the name was listed twice.
 TEST(AnalyzeFieldDefects, PerfRowsOfOneSymbolAreSummed) {
-  auto j = report({"analyze", "perf", fixture("perf/comm-sym-spinlock.txt")}, 0);
-  const auto& hot = finding(j, "perf.hot_kernel");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "perf", log_fixture("perf/comm-sym-spinlock.txt")}, 0);
+  const auto& hot = required_finding(j, "perf.hot_kernel");
   EXPECT_EQ(hot["status"], "warn");
   auto title = hot["title"].get<std::string>();
   EXPECT_NE(title.find("native_queued_spin_lock_slowpath 7.00%"), std::string::npos) << title;
@@ -58,8 +39,8 @@ TEST(AnalyzeFieldDefects, PerfRowsOfOneSymbolAreSummed) {
 // A two-node job whose NCCL lines carry no host:pid:tid prefix: "Using network Socket" and
 // "NET/IB : No device found" used to be ignored (only the version line was read): skip.
 TEST(AnalyzeFieldDefects, NcclLogLinesWithoutPrefixAreRead) {
-  auto j = report({"analyze", "nccl-log", fixture("nccl-log/bare-lines-socket-2nodes.txt")}, 1);
-  const auto& net = finding(j, "nccl_log.net");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-log", log_fixture("nccl-log/bare-lines-socket-2nodes.txt")}, 1);
+  const auto& net = required_finding(j, "nccl_log.net");
   EXPECT_EQ(net["status"], "fail");
   EXPECT_NE(net["title"].get<std::string>().find("fell back to NET/Socket"), std::string::npos) << net["title"];
   EXPECT_EQ(net["metrics"]["nodes"], 2);
@@ -68,8 +49,8 @@ TEST(AnalyzeFieldDefects, NcclLogLinesWithoutPrefixAreRead) {
 // One node (nNodes 1): NCCL probed IB, found none and picked Socket, but nothing crosses the
 // network. It used to fail as an RDMA fallback.
 TEST(AnalyzeFieldDefects, NcclLogSingleNodeIsNoFallback) {
-  auto j = report({"analyze", "nccl-log", fixture("nccl-log/single-node-ib-probe.txt")}, 0);
-  const auto& net = finding(j, "nccl_log.net");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-log", log_fixture("nccl-log/single-node-ib-probe.txt")}, 0);
+  const auto& net = required_finding(j, "nccl_log.net");
   EXPECT_EQ(net["status"], "skip");
   EXPECT_NE(net["title"].get<std::string>().find("single node (nNodes 1"), std::string::npos) << net["title"];
 }
@@ -77,8 +58,8 @@ TEST(AnalyzeFieldDefects, NcclLogSingleNodeIsNoFallback) {
 // Two different bare "NCCL version" lines in one job log: a mismatch. Only the first used to
 // be kept (pass).
 TEST(AnalyzeFieldDefects, NcclLogTwoBareVersionsAreAMismatch) {
-  auto j = report({"analyze", "nccl-log", fixture("nccl-log/two-versions-bare.txt")}, 1);
-  const auto& net = finding(j, "nccl_log.net");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-log", log_fixture("nccl-log/two-versions-bare.txt")}, 1);
+  const auto& net = required_finding(j, "nccl_log.net");
   EXPECT_EQ(net["status"], "fail");
   auto title = net["title"].get<std::string>();
   EXPECT_NE(title.find("2.21.5"), std::string::npos) << title;
@@ -90,8 +71,8 @@ TEST(AnalyzeFieldDefects, NcclLogTwoBareVersionsAreAMismatch) {
 // "Out of bounds values : 0 OK", and without that line. Both used to be "wrong results".
 TEST(AnalyzeFieldDefects, NcclTestsOldErrorColumnIsNotACount) {
   for (const char* f : {"nccl-tests/old-error-column-rounding.txt", "nccl-tests/old-error-column-no-oob.txt"}) {
-    auto j = report({"analyze", "nccl-tests", fixture(f)}, 0);
-    const auto& bw = finding(j, "nccl_tests.busbw");
+    auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture(f)}, 0);
+    const auto& bw = required_finding(j, "nccl_tests.busbw");
     EXPECT_EQ(bw["status"], "pass") << f << ": " << bw["title"];
     EXPECT_EQ(bw["metrics"]["wrong"], 0) << f;
     EXPECT_NE(evidence_text(bw).find("max absolute error, not a count"), std::string::npos) << f << "\n" << evidence_text(bw);
@@ -101,12 +82,12 @@ TEST(AnalyzeFieldDefects, NcclTestsOldErrorColumnIsNotACount) {
 // Sibling threads print no CPU%c6 (a core-level column, on the core's first thread only):
 // 7 idle CPUs, of which only the 3 first threads used to be counted.
 TEST(AnalyzeFieldDefects, TurbostatSiblingRowsCount) {
-  auto j = report({"analyze", "turbostat", fixture("turbostat/siblings-without-core-columns.txt")}, 0);
-  const auto& idle = finding(j, "turbostat.deep_idle");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "turbostat", log_fixture("turbostat/siblings-without-core-columns.txt")}, 0);
+  const auto& idle = required_finding(j, "turbostat.deep_idle");
   EXPECT_EQ(idle["status"], "pass");
   EXPECT_EQ(idle["metrics"]["idle_cpus"], 7);
   EXPECT_NE(evidence_text(idle).find("3 take their core's CPU%c6 from its first thread, 1 left out"), std::string::npos) << evidence_text(idle);
-  EXPECT_EQ(finding(j, "turbostat.busy_mhz")["status"], "pass");  // 3281 MHz of the 3300 MHz max turbo
+  EXPECT_EQ(required_finding(j, "turbostat.busy_mhz")["status"], "pass");  // 3281 MHz of the 3300 MHz max turbo
 }
 
 // Training logs in today's formats used to be refused (exit 2: no step times).
@@ -122,8 +103,8 @@ TEST(AnalyzeFieldDefects, StepsTodaysFormatsAreRead) {
                                          {"steps/nanochat.log", 989.73, 5},
                                          {"steps/hf-trainer-dicts.log", 610.5, 5}}) {
     // Against 1000 ms: below 95% (fail, exit 1) when the median exceeds 1000 / 0.95 ms.
-    auto j = report({"analyze", "steps", fixture(c.file), "--reference-ms", "1000"}, c.median_ms > 1000 / 0.95 ? 1 : 0);
-    const auto& gap = finding(j, "steps.gap");
+    auto j = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture(c.file), "--reference-ms", "1000"}, c.median_ms > 1000 / 0.95 ? 1 : 0);
+    const auto& gap = required_finding(j, "steps.gap");
     EXPECT_NEAR(gap["metrics"]["median_ms"].get<double>(), c.median_ms, 0.01) << c.file;
     EXPECT_EQ(gap["metrics"]["records"], c.records) << c.file;
   }
@@ -132,32 +113,32 @@ TEST(AnalyzeFieldDefects, StepsTodaysFormatsAreRead) {
 // Throughput-only logs: percent of reference is measured / reference (higher is better), and
 // the report says it compared throughput.
 TEST(AnalyzeFieldDefects, StepsThroughputFlipsTheDirection) {
-  auto j = report({"analyze", "steps", fixture("steps/samples-per-sec.log"), "--reference", fixture("steps/samples-per-sec-reference.log")}, 1);
-  const auto& gap = finding(j, "steps.gap");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference", log_fixture("steps/samples-per-sec-reference.log")}, 1);
+  const auto& gap = required_finding(j, "steps.gap");
   EXPECT_EQ(gap["status"], "fail");
   EXPECT_NEAR(gap["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6);
   EXPECT_NE(gap["title"].get<std::string>().find("throughput"), std::string::npos) << gap["title"];
   EXPECT_NE(evidence_text(gap).find("measured / reference throughput"), std::string::npos);
   // A time reference for a throughput log compares nothing.
-  auto t = report({"analyze", "steps", fixture("steps/samples-per-sec.log"), "--reference-ms", "100"}, 0);
-  EXPECT_EQ(finding(t, "steps.gap")["status"], "skip");
+  auto t = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference-ms", "100"}, 0);
+  EXPECT_EQ(required_finding(t, "steps.gap")["status"], "skip");
   // gap: throughput on both sides works; a time on one side is a usage error naming both.
-  auto g = report({"gap", "--reference", fixture("steps/samples-per-sec-reference.log"), "--measured", fixture("steps/samples-per-sec.log")}, 1);
-  EXPECT_NEAR(finding(g, "steps.gap")["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6);
-  auto bad = run_binary(PERFGAP_BINARY, {"gap", "--reference", "830", "--measured", fixture("steps/samples-per-sec.log")});
+  auto g = json_report(PERFGAP_BINARY, {"gap", "--reference", log_fixture("steps/samples-per-sec-reference.log"), "--measured", log_fixture("steps/samples-per-sec.log")}, 1);
+  EXPECT_NEAR(required_finding(g, "steps.gap")["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6);
+  auto bad = run_binary(PERFGAP_BINARY, {"gap", "--reference", "830", "--measured", log_fixture("steps/samples-per-sec.log")});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("throughput (samples/s)"), std::string::npos) << bad.err;
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
   // gap with the new time formats.
-  auto n = report({"gap", "--reference", "12000", "--measured", fixture("steps/nemo2-train-step-timing.log")}, 0);  // 99.7%
-  EXPECT_NEAR(finding(n, "steps.gap")["metrics"]["median_ms"].get<double>(), 12035, 1e-6);
+  auto n = json_report(PERFGAP_BINARY, {"gap", "--reference", "12000", "--measured", log_fixture("steps/nemo2-train-step-timing.log")}, 0);  // 99.7%
+  EXPECT_NEAR(required_finding(n, "steps.gap")["metrics"]["median_ms"].get<double>(), 12035, 1e-6);
 }
 
 // Megatron's skipped iterations (loss-scale overflow, no optimizer step) are left out once
 // real steps follow.
 TEST(AnalyzeFieldDefects, StepsSkippedIterationsLeftOut) {
-  auto j = report({"analyze", "steps", fixture("steps/megatron-skipped-iterations.log")}, 0);
-  const auto& gap = finding(j, "steps.gap");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/megatron-skipped-iterations.log")}, 0);
+  const auto& gap = required_finding(j, "steps.gap");
   EXPECT_EQ(gap["metrics"]["skipped_iterations"], 2);
   EXPECT_NEAR(gap["metrics"]["median_ms"].get<double>(), 2611.5, 1e-9);
 }

@@ -9,23 +9,21 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "contract.hpp"
+#include "files.hpp"
 #include "profile_gen.hpp"
+#include "report_json.hpp"
 #include "run.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
+using perfgap::fixture::finding;
+using perfgap::fixture::json_report;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::TempDir;
+using perfgap::fixture::write_in;
 namespace gen = perfgap::gen;
 
 namespace {
-
-std::string write(const TempDir& d, const std::string& name, const std::string& content) {
-  auto p = d.path() + "/" + name;
-  std::ofstream(p, std::ios::binary) << content;
-  return p;
-}
 
 std::string nsys_file(const TempDir& d, const std::string& name, const gen::Scenario& s) {
   auto p = d.path() + "/" + name;
@@ -47,32 +45,12 @@ std::string gz(const std::string& s) {
   return out;
 }
 
-nlohmann::json json_of(const std::vector<std::string>& args, int want_status, const std::vector<std::pair<std::string, std::string>>& env = {}) {
-  auto a = args;
-  a.push_back("--format");
-  a.push_back("json");
-  auto r = run_binary(PERFGAP_BINARY, a, env);
-  EXPECT_EQ(r.status, want_status) << r.err << r.out;
-  auto j = nlohmann::json::parse(r.out, nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << r.out;
-  if (j.is_discarded()) return {};
-  auto v = perfgap::fixture::contract_violations(j);
-  EXPECT_TRUE(v.empty()) << ::testing::PrintToString(v);
-  return j;
-}
-
-const nlohmann::json* finding(const nlohmann::json& j, const std::string& id, const std::string& subject = "") {
-  for (const auto& f : j["findings"])
-    if (f["id"] == id && (subject.empty() || f.value("subject", "") == subject)) return &f;
-  return nullptr;
-}
-
 }  // namespace
 
 TEST(AnalyzeProfiles, NsysExposedCommIsAWarningWithMetrics) {
   TempDir d;
   auto f = nsys_file(d, "exposed.sqlite", gen::exposed_comm(4, 5, 30, 15));
-  auto j = json_of({"analyze", "nsys", f}, 0);  // warnings only: exit 0
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nsys", f}, 0);  // warnings only: exit 0
   EXPECT_EQ(j["source"]["kind"], "analyze");
   auto ag = finding(j, "profile.exposed_comm", "AllGather");
   ASSERT_TRUE(ag);
@@ -99,7 +77,7 @@ TEST(AnalyzeProfiles, ReferenceIsOneLinePerCollectiveAndFailsWhenSlower) {
   EXPECT_EQ(r.status, 1) << r.err << r.out;
   EXPECT_NE(r.out.find("profile.compare"), std::string::npos);
   EXPECT_NE(r.out.find("AllGather 15.00 -> 30.00 ms"), std::string::npos) << r.out;
-  auto j = json_of({"analyze", "nsys", fast, "--reference", slow}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nsys", fast, "--reference", slow}, 0);
   auto c = finding(j, "profile.compare");
   ASSERT_TRUE(c);
   EXPECT_EQ((*c)["status"], "pass");
@@ -113,20 +91,20 @@ TEST(AnalyzeProfiles, ReferenceIsOneLinePerCollectiveAndFailsWhenSlower) {
 TEST(AnalyzeProfiles, KinetoPlainGzipAndSeveralRanks) {
   TempDir d;
   auto s = gen::launch_bound(2, 4, 100);
-  auto r0 = write(d, "rank0.json", gen::kineto_json(s, 0, 0));
-  auto r1 = write(d, "rank1.json.gz", gz(gen::kineto_json(s, 1, 1)));
-  auto j = json_of({"analyze", "kineto", r0, r1}, 0);
+  auto r0 = write_in(d, "rank0.json", gen::kineto_json(s, 0, 0));
+  auto r1 = write_in(d, "rank1.json.gz", gz(gen::kineto_json(s, 1, 1)));
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "kineto", r0, r1}, 0);
   EXPECT_EQ((*finding(j, "profile.summary"))["metrics"]["devices"], 2);
   EXPECT_EQ((*finding(j, "profile.summary"))["metrics"]["kernels"], 800);
   EXPECT_EQ((*finding(j, "profile.launch_bound"))["status"], "warn");
   EXPECT_EQ((*finding(j, "profile.env"))["status"], "skip");
-  auto it = json_of({"analyze", "kineto", r0, "--iteration-range", "train_step"}, 0);
+  auto it = json_report(PERFGAP_BINARY, {"analyze", "kineto", r0, "--iteration-range", "train_step"}, 0);
   EXPECT_EQ((*finding(it, "profile.iterations"))["metrics"]["iterations"], 4);
 }
 
 TEST(AnalyzeProfiles, BadInputIsOneLineNamingTheFileAndExit2) {
   TempDir d;
-  auto text = write(d, "notes.txt", "hello\n");
+  auto text = write_in(d, "notes.txt", "hello\n");
   auto r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", text});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(text + ": not an SQLite database"), std::string::npos) << r.err;
@@ -136,23 +114,23 @@ TEST(AnalyzeProfiles, BadInputIsOneLineNamingTheFileAndExit2) {
   auto whole = nsys_file(d, "whole.sqlite", gen::exposed_comm(2, 30, 30, 15));
   std::ifstream in(whole, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
-  auto cut = write(d, "cut.sqlite", bytes.substr(0, bytes.size() / 3));
+  auto cut = write_in(d, "cut.sqlite", bytes.substr(0, bytes.size() / 3));
   r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", cut});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(cut + ": truncated SQLite file"), std::string::npos) << r.err;
   // JSON of another tool, truncated JSON with its line, a truncated gzip, an nsys export given to kineto.
-  auto other = write(d, "report.json", "{\"schema\": \"perfgap.report/1\"}\n");
+  auto other = write_in(d, "report.json", "{\"schema\": \"perfgap.report/1\"}\n");
   r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", other});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("traceEvents"), std::string::npos) << r.err;
   auto json = gen::kineto_json(gen::exposed_comm(1, 2, 30, 15), 0);
-  auto half = write(d, "half.json", json.substr(0, json.size() / 2));
+  auto half = write_in(d, "half.json", json.substr(0, json.size() / 2));
   r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", half});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(half + ": line "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("truncated JSON"), std::string::npos) << r.err;
   auto z = gz(json);
-  auto zcut = write(d, "cut.json.gz", z.substr(0, z.size() / 2));
+  auto zcut = write_in(d, "cut.json.gz", z.substr(0, z.size() / 2));
   r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", zcut});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(zcut + ": gzip"), std::string::npos) << r.err;
@@ -160,7 +138,7 @@ TEST(AnalyzeProfiles, BadInputIsOneLineNamingTheFileAndExit2) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("analyze nsys"), std::string::npos) << r.err;
   // Mixed with a good file: an error finding naming the bad one, the rest analysed.
-  auto j = json_of({"analyze", "nsys", whole, text}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nsys", whole, text}, 0);
   auto e = finding(j, "profile.summary", text);
   ASSERT_TRUE(e);
   EXPECT_EQ((*e)["status"], "error");
@@ -171,7 +149,7 @@ TEST(AnalyzeProfiles, BadInputIsOneLineNamingTheFileAndExit2) {
 
 TEST(AnalyzeProfiles, NsysRepWithoutNsysSaysHowToExportAndWithNsysExportsIt) {
   TempDir d;
-  auto rep = write(d, "run.nsys-rep", std::string("NVIDIA Tegra Profiler Report 1.\n\x0b", 32) + std::string(100, '\x01'));
+  auto rep = write_in(d, "run.nsys-rep", std::string("NVIDIA Tegra Profiler Report 1.\n\x0b", 32) + std::string(100, '\x01'));
   auto r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", rep}, {{"PATH", d.path()}});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("nsys export --type sqlite"), std::string::npos) << r.err;
@@ -179,12 +157,12 @@ TEST(AnalyzeProfiles, NsysRepWithoutNsysSaysHowToExportAndWithNsysExportsIt) {
   // A stand-in nsys that writes a generated export where --output says.
   auto src = nsys_file(d, "src.sqlite", gen::exposed_comm(1, 3, 30, 15));
   fs::create_directories(d.path() + "/bin");
-  auto script = write(d, "bin/nsys", "#!/bin/sh\nwhile [ $# -gt 1 ]; do [ \"$1\" = --output ] && out=$2; shift; done\ncp '" + src + "' \"$out\"\n");
+  auto script = write_in(d, "bin/nsys", "#!/bin/sh\nwhile [ $# -gt 1 ]; do [ \"$1\" = --output ] && out=$2; shift; done\ncp '" + src + "' \"$out\"\n");
   ::chmod(script.c_str(), 0755);
-  auto j = json_of({"analyze", "nsys", rep}, 0, {{"PATH", d.path() + "/bin:/usr/bin:/bin"}});
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nsys", rep}, 0, {{"PATH", d.path() + "/bin:/usr/bin:/bin"}});
   EXPECT_EQ((*finding(j, "profile.iterations"))["metrics"]["iterations"], 3);
   // nsys that fails: its first error line.
-  write(d, "bin/nsys", "#!/bin/sh\necho 'ERROR: report is corrupt' >&2\nexit 1\n");
+  write_in(d, "bin/nsys", "#!/bin/sh\necho 'ERROR: report is corrupt' >&2\nexit 1\n");
   r = run_binary(PERFGAP_BINARY, {"analyze", "nsys", rep}, {{"PATH", d.path() + "/bin:/usr/bin:/bin"}});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("nsys export failed (exit 1): ERROR: report is corrupt"), std::string::npos) << r.err;

@@ -6,25 +6,24 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "run.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
+using perfgap::fixture::fixture_path;
+using perfgap::fixture::line_count;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::TempDir;
 
 namespace {
 
-std::string tree(const char* rel) { return (fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures" / rel).string(); }
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto h = perfgap::fixture::unpack_tree(tree("golden/healthy-x86.tree"), healthy.path());
+    auto h = perfgap::fixture::unpack_tree(fixture_path("golden/healthy-x86.tree"), healthy.path());
     ASSERT_TRUE(h) << h.error();
-    auto b = perfgap::fixture::unpack_tree(tree("golden/h100-c1-remote-numa.tree"), bad.path());
+    auto b = perfgap::fixture::unpack_tree(fixture_path("golden/h100-c1-remote-numa.tree"), bad.path());
     ASSERT_TRUE(b) << b.error();
   }
   TempDir healthy, bad;
@@ -34,7 +33,7 @@ TEST_F(Cli, MissingRootIsExit2WithOneLineNamingIt) {
   auto r = run_binary(PERFGAP_BINARY, {"check", "--root", "/nonexistent/tree"});
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(r.out.empty());
-  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("/nonexistent/tree"), std::string::npos) << r.err;
 }
 
@@ -52,11 +51,11 @@ TEST_F(Cli, RootWithoutProcOrSysIsExit2) {
   auto r = run_binary(PERFGAP_BINARY, {"check", "--root", empty.path()});
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_TRUE(r.out.empty());
-  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("no proc/ or sys/"), std::string::npos) << r.err;
   TempDir above;
   fs::create_directories(above.path() + "/node17");
-  auto h = perfgap::fixture::unpack_tree(tree("golden/healthy-x86.tree"), above.path() + "/node17");
+  auto h = perfgap::fixture::unpack_tree(fixture_path("golden/healthy-x86.tree"), above.path() + "/node17");
   ASSERT_TRUE(h) << h.error();
   auto up = run_binary(PERFGAP_BINARY, {"check", "--root", above.path()});
   EXPECT_EQ(up.status, 2) << up.out;
@@ -67,7 +66,7 @@ TEST_F(Cli, RootWithoutProcOrSysIsExit2) {
   ASSERT_EQ(tar.status, 0) << tar.err;
   auto nested = run_binary(PERFGAP_BINARY, {"check", "--root", archive});
   EXPECT_EQ(nested.status, 2) << nested.out;
-  EXPECT_EQ(lines(nested.err), 1) << nested.err;
+  EXPECT_EQ(line_count(nested.err), 1) << nested.err;
   EXPECT_NE(nested.err.find(archive + ": not a node tree"), std::string::npos) << nested.err;
   EXPECT_NE(nested.err.find("inside, at node17/"), std::string::npos) << nested.err;
   // An empty proc/ is no content either.
@@ -84,7 +83,7 @@ TEST_F(Cli, BadArgumentsAreExit2) {
                                         {}}) {
     auto r = run_binary(PERFGAP_BINARY, args);
     EXPECT_EQ(r.status, 2) << ::testing::PrintToString(args) << r.err;
-    EXPECT_EQ(lines(r.err), 1) << ::testing::PrintToString(args) << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << ::testing::PrintToString(args) << r.err;
   }
 }
 
@@ -117,7 +116,7 @@ TEST_F(Cli, ListShowsEveryCheckWithLayer) {
   auto j = run_binary(PERFGAP_BINARY, {"check", "--list", "--format", "json"});
   auto arr = nlohmann::json::parse(j.out);
   ASSERT_TRUE(arr.is_array());
-  EXPECT_EQ(arr.size(), static_cast<std::size_t>(lines(r.out)));
+  EXPECT_EQ(arr.size(), static_cast<std::size_t>(line_count(r.out)));
   for (const auto& c : arr) EXPECT_FALSE(c["reads"].empty()) << c["id"];
 }
 
@@ -136,7 +135,7 @@ TEST_F(Cli, OutputIsWrittenAtomically) {
   // A directory that does not exist: exit 2, nothing written anywhere.
   auto r2 = run_binary(PERFGAP_BINARY, {"check", "--root", healthy.path(), "--output", out.path() + "/missing/r.json"});
   EXPECT_EQ(r2.status, 2);
-  EXPECT_EQ(lines(r2.err), 1);
+  EXPECT_EQ(line_count(r2.err), 1);
   EXPECT_FALSE(fs::exists(out.path() + "/missing"));
 }
 
@@ -172,7 +171,7 @@ TEST_F(Cli, ConfigOverridesThresholdsAndRejectsTypos) {
   std::ofstream(cfg) << "cpu.steal: [1, 2\n";
   auto broken = run_binary(PERFGAP_BINARY, {"check", "--root", healthy.path(), "--config", cfg});
   EXPECT_EQ(broken.status, 2);
-  EXPECT_EQ(lines(broken.err), 1) << broken.err;
+  EXPECT_EQ(line_count(broken.err), 1) << broken.err;
   auto missing = run_binary(PERFGAP_BINARY, {"check", "--root", healthy.path(), "--config", d.path() + "/nope.yaml"});
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("nope.yaml"), std::string::npos);
@@ -193,7 +192,7 @@ TEST_F(Cli, TextReportLeadsWithSummaryAndFailsFirst) {
   EXPECT_NE(r.out.find("fix: "), std::string::npos);
   // Non-verbose hides passing evidence; -v shows it.
   auto v = run_binary(PERFGAP_BINARY, {"check", "--root", bad.path(), "-v"});
-  EXPECT_GT(lines(v.out), lines(r.out));
+  EXPECT_GT(line_count(v.out), line_count(r.out));
   EXPECT_NE(v.out.find("metrics:"), std::string::npos);
 }
 
@@ -219,7 +218,7 @@ TEST_F(Cli, UnusableBaselineOrDmesgIsExit2) {
                     {"check", "--root", healthy.path(), "--dmesg", d.path() + "/missing.txt"}}) {
     auto r = run_binary(PERFGAP_BINARY, args);
     EXPECT_EQ(r.status, 2) << r.err;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(d.path()), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty());
   }

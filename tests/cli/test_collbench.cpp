@@ -21,6 +21,8 @@
 #include "run.hpp"
 #include "tree.hpp"
 
+using perfgap::fixture::find_on_path;
+using perfgap::fixture::line_count;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::RunResult;
 using perfgap::fixture::TempDir;
@@ -35,16 +37,6 @@ namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
-std::string find_program(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    std::string candidate = dir + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
 // Open MPI refuses root without these; CI containers run as root.
 const Env kMpiEnv = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};
 
@@ -53,7 +45,7 @@ RunResult mpirun(int ranks, const std::vector<std::string>& args, const std::vec
   a.insert(a.end(), mpirun_args.begin(), mpirun_args.end());
   a.push_back(PERFGAP_COLLBENCH);
   a.insert(a.end(), args.begin(), args.end());
-  return run_binary(find_program("mpirun"), a, kMpiEnv);
+  return run_binary(find_on_path("mpirun"), a, kMpiEnv);
 }
 
 struct Row {
@@ -98,8 +90,6 @@ std::uint64_t row_count(const std::string& collective, std::uint64_t requested, 
   return collective == "all_reduce" ? requested / 4 : requested / 4 / ranks;
 }
 
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
 nlohmann::json analyze(const TempDir& dir, const std::string& name, const std::string& output, int want_status = 0) {
   std::string path = dir.path() + "/" + name;
   std::ofstream(path) << output;
@@ -143,7 +133,7 @@ void expect_checked_run(const std::string& collective, const RunResult& r, int r
   }
 }
 
-bool have_mpirun() { return !find_program("mpirun").empty(); }
+bool have_mpirun() { return !find_on_path("mpirun").empty(); }
 
 }  // namespace
 
@@ -250,7 +240,7 @@ TEST(Collbench, BadArgumentsExitTwoWithOneLine) {
     auto r = run_binary(PERFGAP_COLLBENCH, args);
     std::string shown = ::testing::PrintToString(args);
     EXPECT_EQ(r.status, 2) << shown << r.out << r.err;
-    EXPECT_EQ(lines(r.err), 1) << shown << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << shown << r.err;
     EXPECT_EQ(r.err.rfind("perfgap-collbench: ", 0), 0u) << shown << r.err;
     EXPECT_TRUE(r.out.empty()) << shown << r.out;
   }
@@ -269,7 +259,7 @@ TEST(CollbenchNccl, UnavailableBackendIsAOneLineError) {
   auto missing = run_binary(PERFGAP_COLLBENCH, {"all_reduce", "-g", "1", "-b", "8", "-e", "8"},
                             {{"PERFGAP_NCCL_LIBRARY", "/nonexistent/libnccl.so.2"}});
   EXPECT_EQ(missing.status, 2) << missing.out << missing.err;
-  EXPECT_EQ(lines(missing.err), 1) << missing.err;
+  EXPECT_EQ(line_count(missing.err), 1) << missing.err;
   EXPECT_NE(missing.err.find(built ? "NCCL backend: cannot load" : "NCCL backend not built"), std::string::npos) << missing.err;
   // As found on this node: a GPU node runs it; any other says why in one line.
   for (std::vector<std::string> args : {std::vector<std::string>{"all_reduce", "-g", "1", "-b", "8", "-e", "1K", "-f", "4", "-n", "2"},
@@ -280,13 +270,13 @@ TEST(CollbenchNccl, UnavailableBackendIsAOneLineError) {
       continue;
     }
     EXPECT_EQ(r.status, 2) << r.out << r.err;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
     EXPECT_NE(r.err.find("NCCL backend"), std::string::npos) << r.err;
   }
   // Launched as several ranks, the single-process NCCL backend refuses instead of running N copies.
   auto ranks = run_binary(PERFGAP_COLLBENCH, {"all_reduce", "-g", "1"}, {{"OMPI_COMM_WORLD_SIZE", "2"}});
   EXPECT_EQ(ranks.status, 2);
-  EXPECT_EQ(lines(ranks.err), 1) << ranks.err;
+  EXPECT_EQ(line_count(ranks.err), 1) << ranks.err;
 }
 
 // The executable needs no libmpi: without its MPI plugin (a GPU node without Open MPI) it
@@ -299,7 +289,7 @@ TEST(Collbench, RunsWithoutItsMpiPlugin) {
   EXPECT_EQ(version.status, 0) << version.err;
   auto r = run_binary(alone, {"all_reduce", "-b", "8", "-e", "8"});
   EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("MPI backend unavailable"), std::string::npos) << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
@@ -314,7 +304,7 @@ TEST(CollbenchSlurm, RunsUnderSrunPmix) {
   Env env = kMpiEnv;
   for (std::string line; std::getline(in, line);)
     if (auto eq = line.find('='); eq != std::string::npos && line[0] != '#') env.emplace_back(line.substr(0, eq), line.substr(eq + 1));
-  std::string srun = find_program("srun");
+  std::string srun = find_on_path("srun");
   if (srun.empty()) GTEST_SKIP() << "srun not installed";
   auto list = run_binary(srun, {"--mpi=list"}, env);
   if ((list.out + list.err).find("pmix") == std::string::npos) GTEST_SKIP() << "srun --mpi=list has no pmix: " << list.out << list.err;

@@ -8,22 +8,21 @@
 #include <regex>
 #include <sstream>
 
+#include "files.hpp"
 #include "fleet_gen.hpp"
 #include "run.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using perfgap::fixture::line_count;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::TempDir;
+using perfgap::fixture::write_file;
 
 namespace {
 
-std::string fixture(const char* name) { return (fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/fleet" / name).string(); }
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
-
-void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+std::string fleet_fixture(const std::string& name) { return perfgap::fixture::fixture_path("fleet/" + name); }
 
 std::vector<json> findings(const json& report, const std::string& id) {
   std::vector<json> out;
@@ -43,10 +42,10 @@ class Fleet : public ::testing::Test {
       if (i == 42) s.environment["NCCL_IB_QPS_PER_CONNECTION"] = "1";
       if (i == 77) s.metrics["pcie.link.link_width@0000:5d:00.0"] = 8;
       if (i == 10 || i == 11) s.status["cpu.governor"] = "fail";
-      write(dir.path() + "/" + s.name + ".json", perfgap::fleetgen::report_json(s));
+      write_file(dir.path() + "/" + s.name + ".json", perfgap::fleetgen::report_json(s));
     }
-    fs::copy_file(fixture("truncated.json"), dir.path() + "/truncated.json");
-    fs::copy_file(fixture("foreign-schema.json"), dir.path() + "/foreign-schema.json");
+    fs::copy_file(fleet_fixture("truncated.json"), dir.path() + "/truncated.json");
+    fs::copy_file(fleet_fixture("foreign-schema.json"), dir.path() + "/foreign-schema.json");
   }
   TempDir dir;
 };
@@ -129,7 +128,7 @@ TEST_F(Fleet, NewestReportOfANodeWinsAndSaysSo) {
   perfgap::fleetgen::NodeSpec s;
   s.name = "gpu0010";
   s.generated_at = "2026-11-01T00:00:00Z";
-  write(dir.path() + "/old/gpu0010.json", perfgap::fleetgen::report_json(s));
+  write_file(dir.path() + "/old/gpu0010.json", perfgap::fleetgen::report_json(s));
   auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/old", dir.path(), "--format", "json"});
   ASSERT_EQ(r.status, 1) << r.err;
   auto f = findings(json::parse(r.out), "fleet.node_failures")[0];
@@ -139,17 +138,17 @@ TEST_F(Fleet, NewestReportOfANodeWinsAndSaysSo) {
 
 TEST_F(Fleet, NoUsableInputIsExit2WithOneLine) {
   TempDir empty;
-  for (auto args : {std::vector<std::string>{"fleet", fixture("truncated.json"), fixture("analyze-report.json")},
+  for (auto args : {std::vector<std::string>{"fleet", fleet_fixture("truncated.json"), fleet_fixture("analyze-report.json")},
                     {"fleet", "/nonexistent/report.json"},
                     {"fleet", empty.path()},
                     {"fleet", empty.path() + "/*.json"}}) {
     auto r = run_binary(PERFGAP_BINARY, args);
     EXPECT_EQ(r.status, 2) << ::testing::PrintToString(args) << r.out;
-    EXPECT_EQ(lines(r.err), 1) << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
     EXPECT_NE(r.err.find(args[1]), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty());
   }
-  auto r = run_binary(PERFGAP_BINARY, {"fleet", fixture("analyze-report.json"), dir.path() + "/gpu0001.json", "--format", "json"});
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", fleet_fixture("analyze-report.json"), dir.path() + "/gpu0001.json", "--format", "json"});
   EXPECT_EQ(r.status, 0) << r.err;
   auto bad = findings(json::parse(r.out), "fleet.unreadable");
   ASSERT_EQ(bad.size(), 1u);

@@ -8,20 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "contract.hpp"
+#include "report_json.hpp"
 #include "run.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
+using perfgap::fixture::masked_report;
 using perfgap::fixture::run_binary;
 
 namespace {
-
-nlohmann::json masked(nlohmann::json j) {
-  j["generated_at"] = "<masked>";
-  j["tool"]["version"] = "<masked>";
-  j["source"]["root"] = "<masked>";
-  return j;
-}
 
 struct Golden {
   const char* name;
@@ -46,7 +41,7 @@ TEST_P(GoldenTree, MatchesGoldenReport) {
   auto report = nlohmann::json::parse(r.out);
   auto problems = perfgap::fixture::contract_violations(report);
   EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
-  auto actual = masked(report);
+  auto actual = masked_report(report);
   fs::path golden = src / "tests/golden" / (std::string(g.name) + ".json");
   const char* update = std::getenv("PERFGAP_UPDATE_GOLDEN");
   if (update && std::string(update) == "1" && !g.walk) {

@@ -13,10 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "profile_gen.hpp"
+#include "report_json.hpp"
 #include "run.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
+using perfgap::fixture::masked_report;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::RunResult;
 
@@ -44,13 +46,6 @@ class ReleaseBinary : public ::testing::Test {
                    << " (cmake --preset release && cmake --build --preset release --target perfgap)";
   }
 };
-
-nlohmann::json masked(nlohmann::json j) {
-  j["generated_at"] = "<masked>";
-  j["tool"]["version"] = "<masked>";
-  j["source"]["root"] = "<masked>";
-  return j;
-}
 
 TEST_F(ReleaseBinary, IsStaticStrippedAndSmall) {
   auto ldd = run_binary("/usr/bin/ldd", {release_binary()});
@@ -101,7 +96,7 @@ TEST_F(ReleaseBinary, GoldenTreesGiveTheGoldenReports) {
     std::ifstream in(src / "tests/golden" / (name + ".json"));
     ASSERT_TRUE(in);
     auto expected = nlohmann::json::parse(in);
-    auto actual = masked(nlohmann::json::parse(r.out));
+    auto actual = masked_report(nlohmann::json::parse(r.out));
     EXPECT_EQ(actual, expected) << nlohmann::json::diff(expected, actual).dump(2);
   }
 }
@@ -119,7 +114,7 @@ TEST_F(ReleaseBinary, SameReportsAsTheDynamicBuild) {
       auto theirs = run_release({"check", "--root", tmp.path(), "--format", format});
       EXPECT_EQ(theirs.status, mine.status) << theirs.err;
       if (std::string(format) == "json")
-        EXPECT_EQ(masked(nlohmann::json::parse(theirs.out)), masked(nlohmann::json::parse(mine.out)));
+        EXPECT_EQ(masked_report(nlohmann::json::parse(theirs.out)), masked_report(nlohmann::json::parse(mine.out)));
       else
         EXPECT_EQ(theirs.out, mine.out);
     }
@@ -139,7 +134,7 @@ TEST_F(ReleaseBinary, ProfilesGiveTheDynamicBuildsReports) {
     auto mine = run_binary(PERFGAP_BINARY, {"analyze", kind, file, "--format", "json"});
     auto theirs = run_release({"analyze", kind, file, "--format", "json"});
     ASSERT_EQ(theirs.status, mine.status) << theirs.err;
-    EXPECT_EQ(masked(nlohmann::json::parse(theirs.out)), masked(nlohmann::json::parse(mine.out)));
+    EXPECT_EQ(masked_report(nlohmann::json::parse(theirs.out)), masked_report(nlohmann::json::parse(mine.out)));
   }
 }
 
@@ -159,7 +154,7 @@ TEST_F(ReleaseBinary, SnapshotArchivesRoundTripWithTheDynamicBuild) {
   auto from_dynamic = run_release({"check", "--root", b, "--format", "json"});
   EXPECT_EQ(from_release.status, 1) << from_release.err;
   EXPECT_EQ(from_dynamic.status, 1) << from_dynamic.err;
-  EXPECT_EQ(masked(nlohmann::json::parse(from_release.out)), masked(nlohmann::json::parse(from_dynamic.out)));
+  EXPECT_EQ(masked_report(nlohmann::json::parse(from_release.out)), masked_report(nlohmann::json::parse(from_dynamic.out)));
 }
 
 }  // namespace

@@ -22,12 +22,12 @@ class HealthFake : public ::testing::Test {
     ASSERT_EQ(make_node_tree(dir.path() + "/trees", "n7", false), "");
     // The fake prints the node line the test chose and records every update's arguments and
     // the SLURM_CONF it was given.
-    write_file(scontrol, "#!/bin/sh\n"
-                         "echo \"SLURM_CONF=$SLURM_CONF\" >> " + dir.path() + "/env\n"
-                         "case \"$1\" in\n"
-                         "  show) cat " + dir.path() + "/state ;;\n"
-                         "  update) shift; echo \"$*\" >> " + dir.path() + "/calls ;;\n"
-                         "esac\n", 0755);
+    write_script(scontrol, "#!/bin/sh\n"
+                           "echo \"SLURM_CONF=$SLURM_CONF\" >> " + dir.path() + "/env\n"
+                           "case \"$1\" in\n"
+                           "  show) cat " + dir.path() + "/state ;;\n"
+                           "  update) shift; echo \"$*\" >> " + dir.path() + "/calls ;;\n"
+                           "esac\n");
     node_state("IDLE", "");
   }
   void node_state(const std::string& state, const std::string& reason) {
@@ -129,7 +129,7 @@ TEST_F(HealthFake, InvokedAsPerfgapHealth) {
 
 TEST_F(HealthFake, HungScontrolOnPathIsBounded) {
   ASSERT_EQ(make_node_tree(dir.path() + "/trees", "n7", true), "");
-  write_file(dir.path() + "/hung/scontrol", "#!/bin/sh\nsleep 60\n", 0755);
+  write_script(dir.path() + "/hung/scontrol", "#!/bin/sh\nsleep 60\n");
   auto cfg = dir.path() + "/hung.yaml";
   write_file(cfg, "checks: [" + kCheck + "]\ntime_limit_s: 2\ncheck:\n  root: " + dir.path() + "/trees/{node}\n");
   const auto start = std::chrono::steady_clock::now();

@@ -19,26 +19,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "run.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
+using perfgap::fixture::one_line;
+using perfgap::fixture::read_file;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::TempDir;
+using perfgap::fixture::write_file;
 
 namespace {
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const fs::path& p, const std::string& content) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << content;
-}
 
 std::vector<std::string> names_in(const fs::path& dir) {
   std::vector<std::string> out;
@@ -55,8 +47,6 @@ std::map<std::pair<std::string, std::string>, std::string> statuses(const std::s
     out[{f["id"].get<std::string>(), f.value("subject", std::string())}] = f["status"].get<std::string>();
   return out;
 }
-
-bool one_line(const std::string& err) { return !err.empty() && err.find('\n') == err.size() - 1; }
 
 // Checks that sample live over a window and fall back to since-boot counters under --root
 // (contract, "Sysroot"): their status may differ for a reason that is not the capture.
@@ -113,7 +103,9 @@ TEST(Snapshot, ReplayOfThisMachineGivesTheLiveFindings) {
   TempDir tmp;
   const std::string snap = tmp.path() + "/snap";
   FakeRank rank(tmp.path());
-  if (rank.library_found()) ASSERT_GT(rank.pid(), 0) << "could not start the fake rank";
+  if (rank.library_found()) {
+    ASSERT_GT(rank.pid(), 0) << "could not start the fake rank";
+  }
   auto live = run_binary(PERFGAP_BINARY, {"check", "--format", "json"});
   ASSERT_TRUE(live.status == 0 || live.status == 1) << live.err;
   auto s = run_binary(PERFGAP_BINARY, {"snapshot", snap});
@@ -129,8 +121,11 @@ TEST(Snapshot, ReplayOfThisMachineGivesTheLiveFindings) {
     ASSERT_TRUE(b.count(key)) << key.first << "@" << key.second << " missing from the replay";
     EXPECT_EQ(b.at(key), status) << key.first << "@" << key.second;
   }
-  for (const auto& [key, status] : b)
-    if (!kTimeSampled.count(key.first)) EXPECT_TRUE(a.count(key)) << key.first << "@" << key.second << " only in the replay";
+  for (const auto& [key, status] : b) {
+    if (!kTimeSampled.count(key.first)) {
+      EXPECT_TRUE(a.count(key)) << key.first << "@" << key.second << " only in the replay";
+    }
+  }
   for (const auto& id : kTimeSampled) EXPECT_TRUE(seen.count(id)) << id << " not run";
   EXPECT_GT(a.size(), 20u);
   // The rank's own findings made it through the capture (when this machine could start it).
@@ -155,7 +150,9 @@ TEST(Snapshot, ReplayOfThisMachineGivesTheLiveFindings) {
   EXPECT_EQ(manifest["source"]["kind"], "live");
   EXPECT_EQ(manifest["hostname"], ln["hostname"]);
   // Device nodes are empty files; /dev/cpu_dma_latency holds its 4 bytes or nothing.
-  if (fs::exists(fs::path(snap) / "dev/kmsg")) EXPECT_EQ(fs::file_size(fs::path(snap) / "dev/kmsg"), 0u);
+  if (fs::exists(fs::path(snap) / "dev/kmsg")) {
+    EXPECT_EQ(fs::file_size(fs::path(snap) / "dev/kmsg"), 0u);
+  }
   if (fs::exists(fs::path(snap) / "dev/cpu_dma_latency")) {
     auto n = fs::file_size(fs::path(snap) / "dev/cpu_dma_latency");
     EXPECT_TRUE(n == 0 || n == 4) << n;

@@ -19,10 +19,14 @@
 #include <nlohmann/json.hpp>
 
 #include "contract.hpp"
+#include "files.hpp"
+#include "report_json.hpp"
 #include "run.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
+using perfgap::fixture::finding;
+using perfgap::fixture::read_file;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::TempDir;
 using nlohmann::json;
@@ -33,19 +37,6 @@ namespace {
 
 std::string bench(const char* name) { return (fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/sweep/bench" / name).string(); }
 const std::string kFake = bench("fake-nccl-tests.sh");
-
-std::string slurp(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-const json* finding(const json& j, const std::string& id, const std::string& subject = "") {
-  for (const auto& f : j["findings"])
-    if (f["id"] == id && (subject.empty() || f.value("subject", "") == subject)) return &f;
-  return nullptr;
-}
 
 // perfgap sweep --env MODES --run-dir DIR/run --format json [extra] -- /bin/sh fake-nccl-tests.sh
 perfgap::fixture::RunResult sweep(const TempDir& d, const std::string& modes, std::vector<std::string> extra = {},
@@ -107,7 +98,7 @@ TEST(Sweep, RecommendsTheWinnerAndRecordsBrokenBenchmarks) {
 
   // The run directory: one log per run, named NNN-<setting>.log, in interleaved order, and
   // a manifest that says how each run ended.
-  auto m = json::parse(slurp(d.path() + "/run/manifest.json"));
+  auto m = json::parse(read_file(d.path() + "/run/manifest.json"));
   EXPECT_EQ(m["schema"], "perfgap.sweep-manifest/1");
   EXPECT_EQ(m["status"], "complete");
   EXPECT_EQ(m["launcher"], "direct");
@@ -126,7 +117,7 @@ TEST(Sweep, RecommendsTheWinnerAndRecordsBrokenBenchmarks) {
   EXPECT_EQ(m["runs"][0]["exit_code"], 0);
   EXPECT_EQ(m["runs"][0]["env"], json({{"FAKE_MODE", "base"}}));
   for (const auto& run : m["runs"]) EXPECT_TRUE(fs::exists(d.path() + "/run/" + run["file"].get<std::string>())) << run["file"];
-  EXPECT_NE(slurp(d.path() + "/run/001-FAKE_MODE=base.log").find("72.00"), std::string::npos);
+  EXPECT_NE(read_file(d.path() + "/run/001-FAKE_MODE=base.log").find("72.00"), std::string::npos);
   EXPECT_EQ(j["source"]["inputs"].size(), 13u);  // the manifest and 12 logs
 }
 
@@ -144,7 +135,7 @@ TEST(Sweep, NoSignificantDifferenceKeepsTheBaselineAndUnsetRemovesTheVariable) {
   EXPECT_EQ(j["recommendation"]["setting"], json({{"FAKE_MODE", "same"}}));
   EXPECT_EQ(j["recommendation"]["gain_pct"], 0.0);
   EXPECT_EQ((*finding(j, "sweep.result", "FAKE_MODE=unset"))["status"], "pass");
-  auto m = json::parse(slurp(d.path() + "/run/manifest.json"));
+  auto m = json::parse(read_file(d.path() + "/run/manifest.json"));
   EXPECT_TRUE(m["runs"][1]["env"]["FAKE_MODE"].is_null());
 }
 
@@ -183,13 +174,13 @@ TEST(Sweep, OpenMpiLauncherGetsDashX) {
   auto r = run_binary(PERFGAP_BINARY, {"sweep", "--env", "FAKE_MODE=base,fast", "--env", "OTHER=1,unset", "--repeat", "1", "--run-dir",
                                        d.path() + "/run", "--format", "json", "--", mpirun, "-np", "2", "/bin/sh", kFake});
   EXPECT_EQ(r.status, 0) << r.err << r.out;
-  auto m = json::parse(slurp(d.path() + "/run/manifest.json"));
+  auto m = json::parse(read_file(d.path() + "/run/manifest.json"));
   EXPECT_EQ(m["launcher"], "open-mpi");
   ASSERT_EQ(m["runs"].size(), 4u);
   EXPECT_EQ(m["runs"][0]["argv"], json({mpirun, "-x", "FAKE_MODE", "-x", "OTHER", "-np", "2", "/bin/sh", kFake}));
   // OTHER unset: not exported (Open MPI would complain about a variable it cannot find).
   EXPECT_EQ(m["runs"][1]["argv"], json({mpirun, "-x", "FAKE_MODE", "-np", "2", "/bin/sh", kFake}));
-  EXPECT_NE(slurp(d.path() + "/run/001-FAKE_MODE=base_OTHER=1.log").find("# fake mpirun argv: -x FAKE_MODE -x OTHER -np 2"), std::string::npos);
+  EXPECT_NE(read_file(d.path() + "/run/001-FAKE_MODE=base_OTHER=1.log").find("# fake mpirun argv: -x FAKE_MODE -x OTHER -np 2"), std::string::npos);
   auto j = parse_report(r);
   EXPECT_EQ((*finding(j, "sweep.result", "FAKE_MODE=fast OTHER=unset"))["status"], "pass");
 }
@@ -201,7 +192,7 @@ TEST(Sweep, TextReportHasOneTableAndTheRecommendation) {
                                        d.path() + "/run", "--output", out, "--", "/bin/sh", kFake});
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.out, "");  // --output: nothing on stdout
-  auto text = slurp(out);
+  auto text = read_file(out);
   EXPECT_NE(text.find("perfgap sweep on "), std::string::npos) << text;
   EXPECT_NE(text.find("setting"), std::string::npos);
   EXPECT_NE(text.find("1 MiB"), std::string::npos);
@@ -248,20 +239,20 @@ TEST(Sweep, CtrlCStopsTheBenchmarkAndKeepsWhatFinished) {
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 130);
   EXPECT_LT(took, 5.0);
-  auto m = json::parse(slurp(d.path() + "/run/manifest.json"));
+  auto m = json::parse(read_file(d.path() + "/run/manifest.json"));
   EXPECT_EQ(m["status"], "interrupted");
   ASSERT_EQ(m["runs"].size(), 2u);
   EXPECT_EQ(m["runs"][0]["outcome"], "ok");
   EXPECT_EQ(m["runs"][1]["outcome"], "interrupted");
-  auto j = json::parse(slurp(out_path));
+  auto j = json::parse(read_file(out_path));
   EXPECT_EQ((*finding(j, "sweep.result", "FAKE_MODE=base"))["status"], "pass");
   EXPECT_EQ((*finding(j, "sweep.result", "FAKE_MODE=hang"))["status"], "skip");  // its run was cut short: not counted
   EXPECT_NE((*finding(j, "sweep.recommendation"))["title"].get<std::string>().find("interrupted"), std::string::npos);
   // The hanging benchmark's process group is gone (the pid file holds the last run's pid,
   // the leader of its own group).
-  pid_t bench_pid = std::atoi(slurp(pidfile).c_str());
+  pid_t bench_pid = std::atoi(read_file(pidfile).c_str());
   ASSERT_GT(bench_pid, 0);
-  auto stat = slurp("/proc/" + std::to_string(bench_pid) + "/stat");  // gone, or a zombie init has not reaped
+  auto stat = read_file("/proc/" + std::to_string(bench_pid) + "/stat");  // gone, or a zombie init has not reaped
   EXPECT_TRUE(stat.empty() || stat.find(") Z ") != std::string::npos) << stat;
 }
 

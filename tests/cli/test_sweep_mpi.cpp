@@ -19,25 +19,13 @@
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-namespace {
-
-std::string on_path(const std::string& name) {
-  const char* p = std::getenv("PATH");
-  std::stringstream dirs(p ? p : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':'))
-    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
-  return {};
-}
-
-}  // namespace
+using perfgap::fixture::find_on_path;
 
 TEST(SweepMpi, OpenMpiAllgatherAlgorithmsEndToEnd) {
 #ifndef PERFGAP_COLLBENCH
   GTEST_SKIP() << "perfgap-collbench is not built here";
 #else
-  const std::string mpirun = on_path("mpirun");
+  const std::string mpirun = find_on_path("mpirun");
   if (mpirun.empty()) GTEST_SKIP() << "mpirun not on PATH";
   perfgap::fixture::TempDir d;
   const std::string out = d.path() + "/report.json";

@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -72,5 +75,17 @@ RunResult run_binary(const std::string& binary, const std::vector<std::string>& 
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
 }
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
+  return "";
+}
+
+int line_count(const std::string& output) { return static_cast<int>(std::count(output.begin(), output.end(), '\n')); }
+
+bool one_line(const std::string& err) { return !err.empty() && err.find('\n') == err.size() - 1; }
 
 }  // namespace perfgap::fixture

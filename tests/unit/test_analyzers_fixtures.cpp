@@ -7,21 +7,19 @@
 #include <sstream>
 
 #include "analyzers/analyzers.hpp"
+#include "files.hpp"
+#include "findings.hpp"
 
 namespace fs = std::filesystem;
 using namespace perfgap;
+using fixture::find;
+using fixture::metric;
+using fixture::read_file;
 using report::Status;
 
 namespace {
 
 fs::path shared(const char* kind) { return fs::path(PERFGAP_SHARED_DIR) / "fixtures" / kind; }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::vector<fs::path> files(const char* kind) {
   std::vector<fs::path> out;
@@ -32,23 +30,11 @@ std::vector<fs::path> files(const char* kind) {
   return out;
 }
 
-#define REQUIRE_SHARED(kind)                                                           \
+#define REQUIRE_SHARED_KIND(kind)                                                      \
   if (!fs::is_directory(shared(kind))) GTEST_SKIP() << "no shared fixtures at " << shared(kind)
 
-const report::Finding& find(const std::vector<report::Finding>& fs, const std::string& id) {
-  for (const auto& f : fs)
-    if (f.id == id) return f;
-  throw std::runtime_error("no finding " + id);
-}
-
-double metric(const report::Finding& f, const std::string& name) {
-  for (const auto& [k, v] : f.metrics)
-    if (k == name) return v;
-  throw std::runtime_error("no metric " + name + " in " + f.id);
-}
-
 std::vector<report::Finding> perf(const std::string& name) {
-  auto p = parsers::parse_perf(slurp(shared("perf") / name));
+  auto p = parsers::parse_perf(read_file(shared("perf") / name));
   if (!p) throw std::runtime_error(name + ": " + p.error().describe());
   return analyzers::analyze_perf(*p, name);
 }
@@ -56,9 +42,9 @@ std::vector<report::Finding> perf(const std::string& name) {
 }  // namespace
 
 TEST(SharedFixtures, EveryPerfCaptureParses) {
-  REQUIRE_SHARED("perf");
+  REQUIRE_SHARED_KIND("perf");
   for (const auto& f : files("perf")) {
-    auto p = parsers::parse_perf(slurp(f));
+    auto p = parsers::parse_perf(read_file(f));
     ASSERT_TRUE(p) << f << ": " << p.error().describe();
     EXPECT_FALSE(p->symbols.empty()) << f;
   }
@@ -79,15 +65,15 @@ TEST(SharedFixtures, EveryPerfCaptureParses) {
 }
 
 TEST(SharedFixtures, EveryTurbostatCaptureParses) {
-  REQUIRE_SHARED("turbostat");
+  REQUIRE_SHARED_KIND("turbostat");
   for (const auto& f : files("turbostat")) {
-    auto t = parsers::parse_turbostat(slurp(f));
+    auto t = parsers::parse_turbostat(read_file(f));
     ASSERT_TRUE(t) << f << ": " << t.error().describe();
     EXPECT_FALSE(t->cpu_rows.empty()) << f;
     EXPECT_TRUE(t->damaged.empty()) << f << ": line " << t->damaged.front().line;
   }
   auto read = [](const char* name, std::optional<double> rated = std::nullopt) {
-    return analyzers::analyze_turbostat(*parsers::parse_turbostat(slurp(shared("turbostat") / name)), name, {rated});
+    return analyzers::analyze_turbostat(*parsers::parse_turbostat(read_file(shared("turbostat") / name)), name, {rated});
   };
   auto xeon = read("telegraf-intel-xeon-6126.txt");
   EXPECT_EQ(find(xeon, "turbostat.deep_idle").status, Status::fail);  // idle cores in C1E, CPU%c6 0.00
@@ -103,13 +89,13 @@ TEST(SharedFixtures, EveryTurbostatCaptureParses) {
 }
 
 TEST(SharedFixtures, EveryNumastatCaptureParses) {
-  REQUIRE_SHARED("numastat");
+  REQUIRE_SHARED_KIND("numastat");
   for (const auto& f : files("numastat")) {
-    auto n = parsers::parse_numastat(slurp(f));
+    auto n = parsers::parse_numastat(read_file(f));
     ASSERT_TRUE(n) << f << ": " << n.error().describe();
     EXPECT_TRUE(n->damaged.empty()) << f << ": line " << n->damaged.front().line;
   }
-  auto read = [](const char* name) { return analyzers::analyze_numastat(*parsers::parse_numastat(slurp(shared("numastat") / name)), name); };
+  auto read = [](const char* name) { return analyzers::analyze_numastat(*parsers::parse_numastat(read_file(shared("numastat") / name)), name); };
   auto bash = read("numastat-p-bash-2node-complete-numactl-45.txt");
   ASSERT_EQ(bash.size(), 1u);
   EXPECT_EQ(bash[0].subject, "pid:98621");
@@ -125,10 +111,10 @@ TEST(SharedFixtures, EveryNumastatCaptureParses) {
 }
 
 TEST(SharedFixtures, EveryNcclTestsCaptureParses) {
-  REQUIRE_SHARED("nccl-tests");
+  REQUIRE_SHARED_KIND("nccl-tests");
   std::map<std::string, parsers::NcclTestsRun> runs;
   for (const auto& f : files("nccl-tests")) {
-    auto r = parsers::parse_nccl_tests(slurp(f));
+    auto r = parsers::parse_nccl_tests(read_file(f));
     ASSERT_TRUE(r) << f << ": " << r.error().describe();
     EXPECT_FALSE(r->rows.empty()) << f;
     runs[f.filename().string()] = std::move(*r);
@@ -173,10 +159,10 @@ TEST(SharedFixtures, EveryNcclTestsCaptureParses) {
 }
 
 TEST(SharedFixtures, EveryNcclLogParses) {
-  REQUIRE_SHARED("nccl-log");
+  REQUIRE_SHARED_KIND("nccl-log");
   std::map<std::string, parsers::NcclLog> logs;
   for (const auto& f : files("nccl-log")) {
-    auto l = parsers::parse_nccl_log(slurp(f));
+    auto l = parsers::parse_nccl_log(read_file(f));
     ASSERT_TRUE(l) << f << ": " << l.error().describe();
     logs[f.filename().string()] = std::move(*l);
   }
@@ -209,13 +195,13 @@ TEST(SharedFixtures, EveryNcclLogParses) {
 }
 
 TEST(SharedFixtures, EveryStepLogParses) {
-  REQUIRE_SHARED("steps");
+  REQUIRE_SHARED_KIND("steps");
   for (const auto& f : files("steps")) {
-    auto s = parsers::parse_steps(slurp(f));
+    auto s = parsers::parse_steps(read_file(f));
     ASSERT_TRUE(s) << f << ": " << s.error().describe();
     EXPECT_FALSE(s->records.empty()) << f;
   }
-  auto read = [](const char* name) { return *parsers::parse_steps(slurp(shared("steps") / name)); };
+  auto read = [](const char* name) { return *parsers::parse_steps(read_file(shared("steps") / name)); };
   auto slow = read("megatron-llm-slow-86s-iterations-no-timestamp-epfllm-11.txt");
   ASSERT_EQ(slow.records.size(), 4u);
   EXPECT_DOUBLE_EQ(slow.records[0].value, 86545.2);

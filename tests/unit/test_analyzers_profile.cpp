@@ -13,45 +13,29 @@
 
 #include "analyzers/analyzers.hpp"
 #include "facts/platform.hpp"
+#include "files.hpp"
+#include "findings.hpp"
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
+#include "tree.hpp"
 
 namespace fs = std::filesystem;
 using namespace perfgap;
+using fixture::find;
+using fixture::metric;
+using fixture::read_file;
+using fixture::TempDir;
 using parsers::Coll;
 using report::Status;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-struct Tmp {
-  fs::path dir;
-  Tmp() {
-    dir = fs::temp_directory_path() / ("perfgap-profile-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
-    fs::create_directories(dir);
-  }
-  ~Tmp() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-};
-
 parsers::Profile nsys_of(const gen::Scenario& s) {
-  Tmp t;
-  auto path = (t.dir / "p.sqlite").string();
+  TempDir t;
+  auto path = t.file("p.sqlite");
   auto err = gen::write_nsys_sqlite(s, path);
   if (!err.empty()) throw std::runtime_error(err);
-  auto p = parsers::read_nsys_sqlite(slurp(path));
+  auto p = parsers::read_nsys_sqlite(read_file(path));
   if (!p) throw std::runtime_error(p.error().describe());
   return std::move(*p);
 }
@@ -64,18 +48,6 @@ parsers::Profile kineto_of(const gen::Scenario& s) {
     all.merge(std::move(*p), static_cast<std::uint32_t>(g));
   }
   return all;
-}
-
-const report::Finding& find(const std::vector<report::Finding>& fs, const std::string& id, const std::string& subject = "") {
-  for (const auto& f : fs)
-    if (f.id == id && (subject.empty() || f.subject == subject)) return f;
-  throw std::runtime_error("no finding " + id + " " + subject);
-}
-
-double metric(const report::Finding& f, const std::string& name) {
-  for (const auto& [k, v] : f.metrics)
-    if (k == name) return v;
-  throw std::runtime_error("no metric " + name + " in " + f.id + " " + f.subject);
 }
 
 std::vector<report::Finding> run(const parsers::Profile& p, analyzers::ProfileOptions o = {}) { return analyzers::analyze_profile(p, "test", o); }
@@ -294,24 +266,24 @@ TEST(ProfileReaders, KinetoNcclArgs) {
 
 TEST(ProfileReaders, BadNsysInputsSayWhatIsWrong) {
   EXPECT_NE(parsers::read_nsys_sqlite("hello").error().message.find("not an SQLite database"), std::string::npos);
-  Tmp t;
-  auto path = (t.dir / "x.sqlite").string();
+  TempDir t;
+  auto path = t.file("x.sqlite");
   ASSERT_EQ(gen::write_nsys_sqlite(gen::exposed_comm(2, 20, 30, 15), path), "");
-  auto whole = slurp(path);
+  auto whole = read_file(path);
   ASSERT_TRUE(parsers::read_nsys_sqlite(whole));
   auto cut = parsers::read_nsys_sqlite(whole.substr(0, whole.size() / 2));
   ASSERT_FALSE(cut);
   EXPECT_NE(cut.error().message.find("truncated"), std::string::npos) << cut.error().message;
   // Another schema; an nsys export without kernels; every 3.7.2 table, all empty.
   auto make = [&](const char* name, const std::string& ddl) {
-    auto p = (t.dir / name).string();
+    auto p = t.file(name);
     sqlite3* db = nullptr;
     sqlite3_open(p.c_str(), &db);
     char* e = nullptr;
     EXPECT_EQ(sqlite3_exec(db, ddl.c_str(), nullptr, nullptr, &e), SQLITE_OK) << (e ? e : "");
     sqlite3_free(e);
     sqlite3_close(db);
-    return slurp(p);
+    return read_file(p);
   };
   auto other = parsers::read_nsys_sqlite(make("other.sqlite", "CREATE TABLE moz_places (id INTEGER, url TEXT); INSERT INTO moz_places VALUES (1, 'x');"));
   ASSERT_FALSE(other);
@@ -333,7 +305,7 @@ TEST(ProfileReaders, BadNsysInputsSayWhatIsWrong) {
   }
   fs::path ddl = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/nsys-2023.4.4-export-schema-3.7.2-lazy-false.sql";
   if (fs::exists(ddl)) {
-    auto empty = parsers::read_nsys_sqlite(make("empty.sqlite", slurp(ddl)));
+    auto empty = parsers::read_nsys_sqlite(make("empty.sqlite", read_file(ddl)));
     ASSERT_FALSE(empty);
     EXPECT_NE(empty.error().message.find("empty CUPTI_ACTIVITY_KIND_KERNEL"), std::string::npos) << empty.error().message;
   }
@@ -343,12 +315,12 @@ TEST(ProfileReaders, BadNsysInputsSayWhatIsWrong) {
 TEST(ProfileReaders, GeneratorColumnsAreThoseOfSchema372) {
   fs::path ddl = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/nsys-2023.4.4-export-schema-3.7.2-lazy-false.sql";
   if (!fs::exists(ddl)) GTEST_SKIP() << "no " << ddl;
-  Tmp t;
-  auto gen_path = (t.dir / "g.sqlite").string();
+  TempDir t;
+  auto gen_path = t.file("g.sqlite");
   ASSERT_EQ(gen::write_nsys_sqlite(gen::overlapped(1, 1), gen_path), "");
   sqlite3 *ref = nullptr, *g = nullptr;
   sqlite3_open(":memory:", &ref);
-  ASSERT_EQ(sqlite3_exec(ref, slurp(ddl).c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(ref, read_file(ddl).c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_open(gen_path.c_str(), &g);
   auto strings = [](sqlite3* db, const std::string& q) {
     std::vector<std::string> out;
@@ -429,7 +401,7 @@ TEST(ProfileFixtures, EveryNsysExportParsesAndCountsMatchSqlite) {
     if (e.path().extension() != ".sqlite") continue;
     SCOPED_TRACE(e.path().filename().string());
     ++n;
-    auto p = parsers::read_nsys_sqlite(slurp(e.path()));
+    auto p = parsers::read_nsys_sqlite(read_file(e.path()));
     ASSERT_TRUE(p) << p.error().describe();
     auto fs = analyzers::analyze_profile(*p, e.path().filename().string(), {});
     auto [count, total_ms] = sqlite_kernels(e.path());
@@ -440,12 +412,12 @@ TEST(ProfileFixtures, EveryNsysExportParsesAndCountsMatchSqlite) {
     EXPECT_EQ(find(fs, "profile.exposed_comm", "all").status, Status::skip);
   }
   EXPECT_EQ(n, 3);
-  auto old = parsers::read_nsys_sqlite(slurp(shared_profiles() / "nsys_2021_v100pcie_x2_openmp_report2.sqlite"));
+  auto old = parsers::read_nsys_sqlite(read_file(shared_profiles() / "nsys_2021_v100pcie_x2_openmp_report2.sqlite"));
   ASSERT_TRUE(old);
   EXPECT_NE(old->format.find("2021"), std::string::npos) << old->format;
   EXPECT_FALSE(old->env_present);
   EXPECT_GT(old->api_calls, 0u);
-  auto jax = parsers::read_nsys_sqlite(slurp(shared_profiles() / "nsys_2023.2.3_v100x8_jax_report2.exported-by-nsys-2023.4.4.sqlite"));
+  auto jax = parsers::read_nsys_sqlite(read_file(shared_profiles() / "nsys_2023.2.3_v100x8_jax_report2.exported-by-nsys-2023.4.4.sqlite"));
   ASSERT_TRUE(jax);
   EXPECT_NE(jax->format.find("3.7.2"), std::string::npos);
   std::size_t joined = 0;
@@ -468,7 +440,7 @@ TEST(ProfileFixtures, EveryKinetoTraceParsesAndCountsMatchAJsonWalk) {
     if (name.rfind("kineto_", 0) != 0) continue;
     SCOPED_TRACE(name);
     ++n;
-    auto z = facts::gunzip(slurp(e.path()), 1u << 30);
+    auto z = facts::gunzip(read_file(e.path()), 1u << 30);
     ASSERT_TRUE(z) << z.error();
     auto p = parsers::parse_kineto(*z);
     ASSERT_TRUE(p) << p.error().describe();
@@ -491,7 +463,7 @@ TEST(ProfileFixtures, EveryKinetoTraceParsesAndCountsMatchAJsonWalk) {
     EXPECT_EQ(find(fs, "profile.launch_bound").status == Status::skip, false);
   }
   EXPECT_EQ(n, 5);
-  auto z = facts::gunzip(slurp(shared_profiles() / "kineto_hta_v100x2_allreduce_df_index_resolver.json.gz"), 1u << 30);
+  auto z = facts::gunzip(read_file(shared_profiles() / "kineto_hta_v100x2_allreduce_df_index_resolver.json.gz"), 1u << 30);
   auto p = parsers::parse_kineto(*z);
   ASSERT_TRUE(p);
   auto fs = analyzers::analyze_profile(*p, "df", {});
@@ -500,7 +472,7 @@ TEST(ProfileFixtures, EveryKinetoTraceParsesAndCountsMatchAJsonWalk) {
   EXPECT_NE(it.title.find("ProfilerStep#N"), std::string::npos) << it.title;
   EXPECT_GE(metric(it, "iterations"), 2);
   EXPECT_EQ(metric(find(fs, "profile.exposed_comm", "AllReduce"), "kernels"), 2020);
-  auto nm = parsers::parse_kineto(*facts::gunzip(slurp(shared_profiles() / "kineto_hta_a100x2_nccl_metadata.json.gz"), 1u << 30));
+  auto nm = parsers::parse_kineto(*facts::gunzip(read_file(shared_profiles() / "kineto_hta_a100x2_nccl_metadata.json.gz"), 1u << 30));
   ASSERT_TRUE(nm);
   auto nf = analyzers::analyze_profile(*nm, "nm", {});
   EXPECT_GT(metric(find(nf, "profile.exposed_comm", "AllReduce"), "msg_bytes"), 0);

@@ -2,19 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "analyzers/analyzers.hpp"
+#include "findings.hpp"
 #include "parsers/perf.hpp"
 #include "parsers/steps.hpp"
 
 using namespace perfgap;
+using fixture::find;
 using report::Status;
-
-namespace {
-const report::Finding& find(const std::vector<report::Finding>& fs, const std::string& id) {
-  for (const auto& f : fs)
-    if (f.id == id) return f;
-  throw std::runtime_error("no finding " + id);
-}
-}  // namespace
 
 TEST(AnalyzerStatuses, SmmuCmdqAtOrBelowFivePercentPasses) {
   auto p = parsers::parse_perf(

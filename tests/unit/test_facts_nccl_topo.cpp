@@ -12,23 +12,18 @@
 #include "core/config.hpp"
 #include "core/runner.hpp"
 #include "facts/nccl.hpp"
+#include "files.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
 using namespace perfgap;
+using fixture::read_file;
 
 namespace {
 
 const fs::path kTopoDir = fs::path(PERFGAP_SHARED_DIR) / "fixtures/topo-xml";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-#define REQUIRE_SHARED(file)                                                      \
+#define REQUIRE_TOPO_FILE(file)                                                   \
   if (!fs::exists(kTopoDir / (file))) GTEST_SKIP() << kTopoDir / (file) << " not present (no ../shared here)"
 
 std::set<std::string> busids(const facts::TopoFile& t, facts::TopoPci::Kind k) {
@@ -41,8 +36,8 @@ std::set<std::string> busids(const facts::TopoFile& t, facts::TopoPci::Kind k) {
 std::set<std::string> seq(std::initializer_list<const char*> v) { return {v.begin(), v.end()}; }
 
 TEST(NcclTopoShared, AzureNdv4GpuNicPairsUnderVirtualBridges) {
-  REQUIRE_SHARED("azhpc-ndv4-topo.xml");
-  auto t = facts::parse_nccl_topo(slurp(kTopoDir / "azhpc-ndv4-topo.xml"));
+  REQUIRE_TOPO_FILE("azhpc-ndv4-topo.xml");
+  auto t = facts::parse_nccl_topo(read_file(kTopoDir / "azhpc-ndv4-topo.xml"));
   ASSERT_TRUE(t) << t.error();
   EXPECT_EQ(t->cpus, 4);
   EXPECT_EQ(busids(*t, facts::TopoPci::gpu), seq({"0001:00:00.0", "0002:00:00.0", "0003:00:00.0", "0004:00:00.0", "000b:00:00.0",
@@ -62,8 +57,8 @@ TEST(NcclTopoShared, AzureNdv4GpuNicPairsUnderVirtualBridges) {
 }
 
 TEST(NcclTopoShared, AzureNdv5) {
-  REQUIRE_SHARED("azhpc-ndv5-topo.xml");
-  auto t = facts::parse_nccl_topo(slurp(kTopoDir / "azhpc-ndv5-topo.xml"));
+  REQUIRE_TOPO_FILE("azhpc-ndv5-topo.xml");
+  auto t = facts::parse_nccl_topo(read_file(kTopoDir / "azhpc-ndv5-topo.xml"));
   ASSERT_TRUE(t) << t.error();
   EXPECT_EQ(busids(*t, facts::TopoPci::gpu), seq({"0001:00:00.0", "0002:00:00.0", "0003:00:00.0", "0008:00:00.0", "0009:00:00.0",
                                                    "000a:00:00.0", "000b:00:00.0", "000c:00:00.0"}));
@@ -72,8 +67,8 @@ TEST(NcclTopoShared, AzureNdv5) {
 }
 
 TEST(NcclTopoShared, AzureNdv2FlatWithAffinity) {
-  REQUIRE_SHARED("azhpc-ndv2-topo.xml");
-  auto t = facts::parse_nccl_topo(slurp(kTopoDir / "azhpc-ndv2-topo.xml"));
+  REQUIRE_TOPO_FILE("azhpc-ndv2-topo.xml");
+  auto t = facts::parse_nccl_topo(read_file(kTopoDir / "azhpc-ndv2-topo.xml"));
   ASSERT_TRUE(t) << t.error();
   EXPECT_EQ(t->gpus(), 8);
   EXPECT_EQ(busids(*t, facts::TopoPci::nic), seq({"0101:00:00.0"}));
@@ -85,8 +80,8 @@ TEST(NcclTopoShared, AzureNdv2FlatWithAffinity) {
 }
 
 TEST(NcclTopoShared, AzureNcv4DumpStyleWithSocketNet) {
-  REQUIRE_SHARED("azhpc-ncv4-topo.xml");
-  auto t = facts::parse_nccl_topo(slurp(kTopoDir / "azhpc-ncv4-topo.xml"));
+  REQUIRE_TOPO_FILE("azhpc-ncv4-topo.xml");
+  auto t = facts::parse_nccl_topo(read_file(kTopoDir / "azhpc-ncv4-topo.xml"));
   ASSERT_TRUE(t) << t.error();
   EXPECT_EQ(busids(*t, facts::TopoPci::gpu), seq({"0001:00:00.0", "0002:00:00.0", "0003:00:00.0", "0004:00:00.0"}));
   EXPECT_EQ(t->nics(), 0);
@@ -100,15 +95,15 @@ TEST(NcclTopoShared, AzureNcv4DumpStyleWithSocketNet) {
 }
 
 TEST(NcclTopoShared, AzureNcv4GraphIsNotATopology) {
-  REQUIRE_SHARED("azhpc-ncv4-graph.xml");
-  auto t = facts::parse_nccl_topo(slurp(kTopoDir / "azhpc-ncv4-graph.xml"));
+  REQUIRE_TOPO_FILE("azhpc-ncv4-graph.xml");
+  auto t = facts::parse_nccl_topo(read_file(kTopoDir / "azhpc-ncv4-graph.xml"));
   ASSERT_FALSE(t);
   EXPECT_NE(t.error().find("graph file"), std::string::npos) << t.error();
 }
 
 TEST(NcclTopoShared, AwsP4dSwitchesWithCommentsInline) {
-  REQUIRE_SHARED("aws-ofi-nccl-p4d-24xl-topo.xml");
-  auto t = facts::parse_nccl_topo(slurp(kTopoDir / "aws-ofi-nccl-p4d-24xl-topo.xml"));
+  REQUIRE_TOPO_FILE("aws-ofi-nccl-p4d-24xl-topo.xml");
+  auto t = facts::parse_nccl_topo(read_file(kTopoDir / "aws-ofi-nccl-p4d-24xl-topo.xml"));
   ASSERT_TRUE(t) << t.error();
   EXPECT_EQ(busids(*t, facts::TopoPci::gpu), seq({"0000:10:1c.0", "0000:10:1d.0", "0000:20:1c.0", "0000:20:1d.0", "0000:90:1c.0",
                                                    "0000:90:1d.0", "0000:a0:1c.0", "0000:a0:1d.0"}));
@@ -119,8 +114,8 @@ TEST(NcclTopoShared, AwsP4dSwitchesWithCommentsInline) {
 }
 
 TEST(NcclTopoShared, AwsG5BareBusIds) {
-  REQUIRE_SHARED("aws-ofi-nccl-g5.48xl-topo.xml");
-  auto t = facts::parse_nccl_topo(slurp(kTopoDir / "aws-ofi-nccl-g5.48xl-topo.xml"));
+  REQUIRE_TOPO_FILE("aws-ofi-nccl-g5.48xl-topo.xml");
+  auto t = facts::parse_nccl_topo(read_file(kTopoDir / "aws-ofi-nccl-g5.48xl-topo.xml"));
   ASSERT_TRUE(t) << t.error();
   EXPECT_EQ(busids(*t, facts::TopoPci::other),
             seq({"0000:00:15.0", "0000:00:16.0", "0000:00:17.0", "0000:00:18.0", "0000:00:19.0", "0000:00:1a.0", "0000:00:1b.0",
@@ -129,8 +124,8 @@ TEST(NcclTopoShared, AwsG5BareBusIds) {
 }
 
 TEST(NcclTopoShared, RealDumpWithBondedNics) {
-  REQUIRE_SHARED("nccl-topo-dump-8xa100-5xcx6-bond-simai.xml");
-  auto t = facts::parse_nccl_topo(slurp(kTopoDir / "nccl-topo-dump-8xa100-5xcx6-bond-simai.xml"));
+  REQUIRE_TOPO_FILE("nccl-topo-dump-8xa100-5xcx6-bond-simai.xml");
+  auto t = facts::parse_nccl_topo(read_file(kTopoDir / "nccl-topo-dump-8xa100-5xcx6-bond-simai.xml"));
   ASSERT_TRUE(t) << t.error();
   EXPECT_EQ(busids(*t, facts::TopoPci::gpu), seq({"0000:13:00.0", "0000:19:00.0", "0000:48:00.0", "0000:4d:00.0", "0000:89:00.0",
                                                    "0000:8e:00.0", "0000:ad:00.0", "0000:b3:00.0"}));
@@ -146,7 +141,7 @@ TEST(NcclTopoShared, EverySharedFileParsesOrSaysWhy) {
   if (!fs::exists(kTopoDir)) GTEST_SKIP() << kTopoDir << " not present";
   int n = 0;
   for (const auto& e : fs::directory_iterator(kTopoDir)) {
-    auto t = facts::parse_nccl_topo(slurp(e.path()));
+    auto t = facts::parse_nccl_topo(read_file(e.path()));
     bool graph = e.path().filename().string().find("graph") != std::string::npos;
     EXPECT_EQ(t.has_value(), !graph) << e.path() << ": " << (t ? "" : t.error());
     ++n;
@@ -193,34 +188,34 @@ std::vector<Dev> ndv2_devices() {
 }
 
 TEST(NcclTopoCheck, TreeMatchingAzureNdv2Passes) {
-  REQUIRE_SHARED("azhpc-ndv2-topo.xml");
+  REQUIRE_TOPO_FILE("azhpc-ndv2-topo.xml");
   fixture::TempDir tmp;
-  auto f = run_topo_check(tmp.path(), ndv2_devices(), slurp(kTopoDir / "azhpc-ndv2-topo.xml"));
+  auto f = run_topo_check(tmp.path(), ndv2_devices(), read_file(kTopoDir / "azhpc-ndv2-topo.xml"));
   EXPECT_EQ(f.status, report::Status::pass) << f.title;
 }
 
 TEST(NcclTopoCheck, TreeWithAGpuElsewhereFails) {
-  REQUIRE_SHARED("azhpc-ndv2-topo.xml");
+  REQUIRE_TOPO_FILE("azhpc-ndv2-topo.xml");
   fixture::TempDir tmp;
   auto devs = ndv2_devices();
   devs[7].bdf = "0009:00:00.0";  // the file's 0008:00:00.0 is gone, a GPU it does not list is here
-  auto f = run_topo_check(tmp.path(), devs, slurp(kTopoDir / "azhpc-ndv2-topo.xml"));
+  auto f = run_topo_check(tmp.path(), devs, read_file(kTopoDir / "azhpc-ndv2-topo.xml"));
   EXPECT_EQ(f.status, report::Status::fail) << f.title;
   EXPECT_NE(f.title.find("0008:00:00.0"), std::string::npos) << f.title;
 }
 
 TEST(NcclTopoCheck, TreeWithWrongNumaFails) {
-  REQUIRE_SHARED("azhpc-ndv2-topo.xml");
+  REQUIRE_TOPO_FILE("azhpc-ndv2-topo.xml");
   fixture::TempDir tmp;
   auto devs = ndv2_devices();
   devs[0].numa = 1;
-  auto f = run_topo_check(tmp.path(), devs, slurp(kTopoDir / "azhpc-ndv2-topo.xml"));
+  auto f = run_topo_check(tmp.path(), devs, read_file(kTopoDir / "azhpc-ndv2-topo.xml"));
   EXPECT_EQ(f.status, report::Status::fail) << f.title;
   EXPECT_NE(f.title.find("numa_node"), std::string::npos) << f.title;
 }
 
 TEST(NcclTopoCheck, TreeMatchingAwsP4dPassesAndAnotherNodeTypeFails) {
-  REQUIRE_SHARED("aws-ofi-nccl-p4d-24xl-topo.xml");
+  REQUIRE_TOPO_FILE("aws-ofi-nccl-p4d-24xl-topo.xml");
   std::vector<Dev> devs;
   for (const char* bus : {"10", "20", "90", "a0"}) {
     int numa = (bus[0] == '1' || bus[0] == '2') ? 0 : 1;
@@ -230,20 +225,20 @@ TEST(NcclTopoCheck, TreeMatchingAwsP4dPassesAndAnotherNodeTypeFails) {
   }
   {
     fixture::TempDir tmp;
-    auto f = run_topo_check(tmp.path(), devs, slurp(kTopoDir / "aws-ofi-nccl-p4d-24xl-topo.xml"));
+    auto f = run_topo_check(tmp.path(), devs, read_file(kTopoDir / "aws-ofi-nccl-p4d-24xl-topo.xml"));
     EXPECT_EQ(f.status, report::Status::pass) << f.title;
   }
   if (fs::exists(kTopoDir / "azhpc-ndv4-topo.xml")) {
     fixture::TempDir tmp;
-    auto f = run_topo_check(tmp.path(), devs, slurp(kTopoDir / "azhpc-ndv4-topo.xml"));
+    auto f = run_topo_check(tmp.path(), devs, read_file(kTopoDir / "azhpc-ndv4-topo.xml"));
     EXPECT_EQ(f.status, report::Status::fail) << f.title;
   }
 }
 
 TEST(NcclTopoCheck, GraphFileFails) {
-  REQUIRE_SHARED("azhpc-ncv4-graph.xml");
+  REQUIRE_TOPO_FILE("azhpc-ncv4-graph.xml");
   fixture::TempDir tmp;
-  auto f = run_topo_check(tmp.path(), ndv2_devices(), slurp(kTopoDir / "azhpc-ncv4-graph.xml"));
+  auto f = run_topo_check(tmp.path(), ndv2_devices(), read_file(kTopoDir / "azhpc-ncv4-graph.xml"));
   EXPECT_EQ(f.status, report::Status::fail);
   EXPECT_NE(f.title.find("graph file"), std::string::npos) << f.title;
 }

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include "analyzers/analyzers.hpp"
+#include "findings.hpp"
 #include "parsers/perf.hpp"
 
 using namespace perfgap;
+using fixture::metric;
 
 TEST(ParsersPerf, ReportStdioSelfOnly) {
   auto p = parsers::parse_perf(
@@ -139,15 +141,6 @@ TEST(ParsersPerf, CommandColumnRowsOfOneSymbol) {
   EXPECT_EQ(q->symbols[2].dso, "[kernel]");
   EXPECT_TRUE(q->symbols[2].comm.empty());
 }
-
-namespace {
-double metric(const report::Finding& f, const std::string& name) {
-  for (const auto& [k, v] : f.metrics)
-    if (k == name) return v;
-  ADD_FAILURE() << "no metric " << name;
-  return -1;
-}
-}  // namespace
 
 TEST(AnalyzersPerf, RowsOfOneSymbolAreSummed) {
   auto p = parsers::parse_perf(

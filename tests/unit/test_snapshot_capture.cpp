@@ -20,29 +20,20 @@
 #include "core/baseline.hpp"
 #include "core/config.hpp"
 #include "core/runner.hpp"
+#include "files.hpp"
+#include "findings.hpp"
 #include "snapshot/archive.hpp"
 #include "snapshot/capture.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
 using namespace perfgap;
+using fixture::read_file;
 using fixture::TempDir;
+using fixture::write_file;
 using namespace std::string_literals;
 
 namespace {
-
-void write_file(const fs::path& p, const std::string& content) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out << content;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 snapshot::Capture capture_tree(const std::string& dir, snapshot::Options opts = {}) {
   auto root = sys::Sysroot::at(dir);
@@ -375,33 +366,17 @@ TEST(SnapshotReplayRoot, RemovesTheUnpackedTreeAndNamesBadArchives) {
 // case is unpacked, captured, written and checked twice); otherwise the first case of each
 // check folder and status (fail-*, pass-*, skip-*, ...), which still reaches every status of
 // every check.
-std::vector<std::string> case_files() {
+std::vector<std::string> replayed_case_files() {
   const char* all = std::getenv("PERFGAP_SNAPSHOT_ALL_CASES");
   const bool every = all && std::string(all) == "1";
-  std::vector<std::string> files;
-  fs::path dir = fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/cases";
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.path().extension() != ".tree" || e.path().parent_path().filename() == "base") continue;
-    files.push_back(fs::relative(e.path(), dir).string());
-  }
-  std::sort(files.begin(), files.end());
   std::vector<std::string> out;
   std::set<std::string> kinds;
-  for (const auto& f : files) {
+  for (const auto& f : fixture::case_tree_files()) {
     auto name = fs::path(f).filename().string();
     auto kind = fs::path(f).parent_path().string() + "/" + name.substr(0, name.find('-'));
     if (every || kinds.insert(kind).second) out.push_back(f);
   }
   return out;
-}
-
-std::string describe(const std::vector<report::Finding>& findings) {
-  std::string s;
-  for (const auto& f : findings) {
-    s += f.id + "@" + f.subject + " " + std::string(report::to_string(f.status)) + " " + f.title + "\n";
-    for (const auto& e : f.evidence) s += "  " + e.source + ": " + e.observed + " / " + e.expected.value_or("") + "\n";
-  }
-  return s;
 }
 
 // Every case tree (the whole range of statuses the checks have), captured with snapshot and
@@ -412,7 +387,7 @@ TEST(SnapshotReplay, EveryFixtureCaseReplaysUnchanged) {
   std::vector<const core::CheckInfo*> all;
   for (const auto& c : registry.all()) all.push_back(&c);
   int compared = 0;
-  for (const auto& name : case_files()) {
+  for (const auto& name : replayed_case_files()) {
     SCOPED_TRACE(name);
     TempDir tmp;
     const std::string tree = tmp.path() + "/tree", snap = tmp.path() + "/snap";
@@ -440,7 +415,7 @@ TEST(SnapshotReplay, EveryFixtureCaseReplaysUnchanged) {
     ASSERT_TRUE(replay);
     auto expected = core::run_checks(all, std::make_shared<facts::Facts>(*source, opts), core::Config{}, core::RunOptions{});
     auto actual = core::run_checks(all, std::make_shared<facts::Facts>(*replay, opts), core::Config{}, core::RunOptions{});
-    EXPECT_EQ(describe(actual), describe(expected));
+    EXPECT_EQ(fixture::describe_findings(actual), fixture::describe_findings(expected));
     ++compared;
   }
   EXPECT_GT(compared, 60);

@@ -11,33 +11,20 @@
 #include <sstream>
 #include <thread>
 
+#include "files.hpp"
 #include "sweep/process.hpp"
+#include "tree.hpp"
 
 using namespace perfgap::sweep;
+using perfgap::fixture::read_file;
+using perfgap::fixture::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Tmp {
-  fs::path dir;
-  Tmp() {
-    char t[] = "/tmp/perfgap-sweep-unit-XXXXXX";
-    dir = ::mkdtemp(t);
-  }
-  ~Tmp() { fs::remove_all(dir); }
-  std::string file(const char* n) const { return (dir / n).string(); }
-};
-
-std::string slurp(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Gone, or a zombie waiting for a parent (here init) to reap it.
 bool running(pid_t pid) {
-  auto stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
   if (stat.empty()) return false;
   auto close = stat.rfind(')');
   return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
@@ -48,7 +35,7 @@ const std::vector<std::string> kEnv{"PATH=/usr/bin:/bin", "FOO=bar"};
 }  // namespace
 
 TEST(SweepProcess, RunsWithExactlyTheGivenEnvironment) {
-  Tmp t;
+  TempDir t;
   std::string kept;
   RunLimits l;
   l.timeout_s = 10;
@@ -58,12 +45,12 @@ TEST(SweepProcess, RunsWithExactlyTheGivenEnvironment) {
   EXPECT_EQ(*r.exit_code, 3);
   EXPECT_FALSE(r.signal);
   EXPECT_EQ(kept, "bar/nohome\nerr\n");  // stdout and stderr together, HOME not inherited
-  EXPECT_EQ(slurp(t.file("a.log")), kept);
+  EXPECT_EQ(read_file(t.file("a.log")), kept);
   EXPECT_EQ(r.output_bytes, kept.size());
 }
 
 TEST(SweepProcess, OutputIsBoundedKeepingHeadAndTail) {
-  Tmp t;
+  TempDir t;
   std::string kept;
   RunLimits l;
   l.timeout_s = 10;
@@ -78,11 +65,11 @@ TEST(SweepProcess, OutputIsBoundedKeepingHeadAndTail) {
   EXPECT_EQ(kept.rfind("line 0\n", 0), 0u);
   EXPECT_NE(kept.find("bytes of output dropped here]"), std::string::npos);
   EXPECT_NE(kept.find("line 19999\nTABLE-END\n"), std::string::npos);
-  EXPECT_EQ(slurp(t.file("b.log")), kept);
+  EXPECT_EQ(read_file(t.file("b.log")), kept);
 }
 
 TEST(SweepProcess, TimeoutStopsTheWholeGroup) {
-  Tmp t;
+  TempDir t;
   std::string kept;
   RunLimits l;
   l.timeout_s = 1;  // time enough for sh to start its child on a loaded machine
@@ -96,7 +83,7 @@ TEST(SweepProcess, TimeoutStopsTheWholeGroup) {
   EXPECT_EQ(*r.signal, SIGTERM);
   EXPECT_LT(took, 4.0);
   EXPECT_EQ(kept, "started\n");
-  pid_t child = std::atoi(slurp(pidfile).c_str());
+  pid_t child = std::atoi(read_file(pidfile).c_str());
   ASSERT_GT(child, 0);
   // The background sleep got the group's SIGTERM too; its exit is asynchronous to ours.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
@@ -106,7 +93,7 @@ TEST(SweepProcess, TimeoutStopsTheWholeGroup) {
 }
 
 TEST(SweepProcess, TermIgnoredGetsKill) {
-  Tmp t;
+  TempDir t;
   std::string kept;
   RunLimits l;
   l.timeout_s = 1;  // time enough for sh to set its trap on a loaded machine
@@ -120,7 +107,7 @@ TEST(SweepProcess, TermIgnoredGetsKill) {
 }
 
 TEST(SweepProcess, StrayChildHoldingTheOutputDoesNotHangTheSweep) {
-  Tmp t;
+  TempDir t;
   std::string kept;
   RunLimits l;
   l.timeout_s = 20;
@@ -136,7 +123,7 @@ TEST(SweepProcess, StrayChildHoldingTheOutputDoesNotHangTheSweep) {
 }
 
 TEST(SweepProcess, CommandThatCannotStart) {
-  Tmp t;
+  TempDir t;
   std::string kept;
   auto r = run_process({"/nonexistent/bench"}, kEnv, t.file("f.log"), RunLimits{}, kept);
   EXPECT_FALSE(r.spawn_error.empty());

@@ -19,22 +19,15 @@
 #include <optional>
 #include <string>
 
+#include "files.hpp"
 #include "sys/sysroot.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
 using perfgap::fixture::TempDir;
+using perfgap::fixture::write_file;
 using perfgap::sys::ReadError;
 using perfgap::sys::Sysroot;
-
-namespace {
-
-void write_file(const fs::path& p, const std::string& content) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out << content;
-  ASSERT_TRUE(out.good()) << p;
-}
 
 // A captured tree:  <tmp>/outside/secret  (not in the tree)
 //                   <tmp>/root/sys/devices/system/cpu/online = "0-3\n"
@@ -49,12 +42,12 @@ class SysrootTest : public ::testing::TestWithParam<bool> {
     perfgap::sys::force_no_openat2_for_tests(GetParam());
     base = tmp.path();
     root = base / "root";
-    write_file(base / "outside/secret", "escaped\n");
-    write_file(base / "secret", "escaped-too\n");
-    write_file(root / "sys/devices/system/cpu/online", "0-3\n");
-    write_file(root / "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "  performance \n");
-    write_file(root / "sys/devices/system/node/node0/cpulist", "0-1\n");
-    write_file(root / "sys/devices/system/node/node1/cpulist", "2-3\n");
+    ASSERT_TRUE(write_file(base / "outside/secret", "escaped\n"));
+    ASSERT_TRUE(write_file(base / "secret", "escaped-too\n"));
+    ASSERT_TRUE(write_file(root / "sys/devices/system/cpu/online", "0-3\n"));
+    ASSERT_TRUE(write_file(root / "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "  performance \n"));
+    ASSERT_TRUE(write_file(root / "sys/devices/system/node/node0/cpulist", "0-1\n"));
+    ASSERT_TRUE(write_file(root / "sys/devices/system/node/node1/cpulist", "2-3\n"));
     fs::create_directories(root / "sys/devices/system/node/has_memory_dir_empty");
     fs::create_directories(root / "sys/bus/node/devices");
     fs::create_symlink("../../../devices/system/node/node0", root / "sys/bus/node/devices/node0");
@@ -65,7 +58,7 @@ class SysrootTest : public ::testing::TestWithParam<bool> {
     fs::create_symlink("../../outside/secret", root / "etc/rel_escape");
     fs::create_symlink("/../outside/secret", root / "etc/abs_escape");
     fs::create_symlink("/../../../../../../../../secret", root / "etc/deep_escape");
-    write_file(root / "proc/4242/comm", "python3\n");
+    ASSERT_TRUE(write_file(root / "proc/4242/comm", "python3\n"));
     fs::create_symlink("4242", root / "proc/self");
     auto s = Sysroot::at(root.string());
     ASSERT_TRUE(s) << s.error();
@@ -79,8 +72,6 @@ class SysrootTest : public ::testing::TestWithParam<bool> {
   fs::path base, root;
   std::optional<Sysroot> sysroot;
 };
-
-}  // namespace
 
 TEST_P(SysrootTest, ReadsFilesByTheirRealPath) {
   EXPECT_FALSE(sr().is_live());
@@ -101,7 +92,7 @@ TEST_P(SysrootTest, ReadValueTrims) {
 }
 
 TEST_P(SysrootTest, ReadsEmptyFile) {
-  write_file(root / "sys/empty", "");
+  ASSERT_TRUE(write_file(root / "sys/empty", ""));
   auto r = sr().read("/sys/empty");
   ASSERT_TRUE(r);
   EXPECT_EQ(*r, "");
@@ -109,7 +100,7 @@ TEST_P(SysrootTest, ReadsEmptyFile) {
 
 TEST_P(SysrootTest, ReadsBinaryAndNulBytes) {
   std::string content("A=1\0B=2\0", 8);
-  write_file(root / "proc/4242/environ", content);
+  ASSERT_TRUE(write_file(root / "proc/4242/environ", content));
   auto r = sr().read("/proc/4242/environ");
   ASSERT_TRUE(r);
   EXPECT_EQ(*r, content);
@@ -117,7 +108,7 @@ TEST_P(SysrootTest, ReadsBinaryAndNulBytes) {
 
 TEST_P(SysrootTest, ReadsLargerThanOneBuffer) {
   std::string big(100000, 'x');
-  write_file(root / "proc/4242/maps", big);
+  ASSERT_TRUE(write_file(root / "proc/4242/maps", big));
   auto r = sr().read("/proc/4242/maps");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->size(), big.size());
@@ -197,18 +188,18 @@ TEST_P(SysrootTest, SocketIsUnavailable) {
 }
 
 TEST_P(SysrootTest, TooLargeForTheLimit) {
-  write_file(root / "sys/big", std::string(20000, 'y'));
+  ASSERT_TRUE(write_file(root / "sys/big", std::string(20000, 'y')));
   auto r = sr().read("/sys/big", 1000);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, ReadError::too_large);
   EXPECT_EQ(r.error().path, "/sys/big");
   EXPECT_EQ(r.error().reason(), "larger than the read limit");
   // Exactly at the limit is fine; one byte over is not.
-  write_file(root / "sys/exact", std::string(1000, 'z'));
+  ASSERT_TRUE(write_file(root / "sys/exact", std::string(1000, 'z')));
   EXPECT_TRUE(sr().read("/sys/exact", 1000));
   EXPECT_FALSE(sr().read("/sys/exact", 999));
   // read_value caps at 64 KiB.
-  write_file(root / "sys/huge_value", std::string(70000, 'v'));
+  ASSERT_TRUE(write_file(root / "sys/huge_value", std::string(70000, 'v')));
   auto v = sr().read_value("/sys/huge_value");
   ASSERT_FALSE(v);
   EXPECT_EQ(v.error().kind, ReadError::too_large);
@@ -380,7 +371,7 @@ TEST_P(SysrootTest, OpenReadGivesADescriptor) {
 // with openat2 and with the walk by hand.
 TEST_P(SysrootTest, HostileLinksNeverLeaveTheTree) {
   const std::string outside = (base / "outside").string();
-  write_file(base / "outside/shadow", "root:SENTINEL-HASH:19000::::::\n");
+  ASSERT_TRUE(write_file(base / "outside/shadow", "root:SENTINEL-HASH:19000::::::\n"));
   fs::create_symlink(outside + "/shadow", root / "etc/shadow_abs");               // the host's absolute path
   fs::create_symlink("../../../../../../../../../../" + outside.substr(1) + "/shadow", root / "etc/shadow_dots");
   fs::create_symlink(outside, root / "etc/outdir_abs");                            // a directory outside
@@ -416,7 +407,7 @@ TEST_P(SysrootTest, HostileLinksNeverLeaveTheTree) {
 }
 
 TEST_P(SysrootTest, FortyLinksResolveAndFortyOneAreELOOP) {
-  write_file(root / "sys/chain/target", "end\n");
+  ASSERT_TRUE(write_file(root / "sys/chain/target", "end\n"));
   auto chain = [&](const std::string& prefix, int links) {
     for (int i = 0; i < links; ++i) {
       std::string next = i + 1 == links ? "target" : prefix + std::to_string(i + 1);
@@ -461,7 +452,7 @@ TEST_P(SysrootTest, DeviceNodesOfATreeAreNeverOpened) {
   }
   // A captured /dev/cpu_dma_latency is a regular file with its 4 bytes (contract), and reads.
   std::int32_t v = 20;
-  write_file(root / "dev/cpu_dma_latency", std::string(reinterpret_cast<const char*>(&v), 4));
+  ASSERT_TRUE(write_file(root / "dev/cpu_dma_latency", std::string(reinterpret_cast<const char*>(&v), 4)));
   auto qos = sr().read("/dev/cpu_dma_latency");
   ASSERT_TRUE(qos) << qos.error().reason();
   EXPECT_EQ(qos->size(), 4u);
@@ -485,9 +476,9 @@ INSTANTIATE_TEST_SUITE_P(Resolvers, SysrootTest, ::testing::Values(false, true),
 TEST(SysrootWalk, SameAnswersAsOpenat2) {
   TempDir tmp;
   fs::path root = fs::path(tmp.path()) / "root";
-  write_file(fs::path(tmp.path()) / "outside/f", "outside\n");
-  write_file(root / "a/b/c", "c\n");
-  write_file(root / "a/d", "d\n");
+  ASSERT_TRUE(write_file(fs::path(tmp.path()) / "outside/f", "outside\n"));
+  ASSERT_TRUE(write_file(root / "a/b/c", "c\n"));
+  ASSERT_TRUE(write_file(root / "a/d", "d\n"));
   fs::create_symlink("b", root / "a/lb");
   fs::create_symlink("/a/b", root / "a/abs");
   fs::create_symlink("../../../outside/f", root / "a/esc");

@@ -1,0 +1,53 @@
+#include "files.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace perfgap::fixture {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool write_file(const fs::path& p, const std::string& content) {
+  if (p.has_parent_path()) fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << content;
+  out.close();
+  return out.good();
+}
+
+bool write_script(const fs::path& p, const std::string& content) {
+  return write_file(p, content) && ::chmod(p.c_str(), 0755) == 0;
+}
+
+std::string write_in(const TempDir& dir, const std::string& name, const std::string& content) {
+  auto p = dir.path() + "/" + name;
+  write_file(p, content);
+  return p;
+}
+
+std::string source_path(const std::string& rel) { return (fs::path(PERFGAP_SOURCE_DIR) / rel).string(); }
+std::string fixture_path(const std::string& rel) { return source_path("tests/fixtures/" + rel); }
+std::string log_fixture(const std::string& rel) { return fixture_path("logs/" + rel); }
+
+std::vector<std::string> case_tree_files() {
+  std::vector<std::string> out;
+  const fs::path dir = fixture_path("cases");
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().extension() != ".tree" || e.path().parent_path().filename() == "base") continue;
+    out.push_back(fs::relative(e.path(), dir).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace perfgap::fixture
