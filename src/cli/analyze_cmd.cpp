@@ -64,9 +64,9 @@ std::string find_nsys() {
 tl::expected<std::string, std::string> export_nsys_report(const std::string& file) {
   std::string nsys = find_nsys();
   if (nsys.empty()) {
-    std::string stem = file;
-    for (const char* ext : {".nsys-rep", ".qdrep"})
-      if (ends_with(stem, ext)) stem.resize(stem.size() - std::strlen(ext));
+    std::string_view stem = file;
+    for (std::string_view ext : {std::string_view(".nsys-rep"), std::string_view(".qdrep")})
+      if (stem.ends_with(ext)) stem.remove_suffix(ext.size());
     return tl::unexpected(fmt::format("an Nsight Systems report (.nsys-rep), and nsys is not on PATH to export it: run "
                                       "nsys export --type sqlite --output {}.sqlite {} and pass the .sqlite file",
                                       stem, file));
