@@ -97,7 +97,7 @@ TEST_F(ReleaseBinary, GoldenTreesGiveTheGoldenReports) {
     ASSERT_TRUE(in);
     auto expected = nlohmann::json::parse(in);
     auto actual = masked_report(nlohmann::json::parse(r.out));
-    EXPECT_EQ(actual, expected) << nlohmann::json::diff(expected, actual).dump(2);
+    EXPECT_TRUE(actual == expected) << perfgap::fixture::report_diff(expected, actual);
   }
 }
 
@@ -113,10 +113,12 @@ TEST_F(ReleaseBinary, SameReportsAsTheDynamicBuild) {
       auto mine = run_binary(PERFGAP_BINARY, {"check", "--root", tmp.path(), "--format", format});
       auto theirs = run_release({"check", "--root", tmp.path(), "--format", format});
       EXPECT_EQ(theirs.status, mine.status) << theirs.err;
-      if (std::string(format) == "json")
-        EXPECT_EQ(masked_report(nlohmann::json::parse(theirs.out)), masked_report(nlohmann::json::parse(mine.out)));
-      else
+      if (std::string(format) == "json") {
+        const auto a = masked_report(nlohmann::json::parse(mine.out)), b = masked_report(nlohmann::json::parse(theirs.out));
+        EXPECT_TRUE(b == a) << perfgap::fixture::report_diff(a, b);
+      } else {
         EXPECT_EQ(theirs.out, mine.out);
+      }
     }
   }
 }
@@ -134,7 +136,8 @@ TEST_F(ReleaseBinary, ProfilesGiveTheDynamicBuildsReports) {
     auto mine = run_binary(PERFGAP_BINARY, {"analyze", kind, file, "--format", "json"});
     auto theirs = run_release({"analyze", kind, file, "--format", "json"});
     ASSERT_EQ(theirs.status, mine.status) << theirs.err;
-    EXPECT_EQ(masked_report(nlohmann::json::parse(theirs.out)), masked_report(nlohmann::json::parse(mine.out)));
+    const auto a = masked_report(nlohmann::json::parse(mine.out)), b = masked_report(nlohmann::json::parse(theirs.out));
+    EXPECT_TRUE(b == a) << perfgap::fixture::report_diff(a, b);
   }
 }
 
@@ -154,7 +157,9 @@ TEST_F(ReleaseBinary, SnapshotArchivesRoundTripWithTheDynamicBuild) {
   auto from_dynamic = run_release({"check", "--root", b, "--format", "json"});
   EXPECT_EQ(from_release.status, 1) << from_release.err;
   EXPECT_EQ(from_dynamic.status, 1) << from_dynamic.err;
-  EXPECT_EQ(masked_report(nlohmann::json::parse(from_release.out)), masked_report(nlohmann::json::parse(from_dynamic.out)));
+  const auto written_by_release = masked_report(nlohmann::json::parse(from_release.out));
+  const auto written_by_dynamic = masked_report(nlohmann::json::parse(from_dynamic.out));
+  EXPECT_TRUE(written_by_dynamic == written_by_release) << perfgap::fixture::report_diff(written_by_release, written_by_dynamic);
 }
 
 }  // namespace

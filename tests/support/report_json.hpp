@@ -27,4 +27,10 @@ const nlohmann::json& required_finding(const nlohmann::json& report, const std::
 // of different runs and builds.
 nlohmann::json masked_report(nlohmann::json report);
 
+// What differs between two reports, finding by finding, for a test failure a reader can act
+// on (instead of two whole documents): findings added (+), removed (-) and changed (~, field
+// by field, metrics by name), keyed by id and subject, then any other field that differs, by
+// its path. Empty when the reports are equal.
+std::string report_diff(const nlohmann::json& expected, const nlohmann::json& actual);
+
 }  // namespace perfgap::fixture
