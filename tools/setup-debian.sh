@@ -4,7 +4,7 @@
 #   tools/setup-debian.sh --test     ... and the whole test suite (tools/test.sh): GoogleTest,
 #                                    clang for the fuzzers, Open MPI, Slurm and munge
 #   tools/setup-debian.sh --release  ... and the release checks (tools/release-check.sh): the
-#                                    aarch64 cross compiler, qemu-user, debootstrap, and the
+#                                    aarch64 cross compiler, qemu-user, debootstrap, jq, and the
 #                                    arm64 architecture in dpkg's list, so that
 #                                    tools/aarch64-sysroot.sh can download (not install) the
 #                                    arm64 -dev packages
@@ -31,7 +31,7 @@ for arg in "$@"; do
     --release)
       arm64=1
       packages+=(
-        g++-aarch64-linux-gnu qemu-user-static debootstrap dpkg-dev file
+        g++-aarch64-linux-gnu qemu-user-static debootstrap dpkg-dev file jq
       ) ;;
     *) echo "setup-debian.sh: unknown argument $arg (--test, --release)" >&2; exit 2 ;;
   esac
