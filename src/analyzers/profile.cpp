@@ -22,6 +22,15 @@ using parsers::Profile;
 
 namespace {
 
+// A finding of this analyzer, its status the default (skip) until the block decides.
+Finding started(std::string_view id, std::string_view layer, std::string subject) {
+  Finding f;
+  f.id = std::string(id);
+  f.layer = std::string(layer);
+  f.subject = std::move(subject);
+  return f;
+}
+
 struct Iv {
   std::int64_t s, e;
 };
@@ -482,11 +491,8 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
 
   // ---- profile.summary
   {
-    Finding f;
-    f.id = "profile.summary";
-    f.layer = "workload";
+    Finding f = started("profile.summary", "workload", source);
     f.status = report::Status::pass;
-    f.subject = source;
     std::size_t kernels = 0, devices = 0;
     double kernel_ns = 0, nccl_ns = 0, span = 0;
     for (const auto& gt : an.gpus) {
@@ -522,10 +528,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
 
   // ---- profile.iterations
   {
-    Finding f;
-    f.id = "profile.iterations";
-    f.layer = "workload";
-    f.subject = source;
+    Finding f = started("profile.iterations", "workload", source);
     if (!an.iterations) {
       f.status = report::Status::skip;
       f.title = !o.iteration_range.empty()
@@ -576,12 +579,9 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
 
   // ---- profile.exposed_comm (one per collective, plus `all`)
   auto exposed_finding = [&](int c) {
-    Finding f;
-    f.id = "profile.exposed_comm";
-    f.layer = "network";
     bool all = c == 0;
     std::string name = all ? "all" : std::string(parsers::coll_name(static_cast<Coll>(c)));
-    f.subject = name;
+    Finding f = started("profile.exposed_comm", "network", name);
     double comm = all ? it.comm_all : it.comm[c];
     double exposed = all ? it.exposed_all : it.exposed[c];
     double share = pct(exposed, it.len);
@@ -646,10 +646,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     out.push_back(std::move(f));
   };
   if (colls.empty()) {
-    Finding f;
-    f.id = "profile.exposed_comm";
-    f.layer = "network";
-    f.subject = "all";
+    Finding f = started("profile.exposed_comm", "network", "all");
     f.status = report::Status::skip;
     f.title = "no NCCL kernels in the profile: no communication to expose";
     f.add(source, "no kernel named ncclKernel_*, ncclDevKernel_* or nccl*Kernel*");
@@ -664,10 +661,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
 
   // ---- profile.gpu_idle
   {
-    Finding f;
-    f.id = "profile.gpu_idle";
-    f.layer = "workload";
-    f.subject = source;
+    Finding f = started("profile.gpu_idle", "workload", source);
     double idle = pct(it.idle, it.len), host = pct(it.host_idle, it.len);
     f.metric("idle_pct", idle);
     f.metric("host_bound_pct", host);
@@ -696,10 +690,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
 
   // ---- profile.launch_bound
   {
-    Finding f;
-    f.id = "profile.launch_bound";
-    f.layer = "workload";
-    f.subject = source;
+    Finding f = started("profile.launch_bound", "workload", source);
     if (an.launches == 0) {
       f.status = report::Status::skip;
       f.title = p.api_calls == 0 ? "no host launch calls in the profile (nsys --trace=cuda records them; Kineto cuda_runtime events)"
@@ -737,10 +728,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
 
   // ---- profile.env
   {
-    Finding f;
-    f.id = "profile.env";
-    f.layer = "network";
-    f.subject = source;
+    Finding f = started("profile.env", "network", source);
     if (!p.env_present) {
       f.status = report::Status::skip;
       f.title = "the profile holds no environment of the profiled job (nsys exports keep it in TARGET_INFO_SYSTEM_ENV; Kineto traces do not record it)";
@@ -804,10 +792,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
   // ---- profile.compare
   if (o.reference) {
     const auto& r = *o.reference;
-    Finding f;
-    f.id = "profile.compare";
-    f.layer = "workload";
-    f.subject = source;
+    Finding f = started("profile.compare", "workload", source);
     if (!r.iterations || !an.iterations) {
       f.status = report::Status::skip;
       f.title = fmt::format("no iterations in {}: per-iteration figures cannot be compared", !an.iterations ? source : o.reference_source);
