@@ -63,6 +63,12 @@ std::vector<Finding> unless_env_unread(facts::Facts& f, std::vector<Finding> fou
   return found;
 }
 
+Status limit_verdict(double share, double margin, double limit) {
+  if (share - margin > limit) return Status::fail;
+  if (share + margin <= limit) return Status::pass;
+  return share > limit ? Status::warn : Status::skip;
+}
+
 std::string shown(std::string_view name, const std::string& value) { return report::redact(name, value); }
 
 }  // namespace perfgap::checks

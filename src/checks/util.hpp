@@ -20,6 +20,11 @@ inline constexpr std::string_view runtime_topology = "runtime-topology";
 inline constexpr std::string_view network = "network";
 }  // namespace layer
 
+// A measured share against its limit when the counters leave it +/- `margin`: `fail` above
+// the limit by more than the margin, `pass` at or below it by the margin, and within the
+// margin `warn` (above the limit) or `skip` (at or below it: too close to call).
+Status limit_verdict(double share, double margin, double limit);
+
 // A setting's value as evidence may show it: credentials redacted (report::redact).
 std::string shown(std::string_view name, const std::string& value);
 

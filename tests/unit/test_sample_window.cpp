@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/config.hpp"
+#include "checks/util.hpp"
 #include "core/runner.hpp"
 #include "slurm/health_config.hpp"
 
@@ -122,4 +123,15 @@ TEST(SampleWindow, TreeRootsNeverWait) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].title, "tree");
+}
+
+// cpu.steal's verdict with the counters' margin (live) and without it (a tree since boot).
+TEST(SampleWindow, LimitVerdictWithinAndBeyondTheMargin) {
+  using checks::limit_verdict;
+  EXPECT_EQ(limit_verdict(5.0, 1.0, 2.0), Status::fail);  // above by more than the margin
+  EXPECT_EQ(limit_verdict(2.5, 1.0, 2.0), Status::warn);  // above, within the margin
+  EXPECT_EQ(limit_verdict(0.0, 9.1, 2.0), Status::skip);  // below, within it: too short a window
+  EXPECT_EQ(limit_verdict(0.0, 0.85, 2.0), Status::pass);  // below by more than the margin
+  EXPECT_EQ(limit_verdict(2.0, 0.0, 2.0), Status::pass);   // a tree: no margin, the limit passes
+  EXPECT_EQ(limit_verdict(2.01, 0.0, 2.0), Status::fail);
 }

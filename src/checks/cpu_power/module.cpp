@@ -462,9 +462,10 @@ std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
   // 1.22 sqrt(CPUs) ticks. Since boot the counts are large enough for none.
   const double margin = w.live ? 100.0 * 1.22 * std::sqrt(static_cast<double>(counted)) / static_cast<double>(total_sum) : 0.0;
   if (w.live) out.metric("steal_margin_pct", margin);
-  if (p - margin <= fail_pct && p + margin > fail_pct) {
+  const Status verdict = limit_verdict(p, margin, fail_pct);
+  if (verdict == Status::warn || verdict == Status::skip) {
     // Too close to call at this window: neither a pass nor a fail is shown by the counters.
-    out.status = p > fail_pct ? Status::warn : Status::skip;
+    out.status = verdict;
     // The margin shrinks as 1/window: the window that would bring it under the distance to the
     // limit (at least 1 s, in 100 ms steps, at most the 60 s allowed).
     const double distance = std::max(0.1, std::fabs(fail_pct - p));
@@ -475,7 +476,7 @@ std::vector<Finding> steal(facts::Facts& f, const core::Thresholds& th) {
       out.fix = fix;
       out.impact = "if real, stolen cycles stall data loaders and NCCL proxy threads";
     }
-  } else if (p > fail_pct) {
+  } else if (verdict == Status::fail) {
     out.status = Status::fail;
     out.title = fmt::format("{}% of CPU time stolen by the hypervisor {} (limit {}%)", pct(p), span, pct(fail_pct));
     out.fix = fix;
