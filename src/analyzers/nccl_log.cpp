@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <map>
@@ -120,21 +122,32 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
       if (L.ibverbs_missing && !fallback_sign) fallback_sign = std::make_pair(at(in.source, *L.ibverbs_missing), "Failed to open libibverbs (RDMA library missing in this environment)");
       for (const auto& [kv, l] : L.env_settings)
         if ((kv == "NCCL_IB_DISABLE=1" || kv == "NCCL_NET=Socket") && !forced) forced = std::make_pair(at(in.source, l), kv + " set by environment");
+      // Channels come counted by kind, with their first lines: the first three lines of a
+      // kind over all kinds are the log's first three, in file order.
+      std::vector<std::pair<int, std::string>> socket_lines, non_gdr_lines;  // (line, evidence) of this file
       for (const auto& ch : L.channels) {
         std::string t = ch.transport == "NET" ? "NET/" + ch.net : ch.transport;
-        ++transports[t];
+        transports[t] += ch.count;
         if (ch.transport == "NET") {
           if (ch.net == "Socket") {
-            if (socket_channels.size() < 3) socket_channels.emplace_back(at(in.source, ch.line), "channel via NET/Socket");
+            for (int l : ch.lines) socket_lines.emplace_back(l, "channel via NET/Socket");
             continue;
           }
           auto& g = gdr_by_dir[ch.direction];
-          ++g.first;
-          if (ch.gdrdma) ++g.second;
-          else if (net_non_gdr.size() < 3) net_non_gdr.emplace_back(at(in.source, ch.line), fmt::format("{}channel via NET/{} without GDRDMA", ch.direction.empty() ? "" : "[" + ch.direction + "] ", ch.net));
+          g.first += ch.count;
+          if (ch.gdrdma) g.second += ch.count;
+          else
+            for (int l : ch.lines)
+              non_gdr_lines.emplace_back(l, fmt::format("{}channel via NET/{} without GDRDMA", ch.direction.empty() ? "" : "[" + ch.direction + "] ", ch.net));
         }
       }
-      gdr_enabled += static_cast<int>(L.gdr_enabled.size());
+      std::sort(socket_lines.begin(), socket_lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::stable_sort(non_gdr_lines.begin(), non_gdr_lines.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [l, what] : socket_lines)
+        if (socket_channels.size() < 3) socket_channels.emplace_back(at(in.source, l), what);
+      for (const auto& [l, what] : non_gdr_lines)
+        if (net_non_gdr.size() < 3) net_non_gdr.emplace_back(at(in.source, l), what);
+      gdr_enabled += L.gdr_enabled_lines;
       for (const auto& v : L.versions) {
         std::string who = v.host.empty() ? in.source : v.host;
         bool seen = false;

@@ -123,20 +123,24 @@ tl::expected<parsers::Profile, std::string> read_profile(const std::string& kind
 
 }  // namespace
 
-InputText read_input(const std::string& path) {
-  InputText in;
-  auto text = sys::read_named_file(path, sys::kMaxInputBytes);
-  if (!text) {
-    in.problem = text.error();
-    return in;
-  }
-  in.text = std::move(*text);
-  if (in.text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    in.problem = "empty";
-  } else if (parsers::tooltext::looks_binary(in.text)) {
-    in.problem = "binary data, not text";
-  }
-  return in;
+tl::expected<void, std::string> stream_text_input(const std::string& path, std::size_t max_bytes,
+                                                  const std::function<void(std::string_view)>& feed) {
+  bool first = true, any = false, binary = false;
+  auto read = sys::stream_named_file(path, max_bytes, [&](std::string_view block) {
+    // The first block is the first MiB (or all of a smaller input): what looks_binary reads.
+    if (first && parsers::tooltext::looks_binary(block)) {
+      binary = true;
+      return false;
+    }
+    first = false;
+    if (!any) any = block.find_first_not_of(" \t\r\n") != std::string_view::npos;
+    feed(block);
+    return true;
+  });
+  if (!read) return read;
+  if (binary) return tl::unexpected(std::string("binary data, not text"));
+  if (!any) return tl::unexpected(std::string("empty"));
+  return {};
 }
 
 int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
@@ -220,10 +224,8 @@ int run_analyze(const AnalyzeArgs& a) {
       nt.sizes = *s;
     }
     if (!a.reference.empty()) {
-      auto in = read_input(a.reference);
-      if (!in.problem.empty()) throw UsageError("--reference " + a.reference + ": " + in.problem);
-      auto r = parsers::parse_nccl_tests(in.text);
-      if (!r) throw UsageError("--reference " + a.reference + ": " + r.error().describe());
+      auto r = parse_input<parsers::NcclTestsParser>(a.reference);
+      if (!r) throw UsageError("--reference " + a.reference + ": " + r.error());
       nt_ref = std::move(*r);
       nt.reference = &nt_ref;
       nt.reference_source = a.reference;
@@ -234,10 +236,8 @@ int run_analyze(const AnalyzeArgs& a) {
       st.reference_ms(*a.reference_ms);
       st.reference_source = "--reference-ms";
     } else if (!a.reference.empty()) {
-      auto in = read_input(a.reference);
-      if (!in.problem.empty()) throw UsageError("--reference " + a.reference + ": " + in.problem);
-      auto r = parsers::parse_steps(in.text);
-      if (!r) throw UsageError("--reference " + a.reference + ": " + r.error().describe());
+      auto r = parse_input<parsers::StepsParser>(a.reference);
+      if (!r) throw UsageError("--reference " + a.reference + ": " + r.error());
       auto s = analyzers::step_stats(*r, warmup);
       if (!s) throw UsageError("--reference " + a.reference + ": no records left after the warm-up");
       st.reference = s->median;
@@ -286,35 +286,30 @@ int run_analyze(const AnalyzeArgs& a) {
   std::vector<std::string> log_sources;
   logs.reserve(a.files.size());
   for (const auto& file : a.files) {
-    auto in = read_input(file);
-    if (!in.problem.empty()) {
-      bad(file, in.problem);
-      continue;
-    }
     if (k == "perf") {
-      auto p = parsers::parse_perf(in.text);
-      if (!p) { bad(file, p.error().describe()); continue; }
+      auto p = parse_input<parsers::PerfParser>(file);
+      if (!p) { bad(file, p.error()); continue; }
       append(analyzers::analyze_perf(*p, file));
     } else if (k == "turbostat") {
-      auto t = parsers::parse_turbostat(in.text);
-      if (!t) { bad(file, t.error().describe()); continue; }
+      auto t = parse_input<parsers::TurbostatParser>(file);
+      if (!t) { bad(file, t.error()); continue; }
       append(analyzers::analyze_turbostat(*t, file, {a.rated_mhz}));
     } else if (k == "numastat") {
-      auto n = parsers::parse_numastat(in.text);
-      if (!n) { bad(file, n.error().describe()); continue; }
+      auto n = parse_input<parsers::NumastatParser>(file, parsers::kMaxNumastatBytes);
+      if (!n) { bad(file, n.error()); continue; }
       append(analyzers::analyze_numastat(*n, file));
     } else if (k == "nccl-tests") {
-      auto r = parsers::parse_nccl_tests(in.text);
-      if (!r) { bad(file, r.error().describe()); continue; }
+      auto r = parse_input<parsers::NcclTestsParser>(file);
+      if (!r) { bad(file, r.error()); continue; }
       append(analyzers::analyze_nccl_tests(*r, file, nt));
     } else if (k == "nccl-log") {
-      auto l = parsers::parse_nccl_log(in.text);
-      if (!l) { bad(file, l.error().describe()); continue; }
+      auto l = parse_input<parsers::NcclLogParser>(file);
+      if (!l) { bad(file, l.error()); continue; }
       logs.push_back(std::move(*l));
       log_sources.push_back(file);
     } else if (k == "steps") {
-      auto s = parsers::parse_steps(in.text);
-      if (!s) { bad(file, s.error().describe()); continue; }
+      auto s = parse_input<parsers::StepsParser>(file);
+      if (!s) { bad(file, s.error()); continue; }
       auto stats = analyzers::step_stats(*s, warmup);
       if (!stats) {
         bad(file, fmt::format("{} record(s), none left after dropping {} warm-up record(s)", s->records.size(), warmup.value_or(0)));

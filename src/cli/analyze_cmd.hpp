@@ -1,12 +1,17 @@
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <tl/expected.hpp>
 
 #include "report/model.hpp"
+#include "sys/named_file.hpp"
 
 namespace perfgap::cli {
 
@@ -30,13 +35,23 @@ struct AnalyzeArgs {
 void add_analyze_command(CLI::App& app, AnalyzeArgs& args);
 int run_analyze(const AnalyzeArgs& args);
 
-// Shared with gap: read an input file as text, or say why it is unusable (empty, binary,
-// unreadable).
-struct InputText {
-  std::string text;
-  std::string problem;  // empty: usable text
-};
-InputText read_input(const std::string& path);
+// Shared with gap: a text input (a file, or - for standard input) parsed as it is read,
+// block by block, so memory is one block plus the parser's model, whatever the input's
+// size. The model, or why the input is unusable (unreadable, too large, empty, binary, or
+// the parser's error).
+tl::expected<void, std::string> stream_text_input(const std::string& path, std::size_t max_bytes,
+                                                  const std::function<void(std::string_view)>& feed);
+
+template <class Parser>
+auto parse_input(const std::string& path, std::size_t max_bytes = sys::kMaxInputBytes)
+    -> tl::expected<typename decltype(std::declval<Parser&>().finish())::value_type, std::string> {
+  Parser parser;
+  auto read = stream_text_input(path, max_bytes, [&](std::string_view block) { parser.feed(block); });
+  if (!read) return tl::unexpected(read.error());
+  auto model = parser.finish();
+  if (!model) return tl::unexpected(model.error().describe());
+  return std::move(*model);
+}
 
 // A report of `kind` (analyze|gap) for these inputs, rendered to stdout or --output; returns
 // the exit status (1 with a fail finding).

@@ -26,10 +26,8 @@ Side load(const char* opt, const std::string& arg, std::optional<std::size_t> wa
     s.stats = analyzers::step_figure(*n);
     return s;
   }
-  auto in = read_input(arg);
-  if (!in.problem.empty()) throw UsageError(fmt::format("{} {}: {}", opt, arg, in.problem));
-  auto log = parsers::parse_steps(in.text);
-  if (!log) throw UsageError(fmt::format("{} {}: {}", opt, arg, log.error().describe()));
+  auto log = parse_input<parsers::StepsParser>(arg);
+  if (!log) throw UsageError(fmt::format("{} {}: {}", opt, arg, log.error()));
   auto st = analyzers::step_stats(*log, warmup);
   if (!st) throw UsageError(fmt::format("{} {}: {} record(s), none left after the warm-up", opt, arg, log->records.size()));
   s.stats = *st;

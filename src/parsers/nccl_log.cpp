@@ -1,5 +1,10 @@
 #include "parsers/nccl_log.hpp"
 
+#include <cstdint>
+#include <functional>
+#include <unordered_set>
+
+#include "parsers/line_feed.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/text.hpp"
 
@@ -44,39 +49,109 @@ std::string strip_dot(std::string s) {
   return s;
 }
 
+// The bytes a text holds, as a set: a needle with a byte the message lacks cannot be in it,
+// so most of the dozen needles below are ruled out without a search (a log line is read
+// once per rank and channel: the parser's hot loop).
+struct ByteSet {
+  std::uint64_t bits[4] = {0, 0, 0, 0};
+  constexpr explicit ByteSet(std::string_view s) {
+    for (char c : s) {
+      auto u = static_cast<unsigned char>(c);
+      bits[u >> 6] |= std::uint64_t{1} << (u & 63);
+    }
+  }
+  constexpr bool holds(const ByteSet& n) const {
+    return (n.bits[0] & ~bits[0]) == 0 && (n.bits[1] & ~bits[1]) == 0 && (n.bits[2] & ~bits[2]) == 0 && (n.bits[3] & ~bits[3]) == 0;
+  }
+};
+
+struct Needle {
+  std::string_view text;
+  ByteSet bytes;
+  constexpr Needle(std::string_view t) : text(t), bytes(t) {}
+};
+
+// Where `n` first occurs in `msg` (whose bytes are `have`), as string_view::find.
+std::size_t find_in(std::string_view msg, const ByteSet& have, const Needle& n) {
+  return have.holds(n.bytes) ? sys::find(msg, n.text) : std::string_view::npos;
+}
+
+// A transparent hash, so sets of owned strings are searched by view.
+struct ViewHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+};
+using SeenSet = std::unordered_set<std::string, ViewHash, std::equal_to<>>;
+
+// Adds (value, line) to `list` the first time `value` is seen.
+void add_once(std::vector<std::pair<std::string, int>>& list, SeenSet& seen, std::string value, int line) {
+  if (seen.count(value)) return;
+  seen.insert(value);
+  list.emplace_back(std::move(value), line);
+}
+
 }  // namespace
 
-Parsed<NcclLog> parse_nccl_log(std::string_view text) {
+struct NcclLogParser::State {
   NcclLog out;
   int lineno = 0;
   std::string lead;  // a prefix-less "NCCL INFO ..." line with a blank in front
-  auto add_version = [&](const std::string& host, const std::string& v, int at) {
-    for (const auto& x : out.versions)
-      if (x.host == host && x.version == v) return;
+  SeenSet versions, hosts, networks, rdma, sockets, env, gdr;
+  void add_version(const std::string& host, const std::string& v, int at) {
+    std::string key = host + '\0' + v;
+    if (versions.count(key)) return;
+    versions.insert(std::move(key));
     out.versions.push_back({host, v, at});
-  };
-  for (std::size_t pos = 0, nl = 0; pos < text.size(); pos = nl + 1) {
-    nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    auto raw = text.substr(pos, nl - pos);
+  }
+  void add_channel(NcclChannel ch) {
+    for (auto& c : out.channels)
+      if (c.transport == ch.transport && c.net == ch.net && c.direction == ch.direction && c.gdrdma == ch.gdrdma) {
+        ++c.count;
+        if (c.lines.size() < NcclLog::kFirstLines) c.lines.push_back(ch.line);
+        return;
+      }
+    ch.count = 1;
+    ch.lines = {ch.line};
+    out.channels.push_back(std::move(ch));
+  }
+  void line(std::string_view raw);
+};
+
+NcclLogParser::NcclLogParser() : s_(std::make_unique<State>()) {}
+NcclLogParser::~NcclLogParser() = default;
+
+void NcclLogParser::feed(std::string_view lines) {
+  for_each_line(lines, [&](std::string_view raw) { s_->line(raw); });
+}
+
+void NcclLogParser::State::line(std::string_view raw) {
     ++lineno;
     auto line = tooltext::chomp(raw);
     if (line.size() > 65536) line = line.substr(0, 65536);
-    // A bare "NCCL version 2.18.5+cuda12.2" (printed by rank 0 in some versions).
-    auto vpos = line.find("NCCL version ");
-    auto info = line.find(" NCCL INFO ");
-    auto warn = line.find(" NCCL WARN ");
+    // A bare "NCCL version 2.18.5+cuda12.2" (printed by rank 0 in some versions). One walk
+    // over the "NCCL " in the line finds the first " NCCL INFO " or " NCCL WARN " (the
+    // earlier decides) and, without either, the first "NCCL version ".
+    auto vpos = std::string_view::npos, info = std::string_view::npos, warn = std::string_view::npos;
+    for (auto h = sys::find(line, "NCCL "); h != std::string_view::npos; h = sys::find(line, "NCCL ", h + 1)) {
+      auto rest = line.substr(h + 5);
+      if (vpos == std::string_view::npos && sys::starts_with(rest, "version ")) vpos = h;
+      if (h > 0 && line[h - 1] == ' ') {
+        if (sys::starts_with(rest, "INFO ")) info = h - 1;
+        else if (sys::starts_with(rest, "WARN ")) warn = h - 1;
+        if (info != std::string_view::npos || warn != std::string_view::npos) break;
+      }
+    }
     // Without the host:pid:tid prefix the line starts with "NCCL INFO " (after blanks and a
     // launcher label such as srun's "0: " or Open MPI's "[1,0]<stdout>:").
     if (info == std::string_view::npos && warn == std::string_view::npos) {
       for (const char* tag : {"NCCL INFO ", "NCCL WARN "}) {
-        auto p = line.find(tag);
+        auto p = sys::find(line, tag);
         if (p == std::string_view::npos || !launcher_label_only(line.substr(0, p))) continue;
         lead = " ";
         lead.append(line.substr(p));
         line = lead;
         (tag[5] == 'I' ? info : warn) = 0;
-        vpos = line.find("NCCL version ");
+        vpos = sys::find(line, "NCCL version ");
         break;
       }
     }
@@ -89,7 +164,7 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
           add_version("", v, lineno);
         }
       }
-      continue;
+      return;
     }
     ++out.nccl_lines;
     bool is_warn = info == std::string_view::npos || (warn != std::string_view::npos && warn < info);
@@ -97,17 +172,28 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
     auto prefix = line.substr(0, at);
     auto msg = sys::trim_ws(line.substr(at + 11));
     auto host = host_of(prefix);
-    if (!host.empty()) out.hosts.insert(host);
-    if (is_warn) out.warnings.emplace_back(std::string(msg), lineno);
+    if (!host.empty() && !hosts.count(host)) {
+      hosts.insert(host);
+      out.hosts.insert(host);
+    }
+    if (is_warn) {
+      ++out.warning_lines;
+      if (out.warnings.size() < NcclLog::kMaxWarnings) out.warnings.emplace_back(std::string(msg), lineno);
+    }
+    const ByteSet have(msg);
+    static constexpr Needle kVersion("NCCL version "), kNodes(" nNodes "), kAwsOfi("Initializing aws-ofi-nccl "), kP2pPlugin("P2P plugin "),
+        kNetPlugin("Loaded net plugin "), kNoDevice("No device found"), kNoVerbs("Failed to open libibverbs"), kGdr("GPU Direct RDMA Enabled"),
+        kByEnv(" set by environment to "), kLoading("Loading topology file "), kCannotOpen("Could not open XML topology file "), kVia(" via "),
+        kArrow(" -> "), kColl(" coll channels");
 
-    if (auto p = msg.find("NCCL version "); p != std::string_view::npos) {
+    if (auto p = find_in(msg, have, kVersion); p != std::string_view::npos) {
       auto v = first_word(msg.substr(p + 13));
       v = v.substr(0, v.find('+'));
       if (!v.empty() && v[0] >= '0' && v[0] <= '9') add_version(host, v, lineno);
-      continue;
+      return;
     }
     // "comm 0x... rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0" (2.19+).
-    if (auto p = msg.find(" nNodes "); p != std::string_view::npos) {
+    if (auto p = find_in(msg, have, kNodes); p != std::string_view::npos) {
       auto w = sys::split_ws(msg.substr(p + 8));
       if (!w.empty())
         if (auto n = sys::to_int<int>(w[0]); n && *n > 0 && (!out.n_nodes || *n > *out.n_nodes)) {
@@ -116,30 +202,31 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
         }
     }
     if (sys::starts_with(msg, "Using network ")) {
-      out.using_network.emplace_back(std::string(sys::trim_ws(msg.substr(14))), lineno);
-      continue;
+      add_once(out.using_network, networks, std::string(sys::trim_ws(msg.substr(14))), lineno);
+      return;
     }
     // The network plugin NCCL loaded: "NET/OFI Initializing aws-ofi-nccl 1.13.2-aws",
     // "P2P plugin IBext_v8", "NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)".
     if (!out.net_plugin) {
-      for (std::string_view key : {std::string_view("Initializing aws-ofi-nccl "), std::string_view("P2P plugin "), std::string_view("Loaded net plugin ")})
-        if (auto p = msg.find(key); p != std::string_view::npos) {
-          auto name = sys::trim_ws(msg.substr(p + (key == "Initializing aws-ofi-nccl " ? 13 : key.size())));
+      for (const Needle* key : {&kAwsOfi, &kP2pPlugin, &kNetPlugin})
+        if (auto p = find_in(msg, have, *key); p != std::string_view::npos) {
+          auto name = sys::trim_ws(msg.substr(p + (key == &kAwsOfi ? 13 : key->text.size())));
           if (!name.empty()) out.net_plugin = std::make_pair(std::string(name), lineno);
           break;
         }
     }
-    if (sys::starts_with(msg, "NET/IB") && msg.find("No device found") != std::string_view::npos) {
+    if (sys::starts_with(msg, "NET/IB") && find_in(msg, have, kNoDevice) != std::string_view::npos) {
       out.ib_no_device = out.ib_no_device.value_or(lineno);
-      continue;
+      return;
     }
-    if (msg.find("Failed to open libibverbs") != std::string_view::npos) {
+    if (find_in(msg, have, kNoVerbs) != std::string_view::npos) {
       out.ibverbs_missing = out.ibverbs_missing.value_or(lineno);
-      continue;
+      return;
     }
-    if (msg.find("GPU Direct RDMA Enabled") != std::string_view::npos) {
-      out.gdr_enabled.emplace_back(std::string(msg), lineno);
-      continue;
+    if (find_in(msg, have, kGdr) != std::string_view::npos) {
+      ++out.gdr_enabled_lines;
+      add_once(out.gdr_enabled, gdr, std::string(msg), lineno);
+      return;
     }
     if (sys::starts_with(msg, "NET/")) {
       auto u = msg.find(": Using ");
@@ -154,31 +241,31 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
           auto close = tok.find(']');
           if (close == std::string_view::npos) continue;
           auto dev = std::string(tok.substr(close + 1));
-          (socket ? out.socket_devices : out.rdma_devices).emplace_back(dev, lineno);
+          if (socket) add_once(out.socket_devices, sockets, std::move(dev), lineno);
+          else add_once(out.rdma_devices, rdma, std::move(dev), lineno);
         }
-        continue;
+        return;
       }
     }
-    if (auto p = msg.find(" set by environment to "); p != std::string_view::npos) {
+    if (auto p = find_in(msg, have, kByEnv); p != std::string_view::npos) {
       auto name = first_word(msg.substr(0, p));
       auto value = strip_dot(std::string(sys::trim_ws(msg.substr(p + 23))));
-      out.env_settings.emplace_back(name + "=" + value, lineno);
+      add_once(out.env_settings, env, name + "=" + value, lineno);
       if (name == "NCCL_TOPO_FILE" && !out.topo_file_env) out.topo_file_env = std::make_pair(value, lineno);
-      continue;
+      return;
     }
-    if (auto p = msg.find("Loading topology file "); p != std::string_view::npos) {
+    if (auto p = find_in(msg, have, kLoading); p != std::string_view::npos) {
       out.topo_loaded.emplace_back(first_word(msg.substr(p + 22)), lineno);
-      continue;
+      return;
     }
-    if (auto p = msg.find("Could not open XML topology file "); p != std::string_view::npos) {
+    if (auto p = find_in(msg, have, kCannotOpen); p != std::string_view::npos) {
       out.topo_open_failed.emplace_back(first_word(msg.substr(p + 33)), lineno);
-      continue;
+      return;
     }
-    if (auto v = msg.find(" via "); v != std::string_view::npos &&
+    if (auto v = find_in(msg, have, kVia); v != std::string_view::npos &&
         (sys::starts_with(msg, "Channel ") || sys::starts_with(msg, "Ring ") || sys::starts_with(msg, "Tree ") ||
-         msg.find(" -> ") != std::string_view::npos)) {
+         find_in(msg, have, kArrow) != std::string_view::npos)) {
       NcclChannel ch;
-      ch.host = host;
       ch.line = lineno;
       auto head = msg.substr(0, v);
       if (head.find("[send]") != std::string_view::npos) ch.direction = "send";
@@ -188,10 +275,10 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
       ch.transport = parts.empty() ? std::string() : std::string(sys::trim_ws(parts[0]));
       if (ch.transport == "NET" && parts.size() > 1) ch.net = std::string(parts[1]);
       ch.gdrdma = path.find("GDRDMA") != std::string_view::npos;
-      if (!ch.transport.empty()) out.channels.push_back(std::move(ch));
-      continue;
+      if (!ch.transport.empty()) add_channel(std::move(ch));
+      return;
     }
-    if (auto p = msg.find(" coll channels"); p != std::string_view::npos) {
+    if (auto p = find_in(msg, have, kColl); p != std::string_view::npos) {
       auto n = sys::to_int<int>(msg.substr(0, p));
       if (n) out.coll_channels = *n;
       auto q = msg.find(" nvls channels");
@@ -204,11 +291,15 @@ Parsed<NcclLog> parse_nccl_log(std::string_view text) {
         auto b = msg.rfind(' ', r - 1);
         if (auto m = sys::to_int<int>(msg.substr(b == std::string_view::npos ? 0 : b + 1, r - (b == std::string_view::npos ? 0 : b + 1)))) out.p2p_channels = *m;
       }
-      continue;
+      return;
     }
-  }
-  if (out.nccl_lines == 0) return parse_fail("no NCCL log line (NCCL INFO/WARN or 'NCCL version')");
-  return out;
 }
+
+Parsed<NcclLog> NcclLogParser::finish() {
+  if (s_->out.nccl_lines == 0) return parse_fail("no NCCL log line (NCCL INFO/WARN or 'NCCL version')");
+  return std::move(s_->out);
+}
+
+Parsed<NcclLog> parse_nccl_log(std::string_view text) { return parse_whole<NcclLogParser>(text); }
 
 }  // namespace perfgap::parsers

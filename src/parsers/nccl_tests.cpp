@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/text.hpp"
 
@@ -102,23 +103,43 @@ Parsed<NcclTestsRun> parse_json(std::string_view text) {
 
 }  // namespace
 
-Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
-  auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && text[first] == '{') return parse_json(text);
-
+// The table reader's state between lines.
+struct NcclTestsParser::State {
   NcclTestsRun run;
   Header hdr;
   int lineno = 0;
-  std::string scratch;               // a line whose rank tags had to be replaced
-  std::vector<std::string_view> f;   // its cells, reused from line to line
-  for (std::size_t pos = 0, nl = 0; pos < text.size(); pos = nl + 1) {
-    nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    auto raw = text.substr(pos, nl - pos);
+  bool started = false;             // a non-blank byte was seen
+  bool json = false;                // -J output: kept whole, parsed at the end
+  std::string json_text;
+  std::string scratch;              // a line whose rank tags had to be replaced
+  std::vector<std::string_view> f;  // its cells, reused from line to line
+  void line(std::string_view raw);
+};
+
+NcclTestsParser::NcclTestsParser() : s_(std::make_unique<State>()) {}
+NcclTestsParser::~NcclTestsParser() = default;
+
+void NcclTestsParser::feed(std::string_view lines) {
+  State& s = *s_;
+  if (!s.started) {
+    auto first = lines.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos) {
+      s.started = true;
+      s.json = lines[first] == '{';
+    }
+  }
+  if (s.json) {
+    s.json_text.append(lines);
+    return;
+  }
+  for_each_line(lines, [&](std::string_view raw) { s.line(raw); });
+}
+
+void NcclTestsParser::State::line(std::string_view raw) {
     ++lineno;
     std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
     sys::split_ws_into(line, f);
-    if (f.empty()) continue;
+    if (f.empty()) return;
     if (f[0][0] == '#') {
       // Header lines.
       std::vector<std::string_view> h(f.begin(), f.end());
@@ -134,7 +155,7 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
           if (t == "i_min") hdr.per_iter = true;
           if (t == "error") hdr.error_column = true;
         }
-        continue;
+        return;
       }
       if (auto p = line.find("Out of bounds values"); p != std::string_view::npos) {
         auto colon = line.find(':', p);
@@ -146,7 +167,7 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
               run.out_of_bounds_line = lineno;
             }
         }
-        continue;
+        return;
       }
       if (auto p = line.find("Collective test starting:"); p != std::string_view::npos) {
         auto w = sys::split_ws(line.substr(p + 25));
@@ -160,12 +181,12 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
             if (auto v = number(w[0])) run.avg_busbw = *v;
         }
       }
-      continue;
+      return;
     }
     if (auto p = line.find("NCCL version "); p != std::string_view::npos && run.nccl_version.empty()) {
       auto w = sys::split_ws(line.substr(p + 13));
       if (!w.empty()) run.nccl_version = std::string(w[0].substr(0, w[0].find('+')));
-      continue;
+      return;
     }
     if (run.collective.empty()) {
       for (auto t : f) {
@@ -180,16 +201,16 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
     // "..." where rows were cut out (a shortened paste): noted, so the report can say so.
     if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos && (hdr.seen || !run.rows.empty())) {
       run.elided.push_back(lineno);
-      continue;
+      return;
     }
     // A result row starts with size and count.
     auto size = uint_tok(f[0]);
-    if (!size || f.size() < 2) continue;
+    if (!size || f.size() < 2) return;
     auto count = uint_tok(f[1]);
-    if (!count) continue;
+    if (!count) return;
     if (f.size() < 3 || !is_word(f[2])) {
       if (f.size() >= 3) run.damaged.push_back({"result row without a data type", lineno});
-      continue;
+      return;
     }
     NcclTestsRow row;
     row.size = *size;
@@ -205,28 +226,36 @@ Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) {
     if (has_root) {
       if (i >= f.size() || !tooltext::is_integer(f[i])) {
         run.damaged.push_back({"result row without the root column", lineno});
-        continue;
+        return;
       }
       ++i;
     }
     NcclTestsFigures oop;
     if (!figures(f, i, hdr, oop)) {
       run.damaged.push_back({fmt::format("result row for size {} cut short or unreadable ({} cells)", row.size, f.size()), lineno});
-      continue;
+      return;
     }
     row.out_of_place = oop;
     i += hdr.per_iter ? 8 : 4;
     NcclTestsFigures inp;
     if (figures(f, i, hdr, inp)) row.in_place = inp;
     run.rows.push_back(std::move(row));
-  }
+}
+
+Parsed<NcclTestsRun> NcclTestsParser::finish() {
+  State& s = *s_;
+  if (s.json) return parse_json(s.json_text);
+  auto& run = s.run;
+  auto& hdr = s.hdr;
   if (run.rows.empty()) {
     if (!run.damaged.empty()) return parse_fail("no readable nccl-tests result row: " + run.damaged.front().message, run.damaged.front().line);
     if (hdr.seen) return parse_fail("nccl-tests table header without result rows");
     return parse_fail("no nccl-tests result table");
   }
-  return run;
+  return std::move(run);
 }
+
+Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) { return parse_whole<NcclTestsParser>(text); }
 
 std::optional<std::uint64_t> parse_size(std::string_view s) {
   s = sys::trim_ws(s);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +47,18 @@ struct NcclTestsRun {
 
 // Error when neither a result table header nor result rows nor -J JSON results are found.
 Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text);
+// The same fed a piece at a time (parsers/line_feed.hpp); -J JSON output is kept whole.
+class NcclTestsParser {
+ public:
+  NcclTestsParser();
+  ~NcclTestsParser();
+  void feed(std::string_view lines);
+  Parsed<NcclTestsRun> finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // "1M,64M,1G" (nccl-tests -b/-e syntax: bytes, K/M/G suffixes in powers of 1024).
 Parsed<std::vector<std::uint64_t>> parse_sizes(std::string_view list);

@@ -4,6 +4,7 @@
 // ("other_node 123" lines).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,5 +37,16 @@ struct Numastat {
 };
 
 Parsed<Numastat> parse_numastat(std::string_view text);
+// numastat prints a few lines per node and process: its text is kept whole, within a limit,
+// and parsed at the end (the feed interface of parsers/line_feed.hpp).
+inline constexpr std::size_t kMaxNumastatBytes = 64u << 20;
+class NumastatParser {
+ public:
+  void feed(std::string_view lines) { text_.append(lines); }
+  Parsed<Numastat> finish() { return parse_numastat(text_); }
+
+ private:
+  std::string text_;
+};
 
 }  // namespace perfgap::parsers

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/text.hpp"
 
@@ -122,11 +124,12 @@ class ScriptFolder {
     out.samples = samples_;
     if (out.samples <= 0) return parse_fail("no perf sample rows or perf script samples");
     out.symbols.reserve(order_.size());
-    for (auto s : order_) {
-      const auto& c = counts_[s];
+    for (const auto* e : order_) {
+      const auto& s = e->first;
+      const auto& c = e->second;
       PerfSymbol ps;
-      ps.symbol = std::string(s);
-      ps.dso = std::string(c.dso);
+      ps.symbol = s;
+      ps.dso = c.dso;
       ps.kernel = kernel_dso(c.dso) || sys::starts_with(s, "0xffff");
       ps.self_pct = 100.0 * c.n / out.samples;
       ps.line = c.line;
@@ -139,20 +142,24 @@ class ScriptFolder {
  private:
   struct Count {
     double n = 0;
-    std::string_view dso;
+    std::string dso;
     int line = 0;
   };
+  // Keys are owned (the text goes away block by block) and looked up by view.
+  struct ViewHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
   void add(std::string_view sym, std::string_view dso, int lineno) {
-    auto [it, fresh] = counts_.try_emplace(sym);
-    if (fresh) {
-      it->second.dso = dso;
-      it->second.line = lineno;
-      order_.push_back(sym);
+    auto it = counts_.find(sym);
+    if (it == counts_.end()) {
+      it = counts_.emplace(std::string(sym), Count{0, std::string(dso), lineno}).first;
+      order_.push_back(&*it);
     }
     it->second.n += 1;
   }
-  std::unordered_map<std::string_view, Count> counts_;
-  std::vector<std::string_view> order_;
+  std::unordered_map<std::string, Count, ViewHash, std::equal_to<>> counts_;
+  std::vector<const std::pair<const std::string, Count>*> order_;  // by first appearance
   double samples_ = 0;
   bool awaiting_ = false;
 };
@@ -230,16 +237,27 @@ std::string perf_base_symbol(std::string_view sym) {
 // somewhere: every such row has a percent cell; "PerfTop:" frames; the Children/Self header)
 // go through the column reader. Other lines can only mark the text as perf-script-like.
 // perf script wins only when no report/top/legacy row is found anywhere, as before.
-Parsed<PerfProfile> parse_perf(std::string_view text) {
+struct PerfParser::State {
   PerfProfile out;
   bool script_like = false, saw_top = false, saw_legacy = false;
   std::vector<PerfSymbol> frame;
   ScriptFolder script;
-  NextHit percent(text, "%"), perftop(text, "PerfTop:"), children(text, "Children");
-  bool skip_report = false;  // the line was taken as a wrapped symbol by the previous row
   std::vector<MidColumn> header;  // the columns before the symbol, when a header names them
   bool header_known = false;
   int lineno = 0;
+  // A report row whose symbol may be wrapped onto the next line (mail archives): decided
+  // by that line, which may come in the next block.
+  std::optional<PerfSymbol> wrap;
+  void feed(std::string_view text);
+  void row(std::string_view line, std::string_view raw);
+};
+
+PerfParser::PerfParser() : s_(std::make_unique<State>()) {}
+PerfParser::~PerfParser() = default;
+void PerfParser::feed(std::string_view lines) { s_->feed(lines); }
+
+void PerfParser::State::feed(std::string_view text) {
+  NextHit percent(text, "%"), perftop(text, "PerfTop:"), children(text, "Children");
   std::size_t pos = 0;
   const std::size_t n = text.size();
   while (pos < n) {
@@ -251,9 +269,14 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
     auto raw = chomp(std::string_view(base, len));
     script.feed(raw, lineno);
     pos = next;
-    if (skip_report) {
-      skip_report = false;
-      continue;
+    if (wrap) {
+      auto wrapped = clean_tail(tooltext::unquote_mail(raw));
+      bool taken = !wrapped.empty() && wrapped.find('%') == std::string_view::npos && sys::split_ws(wrapped).size() == 1;
+      if (taken) wrap->symbol = std::string(wrapped);
+      else out.damaged.push_back({"sample row without a symbol", wrap->line});
+      if (taken) frame.push_back(std::move(*wrap));
+      wrap.reset();
+      if (taken) continue;
     }
     const std::size_t line_begin = static_cast<std::size_t>(raw.data() - text.data()), line_end = line_begin + raw.size();
     if (!percent.within(line_begin, line_end)) {
@@ -282,102 +305,107 @@ Parsed<PerfProfile> parse_perf(std::string_view text) {
       }
       continue;
     }
-    auto line = tooltext::unquote_mail(raw);
-    if (line.find("PerfTop:") != std::string_view::npos) {
-      saw_top = true;
-      frame.clear();
-      continue;
-    }
-    if (line.find("Children") != std::string_view::npos && line.find("Self") != std::string_view::npos) {
-      out.children_column = true;
-      header_known = read_header(line, header);
-      continue;
-    }
-    auto f = sys::split_ws(line);
-    if (f.empty()) continue;
-    std::size_t k = 0;
-    if (f[0] == "-" || f[0] == "+") k = 1;  // TUI fold markers
-    if (k >= f.size()) continue;
-    auto p1 = pct(f[k]);
-    if (!p1) {
-      // Legacy: "<samples> <pcnt>% <function> <DSO>".
-      if (f.size() >= 3 && pct(f[1]) && !is_marker(f[2]) && number(f[0])) {
-        PerfSymbol s;
-        s.self_pct = *pct(f[1]);
-        s.symbol = std::string(f[2]);
-        s.dso = f.size() >= 4 ? std::string(f.back()) : "";
-        s.kernel = kernel_dso(s.dso);
-        s.line = lineno;
-        frame.push_back(std::move(s));
-        saw_legacy = true;
-        continue;
-      }
-      if (!script_like) {
-        std::size_t after = 0;
-        if (line.size() > 0 && line[0] != '#' && script_header(line, after)) script_like = true;
-      }
-      continue;
-    }
-    double self = *p1;
-    std::size_t j = k + 1;
-    if (j < f.size()) {
-      if (auto p2 = pct(f[j])) {
-        self = *p2;  // Children, Self
-        ++j;
-      }
-    }
-    // The symbol follows the [k]/[.] marker; without one this is a call-graph line.
-    std::size_t m = j;
-    while (m < f.size() && !is_marker(f[m])) ++m;
-    if (m >= f.size()) continue;
-    PerfSymbol s;
-    s.self_pct = self;
-    s.kernel = f[m] == "[k]" || f[m] == "[g]" || f[m] == "[G]";
-    // The cells between the percents and the marker: Command and Shared Object as the header
-    // orders them; without a header, two or more cells are command ... object, and a single
-    // cell is the object when it looks like one ("[kernel.kallsyms]", "libc.so.6"), else the
-    // command (--sort comm,sym).
-    if (header_known && header.size() == m - j) {
-      for (std::size_t c = 0; c < header.size(); ++c) {
-        if (header[c] == MidColumn::comm) s.comm = std::string(f[j + c]);
-        if (header[c] == MidColumn::dso) s.dso = std::string(f[j + c]);
-      }
-    } else if (m - j >= 2) {
-      s.comm = std::string(f[j]);
-      s.dso = std::string(f[m - 1]);
-    } else if (m - j == 1) {
-      if (looks_like_dso(f[j])) s.dso = std::string(f[j]);
-      else s.comm = std::string(f[j]);
-    }
-    if (!s.kernel && !s.dso.empty() && kernel_dso(s.dso) && f[m] != "[.]") s.kernel = true;
-    auto rest = line.substr(static_cast<std::size_t>(f[m].data() - line.data()) + 3);
-    auto sym = clean_tail(rest);
-    if (sym.empty() && pos < n) {
-      // A symbol wrapped onto the next line (mail archives).
-      auto nl2 = text.find('\n', pos);
-      auto next_line = text.substr(pos, nl2 == std::string_view::npos ? std::string_view::npos : nl2 - pos);
-      auto wrapped = clean_tail(tooltext::unquote_mail(chomp(next_line)));
-      if (!wrapped.empty() && wrapped.find('%') == std::string_view::npos && sys::split_ws(wrapped).size() == 1) {
-        sym = wrapped;
-        skip_report = true;
-      }
-    }
-    if (sym.empty()) {
-      out.damaged.push_back({"sample row without a symbol", lineno});
-      continue;
-    }
-    s.symbol = std::string(sym);
-    s.line = lineno;
-    frame.push_back(std::move(s));
+    row(tooltext::unquote_mail(raw), raw);
   }
-  if (frame.empty()) {
-    if (script_like) return script.finish();
+}
+
+// A line with a percent cell somewhere: a report/top/legacy row, or a header.
+void PerfParser::State::row(std::string_view line, std::string_view) {
+  if (line.find("PerfTop:") != std::string_view::npos) {
+    saw_top = true;
+    frame.clear();
+    return;
+  }
+  if (line.find("Children") != std::string_view::npos && line.find("Self") != std::string_view::npos) {
+    out.children_column = true;
+    header_known = read_header(line, header);
+    return;
+  }
+  auto f = sys::split_ws(line);
+  if (f.empty()) return;
+  std::size_t k = 0;
+  if (f[0] == "-" || f[0] == "+") k = 1;  // TUI fold markers
+  if (k >= f.size()) return;
+  auto p1 = pct(f[k]);
+  if (!p1) {
+    // Legacy: "<samples> <pcnt>% <function> <DSO>".
+    if (f.size() >= 3 && pct(f[1]) && !is_marker(f[2]) && number(f[0])) {
+      PerfSymbol s;
+      s.self_pct = *pct(f[1]);
+      s.symbol = std::string(f[2]);
+      s.dso = f.size() >= 4 ? std::string(f.back()) : "";
+      s.kernel = kernel_dso(s.dso);
+      s.line = lineno;
+      frame.push_back(std::move(s));
+      saw_legacy = true;
+      return;
+    }
+    if (!script_like) {
+      std::size_t after = 0;
+      if (line.size() > 0 && line[0] != '#' && script_header(line, after)) script_like = true;
+    }
+    return;
+  }
+  double self = *p1;
+  std::size_t j = k + 1;
+  if (j < f.size()) {
+    if (auto p2 = pct(f[j])) {
+      self = *p2;  // Children, Self
+      ++j;
+    }
+  }
+  // The symbol follows the [k]/[.] marker; without one this is a call-graph line.
+  std::size_t m = j;
+  while (m < f.size() && !is_marker(f[m])) ++m;
+  if (m >= f.size()) return;
+  PerfSymbol s;
+  s.self_pct = self;
+  s.kernel = f[m] == "[k]" || f[m] == "[g]" || f[m] == "[G]";
+  // The cells between the percents and the marker: Command and Shared Object as the header
+  // orders them; without a header, two or more cells are command ... object, and a single
+  // cell is the object when it looks like one ("[kernel.kallsyms]", "libc.so.6"), else the
+  // command (--sort comm,sym).
+  if (header_known && header.size() == m - j) {
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      if (header[c] == MidColumn::comm) s.comm = std::string(f[j + c]);
+      if (header[c] == MidColumn::dso) s.dso = std::string(f[j + c]);
+    }
+  } else if (m - j >= 2) {
+    s.comm = std::string(f[j]);
+    s.dso = std::string(f[m - 1]);
+  } else if (m - j == 1) {
+    if (looks_like_dso(f[j])) s.dso = std::string(f[j]);
+    else s.comm = std::string(f[j]);
+  }
+  if (!s.kernel && !s.dso.empty() && kernel_dso(s.dso) && f[m] != "[.]") s.kernel = true;
+  auto rest = line.substr(static_cast<std::size_t>(f[m].data() - line.data()) + 3);
+  auto sym = clean_tail(rest);
+  s.line = lineno;
+  if (sym.empty()) {
+    wrap = std::move(s);  // the next line may hold it
+    return;
+  }
+  s.symbol = std::string(sym);
+  frame.push_back(std::move(s));
+}
+
+Parsed<PerfProfile> PerfParser::finish() {
+  State& st = *s_;
+  if (st.wrap) {
+    st.out.damaged.push_back({"sample row without a symbol", st.wrap->line});
+    st.wrap.reset();
+  }
+  auto& out = st.out;
+  if (st.frame.empty()) {
+    if (st.script_like) return st.script.finish();
     return parse_fail("no perf sample rows (perf report/top) or perf script samples");
   }
-  out.symbols = std::move(frame);
+  out.symbols = std::move(st.frame);
   out.command_column = std::any_of(out.symbols.begin(), out.symbols.end(), [](const PerfSymbol& s) { return !s.comm.empty(); });
-  out.layout = saw_top ? PerfProfile::Layout::top : saw_legacy ? PerfProfile::Layout::legacy : PerfProfile::Layout::report;
-  return out;
+  out.layout = st.saw_top ? PerfProfile::Layout::top : st.saw_legacy ? PerfProfile::Layout::legacy : PerfProfile::Layout::report;
+  return std::move(out);
 }
+
+Parsed<PerfProfile> parse_perf(std::string_view text) { return parse_whole<PerfParser>(text); }
 
 }  // namespace perfgap::parsers

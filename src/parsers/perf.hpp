@@ -7,6 +7,7 @@
 // the header or the row names it.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,18 @@ struct PerfProfile {
 
 // Error when no sample row or perf-script sample is found.
 Parsed<PerfProfile> parse_perf(std::string_view text);
+// The same fed a piece at a time (parsers/line_feed.hpp).
+class PerfParser {
+ public:
+  PerfParser();
+  ~PerfParser();
+  void feed(std::string_view lines);
+  Parsed<PerfProfile> finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // "arm_smmu_atc_inv_domain.constprop.49" -> "arm_smmu_atc_inv_domain" (drops .constprop.N,
 // .isra.N, .part.N, .cold, .llvm.N and "+0x.." offsets).

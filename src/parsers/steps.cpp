@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/text.hpp"
 
@@ -453,54 +454,59 @@ std::unique_ptr<Recogniser> make(StepLayout l) {
   return nullptr;
 }
 
-// Every line of the text, split at '\r' as well, without ANSI colour codes, trimmed:
-// f(segment, lineno).
+// One line split at '\r' as well, without ANSI colour codes, trimmed: f(segment) for each
+// non-empty one. `clean` is scratch space kept between lines.
 template <class F>
-void for_each_segment(std::string_view text, F&& f) {
-  int lineno = 0;
-  std::string clean;
-  for (auto raw : sys::split_lines(text)) {
-    ++lineno;
-    auto line = tooltext::chomp(raw);
-    if (line.size() > 65536) line = line.substr(0, 65536);
-    std::size_t pos = 0;
-    while (pos <= line.size()) {
-      auto cr = line.find('\r', pos);
-      auto seg = line.substr(pos, cr == std::string_view::npos ? std::string_view::npos : cr - pos);
-      pos = cr == std::string_view::npos ? line.size() + 1 : cr + 1;
-      if (seg.find('\x1b') != std::string_view::npos) {
-        clean.clear();
-        for (std::size_t i = 0; i < seg.size(); ++i) {
-          if (seg[i] == '\x1b' && i + 1 < seg.size() && seg[i + 1] == '[') {
-            std::size_t j = i + 2;
-            while (j < seg.size() && !(seg[j] >= '@' && seg[j] <= '~')) ++j;
-            i = j;
-            continue;
-          }
-          clean += seg[i];
+void for_each_segment(std::string_view raw, std::string& clean, F&& f) {
+  auto line = tooltext::chomp(raw);
+  if (line.size() > 65536) line = line.substr(0, 65536);
+  std::size_t pos = 0;
+  while (pos <= line.size()) {
+    auto cr = line.find('\r', pos);
+    auto seg = line.substr(pos, cr == std::string_view::npos ? std::string_view::npos : cr - pos);
+    pos = cr == std::string_view::npos ? line.size() + 1 : cr + 1;
+    if (seg.find('\x1b') != std::string_view::npos) {
+      clean.clear();
+      for (std::size_t i = 0; i < seg.size(); ++i) {
+        if (seg[i] == '\x1b' && i + 1 < seg.size() && seg[i + 1] == '[') {
+          std::size_t j = i + 2;
+          while (j < seg.size() && !(seg[j] >= '@' && seg[j] <= '~')) ++j;
+          i = j;
+          continue;
         }
-        seg = clean;
+        clean += seg[i];
       }
-      seg = sys::trim_ws(seg);
-      if (!seg.empty()) f(seg, lineno);
+      seg = clean;
     }
+    seg = sys::trim_ws(seg);
+    if (!seg.empty()) f(seg);
   }
 }
 
+// The recognisers of a table, fed line by line: the first that claims a line owns it.
 struct Run {
+  std::vector<StepLayout> layouts;
   std::vector<std::unique_ptr<Recogniser>> recognisers;
-  std::vector<int> claimed;
-};
+  std::vector<int> claimed, last_line;
+  std::vector<std::optional<StepLayout>>* owners = nullptr;
+  int lineno = 0;
+  std::string clean;
 
-Run run(std::string_view text, const std::vector<StepLayout>& layouts, std::vector<std::optional<StepLayout>>* owners) {
-  Run r;
-  for (auto l : layouts) r.recognisers.push_back(make(l));
-  r.claimed.assign(layouts.size(), 0);
-  std::vector<int> last_line(layouts.size(), 0);
-  for_each_segment(text, [&](std::string_view seg, int lineno) {
-    for (std::size_t i = 0; i < r.recognisers.size(); ++i) {
-      if (!r.recognisers[i]->feed(seg, lineno)) continue;
-      if (last_line[i] != lineno) ++r.claimed[i];
+  explicit Run(const std::vector<StepLayout>& ls, std::vector<std::optional<StepLayout>>* own = nullptr) : layouts(ls), owners(own) {
+    for (auto l : layouts) recognisers.push_back(make(l));
+    claimed.assign(layouts.size(), 0);
+    last_line.assign(layouts.size(), 0);
+  }
+  void feed(std::string_view lines) {
+    for_each_line(lines, [&](std::string_view raw) {
+      ++lineno;
+      for_each_segment(raw, clean, [&](std::string_view seg) { segment(seg); });
+    });
+  }
+  void segment(std::string_view seg) {
+    for (std::size_t i = 0; i < recognisers.size(); ++i) {
+      if (!recognisers[i]->feed(seg, lineno)) continue;
+      if (last_line[i] != lineno) ++claimed[i];
       last_line[i] = lineno;
       if (owners) {
         if (owners->size() < static_cast<std::size_t>(lineno)) owners->resize(static_cast<std::size_t>(lineno));
@@ -508,10 +514,11 @@ Run run(std::string_view text, const std::vector<StepLayout>& layouts, std::vect
       }
       break;
     }
-  });
-  for (auto& rec : r.recognisers) rec->finish();
-  return r;
-}
+  }
+  void finish() {
+    for (auto& rec : recognisers) rec->finish();
+  }
+};
 
 }  // namespace
 
@@ -535,8 +542,17 @@ const char* step_layout_name(StepLayout l) {
   return "?";
 }
 
-Parsed<StepLog> parse_steps(std::string_view text) {
-  auto r = run(text, step_layouts(), nullptr);
+struct StepsParser::State {
+  Run run{step_layouts()};
+};
+
+StepsParser::StepsParser() : s_(std::make_unique<State>()) {}
+StepsParser::~StepsParser() = default;
+void StepsParser::feed(std::string_view lines) { s_->run.feed(lines); }
+
+Parsed<StepLog> StepsParser::finish() {
+  auto& r = s_->run;
+  r.finish();
   // The layout with the most records wins (a log may echo a config in another shape); ties
   // go to the earlier, more specific one.
   Recogniser* best = nullptr;
@@ -553,14 +569,20 @@ Parsed<StepLog> parse_steps(std::string_view text) {
   return std::move(best->log);
 }
 
+Parsed<StepLog> parse_steps(std::string_view text) { return parse_whole<StepsParser>(text); }
+
 StepClaims parse_steps_as(std::string_view text, StepLayout layout) {
-  auto r = run(text, {layout}, nullptr);
+  Run r({layout});
+  r.feed(text);
+  r.finish();
   return {std::move(r.recognisers[0]->log), r.claimed[0]};
 }
 
 std::vector<std::optional<StepLayout>> step_line_owners(std::string_view text) {
   std::vector<std::optional<StepLayout>> owners;
-  run(text, step_layouts(), &owners);
+  Run r(step_layouts(), &owners);
+  r.feed(text);
+  r.finish();
   return owners;
 }
 

@@ -20,6 +20,7 @@
 // Lines are split at '\r' too (progress bars redraw in place) and ANSI colour codes dropped.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,6 +54,18 @@ struct StepLog {
 
 // Error when no step record is found.
 Parsed<StepLog> parse_steps(std::string_view text);
+// The same fed a piece at a time (parsers/line_feed.hpp).
+class StepsParser {
+ public:
+  StepsParser();
+  ~StepsParser();
+  void feed(std::string_view lines);
+  Parsed<StepLog> finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // One recogniser alone over the text (for tests of the table): what it read, and how many
 // lines it claimed (records, damaged lines and lines it only took note of, such as a CSV

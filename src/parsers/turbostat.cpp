@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/text.hpp"
 
@@ -35,32 +36,41 @@ bool turbo_line(std::string_view line, int& cores, double& mhz) {
 
 }  // namespace
 
-Parsed<Turbostat> parse_turbostat(std::string_view text) {
+struct TurbostatParser::State {
   Turbostat out;
-  std::vector<std::string_view> header;
+  std::vector<std::string> header;
   int cpu_col = -1;
   int lineno = 0;
-  for (auto raw : sys::split_lines(text)) {
+  void line(std::string_view raw);
+};
+
+TurbostatParser::TurbostatParser() : s_(std::make_unique<State>()) {}
+TurbostatParser::~TurbostatParser() = default;
+void TurbostatParser::feed(std::string_view lines) {
+  for_each_line(lines, [&](std::string_view raw) { s_->line(raw); });
+}
+
+void TurbostatParser::State::line(std::string_view raw) {
     ++lineno;
     auto line = tooltext::chomp(raw);
     int cores = 0;
     double mhz = 0;
     if (turbo_line(line, cores, mhz)) {
       out.max_turbo_mhz[cores] = mhz;
-      continue;
+      return;
     }
     auto f = sys::split_ws(line);
-    if (f.empty()) continue;
+    if (f.empty()) return;
     if (is_header(f)) {
-      header = f;
+      header.assign(f.begin(), f.end());
       ++out.blocks;
       out.columns.assign(f.begin(), f.end());
       cpu_col = -1;
       for (std::size_t i = 0; i < f.size(); ++i)
         if (f[i] == "CPU") cpu_col = static_cast<int>(i);
-      continue;
+      return;
     }
-    if (header.empty()) continue;
+    if (header.empty()) return;
     // A row: every cell numeric or "-". Anything else (jitter notes, prompts) is not a row.
     bool row = true;
     for (auto t : f)
@@ -71,7 +81,7 @@ Parsed<Turbostat> parse_turbostat(std::string_view text) {
     if (!row) {
       // A line that starts like a row but holds junk: damaged.
       if (tooltext::number(f[0]) && f.size() > 2) out.damaged.push_back({"row with a non-numeric cell", lineno});
-      continue;
+      return;
     }
     TurbostatRow r;
     r.line = lineno;
@@ -84,20 +94,25 @@ Parsed<Turbostat> parse_turbostat(std::string_view text) {
       auto c = sys::to_int<int>(f[static_cast<std::size_t>(cpu_col)]);
       if (!c || *c < 0) {
         out.damaged.push_back({"bad CPU number", lineno});
-        continue;
+        return;
       }
       r.cpu = *c;
       summary = false;
     }
     if (cpu_col >= 0 && static_cast<std::size_t>(cpu_col) >= f.size()) {
       out.damaged.push_back({"row cut short before the CPU column", lineno});
-      continue;
+      return;
     }
     (summary ? out.summary_rows : out.cpu_rows).push_back(std::move(r));
-  }
+}
+
+Parsed<Turbostat> TurbostatParser::finish() {
+  auto& out = s_->out;
   if (out.blocks == 0) return parse_fail("no turbostat header (a line with Busy% or Bzy_MHz)");
   if (out.cpu_rows.empty() && out.summary_rows.empty()) return parse_fail("turbostat header without rows");
-  return out;
+  return std::move(out);
 }
+
+Parsed<Turbostat> parse_turbostat(std::string_view text) { return parse_whole<TurbostatParser>(text); }
 
 }  // namespace perfgap::parsers

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,5 +39,17 @@ struct Turbostat {
 
 // Error when no header with Busy% or Bzy_MHz is found, or it has no rows.
 Parsed<Turbostat> parse_turbostat(std::string_view text);
+// The same fed a piece at a time (parsers/line_feed.hpp).
+class TurbostatParser {
+ public:
+  TurbostatParser();
+  ~TurbostatParser();
+  void feed(std::string_view lines);
+  Parsed<Turbostat> finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 }  // namespace perfgap::parsers

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace perfgap::sys {
 namespace {
@@ -67,6 +68,72 @@ tl::expected<std::string, std::string> read_named_file(const std::string& path, 
     case FdRead::error: break;
   }
   return tl::unexpected("read error: " + std::string(std::strerror(err)));
+}
+
+tl::expected<void, std::string> stream_named_file(const std::string& path, std::size_t max_bytes,
+                                                  const std::function<bool(std::string_view)>& sink, std::size_t block_bytes) {
+  auto fd = open_named(path, max_bytes);
+  if (!fd) return tl::unexpected(fd.error());
+  block_bytes = std::max<std::size_t>(block_bytes, 2);
+  // One spare byte: a cut line gets its '\n' there.
+  std::unique_ptr<char[]> buf(new char[block_bytes + 1]);
+  std::size_t have = 0, total = 0;
+  bool skipping = false;  // dropping the rest of a line longer than a block
+  tl::expected<void, std::string> result;
+  for (bool eof = false; !eof;) {
+    // Fill the block (a pipe hands over 64 KiB at a time).
+    while (have < block_bytes) {
+      ssize_t n = ::read(*fd, buf.get() + have, block_bytes - have);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN) {  // a non-blocking device with nothing queued: the end, as read_fd_to_end
+          eof = true;
+          break;
+        }
+        result = tl::unexpected("read error: " + std::string(std::strerror(errno)));
+        ::close(*fd);
+        return result;
+      }
+      if (n == 0) {
+        eof = true;
+        break;
+      }
+      total += static_cast<std::size_t>(n);
+      if (total > max_bytes) {
+        ::close(*fd);
+        return tl::unexpected("larger than " + mib(max_bytes));
+      }
+      if (skipping) {
+        auto* nl = static_cast<char*>(std::memchr(buf.get() + have, '\n', static_cast<std::size_t>(n)));
+        if (!nl) continue;  // still inside the long line: drop what came
+        std::size_t keep = static_cast<std::size_t>(buf.get() + have + n - (nl + 1));
+        std::memmove(buf.get(), nl + 1, keep);
+        have = keep;
+        skipping = false;
+        continue;
+      }
+      have += static_cast<std::size_t>(n);
+    }
+    if (have == 0) continue;
+    std::size_t upto = have;  // hand over whole lines; keep a partial last line for the next block
+    if (!eof) {
+      auto* last = static_cast<char*>(::memrchr(buf.get(), '\n', have));
+      if (last) {
+        upto = static_cast<std::size_t>(last - buf.get()) + 1;
+      } else {  // one line fills the block: cut it
+        buf[have] = '\n';
+        upto = have + 1;
+        skipping = true;
+      }
+    }
+    bool more = sink(std::string_view(buf.get(), upto));
+    if (!more) break;
+    std::size_t rest = upto > have ? 0 : have - upto;
+    std::memmove(buf.get(), buf.get() + upto, rest);
+    have = rest;
+  }
+  ::close(*fd);
+  return result;
 }
 
 tl::expected<void, std::string> probe_named_file(const std::string& path) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include <sys/stat.h>
 
@@ -20,6 +22,17 @@ inline constexpr std::size_t kMaxInputBytes = 1u << 30;       // analyze inputs 
 // The whole file, or why not (without the path: callers name it as they show it): "cannot
 // open: ...", "is a directory", "is a block device", "larger than N MiB", "read error: ...".
 tl::expected<std::string, std::string> read_named_file(const std::string& path, std::size_t max_bytes);
+
+// Reads the file in blocks of whole lines, each handed to `sink` as it is read, so a large
+// input is parsed with the memory of one block (`block_bytes`) instead of the whole file.
+// Every block but the last ends in '\n'; a line longer than a block is cut to its first
+// `block_bytes` bytes (and ends in '\n'), so line numbers stay right. `sink` returns false to
+// stop reading (the input was found unusable). The error strings are read_named_file's; the
+// size limit counts every byte read.
+inline constexpr std::size_t kStreamBlockBytes = 1u << 20;
+tl::expected<void, std::string> stream_named_file(const std::string& path, std::size_t max_bytes,
+                                                  const std::function<bool(std::string_view)>& sink,
+                                                  std::size_t block_bytes = kStreamBlockBytes);
 
 // Why a file of this kind is not read ("is a directory", "is a character device ...", ...), or
 // "" for a regular file or a pipe. `is_stdin`: "-" was given, taken as it is.

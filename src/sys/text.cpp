@@ -1,9 +1,18 @@
 #include "sys/text.hpp"
 
+#include <cstring>
+
 #include <cctype>
 #include <cstdlib>
 
 namespace perfgap::sys {
+
+std::size_t find(std::string_view s, std::string_view needle, std::size_t from) {
+  if (from > s.size()) return std::string_view::npos;
+  if (needle.empty()) return from;
+  const void* hit = ::memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
+  return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : std::string_view::npos;
+}
 
 std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> out;

@@ -29,7 +29,7 @@ TEST(ParsersNcclLog, Lines) {
   ASSERT_EQ(l->versions.size(), 1u);
   EXPECT_EQ(l->versions[0].host, "node1");
   EXPECT_EQ(l->versions[0].version, "2.21.5");
-  EXPECT_EQ(l->hosts, std::set<std::string>{"node1"});
+  EXPECT_EQ(l->hosts, (std::set<std::string, std::less<>>{"node1"}));
   ASSERT_EQ(l->rdma_devices.size(), 2u);
   EXPECT_EQ(l->rdma_devices[0].first, "mlx5_0:1/IB");
   ASSERT_EQ(l->channels.size(), 3u);

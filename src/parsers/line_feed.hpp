@@ -1,0 +1,35 @@
+// Text parsers that can be fed a piece at a time. Each streaming parser has
+//   void feed(std::string_view lines);   // whole lines (the last piece may end without '\n')
+//   Parsed<Model> finish();
+// and its parse_X(text) is feed(text) + finish(), so the unit tests and fuzzers that give
+// it strings test the streaming path too. The CLI feeds blocks as sys::stream_named_file
+// reads them: a large input is parsed with the memory of one block plus the model.
+#pragma once
+
+#include <cstring>
+#include <string_view>
+
+namespace perfgap::parsers {
+
+// f(line) for every line of `text`, without its '\n' (a last line without one included).
+template <class F>
+void for_each_line(std::string_view text, F&& f) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+    const char* e = nl ? static_cast<const char*>(nl) : end;
+    f(std::string_view(p, static_cast<std::size_t>(e - p)));
+    p = nl ? e + 1 : end;
+  }
+}
+
+// parse_X(text) for a streaming parser P.
+template <class P>
+auto parse_whole(std::string_view text) {
+  P p;
+  p.feed(text);
+  return p.finish();
+}
+
+}  // namespace perfgap::parsers
