@@ -12,7 +12,7 @@ namespace perfgap::parsers {
 namespace {
 
 // The host of "host:pid:tid [dev] NCCL ..." (the token before the last two ':'-fields).
-std::string host_of(std::string_view prefix) {
+std::string_view host_of(std::string_view prefix) {
   for (std::size_t i = 0; i < prefix.size();) {
     while (i < prefix.size() && (prefix[i] == ' ' || prefix[i] == '\t')) ++i;
     std::size_t b = i;
@@ -24,9 +24,9 @@ std::string host_of(std::string_view prefix) {
     auto c1 = t.rfind(':', c2 - 1);
     if (c1 == std::string_view::npos) continue;
     auto pid = t.substr(c1 + 1, c2 - c1 - 1), tid = t.substr(c2 + 1);
-    if (tooltext::is_integer(pid) && tooltext::is_integer(tid)) return std::string(t.substr(0, c1));
+    if (tooltext::is_integer(pid) && tooltext::is_integer(tid)) return t.substr(0, c1);
   }
-  return "";
+  return {};
 }
 
 // Blanks, or a launcher label only: srun's "0:", Open MPI's "[1,0]<stdout>:".
@@ -49,20 +49,16 @@ std::string strip_dot(std::string s) {
   return s;
 }
 
-// The bytes a text holds, as a set: a needle with a byte the message lacks cannot be in it,
-// so most of the dozen needles below are ruled out without a search (a log line is read
-// once per rank and channel: the parser's hot loop).
+// The bytes a text holds, folded to their low 6 bits, as a 64-bit set: a needle with a
+// byte the message lacks cannot be in it, so most of the dozen needles below are ruled out
+// without a search (a log line is read once per rank and channel: the parser's hot loop).
+// Folding makes it a superset (no needle is wrongly ruled out) kept in one register.
 struct ByteSet {
-  std::uint64_t bits[4] = {0, 0, 0, 0};
+  std::uint64_t bits = 0;
   constexpr explicit ByteSet(std::string_view s) {
-    for (char c : s) {
-      auto u = static_cast<unsigned char>(c);
-      bits[u >> 6] |= std::uint64_t{1} << (u & 63);
-    }
+    for (char c : s) bits |= std::uint64_t{1} << (static_cast<unsigned char>(c) & 63);
   }
-  constexpr bool holds(const ByteSet& n) const {
-    return (n.bits[0] & ~bits[0]) == 0 && (n.bits[1] & ~bits[1]) == 0 && (n.bits[2] & ~bits[2]) == 0 && (n.bits[3] & ~bits[3]) == 0;
-  }
+  constexpr bool holds(const ByteSet& n) const { return (n.bits & ~bits) == 0; }
 };
 
 struct Needle {
@@ -97,11 +93,13 @@ struct NcclLogParser::State {
   int lineno = 0;
   std::string lead;  // a prefix-less "NCCL INFO ..." line with a blank in front
   SeenSet versions, hosts, networks, rdma, sockets, env, gdr;
-  void add_version(const std::string& host, const std::string& v, int at) {
-    std::string key = host + '\0' + v;
+  std::string key;  // scratch: host NUL version
+  void add_version(std::string_view host, const std::string& v, int at) {
+    key.assign(host).push_back('\0');
+    key += v;
     if (versions.count(key)) return;
-    versions.insert(std::move(key));
-    out.versions.push_back({host, v, at});
+    versions.insert(key);
+    out.versions.push_back({std::string(host), v, at});
   }
   void add_channel(NcclChannel ch) {
     for (auto& c : out.channels)
@@ -172,9 +170,9 @@ void NcclLogParser::State::line(std::string_view raw) {
     auto prefix = line.substr(0, at);
     auto msg = sys::trim_ws(line.substr(at + 11));
     auto host = host_of(prefix);
-    if (!host.empty() && !hosts.count(host)) {
-      hosts.insert(host);
-      out.hosts.insert(host);
+    if (!host.empty() && hosts.find(host) == hosts.end()) {
+      hosts.emplace(host);
+      out.hosts.emplace(host);
     }
     if (is_warn) {
       ++out.warning_lines;
@@ -271,9 +269,12 @@ void NcclLogParser::State::line(std::string_view raw) {
       if (head.find("[send]") != std::string_view::npos) ch.direction = "send";
       else if (head.find("[receive]") != std::string_view::npos) ch.direction = "receive";
       auto path = sys::trim_ws(msg.substr(v + 5));
-      auto parts = sys::split(path, '/');
-      ch.transport = parts.empty() ? std::string() : std::string(sys::trim_ws(parts[0]));
-      if (ch.transport == "NET" && parts.size() > 1) ch.net = std::string(parts[1]);
+      auto slash = path.find('/');  // "NET/IB/0/GDRDMA": transport, then the network
+      ch.transport = std::string(sys::trim_ws(path.substr(0, slash)));
+      if (ch.transport == "NET" && slash != std::string_view::npos) {
+        auto net = path.substr(slash + 1);
+        ch.net = std::string(net.substr(0, net.find('/')));
+      }
       ch.gdrdma = path.find("GDRDMA") != std::string_view::npos;
       if (!ch.transport.empty()) add_channel(std::move(ch));
       return;

@@ -1,6 +1,8 @@
 #include "parsers/nccl_tests.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -113,7 +115,13 @@ struct NcclTestsParser::State {
   std::string json_text;
   std::string scratch;              // a line whose rank tags had to be replaced
   std::vector<std::string_view> f;  // its cells, reused from line to line
+  // Rows superseded by a later row of the same size are dropped (alive false, then compacted).
+  std::unordered_map<std::uint64_t, std::size_t> last_plain;  // size -> its last plain row
+  std::vector<bool> alive;
+  std::size_t dead = 0;
   void line(std::string_view raw);
+  void keep(NcclTestsRow&& row);
+  void compact();
 };
 
 NcclTestsParser::NcclTestsParser() : s_(std::make_unique<State>()) {}
@@ -183,16 +191,17 @@ void NcclTestsParser::State::line(std::string_view raw) {
       }
       return;
     }
-    if (auto p = line.find("NCCL version "); p != std::string_view::npos && run.nccl_version.empty()) {
+    if (auto p = run.nccl_version.empty() ? sys::find(line, "NCCL version ") : std::string_view::npos; p != std::string_view::npos) {
       auto w = sys::split_ws(line.substr(p + 13));
       if (!w.empty()) run.nccl_version = std::string(w[0].substr(0, w[0].find('+')));
       return;
     }
     if (run.collective.empty()) {
       for (auto t : f) {
+        if (t.size() <= 5 || t.substr(t.size() - 5) != "_perf") continue;  // cheap test first: rows never match
         auto slash = t.rfind('/');
         auto base = slash == std::string_view::npos ? t : t.substr(slash + 1);
-        if (base.size() > 5 && base.substr(base.size() - 5) == "_perf") {
+        if (base.size() > 5) {
           run.collective = std::string(base);
           break;
         }
@@ -239,12 +248,58 @@ void NcclTestsParser::State::line(std::string_view raw) {
     i += hdr.per_iter ? 8 : 4;
     NcclTestsFigures inp;
     if (figures(f, i, hdr, inp)) row.in_place = inp;
-    run.rows.push_back(std::move(row));
+    keep(std::move(row));
+}
+
+namespace {
+// A row with nothing to report but its figures: no wrong element, no error above zero.
+bool plain(const NcclTestsRow& r) {
+  for (const auto* fig : {&r.out_of_place, &r.in_place})
+    if (*fig && (((*fig)->wrong && *(*fig)->wrong != 0) || ((*fig)->max_error && *(*fig)->max_error != 0))) return false;
+  return true;
+}
+// The out-of-place result was checked (-c 1): it has a #wrong count or an error value.
+bool checked(const NcclTestsRow& r) { return r.out_of_place && (r.out_of_place->wrong || r.out_of_place->max_error); }
+}  // namespace
+
+void NcclTestsParser::State::keep(NcclTestsRow&& row) {
+  if (checked(row)) run.results_checked = true;
+  // A plain row of a size seen before is superseded by the later one: only the last row of
+  // each size is judged, so a file of many repeated runs keeps one row per size (plus the
+  // rows with wrong results), not one per line.
+  if (auto it = last_plain.find(row.size); it != last_plain.end()) {
+    alive[it->second] = false;
+    ++dead;
+    last_plain.erase(it);
+  }
+  if (plain(row)) last_plain[row.size] = run.rows.size();
+  run.rows.push_back(std::move(row));
+  alive.push_back(true);
+  if (dead > 4096 && dead * 2 > run.rows.size()) compact();
+}
+
+void NcclTestsParser::State::compact() {
+  std::size_t to = 0;
+  last_plain.clear();
+  for (std::size_t from = 0; from < run.rows.size(); ++from) {
+    if (!alive[from]) continue;
+    if (to != from) run.rows[to] = std::move(run.rows[from]);
+    if (plain(run.rows[to])) last_plain[run.rows[to].size] = to;
+    ++to;
+  }
+  run.rows.resize(to);  // capacity kept: the next runs fill it again
+  alive.assign(to, true);
+  dead = 0;
 }
 
 Parsed<NcclTestsRun> NcclTestsParser::finish() {
   State& s = *s_;
-  if (s.json) return parse_json(s.json_text);
+  if (s.json) {
+    auto run = parse_json(s.json_text);
+    if (run) run->results_checked = std::any_of(run->rows.begin(), run->rows.end(), checked);
+    return run;
+  }
+  if (s.dead) s.compact();
   auto& run = s.run;
   auto& hdr = s.hdr;
   if (run.rows.empty()) {

@@ -35,7 +35,11 @@ struct NcclTestsRow {
 struct NcclTestsRun {
   std::string collective;       // "all_reduce_perf" when the output names it
   std::string nccl_version;     // "2.18.5" when printed
+  // In file order: the last row of each size, and every row with a wrong result or an error
+  // above zero (a plain row is dropped when a later row of its size follows: only the last
+  // row of a size is judged, so many repeated runs keep one row per size).
   std::vector<NcclTestsRow> rows;
+  bool results_checked = false;  // some out-of-place result had a #wrong count or an error value (not -c 0)
   std::optional<double> avg_busbw;  // "# Avg bus bandwidth"
   std::vector<int> elided;             // lines of "..." where rows were cut out of the table
   std::optional<double> out_of_bounds;  // "# Out of bounds values : N OK|FAILED": wrong elements over all

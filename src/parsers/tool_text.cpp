@@ -1,5 +1,7 @@
 #include "parsers/tool_text.hpp"
 
+#include <cstdint>
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -107,10 +109,40 @@ std::string_view strip_launcher_prefixes(std::string_view line, std::string& scr
   return scratch;
 }
 
+namespace {
+// "[-]ddd[.ddd]" with at most 15 digits, or nullopt. Such a decimal is m / 10^k with m and
+// 10^k exact doubles, and one IEEE division is correctly rounded: the double from_chars
+// gives, without its general machinery (Clinger's fast path). Tool tables are mostly these.
+std::optional<double> short_decimal(std::string_view t) {
+  std::size_t i = t[0] == '-' ? 1 : 0;
+  std::uint64_t m = 0;
+  int digits = 0, frac = -1;
+  for (; i < t.size(); ++i) {
+    char c = t[i];
+    if (c >= '0' && c <= '9') {
+      m = m * 10 + static_cast<std::uint64_t>(c - '0');
+      if (++digits > 15) return std::nullopt;
+      if (frac >= 0) ++frac;
+    } else if (c == '.' && frac < 0) {
+      frac = 0;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (digits == 0) return std::nullopt;
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  double d = static_cast<double>(m);
+  if (frac > 0) d /= kPow10[frac];
+  return t[0] == '-' ? -d : d;
+}
+}  // namespace
+
 std::optional<double> number(std::string_view tok) {
   if (tok.empty() || tok.size() > 64) return std::nullopt;
   char c = tok[0];
   if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) return std::nullopt;
+  if (c != '+')
+    if (auto d = short_decimal(tok)) return d;
   // Fast path: std::from_chars reads what strtod reads for plain decimals; anything else
   // ('+' sign, hex, out of range, trailing bytes) goes the strtod way as before.
   if (c != '+') {

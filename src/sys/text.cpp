@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 
 namespace perfgap::sys {
@@ -10,8 +12,25 @@ namespace perfgap::sys {
 std::size_t find(std::string_view s, std::string_view needle, std::size_t from) {
   if (from > s.size()) return std::string_view::npos;
   if (needle.empty()) return from;
-  const void* hit = ::memmem(s.data() + from, s.size() - from, needle.data(), needle.size());
-  return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : std::string_view::npos;
+  if (needle.size() > s.size() - from) return std::string_view::npos;
+  // memchr for the needle's first non-blank byte (an anchor that is rarely a hit), then a
+  // compare: glibc's memmem sets up tables on every call, which costs more than a log
+  // line's search.
+  std::size_t k = 0;
+  while (k + 1 < needle.size() && needle[k] == ' ') ++k;
+  const char* base = s.data();
+  const char* p = base + from + k;
+  const char* last = base + s.size() - (needle.size() - k);  // the anchor's last possible place
+  while (p <= last) {
+    const void* hit = std::memchr(p, needle[k], static_cast<std::size_t>(last - p) + 1);
+    if (!hit) break;
+    const char* at = static_cast<const char*>(hit) - k;
+    std::size_t i = 0;  // needles are short: a loop beats a memcmp call
+    while (i < needle.size() && at[i] == needle[i]) ++i;
+    if (i == needle.size()) return static_cast<std::size_t>(at - base);
+    p = static_cast<const char*>(hit) + 1;
+  }
+  return std::string_view::npos;
 }
 
 std::vector<std::string_view> split_lines(std::string_view text) {
@@ -35,15 +54,66 @@ std::vector<std::string_view> split_ws(std::string_view line) {
   return out;
 }
 
+namespace {
+
+// Bit i set when byte i of the 8 at `p` is a blank or a tab (SWAR: no branch per byte).
+inline std::uint64_t blank_bits8(const char* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  constexpr std::uint64_t lo7 = 0x7F7F7F7F7F7F7F7FULL;
+  auto zero_bytes = [](std::uint64_t x) {  // high bit of each byte that is 0, exactly
+    std::uint64_t t = (x & lo7) + lo7;
+    return ~(t | x | lo7);
+  };
+  std::uint64_t m = zero_bytes(w ^ 0x2020202020202020ULL) | zero_bytes(w ^ 0x0909090909090909ULL);
+  return ((m >> 7) * 0x0102040810204080ULL) >> 56;  // gather the 8 high bits into one byte
+}
+
+// Bit i set when byte i of the `len` (<= 64) at `p` is a blank or a tab; bits past len set.
+inline std::uint64_t blank_bits64(const char* p, std::size_t len) {
+  char pad[64];
+  if (len < 64) {
+    std::memset(pad, ' ', sizeof pad);
+    std::memcpy(pad, p, len);
+    p = pad;
+  }
+  std::uint64_t bits = 0;
+  for (int k = 0; k < 8; ++k) bits |= blank_bits8(p + 8 * k) << (8 * k);
+  return bits;
+}
+
+}  // namespace
+
+// Fields are found 64 bytes at a time from a mask of blanks: a field starts at a non-blank
+// after a blank and ends at a blank after a non-blank. A byte loop mispredicts twice per
+// field, and split_ws_into is the inner loop of every table parser.
 void split_ws_into(std::string_view line, std::vector<std::string_view>& out) {
   out.clear();
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    std::size_t b = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > b) out.push_back(line.substr(b, i - b));
+  const char* p = line.data();
+  const std::size_t n = line.size();
+  std::size_t start = 0;
+  bool inside = false;  // the previous byte is part of a field
+  for (std::size_t base = 0; base < n; base += 64) {
+    std::size_t len = std::min<std::size_t>(64, n - base);
+    std::uint64_t blank = blank_bits64(p + base, len);
+    std::uint64_t word = ~blank;
+    std::uint64_t prev_word = (word << 1) | (inside ? 1 : 0);  // bit i: byte i-1 is in a field
+    std::uint64_t starts = word & ~prev_word, ends = blank & prev_word;
+    while (starts | ends) {
+      // Starts and ends alternate; take whichever comes first.
+      int s = starts ? __builtin_ctzll(starts) : 64, e = ends ? __builtin_ctzll(ends) : 64;
+      if (s < e) {
+        start = base + static_cast<std::size_t>(s);
+        starts &= starts - 1;
+      } else {
+        std::size_t end = base + static_cast<std::size_t>(e);
+        out.push_back(line.substr(start, end - start));
+        ends &= ends - 1;
+      }
+    }
+    inside = (word >> 63) & 1;
   }
+  if (inside) out.push_back(line.substr(start));
 }
 
 std::vector<std::string_view> split(std::string_view text, char sep) {
@@ -68,10 +138,6 @@ std::optional<double> to_double(std::string_view s) {
   double v = std::strtod(tmp.c_str(), &end);
   if (end != tmp.c_str() + tmp.size()) return std::nullopt;
   return v;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
 }
 
 std::string lower(std::string_view s) {

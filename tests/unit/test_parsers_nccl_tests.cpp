@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "analyzers/analyzers.hpp"
 #include "parsers/nccl_tests.hpp"
 
@@ -48,14 +50,49 @@ TEST(ParsersNcclTests, OldFormatsAndPrefixes) {
   auto rows = parsers::parse_nccl_tests("     65536          2048   float    52.01    1.26    1.10  0e+00    50.09    1.31    1.14  0e+00\n");
   ASSERT_TRUE(rows);
   EXPECT_DOUBLE_EQ(rows->rows[0].out_of_place->busbw, 1.10);
-  // Launchers.
-  auto p = parsers::parse_nccl_tests(
-      "[1,0]<stdout>:     8388608   2097152  float  sum  -1  83.04  101.01  176.77  0  82.03  102.26  178.96  0\n"
-      " 0:     8388608   2097152  float  sum  -1  83.04  101.01  176.77  0  82.03  102.26  178.96  0\n"
-      "[0]      8388608       2097152     float     sum      -1[0]     992.6    8.45   16.20      0[0]     986.0    8.51   16.31      0\n");
+  // Launchers: each prefix is read.
+  const std::pair<const char*, double> launched[] = {
+      {"[1,0]<stdout>:     8388608   2097152  float  sum  -1  83.04  101.01  176.77  0  82.03  102.26  178.96  0\n", 176.77},
+      {" 0:     8388608   2097152  float  sum  -1  83.04  101.01  176.80  0  82.03  102.26  178.96  0\n", 176.80},
+      {"[0]      8388608       2097152     float     sum      -1[0]     992.6    8.45   16.20      0[0]     986.0    8.51   16.31      0\n", 16.20}};
+  std::string all;
+  for (const auto& [line, busbw] : launched) {
+    auto one = parsers::parse_nccl_tests(line);
+    ASSERT_TRUE(one) << line;
+    ASSERT_EQ(one->rows.size(), 1u) << line;
+    EXPECT_DOUBLE_EQ(one->rows[0].out_of_place->busbw, busbw) << line;
+    all += line;
+  }
+  // Together: one size three times, and only its last row is kept (the one judged).
+  auto p = parsers::parse_nccl_tests(all);
   ASSERT_TRUE(p);
-  ASSERT_EQ(p->rows.size(), 3u);
-  EXPECT_DOUBLE_EQ(p->rows[2].out_of_place->busbw, 16.20);
+  ASSERT_EQ(p->rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(p->rows[0].out_of_place->busbw, 16.20);
+  EXPECT_EQ(p->rows[0].line, 3);
+  EXPECT_TRUE(p->results_checked);
+}
+
+TEST(ParsersNcclTests, RepeatedRunsKeepTheLastRowOfEachSizeAndEveryWrongRow) {
+  std::string text = "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  int lines = 1;
+  for (int run = 0; run < 10000; ++run) {
+    for (std::uint64_t size : {1048576ull, 2097152ull}) {
+      bool wrong = run == 17 && size == 2097152ull;
+      text += fmt::format("  {}  {}  float  sum  -1  10.0  1.0  {}.0  {}  10.0  1.0  2.0  0\n", size, size / 4, run, wrong ? 3 : 0);
+      ++lines;
+    }
+  }
+  auto r = parsers::parse_nccl_tests(text);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->rows.size(), 3u);  // the wrong row of run 17, then the last row of each size
+  EXPECT_EQ(r->rows[0].line, 1 + 17 * 2 + 2);
+  EXPECT_DOUBLE_EQ(*r->rows[0].out_of_place->wrong, 3);
+  EXPECT_EQ(r->rows[1].size, 1048576u);
+  EXPECT_DOUBLE_EQ(r->rows[1].out_of_place->busbw, 9999.0);
+  EXPECT_EQ(r->rows[2].line, lines);
+  auto f = analyzers::analyze_nccl_tests(*r, "x", {});
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].status, report::Status::fail);  // the wrong result of run 17 still counts
 }
 
 TEST(ParsersNcclTests, DamagedRowsNameTheLine) {

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -17,8 +19,10 @@
 #include "files.hpp"
 #include "tree.hpp"
 #include "parsers/line_feed.hpp"
+#include "parsers/tool_text.hpp"
 #include "report/render.hpp"
 #include "sys/named_file.hpp"
+#include "sys/text.hpp"
 
 namespace fs = std::filesystem;
 using namespace perfgap;
@@ -217,4 +221,70 @@ TEST(StreamNamedFile, AFalseFromTheSinkStopsTheRead) {
   auto ok = sys::stream_named_file(path, 1u << 20, [&](std::string_view) { return ++calls < 2; }, 64);
   EXPECT_TRUE(ok);
   EXPECT_EQ(calls, 2);
+}
+
+// ---- numbers ---------------------------------------------------------------------------------
+
+TEST(ToolTextNumber, TheShortDecimalPathGivesFromCharsDoubleBitForBit) {
+  std::mt19937_64 rng(11);
+  for (int n = 0; n < 200000; ++n) {
+    std::string t;
+    if (rng() % 4 == 0) t += '-';
+    int digits = 1 + static_cast<int>(rng() % 17);  // up to 17: past 15 the general path reads it
+    int dot = static_cast<int>(rng() % (digits + 2)) - 1;  // -1: no dot
+    for (int i = 0; i < digits; ++i) {
+      if (i == dot) t += '.';
+      t += static_cast<char>('0' + rng() % 10);
+    }
+    if (dot == digits) t += '.';
+    double want = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), want);
+    ASSERT_TRUE(ec == std::errc() && p == t.data() + t.size()) << t;
+    auto got = parsers::tooltext::number(t);
+    ASSERT_TRUE(got) << t;
+    ASSERT_EQ(std::signbit(*got), std::signbit(want)) << t;
+    ASSERT_EQ(*got, want) << t;
+  }
+  for (const char* bad : {"-", ".", "1.2.3", "12a", "--1", "1e", "+"}) EXPECT_FALSE(parsers::tooltext::number(bad)) << bad;
+  EXPECT_EQ(*parsers::tooltext::number("1e3"), 1000.0);
+  EXPECT_EQ(*parsers::tooltext::number("+2.5"), 2.5);
+}
+
+TEST(SplitWs, TheBlankMaskGivesTheFieldsOfTheByteLoop) {
+  auto naive = [](std::string_view line) {
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < line.size()) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      std::size_t b = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+      if (i > b) out.push_back(line.substr(b, i - b));
+    }
+    return out;
+  };
+  std::mt19937 rng(5);
+  const char alphabet[] = {' ', ' ', '\t', 'a', 'b', '1', '.', '\n', '\0', '\x09' + 1, '\x20' + 1, '\x20' - 1, '\xa0', '\x89'};
+  std::vector<std::string_view> got;
+  for (int n = 0; n < 20000; ++n) {
+    std::string line(rng() % 200, ' ');
+    for (auto& c : line) c = alphabet[rng() % sizeof alphabet];
+    sys::split_ws_into(line, got);
+    ASSERT_EQ(got, naive(line)) << n;
+  }
+  sys::split_ws_into(std::string(64, 'x') + " " + std::string(63, 'y'), got);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].size(), 64u);
+  EXPECT_EQ(got[1].size(), 63u);
+}
+
+TEST(SysFind, FindsWhatStringViewFindFinds) {
+  std::mt19937 rng(3);
+  const char alphabet[] = {' ', ' ', 'a', 'b', 'N', 'C'};
+  for (int n = 0; n < 50000; ++n) {
+    std::string hay(rng() % 40, ' '), needle(rng() % 5, ' ');
+    for (auto& c : hay) c = alphabet[rng() % sizeof alphabet];
+    for (auto& c : needle) c = alphabet[rng() % sizeof alphabet];
+    std::size_t from = rng() % (hay.size() + 2);
+    ASSERT_EQ(sys::find(hay, needle, from), std::string_view(hay).find(needle, from)) << "'" << hay << "' '" << needle << "' " << from;
+  }
 }
