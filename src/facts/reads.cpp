@@ -52,7 +52,10 @@ PERFGAP_READS(cpufreq, of({topology(),
                             "/sys/devices/system/cpu/cpu*/cpufreq/cpuinfo_max_freq"}}))
 PERFGAP_READS(pci, {"/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/device",
                     "/sys/bus/pci/devices/*/numa_node", "/sys/bus/pci/devices/*/local_cpulist"})
-PERFGAP_READS(driver_gpus, {"/proc/driver/nvidia/gpus/*/information"})
+// Listings are declared with the entries' names ("DIR/*") where the names themselves are
+// facts (a GPU's bus id, an RDMA device, an SMMU instance): a snapshot keeps each entry then,
+// whatever it holds. (The test matches a listing by the files below it; this it cannot see.)
+PERFGAP_READS(driver_gpus, {"/proc/driver/nvidia/gpus/*", "/proc/driver/nvidia/gpus/*/information"})
 PERFGAP_READS(visible_gpus, of({pci(), driver_gpus()}))
 PERFGAP_READS(hypervisor, of({identity(), cpuinfo(),
                               {"/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name",
@@ -70,7 +73,7 @@ PERFGAP_READS(numa_maps, {"/proc/[0-9]*/numa_maps"})
 PERFGAP_READS(container, of({{"/.dockerenv", "/run/.containerenv", "/proc/1/environ", "/proc/1/cgroup"}, audited_env()}))
 PERFGAP_READS(nvidia_driver_version, {"/proc/driver/nvidia/version"})
 PERFGAP_READS(numa_balancing, {"/proc/sys/kernel/numa_balancing"})
-PERFGAP_READS(infiniband, {"/sys/class/infiniband/*/device", "/sys/class/infiniband/*/hca_type",
+PERFGAP_READS(infiniband, {"/sys/class/infiniband/*", "/sys/class/infiniband/*/device", "/sys/class/infiniband/*/hca_type",
                            "/sys/class/infiniband/*/board_id", "/sys/class/infiniband/*/ports/*/state",
                            "/sys/class/infiniband/*/ports/*/phys_state", "/sys/class/infiniband/*/ports/*/link_layer",
                            "/sys/class/infiniband/*/ports/*/rate", "/sys/class/infiniband_verbs/*/ibdev"})
@@ -90,7 +93,7 @@ PERFGAP_READS(kernel_config, of({identity(), {"/boot/config-*", "/proc/config.gz
 PERFGAP_READS(grace, of({{"/sys/devices/soc0/soc_id", "/sys/devices/soc0/family", "/sys/devices/soc0/machine",
                           "/sys/devices/soc0/revision"},
                          cpuinfo(), pci(), driver_gpus()}))
-PERFGAP_READS(smmu, {"/sys/class/iommu/*/device/driver", "/sys/bus/acpi/devices/NVDA200C:*/status",
+PERFGAP_READS(smmu, {"/sys/class/iommu/*", "/sys/class/iommu/*/device/driver", "/sys/bus/acpi/devices/NVDA200C:*/status",
                      "/sys/module/arm_smmu_v3/parameters/disable_cmdqv", "/sys/module/arm_smmu_v3/parameters/bypass_vcmdq"})
 // A snapshot keeps the kernel log as .perfgap/dmesg.txt (--dmesg FILE is read as given).
 PERFGAP_READS(kernel_log, {"/.perfgap/dmesg.txt", "/dev/kmsg"})
