@@ -5,11 +5,14 @@
 #include <vector>
 
 #include "core/check.hpp"
+#include "facts/reads.hpp"
 
 namespace perfgap::checks {
 
 using report::Finding;
 using report::Status;
+// What facts read, for composing `reads` (facts/reads.hpp).
+namespace reads = facts::reads;
 
 // The layer of each check module's findings (core::kLayers spells the contract's list).
 namespace layer {

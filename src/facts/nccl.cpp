@@ -387,17 +387,19 @@ bool bdf_like(std::string_view s) {
 PciLink read_pci_link(const sys::Sysroot& root, const std::string& bdf) {
   PciLink link;
   std::string dev = "/sys/bus/pci/devices/" + bdf;
-  std::vector<std::string> dirs{dev};
+  // Each directory as read, and as evidence names it: the upstream port is read as DEVICE/..
+  // (the parent of the link's target, as facts/reads.hpp declares it) and named by its real path.
+  std::vector<std::pair<std::string, std::string>> dirs{{dev, dev}};
   if (auto target = root.readlink(dev)) {
     auto real = resolve_link("/sys/bus/pci/devices", *target);
     auto slash = real.rfind('/');
     if (slash != std::string::npos && slash > 0) {
       auto parent = real.substr(0, slash);
-      if (bdf_like(parent.substr(parent.rfind('/') + 1))) dirs.push_back(parent);
+      if (bdf_like(parent.substr(parent.rfind('/') + 1))) dirs.emplace_back(dev + "/..", parent);
     }
   }
-  for (const auto& d : dirs) {
-    if (auto v = root.read_value(d + "/max_link_speed")) {
+  for (const auto& [r, d] : dirs) {
+    if (auto v = root.read_value(r + "/max_link_speed")) {
       auto s = parse_topo_link_speed(*v);
       if (s && (!link.speed_gts || *s < *link.speed_gts)) {
         link.speed_gts = s;
@@ -405,7 +407,7 @@ PciLink read_pci_link(const sys::Sysroot& root, const std::string& bdf) {
         link.speed_source = d + "/max_link_speed";
       }
     }
-    if (auto v = root.read_value(d + "/max_link_width")) {
+    if (auto v = root.read_value(r + "/max_link_width")) {
       auto w = sys::to_int<int>(*v);
       if (w && *w > 0 && (!link.width || *w < *link.width)) {
         link.width = w;

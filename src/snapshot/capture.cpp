@@ -22,6 +22,7 @@
 #include "core/check.hpp"
 #include "facts/facts.hpp"
 #include "facts/nccl.hpp"
+#include "facts/reads.hpp"
 #include "report/redact.hpp"
 #include "sys/bounded.hpp"
 #include "sys/text.hpp"
@@ -511,6 +512,7 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
     Haul haul;
     Walker walker(source, config, haul);
     for (auto& m : patterns) {
+      if (facts::is_named_read(m.pattern)) continue;  // resolved below, with the node's settings
       if (is_process_pattern(m.pattern)) process_patterns.push_back(&m);
       else m.count = walker.expand(m.pattern);
     }
@@ -578,8 +580,8 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
   for (auto* m : process_patterns)
     if (m->pattern == thread_stats) m->count = thread_stat_count;
 
-  // Files no check can declare: the kernel log, and NCCL's files named by the audited
-  // environment (NCCL_TOPO_FILE, NCCL_CONF_FILE, ~/.nccl.conf).
+  // Files no check can declare: the kernel log and the machine's architecture; then the
+  // files the checks declare by placeholder.
   Haul extra;
   Walker walker(source, config, extra);
   if (c.live) {
@@ -602,21 +604,23 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
     }
     patterns.push_back(std::move(m));
   }
-  const auto& nccl = facts::nccl_config(facts);
-  std::vector<std::pair<std::string, std::string>> nccl_files;  // (path, why)
-  for (const auto& f : nccl.files)
-    if (f.path != "/etc/nccl.conf") nccl_files.emplace_back(f.path, "NCCL config file (" + f.role + ")");
-  for (const auto& [k, v] : facts.audited_env())
-    if (k == "HOME" && !v.empty()) nccl_files.emplace_back(sys::join(v, ".nccl.conf"), "~/.nccl.conf of HOME in the audited environment");
-  if (auto topo = nccl.get("NCCL_TOPO_FILE"); topo && !topo->value.empty())
-    nccl_files.emplace_back(topo->value, "NCCL_TOPO_FILE (" + topo->source + ")");
-  for (const auto& [path, why] : nccl_files) {
-    if (path.empty() || path.front() != '/') {
-      c.skipped.push_back({path, why + ": a relative path, unknown outside the job's working directory"});
-      continue;
+  // Files declared by a placeholder (facts/reads.hpp: $NCCL_CONF_FILE, ~/.nccl.conf,
+  // $NCCL_TOPO_FILE): the paths they name here, as check resolves them, each listed as a
+  // pattern of its own after the placeholder (whose count is theirs together).
+  std::vector<Matched> named;
+  for (auto& m : patterns) {
+    if (!facts::is_named_read(m.pattern)) continue;
+    for (const auto& path : facts::named_read_paths(facts, m.pattern)) {
+      const std::string why = m.pattern + " (" + m.why + ")";
+      if (path.front() != '/') {
+        c.skipped.push_back({path, why + ": a relative path, unknown outside the job's working directory"});
+        continue;
+      }
+      named.push_back({path, why, walker.expand(path, true, facts::kMaxTopoBytes)});
+      m.count += named.back().count;
     }
-    patterns.push_back({path, why, walker.expand(path, true, facts::kMaxTopoBytes)});
   }
+  for (auto& m : named) patterns.push_back(std::move(m));
   merge(c, std::move(extra));
 
   c.matched = std::move(patterns);

@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 #include "sys/text.hpp"
 
@@ -298,7 +300,34 @@ tl::expected<Sysroot, std::string> Sysroot::at(const std::string& dir) {
   return s;
 }
 
+namespace {
+
+std::atomic<bool> read_log_on{false};
+std::mutex read_log_mutex;
+std::vector<std::string> read_log;
+
+void log_read(std::string_view path) {
+  if (!read_log_on.load(std::memory_order_relaxed)) return;
+  std::lock_guard lock(read_log_mutex);
+  read_log.emplace_back(path);
+}
+
+}  // namespace
+
+void start_read_log() {
+  std::lock_guard lock(read_log_mutex);
+  read_log.clear();
+  read_log_on.store(true);
+}
+
+std::vector<std::string> stop_read_log() {
+  read_log_on.store(false);
+  std::lock_guard lock(read_log_mutex);
+  return std::exchange(read_log, {});
+}
+
 ReadResult<int> Sysroot::open_read(std::string_view path) const {
+  log_read(path);
   const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;  // a FIFO must not hang us
   int fd = is_live() ? ::open(std::string(path).c_str(), flags) : open_in(*root_fd_, path, Want::regular);
   if (fd < 0) return tl::unexpected(error_for(errno, path));
@@ -325,6 +354,7 @@ ReadResult<std::string> Sysroot::read_value(std::string_view path) const {
 }
 
 ReadResult<std::vector<std::string>> Sysroot::list(std::string_view dir) const {
+  log_read(dir);
   const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
   int fd = is_live() ? ::open(std::string(dir).c_str(), flags) : open_in(*root_fd_, dir, Want::directory);
   if (fd < 0) return tl::unexpected(error_for(errno, dir));
@@ -345,6 +375,7 @@ ReadResult<std::vector<std::string>> Sysroot::list(std::string_view dir) const {
 }
 
 ReadResult<std::string> Sysroot::readlink(std::string_view path) const {
+  log_read(path);
   char buf[4096];
   ssize_t n;
   if (is_live()) {
@@ -363,6 +394,7 @@ ReadResult<std::string> Sysroot::readlink(std::string_view path) const {
 }
 
 ReadResult<struct stat> Sysroot::stat(std::string_view path) const {
+  log_read(path);
   struct stat st {};
   if (is_live()) {
     if (::stat(std::string(path).c_str(), &st) != 0) return tl::unexpected(error_for(errno, path));

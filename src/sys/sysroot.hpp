@@ -71,6 +71,12 @@ bool openat2_in_use();
 // How many tree paths were walked by hand so far (tests prove the walk ran).
 unsigned long tree_walks();
 
+// For tests (the declared-reads check of every fixture case): while on, every path a Sysroot
+// is asked to open, list, stat or readlink is recorded, from any thread. Off by default; off,
+// it costs one relaxed atomic load per call.
+void start_read_log();
+std::vector<std::string> stop_read_log();  // the paths since start_read_log, in order asked
+
 // Joins a directory and an entry name with one '/'.
 std::string join(std::string_view dir, std::string_view name);
 

@@ -246,7 +246,6 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.turbo";
   if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
   const auto& freq = f.cpufreq();
-  const auto& hyp = f.hypervisor();
   Finding out = core::finding(id, layer::cpu_power, Status::pass, "");
   std::vector<std::string> problems;
   bool any_signal = false;
@@ -318,6 +317,7 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
     out.add("CPUs with scaling_max_freq = cpuinfo_max_freq", cpus_text(at_max));
   }
   if (!any_signal) {
+    const auto& hyp = f.hypervisor();  // only the skip's title needs it
     bool virt = hyp && hyp->virtualized;
     out.status = Status::skip;
     std::string why = "none of intel_pstate/no_turbo, intel_pstate/max_perf_pct, cpufreq/boost, cpu*/cpufreq/{boost,scaling_max_freq,cpuinfo_max_freq} is readable";
@@ -353,8 +353,8 @@ std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.governor";
   if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
   const auto& freq = f.cpufreq();
-  const auto& hyp = f.hypervisor();
   if (freq.cpus.empty()) {
+    const auto& hyp = f.hypervisor();  // only the skip's title needs it
     bool virt = hyp && hyp->virtualized;
     return {core::finding(id, layer::cpu_power, Status::skip,
                           virt ? "virtualized (" + hyp->name + "): no cpufreq governor in the guest; the host decides"
@@ -500,13 +500,7 @@ void register_cpu_power(core::Registry& r) {
          .summary = "idle cores can reach a deep C-state (turbo headroom for busy cores)",
          .rule = "`fail` when idle cores cannot reach a deep idle state (exit latency >= deep_latency_us, 50 us: Intel C6, AMD ACPI C2): `idle=poll`, capped on the command line, every deep state disabled on some CPU, only shallow states exposed on bare metal (BIOS limit), or a PM QoS request (/dev/cpu_dma_latency) below the deep state's latency. `warn` when only shallow states are exposed on a node not known to be bare metal (virt.hypervisor skipped), when some online CPUs have no deep state while others do (they are named), or when some online CPUs' cpuidle directories are unreadable. `skip` in a VM that exposes no deep state (the host decides), without a cpuidle driver, and when the driver is loaded but no CPU's states are readable. `pass` names the deepest reachable state and counts every online CPU.",
          .fix = "Allow C6 in the BIOS, remove intel_idle.max_cstate=/processor.max_cstate=/idle= from the kernel command line, re-enable disabled states, release a low PM QoS request (tuned latency-performance).",
-         .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/cpuidle/current_driver",
-                   "/sys/devices/system/cpu/cpu*/cpuidle/state*/name",
-                   "/sys/devices/system/cpu/cpu*/cpuidle/state*/latency",
-                   "/sys/devices/system/cpu/cpu*/cpuidle/state*/disable",
-                   "/sys/module/intel_idle/parameters/max_cstate", "/proc/cmdline", "/dev/cpu_dma_latency",
-                   "/etc/tuned/active_profile", "/proc/cpuinfo", "/sys/class/dmi/id/sys_vendor",
-                   "/sys/class/dmi/id/product_name"},
+         .reads = reads::of({reads::cpuidle(), reads::cmdline(), reads::hypervisor()}),
          .params = {{"deep_latency_us", 50, "exit latency (us) from which an idle state counts as deep"}},
          .run = deep_idle});
   r.add({.id = "cpu.turbo",
@@ -514,13 +508,7 @@ void register_cpu_power(core::Registry& r) {
          .summary = "turbo/boost is on and no CPU's frequency is capped below its maximum",
          .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `warn` when turbo is on but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped). `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
          .fix = "Enable turbo in BIOS and OS, set max_perf_pct to 100, raise scaling_max_freq to cpuinfo_max_freq.",
-         .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/intel_pstate/no_turbo",
-                   "/sys/devices/system/cpu/intel_pstate/max_perf_pct", "/sys/devices/system/cpu/intel_pstate/status",
-                   "/sys/devices/system/cpu/cpufreq/boost", "/sys/devices/system/cpu/cpu*/cpufreq/boost",
-                   "/sys/devices/system/cpu/cpu*/cpufreq/scaling_max_freq",
-                   "/sys/devices/system/cpu/cpu*/cpufreq/cpuinfo_max_freq",
-                   "/sys/devices/system/cpu/cpu*/cpufreq/scaling_driver",
-                   "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor"},
+         .reads = reads::of({reads::cpufreq(), reads::hypervisor()}),
          .params = {},
          .run = turbo});
   r.add({.id = "cpu.governor",
@@ -528,9 +516,7 @@ void register_cpu_power(core::Registry& r) {
          .summary = "CPUs run the performance governor or EPP 'performance'",
          .rule = "`warn` for CPUs whose scaling_governor is not `performance` and whose energy_performance_preference (where present) is not `performance`; evidence groups CPUs by driver, governor and EPP; also `warn` when every readable CPU is fine but some online CPUs have no readable cpufreq (named). `skip` without cpufreq.",
          .fix = "`cpupower frequency-set -g performance`, or EPP 'performance' with intel_pstate/amd-pstate active.",
-         .reads = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/cpu*/cpufreq/scaling_driver",
-                   "/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor",
-                   "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference"},
+         .reads = reads::of({reads::cpufreq(), reads::hypervisor()}),
          .params = {},
          .run = governor});
   r.add({.id = "cpu.steal",
@@ -538,7 +524,7 @@ void register_cpu_power(core::Registry& r) {
          .summary = "the hypervisor steals little CPU time from the workload's CPUs",
          .rule = "Steal share of CPU time on the CPUs the training processes may use (all online CPUs when none is found): live over the sample window (`--sample-ms`, config `sample_ms`; default 2 s / sqrt(online CPUs) between 100 ms and 1 s, 250 ms for `health`), on a captured tree since boot. Live, the share has a margin from /proc/stat's 10 ms tick (1.22 sqrt(CPUs) ticks over the window's ticks: about 0.6% at the default window): `fail` when the share is above fail_pct (2%) by more than the margin; `warn` when it is above fail_pct within the margin, or when the whole is below it but single CPUs (with at least 0.5 s of ticks) are above; `skip` when it is below fail_pct but within the margin (the window was too short to decide; the title says which --sample-ms would), and without a steal column.",
          .fix = "Pin vCPUs to dedicated host cores and keep host housekeeping off them.",
-         .reads = {"/proc/stat", "/sys/devices/system/cpu/online", "/proc/[0-9]*/environ", "/proc/[0-9]*/maps", "/proc/[0-9]*/status"},
+         .reads = reads::of({reads::window(), reads::topology(), reads::training()}),
          .params = {{"fail_pct", 2, "steal share of CPU time (%) above which the check fails"}},
          .run = steal,
          .sampled = true});

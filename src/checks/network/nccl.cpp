@@ -367,7 +367,7 @@ void register_nccl(core::Registry& r) {
          .summary = "no NCCL setting switches off NVLink P2P, shared memory, RDMA, NVLS or GPUDirect",
          .rule = "Settings as NCCL reads them (audited environment, else NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf; empty values ignored, integers as strtoll reads them). `fail` for NCCL_P2P_DISABLE!=0, NCCL_P2P_LEVEL=LOC, NCCL_SHM_DISABLE!=0, NCCL_IB_DISABLE!=0 or NCCL_NET=Socket on a node with RDMA devices, NCCL_NVLS_ENABLE=0 with an NVSwitch PCI function (vendor 0x10de, class 0x0680), NCCL_NET_GDR_LEVEL/NCCL_IB_GDR_LEVEL=LOC; each named with its cost. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "Remove the setting from the job, the image, or NCCL's config files.",
-         .reads = {"/proc/self/environ", "/etc/nccl.conf", "/etc/passwd", "/sys/class/infiniband/*", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/vendor"},
+         .reads = reads::of({reads::nccl_config(), reads::infiniband(), reads::pci()}),
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, disabled_paths(f, th)); }});
   r.add({.id = "nccl.env.forced",
@@ -375,7 +375,7 @@ void register_nccl(core::Registry& r) {
          .summary = "NCCL's algorithm, protocol, channel and buffer tuning is not forced",
          .rule = "`warn` when NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS or NCCL_BUFFSIZE is set (non-empty), or NCCL_DEBUG is INFO/TRACE with NCCL_DEBUG_SUBSYS including ALL: forced settings override NCCL's tuning; verify with a sweep. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "perfgap sweep the setting against unset; drop what does not win.",
-         .reads = {"/proc/self/environ", "/etc/nccl.conf"},
+         .reads = reads::nccl_config(),
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, forced(f, th)); }});
   r.add({.id = "nccl.env.devices",
@@ -383,7 +383,7 @@ void register_nccl(core::Registry& r) {
          .summary = "NCCL_IB_HCA and NCCL_SOCKET_IFNAME name devices that exist here",
          .rule = "NCCL's list syntax: comma list, names match as prefixes unless the list starts with '=' (exact; after an optional leading '^', which makes it an exclusion list), ':port' selects an RDMA port, an empty list means every device. Per variable (subject: its name): `fail` when a selecting entry matches no RDMA device/port (/sys/class/infiniband) or interface (/sys/class/net), or when nothing is left selected (e.g. '^=:,,' excludes everything). `pass` when both are unset. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "Name devices present on this node (ibv_devices, ip -br link).",
-         .reads = {"/proc/self/environ", "/etc/nccl.conf", "/sys/class/infiniband/*", "/sys/class/net/*"},
+         .reads = reads::of({reads::nccl_config(), reads::infiniband(), {"/sys/class/net/*"}}),
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, nccl_devices(f, th)); }});
   r.add({.id = "nccl.gdr",
@@ -391,8 +391,9 @@ void register_nccl(core::Registry& r) {
          .summary = "GPUDirect RDMA is available where GPUs and RDMA NICs share the node",
          .rule = "With RDMA devices and NVIDIA GPUs on PCI: `pass` when /sys/module/nvidia_peermem (or nv_peer_mem) is loaded, the driver is the open kernel module (dma-buf; /proc/driver/nvidia/version says \"Open Kernel Module\"), or on Grace NCCL_NET_GDR_C2C is set non-zero; `warn` when none is; `skip` without RDMA devices or GPUs, or when the driver version is unreadable and nvidia_peermem is absent.",
          .fix = "modprobe nvidia_peermem (persisted), or the open GPU kernel modules for dma-buf.",
-         .reads = {"/sys/class/infiniband/*", "/sys/module/nvidia_peermem", "/sys/module/nv_peer_mem", "/proc/driver/nvidia/version",
-                   "/sys/devices/soc0/soc_id", "/proc/cpuinfo", "/proc/self/environ", "/etc/nccl.conf"},
+         .reads = reads::of({reads::infiniband(), reads::pci(), reads::nccl_config(), reads::cpuinfo(),
+                             {"/sys/module/nvidia_peermem", "/sys/module/nv_peer_mem", "/proc/driver/nvidia/version",
+                              "/sys/devices/soc0/soc_id"}}),
          .params = {},
          .run = gdr});
   r.add({.id = "nccl.ib.qps",
@@ -400,7 +401,7 @@ void register_nccl(core::Registry& r) {
          .summary = "QPs per connection are measured, not left at 1, on ports of 400 Gb/s and more",
          .rule = "`warn` when an ACTIVE RDMA port's rate is at least min_rate_gbps (400) and NCCL_IB_QPS_PER_CONNECTION is unset or 1: sweep it (1, 2, 4, 8) at the workload's message sizes with perfgap sweep; never a blind fix. `pass` when it is above 1 or no port is that fast; `skip` without RDMA devices.",
          .fix = "perfgap sweep --env NCCL_IB_QPS_PER_CONNECTION=1,2,4,8 -- <benchmark>.",
-         .reads = {"/sys/class/infiniband/*/ports/*/rate", "/sys/class/infiniband/*/ports/*/state", "/proc/self/environ", "/etc/nccl.conf"},
+         .reads = reads::of({reads::infiniband(), reads::nccl_config(), reads::pci(), {"/sys/class/net/*"}}),
          .params = {{"min_rate_gbps", 400, "port rate (Gb/s) from which one QP per connection is worth a sweep"}},
          .run = ib_qps});
 }

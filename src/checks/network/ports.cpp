@@ -139,11 +139,7 @@ void register_network_ports(core::Registry& r) {
          .summary = "every RDMA port is ACTIVE/LinkUp and none is slower than its peers",
          .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer, driver and NIC model: PCI device id, else hca_type, else board_id; ports whose model is unknown are compared with none; at least two ports); `warn` for an ACTIVE port whose phys_state is no value the kernel prints; `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices.",
          .fix = "Cable, transceiver and switch port (mlxlink, ibstat); a subnet manager for ports stuck in INIT.",
-         .reads = {"/sys/class/infiniband/*/device", "/sys/class/infiniband/*/ports/*/state",
-                   "/sys/class/infiniband/*/ports/*/phys_state", "/sys/class/infiniband/*/ports/*/rate",
-                   "/sys/class/infiniband/*/ports/*/link_layer", "/sys/class/infiniband_verbs/*/ibdev",
-                   "/sys/class/infiniband/*/hca_type", "/sys/class/infiniband/*/board_id",
-                   "/sys/bus/pci/devices/*/device"},
+         .reads = reads::of({reads::infiniband(), reads::pci()}),
          .params = {},
          .run = ib_ports});
 }

@@ -264,9 +264,7 @@ void register_pcie_gpu(core::Registry& r) {
          .summary = "GPU and NIC PCIe links run at their maximum width (and speed)",
          .rule = "Per NVIDIA GPU and NVIDIA/Mellanox NIC (vendor 0x15b3, network class), one finding with the BDF as subject: `fail` when current_link_width is below max_link_width; `warn` when only current_link_speed is below max_link_speed (GPUs lower the link speed when idle); `pass` otherwise. `skip` when the link attributes are absent or Unknown (virtual functions); `error` for values that are not a width or speed.",
          .fix = "Reseat the card/riser, check the slot's bifurcation and PCIe generation in the BIOS, compare lspci LnkCap/LnkSta.",
-         .reads = {"/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class",
-                   "/sys/bus/pci/devices/*/current_link_speed", "/sys/bus/pci/devices/*/current_link_width",
-                   "/sys/bus/pci/devices/*/max_link_speed", "/sys/bus/pci/devices/*/max_link_width"},
+         .reads = reads::of({reads::pci(), reads::pcie_link()}),
          .params = {},
          .run = pcie_link});
   r.add({.id = "gpu.inventory",
@@ -274,10 +272,8 @@ void register_pcie_gpu(core::Registry& r) {
          .summary = "the NVIDIA driver sees every GPU on PCI (count, models, driver version)",
          .rule = "`pass` with the count, models and driver version. Outside a container: `fail` when the driver (/proc/driver/nvidia/gpus) lists fewer GPUs than PCI has (GPUs bound to vfio-pci excepted). Inside one: `fail` when NVIDIA_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES name more GPUs than are visible (or a CUDA index/UUID that is not). `skip` without GPUs, or when fewer are listed and whether this is a container is unknown. Reads /sys and /proc/driver/nvidia only; never initialises a GPU.",
          .fix = "Find why the driver lost the GPU (kernel log NVRM/Xid 79, nvidia-smi -L), reset/reseat it; in containers, match the allocation and CUDA_VISIBLE_DEVICES.",
-         .reads = {"/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/device",
-                   "/sys/bus/pci/devices/*/driver", "/proc/driver/nvidia/version",
-                   "/proc/driver/nvidia/gpus/*/information", "/proc/self/environ", "/.dockerenv",
-                   "/run/.containerenv", "/proc/1/environ", "/proc/1/cgroup"},
+         .reads = reads::of({reads::pci(), reads::pci_driver(), reads::driver_gpus(), reads::nvidia_driver_version(),
+                             reads::audited_env(), reads::container()}),
          .params = {},
          .run = gpu_inventory});
 }

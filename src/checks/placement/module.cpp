@@ -386,14 +386,6 @@ std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
   return {fnd};
 }
 
-const std::vector<std::string_view> kProcReads = {"/proc/[0-9]*/environ", "/proc/[0-9]*/maps", "/proc/[0-9]*/status"};
-
-std::vector<std::string_view> with_proc(std::vector<std::string_view> more) {
-  std::vector<std::string_view> v = kProcReads;
-  v.insert(v.end(), more.begin(), more.end());
-  return v;
-}
-
 }  // namespace
 
 void register_placement(core::Registry& r) {
@@ -402,7 +394,7 @@ void register_placement(core::Registry& r) {
          .summary = "automatic NUMA balancing is off",
          .rule = "`warn` when /proc/sys/kernel/numa_balancing is not 0; `skip` when the kernel has no such setting.",
          .fix = "sysctl kernel.numa_balancing=0, persisted in /etc/sysctl.d/.",
-         .reads = {"/proc/sys/kernel/numa_balancing"},
+         .reads = reads::numa_balancing(),
          .params = {},
          .run = numa_balancing});
   r.add({.id = "numa.remote_memory",
@@ -410,7 +402,7 @@ void register_placement(core::Registry& r) {
          .summary = "training processes keep their memory on the NUMA nodes of their CPUs",
          .rule = "Per training process: bytes (pages x kernelpagesize_kB) resident on NUMA nodes holding none of its allowed CPUs, as a share of its bytes on nodes with CPUs (CPU-less GPU-memory nodes never count). `warn` above warn_pct (5%), `fail` above fail_pct (10%). numa_maps makes the kernel walk every page, so reading stops after max_read_ms per process and the evidence says the figure is a sample. `skip` without training processes.",
          .fix = "numactl --cpunodebind/--membind per rank, srun --mem-bind=local.",
-         .reads = with_proc({"/proc/[0-9]*/numa_maps", "/sys/devices/system/node/node*/cpulist", "/sys/devices/system/cpu/online"}),
+         .reads = reads::of({reads::training(), reads::topology(), reads::numa_maps()}),
          .params = {{"warn_pct", 5, "remote share (%) above which the check warns"},
                     {"fail_pct", 10, "remote share (%) above which the check fails"},
                     {"max_read_ms", 500, "time budget for reading one process's numa_maps"}},
@@ -420,9 +412,7 @@ void register_placement(core::Registry& r) {
          .summary = "each rank may run on CPUs local to its GPU",
          .rule = "Per rank (training process that is not a data-loader child of another): its GPU from CUDA_VISIBLE_DEVICES (indices or GPU-UUIDs) and the local rank; `fail` when Cpus_allowed_list has no CPU in the GPU's local_cpulist, `warn` when unbound on a multi-node system or bound partly off the GPU's node; the title says when bindings follow rank order. `skip` when the GPU cannot be determined or its NUMA node is unknown.",
          .fix = "Slurm --gpu-bind=closest with Cores= in gres.conf, or numactl per rank.",
-         .reads = with_proc({"/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/device",
-                             "/sys/bus/pci/devices/*/numa_node", "/sys/bus/pci/devices/*/local_cpulist",
-                             "/proc/driver/nvidia/gpus/*/information", "/sys/devices/system/node/node*/cpulist"}),
+         .reads = reads::of({reads::training(), reads::topology(), reads::visible_gpus()}),
          .params = {},
          .run = gpu_affinity});
   r.add({.id = "placement.shared_cores",
@@ -430,8 +420,8 @@ void register_placement(core::Registry& r) {
          .summary = "no other busy threads or NIC/GPU interrupts on the training cores",
          .rule = "Training cores are the allowed CPUs of bound ranks plus the last CPUs of busy training threads. `warn` when threads of other processes using more than busy_pct of a CPU last ran there, or mlx5/nvidia interrupts land there (live: more than irq_per_s over the window; captured tree: routed there by effective_affinity_list/smp_affinity_list with a nonzero count). `skip` without training processes or thread statistics.",
          .fix = "A cpuset split: housekeeping cores for services and IRQs, the rest for training.",
-         .reads = with_proc({"/proc/[0-9]*/task/[0-9]*/stat", "/proc/uptime", "/proc/interrupts",
-                             "/proc/irq/*/smp_affinity_list", "/proc/irq/*/effective_affinity_list", "/proc/stat"}),
+         .reads = reads::of({reads::training(), reads::topology(), reads::window(),
+                             {"/proc/irq/*/smp_affinity_list", "/proc/irq/*/effective_affinity_list"}}),
          .params = {{"busy_pct", 10, "CPU use (% of one CPU) from which a thread counts as busy"},
                     {"irq_per_s", 100, "live: interrupt rate per CPU from which a NIC/GPU IRQ counts"}},
          .run = shared_cores,

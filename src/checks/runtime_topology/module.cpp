@@ -570,7 +570,7 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "names the container runtime perfgap runs in (or none)",
          .rule = "`pass` naming the runtime from /.dockerenv, /run/.containerenv, enroot/pyxis variables (ENROOT_*, PYXIS_*), `container=` in /proc/1/environ or the audited environment, KUBERNETES_SERVICE_HOST, and docker/libpod/kubepods/containerd/lxc in /proc/1/cgroup; or \"not in a container\". `skip` when neither /proc/1/cgroup nor /proc/1/environ is readable and no marker is present.",
          .fix = "None: information for the other runtime checks.",
-         .reads = {"/.dockerenv", "/run/.containerenv", "/proc/1/environ", "/proc/1/cgroup", "/proc/self/environ"},
+         .reads = reads::container(),
          .params = {},
          .run = detect});
   r.add({.id = "container.shm",
@@ -578,7 +578,7 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "/dev/shm is large enough for NCCL's SHM transport and data loaders",
          .rule = "Size of /dev/shm: live, statvfs; captured tree, the size= option of the last /dev/shm line in /proc/self/mounts (else /proc/mounts), without one tmpfs's default of half of MemTotal (/proc/meminfo). `fail` below min_gib (1 GiB) when something set the size (size=, a container runtime's default); `warn` when it is tmpfs's default (half of MemTotal) on a node too small for more; `skip` when the size cannot be read.",
          .fix = "docker --shm-size / --ipc=host; a Memory emptyDir; a sized tmpfs in enroot's mounts.d.",
-         .reads = {"/proc/mounts", "/proc/self/mounts", "/proc/meminfo"},
+         .reads = reads::shm_size(),
          .params = {{"min_gib", 1, "smallest /dev/shm (GiB) that passes"}},
          .run = shm});
   r.add({.id = "container.memlock",
@@ -586,7 +586,7 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "the locked-memory limit does not cap RDMA memory registration",
          .rule = "RLIMIT_MEMLOCK (live: getrlimit; captured tree: the 'Max locked memory' row of /proc/self/limits). `pass` when the soft limit is unlimited; `fail` when it is not and RDMA devices exist (/sys/class/infiniband); `skip` when it is limited but there is no RDMA device, or the limit is unreadable.",
          .fix = "docker --ulimit memlock=-1:-1; LimitMEMLOCK=infinity for slurmd; memlock unlimited in limits.d.",
-         .reads = {"/proc/self/limits", "/sys/class/infiniband/*"},
+         .reads = reads::of({reads::memlock(), reads::infiniband()}),
          .params = {},
          .run = memlock});
   r.add({.id = "container.devices",
@@ -594,8 +594,7 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "RDMA devices and visible GPUs have reachable device nodes",
          .rule = "For every RDMA device, /dev/infiniband/<uverbsN> (from /sys/class/infiniband_verbs/*/ibdev); for every visible GPU, /dev/nvidia<Device Minor> (from /proc/driver/nvidia/gpus/*/information), and /dev/nvidiactl: stat only, never opened. `fail` when any is missing; `skip` when there is no such device, a device's node cannot be determined, or a captured tree has no dev/ directory at all (not captured is not missing).",
          .fix = "docker --gpus/--device=/dev/infiniband; enroot's nvidia/mellanox hooks; device plugins.",
-         .reads = {"/sys/class/infiniband/*", "/sys/class/infiniband_verbs/*/ibdev", "/dev/infiniband/*", "/dev/nvidia*",
-                   "/proc/driver/nvidia/gpus/*/information", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/vendor"},
+         .reads = reads::of({reads::infiniband(), reads::visible_gpus(), {"/dev", "/dev/infiniband/*", "/dev/nvidia*"}}),
          .params = {},
          .run = container_devices});
   r.add({.id = "container.launcher_config",
@@ -603,9 +602,7 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "the host's enroot configuration carries NCCL_TOPO_FILE and its file into containers",
          .rule = "On the host (`skip` inside a container): when NCCL_TOPO_FILE is set (environment or NCCL's config files), `warn` unless an /etc/enroot/environ.d/*.env line names NCCL_TOPO_FILE (or a mounts.d line mounts the config file that sets it) and an /etc/enroot/mounts.d/*.fstab line bind-mounts the file (or a directory above it) at the same path. `pass` when the host sets no NCCL_TOPO_FILE; `skip` when neither /etc/enroot nor a pyxis line in /etc/slurm/plugstack.conf(.d) exists. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "NCCL_TOPO_FILE=FILE in /etc/enroot/environ.d/*.env and 'FILE FILE none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab.",
-         .reads = {"/etc/enroot", "/etc/enroot/environ.d/*", "/etc/enroot/mounts.d/*", "/etc/slurm/plugstack.conf",
-                   "/etc/slurm/plugstack.conf.d/*", "/etc/slurm-llnl/plugstack.conf", "/etc/slurm-llnl/plugstack.conf.d/*",
-                   "/etc/nccl.conf", "/proc/self/environ"},
+         .reads = reads::of({reads::container(), reads::launcher_config(), reads::nccl_config()}),
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, launcher(f, th)); }});
   r.add({.id = "container.env_drift",
@@ -613,7 +610,7 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "NCCL/UCX/CUDA/NVIDIA settings here match the host baseline",
          .rule = "With --baseline HOST.json: for every NCCL_/UCX_/CUDA_/NVIDIA_ name in the baseline's node.environment or node.nccl_conf, the value NCCL sees here (environment, else NCCL's config files). One finding per name (subject: the name): `fail` for a missing or different NCCL_/UCX_ setting, `warn` for CUDA_/NVIDIA_; a `<redacted>` value is compared for presence only. `fail` too when the baseline's topology file was present and the file NCCL_TOPO_FILE names is absent here. `skip` without --baseline.",
          .fix = "The launcher line that carries it: srun --container-env/--container-mounts, enroot environ.d/mounts.d, docker -e/-v.",
-         .reads = {"/proc/self/environ", "/etc/nccl.conf"},
+         .reads = reads::of({reads::container(), reads::nccl_topo_file()}),
          .params = {},
          .run = env_drift});
   r.add({.id = "nccl.topo_file",
@@ -621,11 +618,8 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "NCCL_TOPO_FILE names a readable NCCL topology file that matches the devices here",
          .rule = "NCCL_TOPO_FILE from the audited environment, else NCCL's config files (NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf). `fail` when set but empty, missing or unreadable (NCCL falls back silently); when the file (read up to 4 MiB) is not NCCL topology XML (pugixml; root <system version=\"1\">) or uses XML NCCL's reader rejects (declarations, tabs, split attributes); when a GPU/NIC/PCI bus id, class, vendor/device, <cpu numaid> or affinity mask in it does not match the PCI devices here, or a GPU, RDMA device or <net> here is missing from it. `warn` for link_speed/link_width differing from max_link_speed/max_link_width (NCCL takes the smaller of device and upstream port), and when unset while /etc/nccl/topo.xml, /var/run/nvidia-topologyd/virtualTopology.xml (which NCCL then loads by default, and which is checked the same way) or the baseline names one. `pass` when it matches, or when unset and none is known. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "A topology file made for this node type, carried into the container by the launcher; or none.",
-         .reads = {"/proc/self/environ", "/etc/nccl.conf", "/etc/passwd", "/proc/self/status", "/etc/nccl/topo.xml",
-                   "/var/run/nvidia-topologyd/virtualTopology.xml", "/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/device",
-                   "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/numa_node", "/sys/bus/pci/devices/*/local_cpulist",
-                   "/sys/bus/pci/devices/*/max_link_speed", "/sys/bus/pci/devices/*/max_link_width", "/sys/class/infiniband/*",
-                   "/sys/class/net/*"},
+         .reads = reads::of({reads::nccl_topo_file(), {"/etc/nccl/topo.xml", "/var/run/nvidia-topologyd/virtualTopology.xml"},
+                             reads::pci(), reads::pci_link(), reads::infiniband(), {"/sys/class/net/*"}}),
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, topo_file(f, th)); }});
 }

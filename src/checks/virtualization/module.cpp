@@ -27,11 +27,7 @@ void register_virtualization(core::Registry& r) {
          .summary = "names the hypervisor, or bare metal (other checks use it)",
          .rule = "`pass` (information) naming the hypervisor from any signal: the x86 `hypervisor` CPU flag, a hypervisor's DMI identity, /sys/hypervisor/type, the devicetree `hypervisor` node, Hyper-V's VMBus, s390 /proc/sysinfo (KVM, z/VM, LPAR), POWER `platform: pSeries`, PCI functions of virtual-only vendors (VirtualBox 0x80ee, VMware 0x15ad, Hyper-V 0x1414, Xen 0x5853, Parallels 0x1ab8, QEMU 0x1b36/0x1234); `pass` \"bare metal\" only when bare metal is shown (a hardware DMI identity, or POWER `platform: PowerNV`) and no signal names a hypervisor. Otherwise `skip` \"no hypervisor signal found, but bare metal is not shown\": the checks that depend on it treat the node as unknown.",
          .fix = "None: this is information. Virtualized nodes need the host-side checks (CMDQV, vCPU pinning) to be right.",
-         .reads = {"/proc/cpuinfo", "/sys/hypervisor/type", "/sys/class/dmi/id/sys_vendor",
-                   "/sys/class/dmi/id/product_name", "/sys/class/dmi/id/bios_vendor",
-                   "/sys/firmware/devicetree/base/hypervisor", "/sys/firmware/devicetree/base/hypervisor/compatible",
-                   "/proc/device-tree/hypervisor", "/proc/device-tree/hypervisor/compatible", "/sys/bus/vmbus/devices",
-                   "/proc/sysinfo", "/proc/bus/pci/devices", "/sys/bus/pci/devices/*/vendor", "/proc/sys/kernel/arch"},
+         .reads = reads::hypervisor(),
          .params = {},
          .run = hypervisor});
 }

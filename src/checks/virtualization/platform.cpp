@@ -316,13 +316,7 @@ void register_platform(core::Registry& r) {
          .summary = "on Grace, the SMMU's command-queue virtualization (CMDQV) is exposed and used",
          .rule = "On NVIDIA Grace (soc0 id jep106:036b:0241, or Neoverse V2 with NVIDIA GPUs in a guest) with an SMMUv3: `fail` when virtualized and the CMDQV ACPI device NVDA200C is not exposed, the kernel lacks CONFIG_TEGRA241_CMDQV, arm_smmu_v3 disable_cmdqv/bypass_vcmdq is set, or the kernel log says 'Falling back to standard SMMU CMDQ'; on bare metal the same signals are a `warn`. `skip` elsewhere (not Grace, no SMMUv3, or the kernel config unreadable with no other signal). The kernel log is --dmesg FILE, the tree's .perfgap/dmesg.txt, or /dev/kmsg read without blocking.",
          .fix = "Host kernel with the tegra241-cmdqv driver (CONFIG_TEGRA241_CMDQV=y) and the hypervisor's cmdqv IOMMU property (QEMU arm-smmuv3 accel=on,cmdqv=on with iommufd; libvirt <iommu model='smmuv3'> driver cmdqv='on').",
-         .reads = {"/proc/cpuinfo", "/sys/devices/soc0/soc_id", "/sys/devices/soc0/family", "/sys/devices/soc0/machine",
-                   "/sys/devices/soc0/revision", "/sys/class/iommu/*", "/sys/class/iommu/*/device/driver",
-                   "/sys/bus/acpi/devices/NVDA200C:*/status", "/sys/module/arm_smmu_v3/parameters/disable_cmdqv",
-                   "/sys/module/arm_smmu_v3/parameters/bypass_vcmdq", "/proc/sys/kernel/osrelease", "/boot/config-*",
-                   "/proc/config.gz", "/dev/kmsg", "/.perfgap/dmesg.txt", "/sys/bus/pci/devices/*/vendor",
-                   "/sys/bus/pci/devices/*/class", "/proc/driver/nvidia/gpus/*", "/sys/class/dmi/id/sys_vendor",
-                   "/sys/class/dmi/id/product_name", "/sys/firmware/devicetree/base/hypervisor"},
+         .reads = reads::of({reads::grace(), reads::smmu(), reads::kernel_config(), reads::kernel_log(), reads::hypervisor()}),
          .params = {},
          .run = smmu_cmdqv});
   r.add({.id = "iommu.dma_mode",
@@ -330,9 +324,7 @@ void register_platform(core::Registry& r) {
          .summary = "GPU and NIC IOMMU groups use identity (passthrough), not translated DMA",
          .rule = "`warn` when the IOMMU group of a GPU or NIC (NVIDIA/Mellanox, or any RDMA device) has type DMA or DMA-FQ rather than identity, listing the devices; /proc/cmdline's iommu=, iommu.passthrough=, intel_iommu=, amd_iommu= are evidence. Devices bound to vfio-pci (assigned to VMs) are not judged. `pass` when all are identity or in no group; `skip` without PCI, GPUs/NICs, or readable groups.",
          .fix = "iommu.passthrough=1 (arm64) or iommu=pt (x86) on the kernel command line, or `echo identity > /sys/kernel/iommu_groups/N/type` with the driver unbound.",
-         .reads = {"/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/driver",
-                   "/sys/kernel/iommu_groups/*/type", "/sys/kernel/iommu_groups/*/devices/*", "/proc/cmdline",
-                   "/sys/class/infiniband/*/device"},
+         .reads = reads::of({reads::pci(), reads::pci_driver(), reads::iommu_groups(), reads::cmdline(), reads::infiniband()}),
          .params = {},
          .run = dma_mode});
   r.add({.id = "mem.page_size",
@@ -340,8 +332,7 @@ void register_platform(core::Registry& r) {
          .summary = "Grace nodes run the 64 KiB-page kernel",
          .rule = "On NVIDIA Grace: `warn` for 4 KiB base pages (64 KiB is the platform's recommended kernel), `pass` otherwise. Live: the page size of this kernel; --root: KernelPageSize in /proc/self/smaps. `skip` elsewhere or when unknown.",
          .fix = "Boot the 64k kernel flavour (linux-nvidia-64k, kernel-64k) with a matching NVIDIA driver.",
-         .reads = {"/proc/self/smaps", "/proc/cpuinfo", "/sys/devices/soc0/soc_id", "/proc/sys/kernel/osrelease",
-                   "/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class"},
+         .reads = reads::of({reads::grace(), reads::page_size(), reads::identity()}),
          .params = {},
          .run = page_size});
 }
