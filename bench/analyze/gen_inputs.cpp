@@ -6,7 +6,9 @@
 // headers and call chains, kernel and user frames, some SMMU command-queue leaves),
 // nccl-tests (repeated all_reduce_perf sweeps 8 B .. 16 GiB with their headers and trailers,
 // NCCL INFO lines between runs), nccl-log (NCCL_DEBUG=INFO lines of many ranks interleaved:
-// init, NET/IB, channels, rings/trees, connections). Standard library only; deterministic.
+// init, NET/IB, channels, rings/trees, connections), steps (a Megatron-LM training log:
+// one iteration line per step with its timers and memory lines, now and then a skipped
+// iteration and a validation block). Standard library only; deterministic.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -174,11 +176,37 @@ void nccl_log(Out& o, std::uint64_t limit, Rng& r) {
   }
 }
 
+void steps(Out& o, std::uint64_t limit, Rng& r) {
+  long it = 0;
+  long samples = 0;
+  while (o.size() < limit) {
+    ++it;
+    samples += 1024;
+    double ms = 1230.0 + static_cast<double>(r.below(4000)) / 100.0;
+    int skipped = r.below(2000) == 0 ? 1 : 0;
+    EMIT(o, " [2025-03-%02ld %02ld:%02ld:%02ld] iteration %8ld/ 5000000 | consumed samples: %12ld | elapsed time per iteration (ms): %.1f | "
+            "throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: %.6E | global batch size:  1024 | lm loss: %.6E | loss scale: 1.0 | "
+            "grad norm: %.3f | number of skipped iterations: %3d | number of nan iterations:   0 |\n",
+         1 + (it / 86400) % 28, (it / 3600) % 24, (it / 60) % 60, it % 60, it, samples, ms, 455.0 * 1250.0 / ms, 1.5e-4 * (1.0 - static_cast<double>(it) / 5e6),
+         2.0 + static_cast<double>(r.below(100000)) / 1e5, static_cast<double>(r.below(1000)) / 1000.0, skipped);
+    if (it % 10 == 0)
+      EMIT(o, "[Rank 0] (after %ld iterations) memory (MB) | allocated: %.1f | max allocated: %.1f | reserved: 61234.0 | max reserved: 61234.0\n", it,
+           40000.0 + static_cast<double>(r.below(1000)), 52000.0 + static_cast<double>(r.below(1000)));
+    if (it % 10 == 0)
+      EMIT(o, "(min, max) time across ranks (ms):\n    forward-backward ...............................: (%.2f, %.2f)\n    optimizer ......................................: (%.2f, %.2f)\n",
+           ms * 0.9, ms * 0.92, ms * 0.05, ms * 0.06);
+    if (it % 1000 == 0)
+      EMIT(o, "-----------------------------------------------------------------------------------------------\n validation loss at iteration %ld | lm loss value: %.6E | lm loss PPL: %.6E | \n"
+              "-----------------------------------------------------------------------------------------------\n",
+           it, 2.1, 8.2);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s perf-script|nccl-tests|nccl-log OUTFILE [--mb N] [--seed S]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s perf-script|nccl-tests|nccl-log|steps OUTFILE [--mb N] [--seed S]\n", argv[0]);
     return 2;
   }
   std::string kind = argv[1];
@@ -203,6 +231,7 @@ int main(int argc, char** argv) {
   if (kind == "perf-script") perf_script(o, limit, r);
   else if (kind == "nccl-tests") nccl_tests(o, limit, r);
   else if (kind == "nccl-log") nccl_log(o, limit, r);
+  else if (kind == "steps") steps(o, limit, r);
   else {
     std::fprintf(stderr, "unknown KIND %s\n", kind.c_str());
     std::fclose(f);

@@ -72,12 +72,7 @@ std::size_t find_in(std::string_view msg, const ByteSet& have, const Needle& n) 
   return have.holds(n.bytes) ? sys::find(msg, n.text) : std::string_view::npos;
 }
 
-// A transparent hash, so sets of owned strings are searched by view.
-struct ViewHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
-};
-using SeenSet = std::unordered_set<std::string, ViewHash, std::equal_to<>>;
+using SeenSet = std::unordered_set<std::string, sys::ViewHash, std::equal_to<>>;
 
 // Adds (value, line) to `list` the first time `value` is seen.
 void add_once(std::vector<std::pair<std::string, int>>& list, SeenSet& seen, std::string value, int line) {

@@ -146,10 +146,6 @@ class ScriptFolder {
     int line = 0;
   };
   // Keys are owned (the text goes away block by block) and looked up by view.
-  struct ViewHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
-  };
   void add(std::string_view sym, std::string_view dso, int lineno) {
     auto it = counts_.find(sym);
     if (it == counts_.end()) {
@@ -158,7 +154,7 @@ class ScriptFolder {
     }
     it->second.n += 1;
   }
-  std::unordered_map<std::string, Count, ViewHash, std::equal_to<>> counts_;
+  std::unordered_map<std::string, Count, sys::ViewHash, std::equal_to<>> counts_;
   std::vector<const std::pair<const std::string, Count>*> order_;  // by first appearance
   double samples_ = 0;
   bool awaiting_ = false;

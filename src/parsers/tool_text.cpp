@@ -113,7 +113,7 @@ namespace {
 // "[-]ddd[.ddd]" with at most 15 digits, or nullopt. Such a decimal is m / 10^k with m and
 // 10^k exact doubles, and one IEEE division is correctly rounded: the double from_chars
 // gives, without its general machinery (Clinger's fast path). Tool tables are mostly these.
-std::optional<double> short_decimal(std::string_view t) {
+bool short_decimal(std::string_view t, double& out) {
   std::size_t i = t[0] == '-' ? 1 : 0;
   std::uint64_t m = 0;
   int digits = 0, frac = -1;
@@ -121,41 +121,43 @@ std::optional<double> short_decimal(std::string_view t) {
     char c = t[i];
     if (c >= '0' && c <= '9') {
       m = m * 10 + static_cast<std::uint64_t>(c - '0');
-      if (++digits > 15) return std::nullopt;
+      if (++digits > 15) return false;
       if (frac >= 0) ++frac;
     } else if (c == '.' && frac < 0) {
       frac = 0;
     } else {
-      return std::nullopt;
+      return false;
     }
   }
-  if (digits == 0) return std::nullopt;
+  if (digits == 0) return false;
   static constexpr double kPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   double d = static_cast<double>(m);
   if (frac > 0) d /= kPow10[frac];
-  return t[0] == '-' ? -d : d;
+  out = t[0] == '-' ? -d : d;
+  return true;
 }
 }  // namespace
 
-std::optional<double> number(std::string_view tok) {
-  if (tok.empty() || tok.size() > 64) return std::nullopt;
+bool number_into(std::string_view tok, double& out) {
+  if (tok.empty() || tok.size() > 64) return false;
   char c = tok[0];
-  if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) return std::nullopt;
-  if (c != '+')
-    if (auto d = short_decimal(tok)) return d;
-  // Fast path: std::from_chars reads what strtod reads for plain decimals; anything else
-  // ('+' sign, hex, out of range, trailing bytes) goes the strtod way as before.
+  if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) return false;
+  if (c != '+' && short_decimal(tok, out)) return true;
+  // from_chars reads what strtod reads for plain decimals; anything else ('+' sign, hex,
+  // out of range, trailing bytes) goes the strtod way as before.
   if (c != '+') {
     double d = 0;
     auto [p, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), d);
     if (ec == std::errc() && p == tok.data() + tok.size()) {
-      if (!std::isfinite(d)) return std::nullopt;
-      return d;
+      if (!std::isfinite(d)) return false;
+      out = d;
+      return true;
     }
   }
   auto v = sys::to_double(tok);
-  if (!v || !std::isfinite(*v)) return std::nullopt;
-  return v;
+  if (!v || !std::isfinite(*v)) return false;
+  out = *v;
+  return true;
 }
 
 bool is_integer(std::string_view tok) {

@@ -20,8 +20,15 @@ std::string strip_launcher_prefixes(std::string_view line);
 // The same without a copy when the line has no "[N]" tag: returns a view into the line, or
 // into `scratch` (overwritten) when tags had to be replaced.
 std::string_view strip_launcher_prefixes(std::string_view line, std::string& scratch);
-// A decimal number, strict (the whole token).
-std::optional<double> number(std::string_view tok);
+// A decimal number, strict (the whole token). number_into is the same without the optional:
+// number() is inline over it, so the optional stays in registers at the call (returned from
+// a call it goes through memory with a partial store, a forwarding stall in every table row).
+bool number_into(std::string_view tok, double& out);
+inline std::optional<double> number(std::string_view tok) {
+  double d = 0;
+  if (number_into(tok, d)) return d;
+  return std::nullopt;
+}
 bool is_integer(std::string_view tok);
 // Likely text: no NUL bytes and few control bytes in the first 64 KiB.
 bool looks_binary(std::string_view text);

@@ -37,6 +37,18 @@ std::optional<Int> to_int(std::string_view s, int base = 10) {
 }
 std::optional<double> to_double(std::string_view s);
 
+// A transparent hash (sets and maps of owned strings searched by view) that is cheap on the
+// short keys parsers count: host names, symbols, settings (FNV-1a; std::hash runs murmur
+// over the bytes, which costs more than the lookup on a 6-byte host name).
+struct ViewHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view v) const {
+    std::uint64_t h = 14695981039346656037ULL;
+    for (char c : v) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
 // Inline, with a byte loop: parsers call it several times a line with short prefixes, where
 // a memcmp call costs more than the compare.
 inline bool starts_with(std::string_view s, std::string_view prefix) {

@@ -149,3 +149,32 @@ TEST(Gap, NumbersAndStepLogs) {
   EXPECT_EQ(run_binary(PERFGAP_BINARY, {"gap", "--reference", "-5", "--measured", "1000"}).status, 2);
   EXPECT_EQ(run_binary(PERFGAP_BINARY, {"gap", "--measured", "1000"}).status, 2);
 }
+
+// The fast perf text route: `perf script -G` (no call chains: the leaf on the sample line)
+// piped to `-` gives the findings of the full call-chain text of the same samples.
+TEST(Analyze, PerfScriptWithoutCallChainsPipedGivesTheSameFindings) {
+  TempDir tmp;
+  std::string chains, leaves;
+  const char* leaf[] = {"arm_smmu_cmdq_issue_cmdlist+0x1a4 ([kernel.kallsyms])", "memcpy+0x10 (/usr/lib/x86_64-linux-gnu/libc.so.6)",
+                        "arm_smmu_cmdq_issue_cmdlist+0x88 ([kernel.kallsyms])", "_PyEval_EvalFrameDefault+0x2f (/usr/bin/python3.11)"};
+  for (int i = 0; i < 400; ++i) {
+    std::string head = "python3 4242/" + std::to_string(4245 + i % 3) + " [017] 81234." + std::to_string(100000 + i) + ":     250000 cpu-clock: ";
+    const char* l = leaf[i % 4 == 3 ? 3 : i % 3];
+    chains += head + "\n\tffffffff81234567 " + l + "\n\tffffffff81200000 do_syscall_64+0x3b ([kernel.kallsyms])\n\n";
+    leaves += "         " + head + "     ffffffff81234567 " + l + "\n";
+  }
+  auto full = write_in(tmp, "script.txt", chains);
+  auto g = write_in(tmp, "script-G.txt", leaves);
+  auto a = json_report(PERFGAP_BINARY, {"analyze", "perf", full}, 1);
+  auto piped = run_binary("/bin/sh", {"-c", "exec \"$0\" analyze perf - --format json < \"$1\"", PERFGAP_BINARY, g});
+  ASSERT_EQ(piped.status, 1) << piped.err;
+  auto b = nlohmann::json::parse(piped.out);
+  ASSERT_TRUE(a["findings"].is_array());
+  ASSERT_EQ(a["findings"].size(), b["findings"].size());
+  for (std::size_t i = 0; i < a["findings"].size(); ++i) {
+    EXPECT_EQ(a["findings"][i]["id"], b["findings"][i]["id"]);
+    EXPECT_EQ(a["findings"][i]["status"], b["findings"][i]["status"]);
+    EXPECT_EQ(a["findings"][i]["metrics"], b["findings"][i]["metrics"]) << a["findings"][i]["id"];
+  }
+  EXPECT_EQ(finding(b, "perf.smmu_cmdq")->at("status"), "fail");
+}

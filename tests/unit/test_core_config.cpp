@@ -75,7 +75,7 @@ TEST(Registry, EveryCheckIsDocumentedAndDeclaresItsReads) {
     EXPECT_FALSE(c.fix.empty()) << c.id;
     EXPECT_FALSE(c.reads.empty()) << c.id;
     // A path, or a placeholder for a file a setting names ($NCCL_TOPO_FILE, ~/.nccl.conf).
-    for (auto r : c.reads) EXPECT_TRUE(r.front() == '/' || facts::is_named_read(r)) << c.id << ": " << r;
+    for (auto r : c.reads) EXPECT_TRUE(r.front() == '/' || perfgap::facts::is_named_read(r)) << c.id << ": " << r;
     bool known_layer = false;
     for (auto l : kLayers) known_layer = known_layer || l == c.layer;
     EXPECT_TRUE(known_layer) << c.id;
