@@ -1,0 +1,70 @@
+// The streaming parsers fed in blocks of whole lines (as `analyze` reads a file) give the
+// findings of the whole text, for any text and any cut. The first byte picks the parser, the
+// second seeds where the blocks end; the rest is the text.
+#include <string>
+#include <vector>
+
+#include "analyzers/analyzers.hpp"
+#include "fuzz_common.hpp"
+#include "report/render.hpp"
+
+namespace {
+
+using namespace perfgap;
+
+std::string json_of(std::vector<report::Finding> f) {
+  report::Report r;
+  r.findings = std::move(f);
+  return report::render_json(r);
+}
+
+// The text in blocks that end at line ends picked by a small generator seeded with `seed`.
+std::vector<std::string_view> cut(std::string_view text, unsigned seed) {
+  std::vector<std::string_view> out;
+  unsigned s = seed * 2654435761u + 1;
+  std::size_t start = 0, pos = 0;
+  while (pos < text.size()) {
+    auto nl = text.find('\n', pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    s = s * 1103515245u + 12345u;
+    if ((s >> 16) % 3 == 0 || pos == text.size()) {
+      out.push_back(text.substr(start, pos - start));
+      start = pos;
+    }
+  }
+  return out;
+}
+
+template <class P, class A>
+void same(std::string_view text, unsigned seed, A analyze) {
+  auto outcome = [&](const std::vector<std::string_view>& parts) {
+    P p;
+    for (auto b : parts) p.feed(b);
+    auto m = p.finish();
+    return m ? json_of(analyze(*m)) : "error: " + m.error().describe();
+  };
+  FUZZ_CHECK(outcome({text}) == outcome(cut(text, seed)));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return 0;
+  auto text = fuzz::as_text(data + 2, size - 2);
+  unsigned seed = data[1];
+  switch (data[0] % 5) {
+    case 0: same<parsers::PerfParser>(text, seed, [](const parsers::PerfProfile& p) { return analyzers::analyze_perf(p, "f"); }); break;
+    case 1: same<parsers::NcclTestsParser>(text, seed, [](const parsers::NcclTestsRun& r) { return analyzers::analyze_nccl_tests(r, "f", {}); }); break;
+    case 2: same<parsers::NcclLogParser>(text, seed, [](const parsers::NcclLog& l) { return analyzers::analyze_nccl_logs({{"f", &l}}, {}); }); break;
+    case 3:
+      same<parsers::StepsParser>(text, seed, [](const parsers::StepLog& l) {
+        auto st = analyzers::step_stats(l, std::nullopt);
+        analyzers::StepsOptions o;
+        o.reference_ms(100);
+        return st ? analyzers::analyze_steps(*st, "f", o) : std::vector<report::Finding>{};
+      });
+      break;
+    default: same<parsers::TurbostatParser>(text, seed, [](const parsers::Turbostat& t) { return analyzers::analyze_turbostat(t, "f", {}); }); break;
+  }
+  return 0;
+}
