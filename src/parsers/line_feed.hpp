@@ -1,13 +1,18 @@
-// Text parsers that can be fed a piece at a time. Each streaming parser has
+// Text parsers that can be fed a piece at a time: LineParser<Model> has
 //   void feed(std::string_view lines);   // whole lines (the last piece may end without '\n')
 //   Parsed<Model> finish();
-// and its parse_X(text) is feed(text) + finish(), so the unit tests and fuzzers that give
-// it strings test the streaming path too. The CLI feeds blocks as sys::stream_named_file
-// reads them: a large input is parsed with the memory of one block plus the model.
+// over a ParserState<Model> that the parser's .cpp defines (with the same two members) and
+// instantiates (`template class LineParser<Model>;`, declared `extern` in its header). Its
+// parse_X(text) is feed(text) + finish(), so the unit tests and fuzzers that give it strings
+// test the streaming path too. The CLI feeds blocks as sys::stream_named_file reads them: a
+// large input is parsed with the memory of one block plus the model.
 #pragma once
 
 #include <cstring>
+#include <memory>
 #include <string_view>
+
+#include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
 
@@ -22,6 +27,41 @@ void for_each_line(std::string_view text, F&& f) {
     f(std::string_view(p, static_cast<std::size_t>(e - p)));
     p = nl ? e + 1 : end;
   }
+}
+
+template <class Model>
+struct ParserState;  // defined by each parser
+
+template <class Model>
+class LineParser {
+ public:
+  LineParser();
+  ~LineParser();
+  LineParser(LineParser&&) noexcept;
+  LineParser& operator=(LineParser&&) noexcept;
+  void feed(std::string_view lines);
+  Parsed<Model> finish();
+
+ private:
+  std::unique_ptr<ParserState<Model>> s_;
+};
+
+// Instantiated in each parser's .cpp, where ParserState<Model> is complete.
+template <class Model>
+LineParser<Model>::LineParser() : s_(std::make_unique<ParserState<Model>>()) {}
+template <class Model>
+LineParser<Model>::~LineParser() = default;
+template <class Model>
+LineParser<Model>::LineParser(LineParser&&) noexcept = default;
+template <class Model>
+LineParser<Model>& LineParser<Model>::operator=(LineParser&&) noexcept = default;
+template <class Model>
+void LineParser<Model>::feed(std::string_view lines) {
+  s_->feed(lines);
+}
+template <class Model>
+Parsed<Model> LineParser<Model>::finish() {
+  return s_->finish();
 }
 
 // parse_X(text) for a streaming parser P.

@@ -83,7 +83,8 @@ void add_once(std::vector<std::pair<std::string, int>>& list, SeenSet& seen, std
 
 }  // namespace
 
-struct NcclLogParser::State {
+template <>
+struct ParserState<NcclLog> {
   NcclLog out;
   int lineno = 0;
   std::string lead;  // a prefix-less "NCCL INFO ..." line with a blank in front
@@ -107,17 +108,17 @@ struct NcclLogParser::State {
     ch.lines = {ch.line};
     out.channels.push_back(std::move(ch));
   }
+  void feed(std::string_view lines);
   void line(std::string_view raw);
+  Parsed<NcclLog> finish();
 };
 
-NcclLogParser::NcclLogParser() : s_(std::make_unique<State>()) {}
-NcclLogParser::~NcclLogParser() = default;
 
-void NcclLogParser::feed(std::string_view lines) {
-  for_each_line(lines, [&](std::string_view raw) { s_->line(raw); });
+void ParserState<NcclLog>::feed(std::string_view lines) {
+  for_each_line(lines, [&](std::string_view raw) { line(raw); });
 }
 
-void NcclLogParser::State::line(std::string_view raw) {
+void ParserState<NcclLog>::line(std::string_view raw) {
     ++lineno;
     auto line = tooltext::chomp(raw);
     if (line.size() > 65536) line = line.substr(0, 65536);
@@ -291,10 +292,12 @@ void NcclLogParser::State::line(std::string_view raw) {
     }
 }
 
-Parsed<NcclLog> NcclLogParser::finish() {
-  if (s_->out.nccl_lines == 0) return parse_fail("no NCCL log line (NCCL INFO/WARN or 'NCCL version')");
-  return std::move(s_->out);
+Parsed<NcclLog> ParserState<NcclLog>::finish() {
+  if (out.nccl_lines == 0) return parse_fail("no NCCL log line (NCCL INFO/WARN or 'NCCL version')");
+  return std::move(out);
 }
+
+template class LineParser<NcclLog>;
 
 Parsed<NcclLog> parse_nccl_log(std::string_view text) { return parse_whole<NcclLogParser>(text); }
 

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -67,16 +68,7 @@ struct NcclLog {
 // Error when the text has no NCCL log line at all.
 Parsed<NcclLog> parse_nccl_log(std::string_view text);
 // The same fed a piece at a time (parsers/line_feed.hpp).
-class NcclLogParser {
- public:
-  NcclLogParser();
-  ~NcclLogParser();
-  void feed(std::string_view lines);
-  Parsed<NcclLog> finish();
-
- private:
-  struct State;
-  std::unique_ptr<State> s_;
-};
+using NcclLogParser = LineParser<NcclLog>;
+extern template class LineParser<NcclLog>;
 
 }  // namespace perfgap::parsers

@@ -12,7 +12,9 @@
 #include "sys/text.hpp"
 
 namespace perfgap::parsers {
-namespace {
+// Named, not anonymous: ParserState (external linkage, a template specialization) holds
+// these types, and GCC warns (-Wsubobject-linkage) when such a type is file-local.
+namespace nccl_tests_detail {
 
 using tooltext::number;
 
@@ -103,10 +105,12 @@ Parsed<NcclTestsRun> parse_json(std::string_view text) {
   return run;
 }
 
-}  // namespace
+}  // namespace nccl_tests_detail
+using namespace nccl_tests_detail;
 
 // The table reader's state between lines.
-struct NcclTestsParser::State {
+template <>
+struct ParserState<NcclTestsRun> {
   NcclTestsRun run;
   Header hdr;
   int lineno = 0;
@@ -119,16 +123,16 @@ struct NcclTestsParser::State {
   std::unordered_map<std::uint64_t, std::size_t> last_plain;  // size -> its last plain row
   std::vector<bool> alive;
   std::size_t dead = 0;
+  void feed(std::string_view lines);
   void line(std::string_view raw);
   void keep(NcclTestsRow&& row);
   void compact();
+  Parsed<NcclTestsRun> finish();
 };
 
-NcclTestsParser::NcclTestsParser() : s_(std::make_unique<State>()) {}
-NcclTestsParser::~NcclTestsParser() = default;
 
-void NcclTestsParser::feed(std::string_view lines) {
-  State& s = *s_;
+void ParserState<NcclTestsRun>::feed(std::string_view lines) {
+  auto& s = *this;
   if (!s.started) {
     auto first = lines.find_first_not_of(" \t\r\n");
     if (first != std::string_view::npos) {
@@ -143,7 +147,7 @@ void NcclTestsParser::feed(std::string_view lines) {
   for_each_line(lines, [&](std::string_view raw) { s.line(raw); });
 }
 
-void NcclTestsParser::State::line(std::string_view raw) {
+void ParserState<NcclTestsRun>::line(std::string_view raw) {
     ++lineno;
     std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
     sys::split_ws_into(line, f);
@@ -262,7 +266,7 @@ bool plain(const NcclTestsRow& r) {
 bool checked(const NcclTestsRow& r) { return r.out_of_place && (r.out_of_place->wrong || r.out_of_place->max_error); }
 }  // namespace
 
-void NcclTestsParser::State::keep(NcclTestsRow&& row) {
+void ParserState<NcclTestsRun>::keep(NcclTestsRow&& row) {
   if (checked(row)) run.results_checked = true;
   // A plain row of a size seen before is superseded by the later one: only the last row of
   // each size is judged, so a file of many repeated runs keeps one row per size (plus the
@@ -278,7 +282,7 @@ void NcclTestsParser::State::keep(NcclTestsRow&& row) {
   if (dead > 4096 && dead * 2 > run.rows.size()) compact();
 }
 
-void NcclTestsParser::State::compact() {
+void ParserState<NcclTestsRun>::compact() {
   std::size_t to = 0;
   last_plain.clear();
   for (std::size_t from = 0; from < run.rows.size(); ++from) {
@@ -292,8 +296,8 @@ void NcclTestsParser::State::compact() {
   dead = 0;
 }
 
-Parsed<NcclTestsRun> NcclTestsParser::finish() {
-  State& s = *s_;
+Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
+  auto& s = *this;
   if (s.json) {
     auto run = parse_json(s.json_text);
     if (run) run->results_checked = std::any_of(run->rows.begin(), run->rows.end(), checked);
@@ -309,6 +313,8 @@ Parsed<NcclTestsRun> NcclTestsParser::finish() {
   }
   return std::move(run);
 }
+
+template class LineParser<NcclTestsRun>;
 
 Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) { return parse_whole<NcclTestsParser>(text); }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -52,17 +53,8 @@ struct NcclTestsRun {
 // Error when neither a result table header nor result rows nor -J JSON results are found.
 Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text);
 // The same fed a piece at a time (parsers/line_feed.hpp); -J JSON output is kept whole.
-class NcclTestsParser {
- public:
-  NcclTestsParser();
-  ~NcclTestsParser();
-  void feed(std::string_view lines);
-  Parsed<NcclTestsRun> finish();
-
- private:
-  struct State;
-  std::unique_ptr<State> s_;
-};
+using NcclTestsParser = LineParser<NcclTestsRun>;
+extern template class LineParser<NcclTestsRun>;
 
 // "1M,64M,1G" (nccl-tests -b/-e syntax: bytes, K/M/G suffixes in powers of 1024).
 Parsed<std::vector<std::uint64_t>> parse_sizes(std::string_view list);

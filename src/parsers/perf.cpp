@@ -10,7 +10,9 @@
 #include "sys/text.hpp"
 
 namespace perfgap::parsers {
-namespace {
+// Named, not anonymous: ParserState (external linkage, a template specialization) holds
+// these types, and GCC warns (-Wsubobject-linkage) when such a type is file-local.
+namespace perf_detail {
 
 using tooltext::chomp;
 using tooltext::number;
@@ -209,7 +211,8 @@ bool looks_like_dso(std::string_view t) {
   return t.front() == '[' || t.find(".so") != std::string_view::npos || t.find('/') != std::string_view::npos;
 }
 
-}  // namespace
+}  // namespace perf_detail
+using namespace perf_detail;
 
 std::string perf_base_symbol(std::string_view sym) {
   auto plus = sym.find("+0x");
@@ -233,7 +236,8 @@ std::string perf_base_symbol(std::string_view sym) {
 // somewhere: every such row has a percent cell; "PerfTop:" frames; the Children/Self header)
 // go through the column reader. Other lines can only mark the text as perf-script-like.
 // perf script wins only when no report/top/legacy row is found anywhere, as before.
-struct PerfParser::State {
+template <>
+struct ParserState<PerfProfile> {
   PerfProfile out;
   bool script_like = false, saw_top = false, saw_legacy = false;
   std::vector<PerfSymbol> frame;
@@ -246,13 +250,11 @@ struct PerfParser::State {
   std::optional<PerfSymbol> wrap;
   void feed(std::string_view text);
   void row(std::string_view line, std::string_view raw);
+  Parsed<PerfProfile> finish();
 };
 
-PerfParser::PerfParser() : s_(std::make_unique<State>()) {}
-PerfParser::~PerfParser() = default;
-void PerfParser::feed(std::string_view lines) { s_->feed(lines); }
 
-void PerfParser::State::feed(std::string_view text) {
+void ParserState<PerfProfile>::feed(std::string_view text) {
   NextHit percent(text, "%"), perftop(text, "PerfTop:"), children(text, "Children");
   std::size_t pos = 0;
   const std::size_t n = text.size();
@@ -306,7 +308,7 @@ void PerfParser::State::feed(std::string_view text) {
 }
 
 // A line with a percent cell somewhere: a report/top/legacy row, or a header.
-void PerfParser::State::row(std::string_view line, std::string_view) {
+void ParserState<PerfProfile>::row(std::string_view line, std::string_view) {
   if (line.find("PerfTop:") != std::string_view::npos) {
     saw_top = true;
     frame.clear();
@@ -385,8 +387,8 @@ void PerfParser::State::row(std::string_view line, std::string_view) {
   frame.push_back(std::move(s));
 }
 
-Parsed<PerfProfile> PerfParser::finish() {
-  State& st = *s_;
+Parsed<PerfProfile> ParserState<PerfProfile>::finish() {
+  auto& st = *this;
   if (st.wrap) {
     st.out.damaged.push_back({"sample row without a symbol", st.wrap->line});
     st.wrap.reset();
@@ -401,6 +403,8 @@ Parsed<PerfProfile> PerfParser::finish() {
   out.layout = st.saw_top ? PerfProfile::Layout::top : st.saw_legacy ? PerfProfile::Layout::legacy : PerfProfile::Layout::report;
   return std::move(out);
 }
+
+template class LineParser<PerfProfile>;
 
 Parsed<PerfProfile> parse_perf(std::string_view text) { return parse_whole<PerfParser>(text); }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -38,17 +39,8 @@ struct PerfProfile {
 // Error when no sample row or perf-script sample is found.
 Parsed<PerfProfile> parse_perf(std::string_view text);
 // The same fed a piece at a time (parsers/line_feed.hpp).
-class PerfParser {
- public:
-  PerfParser();
-  ~PerfParser();
-  void feed(std::string_view lines);
-  Parsed<PerfProfile> finish();
-
- private:
-  struct State;
-  std::unique_ptr<State> s_;
-};
+using PerfParser = LineParser<PerfProfile>;
+extern template class LineParser<PerfProfile>;
 
 // "arm_smmu_atc_inv_domain.constprop.49" -> "arm_smmu_atc_inv_domain" (drops .constprop.N,
 // .isra.N, .part.N, .cold, .llvm.N and "+0x.." offsets).

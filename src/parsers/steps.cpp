@@ -11,7 +11,9 @@
 #include "sys/text.hpp"
 
 namespace perfgap::parsers {
-namespace {
+// Named, not anonymous: ParserState (external linkage, a template specialization) holds
+// these types, and GCC warns (-Wsubobject-linkage) when such a type is file-local.
+namespace steps_detail {
 
 using sys::starts_with;
 
@@ -520,7 +522,8 @@ struct Run {
   }
 };
 
-}  // namespace
+}  // namespace steps_detail
+using namespace steps_detail;
 
 const std::vector<StepLayout>& step_layouts() {
   static const std::vector<StepLayout> order = {StepLayout::megatron, StepLayout::nemo,  StepLayout::nanochat, StepLayout::hf_dict,
@@ -542,16 +545,16 @@ const char* step_layout_name(StepLayout l) {
   return "?";
 }
 
-struct StepsParser::State {
+template <>
+struct ParserState<StepLog> {
   Run run{step_layouts()};
+  void feed(std::string_view lines) { run.feed(lines); }
+  Parsed<StepLog> finish();
 };
 
-StepsParser::StepsParser() : s_(std::make_unique<State>()) {}
-StepsParser::~StepsParser() = default;
-void StepsParser::feed(std::string_view lines) { s_->run.feed(lines); }
 
-Parsed<StepLog> StepsParser::finish() {
-  auto& r = s_->run;
+Parsed<StepLog> ParserState<StepLog>::finish() {
+  auto& r = run;
   r.finish();
   // The layout with the most records wins (a log may echo a config in another shape); ties
   // go to the earlier, more specific one.
@@ -568,6 +571,8 @@ Parsed<StepLog> StepsParser::finish() {
   }
   return std::move(best->log);
 }
+
+template class LineParser<StepLog>;
 
 Parsed<StepLog> parse_steps(std::string_view text) { return parse_whole<StepsParser>(text); }
 

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -55,17 +56,8 @@ struct StepLog {
 // Error when no step record is found.
 Parsed<StepLog> parse_steps(std::string_view text);
 // The same fed a piece at a time (parsers/line_feed.hpp).
-class StepsParser {
- public:
-  StepsParser();
-  ~StepsParser();
-  void feed(std::string_view lines);
-  Parsed<StepLog> finish();
-
- private:
-  struct State;
-  std::unique_ptr<State> s_;
-};
+using StepsParser = LineParser<StepLog>;
+extern template class LineParser<StepLog>;
 
 // One recogniser alone over the text (for tests of the table): what it read, and how many
 // lines it claimed (records, damaged lines and lines it only took note of, such as a CSV

@@ -36,21 +36,22 @@ bool turbo_line(std::string_view line, int& cores, double& mhz) {
 
 }  // namespace
 
-struct TurbostatParser::State {
+template <>
+struct ParserState<Turbostat> {
   Turbostat out;
   std::vector<std::string> header;
   int cpu_col = -1;
   int lineno = 0;
+  void feed(std::string_view lines);
   void line(std::string_view raw);
+  Parsed<Turbostat> finish();
 };
 
-TurbostatParser::TurbostatParser() : s_(std::make_unique<State>()) {}
-TurbostatParser::~TurbostatParser() = default;
-void TurbostatParser::feed(std::string_view lines) {
-  for_each_line(lines, [&](std::string_view raw) { s_->line(raw); });
+void ParserState<Turbostat>::feed(std::string_view lines) {
+  for_each_line(lines, [&](std::string_view raw) { line(raw); });
 }
 
-void TurbostatParser::State::line(std::string_view raw) {
+void ParserState<Turbostat>::line(std::string_view raw) {
     ++lineno;
     auto line = tooltext::chomp(raw);
     int cores = 0;
@@ -106,12 +107,13 @@ void TurbostatParser::State::line(std::string_view raw) {
     (summary ? out.summary_rows : out.cpu_rows).push_back(std::move(r));
 }
 
-Parsed<Turbostat> TurbostatParser::finish() {
-  auto& out = s_->out;
+Parsed<Turbostat> ParserState<Turbostat>::finish() {
   if (out.blocks == 0) return parse_fail("no turbostat header (a line with Busy% or Bzy_MHz)");
   if (out.cpu_rows.empty() && out.summary_rows.empty()) return parse_fail("turbostat header without rows");
   return std::move(out);
 }
+
+template class LineParser<Turbostat>;
 
 Parsed<Turbostat> parse_turbostat(std::string_view text) { return parse_whole<TurbostatParser>(text); }
 

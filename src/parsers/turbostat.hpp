@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parsers/line_feed.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -40,16 +41,7 @@ struct Turbostat {
 // Error when no header with Busy% or Bzy_MHz is found, or it has no rows.
 Parsed<Turbostat> parse_turbostat(std::string_view text);
 // The same fed a piece at a time (parsers/line_feed.hpp).
-class TurbostatParser {
- public:
-  TurbostatParser();
-  ~TurbostatParser();
-  void feed(std::string_view lines);
-  Parsed<Turbostat> finish();
-
- private:
-  struct State;
-  std::unique_ptr<State> s_;
-};
+using TurbostatParser = LineParser<Turbostat>;
+extern template class LineParser<Turbostat>;
 
 }  // namespace perfgap::parsers

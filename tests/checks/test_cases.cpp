@@ -2,6 +2,8 @@
 // runs the checks its expectations name, and compares statuses (and title text).
 #include <gtest/gtest.h>
 
+#include "case_options.hpp"
+
 #include <filesystem>
 
 #include "core/baseline.hpp"
@@ -26,22 +28,8 @@ TEST_P(FixtureCase, GivesExpectedStatuses) {
   ASSERT_TRUE(spec) << spec.error();
   ASSERT_FALSE(spec->expect.empty()) << file << ": no '== expect' line";
 
-  // Options mirror the check command's: pid=N (--pid), dmesg=REL and baseline=REL (--dmesg,
-  // --baseline with a file of the unpacked tree, e.g. one written at .perfgap/host.json).
-  facts::Options opts;
-  for (const auto& [k, v] : spec->options) {
-    if (k == "pid") {
-      opts.pids.push_back(std::stoi(v));
-    } else if (k == "dmesg") {
-      opts.dmesg_path = tmp.path() + "/" + v;
-    } else if (k == "baseline") {
-      auto b = core::load_baseline(tmp.path() + "/" + v);
-      ASSERT_TRUE(b) << file << ": " << b.error();
-      opts.baseline = std::move(*b);
-    } else {
-      FAIL() << file << ": unknown option " << k;
-    }
-  }
+  auto opts = fixture::case_options(spec->options, tmp.path());
+  ASSERT_TRUE(opts) << file << ": " << opts.error();
   auto root = sys::Sysroot::at(tmp.path());
   ASSERT_TRUE(root);
   const auto& registry = core::builtin_registry();
@@ -51,11 +39,11 @@ TEST_P(FixtureCase, GivesExpectedStatuses) {
     ASSERT_NE(info, nullptr) << file << ":" << e.line << ": unknown check " << e.id;
     if (std::find(selected.begin(), selected.end(), info) == selected.end()) selected.push_back(info);
   }
-  auto findings = core::run_checks(selected, std::make_shared<facts::Facts>(*root, opts), core::Config{}, core::RunOptions{});
+  auto findings = core::run_checks(selected, std::make_shared<facts::Facts>(*root, *opts), core::Config{}, core::RunOptions{});
   // Where openat2 is refused (seccomp, old kernels) the tree is walked by hand: the same
   // case must give the same findings, word for word.
   sys::force_no_openat2_for_tests(true);
-  auto walked = core::run_checks(selected, std::make_shared<facts::Facts>(*root, opts), core::Config{}, core::RunOptions{});
+  auto walked = core::run_checks(selected, std::make_shared<facts::Facts>(*root, *opts), core::Config{}, core::RunOptions{});
   sys::force_no_openat2_for_tests(false);
   EXPECT_EQ(fixture::describe_findings(walked), fixture::describe_findings(findings)) << file << ": different findings when openat2 is refused";
   for (const auto& e : spec->expect) {

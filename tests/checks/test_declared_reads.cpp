@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <set>
 
+#include "case_options.hpp"
 #include "core/baseline.hpp"
 #include "core/config.hpp"
 #include "core/runner.hpp"
@@ -53,21 +54,13 @@ TEST_P(DeclaredReads, EveryCheckReadsOnlyWhatItDeclares) {
   fixture::TempDir tmp;
   auto spec = fixture::unpack_tree(file.string(), tmp.path());
   ASSERT_TRUE(spec) << spec.error();
-  facts::Options opts;  // as tests/checks/test_cases.cpp gives them
-  for (const auto& [k, v] : spec->options) {
-    if (k == "pid") opts.pids.push_back(std::stoi(v));
-    else if (k == "dmesg") opts.dmesg_path = tmp.path() + "/" + v;
-    else if (k == "baseline") {
-      auto b = core::load_baseline(tmp.path() + "/" + v);
-      ASSERT_TRUE(b) << b.error();
-      opts.baseline = std::move(*b);
-    }
-  }
+  auto opts = fixture::case_options(spec->options, tmp.path());
+  ASSERT_TRUE(opts) << opts.error();
   auto root = sys::Sysroot::at(tmp.path());
   ASSERT_TRUE(root);
   std::set<std::string> undeclared;
   for (const auto& info : core::builtin_registry().all()) {
-    auto facts = std::make_shared<facts::Facts>(*root, opts);
+    auto facts = std::make_shared<facts::Facts>(*root, *opts);
     sys::start_read_log();
     (void)core::run_checks({&info}, facts, core::Config{}, core::RunOptions{});
     const auto paths = sys::stop_read_log();
@@ -77,7 +70,7 @@ TEST_P(DeclaredReads, EveryCheckReadsOnlyWhatItDeclares) {
     for (const auto& path : paths) {
       // Not the node's files: --dmesg FILE is read as given, and .perfgap/snapshot.json is
       // the manifest snapshot writes itself (Facts::absence_is_real).
-      if ((opts.dmesg_path && path == *opts.dmesg_path) || path == "/.perfgap/snapshot.json") continue;
+      if ((opts->dmesg_path && path == *opts->dmesg_path) || path == "/.perfgap/snapshot.json") continue;
       bool ok = false;
       for (const auto& pattern : declared) ok = ok || declared_by(path, pattern);
       if (!ok) undeclared.insert(std::string(info.id) + " read " + path + ", not declared");
@@ -126,12 +119,13 @@ TEST(DeclaredReadsNamed, PlaceholdersResolveOnTheNodeRead) {
   EXPECT_EQ(facts::named_read_paths(f, "~/.nccl.conf"), (std::vector<std::string>{"/home/pw/.nccl.conf", "/home/u/.nccl.conf"}));
   EXPECT_EQ(facts::named_read_paths(f, "/etc/nccl.conf"), std::vector<std::string>{"/etc/nccl.conf"});
   // Every placeholder a check declares is one named_read_paths knows.
-  for (const auto& info : core::builtin_registry().all())
-    for (auto pattern : info.reads)
-      if (facts::is_named_read(pattern))
-        EXPECT_TRUE(pattern == facts::reads::kNcclConfFile || pattern == facts::reads::kHomeNcclConf ||
-                    pattern == facts::reads::kNcclTopoFile)
-            << info.id << ": " << pattern;
+  for (const auto& info : core::builtin_registry().all()) {
+    for (auto pattern : info.reads) {
+      if (!facts::is_named_read(pattern)) continue;
+      EXPECT_TRUE(pattern == facts::reads::kNcclConfFile || pattern == facts::reads::kHomeNcclConf || pattern == facts::reads::kNcclTopoFile)
+          << info.id << ": " << pattern;
+    }
+  }
 }
 
 }  // namespace

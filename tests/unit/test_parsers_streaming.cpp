@@ -184,7 +184,9 @@ TEST(StreamNamedFile, BlocksAreWholeLinesAndAddUpToTheFile) {
     std::string joined;
     for (std::size_t i = 0; i < r.blocks.size(); ++i) {
       EXPECT_LE(r.blocks[i].size(), block) << block;
-      if (i + 1 < r.blocks.size()) EXPECT_EQ(r.blocks[i].back(), '\n') << "block " << i << " of " << block;
+      if (i + 1 < r.blocks.size()) {
+        EXPECT_EQ(r.blocks[i].back(), '\n') << "block " << i << " of " << block;
+      }
       joined += r.blocks[i];
     }
     EXPECT_EQ(joined, text) << block;
