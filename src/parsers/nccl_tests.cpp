@@ -148,111 +148,111 @@ void ParserState<NcclTestsRun>::feed(std::string_view lines) {
 }
 
 void ParserState<NcclTestsRun>::line(std::string_view raw) {
-    ++lineno;
-    std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
-    sys::split_ws_into(line, f);
-    if (f.empty()) return;
-    if (f[0][0] == '#') {
-      // Header lines.
-      std::vector<std::string_view> h(f.begin(), f.end());
-      if (h[0] == "#") h.erase(h.begin());
-      else h[0] = h[0].substr(1);
-      if (h.size() >= 3 && h[0] == "size" && h[1] == "count") {
-        hdr.seen = true;
-        hdr.root = false;
-        hdr.per_iter = false;
-        hdr.error_column = false;
-        for (auto t : h) {
-          if (t == "root") hdr.root = true;
-          if (t == "i_min") hdr.per_iter = true;
-          if (t == "error") hdr.error_column = true;
-        }
-        return;
-      }
-      if (auto p = line.find("Out of bounds values"); p != std::string_view::npos) {
-        auto colon = line.find(':', p);
-        if (colon != std::string_view::npos) {
-          auto w = sys::split_ws(line.substr(colon + 1));
-          if (!w.empty())
-            if (auto v = number(w[0]); v && *v >= 0 && (!run.out_of_bounds || *v > *run.out_of_bounds)) {
-              run.out_of_bounds = *v;
-              run.out_of_bounds_line = lineno;
-            }
-        }
-        return;
-      }
-      if (auto p = line.find("Collective test starting:"); p != std::string_view::npos) {
-        auto w = sys::split_ws(line.substr(p + 25));
-        if (!w.empty()) run.collective = std::string(w[0]);
-      }
-      if (auto p = line.find("Avg bus bandwidth"); p != std::string_view::npos) {
-        auto colon = line.find(':', p);
-        if (colon != std::string_view::npos) {
-          auto w = sys::split_ws(line.substr(colon + 1));
-          if (!w.empty())
-            if (auto v = number(w[0])) run.avg_busbw = *v;
-        }
+  ++lineno;
+  std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
+  sys::split_ws_into(line, f);
+  if (f.empty()) return;
+  if (f[0][0] == '#') {
+    // Header lines.
+    std::vector<std::string_view> h(f.begin(), f.end());
+    if (h[0] == "#") h.erase(h.begin());
+    else h[0] = h[0].substr(1);
+    if (h.size() >= 3 && h[0] == "size" && h[1] == "count") {
+      hdr.seen = true;
+      hdr.root = false;
+      hdr.per_iter = false;
+      hdr.error_column = false;
+      for (auto t : h) {
+        if (t == "root") hdr.root = true;
+        if (t == "i_min") hdr.per_iter = true;
+        if (t == "error") hdr.error_column = true;
       }
       return;
     }
-    if (auto p = run.nccl_version.empty() ? sys::find(line, "NCCL version ") : std::string_view::npos; p != std::string_view::npos) {
-      auto w = sys::split_ws(line.substr(p + 13));
-      if (!w.empty()) run.nccl_version = std::string(w[0].substr(0, w[0].find('+')));
+    if (auto p = line.find("Out of bounds values"); p != std::string_view::npos) {
+      auto colon = line.find(':', p);
+      if (colon != std::string_view::npos) {
+        auto w = sys::split_ws(line.substr(colon + 1));
+        if (!w.empty())
+          if (auto v = number(w[0]); v && *v >= 0 && (!run.out_of_bounds || *v > *run.out_of_bounds)) {
+            run.out_of_bounds = *v;
+            run.out_of_bounds_line = lineno;
+          }
+      }
       return;
     }
-    if (run.collective.empty()) {
-      for (auto t : f) {
-        if (t.size() <= 5 || t.substr(t.size() - 5) != "_perf") continue;  // cheap test first: rows never match
-        auto slash = t.rfind('/');
-        auto base = slash == std::string_view::npos ? t : t.substr(slash + 1);
-        if (base.size() > 5) {
-          run.collective = std::string(base);
-          break;
-        }
+    if (auto p = line.find("Collective test starting:"); p != std::string_view::npos) {
+      auto w = sys::split_ws(line.substr(p + 25));
+      if (!w.empty()) run.collective = std::string(w[0]);
+    }
+    if (auto p = line.find("Avg bus bandwidth"); p != std::string_view::npos) {
+      auto colon = line.find(':', p);
+      if (colon != std::string_view::npos) {
+        auto w = sys::split_ws(line.substr(colon + 1));
+        if (!w.empty())
+          if (auto v = number(w[0])) run.avg_busbw = *v;
       }
     }
-    // "..." where rows were cut out (a shortened paste): noted, so the report can say so.
-    if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos && (hdr.seen || !run.rows.empty())) {
-      run.elided.push_back(lineno);
-      return;
-    }
-    // A result row starts with size and count.
-    auto size = uint_tok(f[0]);
-    if (!size || f.size() < 2) return;
-    auto count = uint_tok(f[1]);
-    if (!count) return;
-    if (f.size() < 3 || !is_word(f[2])) {
-      if (f.size() >= 3) run.damaged.push_back({"result row without a data type", lineno});
-      return;
-    }
-    NcclTestsRow row;
-    row.size = *size;
-    row.count = *count;
-    row.type = std::string(f[2]);
-    row.line = lineno;
-    std::size_t i = 3;
-    if (i < f.size() && is_word(f[i]) && f[i] != "N/A") row.redop = std::string(f[i++]);
-    std::size_t left = f.size() - i;
-    bool has_root;
-    if (hdr.seen) has_root = hdr.root;
-    else has_root = left == 9 || left == 17 || (left > 9 && f[i] == "-1");
-    if (has_root) {
-      if (i >= f.size() || !tooltext::is_integer(f[i])) {
-        run.damaged.push_back({"result row without the root column", lineno});
-        return;
+    return;
+  }
+  if (auto p = run.nccl_version.empty() ? sys::find(line, "NCCL version ") : std::string_view::npos; p != std::string_view::npos) {
+    auto w = sys::split_ws(line.substr(p + 13));
+    if (!w.empty()) run.nccl_version = std::string(w[0].substr(0, w[0].find('+')));
+    return;
+  }
+  if (run.collective.empty()) {
+    for (auto t : f) {
+      if (t.size() <= 5 || t.substr(t.size() - 5) != "_perf") continue;  // cheap test first: rows never match
+      auto slash = t.rfind('/');
+      auto base = slash == std::string_view::npos ? t : t.substr(slash + 1);
+      if (base.size() > 5) {
+        run.collective = std::string(base);
+        break;
       }
-      ++i;
     }
-    NcclTestsFigures oop;
-    if (!figures(f, i, hdr, oop)) {
-      run.damaged.push_back({fmt::format("result row for size {} cut short or unreadable ({} cells)", row.size, f.size()), lineno});
+  }
+  // "..." where rows were cut out (a shortened paste): noted, so the report can say so.
+  if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos && (hdr.seen || !run.rows.empty())) {
+    run.elided.push_back(lineno);
+    return;
+  }
+  // A result row starts with size and count.
+  auto size = uint_tok(f[0]);
+  if (!size || f.size() < 2) return;
+  auto count = uint_tok(f[1]);
+  if (!count) return;
+  if (f.size() < 3 || !is_word(f[2])) {
+    if (f.size() >= 3) run.damaged.push_back({"result row without a data type", lineno});
+    return;
+  }
+  NcclTestsRow row;
+  row.size = *size;
+  row.count = *count;
+  row.type = std::string(f[2]);
+  row.line = lineno;
+  std::size_t i = 3;
+  if (i < f.size() && is_word(f[i]) && f[i] != "N/A") row.redop = std::string(f[i++]);
+  std::size_t left = f.size() - i;
+  bool has_root;
+  if (hdr.seen) has_root = hdr.root;
+  else has_root = left == 9 || left == 17 || (left > 9 && f[i] == "-1");
+  if (has_root) {
+    if (i >= f.size() || !tooltext::is_integer(f[i])) {
+      run.damaged.push_back({"result row without the root column", lineno});
       return;
     }
-    row.out_of_place = oop;
-    i += hdr.per_iter ? 8 : 4;
-    NcclTestsFigures inp;
-    if (figures(f, i, hdr, inp)) row.in_place = inp;
-    keep(std::move(row));
+    ++i;
+  }
+  NcclTestsFigures oop;
+  if (!figures(f, i, hdr, oop)) {
+    run.damaged.push_back({fmt::format("result row for size {} cut short or unreadable ({} cells)", row.size, f.size()), lineno});
+    return;
+  }
+  row.out_of_place = oop;
+  i += hdr.per_iter ? 8 : 4;
+  NcclTestsFigures inp;
+  if (figures(f, i, hdr, inp)) row.in_place = inp;
+  keep(std::move(row));
 }
 
 namespace {

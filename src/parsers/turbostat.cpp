@@ -52,59 +52,59 @@ void ParserState<Turbostat>::feed(std::string_view lines) {
 }
 
 void ParserState<Turbostat>::line(std::string_view raw) {
-    ++lineno;
-    auto line = tooltext::chomp(raw);
-    int cores = 0;
-    double mhz = 0;
-    if (turbo_line(line, cores, mhz)) {
-      out.max_turbo_mhz[cores] = mhz;
+  ++lineno;
+  auto line = tooltext::chomp(raw);
+  int cores = 0;
+  double mhz = 0;
+  if (turbo_line(line, cores, mhz)) {
+    out.max_turbo_mhz[cores] = mhz;
+    return;
+  }
+  auto f = sys::split_ws(line);
+  if (f.empty()) return;
+  if (is_header(f)) {
+    header.assign(f.begin(), f.end());
+    ++out.blocks;
+    out.columns.assign(f.begin(), f.end());
+    cpu_col = -1;
+    for (std::size_t i = 0; i < f.size(); ++i)
+      if (f[i] == "CPU") cpu_col = static_cast<int>(i);
+    return;
+  }
+  if (header.empty()) return;
+  // A row: every cell numeric or "-". Anything else (jitter notes, prompts) is not a row.
+  bool row = true;
+  for (auto t : f)
+    if (t != "-" && !tooltext::number(t)) {
+      row = false;
+      break;
+    }
+  if (!row) {
+    // A line that starts like a row but holds junk: damaged.
+    if (tooltext::number(f[0]) && f.size() > 2) out.damaged.push_back({"row with a non-numeric cell", lineno});
+    return;
+  }
+  TurbostatRow r;
+  r.line = lineno;
+  r.block = out.blocks;
+  // Cells past the header are ignored (some versions glue two header names together).
+  for (std::size_t i = 0; i < f.size() && i < header.size(); ++i)
+    if (auto v = tooltext::number(f[i])) r.values.emplace(std::string(header[i]), *v);
+  bool summary = true;
+  if (cpu_col >= 0 && static_cast<std::size_t>(cpu_col) < f.size() && f[static_cast<std::size_t>(cpu_col)] != "-") {
+    auto c = sys::to_int<int>(f[static_cast<std::size_t>(cpu_col)]);
+    if (!c || *c < 0) {
+      out.damaged.push_back({"bad CPU number", lineno});
       return;
     }
-    auto f = sys::split_ws(line);
-    if (f.empty()) return;
-    if (is_header(f)) {
-      header.assign(f.begin(), f.end());
-      ++out.blocks;
-      out.columns.assign(f.begin(), f.end());
-      cpu_col = -1;
-      for (std::size_t i = 0; i < f.size(); ++i)
-        if (f[i] == "CPU") cpu_col = static_cast<int>(i);
-      return;
-    }
-    if (header.empty()) return;
-    // A row: every cell numeric or "-". Anything else (jitter notes, prompts) is not a row.
-    bool row = true;
-    for (auto t : f)
-      if (t != "-" && !tooltext::number(t)) {
-        row = false;
-        break;
-      }
-    if (!row) {
-      // A line that starts like a row but holds junk: damaged.
-      if (tooltext::number(f[0]) && f.size() > 2) out.damaged.push_back({"row with a non-numeric cell", lineno});
-      return;
-    }
-    TurbostatRow r;
-    r.line = lineno;
-    r.block = out.blocks;
-    // Cells past the header are ignored (some versions glue two header names together).
-    for (std::size_t i = 0; i < f.size() && i < header.size(); ++i)
-      if (auto v = tooltext::number(f[i])) r.values.emplace(std::string(header[i]), *v);
-    bool summary = true;
-    if (cpu_col >= 0 && static_cast<std::size_t>(cpu_col) < f.size() && f[static_cast<std::size_t>(cpu_col)] != "-") {
-      auto c = sys::to_int<int>(f[static_cast<std::size_t>(cpu_col)]);
-      if (!c || *c < 0) {
-        out.damaged.push_back({"bad CPU number", lineno});
-        return;
-      }
-      r.cpu = *c;
-      summary = false;
-    }
-    if (cpu_col >= 0 && static_cast<std::size_t>(cpu_col) >= f.size()) {
-      out.damaged.push_back({"row cut short before the CPU column", lineno});
-      return;
-    }
-    (summary ? out.summary_rows : out.cpu_rows).push_back(std::move(r));
+    r.cpu = *c;
+    summary = false;
+  }
+  if (cpu_col >= 0 && static_cast<std::size_t>(cpu_col) >= f.size()) {
+    out.damaged.push_back({"row cut short before the CPU column", lineno});
+    return;
+  }
+  (summary ? out.summary_rows : out.cpu_rows).push_back(std::move(r));
 }
 
 Parsed<Turbostat> ParserState<Turbostat>::finish() {
