@@ -10,6 +10,7 @@
 #include <set>
 
 #include "analyzers/analyzers.hpp"
+#include "facts/nccl.hpp"
 #include "report/redact.hpp"
 
 namespace perfgap::analyzers {
@@ -736,26 +737,18 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
       std::map<std::string, std::string> nccl;
       for (const auto& [k, v] : p.env)
         if (k.rfind("NCCL_", 0) == 0 && k != "NCCL_VERSION" && !nccl.count(k)) nccl[k] = v;  // NCCL_VERSION: the image's label, not a setting
-      auto iequals = [](std::string a, std::string b) {
-        for (auto& ch : a) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        for (auto& ch : b) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        return a == b;
-      };
       auto get = [&](const char* k) -> std::optional<std::string> {
         auto i = nccl.find(k);
         if (i == nccl.end() || i->second.empty()) return std::nullopt;
         return i->second;
       };
-      auto on = [](const std::string& v) { return v != "0" && !v.empty(); };
+      // The switches and their values as nccl.env.disabled_paths reads them (one table); the
+      // profile cannot tell whether RDMA devices or NVSwitches were there, so each counts.
       std::vector<std::string> off, forced;
-      if (auto v = get("NCCL_P2P_DISABLE"); v && on(*v)) off.push_back("NCCL_P2P_DISABLE=" + *v);
-      if (auto v = get("NCCL_P2P_LEVEL"); v && (iequals(*v, "LOC") || *v == "0")) off.push_back("NCCL_P2P_LEVEL=" + *v);
-      if (auto v = get("NCCL_SHM_DISABLE"); v && on(*v)) off.push_back("NCCL_SHM_DISABLE=" + *v);
-      if (auto v = get("NCCL_IB_DISABLE"); v && on(*v)) off.push_back("NCCL_IB_DISABLE=" + *v);
-      if (auto v = get("NCCL_NET"); v && iequals(*v, "Socket")) off.push_back("NCCL_NET=" + *v);
-      if (auto v = get("NCCL_NVLS_ENABLE"); v && *v == "0") off.push_back("NCCL_NVLS_ENABLE=0");
-      for (const char* k : {"NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL"})
-        if (auto v = get(k); v && (iequals(*v, "LOC") || *v == "0")) off.push_back(std::string(k) + "=" + *v);
+      for (const auto& sw : facts::nccl_fast_path_switches()) {
+        const std::string name(sw.name);
+        if (auto v = get(name.c_str()); v && sw.switches_off(*v)) off.push_back(name + "=" + report::redact(name, *v));
+      }
       for (const char* k : {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE"})
         if (auto v = get(k)) forced.push_back(std::string(k) + "=" + *v);
       for (const auto& [k, v] : nccl) f.add(source + " TARGET_INFO_SYSTEM_ENV", k + "=" + report::redact(k, v));

@@ -129,6 +129,42 @@ std::string nccl_topo_file_state(Facts& f) {
   return st && S_ISREG(st->st_mode) ? "present" : "missing";
 }
 
+namespace {
+bool iequals_ascii(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
+}
+}  // namespace
+
+bool NcclFastPathSwitch::switches_off(std::string_view value) const {
+  if (value.empty()) return false;  // NCCL ignores empty values
+  switch (off) {
+    case Off::nonzero: return nccl_int(value) != 0;
+    case Off::zero: return nccl_int(value) == 0;
+    case Off::loc_or_zero: return iequals_ascii(value, "LOC") || value == "0";
+    case Off::socket: return iequals_ascii(value, "Socket");
+  }
+  return false;
+}
+
+const std::vector<NcclFastPathSwitch>& nccl_fast_path_switches() {
+  using S = NcclFastPathSwitch;
+  static const std::vector<S> table = {
+      {"NCCL_P2P_DISABLE", S::Off::nonzero, S::Costs::always, "no NVLink/PCIe peer-to-peer: GPU-to-GPU traffic is staged through host memory", "unset or 0", ""},
+      {"NCCL_P2P_LEVEL", S::Off::loc_or_zero, S::Costs::always, "P2P never used between GPUs", "unset", ""},
+      {"NCCL_SHM_DISABLE", S::Off::nonzero, S::Costs::always, "no shared-memory transport: intra-node traffic without P2P goes over the network", "unset or 0", ""},
+      {"NCCL_IB_DISABLE", S::Off::nonzero, S::Costs::with_rdma, "no InfiniBand/RoCE: inter-node traffic over TCP sockets, a fraction of the bandwidth", "unset or 0",
+       "no RDMA devices here, so nothing is lost"},
+      {"NCCL_NET", S::Off::socket, S::Costs::with_rdma, "TCP sockets although RDMA devices exist", "unset, IB or the RDMA plugin",
+       "no RDMA devices here, so sockets are the only network"},
+      {"NCCL_NVLS_ENABLE", S::Off::zero, S::Costs::with_nvswitch, "no NVLink SHARP on an NVLink-switch system: AllReduce/AllGather lose in-switch reductions", "unset or 1",
+       "no NVSwitch PCI function seen here (class 0x0680, vendor 0x10de), so NVLS may not apply"},
+      {"NCCL_NET_GDR_LEVEL", S::Off::loc_or_zero, S::Costs::always, "GPUDirect RDMA never used: every network transfer is staged through host memory", "unset", ""},
+      {"NCCL_IB_GDR_LEVEL", S::Off::loc_or_zero, S::Costs::always, "GPUDirect RDMA never used: every network transfer is staged through host memory", "unset", ""},
+  };
+  return table;
+}
+
 std::int64_t nccl_int(std::string_view v) {
   std::size_t i = 0;
   while (i < v.size() && std::isspace(static_cast<unsigned char>(v[i]))) ++i;

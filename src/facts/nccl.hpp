@@ -119,6 +119,22 @@ std::optional<double> parse_topo_link_speed(std::string_view text);
 // prefixes, and whatever digits come first ("1abc" is 1, "yes" is 0).
 std::int64_t nccl_int(std::string_view value);
 
+// The settings that switch one of NCCL's fast paths off, in the order they are reported:
+// one table for nccl.env.disabled_paths (the node's settings) and profile.env (the profiled
+// job's environment), with the values read as NCCL reads them.
+struct NcclFastPathSwitch {
+  enum class Off { nonzero, zero, loc_or_zero, socket };  // which values switch it off
+  enum class Costs { always, with_rdma, with_nvswitch };  // where switching it off costs something
+  std::string_view name;
+  Off off;
+  Costs costs;
+  std::string_view cost;      // what is lost
+  std::string_view expected;  // the value that keeps the fast path
+  std::string_view free_why;  // costs != always: why nothing is lost without the hardware
+  bool switches_off(std::string_view value) const;
+};
+const std::vector<NcclFastPathSwitch>& nccl_fast_path_switches();
+
 // ---- device lists (NCCL_IB_HCA, NCCL_SOCKET_IFNAME) -----------------------------------
 
 // NCCL's syntax (src/misc/utils.cc parseStringList/matchIfList, net_ib.cc): an optional

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzers/analyzers.hpp"
+#include "facts/nccl.hpp"
 #include "facts/platform.hpp"
 #include "files.hpp"
 #include "findings.hpp"
@@ -194,6 +195,21 @@ TEST(ProfileFindings, OverlappedRunPassesAndIdleThatIsNotHostBound) {
   EXPECT_NEAR(metric(gi, "host_bound_pct"), 0, 1e-9);
   EXPECT_NEAR(metric(gi, "idle_pct"), 100 * (4 * 8.0 / 5) / ((4 * 58.0 + 50) / 5), 1e-6);
   EXPECT_EQ(find(idle, "profile.launch_bound").status, Status::pass);
+}
+
+// profile.env and nccl.env.disabled_paths read the switches from one table, as NCCL reads
+// their values (strtoll for integers: "00" is 0, " 1" is 1; LOC in any case).
+TEST(ProfileFindings, EnvSwitchesAreReadAsTheNodeCheckReadsThem) {
+  auto p = nsys_of(gen::overlapped(1, 2));
+  p.env_present = true;
+  p.env = {{"NCCL_P2P_DISABLE", "00"}, {"NCCL_SHM_DISABLE", " 1"}, {"NCCL_NVLS_ENABLE", "0x0"}, {"NCCL_NET_GDR_LEVEL", "loc"}, {"NCCL_IB_DISABLE", ""}};
+  auto& e = find(run(p), "profile.env");
+  EXPECT_EQ(e.status, Status::warn);
+  EXPECT_EQ(e.title.find("NCCL_P2P_DISABLE"), std::string::npos) << e.title;  // "00" is 0: P2P stays on
+  EXPECT_EQ(e.title.find("NCCL_IB_DISABLE"), std::string::npos) << e.title;   // empty: ignored by NCCL
+  for (const char* off : {"NCCL_SHM_DISABLE= 1", "NCCL_NVLS_ENABLE=0x0", "NCCL_NET_GDR_LEVEL=loc"})
+    EXPECT_NE(e.title.find(off), std::string::npos) << off << " in " << e.title;
+  for (const auto& sw : facts::nccl_fast_path_switches()) EXPECT_FALSE(sw.switches_off("")) << sw.name;
 }
 
 TEST(ProfileFindings, EnvFromTargetInfoSystemEnv) {

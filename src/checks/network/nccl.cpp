@@ -50,27 +50,15 @@ std::vector<Finding> disabled_paths(facts::Facts& f, const core::Thresholds&) {
   auto note = [&](const facts::NcclSetting& s, const std::string& name, const std::string& why) {
     out.add(s.source, name + "=" + shown(name, s.value) + ": " + why);
   };
-  if (auto s = active(c, "NCCL_P2P_DISABLE"); s && facts::nccl_int(s->value) != 0)
-    flag(*s, "NCCL_P2P_DISABLE", "no NVLink/PCIe peer-to-peer: GPU-to-GPU traffic is staged through host memory", "unset or 0");
-  if (auto s = active(c, "NCCL_P2P_LEVEL"); s && (iequals(s->value, "LOC") || s->value == "0"))
-    flag(*s, "NCCL_P2P_LEVEL", "P2P never used between GPUs", "unset");
-  if (auto s = active(c, "NCCL_SHM_DISABLE"); s && facts::nccl_int(s->value) != 0)
-    flag(*s, "NCCL_SHM_DISABLE", "no shared-memory transport: intra-node traffic without P2P goes over the network", "unset or 0");
-  if (auto s = active(c, "NCCL_IB_DISABLE"); s && facts::nccl_int(s->value) != 0) {
-    if (rdma) flag(*s, "NCCL_IB_DISABLE", "no InfiniBand/RoCE: inter-node traffic over TCP sockets, a fraction of the bandwidth", "unset or 0");
-    else note(*s, "NCCL_IB_DISABLE", "no RDMA devices here, so nothing is lost");
+  for (const auto& sw : facts::nccl_fast_path_switches()) {
+    auto s = active(c, sw.name);
+    if (!s || !sw.switches_off(s->value)) continue;
+    const std::string name(sw.name);
+    const bool costs = sw.costs == facts::NcclFastPathSwitch::Costs::always ||
+                       (sw.costs == facts::NcclFastPathSwitch::Costs::with_rdma ? rdma : nvswitch);
+    if (costs) flag(*s, name, std::string(sw.cost), std::string(sw.expected));
+    else note(*s, name, std::string(sw.free_why));
   }
-  if (auto s = active(c, "NCCL_NET"); s && iequals(s->value, "Socket")) {
-    if (rdma) flag(*s, "NCCL_NET", "TCP sockets although RDMA devices exist", "unset, IB or the RDMA plugin");
-    else note(*s, "NCCL_NET", "no RDMA devices here, so sockets are the only network");
-  }
-  if (auto s = active(c, "NCCL_NVLS_ENABLE"); s && facts::nccl_int(s->value) == 0) {
-    if (nvswitch) flag(*s, "NCCL_NVLS_ENABLE", "no NVLink SHARP on an NVLink-switch system: AllReduce/AllGather lose in-switch reductions", "unset or 1");
-    else note(*s, "NCCL_NVLS_ENABLE", "no NVSwitch PCI function seen here (class 0x0680, vendor 0x10de), so NVLS may not apply");
-  }
-  for (const char* name : {"NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL"})
-    if (auto s = active(c, name); s && (iequals(s->value, "LOC") || s->value == "0"))
-      flag(*s, name, "GPUDirect RDMA never used: every network transfer is staged through host memory", "unset");
   if (off.empty()) {
     out.title = "no NCCL setting switches off a fast path";
     if (out.evidence.empty())
