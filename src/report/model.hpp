@@ -1,4 +1,4 @@
-// The report model of the contract (shared/spec/contract.md). Checks produce Findings;
+// The report model of the contract (docs/CONTRACT.md). Checks produce Findings;
 // renderers read a Report; nothing here knows about text or JSON.
 #pragma once
 
