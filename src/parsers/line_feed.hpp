@@ -32,6 +32,14 @@ void for_each_line(std::string_view text, F&& f) {
 template <class Model>
 struct ParserState;  // defined by each parser
 
+// A state that reads one line at a time: derive from FeedsLines<State> and define line().
+template <class State>
+struct FeedsLines {
+  void feed(std::string_view lines) {
+    for_each_line(lines, [this](std::string_view raw) { static_cast<State*>(this)->line(raw); });
+  }
+};
+
 template <class Model>
 class LineParser {
  public:

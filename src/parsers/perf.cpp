@@ -249,7 +249,7 @@ struct ParserState<PerfProfile> {
   // by that line, which may come in the next block.
   std::optional<PerfSymbol> wrap;
   void feed(std::string_view text);
-  void row(std::string_view line, std::string_view raw);
+  void row(std::string_view line);
   Parsed<PerfProfile> finish();
 };
 
@@ -271,7 +271,7 @@ void ParserState<PerfProfile>::feed(std::string_view text) {
       auto wrapped = clean_tail(tooltext::unquote_mail(raw));
       bool taken = !wrapped.empty() && wrapped.find('%') == std::string_view::npos && sys::split_ws(wrapped).size() == 1;
       if (taken) wrap->symbol = std::string(wrapped);
-      else out.damaged.push_back({"sample row without a symbol", wrap->line});
+      else out.damaged.emplace_back("sample row without a symbol", wrap->line);
       if (taken) frame.push_back(std::move(*wrap));
       wrap.reset();
       if (taken) continue;
@@ -303,12 +303,12 @@ void ParserState<PerfProfile>::feed(std::string_view text) {
       }
       continue;
     }
-    row(tooltext::unquote_mail(raw), raw);
+    row(tooltext::unquote_mail(raw));
   }
 }
 
 // A line with a percent cell somewhere: a report/top/legacy row, or a header.
-void ParserState<PerfProfile>::row(std::string_view line, std::string_view) {
+void ParserState<PerfProfile>::row(std::string_view line) {
   if (line.find("PerfTop:") != std::string_view::npos) {
     saw_top = true;
     frame.clear();
@@ -390,7 +390,7 @@ void ParserState<PerfProfile>::row(std::string_view line, std::string_view) {
 Parsed<PerfProfile> ParserState<PerfProfile>::finish() {
   auto& st = *this;
   if (st.wrap) {
-    st.out.damaged.push_back({"sample row without a symbol", st.wrap->line});
+    st.out.damaged.emplace_back("sample row without a symbol", st.wrap->line);
     st.wrap.reset();
   }
   auto& out = st.out;

@@ -37,19 +37,14 @@ bool turbo_line(std::string_view line, int& cores, double& mhz) {
 }  // namespace
 
 template <>
-struct ParserState<Turbostat> {
+struct ParserState<Turbostat> : FeedsLines<ParserState<Turbostat>> {
   Turbostat out;
   std::vector<std::string> header;
   int cpu_col = -1;
   int lineno = 0;
-  void feed(std::string_view lines);
   void line(std::string_view raw);
   Parsed<Turbostat> finish();
 };
-
-void ParserState<Turbostat>::feed(std::string_view lines) {
-  for_each_line(lines, [&](std::string_view raw) { line(raw); });
-}
 
 void ParserState<Turbostat>::line(std::string_view raw) {
   ++lineno;
