@@ -271,7 +271,7 @@ void ParserState<PerfProfile>::feed(std::string_view text) {
       auto wrapped = clean_tail(tooltext::unquote_mail(raw));
       bool taken = !wrapped.empty() && wrapped.find('%') == std::string_view::npos && sys::split_ws(wrapped).size() == 1;
       if (taken) wrap->symbol = std::string(wrapped);
-      else out.damaged.emplace_back("sample row without a symbol", wrap->line);
+      else out.damaged.push_back({"sample row without a symbol", wrap->line});
       if (taken) frame.push_back(std::move(*wrap));
       wrap.reset();
       if (taken) continue;
@@ -390,7 +390,7 @@ void ParserState<PerfProfile>::row(std::string_view line) {
 Parsed<PerfProfile> ParserState<PerfProfile>::finish() {
   auto& st = *this;
   if (st.wrap) {
-    st.out.damaged.emplace_back("sample row without a symbol", st.wrap->line);
+    st.out.damaged.push_back({"sample row without a symbol", st.wrap->line});
     st.wrap.reset();
   }
   auto& out = st.out;
