@@ -1,5 +1,8 @@
 #include "checks/util.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "report/redact.hpp"
 
 #include <fmt/format.h>
@@ -67,6 +70,12 @@ Status limit_verdict(double share, double margin, double limit) {
   if (share - margin > limit) return Status::fail;
   if (share + margin <= limit) return Status::pass;
   return share > limit ? Status::warn : Status::skip;
+}
+
+std::chrono::milliseconds window_to_decide(double seconds, double margin, double share, double limit) {
+  const double distance = std::max(0.1, std::fabs(limit - share));
+  const double ms = std::ceil(seconds * 1000.0 * margin / distance * 1.15 / 10.0) * 10.0;
+  return std::chrono::milliseconds(static_cast<long>(std::clamp(ms, 10.0, 60000.0)));
 }
 
 std::string shown(std::string_view name, const std::string& value) { return report::redact(name, value); }

@@ -1,6 +1,7 @@
 // Helpers shared by checks: evidence wording and facts every layer needs.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ inline constexpr std::string_view network = "network";
 // the limit by more than the margin, `pass` at or below it by the margin, and within the
 // margin `warn` (above the limit) or `skip` (at or below it: too close to call).
 Status limit_verdict(double share, double margin, double limit);
+
+// The window a tick-quantised share needs for its margin (which shrinks as 1/window) to fall
+// under its distance to the limit (at least 0.1 point): seconds x margin / distance, with 15%
+// to spare, rounded up to 10 ms, at most 60 s.
+std::chrono::milliseconds window_to_decide(double seconds, double margin, double share, double limit);
 
 // A setting's value as evidence may show it: credentials redacted (report::redact).
 std::string shown(std::string_view name, const std::string& value);

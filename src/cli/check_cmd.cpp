@@ -64,7 +64,7 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
   cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
-  cmd->add_option("--sample-ms", a.sample_ms, "Live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default 2000/sqrt(online CPUs), 100-1000 (config: sample_ms)");
+  cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)");
 }
 
 int run_check(const CheckArgs& a) {

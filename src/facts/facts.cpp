@@ -132,13 +132,25 @@ const Training& Facts::training() {
 }
 
 const Window& Facts::window() {
-  return once(window_once_, window_, [&] { return sample_window(*this); });
+  return once(window_once_, window_, [&] { return sample_window(*this, window_reader_); });
+}
+
+const Window& Facts::window_extended(std::chrono::milliseconds length) {
+  const Window& base = window();
+  if (!base.live || !base.extendable) return base;
+  length = std::min(length, base.limit);
+  if (length <= base.length) return base;
+  std::lock_guard lock(window_mutex_);
+  for (const auto& w : extended_windows_)
+    if (w.length >= length) return w;
+  extended_windows_.push_back(extend_window(*this, window_reader_, base, length));
+  return extended_windows_.back();
 }
 
 const NumaMapsRead& Facts::numa_maps(int pid, std::chrono::milliseconds budget) {
   std::lock_guard lock(numa_mutex_);
   auto& slot = numa_maps_[pid];
-  if (!slot) slot = std::make_shared<NumaMapsRead>(read_numa_maps(*this, pid, budget));
+  if (!slot) slot = std::make_shared<NumaMapsRead>(read_numa_maps(*this, proc_reader_, pid, budget));
   return *slot;
 }
 

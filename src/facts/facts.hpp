@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -166,6 +167,15 @@ struct ThreadUse {
 struct Window {
   bool live = false;            // true: deltas over `seconds`; false: since-boot counters
   double seconds = 0;
+  // Live: the length asked for, and whether the length was the default (not --sample-ms or
+  // config sample_ms), so a check may ask for it to go on (Facts::window_extended) up to
+  // `limit` when its counters could not decide over it.
+  std::chrono::milliseconds length{0};
+  bool extendable = false;
+  std::chrono::milliseconds limit{0};
+  std::chrono::steady_clock::time_point start{};
+  // Each thread's utime+stime at the first sample, for an extension's second one.
+  std::shared_ptr<const std::map<std::pair<int, int>, unsigned long long>> first_task_ticks;
   std::optional<parsers::ProcStat> first, second;  // second == first in root mode
   std::string stat_error;
   std::vector<ThreadUse> threads;
@@ -185,17 +195,20 @@ struct Options {
   std::vector<int> pids;          // --pid; empty: detect
   std::optional<std::string> dmesg_path;  // --dmesg FILE (a saved kernel log), read as given
   std::optional<Baseline> baseline;       // --baseline HOST.json
-  // The live sample window of cpu.steal and placement.shared_cores; 0: default_sample_window
-  // of the online CPUs, at most sample_max (check: 1 s; health, a prolog: 250 ms).
+  // The live sample window of cpu.steal and placement.shared_cores: `sample` when set (fixed);
+  // else kFirstSampleWindow, which a check may extend up to sample_max (check: 1 s; health, a
+  // prolog: 250 ms) when the counters could not decide over it.
   std::chrono::milliseconds sample{0};
   std::chrono::milliseconds sample_max{1000};
   std::chrono::milliseconds proc_read_timeout{2000};
 };
 
-// The window is as long as /proc/stat's 10 ms tick needs for a steady steal share over the
-// node's CPUs (quantisation ~ sqrt(CPUs) ticks over CPUs x window): 2 s / sqrt(CPUs), between
-// 100 ms and `max`. 2 CPUs: 1 s; 16: 500 ms; 64: 250 ms; 144 and more: 167-100 ms.
-std::chrono::milliseconds default_sample_window(std::size_t cpus, std::chrono::milliseconds max);
+// The default window starts at 100 ms (or `max` when smaller): enough for /proc/stat's 10 ms
+// tick on a node with many CPUs. A check whose tick margin is wider than its distance to the
+// limit extends it (cpu.steal: about 610 ms / sqrt(CPUs) for a steal-free node at 2%), so a
+// small node waits longer only when it must.
+inline constexpr std::chrono::milliseconds kFirstSampleWindow{100};
+std::chrono::milliseconds first_sample_window(std::chrono::milliseconds max);
 inline constexpr std::chrono::milliseconds kMinSampleWindow{10};
 inline constexpr std::chrono::milliseconds kMaxSampleWindow{60000};
 
@@ -227,6 +240,10 @@ class Facts {
   const std::string& audited_env_error();
   const Training& training();
   const Window& window();
+  // The same window taken on from its first sample to at least `length` (capped at its
+  // limit): a second sample at start + length. window() when it is not extendable or already
+  // that long. Earlier windows stay valid; extensions are kept, so a longer ask reuses none.
+  const Window& window_extended(std::chrono::milliseconds length);
   const NumaMapsRead& numa_maps(int pid, std::chrono::milliseconds budget);
   std::string container();  // none|docker|enroot|podman|unknown
   std::optional<std::string> nvidia_driver_version();
@@ -280,7 +297,10 @@ class Facts {
     std::once_flag once;
     std::shared_ptr<void> value;
   };
-  sys::BoundedWorker proc_reader_;  // every read_proc: one thread, not one per read
+  sys::BoundedWorker proc_reader_;  // every read_proc and numa_maps: one thread, not one per read
+  sys::BoundedWorker window_reader_;  // the window's walks of every thread, beside proc_reader_
+  std::mutex window_mutex_;
+  std::list<Window> extended_windows_;
   std::mutex memo_mutex_;
   std::map<std::string, std::shared_ptr<Slot>> memo_;
 
@@ -298,8 +318,9 @@ CpuFreq read_cpufreq(const sys::Sysroot& root, const CpuSet& online);
 Avail<std::vector<PciDevice>> read_pci(const sys::Sysroot& root);
 Avail<std::vector<Gpu>> read_visible_gpus(const sys::Sysroot& root, const std::vector<PciDevice>& pci);
 Training detect_training(Facts& f);
-Window sample_window(Facts& f);
-NumaMapsRead read_numa_maps(Facts& f, int pid, std::chrono::milliseconds budget);
+Window sample_window(Facts& f, sys::BoundedWorker& reader);
+Window extend_window(Facts& f, sys::BoundedWorker& reader, const Window& base, std::chrono::milliseconds length);
+NumaMapsRead read_numa_maps(Facts& f, sys::BoundedWorker& reader, int pid, std::chrono::milliseconds budget);
 
 // Summaries shared by the checks and the report's node.settings.
 // The deepest state (largest exit latency) that is enabled on at least one online CPU.

@@ -160,31 +160,57 @@ TaskSample read_tasks(const sys::Sysroot& root) {
 
 }  // namespace
 
-std::chrono::milliseconds default_sample_window(std::size_t cpus, std::chrono::milliseconds max) {
-  const double ms = 2000.0 / std::sqrt(static_cast<double>(std::max<std::size_t>(cpus, 1)));
-  const auto w = std::chrono::milliseconds(static_cast<long>(std::ceil(ms)));
-  return std::clamp(w, std::min(std::chrono::milliseconds(100), max), max);
+std::chrono::milliseconds first_sample_window(std::chrono::milliseconds max) { return std::min(kFirstSampleWindow, max); }
+
+namespace {
+
+double user_hz(const Window& w) { return w.live ? static_cast<double>(::sysconf(_SC_CLK_TCK)) : 100.0; }
+
+// Every thread's counters, on the window's own worker: one thread for the window's walks,
+// abandoned with its walk when a process hangs the kernel.
+TaskSample tasks_bounded(const sys::Sysroot& root, sys::BoundedWorker& reader) {
+  auto r = reader.run<TaskSample>([root] { return read_tasks(root); }, std::chrono::seconds(10));
+  if (!r) return TaskSample{{}, "reading /proc/*/task/*/stat timed out"};
+  return std::move(*r);
 }
 
-Window sample_window(Facts& f) {
+// The second sample at `end`: /proc/stat, interrupts and every thread, against the first.
+void finish_window(Facts& f, sys::BoundedWorker& reader, Window& w, Clock::time_point end) {
+  const auto& root = f.root();
+  std::this_thread::sleep_until(end);
+  const auto t1 = Clock::now();
+  w.second = read_parsed(root, "/proc/stat", parsers::parse_proc_stat, w.stat_error);
+  w.irq_second = read_parsed(root, "/proc/interrupts", parsers::parse_interrupts, w.irq_error, 16u << 20);
+  auto tasks1 = tasks_bounded(root, reader);
+  w.seconds = std::chrono::duration<double>(t1 - w.start).count();
+  if (w.threads_error.empty()) w.threads_error = tasks1.error;
+  const double hz = user_hz(w);
+  w.threads.clear();
+  if (!w.first_task_ticks) return;
+  for (const auto& [key, st] : tasks1.tasks) {
+    auto it = w.first_task_ticks->find(key);
+    if (it == w.first_task_ticks->end()) continue;
+    const double ticks = static_cast<double>((st.utime + st.stime) - std::min<unsigned long long>(st.utime + st.stime, it->second));
+    w.threads.push_back({key.first, key.second, st.comm, st.processor, ticks / hz / w.seconds});
+  }
+}
+
+}  // namespace
+
+Window sample_window(Facts& f, sys::BoundedWorker& reader) {
   Window w;
   const auto& root = f.root();
   w.live = root.is_live();
   auto read_stat = [&] { return read_parsed(root, "/proc/stat", parsers::parse_proc_stat, w.stat_error); };
   auto read_irq = [&] { return read_parsed(root, "/proc/interrupts", parsers::parse_interrupts, w.irq_error, 16u << 20); };
-  auto tasks_bounded = [&]() -> TaskSample {
-    auto r = sys::run_bounded<TaskSample>([root] { return read_tasks(root); }, std::chrono::seconds(10));
-    if (!r) return TaskSample{{}, "reading /proc/*/task/*/stat timed out"};
-    return std::move(*r);
-  };
 
-  const double hz = w.live ? static_cast<double>(::sysconf(_SC_CLK_TCK)) : 100.0;  // USER_HZ
+  const double hz = user_hz(w);  // USER_HZ
   if (!w.live) {
     w.first = read_stat();
     w.second = w.first;
     w.irq_first = read_irq();
     w.irq_second = std::nullopt;
-    auto tasks = tasks_bounded();
+    auto tasks = tasks_bounded(root, reader);
     w.threads_error = tasks.error;
     auto up = root.read_value("/proc/uptime");
     std::optional<double> uptime;
@@ -206,32 +232,44 @@ Window sample_window(Facts& f) {
     return w;
   }
 
-  auto t0 = Clock::now();
+  w.start = Clock::now();
   w.first = read_stat();
   w.irq_first = read_irq();
-  auto tasks0 = tasks_bounded();
-  auto length = f.options().sample;
-  if (length.count() <= 0) {
-    const auto& topo = f.topology();
-    length = default_sample_window(topo ? topo->online.count() : 1, f.options().sample_max);
-  }
-  std::this_thread::sleep_until(t0 + length);
-  auto t1 = Clock::now();
-  w.second = read_stat();
-  w.irq_second = read_irq();
-  auto tasks1 = tasks_bounded();
-  w.seconds = std::chrono::duration<double>(t1 - t0).count();
-  w.threads_error = !tasks0.error.empty() ? tasks0.error : tasks1.error;
-  for (const auto& [key, st] : tasks1.tasks) {
-    auto it = tasks0.tasks.find(key);
-    if (it == tasks0.tasks.end()) continue;
-    double ticks = static_cast<double>((st.utime + st.stime) - (it->second.utime + it->second.stime));
-    w.threads.push_back({key.first, key.second, st.comm, st.processor, ticks / hz / w.seconds});
-  }
+  auto tasks0 = tasks_bounded(root, reader);
+  w.threads_error = tasks0.error;
+  auto first = std::make_shared<std::map<std::pair<int, int>, unsigned long long>>();
+  for (const auto& [key, st] : tasks0.tasks) first->emplace(key, st.utime + st.stime);
+  w.first_task_ticks = std::move(first);
+  w.limit = std::max(f.options().sample, f.options().sample_max);
+  w.extendable = f.options().sample.count() <= 0;
+  w.length = w.extendable ? first_sample_window(f.options().sample_max) : f.options().sample;
+  finish_window(f, reader, w, w.start + w.length);
   return w;
 }
 
-NumaMapsRead read_numa_maps(Facts& f, int pid, std::chrono::milliseconds budget) {
+Window extend_window(Facts& f, sys::BoundedWorker& reader, const Window& base, std::chrono::milliseconds length) {
+  Window w;
+  w.live = base.live;
+  w.start = base.start;
+  w.first = base.first;
+  w.irq_first = base.irq_first;
+  w.stat_error = base.stat_error;
+  w.irq_error = base.irq_error;
+  w.threads_error = base.first_task_ticks ? std::string() : base.threads_error;
+  w.first_task_ticks = base.first_task_ticks;
+  w.extendable = base.extendable;
+  w.limit = base.limit;
+  w.length = length;
+  if (!w.first) {  // nothing to go on from: the first sample failed, and so stays the window
+    w.second = base.second;
+    w.seconds = base.seconds;
+    return w;
+  }
+  finish_window(f, reader, w, w.start + length);
+  return w;
+}
+
+NumaMapsRead read_numa_maps(Facts& f, sys::BoundedWorker& reader, int pid, std::chrono::milliseconds budget) {
   const auto root = f.root();
   const std::string path = "/proc/" + std::to_string(pid) + "/numa_maps";
   auto work = [root, path, budget]() -> NumaMapsRead {
@@ -272,7 +310,7 @@ NumaMapsRead read_numa_maps(Facts& f, int pid, std::chrono::milliseconds budget)
     return out;
   };
   if (!root.is_live()) return work();
-  auto r = sys::run_bounded<NumaMapsRead>(work, budget + f.options().proc_read_timeout);
+  auto r = reader.run<NumaMapsRead>(work, budget + f.options().proc_read_timeout);
   if (!r) {
     NumaMapsRead out;
     out.error = path + ": read timed out";

@@ -5,7 +5,7 @@
 //   drain_on: [cpu.cstate.deep_idle]           # failing ids that drain; default: all that run
 //   drain_on_timeout: true                     # checks overrunning time_limit_s drain (NHC does)
 //   time_limit_s: 30                           # the whole run, scontrol included
-//   sample_ms: 250                             # the live sample window; default 2000/sqrt(CPUs) ms within 100-250
+//   sample_ms: 250                             # a fixed live sample window; default 100 ms, taken on to 250 when undecided
 //   log_file: /var/log/perfgap-health.log      # one line per run (also on stderr)
 //   state_dir: /var/lib/perfgap-health         # last report (last.json) and the run lock
 //   slurm_conf: /etc/slurm/slurm.conf          # default: found (see slurm/locate.hpp)
@@ -36,7 +36,7 @@ struct HealthConfig {
   std::vector<std::string> checks, skip, drain_on;
   bool drain_on_timeout = true;
   double time_limit_s = 30;
-  long sample_ms = 0;  // 0: facts::default_sample_window capped at kHealthSampleMax
+  long sample_ms = 0;  // 0: facts::first_sample_window, extended by checks up to kHealthSampleMaxMs
   std::string log_file, state_dir, slurm_conf, scontrol;
   HealthCheckOptions check;
   std::string source;

@@ -7,14 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <ctime>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -328,53 +325,6 @@ class Walker {
   std::unordered_map<std::string, std::vector<std::string>> listed_;
 };
 
-// Runs every job on its own worker and waits for each until its own timeout; a job still
-// running then is abandoned (a /proc read of a stuck process cannot be interrupted) and
-// its slot stays empty. Waiting ends with the last unfinished job's deadline.
-template <class T>
-std::vector<std::optional<T>> run_all_bounded(std::vector<std::pair<std::function<T()>, std::chrono::milliseconds>> jobs) {
-  struct State {
-    std::mutex m;
-    std::condition_variable cv;
-    std::vector<std::optional<T>> results;
-    std::vector<bool> finished;
-    std::size_t done = 0;
-  };
-  auto state = std::make_shared<State>();
-  state->results.resize(jobs.size());
-  state->finished.resize(jobs.size(), false);
-  const auto t0 = Clock::now();
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    std::thread([state, i, job = std::move(jobs[i].first)]() mutable {
-      std::optional<T> v;
-      try {
-        v.emplace(job());
-      } catch (...) {
-        // An empty slot: the caller reports the job as not captured.
-      }
-      std::lock_guard lock(state->m);
-      state->results[i] = std::move(v);
-      state->finished[i] = true;
-      ++state->done;
-      state->cv.notify_all();
-    }).detach();
-  }
-  std::unique_lock lock(state->m);
-  for (;;) {
-    auto latest = t0;
-    for (std::size_t i = 0; i < jobs.size(); ++i)
-      if (!state->finished[i]) latest = std::max(latest, t0 + jobs[i].second);
-    if (latest == t0 || Clock::now() >= latest) break;
-    state->cv.wait_until(lock, latest);  // woken by every finished job, to look again
-  }
-  std::vector<std::optional<T>> out;
-  for (std::size_t i = 0; i < state->results.size(); ++i) {
-    if (!state->finished[i]) sys::note_abandoned_worker();
-    out.push_back(state->finished[i] ? std::move(state->results[i]) : std::nullopt);
-  }
-  return out;
-}
-
 void merge(Capture& c, Haul&& h) {
   for (auto& [path, e] : h.entries) c.entries.emplace(path, std::move(e));
   for (auto& s : h.skipped) c.skipped.push_back(std::move(s));
@@ -560,7 +510,9 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
   }
   std::vector<std::chrono::milliseconds> bounds;
   for (const auto& j : jobs) bounds.push_back(j.second);
-  auto results = run_all_bounded(std::move(jobs));
+  // A small pool, not a thread per process: a node's dozens of ranks and loader workers are
+  // read in turn by a few threads, and a stuck one costs only its own thread and slot.
+  auto results = sys::run_batch_bounded(std::move(jobs), 4);
   std::size_t thread_stat_count = 0;
   for (std::size_t j = 0; j < results.size(); ++j) {
     auto& r = results[j];

@@ -39,6 +39,35 @@ TEST(SampleWindowCli, StealReportsTheWindowItWasGivenAndJudgesWithinTheMargin) {
   }
 }
 
+// The default window starts at 100 ms and goes on only while the tick margin cannot decide,
+// up to 1 s: so a decided verdict came from the shortest window that decides it, and an
+// undecided one from the longest allowed.
+TEST(SampleWindowCli, TheDefaultWindowGoesOnOnlyUntilStealIsDecided) {
+  auto r = run_binary(PERFGAP_BINARY, {"check", "--only", "cpu.steal", "--format", "json"});
+  ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["findings"].size(), 1u);
+  const auto& f = j["findings"][0];
+  if (f["status"] == "skip" && !f["metrics"].contains("steal_pct")) GTEST_SKIP() << "no steal column here: " << f["title"];
+  const std::string title = f["title"];
+  const auto at = title.find("over ");
+  ASSERT_NE(at, std::string::npos) << title;
+  const double seconds = std::stod(title.substr(at + 5));
+  EXPECT_GE(seconds, 0.099) << title;
+  EXPECT_LT(seconds, 2.0) << title;
+  const double p = f["metrics"]["steal_pct"], margin = f["metrics"]["steal_margin_pct"];
+  bool extended = false;
+  for (const auto& e : f["evidence"])
+    if (e["source"] == "sample window") extended = true;
+  if (seconds > 0.2) {
+    EXPECT_TRUE(extended) << f.dump();
+  }
+  const bool decided = p - margin > 2 || p + margin <= 2;
+  if (!decided) {
+    EXPECT_GE(seconds, 0.99) << "undecided before the 1 s limit: " << title;
+  }
+}
+
 TEST(SampleWindowCli, OutOfRangeOrMalformedIsAUsageError) {
   for (const char* bad : {"5", "0", "70000", "1e3", "soon"}) {
     auto r = run_binary(PERFGAP_BINARY, {"check", "--sample-ms", bad});

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <thread>
 
@@ -16,17 +17,70 @@ using namespace perfgap;
 using namespace std::chrono_literals;
 using report::Status;
 
-TEST(SampleWindow, DefaultLengthFollowsTheTickResolutionOfTheCpuCount) {
-  EXPECT_EQ(facts::default_sample_window(1, 1000ms), 1000ms);
-  EXPECT_EQ(facts::default_sample_window(2, 1000ms), 1000ms);  // 1414 ms, capped
-  EXPECT_EQ(facts::default_sample_window(16, 1000ms), 500ms);
-  EXPECT_EQ(facts::default_sample_window(64, 1000ms), 250ms);
-  EXPECT_EQ(facts::default_sample_window(144, 1000ms), 167ms);
-  EXPECT_EQ(facts::default_sample_window(1024, 1000ms), 100ms);  // the floor
-  EXPECT_EQ(facts::default_sample_window(0, 1000ms), 1000ms);    // unknown CPU count: the cap
-  // health's cap (a prolog before every job)
-  EXPECT_EQ(facts::default_sample_window(2, 250ms), 250ms);
-  EXPECT_EQ(facts::default_sample_window(400, 250ms), 100ms);
+TEST(SampleWindow, TheDefaultStartsAtOneHundredMillisecondsWithinItsCap) {
+  EXPECT_EQ(facts::first_sample_window(1000ms), 100ms);
+  EXPECT_EQ(facts::first_sample_window(250ms), 100ms);  // health's cap (a prolog before every job)
+  EXPECT_EQ(facts::first_sample_window(60ms), 60ms);
+}
+
+// The margin shrinks as 1/window: a steal-free node at 2% needs about 610 ms / sqrt(CPUs).
+TEST(SampleWindow, WindowToDecideScalesTheWindowByMarginOverDistance) {
+  using checks::window_to_decide;
+  auto margin_at = [](double cpus, double seconds) { return 100.0 * 1.22 * std::sqrt(cpus) / (cpus * seconds * 100.0); };
+  // 2 CPUs, 100 ms, no steal: margin 8.6%, distance 2 -> 0.1 x 8.6 / 2 x 1.15 = 0.50 s.
+  EXPECT_EQ(window_to_decide(0.1, margin_at(2, 0.1), 0, 2), 500ms);
+  // 64 CPUs: the first 100 ms already decide (margin 1.5% < 2).
+  EXPECT_LT(window_to_decide(0.1, margin_at(64, 0.1), 0, 2), 100ms);
+  // Near the limit the distance is small: at 1.9% the 0.1 floor holds, and 60 s is the most.
+  EXPECT_EQ(window_to_decide(0.1, 1.0, 1.9, 2), 1150ms);
+  EXPECT_EQ(window_to_decide(10, 50.0, 2.0, 2), 60000ms);
+  // The answer is enough: over the window it names, the margin is under the distance.
+  for (double cpus : {1.0, 2.0, 8.0, 16.0, 48.0}) {
+    const double share = 0.5;
+    const auto w = window_to_decide(0.1, margin_at(cpus, 0.1), share, 2);
+    EXPECT_LT(margin_at(cpus, w.count() / 1000.0), 2 - share) << cpus;
+  }
+}
+
+// Live, an extension keeps the first sample and takes a second one later: the earlier
+// window stays as it was, and asking again for no more than was taken reuses it.
+TEST(SampleWindow, ExtendedWindowsGoOnFromTheFirstSample) {
+  facts::Options opts;
+  opts.sample_max = 400ms;
+  facts::Facts f(sys::Sysroot::live(), opts);
+  const auto& first = f.window();
+  ASSERT_TRUE(first.live);
+  ASSERT_TRUE(first.first && first.second) << first.stat_error;
+  EXPECT_TRUE(first.extendable);
+  EXPECT_EQ(first.length, 100ms);
+  EXPECT_GE(first.seconds, 0.099);
+  const double first_seconds = first.seconds;
+  const auto& longer = f.window_extended(250ms);
+  ASSERT_NE(&longer, &first);
+  EXPECT_EQ(longer.length, 250ms);
+  EXPECT_GE(longer.seconds, 0.249);
+  EXPECT_EQ(first.seconds, first_seconds);  // untouched
+  ASSERT_TRUE(longer.first);
+  EXPECT_EQ(longer.first->cpus.size(), first.first->cpus.size());
+  for (std::size_t i = 0; i < first.first->cpus.size(); ++i)
+    EXPECT_EQ(longer.first->cpus[i].total(), first.first->cpus[i].total());  // the same first sample
+  EXPECT_FALSE(longer.threads.empty()) << longer.threads_error;  // threads are sampled again
+  EXPECT_EQ(&f.window_extended(200ms), &longer);
+  EXPECT_EQ(&f.window_extended(50ms), &first);  // already that long
+  const auto& capped = f.window_extended(5000ms);  // at most the limit
+  EXPECT_EQ(capped.length, 400ms);
+  EXPECT_LT(capped.seconds, 2.0);
+}
+
+// A window the user fixed (--sample-ms, config sample_ms) is never taken on.
+TEST(SampleWindow, AFixedWindowIsNotExtended) {
+  facts::Options opts;
+  opts.sample = 120ms;
+  facts::Facts f(sys::Sysroot::live(), opts);
+  const auto& w = f.window();
+  EXPECT_FALSE(w.extendable);
+  EXPECT_EQ(w.length, 120ms);
+  EXPECT_EQ(&f.window_extended(900ms), &w);
 }
 
 TEST(SampleWindow, SampleMsIsAWholeNumberOfMillisecondsInRange) {

@@ -1,5 +1,6 @@
 // sys::BoundedWorker: many calls on one thread, each bounded by its own timeout; a call that
 // hangs is left behind and the next one gets a fresh worker (the /proc reads of a check).
+// sys::run_batch_bounded: the same for a batch on a small pool (snapshot's reads).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -79,4 +80,61 @@ TEST(BoundedWorker, ConcurrentCallersAreServedOneAtATime) {
   for (auto& t : callers) t.join();
   EXPECT_EQ(most.load(), 1);
   EXPECT_EQ(w.workers_started(), 1);
+}
+
+// sys::run_batch_bounded: snapshot's per-process reads on a small pool, each job bounded from
+// its own start, a stuck one abandoned with its thread while the others go on.
+TEST(BoundedBatch, EveryJobRunsInOrderOnAtMostThePoolsThreads) {
+  std::vector<std::pair<std::function<std::thread::id()>, std::chrono::milliseconds>> jobs;
+  for (int i = 0; i < 40; ++i) jobs.emplace_back([] { return std::this_thread::get_id(); }, 2s);
+  auto out = perfgap::sys::run_batch_bounded(std::move(jobs), 3);
+  ASSERT_EQ(out.size(), 40u);
+  std::set<std::thread::id> seen;
+  for (const auto& r : out) {
+    ASSERT_TRUE(r);
+    seen.insert(*r);
+  }
+  EXPECT_LE(seen.size(), 3u);
+  EXPECT_EQ(seen.count(std::this_thread::get_id()), 0u);
+  EXPECT_TRUE(perfgap::sys::run_batch_bounded(std::vector<std::pair<std::function<int()>, std::chrono::milliseconds>>{}, 4).empty());
+}
+
+TEST(BoundedBatch, AStuckJobIsAbandonedAtItsOwnDeadlineAndTheRestFinish) {
+  const int abandoned_before = perfgap::sys::abandoned_workers();
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  auto stuck = [release] {
+    while (!release->load()) std::this_thread::sleep_for(5ms);  // a read stuck in the kernel
+    return -1;
+  };
+  std::vector<std::pair<std::function<int()>, std::chrono::milliseconds>> jobs;
+  jobs.emplace_back(stuck, 100ms);
+  for (int i = 1; i < 10; ++i) jobs.emplace_back([i] { return i; }, 5s);
+  jobs.emplace_back(stuck, 150ms);  // started late, by whichever thread is free: bounded from then
+  const auto t0 = std::chrono::steady_clock::now();
+  auto out = perfgap::sys::run_batch_bounded(std::move(jobs), 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+  ASSERT_EQ(out.size(), 11u);
+  EXPECT_FALSE(out[0]);
+  EXPECT_FALSE(out[10]);
+  for (int i = 1; i < 10; ++i) EXPECT_EQ(out[i], i);
+  EXPECT_EQ(perfgap::sys::abandoned_workers(), abandoned_before + 2);
+  release->store(true);  // the abandoned threads finish and leave without touching the results
+  std::this_thread::sleep_for(50ms);
+}
+
+TEST(BoundedBatch, EveryJobStuckStillEndsByTheDeadlines) {
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::pair<std::function<int()>, std::chrono::milliseconds>> jobs;
+  for (int i = 0; i < 4; ++i)
+    jobs.emplace_back([release] {
+      while (!release->load()) std::this_thread::sleep_for(5ms);
+      return 0;
+    }, 80ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto out = perfgap::sys::run_batch_bounded(std::move(jobs), 2);
+  // Two rounds of two: each job from its own start, so about 160 ms, well under a second.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  for (const auto& r : out) EXPECT_FALSE(r);
+  release->store(true);
+  std::this_thread::sleep_for(50ms);
 }

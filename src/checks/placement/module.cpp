@@ -1,7 +1,11 @@
 // placement layer: NUMA balancing, remote memory, GPU affinity, cores shared with other work.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -275,7 +279,14 @@ std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
   const double irq_rate = th.get("irq_per_s");
   const auto& t = f.training();
   if (t.procs.empty()) return {no_training_skip(id, layer::placement, t)};
-  const auto& w = f.window();
+  // A thread's share counts whole ticks, and over the first window one tick can be more than
+  // busy_pct of a CPU: the default window goes on until busy_pct is three ticks (300 ms at 10%).
+  const facts::Window* sampled = &f.window();
+  if (sampled->live && busy > 0) {
+    const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    sampled = &f.window_extended(std::chrono::milliseconds(static_cast<long>(std::ceil(3.0 / (busy * hz) * 1000.0))));
+  }
+  const auto& w = *sampled;
   if (w.threads.empty()) return {core::finding(id, layer::placement, Status::skip, "cannot see thread activity: " + (w.threads_error.empty() ? std::string("no thread read from /proc/*/task/*/stat") : w.threads_error))};
   const auto& topo = f.topology();
   std::set<int> training_pids;
@@ -418,7 +429,7 @@ void register_placement(core::Registry& r) {
   r.add({.id = "placement.shared_cores",
          .layer = layer::placement,
          .summary = "no other busy threads or NIC/GPU interrupts on the training cores",
-         .rule = "Training cores are the allowed CPUs of bound ranks plus the last CPUs of busy training threads. `warn` when threads of other processes using more than busy_pct of a CPU last ran there, or mlx5/nvidia interrupts land there (live: more than irq_per_s over the window; captured tree: routed there by effective_affinity_list/smp_affinity_list with a nonzero count). `skip` without training processes or thread statistics.",
+         .rule = "Training cores are the allowed CPUs of bound ranks plus the last CPUs of busy training threads. `warn` when threads of other processes using more than busy_pct of a CPU last ran there, or mlx5/nvidia interrupts land there (live: more than irq_per_s over the window, which goes on from the default 100 ms until busy_pct of a CPU is three 10 ms ticks, 300 ms at 10%, within the window's limit; captured tree: routed there by effective_affinity_list/smp_affinity_list with a nonzero count). `skip` without training processes or thread statistics.",
          .fix = "A cpuset split: housekeeping cores for services and IRQs, the rest for training.",
          .reads = reads::of({reads::training(), reads::topology(), reads::window(),
                              {"/proc/irq/*/smp_affinity_list", "/proc/irq/*/effective_affinity_list"}}),
