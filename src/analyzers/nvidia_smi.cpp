@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -139,7 +140,7 @@ Finding clocks(const std::vector<Obs>& o, const std::string& subject) {
     f.status = Status::warn;
     f.title = who(g) + ": " + join(warns, "; ");
     f.fix =
-        "restore the default power limit (nvidia-smi -pl DEFAULT or -rpl where supported) and application clocks (nvidia-smi -rac); find what lowered them (an admin script, a power-capping agent)";
+        "restore the default power limit (nvidia-smi -pl with the default watts) and application clocks (nvidia-smi -rac); find what lowered them (an admin script, a power-capping agent)";
     f.impact = "a lower power limit or clock target caps throughput under load";
   } else if (g.clock_events.empty()) {
     f.status = Status::skip;

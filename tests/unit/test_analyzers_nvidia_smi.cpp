@@ -3,6 +3,8 @@
 // would (NVLink state, which -q -x does not print).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "analyzers/analyzers.hpp"
 #include "files.hpp"
 #include "findings.hpp"
@@ -253,4 +255,38 @@ TEST(AnalyzerNvidiaSmi, TopologyAffinityAndBondedLinks) {
   const auto& err = find(dmg, "gpu.topology", "t.txt (unreadable lines)");
   EXPECT_EQ(err.status, Status::error);
   EXPECT_EQ(err.evidence.at(0).source, "t.txt:3");
+}
+
+TEST(AnalyzerNvidiaSmi, SharedCapturesGiveConcreteOutcomes) {
+  const std::filesystem::path dir = std::filesystem::path(PERFGAP_SHARED_DIR) / "fixtures" / "nvidia-smi";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no shared captures at " << dir;
+  auto shared = [&](const std::string& name) { return analyze({{name, read_file(dir / name)}}); };
+  // A100 (v12, MIG): persistence off, everything else it has at rest is healthy.
+  auto a100 = shared("query-xml-a100-sxm4-v12-telegraf-testdata.xml");
+  EXPECT_EQ(find(a100, "gpu.persistence", "0000:01:00.0").status, Status::warn);
+  EXPECT_EQ(find(a100, "gpu.clocks", "0000:01:00.0").status, Status::pass);  // application 1275 = default, below the 1410 max
+  EXPECT_EQ(find(a100, "gpu.ecc", "0000:01:00.0").status, Status::pass);
+  EXPECT_EQ(find(a100, "gpu.pcie", "0000:01:00.0").status, Status::pass);
+  EXPECT_EQ(find(a100, "gpu.fabric", "0000:01:00.0").status, Status::skip);
+  // RTX 4000 Ada (v13): idle at Gen1 of Gen4, ECC off.
+  auto ada = shared("query-xml-rtx-4000-sff-ada-v13-telegraf-testdata.xml");
+  EXPECT_EQ(find(ada, "gpu.pcie", "0000:06:00.0").status, Status::skip);
+  EXPECT_EQ(find(ada, "gpu.ecc", "0000:06:00.0").status, Status::skip);
+  EXPECT_EQ(find(ada, "gpu.persistence", "0000:06:00.0").status, Status::pass);
+  EXPECT_GT(metric(find(ada, "gpu.clocks", "0000:06:00.0"), "reason_s.sw_power_cap"), 4000);
+  // Tesla T4 (v11): a x8 link of a x16 card.
+  auto t4 = shared("query-xml-tesla-t4-telegraf-testdata.xml");
+  EXPECT_EQ(find(t4, "gpu.pcie", "0000:00:1e.0").status, Status::warn);
+  EXPECT_EQ(find(t4, "gpu.fabric", "0000:00:1e.0").status, Status::skip);
+  // topo -m: a PIX NIC for every GPU on the DGX B200 (glued cells read), the RTX 4090 box's
+  // one PHB GPU among SYS ones, GB200's NICs all SYS.
+  EXPECT_EQ(find(shared("topo-m-dgx-b200-16nic-missing-tab-SYSSYS-quirk-nccl-1646.txt"), "gpu.topology").status, Status::pass);
+  EXPECT_EQ(find(shared("topo-m-dgx-b200-16nic-missing-tab-SYSSYS-quirk-nccl-1646.txt"), "gpu.nvlink").status, Status::pass);
+  const auto& rtx = find(shared("topo-m-8x-rtx4090-all-sys-tabs-complete-go-gpuallocator-17.txt"), "gpu.topology");
+  EXPECT_EQ(rtx.status, Status::pass);
+  EXPECT_NE(rtx.title.find("1 PHB, 7 SYS"), std::string::npos) << rtx.title;
+  EXPECT_EQ(find(shared("topo-m-8x-rtx4090-all-sys-tabs-complete-go-gpuallocator-17.txt"), "gpu.nvlink").status, Status::skip);
+  EXPECT_EQ(find(shared("topo-m-2x-rtx5090-phb-with-legend-complete-club-3090-1229.txt"), "gpu.topology").status, Status::skip);
+  EXPECT_DOUBLE_EQ(metric(find(shared("topo-m-dgx2-16gpu-nv6-mlx5-columns-old-format-nccl-tests-78.txt"), "gpu.nvlink"), "nvlinks.GPU0"),
+                   90);
 }
