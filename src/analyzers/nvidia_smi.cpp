@@ -64,7 +64,7 @@ Finding persistence(const std::vector<Obs>& o, const std::string& subject) {
     f.title = who(g) + ": persistence mode off";
     f.fix = "run nvidia-persistenced (systemctl enable --now nvidia-persistenced), or nvidia-smi -pm 1 until the next boot";
     f.impact =
-        "without a persistent client the driver tears the GPU state down when the last process exits: every job start, nvidia-smi call and monitoring poll pays the initialisation again (~1.5 s per GPU), and the NVML checks skip such GPUs unless --nvml";
+        "without a persistent client the driver tears the GPU state down when the last process exits: every job start, nvidia-smi call and monitoring poll pays the initialisation again (~1.5 s per GPU)";
   }
   return f;
 }
