@@ -11,6 +11,7 @@
 #include "parsers/nccl_log.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "parsers/numastat.hpp"
+#include "parsers/nvidia_smi.hpp"
 #include "parsers/perf.hpp"
 #include "parsers/profile.hpp"
 #include "parsers/steps.hpp"
@@ -145,5 +146,22 @@ ProfileFigures profile_figures(const parsers::Profile& p, const ProfileOptions& 
 // profile.summary, profile.iterations, profile.exposed_comm (per collective and `all`),
 // profile.gpu_idle, profile.launch_bound, profile.env, and profile.compare with a reference.
 std::vector<Finding> analyze_profile(const parsers::Profile& p, const std::string& source, const ProfileOptions& o);
+
+// ---- nvidia-smi (gpu.* from captures) --------------------------------------------------
+// The gpu.* rules over the GPU facts model, whoever filled it: per GPU (by UUID) of the
+// snapshots, judged on its last one; a GPU in several snapshots also has the growth of its
+// counters between the first and the last judged (replays, slowdown time, NVLink errors).
+struct GpuSnapshotInput {
+  std::string source;
+  const parsers::GpuSnapshot* snapshot;
+};
+std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in);
+// -q -x captures through judge_gpu_snapshots (together); each topo -m capture: gpu.topology
+// (GPU<->NIC affinity) and gpu.nvlink (bonded NVLinks per GPU against its peers).
+struct NvidiaSmiInput {
+  std::string source;
+  const parsers::NvidiaSmi* capture;
+};
+std::vector<Finding> analyze_nvidia_smi(const std::vector<NvidiaSmiInput>& in);
 
 }  // namespace perfgap::analyzers

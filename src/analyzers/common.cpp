@@ -14,6 +14,7 @@ const std::vector<KindInfo>& kinds() {
       {"steps", "workload", "steps.gap"},
       {"nsys", "workload", "profile.summary"},
       {"kineto", "workload", "profile.summary"},
+      {"nvidia-smi", "gpu", "gpu.persistence"},
   };
   return k;
 }

@@ -158,8 +158,8 @@ int emit_report(const std::string& kind, const std::vector<std::string>& inputs,
 }
 
 void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
-  auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, steps, nsys, kineto)");
-  cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps | nsys | kineto")->required();
+  auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, steps, nsys, kineto, nvidia-smi)");
+  cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps | nsys | kineto | nvidia-smi")->required();
   cmd->add_option("files", a.files, "Input files (several: each is read; an unusable one becomes an error finding)")->required();
   cmd->add_option("--format", a.format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
@@ -279,6 +279,27 @@ int run_analyze(const AnalyzeArgs& a) {
     }
     std::string source = used.size() == 1 ? used[0] : fmt::format("{} profiles", used.size());
     append(analyzers::analyze_profile(merged, source, po));
+    return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+  }
+
+  if (k == "nvidia-smi") {
+    // Read together: a GPU in two -q -x captures has the growth of its counters judged.
+    std::vector<parsers::NvidiaSmi> caps;
+    std::vector<std::string> sources;
+    for (const auto& file : a.files) {
+      auto c = parse_input<parsers::NvidiaSmiParser>(file, parsers::kMaxNvidiaSmiBytes);
+      if (!c) { bad(file, c.error()); continue; }
+      caps.push_back(std::move(*c));
+      sources.push_back(file);
+    }
+    if (caps.empty()) {
+      std::string msg = "no usable input: ";
+      for (std::size_t i = 0; i < unusable.size(); ++i) msg += (i ? "; " : "") + unusable[i];
+      throw UsageError(fmt::format("analyze {}: {}", k, msg));
+    }
+    std::vector<analyzers::NvidiaSmiInput> in;
+    for (std::size_t i = 0; i < caps.size(); ++i) in.push_back({sources[i], &caps[i]});
+    append(analyzers::analyze_nvidia_smi(in));
     return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
   }
 

@@ -1,0 +1,36 @@
+// parse_nvidia_smi (the -q -x XML reader and the topo -m parser) and its analyzer: never
+// crash; line numbers stay inside the input; every topo row has one cell per device column.
+#include <algorithm>
+
+#include "analyzers/analyzers.hpp"
+#include "fuzz_common.hpp"
+#include "parsers/nvidia_smi.hpp"
+
+namespace {
+void check_topo(const perfgap::parsers::GpuTopology& t, int lines) {
+  for (const auto& r : t.rows) {
+    FUZZ_CHECK(r.line >= 1 && r.line <= lines);
+    FUZZ_CHECK(r.links.size() == t.columns.size());
+  }
+  for (const auto& d : t.damaged) FUZZ_CHECK(d.line >= 0 && d.line <= lines);
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto text = perfgap::fuzz::as_text(data, size);
+  auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
+  // Both readers on every input, whatever the content says it is.
+  if (auto t = perfgap::parsers::parse_nvidia_smi_topo(text)) check_topo(*t, lines);
+  else FUZZ_CHECK(t.error().line >= 0 && t.error().line <= lines);
+  if (auto x = perfgap::parsers::parse_nvidia_smi_xml(text); !x) FUZZ_CHECK(x.error().line >= 0 && x.error().line <= lines);
+  auto r = perfgap::parsers::parse_nvidia_smi(text);
+  if (!r) {
+    FUZZ_CHECK(r.error().line >= 0 && r.error().line <= lines);
+    return 0;
+  }
+  if (r->kind == perfgap::parsers::NvidiaSmi::Kind::topo) check_topo(r->topo, lines);
+  else FUZZ_CHECK(!r->query.gpus.empty());
+  // The same capture twice: the two-snapshot paths (growth) run too.
+  (void)perfgap::analyzers::analyze_nvidia_smi({{"a", &*r}, {"b", &*r}});
+  return 0;
+}

@@ -1,0 +1,78 @@
+// `perfgap analyze nvidia-smi`: exit statuses, inputs that are not nvidia-smi output (exit 2,
+// one line naming the file), an unusable input next to good ones, standard input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "files.hpp"
+#include "report_json.hpp"
+#include "run.hpp"
+#include "tree.hpp"
+
+namespace fs = std::filesystem;
+using perfgap::fixture::finding;
+using perfgap::fixture::json_report;
+using perfgap::fixture::line_count;
+using perfgap::fixture::log_fixture;
+using perfgap::fixture::read_file;
+using perfgap::fixture::run_binary;
+using perfgap::fixture::TempDir;
+using perfgap::fixture::write_in;
+
+TEST(AnalyzeNvidiaSmi, ExitStatusFollowsTheFindings) {
+  auto ok = json_report(PERFGAP_BINARY,
+                        {"analyze", "nvidia-smi", log_fixture("nvidia-smi/healthy.xml"), log_fixture("nvidia-smi/topo-pix-legend.txt")}, 0);
+  EXPECT_EQ((*finding(ok, "gpu.persistence", "0000:18:00.0"))["status"], "pass");
+  EXPECT_EQ((*finding(ok, "gpu.topology", log_fixture("nvidia-smi/topo-pix-legend.txt")))["status"], "pass");
+  auto bad = json_report(PERFGAP_BINARY, {"analyze", "nvidia-smi", log_fixture("nvidia-smi/faults.xml")}, 1);
+  EXPECT_EQ((*finding(bad, "gpu.ecc", "0000:18:00.0"))["status"], "fail");
+  EXPECT_EQ((*finding(bad, "gpu.ecc", "0000:18:00.0"))["layer"], "gpu");
+  // Two captures of one GPU: the replay counter's growth.
+  auto grow =
+      json_report(PERFGAP_BINARY,
+                  {"analyze", "nvidia-smi", log_fixture("nvidia-smi/replay-before.xml"), log_fixture("nvidia-smi/replay-after.xml")}, 1);
+  EXPECT_EQ((*finding(grow, "gpu.pcie", "0000:18:00.0"))["status"], "warn");
+  // The text report shows the GPU<->NIC table.
+  auto t = run_binary(PERFGAP_BINARY, {"analyze", "nvidia-smi", log_fixture("nvidia-smi/topo-far-nic.txt")});
+  EXPECT_EQ(t.status, 1);
+  EXPECT_NE(t.out.find("mlx5_1"), std::string::npos) << t.out;
+}
+
+TEST(AnalyzeNvidiaSmi, InputsThatAreNotNvidiaSmiAreExit2NamingTheFile) {
+  TempDir d;
+  auto whole = read_file(log_fixture("nvidia-smi/healthy.xml"));
+  std::vector<std::string> files = {
+      write_in(d, "empty.xml", ""),
+      write_in(d, "words.txt", "GPU is fine\nreally\n"),
+      write_in(d, "truncated.xml", whole.substr(0, whole.size() / 2)),
+      write_in(d, "nccl-topo.xml", "<system version=\"1\">\n  <cpu numaid=\"0\"/>\n</system>\n"),
+      write_in(d, "nogpu.xml", "<nvidia_smi_log><attached_gpus>0</attached_gpus></nvidia_smi_log>\n"),
+      log_fixture("perf/smmu-report.txt"),
+  };
+  for (const auto& f : files) {
+    auto r = run_binary(PERFGAP_BINARY, {"analyze", "nvidia-smi", f});
+    EXPECT_EQ(r.status, 2) << f << "\n" << r.out;
+    EXPECT_TRUE(r.out.empty()) << f;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(f), std::string::npos) << r.err;
+  }
+  auto cut = run_binary(PERFGAP_BINARY, {"analyze", "nvidia-smi", files[2]});
+  EXPECT_NE(cut.err.find("not well-formed XML"), std::string::npos) << cut.err;
+  EXPECT_NE(cut.err.find("line "), std::string::npos) << cut.err;
+  auto other = run_binary(PERFGAP_BINARY, {"analyze", "nvidia-smi", files[3]});
+  EXPECT_NE(other.err.find("root <system>"), std::string::npos) << other.err;
+}
+
+TEST(AnalyzeNvidiaSmi, UnusableNextToGoodIsAnErrorFindingAndStdinWorks) {
+  TempDir d;
+  auto empty = write_in(d, "empty.xml", "");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nvidia-smi", empty, log_fixture("nvidia-smi/healthy.xml")}, 0);
+  auto e = finding(j, "gpu.persistence", empty);
+  ASSERT_TRUE(e);
+  EXPECT_EQ((*e)["status"], "error");
+  EXPECT_EQ(j["summary"]["error"], 1);
+  auto piped = run_binary(
+      "/bin/sh", {"-c", "exec \"$0\" analyze nvidia-smi - --format json < \"$1\"", PERFGAP_BINARY, log_fixture("nvidia-smi/faults.xml")});
+  EXPECT_EQ(piped.status, 1) << piped.err;
+  EXPECT_NE(piped.out.find("\"gpu.fabric\""), std::string::npos);
+}
