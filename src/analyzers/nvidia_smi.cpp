@@ -363,7 +363,21 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
   for (const auto& r : t.rows)
     if (t.is_gpu(r.name)) gpus.push_back(&r);
 
+  // A capture cut short (as posted) keeps the header's columns but loses rows: say so, since
+  // the counts below are of the rows.
+  std::vector<std::string> no_row;
+  for (std::size_t c : gpu_cols) {
+    bool seen = false;
+    for (const auto* g : gpus) seen = seen || g->name == t.columns[c];
+    if (!seen) no_row.push_back(t.columns[c]);
+  }
+  auto note_cut = [&](Finding& f) {
+    if (!no_row.empty())
+      f.add(source, fmt::format("{} of the header's {} GPU columns have no row ({}): the capture looks cut, judged on the rows present",
+                                no_row.size(), gpu_cols.size(), join(no_row)));
+  };
   Finding top = make("gpu.topology", "pcie", source);
+  note_cut(top);
   if (nic_cols.empty()) {
     top.status = Status::skip;
     top.title = fmt::format("{} GPUs and no NIC in the matrix: no GPU<->NIC affinity to judge", gpus.size());
@@ -426,6 +440,7 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
   // Bonded NVLinks per GPU over its GPU peers: in one node's matrix all GPUs are one model, so
   // a GPU with fewer than the others has links down.
   Finding nv = make("gpu.nvlink", "gpu", source);
+  note_cut(nv);
   std::vector<int> total(gpus.size(), 0);
   int most = 0;
   for (std::size_t k = 0; k < gpus.size(); ++k) {
@@ -458,7 +473,7 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
       nv.impact = "collectives between those GPUs lose NVLink bandwidth or fall back to PCIe";
     } else {
       nv.status = Status::pass;
-      nv.title = fmt::format("every GPU of the matrix has the same bonded NVLinks to its peers ({} in all)", most);
+      nv.title = fmt::format("every GPU of the matrix has the same bonded NVLinks to its peers ({} per GPU)", most);
     }
   }
   out.push_back(std::move(nv));

@@ -250,6 +250,14 @@ TEST(AnalyzerNvidiaSmi, TopologyAffinityAndBondedLinks) {
   auto sys = analyze({{"t.txt", "\tGPU0\tGPU1\tNIC0\nGPU0\t X \tSYS\tPHB\nGPU1\tSYS\t X \tSYS\n"}});
   EXPECT_EQ(find(sys, "gpu.topology").status, Status::pass);
   EXPECT_NE(find(sys, "gpu.topology").title.find("1 PHB, 1 SYS"), std::string::npos) << find(sys, "gpu.topology").title;
+  // A capture cut short (rows lost, header kept): judged on the rows, and said so.
+  auto cut = analyze({{"t.txt", "\tGPU0\tGPU1\tGPU2\tNIC0\nGPU0\t X \tNV4\tNV4\tPIX\nGPU1\tNV4\t X \tNV4\tSYS\n"}});
+  for (const char* id : {"gpu.topology", "gpu.nvlink"}) {
+    bool said = false;
+    for (const auto& e : find(cut, id).evidence) said = said || e.observed.find("1 of the header's 3 GPU columns have no row (GPU2)") != std::string::npos;
+    EXPECT_TRUE(said) << id;
+  }
+  for (const auto& e : find(pass, "gpu.topology").evidence) EXPECT_EQ(e.observed.find("no row"), std::string::npos) << e.observed;
   // A damaged row is an error finding naming its line.
   auto dmg = analyze({{"t.txt", "\tGPU0\tGPU1\tNIC0\nGPU0\t X \tSYS\tPIX\nGPU1\tSYS\n"}});
   const auto& err = find(dmg, "gpu.topology", "t.txt (unreadable lines)");
