@@ -1,7 +1,9 @@
 // Writes a synthetic profile (tests/support/profile_gen.hpp) for manual runs and benchmarks:
-//   perfgap-gen-profile SCENARIO nsys OUT.sqlite | kineto OUT.json [GPU]
+//   perfgap-gen-profile SCENARIO nsys|nsys-2021|nsys-2025 OUT.sqlite | kineto OUT.json [GPU]
+// (nsys: the 3.7.2 schema; nsys-2021, nsys-2025: the other schema variants of profile_gen.hpp)
 // SCENARIO: exposed (AllGather 30 ms / ReduceScatter 15 ms exposed), exposed-tuned (15/5),
-// launch-bound, overlapped, large:GPUS:KERNELS_PER_GPU.
+// launch-bound, overlapped, large:GPUS:KERNELS_PER_GPU, large-steps:GPUS:KERNELS_PER_GPU (with
+// ProfilerStep#N ranges, one per 2000 kernels).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,7 +14,9 @@
 int main(int argc, char** argv) {
   using namespace perfgap::gen;
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|kineto OUT [GPU]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n",
+                 argv[0]);
     return 2;
   }
   std::string sc = argv[1], kind = argv[2], out = argv[3];
@@ -21,16 +25,18 @@ int main(int argc, char** argv) {
   else if (sc == "exposed-tuned") s = exposed_comm(8, 10, 15, 5);
   else if (sc == "launch-bound") s = launch_bound(8, 10);
   else if (sc == "overlapped") s = overlapped(8, 10);
-  else if (sc.rfind("large:", 0) == 0) {
-    auto colon = sc.find(':', 6);
+  else if (sc.rfind("large:", 0) == 0 || sc.rfind("large-steps:", 0) == 0) {
+    const bool steps = sc[5] == '-';
+    const std::size_t at = steps ? 12 : 6;
+    auto colon = sc.find(':', at);
     if (colon == std::string::npos) return 2;
-    s = large(std::atoi(sc.substr(6, colon - 6).c_str()), std::strtoull(sc.c_str() + colon + 1, nullptr, 10));
+    s = large(std::atoi(sc.substr(at, colon - at).c_str()), std::strtoull(sc.c_str() + colon + 1, nullptr, 10), 2000, steps);
   } else {
     std::fprintf(stderr, "unknown scenario %s\n", sc.c_str());
     return 2;
   }
-  if (kind == "nsys") {
-    auto err = write_nsys_sqlite(s, out);
+  if (kind == "nsys" || kind == "nsys-2021" || kind == "nsys-2025") {
+    auto err = write_nsys_sqlite(s, out, kind == "nsys" ? NsysSchema::v372 : kind == "nsys-2021" ? NsysSchema::v2021 : NsysSchema::v2025);
     if (!err.empty()) {
       std::fprintf(stderr, "%s\n", err.c_str());
       return 1;

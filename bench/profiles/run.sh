@@ -3,11 +3,17 @@
 # (every kernel with its launch call: 4.4 M rows), pinned to one core, best of N runs.
 #
 #   bench/profiles/run.sh [--reps N] [--core C] [--no-build] [--build-dir DIR] [--kernels-per-gpu N] [--keep]
+#   bench/profiles/run.sh --kineto [--kineto-kernels N] [same options]
 #
 # Targets (issue 16): >= 2 M kernel rows/s and the 2.2 M-kernel profile in <= 1.5 s.
 # --build-dir build uses the default preset's binaries (RelWithDebInfo) instead of build-bench;
 # the rows/s target is judged on the reader's phase time (perfgap-bench-time-profile, bench preset),
 # else on the whole process (stricter).
+# --kineto: instead, one generated Kineto trace of N kernels (default 1 M, each with its
+# cuda_runtime call, ProfilerStep#N every 2000 kernels) side by side: the whole `perfgap analyze
+# kineto`, the JSON parse alone with the reader's RapidJSON (perfgap-bench-time-profile
+# kineto-parse), python3's json.load, and HTA-style pandas (hta_style.py, when /usr/bin/python3
+# has pandas); prints the ratios. Exit 0 unless setup fails.
 # Exit status: 0 when both hold, 1 when one does not, 2 on a usage or setup error.
 set -euo pipefail
 
@@ -17,7 +23,9 @@ BUILD=1
 BDIR=build-bench
 PER_GPU=275000
 KEEP=0
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+KINETO=0
+KINETO_KERNELS=1000000
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --reps) REPS="$2"; shift 2 ;;
@@ -26,11 +34,13 @@ while [[ $# -gt 0 ]]; do
     --build-dir) BDIR="$2"; BUILD=0; shift 2 ;;
     --kernels-per-gpu) PER_GPU="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --kineto) KINETO=1; shift ;;
+    --kineto-kernels) KINETO_KERNELS="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run.sh: unknown argument $1" >&2; usage ;;
   esac
 done
-[[ "$REPS" =~ ^[1-9][0-9]*$ && "$CORE" =~ ^[0-9]+$ && "$PER_GPU" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: numbers needed" >&2; exit 2; }
+[[ "$REPS" =~ ^[1-9][0-9]*$ && "$CORE" =~ ^[0-9]+$ && "$PER_GPU" =~ ^[1-9][0-9]*$ && "$KINETO_KERNELS" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: numbers needed" >&2; exit 2; }
 
 SRC="$(cd "$(dirname "$0")/../.." && pwd)"
 BIN="$SRC/$BDIR/src/perfgap"
@@ -47,6 +57,51 @@ cleanup() { if [[ $KEEP -eq 0 ]]; then rm -rf "$WORK"; else echo "kept: $WORK" >
 trap cleanup EXIT
 
 now() { date +%s%N; }
+TIMER="$SRC/$BDIR/bench/perfgap-bench-time-profile"
+
+# Best wall ms of REPS runs of a command (after one warm-up), pinned to CORE; peak RSS (MiB) of the last.
+best_ms() {
+  local best="" t ms
+  for ((i = 0; i < REPS + 1; i++)); do
+    t=$(now)
+    /usr/bin/time -f %M -o "$WORK/rss" taskset -c "$CORE" "$@" > /dev/null || [[ $? -eq 1 ]]
+    ms=$(( ($(now) - t) / 1000000 ))
+    (( i == 0 )) && continue
+    [[ -z "$best" || $ms -lt $best ]] && best=$ms
+  done
+  echo "$best $(( $(cat "$WORK/rss") / 1024 ))"
+}
+
+if [[ $KINETO -eq 1 ]]; then
+  PY=/usr/bin/python3
+  "$GEN" "large-steps:1:$KINETO_KERNELS" kineto "$WORK/trace.json" 0
+  mb=$(du -m "$WORK/trace.json" | cut -f1)
+  echo "Kineto trace: $KINETO_KERNELS kernels + $KINETO_KERNELS cuda_runtime events, $mb MiB (best of $REPS, core $CORE)"
+  cat "$WORK/trace.json" > /dev/null
+  read -r pg pg_rss < <(best_ms "$BIN" analyze kineto "$WORK/trace.json" --format json --output "$WORK/report.json")
+  echo "perfgap analyze kineto (whole process):  $pg ms, peak $pg_rss MiB"
+  parse=""
+  if [[ -x "$TIMER" ]]; then
+    line=$(taskset -c "$CORE" "$TIMER" kineto-parse "$WORK/trace.json" "$REPS")
+    parse=$(sed -n 's/.* \([0-9]*\) ms (.*/\1/p' <<< "$line")
+    echo "RapidJSON parse only (in-process):       $parse ms  [$line]"
+  fi
+  read -r py py_rss < <(best_ms "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$WORK/trace.json")
+  echo "python3 json.load:                       $py ms, peak $py_rss MiB"
+  hta=""
+  if "$PY" -c 'import pandas' 2> /dev/null; then
+    read -r hta hta_rss < <(best_ms "$PY" "$SRC/bench/profiles/hta_style.py" "$WORK/trace.json")
+    echo "HTA-style pandas (hta_style.py):         $hta ms, peak $hta_rss MiB: $("$PY" "$SRC/bench/profiles/hta_style.py" "$WORK/trace.json")"
+  else
+    echo "HTA-style pandas: skipped ($PY has no pandas: apt-get install python3-pandas)"
+  fi
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }'; }
+  [[ -n "$parse" ]] && echo "perfgap / RapidJSON parse: $(ratio "$pg" "$parse")x"
+  echo "python json.load / perfgap: $(ratio "$py" "$pg")x"
+  [[ -n "$hta" ]] && echo "HTA-style pandas / perfgap: $(ratio "$hta" "$pg")x"
+  exit 0
+fi
+
 t0=$(now)
 "$GEN" "large:8:$PER_GPU" nsys "$WORK/large.sqlite"
 echo "generated $((8 * PER_GPU)) kernels in $(( ($(now) - t0) / 1000000 )) ms: $(du -m "$WORK/large.sqlite" | cut -f1) MB" >&2
@@ -65,7 +120,6 @@ rate=$(( kernels * 1000 / (best > 0 ? best : 1) ))
 echo "analyze nsys: $kernels kernels (8 GPUs), best of $REPS: $best ms for the whole process ($rate kernels/s end to end)"
 # The reader's own rate (SQLite rows into the model, joined) from the phase timer when built
 # (the bench preset); else the end-to-end rate, which is stricter.
-TIMER="$SRC/$BDIR/bench/perfgap-bench-time-profile"
 if [[ -x "$TIMER" ]]; then
   line=$(taskset -c "$CORE" "$TIMER" nsys "$WORK/large.sqlite" "$REPS")
   echo "phases: $line"

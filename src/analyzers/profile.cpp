@@ -299,6 +299,8 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
           push(gt.comm[static_cast<int>(a.coll)], a.start, a.end);
           push(gt.comm_all, a.start, a.end);
         }
+      } else if (a.kind == ActKind::graph) {
+        push(gt.compute, a.start, a.end);  // a whole CUDA graph: busy, its kernels (NCCL ones too) not in the export
       } else {
         push(gt.copy, a.start, a.end);
       }

@@ -170,7 +170,9 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   p.format = "Nsight Systems SQLite export, schema " +
              (schema.empty() ? std::string(r.has("TARGET_INFO_CUDA_GPU") ? "of ~2021 (TARGET_INFO_CUDA_GPU, no version table)" : "unknown (no version table)") : schema);
 
-  if (!r.has("CUPTI_ACTIVITY_KIND_KERNEL"))
+  // A capture whose GPU work all ran in CUDA graphs traced whole (--cuda-graph-trace=graph) may
+  // have CUPTI_ACTIVITY_KIND_GRAPH_TRACE and no kernel table.
+  if (!r.has("CUPTI_ACTIVITY_KIND_KERNEL") && !r.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"))
     return parse_fail("Nsight Systems export without GPU kernels (no CUPTI_ACTIVITY_KIND_KERNEL table): profile with nsys profile --trace=cuda");
 
   Names names{p, {}, {}, {}};
@@ -194,6 +196,34 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     });
   }
 
+  // Exports of 2024 on key TARGET_INFO_GPU by a GPU id of their own and map each process's CUDA
+  // device (the activity tables' deviceId) to it in TARGET_INFO_CUDA_DEVICE (pid, cudaId, gpuId):
+  // under CUDA_VISIBLE_DEVICES the two differ. Older exports: the deviceId is the GPU's id.
+  std::map<std::pair<std::uint64_t, std::int64_t>, std::int64_t> cuda_to_gpu;  // (pid, cudaId) -> gpuId
+  if (r.has("TARGET_INFO_CUDA_DEVICE")) {
+    auto cols = r.columns("TARGET_INFO_CUDA_DEVICE");
+    if (cols.count("gpuId") && cols.count("cudaId"))
+      r.each(std::string("SELECT cudaId, gpuId, ") + (cols.count("pid") ? "pid" : "0") + " FROM TARGET_INFO_CUDA_DEVICE",
+             "TARGET_INFO_CUDA_DEVICE", [&](sqlite3_stmt* st) {
+               cuda_to_gpu[{static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 0)}] =
+                   sqlite3_column_int64(st, 1);
+             });
+  }
+  auto name_of = [&](std::uint64_t pid, std::int64_t dev) -> std::string {
+    std::int64_t id = dev;
+    if (!cuda_to_gpu.empty()) {
+      // Its pid column holds the plain pid (as TARGET_INFO_CUDA_CONTEXT_INFO.processId does); a
+      // serialized globalPid or none are taken too.
+      auto it = cuda_to_gpu.end();
+      for (std::uint64_t k : {(pid >> 24) & 0xFFFFFF, pid, std::uint64_t{0}})
+        if ((it = cuda_to_gpu.find({k, dev})) != cuda_to_gpu.end()) break;
+      if (it == cuda_to_gpu.end()) return {};
+      id = it->second;
+    }
+    auto n = gpu_name.find(id);
+    return n == gpu_name.end() ? std::string() : n->second;
+  };
+
   // GPU activity tables: the same column names in every schema in use.
   std::unordered_map<std::uint64_t, std::uint32_t> gpu_index;  // (pid | device) -> index
   auto gpu_of = [&](std::uint64_t pid, std::int64_t dev) {
@@ -203,15 +233,16 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       GpuInfo g;
       g.process = pid;
       g.device = dev;
-      auto n = gpu_name.find(dev);
+      auto n = name_of(pid, dev);
       g.key = (pid ? "pid" + std::to_string((pid >> 24) & 0xFFFFFF) + "." : std::string()) + "gpu" + std::to_string(dev);
-      g.label = "GPU " + std::to_string(dev) + (n != gpu_name.end() && !n->second.empty() ? " (" + n->second + ")" : "") +
-                (pid ? " pid " + std::to_string((pid >> 24) & 0xFFFFFF) : "");
+      g.label =
+          "GPU " + std::to_string(dev) + (!n.empty() ? " (" + n + ")" : "") + (pid ? " pid " + std::to_string((pid >> 24) & 0xFFFFFF) : "");
       p.gpus.push_back(std::move(g));
     }
     return it->second;
   };
-  std::size_t no_end = 0;
+  std::size_t no_end = 0, graphs = 0;
+  std::unordered_map<std::int64_t, std::uint32_t> graph_name;  // graphId -> name index
   auto read_acts = [&](const char* table, ActKind kind) -> bool {
     if (!r.has(table)) return true;
     auto cols = r.columns(table);
@@ -232,6 +263,7 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
           name = c;
           break;
         }
+    if (kind == ActKind::graph) name = col("graphId");  // named "CUDA graph <graphId>"
     std::string sql = "SELECT start, end, " + col("deviceId") + ", " + col("correlationId") + ", " + col("globalPid") + ", " +
                       col("streamId") + ", " + name + " FROM " + table;
     r.each(std::string("SELECT count(*) FROM ") + table, table, [&](sqlite3_stmt* st) {
@@ -263,13 +295,25 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       a.stream = static_cast<std::uint32_t>(sqlite3_column_int64(st, 5));
       a.kind = kind;
       if (kind == ActKind::kernel) a.name = names.of(st, 6);
+      if (kind == ActKind::graph) {
+        auto g = sqlite3_column_int64(st, 6);
+        auto [gi, fresh] = graph_name.emplace(g, 0);
+        if (fresh) gi->second = names.intern("CUDA graph " + std::to_string(g));
+        a.name = gi->second;
+        ++graphs;
+      }
       p.acts.push_back(a);
     });
   };
   if (!read_acts("CUPTI_ACTIVITY_KIND_KERNEL", ActKind::kernel) || !read_acts("CUPTI_ACTIVITY_KIND_MEMCPY", ActKind::memcpy) ||
-      !read_acts("CUPTI_ACTIVITY_KIND_MEMSET", ActKind::memset))
+      !read_acts("CUPTI_ACTIVITY_KIND_MEMSET", ActKind::memset) || !read_acts("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", ActKind::graph))
     return parse_fail(r.error);
   if (no_end) p.notes.push_back(std::to_string(no_end) + " GPU activity rows without a valid end were left out");
+  if (graphs)
+    p.notes.push_back(
+        std::to_string(graphs) +
+        " CUDA graph executions were traced whole (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): their kernels, NCCL ones included, are not in "
+        "the export and count as compute; profile with nsys profile --cuda-graph-trace=node to see them");
   if (p.acts.empty()) return parse_fail("Nsight Systems export with an empty CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels");
 
   // Collective per distinct name.

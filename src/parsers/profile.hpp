@@ -13,7 +13,9 @@
 
 namespace perfgap::parsers {
 
-enum class ActKind : std::uint8_t { kernel, memcpy, memset };
+// `graph`: one execution of a whole CUDA graph (nsys --cuda-graph-trace=graph, the
+// CUPTI_ACTIVITY_KIND_GRAPH_TRACE table): GPU busy time whose kernels the export does not hold.
+enum class ActKind : std::uint8_t { kernel, memcpy, memset, graph };
 
 // NCCL collectives; `none` for a kernel that is not NCCL's, `other` for an NCCL kernel whose
 // collective the name does not say (NCCL 2.19+ `ncclDevKernel_Generic`, without Kineto args).
@@ -72,8 +74,9 @@ struct Profile {
 };
 
 // Nsight Systems `nsys export --type sqlite` output (schema of 2021, TARGET_INFO_CUDA_GPU,
-// through 2025's): tables and columns are probed; names resolve through StringIds; kernels,
-// memcpys and memsets join their runtime/driver call on correlationId within the process.
+// through 2025's, docs/ANALYZE.md "Nsight Systems export schemas"): tables and columns are
+// probed; names resolve through StringIds; kernels, memcpys, memsets and whole-graph
+// executions join their runtime/driver call on correlationId within the process.
 Parsed<Profile> read_nsys_sqlite(std::string_view bytes);
 // True when `bytes` start like an SQLite database.
 bool looks_sqlite(std::string_view bytes);

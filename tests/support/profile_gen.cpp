@@ -122,7 +122,7 @@ Scenario overlapped(int gpus, int iterations, double idle_ms) {
   return s;
 }
 
-Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t per_iter) {
+Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t per_iter, bool steps) {
   Scenario s;
   for (int g = 0; g < gpus; ++g) {
     Gpu gpu;
@@ -130,8 +130,13 @@ Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t per_iter) {
     gpu.pid = 4000 + static_cast<std::uint32_t>(g);
     gpu.kernels.reserve(kernels_per_gpu);
     std::int64_t t = kT0;
+    std::int64_t step_start = -1;
     for (std::size_t k = 0; k < kernels_per_gpu; ++k) {
       std::size_t pos = k % per_iter;
+      if (steps && pos == 0) {
+        if (step_start >= 0) s.ranges.push_back({step_start, t - 30 * kUs, "ProfilerStep#" + std::to_string(k / per_iter), gpu.pid});
+        step_start = t - 30 * kUs;
+      }
       bool nccl = pos % 50 == 49;
       Kernel kn;
       kn.start = t;
@@ -144,6 +149,8 @@ Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t per_iter) {
       t = nccl ? t + 10 * kUs : kn.end + 2 * kUs;
       gpu.kernels.push_back(std::move(kn));
     }
+    if (steps && step_start >= 0)
+      s.ranges.push_back({step_start, t, "ProfilerStep#" + std::to_string((kernels_per_gpu + per_iter - 1) / per_iter), gpu.pid});
     s.gpus.push_back(std::move(gpu));
   }
   return s;
@@ -152,7 +159,7 @@ Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t per_iter) {
 namespace {
 
 // Columns as the 3.7.2 export names and types them (a subset: what exports always fill).
-const char* const kDdl = R"(
+const char* const kDdl372 = R"(
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
 CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL);
@@ -169,6 +176,38 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT
 CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color INTEGER,
   text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
 )";
+
+// The 2021 export (shared/fixtures/profiles/nsys_2021_*.sqlite): no version, environment or
+// TARGET_INFO_GPU table; GPUs in TARGET_INFO_CUDA_GPU (deviceId, pid); no greenContextId or
+// mangledName. Its MEMSET and NVTX_EVENTS columns are the 3.7.2 ones that 2021 already had
+// (that file has neither table).
+const char* const kDdl2021 = R"(
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE TARGET_INFO_CUDA_GPU (vmId INTEGER NOT NULL, name TEXT NOT NULL, pciBusId TEXT, numMultiprocessors INTEGER NOT NULL, deviceId INTEGER NOT NULL, pid INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL,
+  launchType INTEGER, gridX INTEGER NOT NULL, blockX INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color INTEGER,
+  text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+)";
+
+// "2025-style" (docs/ANALYZE.md "Nsight Systems export schemas"; no real export of 2024-25 was
+// at hand): 3.7.2 plus CUPTI_ACTIVITY_KIND_MEMCPY.copyCount (schema 3.17.2's note),
+// CUPTI_ACTIVITY_KIND_KERNEL.graphId and TARGET_INFO_CUDA_DEVICE (pid, cudaId -> gpuId), with
+// TARGET_INFO_GPU ids that differ from the CUDA device ids (as under CUDA_VISIBLE_DEVICES).
+const char* const kDdl2025Extra = R"(
+ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY ADD COLUMN copyCount INTEGER;
+ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN graphId INTEGER;
+ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL ADD COLUMN graphNodeId INTEGER;
+CREATE TABLE TARGET_INFO_CUDA_DEVICE (gpuId INTEGER, cudaId INTEGER, pid INTEGER, uuid TEXT, numMultiprocessors INTEGER);
+)";
+constexpr int kGpuIdOffset2025 = 4;  // TARGET_INFO_GPU.id = CUDA device + 4 in the 2025-style variant
 
 struct Sql {
   sqlite3* db = nullptr;
@@ -205,7 +244,7 @@ struct Ins {
 
 }  // namespace
 
-std::string write_nsys_sqlite(const Scenario& s, const std::string& path) {
+std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSchema schema) {
   std::remove(path.c_str());
   Sql q;
   if (sqlite3_open(path.c_str(), &q.db) != SQLITE_OK) return "cannot create " + path;
@@ -213,7 +252,9 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path) {
     sqlite3* d;
     ~Close() { sqlite3_close(d); }
   } close{q.db};
-  if (!q.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN") || !q.exec(kDdl)) return q.err;
+  const bool old = schema == NsysSchema::v2021, late = schema == NsysSchema::v2025;
+  if (!q.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN") || !q.exec(old ? kDdl2021 : kDdl372)) return q.err;
+  if (late && !q.exec(kDdl2025Extra)) return q.err;
   std::map<std::string, std::int64_t> ids;
   Ins str(q.db, "INSERT INTO StringIds VALUES (?, ?)");
   auto id = [&](const std::string& v) {
@@ -221,10 +262,19 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path) {
     if (fresh) str.i(1, it->second).t(2, v).go();
     return it->second;
   };
-  {
+  if (old) {
+    Ins g(
+        q.db,
+        "INSERT INTO TARGET_INFO_CUDA_GPU (vmId, name, pciBusId, numMultiprocessors, deviceId, pid) VALUES (0, ?, '0000:00:00.0', 132, ?, ?)");
+    std::map<std::pair<int, std::uint32_t>, int> seen;
+    for (const auto& gpu : s.gpus)
+      if (!seen[{gpu.device, gpu.pid}]++) g.t(1, s.gpu_name).i(2, gpu.device).i(3, gpu.pid).go();
+  } else {
     Ins m(q.db, "INSERT INTO META_DATA_EXPORT VALUES (?, ?)");
-    m.t(1, "EXPORT_SCHEMA_VERSION").t(2, "3.7.2").go();
-    m.t(1, "EXPORT_PRODUCT_VERSION").t(2, "2023.4.4.54").go();
+    // 3.17.2: the newest version in the schema notes shipped with CUDA 12.9.1's Nsight Systems.
+    const std::string version = late ? "3.17.2" : "3.7.2";
+    m.t(1, "EXPORT_SCHEMA_VERSION").t(2, version).go();
+    if (!late) m.t(1, "EXPORT_PRODUCT_VERSION").t(2, "2023.4.4.54").go();
     Ins e(q.db, "INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (0, 'Online', ?, 0, ?)");
     std::string env;
     for (const auto& [k, v] : s.env) env += (env.empty() ? "" : ";") + k + "=" + v;
@@ -234,15 +284,29 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path) {
     for (int c = 0; c < 4 * s.sockets; ++c) cpus += (c ? "," : "") + std::string("{\"cpuid\":") + std::to_string(c) + ",\"socket\":" + std::to_string(c / 4) + "}";
     e.t(1, "CpuInfo").t(2, cpus + "]}").go();
     Ins g(q.db, "INSERT INTO TARGET_INFO_GPU VALUES (0, ?, ?, '0000:00:00.0', 1, 132)");
+    Ins cd(q.db, "INSERT INTO TARGET_INFO_CUDA_DEVICE (gpuId, cudaId, pid, uuid, numMultiprocessors) VALUES (?, ?, ?, '', 132)");
     std::map<int, int> seen;
-    for (const auto& gpu : s.gpus)
-      if (!seen[gpu.device]++) g.i(1, gpu.device).t(2, s.gpu_name).go();
+    for (const auto& gpu : s.gpus) {
+      const int gpu_id = gpu.device + (late ? kGpuIdOffset2025 : 0);
+      if (!seen[gpu.device]++) g.i(1, gpu_id).t(2, s.gpu_name).go();
+      if (late) cd.i(1, gpu_id).i(2, gpu.device).i(3, gpu.pid).go();
+    }
+    // A GPU that no process used, under the CUDA id the profiled GPUs take in the late variant:
+    // a reader that takes deviceId for TARGET_INFO_GPU.id names them after it.
+    if (late) g.i(1, 0).t(2, "NVIDIA unused GPU 0").go();
   }
-  const std::int64_t launch = id("cudaLaunchKernel_v7000"), memcpy_api = id("cudaMemcpyAsync_v3020");
+  // Launch calls under the names each era's export gives them (the _vNNNN suffix: the CUDA
+  // version that introduced the entry point).
+  const std::int64_t launch = id(late ? "cudaLaunchKernelExC_v11060" : "cudaLaunchKernel_v7000"), memcpy_api = id("cudaMemcpyAsync_v3020");
   Ins k(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, shortName, gridX, blockX) "
               "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, 1, 128)");
   Ins r(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)");
-  Ins c(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind) VALUES (?, ?, ?, 1, ?, ?, ?, 1048576, 1)");
+  Ins c(
+      q.db,
+      late
+          ? "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, copyCount) "
+            "VALUES (?, ?, ?, 1, ?, ?, ?, 1048576, 1, 1)"
+          : "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind) VALUES (?, ?, ?, 1, ?, ?, ?, 1048576, 1)");
   Ins ms(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, globalPid, value, bytes) VALUES (?, ?, ?, 1, ?, ?, ?, 0, 4096)");
   std::map<std::uint32_t, std::int64_t> corr;  // per process
   for (const auto& gpu : s.gpus) {

@@ -1,5 +1,5 @@
 // Synthetic GPU profiles with known overlap, idle and launch patterns, written as an Nsight
-// Systems SQLite export (the 3.7.2 schema's tables and columns that exports hold) and as
+// Systems SQLite export (the tables and columns that exports of a schema hold) and as
 // Kineto Chrome traces, so that every profile.* finding's statuses can be tested and the
 // readers benchmarked. Times are ns; Kineto output is in µs with three decimals.
 #pragma once
@@ -60,11 +60,16 @@ Scenario launch_bound(int gpus, int iterations, int kernels_per_iter = 200);
 // One process drives every GPU; iterations are NVTX ranges named 'step'.
 Scenario overlapped(int gpus, int iterations, double idle_ms = 1);
 // A large run for benchmarks: `gpus` GPUs with `kernels_per_gpu` kernels each (compute and
-// NCCL), every kernel with its launch call.
-Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t kernels_per_iter = 2000);
+// NCCL), every kernel with its launch call; with `steps`, a ProfilerStep#N range per iteration
+// of `kernels_per_iter` kernels (from its first launch call to the next iteration's).
+Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t kernels_per_iter = 2000, bool steps = false);
 
+// The export schema written: 2021's (TARGET_INFO_CUDA_GPU, no version table), 3.7.2 (nsys
+// 2023.4) and a "2025-style" one built from what is documented of 2024-25's (docs/ANALYZE.md
+// "Nsight Systems export schemas"; no real export of those years was at hand).
+enum class NsysSchema { v2021, v372, v2025 };
 // Writes `s` as an nsys SQLite export to `path` (replaced); error text or empty.
-std::string write_nsys_sqlite(const Scenario& s, const std::string& path);
+std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSchema schema = NsysSchema::v372);
 // The Kineto trace of one GPU's process (its GPU, launch calls and ranges).
 std::string kineto_json(const Scenario& s, std::size_t gpu, int rank = -1);
 

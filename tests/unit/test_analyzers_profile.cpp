@@ -66,6 +66,19 @@ TEST(ProfileNames, NcclKernelNamingsOfEveryVersion) {
   EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_Reduce_Sum_f32_RING_LL"), Coll::Reduce);
   EXPECT_EQ(parsers::nccl_collective("ncclKernel_AllToAll_RING_LL"), Coll::AllToAll);
   EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)"), Coll::other);
+  // NCCL 2.19-2.27 (src/device/generate.py: ncclDevKernel_<coll>[_<redop>_<type>]_<algo>_<proto>,
+  // the args struct in the demangled name) and the symmetric-memory kernels of 2.27+.
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)"), Coll::AllGather);
+  EXPECT_EQ(parsers::nccl_collective("void ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"),
+            Coll::ReduceScatter);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_AllReduce_Sum_f32_TREE_LL(ncclDevKernelArgsStorage<4096ul>)"), Coll::AllReduce);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_AllReduce_Sum_u8_RING_LL"), Coll::AllReduce);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_AllGatherV_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), Coll::AllGather);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), Coll::Broadcast);
+  EXPECT_EQ(parsers::nccl_collective("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"), Coll::other);
+  EXPECT_EQ(parsers::nccl_collective("ncclSymkDevKernel_AllReduce_RSxLD_AGxST_sum_bf16(ncclSymkDevWorkArgs4K)"), Coll::AllReduce);
+  EXPECT_EQ(parsers::nccl_collective("ncclSymkDevKernel_ReduceScatter_LDMC_sum_f32"), Coll::ReduceScatter);
+  EXPECT_EQ(parsers::nccl_collective("ncclSymkDevKernel_AllGather_LLMC"), Coll::AllGather);
   EXPECT_EQ(parsers::nccl_collective("void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float, ncclAllReduce>)"), Coll::none);
   EXPECT_EQ(parsers::nccl_collective("sm90_xmma_gemm"), Coll::none);
   EXPECT_EQ(parsers::collective_from_arg("_allgather_base"), Coll::AllGather);
@@ -269,6 +282,164 @@ TEST(ProfileReaders, NsysAndKinetoAgreeOnTheSameTimeline) {
     ASSERT_EQ(per_gpu_a.size(), per_gpu_b.size()) << a[i].id;
     for (std::size_t m = 0; m < per_gpu_a.size(); ++m) EXPECT_NEAR(per_gpu_a[m], per_gpu_b[m], 1e-6) << a[i].id;
   }
+}
+
+// The same timeline written in every export schema the reader knows gives the same findings.
+TEST(ProfileReaders, EverySchemaVariantGivesTheSameMetrics) {
+  TempDir t;
+  auto read_as = [&](const gen::Scenario& s, gen::NsysSchema v) {
+    auto path = t.file("v.sqlite");
+    EXPECT_EQ(gen::write_nsys_sqlite(s, path, v), "");
+    auto p = parsers::read_nsys_sqlite(read_file(path));
+    if (!p) throw std::runtime_error(p.error().describe());
+    return std::move(*p);
+  };
+  for (const auto& s : {gen::exposed_comm(3, 4, 25, 10), gen::launch_bound(2, 3, 100), gen::overlapped(2, 4, 8)}) {
+    auto ref = run(read_as(s, gen::NsysSchema::v372));
+    for (auto v : {gen::NsysSchema::v2021, gen::NsysSchema::v2025}) {
+      auto p = read_as(s, v);
+      SCOPED_TRACE(p.format);
+      auto fs = run(p);
+      ASSERT_EQ(fs.size(), ref.size());
+      for (std::size_t i = 0; i < fs.size(); ++i) {
+        ASSERT_EQ(fs[i].id, ref[i].id);
+        ASSERT_EQ(fs[i].subject, ref[i].subject);
+        if (fs[i].id == "profile.env" && v == gen::NsysSchema::v2021) {
+          EXPECT_EQ(fs[i].status, Status::skip);  // 2021's exports have no TARGET_INFO_SYSTEM_ENV
+          continue;
+        }
+        EXPECT_EQ(fs[i].status, ref[i].status) << fs[i].id << " " << fs[i].subject;
+        EXPECT_EQ(fs[i].metrics.size(), ref[i].metrics.size()) << fs[i].id;
+        for (const auto& [k, val] : ref[i].metrics) EXPECT_NEAR(metric(fs[i], k), val, 1e-9) << fs[i].id << " " << k;
+      }
+    }
+  }
+}
+
+// 2025-style: kernels' deviceId is the process's CUDA device, TARGET_INFO_GPU has ids of its own
+// and TARGET_INFO_CUDA_DEVICE maps one to the other; the launch calls carry newer names.
+TEST(ProfileReaders, Schema2025MapsCudaDevicesThroughTargetInfoCudaDevice) {
+  TempDir t;
+  auto s = gen::exposed_comm(2, 2, 30, 15);
+  auto path = t.file("late.sqlite");
+  ASSERT_EQ(gen::write_nsys_sqlite(s, path, gen::NsysSchema::v2025), "");
+  auto p = parsers::read_nsys_sqlite(read_file(path));
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_NE(p->format.find("schema 3.17.2"), std::string::npos) << p->format;
+  ASSERT_EQ(p->gpus.size(), 2u);
+  for (const auto& g : p->gpus) {
+    EXPECT_NE(g.label.find(s.gpu_name), std::string::npos) << g.label;
+    EXPECT_EQ(g.label.find("unused"), std::string::npos) << g.label;  // TARGET_INFO_GPU id 0 is another GPU
+  }
+  std::size_t joined = 0;
+  for (const auto& a : p->acts) joined += a.api_start >= 0;
+  EXPECT_EQ(joined, p->acts.size());  // cudaLaunchKernelExC_v11060 calls join as cudaLaunchKernel_v7000 ones did
+}
+
+// The generator's 2021 variant has the columns of the real 2021 export, for the tables it has.
+TEST(ProfileReaders, GeneratorColumnsAreThoseOfThe2021Export) {
+  fs::path real = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/nsys_2021_v100pcie_x2_openmp_report2.sqlite";
+  if (!fs::exists(real)) GTEST_SKIP() << "no " << real;
+  TempDir t;
+  auto gen_path = t.file("g.sqlite");
+  ASSERT_EQ(gen::write_nsys_sqlite(gen::overlapped(1, 1), gen_path, gen::NsysSchema::v2021), "");
+  sqlite3 *ref = nullptr, *g = nullptr;
+  sqlite3_open_v2(real.c_str(), &ref, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_open(gen_path.c_str(), &g);
+  auto strings = [](sqlite3* db, const std::string& q) {
+    std::vector<std::string> out;
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(db, q.c_str(), -1, &st, nullptr);
+    while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    sqlite3_finalize(st);
+    return out;
+  };
+  int checked = 0;
+  for (const auto& table : strings(g, "SELECT name FROM sqlite_master WHERE type='table'")) {
+    auto cols = strings(ref, "SELECT name FROM pragma_table_info('" + table + "')");
+    if (cols.empty()) continue;  // MEMSET, NVTX_EVENTS: not in that capture
+    for (const auto& c : strings(g, "SELECT name FROM pragma_table_info('" + table + "')")) {
+      EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << table << "." << c;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 25);
+  sqlite3_close(ref);
+  sqlite3_close(g);
+}
+
+namespace {
+
+void exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* e = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &e), SQLITE_OK) << (e ? e : "") << " in " << sql;
+  sqlite3_free(e);
+  sqlite3_close(db);
+}
+
+}  // namespace
+
+// CUDA graphs, as nsys records them: traced by node (--cuda-graph-trace=node), the graph's
+// kernels are kernel rows sharing the correlationId of their cudaGraphLaunch; traced whole (graph
+// mode), one CUPTI_ACTIVITY_KIND_GRAPH_TRACE row per execution stands for them.
+TEST(ProfileReaders, CudaGraphsTracedByNodeOrWhole) {
+  TempDir t;
+  auto s = gen::overlapped(1, 3, 1);  // 50 x 1 ms compute per iteration, an AllReduce under it
+  auto path = t.file("g.sqlite");
+  ASSERT_EQ(gen::write_nsys_sqlite(s, path, gen::NsysSchema::v2025), "");
+  // Node mode: the compute kernels of each iteration launched by one cudaGraphLaunch.
+  exec(path,
+       "INSERT INTO StringIds VALUES (9001, 'cudaGraphLaunch_v10000');"
+       "CREATE TEMP TABLE it AS SELECT (start - 1000000000) / 51000000 AS i, min(start) AS s FROM CUPTI_ACTIVITY_KIND_KERNEL "
+       "  WHERE shortName IN (SELECT id FROM StringIds WHERE value LIKE 'ampere%') GROUP BY 1;"
+       "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue) "
+       "  SELECT s - 20000, s - 10000, 1, (3000 << 24) | 3000, 100000 + i, 9001, 0 FROM it;"
+       "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET graphId = 7, graphNodeId = rowid, correlationId = 100000 + (start - 1000000000) / 51000000 "
+       "  WHERE shortName IN (SELECT id FROM StringIds WHERE value LIKE 'ampere%');");
+  auto node = parsers::read_nsys_sqlite(read_file(path));
+  ASSERT_TRUE(node) << node.error().describe();
+  std::size_t by_graph = 0;
+  for (const auto& a : node->acts)
+    if (a.kind == parsers::ActKind::kernel && a.coll == Coll::none) {
+      EXPECT_GE(a.api_start, 0);
+      by_graph += a.api_end == a.api_start + 10000;
+    }
+  EXPECT_EQ(by_graph, 3u * 50);
+  auto nf = run(*node);
+  EXPECT_NEAR(metric(find(nf, "profile.exposed_comm", "AllReduce"), "exposed_ms_per_iter"), 0, 1e-9);
+  // Graph mode: each iteration's compute kernels give way to one whole-graph execution row.
+  exec(
+      path,
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+      "  contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, graphId INTEGER, graphExecId INTEGER);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE SELECT min(start), max(end), deviceId, 1, 7, correlationId, globalPid, 7, 1 "
+      "  FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId = 7 GROUP BY correlationId;"
+      "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId = 7;");
+  auto whole = parsers::read_nsys_sqlite(read_file(path));
+  ASSERT_TRUE(whole) << whole.error().describe();
+  std::size_t graphs = 0;
+  for (const auto& a : whole->acts) {
+    if (a.kind != parsers::ActKind::graph) continue;
+    ++graphs;
+    EXPECT_EQ(whole->names[a.name], "CUDA graph 7");
+    EXPECT_EQ(a.api_end - a.api_start, 10000);  // joined to its cudaGraphLaunch
+  }
+  EXPECT_EQ(graphs, 3u);
+  bool noted = false;
+  for (const auto& n : whole->notes) noted = noted || n.find("--cuda-graph-trace=node") != std::string::npos;
+  EXPECT_TRUE(noted);
+  auto wf = run(*whole);
+  EXPECT_EQ(metric(find(wf, "profile.summary"), "kernels"), 3);  // the AllReduces; the graphs are no kernels
+  // The graphs' time is compute: the AllReduce under them stays hidden, idle is as before.
+  EXPECT_NEAR(metric(find(wf, "profile.exposed_comm", "AllReduce"), "exposed_ms_per_iter"), 0, 1e-9);
+  EXPECT_NEAR(metric(find(wf, "profile.gpu_idle"), "idle_pct"), metric(find(nf, "profile.gpu_idle"), "idle_pct"), 1e-9);
+  // Everything in graphs, no kernel table at all: still a profile.
+  exec(path, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL;");
+  auto only = parsers::read_nsys_sqlite(read_file(path));
+  ASSERT_TRUE(only) << only.error().describe();
+  EXPECT_EQ(only->acts.size(), 3u + 3u);  // 3 graphs, 3 memcpys
 }
 
 TEST(ProfileReaders, KinetoNcclArgs) {
