@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -10,21 +13,44 @@
 
 using perfgap::fixture::run_binary;
 
+namespace {
+
+// cpu.steal's finding of a live `check --only cpu.steal ARGS`, and the window its title names
+// ("over X s"); no finding when this machine's /proc/stat has no steal column.
+struct Steal {
+  nlohmann::json finding;
+  std::string title;
+  double seconds = 0;
+};
+
+std::optional<Steal> live_steal(std::vector<std::string> args) {
+  std::vector<std::string> argv{"check", "--only", "cpu.steal", "--format", "json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run_binary(PERFGAP_BINARY, argv);
+  EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["findings"].size(), 1u);
+  Steal s{j["findings"][0], "", 0};
+  if (s.finding["status"] == "skip" && !s.finding["metrics"].contains("steal_pct")) return std::nullopt;
+  s.title = s.finding["title"];
+  const auto at = s.title.find("over ");
+  EXPECT_NE(at, std::string::npos) << s.title;
+  if (at != std::string::npos) s.seconds = std::stod(s.title.substr(at + 5));
+  return s;
+}
+
+}  // namespace
+
 TEST(SampleWindowCli, StealReportsTheWindowItWasGivenAndJudgesWithinTheMargin) {
   for (const char* ms : {"200", "1500"}) {
     SCOPED_TRACE(ms);
-    auto r = run_binary(PERFGAP_BINARY, {"check", "--only", "cpu.steal", "--sample-ms", ms, "--format", "json"});
-    ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
-    auto j = nlohmann::json::parse(r.out);
-    ASSERT_EQ(j["findings"].size(), 1u);
-    const auto& f = j["findings"][0];
-    if (f["status"] == "skip" && !f["metrics"].contains("steal_pct")) GTEST_SKIP() << "no steal column here: " << f["title"];
-    const std::string title = f["title"];
+    auto s = live_steal({"--sample-ms", ms});
+    if (!s) GTEST_SKIP() << "no steal column here";
+    const auto& f = s->finding;
+    const std::string& title = s->title;
     // "over X s": at least the window asked for; more only by the reads around it (a loaded
     // machine stretches those).
-    const auto at = title.find("over ");
-    ASSERT_NE(at, std::string::npos) << title;
-    const double seconds = std::stod(title.substr(at + 5));
+    const double seconds = s->seconds;
     EXPECT_GE(seconds, std::stod(ms) / 1000 - 0.006) << title;
     EXPECT_LT(seconds, std::stod(ms) / 1000 + 1.0) << title;
     const double p = f["metrics"]["steal_pct"], margin = f["metrics"]["steal_margin_pct"];
@@ -43,16 +69,11 @@ TEST(SampleWindowCli, StealReportsTheWindowItWasGivenAndJudgesWithinTheMargin) {
 // up to 1 s: so a decided verdict came from the shortest window that decides it, and an
 // undecided one from the longest allowed.
 TEST(SampleWindowCli, TheDefaultWindowGoesOnOnlyUntilStealIsDecided) {
-  auto r = run_binary(PERFGAP_BINARY, {"check", "--only", "cpu.steal", "--format", "json"});
-  ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
-  auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["findings"].size(), 1u);
-  const auto& f = j["findings"][0];
-  if (f["status"] == "skip" && !f["metrics"].contains("steal_pct")) GTEST_SKIP() << "no steal column here: " << f["title"];
-  const std::string title = f["title"];
-  const auto at = title.find("over ");
-  ASSERT_NE(at, std::string::npos) << title;
-  const double seconds = std::stod(title.substr(at + 5));
+  auto s = live_steal({});
+  if (!s) GTEST_SKIP() << "no steal column here";
+  const auto& f = s->finding;
+  const std::string& title = s->title;
+  const double seconds = s->seconds;
   EXPECT_GE(seconds, 0.099) << title;
   EXPECT_LT(seconds, 2.0) << title;
   const double p = f["metrics"]["steal_pct"], margin = f["metrics"]["steal_margin_pct"];

@@ -53,6 +53,16 @@ parsers::Profile kineto_of(const gen::Scenario& s) {
 
 std::vector<report::Finding> run(const parsers::Profile& p, analyzers::ProfileOptions o = {}) { return analyzers::analyze_profile(p, "test", o); }
 
+// The first column of every row of a query (table and column names of a schema).
+std::vector<std::string> sqlite_strings(sqlite3* db, const std::string& q) {
+  std::vector<std::string> out;
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, q.c_str(), -1, &st, nullptr);
+  while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  return out;
+}
+
 }  // namespace
 
 TEST(ProfileNames, NcclKernelNamingsOfEveryVersion) {
@@ -346,19 +356,11 @@ TEST(ProfileReaders, GeneratorColumnsAreThoseOfThe2021Export) {
   sqlite3 *ref = nullptr, *g = nullptr;
   sqlite3_open_v2(real.c_str(), &ref, SQLITE_OPEN_READONLY, nullptr);
   sqlite3_open(gen_path.c_str(), &g);
-  auto strings = [](sqlite3* db, const std::string& q) {
-    std::vector<std::string> out;
-    sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(db, q.c_str(), -1, &st, nullptr);
-    while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-    sqlite3_finalize(st);
-    return out;
-  };
   int checked = 0;
-  for (const auto& table : strings(g, "SELECT name FROM sqlite_master WHERE type='table'")) {
-    auto cols = strings(ref, "SELECT name FROM pragma_table_info('" + table + "')");
+  for (const auto& table : sqlite_strings(g, "SELECT name FROM sqlite_master WHERE type='table'")) {
+    auto cols = sqlite_strings(ref, "SELECT name FROM pragma_table_info('" + table + "')");
     if (cols.empty()) continue;  // MEMSET, NVTX_EVENTS: not in that capture
-    for (const auto& c : strings(g, "SELECT name FROM pragma_table_info('" + table + "')")) {
+    for (const auto& c : sqlite_strings(g, "SELECT name FROM pragma_table_info('" + table + "')")) {
       EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << table << "." << c;
       ++checked;
     }
@@ -509,19 +511,11 @@ TEST(ProfileReaders, GeneratorColumnsAreThoseOfSchema372) {
   sqlite3_open(":memory:", &ref);
   ASSERT_EQ(sqlite3_exec(ref, read_file(ddl).c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_open(gen_path.c_str(), &g);
-  auto strings = [](sqlite3* db, const std::string& q) {
-    std::vector<std::string> out;
-    sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(db, q.c_str(), -1, &st, nullptr);
-    while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-    sqlite3_finalize(st);
-    return out;
-  };
   int checked = 0;
-  for (const auto& table : strings(g, "SELECT name FROM sqlite_master WHERE type='table'")) {
-    auto cols = strings(ref, "SELECT name FROM pragma_table_info('" + table + "')");
+  for (const auto& table : sqlite_strings(g, "SELECT name FROM sqlite_master WHERE type='table'")) {
+    auto cols = sqlite_strings(ref, "SELECT name FROM pragma_table_info('" + table + "')");
     ASSERT_FALSE(cols.empty()) << table << " is not a 3.7.2 table";
-    for (const auto& c : strings(g, "SELECT name FROM pragma_table_info('" + table + "')")) {
+    for (const auto& c : sqlite_strings(g, "SELECT name FROM pragma_table_info('" + table + "')")) {
       EXPECT_NE(std::find(cols.begin(), cols.end(), c), cols.end()) << table << "." << c;
       ++checked;
     }
