@@ -246,6 +246,8 @@ Avail<Hypervisor> read_hypervisor(Facts& f) {
     if (root.exists(dt)) {
       h.evidence.emplace_back(dt, "present");
       auto compat = root.read(std::string(dt) + "/compatible", 4096);
+      // c_str(): the first string of the NUL-separated "compatible" list, on purpose.
+      // NOLINTNEXTLINE(readability-redundant-string-cstr)
       std::string c = compat ? std::string(compat->c_str()) : "";
       names.push_back(c.find("xen") != std::string::npos ? "Xen" : c.find("kvm") != std::string::npos ? "KVM"
                       : "unnamed hypervisor, devicetree node");

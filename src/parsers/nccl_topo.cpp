@@ -55,7 +55,7 @@ class LineIndex {
 // What NCCL's hand-written reader (src/graph/xml.cc) refuses although it is well-formed XML.
 std::vector<std::string> nccl_reader_rejects(std::string_view t, const LineIndex& lines) {
   std::vector<std::string> out;
-  auto reject = [&](std::size_t at, std::string what) {
+  auto reject = [&](std::size_t at, const std::string& what) {
     if (out.size() < 5) out.push_back("line " + std::to_string(lines.line(static_cast<std::ptrdiff_t>(at))) + ": " + what);
   };
   std::size_t i = 0, n = t.size();
