@@ -2,11 +2,11 @@
 // (with or without the CONFIG_ prefix), and holds no newline.
 #include <string>
 
-#include "facts/platform.hpp"
 #include "fuzz_common.hpp"
+#include "parsers/kernel_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto c = perfgap::facts::parse_kernel_config(perfgap::fuzz::as_text(data, size));
+  auto c = perfgap::parsers::parse_kernel_config(perfgap::fuzz::as_text(data, size));
   if (!c) {
     FUZZ_CHECK(!c.error().empty());
     return 0;

@@ -1,11 +1,11 @@
 // parse_kernel_log: never crashes on any bytes (kmsg records, dmesg text, binary); every
 // message is non-empty, trimmed, printable ASCII and at most 512 bytes.
-#include "facts/platform.hpp"
 #include "fuzz_common.hpp"
+#include "parsers/kernel_log.hpp"
 #include "sys/text.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto messages = perfgap::facts::parse_kernel_log(perfgap::fuzz::as_text(data, size));
+  auto messages = perfgap::parsers::parse_kernel_log(perfgap::fuzz::as_text(data, size));
   FUZZ_CHECK(messages.size() <= size);
   for (const auto& m : messages) {
     FUZZ_CHECK(!m.empty());

@@ -2,21 +2,22 @@
 // non-empty fields; a size is never computed with overflow (parse_tmpfs_size refuses it).
 #include <string>
 
-#include "facts/runtime.hpp"
 #include "fuzz_common.hpp"
+#include "parsers/host_files.hpp"
+#include "parsers/mounts.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto text = perfgap::fuzz::as_text(data, size);
-  for (const auto& m : perfgap::facts::parse_mounts(text)) {
+  for (const auto& m : perfgap::parsers::parse_mounts(text)) {
     FUZZ_CHECK(!m.fstype.empty() && !m.options.empty());
-    if (auto s = perfgap::facts::mount_option(m.options, "size")) {
-      (void)perfgap::facts::parse_tmpfs_size(*s, std::uint64_t{1} << 40);
-      (void)perfgap::facts::parse_tmpfs_size(*s, std::nullopt);
+    if (auto s = perfgap::parsers::mount_option(m.options, "size")) {
+      (void)perfgap::parsers::parse_tmpfs_size(*s, std::uint64_t{1} << 40);
+      (void)perfgap::parsers::parse_tmpfs_size(*s, std::nullopt);
     }
-    (void)perfgap::facts::enroot_mount_carries(m.source + " " + m.target, "/etc/nccl/topo.xml");
+    (void)perfgap::parsers::enroot_mount_carries(m.source + " " + m.target, "/etc/nccl/topo.xml");
   }
-  auto pct = perfgap::facts::parse_tmpfs_size(text, UINT64_MAX);
+  auto pct = perfgap::parsers::parse_tmpfs_size(text, UINT64_MAX);
   if (pct && !text.empty() && text.back() == '%') FUZZ_CHECK(true);
-  (void)perfgap::facts::enroot_environ_name(text);
+  (void)perfgap::parsers::enroot_environ_name(text);
   return 0;
 }

@@ -5,12 +5,12 @@
 #include <set>
 #include <string>
 
-#include "facts/nccl.hpp"
 #include "fuzz_common.hpp"
+#include "parsers/nccl_conf.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto text = perfgap::fuzz::as_text(data, size);
-  auto entries = perfgap::facts::parse_nccl_conf(text);
+  auto entries = perfgap::parsers::parse_nccl_conf(text);
   std::set<std::string> seen;
   int last_line = 0;
   for (const auto& e : entries) {
@@ -21,13 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(e.line > last_line);
     last_line = e.line;
   }
-  auto list = perfgap::facts::parse_nccl_if_list(text);
+  auto list = perfgap::parsers::parse_nccl_if_list(text);
   FUZZ_CHECK(list.entries.size() <= 32);
   for (const auto& e : list.entries) {
     FUZZ_CHECK(!e.prefix.empty());
     FUZZ_CHECK(e.prefix.find(',') == std::string::npos && e.prefix.find(':') == std::string::npos);
-    (void)perfgap::facts::nccl_if_match(list, e.prefix, e.port);
+    (void)perfgap::parsers::nccl_if_match(list, e.prefix, e.port);
   }
-  (void)perfgap::facts::nccl_int(text);
+  (void)perfgap::parsers::nccl_int(text);
   return 0;
 }

@@ -4,11 +4,11 @@
 #include <set>
 #include <string>
 
-#include "facts/nccl.hpp"
 #include "fuzz_common.hpp"
+#include "parsers/nccl_topo.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto t = perfgap::facts::parse_nccl_topo(perfgap::fuzz::as_text(data, size));
+  auto t = perfgap::parsers::parse_nccl_topo(perfgap::fuzz::as_text(data, size));
   if (!t) {
     FUZZ_CHECK(!t.error().empty());
     return 0;
@@ -23,6 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!n.pci_busid.empty()) FUZZ_CHECK(ids.count(n.pci_busid));
   FUZZ_CHECK(t->nccl_rejects.size() <= 5);
   FUZZ_CHECK(t->gpus() + t->nics() <= static_cast<int>(t->pci.size()));
-  (void)perfgap::facts::parse_topo_link_speed(perfgap::fuzz::as_text(data, size));
+  (void)perfgap::parsers::parse_topo_link_speed(perfgap::fuzz::as_text(data, size));
   return 0;
 }

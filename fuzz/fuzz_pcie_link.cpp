@@ -2,12 +2,12 @@
 // width is 0..32.
 #include <cmath>
 
-#include "facts/platform.hpp"
 #include "fuzz_common.hpp"
+#include "parsers/sysfs_values.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto text = perfgap::fuzz::as_text(data, size);
-  if (auto s = perfgap::facts::parse_link_speed(text)) FUZZ_CHECK(std::isfinite(*s) && *s > 0 && *s <= 1000);
-  if (auto w = perfgap::facts::parse_link_width(text)) FUZZ_CHECK(*w >= 0 && *w <= 32);
+  if (auto s = perfgap::parsers::parse_link_speed(text)) FUZZ_CHECK(std::isfinite(*s) && *s > 0 && *s <= 1000);
+  if (auto w = perfgap::parsers::parse_link_width(text)) FUZZ_CHECK(*w >= 0 && *w <= 32);
   return 0;
 }

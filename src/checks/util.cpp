@@ -45,6 +45,13 @@ Finding no_training_skip(std::string_view id, std::string_view layer, const fact
   return f;
 }
 
+tl::expected<std::string, Finding> sysctl_or_skip(facts::Facts& f, std::string_view name, std::string_view id, std::string_view layer,
+                                                  std::string_view what) {
+  const auto& v = facts::sysctl(f, name);
+  if (v) return *v;
+  return tl::unexpected(core::finding(id, layer, Status::skip, std::string(what) + " not available: " + v.error()));
+}
+
 std::string unset_text(facts::Facts& f, std::string_view names, std::string_view suffix) {
   const auto& err = f.audited_env_error();
   if (err.empty()) return std::string(names) + " unset" + std::string(suffix);

@@ -3,7 +3,10 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <tl/expected.hpp>
 
 #include "core/check.hpp"
 #include "facts/reads.hpp"
@@ -52,6 +55,11 @@ std::string unset_text(facts::Facts& f, std::string_view names, std::string_view
 // verdict (a variable may be set there), so it becomes a `skip` naming why; other statuses
 // (a bad value found in an NCCL config file) stand, with the unread environment as evidence.
 std::vector<Finding> unless_env_unread(facts::Facts& f, std::vector<Finding> found);
+// The value of kernel setting `name` (facts::sysctl, e.g. "kernel.numa_balancing"), or the
+// `skip` finding of check `id` titled "<what> not available: <why>". Checks read /proc/sys
+// only through this.
+tl::expected<std::string, Finding> sysctl_or_skip(facts::Facts& f, std::string_view name, std::string_view id, std::string_view layer,
+                                                  std::string_view what);
 // The skip finding for checks that need training processes and found none.
 Finding no_training_skip(std::string_view id, std::string_view layer, const facts::Training& t);
 

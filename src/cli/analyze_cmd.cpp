@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "analyzers/analyzers.hpp"
-#include "facts/platform.hpp"
+#include "parsers/gunzip.hpp"
 #include "parsers/profile.hpp"
 #include "slurm/process.hpp"
 #include "cli/errors.hpp"
@@ -109,7 +109,7 @@ tl::expected<parsers::Profile, std::string> read_profile(const std::string& kind
   }
   std::string text;
   if (bytes->size() >= 2 && static_cast<unsigned char>((*bytes)[0]) == 0x1f && static_cast<unsigned char>((*bytes)[1]) == 0x8b) {
-    auto z = facts::gunzip(*bytes, sys::kMaxInputBytes);
+    auto z = parsers::gunzip(*bytes, sys::kMaxInputBytes);
     if (!z) return tl::unexpected("gzip: " + z.error());
     text = std::move(*z);
   } else {

@@ -25,7 +25,7 @@ report::Node describe_node(facts::Facts& f) {
 
   auto& s = n.settings;
   if (!id.cpu_model.empty()) s["cpu_model"] = id.cpu_model;
-  if (auto v = f.nvidia_driver_version()) s["nvidia_driver"] = *v;
+  if (const auto& d = facts::nvidia_driver(f); d && d->version) s["nvidia_driver"] = *d->version;
   const auto& idle = f.cpuidle();
   if (!idle.driver.empty()) s["idle_driver"] = idle.driver;
   if (auto d = facts::deepest_enabled_state(idle)) s["deepest_idle_state"] = d->name;
@@ -33,7 +33,7 @@ report::Node describe_node(facts::Facts& f) {
   if (auto g = facts::governor_summary(freq); !g.empty()) s["governor"] = g;
   if (auto t = facts::turbo_enabled(freq)) s["turbo"] = *t ? "on" : "off";
   if (const auto& ps = facts::page_size(f)) s["page_size_kb"] = std::to_string(ps->kb);
-  if (auto nb = f.numa_balancing_raw()) s["numa_balancing"] = *nb;
+  if (const auto& nb = facts::sysctl(f, "kernel.numa_balancing")) s["numa_balancing"] = *nb;
   s["nccl_topo_file"] = facts::nccl_topo_file_state(f);
   // What NCCL reads from its config files (NCCL_CONF_FILE or ~/.nccl.conf, then
   // /etc/nccl.conf; first setting wins), redacted like the environment.

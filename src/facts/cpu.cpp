@@ -189,13 +189,7 @@ std::vector<std::pair<std::string, std::uint32_t>> pci_vendors(Facts& f, std::st
   auto text = f.root().read("/proc/bus/pci/devices", 1u << 20);
   if (!text) return out;
   source = "/proc/bus/pci/devices";
-  for (auto line : sys::split(*text, '\n')) {
-    auto fields = sys::split_ws(line);
-    if (fields.size() < 2 || fields[1].size() != 8) continue;
-    auto id = sys::to_int<std::uint32_t>(fields[1], 16);
-    if (id) out.emplace_back(std::string(fields[0]), *id >> 16);
-  }
-  return out;
+  return parsers::parse_proc_bus_pci_vendors(*text);
 }
 
 }  // namespace
@@ -252,6 +246,8 @@ Avail<Hypervisor> read_hypervisor(Facts& f) {
     if (root.exists(dt)) {
       h.evidence.emplace_back(dt, "present");
       auto compat = root.read(std::string(dt) + "/compatible", 4096);
+      // c_str(): the first string of the NUL-separated "compatible" list, on purpose.
+      // NOLINTNEXTLINE(readability-redundant-string-cstr)
       std::string c = compat ? std::string(compat->c_str()) : "";
       names.push_back(c.find("xen") != std::string::npos ? "Xen" : c.find("kvm") != std::string::npos ? "KVM"
                       : "unnamed hypervisor, devicetree node");
@@ -264,16 +260,7 @@ Avail<Hypervisor> read_hypervisor(Facts& f) {
   }
   // s390: every Linux runs at least in an LPAR; /proc/sysinfo names the layers above it.
   if (auto sysinfo = root.read("/proc/sysinfo", 1u << 20)) {
-    std::string control, lpar;
-    for (auto line : sys::split(*sysinfo, '\n')) {
-      auto colon = line.find(':');
-      if (colon == std::string_view::npos) continue;
-      auto key = sys::trim_ws(line.substr(0, colon));
-      auto value = std::string(sys::trim_ws(line.substr(colon + 1)));
-      if (control.empty() && key.size() > 4 && key.substr(0, 2) == "VM" && key.find("Control Program") != std::string_view::npos)
-        control = value;
-      if (lpar.empty() && key == "LPAR Name") lpar = value;
-    }
+    auto [control, lpar] = parsers::parse_sysinfo(*sysinfo);
     if (!control.empty()) {
       h.evidence.emplace_back("/proc/sysinfo", "Control Program: " + control);
       names.push_back(sys::lower(control).find("kvm") != std::string::npos ? "KVM" : sys::lower(control).find("z/vm") != std::string::npos ? "z/VM" : control);

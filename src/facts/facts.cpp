@@ -169,38 +169,29 @@ std::string Facts::container() {
   return container_info(*this).runtime;
 }
 
-std::optional<std::string> Facts::nvidia_driver_version() {
-  auto text = root_.read("/proc/driver/nvidia/version");
-  if (!text) return std::nullopt;
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 ..."
-  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build ..."
-  for (auto line : sys::split_lines(*text)) {
-    if (!sys::starts_with(line, "NVRM version:")) continue;
-    for (auto w : sys::split_ws(line)) {
-      if (w.size() >= 5 && std::isdigit(static_cast<unsigned char>(w[0])) &&
-          w.find('.') != std::string_view::npos &&
-          w.find_first_not_of("0123456789.") == std::string_view::npos)
-        return std::string(w);
-    }
-  }
-  return std::nullopt;
+std::string sysctl_path(std::string_view name) {
+  std::string path = "/proc/sys/" + std::string(name);
+  std::replace(path.begin() + 10, path.end(), '.', '/');
+  return path;
 }
 
-std::optional<std::string> Facts::numa_balancing_raw() {
-  auto v = root_.read_value("/proc/sys/kernel/numa_balancing");
-  if (!v) return std::nullopt;
-  return *v;
+const Avail<std::string>& sysctl(Facts& f, std::string_view name) {
+  return f.memo<Avail<std::string>>("sysctl." + std::string(name), [&]() -> Avail<std::string> {
+    auto v = f.root().read_value(sysctl_path(name));
+    if (!v) return missing(describe(v.error()));
+    return std::move(*v);
+  });
 }
 
 Identity read_identity(Facts& f) {
   Identity id;
   const auto& root = f.root();
-  auto value_or = [&](const char* path) {
-    auto v = root.read_value(path);
+  auto value_or = [&](std::string_view name) {
+    const auto& v = sysctl(f, name);
     return v ? *v : std::string();
   };
-  id.hostname = value_or("/proc/sys/kernel/hostname");
-  id.kernel = value_or("/proc/sys/kernel/osrelease");
+  id.hostname = value_or("kernel.hostname");
+  id.kernel = value_or("kernel.osrelease");
   const auto& info = f.cpuinfo();
   if (info) id.cpu_model = info->model_name;
   if (root.is_live()) {
@@ -214,13 +205,16 @@ Identity read_identity(Facts& f) {
   }
   // A tree: the kernel's own answer where it was captured (kernel.arch sysctl, newer kernels;
   // the `uname -m` that perfgap snapshot records), else what cpuinfo's fields say, else unknown.
-  for (const char* path : {"/proc/sys/kernel/arch", "/.perfgap/uname-machine"}) {
-    auto v = root.read_value(path);
-    if (v && !v->empty() && v->size() < 32 && parsers::known_arch(*v)) {
-      id.arch = *v;
-      id.arch_source = path;
-      return id;
-    }
+  auto known = [](const std::string& v) { return !v.empty() && v.size() < 32 && parsers::known_arch(v); };
+  if (const auto& v = sysctl(f, "kernel.arch"); v && known(*v)) {
+    id.arch = *v;
+    id.arch_source = sysctl_path("kernel.arch");
+    return id;
+  }
+  if (auto v = root.read_value("/.perfgap/uname-machine"); v && known(*v)) {
+    id.arch = *v;
+    id.arch_source = "/.perfgap/uname-machine";
+    return id;
   }
   if (info && !info->arch_hint.empty()) {
     id.arch = info->arch_hint;

@@ -246,8 +246,6 @@ class Facts {
   const Window& window_extended(std::chrono::milliseconds length);
   const NumaMapsRead& numa_maps(int pid, std::chrono::milliseconds budget);
   std::string container();  // none|docker|enroot|podman|unknown
-  std::optional<std::string> nvidia_driver_version();
-  std::optional<std::string> numa_balancing_raw();
 
   // Reads a /proc/<pid>/... file with the per-process time bound when live.
   sys::ReadResult<std::string> read_proc(const std::string& path, std::size_t max = 4u << 20);
@@ -308,6 +306,13 @@ class Facts {
   std::mutex numa_mutex_;
   std::map<int, std::shared_ptr<NumaMapsRead>> numa_maps_;
 };
+
+// A kernel setting by its sysctl name ("kernel.numa_balancing" is
+// /proc/sys/kernel/numa_balancing), read once per Facts: the value without surrounding
+// blanks (possibly ""), or why it could not be read. Every /proc/sys reader goes through it.
+const Avail<std::string>& sysctl(Facts& f, std::string_view name);
+// "kernel.numa_balancing" -> "/proc/sys/kernel/numa_balancing".
+std::string sysctl_path(std::string_view name);
 
 // Readers, exposed for the facts implementation files and their tests.
 Identity read_identity(Facts& f);

@@ -2,25 +2,10 @@
 
 #include <cerrno>
 
+#include "parsers/sysfs_values.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::facts {
-
-std::optional<double> parse_ib_rate(std::string_view text) {
-  auto t = sys::trim_ws(text);
-  auto fields = sys::split_ws(t);
-  if (fields.size() < 2 || fields[1] != "Gb/sec") return std::nullopt;
-  auto v = sys::to_double(fields[0]);
-  if (!v || *v < 0) return std::nullopt;
-  return v;
-}
-
-std::string strip_state_number(std::string_view text) {
-  auto t = sys::trim_ws(text);
-  auto colon = t.find(':');
-  if (colon != std::string_view::npos && sys::to_int<int>(t.substr(0, colon))) return std::string(sys::trim_ws(t.substr(colon + 1)));
-  return std::string(t);
-}
 
 namespace {
 
@@ -56,12 +41,12 @@ Avail<std::vector<IbDevice>> read_infiniband(const sys::Sysroot& root) {
         IbPort port;
         port.port = *n;
         port.dir = base + "/" + name + "/ports/" + p;
-        if (auto v = root.read_value(port.dir + "/state")) port.state = strip_state_number(*v);
-        if (auto v = root.read_value(port.dir + "/phys_state")) port.phys_state = strip_state_number(*v);
+        if (auto v = root.read_value(port.dir + "/state")) port.state = parsers::strip_state_number(*v);
+        if (auto v = root.read_value(port.dir + "/phys_state")) port.phys_state = parsers::strip_state_number(*v);
         if (auto v = root.read_value(port.dir + "/link_layer")) port.link_layer = *v;
         if (auto v = root.read_value(port.dir + "/rate")) {
           port.rate_text = *v;
-          port.rate_gbps = parse_ib_rate(*v);
+          port.rate_gbps = parsers::parse_ib_rate(*v);
         }
         d.ports.push_back(std::move(port));
       }

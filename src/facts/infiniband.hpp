@@ -16,7 +16,7 @@ struct IbPort {
   std::string state;       // "ACTIVE" (the text after "4: ")
   std::string phys_state;  // "LinkUp"
   std::string link_layer;  // "InfiniBand" or "Ethernet"
-  std::string rate_text;   // "400 Gb/sec (4X NDR)"
+  std::string rate_text;   // "400 Gb/sec (4X NDR)"; parsers::parse_ib_rate reads it
   std::optional<double> rate_gbps;
 };
 
@@ -32,10 +32,5 @@ struct IbDevice {
 // Every RDMA device; an empty list when /sys/class/infiniband does not exist (no RDMA
 // devices on this node), missing() when it exists but cannot be read.
 const Avail<std::vector<IbDevice>>& infiniband(Facts& f);
-
-// Parses a sysfs port "rate" ("400 Gb/sec (4X NDR)", "25 Gb/sec (1X EDR)", "2.5 Gb/sec").
-std::optional<double> parse_ib_rate(std::string_view text);
-// "4: ACTIVE" -> "ACTIVE"; text without a number prefix is returned trimmed.
-std::string strip_state_number(std::string_view text);
 
 }  // namespace perfgap::facts

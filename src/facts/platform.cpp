@@ -1,7 +1,6 @@
 #include "facts/platform.hpp"
 
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -9,143 +8,12 @@
 #include <climits>
 #include <set>
 
+#include "parsers/gunzip.hpp"
+#include "parsers/kernel_log.hpp"
+#include "parsers/sysfs_values.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::facts {
-
-// ---- parsers -----------------------------------------------------------------------------
-
-std::optional<std::string> KernelConfig::get(std::string_view name) const {
-  std::string key = sys::starts_with(name, "CONFIG_") ? std::string(name) : "CONFIG_" + std::string(name);
-  auto it = values.find(key);
-  if (it == values.end()) return std::nullopt;
-  return it->second;
-}
-
-tl::expected<KernelConfig, std::string> parse_kernel_config(std::string_view text) {
-  KernelConfig c;
-  for (auto line : sys::split_lines(text)) {
-    line = sys::trim_ws(line);
-    if (sys::starts_with(line, "# CONFIG_")) {
-      constexpr std::string_view tail = " is not set";
-      if (line.size() > tail.size() && line.substr(line.size() - tail.size()) == tail) {
-        auto name = line.substr(2, line.size() - 2 - tail.size());
-        if (name.size() > 7 && name.find_first_of(" \t=") == std::string_view::npos) c.values[std::string(name)] = "n";
-      }
-      continue;
-    }
-    if (!sys::starts_with(line, "CONFIG_")) continue;
-    auto eq = line.find('=');
-    if (eq == std::string_view::npos || eq == 7) continue;
-    auto name = line.substr(0, eq);
-    if (name.find_first_of(" \t") != std::string_view::npos) continue;
-    c.values[std::string(name)] = std::string(line.substr(eq + 1));
-  }
-  if (c.values.empty()) return tl::unexpected(std::string("no CONFIG_ lines: not a kernel configuration"));
-  return c;
-}
-
-tl::expected<std::string, std::string> gunzip(std::string_view bytes, std::size_t max_out) {
-  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f || static_cast<unsigned char>(bytes[1]) != 0x8b)
-    return tl::unexpected(std::string(bytes.empty() ? "empty" : "not gzip data (no 1f 8b magic)"));
-  if (bytes.size() > UINT_MAX) return tl::unexpected(std::string("too large"));
-  z_stream s{};
-  if (inflateInit2(&s, 16 + MAX_WBITS) != Z_OK) return tl::unexpected(std::string("zlib: cannot initialise"));
-  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  s.avail_in = static_cast<uInt>(bytes.size());
-  std::string out;
-  char buf[65536];
-  int rc = Z_OK;
-  std::string error;
-  for (;;) {
-    s.next_out = reinterpret_cast<Bytef*>(buf);
-    s.avail_out = sizeof buf;
-    rc = inflate(&s, Z_NO_FLUSH);
-    std::size_t produced = sizeof buf - s.avail_out;
-    if (out.size() + produced > max_out) {
-      error = "decompressed data larger than the limit";
-      break;
-    }
-    out.append(buf, produced);
-    if (rc == Z_STREAM_END) break;
-    if (rc == Z_BUF_ERROR || (rc == Z_OK && s.avail_in == 0 && produced == 0)) {
-      error = "truncated gzip data (the stream ends before its end marker)";
-      break;
-    }
-    if (rc != Z_OK) {
-      error = std::string("corrupt gzip data") + (s.msg ? std::string(" (") + s.msg + ")" : std::string());
-      break;
-    }
-  }
-  inflateEnd(&s);
-  if (!error.empty()) return tl::unexpected(error);
-  return out;
-}
-
-namespace {
-
-// "6,1234,5678901,-;" or "6,1234,5678901,-,caller=T1;" : /dev/kmsg's record prefix.
-std::optional<std::size_t> kmsg_prefix(std::string_view line) {
-  auto semi = line.find(';');
-  if (semi == std::string_view::npos || semi == 0 || semi > 64) return std::nullopt;
-  auto fields = sys::split(line.substr(0, semi), ',');
-  if (fields.size() < 4) return std::nullopt;
-  for (std::size_t i = 0; i < 3; ++i)
-    if (fields[i].empty() || fields[i].find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
-  return semi + 1;
-}
-
-std::string printable(std::string_view s, std::size_t max) {
-  std::string out;
-  out.reserve(std::min(s.size(), max));
-  for (char ch : s) {
-    if (out.size() >= max) break;
-    auto c = static_cast<unsigned char>(ch);
-    out.push_back(c == '\t' ? ' ' : (c < 0x20 || c >= 0x7f) ? '?' : ch);
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<std::string> parse_kernel_log(std::string_view text) {
-  std::vector<std::string> out;
-  bool prev_kmsg = false;
-  for (auto line : sys::split_lines(text)) {
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (prev_kmsg && !line.empty() && line.front() == ' ') continue;  // " SUBSYSTEM=..." dictionary lines
-    prev_kmsg = false;
-    if (auto p = kmsg_prefix(line)) {
-      line.remove_prefix(*p);
-      prev_kmsg = true;
-    } else if (!line.empty() && line.front() == '[') {
-      auto close = line.find(']');
-      if (close != std::string_view::npos && close < 48) line.remove_prefix(close + 1);
-    } else if (auto k = line.find(" kernel: "); k != std::string_view::npos && k < 80) {
-      line.remove_prefix(k + 9);  // journalctl -k / syslog
-    }
-    auto msg = printable(sys::trim_ws(line), 512);
-    auto trimmed = sys::trim_ws(msg);
-    if (!trimmed.empty()) out.emplace_back(trimmed);
-  }
-  return out;
-}
-
-std::optional<double> parse_link_speed(std::string_view text) {
-  auto fields = sys::split_ws(sys::trim_ws(text));
-  if (fields.size() < 2 || fields[1] != "GT/s") return std::nullopt;
-  auto v = sys::to_double(fields[0]);
-  if (!v || !(*v > 0) || *v > 1000) return std::nullopt;
-  return v;
-}
-
-std::optional<int> parse_link_width(std::string_view text) {
-  auto t = sys::trim_ws(text);
-  if (!t.empty() && (t.front() == 'x' || t.front() == 'X')) t.remove_prefix(1);
-  auto v = sys::to_int<int>(t);
-  if (!v || *v < 0 || *v > 32) return std::nullopt;
-  return v;
-}
 
 // ---- facts -------------------------------------------------------------------------------
 
@@ -162,7 +30,7 @@ Avail<KernelConfig> read_kernel_config(Facts& f) {
     auto text = root.read(path, 16u << 20);
     if (!text) {
       tried.push_back(describe(text.error()));
-    } else if (auto c = parse_kernel_config(*text)) {
+    } else if (auto c = parsers::parse_kernel_config(*text)) {
       c->source = path;
       return std::move(*c);
     } else {
@@ -173,8 +41,8 @@ Avail<KernelConfig> read_kernel_config(Facts& f) {
   auto bytes = root.read(gz, 8u << 20);
   if (!bytes) {
     tried.push_back(describe(bytes.error()));
-  } else if (auto text = gunzip(*bytes)) {
-    if (auto c = parse_kernel_config(*text)) {
+  } else if (auto text = parsers::gunzip(*bytes)) {
+    if (auto c = parsers::parse_kernel_config(*text)) {
       c->source = gz;
       return std::move(*c);
     } else {
@@ -278,7 +146,7 @@ Avail<KernelLog> read_kernel_log(Facts& f) {
     auto text = sys::Sysroot::live().read(*path, kMax);
     if (!text) return missing("--dmesg " + describe(text.error()));
     log.source = *path;
-    log.messages = parse_kernel_log(*text);
+    log.messages = parsers::parse_kernel_log(*text);
     return log;
   }
   const auto& root = f.root();
@@ -286,7 +154,7 @@ Avail<KernelLog> read_kernel_log(Facts& f) {
     auto text = root.read("/.perfgap/dmesg.txt", kMax);
     if (!text) return missing("no kernel log captured with the tree (" + describe(text.error()) + ") and no --dmesg FILE");
     log.source = "/.perfgap/dmesg.txt";
-    log.messages = parse_kernel_log(*text);
+    log.messages = parsers::parse_kernel_log(*text);
     return log;
   }
   // Live: /dev/kmsg opened non-blocking, one record per read, until EAGAIN. EPIPE means the
@@ -303,7 +171,7 @@ Avail<KernelLog> read_kernel_log(Facts& f) {
     return missing(why);
   }
   log.source = "/dev/kmsg";
-  log.messages = parse_kernel_log(*text);
+  log.messages = parsers::parse_kernel_log(*text);
   return log;
 }
 
@@ -316,14 +184,9 @@ Avail<PageSize> read_page_size(Facts& f) {
   const std::string path = "/proc/self/smaps";
   auto text = f.root().read(path, 1u << 20);
   if (!text) return missing(describe(text.error()));
-  for (auto line : sys::split_lines(*text)) {
-    if (!sys::starts_with(line, "KernelPageSize:")) continue;
-    auto fields = sys::split_ws(line);
-    if (fields.size() >= 3 && fields[2] == "kB")
-      if (auto kb = sys::to_int<long>(fields[1]); kb && *kb > 0) return PageSize{*kb, path};
-    return missing(path + ": unreadable KernelPageSize line '" + std::string(sys::trim_ws(line)) + "'");
-  }
-  return missing(path + ": no KernelPageSize line");
+  auto kb = parsers::parse_smaps_page_size_kb(*text);
+  if (!kb) return missing(path + ": " + kb.error());
+  return PageSize{*kb, path};
 }
 
 Avail<std::vector<IommuGroup>> read_iommu_groups(const sys::Sysroot& root) {
@@ -375,6 +238,14 @@ DriverGpus read_driver_gpus(const sys::Sysroot& root) {
 
 const Avail<KernelConfig>& kernel_config(Facts& f) {
   return f.memo<Avail<KernelConfig>>("platform.kernel_config", [&] { return read_kernel_config(f); });
+}
+
+const Avail<parsers::NvidiaDriverVersion>& nvidia_driver(Facts& f) {
+  return f.memo<Avail<parsers::NvidiaDriverVersion>>("platform.nvidia_driver", [&]() -> Avail<parsers::NvidiaDriverVersion> {
+    auto text = f.root().read("/proc/driver/nvidia/version");
+    if (!text) return missing(describe(text.error()));
+    return parsers::parse_nvidia_driver_version(*text);
+  });
 }
 
 const Avail<Grace>& grace(Facts& f) {
@@ -446,10 +317,10 @@ PcieLink read_pcie_link(Facts& f, const std::string& bdf) {
     text = *v;
     return true;
   };
-  if (get("current_link_speed", l.cur_speed_text)) l.cur_speed = parse_link_speed(l.cur_speed_text);
-  if (get("current_link_width", l.cur_width_text)) l.cur_width = parse_link_width(l.cur_width_text);
-  if (get("max_link_speed", l.max_speed_text)) l.max_speed = parse_link_speed(l.max_speed_text);
-  if (get("max_link_width", l.max_width_text)) l.max_width = parse_link_width(l.max_width_text);
+  if (get("current_link_speed", l.cur_speed_text)) l.cur_speed = parsers::parse_link_speed(l.cur_speed_text);
+  if (get("current_link_width", l.cur_width_text)) l.cur_width = parsers::parse_link_width(l.cur_width_text);
+  if (get("max_link_speed", l.max_speed_text)) l.max_speed = parsers::parse_link_speed(l.max_speed_text);
+  if (get("max_link_width", l.max_width_text)) l.max_width = parsers::parse_link_width(l.max_width_text);
   return l;
 }
 

@@ -1,7 +1,7 @@
 // Platform facts for the virtualization, pcie and gpu checks: the running kernel's
 // configuration, Grace detection (shared/spec/checks.md "Shared definitions"), SMMUv3 and
 // CMDQV, IOMMU groups, the kernel log, the base page size, PCIe link attributes and what
-// the NVIDIA driver lists. Read once through Facts::memo; parsers take text and are fuzzed.
+// the NVIDIA driver lists. Read once through Facts::memo; the text is parsed in src/parsers/.
 #pragma once
 
 #include <map>
@@ -11,43 +11,24 @@
 #include <vector>
 
 #include "facts/facts.hpp"
+#include "parsers/kernel_config.hpp"
 
 namespace perfgap::facts {
 
-// ---- text parsers (no file access) -------------------------------------------------------
-
-// A kernel .config: "CONFIG_X=value" lines and "# CONFIG_X is not set" (value "n").
-struct KernelConfig {
-  std::string source;  // the path it was read from
-  std::map<std::string, std::string, std::less<>> values;
-  // The value of CONFIG_<name> ("y", "m", "n", a string or number); nullopt when the config
-  // does not mention it (its dependencies are not met: it is not built).
-  std::optional<std::string> get(std::string_view name) const;
-};
-// Fails (with a reason) on text that holds no CONFIG_ line at all.
-tl::expected<KernelConfig, std::string> parse_kernel_config(std::string_view text);
-
-// Decompresses a whole gzip stream (zlib); a truncated or corrupt stream, or output beyond
-// max_out bytes, is an error with the reason.
-tl::expected<std::string, std::string> gunzip(std::string_view bytes, std::size_t max_out = 32u << 20);
-
-// Kernel log text as /dev/kmsg records ("6,1234,5678,-;message" plus " KEY=value"
-// continuation lines), dmesg output ("[    1.234] message") or plain lines: the messages,
-// without prefixes. Bytes outside printable ASCII become '?', so messages are safe in any
-// report; lines longer than 512 bytes are cut.
-std::vector<std::string> parse_kernel_log(std::string_view text);
-
-// A PCIe link speed as sysfs prints it ("16.0 GT/s PCIe", "8 GT/s", "2.5 GT/s PCIe"), in
-// GT/s; nullopt for "Unknown" or anything else.
-std::optional<double> parse_link_speed(std::string_view text);
-// A link width ("16", "x16"); nullopt for garbage. 0 is returned as 0 (link down / unknown).
-std::optional<int> parse_link_width(std::string_view text);
+using parsers::KernelConfig;
 
 // ---- facts -------------------------------------------------------------------------------
 
 // /boot/config-<osrelease>, else /proc/config.gz. The error names both attempts.
 const Avail<KernelConfig>& kernel_config(Facts& f);
 
+// /proc/driver/nvidia/version, read once: the driver's version line, its version number and
+// whether it is the open kernel module; missing() with why when unreadable. The one reader of
+// that file (report.node.settings.nvidia_driver, gpu.visible, nccl.gdr).
+const Avail<parsers::NvidiaDriverVersion>& nvidia_driver(Facts& f);
+
+// NVIDIA Grace, the shared definition: soc0 id jep106:036b:0241, or (a guest without soc0)
+// a Neoverse V2 CPU with NVIDIA GPUs. Every check that asks "is this Grace" uses this fact.
 struct Grace {
   bool grace = false;
   std::string how;  // why it is (or is not) Grace, for titles

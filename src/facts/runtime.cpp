@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "parsers/host_files.hpp"
+#include "parsers/mounts.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::facts {
@@ -37,9 +39,7 @@ ContainerInfo detect_container(Facts& f) {
   }
   if (root.exists("/run/.containerenv")) {
     std::string engine;
-    if (auto text = root.read("/run/.containerenv", 1u << 16))
-      for (auto line : sys::split_lines(*text))
-        if (sys::starts_with(line, "engine=")) engine = std::string(line.substr(7));
+    if (auto text = root.read("/run/.containerenv", 1u << 16)) engine = parsers::containerenv_engine(*text);
     c.evidence.emplace_back("/run/.containerenv", engine.empty() ? "present" : "present, " + engine);
     mark("podman", "Podman");
   }
@@ -111,67 +111,6 @@ const ContainerInfo& container_info(Facts& f) {
 
 namespace {
 
-std::string unescape_mount_field(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      auto oct = s.substr(i + 1, 3);
-      if (oct.size() == 3 && std::all_of(oct.begin(), oct.end(), [](char c) { return c >= '0' && c <= '7'; })) {
-        out.push_back(static_cast<char>(((oct[0] - '0') << 6) | ((oct[1] - '0') << 3) | (oct[2] - '0')));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(s[i]);
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<MountEntry> parse_mounts(std::string_view text) {
-  std::vector<MountEntry> out;
-  for (auto line : sys::split_lines(text)) {
-    auto fields = sys::split_ws(line);
-    if (fields.size() < 4) continue;
-    out.push_back({unescape_mount_field(fields[0]), unescape_mount_field(fields[1]), std::string(fields[2]),
-                   std::string(fields[3])});
-  }
-  return out;
-}
-
-std::optional<std::string> mount_option(std::string_view options, std::string_view name) {
-  std::optional<std::string> out;
-  for (auto opt : sys::split(options, ',')) {
-    if (opt.size() > name.size() && sys::starts_with(opt, name) && opt[name.size()] == '=')
-      out = std::string(opt.substr(name.size() + 1));  // the last one wins, as mount does
-  }
-  return out;
-}
-
-std::optional<std::uint64_t> parse_tmpfs_size(std::string_view value, std::optional<std::uint64_t> mem_total) {
-  auto v = sys::trim_ws(value);
-  if (v.empty()) return std::nullopt;
-  if (v.back() == '%') {
-    auto pct = sys::to_int<std::uint64_t>(v.substr(0, v.size() - 1));
-    if (!pct || !mem_total || *pct > 100000) return std::nullopt;
-    return *mem_total / 100 * *pct + *mem_total % 100 * *pct / 100;
-  }
-  std::uint64_t mult = 1;
-  char last = static_cast<char>(std::tolower(static_cast<unsigned char>(v.back())));
-  const std::string_view suffixes = "kmgtpe";
-  if (auto pos = suffixes.find(last); pos != std::string_view::npos) {
-    for (std::size_t i = 0; i <= pos; ++i) mult *= 1024;
-    v.remove_suffix(1);
-  }
-  auto n = sys::to_int<std::uint64_t>(v);
-  if (!n) return std::nullopt;
-  if (*n != 0 && mult > UINT64_MAX / *n) return std::nullopt;
-  return *n * mult;
-}
-
-namespace {
-
 std::optional<std::uint64_t> mem_total_bytes(const sys::Sysroot& root, std::string* text) {
   auto m = root.read("/proc/meminfo");
   if (!m) return std::nullopt;
@@ -213,8 +152,8 @@ ShmSize read_shm(Facts& f) {
     mounts = "/proc/mounts";
     text = std::move(fallback);
   }
-  std::optional<MountEntry> shm;
-  for (auto& m : parse_mounts(*text))
+  std::optional<parsers::MountEntry> shm;
+  for (auto& m : parsers::parse_mounts(*text))
     if (m.target == "/dev/shm") shm = m;  // the last mount on a path is the one seen
   s.source = mounts;
   if (!shm) {
@@ -224,8 +163,8 @@ ShmSize read_shm(Facts& f) {
   s.how = shm->source + " /dev/shm " + shm->fstype + " " + shm->options;
   std::string mem_text;
   auto mem = mem_total_bytes(root, &mem_text);
-  if (auto size = mount_option(shm->options, "size")) {
-    s.bytes = parse_tmpfs_size(*size, mem);
+  if (auto size = parsers::mount_option(shm->options, "size")) {
+    s.bytes = parsers::parse_tmpfs_size(*size, mem);
     if (!s.bytes) s.error = mounts + ": /dev/shm size=" + *size + " not understood";
     return s;
   }
@@ -251,30 +190,6 @@ const ShmSize& shm_size(Facts& f) {
 
 // ---- memlock -----------------------------------------------------------------------------
 
-tl::expected<Limit, std::string> parse_memlock_limit(std::string_view text) {
-  for (auto line : sys::split_lines(text)) {
-    if (!sys::starts_with(line, "Max locked memory")) continue;
-    auto fields = sys::split_ws(line.substr(17));
-    if (fields.size() < 2) return tl::unexpected(std::string("'Max locked memory' row has no soft and hard values"));
-    Limit l;
-    l.text = std::string(sys::trim_ws(line.substr(17)));
-    auto value = [](std::string_view v, std::optional<std::uint64_t>& out) {
-      if (v == "unlimited") return true;
-      auto n = sys::to_int<std::uint64_t>(v);
-      if (!n) return false;
-      // Within 1 GiB of 2^64 caps nothing: some launchers write "infinity" as -1 rounded
-      // down to a page or MiB (18446744073708503040 = 2^64 - 1 MiB).
-      if (*n >= ~std::uint64_t(0) - (std::uint64_t(1) << 30)) return true;
-      out = *n;
-      return true;
-    };
-    if (!value(fields[0], l.soft) || !value(fields[1], l.hard))
-      return tl::unexpected("'Max locked memory' values not understood: " + l.text);
-    return l;
-  }
-  return tl::unexpected(std::string("no 'Max locked memory' row"));
-}
-
 namespace {
 
 Avail<Memlock> read_memlock(Facts& f) {
@@ -293,7 +208,7 @@ Avail<Memlock> read_memlock(Facts& f) {
   const std::string path = "/proc/self/limits";
   auto text = f.root().read(path);
   if (!text) return missing(describe(text.error()));
-  auto l = parse_memlock_limit(*text);
+  auto l = parsers::parse_memlock_limit(*text);
   if (!l) return missing(path + ": " + l.error());
   m.limit = *l;
   m.source = path;
@@ -308,45 +223,6 @@ const Avail<Memlock>& memlock(Facts& f) {
 
 // ---- launcher configuration --------------------------------------------------------------
 
-std::string enroot_environ_name(std::string_view line) {
-  auto t = sys::trim_ws(line);
-  if (t.empty() || t[0] == '#') return "";
-  if (sys::starts_with(t, "export ")) t = sys::trim_ws(t.substr(7));
-  auto eq = t.find('=');
-  auto name = eq == std::string_view::npos ? t : t.substr(0, eq);
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) return "";
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return "";
-  return std::string(name);
-}
-
-namespace {
-
-std::string_view strip_slashes(std::string_view p) {
-  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
-  return p;
-}
-
-}  // namespace
-
-bool enroot_mount_carries(std::string_view line, std::string_view path) {
-  auto t = sys::trim_ws(line);
-  if (t.empty() || t[0] == '#') return false;
-  auto fields = sys::split_ws(t);
-  if (fields.size() < 2) return false;
-  auto src = strip_slashes(fields[0]);
-  std::string dst(strip_slashes(fields[1]));
-  if (dst.empty() || dst[0] != '/') dst = "/" + dst;  // enroot's targets are inside the rootfs
-  path = strip_slashes(path);
-  if (src.empty() || src[0] != '/') return false;
-  std::string_view rest;
-  if (path == src) rest = "";
-  else if (sys::starts_with(path, src) && (src == "/" || path[src.size()] == '/')) rest = path.substr(src == "/" ? 0 : src.size());
-  else return false;
-  std::string in_container = (dst == "/" ? std::string() : dst) + std::string(rest);
-  return in_container == path;
-}
-
 namespace {
 
 LauncherFile read_launcher_file(const sys::Sysroot& root, const std::string& path, std::vector<std::string>& errors) {
@@ -357,13 +233,7 @@ LauncherFile read_launcher_file(const sys::Sysroot& root, const std::string& pat
     errors.push_back(describe(text.error()));
     return lf;
   }
-  int n = 0;
-  for (auto line : sys::split_lines(*text)) {
-    ++n;
-    auto t = sys::trim_ws(line);
-    if (t.empty() || t[0] == '#') continue;
-    lf.lines.emplace_back(n, std::string(t));
-  }
+  lf.lines = parsers::config_lines(*text);
   return lf;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "facts/facts.hpp"
+#include "parsers/procfs.hpp"
 
 namespace perfgap::facts {
 
@@ -22,16 +23,7 @@ struct ContainerInfo {
 };
 const ContainerInfo& container_info(Facts& f);
 
-// ---- /proc/mounts ----
-struct MountEntry {
-  std::string source, target, fstype, options;  // octal escapes (\040) decoded
-};
-std::vector<MountEntry> parse_mounts(std::string_view text);
-// The value of option `name` ("size") in a comma-separated option list.
-std::optional<std::string> mount_option(std::string_view options, std::string_view name);
-// tmpfs size=: bytes with k/m/g/t/p/e suffixes, or a percentage of `mem_total`.
-std::optional<std::uint64_t> parse_tmpfs_size(std::string_view value, std::optional<std::uint64_t> mem_total);
-
+// ---- /dev/shm (parsers/mounts) ----
 struct ShmSize {
   std::optional<std::uint64_t> bytes;
   std::string source;  // "statvfs(/dev/shm)", "/proc/mounts", "/proc/meminfo MemTotal / 2"
@@ -40,13 +32,8 @@ struct ShmSize {
 };
 const ShmSize& shm_size(Facts& f);
 
-// ---- RLIMIT_MEMLOCK ----
-struct Limit {
-  std::optional<std::uint64_t> soft, hard;  // nullopt: unlimited
-  std::string text;                         // as printed
-};
-// The "Max locked memory" row of /proc/<pid>/limits.
-tl::expected<Limit, std::string> parse_memlock_limit(std::string_view limits_text);
+// ---- RLIMIT_MEMLOCK (parsers::parse_memlock_limit) ----
+using parsers::Limit;
 struct Memlock {
   Limit limit;
   std::string source;
@@ -66,13 +53,5 @@ struct LauncherConfig {
   std::vector<std::string> errors;         // what could not be read
 };
 const LauncherConfig& launcher_config(Facts& f);
-
-// An enroot environ.d line "NAME=VALUE", "export NAME=VALUE" or "NAME" (pass the host value):
-// the name, or "" for other lines.
-std::string enroot_environ_name(std::string_view line);
-// Whether an enroot fstab line ("SRC DST TYPE OPTS", DST inside the container) makes host
-// `path` appear at the same path in the container (it or a directory above it, bind-mounted
-// at the same place).
-bool enroot_mount_carries(std::string_view line, std::string_view path);
 
 }  // namespace perfgap::facts

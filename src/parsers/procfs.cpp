@@ -1,6 +1,7 @@
 #include "parsers/procfs.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "sys/text.hpp"
 
@@ -343,6 +344,84 @@ Parsed<Interrupts> parse_interrupts(std::string_view text) {
     }
     row.description = std::move(desc);
     out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+tl::expected<Limit, std::string> parse_memlock_limit(std::string_view text) {
+  for (auto line : sys::split_lines(text)) {
+    if (!sys::starts_with(line, "Max locked memory")) continue;
+    auto fields = sys::split_ws(line.substr(17));
+    if (fields.size() < 2) return tl::unexpected(std::string("'Max locked memory' row has no soft and hard values"));
+    Limit l;
+    l.text = std::string(sys::trim_ws(line.substr(17)));
+    auto value = [](std::string_view v, std::optional<std::uint64_t>& out) {
+      if (v == "unlimited") return true;
+      auto n = sys::to_int<std::uint64_t>(v);
+      if (!n) return false;
+      // Within 1 GiB of 2^64 caps nothing: some launchers write "infinity" as -1 rounded
+      // down to a page or MiB (18446744073708503040 = 2^64 - 1 MiB).
+      if (*n >= ~std::uint64_t(0) - (std::uint64_t(1) << 30)) return true;
+      out = *n;
+      return true;
+    };
+    if (!value(fields[0], l.soft) || !value(fields[1], l.hard))
+      return tl::unexpected("'Max locked memory' values not understood: " + l.text);
+    return l;
+  }
+  return tl::unexpected(std::string("no 'Max locked memory' row"));
+}
+
+tl::expected<long, std::string> parse_smaps_page_size_kb(std::string_view text) {
+  for (auto line : split_lines(text)) {
+    if (!sys::starts_with(line, "KernelPageSize:")) continue;
+    auto fields = split_ws(line);
+    if (fields.size() >= 3 && fields[2] == "kB")
+      if (auto kb = to_int<long>(fields[1]); kb && *kb > 0) return *kb;
+    return tl::unexpected("unreadable KernelPageSize line '" + std::string(trim_ws(line)) + "'");
+  }
+  return tl::unexpected(std::string("no KernelPageSize line"));
+}
+
+NvidiaDriverVersion parse_nvidia_driver_version(std::string_view text) {
+  NvidiaDriverVersion out;
+  auto first = text.substr(0, text.find('\n'));
+  out.first_line = std::string(trim_ws(first));
+  out.open_module = first.find("Open Kernel Module") != std::string_view::npos;
+  for (auto line : split_lines(text)) {
+    if (!sys::starts_with(line, "NVRM version:")) continue;
+    for (auto w : split_ws(line)) {
+      if (w.size() >= 5 && std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string_view::npos &&
+          w.find_first_not_of("0123456789.") == std::string_view::npos) {
+        out.version = std::string(w);
+        return out;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::uint32_t>> parse_proc_bus_pci_vendors(std::string_view text) {
+  std::vector<std::pair<std::string, std::uint32_t>> out;
+  for (auto line : sys::split(text, '\n')) {
+    auto fields = split_ws(line);
+    if (fields.size() < 2 || fields[1].size() != 8) continue;
+    auto id = to_int<std::uint32_t>(fields[1], 16);
+    if (id) out.emplace_back(std::string(fields[0]), *id >> 16);
+  }
+  return out;
+}
+
+SysInfo parse_sysinfo(std::string_view text) {
+  SysInfo out;
+  for (auto line : sys::split(text, '\n')) {
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto key = trim_ws(line.substr(0, colon));
+    auto value = std::string(trim_ws(line.substr(colon + 1)));
+    if (out.control_program.empty() && key.size() > 4 && key.substr(0, 2) == "VM" && key.find("Control Program") != std::string_view::npos)
+      out.control_program = value;
+    if (out.lpar_name.empty() && key == "LPAR Name") out.lpar_name = value;
   }
   return out;
 }

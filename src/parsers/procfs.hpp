@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <tl/expected.hpp>
+
 #include "parsers/cpuset.hpp"
 #include "parsers/parse_error.hpp"
 
@@ -96,6 +98,36 @@ struct Interrupts {
   std::vector<InterruptRow> rows;
 };
 Parsed<Interrupts> parse_interrupts(std::string_view text);
+
+struct Limit {
+  std::optional<std::uint64_t> soft, hard;  // nullopt: unlimited
+  std::string text;                         // as printed
+};
+// The "Max locked memory" row of /proc/<pid>/limits.
+tl::expected<Limit, std::string> parse_memlock_limit(std::string_view limits_text);
+
+// /proc/<pid>/smaps: the first KernelPageSize ("KernelPageSize:        4 kB"), in kB; the
+// error says why not ("no KernelPageSize line", or the line that could not be read).
+tl::expected<long, std::string> parse_smaps_page_size_kb(std::string_view smaps_text);
+
+// /proc/driver/nvidia/version: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  ..."
+// or "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build ...".
+struct NvidiaDriverVersion {
+  std::string first_line;              // trimmed, as evidence shows it
+  std::optional<std::string> version;  // "550.90.07"; nullopt when no NVRM line names one
+  bool open_module = false;            // the open GPU kernel modules (dma-buf capable)
+};
+NvidiaDriverVersion parse_nvidia_driver_version(std::string_view text);
+
+// /proc/bus/pci/devices: (bus id field, vendor id) of each line ("0018\t10de2330 ...").
+std::vector<std::pair<std::string, std::uint32_t>> parse_proc_bus_pci_vendors(std::string_view text);
+
+// s390 /proc/sysinfo: the first "VMnn Control Program" value (the hypervisor above the
+// LPAR, "" when none) and the "LPAR Name".
+struct SysInfo {
+  std::string control_program, lpar_name;
+};
+SysInfo parse_sysinfo(std::string_view text);
 
 // /proc/<pid>/maps: whether any mapped file's name contains one of the needles.
 bool maps_mention(std::string_view maps_text, std::initializer_list<std::string_view> needles);

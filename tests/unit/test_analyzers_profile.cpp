@@ -16,6 +16,7 @@
 #include "facts/platform.hpp"
 #include "files.hpp"
 #include "findings.hpp"
+#include "parsers/gunzip.hpp"
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
 #include "tree.hpp"
@@ -625,7 +626,7 @@ TEST(ProfileFixtures, EveryKinetoTraceParsesAndCountsMatchAJsonWalk) {
     if (name.rfind("kineto_", 0) != 0) continue;
     SCOPED_TRACE(name);
     ++n;
-    auto z = facts::gunzip(read_file(e.path()), 1u << 30);
+    auto z = parsers::gunzip(read_file(e.path()), 1u << 30);
     ASSERT_TRUE(z) << z.error();
     auto p = parsers::parse_kineto(*z);
     ASSERT_TRUE(p) << p.error().describe();
@@ -648,7 +649,7 @@ TEST(ProfileFixtures, EveryKinetoTraceParsesAndCountsMatchAJsonWalk) {
     EXPECT_EQ(find(fs, "profile.launch_bound").status == Status::skip, false);
   }
   EXPECT_EQ(n, 5);
-  auto z = facts::gunzip(read_file(shared_profiles() / "kineto_hta_v100x2_allreduce_df_index_resolver.json.gz"), 1u << 30);
+  auto z = parsers::gunzip(read_file(shared_profiles() / "kineto_hta_v100x2_allreduce_df_index_resolver.json.gz"), 1u << 30);
   auto p = parsers::parse_kineto(*z);
   ASSERT_TRUE(p);
   auto fs = analyzers::analyze_profile(*p, "df", {});
@@ -657,7 +658,7 @@ TEST(ProfileFixtures, EveryKinetoTraceParsesAndCountsMatchAJsonWalk) {
   EXPECT_NE(it.title.find("ProfilerStep#N"), std::string::npos) << it.title;
   EXPECT_GE(metric(it, "iterations"), 2);
   EXPECT_EQ(metric(find(fs, "profile.exposed_comm", "AllReduce"), "kernels"), 2020);
-  auto nm = parsers::parse_kineto(*facts::gunzip(read_file(shared_profiles() / "kineto_hta_a100x2_nccl_metadata.json.gz"), 1u << 30));
+  auto nm = parsers::parse_kineto(*parsers::gunzip(read_file(shared_profiles() / "kineto_hta_a100x2_nccl_metadata.json.gz"), 1u << 30));
   ASSERT_TRUE(nm);
   auto nf = analyzers::analyze_profile(*nm, "nm", {});
   EXPECT_GT(metric(find(nf, "profile.exposed_comm", "AllReduce"), "msg_bytes"), 0);

@@ -8,16 +8,6 @@
 
 using namespace perfgap;
 
-TEST(InfinibandFacts, RateAndStateText) {
-  EXPECT_EQ(facts::parse_ib_rate("400 Gb/sec (4X NDR)\n"), 400.0);
-  EXPECT_EQ(facts::parse_ib_rate("2.5 Gb/sec"), 2.5);
-  EXPECT_FALSE(facts::parse_ib_rate("fast"));
-  EXPECT_FALSE(facts::parse_ib_rate("-1 Gb/sec"));
-  EXPECT_EQ(facts::strip_state_number("4: ACTIVE\n"), "ACTIVE");
-  EXPECT_EQ(facts::strip_state_number("5: LinkUp"), "LinkUp");
-  EXPECT_EQ(facts::strip_state_number("DOWN"), "DOWN");
-}
-
 TEST(InfinibandFacts, ReadsDevicesPortsAndVerbsNodes) {
   fixture::TempDir tmp;
   std::string tree = tmp.path() + "/t.tree";

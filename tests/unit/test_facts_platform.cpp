@@ -1,5 +1,6 @@
-// Parsers and readers of facts/platform: kernel config (plain and gzip), kernel log formats,
-// PCIe link attributes, Grace detection, the kernel log's sources, page size, IOMMU summary.
+// Readers of facts/platform: the kernel config (plain and gzip), Grace detection, the kernel
+// log's sources, page size, IOMMU summary, the NVIDIA driver version. Their text parsers are
+// tested on strings in test_parsers_kernel.cpp.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -33,74 +34,6 @@ struct Tree {
 };
 
 }  // namespace
-
-TEST(PlatformParsers, KernelConfig) {
-  auto c = facts::parse_kernel_config("#\n# Linux/arm64 Kernel Configuration\n#\nCONFIG_ARM64=y\nCONFIG_NR_CPUS=512\n"
-                                      "# CONFIG_TEGRA241_CMDQV is not set\nCONFIG_CMDLINE=\"a b\"\nnot a line\nCONFIG_=x\n");
-  ASSERT_TRUE(c) << c.error();
-  EXPECT_EQ(c->get("ARM64"), "y");
-  EXPECT_EQ(c->get("CONFIG_NR_CPUS"), "512");
-  EXPECT_EQ(c->get("TEGRA241_CMDQV"), "n");
-  EXPECT_EQ(c->get("CMDLINE"), "\"a b\"");
-  EXPECT_FALSE(c->get("ARM_SMMU_V3"));
-  EXPECT_FALSE(facts::parse_kernel_config(""));
-  EXPECT_FALSE(facts::parse_kernel_config("hello\n# comment\n"));
-}
-
-TEST(PlatformParsers, Gunzip) {
-  auto text = facts::gunzip(kGz);
-  ASSERT_TRUE(text) << text.error();
-  EXPECT_EQ(*text, "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_TEGRA241_CMDQV=y\n");
-  // Every truncation is an error with a reason, never a crash or a partial success.
-  for (std::size_t n = 0; n < kGz.size(); ++n) {
-    auto cut = facts::gunzip(std::string_view(kGz).substr(0, n));
-    EXPECT_FALSE(cut) << "cut at " << n;
-  }
-  auto cut = facts::gunzip(std::string_view(kGz).substr(0, 40));
-  ASSERT_FALSE(cut);
-  EXPECT_NE(cut.error().find("truncated"), std::string::npos) << cut.error();
-  EXPECT_FALSE(facts::gunzip("CONFIG_A=y\n"));
-  std::string corrupt = kGz;
-  corrupt[20] = static_cast<char>(corrupt[20] ^ 0x55);
-  EXPECT_FALSE(facts::gunzip(corrupt));
-  EXPECT_FALSE(facts::gunzip(kGz, 10));  // beyond the output limit
-}
-
-TEST(PlatformParsers, KernelLogFormats) {
-  auto dmesg = facts::parse_kernel_log("[    1.912530] acpi NVDA200C:00: Falling back to standard SMMU CMDQ\n[Mon Nov 30 12:00:00 2026] x\n");
-  ASSERT_EQ(dmesg.size(), 2u);
-  EXPECT_EQ(dmesg[0], "acpi NVDA200C:00: Falling back to standard SMMU CMDQ");
-  EXPECT_EQ(dmesg[1], "x");
-  auto kmsg = facts::parse_kernel_log("6,513,1912530,-,caller=T1;tegra241_cmdqv: hello\n SUBSYSTEM=acpi\n DEVICE=+acpi:NVDA200C:00\n4,514,1,c;second\n");
-  ASSERT_EQ(kmsg.size(), 2u);
-  EXPECT_EQ(kmsg[0], "tegra241_cmdqv: hello");
-  EXPECT_EQ(kmsg[1], "second");
-  auto journal = facts::parse_kernel_log("Nov 30 12:00:00 gpu01 kernel: arm-smmu-v3: probe\n");
-  ASSERT_EQ(journal.size(), 1u);
-  EXPECT_EQ(journal[0], "arm-smmu-v3: probe");
-  auto binary = facts::parse_kernel_log(std::string("\x7f" "ELF\x00\xff\xfe\r\n\x1b[31mred\n", 15));
-  for (const auto& m : binary)
-    for (char c : m) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << m;
-  EXPECT_EQ(facts::parse_kernel_log(std::string(2000, 'a')).front().size(), 512u);
-  EXPECT_TRUE(facts::parse_kernel_log("\n\n  \n").empty());
-}
-
-TEST(PlatformParsers, LinkSpeedAndWidth) {
-  EXPECT_EQ(facts::parse_link_speed("16.0 GT/s PCIe\n"), 16.0);
-  EXPECT_EQ(facts::parse_link_speed("8 GT/s"), 8.0);
-  EXPECT_EQ(facts::parse_link_speed("2.5 GT/s PCIe"), 2.5);
-  EXPECT_FALSE(facts::parse_link_speed("Unknown"));
-  EXPECT_FALSE(facts::parse_link_speed("fast GT/s"));
-  EXPECT_FALSE(facts::parse_link_speed("-8 GT/s"));
-  EXPECT_FALSE(facts::parse_link_speed(""));
-  EXPECT_EQ(facts::parse_link_width("16\n"), 16);
-  EXPECT_EQ(facts::parse_link_width("x8"), 8);
-  EXPECT_EQ(facts::parse_link_width("0"), 0);
-  EXPECT_FALSE(facts::parse_link_width("x1?6"));
-  EXPECT_FALSE(facts::parse_link_width("64"));
-  EXPECT_FALSE(facts::parse_link_width("-1"));
-  EXPECT_FALSE(facts::parse_link_width(""));
-}
 
 TEST(PlatformFacts, KernelConfigFromBootThenConfigGz) {
   Tree t("== file proc/sys/kernel/osrelease\n6.8.0-1\n== file boot/config-6.8.0-1\nCONFIG_TEGRA241_CMDQV=m\n");
@@ -214,4 +147,33 @@ TEST(PlatformFacts, PageSizeAndIommuSummary) {
   facts::Facts live(sys::Sysroot::live(), {});
   ASSERT_TRUE(facts::page_size(live));
   EXPECT_GE(facts::page_size(live)->kb, 4);
+}
+
+TEST(PlatformFacts, NvidiaDriverIsOneFact) {
+  Tree t("== file proc/driver/nvidia/version\nNVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build\n");
+  auto f = t.facts();
+  const auto& d = facts::nvidia_driver(f);
+  ASSERT_TRUE(d) << d.error();
+  EXPECT_EQ(d->version, "570.86.15");
+  EXPECT_TRUE(d->open_module);
+  EXPECT_EQ(&d, &facts::nvidia_driver(f));  // read once per Facts
+
+  Tree none("== dir proc\n");
+  auto n = none.facts();
+  ASSERT_FALSE(facts::nvidia_driver(n));
+  EXPECT_NE(facts::nvidia_driver(n).error().find("/proc/driver/nvidia/version"), std::string::npos);
+}
+
+TEST(PlatformFacts, SysctlReadsOnceAndSaysWhy) {
+  Tree t("== file proc/sys/kernel/numa_balancing\n 1 \n== file proc/sys/net/core/rmem_max\n212992\n");
+  auto f = t.facts();
+  EXPECT_EQ(facts::sysctl_path("kernel.numa_balancing"), "/proc/sys/kernel/numa_balancing");
+  const auto& nb = facts::sysctl(f, "kernel.numa_balancing");
+  ASSERT_TRUE(nb) << nb.error();
+  EXPECT_EQ(*nb, "1");
+  EXPECT_EQ(&nb, &facts::sysctl(f, "kernel.numa_balancing"));
+  EXPECT_EQ(facts::sysctl(f, "net.core.rmem_max"), "212992");
+  const auto& absent = facts::sysctl(f, "vm.zone_reclaim_mode");
+  ASSERT_FALSE(absent);
+  EXPECT_NE(absent.error().find("/proc/sys/vm/zone_reclaim_mode"), std::string::npos) << absent.error();
 }

@@ -621,3 +621,51 @@ TEST(MapsMentionParser, DeletedAndSpacedNamesAndNoNewline) {
   EXPECT_FALSE(maps_mention("", {"libfoo"}));
   EXPECT_FALSE(maps_mention("00e03000-00e24000 rw-p 00000000 00:00 0 [heap]\n", {"heap"}));
 }
+
+// ---- /proc/<pid>/smaps, /proc/driver/nvidia/version, /proc/bus/pci/devices, /proc/sysinfo --
+TEST(ParsersProcfs, SmapsKernelPageSize) {
+  EXPECT_EQ(parse_smaps_page_size_kb("aaaab1e00000-aaaab1e2c000 r--p 00000000 fc:02 1234 /usr/bin/x\nSize:  176 kB\n"
+                                     "KernelPageSize:       64 kB\nMMUPageSize:  64 kB\nKernelPageSize: 4 kB\n"),
+            64);
+  auto none = parse_smaps_page_size_kb("Size: 4 kB\n");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error(), "no KernelPageSize line");
+  auto bad = parse_smaps_page_size_kb("KernelPageSize:   4 MB  \n");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), "unreadable KernelPageSize line 'KernelPageSize:   4 MB'");
+  EXPECT_FALSE(parse_smaps_page_size_kb("KernelPageSize: 0 kB\n"));
+}
+
+TEST(ParsersProcfs, NvidiaDriverVersion) {
+  auto prop = parse_nvidia_driver_version(
+      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 09:35:42 UTC 2024\nGCC version:  gcc version 12.2.0\n");
+  EXPECT_EQ(prop.version, "550.90.07");
+  EXPECT_FALSE(prop.open_module);
+  EXPECT_EQ(prop.first_line, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 09:35:42 UTC 2024");
+  auto open = parse_nvidia_driver_version("  NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build\n");
+  EXPECT_TRUE(open.open_module);
+  EXPECT_FALSE(open.version);  // the version is read from lines that start with "NVRM version:" only
+  auto none = parse_nvidia_driver_version("GCC version: 12\nNVRM version: NVIDIA UNIX Kernel Module 1.2\n");
+  EXPECT_FALSE(none.version);  // "1.2" is too short to be a driver version
+  EXPECT_EQ(none.first_line, "GCC version: 12");
+  EXPECT_EQ(parse_nvidia_driver_version("").first_line, "");
+}
+
+TEST(ParsersProcfs, ProcBusPciVendors) {
+  auto v = parse_proc_bus_pci_vendors("0000\t80861237\t0\t0\n0010\t80eebeef\t12\n0018\t10de\t0\nshort\n");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0], (std::pair<std::string, std::uint32_t>{"0000", 0x8086}));
+  EXPECT_EQ(v[1], (std::pair<std::string, std::uint32_t>{"0010", 0x80ee}));
+  EXPECT_TRUE(parse_proc_bus_pci_vendors("0000\tzzzzzzzz\n").empty());
+}
+
+TEST(ParsersProcfs, S390Sysinfo) {
+  auto s = parse_sysinfo(
+      "Manufacturer:         IBM\nLPAR Name:            LP01\nVM00 Name:            GUEST\n"
+      "VM00 Control Program: KVM/Linux\nVM01 Control Program: z/VM    7.1.0\nLPAR Name: LP02\n");
+  EXPECT_EQ(s.control_program, "KVM/Linux");  // the first one: the hypervisor right above this guest
+  EXPECT_EQ(s.lpar_name, "LP01");
+  auto lpar = parse_sysinfo("LPAR Name:            LP01\n");
+  EXPECT_EQ(lpar.control_program, "");
+  EXPECT_EQ(lpar.lpar_name, "LP01");
+}

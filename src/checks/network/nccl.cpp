@@ -11,6 +11,7 @@
 #include "checks/util.hpp"
 #include "facts/infiniband.hpp"
 #include "facts/nccl.hpp"
+#include "facts/platform.hpp"
 #include "report/redact.hpp"
 #include "sys/text.hpp"
 
@@ -132,21 +133,21 @@ Finding ib_hca(facts::Facts& f, const facts::NcclSetting& s) {
     out.title = "NCCL_IB_HCA=" + s.value + " but the RDMA devices here are unknown: " + ib.error();
     return out;
   }
-  auto list = facts::parse_nccl_if_list(s.value);
+  auto list = parsers::parse_nccl_if_list(s.value);
   std::vector<std::string> here, selected;
   for (const auto& d : *ib)
     for (const auto& p : d.ports) {
       here.push_back(d.name + ":" + std::to_string(p.port));
-      if (facts::nccl_if_match(list, d.name, p.port) != list.exclude) selected.push_back(d.name + ":" + std::to_string(p.port));
+      if (parsers::nccl_if_match(list, d.name, p.port) != list.exclude) selected.push_back(d.name + ":" + std::to_string(p.port));
     }
   out.add("/sys/class/infiniband", here.empty() ? "no RDMA port" : list_text(here, 12));
   std::vector<std::string> dead;
   if (!list.exclude) {
     for (const auto& e : list.entries) {
-      facts::NcclIfList one{false, list.exact, {e}};
+      parsers::NcclIfList one{false, list.exact, {e}};
       bool hit = false;
       for (const auto& d : *ib)
-        for (const auto& p : d.ports) hit = hit || facts::nccl_if_match(one, d.name, p.port);
+        for (const auto& p : d.ports) hit = hit || parsers::nccl_if_match(one, d.name, p.port);
       if (!hit) dead.push_back(e.prefix + (e.port >= 0 ? ":" + std::to_string(e.port) : ""));
     }
   }
@@ -185,15 +186,15 @@ Finding socket_ifname(facts::Facts& f, const facts::NcclSetting& s) {
     out.title = "NCCL_SOCKET_IFNAME=" + s.value + " but the interfaces here are unknown: " + facts::describe(names.error());
     return out;
   }
-  auto list = facts::parse_nccl_if_list(s.value);
+  auto list = parsers::parse_nccl_if_list(s.value);
   std::vector<std::string> selected, dead;
   for (const auto& n : *names)
-    if (facts::nccl_if_match(list, n, -1) != list.exclude) selected.push_back(n);
+    if (parsers::nccl_if_match(list, n, -1) != list.exclude) selected.push_back(n);
   out.add("/sys/class/net", names->empty() ? "no interface" : list_text(*names, 12));
   if (!list.exclude)
     for (const auto& e : list.entries) {
-      facts::NcclIfList one{false, list.exact, {e}};
-      if (std::none_of(names->begin(), names->end(), [&](const auto& n) { return facts::nccl_if_match(one, n, -1); })) dead.push_back(e.prefix);
+      parsers::NcclIfList one{false, list.exact, {e}};
+      if (std::none_of(names->begin(), names->end(), [&](const auto& n) { return parsers::nccl_if_match(one, n, -1); })) dead.push_back(e.prefix);
     }
   const std::string how = std::string(list.exclude ? "excludes" : "selects") + (list.exact ? " by exact name" : " by name prefix");
   if (!dead.empty()) {
@@ -226,12 +227,6 @@ std::vector<Finding> nccl_devices(facts::Facts& f, const core::Thresholds&) {
 }
 
 // ---- nccl.gdr ----------------------------------------------------------------------------
-bool is_grace(facts::Facts& f) {
-  if (auto soc = f.root().read_value("/sys/devices/soc0/soc_id")) return *soc == "jep106:036b:0241";
-  const auto& info = f.cpuinfo();
-  return info && info->implementer == 0x41u && info->part == 0xd4fu;
-}
-
 std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "nccl.gdr";
   const auto& ib = facts::infiniband(f);
@@ -251,20 +246,18 @@ std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
       out.add(dir, "present");
     }
   }
-  auto version = f.root().read("/proc/driver/nvidia/version");
-  bool open_module = false;
+  const auto& version = facts::nvidia_driver(f);
   if (version) {
-    auto first = version->substr(0, version->find('\n'));
-    open_module = first.find("Open Kernel Module") != std::string::npos;
-    out.add("/proc/driver/nvidia/version", std::string(sys::trim_ws(first)));
-    if (open_module) paths.push_back("the open kernel module's dma-buf path");
+    out.add("/proc/driver/nvidia/version", version->first_line);
+    if (version->open_module) paths.push_back("the open kernel module's dma-buf path");
   }
-  bool grace = is_grace(f);
+  const auto& g = facts::grace(f);
+  const bool grace = g && g->grace;
   const auto& c = facts::nccl_config(f);
   if (grace) {
     auto s = active(c, "NCCL_NET_GDR_C2C");
     out.add(s ? s->source : f.audited_env_source() + ", NCCL config files", s ? "NCCL_NET_GDR_C2C=" + s->value : unset_text(f, "NCCL_NET_GDR_C2C"));
-    if (s && facts::nccl_int(s->value) != 0) paths.push_back("NCCL_NET_GDR_C2C=" + s->value + " on Grace");
+    if (s && parsers::nccl_int(s->value) != 0) paths.push_back("NCCL_NET_GDR_C2C=" + s->value + " on Grace");
   }
   if (!paths.empty()) {
     out.title = "GPUDirect RDMA is available: " + list_text(paths);
@@ -278,7 +271,7 @@ std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
   if (!version) {
     out.add("/sys/module/nvidia_peermem", "absent");
     out.status = Status::skip;
-    out.title = "nvidia_peermem is not loaded and the driver flavour (dma-buf support) is unknown: " + facts::describe(version.error());
+    out.title = "nvidia_peermem is not loaded and the driver flavour (dma-buf support) is unknown: " + version.error();
     return {out};
   }
   out.add("/sys/module/nvidia_peermem", "absent", "loaded (or the open kernel module's dma-buf)");
@@ -316,7 +309,7 @@ std::vector<Finding> ib_qps(facts::Facts& f, const core::Thresholds& th) {
   out.metric("max_port_gbps", top);
   const auto& c = facts::nccl_config(f);
   auto s = active(c, "NCCL_IB_QPS_PER_CONNECTION");
-  const std::int64_t qps = s ? facts::nccl_int(s->value) : 1;
+  const std::int64_t qps = s ? parsers::nccl_int(s->value) : 1;
   out.add(s ? s->source : f.audited_env_source() + ", NCCL config files",
           s ? "NCCL_IB_QPS_PER_CONNECTION=" + s->value : unset_text(f, "NCCL_IB_QPS_PER_CONNECTION", " (NCCL's default: 1)"));
   if (fast.empty()) {
@@ -379,9 +372,8 @@ void register_nccl(core::Registry& r) {
          .summary = "GPUDirect RDMA is available where GPUs and RDMA NICs share the node",
          .rule = "With RDMA devices and NVIDIA GPUs on PCI: `pass` when /sys/module/nvidia_peermem (or nv_peer_mem) is loaded, the driver is the open kernel module (dma-buf; /proc/driver/nvidia/version says \"Open Kernel Module\"), or on Grace NCCL_NET_GDR_C2C is set non-zero; `warn` when none is; `skip` without RDMA devices or GPUs, or when the driver version is unreadable and nvidia_peermem is absent.",
          .fix = "modprobe nvidia_peermem (persisted), or the open GPU kernel modules for dma-buf.",
-         .reads = reads::of({reads::infiniband(), reads::pci(), reads::nccl_config(), reads::cpuinfo(),
-                             {"/sys/module/nvidia_peermem", "/sys/module/nv_peer_mem", "/proc/driver/nvidia/version",
-                              "/sys/devices/soc0/soc_id"}}),
+         .reads = reads::of({reads::infiniband(), reads::pci(), reads::nccl_config(), reads::grace(),
+                             reads::nvidia_driver_version(), {"/sys/module/nvidia_peermem", "/sys/module/nv_peer_mem"}}),
          .params = {},
          .run = gdr});
   r.add({.id = "nccl.ib.qps",

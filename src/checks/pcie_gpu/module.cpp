@@ -143,7 +143,8 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   std::sort(pci_gpus.begin(), pci_gpus.end());
   if (pci_gpus.empty() && (!drv.listed || drv.gpus.empty()))
     return {core::finding(id, layer, Status::skip, "no NVIDIA GPU on PCI (vendor 0x10de, class 0x0300/0x0302)")};
-  const auto version = f.nvidia_driver_version();
+  const auto& driver = facts::nvidia_driver(f);
+  const auto version = driver ? driver->version : std::nullopt;
   const auto container = f.container();
   const bool in_container = container == "docker" || container == "podman" || container == "enroot";
 

@@ -23,13 +23,9 @@ std::string proc_path(int pid, std::string_view file) { return fmt::format("/pro
 // ---- numa.balancing ----------------------------------------------------------------------
 std::vector<Finding> numa_balancing(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "numa.balancing";
-  const std::string path = "/proc/sys/kernel/numa_balancing";
-  auto raw = f.numa_balancing_raw();
-  if (!raw) {
-    auto v = f.root().read(path);
-    return {core::finding(id, layer::placement, Status::skip,
-                          "automatic NUMA balancing setting not available: " + (v ? std::string("empty") : facts::describe(v.error())))};
-  }
+  const std::string path = facts::sysctl_path("kernel.numa_balancing");
+  auto raw = sysctl_or_skip(f, "kernel.numa_balancing", id, layer::placement, "automatic NUMA balancing setting");
+  if (!raw) return {raw.error()};
   auto n = sys::to_int<int>(*raw);
   if (!n || *n < 0) return {core::finding(id, layer::placement, Status::skip, fmt::format("{}: unexpected value '{}'", path, *raw))};
   if (*n == 0) {

@@ -13,6 +13,7 @@
 #include "facts/infiniband.hpp"
 #include "facts/nccl.hpp"
 #include "facts/runtime.hpp"
+#include "parsers/host_files.hpp"
 #include "report/redact.hpp"
 #include "sys/text.hpp"
 
@@ -222,13 +223,13 @@ std::vector<Finding> launcher(facts::Facts& f, const core::Thresholds&) {
   std::string var_by, file_by;
   for (const auto& file : lc.environ)
     for (const auto& [n, line] : file.lines)
-      if (var_by.empty() && facts::enroot_environ_name(line) == "NCCL_TOPO_FILE") var_by = file.path + ":" + std::to_string(n);
+      if (var_by.empty() && parsers::enroot_environ_name(line) == "NCCL_TOPO_FILE") var_by = file.path + ":" + std::to_string(n);
   std::string conf_path;
   if (!topo->from_env) conf_path = topo->source.substr(0, topo->source.rfind(':'));
   for (const auto& file : lc.mounts)
     for (const auto& [n, line] : file.lines) {
-      if (file_by.empty() && facts::enroot_mount_carries(line, path)) file_by = file.path + ":" + std::to_string(n);
-      if (var_by.empty() && !conf_path.empty() && facts::enroot_mount_carries(line, conf_path))
+      if (file_by.empty() && parsers::enroot_mount_carries(line, path)) file_by = file.path + ":" + std::to_string(n);
+      if (var_by.empty() && !conf_path.empty() && parsers::enroot_mount_carries(line, conf_path))
         var_by = file.path + ":" + std::to_string(n) + " (mounts " + conf_path + ")";
     }
   out.add("/etc/enroot/environ.d/*.env", var_by.empty() ? "no entry for NCCL_TOPO_FILE" : "NCCL_TOPO_FILE at " + var_by);
@@ -342,16 +343,16 @@ struct Mismatch {
 
 std::string class_text(const facts::PciDevice& d) { return fmt::format("class 0x{:06x} vendor 0x{:04x}", d.class_code, d.vendor); }
 
-std::vector<Mismatch> match_topology(facts::Facts& f, const facts::TopoFile& t, const std::string& file,
+std::vector<Mismatch> match_topology(facts::Facts& f, const parsers::TopoFile& t, const std::string& file,
                                      const std::vector<facts::PciDevice>& pci, std::string* checked) {
   std::vector<Mismatch> out;
   auto where = [&](int line) { return file + ":" + std::to_string(line); };
   std::set<std::string> listed;
   int numa_checked = 0, link_checked = 0;
   for (const auto& p : t.pci) {
-    if (p.kind == facts::TopoPci::bridge || p.busid.empty()) continue;
+    if (p.kind == parsers::TopoPci::bridge || p.busid.empty()) continue;
     listed.insert(p.busid);
-    const char* what = p.kind == facts::TopoPci::gpu ? "GPU" : p.kind == facts::TopoPci::nic ? "NIC" : "PCI device";
+    const char* what = p.kind == parsers::TopoPci::gpu ? "GPU" : p.kind == parsers::TopoPci::nic ? "NIC" : "PCI device";
     auto it = std::find_if(pci.begin(), pci.end(), [&](const auto& d) { return d.bdf == p.busid; });
     if (it == pci.end()) {
       out.push_back({true, where(p.line), fmt::format("{} {}", what, p.busid), "a PCI function here (/sys/bus/pci/devices/" + p.busid + ")"});
@@ -359,9 +360,9 @@ std::vector<Mismatch> match_topology(facts::Facts& f, const facts::TopoFile& t, 
     }
     const auto& d = *it;
     const std::string dev = "/sys/bus/pci/devices/" + d.bdf;
-    if (p.kind == facts::TopoPci::gpu && !d.is_gpu())
+    if (p.kind == parsers::TopoPci::gpu && !d.is_gpu())
       out.push_back({true, dev, fmt::format("{} is {}", d.bdf, class_text(d)), "an NVIDIA GPU, as " + where(p.line) + " says"});
-    if (p.kind == facts::TopoPci::nic && (d.class_code >> 16) != 0x02)
+    if (p.kind == parsers::TopoPci::nic && (d.class_code >> 16) != 0x02)
       out.push_back({true, dev, fmt::format("{} is {}", d.bdf, class_text(d)), "a network device, as " + where(p.line) + " says"});
     if (p.vendor && *p.vendor != 0 && *p.vendor != 0xffff && *p.vendor != d.vendor)
       out.push_back({true, dev + "/vendor", fmt::format("0x{:04x}", d.vendor), fmt::format("0x{:04x} ({})", *p.vendor, where(p.line))});
@@ -376,9 +377,9 @@ std::vector<Mismatch> match_topology(facts::Facts& f, const facts::TopoFile& t, 
       if (auto mask = parsers::parse_cpumask(p.affinity); mask && !(*mask == *d.local_cpus))
         out.push_back({true, dev + "/local_cpulist", d.local_cpus_text, fmt::format("{} (<cpu affinity=\"{}\"> of {})", mask->to_list(), p.affinity, where(p.line))});
     }
-    if (p.kind != facts::TopoPci::other && (!p.link_speed.empty() || p.link_width)) {
+    if (p.kind != parsers::TopoPci::other && (!p.link_speed.empty() || p.link_width)) {
       auto link = facts::read_pci_link(f.root(), d.bdf);
-      auto stated = facts::parse_topo_link_speed(p.link_speed);
+      auto stated = parsers::parse_topo_link_speed(p.link_speed);
       if (stated && link.speed_gts) {
         ++link_checked;
         if (std::fabs(*stated - *link.speed_gts) > 0.05)
@@ -424,12 +425,12 @@ std::vector<Mismatch> match_topology(facts::Facts& f, const facts::TopoFile& t, 
 
 // Reads, parses and matches one topology file; fills `out` (status, title, evidence).
 void judge_topology_file(facts::Facts& f, const std::string& path, Finding& out, const std::string& what) {
-  auto text = f.root().read(path, facts::kMaxTopoBytes);
+  auto text = f.root().read(path, parsers::kMaxTopoBytes);
   if (!text) {
     const auto& e = text.error();
     out.status = Status::fail;
     if (e.kind == sys::ReadError::too_large) {
-      out.title = fmt::format("{} {} is larger than {} MiB: not an NCCL topology file (not read whole)", what, path, facts::kMaxTopoBytes >> 20);
+      out.title = fmt::format("{} {} is larger than {} MiB: not an NCCL topology file (not read whole)", what, path, parsers::kMaxTopoBytes >> 20);
       out.add(path, "larger than the read limit", "an NCCL topology XML (a few KiB)");
     } else if (e.err == ENOENT || e.err == ENOTDIR) {
       out.title = what + " " + path + " does not exist here: NCCL silently falls back to auto-detection";
@@ -440,7 +441,7 @@ void judge_topology_file(facts::Facts& f, const std::string& path, Finding& out,
     }
     return;
   }
-  auto topo = facts::parse_nccl_topo(*text);
+  auto topo = parsers::parse_nccl_topo(*text);
   if (!topo) {
     out.status = Status::fail;
     out.title = what + " " + path + " is not NCCL topology XML: " + topo.error();

@@ -2,12 +2,12 @@
 // like strtoll, and the NCCL_IB_HCA / NCCL_SOCKET_IFNAME list syntax.
 #include <gtest/gtest.h>
 
-#include "facts/nccl.hpp"
+#include "parsers/nccl_conf.hpp"
 
 using namespace perfgap;
 
-TEST(NcclConf, ParsesAsNcclDoes) {
-  auto e = facts::parse_nccl_conf(
+TEST(ParsersNcclConf, ParsesAsNcclDoes) {
+  auto e = parsers::parse_nccl_conf(
       "# comment\n"
       "NCCL_DEBUG=WARN\n"
       "  # indented, not a comment, but without an equals sign: ignored\n"
@@ -32,9 +32,9 @@ TEST(NcclConf, ParsesAsNcclDoes) {
   EXPECT_EQ(e[5].value, "x");        // last line without '\n'
 }
 
-TEST(NcclConf, LongLinesAndNulsAreCutLikeCStrings) {
+TEST(ParsersNcclConf, LongLinesAndNulsAreCutLikeCStrings) {
   std::string longname(2000, 'N');
-  auto e = facts::parse_nccl_conf(longname + "=" + std::string(3000, 'v') + "\n" + std::string("A=b\0c\nB\0=x\n", 12));
+  auto e = parsers::parse_nccl_conf(longname + "=" + std::string(3000, 'v') + "\n" + std::string("A=b\0c\nB\0=x\n", 12));
   ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].name.size(), 1023u);
   EXPECT_EQ(e[0].value.size(), 1023u);
@@ -42,56 +42,56 @@ TEST(NcclConf, LongLinesAndNulsAreCutLikeCStrings) {
   EXPECT_EQ(e[1].value, "b");
 }
 
-TEST(NcclInt, ReadsLikeStrtoll) {
-  EXPECT_EQ(facts::nccl_int("1"), 1);
-  EXPECT_EQ(facts::nccl_int(" 2"), 2);
-  EXPECT_EQ(facts::nccl_int("0x10"), 16);
-  EXPECT_EQ(facts::nccl_int("010"), 8);
-  EXPECT_EQ(facts::nccl_int("-3"), -3);
-  EXPECT_EQ(facts::nccl_int("1abc"), 1);
-  EXPECT_EQ(facts::nccl_int("yes"), 0);
-  EXPECT_EQ(facts::nccl_int(""), 0);
-  EXPECT_EQ(facts::nccl_int("99999999999999999999999"), INT64_MAX);
+TEST(ParsersNcclInt, ReadsLikeStrtoll) {
+  EXPECT_EQ(parsers::nccl_int("1"), 1);
+  EXPECT_EQ(parsers::nccl_int(" 2"), 2);
+  EXPECT_EQ(parsers::nccl_int("0x10"), 16);
+  EXPECT_EQ(parsers::nccl_int("010"), 8);
+  EXPECT_EQ(parsers::nccl_int("-3"), -3);
+  EXPECT_EQ(parsers::nccl_int("1abc"), 1);
+  EXPECT_EQ(parsers::nccl_int("yes"), 0);
+  EXPECT_EQ(parsers::nccl_int(""), 0);
+  EXPECT_EQ(parsers::nccl_int("99999999999999999999999"), INT64_MAX);
 }
 
-TEST(NcclIfList, Syntax) {
-  auto l = facts::parse_nccl_if_list("mlx5_0:1,mlx5_1");
+TEST(ParsersNcclIfList, Syntax) {
+  auto l = parsers::parse_nccl_if_list("mlx5_0:1,mlx5_1");
   EXPECT_FALSE(l.exclude);
   EXPECT_FALSE(l.exact);
   ASSERT_EQ(l.entries.size(), 2u);
   EXPECT_EQ(l.entries[0].prefix, "mlx5_0");
   EXPECT_EQ(l.entries[0].port, 1);
   EXPECT_EQ(l.entries[1].port, -1);
-  EXPECT_TRUE(facts::nccl_if_match(l, "mlx5_0", 1));
-  EXPECT_FALSE(facts::nccl_if_match(l, "mlx5_0", 2));
-  EXPECT_TRUE(facts::nccl_if_match(l, "mlx5_10", 1));  // prefix
-  EXPECT_TRUE(facts::nccl_if_match(l, "mlx5_1", 2));
+  EXPECT_TRUE(parsers::nccl_if_match(l, "mlx5_0", 1));
+  EXPECT_FALSE(parsers::nccl_if_match(l, "mlx5_0", 2));
+  EXPECT_TRUE(parsers::nccl_if_match(l, "mlx5_10", 1));  // prefix
+  EXPECT_TRUE(parsers::nccl_if_match(l, "mlx5_1", 2));
 
-  auto x = facts::parse_nccl_if_list("^=mlx5_0");
+  auto x = parsers::parse_nccl_if_list("^=mlx5_0");
   EXPECT_TRUE(x.exclude);
   EXPECT_TRUE(x.exact);
-  EXPECT_TRUE(facts::nccl_if_match(x, "mlx5_0", 1));
-  EXPECT_FALSE(facts::nccl_if_match(x, "mlx5_01", 1));
+  EXPECT_TRUE(parsers::nccl_if_match(x, "mlx5_0", 1));
+  EXPECT_FALSE(parsers::nccl_if_match(x, "mlx5_01", 1));
 
   // "=^x": '=' first means exact, and '^' is then part of the name.
-  auto y = facts::parse_nccl_if_list("=^mlx5_0");
+  auto y = parsers::parse_nccl_if_list("=^mlx5_0");
   EXPECT_FALSE(y.exclude);
   EXPECT_EQ(y.entries.at(0).prefix, "^mlx5_0");
 
   // '^=:,,' : exclusion, exact, and no entry: NCCL's empty list matches everything, so
   // everything is excluded.
-  auto z = facts::parse_nccl_if_list("^=:,,");
+  auto z = parsers::parse_nccl_if_list("^=:,,");
   EXPECT_TRUE(z.exclude);
   EXPECT_TRUE(z.exact);
   EXPECT_TRUE(z.entries.empty());
-  EXPECT_TRUE(facts::nccl_if_match(z, "mlx5_0", 1));
+  EXPECT_TRUE(parsers::nccl_if_match(z, "mlx5_0", 1));
 
-  auto port_garbage = facts::parse_nccl_if_list("mlx5_0:x,mlx5_1:99999999999");
+  auto port_garbage = parsers::parse_nccl_if_list("mlx5_0:x,mlx5_1:99999999999");
   ASSERT_EQ(port_garbage.entries.size(), 2u);
   EXPECT_EQ(port_garbage.entries[0].port, 0);  // atoi("x")
-  EXPECT_FALSE(facts::nccl_if_match(port_garbage, "mlx5_0", 1));
+  EXPECT_FALSE(parsers::nccl_if_match(port_garbage, "mlx5_0", 1));
 
   std::string many;
   for (int i = 0; i < 100; ++i) many += "d" + std::to_string(i) + ",";
-  EXPECT_EQ(facts::parse_nccl_if_list(many).entries.size(), 32u);
+  EXPECT_EQ(parsers::parse_nccl_if_list(many).entries.size(), 32u);
 }
