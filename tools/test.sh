@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh Debian 12 checkout: dependencies, build, fuzzers for a
+# The whole test suite from a fresh Debian 12 checkout: dependencies, build, clang-tidy over the
+# last commit's src/*.cpp (tools/tidy-changed.sh, at most 240 s), fuzzers for a
 # bounded time (PERFGAP_FUZZ_SECONDS per target, default 6), the static x86_64 and aarch64
 # release builds (tools/release-check.sh static aarch64), a throw-away Slurm cluster for the
 # fan-out and health-check tests (root only; PERFGAP_SLURM_TESTS=0 leaves it out), every ctest
@@ -44,6 +45,9 @@ elif [ ! -f build/CMakeCache.txt ]; then unity=(-DCMAKE_UNITY_BUILD=ON); fi
 cmake --preset default "${unity[@]}"
 cmake --build --preset default
 phase build
+# clang-tidy over the src/*.cpp files of the last commit (CONTRIBUTING.md, "Lint").
+tools/tidy-changed.sh
+phase tidy
 if [ "${PERFGAP_FUZZ_SECONDS:-6}" != "0" ] && [ -x tools/run-fuzz.sh ]; then
   # A fixed seed keeps the short CI run from failing at random on commits that did not touch
   # a parser; explore with an unseeded `tools/run-fuzz.sh 60`.

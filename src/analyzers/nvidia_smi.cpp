@@ -426,6 +426,7 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
       std::map<int, int> by_best;
       for (int b : best) ++by_best[b];
       std::vector<std::string> spread;
+      spread.reserve(by_best.size());
       for (const auto& [b, n] : by_best) spread.push_back(fmt::format("{} {}", n, b < 7 ? kNames[b] : "none"));
       top.title = best_anywhere <= 3 ? fmt::format("each of {} GPUs has a NIC behind its PCIe switch (PIX/PXB)", gpus.size())
                                      : fmt::format("{} GPUs, {} NICs, no NIC behind any GPU's PCIe switch; nearest NIC per GPU: {}",
@@ -458,6 +459,7 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
       for (auto c : gpu_cols)
         if (parsers::topo_nvlinks(gpus[k]->links[c]) > 0) ++cells[gpus[k]->links[c]];
       std::vector<std::string> sets;
+      sets.reserve(cells.size());
       for (const auto& [cell, n] : cells) sets.push_back(fmt::format("{} x{}", cell, n));
       nv.add(fmt::format("{}:{}", source, gpus[k]->line),
              fmt::format("{}: {} ({} NVLinks to its peers in all)", gpus[k]->name, sets.empty() ? "no NVLink" : join(sets), total[k]),

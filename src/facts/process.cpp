@@ -270,7 +270,7 @@ Window extend_window(Facts& f, sys::BoundedWorker& reader, const Window& base, s
 }
 
 NumaMapsRead read_numa_maps(Facts& f, sys::BoundedWorker& reader, int pid, std::chrono::milliseconds budget) {
-  const auto root = f.root();
+  const auto& root = f.root();  // copied into the work, which may outlive this call
   const std::string path = "/proc/" + std::to_string(pid) + "/numa_maps";
   auto work = [root, path, budget]() -> NumaMapsRead {
     NumaMapsRead out;

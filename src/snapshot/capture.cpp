@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <ctime>
 #include <functional>
 #include <memory>
@@ -479,6 +480,7 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
   const auto per_process = opts.proc_read_timeout + opts.numa_maps_budget;
   std::vector<std::string> job_names;
   std::vector<std::string> process_pattern_text;
+  process_pattern_text.reserve(process_patterns.size());
   for (auto* m : process_patterns) process_pattern_text.push_back(m->pattern);
   for (const auto& pid : pid_names) {
     WalkConfig one = config;
@@ -509,6 +511,7 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
     job_names.push_back(thread_stats + " (every process)");
   }
   std::vector<std::chrono::milliseconds> bounds;
+  bounds.reserve(jobs.size());
   for (const auto& j : jobs) bounds.push_back(j.second);
   // A small pool, not a thread per process: a node's dozens of ranks and loader workers are
   // read in turn by a few threads, and a stuck one costs only its own thread and slot.
@@ -587,7 +590,7 @@ std::string manifest_json(const Capture& c, const std::string& tool_version) {
   j["created_at"] = c.started_at;
   j["hostname"] = c.hostname;
   j["source"] = {{"kind", c.live ? "live" : "root"}, {"root", c.live ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(c.source_root)}};
-  j["duration_ms"] = static_cast<long long>(c.duration_ms + 0.5);
+  j["duration_ms"] = std::llround(c.duration_ms);
   j["training_pids"] = c.training_pids;
   j["process_problems"] = c.process_problems;
   j["counts"] = {{"files", c.count(Entry::file)}, {"dirs", c.count(Entry::dir)}, {"links", c.count(Entry::link)},
