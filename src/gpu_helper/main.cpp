@@ -26,7 +26,7 @@ constexpr unsigned kDeadlineSeconds = 10;
 char g_out[1 << 20];
 std::size_t g_len = 0;
 bool g_overflow = false;
-bool g_first[32];  // per nesting level: nothing written at this level yet
+bool g_first[32] = {true};  // per nesting level: nothing written at this level yet
 int g_depth = 0;
 
 void raw(const char* s, std::size_t n) {
@@ -101,44 +101,44 @@ void put_bool(const char* k, bool v) {
 }
 
 // ---- NVML entry points -------------------------------------------------------------------
-#define PERFGAP_NVML_CALLS(X)                                                                       \
-  X(nvmlInit_v2, Return (*)())                                                                      \
-  X(nvmlShutdown, Return (*)())                                                                     \
-  X(nvmlSystemGetDriverVersion, Return (*)(char*, unsigned))                                        \
-  X(nvmlSystemGetNVMLVersion, Return (*)(char*, unsigned))                                          \
-  X(nvmlDeviceGetCount_v2, Return (*)(unsigned*))                                                   \
-  X(nvmlDeviceGetHandleByIndex_v2, Return (*)(unsigned, Device*))                                   \
-  X(nvmlDeviceGetName, Return (*)(Device, char*, unsigned))                                         \
-  X(nvmlDeviceGetUUID, Return (*)(Device, char*, unsigned))                                         \
-  X(nvmlDeviceGetPciInfo_v3, Return (*)(Device, PciInfo*))                                          \
-  X(nvmlDeviceGetPersistenceMode, Return (*)(Device, EnableState*))                                 \
-  X(nvmlDeviceGetMigMode, Return (*)(Device, unsigned*, unsigned*))                                 \
-  X(nvmlDeviceGetPerformanceState, Return (*)(Device, int*))                                        \
-  X(nvmlDeviceGetUtilizationRates, Return (*)(Device, Utilization*))                                \
-  X(nvmlDeviceGetClockInfo, Return (*)(Device, int, unsigned*))                                     \
-  X(nvmlDeviceGetApplicationsClock, Return (*)(Device, int, unsigned*))                             \
-  X(nvmlDeviceGetDefaultApplicationsClock, Return (*)(Device, int, unsigned*))                      \
-  X(nvmlDeviceGetMaxClockInfo, Return (*)(Device, int, unsigned*))                                  \
-  X(nvmlDeviceGetCurrentClocksEventReasons, Return (*)(Device, unsigned long long*))                \
-  X(nvmlDeviceGetCurrentClocksThrottleReasons, Return (*)(Device, unsigned long long*))             \
-  X(nvmlDeviceGetPowerUsage, Return (*)(Device, unsigned*))                                         \
-  X(nvmlDeviceGetEnforcedPowerLimit, Return (*)(Device, unsigned*))                                 \
-  X(nvmlDeviceGetPowerManagementDefaultLimit, Return (*)(Device, unsigned*))                        \
-  X(nvmlDeviceGetPowerManagementLimitConstraints, Return (*)(Device, unsigned*, unsigned*))         \
-  X(nvmlDeviceGetTemperature, Return (*)(Device, int, unsigned*))                                   \
-  X(nvmlDeviceGetTemperatureThreshold, Return (*)(Device, int, unsigned*))                          \
-  X(nvmlDeviceGetEccMode, Return (*)(Device, EnableState*, EnableState*))                           \
-  X(nvmlDeviceGetTotalEccErrors, Return (*)(Device, int, int, unsigned long long*))                 \
-  X(nvmlDeviceGetRemappedRows, Return (*)(Device, unsigned*, unsigned*, unsigned*, unsigned*))      \
-  X(nvmlDeviceGetRetiredPagesPendingStatus, Return (*)(Device, EnableState*))                       \
-  X(nvmlDeviceGetCurrPcieLinkGeneration, Return (*)(Device, unsigned*))                             \
-  X(nvmlDeviceGetMaxPcieLinkGeneration, Return (*)(Device, unsigned*))                              \
-  X(nvmlDeviceGetCurrPcieLinkWidth, Return (*)(Device, unsigned*))                                  \
-  X(nvmlDeviceGetMaxPcieLinkWidth, Return (*)(Device, unsigned*))                                   \
-  X(nvmlDeviceGetPcieReplayCounter, Return (*)(Device, unsigned*))                                  \
-  X(nvmlDeviceGetNvLinkState, Return (*)(Device, unsigned, EnableState*))                           \
-  X(nvmlDeviceGetNvLinkErrorCounter, Return (*)(Device, unsigned, int, unsigned long long*))        \
-  X(nvmlDeviceGetGpuFabricInfoV, Return (*)(Device, void*))                                         \
+#define PERFGAP_NVML_CALLS(X)                                                                  \
+  X(nvmlInit_v2, Return (*)())                                                                 \
+  X(nvmlShutdown, Return (*)())                                                                \
+  X(nvmlSystemGetDriverVersion, Return (*)(char*, unsigned))                                   \
+  X(nvmlSystemGetNVMLVersion, Return (*)(char*, unsigned))                                     \
+  X(nvmlDeviceGetCount_v2, Return (*)(unsigned*))                                              \
+  X(nvmlDeviceGetHandleByIndex_v2, Return (*)(unsigned, Device*))                              \
+  X(nvmlDeviceGetName, Return (*)(Device, char*, unsigned))                                    \
+  X(nvmlDeviceGetUUID, Return (*)(Device, char*, unsigned))                                    \
+  X(nvmlDeviceGetPciInfo_v3, Return (*)(Device, PciInfo*))                                     \
+  X(nvmlDeviceGetPersistenceMode, Return (*)(Device, EnableState*))                            \
+  X(nvmlDeviceGetMigMode, Return (*)(Device, unsigned*, unsigned*))                            \
+  X(nvmlDeviceGetPerformanceState, Return (*)(Device, int*))                                   \
+  X(nvmlDeviceGetUtilizationRates, Return (*)(Device, Utilization*))                           \
+  X(nvmlDeviceGetClockInfo, Return (*)(Device, int, unsigned*))                                \
+  X(nvmlDeviceGetApplicationsClock, Return (*)(Device, int, unsigned*))                        \
+  X(nvmlDeviceGetDefaultApplicationsClock, Return (*)(Device, int, unsigned*))                 \
+  X(nvmlDeviceGetMaxClockInfo, Return (*)(Device, int, unsigned*))                             \
+  X(nvmlDeviceGetCurrentClocksEventReasons, Return (*)(Device, unsigned long long*))           \
+  X(nvmlDeviceGetCurrentClocksThrottleReasons, Return (*)(Device, unsigned long long*))        \
+  X(nvmlDeviceGetPowerUsage, Return (*)(Device, unsigned*))                                    \
+  X(nvmlDeviceGetEnforcedPowerLimit, Return (*)(Device, unsigned*))                            \
+  X(nvmlDeviceGetPowerManagementDefaultLimit, Return (*)(Device, unsigned*))                   \
+  X(nvmlDeviceGetPowerManagementLimitConstraints, Return (*)(Device, unsigned*, unsigned*))    \
+  X(nvmlDeviceGetTemperature, Return (*)(Device, int, unsigned*))                              \
+  X(nvmlDeviceGetTemperatureThreshold, Return (*)(Device, int, unsigned*))                     \
+  X(nvmlDeviceGetEccMode, Return (*)(Device, EnableState*, EnableState*))                      \
+  X(nvmlDeviceGetTotalEccErrors, Return (*)(Device, int, int, unsigned long long*))            \
+  X(nvmlDeviceGetRemappedRows, Return (*)(Device, unsigned*, unsigned*, unsigned*, unsigned*)) \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, Return (*)(Device, EnableState*))                  \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, Return (*)(Device, unsigned*))                        \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, Return (*)(Device, unsigned*))                         \
+  X(nvmlDeviceGetCurrPcieLinkWidth, Return (*)(Device, unsigned*))                             \
+  X(nvmlDeviceGetMaxPcieLinkWidth, Return (*)(Device, unsigned*))                              \
+  X(nvmlDeviceGetPcieReplayCounter, Return (*)(Device, unsigned*))                             \
+  X(nvmlDeviceGetNvLinkState, Return (*)(Device, unsigned, EnableState*))                      \
+  X(nvmlDeviceGetNvLinkErrorCounter, Return (*)(Device, unsigned, int, unsigned long long*))   \
+  X(nvmlDeviceGetGpuFabricInfoV, Return (*)(Device, void*))                                    \
   X(nvmlDeviceGetGpuFabricInfo, Return (*)(Device, GpuFabricInfo*))
 
 struct Api {
