@@ -9,6 +9,9 @@
 namespace perfgap::parsers {
 
 namespace {
+// Named inside the anonymous namespace: unity builds batch this file with the other parsers,
+// whose file-local helpers have the same names.
+namespace nvml_json {
 
 using nlohmann::json;
 
@@ -208,9 +211,13 @@ int line_of(std::string_view text, std::size_t byte) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(byte), '\n'));
 }
 
+}  // namespace nvml_json
 }  // namespace
 
 Parsed<NvmlHelperOutput> parse_nvml_json(std::string_view text) {
+  // Declarations, not a using-directive: other parsers' helpers of these names stay hidden.
+  using nvml_json::Bad, nvml_json::field, nvml_json::flag, nvml_json::json, nvml_json::line_of, nvml_json::object, nvml_json::read_gpu,
+      nvml_json::str;
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
