@@ -24,6 +24,8 @@
 #ifdef PERFGAP_GPU_HELPER
 
 namespace {
+// Named: unity builds batch this file with other tests that have helpers of these names.
+namespace gpu_helper_test {
 
 using perfgap::fixture::TempDir;
 using perfgap::report::Status;
@@ -380,6 +382,7 @@ TEST(GpuHelper, InitFailureAndBadArguments) {
   EXPECT_TRUE(bad.out.empty());
 }
 
+}  // namespace gpu_helper_test
 }  // namespace
 
 #endif  // PERFGAP_GPU_HELPER
