@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "gpu_helper/nvml_abi.hpp"
@@ -20,7 +21,10 @@ namespace {
 
 using namespace perfgap::nvml;
 
+// The default bound on the whole run; perfgap, which also times the helper out, may pass its
+// own remaining budget with --deadline.
 constexpr unsigned kDeadlineSeconds = 10;
+constexpr unsigned kMaxDeadlineSeconds = 600;
 
 // ---- output: JSON into a fixed buffer ----------------------------------------------------
 char g_out[1 << 20];
@@ -396,9 +400,10 @@ void on_alarm(int) {
 
 int usage(FILE* to, int rc) {
   std::fputs(
-      "usage: perfgap-gpu [--nvml]\n"
+      "usage: perfgap-gpu [--nvml] [--deadline SECONDS]\n"
       "Prints NVML facts of every GPU as one JSON document (docs/GPU.md).\n"
-      "  --nvml  also query GPUs whose persistence mode is off (initialises them)\n"
+      "  --nvml                also query GPUs whose persistence mode is off (initialises them)\n"
+      "  --deadline SECONDS    give up after SECONDS (1-600, default 10): exit 5, nothing printed\n"
       "exit: 0 printed, 2 usage, 3 libnvidia-ml.so.1 not loadable, 4 NVML init failed, 5 deadline\n",
       to);
   return rc;
@@ -408,16 +413,25 @@ int usage(FILE* to, int rc) {
 
 int main(int argc, char** argv) {
   bool force = false;
+  unsigned deadline = kDeadlineSeconds;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--nvml") == 0) force = true;
-    else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return usage(stdout, 0);
+    else if (std::strcmp(argv[i], "--deadline") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      unsigned long v = std::strtoul(argv[++i], &end, 10);
+      if (!end || *end || argv[i][0] < '0' || argv[i][0] > '9' || v < 1 || v > kMaxDeadlineSeconds) {
+        std::fprintf(stderr, "perfgap-gpu: --deadline takes whole seconds from 1 to %u, not '%s'\n", kMaxDeadlineSeconds, argv[i]);
+        return 2;
+      }
+      deadline = static_cast<unsigned>(v);
+    } else if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return usage(stdout, 0);
     else {
       std::fprintf(stderr, "perfgap-gpu: unknown argument '%s'\n", argv[i]);
       return usage(stderr, 2);
     }
   }
   signal(SIGALRM, on_alarm);
-  alarm(kDeadlineSeconds);
+  alarm(deadline);
 
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {

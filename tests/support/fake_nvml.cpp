@@ -4,6 +4,7 @@
 //   gpus N                      how many GPUs (default 1)
 //   driver 550.54.15            the driver version (nvml version: "12.<driver>")
 //   fail CALL CODE              CALL returns the NVML error CODE on every GPU
+//   hang CALL SECONDS           CALL sleeps that long first (a driver that does not answer)
 //   G KEY VALUE...              GPU G's fact KEY (see kKeys below); unset = NOT_SUPPORTED
 //   G fail CALL CODE            CALL returns CODE on GPU G only
 //   G nvlink L up|down [replay recovery crc_flit crc_data]
@@ -12,6 +13,8 @@
 // test can prove which calls were made for which GPU. Built twice: with FAKE_NVML_OLD it lacks
 // the calls newer drivers added (clocks event reasons, fabric info, remapped rows), as an old
 // driver's library does.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +46,7 @@ struct Script {
   unsigned gpus = 1;
   std::string driver = "550.54.15";
   std::map<std::string, int> fail;
+  std::map<std::string, int> hang;
   std::map<unsigned, Gpu> gpu;
 };
 
@@ -63,6 +67,7 @@ Script& script() {
     if (k == "gpus") sc.gpus = static_cast<unsigned>(std::strtoul(b, nullptr, 0));
     else if (k == "driver") sc.driver = b;
     else if (k == "fail" && got >= 3) sc.fail[b] = std::atoi(c);
+    else if (k == "hang" && got >= 3) sc.hang[b] = std::atoi(c);
     else {
       Gpu& g = sc.gpu[static_cast<unsigned>(std::strtoul(a, nullptr, 10))];
       std::string key = b;
@@ -100,6 +105,7 @@ Gpu* device(Device d, const char* call, Return* err) {
   long i = index_of(d);
   log_call(call, i);
   Script& sc = script();
+  if (auto h = sc.hang.find(call); h != sc.hang.end()) sleep(static_cast<unsigned>(h->second));
   *err = kSuccess;
   if (i < 0 || static_cast<unsigned long>(i) >= sc.gpus) {
     *err = kErrorInvalidArgument;

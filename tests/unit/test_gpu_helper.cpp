@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -380,6 +381,19 @@ TEST(GpuHelper, InitFailureAndBadArguments) {
   auto bad = run_helper(d, "gpus 1\n", args("--frobnicate"));
   EXPECT_EQ(bad.rc, 2);
   EXPECT_TRUE(bad.out.empty());
+}
+
+TEST(GpuHelper, ADriverThatDoesNotAnswerIsCutAtTheDeadline) {
+  TempDir d;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_helper(d, "gpus 1\n" + healthy(0) + "hang nvmlDeviceGetClockInfo 30\n", args("--deadline 1"));
+  auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.rc, 5);
+  EXPECT_TRUE(r.out.empty());  // no half document
+  EXPECT_NE(r.err.find("deadline"), std::string::npos);
+  EXPECT_LT(took, 10);
+  for (const char* bad : {"--deadline 0", "--deadline x", "--deadline 601", "--deadline"})
+    EXPECT_EQ(run_helper(d, "gpus 1\n", args(bad)).rc, 2) << bad;
 }
 
 }  // namespace gpu_helper_test
