@@ -396,6 +396,30 @@ TEST(GpuHelper, ADriverThatDoesNotAnswerIsCutAtTheDeadline) {
     EXPECT_EQ(run_helper(d, "gpus 1\n", args(bad)).rc, 2) << bad;
 }
 
+TEST(GpuHelper, LinksAgainstLibcOnly) {
+  // What the dynamic section asks the loader for: libc (and libdl on glibc before 2.34).
+  FILE* p = popen("readelf -d " PERFGAP_GPU_HELPER " 2>/dev/null", "r");
+  ASSERT_TRUE(p);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  int st = pclose(p);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || out.find("Dynamic section") == std::string::npos) {
+    // readelf (binutils) absent or unable to read it: nothing to judge.
+    GTEST_SKIP() << "readelf -d could not read " << PERFGAP_GPU_HELPER;
+  }
+  std::vector<std::string> needed;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (auto a = line.find("(NEEDED)"); a != std::string::npos) {
+      auto l = line.find('['), r = line.find(']');
+      if (l != std::string::npos && r > l) needed.push_back(line.substr(l + 1, r - l - 1));
+    }
+  EXPECT_FALSE(needed.empty());
+  for (const auto& lib : needed)
+    EXPECT_TRUE(lib.starts_with("libc.so") || lib.starts_with("libdl.so") || lib.starts_with("ld-linux")) << lib;
+}
+
 }  // namespace gpu_helper_test
 }  // namespace
 
