@@ -223,6 +223,9 @@ Parsed<NvmlHelperOutput> parse_nvml_json(std::string_view text) {
     doc = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     return parse_fail(std::string("not JSON: ") + e.what(), line_of(text, e.byte > 0 ? e.byte - 1 : 0));
+  } catch (const json::exception& e) {
+    // A number beyond a double ("8e999"): out_of_range, with no position.
+    return parse_fail(std::string("not JSON: ") + e.what());
   }
   if (!doc.is_object()) return parse_fail("not a perfgap-gpu document: the top level is not an object", 1);
   auto schema = doc.find("schema");

@@ -433,6 +433,8 @@ TEST(ParsersNvmlJson, RejectsWhatIsNotTheHelpersDocument) {
   ASSERT_FALSE(syntax);
   EXPECT_EQ(syntax.error().line, 3);
   EXPECT_FALSE(parse_nvml_json("[1,2]"));
+  // Found by fuzz_nvidia_smi: a number past a double's range is an error, not an exception.
+  EXPECT_FALSE(parse_nvml_json(R"({"schema":1,"gpus":[{"uuid":"GPU-1","temp_c":8e999}]})"));
   auto schema = parse_nvml_json(R"({"schema":2,"gpus":[]})");
   ASSERT_FALSE(schema);
   EXPECT_NE(schema.error().message.find("schema 1"), std::string::npos);
