@@ -44,7 +44,7 @@ inline constexpr int kNvLinkErrorDlReplay = 0;
 inline constexpr int kNvLinkErrorDlRecovery = 1;
 inline constexpr int kNvLinkErrorDlCrcFlit = 2;
 inline constexpr int kNvLinkErrorDlCrcData = 3;
-// NVML_NVLINK_MAX_LINKS: 18 up to r535, 36 since; the helper stops at the first link the
+// NVML_NVLINK_MAX_LINKS: 18 in older nvml.h, 36 in current ones; the helper stops at the first link the
 // driver refuses, so the larger bound is safe on older drivers.
 inline constexpr unsigned kNvLinkMaxLinks = 36;
 
