@@ -1,10 +1,12 @@
-// parse_nvidia_smi (the -q -x XML reader and the topo -m parser) and its analyzer: never
-// crash; line numbers stay inside the input; every topo row has one cell per device column.
+// parse_nvidia_smi (the -q -x XML reader and the topo -m parser) and its analyzer, and the
+// reader of perfgap-gpu's JSON (the same facts): never crash; line numbers stay inside the
+// input; every topo row has one cell per device column.
 #include <algorithm>
 
 #include "analyzers/analyzers.hpp"
 #include "fuzz_common.hpp"
 #include "parsers/nvidia_smi.hpp"
+#include "parsers/nvml_json.hpp"
 
 namespace {
 void check_topo(const perfgap::parsers::GpuTopology& t, int lines) {
@@ -23,6 +25,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto t = perfgap::parsers::parse_nvidia_smi_topo(text)) check_topo(*t, lines);
   else FUZZ_CHECK(t.error().line >= 0 && t.error().line <= lines);
   if (auto x = perfgap::parsers::parse_nvidia_smi_xml(text); !x) FUZZ_CHECK(x.error().line >= 0 && x.error().line <= lines);
+  if (auto j = perfgap::parsers::parse_nvml_json(text)) {
+    (void)perfgap::analyzers::judge_gpu_snapshots({{"a", &j->snapshot}, {"b", &j->snapshot}});
+  } else {
+    FUZZ_CHECK(j.error().line >= 0 && j.error().line <= lines);
+  }
   auto r = perfgap::parsers::parse_nvidia_smi(text);
   if (!r) {
     FUZZ_CHECK(r.error().line >= 0 && r.error().line <= lines);
