@@ -8,7 +8,7 @@
 // A GPU not in persistence mode is asked only its identity and the mode itself: the queries
 // after that would keep the driver state up and disturb the node; --nvml asks anyway.
 #include <dlfcn.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction and alarm are POSIX, not in <csignal>
 #include <unistd.h>
 
 #include <cstdio>
