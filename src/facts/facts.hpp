@@ -326,6 +326,9 @@ Training detect_training(Facts& f);
 Window sample_window(Facts& f, sys::BoundedWorker& reader);
 Window extend_window(Facts& f, sys::BoundedWorker& reader, const Window& base, std::chrono::milliseconds length);
 NumaMapsRead read_numa_maps(Facts& f, sys::BoundedWorker& reader, int pid, std::chrono::milliseconds budget);
+// The CPUs an interrupt is routed to now: effective_affinity_list, else smp_affinity_list
+// (older kernels, or an empty effective list); nullopt when neither reads as a cpulist.
+std::optional<parsers::CpuSet> irq_affinity(const Facts& f, std::string_view irq);
 
 // Summaries shared by the checks and the report's node.settings.
 // The deepest state (largest exit latency) that is enabled on at least one online CPU.

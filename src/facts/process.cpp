@@ -269,6 +269,17 @@ Window extend_window(Facts& f, sys::BoundedWorker& reader, const Window& base, s
   return w;
 }
 
+std::optional<parsers::CpuSet> irq_affinity(const Facts& f, std::string_view irq) {
+  std::string dir = "/proc/irq/";  // appended, not "literal" + string: GCC 12 -Warray-bounds misfires on that
+  dir += irq;
+  auto aff = f.root().read(dir + "/effective_affinity_list");
+  if (!aff || sys::trim_ws(*aff).empty()) aff = f.root().read(dir + "/smp_affinity_list");
+  if (!aff) return std::nullopt;
+  auto set = parsers::parse_cpulist(*aff);
+  if (!set) return std::nullopt;
+  return *set;
+}
+
 NumaMapsRead read_numa_maps(Facts& f, sys::BoundedWorker& reader, int pid, std::chrono::milliseconds budget) {
   const auto& root = f.root();  // copied into the work, which may outlive this call
   const std::string path = "/proc/" + std::to_string(pid) + "/numa_maps";

@@ -47,6 +47,7 @@ const List& audited_env();
 const List& training();
 const List& window();
 const List& numa_maps();
+const List& irq_affinity();  // facts::irq_affinity
 const List& container();  // also facts::container_info
 const List& nvidia_driver_version();
 const List& numa_balancing();

@@ -349,10 +349,7 @@ std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
         }
       } else {
         // A captured tree has since-boot counts only: trust where the IRQ is routed now.
-        auto aff = f.root().read("/proc/irq/" + row.irq + "/effective_affinity_list");
-        if (!aff || sys::trim_ws(*aff).empty()) aff = f.root().read("/proc/irq/" + row.irq + "/smp_affinity_list");
-        if (!aff) continue;
-        auto set = parsers::parse_cpulist(*aff);
+        auto set = facts::irq_affinity(f, row.irq);
         if (!set) continue;
         std::uint64_t total = 0;
         for (auto c : row.counts) total += c;
@@ -428,7 +425,7 @@ void register_placement(core::Registry& r) {
          .rule = "Training cores are the allowed CPUs of bound ranks plus the last CPUs of busy training threads. `warn` when threads of other processes using more than busy_pct of a CPU last ran there, or mlx5/nvidia interrupts land there (live: more than irq_per_s over the window, which goes on from the default 100 ms until busy_pct of a CPU is three 10 ms ticks, 300 ms at 10%, within the window's limit; captured tree: routed there by effective_affinity_list/smp_affinity_list with a nonzero count). `skip` without training processes or thread statistics.",
          .fix = "A cpuset split: housekeeping cores for services and IRQs, the rest for training.",
          .reads = reads::of({reads::training(), reads::topology(), reads::window(),
-                             {"/proc/irq/*/smp_affinity_list", "/proc/irq/*/effective_affinity_list"}}),
+                             reads::irq_affinity()}),
          .params = {{"busy_pct", 10, "CPU use (% of one CPU) from which a thread counts as busy"},
                     {"irq_per_s", 100, "live: interrupt rate per CPU from which a NIC/GPU IRQ counts"}},
          .run = shared_cores,
