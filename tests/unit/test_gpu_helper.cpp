@@ -143,11 +143,17 @@ Verdicts judge(const std::vector<perfgap::parsers::NvmlHelperOutput>& runs) {
   return v;
 }
 
+// One healthy GPU with `extra` script lines, judged on one run of the helper.
+Verdicts judge_one(const TempDir& d, const std::string& extra) { return judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + extra))}); }
+
 Status status_of(const Verdicts& v, const std::string& bus, const std::string& id) {
   auto g = v.find(bus);
-  if (g == v.end()) ADD_FAILURE() << "no finding for " << bus;
-  auto f = g == v.end() ? g->second.end() : g->second.find(id);
-  if (g == v.end() || f == g->second.end()) {
+  if (g == v.end()) {
+    ADD_FAILURE() << "no finding for " << bus;
+    return Status::error;
+  }
+  auto f = g->second.find(id);
+  if (f == g->second.end()) {
     ADD_FAILURE() << "no " << id << " for " << bus;
     return Status::error;
   }
@@ -235,14 +241,14 @@ TEST(GpuHelper, PersistenceUnknownSkipsTheRuleAndTheQueries) {
 TEST(GpuHelper, ClocksFailWarnAndSkip) {
   TempDir d;
   // 0x8 hw_slowdown; 0x80 power brake; 0x4 alone (SW power cap) is no failure.
-  auto hw = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 clock_events 0x8\n"))});
+  auto hw = judge_one(d, "0 clock_events 0x8\n");
   EXPECT_EQ(status_of(hw, kGpu0, "gpu.clocks"), Status::fail);
   EXPECT_NE(hw[kGpu0]["gpu.clocks"].title.find("HW slowdown"), std::string::npos);
-  auto brake = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 clock_events 0x80\n"))});
+  auto brake = judge_one(d, "0 clock_events 0x80\n");
   EXPECT_EQ(status_of(brake, kGpu0, "gpu.clocks"), Status::fail);
-  auto capped = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 clock_events 0x4\n0 enforced_mw 500000\n"))});
+  auto capped = judge_one(d, "0 clock_events 0x4\n0 enforced_mw 500000\n");
   EXPECT_EQ(status_of(capped, kGpu0, "gpu.clocks"), Status::warn) << rules_of(capped, kGpu0);
-  auto app = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 app_sm 1500\n"))});
+  auto app = judge_one(d, "0 app_sm 1500\n");
   EXPECT_EQ(status_of(app, kGpu0, "gpu.clocks"), Status::warn);
   // No clock event reasons at all (the call not supported): skip, not pass.
   std::string none = healthy(0);
@@ -253,18 +259,18 @@ TEST(GpuHelper, ClocksFailWarnAndSkip) {
 
 TEST(GpuHelper, EccFailPassAndSkip) {
   TempDir d;
-  auto unc = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 vol_unc 2\n"))});
+  auto unc = judge_one(d, "0 vol_unc 2\n");
   EXPECT_EQ(status_of(unc, kGpu0, "gpu.ecc"), Status::fail);
-  auto pending = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 remap_pending 1\n"))});
+  auto pending = judge_one(d, "0 remap_pending 1\n");
   EXPECT_EQ(status_of(pending, kGpu0, "gpu.ecc"), Status::fail);
-  auto failure = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 remap_failure 1\n"))});
+  auto failure = judge_one(d, "0 remap_failure 1\n");
   EXPECT_EQ(status_of(failure, kGpu0, "gpu.ecc"), Status::fail);
-  auto retire = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 retired_pending 1\n"))});
+  auto retire = judge_one(d, "0 retired_pending 1\n");
   EXPECT_EQ(status_of(retire, kGpu0, "gpu.ecc"), Status::fail);
-  auto off = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 ecc 0\n"))});
+  auto off = judge_one(d, "0 ecc 0\n");
   EXPECT_EQ(status_of(off, kGpu0, "gpu.ecc"), Status::skip);
   // Lifetime (aggregate) uncorrectable errors alone do not fail.
-  auto agg = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 agg_unc 4\n"))});
+  auto agg = judge_one(d, "0 agg_unc 4\n");
   EXPECT_EQ(status_of(agg, kGpu0, "gpu.ecc"), Status::pass);
 }
 
@@ -277,10 +283,10 @@ TEST(GpuHelper, PcieWarnOnReplayGrowthAndNarrowLink) {
   EXPECT_NE(grew[kGpu0]["gpu.pcie"].title.find("grew by 5"), std::string::npos);
   auto same = judge({first, first});
   EXPECT_EQ(status_of(same, kGpu0, "gpu.pcie"), Status::pass);
-  auto narrow = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 pcie_width 8\n"))});
+  auto narrow = judge_one(d, "0 pcie_width 8\n");
   EXPECT_EQ(status_of(narrow, kGpu0, "gpu.pcie"), Status::warn);
   // Below its max generation while idle: not judged.
-  auto idle = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 pcie_gen 1\n0 util 0\n0 pstate 8\n"))});
+  auto idle = judge_one(d, "0 pcie_gen 1\n0 util 0\n0 pstate 8\n");
   EXPECT_EQ(status_of(idle, kGpu0, "gpu.pcie"), Status::skip);
 }
 
@@ -308,17 +314,17 @@ TEST(GpuHelper, NvlinkFailWarnAndSkip) {
 
 TEST(GpuHelper, FabricFailPassAndSkip) {
   TempDir d;
-  auto probing = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 fabric_state 2\n"))});
+  auto probing = judge_one(d, "0 fabric_state 2\n");
   EXPECT_EQ(status_of(probing, kGpu0, "gpu.fabric"), Status::fail);
   EXPECT_NE(probing[kGpu0]["gpu.fabric"].title.find("In Progress"), std::string::npos);
   // Degraded bandwidth (mask field 1) and an unhealthy summary.
   auto degraded = parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 health_mask 0xa9\n0 health_summary 2\n"));
   EXPECT_EQ(degraded.snapshot.gpus.at(0).fabric->health.at("bandwidth"), "Degraded");
   EXPECT_EQ(status_of(judge({degraded}), kGpu0, "gpu.fabric"), Status::fail);
-  auto status = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 fabric_status 15\n"))});
+  auto status = judge_one(d, "0 fabric_status 15\n");
   EXPECT_EQ(status_of(status, kGpu0, "gpu.fabric"), Status::fail);
   // Not on an NVLink-switch system: state 0 (not supported).
-  auto not_fabric = judge({parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 fabric_state 0\n"))});
+  auto not_fabric = judge_one(d, "0 fabric_state 0\n");
   EXPECT_EQ(status_of(not_fabric, kGpu0, "gpu.fabric"), Status::skip);
   // A driver that accepts only the v2 struct: the mask without a summary.
   auto v2 = parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 fabric_version 2\n"));
