@@ -2,7 +2,9 @@
 # Installs, with apt-get on Debian 12 (bookworm), what perfgap needs:
 #   tools/setup-debian.sh            building perfgap (the README's first command; about a minute)
 #   tools/setup-debian.sh --test     ... and the whole test suite (tools/test.sh): GoogleTest,
-#                                    clang for the fuzzers, Open MPI, Slurm and munge
+#                                    clang for the fuzzers, Open MPI, Slurm and munge, and promtool
+#                                    (taken out of Debian's prometheus package into
+#                                    /var/tmp/perfgap-tools, not installed)
 #   tools/setup-debian.sh --release  ... and the release checks (tools/release-check.sh): the
 #                                    aarch64 cross compiler, qemu-user, debootstrap, jq, and the
 #                                    arm64 architecture in dpkg's list, so that
@@ -18,9 +20,11 @@ packages=(
   libsqlite3-dev              # analyze nsys: Nsight Systems SQLite exports
 )
 arm64=0
+test_tools=0
 for arg in "$@"; do
   case "$arg" in
     --test)
+      test_tools=1
       packages+=(
         libgtest-dev libgmock-dev libbenchmark-dev
         clang libclang-rt-14-dev    # libFuzzer targets (tools/run-fuzz.sh)
@@ -28,6 +32,7 @@ for arg in "$@"; do
         openmpi-bin libopenmpi-dev  # perfgap-collbench MPI backend and its mpirun tests
         slurm-wlm munge             # the real Slurm cluster of the fan-out and health-check tests
         dpkg-dev file               # the release checks' package build (dpkg-shlibdeps)
+        python3-jsonschema          # tests: an independent validator of docs/report.schema.json
       ) ;;
     --release)
       arm64=1
@@ -43,7 +48,23 @@ for p in "${packages[@]}"; do
 done
 need_arch=0
 if [ "$arm64" = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then need_arch=1; fi
+# promtool (the Prometheus output tests run it on every prometheus output) comes out of Debian's
+# prometheus package without installing it: installing would also set up the server's service.
+promtool_dir=/var/tmp/perfgap-tools
+fetch_promtool() {
+  [ "$test_tools" = 1 ] && [ ! -x "$promtool_dir/promtool" ] || return 0
+  local tmp
+  tmp=$(mktemp -d)
+  if (cd "$tmp" && apt-get download prometheus >/dev/null 2>&1) && dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x" &&
+     mkdir -p "$promtool_dir" && cp "$tmp/x/usr/bin/promtool" "$promtool_dir/promtool"; then
+    :
+  else
+    echo "setup-debian.sh: WARNING: could not fetch promtool from Debian's prometheus package; the promtool tests will skip" >&2
+  fi
+  rm -rf "$tmp"
+}
 if [ ${#missing[@]} -eq 0 ] && [ "$need_arch" = 0 ]; then
+  fetch_promtool
   exit 0
 fi
 sudo=""
@@ -59,3 +80,4 @@ $sudo apt-get update -qq
 if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+fetch_promtool

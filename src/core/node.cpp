@@ -40,6 +40,9 @@ report::Node describe_node(facts::Facts& f) {
   for (const auto& [k, v] : facts::nccl_config(f).conf)
     n.nccl_conf[k] = report::redact(k, v.value);
   if (auto m = facts::iommu_mode_summary(f)) s["iommu_mode"] = *m;
+  // The contract's keys are always there, so a script or a fleet reads "not read here" as
+  // such instead of a key it cannot tell from an older report's.
+  for (const char* key : report::kNodeSettingKeys) s.try_emplace(key, report::kSettingUnknown);
   return n;
 }
 

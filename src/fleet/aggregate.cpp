@@ -133,7 +133,8 @@ std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
   for (std::uint32_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
     if (!n.kernel.empty()) values[{0, "kernel"}][n.kernel].push_back(i);
-    for (const auto& [k, v] : n.settings) values[{1, k}][v].push_back(i);
+    for (const auto& [k, v] : n.settings)
+      if (v != report::kSettingUnknown) values[{1, k}][v].push_back(i);
     for (const auto& [k, v] : n.environment) values[{2, k}][v].push_back(i);
     for (const auto& [k, v] : n.nccl_conf) values[{3, k}][v].push_back(i);
   }

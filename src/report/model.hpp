@@ -64,6 +64,13 @@ struct Source {
 
 using StringMap = std::map<std::string, std::string>;
 
+// node.settings always holds these keys (the contract's example); a value not read on the node
+// is kSettingUnknown, which fleet drift treats as "not reported" rather than as a value.
+inline constexpr const char* kNodeSettingKeys[] = {"cpu_model", "nvidia_driver", "idle_driver", "deepest_idle_state",
+                                                   "governor", "turbo", "page_size_kb", "iommu_mode",
+                                                   "numa_balancing", "nccl_topo_file"};
+inline constexpr std::string_view kSettingUnknown = "unknown";
+
 struct Node {
   std::string name;
   std::string hostname;

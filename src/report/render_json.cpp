@@ -44,8 +44,9 @@ std::string render_json(const Report& r) {
       ev.push_back(std::move(ej));
     }
     fj["evidence"] = std::move(ev);
-    if (!f.fix.empty()) fj["fix"] = f.fix;
-    if (!f.impact.empty()) fj["impact"] = f.impact;
+    // Always present (empty when none), as the contract's example shows.
+    fj["fix"] = f.fix;
+    fj["impact"] = f.impact;
     json m = json::object();
     for (const auto& [k, v] : f.metrics) m[k] = v;
     fj["metrics"] = std::move(m);

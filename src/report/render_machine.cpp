@@ -2,8 +2,10 @@
 // format, as the contract specifies them, for one node (check) or many (fleet).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "report/render.hpp"
 #include "report/text_style.hpp"
@@ -68,6 +70,14 @@ std::string label_escape(std::string_view s) {
   std::string out;
   label_escape_to(out, s);
   return out;
+}
+
+// A sample value as the text format spells it (Go's ParseFloat): non-finite values by name,
+// finite ones in the shortest form that reads back exactly.
+void append_sample_value(std::string& out, double v) {
+  if (std::isnan(v)) out += "NaN";
+  else if (std::isinf(v)) out += v > 0 ? "+Inf" : "-Inf";
+  else fmt::format_to(std::back_inserter(out), "{}", v);
 }
 
 std::string_view node_name(const Report& r) {
@@ -161,6 +171,30 @@ std::string render_prometheus(const std::vector<NodeSection>& sections) {
     auto s = summarize(*sections[i].findings);
     for (auto [status, n] : {std::pair{"pass", s.pass}, {"warn", s.warn}, {"fail", s.fail}, {"skip", s.skip}, {"error", s.error}})
       fmt::format_to(it, "perfgap_findings{{node=\"{}\",status=\"{}\"}} {}\n", nodes[i], status, n);
+  }
+  out += "# HELP perfgap_metric A numeric metric of a perfgap finding (its check id, subject and metric name).\n";
+  out += "# TYPE perfgap_metric gauge\n";
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    // One series per label set: a second finding with the same id and subject (and so the same
+    // labels) would make the file invalid, so its repeated metric names are left out.
+    std::set<std::string> seen;
+    for (const auto& f : *sections[i].findings)
+      for (const auto& [metric, value] : f.metrics) {
+        std::string series = "perfgap_metric{node=\"";
+        series += nodes[i];
+        series += "\",id=\"";
+        label_escape_to(series, f.id);
+        series += "\",subject=\"";
+        label_escape_to(series, f.subject);
+        series += "\",metric=\"";
+        label_escape_to(series, metric);
+        series += "\"}";
+        if (!seen.insert(series).second) continue;
+        out += series;
+        out += ' ';
+        append_sample_value(out, value);
+        out += '\n';
+      }
   }
   out += "# HELP perfgap_last_run_timestamp_seconds When perfgap last ran on this node.\n";
   out += "# TYPE perfgap_last_run_timestamp_seconds gauge\n";

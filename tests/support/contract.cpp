@@ -1,5 +1,7 @@
 #include "contract.hpp"
 
+#include "json_schema.hpp"
+
 #include <set>
 
 namespace perfgap::fixture {
@@ -15,7 +17,7 @@ std::vector<std::string> contract_violations(const nlohmann::json& j) {
   need(j, "tool", [](auto& v) { return v.is_object() && v.value("name", "") == "perfgap" && v.contains("version"); }, "name and version");
   need(j, "generated_at", [](auto& v) { return v.is_string() && v.template get<std::string>().size() == 20 && v.template get<std::string>().back() == 'Z'; }, "RFC 3339 UTC");
   need(j, "source", [](auto& v) {
-    static const std::set<std::string> kinds{"live", "root", "analyze", "gap", "sweep", "fleet"};
+    static const std::set<std::string> kinds{"live", "root", "analyze", "gap", "sweep", "fleet", "compare"};
     return v.is_object() && v.contains("kind") && kinds.count(v["kind"].template get<std::string>()) && v.contains("root") &&
            (v["root"].is_null() || v["root"].is_string()) && v.contains("inputs") && v["inputs"].is_array();
   }, "kind, root, inputs");
@@ -70,6 +72,9 @@ std::vector<std::string> contract_violations(const nlohmann::json& j) {
   } else {
     bad.push_back("summary: object");
   }
+  // The published schema (docs/report.schema.json) too, so the file users validate against
+  // cannot drift from what perfgap writes.
+  for (auto& v : schema_violations(report_schema(), j)) bad.push_back("schema: " + v);
   return bad;
 }
 

@@ -179,7 +179,7 @@ TEST(FleetRender, PrometheusLinesFollowTheTextfileFormat) {
   auto text = report::render_prometheus(r.sections);
   std::istringstream in(text);
   std::string line;
-  const std::regex sample(R"(^perfgap_(finding|findings|last_run_timestamp_seconds)\{([a-z_]+="([^"\\]|\\.)*",?)+\} [0-9]+$)");
+  const std::regex sample(R"(^perfgap_(finding|findings|metric|last_run_timestamp_seconds)\{([a-z_]+="([^"\\]|\\.)*",?)+\} ([-+]?[0-9.e+-]+|NaN|[-+]Inf)$)");
   std::map<std::string, int> help, type;
   std::size_t samples = 0;
   while (std::getline(in, line)) {
@@ -190,7 +190,7 @@ TEST(FleetRender, PrometheusLinesFollowTheTextfileFormat) {
       ++samples;
     }
   }
-  for (auto name : {"perfgap_finding", "perfgap_findings", "perfgap_last_run_timestamp_seconds"}) {
+  for (auto name : {"perfgap_finding", "perfgap_findings", "perfgap_metric", "perfgap_last_run_timestamp_seconds"}) {
     EXPECT_EQ(help[name], 1) << name;
     EXPECT_EQ(type[name], 1) << name;
   }
@@ -198,6 +198,7 @@ TEST(FleetRender, PrometheusLinesFollowTheTextfileFormat) {
   EXPECT_NE(text.find("perfgap_findings{node=\"odd<&\\\"node006\",status=\"pass\"}"), std::string::npos);
   EXPECT_NE(text.find("perfgap_finding{node=\"\",id=\"fleet.node_failures\",layer=\"fleet\",subject=\"\",status=\"fail\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("perfgap_last_run_timestamp_seconds{node=\"n001\"} 1796040000\n"), std::string::npos);
+  EXPECT_NE(text.find("perfgap_metric{node=\"\",id=\"fleet.node_failures\",subject=\"\",metric=\"failing_nodes\"} 1\n"), std::string::npos);
   // Each family's samples are contiguous (the format requires it).
   EXPECT_LT(text.rfind("perfgap_finding{"), text.find("# HELP perfgap_findings "));
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "report/redact.hpp"
@@ -61,6 +63,10 @@ TEST(Render, JsonKeepsContractShapeAndSurvivesBadUtf8) {
   EXPECT_EQ(j["findings"][1]["evidence"][0]["expected"], "1");
   EXPECT_FALSE(j["findings"][1]["evidence"][1].contains("expected"));
   EXPECT_DOUBLE_EQ(j["findings"][0]["metrics"]["m"].get<double>(), 1.5);
+  // fix and impact are always there, empty when the finding has none (the contract's example).
+  EXPECT_EQ(j["findings"][0]["fix"], "");
+  EXPECT_EQ(j["findings"][0]["impact"], "");
+  EXPECT_EQ(j["findings"][1]["fix"], "do it");
 }
 
 TEST(Render, TextColourOnlyWhenAsked) {
@@ -99,6 +105,21 @@ TEST(Render, PrometheusTextfileFormat) {
   EXPECT_NE(p.find("perfgap_findings{node=\"gpu001\",status=\"fail\"} 1\n"), std::string::npos);
   EXPECT_NE(p.find("perfgap_findings{node=\"gpu001\",status=\"error\"} 0\n"), std::string::npos);
   EXPECT_NE(p.find("perfgap_last_run_timestamp_seconds{node=\"gpu001\"} 1764500000\n"), std::string::npos);
+  // Every numeric metric as its own series, non-finite values spelt as the format wants, and a
+  // repeated (id, subject, metric) left out so no series appears twice.
+  EXPECT_NE(p.find("# TYPE perfgap_metric gauge\n"), std::string::npos);
+  EXPECT_NE(p.find("perfgap_metric{node=\"gpu001\",id=\"a.pass\",subject=\"\",metric=\"m\"} 1.5\n"), std::string::npos) << p;
+  auto m = sample();
+  m.findings[1].metrics = {{"remote_pct", 18}, {"ratio", std::numeric_limits<double>::quiet_NaN()},
+                           {"big", std::numeric_limits<double>::infinity()}, {"tiny", 1e-300}};
+  m.findings.push_back(m.findings[1]);
+  m.findings.back().metrics = {{"remote_pct", 99}};
+  auto mp = render_prometheus(m, 0);
+  EXPECT_NE(mp.find("id=\"a.fail\",subject=\"pid:1\",metric=\"remote_pct\"} 18\n"), std::string::npos) << mp;
+  EXPECT_NE(mp.find("metric=\"ratio\"} NaN\n"), std::string::npos) << mp;
+  EXPECT_NE(mp.find("metric=\"big\"} +Inf\n"), std::string::npos) << mp;
+  EXPECT_NE(mp.find("metric=\"tiny\"} 1e-300\n"), std::string::npos) << mp;
+  EXPECT_EQ(mp.find("} 99\n"), std::string::npos) << "a repeated series is left out:\n" << mp;
   auto r = sample();
   r.findings[0].subject = "a\"b\\c";
   EXPECT_NE(render_prometheus(r, 0).find("subject=\"a\\\"b\\\\c\""), std::string::npos);

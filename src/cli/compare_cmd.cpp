@@ -1,0 +1,61 @@
+// perfgap compare BEFORE.json AFTER.json: what a change fixed, broke or moved, from two
+// reports of the same kind (check, analyze, gap, sweep, fleet).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/analyze_cmd.hpp"
+#include "cli/commands.hpp"
+#include "cli/errors.hpp"
+#include "compare/compare.hpp"
+#include "sys/named_file.hpp"
+
+namespace perfgap::cli {
+namespace {
+
+// A fleet report of thousands of nodes is larger than a --baseline; the JSON model of one is
+// about ten times its text.
+constexpr std::size_t kMaxCompareBytes = 256u << 20;
+
+struct CompareArgs {
+  std::string before, after, format, output;
+  double tolerance_pct = 5;
+  bool verbose = false;
+};
+
+compare::ReportView load(const std::string& path) {
+  auto text = sys::read_named_file(path, kMaxCompareBytes);
+  if (!text) throw UsageError(fmt::format("compare: {}: {}", path, text.error()));
+  auto r = compare::read_report(*text);
+  if (!r) throw UsageError(fmt::format("compare: {}: {}", path, r.error()));
+  return std::move(*r);
+}
+
+int run_compare(const CompareArgs& a) {
+  auto before = load(a.before);
+  auto after = load(a.after);
+  if (compare::comparable_kind(before.kind) != compare::comparable_kind(after.kind))
+    throw UsageError(fmt::format("compare: {} is a {} report but {} is a {} report: compare two reports of the same kind", a.before,
+                                 before.kind, a.after, after.kind));
+  compare::Options o;
+  o.tolerance_pct = a.tolerance_pct;
+  auto findings = compare::compare_reports(before, a.before, after, a.after, o);
+  return emit_report("compare", {a.before, a.after}, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+}
+
+}  // namespace
+
+CommandRunner add_compare_command(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand("compare", "Compare two reports of the same kind (before and after a change): findings fixed, new, regressed, unchanged, and metric deltas; exit 1 when something regressed");
+  cmd->add_option("before", a->before, "The report before the change (perfgap ... --format json)")->required();
+  cmd->add_option("after", a->after, "The report after the change")->required();
+  cmd->add_option("--tolerance", a->tolerance_pct, "Percent a metric may move the wrong way before it counts as a regression (default 5)")
+      ->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--format", a->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
+  cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
+  return [a] { return run_compare(*a); };
+}
+
+}  // namespace perfgap::cli

@@ -1,0 +1,358 @@
+#include "compare/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace perfgap::compare {
+namespace {
+
+using report::Finding;
+using report::Status;
+
+// Reports nest four levels; anything far deeper is not a report, and nlohmann's parser
+// recurses, so the depth is bounded before it runs.
+constexpr int kMaxDepth = 64;
+
+std::optional<std::size_t> too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Status> status_of(std::string_view s) {
+  for (Status st : {Status::pass, Status::warn, Status::fail, Status::skip, Status::error})
+    if (report::to_string(st) == s) return st;
+  return std::nullopt;
+}
+
+std::string string_field(const nlohmann::ordered_json& obj, const char* key, const std::string& where, bool required) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) {
+    if (required) throw std::runtime_error(fmt::format("{}: no {}", where, key));
+    return {};
+  }
+  if (!it->is_string()) throw std::runtime_error(fmt::format("{}.{}: not a string", where, key));
+  return it->get<std::string>();
+}
+
+// How bad a status is for the comparison; skip is "not decided", below pass.
+int rank(Status s) {
+  switch (s) {
+    case Status::fail: return 3;
+    case Status::error: return 2;
+    case Status::warn: return 1;
+    case Status::pass: return 0;
+    case Status::skip: return -1;
+  }
+  return -1;
+}
+
+bool is_problem(Status s) { return rank(s) >= 1; }
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+std::string key_text(const ReportFinding& f) { return f.subject.empty() ? f.id : f.id + " (" + f.subject + ")"; }
+
+std::string number(double v) {
+  if (std::isnan(v)) return "nan";
+  return fmt::format("{:.4g}", v);
+}
+
+// One finding per (id, subject): the most severe status, the first finding's title and metrics.
+struct Entry {
+  const ReportFinding* first = nullptr;
+  Status status = Status::skip;
+  std::size_t order = 0;
+};
+using Index = std::map<std::pair<std::string_view, std::string>, Entry>;
+
+// Analyzer findings name their input file as subject, which differs between the two runs;
+// its place among the report's inputs is what the two have in common.
+std::string match_subject(const ReportView& r, const std::string& subject) {
+  for (std::size_t i = 0; i < r.inputs.size(); ++i)
+    if (!subject.empty() && subject == r.inputs[i]) return fmt::format("\x01input {}", i);
+  return subject;
+}
+
+Index index(const ReportView& r) {
+  Index out;
+  for (std::size_t i = 0; i < r.findings.size(); ++i) {
+    const auto& f = r.findings[i];
+    auto [it, fresh] = out.try_emplace({f.id, match_subject(r, f.subject)}, Entry{&f, f.status, i});
+    if (!fresh && report::severity(f.status) > report::severity(it->second.status)) it->second.status = f.status;
+  }
+  return out;
+}
+
+Finding make(std::string id, Status st, const ReportFinding& about, std::string title) {
+  Finding f;
+  f.id = std::move(id);
+  f.layer = about.layer;
+  f.status = st;
+  f.subject = key_text(about);
+  f.title = std::move(title);
+  return f;
+}
+
+// The metric deltas of one (id, subject) present in both reports; nullopt when none changed.
+std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFinding& after, const std::string& before_name,
+                                     const std::string& after_name, const Options& o) {
+  std::map<std::string_view, double> was;
+  for (const auto& [k, v] : before.metrics) was.try_emplace(k, v);
+  Finding f = make("compare.metric", Status::pass, after, "");
+  std::vector<std::string> worse, changed;
+  // The worst moves first (evidence and title), then the rest in the report's order.
+  struct Move {
+    double badness;  // percent the wrong way; 0 when not worse
+    report::Evidence evidence;
+    std::string name;
+  };
+  std::vector<Move> moves;
+  std::map<std::string_view, bool> seen;  // a repeated name: its first value, as on the before side
+  for (const auto& [name, now] : after.metrics) {
+    if (!seen.try_emplace(name, true).second) continue;
+    auto it = was.find(name);
+    if (it == was.end()) continue;
+    const double then = it->second;
+    if (then == now || (std::isnan(then) && std::isnan(now))) continue;
+    const double delta = now - then;
+    const double pct = then != 0 ? 100.0 * delta / std::fabs(then) : (delta > 0 ? INFINITY : -INFINITY);
+    const auto dir = metric_direction(name);
+    const bool got_worse = (dir == Direction::higher_is_better && pct < -o.tolerance_pct) ||
+                           (dir == Direction::lower_is_better && pct > o.tolerance_pct);
+    std::string line = fmt::format("{} -> {} ({:+.1f}%{})", number(then), number(now), pct,
+                                   dir == Direction::unknown ? "" : dir == Direction::higher_is_better ? ", higher is better" : ", lower is better");
+    if (got_worse)
+      moves.push_back({std::fabs(pct), {after_name + " " + name, line, fmt::format("within {}% of {} ({})", o.tolerance_pct, number(then), before_name)},
+                       std::string(name)});
+    else
+      moves.push_back({0, {after_name + " " + name, line, std::nullopt}, std::string(name)});
+    changed.push_back(std::string(name));
+    f.metric(std::string(name) + ".before", then);
+    f.metric(std::string(name) + ".after", now);
+    if (std::isfinite(pct)) f.metric(std::string(name) + ".delta_pct", pct);
+  }
+  if (changed.empty()) return std::nullopt;
+  std::stable_sort(moves.begin(), moves.end(), [](const Move& x, const Move& y) { return x.badness > y.badness; });
+  for (auto& m : moves) {
+    if (m.badness > 0) worse.push_back(m.name);
+    f.evidence.push_back(std::move(m.evidence));
+  }
+  if (!worse.empty()) {
+    f.status = Status::fail;
+    f.title = fmt::format("{} got worse by more than {}%: {}", worse.size() == 1 ? "a metric" : fmt::format("{} metrics", worse.size()),
+                          o.tolerance_pct, fmt::join(worse.size() > 4 ? std::vector<std::string>(worse.begin(), worse.begin() + 4) : worse, ", "));
+    if (worse.size() > 4) f.title += fmt::format(" and {} more", worse.size() - 4);
+    f.fix = "Find what changed between the two runs (settings, environment, node) with the other compare findings and the reports' node sections; rerun to rule out noise.";
+  } else {
+    f.title = fmt::format("{} changed, none worse beyond {}%", changed.size() == 1 ? "1 metric" : fmt::format("{} metrics", changed.size()),
+                          o.tolerance_pct);
+  }
+  return f;
+}
+
+}  // namespace
+
+tl::expected<ReportView, std::string> read_report(std::string_view text) {
+  if (auto at = too_deep(text)) return tl::unexpected(fmt::format("byte {}: nested deeper than {} levels: not a perfgap report", *at, kMaxDepth));
+  nlohmann::ordered_json j;
+  try {
+    // Ordered: metrics keep the order the report gives them (message sizes, iterations).
+    j = nlohmann::ordered_json::parse(text.begin(), text.end());
+  } catch (const nlohmann::ordered_json::parse_error& e) {
+    return tl::unexpected(fmt::format("byte {}: not JSON ({})", e.byte, std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  }
+  try {
+    if (!j.is_object()) throw std::runtime_error("not a JSON object: not a perfgap report");
+    auto schema = j.find("schema");
+    if (schema == j.end() || !schema->is_string() || schema->get<std::string>() != report::kSchema)
+      throw std::runtime_error(fmt::format("schema is not {}: not a perfgap report", report::kSchema));
+    ReportView r;
+    auto src = j.find("source");
+    if (src == j.end() || !src->is_object()) throw std::runtime_error("no source object");
+    r.kind = string_field(*src, "kind", "source", true);
+    r.generated_at = string_field(j, "generated_at", "report", false);
+    if (auto in = src->find("inputs"); in != src->end() && in->is_array())
+      for (const auto& v : *in)
+        if (v.is_string()) r.inputs.push_back(v.get<std::string>());
+    if (auto n = j.find("node"); n != j.end() && n->is_object()) r.node = string_field(*n, "name", "node", false);
+    auto fs = j.find("findings");
+    if (fs == j.end() || !fs->is_array()) throw std::runtime_error("no findings array");
+    r.findings.reserve(fs->size());
+    for (std::size_t i = 0; i < fs->size(); ++i) {
+      const auto& e = (*fs)[i];
+      const std::string where = fmt::format("findings[{}]", i);
+      if (!e.is_object()) throw std::runtime_error(where + ": not an object");
+      ReportFinding f;
+      f.id = string_field(e, "id", where, true);
+      if (f.id.empty()) throw std::runtime_error(where + ": empty id");
+      f.layer = string_field(e, "layer", where, false);
+      f.subject = string_field(e, "subject", where, false);
+      f.title = string_field(e, "title", where, false);
+      auto st = status_of(string_field(e, "status", where, true));
+      if (!st) throw std::runtime_error(fmt::format("{}.status: '{}' is not a status", where, e["status"].get<std::string>()));
+      f.status = *st;
+      if (auto m = e.find("metrics"); m != e.end() && m->is_object())
+        for (const auto& [k, v] : m->items())
+          if (v.is_number()) f.metrics.emplace_back(k, v.get<double>());
+      r.findings.push_back(std::move(f));
+    }
+    return r;
+  } catch (const std::exception& e) {
+    return tl::unexpected(std::string(e.what()));
+  }
+}
+
+std::string comparable_kind(std::string_view kind) {
+  if (kind == "live" || kind == "root") return "node";
+  return std::string(kind);
+}
+
+Direction metric_direction(std::string_view n) {
+  // Worse when higher: times, waits, shares lost, problems counted.
+  static constexpr std::string_view kLowerPrefixes[] = {
+      "median_ms", "mean_ms", "iteration_ms", "exposed_", "remote_pct", "steal_pct", "max_cpu_steal_pct", "host_bound_pct",
+      "idle_pct", "idle_ms_per_iter", "launch_delay_us", "launch_api_us", "smmu_cmdq_pct", "failing_nodes", "nodes_with_errors",
+      "cpus_without_deep_idle", "cpus_not_performance", "capped_cpus", "intruding_processes", "device_irqs_on_training_cores",
+      "replay_counter", "volatile_uncorrected", "aggregate_uncorrected", "remapped_uncorrectable", "gpus_far_from_nic",
+      "short_kernel_pct", "mismatches", "nodes_off_majority", "unreadable_lines", "other_node_pct", "measured_ms"};
+  // Worse when lower: bandwidths, rates, throughput, shares of the reference, clocks reached.
+  static constexpr std::string_view kHigherPrefixes[] = {"busbw_gbps", "avg_busbw_gbps", "max_busbw_gbps", "algbw", "percent_of_reference",
+                                                         "pct_of_reference", "busy_mhz", "median_throughput", "mean_throughput",
+                                                         "rate_gbps", "links_up", "deep_pct", "ratio", "min_ratio"};
+  // nccl-tests sizes below 1 MiB are latency-bound and printed to 0.01 GB/s: their bus
+  // bandwidth moves by whole multiples from rounding alone, and analyze judges only sizes of
+  // 1 MiB or more by default, so compare does not judge them either.
+  if (starts_with(n, "busbw_gbps.")) {
+    std::string_view rest = n.substr(11);
+    std::uint64_t bytes = 0;
+    std::size_t digits = 0;
+    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9' && bytes < (1ull << 40))
+      bytes = bytes * 10 + static_cast<std::uint64_t>(rest[digits++] - '0');
+    if (digits > 0 && (digits == rest.size() || rest[digits] == '.') && bytes < (1ull << 20)) return Direction::unknown;
+  }
+  for (auto p : kLowerPrefixes)
+    if (starts_with(n, p)) return Direction::lower_is_better;
+  for (auto p : kHigherPrefixes)
+    if (starts_with(n, p)) return Direction::higher_is_better;
+  // nccl-tests comparisons name each size: pct.SIZE is the share of the reference reached.
+  if (starts_with(n, "pct.")) return Direction::higher_is_better;
+  if (contains(n, "_ms_per_iter") && !starts_with(n, "compute_")) return Direction::lower_is_better;
+  return Direction::unknown;
+}
+
+std::vector<Finding> compare_reports(const ReportView& before, const std::string& before_name, const ReportView& after,
+                                     const std::string& after_name, const Options& o) {
+  const Index was = index(before);
+  const Index now = index(after);
+  std::vector<Finding> out;
+  int fixed = 0, improved = 0, regressed = 0, fresh = 0, unchanged = 0, gone = 0, metric_worse = 0, same = 0;
+  std::vector<std::pair<std::size_t, const Index::value_type*>> order;
+  order.reserve(now.size());
+  for (const auto& e : now) order.emplace_back(e.second.order, &e);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [pos, entry] : order) {
+    const auto& [key, a] = *entry;
+    const ReportFinding& af = *a.first;
+    const std::string a_status(report::to_string(a.status));
+    auto it = was.find(key);
+    if (it == was.end()) {
+      if (is_problem(a.status)) {
+        Status st = rank(a.status) >= 2 ? Status::fail : Status::warn;
+        auto f = make("compare.new", st, af, fmt::format("new in {}: {} {}", after_name, a_status, af.title));
+        f.add(after_name, a_status + ": " + af.title);
+        f.add(before_name, "not reported");
+        out.push_back(std::move(f));
+        ++fresh;
+      } else {
+        ++same;
+      }
+      continue;
+    }
+    const Entry& b = it->second;
+    const ReportFinding& bf = *b.first;
+    const std::string b_status(report::to_string(b.status));
+    const int rb = rank(b.status), ra = rank(a.status);
+    std::optional<Finding> f;
+    if (ra > rb && is_problem(a.status)) {
+      f = make("compare.regressed", Status::fail, af, fmt::format("{} -> {}: {}", b_status, a_status, af.title));
+      f->fix = "Compare the two reports' evidence for this finding and the node settings that differ; the finding's own fix applies.";
+      ++regressed;
+    } else if (is_problem(b.status) && a.status == Status::pass) {
+      f = make("compare.fixed", Status::pass, af, fmt::format("fixed: {} -> pass: {}", b_status, af.title));
+      ++fixed;
+    } else if (is_problem(b.status) && ra < rb && ra >= 1) {
+      f = make("compare.improved", Status::pass, af, fmt::format("better but not fixed: {} -> {}: {}", b_status, a_status, af.title));
+      ++improved;
+    } else if (is_problem(b.status) && a.status == Status::skip) {
+      f = make("compare.gone", Status::skip, af, fmt::format("{} in {}, undecided (skip) in {}: {}", b_status, before_name, after_name, af.title));
+      ++gone;
+    } else if (is_problem(a.status) && ra == rb) {
+      f = make("compare.unchanged", Status::warn, af, fmt::format("still {}: {}", a_status, af.title));
+      ++unchanged;
+    } else {
+      ++same;
+    }
+    if (f) {
+      f->add(before_name, b_status + ": " + bf.title);
+      f->add(after_name, a_status + ": " + af.title);
+      out.push_back(std::move(*f));
+    }
+    if (auto m = metric_deltas(bf, af, before_name, after_name, o)) {
+      if (m->status == Status::fail) ++metric_worse;
+      out.push_back(std::move(*m));
+    }
+  }
+  // What only the before report had: fixed or not, the after run did not say.
+  std::vector<const Entry*> only_before;
+  for (const auto& [key, b] : was)
+    if (!now.count(key)) only_before.push_back(&b);
+  std::sort(only_before.begin(), only_before.end(), [](const Entry* x, const Entry* y) { return x->order < y->order; });
+  for (const Entry* b : only_before) {
+    const std::string b_status(report::to_string(b->status));
+    auto f = make("compare.gone", Status::skip, *b->first, fmt::format("not in {} ({} in {}): cannot tell whether it changed", after_name, b_status, before_name));
+    f.add(before_name, b_status + ": " + b->first->title);
+    f.add(after_name, "not reported");
+    out.push_back(std::move(f));
+    ++gone;
+  }
+  Finding s;
+  s.id = "compare.summary";
+  s.layer = "workload";
+  s.status = Status::pass;
+  s.title = fmt::format("{} fixed, {} improved, {} regressed, {} new, {} still a problem, {} gone or undecided, {} metric regressions",
+                        fixed, improved, regressed, fresh, unchanged, gone, metric_worse);
+  s.add(before_name, fmt::format("{} report{}{}, {} findings", before.kind, before.node.empty() ? "" : " of " + before.node,
+                                 before.generated_at.empty() ? "" : " at " + before.generated_at, before.findings.size()));
+  s.add(after_name, fmt::format("{} report{}{}, {} findings", after.kind, after.node.empty() ? "" : " of " + after.node,
+                                after.generated_at.empty() ? "" : " at " + after.generated_at, after.findings.size()));
+  if (before.node != after.node && !before.node.empty() && !after.node.empty())
+    s.add("node.name", fmt::format("{} vs {}: two different nodes compared", before.node, after.node));
+  for (auto [name, n] : {std::pair{"fixed", fixed}, {"improved", improved}, {"regressed", regressed}, {"new", fresh},
+                         {"unchanged_problems", unchanged}, {"gone", gone}, {"metric_regressions", metric_worse}, {"unchanged_ok", same}})
+    s.metric(name, n);
+  out.insert(out.begin(), std::move(s));
+  return out;
+}
+
+}  // namespace perfgap::compare

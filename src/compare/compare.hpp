@@ -1,0 +1,53 @@
+// perfgap compare BEFORE AFTER: two reports of the same kind in, what changed out. The reader
+// takes the report's text (parsers take text); the comparison is a pure function of the two.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "report/model.hpp"
+
+namespace perfgap::compare {
+
+struct ReportFinding {
+  std::string id, layer, subject, title;
+  report::Status status = report::Status::skip;
+  std::vector<std::pair<std::string, double>> metrics;
+};
+
+struct ReportView {
+  std::string kind;  // source.kind as written
+  std::string node;  // node.name, empty for reports without a node
+  std::string generated_at;
+  std::vector<std::string> inputs;  // source.inputs
+  std::vector<ReportFinding> findings;
+};
+
+// A perfgap.report/1 document, or why it is not one ("byte 120: ...", "findings[3]: no id").
+tl::expected<ReportView, std::string> read_report(std::string_view text);
+
+// live and root are both node reports; the rest compare only with their own kind.
+std::string comparable_kind(std::string_view kind);
+
+enum class Direction { unknown, higher_is_better, lower_is_better };
+// Which way a metric is better, by its name (docs/ANALYZE.md, "compare"): bandwidths, rates and
+// shares of the reference up; times, remote and stolen shares, error and problem counts down.
+Direction metric_direction(std::string_view name);
+
+struct Options {
+  double tolerance_pct = 5;  // a metric that moves the wrong way by more than this regressed
+};
+
+// Findings matched by (id, subject), a subject that names one of its report's inputs standing
+// for that input's place (analyze a.txt vs analyze b.txt match input by input), in the order of the after report, then what only the
+// before report had: compare.fixed / improved (pass), regressed (fail), new (fail or warn),
+// unchanged (warn for a problem still there), gone (skip), metric (fail when a metric with a
+// known direction got worse beyond the tolerance, else pass with the deltas), summary (pass).
+std::vector<report::Finding> compare_reports(const ReportView& before, const std::string& before_name, const ReportView& after,
+                                             const std::string& after_name, const Options& options);
+
+}  // namespace perfgap::compare

@@ -1,0 +1,95 @@
+// perfgap compare on real reports of the binary: a golden tree before and after a fix, the
+// nccl-tests fixtures, and what it refuses.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "report_json.hpp"
+#include "run.hpp"
+#include "tree.hpp"
+
+namespace fs = std::filesystem;
+using perfgap::fixture::json_report;
+using perfgap::fixture::run_binary;
+
+namespace {
+
+class CompareCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto spec = perfgap::fixture::unpack_tree((fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/golden/h100-c1-remote-numa.tree").string(),
+                                              tree_.path());
+    ASSERT_TRUE(spec) << spec.error();
+  }
+  fs::path save(const std::string& name, const std::vector<std::string>& args, int status) {
+    auto r = run_binary(PERFGAP_BINARY, args);
+    EXPECT_EQ(r.status, status) << r.err;
+    fs::path p = fs::path(out_.path()) / name;
+    std::ofstream(p) << r.out;
+    return p;
+  }
+  perfgap::fixture::TempDir tree_, out_;
+};
+
+TEST_F(CompareCli, AFixOnTheNodeIsFixedAndUndoingItRegresses) {
+  auto before = save("before.json", {"check", "--root", tree_.path(), "--format", "json"}, 1);
+  std::ofstream(fs::path(tree_.path()) / "proc/sys/kernel/numa_balancing") << "0\n";
+  auto after = save("after.json", {"check", "--root", tree_.path(), "--format", "json"}, 1);
+
+  auto j = json_report(PERFGAP_BINARY, {"compare", before.string(), after.string()}, 0);
+  EXPECT_EQ(j["source"]["kind"], "compare");
+  EXPECT_EQ(j["source"]["inputs"], nlohmann::json::array({before.string(), after.string()}));
+  const auto* fixed = perfgap::fixture::finding(j, "compare.fixed", "numa.balancing");
+  ASSERT_NE(fixed, nullptr) << j.dump(1);
+  EXPECT_EQ((*fixed)["status"], "pass");
+  const auto* still = perfgap::fixture::finding(j, "compare.unchanged", "cpu.cstate.deep_idle");
+  ASSERT_NE(still, nullptr);
+  EXPECT_EQ((*still)["status"], "warn") << "a problem still there is not a regression";
+  EXPECT_EQ(perfgap::fixture::required_finding(j, "compare.summary")["metrics"]["fixed"], 1);
+
+  auto back = json_report(PERFGAP_BINARY, {"compare", after.string(), before.string()}, 1);
+  const auto* reg = perfgap::fixture::finding(back, "compare.regressed", "numa.balancing");
+  ASSERT_NE(reg, nullptr);
+  EXPECT_EQ((*reg)["status"], "fail");
+  auto text = run_binary(PERFGAP_BINARY, {"compare", after.string(), before.string()});
+  EXPECT_EQ(text.status, 1);
+  EXPECT_NE(text.out.find("numa.balancing"), std::string::npos) << text.out;
+}
+
+TEST_F(CompareCli, NcclTestsBandwidthDropIsAMetricRegression) {
+  const fs::path logs = fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/logs/nccl-tests";
+  auto ref = save("ref.json", {"analyze", "nccl-tests", (logs / "ref-allreduce.txt").string(), "--format", "json"}, 0);
+  auto slow = save("slow.json", {"analyze", "nccl-tests", (logs / "slow-allreduce.txt").string(), "--format", "json"}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"compare", ref.string(), slow.string()}, 1);
+  bool busbw_worse = false;
+  for (const auto& f : j["findings"])
+    if (f["id"] == "compare.metric" && f["status"] == "fail" && f["title"].get<std::string>().find("busbw") != std::string::npos) busbw_worse = true;
+  EXPECT_TRUE(busbw_worse) << j.dump(1);
+  json_report(PERFGAP_BINARY, {"compare", slow.string(), ref.string()}, 0);
+}
+
+TEST_F(CompareCli, RefusesMixedKindsAndBrokenReportsInOneLine) {
+  auto node = save("node.json", {"check", "--root", tree_.path(), "--format", "json"}, 1);
+  auto gap = save("gap.json", {"gap", "--measured", "110", "--reference", "100", "--format", "json"}, 1);
+  auto mixed = run_binary(PERFGAP_BINARY, {"compare", node.string(), gap.string()});
+  EXPECT_EQ(mixed.status, 2);
+  EXPECT_TRUE(perfgap::fixture::one_line(mixed.err)) << mixed.err;
+  EXPECT_NE(mixed.err.find("same kind"), std::string::npos) << mixed.err;
+  EXPECT_TRUE(mixed.out.empty());
+  fs::path cut = fs::path(out_.path()) / "cut.json";
+  {
+    std::ifstream in(node);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(cut) << text.substr(0, text.size() / 2);
+  }
+  auto bad = run_binary(PERFGAP_BINARY, {"compare", node.string(), cut.string()});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_TRUE(perfgap::fixture::one_line(bad.err)) << bad.err;
+  EXPECT_NE(bad.err.find(cut.string() + ": byte"), std::string::npos) << bad.err;
+  auto missing = run_binary(PERFGAP_BINARY, {"compare", node.string(), (fs::path(out_.path()) / "nope.json").string()});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("nope.json"), std::string::npos);
+}
+
+}  // namespace

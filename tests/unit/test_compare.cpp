@@ -1,0 +1,157 @@
+// compare: reading reports from text and matching findings by (id, subject).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compare/compare.hpp"
+
+using namespace perfgap;
+using compare::compare_reports;
+using compare::read_report;
+using report::Status;
+
+namespace {
+
+std::string report_text(const std::string& findings, const std::string& kind = "root") {
+  return R"({"schema":"perfgap.report/1","tool":{"name":"perfgap","version":"0.1.0"},"generated_at":"2026-12-01T00:00:00Z",
+    "source":{"kind":")" + kind + R"(","root":null,"inputs":[]},"node":{"name":"gpu1"},
+    "summary":{"pass":0,"warn":0,"fail":0,"skip":0,"error":0},"findings":[)" + findings + "]}";
+}
+
+std::string finding(const std::string& id, const std::string& status, const std::string& subject = "", const std::string& metrics = "{}") {
+  return R"({"id":")" + id + R"(","layer":"cpu-power","status":")" + status + R"(",)" + (subject.empty() ? "" : R"("subject":")" + subject + R"(",)") +
+         R"("title":"t )" + id + R"(","evidence":[],"fix":"","impact":"","metrics":)" + metrics + "}";
+}
+
+std::vector<report::Finding> run(const std::string& before, const std::string& after, double tolerance = 5) {
+  auto b = read_report(report_text(before));
+  auto a = read_report(report_text(after));
+  EXPECT_TRUE(b && a);
+  compare::Options o;
+  o.tolerance_pct = tolerance;
+  return compare_reports(*b, "before.json", *a, "after.json", o);
+}
+
+const report::Finding* find(const std::vector<report::Finding>& fs, const std::string& id, const std::string& subject) {
+  for (const auto& f : fs)
+    if (f.id == id && f.subject == subject) return &f;
+  return nullptr;
+}
+
+double metric(const report::Finding& f, const std::string& name) {
+  for (const auto& [k, v] : f.metrics)
+    if (k == name) return v;
+  ADD_FAILURE() << "no metric " << name;
+  return -1;
+}
+
+TEST(Compare, EachTransitionHasItsFinding) {
+  auto fs = run(finding("a.fixed", "fail") + "," + finding("a.regressed", "pass") + "," + finding("a.still", "warn") + "," +
+                    finding("a.better", "fail") + "," + finding("a.undecided", "fail") + "," + finding("a.gone", "warn") + "," +
+                    finding("a.ok", "pass"),
+                finding("a.fixed", "pass") + "," + finding("a.regressed", "fail") + "," + finding("a.still", "warn") + "," +
+                    finding("a.better", "warn") + "," + finding("a.undecided", "skip") + "," + finding("a.new", "error") + "," +
+                    finding("a.newwarn", "warn") + "," + finding("a.ok", "pass"));
+  ASSERT_FALSE(fs.empty());
+  EXPECT_EQ(fs[0].id, "compare.summary");
+  auto expect = [&](const char* id, const char* subject, Status st) {
+    const auto* f = find(fs, id, subject);
+    ASSERT_NE(f, nullptr) << id << " " << subject;
+    EXPECT_EQ(f->status, st) << id << " " << subject << ": " << f->title;
+  };
+  expect("compare.fixed", "a.fixed", Status::pass);
+  expect("compare.regressed", "a.regressed", Status::fail);
+  expect("compare.unchanged", "a.still", Status::warn);
+  expect("compare.improved", "a.better", Status::pass);
+  expect("compare.gone", "a.undecided", Status::skip);
+  expect("compare.gone", "a.gone", Status::skip);
+  expect("compare.new", "a.new", Status::fail);
+  expect("compare.new", "a.newwarn", Status::warn);
+  for (const auto& f : fs) EXPECT_NE(f.subject, "a.ok") << "an unchanged pass is only counted";
+  EXPECT_EQ(metric(fs[0], "unchanged_ok"), 1);
+  EXPECT_EQ(metric(fs[0], "regressed"), 1);
+  EXPECT_EQ(metric(fs[0], "gone"), 2);
+}
+
+TEST(Compare, MatchesBySubjectAndKeepsTheWorstOfRepeats) {
+  auto fs = run(finding("numa.remote_memory", "fail", "pid:1") + "," + finding("numa.remote_memory", "pass", "pid:2"),
+                finding("numa.remote_memory", "pass", "pid:1") + "," + finding("numa.remote_memory", "pass", "pid:2") + "," +
+                    finding("numa.remote_memory", "fail", "pid:2"));
+  EXPECT_NE(find(fs, "compare.fixed", "numa.remote_memory (pid:1)"), nullptr);
+  const auto* r = find(fs, "compare.regressed", "numa.remote_memory (pid:2)");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, Status::fail);
+}
+
+TEST(Compare, SubjectsThatNameTheInputsMatchByPlace) {
+  auto text = [](const std::string& file, const std::string& status) {
+    std::string t = report_text(finding("nccl_tests.busbw", status, file), "analyze");
+    t.replace(t.find(R"("inputs":[])"), 11, R"("inputs":[")" + file + R"("])");
+    return t;
+  };
+  auto b = read_report(text("/runs/ref.txt", "pass"));
+  auto a = read_report(text("/runs/slow.txt", "fail"));
+  ASSERT_TRUE(b && a);
+  auto fs = compare_reports(*b, "b", *a, "a", {});
+  const auto* r = find(fs, "compare.regressed", "nccl_tests.busbw (/runs/slow.txt)");
+  ASSERT_NE(r, nullptr) << "matched as the first input of each";
+  EXPECT_EQ(find(fs, "compare.gone", "nccl_tests.busbw (/runs/ref.txt)"), nullptr);
+}
+
+TEST(Compare, MetricsWorseInTheirDirectionBeyondTheTolerance) {
+  auto fs = run(finding("nccl_tests.busbw", "pass", "", R"({"median_ms":100,"kernels":10,"busbw_gbps.1M.median":10,"busbw_gbps.1G.median":400})"),
+                finding("nccl_tests.busbw", "pass", "", R"({"median_ms":103,"kernels":20,"busbw_gbps.1M.median":9,"busbw_gbps.1G.median":300})"));
+  const auto* m = find(fs, "compare.metric", "nccl_tests.busbw");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->status, Status::fail) << m->title;
+  EXPECT_NE(m->title.find("busbw_gbps.1G.median"), std::string::npos) << m->title;
+  EXPECT_EQ(m->title.find("median_ms"), std::string::npos) << "3% slower is within 5%: " << m->title;
+  EXPECT_EQ(m->title.find("kernels"), std::string::npos) << "no known direction: only a delta";
+  EXPECT_DOUBLE_EQ(metric(*m, "busbw_gbps.1G.median.delta_pct"), -25);
+  // The worst move first, then the other worse one, then the rest in the report's order.
+  ASSERT_EQ(m->evidence.size(), 4u);
+  EXPECT_EQ(m->evidence[0].source, "after.json busbw_gbps.1G.median");
+  EXPECT_EQ(m->evidence[1].source, "after.json busbw_gbps.1M.median");
+  EXPECT_EQ(m->evidence[2].source, "after.json median_ms");
+  EXPECT_EQ(m->evidence[3].source, "after.json kernels");
+  EXPECT_DOUBLE_EQ(metric(*m, "kernels.after"), 20);
+  // A looser tolerance lets the same drop pass; better values never fail.
+  auto loose = run(finding("x.y", "pass", "", R"({"busbw_gbps.1G.median":400})"), finding("x.y", "pass", "", R"({"busbw_gbps.1G.median":300})"), 30);
+  EXPECT_EQ(find(loose, "compare.metric", "x.y")->status, Status::pass);
+  auto better = run(finding("x.y", "pass", "", R"({"median_ms":100})"), finding("x.y", "pass", "", R"({"median_ms":50})"));
+  EXPECT_EQ(find(better, "compare.metric", "x.y")->status, Status::pass);
+  auto same = run(finding("x.y", "pass", "", R"({"median_ms":100})"), finding("x.y", "pass", "", R"({"median_ms":100})"));
+  EXPECT_EQ(find(same, "compare.metric", "x.y"), nullptr);
+}
+
+TEST(Compare, DirectionsOfRealMetricNames) {
+  using compare::Direction;
+  EXPECT_EQ(compare::metric_direction("busbw_gbps.64M.median"), Direction::higher_is_better);
+  EXPECT_EQ(compare::metric_direction("pct_of_reference"), Direction::higher_is_better);
+  EXPECT_EQ(compare::metric_direction("remote_pct"), Direction::lower_is_better);
+  EXPECT_EQ(compare::metric_direction("exposed_ms_per_iter.allreduce"), Direction::lower_is_better);
+  EXPECT_EQ(compare::metric_direction("steal_pct"), Direction::lower_is_better);
+  EXPECT_EQ(compare::metric_direction("busbw_gbps.1048576"), Direction::higher_is_better);
+  EXPECT_EQ(compare::metric_direction("busbw_gbps.1048576.median"), Direction::higher_is_better);
+  EXPECT_EQ(compare::metric_direction("busbw_gbps.65536"), Direction::unknown) << "latency-bound sizes are not judged";
+  EXPECT_EQ(compare::metric_direction("busbw_gbps.256.min"), Direction::unknown);
+  EXPECT_EQ(compare::metric_direction("compute_ms_per_iter"), Direction::unknown);
+  EXPECT_EQ(compare::metric_direction("iterations"), Direction::unknown);
+}
+
+TEST(CompareRead, RefusesWhatIsNotAReport) {
+  EXPECT_NE(read_report("{").error().find("byte"), std::string::npos);
+  EXPECT_NE(read_report("[]").error().find("not a JSON object"), std::string::npos);
+  EXPECT_NE(read_report(R"({"schema":"other"})").error().find("schema"), std::string::npos);
+  EXPECT_NE(read_report(report_text(R"({"status":"pass"})")).error().find("findings[0]: no id"), std::string::npos);
+  EXPECT_NE(read_report(report_text(R"({"id":"a.b","status":"fine"})")).error().find("'fine' is not a status"), std::string::npos);
+  EXPECT_NE(read_report(std::string(100000, '[')).error().find("nested deeper"), std::string::npos);
+  auto ok = read_report(report_text(finding("a.b", "warn", "", R"({"x":1,"y":null})"), "fleet"));
+  ASSERT_TRUE(ok) << ok.error();
+  EXPECT_EQ(ok->kind, "fleet");
+  ASSERT_EQ(ok->findings.size(), 1u);
+  EXPECT_EQ(ok->findings[0].metrics.size(), 1u) << "a null (non-finite) metric is not compared";
+  EXPECT_EQ(compare::comparable_kind("live"), compare::comparable_kind("root"));
+}
+
+}  // namespace
