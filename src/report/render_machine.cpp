@@ -80,6 +80,21 @@ void append_sample_value(std::string& out, double v) {
   else fmt::format_to(std::back_inserter(out), "{}", v);
 }
 
+// node="..",id="..",[layer="..",]subject="..": the labels naming a finding; `node` is escaped.
+void append_finding_labels(std::string& out, std::string_view node, const Finding& f, bool with_layer) {
+  out += "node=\"";
+  out += node;
+  out += "\",id=\"";
+  label_escape_to(out, f.id);
+  if (with_layer) {
+    out += "\",layer=\"";
+    label_escape_to(out, f.layer);
+  }
+  out += "\",subject=\"";
+  label_escape_to(out, f.subject);
+  out += '"';
+}
+
 std::string_view node_name(const Report& r) {
   if (r.node && !r.node->name.empty()) return r.node->name;
   return "unknown";
@@ -153,15 +168,9 @@ std::string render_prometheus(const std::vector<NodeSection>& sections) {
   // Appended piece by piece: a fleet has hundreds of thousands of these lines.
   for (std::size_t i = 0; i < sections.size(); ++i)
     for (const auto& f : *sections[i].findings) {
-      out += "perfgap_finding{node=\"";
-      out += nodes[i];
-      out += "\",id=\"";
-      label_escape_to(out, f.id);
-      out += "\",layer=\"";
-      label_escape_to(out, f.layer);
-      out += "\",subject=\"";
-      label_escape_to(out, f.subject);
-      out += "\",status=\"";
+      out += "perfgap_finding{";
+      append_finding_labels(out, nodes[i], f, true);
+      out += ",status=\"";
       out += to_string(f.status);
       out += "\"} 1\n";
     }
@@ -180,13 +189,9 @@ std::string render_prometheus(const std::vector<NodeSection>& sections) {
     std::set<std::string> seen;
     for (const auto& f : *sections[i].findings)
       for (const auto& [metric, value] : f.metrics) {
-        std::string series = "perfgap_metric{node=\"";
-        series += nodes[i];
-        series += "\",id=\"";
-        label_escape_to(series, f.id);
-        series += "\",subject=\"";
-        label_escape_to(series, f.subject);
-        series += "\",metric=\"";
+        std::string series = "perfgap_metric{";
+        append_finding_labels(series, nodes[i], f, false);
+        series += ",metric=\"";
         label_escape_to(series, metric);
         series += "\"}";
         if (!seen.insert(series).second) continue;
