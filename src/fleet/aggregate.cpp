@@ -99,6 +99,7 @@ Finding node_failures(const Fleet& fleet) {
     if (ranked.size() > 3) top += fmt::format(", {} more ids", ranked.size() - 3);
     f.title = fmt::format("{} of {} fail: {}", failing, plural(nodes.size(), "node"), top);
     std::vector<std::pair<const std::vector<std::string_view>*, const std::vector<std::string_view>*>> groups;
+    groups.reserve(by_failures.size());
     for (const auto& [ids, names] : by_failures) groups.emplace_back(&ids, &names);
     std::stable_sort(groups.begin(), groups.end(), [](auto& a, auto& b) { return a.second->size() > b.second->size(); });
     for (const auto& [ids, names] : groups) {
@@ -185,6 +186,7 @@ std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
     }
     if (!missing.empty()) {
       std::vector<std::string_view> names;
+      names.reserve(missing.size());
       for (auto i : missing) names.push_back(nodes[i].name);
       f.add(source, fmt::format("not reported by {} (not readable there; not compared): {}", plural(names.size(), "node"),
                                 slurm::compress_hostlist(names)));
