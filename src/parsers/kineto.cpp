@@ -35,9 +35,10 @@ class PullStream {
   PullStream(const PullStream&) = delete;
   PullStream& operator=(const PullStream&) = delete;
   Ch Peek() const { return *cur_; }
-  Ch Take() {
+  // Inlined into RapidJSON's loops: one compare per byte; the refill is out of line.
+  RAPIDJSON_FORCEINLINE Ch Take() {
     Ch c = *cur_;
-    if (cur_ + 1 < end_) ++cur_;
+    if (RAPIDJSON_LIKELY(cur_ + 1 < end_)) ++cur_;
     else pull();
     return c;
   }
@@ -55,16 +56,21 @@ class PullStream {
   // token, so the newlines before it are those before this block.
   int line_of(std::size_t offset) const {
     std::size_t nl = newlines_;
-    if (offset > base_ && begin_ != &nul_) nl += static_cast<std::size_t>(std::count(begin_, begin_ + std::min<std::size_t>(offset - base_, static_cast<std::size_t>(end_ - begin_)), '\n'));
+    if (offset > base_ && begin_ != &nul_) nl += newlines(begin_, begin_ + std::min<std::size_t>(offset - base_, static_cast<std::size_t>(end_ - begin_)));
     return 1 + static_cast<int>(std::min<std::size_t>(nl, 2'000'000'000));
   }
 
  private:
-  void pull() {
+  static std::size_t newlines(const char* p, const char* end) {
+    std::size_t n = 0;
+    while (p < end && (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p))))) ++n, ++p;
+    return n;
+  }
+  [[gnu::noinline]] void pull() {
     if (end_of_input_) return;
     if (begin_ != &nul_) {
       base_ += static_cast<std::size_t>(end_ - begin_);
-      newlines_ += static_cast<std::size_t>(std::count(begin_, end_, '\n'));
+      newlines_ += newlines(begin_, end_);
     }
     for (;;) {
       auto b = next_();
