@@ -126,7 +126,8 @@ TEST(HostileLargeInput, AGigabyteOfRepeatedNcclTestsRunsStaysUnder200MB) {
 }
 
 // A Kineto trace is one JSON document, parsed as it streams in: half a gigabyte of CPU-side
-// events (which the model does not keep) around a few GPU kernels costs a block, not the input.
+// events (which the model does not keep) before a few GPU kernels costs a block, not the
+// input (about 14 MB measured; the DOM reader before it held the whole document).
 TEST(HostileLargeInput, HalfAGigabyteKinetoTraceThroughAPipeStaysSmall) {
   std::string cpu_ops;
   for (int i = 0; i < 64; ++i)
@@ -141,6 +142,6 @@ TEST(HostileLargeInput, HalfAGigabyteKinetoTraceThroughAPipeStaysSmall) {
   auto o = feed({"analyze", "kineto", "-", "--format", "json"}, repeat(cpu_ops, 1 << 20), kGiB / 2, head, tail);
   EXPECT_LE(o.status, 1) << o.out.substr(0, 400);
   EXPECT_NE(o.out.find("profile.summary"), std::string::npos) << o.out.substr(0, 400);
-  EXPECT_NE(o.out.find("rank0.gpu0"), std::string::npos) << o.out.substr(0, 400);
+  EXPECT_NE(o.out.find("Kineto trace: 20 kernels on 1 GPU"), std::string::npos) << o.out.substr(0, 400);
   EXPECT_LT(o.max_rss_kb, kMaxRssKb / 4) << "peak RSS " << o.max_rss_kb << " KB for 512 MiB of input";
 }
