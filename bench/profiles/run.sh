@@ -11,9 +11,10 @@
 # else on the whole process (stricter).
 # --kineto: instead, one generated Kineto trace of N kernels (default 1 M, each with its
 # cuda_runtime call, ProfilerStep#N every 2000 kernels) side by side: the whole `perfgap analyze
-# kineto`, the JSON parse alone with the reader's RapidJSON (perfgap-bench-time-profile
-# kineto-parse), python3's json.load, and HTA-style pandas (hta_style.py, when /usr/bin/python3
-# has pandas); prints the ratios. Exit 0 unless setup fails.
+# kineto` (and of the trace gzipped), the bare SAX parse with the reader's RapidJSON and flags
+# (perfgap-bench-time-profile kineto-sax) and the DOM parse (kineto-parse), python3's json.load,
+# and HTA-style pandas (hta_style.py, when /usr/bin/python3 has pandas); prints the ratios.
+# Exit 0 unless setup fails.
 # Exit status: 0 when both hold, 1 when one does not, 2 on a usage or setup error.
 set -euo pipefail
 
@@ -80,11 +81,18 @@ if [[ $KINETO -eq 1 ]]; then
   cat "$WORK/trace.json" > /dev/null
   read -r pg pg_rss < <(best_ms "$BIN" analyze kineto "$WORK/trace.json" --format json --output "$WORK/report.json")
   echo "perfgap analyze kineto (whole process):  $pg ms, peak $pg_rss MiB"
-  parse=""
+  gzip -1 -c "$WORK/trace.json" > "$WORK/trace.json.gz"
+  read -r gz gz_rss < <(best_ms "$BIN" analyze kineto "$WORK/trace.json.gz" --format json --output "$WORK/report.json")
+  echo "perfgap analyze kineto, .json.gz ($(du -m "$WORK/trace.json.gz" | cut -f1) MiB): $gz ms, peak $gz_rss MiB"
+  parse="" dom=""
   if [[ -x "$TIMER" ]]; then
-    line=$(taskset -c "$CORE" "$TIMER" kineto-parse "$WORK/trace.json" "$REPS")
+    line=$(taskset -c "$CORE" "$TIMER" kineto-sax "$WORK/trace.json" "$REPS")
     parse=$(sed -n 's/.* \([0-9]*\) ms (.*/\1/p' <<< "$line")
-    echo "RapidJSON parse only (in-process):       $parse ms  [$line]"
+    echo "RapidJSON SAX parse only (in-process):   $parse ms  [$line]"
+    line=$(taskset -c "$CORE" "$TIMER" kineto-parse "$WORK/trace.json" "$REPS")
+    dom=$(sed -n 's/.* \([0-9]*\) ms (.*/\1/p' <<< "$line")
+    echo "RapidJSON DOM parse only (in-process):   $dom ms  [$line]"
+    echo "phases: $(taskset -c "$CORE" "$TIMER" kineto "$WORK/trace.json" "$REPS")"
   fi
   read -r py py_rss < <(best_ms "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$WORK/trace.json")
   echo "python3 json.load:                       $py ms, peak $py_rss MiB"
@@ -96,7 +104,8 @@ if [[ $KINETO -eq 1 ]]; then
     echo "HTA-style pandas: skipped ($PY has no pandas: apt-get install python3-pandas)"
   fi
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / (b > 0 ? b : 1) }'; }
-  [[ -n "$parse" ]] && echo "perfgap / RapidJSON parse: $(ratio "$pg" "$parse")x"
+  [[ -n "$parse" ]] && echo "perfgap / RapidJSON SAX parse: $(ratio "$pg" "$parse")x"
+  [[ -n "$dom" ]] && echo "perfgap / RapidJSON DOM parse: $(ratio "$pg" "$dom")x"
   echo "python json.load / perfgap: $(ratio "$py" "$pg")x"
   [[ -n "$hta" ]] && echo "HTA-style pandas / perfgap: $(ratio "$hta" "$pg")x"
   exit 0

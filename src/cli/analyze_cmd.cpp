@@ -8,6 +8,8 @@
 #include <ctime>
 #include <fstream>
 #include <sstream>
+#include <optional>
+#include <utility>
 
 #include <cstdlib>
 #include <filesystem>
@@ -93,30 +95,56 @@ tl::expected<std::string, std::string> export_nsys_report(const std::string& fil
   return bytes;
 }
 
+// A Kineto trace, plain or gzip, parsed as it is read: the file (or pipe) in blocks, a .gz
+// inflated a block at a time, so neither the file nor its JSON is ever held whole.
+tl::expected<parsers::Profile, std::string> read_kineto_file(const std::string& file) {
+  auto reader = sys::BlockReader::open(file, sys::kMaxInputBytes);
+  if (!reader) return tl::unexpected(reader.error());
+  auto first = reader->next();  // a whole block (or all of a shorter input): enough to tell gzip and SQLite
+  if (!first) return tl::unexpected(first.error());
+  if (first->empty()) return tl::unexpected(std::string("empty"));
+  bool pending = true;  // `first` not handed out yet
+  std::string read_error;  // the file's own (a read error, the size limit): said as such, not as gzip's
+  parsers::ByteSource raw = [&]() -> tl::expected<std::string_view, std::string> {
+    if (std::exchange(pending, false)) return *first;
+    auto b = reader->next();
+    if (!b) read_error = b.error();
+    return b;
+  };
+  std::optional<parsers::GunzipSource> gz;
+  parsers::ByteSource text = raw;
+  if (first->size() >= 2 && static_cast<unsigned char>((*first)[0]) == 0x1f && static_cast<unsigned char>((*first)[1]) == 0x8b) {
+    gz.emplace(raw, sys::kMaxInputBytes);
+    text = [&]() -> tl::expected<std::string_view, std::string> {
+      auto b = gz->next();
+      if (!b) return tl::unexpected(read_error.empty() ? "gzip: " + b.error() : read_error);
+      return b;
+    };
+  }
+  // The first decompressed block starts like the JSON (or an SQLite database given as kineto).
+  bool looked = false;
+  parsers::ByteSource checked = [&]() -> tl::expected<std::string_view, std::string> {
+    auto b = text();
+    if (b && !std::exchange(looked, true) && parsers::looks_sqlite(*b))
+      return tl::unexpected(std::string("an SQLite database, not a Kineto JSON trace (an nsys export? use analyze nsys)"));
+    return b;
+  };
+  auto p = parsers::read_kineto(checked);
+  if (!p) return tl::unexpected(p.error().describe());
+  return std::move(*p);
+}
+
 // One profile input read into the model, or why it is unusable.
 tl::expected<parsers::Profile, std::string> read_profile(const std::string& kind, const std::string& file) {
+  if (kind != "nsys") return read_kineto_file(file);
   auto bytes = sys::read_named_file(file, sys::kMaxInputBytes);
   if (!bytes) return tl::unexpected(bytes.error());
   if (bytes->empty()) return tl::unexpected(std::string("empty"));
-  if (kind == "nsys") {
-    if (parsers::looks_nsys_report(*bytes) || (!parsers::looks_sqlite(*bytes) && (ends_with(file, ".nsys-rep") || ends_with(file, ".qdrep")))) {
-      bytes = export_nsys_report(file);
-      if (!bytes) return tl::unexpected(bytes.error());
-    }
-    auto p = parsers::read_nsys_sqlite(*bytes);
-    if (!p) return tl::unexpected(p.error().describe());
-    return std::move(*p);
+  if (parsers::looks_nsys_report(*bytes) || (!parsers::looks_sqlite(*bytes) && (ends_with(file, ".nsys-rep") || ends_with(file, ".qdrep")))) {
+    bytes = export_nsys_report(file);
+    if (!bytes) return tl::unexpected(bytes.error());
   }
-  std::string text;
-  if (bytes->size() >= 2 && static_cast<unsigned char>((*bytes)[0]) == 0x1f && static_cast<unsigned char>((*bytes)[1]) == 0x8b) {
-    auto z = parsers::gunzip(*bytes, sys::kMaxInputBytes);
-    if (!z) return tl::unexpected("gzip: " + z.error());
-    text = std::move(*z);
-  } else {
-    text = std::move(*bytes);
-  }
-  if (parsers::looks_sqlite(text)) return tl::unexpected(std::string("an SQLite database, not a Kineto JSON trace (an nsys export? use analyze nsys)"));
-  auto p = parsers::parse_kineto(text);
+  auto p = parsers::read_nsys_sqlite(*bytes);
   if (!p) return tl::unexpected(p.error().describe());
   return std::move(*p);
 }

@@ -2,12 +2,20 @@
 // gpu_memcpy, gpu_memset (GPU side), cuda_runtime / cuda_driver (the host calls, joined by
 // args.correlation) and user_annotation (ProfilerStep#N and record_function ranges).
 // RapidJSON (header-only): the static release binary links no JSON library (README).
-#include <rapidjson/document.h>
+//
+// Streamed: RapidJSON's SAX Reader pulls the bytes a block at a time (PullStream) and the
+// handler keeps only what one event needs (its fields, which come in any order), building the
+// model at the event's end. Memory is the model plus a block, whatever the trace's size. What is
+// taken from each value follows what a DOM walk over the same document would see: the first
+// root member of a name counts, inside an event the last field of a name.
 #include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "parsers/profile.hpp"
@@ -16,55 +24,111 @@ namespace perfgap::parsers {
 
 namespace {
 
-using element = const rapidjson::Value&;
+// RapidJSON's input stream over a ByteSource: Peek/Take read the current block, the next one
+// is pulled when it is used up. At the end (or when the source fails) Peek gives '\0', which
+// RapidJSON takes as the end of the input. Newlines are counted per block as it is left, so an
+// error's line is known without keeping what was read.
+class PullStream {
+ public:
+  using Ch = char;
+  explicit PullStream(const ByteSource& next) : next_(next) { pull(); }
+  PullStream(const PullStream&) = delete;
+  PullStream& operator=(const PullStream&) = delete;
+  Ch Peek() const { return *cur_; }
+  // Inlined into RapidJSON's loops: one compare per byte; the refill is out of line.
+  RAPIDJSON_FORCEINLINE Ch Take() {
+    Ch c = *cur_;
+    if (RAPIDJSON_LIKELY(cur_ + 1 < end_)) ++cur_;
+    else pull();
+    return c;
+  }
+  std::size_t Tell() const { return base_ + static_cast<std::size_t>(cur_ - begin_); }
+  // Output members of the stream concept: only in-situ parsing uses them (never here).
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  std::size_t PutEnd(Ch*) { return 0; }
 
-ParseError json_error(std::string_view json, const rapidjson::Document& doc) {
-  const auto code = doc.GetParseError();
-  const std::size_t at = std::min(doc.GetErrorOffset(), json.size());
-  const int line = 1 + static_cast<int>(std::count(json.begin(), json.begin() + static_cast<long>(at), '\n'));
-  if (code == rapidjson::kParseErrorDocumentEmpty) return ParseError{"empty", 0};
-  if (code == rapidjson::kParseErrorStringInvalidEncoding) return ParseError{"not valid UTF-8", line};
-  if (doc.GetErrorOffset() >= json.size() && code != rapidjson::kParseErrorDocumentRootNotSingular)
-    return ParseError{"truncated JSON (it ends inside an object, array or string)", line};
-  return ParseError{std::string("not valid JSON (") + rapidjson::GetParseError_En(code) + ")", line};
-}
+  bool at_end() const { return end_of_input_; }
+  const std::string& error() const { return error_; }
+  // The 1-based line of byte `offset`. An offset before the current block is that of a string or
+  // number RapidJSON started there (an escape, a number too big): no newline lies in such a
+  // token, so the newlines before it are those before this block.
+  int line_of(std::size_t offset) const {
+    std::size_t nl = newlines_;
+    if (offset > base_ && begin_ != &nul_) nl += newlines(begin_, begin_ + std::min<std::size_t>(offset - base_, static_cast<std::size_t>(end_ - begin_)));
+    return 1 + static_cast<int>(std::min<std::size_t>(nl, 2'000'000'000));
+  }
 
-std::string_view string_of(element e) { return {e.GetString(), e.GetStringLength()}; }
-bool get_string(element e, std::string_view& out) {
-  if (!e.IsString()) return false;
-  out = string_of(e);
-  return true;
-}
-const rapidjson::Value* member(element o, const char* key) {
-  auto it = o.FindMember(key);
-  return it == o.MemberEnd() ? nullptr : &it->value;
-}
+ private:
+  static std::size_t newlines(const char* p, const char* end) {
+    std::size_t n = 0;
+    while (p < end && (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p))))) ++n, ++p;
+    return n;
+  }
+  [[gnu::noinline]] void pull() {
+    if (end_of_input_) return;
+    if (begin_ != &nul_) {
+      base_ += static_cast<std::size_t>(end_ - begin_);
+      newlines_ += newlines(begin_, end_);
+    }
+    for (;;) {
+      auto b = next_();
+      if (!b) {
+        error_ = b.error();
+        break;
+      }
+      if (b->empty()) break;
+      begin_ = cur_ = b->data();
+      end_ = begin_ + b->size();
+      return;
+    }
+    end_of_input_ = true;
+    begin_ = cur_ = &nul_;
+    end_ = &nul_ + 1;
+  }
+
+  const ByteSource& next_;
+  const char nul_ = '\0';
+  const char* begin_ = &nul_;
+  const char* cur_ = &nul_;
+  const char* end_ = &nul_ + 1;
+  std::size_t base_ = 0, newlines_ = 0;
+  bool end_of_input_ = false;
+  std::string error_;
+};
+
+// One JSON value as far as the reader uses it: RapidJSON's number events (an unsigned above
+// int64's range is `big`, as the DOM's IsInt64 false), a string, or anything else.
+struct Val {
+  enum Kind : std::uint8_t { absent, other, i64, big, dbl, str } kind = absent;
+  std::int64_t i = 0;
+  double d = 0;
+};
 
 // A time in µs (integer or fractional) as integer ns; false when absent or out of range.
-bool micros_to_ns(element e, std::int64_t& ns) {
-  if (e.IsInt64()) {
-    std::int64_t i = e.GetInt64();
-    if (i > 9'000'000'000'000'000 || i < -9'000'000'000'000'000) return false;  // µs: x1000 stays within int64
-    ns = i * 1000;
+bool micros_to_ns(const Val& e, std::int64_t& ns) {
+  if (e.kind == Val::i64) {
+    if (e.i > 9'000'000'000'000'000 || e.i < -9'000'000'000'000'000) return false;  // µs: x1000 stays within int64
+    ns = e.i * 1000;
     return true;
   }
-  if (!e.IsNumber() || e.IsUint64()) return false;  // a uint64 above int64's range is out of range too
-  double d = e.GetDouble();
+  if (e.kind != Val::dbl) return false;
+  double d = e.d;
   if (!std::isfinite(d) || std::fabs(d) > 9e15) return false;
   double whole = std::floor(d);
   ns = static_cast<std::int64_t>(whole) * 1000 + std::llround((d - whole) * 1000.0);
   return true;
 }
 
-bool integer(element e, std::int64_t& v) {
-  if (e.IsInt64()) {
-    v = e.GetInt64();
+bool integer(const Val& e, std::int64_t& v) {
+  if (e.kind == Val::i64) {
+    v = e.i;
     return true;
   }
-  if (!e.IsDouble()) return false;
-  double d = e.GetDouble();
-  if (std::isfinite(d) && std::fabs(d) < 9e18) {
-    v = static_cast<std::int64_t>(d);
+  if (e.kind != Val::dbl) return false;
+  if (std::isfinite(e.d) && std::fabs(e.d) < 9e18) {
+    v = static_cast<std::int64_t>(e.d);
     return true;
   }
   return false;
@@ -81,44 +145,57 @@ std::uint64_t dtype_bytes(std::string_view t) {
   return 0;
 }
 
-}  // namespace
+// Where the handler is: the containers it reads into. Anything else is skipped by depth.
+enum class Ctx : std::uint8_t { root, events, event, args, dist, props, prop };
 
-Parsed<Profile> parse_kineto(std::string_view json) {
-  std::size_t first = 0;
-  while (first < json.size() && (json[first] == ' ' || json[first] == '\n' || json[first] == '\r' || json[first] == '\t')) ++first;
-  if (first == json.size()) return parse_fail("empty");
-  if (json[first] != '{') return parse_fail("not a JSON object: a Kineto trace is {\"traceEvents\": [...]}", 1);
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
-                              rapidjson::kParseFullPrecisionFlag;
-  rapidjson::Document doc;
-  doc.Parse<kFlags>(json.data(), json.size());
-  if (doc.HasParseError()) return tl::unexpected(json_error(json, doc));
-  if (!doc.IsObject()) return parse_fail("not a JSON object: a Kineto trace is {\"traceEvents\": [...]}");
-  const rapidjson::Value* events_v = member(doc, "traceEvents");
-  if (!events_v || !events_v->IsArray())
-    return parse_fail("JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)");
-  auto events = events_v->GetArray();
+// The member a value belongs to (set by Key, used by the value that follows).
+enum class Slot : std::uint8_t {
+  none,
+  events, dist, props,                                             // root
+  ph, cat, name, ts, dur, pid, args,                               // an event
+  corr, device, stream, cname, in_nelems, out_nelems, group, dtype,  // its args
+  rank, world, backend,                                            // distributedInfo
+  prop_id, prop_name,                                              // a deviceProperties entry
+};
+
+template <std::size_t N>
+bool key_is(std::string_view k, const char (&lit)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+}
+
+struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
+  // What the trace holds, for the checks after the parse.
+  bool events_seen = false, events_array = false;
+  std::size_t n_events = 0, bad_times = 0;
+  // distributedInfo / deviceProperties: the first member of each name counts (as a DOM lookup).
+  bool dist_seen = false, props_seen = false;
+  bool rank_seen = false, world_seen = false, backend_seen = false;
+  std::int64_t rank = -1;
+  std::optional<std::int64_t> world_size;
+  std::optional<std::string> backend;
+  std::map<std::int64_t, std::string> dev_name;
+  bool pid_seen = false, pname_seen = false;
+  Val prop_id;
+  bool prop_name_ok = false;
+  std::string prop_name;
 
   Profile p;
-  p.format = "Kineto trace";
-  std::int64_t rank = -1;
-  if (const auto* di = member(doc, "distributedInfo"); di && di->IsObject()) {
-    std::int64_t v;
-    if (const auto* e = member(*di, "rank"); e && integer(*e, v)) rank = v;
-    if (const auto* e = member(*di, "world_size"); e && integer(*e, v)) p.system.emplace_back("world_size", std::to_string(v));
-    if (const auto* e = member(*di, "backend"); e && e->IsString()) p.system.emplace_back("backend", std::string(string_of(*e)));
-  }
-  std::map<std::int64_t, std::string> dev_name;
-  if (const auto* props = member(doc, "deviceProperties"); props && props->IsArray())
-    for (element d : props->GetArray()) {
-      if (!d.IsObject()) continue;
-      std::int64_t id;
-      const auto* e = member(d, "id");
-      const auto* n = member(d, "name");
-      if (e && integer(*e, id) && n && n->IsString()) dev_name[id] = std::string(string_of(*n));
-    }
-  for (const auto& [id, n] : dev_name) p.system.emplace_back("GPU " + std::to_string(id), n);
-  if (rank >= 0) p.system.emplace_back("rank", std::to_string(rank));
+  std::vector<std::int64_t> corr_of;  // per activity
+  struct Call {
+    std::int64_t corr, start, end;
+  };
+  std::vector<Call> api;  // host calls with a correlation, in file order
+  std::vector<std::int64_t> gpu_device;  // per Profile::gpus entry (labelled at the end, when rank and names are known)
+
+  // The current event's fields.
+  std::string ph, cat, name, cname, dtype_s;
+  Val ts, dur, pid;
+  bool has_args = false, has_cname = false;
+  std::int64_t corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
+
+  std::vector<Ctx> ctx;
+  std::size_t skip = 0;  // depth inside a container that is not read
+  Slot slot = Slot::none;
 
   // Names are looked up without building a string (heterogeneous lookup); the last one is cached.
   struct Hash {
@@ -126,10 +203,12 @@ Parsed<Profile> parse_kineto(std::string_view json) {
     std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
   };
   std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> name_index;
-  std::string_view last_name;
   std::uint32_t last_index = 0;
-  auto intern = [&](std::string_view s) {
-    if (last_index && s == last_name) return last_index;
+  std::unordered_map<std::int64_t, std::uint32_t> gpu_index;
+  std::unordered_map<std::uint32_t, Coll> coll_by_name;
+
+  std::uint32_t intern(std::string_view s) {
+    if (last_index && s == p.names[last_index]) return last_index;
     auto it = name_index.find(s);
     std::uint32_t i;
     if (it != name_index.end()) i = it->second;
@@ -138,125 +217,328 @@ Parsed<Profile> parse_kineto(std::string_view json) {
       name_index.emplace(std::string(s), i);
       p.names.emplace_back(s);
     }
-    last_name = s, last_index = i;
+    last_index = i;
     return i;
-  };
-  std::unordered_map<std::int64_t, std::uint32_t> gpu_index;
-  auto gpu_of = [&](std::int64_t dev) {
-    auto [it, fresh] = gpu_index.emplace(dev, static_cast<std::uint32_t>(p.gpus.size()));
+  }
+  std::uint32_t gpu_of(std::int64_t device) {
+    auto [it, fresh] = gpu_index.emplace(device, static_cast<std::uint32_t>(p.gpus.size()));
     if (fresh) {
       GpuInfo g;
-      g.device = dev;
-      auto n = dev_name.find(dev);
-      g.key = (rank >= 0 ? "rank" + std::to_string(rank) + "." : std::string()) + "gpu" + std::to_string(dev);
-      g.label = (rank >= 0 ? "rank " + std::to_string(rank) + " " : std::string()) + "GPU " + std::to_string(dev) +
-                (n != dev_name.end() ? " (" + n->second + ")" : "");
+      g.device = device;
       p.gpus.push_back(std::move(g));
     }
     return it->second;
-  };
-  std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> api;  // correlation -> call
-  api.reserve(events.Size() / 4);
-  std::vector<std::int64_t> corr_of;  // per activity
-  std::size_t bad_times = 0, x_events = 0;
-  std::unordered_map<std::uint32_t, Coll> coll_by_name;
+  }
 
-  for (element ev : events) {
-    if (!ev.IsObject()) continue;
-    // One pass over the event's fields (a lookup per field would rescan the object each time).
-    std::string_view ph, cat, name;
-    const rapidjson::Value *te = nullptr, *de = nullptr, *pe = nullptr, *ae = nullptr;
-    for (const auto& field : ev.GetObject()) {
-      std::string_view k = string_of(field.name);
-      if (k == "ph") get_string(field.value, ph);
-      else if (k == "cat") get_string(field.value, cat);
-      else if (k == "name") get_string(field.value, name);
-      else if (k == "ts") te = &field.value;
-      else if (k == "dur") de = &field.value;
-      else if (k == "pid") pe = &field.value;
-      else if (k == "args") ae = &field.value;
-    }
-    if (ph != "X") continue;
-    ++x_events;
+  void begin_event() {
+    ph.clear(), cat.clear(), name.clear(), cname.clear(), dtype_s.clear();
+    ts = dur = pid = Val{};
+    has_args = has_cname = false;
+    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
+  }
+  void reset_args() {
+    cname.clear(), dtype_s.clear();
+    has_cname = false;
+    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
+  }
+
+  void end_event() {
+    if (ph != "X") return;
     bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
     bool host_call = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "Driver";
     bool annotation = cat == "user_annotation";
-    if (!gpu && !host_call && !annotation) continue;
-    std::int64_t ts, dur;
-    if (!te || !de || !micros_to_ns(*te, ts) || !micros_to_ns(*de, dur) || dur < 0) {
+    if (!gpu && !host_call && !annotation) return;
+    std::int64_t t0, d;
+    if (!micros_to_ns(ts, t0) || !micros_to_ns(dur, d) || d < 0) {
       ++bad_times;
-      continue;
+      return;
     }
-    bool has_args = ae && ae->IsObject();
-    std::int64_t corr = 0, dev = -1, stream = 0, in = 0, out = 0, group = 0;
-    std::string_view cname, dt;
-    bool has_cname = false;
-    if (has_args)
-      for (const auto& field : ae->GetObject()) {
-        std::string_view k = string_of(field.name);
-        if (k == "correlation") integer(field.value, corr);
-        else if (!gpu) continue;
-        else if (k == "device") integer(field.value, dev);
-        else if (k == "stream") integer(field.value, stream);
-        else if (k == "Collective name") has_cname = get_string(field.value, cname);
-        else if (k == "In msg nelems") integer(field.value, in);
-        else if (k == "Out msg nelems") integer(field.value, out);
-        else if (k == "Group size") integer(field.value, group);
-        else if (k == "dtype") get_string(field.value, dt);
-      }
+    // Only the correlation of args is read for host calls and annotations.
+    std::int64_t c = has_args ? corr : 0;
     if (host_call) {
-      if (corr) api.emplace(corr, std::make_pair(ts, ts + dur));
+      if (c) api.push_back({c, t0, t0 + d});
       ++p.api_calls;
-      continue;
+      return;
     }
     if (annotation) {
       ProfileRange r;
-      r.start = ts;
-      r.end = ts + dur;
+      r.start = t0;
+      r.end = t0 + d;
       r.name = intern(name);
       p.ranges.push_back(r);
-      continue;
+      return;
     }
+    std::int64_t device = has_args ? dev : -1;
     GpuActivity a;
-    a.start = ts;
-    a.end = ts + dur;
-    if (dev < 0 && pe) integer(*pe, dev);
-    a.gpu = gpu_of(dev < 0 ? 0 : dev);
-    a.stream = static_cast<std::uint32_t>(stream);
+    a.start = t0;
+    a.end = t0 + d;
+    if (device < 0) integer(pid, device);
+    a.gpu = gpu_of(device < 0 ? 0 : device);
+    a.stream = has_args ? static_cast<std::uint32_t>(stream_id) : 0;
     a.kind = cat == "kernel" || cat == "Kernel" ? ActKind::kernel : cat == "gpu_memcpy" || cat == "Memcpy" ? ActKind::memcpy : ActKind::memset;
     if (a.kind == ActKind::kernel) {
       a.name = intern(name);
       auto [it, fresh] = coll_by_name.emplace(a.name, Coll::none);
       if (fresh) it->second = nccl_collective(name);
       a.coll = it->second;
-      if (has_cname) {
+      if (has_args && has_cname) {
         if (a.coll == Coll::none || a.coll == Coll::other) a.coll = collective_from_arg(cname);
-        std::uint64_t size = dtype_bytes(dt);
-        if (size && (in > 0 || out > 0)) a.msg_bytes = static_cast<std::uint64_t>(std::max(in, out)) * size;
-        if (group > 0 && group < (1 << 30)) a.group_size = static_cast<std::uint32_t>(group);
+        std::uint64_t size = dtype_bytes(dtype_s);
+        if (size && (in_n > 0 || out_n > 0)) a.msg_bytes = static_cast<std::uint64_t>(std::max(in_n, out_n)) * size;
+        if (group_n > 0 && group_n < (1 << 30)) a.group_size = static_cast<std::uint32_t>(group_n);
       }
     }
     p.acts.push_back(a);
-    corr_of.push_back(corr);
+    corr_of.push_back(c);
   }
+
+  // A value for the current slot: a scalar (`s` set for a string), or a container (kind other)
+  // that is then skipped unless `entered` says it is read.
+  void value(const Val& v, std::string_view s = {}) {
+    Slot at = slot;
+    slot = Slot::none;
+    switch (at) {
+      case Slot::ph: if (v.kind == Val::str) ph.assign(s); break;
+      case Slot::cat: if (v.kind == Val::str) cat.assign(s); break;
+      case Slot::name: if (v.kind == Val::str) name.assign(s); break;
+      case Slot::ts: ts = v; break;
+      case Slot::dur: dur = v; break;
+      case Slot::pid: pid = v; break;
+      case Slot::args:  // not an object: the event has no args (a later args field replaces an earlier one)
+        reset_args();
+        has_args = false;
+        break;
+      case Slot::corr: integer(v, corr); break;
+      case Slot::device: integer(v, dev); break;
+      case Slot::stream: integer(v, stream_id); break;
+      case Slot::in_nelems: integer(v, in_n); break;
+      case Slot::out_nelems: integer(v, out_n); break;
+      case Slot::group: integer(v, group_n); break;
+      case Slot::cname:
+        has_cname = v.kind == Val::str;
+        if (has_cname) cname.assign(s);
+        break;
+      case Slot::dtype: if (v.kind == Val::str) dtype_s.assign(s); break;
+      case Slot::rank: integer(v, rank); break;
+      case Slot::world: {
+        std::int64_t w;
+        if (integer(v, w)) world_size = w;
+        break;
+      }
+      case Slot::backend: if (v.kind == Val::str) backend = std::string(s); break;
+      case Slot::prop_id: prop_id = v; break;
+      case Slot::prop_name:
+        prop_name_ok = v.kind == Val::str;
+        if (prop_name_ok) prop_name.assign(s);
+        break;
+      default: break;
+    }
+  }
+  // An element of an array the handler is in (events counted; non-objects skipped).
+  void element() {
+    if (!ctx.empty() && ctx.back() == Ctx::events) ++n_events;
+  }
+
+  bool scalar(const Val& v, std::string_view s = {}) {
+    if (skip) return true;
+    element();
+    value(v, s);
+    return true;
+  }
+  bool Null() { return scalar(Val{Val::other}); }
+  bool Bool(bool) { return scalar(Val{Val::other}); }
+  bool Int(int i) { return scalar(Val{Val::i64, i}); }
+  bool Uint(unsigned u) { return scalar(Val{Val::i64, static_cast<std::int64_t>(u)}); }
+  bool Int64(std::int64_t i) { return scalar(Val{Val::i64, i}); }
+  bool Uint64(std::uint64_t u) {
+    return u <= static_cast<std::uint64_t>(INT64_MAX) ? scalar(Val{Val::i64, static_cast<std::int64_t>(u)}) : scalar(Val{Val::big});
+  }
+  bool Double(double d) { return scalar(Val{Val::dbl, 0, d}); }
+  bool String(const char* str, rapidjson::SizeType len, bool) { return scalar(Val{Val::str}, std::string_view(str, len)); }
+
+  bool start(bool object) {
+    if (skip) {
+      ++skip;
+      return true;
+    }
+    if (ctx.empty()) {  // the root: an object (checked before the parse)
+      ctx.push_back(Ctx::root);
+      return true;
+    }
+    Ctx in = ctx.back();
+    if (in == Ctx::events || in == Ctx::props) {
+      element();
+      if (object) {
+        ctx.push_back(in == Ctx::events ? Ctx::event : Ctx::prop);
+        if (in == Ctx::events) {
+          begin_event();
+        } else {
+          pid_seen = pname_seen = prop_name_ok = false;
+          prop_id = Val{};
+        }
+      } else {
+        skip = 1;
+      }
+      return true;
+    }
+    Slot at = slot;
+    Ctx into = Ctx::root;
+    bool enter = false;
+    if (at == Slot::events) events_array = !object, enter = !object, into = Ctx::events;
+    else if (at == Slot::dist) enter = object, into = Ctx::dist;
+    else if (at == Slot::props) enter = !object, into = Ctx::props;
+    else if (at == Slot::args) {
+      reset_args();
+      has_args = object;
+      enter = object, into = Ctx::args;
+    }
+    if (enter) {
+      slot = Slot::none;
+      ctx.push_back(into);
+    } else {
+      value(Val{Val::other});  // a container where a scalar was wanted: as a DOM walk's type test fails
+      skip = 1;
+    }
+    return true;
+  }
+  bool StartObject() { return start(true); }
+  bool StartArray() { return start(false); }
+  bool end() {
+    if (skip) {
+      --skip;
+      return true;
+    }
+    Ctx was = ctx.back();
+    ctx.pop_back();
+    if (was == Ctx::event) end_event();
+    else if (was == Ctx::prop) {
+      std::int64_t id;
+      if (integer(prop_id, id) && prop_name_ok) dev_name[id] = prop_name;
+    }
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) { return end(); }
+  bool EndArray(rapidjson::SizeType) { return end(); }
+
+  bool Key(const char* str, rapidjson::SizeType len, bool) {
+    if (skip) return true;
+    std::string_view k(str, len);
+    Slot s = Slot::none;
+    switch (ctx.back()) {
+      case Ctx::event:
+        if (key_is(k, "ph")) s = Slot::ph;
+        else if (key_is(k, "cat")) s = Slot::cat;
+        else if (key_is(k, "name")) s = Slot::name;
+        else if (key_is(k, "ts")) s = Slot::ts;
+        else if (key_is(k, "dur")) s = Slot::dur;
+        else if (key_is(k, "pid")) s = Slot::pid;
+        else if (key_is(k, "args")) s = Slot::args;
+        break;
+      case Ctx::args:
+        if (key_is(k, "correlation")) s = Slot::corr;
+        else if (key_is(k, "device")) s = Slot::device;
+        else if (key_is(k, "stream")) s = Slot::stream;
+        else if (key_is(k, "Collective name")) s = Slot::cname;
+        else if (key_is(k, "In msg nelems")) s = Slot::in_nelems;
+        else if (key_is(k, "Out msg nelems")) s = Slot::out_nelems;
+        else if (key_is(k, "Group size")) s = Slot::group;
+        else if (key_is(k, "dtype")) s = Slot::dtype;
+        break;
+      case Ctx::root:
+        if (key_is(k, "traceEvents") && !std::exchange(events_seen, true)) s = Slot::events;
+        else if (key_is(k, "distributedInfo") && !std::exchange(dist_seen, true)) s = Slot::dist;
+        else if (key_is(k, "deviceProperties") && !std::exchange(props_seen, true)) s = Slot::props;
+        break;
+      case Ctx::dist:
+        if (key_is(k, "rank") && !std::exchange(rank_seen, true)) s = Slot::rank;
+        else if (key_is(k, "world_size") && !std::exchange(world_seen, true)) s = Slot::world;
+        else if (key_is(k, "backend") && !std::exchange(backend_seen, true)) s = Slot::backend;
+        break;
+      case Ctx::prop:
+        if (key_is(k, "id") && !std::exchange(pid_seen, true)) s = Slot::prop_id;
+        else if (key_is(k, "name") && !std::exchange(pname_seen, true)) s = Slot::prop_name;
+        break;
+      default: break;
+    }
+    slot = s;
+    return true;
+  }
+};
+
+
+ParseError json_error(const rapidjson::ParseResult& r, const PullStream& in) {
+  const auto code = r.Code();
+  const std::size_t at = r.Offset();
+  const int line = in.line_of(at);
+  std::string where = " at byte " + std::to_string(at);
+  if (code == rapidjson::kParseErrorDocumentEmpty) return ParseError{"empty", 0};
+  if (code == rapidjson::kParseErrorStringInvalidEncoding) return ParseError{"not valid UTF-8" + where, line};
+  if (in.at_end() && at >= in.Tell() && code != rapidjson::kParseErrorDocumentRootNotSingular)
+    return ParseError{"truncated JSON (it ends inside an object, array or string)" + where, line};
+  return ParseError{std::string("not valid JSON (") + rapidjson::GetParseError_En(code) + ")" + where, line};
+}
+
+}  // namespace
+
+Parsed<Profile> read_kineto(const ByteSource& next) {
+  PullStream in(next);
+  auto source_failed = [&]() -> tl::unexpected<ParseError> { return parse_fail(in.error()); };
+  while (in.Peek() == ' ' || in.Peek() == '\n' || in.Peek() == '\r' || in.Peek() == '\t') in.Take();
+  if (!in.error().empty()) return source_failed();
+  if (in.Peek() == '\0' && in.at_end()) return parse_fail("empty");
+  if (in.Peek() != '{') return parse_fail("not a JSON object: a Kineto trace is {\"traceEvents\": [...]}", 1);
+
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
+                              rapidjson::kParseFullPrecisionFlag;
+  Handler h;
+  h.p.format = "Kineto trace";
+  rapidjson::Reader reader;
+  rapidjson::ParseResult r = reader.Parse<kFlags>(in, h);
+  // A source that failed (a read error, a corrupt or cut gzip stream) looks like the end to
+  // RapidJSON: its reason is the one to give.
+  if (!in.error().empty()) return source_failed();
+  if (r.IsError()) return tl::unexpected(json_error(r, in));
+  if (!h.events_array)
+    return parse_fail("JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)");
+
+  Profile p = std::move(h.p);
+  if (h.world_size) p.system.emplace_back("world_size", std::to_string(*h.world_size));
+  if (h.backend) p.system.emplace_back("backend", *h.backend);
+  for (const auto& [id, n] : h.dev_name) p.system.emplace_back("GPU " + std::to_string(id), n);
+  const std::int64_t rank = h.rank;
+  if (rank >= 0) p.system.emplace_back("rank", std::to_string(rank));
+  for (auto& g : p.gpus) {
+    auto n = h.dev_name.find(g.device);
+    g.key = (rank >= 0 ? "rank" + std::to_string(rank) + "." : std::string()) + "gpu" + std::to_string(g.device);
+    g.label = (rank >= 0 ? "rank " + std::to_string(rank) + " " : std::string()) + "GPU " + std::to_string(g.device) +
+              (n != h.dev_name.end() ? " (" + n->second + ")" : "");
+  }
+
   if (p.acts.empty()) {
-    return parse_fail(events.Size() == 0 ? "a trace with no events (traceEvents is empty)"
-                                         : std::to_string(events.Size()) + " trace events but no GPU activity (no cat kernel/gpu_memcpy/gpu_memset events): profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
+    return parse_fail(h.n_events == 0 ? "a trace with no events (traceEvents is empty)"
+                                      : std::to_string(h.n_events) + " trace events but no GPU activity (no cat kernel/gpu_memcpy/gpu_memset events): profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
   }
   bool kernels = false;
   for (const auto& a : p.acts) kernels = kernels || a.kind == ActKind::kernel;
   if (!kernels) return parse_fail("a trace with GPU memory copies but no kernels (no cat kernel events)");
+
+  // The launch call of each activity by correlation; of calls sharing one, the first in the file.
+  auto& api = h.api;
+  auto by_corr = [](const Handler::Call& a, const Handler::Call& b) { return a.corr < b.corr; };
+  if (!std::is_sorted(api.begin(), api.end(), by_corr)) std::stable_sort(api.begin(), api.end(), by_corr);
   for (std::size_t i = 0; i < p.acts.size(); ++i) {
-    if (!corr_of[i]) continue;
-    auto it = api.find(corr_of[i]);
-    if (it == api.end()) continue;
-    p.acts[i].api_start = it->second.first;
-    p.acts[i].api_end = it->second.second;
+    std::int64_t c = h.corr_of[i];
+    if (!c) continue;
+    auto it = std::lower_bound(api.begin(), api.end(), c, [](const Handler::Call& a, std::int64_t v) { return a.corr < v; });
+    if (it == api.end() || it->corr != c) continue;
+    p.acts[i].api_start = it->start;
+    p.acts[i].api_end = it->end;
   }
   if (p.api_calls == 0) p.notes.push_back("no cuda_runtime/cuda_driver events: launch overhead and host-bound idle unknown");
-  if (bad_times) p.notes.push_back(std::to_string(bad_times) + " events without a usable ts/dur were left out");
-  (void)x_events;
+  if (h.bad_times) p.notes.push_back(std::to_string(h.bad_times) + " events without a usable ts/dur were left out");
   return p;
 }
+
+Parsed<Profile> parse_kineto(std::string_view json) { return read_kineto(blocks_of(json)); }
 
 }  // namespace perfgap::parsers

@@ -1,6 +1,6 @@
 // GPU timeline profiles: Nsight Systems SQLite exports and PyTorch profiler (Kineto) Chrome
 // traces, read into one model (times in ns). The readers take the file's bytes, never a path
-// (the CLI reads inputs through sys::read_named_file, with its limits).
+// (the CLI reads inputs through sys::read_named_file or sys::BlockReader, with their limits).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "parsers/byte_source.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -83,7 +84,11 @@ bool looks_sqlite(std::string_view bytes);
 // True when `bytes` start like an Nsight Systems .nsys-rep / .qdrep report.
 bool looks_nsys_report(std::string_view bytes);
 
-// PyTorch profiler / Kineto Chrome-trace JSON (already decompressed).
+// PyTorch profiler / Kineto Chrome-trace JSON (already decompressed), pulled from `next` a block
+// at a time and never held whole: memory is the model plus a block (RapidJSON's SAX Reader).
+// A failing source's error is the error; bad JSON names its line and byte offset.
+Parsed<Profile> read_kineto(const ByteSource& next);
+// The same over bytes in memory.
 Parsed<Profile> parse_kineto(std::string_view json);
 
 }  // namespace perfgap::parsers

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 namespace perfgap::sys {
 namespace {
@@ -134,6 +135,57 @@ tl::expected<void, std::string> stream_named_file(const std::string& path, std::
   }
   ::close(*fd);
   return result;
+}
+
+tl::expected<BlockReader, std::string> BlockReader::open(const std::string& path, std::size_t max_bytes, std::size_t block_bytes) {
+  auto fd = open_named(path, max_bytes);
+  if (!fd) return tl::unexpected(fd.error());
+  return BlockReader(*fd, max_bytes, std::max<std::size_t>(block_bytes, 16));
+}
+
+BlockReader::BlockReader(int fd, std::size_t max_bytes, std::size_t block_bytes)
+    : fd_(fd), max_(max_bytes), block_(block_bytes), buf_(new char[block_bytes]) {}
+
+BlockReader::BlockReader(BlockReader&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), max_(other.max_), block_(other.block_), total_(other.total_), buf_(std::move(other.buf_)) {}
+
+BlockReader& BlockReader::operator=(BlockReader&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    max_ = other.max_, block_ = other.block_, total_ = other.total_;
+    buf_ = std::move(other.buf_);
+  }
+  return *this;
+}
+
+BlockReader::~BlockReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+tl::expected<std::string_view, std::string> BlockReader::next() {
+  if (fd_ < 0) return std::string_view();
+  std::size_t have = 0;
+  // Fill the block (a pipe hands over 64 KiB at a time).
+  while (have < block_) {
+    ssize_t n = ::read(fd_, buf_.get() + have, block_ - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) break;  // a non-blocking device with nothing queued: the end, as read_fd_to_end
+      std::string err = "read error: " + std::string(std::strerror(errno));
+      ::close(std::exchange(fd_, -1));
+      return tl::unexpected(err);
+    }
+    if (n == 0) break;
+    total_ += static_cast<std::size_t>(n);
+    if (total_ > max_) {
+      ::close(std::exchange(fd_, -1));
+      return tl::unexpected("larger than " + mib(max_));
+    }
+    have += static_cast<std::size_t>(n);
+  }
+  if (have < block_) ::close(std::exchange(fd_, -1));  // the end: the next call says so
+  return std::string_view(buf_.get(), have);
 }
 
 tl::expected<void, std::string> probe_named_file(const std::string& path) {

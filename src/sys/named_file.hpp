@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,30 @@ inline constexpr std::size_t kStreamBlockBytes = 1u << 20;
 tl::expected<void, std::string> stream_named_file(const std::string& path, std::size_t max_bytes,
                                                   const std::function<bool(std::string_view)>& sink,
                                                   std::size_t block_bytes = kStreamBlockBytes);
+
+// Reads the file in raw blocks on demand, for a reader that pulls its input (the Kineto
+// JSON reader: one JSON document may be a single line, so stream_named_file's whole lines do
+// not fit it). Each block is `block_bytes` long but the last (a pipe's short reads are joined
+// up), and the memory is that one block. The errors are read_named_file's; the size limit
+// counts every byte read.
+class BlockReader {
+ public:
+  static tl::expected<BlockReader, std::string> open(const std::string& path, std::size_t max_bytes,
+                                                     std::size_t block_bytes = 256u << 10);
+  BlockReader(BlockReader&& other) noexcept;
+  BlockReader& operator=(BlockReader&& other) noexcept;
+  BlockReader(const BlockReader&) = delete;
+  BlockReader& operator=(const BlockReader&) = delete;
+  ~BlockReader();
+  // The next block (valid until the next call; empty at the end and after an error), or why not.
+  tl::expected<std::string_view, std::string> next();
+
+ private:
+  BlockReader(int fd, std::size_t max_bytes, std::size_t block_bytes);
+  int fd_ = -1;
+  std::size_t max_ = 0, block_ = 0, total_ = 0;
+  std::unique_ptr<char[]> buf_;
+};
 
 // Why a file of this kind is not read ("is a directory", "is a character device ...", ...), or
 // "" for a regular file or a pipe. `is_stdin`: "-" was given, taken as it is.
