@@ -22,7 +22,9 @@
 
 namespace perfgap::parsers {
 
-namespace {
+// File-local, but named: the release build compiles the parsers in unity batches, where
+// another file's anonymous Handler or Ctx would collide.
+namespace kineto_sax {
 
 // RapidJSON's input stream over a ByteSource: Peek/Take read the current block, the next one
 // is pulled when it is used up. At the end (or when the source fails) Peek gives '\0', which
@@ -478,10 +480,11 @@ ParseError json_error(const rapidjson::ParseResult& r, const PullStream& in) {
   return ParseError{std::string("not valid JSON (") + rapidjson::GetParseError_En(code) + ")" + where, line};
 }
 
-}  // namespace
+}  // namespace kineto_sax
 
 Parsed<Profile> read_kineto(const ByteSource& next) {
-  PullStream in(next);
+  using kineto_sax::Handler;
+  kineto_sax::PullStream in(next);
   auto source_failed = [&]() -> tl::unexpected<ParseError> { return parse_fail(in.error()); };
   while (in.Peek() == ' ' || in.Peek() == '\n' || in.Peek() == '\r' || in.Peek() == '\t') in.Take();
   if (!in.error().empty()) return source_failed();
@@ -497,7 +500,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   // A source that failed (a read error, a corrupt or cut gzip stream) looks like the end to
   // RapidJSON: its reason is the one to give.
   if (!in.error().empty()) return source_failed();
-  if (r.IsError()) return tl::unexpected(json_error(r, in));
+  if (r.IsError()) return tl::unexpected(kineto_sax::json_error(r, in));
   if (!h.events_array)
     return parse_fail("JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)");
 
