@@ -3,7 +3,7 @@
 //   perfgap-gen-perf-data SCENARIO OUT.data [OUT.kallsyms] [flags...]
 // SCENARIO: smmu (arm_smmu_cmdq_issue_cmdlist 30%), hot (native_queued_spin_lock_slowpath 20%),
 // clean (no known-costly frame), large:MB (about MB megabytes of samples with call chains).
-// flags: be (big-endian), pipe, z81, z83 (zstd COMPRESSED / COMPRESSED2), v0 (64-byte attr),
+// flags: be (big-endian), pipe, z81, z83 (zstd COMPRESSED / COMPRESSED2), v0 (64-byte attr), v7 (128),
 // two (two events matched by identifier), read, raw, noperiod, lost.
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +15,7 @@
 int main(int argc, char** argv) {
   using namespace perfgap::gen;
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s smmu|hot|clean|large:MB OUT.data [OUT.kallsyms] [be|pipe|z81|z83|v0|two|read|raw|noperiod|lost]...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s smmu|hot|clean|large:MB OUT.data [OUT.kallsyms] [be|pipe|z81|z83|v0|v7|two|read|raw|noperiod|lost]...\n", argv[0]);
     return 2;
   }
   std::string sc = argv[1];
@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
     else if (f == "z81") s.compressed = 81;
     else if (f == "z83") s.compressed = 83;
     else if (f == "v0") s.attr_size = 64;
+    else if (f == "v7") s.attr_size = 128;  // perf_event_attr before config3: what perf 6.1 reads
     else if (f == "two") s.two_events = true;
     else if (f == "read") s.read = true;
     else if (f == "raw") s.raw = true;

@@ -88,8 +88,8 @@ struct Writer {
     w.u16(0);
     return at;
   }
-  static void end(Out& w, std::size_t at) {
-    while ((w.s.size() - at) % 8) w.u8(0);
+  static void end(Out& w, std::size_t at, bool pad = true) {
+    while (pad && (w.s.size() - at) % 8) w.u8(0);
     std::size_t n = w.s.size() - at;
     if (n > 0xffff) throw std::runtime_error("perf_data_gen: record over 64 KiB");
     w.set_u16(at + 6, static_cast<std::uint16_t>(n));
@@ -213,7 +213,7 @@ struct Writer {
         std::size_t at = begin(w, static_cast<std::uint32_t>(sp.compressed), 0);
         if (sp.compressed == 83) w.u64(part.size());
         w.bytes(part);
-        end(w, at);
+        end(w, at, sp.compressed == 83);  // COMPRESSED (81) is not padded: its size is the data's
       }
     }
     ZSTD_freeCStream(z);

@@ -1,6 +1,7 @@
 // The native perf.data reader (parsers/perf_data.hpp) on recordings written by
 // tests/support/perf_data_gen in every variant, on damaged bytes, and on the real recordings of
 // ../shared/fixtures/profiles (skipped where absent).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <zstd.h>
 
