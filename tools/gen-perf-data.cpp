@@ -5,10 +5,12 @@
 // clean (no known-costly frame), large:MB (about MB megabytes of samples with call chains).
 // flags: be (big-endian), pipe, z81, z83 (zstd COMPRESSED / COMPRESSED2), v0 (64-byte attr), v7 (128),
 // two (two events matched by identifier), read, raw, noperiod, lost.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "perf_data_gen.hpp"
 
@@ -35,7 +37,8 @@ int main(int argc, char** argv) {
   PerfDataSpec s = demo_spec(k, user);
   int first_flag = 3;
   std::string ks_out;
-  if (argc > 3 && std::string(argv[3]).find('.') != std::string::npos) {
+  const std::vector<std::string> flags = {"be", "pipe", "z81", "z83", "v0", "v7", "two", "read", "raw", "noperiod", "lost"};
+  if (argc > 3 && std::find(flags.begin(), flags.end(), std::string(argv[3])) == flags.end()) {
     ks_out = argv[3];
     first_flag = 4;
   }

@@ -97,7 +97,7 @@ Finding perf_summary(const parsers::PerfProfile& p, const std::string& source) {
     if (c.size() > 3) who += fmt::format(", {} more", c.size() - 3);
     f.add(source, fmt::format("{:.2f}% {}{}", pct, sym, who.empty() ? "" : " (" + who + ")"));
   }
-  std::string counts = p.samples > 0 ? fmt::format("{:.0f} samples", p.samples) : fmt::format("{} rows", p.symbols.size());
+  std::string counts = p.samples > 0 ? fmt::format("{:.0f} samples", p.samples) : fmt::format("{} row{}", p.symbols.size(), p.symbols.size() == 1 ? "" : "s");
   if (p.lost) counts += fmt::format(", {:.0f} lost", *p.lost);
   f.title = fmt::format("{} ({}), {:.2f}% in the kernel{}", counts, layout_name(p.layout), kernel,
                         top.empty() ? "" : fmt::format("; hottest {} {:.2f}%", top.front().second, top.front().first));

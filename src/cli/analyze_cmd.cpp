@@ -167,29 +167,43 @@ const parsers::Kallsyms* kernel_names_for(KernelNames& kn, const std::string& op
   return &*kn.live;
 }
 
-// A perf input: perf.data (by its magic, file or pipe mode) or perf's text. A regular file is
-// sniffed by its first block and, when text, streamed; standard input and FIFOs cannot be read
-// twice, so they are read whole first.
+// A perf input: perf.data (by its magic, file or pipe mode) or perf's text, told apart by the
+// first block, so a file, a FIFO and standard input are read once. Text streams into the
+// parser; perf.data's blocks are kept whole (the reader takes all the bytes). The blocks are
+// stream_named_file's, whole lines and so exactly the input's bytes, except that a "line"
+// (bytes without a 0x0a) longer than a block is cut: a perf.data that has one is refused, not
+// read wrong (the block then has one byte more than a block holds).
 tl::expected<parsers::PerfProfile, std::string> read_perf_input(const std::string& file, const std::string& kallsyms_opt, KernelNames& kn) {
-  std::optional<std::string> whole;
-  std::error_code ec;
-  bool regular = file != "-" && std::filesystem::is_regular_file(file, ec);
-  if (regular) {
-    bool data = false;
-    auto peek = sys::stream_named_file(file, sys::kMaxInputBytes, [&](std::string_view block) {
+  auto bytes = std::make_optional<std::string>();
+  parsers::PerfParser text;
+  bool first = true, data = false, binary = false, cut = false, any = false;
+  auto read = sys::stream_named_file(file, sys::kMaxInputBytes, [&](std::string_view block) {
+    if (first) {
+      first = false;
       data = parsers::looks_perf_data(block);
-      return false;
-    });
-    if (!peek) return tl::unexpected(peek.error());
-    if (!data) return parse_input<parsers::PerfParser>(file);
-  }
-  auto bytes = sys::read_named_file(file, sys::kMaxInputBytes);
-  if (!bytes) return tl::unexpected(bytes.error());
-  if (bytes->empty()) return tl::unexpected(std::string("empty"));
-  if (!parsers::looks_perf_data(*bytes)) {
-    if (parsers::tooltext::looks_binary(std::string_view(*bytes).substr(0, sys::kStreamBlockBytes)))
-      return tl::unexpected(std::string("binary data, neither perf text nor perf.data (no PERFILE2 magic)"));
-    auto p = parsers::parse_perf(*bytes);
+      if (!data && parsers::tooltext::looks_binary(block)) {
+        binary = true;
+        return false;
+      }
+    }
+    if (data) {
+      if (block.size() > sys::kStreamBlockBytes) {
+        cut = true;
+        return false;
+      }
+      bytes->append(block);
+      return true;
+    }
+    if (!any) any = block.find_first_not_of(" \t\r\n") != std::string_view::npos;
+    text.feed(block);
+    return true;
+  });
+  if (!read) return tl::unexpected(read.error());
+  if (binary) return tl::unexpected(std::string("binary data, neither perf text nor perf.data (no PERFILE2 magic)"));
+  if (cut) return tl::unexpected(fmt::format("perf.data with more than {} bytes in a row without a 0x0a byte, which the block reader cannot pass on whole", sys::kStreamBlockBytes));
+  if (!data) {
+    if (!any) return tl::unexpected(std::string("empty"));
+    auto p = text.finish();
     if (!p) return tl::unexpected(p.error().describe());
     return std::move(*p);
   }
