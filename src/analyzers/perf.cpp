@@ -82,6 +82,7 @@ Finding perf_summary(const parsers::PerfProfile& p, const std::string& source) {
     if (!s.comm.empty()) comms[s.symbol].emplace_back(s.self_pct, s.comm);
   }
   std::vector<std::pair<double, std::string>> top;
+  top.reserve(by_sym.size());
   for (const auto& [sym, pct] : by_sym) top.emplace_back(pct, sym);
   std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   if (top.size() > 10) top.resize(10);
