@@ -187,6 +187,12 @@ tl::expected<parsers::PerfProfile, std::string> read_perf_input(const std::strin
       }
     }
     if (data) {
+      if (bytes->empty()) {
+        // One allocation for a regular file (no regrowth copies of a large recording).
+        std::error_code ec;
+        auto size = file == "-" ? 0 : std::filesystem::file_size(file, ec);
+        if (!ec && size > 0) bytes->reserve(std::min<std::uintmax_t>(size, sys::kMaxInputBytes));
+      }
       if (block.size() > sys::kStreamBlockBytes) {
         cut = true;
         return false;
