@@ -18,6 +18,7 @@ packages=(
   libarchive-dev              # snapshot OUT.tar.gz and check --root FILE.tar.gz
   rapidjson-dev               # fleet reports and Kineto traces (header-only)
   libsqlite3-dev              # analyze nsys: Nsight Systems SQLite exports
+  libzstd-dev                 # analyze perf: zstd-compressed perf.data (perf record -z)
 )
 arm64=0
 test_tools=0

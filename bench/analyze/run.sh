@@ -5,7 +5,9 @@
 # steps (a Megatron-LM log), ~100 MB each.
 # When `perf record -e cpu-clock -g` works here, it also records a short real profile and
 # times `perf script | perfgap analyze perf` against `perf report --stdio` on the same
-# recording, side by side in the same run.
+# recording, side by side in the same run. Last, bench/analyze/perf_data.sh times the native
+# perf.data reader on a generated recording (--perf-mb) beside `perf report --stdio` (target
+# >= 500 MB/s on one core).
 #
 #   bench/analyze/run.sh [--reps N] [--core C] [--no-build] [--perf-mb N] [--nccl-mb N] [--keep]
 #   (--nccl-mb sizes the nccl-tests, nccl-log and steps inputs)
@@ -153,5 +155,6 @@ if command -v perf >/dev/null && perf record -e cpu-clock -g -o "$WORK/probe.dat
 else
   echo "real recording: skipped (perf missing or 'perf record -e cpu-clock -g' does not work here)" | tee -a "$SUMMARY"
 fi
+bash "$SRC/bench/analyze/perf_data.sh" "$SRC/build-bench" "$WORK" "$SUMMARY" --mb "$PERF_MB" --reps "$REPS" --core "$CORE" || status=1
 echo "summary: $SUMMARY" >&2
 exit $status

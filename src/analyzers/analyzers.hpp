@@ -49,8 +49,10 @@ const std::vector<KernelSymbol>& kernel_symbols();
 // Parses a knowledge-base text (the embedded one or a test's); error text on failure.
 std::optional<std::vector<KernelSymbol>> parse_kernel_symbols(const std::string& yaml, std::string* error = nullptr);
 
+// perf.smmu_cmdq, perf.hot_kernel and perf.summary (the last alone: perf_summary).
 std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::string& source,
                                   const std::vector<KernelSymbol>& kb = kernel_symbols());
+Finding perf_summary(const parsers::PerfProfile& p, const std::string& source);
 
 // ---- turbostat -------------------------------------------------------------------------
 struct TurbostatOptions {

@@ -59,10 +59,60 @@ const char* layout_name(parsers::PerfProfile::Layout l) {
     case parsers::PerfProfile::Layout::top: return "perf top";
     case parsers::PerfProfile::Layout::legacy: return "perf report (legacy layout)";
     case parsers::PerfProfile::Layout::script: return "perf script";
+    case parsers::PerfProfile::Layout::data: return "perf.data";
   }
   return "perf";
 }
 }  // namespace
+
+Finding perf_summary(const parsers::PerfProfile& p, const std::string& source) {
+  Finding f;
+  f.id = "perf.summary";
+  f.layer = "virtualization";
+  f.subject = source;
+  f.status = report::Status::pass;
+  // Self share per symbol summed over its rows (commands, threads), the hottest first.
+  std::map<std::string, double> by_sym;
+  std::map<std::string, std::vector<std::pair<double, std::string>>> comms;
+  double kernel = 0;
+  for (const auto& s : p.symbols) {
+    bool k = s.kernel || s.dso.find("kernel") != std::string::npos;
+    if (k) kernel += s.self_pct;
+    by_sym[s.symbol] += s.self_pct;
+    if (!s.comm.empty()) comms[s.symbol].emplace_back(s.self_pct, s.comm);
+  }
+  std::vector<std::pair<double, std::string>> top;
+  top.reserve(by_sym.size());
+  for (const auto& [sym, pct] : by_sym) top.emplace_back(pct, sym);
+  std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (top.size() > 10) top.resize(10);
+  if (p.samples > 0) f.metric("samples", p.samples);
+  if (p.lost) f.metric("lost", *p.lost);
+  f.metric("kernel_pct", kernel);
+  for (const auto& [pct, sym] : top) {
+    f.metric("top." + sym, pct);
+    auto& c = comms[sym];
+    std::stable_sort(c.begin(), c.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string who;
+    for (std::size_t i = 0; i < c.size() && i < 3; ++i) who += fmt::format("{}{} {:.2f}%", i ? ", " : "", c[i].second, c[i].first);
+    if (c.size() > 3) who += fmt::format(", {} more", c.size() - 3);
+    f.add(source, fmt::format("{:.2f}% {}{}", pct, sym, who.empty() ? "" : " (" + who + ")"));
+  }
+  std::string counts = p.samples > 0 ? fmt::format("{:.0f} samples", p.samples) : fmt::format("{} row{}", p.symbols.size(), p.symbols.size() == 1 ? "" : "s");
+  if (p.lost) counts += fmt::format(", {:.0f} lost", *p.lost);
+  f.title = fmt::format("{} ({}), {:.2f}% in the kernel{}", counts, layout_name(p.layout), kernel,
+                        top.empty() ? "" : fmt::format("; hottest {} {:.2f}%", top.front().second, top.front().first));
+  if (p.recording) {
+    const auto& r = *p.recording;
+    f.add(source, fmt::format("recorded on {} ({} {}, {} CPUs online){}{}{}", r.hostname.empty() ? "an unnamed host" : r.hostname,
+                              r.osrelease.empty() ? "kernel unknown" : r.osrelease, r.arch.empty() ? "arch unknown" : r.arch, r.nr_cpus,
+                              r.pipe ? ", pipe mode" : "", r.compressed ? ", zstd-compressed" : "", r.big_endian ? ", big-endian" : ""));
+    if (r.unmatched_samples > 0) f.add(source, fmt::format("{} samples name no event of the header (not counted)", r.unmatched_samples));
+    if (!p.symbol_source.empty()) f.add(source, "kernel symbols: " + p.symbol_source);
+    f.metric("unresolved_kernel_pct", p.unresolved_kernel_pct);
+  }
+  return f;
+}
 
 std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::string& source, const std::vector<KernelSymbol>& kb) {
   // A symbol's rows summed: `perf report --sort comm,sym` prints one row per command (or
@@ -94,7 +144,7 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
       break;
     }
   }
-  auto where = [&](const Hit& h) { return fmt::format("{}:{}", source, h.rows.front()->line); };
+  auto where = [&](const Hit& h) { return h.rows.front()->line > 0 ? fmt::format("{}:{}", source, h.rows.front()->line) : source; };
   // "4.00% python, 3.00% pt_data_worker" when a symbol has several rows (or one with a command).
   auto shares = [](const Hit& h) {
     if (h.rows.size() < 2 && (h.rows.empty() || h.rows.front()->comm.empty())) return std::string();
@@ -111,6 +161,19 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
   };
   const std::string what = fmt::format("{}{}", layout_name(p.layout), p.children_column ? ", Self column" : "");
   std::vector<Finding> out;
+  // perf.data kernel leaves no symbol table named: a pass cannot be told when they could hide a
+  // frame above the threshold (a fail or warn from the named ones stands).
+  auto unnamed = [&](Finding& f) {
+    if (p.unresolved_kernel_pct <= kThresholdPct) {
+      if (p.unresolved_kernel_pct > 0)
+        f.add(source, fmt::format("{:.2f}% of samples are kernel addresses no symbol names ({})", p.unresolved_kernel_pct, p.symbol_source));
+      return;
+    }
+    f.status = report::Status::skip;
+    f.title = fmt::format("{:.2f}% of samples are kernel addresses without names: {}", p.unresolved_kernel_pct, p.symbol_source);
+    f.fix = "capture /proc/kallsyms on the recording node (as root, while it runs the same boot) and pass --kallsyms FILE";
+    f.metric("unresolved_kernel_pct", p.unresolved_kernel_pct);
+  };
   {
     Finding f;
     f.id = "perf.smmu_cmdq";
@@ -133,6 +196,7 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
       f.title = smmu.empty() ? fmt::format("no SMMU command-queue frames in the profile ({})", what)
                              : fmt::format("SMMU command-queue frames at {:.2f}% of samples (<= {:.0f}%)", share, kThresholdPct);
       if (smmu.empty()) f.add(source, fmt::format("{} kernel and user rows read ({}); none is an SMMU command-queue frame", p.symbols.size(), what));
+      unnamed(f);
     }
     out.push_back(std::move(f));
   }
@@ -167,9 +231,11 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
                             : fmt::format("known-costly kernel frames all at or below {:.0f}% of samples", kThresholdPct);
       for (const auto& h : hot) f.add(where(h), fmt::format("{:.2f}% {}{}", h.pct, h.name, shares(h)));
       if (hot.empty()) f.add(source, fmt::format("{} rows read ({}); none is a known-costly kernel frame", p.symbols.size(), what));
+      unnamed(f);
     }
     out.push_back(std::move(f));
   }
+  out.push_back(perf_summary(p, source));
   for (auto& d : damaged_lines("perf.hot_kernel", "virtualization", source, p.damaged)) out.push_back(std::move(d));
   return out;
 }

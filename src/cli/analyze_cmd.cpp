@@ -17,11 +17,13 @@
 
 #include "analyzers/analyzers.hpp"
 #include "parsers/gunzip.hpp"
+#include "parsers/perf_data.hpp"
 #include "parsers/profile.hpp"
 #include "slurm/process.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
 #include "sys/named_file.hpp"
+#include "sys/sysroot.hpp"
 #include "parsers/tool_text.hpp"
 #include "report/render.hpp"
 #include "sys/text.hpp"
@@ -149,6 +151,103 @@ tl::expected<parsers::Profile, std::string> read_profile(const std::string& kind
   return std::move(*p);
 }
 
+// Kernel symbols for perf.data: --kallsyms, else the live /proc/kallsyms when it is of the same
+// kernel release as the recording and readable with addresses; else none and why.
+struct KernelNames {
+  std::optional<parsers::Kallsyms> given;   // --kallsyms
+  std::optional<parsers::Kallsyms> live;    // read once, on first need
+  bool live_read = false;
+  std::string live_why;
+  std::string running_release;
+};
+
+const parsers::Kallsyms* kernel_names_for(KernelNames& kn, const std::string& opt, const parsers::PerfData& d, std::string& source) {
+  if (kn.given) {
+    source = "--kallsyms " + opt;
+    if (kn.given->zero_addresses) source += " (every address is 0: captured without root; capture it as root)";
+    return &*kn.given;
+  }
+  auto root = sys::Sysroot::live();
+  if (!kn.live_read) {
+    kn.live_read = true;
+    auto rel = root.read_value("/proc/sys/kernel/osrelease");
+    if (rel) kn.running_release = *rel;
+    auto text = root.read("/proc/kallsyms", 256u << 20);
+    if (!text) kn.live_why = "/proc/kallsyms: " + text.error().reason();
+    else if (auto k = parsers::parse_kallsyms(*text); !k) kn.live_why = "/proc/kallsyms: " + k.error().describe();
+    else if (k->zero_addresses) kn.live_why = "/proc/kallsyms shows every address as 0 (not root, or kernel.kptr_restrict)";
+    else kn.live = std::move(*k);
+  }
+  if (d.osrelease.empty()) {
+    source = "no kernel symbols: the recording names no kernel release, so this node's /proc/kallsyms cannot be matched; pass --kallsyms FILE captured on the node";
+    return nullptr;
+  }
+  if (d.osrelease != kn.running_release) {
+    source = fmt::format("no kernel symbols: recorded on kernel {}, this node runs {}; pass --kallsyms FILE captured on the node", d.osrelease,
+                         kn.running_release.empty() ? "an unknown one" : kn.running_release);
+    return nullptr;
+  }
+  if (!kn.live) {
+    source = fmt::format("no kernel symbols: {}; pass --kallsyms FILE captured on the node", kn.live_why);
+    return nullptr;
+  }
+  source = fmt::format("this node's /proc/kallsyms (same kernel release {})", d.osrelease);
+  return &*kn.live;
+}
+
+// A perf input: perf.data (by its magic, file or pipe mode) or perf's text, told apart by the
+// first block, so a file, a FIFO and standard input are read once. Text streams into the
+// parser; perf.data's blocks are kept whole (the reader takes all the bytes). The blocks are
+// stream_named_file's, whole lines and so exactly the input's bytes, except that a "line"
+// (bytes without a 0x0a) longer than a block is cut: a perf.data that has one is refused, not
+// read wrong (the block then has one byte more than a block holds).
+tl::expected<parsers::PerfProfile, std::string> read_perf_input(const std::string& file, const std::string& kallsyms_opt, KernelNames& kn) {
+  auto bytes = std::make_optional<std::string>();
+  parsers::PerfParser text;
+  bool first = true, data = false, binary = false, cut = false, any = false;
+  auto read = sys::stream_named_file(file, sys::kMaxInputBytes, [&](std::string_view block) {
+    if (first) {
+      first = false;
+      data = parsers::looks_perf_data(block);
+      if (!data && parsers::tooltext::looks_binary(block)) {
+        binary = true;
+        return false;
+      }
+    }
+    if (data) {
+      if (bytes->empty()) {
+        // One allocation for a regular file (no regrowth copies of a large recording).
+        std::error_code ec;
+        auto size = file == "-" ? 0 : std::filesystem::file_size(file, ec);
+        if (!ec && size > 0) bytes->reserve(std::min<std::uintmax_t>(size, sys::kMaxInputBytes));
+      }
+      if (block.size() > sys::kStreamBlockBytes) {
+        cut = true;
+        return false;
+      }
+      bytes->append(block);
+      return true;
+    }
+    if (!any) any = block.find_first_not_of(" \t\r\n") != std::string_view::npos;
+    text.feed(block);
+    return true;
+  });
+  if (!read) return tl::unexpected(read.error());
+  if (binary) return tl::unexpected(std::string("binary data, neither perf text nor perf.data (no PERFILE2 magic)"));
+  if (cut) return tl::unexpected(fmt::format("perf.data with more than {} bytes in a row without a 0x0a byte, which the block reader cannot pass on whole", sys::kStreamBlockBytes));
+  if (!data) {
+    if (!any) return tl::unexpected(std::string("empty"));
+    auto p = text.finish();
+    if (!p) return tl::unexpected(p.error().describe());
+    return std::move(*p);
+  }
+  auto d = parsers::parse_perf_data(*bytes);
+  if (!d) return tl::unexpected("perf.data: " + d.error().describe());
+  std::string source;
+  const parsers::Kallsyms* ks = kernel_names_for(kn, kallsyms_opt, *d, source);
+  return parsers::perf_data_profile(*d, ks, source);
+}
+
 }  // namespace
 
 tl::expected<void, std::string> stream_text_input(const std::string& path, std::size_t max_bytes,
@@ -205,6 +304,7 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
       ->check(CLI::IsMember({"IB", "Socket"}));
   cmd->add_flag("--expect-gdr", a.expect_gdr, "nccl-log: inter-node channels should use GPUDirect RDMA");
   cmd->add_option("--reference-ms", a.reference_ms, "steps: the reference time per iteration in ms")->check(CLI::PositiveNumber);
+  cmd->add_option("--kallsyms", a.kallsyms, "perf: kernel symbols (a copy of /proc/kallsyms taken as root on the recording node) to name perf.data's kernel addresses");
   cmd->add_option("--warmup", a.warmup, "steps: records to drop at the start (default 10% of the run, at least 1)")->check(CLI::NonNegativeNumber);
 }
 
@@ -229,6 +329,7 @@ int run_analyze(const AnalyzeArgs& a) {
   only_for(a.expect_gdr, "--expect-gdr", {"nccl-log"});
   only_for(a.reference_ms.has_value(), "--reference-ms", {"steps"});
   only_for(a.warmup.has_value(), "--warmup", {"steps"});
+  only_for(!a.kallsyms.empty(), "--kallsyms", {"perf"});
   if (a.reference_ms && !a.reference.empty()) throw UsageError("give --reference-ms or --reference, not both");
 
   std::vector<report::Finding> findings;
@@ -246,6 +347,14 @@ int run_analyze(const AnalyzeArgs& a) {
   analyzers::NcclTestsOptions nt;
   parsers::NcclTestsRun nt_ref;
   analyzers::StepsOptions st;
+  KernelNames kernel_names;
+  if (!a.kallsyms.empty()) {
+    auto text = sys::read_named_file(a.kallsyms, 256u << 20);
+    if (!text) throw UsageError("--kallsyms " + a.kallsyms + ": " + text.error());
+    auto ks = parsers::parse_kallsyms(*text);
+    if (!ks) throw UsageError("--kallsyms " + a.kallsyms + ": " + ks.error().describe());
+    kernel_names.given = std::move(*ks);
+  }
   std::optional<std::size_t> warmup;
   if (a.warmup) warmup = static_cast<std::size_t>(*a.warmup);
   st.warmup = warmup;
@@ -340,7 +449,7 @@ int run_analyze(const AnalyzeArgs& a) {
   logs.reserve(a.files.size());
   for (const auto& file : a.files) {
     if (k == "perf") {
-      auto p = parse_input<parsers::PerfParser>(file);
+      auto p = read_perf_input(file, a.kallsyms, kernel_names);
       if (!p) { bad(file, p.error()); continue; }
       append(analyzers::analyze_perf(*p, file));
     } else if (k == "turbostat") {

@@ -30,6 +30,7 @@ struct AnalyzeArgs {
   std::optional<double> reference_ms;       // steps
   std::optional<long> warmup;               // steps
   std::string iteration_range;              // nsys, kineto
+  std::string kallsyms;                     // perf: kernel symbols for perf.data
 };
 
 void add_analyze_command(CLI::App& app, AnalyzeArgs& args);

@@ -7,7 +7,9 @@
 // the header or the row names it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,13 +29,24 @@ struct PerfSymbol {
 };
 
 struct PerfProfile {
-  enum class Layout { report, top, legacy, script } layout = Layout::report;
+  enum class Layout { report, top, legacy, script, data } layout = Layout::report;
   bool children_column = false;   // report had Children + Self (self_pct is the Self column)
   bool command_column = false;    // report had a Command column (--sort comm,...): a symbol may
                                   // have one row per command
-  double samples = 0;             // perf script: sample count; others: 0 (not printed reliably)
+  double samples = 0;             // perf script, perf.data: sample count; others: 0 (not printed reliably)
   std::vector<PerfSymbol> symbols;  // by appearance (script: by count, descending)
   std::vector<ParseError> damaged;  // lines that looked like rows but could not be read
+  // perf.data only (parsers/perf_data.hpp):
+  struct Recording {
+    std::string hostname, osrelease, arch;
+    std::uint32_t nr_cpus = 0;       // online CPUs of the recording node
+    bool pipe = false, compressed = false, big_endian = false;
+    std::uint64_t unmatched_samples = 0;  // samples whose id named no event (not counted)
+  };
+  std::optional<Recording> recording;
+  std::optional<double> lost;         // LOST/LOST_SAMPLES records' count; absent for text
+  double unresolved_kernel_pct = 0;   // kernel self share whose addresses no symbol table named
+  std::string symbol_source;          // perf.data: where kernel names came from, or why there are none
 };
 
 // Error when no sample row or perf-script sample is found.
