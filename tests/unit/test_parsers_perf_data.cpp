@@ -87,7 +87,9 @@ TEST(ParsersPerfData, EveryVariantGivesTheSameShares) {
     EXPECT_EQ(d->attr_size, s.attr_size);
     ASSERT_TRUE(d->kernel_text);
     EXPECT_EQ(*d->kernel_text, s.kernel_text);
-    if (s.callchains) EXPECT_EQ(d->callchain_frames, 40u * 4 + 40u * 3);
+    if (s.callchains) {
+      EXPECT_EQ(d->callchain_frames, 40u * 4 + 40u * 3);
+    }
     auto p = parsers::perf_data_profile(*d, nullptr, "none");
     EXPECT_NEAR(p.unresolved_kernel_pct, 50.0, 1e-9);
     auto ks = parsers::parse_kallsyms(gen::demo_kallsyms(kSmmu));
@@ -150,7 +152,9 @@ TEST(ParsersPerfData, DamagedInputIsAnErrorWithAnOffsetNeverACrash) {
     // Every cut: an error (or, for a cut inside the feature sections, the data with fewer features).
     for (std::size_t n = 0; n < good.size(); n += (n < 200 ? 1 : 7)) {
       auto d = parsers::parse_perf_data(std::string_view(good).substr(0, n));
-      if (!d) EXPECT_FALSE(d.error().message.empty());
+      if (!d) {
+        EXPECT_FALSE(d.error().message.empty());
+      }
     }
     // Flipped bytes anywhere: no crash, no hang.
     for (std::size_t at = 0; at < good.size(); at += 5) {
@@ -302,12 +306,24 @@ TEST(ParsersPerfData, SharedRealRecordingsAllParse) {
     EXPECT_GT(d->samples, 0u);
     EXPECT_EQ(d->unmatched_samples, 0u);
     EXPECT_FALSE(d->events.empty());
-    if (name.find("compressed") != std::string::npos) EXPECT_TRUE(d->compressed);
-    if (name.find("pipe") != std::string::npos) EXPECT_TRUE(d->pipe);
-    if (name.find("lost_samples") != std::string::npos) EXPECT_GT(d->lost, 0u);
-    if (name.find("callgraph") != std::string::npos) EXPECT_GT(d->callchain_frames, 0u);
-    if (name.find("numatopology") != std::string::npos) EXPECT_EQ(d->numa_nodes, 2u);
-    if (name.find("6.12") == std::string::npos) EXPECT_FALSE(d->osrelease.empty());
+    if (name.find("compressed") != std::string::npos) {
+      EXPECT_TRUE(d->compressed);
+    }
+    if (name.find("pipe") != std::string::npos) {
+      EXPECT_TRUE(d->pipe);
+    }
+    if (name.find("lost_samples") != std::string::npos) {
+      EXPECT_GT(d->lost, 0u);
+    }
+    if (name.find("callgraph") != std::string::npos) {
+      EXPECT_GT(d->callchain_frames, 0u);
+    }
+    if (name.find("numatopology") != std::string::npos) {
+      EXPECT_EQ(d->numa_nodes, 2u);
+    }
+    if (name.find("6.12") == std::string::npos) {
+      EXPECT_FALSE(d->osrelease.empty());
+    }
     auto p = parsers::perf_data_profile(*d, nullptr, "none");
     auto f = analyzers::analyze_perf(p, name);
     EXPECT_TRUE(by_id(f, "perf.summary"));
