@@ -543,7 +543,7 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
 std::vector<Finding> analyze_nvidia_smi(const std::vector<NvidiaSmiInput>& in) {
   std::vector<GpuSnapshotInput> queries;
   for (const auto& i : in)
-    if (i.capture->kind == parsers::NvidiaSmi::Kind::query) queries.push_back({i.source, &i.capture->query});
+    if (i.capture->kind == parsers::NvidiaSmi::Kind::query) queries.push_back({i.source, &i.capture->query, nullptr, {}});
   std::vector<Finding> out = judge_gpu_snapshots(queries);
   for (const auto& i : in)
     if (i.capture->kind == parsers::NvidiaSmi::Kind::topo)

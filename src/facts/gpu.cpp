@@ -89,22 +89,22 @@ Avail<NvmlSample> read_stored(const sys::Sysroot& root, const char* path) {
   auto text = root.read(path, kMaxDocumentBytes);
   if (!text) return missing(describe(text.error()));
   auto doc = parsers::parse_nvml_json(*text);
-  if (!doc) return missing(std::string(path) + ": not a perfgap-gpu document: " + doc.error().describe());
+  if (!doc) return missing(fmt::format("{}: not a perfgap-gpu document: {}", path, doc.error().describe()));
   return NvmlSample{std::move(*text), std::move(*doc), path};
 }
 
 Avail<NvmlSamples> read_tree(const sys::Sysroot& root) {
   if (!root.exists(kNvmlFirstPath)) {
     if (auto why = root.read(kNvmlWhyPath, 4096); why && !sys::trim_ws(*why).empty())
-      return missing("when the snapshot was taken: " + first_line(*why) + " (" + kNvmlWhyPath + ")");
-    return missing(std::string("not captured (no ") + kNvmlFirstPath + " in the tree: perfgap snapshot stores perfgap-gpu's document there)");
+      return missing(fmt::format("when the snapshot was taken: {} ({})", first_line(*why), kNvmlWhyPath));
+    return missing(fmt::format("not captured (no {} in the tree: perfgap snapshot stores perfgap-gpu's document there)", kNvmlFirstPath));
   }
   auto first = read_stored(root, kNvmlFirstPath);
   if (!first) return missing(first.error());
   NvmlSamples s;
   s.first = std::move(*first);
   if (!root.exists(kNvmlSecondPath)) {
-    s.second_why = std::string("one sample in the tree (no ") + kNvmlSecondPath + ")";
+    s.second_why = fmt::format("one sample in the tree (no {})", kNvmlSecondPath);
   } else if (auto second = read_stored(root, kNvmlSecondPath)) {
     s.second = std::move(*second);
   } else {
