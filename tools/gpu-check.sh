@@ -45,7 +45,8 @@ failed=0
 bench=$build/src/collbench/perfgap-collbench
 perfgap=$build/src/perfgap
 helper=$build/src/gpu_helper/perfgap-gpu
-if [ ! -x "$bench" ] || [ ! -x "$perfgap" ] || [ ! -x "$helper" ]; then
+need_bench=0; [[ " $parts " == *" nccl "* ]] && need_bench=1
+if { [ "$need_bench" = 1 ] && [ ! -x "$bench" ]; } || [ ! -x "$perfgap" ] || [ ! -x "$helper" ]; then
   say "== building in $build"
   if ! { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGAP_TESTS=OFF &&
          cmake --build "$build" --target perfgap perfgap-gpu perfgap-collbench; } >"$out/build.log" 2>&1; then

@@ -82,6 +82,12 @@ std::map<std::pair<std::string, std::string>, Verdict> gpu_findings(const perfga
   return out;
 }
 
+// The verdict of (id, subject); an empty one (no status) when there is none.
+Verdict at(const std::map<std::pair<std::string, std::string>, Verdict>& v, const std::string& id, const std::string& subject) {
+  auto it = v.find({id, subject});
+  return it == v.end() ? Verdict{} : it->second;
+}
+
 perfgap::fixture::RunResult check(const std::vector<std::pair<std::string, std::string>>& env, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"check", "--only", "gpu.*", "--format", "json"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -110,12 +116,12 @@ TEST(GpuCheck, PersistentGpuPassesAndAnotherIsLeftAloneWithoutNvml) {
   auto v = gpu_findings(check(n.env()));
   for (const auto& id : kRules) {
     ASSERT_TRUE(v.count({id, kGpu0})) << id;
-    EXPECT_EQ(v[{id, kGpu0}].status, "pass") << id << ": " << v[{id, kGpu0}].title;
+    EXPECT_EQ(at(v, id, kGpu0).status, "pass") << id << ": " << at(v, id, kGpu0).title;
   }
-  EXPECT_EQ((v[{"gpu.persistence", kGpu1}].status), "warn");
+  EXPECT_EQ((at(v, "gpu.persistence", kGpu1).status), "warn");
   for (const auto& id : kRules) {
     if (id == "gpu.persistence") continue;
-    const auto& f = v[{id, kGpu1}];
+    const auto& f = at(v, id, kGpu1);
     EXPECT_EQ(f.status, "skip") << id;
     EXPECT_NE(f.title.find("not queried, persistence mode off"), std::string::npos) << f.title;
     EXPECT_NE(f.title.find("--nvml"), std::string::npos) << f.title;
@@ -131,9 +137,11 @@ TEST(GpuCheck, PersistentGpuPassesAndAnotherIsLeftAloneWithoutNvml) {
   // --nvml passes through: GPU 1 is queried and judged (still warned for its mode).
   fs::remove(n.dir.file("calls.txt"));
   auto forced = gpu_findings(check(n.env(), {"--nvml"}));
-  EXPECT_EQ((forced[{"gpu.persistence", kGpu1}].status), "warn");
+  EXPECT_EQ((at(forced, "gpu.persistence", kGpu1).status), "warn");
   for (const auto& id : kRules)
-    if (id != "gpu.persistence") EXPECT_EQ((forced[{id, kGpu1}].status), "pass") << id << ": " << forced[{id, kGpu1}].title;
+    if (id != "gpu.persistence") {
+      EXPECT_EQ((at(forced, id, kGpu1).status), "pass") << id << ": " << at(forced, id, kGpu1).title;
+    }
   EXPECT_TRUE(calls_for(n, "1").count("nvmlDeviceGetTotalEccErrors"));
 }
 
@@ -143,12 +151,12 @@ TEST(GpuCheck, RulesFailAndWarnThroughTheCheck) {
   n.script = "gpus 2\n" + healthy(0) + healthy(1) +
              "1 clock_events 0x8\n1 vol_unc 2\n1 pcie_width 8\n1 nvlink 1 down\n1 fabric_state 2\n";
   auto v = gpu_findings(check(n.env()));
-  EXPECT_EQ((v[{"gpu.clocks", kGpu1}].status), "fail") << v[{"gpu.clocks", kGpu1}].title;
-  EXPECT_EQ((v[{"gpu.ecc", kGpu1}].status), "fail");
-  EXPECT_EQ((v[{"gpu.pcie", kGpu1}].status), "warn");
-  EXPECT_EQ((v[{"gpu.nvlink", kGpu1}].status), "fail");
-  EXPECT_EQ((v[{"gpu.fabric", kGpu1}].status), "fail");
-  EXPECT_EQ((v[{"gpu.clocks", kGpu0}].status), "pass");
+  EXPECT_EQ((at(v, "gpu.clocks", kGpu1).status), "fail") << at(v, "gpu.clocks", kGpu1).title;
+  EXPECT_EQ((at(v, "gpu.ecc", kGpu1).status), "fail");
+  EXPECT_EQ((at(v, "gpu.pcie", kGpu1).status), "warn");
+  EXPECT_EQ((at(v, "gpu.nvlink", kGpu1).status), "fail");
+  EXPECT_EQ((at(v, "gpu.fabric", kGpu1).status), "fail");
+  EXPECT_EQ((at(v, "gpu.clocks", kGpu0).status), "pass");
   EXPECT_EQ(check(n.env()).status, 1);  // a fail is a failing report
 }
 
@@ -185,17 +193,17 @@ TEST(GpuCheck, ReplayedDocumentsJudgeCounterGrowth) {
   ASSERT_EQ(later.status, 0) << later.err;
   ASSERT_TRUE(perfgap::fixture::write_file(snap + "/.perfgap/nvml-2.json", later.out));
   auto v = gpu_findings(check({}, {"--root", snap}));
-  EXPECT_EQ((v[{"gpu.pcie", kGpu0}].status), "warn");
-  EXPECT_NE(v[{"gpu.pcie", kGpu0}].title.find("replay counter grew by 5"), std::string::npos) << v[{"gpu.pcie", kGpu0}].title;
-  EXPECT_EQ((v[{"gpu.nvlink", kGpu0}].status), "warn");
-  EXPECT_NE(v[{"gpu.nvlink", kGpu0}].title.find("link 1 +4"), std::string::npos) << v[{"gpu.nvlink", kGpu0}].title;
+  EXPECT_EQ((at(v, "gpu.pcie", kGpu0).status), "warn");
+  EXPECT_NE(at(v, "gpu.pcie", kGpu0).title.find("replay counter grew by 5"), std::string::npos) << at(v, "gpu.pcie", kGpu0).title;
+  EXPECT_EQ((at(v, "gpu.nvlink", kGpu0).status), "warn");
+  EXPECT_NE(at(v, "gpu.nvlink", kGpu0).title.find("link 1 +4"), std::string::npos) << at(v, "gpu.nvlink", kGpu0).title;
 
   // One document only: growth is not judged, and the evidence says why.
   fs::remove(snap + "/.perfgap/nvml-2.json");
   auto one = gpu_findings(check({}, {"--root", snap}));
-  EXPECT_EQ((one[{"gpu.pcie", kGpu0}].status), "pass");
+  EXPECT_EQ((at(one, "gpu.pcie", kGpu0).status), "pass");
   bool said = false;
-  for (const auto& e : one[{"gpu.pcie", kGpu0}].evidence) said = said || e.find("one sample in the tree") != std::string::npos;
+  for (const auto& e : at(one, "gpu.pcie", kGpu0).evidence) said = said || e.find("one sample in the tree") != std::string::npos;
   EXPECT_TRUE(said);
 }
 
@@ -204,8 +212,8 @@ TEST(GpuCheck, ShortBudgetTakesOneSample) {
   n.script = "gpus 1\n" + healthy(0);
   const std::string cfg = write_in(n.dir, "config.yaml", "check_timeout_s: 3\n");
   auto v = gpu_findings(check(n.env(), {"--config", cfg}));
-  EXPECT_EQ((v[{"gpu.nvlink", kGpu0}].status), "pass");
-  EXPECT_NE(v[{"gpu.nvlink", kGpu0}].title.find("one capture"), std::string::npos) << v[{"gpu.nvlink", kGpu0}].title;
+  EXPECT_EQ((at(v, "gpu.nvlink", kGpu0).status), "pass");
+  EXPECT_NE(at(v, "gpu.nvlink", kGpu0).title.find("one capture"), std::string::npos) << at(v, "gpu.nvlink", kGpu0).title;
   EXPECT_EQ(calls_for(n, "-1").count("nvmlInit_v2"), 1u);
 }
 
@@ -214,7 +222,7 @@ TEST(GpuCheck, SkipsSayWhyThereAreNoNvmlFacts) {
   n.script = "gpus 1\n" + healthy(0);
   auto title = [](const perfgap::fixture::RunResult& r) {
     auto v = gpu_findings(r);
-    return v.count({"gpu.clocks", ""}) ? v[{"gpu.clocks", ""}].status + ": " + v[{"gpu.clocks", ""}].title : std::string("none");
+    return v.count({"gpu.clocks", ""}) ? at(v, "gpu.clocks", "").status + ": " + at(v, "gpu.clocks", "").title : std::string("none");
   };
   // No helper beside perfgap (the build keeps it in src/gpu_helper/) and no override.
   auto none = title(check({{"PERFGAP_GPU_HELPER", ""}}));
@@ -259,7 +267,7 @@ TEST(GpuCheck, HelperFoundBesidePerfgap) {
   env[0].second = "";  // no override: the copy beside the binary is found
   auto r = run_binary(bin.file("perfgap"), {"check", "--only", "gpu.ecc", "--format", "json"}, env);
   auto v = gpu_findings(r);
-  EXPECT_EQ((v[{"gpu.ecc", kGpu0}].status), "pass") << r.out;
+  EXPECT_EQ((at(v, "gpu.ecc", kGpu0).status), "pass") << r.out;
 }
 
 }  // namespace gpu_check_test
