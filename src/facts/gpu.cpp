@@ -33,7 +33,7 @@ Avail<NvmlSample> run_helper(const std::string& helper, bool nvml, int deadline_
   if (!r.started) return missing("perfgap-gpu could not be started: " + r.error);
   if (r.timed_out) return missing(fmt::format("perfgap-gpu did not finish within {} s and was stopped", deadline_s + 1));
   const std::string said = first_line(r.err);
-  auto with = [&](std::string what) { return said.empty() ? what : what + " (" + said + ")"; };
+  auto with = [&](const std::string& what) { return said.empty() ? what : what + " (" + said + ")"; };
   switch (r.status) {
     case 0: break;
     case 3: return missing(with("no NVIDIA driver library (libnvidia-ml.so.1)"));
