@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   else FUZZ_CHECK(t.error().line >= 0 && t.error().line <= lines);
   if (auto x = perfgap::parsers::parse_nvidia_smi_xml(text); !x) FUZZ_CHECK(x.error().line >= 0 && x.error().line <= lines);
   if (auto j = perfgap::parsers::parse_nvml_json(text)) {
-    (void)perfgap::analyzers::judge_gpu_snapshots({{"a", &j->snapshot}, {"b", &j->snapshot}});
+    (void)perfgap::analyzers::judge_gpu_snapshots({{"a", &j->snapshot, nullptr, {}}, {"b", &j->snapshot, nullptr, {}}});
   } else {
     FUZZ_CHECK(j.error().line >= 0 && j.error().line <= lines);
   }

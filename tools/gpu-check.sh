@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# One-shot check of perfgap-collbench's NCCL backend on a machine with NVIDIA GPUs (the NCCL
-# backend cannot run on the CPU-only CI and development machines). Builds perfgap and
-# perfgap-collbench unless a build directory that has them is given, runs all four collectives
-# on one GPU (and on every GPU when there are several) from 8 B to 128 MiB, reads each output
-# back with `perfgap analyze nccl-tests`, and keeps everything under $OUT.
+# One-shot checks on a machine with NVIDIA GPUs, of what the CPU-only CI and development
+# machines cannot run. Builds perfgap, perfgap-gpu and perfgap-collbench unless a build
+# directory that has them is given, and keeps everything under $OUT. Two parts:
+#   nvml  perfgap-gpu against the real driver (docs/GPU.md: never run on one before): the
+#         helper's document without and with --nvml, `perfgap check --only 'gpu.*' --format
+#         json` (both ways) with the helper, and `nvidia-smi -q -x` read back by `perfgap analyze
+#         nvidia-smi`, to compare NVML's answers with nvidia-smi's. Each run bounded (60 s).
+#   nccl  perfgap-collbench's NCCL backend: all four collectives on one GPU (and on every GPU
+#         when there are several) from 8 B to 128 MiB, each read back with `perfgap analyze
+#         nccl-tests` (each run bounded by GPU_CHECK_RUN_TIMEOUT_S, default 180 s).
 #
-#   tools/gpu-check.sh [BUILD_DIR]      BUILD_DIR default: build-gpucheck (configured if needed)
-#   OUT=/some/dir tools/gpu-check.sh    where the outputs go (default: ./gpu-check-out)
+#   tools/gpu-check.sh [BUILD_DIR]          BUILD_DIR default: build-gpucheck (configured if needed)
+#   OUT=/some/dir tools/gpu-check.sh        where the outputs go (default: ./gpu-check-out)
+#   GPU_CHECK_PARTS=nvml tools/gpu-check.sh only some parts (default: "nvml nccl"); the nvml
+#                                           part alone takes well under two minutes after the build
 #
-# Exits 0 when every run exited 0 with every #wrong 0 and every output parsed; non-zero
-# otherwise. summary.txt lists each run: exit status, rows, #wrong total, analyzer verdict.
+# Exits 0 when every run passed: the helper exited 0 with a document perfgap reads and check
+# gave gpu findings, every collective run exited 0 with every #wrong 0 and every output
+# parsed; non-zero otherwise. summary.txt lists each run.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build-gpucheck}
 out=${OUT:-$PWD/gpu-check-out}
 per_run_s=${GPU_CHECK_RUN_TIMEOUT_S:-180}
+parts=${GPU_CHECK_PARTS:-nvml nccl}
 mkdir -p "$out"
 summary=$out/summary.txt
 : >"$summary"
@@ -35,15 +44,51 @@ failed=0
 
 bench=$build/src/collbench/perfgap-collbench
 perfgap=$build/src/perfgap
-if [ ! -x "$bench" ] || [ ! -x "$perfgap" ]; then
+helper=$build/src/gpu_helper/perfgap-gpu
+need_bench=0; [[ " $parts " == *" nccl "* ]] && need_bench=1
+if { [ "$need_bench" = 1 ] && [ ! -x "$bench" ]; } || [ ! -x "$perfgap" ] || [ ! -x "$helper" ]; then
   say "== building in $build"
   if ! { cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFGAP_TESTS=OFF &&
-         cmake --build "$build" --target perfgap perfgap-collbench; } >"$out/build.log" 2>&1; then
+         cmake --build "$build" --target perfgap perfgap-gpu perfgap-collbench; } >"$out/build.log" 2>&1; then
     say "FAIL build (see build.log)"
     tail -n 30 "$out/build.log"
     exit 1
   fi
 fi
+
+# ---- nvml: perfgap-gpu and the gpu.* checks against the real driver --------------------
+if [[ " $parts " == *" nvml "* ]]; then
+  say "== nvml"
+  readelf -d "$helper" | grep NEEDED >"$out/perfgap-gpu.needed" 2>&1
+  for mode in plain nvml; do
+    flag=(); [ "$mode" = nvml ] && flag=(--nvml)
+    timeout 60 "$helper" --deadline 30 "${flag[@]}" >"$out/perfgap-gpu.$mode.json" 2>"$out/perfgap-gpu.$mode.err"
+    rc=$?
+    # The document read back by perfgap's own parser, through the check (PERFGAP_GPU_HELPER).
+    PERFGAP_GPU_HELPER=$helper timeout 60 "$perfgap" check --only 'gpu.*' --format json "${flag[@]}" \
+      >"$out/check-gpu.$mode.json" 2>"$out/check-gpu.$mode.err"
+    crc=$?
+    verdicts=$(python3 -c 'import json,sys,collections
+r=json.load(open(sys.argv[1])); c=collections.Counter(f["id"]+"="+f["status"] for f in r["findings"])
+print(", ".join(f"{k} x{v}" for k,v in sorted(c.items())))' "$out/check-gpu.$mode.json" 2>/dev/null || echo "unreadable")
+    gpus=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["gpus"]), "GPUs, driver", d.get("driver_version"), "missing_calls", d.get("missing_calls"))' \
+             "$out/perfgap-gpu.$mode.json" 2>/dev/null || echo "no document")
+    status=PASS
+    if [ "$rc" -ne 0 ] || { [ "$crc" -ne 0 ] && [ "$crc" -ne 1 ]; } || [ "$verdicts" = unreadable ]; then status=FAIL; failed=1; fi
+    say "$status perfgap-gpu ($mode): exit $rc, $gpus; check exit $crc: $verdicts"
+    [ -s "$out/perfgap-gpu.$mode.err" ] && say "     stderr: $(head -c 300 "$out/perfgap-gpu.$mode.err")"
+  done
+  # nvidia-smi's view of the same GPUs, judged by the same rules from the capture.
+  if timeout 60 nvidia-smi -q -x >"$out/nvidia-smi-q.xml" 2>"$out/nvidia-smi-q.err"; then
+    timeout 60 "$perfgap" analyze nvidia-smi "$out/nvidia-smi-q.xml" --format json >"$out/analyze-nvidia-smi.json" 2>&1
+    say "analyze nvidia-smi -q -x: exit $?"
+  else
+    say "nvidia-smi -q -x failed (see nvidia-smi-q.err)"
+  fi
+fi
+[[ " $parts " == *" nccl "* ]] || { say "outputs in $out"; exit "$failed"; }
+
+# ---- nccl: perfgap-collbench's NCCL backend ---------------------------------------------
 "$bench" --version >"$out/version.txt" 2>&1
 say "$(cat "$out/version.txt")"
 grep -q nccl "$out/version.txt" || { say "FAIL perfgap-collbench was built without the NCCL backend (no CUDA/NCCL headers at build time)"; exit 1; }

@@ -39,7 +39,20 @@ step_static() {
   cmake --build --preset release
   local bin=build-release/src/perfgap
   say "static: $(stat -c %s $bin) bytes; ldd: $(ldd $bin 2>&1 | head -1 | sed 's/^\s*//'); $(build-release/src/perfgap version | tr '\n' ' ')"
+  gpu_helper_libc_only build-release/src/gpu_helper/perfgap-gpu
   release_tests
+}
+
+# perfgap-gpu ships dynamic beside the static perfgap: it must need libc and nothing else
+# (readelf -d NEEDED), so it runs wherever the driver's libnvidia-ml.so.1 does. Says the
+# newest glibc symbol version it asks for (the oldest glibc it runs on).
+gpu_helper_libc_only() {
+  local bin=$1 needed glibc
+  [ -x "$bin" ] || { echo "no $bin" >&2; return 1; }
+  needed=$(readelf -d "$bin" | awk '/\(NEEDED\)/ {print $NF}' | tr -d '[]' | sort -u | tr '\n' ' ')
+  [ "$needed" = "libc.so.6 " ] || { echo "$bin needs more than libc: $needed" >&2; return 1; }
+  glibc=$(readelf -V "$bin" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1)
+  say "perfgap-gpu ($(basename "$(dirname "$(dirname "$(dirname "$bin")")")")): $(stat -c %s "$bin") bytes, NEEDED ${needed% }, newest symbol $glibc"
 }
 
 # The ReleaseBinary tests; a skip would mean no binary was found, which is a failure here.
@@ -55,7 +68,8 @@ step_aarch64() {
     || { echo "needs g++-aarch64-linux-gnu and qemu-user-static (tools/setup-debian.sh --release)" >&2; return 1; }
   tools/aarch64-sysroot.sh
   cmake --preset release-aarch64 >/dev/null
-  cmake --build --preset release-aarch64 --target perfgap
+  cmake --build --preset release-aarch64 --target perfgap perfgap-gpu
+  gpu_helper_libc_only build-release-aarch64/src/gpu_helper/perfgap-gpu
   local bin=build-release-aarch64/src/perfgap
   say "aarch64: $(stat -c %s $bin) bytes; $(file -b $bin | cut -d, -f1-2); $(qemu-aarch64-static $bin version | tr '\n' ' ')"
   PERFGAP_RELEASE_BINARY=$PWD/$bin PERFGAP_RELEASE_EMULATOR=$(command -v qemu-aarch64-static) release_tests
@@ -149,6 +163,8 @@ step_package() {
   if grep -qE 'preinst|postinst|prerm|postrm' <<< "$control"; then echo "maintainer scripts in $deb" >&2; return 1; fi
   listing=$(tar -tzf "$tgz")
   grep -q '/usr/bin/perfgap$' <<< "$listing" || { echo "no usr/bin/perfgap in $tgz" >&2; return 1; }
+  grep -q '/usr/bin/perfgap-gpu$' <<< "$listing" || { echo "no usr/bin/perfgap-gpu in $tgz" >&2; return 1; }
+  dpkg-deb -c "$deb" | grep -q '/usr/bin/perfgap-gpu$' || { echo "no usr/bin/perfgap-gpu in $deb" >&2; return 1; }
   if dpkg-query -W -f='${Status}' perfgap 2>/dev/null | grep -q installed; then
     say "package: a perfgap package is already installed here; dpkg -i/-r not tried"; return 0
   fi
@@ -160,7 +176,7 @@ step_package() {
   dpkg -i "$deb" >/dev/null
   cleanup+=("dpkg -P perfgap >/dev/null 2>&1")
   local f
-  for f in /usr/bin/perfgap /usr/bin/perfgap-health /etc/perfgap/config.yaml /etc/perfgap/health.yaml \
+  for f in /usr/bin/perfgap /usr/bin/perfgap-health /usr/bin/perfgap-gpu /etc/perfgap/config.yaml /etc/perfgap/health.yaml \
            /usr/share/man/man1/perfgap.1 /usr/share/man/man1/perfgap-check.1 /usr/share/bash-completion/completions/perfgap; do
     [ -e "$f" ] || { echo "dpkg -i: $f missing" >&2; return 1; }
   done
@@ -174,7 +190,7 @@ step_package() {
   rm -rf /tmp/pg-deb-tree.$$
   [ "$a" = "$(masked < tests/golden/kvm-guest.json)" ] && [ "$a" = "$b" ] || { echo "installed perfgap: kvm-guest differs" >&2; return 1; }
   dpkg -r perfgap >/dev/null
-  for f in /usr/bin/perfgap /usr/bin/perfgap-health /usr/share/man/man1/perfgap.1; do
+  for f in /usr/bin/perfgap /usr/bin/perfgap-health /usr/bin/perfgap-gpu /usr/share/man/man1/perfgap.1; do
     [ ! -e "$f" ] || { echo "dpkg -r left $f" >&2; return 1; }
   done
   [ -f /etc/perfgap/config.yaml ] || { echo "dpkg -r removed a conffile (purge's job)" >&2; return 1; }

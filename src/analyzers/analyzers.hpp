@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -153,9 +154,14 @@ std::vector<Finding> analyze_profile(const parsers::Profile& p, const std::strin
 // The gpu.* rules over the GPU facts model, whoever filled it: per GPU (by UUID) of the
 // snapshots, judged on its last one; a GPU in several snapshots also has the growth of its
 // counters between the first and the last judged (replays, slowdown time, NVLink errors).
+// `not_queried`: GPUs the source left alone on purpose (perfgap-gpu: uuid, else bus id -> "persistence
+// mode off"); in the last snapshot of a GPU they make every rule but gpu.persistence skip with
+// that reason and `not_queried_hint` (how to query it anyway), not "not in this capture".
 struct GpuSnapshotInput {
   std::string source;
   const parsers::GpuSnapshot* snapshot;
+  const std::map<std::string, std::string>* not_queried = nullptr;
+  std::string not_queried_hint;
 };
 std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in);
 // -q -x captures through judge_gpu_snapshots (together); each topo -m capture: gpu.topology

@@ -489,11 +489,18 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
   // Observations of each GPU (by UUID, else bus id) in input order.
   std::vector<std::string> order;
   std::map<std::string, std::vector<Obs>> by_gpu;
+  std::map<std::string, std::string> left_alone;  // GPU -> why its last source did not query it
   for (const auto& s : in)
     for (const auto& g : s.snapshot->gpus) {
       std::string key = g.uuid.empty() ? "bus:" + bus_id(g.pci_bus_id) : g.uuid;
       if (!by_gpu.count(key)) order.push_back(key);
       by_gpu[key].push_back({&s.source, &g});
+      left_alone.erase(key);
+      if (s.not_queried) {
+        auto it = s.not_queried->find(g.uuid.empty() ? g.pci_bus_id : g.uuid);
+        if (it != s.not_queried->end())
+          left_alone[key] = it->second + (s.not_queried_hint.empty() ? "" : ": " + s.not_queried_hint);
+      }
     }
   // Two different GPUs at one bus id (captures of several nodes): the subject names the input.
   std::map<std::string, int> at_bus;
@@ -513,6 +520,17 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
     std::string bus = bus_id(o.back().g->pci_bus_id);
     std::string subject = at_bus[bus] > 1 ? *o.back().source + ":" + bus : bus;
     out.push_back(persistence(o, subject));
+    if (auto it = left_alone.find(k); it != left_alone.end()) {
+      static const std::pair<const char*, const char*> kLeftAlone[] = {
+          {"gpu.clocks", "gpu"}, {"gpu.ecc", "gpu"}, {"gpu.pcie", "pcie"}, {"gpu.nvlink", "gpu"}, {"gpu.fabric", "gpu"}};
+      for (const auto& [id, layer] : kLeftAlone) {
+        Finding f = make(id, layer, subject);
+        f.status = Status::skip;
+        f.title = who(*o.back().g) + ": not queried, " + it->second;
+        out.push_back(std::move(f));
+      }
+      continue;
+    }
     out.push_back(clocks(o, subject));
     out.push_back(ecc(o, subject));
     out.push_back(pcie(o, subject));
@@ -525,7 +543,7 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
 std::vector<Finding> analyze_nvidia_smi(const std::vector<NvidiaSmiInput>& in) {
   std::vector<GpuSnapshotInput> queries;
   for (const auto& i : in)
-    if (i.capture->kind == parsers::NvidiaSmi::Kind::query) queries.push_back({i.source, &i.capture->query});
+    if (i.capture->kind == parsers::NvidiaSmi::Kind::query) queries.push_back({i.source, &i.capture->query, nullptr, {}});
   std::vector<Finding> out = judge_gpu_snapshots(queries);
   for (const auto& i : in)
     if (i.capture->kind == parsers::NvidiaSmi::Kind::topo)

@@ -12,6 +12,7 @@ const Registry& builtin_registry() {
     checks::register_runtime_topology(r);
     checks::register_nccl(r);
     checks::register_pcie_gpu(r);
+    checks::register_gpu_nvml(r);
     checks::register_network_ports(r);
     return r;
   }();

@@ -12,6 +12,7 @@ void register_placement(core::Registry& r);
 void register_runtime_topology(core::Registry& r);  // container.*, nccl.topo_file
 void register_nccl(core::Registry& r);              // nccl.env.*, nccl.gdr, nccl.ib.qps
 void register_pcie_gpu(core::Registry& r);
+void register_gpu_nvml(core::Registry& r);  // gpu.persistence ... gpu.fabric (perfgap-gpu)
 void register_network_ports(core::Registry& r);
 
 }  // namespace perfgap::checks

@@ -64,6 +64,7 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
   cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
+  cmd->add_flag("--nvml", a.nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (without it their gpu checks skip: NVML would initialise them)");
   cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)");
 }
 
@@ -77,6 +78,7 @@ int run_check(const CheckArgs& a) {
   request.skip = split_list(a.skip);
   request.pids = a.pids;
   request.started = std::time(nullptr);
+  request.nvml = a.nvml;
   if (!a.sample_ms.empty()) {
     auto ms = core::parse_sample_ms(a.sample_ms);
     if (!ms) throw UsageError("--sample-ms " + a.sample_ms + ": " + ms.error());

@@ -19,6 +19,7 @@ struct CheckArgs {
   std::string dmesg;     // --dmesg FILE
   std::string baseline;  // --baseline HOST.json
   std::string sample_ms; // --sample-ms N (validated by core::parse_sample_ms)
+  bool nvml = false;     // --nvml: perfgap-gpu queries GPUs out of persistence mode too
 };
 
 void add_check_command(CLI::App& app, CheckArgs& args);

@@ -71,6 +71,13 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
     if (!b) return tl::unexpected("--baseline " + b.error());
     opts.baseline = std::move(*b);
   }
+  core::RunOptions run_opts;
+  if (rq.check_timeout.count() > 0) run_opts.check_timeout = rq.check_timeout;
+  else if (sel->config.check_timeout_s)
+    run_opts.check_timeout = std::chrono::milliseconds(static_cast<long>(*sel->config.check_timeout_s * 1000));
+  opts.nvml = rq.nvml;
+  // perfgap-gpu runs inside the first gpu check: both its runs fit in that check's deadline.
+  opts.gpu_helper_budget = run_opts.check_timeout;
   auto facts = std::make_shared<facts::Facts>(root, opts);
 
   report::Report rep;
@@ -80,10 +87,6 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   if (!root.is_live()) rep.source.root = rq.root;
   if (!rq.baseline.empty()) rep.source.inputs.push_back(rq.baseline);
   if (!rq.dmesg.empty()) rep.source.inputs.push_back(rq.dmesg);
-  core::RunOptions run_opts;
-  if (rq.check_timeout.count() > 0) run_opts.check_timeout = rq.check_timeout;
-  else if (sel->config.check_timeout_s)
-    run_opts.check_timeout = std::chrono::milliseconds(static_cast<long>(*sel->config.check_timeout_s * 1000));
   rep.findings = core::run_checks(sel->checks, facts, sel->config, run_opts);
   rep.node = core::describe_node(*facts);
   return rep;

@@ -28,6 +28,7 @@ struct NodeCheckRequest {
   std::chrono::milliseconds sample{0};         // --sample-ms; 0: the config's, else the default
   std::chrono::milliseconds sample_max{1000};  // the default window's cap (health: 250 ms)
   std::time_t started = 0;               // generated_at; 0: now
+  bool nvml = false;                     // --nvml (facts::Options::nvml)
 };
 
 struct NodeSelection {

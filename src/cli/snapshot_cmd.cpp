@@ -27,6 +27,7 @@ struct SnapshotArgs {
   std::vector<int> pids;
   std::string format;
   bool verbose = false;
+  bool nvml = false;
 };
 
 std::string summary_text(const snapshot::Capture& c, const std::string& out, bool verbose) {
@@ -52,6 +53,7 @@ CommandRunner add_snapshot_command(CLI::App& app) {
       ->check(process_id());
   cmd->add_option("--format", a->format, "Summary on stdout: text (default) or json (the manifest)")->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("-v,--verbose", a->verbose, "List every path that was skipped, with the reason");
+  cmd->add_flag("--nvml", a->nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (as check --nvml)");
   return [a]() -> int {
     // A directory OUT is refused before anything is read, so a mistake costs nothing.
     const bool archive = snapshot::names_archive(a->out);
@@ -74,6 +76,7 @@ CommandRunner add_snapshot_command(CLI::App& app) {
     }
     snapshot::Options opts;
     opts.pids = a->pids;
+    opts.nvml = a->nvml;
     auto captured = snapshot::capture(source, opts);
     if (tree) captured.source_root = a->root;  // the tree as the user named it, not its unpacked copy
     // The unpacked copy is not needed past the capture: removed now, and a signal that came

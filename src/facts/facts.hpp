@@ -201,6 +201,10 @@ struct Options {
   std::chrono::milliseconds sample{0};
   std::chrono::milliseconds sample_max{1000};
   std::chrono::milliseconds proc_read_timeout{2000};
+  // perfgap-gpu (facts/gpu.hpp): --nvml queries GPUs out of persistence mode too; both runs
+  // of the helper fit in this budget (a check's deadline).
+  bool nvml = false;
+  std::chrono::milliseconds gpu_helper_budget{30000};
 };
 
 // The default window starts at 100 ms (or `max` when smaller): enough for /proc/stat's 10 ms

@@ -97,6 +97,8 @@ PERFGAP_READS(grace, of({{"/sys/devices/soc0/soc_id", "/sys/devices/soc0/family"
 PERFGAP_READS(smmu, {"/sys/class/iommu/*", "/sys/class/iommu/*/device/driver", "/sys/bus/acpi/devices/NVDA200C:*/status",
                      "/sys/module/arm_smmu_v3/parameters/disable_cmdqv", "/sys/module/arm_smmu_v3/parameters/bypass_vcmdq"})
 // A snapshot keeps the kernel log as .perfgap/dmesg.txt (--dmesg FILE is read as given).
+// perfgap-gpu's documents as a snapshot stores them (live, the helper is run instead).
+PERFGAP_READS(nvml_samples, {"/.perfgap/nvml-1.json", "/.perfgap/nvml-2.json", "/.perfgap/nvml-why.txt"})
 PERFGAP_READS(kernel_log, {"/.perfgap/dmesg.txt", "/dev/kmsg"})
 PERFGAP_READS(page_size, {"/proc/self/smaps"})
 PERFGAP_READS(iommu_groups, {"/sys/kernel/iommu_groups/*/type", "/sys/kernel/iommu_groups/*/devices/*"})

@@ -50,6 +50,7 @@ const List& numa_maps();
 const List& irq_affinity();  // facts::irq_affinity
 const List& container();  // also facts::container_info
 const List& nvidia_driver_version();
+const List& nvml_samples();  // facts/gpu.hpp
 const List& numa_balancing();
 // facts/infiniband.hpp
 const List& infiniband();

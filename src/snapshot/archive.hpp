@@ -3,7 +3,7 @@
 // directory that is removed when the replay ends.
 #pragma once
 
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): struct sigaction is POSIX, not in <csignal>
 
 #include <cstddef>
 #include <cstdint>

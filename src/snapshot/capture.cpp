@@ -19,6 +19,7 @@
 
 #include "core/check.hpp"
 #include "facts/facts.hpp"
+#include "facts/gpu.hpp"
 #include "facts/nccl.hpp"
 #include "facts/reads.hpp"
 #include "report/redact.hpp"
@@ -442,6 +443,7 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
   facts::Options fopts;
   fopts.pids = opts.pids;
   fopts.proc_read_timeout = opts.proc_read_timeout;
+  fopts.nvml = opts.nvml;
   facts::Facts facts(source, fopts);
   const auto& training = facts.training();
   std::vector<std::string> pid_names;
@@ -558,6 +560,24 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
       c.skipped.push_back({"/dev/kmsg", why + ": no kernel log captured"});
     }
     patterns.push_back(std::move(m));
+    // perfgap-gpu's documents (facts/gpu.hpp, both runs), which gpu.* replays under --root,
+    // or why there are none, so the replay says why rather than "not captured".
+    const auto& nvml = facts::nvml_samples(facts);
+    Matched n{facts::kNvmlFirstPath, std::string("perfgap-gpu's NVML documents (two runs") + (opts.nvml ? ", --nvml)" : ")"), 0};
+    if (nvml) {
+      c.entries.insert_or_assign(facts::kNvmlFirstPath, Entry{Entry::file, nvml->first.json});
+      n.count = 1;
+      if (nvml->second) {
+        c.entries.insert_or_assign(facts::kNvmlSecondPath, Entry{Entry::file, nvml->second->json});
+        ++n.count;
+      } else {
+        c.skipped.push_back({facts::kNvmlSecondPath, nvml->second_why});
+      }
+    } else {
+      c.entries.insert_or_assign(facts::kNvmlWhyPath, Entry{Entry::file, nvml.error() + "\n"});
+      c.skipped.push_back({facts::kNvmlFirstPath, nvml.error()});
+    }
+    patterns.push_back(std::move(n));
   }
   // Files declared by a placeholder (facts/reads.hpp: $NCCL_CONF_FILE, ~/.nccl.conf,
   // $NCCL_TOPO_FILE): the paths they name here, as check resolves them, each listed as a

@@ -43,6 +43,7 @@ struct Options {
   std::chrono::milliseconds numa_maps_budget{500};    // numa.remote_memory's max_read_ms default
   std::size_t max_file_bytes = 4u << 20;              // larger files are skipped (a few exceptions)
   std::size_t max_kernel_log_bytes = 16u << 20;       // the tail of the kernel log kept
+  bool nvml = false;  // live: perfgap-gpu --nvml (GPUs out of persistence mode are queried too)
 };
 
 struct Capture {

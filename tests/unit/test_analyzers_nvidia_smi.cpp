@@ -206,12 +206,12 @@ TEST(AnalyzerNvidiaSmi, NvlinkFromFactsAsTheHelperWouldFillThem) {
   parsers::GpuSnapshot s1, s2;
   s1.gpus = {gpu("GPU-a", "0000:18:00.0", 18, 0), gpu("GPU-b", "0000:2a:00.0", 16, 0)};
   s2.gpus = {gpu("GPU-a", "0000:18:00.0", 18, 2), gpu("GPU-b", "0000:2a:00.0", 16, 0)};
-  auto one = analyzers::judge_gpu_snapshots({{"nvml", &s1}});
+  auto one = analyzers::judge_gpu_snapshots({{"nvml", &s1, nullptr, {}}});
   EXPECT_EQ(find(one, "gpu.nvlink", "0000:18:00.0").status, Status::pass);
   const auto& down = find(one, "gpu.nvlink", "0000:2a:00.0");
   EXPECT_EQ(down.status, Status::fail);
   EXPECT_NE(down.title.find("16 NVLinks up, same-model GPUs have 18"), std::string::npos) << down.title;
-  auto two = analyzers::judge_gpu_snapshots({{"t0", &s1}, {"t1", &s2}});
+  auto two = analyzers::judge_gpu_snapshots({{"t0", &s1, nullptr, {}}, {"t1", &s2, nullptr, {}}});
   EXPECT_EQ(find(two, "gpu.nvlink", "0000:18:00.0").status, Status::warn);  // CRC 0 -> 2 on every link
   // Facts the helper did not fill are skips, not passes.
   EXPECT_EQ(find(one, "gpu.persistence", "0000:18:00.0").status, Status::skip);

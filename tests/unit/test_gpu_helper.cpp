@@ -137,7 +137,7 @@ perfgap::parsers::NvmlHelperOutput parsed(const Run& r) {
 using Verdicts = std::map<std::string, std::map<std::string, perfgap::report::Finding>>;
 Verdicts judge(const std::vector<perfgap::parsers::NvmlHelperOutput>& runs) {
   std::vector<perfgap::analyzers::GpuSnapshotInput> in;
-  for (std::size_t i = 0; i < runs.size(); ++i) in.push_back({"run" + std::to_string(i + 1), &runs[i].snapshot});
+  for (std::size_t i = 0; i < runs.size(); ++i) in.push_back({"run" + std::to_string(i + 1), &runs[i].snapshot, nullptr, {}});
   Verdicts v;
   for (auto& f : perfgap::analyzers::judge_gpu_snapshots(in)) v[f.subject][f.id] = f;
   return v;

@@ -1,0 +1,130 @@
+#include "facts/gpu.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "slurm/process.hpp"
+#include "sys/executable.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::facts {
+namespace {
+
+constexpr std::size_t kMaxDocumentBytes = 16u << 20;
+
+// The first line of what the helper said on stderr, bounded, for a skip title.
+std::string first_line(const std::string& text) {
+  auto line = sys::trim_ws(std::string_view(text).substr(0, text.find('\n')));
+  return std::string(line.substr(0, 200));
+}
+
+Avail<NvmlSample> run_helper(const std::string& helper, bool nvml, int deadline_s, std::string source) {
+  std::vector<std::string> argv = {helper, "--deadline", std::to_string(deadline_s)};
+  if (nvml) argv.emplace_back("--nvml");
+  slurm::CommandOptions o;
+  // The helper stops itself at its deadline (exit 5); this bound is for a helper that cannot.
+  o.timeout = std::chrono::seconds(deadline_s + 1);
+  auto r = slurm::run_command(argv, o);
+  if (!r.started) return missing("perfgap-gpu could not be started: " + r.error);
+  if (r.timed_out) return missing(fmt::format("perfgap-gpu did not finish within {} s and was stopped", deadline_s + 1));
+  const std::string said = first_line(r.err);
+  auto with = [&](const std::string& what) { return said.empty() ? what : what + " (" + said + ")"; };
+  switch (r.status) {
+    case 0: break;
+    case 3: return missing(with("no NVIDIA driver library (libnvidia-ml.so.1)"));
+    case 4: return missing(with("NVML did not initialise"));
+    case 5: return missing(fmt::format("NVML did not answer within {} s (perfgap-gpu --deadline)", deadline_s));
+    default: return missing(with(fmt::format("perfgap-gpu exited with status {}", r.status)));
+  }
+  auto doc = parsers::parse_nvml_json(r.out);
+  if (!doc) return missing("perfgap-gpu printed a document perfgap cannot read: " + doc.error().describe());
+  return NvmlSample{std::move(r.out), std::move(*doc), std::move(source)};
+}
+
+bool any_gpu_queried(const parsers::NvmlHelperOutput& d) { return d.snapshot.gpus.size() > d.skipped.size(); }
+
+Avail<NvmlSamples> run_live(const Facts& f) {
+  bool overridden = false;
+  const std::string helper = gpu_helper_path(&overridden);
+  if (helper.empty())
+    return missing("perfgap-gpu not found: perfgap's own directory is unknown (/proc/self/exe unreadable); PERFGAP_GPU_HELPER names it");
+  if (auto why = sys::executable_problem(helper); !why.empty())
+    return missing(overridden ? "PERFGAP_GPU_HELPER=" + helper + ": " + why
+                              : "perfgap-gpu not installed next to perfgap (" + helper + ": " + why + ")");
+  // Two runs, each its deadline plus a second's slack, and the gap between them, within the
+  // budget less a second for the rest of the check; one run when two do not fit.
+  using std::chrono::duration_cast;
+  using std::chrono::seconds;
+  const auto spare = f.options().gpu_helper_budget - std::chrono::milliseconds(1000);
+  const auto two = duration_cast<seconds>((spare - kNvmlSampleGap) / 2).count() - 1;
+  const auto one = duration_cast<seconds>(spare).count() - 1;
+  const bool both = two >= 1;
+  const int deadline = static_cast<int>(std::min<long long>(kNvmlMaxDeadlineS, both ? two : one));
+  if (deadline < 1)
+    return missing(fmt::format("the check's budget ({} ms) is too short to run perfgap-gpu", f.options().gpu_helper_budget.count()));
+  auto first = run_helper(helper, f.options().nvml, deadline, "perfgap-gpu run 1");
+  if (!first) return missing(first.error());
+  NvmlSamples s;
+  s.first = std::move(*first);
+  s.deadline_s = deadline;
+  if (!both) {
+    s.second_why = fmt::format("one sample: the check's budget ({} ms) leaves no time for a second run", f.options().gpu_helper_budget.count());
+  } else if (!any_gpu_queried(s.first.doc)) {
+    s.second_why = "one sample: no GPU was queried";
+  } else {
+    std::this_thread::sleep_for(kNvmlSampleGap);
+    auto second = run_helper(helper, f.options().nvml, deadline, "perfgap-gpu run 2");
+    if (second) s.second = std::move(*second);
+    else s.second_why = "one sample: the second run failed: " + second.error();
+  }
+  return s;
+}
+
+Avail<NvmlSample> read_stored(const sys::Sysroot& root, const char* path) {
+  auto text = root.read(path, kMaxDocumentBytes);
+  if (!text) return missing(describe(text.error()));
+  auto doc = parsers::parse_nvml_json(*text);
+  if (!doc) return missing(fmt::format("{}: not a perfgap-gpu document: {}", path, doc.error().describe()));
+  return NvmlSample{std::move(*text), std::move(*doc), path};
+}
+
+Avail<NvmlSamples> read_tree(const sys::Sysroot& root) {
+  if (!root.exists(kNvmlFirstPath)) {
+    if (auto why = root.read(kNvmlWhyPath, 4096); why && !sys::trim_ws(*why).empty())
+      return missing(fmt::format("when the snapshot was taken: {} ({})", first_line(*why), kNvmlWhyPath));
+    return missing(fmt::format("not captured (no {} in the tree: perfgap snapshot stores perfgap-gpu's document there)", kNvmlFirstPath));
+  }
+  auto first = read_stored(root, kNvmlFirstPath);
+  if (!first) return missing(first.error());
+  NvmlSamples s;
+  s.first = std::move(*first);
+  if (!root.exists(kNvmlSecondPath)) {
+    s.second_why = fmt::format("one sample in the tree (no {})", kNvmlSecondPath);
+  } else if (auto second = read_stored(root, kNvmlSecondPath)) {
+    s.second = std::move(*second);
+  } else {
+    s.second_why = "one sample: " + second.error();
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string gpu_helper_path(bool* overridden) {
+  const char* env = std::getenv("PERFGAP_GPU_HELPER");  // NOLINT(concurrency-mt-unsafe): read-only use of the environment
+  if (overridden) *overridden = env && *env;
+  if (env && *env) return env;
+  auto dir = sys::own_executable_dir();
+  return dir ? (*dir == "/" ? "" : *dir) + "/perfgap-gpu" : std::string();
+}
+
+const Avail<NvmlSamples>& nvml_samples(Facts& f) {
+  return f.memo<Avail<NvmlSamples>>("nvml_samples", [&] { return f.root().is_live() ? run_live(f) : read_tree(f.root()); });
+}
+
+}  // namespace perfgap::facts
