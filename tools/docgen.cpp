@@ -1,18 +1,51 @@
-// Writes docs/CHECKS.md from the check registry, so each check's doc entry (rule, evidence
-// it reads, thresholds, fix) lives next to its code.
-//   perfgap-docgen > docs/CHECKS.md        regenerate (tools/refresh-docs.sh)
-//   perfgap-docgen --check docs/CHECKS.md   exit 1 when the file is out of date (a ctest)
+// Writes docs/CHECKS.md, and the README's checks table, from the check registry, so each
+// check's doc entry (rule, evidence it reads, thresholds, fix) lives next to its code.
+//   perfgap-docgen > docs/CHECKS.md               regenerate (tools/refresh-docs.sh)
+//   perfgap-docgen --check docs/CHECKS.md         exit 1 when the file is out of date (a ctest)
+//   perfgap-docgen --readme README.md             README.md with its checks table regenerated, on stdout
+//   perfgap-docgen --check-readme README.md       exit 1 when that table is out of date (a ctest)
+// The README's table sits between kTableBegin and kTableEnd; exit 2 when they are missing.
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "core/check.hpp"
 
 namespace {
+
+constexpr std::string_view kTableBegin = "<!-- checks table: written by tools/refresh-docs.sh from the registry -->\n";
+constexpr std::string_view kTableEnd = "<!-- end of checks table -->\n";
+
+std::string readme_table() {
+  std::string out = "| id | layer | what it decides |\n| --- | --- | --- |\n";
+  for (const auto& c : perfgap::core::builtin_registry().all()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
+  return out;
+}
+
+bool slurp(const char* path, std::string& out) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+// `readme` with the text between the markers replaced by the table; false without both markers.
+bool with_table(const std::string& readme, std::string& out) {
+  auto begin = readme.find(kTableBegin);
+  if (begin == std::string::npos) return false;
+  begin += kTableBegin.size();
+  auto end = readme.find(kTableEnd, begin);
+  if (end == std::string::npos) return false;
+  out = readme.substr(0, begin) + readme_table() + readme.substr(end);
+  return true;
+}
 
 std::string render() {
   const auto& reg = perfgap::core::builtin_registry();
@@ -52,6 +85,27 @@ std::string render() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && (std::strcmp(argv[1], "--readme") == 0 || std::strcmp(argv[1], "--check-readme") == 0)) {
+    std::string readme, updated;
+    if (!slurp(argv[2], readme)) {
+      std::fprintf(stderr, "%s: cannot be read\n", argv[2]);
+      return 2;
+    }
+    if (!with_table(readme, updated)) {
+      std::fprintf(stderr, "%s: no checks table between '%.*s' and '%.*s'\n", argv[2], static_cast<int>(kTableBegin.size() - 1),
+                   kTableBegin.data(), static_cast<int>(kTableEnd.size() - 1), kTableEnd.data());
+      return 2;
+    }
+    if (std::strcmp(argv[1], "--readme") == 0) {
+      std::fwrite(updated.data(), 1, updated.size(), stdout);
+      return 0;
+    }
+    if (updated != readme) {
+      std::fprintf(stderr, "%s: the checks table is out of date: run tools/refresh-docs.sh\n", argv[2]);
+      return 1;
+    }
+    return 0;
+  }
   std::string doc = render();
   if (argc == 3 && std::strcmp(argv[1], "--check") == 0) {
     std::ifstream in(argv[2]);
@@ -64,7 +118,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc != 1) {
-    std::fprintf(stderr, "usage: %s [--check FILE]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--check FILE | --readme README | --check-readme README]\n", argv[0]);
     return 2;
   }
   std::fwrite(doc.data(), 1, doc.size(), stdout);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collbench/options.hpp"
+#include "report/redact.hpp"
 
 namespace perfgap::collbench {
 
@@ -67,10 +68,9 @@ inline std::string affinity_list() {
 }
 
 // The environment settings that change how collectives run (what `perfgap sweep` varies),
-// "NAME=value" sorted; values of secret-looking names redacted as in perfgap's reports.
+// "NAME=value" sorted; secrets redacted by perfgap's one rule (report::redact).
 inline std::string tunable_settings(char** env) {
   static constexpr std::string_view kPrefixes[] = {"NCCL_", "UCX_", "UCC_", "OMPI_MCA_coll", "OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl"};
-  static constexpr std::string_view kSecretParts[] = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"};
   std::vector<std::string> picked;
   for (char** e = env; e && *e; ++e) {
     std::string_view kv(*e);
@@ -78,17 +78,7 @@ inline std::string tunable_settings(char** env) {
     if (eq == std::string_view::npos) continue;
     std::string_view key = kv.substr(0, eq);
     if (std::none_of(std::begin(kPrefixes), std::end(kPrefixes), [&](auto p) { return key.starts_with(p); })) continue;
-    std::string upper(key);
-    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    bool secret = std::any_of(std::begin(kSecretParts), std::end(kSecretParts), [&](auto p) { return upper.find(p) != std::string::npos; });
-    for (std::size_t start = 0; !secret && start <= upper.size();) {
-      auto end = upper.find('_', start);
-      if (end == std::string::npos) end = upper.size();
-      std::string_view word(upper.data() + start, end - start);
-      secret = word == "KEY" || word == "APIKEY";
-      start = end + 1;
-    }
-    picked.push_back(std::string(key) + "=" + (secret ? std::string("<redacted>") : std::string(kv.substr(eq + 1))));
+    picked.push_back(std::string(key) + "=" + report::redact(key, kv.substr(eq + 1)));
   }
   std::sort(picked.begin(), picked.end());
   std::string out;

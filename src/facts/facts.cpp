@@ -4,6 +4,7 @@
 #include "facts/runtime.hpp"
 
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -105,6 +106,8 @@ const parsers::EnvList& Facts::audited_env() {
     return text ? parsers::parse_environ(*text) : parsers::EnvList{};
   });
 }
+
+int Facts::own_pid() const { return root_.is_live() ? static_cast<int>(::getpid()) : -1; }
 
 bool Facts::absence_is_real() const {
   if (root_.is_live()) return true;

@@ -222,7 +222,12 @@ class Facts {
   Facts(const Facts&) = delete;
   Facts& operator=(const Facts&) = delete;
 
+  // The node's files: for src/facts only; checks look at facts (tests/lint/checks_are_pure.sh).
   const sys::Sysroot& root() const { return root_; }
+  // Whether this is the live system (not --root DIR).
+  bool live() const { return root_.is_live(); }
+  // perfgap's own pid live (its threads are no one else's load), -1 under --root.
+  int own_pid() const;
   // Whether a file missing here is missing on the node: live, or a tree written by perfgap
   // snapshot (.perfgap/snapshot.json), which captures every declared path that exists. In a
   // tree from elsewhere a missing area may just not have been captured.

@@ -70,4 +70,12 @@ const Avail<std::vector<IbDevice>>& infiniband(Facts& f) {
   return f.memo<Avail<std::vector<IbDevice>>>("infiniband", [&] { return read_infiniband(f.root()); });
 }
 
+const Avail<std::vector<std::string>>& net_interfaces(Facts& f) {
+  return f.memo<Avail<std::vector<std::string>>>("net.interfaces", [&]() -> Avail<std::vector<std::string>> {
+    auto names = f.root().list("/sys/class/net");
+    if (!names) return missing(describe(names.error()));
+    return std::move(*names);
+  });
+}
+
 }  // namespace perfgap::facts

@@ -1,5 +1,5 @@
 // RDMA devices (/sys/class/infiniband) and their ports, shared by the network, runtime and
-// NCCL checks.
+// NCCL checks; the network interfaces (/sys/class/net) NCCL's settings name.
 #pragma once
 
 #include <optional>
@@ -32,5 +32,9 @@ struct IbDevice {
 // Every RDMA device; an empty list when /sys/class/infiniband does not exist (no RDMA
 // devices on this node), missing() when it exists but cannot be read.
 const Avail<std::vector<IbDevice>>& infiniband(Facts& f);
+
+// The network interfaces /sys/class/net lists, by name (what NCCL_SOCKET_IFNAME and a
+// topology file's <net name> are matched against); missing() with why when it cannot be listed.
+const Avail<std::vector<std::string>>& net_interfaces(Facts& f);
 
 }  // namespace perfgap::facts

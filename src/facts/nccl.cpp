@@ -7,6 +7,7 @@
 #include <cctype>
 #include <climits>
 
+#include "facts/reads.hpp"
 #include "parsers/host_files.hpp"
 #include "sys/text.hpp"
 
@@ -98,6 +99,19 @@ std::string nccl_topo_file_state(Facts& f) {
   if (s->value.empty()) return "missing";
   auto st = f.root().stat(s->value);
   return st && S_ISREG(st->st_mode) ? "present" : "missing";
+}
+
+const std::vector<std::string>& known_topology_files(Facts& f) {
+  return f.memo<std::vector<std::string>>("nccl.known_topology_files", [&] {
+    std::vector<std::string> out;
+    for (auto p : reads::known_topology_files())
+      if (f.root().exists(p)) out.emplace_back(p);
+    return out;
+  });
+}
+
+const sys::ReadResult<std::string>& topology_file_text(Facts& f, const std::string& path) {
+  return f.memo<sys::ReadResult<std::string>>("nccl.topology_file." + path, [&] { return f.root().read(path, kMaxTopoBytes); });
 }
 
 namespace {
@@ -197,6 +211,10 @@ PciLink read_pci_link(const sys::Sysroot& root, const std::string& bdf) {
     }
   }
   return link;
+}
+
+const PciLink& pci_link(Facts& f, const std::string& bdf) {
+  return f.memo<PciLink>("nccl.pci_link." + bdf, [&] { return read_pci_link(f.root(), bdf); });
 }
 
 }  // namespace perfgap::facts

@@ -53,6 +53,13 @@ const NcclConfig& nccl_config(Facts& f);
 // What report.node.settings.nccl_topo_file says: "present", "missing" or "unset".
 std::string nccl_topo_file_state(Facts& f);
 
+// The topology file NCCL loads by itself when NCCL_TOPO_FILE is unset.
+inline constexpr std::string_view kNcclDefaultTopoFile = "/var/run/nvidia-topologyd/virtualTopology.xml";
+// The topology files known without NCCL_TOPO_FILE that exist here (stat), read once, in the
+// order of reads::known_topology_files(): /etc/nccl/topo.xml (where sites keep one), then
+// kNcclDefaultTopoFile.
+const std::vector<std::string>& known_topology_files(Facts& f);
+
 // ---- topology XML (parsed by parsers/nccl_topo) ------------------------------------------
 
 // The topology file size limit, for the readers of that file (the check, snapshot capture).
@@ -67,6 +74,12 @@ struct PciLink {
   std::string width_source;
 };
 PciLink read_pci_link(const sys::Sysroot& root, const std::string& bdf);
+// read_pci_link of `bdf`, read once per device (reads::pci_link()).
+const PciLink& pci_link(Facts& f, const std::string& bdf);
+
+// A topology file's text (NCCL_TOPO_FILE's value, or one of known_topology_files()) read
+// whole up to kMaxTopoBytes, once per path; the read error (its kind and errno) when not.
+const sys::ReadResult<std::string>& topology_file_text(Facts& f, const std::string& path);
 
 // The settings that switch one of NCCL's fast paths off, in the order they are reported:
 // one table for nccl.env.disabled_paths (the node's settings) and profile.env (the profiled

@@ -248,6 +248,11 @@ const Avail<parsers::NvidiaDriverVersion>& nvidia_driver(Facts& f) {
   });
 }
 
+bool kernel_module_loaded(Facts& f, std::string_view name) {
+  const std::string dir = "/sys/module/" + std::string(name);
+  return f.memo<bool>("platform.module." + std::string(name), [&] { return f.root().exists(dir); });
+}
+
 const Avail<Grace>& grace(Facts& f) {
   return f.memo<Avail<Grace>>("platform.grace", [&] { return read_grace(f); });
 }

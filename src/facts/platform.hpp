@@ -100,4 +100,8 @@ struct DriverGpus {
 };
 const DriverGpus& driver_gpus(Facts& f);
 
+// Whether the kernel module `name` is loaded: /sys/module/<name> exists (stat only), read once
+// per name. A module asked about is declared in reads::kernel_modules().
+bool kernel_module_loaded(Facts& f, std::string_view name);
+
 }  // namespace perfgap::facts

@@ -78,6 +78,8 @@ PERFGAP_READS(infiniband, {"/sys/class/infiniband/*", "/sys/class/infiniband/*/d
                            "/sys/class/infiniband/*/board_id", "/sys/class/infiniband/*/ports/*/state",
                            "/sys/class/infiniband/*/ports/*/phys_state", "/sys/class/infiniband/*/ports/*/link_layer",
                            "/sys/class/infiniband/*/ports/*/rate", "/sys/class/infiniband_verbs/*/ibdev"})
+// A listing whose entries' names are the fact (interfaces are matched by name).
+PERFGAP_READS(net_interfaces, {"/sys/class/net/*"})
 // The home NCCL uses: the audited uid (/proc/self/status in a tree) in /etc/passwd, else $HOME.
 PERFGAP_READS(nccl_config, of({audited_env(),
                                {"/proc/self/status", "/etc/passwd", kNcclConfFile, kHomeNcclConf, "/etc/nccl.conf"}}))
@@ -85,11 +87,16 @@ PERFGAP_READS(nccl_topo_file, of({nccl_config(), {kNcclTopoFile}}))
 // The upstream port is the directory above the device's real one: ".." after the link.
 PERFGAP_READS(pci_link, {"/sys/bus/pci/devices/*/max_link_speed", "/sys/bus/pci/devices/*/max_link_width",
                          "/sys/bus/pci/devices/*/../max_link_speed", "/sys/bus/pci/devices/*/../max_link_width"})
+// Its first entry is where sites keep one; the second is the file NCCL loads when
+// NCCL_TOPO_FILE is unset (facts::kNcclDefaultTopoFile).
+PERFGAP_READS(known_topology_files, {"/etc/nccl/topo.xml", "/var/run/nvidia-topologyd/virtualTopology.xml"})
 PERFGAP_READS(shm_size, {"/proc/self/mounts", "/proc/mounts", "/proc/meminfo"})
 PERFGAP_READS(memlock, {"/proc/self/limits"})
 PERFGAP_READS(launcher_config, {"/etc/enroot", "/etc/enroot/environ.d/*", "/etc/enroot/mounts.d/*",
                                 "/etc/slurm/plugstack.conf", "/etc/slurm/plugstack.conf.d/*",
                                 "/etc/slurm-llnl/plugstack.conf", "/etc/slurm-llnl/plugstack.conf.d/*"})
+// /dev itself tells a tree that did not capture device nodes from one that lacks them.
+PERFGAP_READS(device_nodes, {"/dev", "/dev/infiniband/*", "/dev/nvidia*"})
 PERFGAP_READS(kernel_config, of({identity(), {"/boot/config-*", "/proc/config.gz"}}))
 PERFGAP_READS(grace, of({{"/sys/devices/soc0/soc_id", "/sys/devices/soc0/family", "/sys/devices/soc0/machine",
                           "/sys/devices/soc0/revision"},
@@ -105,6 +112,9 @@ PERFGAP_READS(iommu_groups, {"/sys/kernel/iommu_groups/*/type", "/sys/kernel/iom
 PERFGAP_READS(pci_driver, {"/sys/bus/pci/devices/*/driver"})
 PERFGAP_READS(pcie_link, {"/sys/bus/pci/devices/*/current_link_speed", "/sys/bus/pci/devices/*/current_link_width",
                           "/sys/bus/pci/devices/*/max_link_speed", "/sys/bus/pci/devices/*/max_link_width"})
+
+// GPUDirect RDMA's peer-memory modules (nccl.gdr).
+PERFGAP_READS(kernel_modules, {"/sys/module/nvidia_peermem", "/sys/module/nv_peer_mem"})
 
 #undef PERFGAP_READS
 

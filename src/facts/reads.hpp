@@ -1,8 +1,8 @@
 // The paths each fact reads, as the glob patterns `perfgap snapshot` follows (CheckInfo::reads:
 // '*', '?', '[0-9]' per path component, ".." the parent of what the link before it names).
 // Each list includes the lists of the facts its reader uses (hypervisor: identity, cpuinfo,
-// pci), so a check's `reads` is the union of the lists of the facts it looks at plus any
-// file it reads itself: facts::reads::of({reads::topology(), reads::cpuidle(), {"/proc/x"}}).
+// pci), so a check's `reads` is the union of the lists of the facts it looks at (a check reads
+// no file itself): facts::reads::of({reads::topology(), reads::cpuidle()}).
 // tests/checks/test_declared_reads.cpp runs every check over every fixture case with the
 // sysroot's read log on and fails on any path read that its `reads` does not declare.
 //
@@ -54,14 +54,17 @@ const List& nvml_samples();  // facts/gpu.hpp
 const List& numa_balancing();
 // facts/infiniband.hpp
 const List& infiniband();
+const List& net_interfaces();
 // facts/nccl.hpp
 const List& nccl_config();
 const List& nccl_topo_file();  // nccl_topo_file_state, or reading the file NCCL_TOPO_FILE names
-const List& pci_link();        // read_pci_link: the device and its upstream port
+const List& pci_link();        // pci_link, read_pci_link: the device and its upstream port
+const List& known_topology_files();  // known_topology_files (stat), and topology_file_text of them
 // facts/runtime.hpp
 const List& shm_size();
 const List& memlock();
 const List& launcher_config();
+const List& device_nodes();  // device_node_present
 // facts/platform.hpp
 const List& kernel_config();
 const List& grace();
@@ -72,6 +75,7 @@ const List& iommu_groups();
 const List& driver_gpus();
 const List& pci_driver();
 const List& pcie_link();
+const List& kernel_modules();  // kernel_module_loaded: the modules asked about
 
 }  // namespace reads
 

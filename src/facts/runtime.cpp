@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 #include "parsers/host_files.hpp"
 #include "parsers/mounts.hpp"
@@ -274,6 +275,12 @@ LauncherConfig read_launcher(Facts& f) {
 }
 
 }  // namespace
+
+bool device_node_present(Facts& f, const std::string& path) {
+  // Only /dev: anything else is another fact's, with its own declared reads.
+  if (path != "/dev" && !sys::starts_with(path, "/dev/")) throw std::invalid_argument("device_node_present: " + path + " is not under /dev");
+  return f.memo<bool>("runtime.dev." + path, [&] { return f.root().exists(path); });
+}
 
 const LauncherConfig& launcher_config(Facts& f) {
   return f.memo<LauncherConfig>("runtime.launcher", [&] { return read_launcher(f); });

@@ -40,6 +40,11 @@ struct Memlock {
 };
 const Avail<Memlock>& memlock(Facts& f);
 
+// ---- device nodes ----
+// Whether `path` (/dev itself or a node below it) exists here: stat following links, read once
+// per path; the node is never opened (a GPU device node stays closed).
+bool device_node_present(Facts& f, const std::string& path);
+
 // ---- host launcher configuration (enroot / pyxis) ----
 struct LauncherFile {
   std::string path;

@@ -131,4 +131,27 @@ StringMap audited_environment(const parsers::EnvList& env) {
   return out;
 }
 
+std::string redact_environ(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\0', start);
+    const bool terminated = end != std::string_view::npos;
+    if (!terminated) end = text.size();
+    auto entry = text.substr(start, end - start);
+    // An entry without '=' has no value to hide; "=x" has an empty name, judged by its value.
+    auto eq = entry.find('=');
+    if (eq != std::string_view::npos) {
+      out.append(entry.substr(0, eq + 1));
+      out.append(redact(entry.substr(0, eq), entry.substr(eq + 1)));
+    } else {
+      out.append(entry);
+    }
+    if (terminated) out.push_back('\0');
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace perfgap::report

@@ -1,6 +1,7 @@
 // The contract's rules for what of an environment may appear in a report.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "parsers/procfs.hpp"
@@ -24,7 +25,11 @@ bool secret_value(std::string_view value);
 // kRedacted when the name or the value is secret, else the value: the one rule for
 // reports, evidence and snapshots.
 std::string redact(std::string_view name, std::string_view value);
-// The audited variables, secrets redacted; the last value of a repeated name wins.
+// The audited variables, secrets redacted; the last value of a repeated name wins
+// (report.node.environment, core::describe_node).
 StringMap audited_environment(const parsers::EnvList& env);
+// NUL-separated KEY=VALUE text (a /proc/<pid>/environ) with each value passed through
+// redact(): every name, the order and the separators are kept (perfgap snapshot).
+std::string redact_environ(std::string_view text);
 
 }  // namespace perfgap::report

@@ -277,7 +277,7 @@ class Walker {
       haul_.skip(path, e.kind == sys::ReadError::too_large ? "larger than " + mib(cap) : e.reason());
       return;
     }
-    if (file == "environ") *text = redact_environ(*text);
+    if (file == "environ") *text = report::redact_environ(*text);
     haul_.entries.emplace(path, Entry{Entry::file, std::move(*text)});
   }
 
@@ -367,28 +367,6 @@ bool is_process_pattern(std::string_view pattern) {
 
 bool component_matches(std::string_view pattern, std::string_view name) {
   return ::fnmatch(std::string(pattern).c_str(), std::string(name).c_str(), 0) == 0;
-}
-
-std::string redact_environ(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find('\0', start);
-    const bool terminated = end != std::string_view::npos;
-    if (!terminated) end = text.size();
-    auto entry = text.substr(start, end - start);
-    auto eq = entry.find('=');
-    if (eq != std::string_view::npos && (report::secret_name(entry.substr(0, eq)) || report::secret_value(entry.substr(eq + 1)))) {
-      out.append(entry.substr(0, eq + 1));
-      out.append(report::kRedacted);
-    } else {
-      out.append(entry);
-    }
-    if (terminated) out.push_back('\0');
-    start = end + 1;
-  }
-  return out;
 }
 
 std::uint64_t Capture::file_bytes() const {

@@ -68,11 +68,6 @@ std::vector<Matched> declared_patterns();
 // what it cannot read is listed in `skipped`.
 Capture capture(const sys::Sysroot& source, const Options& opts);
 
-// NUL-separated KEY=VALUE text with the values of secret names, and values that carry a
-// credential (report/redact.hpp rules), replaced by "<redacted>"; every name, the order and
-// the separators are kept.
-std::string redact_environ(std::string_view text);
-
 // One path component against a declared pattern component: '*' any run of characters,
 // '?' one, '[0-9]' / '[!x]' classes (fnmatch without flags).
 bool component_matches(std::string_view pattern, std::string_view name);

@@ -241,4 +241,10 @@ TEST(CollbenchSettings, PicksTunablesAndRedactsSecrets) {
   EXPECT_EQ(tunable_settings(envp.data()),
             "NCCL_API_KEY=<redacted> NCCL_IB_PKEY=0x8001 NCCL_IB_QPS_PER_CONNECTION=4 NCCL_TOKEN_FILE=<redacted> "
             "OMPI_MCA_coll_tuned_allgather_algorithm=2 UCX_TLS=rc");
+  // The report's rule, values included: a credential in a value, a name ending in _PAT.
+  std::vector<std::string> more = {"NCCL_NET_ARGS=--password=hunter2", "UCX_SOCKADDR_URL=tcp://u:pw@h", "NCCL_GIT_PAT=x", "NCCL_DEBUG=INFO"};
+  std::vector<char*> morep;
+  for (auto& e : more) morep.push_back(e.data());
+  morep.push_back(nullptr);
+  EXPECT_EQ(tunable_settings(morep.data()), "NCCL_DEBUG=INFO NCCL_GIT_PAT=<redacted> NCCL_NET_ARGS=<redacted> UCX_SOCKADDR_URL=<redacted>");
 }

@@ -2,8 +2,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "facts/infiniband.hpp"
+#include "facts/platform.hpp"
+#include "facts/runtime.hpp"
 #include "tree.hpp"
 
 using namespace perfgap;
@@ -37,4 +42,37 @@ TEST(InfinibandFacts, ReadsDevicesPortsAndVerbsNodes) {
   facts::Facts none(*sys::Sysroot::at(tmp.path()), {});
   ASSERT_TRUE(facts::infiniband(none));
   EXPECT_TRUE(facts::infiniband(none)->empty());
+}
+
+// The facts the NCCL and runtime checks used to read themselves (issue 15): interfaces by
+// name (a link whose target was not captured still names one), loaded modules and device
+// nodes by stat, each read once.
+TEST(NodeFacts, InterfacesModulesAndDeviceNodes) {
+  fixture::TempDir tmp;
+  std::string tree = tmp.path() + "/t.tree";
+  std::ofstream(tree) << "== link sys/class/net/eth0 -> ../../devices/pci0000:00/0000:00:03.0/net/eth0\n"
+                         "== dir sys/class/net/lo\n"
+                         "== dir sys/module/nvidia_peermem\n"
+                         "== file dev/nvidia0\n\n"
+                         "== dir dev/infiniband\n";
+  auto spec = fixture::unpack_tree(tree, tmp.path() + "/root");
+  ASSERT_TRUE(spec) << spec.error();
+  facts::Facts f(*sys::Sysroot::at(tmp.path() + "/root"), {});
+  const auto& ifs = facts::net_interfaces(f);
+  ASSERT_TRUE(ifs) << ifs.error();
+  EXPECT_EQ(*ifs, (std::vector<std::string>{"eth0", "lo"}));
+  EXPECT_TRUE(facts::kernel_module_loaded(f, "nvidia_peermem"));
+  EXPECT_FALSE(facts::kernel_module_loaded(f, "nv_peer_mem"));
+  EXPECT_TRUE(facts::device_node_present(f, "/dev"));
+  EXPECT_TRUE(facts::device_node_present(f, "/dev/nvidia0"));
+  EXPECT_FALSE(facts::device_node_present(f, "/dev/nvidiactl"));
+  EXPECT_FALSE(facts::device_node_present(f, "/dev/infiniband/uverbs0"));
+  // Anything outside /dev is another fact's, with its own declared reads.
+  EXPECT_THROW(facts::device_node_present(f, "/sys/module/nvidia_peermem"), std::invalid_argument);
+  // No /sys/class/net: unknown, with why, not "no interfaces".
+  facts::Facts bare(*sys::Sysroot::at(tmp.path()), {});
+  const auto& none = facts::net_interfaces(bare);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().find("/sys/class/net"), std::string::npos) << none.error();
+  EXPECT_FALSE(facts::device_node_present(bare, "/dev"));
 }

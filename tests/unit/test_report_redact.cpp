@@ -5,7 +5,6 @@
 #include <string>
 
 #include "report/redact.hpp"
-#include "snapshot/capture.hpp"
 
 using namespace perfgap;
 using namespace perfgap::report;
@@ -41,7 +40,7 @@ TEST(RedactHostile, SnapshotEnvironmentsLoseCredentialsInValues) {
   std::string env = std::string("TRAIN_ARGS=--lr 1 --password=hunter2") + '\0' + "DATABASE_URL=postgres://u:p@h/db" + '\0' +
                     "GITHUB_PAT=x" + '\0' + "SSHPASS=x" + '\0' + "AUTH=Bearer abc" + '\0' + "LOCAL_RANK=0" + '\0' +
                     "HOME=/root" + '\0' + "NCCL_IB_HCA=mlx5_0:1" + '\0';
-  const std::string out = snapshot::redact_environ(env);
+  const std::string out = report::redact_environ(env);
   const std::string want = std::string("TRAIN_ARGS=<redacted>") + '\0' + "DATABASE_URL=<redacted>" + '\0' + "GITHUB_PAT=<redacted>" +
                            '\0' + "SSHPASS=<redacted>" + '\0' + "AUTH=<redacted>" + '\0' + "LOCAL_RANK=0" + '\0' + "HOME=/root" +
                            '\0' + "NCCL_IB_HCA=mlx5_0:1" + '\0';

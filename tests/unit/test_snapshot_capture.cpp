@@ -19,10 +19,14 @@
 
 #include "core/baseline.hpp"
 #include "core/config.hpp"
+#include "core/node.hpp"
 #include "core/runner.hpp"
+#include "facts/facts.hpp"
 #include "facts/reads.hpp"
 #include "files.hpp"
 #include "findings.hpp"
+#include "parsers/procfs.hpp"
+#include "report/redact.hpp"
 #include "snapshot/archive.hpp"
 #include "snapshot/capture.hpp"
 #include "tree.hpp"
@@ -51,14 +55,14 @@ bool has_skip(const snapshot::Capture& c, const std::string& path, const std::st
 
 TEST(SnapshotRedact, BlanksSecretValuesAndKeepsEveryName) {
   auto env = "HOME=/root\0WANDB_API_KEY=abc123\0NCCL_IB_PKEY=3\0MY_TOKEN=t0k\0LOCAL_RANK=0\0"s;
-  auto out = snapshot::redact_environ(env);
+  auto out = report::redact_environ(env);
   EXPECT_EQ(out, "HOME=/root\0WANDB_API_KEY=<redacted>\0NCCL_IB_PKEY=3\0MY_TOKEN=<redacted>\0LOCAL_RANK=0\0"s);
 }
 
 TEST(SnapshotRedact, KeepsOddEntriesAndAMissingFinalNul) {
   auto env = "NOEQUALS\0=empty-name\0DB_PASSWORD=x"s;
-  EXPECT_EQ(snapshot::redact_environ(env), "NOEQUALS\0=empty-name\0DB_PASSWORD=<redacted>"s);
-  EXPECT_EQ(snapshot::redact_environ(""), "");
+  EXPECT_EQ(report::redact_environ(env), "NOEQUALS\0=empty-name\0DB_PASSWORD=<redacted>"s);
+  EXPECT_EQ(report::redact_environ(""), "");
 }
 
 TEST(SnapshotPattern, MatchesLikeTheDeclarations) {
@@ -165,6 +169,42 @@ TEST(SnapshotCapture, TrainingProcessesOnlyAndEnvironmentsRedacted) {
   EXPECT_TRUE(c.entries.count("/proc/777/task/777/stat"));
   EXPECT_EQ(c.entries.at("/proc/self/environ").content,
             "HOME=/root\0API_KEY=<redacted>\0NCCL_TOPO_FILE=/etc/topo/my.xml\0"s);
+}
+
+// One rule, two paths: what a snapshot keeps of the audited environment and what the report's
+// node.environment (core::describe_node) shows of it are the same values, hidden alike.
+TEST(SnapshotRedact, SnapshotAndReportHideTheSameVariables) {
+  TempDir tmp;
+  make_tree(tmp.path());
+  const std::string env = "NCCL_IB_HCA=mlx5_0\0NCCL_NET_ARGS=--token abc\0SLURM_DB_URL=mysql://u:pw@db/x\0"
+                          "CUDA_VISIBLE_DEVICES=0,1\0TORCH_HUB_TOKEN=x\0UCX_NET_DEVICES=mlx5_0:1\0"
+                          "TRAIN_ARGS=--password=x\0GITHUB_PAT=y\0HOME=/root\0"s;
+  write_file(fs::path(tmp.path()) / "proc/self/environ", env);
+  auto c = capture_tree(tmp.path());
+  ASSERT_TRUE(c.entries.count("/proc/self/environ"));
+  std::map<std::string, std::string> kept;
+  for (const auto& [k, v] : parsers::parse_environ(c.entries.at("/proc/self/environ").content)) kept[k] = v;
+  auto root = sys::Sysroot::at(tmp.path());
+  ASSERT_TRUE(root);
+  facts::Facts f(*root, {});
+  const auto shown = core::describe_node(f).environment;
+  int audited = 0, hidden = 0;
+  for (const auto& [k, v] : parsers::parse_environ(env)) {
+    ASSERT_TRUE(kept.count(k)) << k;  // the snapshot keeps every name
+    EXPECT_EQ(kept[k], report::redact(k, v)) << k;
+    if (!report::audited_name(k)) {
+      EXPECT_FALSE(shown.count(k)) << k;
+      continue;
+    }
+    ++audited;
+    ASSERT_TRUE(shown.count(k)) << k;
+    EXPECT_EQ(shown.at(k), kept[k]) << k;
+    hidden += shown.at(k) == report::kRedacted;
+  }
+  EXPECT_EQ(audited, 6);
+  EXPECT_EQ(hidden, 3);  // NCCL_NET_ARGS, SLURM_DB_URL, TORCH_HUB_TOKEN
+  EXPECT_EQ(kept["TRAIN_ARGS"], report::kRedacted);
+  EXPECT_EQ(kept["GITHUB_PAT"], report::kRedacted);
 }
 
 TEST(SnapshotCapture, TakesTheFilesTheAuditedEnvironmentNames) {

@@ -180,10 +180,10 @@ Finding socket_ifname(facts::Facts& f, const facts::NcclSetting& s) {
   auto out = core::finding(id, layer::network, Status::pass, "");
   out.subject = "NCCL_SOCKET_IFNAME";
   out.add(s.source, "NCCL_SOCKET_IFNAME=" + s.value);
-  auto names = f.root().list("/sys/class/net");
+  const auto& names = facts::net_interfaces(f);
   if (!names) {
     out.status = Status::skip;
-    out.title = "NCCL_SOCKET_IFNAME=" + s.value + " but the interfaces here are unknown: " + facts::describe(names.error());
+    out.title = "NCCL_SOCKET_IFNAME=" + s.value + " but the interfaces here are unknown: " + names.error();
     return out;
   }
   auto list = parsers::parse_nccl_if_list(s.value);
@@ -241,7 +241,7 @@ std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
   std::vector<std::string> paths;
   for (const char* mod : {"nvidia_peermem", "nv_peer_mem"}) {
     const std::string dir = std::string("/sys/module/") + mod;
-    if (f.root().exists(dir)) {
+    if (facts::kernel_module_loaded(f, mod)) {
       paths.push_back(std::string(mod) + " loaded");
       out.add(dir, "present");
     }
@@ -364,7 +364,7 @@ void register_nccl(core::Registry& r) {
          .summary = "NCCL_IB_HCA and NCCL_SOCKET_IFNAME name devices that exist here",
          .rule = "NCCL's list syntax: comma list, names match as prefixes unless the list starts with '=' (exact; after an optional leading '^', which makes it an exclusion list), ':port' selects an RDMA port, an empty list means every device. Per variable (subject: its name): `fail` when a selecting entry matches no RDMA device/port (/sys/class/infiniband) or interface (/sys/class/net), or when nothing is left selected (e.g. '^=:,,' excludes everything). `pass` when both are unset. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "Name devices present on this node (ibv_devices, ip -br link).",
-         .reads = reads::of({reads::nccl_config(), reads::infiniband(), {"/sys/class/net/*"}}),
+         .reads = reads::of({reads::nccl_config(), reads::infiniband(), reads::net_interfaces()}),
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, nccl_devices(f, th)); }});
   r.add({.id = "nccl.gdr",
@@ -373,7 +373,7 @@ void register_nccl(core::Registry& r) {
          .rule = "With RDMA devices and NVIDIA GPUs on PCI: `pass` when /sys/module/nvidia_peermem (or nv_peer_mem) is loaded, the driver is the open kernel module (dma-buf; /proc/driver/nvidia/version says \"Open Kernel Module\"), or on Grace NCCL_NET_GDR_C2C is set non-zero; `warn` when none is; `skip` without RDMA devices or GPUs, or when the driver version is unreadable and nvidia_peermem is absent.",
          .fix = "modprobe nvidia_peermem (persisted), or the open GPU kernel modules for dma-buf.",
          .reads = reads::of({reads::infiniband(), reads::pci(), reads::nccl_config(), reads::grace(),
-                             reads::nvidia_driver_version(), {"/sys/module/nvidia_peermem", "/sys/module/nv_peer_mem"}}),
+                             reads::nvidia_driver_version(), reads::kernel_modules()}),
          .params = {},
          .run = gdr});
   r.add({.id = "nccl.ib.qps",
@@ -381,7 +381,7 @@ void register_nccl(core::Registry& r) {
          .summary = "QPs per connection are measured, not left at 1, on ports of 400 Gb/s and more",
          .rule = "`warn` when an ACTIVE RDMA port's rate is at least min_rate_gbps (400) and NCCL_IB_QPS_PER_CONNECTION is unset or 1: sweep it (1, 2, 4, 8) at the workload's message sizes with perfgap sweep; never a blind fix. `pass` when it is above 1 or no port is that fast; `skip` without RDMA devices.",
          .fix = "perfgap sweep --env NCCL_IB_QPS_PER_CONNECTION=1,2,4,8 -- <benchmark>.",
-         .reads = reads::of({reads::infiniband(), reads::nccl_config(), reads::pci(), {"/sys/class/net/*"}}),
+         .reads = reads::of({reads::infiniband(), reads::nccl_config(), reads::pci(), reads::net_interfaces()}),
          .params = {{"min_rate_gbps", 400, "port rate (Gb/s) from which one QP per connection is worth a sweep"}},
          .run = ib_qps});
 }

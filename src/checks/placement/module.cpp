@@ -311,7 +311,7 @@ std::vector<Finding> shared_cores(facts::Facts& f, const core::Thresholds& th) {
   fnd.add("training cores", cpus_text(cores) + " (allowed CPUs of bound ranks, last CPUs of busy training threads)");
 
   // Busy threads of other processes on those cores, grouped by process.
-  const int self = f.root().is_live() ? static_cast<int>(::getpid()) : -1;
+  const int self = f.own_pid();
   std::map<int, std::pair<std::string, parsers::CpuSet>> intruders;
   std::map<int, double> intruder_share;
   for (const auto& u : w.threads) {

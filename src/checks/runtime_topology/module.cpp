@@ -110,7 +110,7 @@ std::vector<Finding> memlock(facts::Facts& f, const core::Thresholds&) {
 std::vector<Finding> container_devices(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "container.devices";
   auto out = core::finding(id, layer::runtime_topology, Status::pass, "");
-  if (!f.absence_is_real() && !f.root().exists("/dev")) {
+  if (!f.absence_is_real() && !facts::device_node_present(f, "/dev")) {
     // A tree without dev/ says nothing about device nodes: not captured is not missing.
     out.status = Status::skip;
     out.title = "device nodes not captured: the tree has no dev/ directory";
@@ -130,7 +130,7 @@ std::vector<Finding> container_devices(facts::Facts& f, const core::Thresholds&)
         continue;
       }
       const std::string node = "/dev/infiniband/" + *d.uverbs;
-      if (f.root().exists(node)) {
+      if (facts::device_node_present(f, node)) {
         present.push_back(node);
       } else {
         missing.push_back(d.name + ": " + node);
@@ -147,7 +147,7 @@ std::vector<Finding> container_devices(facts::Facts& f, const core::Thresholds&)
         continue;
       }
       const std::string node = "/dev/nvidia" + std::to_string(*g.minor);
-      if (f.root().exists(node)) {
+      if (facts::device_node_present(f, node)) {
         present.push_back(node);
       } else {
         missing.push_back("GPU " + g.bdf + ": " + node);
@@ -155,7 +155,7 @@ std::vector<Finding> container_devices(facts::Facts& f, const core::Thresholds&)
       }
     }
     if (!gpus->empty()) {
-      if (f.root().exists("/dev/nvidiactl")) present.push_back("/dev/nvidiactl");
+      if (facts::device_node_present(f, "/dev/nvidiactl")) present.push_back("/dev/nvidiactl");
       else {
         missing.push_back("/dev/nvidiactl");
         out.add("/dev/nvidiactl", "absent", "present with any GPU");
@@ -378,7 +378,7 @@ std::vector<Mismatch> match_topology(facts::Facts& f, const parsers::TopoFile& t
         out.push_back({true, dev + "/local_cpulist", d.local_cpus_text, fmt::format("{} (<cpu affinity=\"{}\"> of {})", mask->to_list(), p.affinity, where(p.line))});
     }
     if (p.kind != parsers::TopoPci::other && (!p.link_speed.empty() || p.link_width)) {
-      auto link = facts::read_pci_link(f.root(), d.bdf);
+      const auto& link = facts::pci_link(f, d.bdf);
       auto stated = parsers::parse_topo_link_speed(p.link_speed);
       if (stated && link.speed_gts) {
         ++link_checked;
@@ -411,10 +411,13 @@ std::vector<Mismatch> match_topology(facts::Facts& f, const parsers::TopoFile& t
         out.push_back({true, "/sys/class/infiniband/" + dev.name, "RDMA device " + dev.name + (dev.bdf.empty() ? "" : " (" + dev.bdf + ")") + " present", "listed in " + file});
     }
   }
+  // An interface that cannot be listed counts as absent, as a <net> NCCL cannot find.
+  const auto& ifs = facts::net_interfaces(f);
   for (const auto& n : t.nets) {
     if (n.name.empty()) continue;
     bool is_ib = ib && std::any_of(ib->begin(), ib->end(), [&](const auto& d) { return d.name == n.name; });
-    if (!is_ib && !f.root().exists("/sys/class/net/" + n.name))
+    bool is_if = ifs && std::find(ifs->begin(), ifs->end(), n.name) != ifs->end();
+    if (!is_ib && !is_if)
       out.push_back({true, where(n.line), "<net name=\"" + n.name + "\">", "an RDMA device (/sys/class/infiniband) or interface (/sys/class/net) of that name here"});
   }
   *checked = fmt::format("bus ids of {} GPU{} and {} RDMA device{} here", gpus_here, gpus_here == 1 ? "" : "s", nics_here, nics_here == 1 ? "" : "s");
@@ -425,7 +428,7 @@ std::vector<Mismatch> match_topology(facts::Facts& f, const parsers::TopoFile& t
 
 // Reads, parses and matches one topology file; fills `out` (status, title, evidence).
 void judge_topology_file(facts::Facts& f, const std::string& path, Finding& out, const std::string& what) {
-  auto text = f.root().read(path, parsers::kMaxTopoBytes);
+  const auto& text = facts::topology_file_text(f, path);
   if (!text) {
     const auto& e = text.error();
     out.status = Status::fail;
@@ -501,9 +504,7 @@ std::vector<Finding> topo_file(facts::Facts& f, const core::Thresholds&) {
   const std::string impact = "a missing or stale topology file makes NCCL build the wrong rings and trees: AllGather/ReduceScatter 2-4x slower, 13-53% below reference in the public case";
   if (!setting) {
     // NCCL itself loads /var/run/nvidia-topologyd/virtualTopology.xml when the variable is unset.
-    std::vector<std::string> known;
-    for (const char* p : {"/etc/nccl/topo.xml", "/var/run/nvidia-topologyd/virtualTopology.xml"})
-      if (f.root().exists(p)) known.push_back(p);
+    const auto& known = facts::known_topology_files(f);
     const auto& base = f.options().baseline;
     std::string base_file;
     if (base) {
@@ -516,7 +517,7 @@ std::vector<Finding> topo_file(facts::Facts& f, const core::Thresholds&) {
       out.title = "NCCL_TOPO_FILE is unset and no topology file is known on this node: NCCL detects the topology itself";
       return {out};
     }
-    const std::string dflt = "/var/run/nvidia-topologyd/virtualTopology.xml";
+    const std::string dflt(facts::kNcclDefaultTopoFile);
     if (std::find(known.begin(), known.end(), dflt) != known.end()) {
       judge_topology_file(f, dflt, out, "NCCL's default topology file");
       if (out.status == Status::fail || out.status == Status::skip) {
@@ -550,7 +551,7 @@ std::vector<Finding> topo_file(facts::Facts& f, const core::Thresholds&) {
     out.impact = impact;
     return {out};
   }
-  if (path[0] != '/' && !f.root().is_live()) {
+  if (path[0] != '/' && !f.live()) {
     out.status = Status::skip;
     out.title = "NCCL_TOPO_FILE=" + path + " is a relative path: it resolves against the job's working directory, unknown in a captured tree";
     return {out};
@@ -595,7 +596,7 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "RDMA devices and visible GPUs have reachable device nodes",
          .rule = "For every RDMA device, /dev/infiniband/<uverbsN> (from /sys/class/infiniband_verbs/*/ibdev); for every visible GPU, /dev/nvidia<Device Minor> (from /proc/driver/nvidia/gpus/*/information), and /dev/nvidiactl: stat only, never opened. `fail` when any is missing; `skip` when there is no such device, a device's node cannot be determined, or a captured tree has no dev/ directory at all (not captured is not missing).",
          .fix = "docker --gpus/--device=/dev/infiniband; enroot's nvidia/mellanox hooks; device plugins.",
-         .reads = reads::of({reads::infiniband(), reads::visible_gpus(), {"/dev", "/dev/infiniband/*", "/dev/nvidia*"}}),
+         .reads = reads::of({reads::infiniband(), reads::visible_gpus(), reads::device_nodes()}),
          .params = {},
          .run = container_devices});
   r.add({.id = "container.launcher_config",
@@ -619,8 +620,8 @@ void register_runtime_topology(core::Registry& r) {
          .summary = "NCCL_TOPO_FILE names a readable NCCL topology file that matches the devices here",
          .rule = "NCCL_TOPO_FILE from the audited environment, else NCCL's config files (NCCL_CONF_FILE or ~/.nccl.conf, then /etc/nccl.conf). `fail` when set but empty, missing or unreadable (NCCL falls back silently); when the file (read up to 4 MiB) is not NCCL topology XML (pugixml; root <system version=\"1\">) or uses XML NCCL's reader rejects (declarations, tabs, split attributes); when a GPU/NIC/PCI bus id, class, vendor/device, <cpu numaid> or affinity mask in it does not match the PCI devices here, or a GPU, RDMA device or <net> here is missing from it. `warn` for link_speed/link_width differing from max_link_speed/max_link_width (NCCL takes the smaller of device and upstream port), and when unset while /etc/nccl/topo.xml, /var/run/nvidia-topologyd/virtualTopology.xml (which NCCL then loads by default, and which is checked the same way) or the baseline names one. `pass` when it matches, or when unset and none is known. Without a readable audited environment (/proc/self/environ) a `pass` becomes `skip` (a variable may be set there); a bad value in a config file still counts.",
          .fix = "A topology file made for this node type, carried into the container by the launcher; or none.",
-         .reads = reads::of({reads::nccl_topo_file(), {"/etc/nccl/topo.xml", "/var/run/nvidia-topologyd/virtualTopology.xml"},
-                             reads::pci(), reads::pci_link(), reads::infiniband(), {"/sys/class/net/*"}}),
+         .reads = reads::of({reads::nccl_topo_file(), reads::known_topology_files(), reads::pci(), reads::pci_link(),
+                             reads::infiniband(), reads::net_interfaces()}),
          .params = {},
          .run = [](facts::Facts& f, const core::Thresholds& th) { return unless_env_unread(f, topo_file(f, th)); }});
 }
