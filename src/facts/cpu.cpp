@@ -29,7 +29,13 @@ std::optional<std::string> read_str(const sys::Sysroot& root, const std::string&
   return *v;
 }
 
-std::string cpu_dir(int cpu) { return std::string(kCpuDir) + "/cpu" + std::to_string(cpu); }
+// Appended, not `std::string + "literal"`: GCC 12 warns falsely (-Warray-bounds) on the latter.
+std::string cpu_dir(int cpu) {
+  std::string dir(kCpuDir);
+  dir += "/cpu";
+  dir += std::to_string(cpu);
+  return dir;
+}
 
 }  // namespace
 
