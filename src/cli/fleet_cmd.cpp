@@ -59,7 +59,8 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   const std::time_t started = std::time(nullptr);
   auto expanded = fleet::expand_inputs(req.inputs);
   // Only the machine formats list every node's findings; only JUnit shows their details.
-  auto loaded = fleet::load_reports(expanded.files, {.findings = format == "junit" || format == "prometheus", .details = format == "junit"});
+  auto loaded = fleet::load_reports(expanded.files, {.findings = format == "junit" || format == "prometheus", .details = format == "junit",
+                                                     .metrics = format == "prometheus"});
   std::vector<fleet::Unreadable> bad = std::move(expanded.problems);
   for (auto& u : loaded.unreadable) bad.push_back(std::move(u));
   if (loaded.nodes.empty()) throw UsageError(nothing_usable(bad));

@@ -193,6 +193,9 @@ void read_finding(element e, std::size_t index, const ReadOptions& opts, Interne
     full->layer = f.layer;
     full->status = f.status;
     full->subject = f.subject;
+    if (opts.metrics)
+      for (std::uint32_t m = f.metrics_begin; m < f.metrics_begin + f.metrics_count; ++m)
+        full->metrics.emplace_back(std::string(out.metrics[m].name), out.metrics[m].value);
   }
   out.findings.push_back(std::move(f));
 }

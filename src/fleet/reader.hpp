@@ -56,6 +56,7 @@ struct NodeReport {
 struct ReadOptions {
   bool findings = false;  // also fill NodeReport::report_findings
   bool details = false;   // ... with their titles, evidence, fixes and impacts
+  bool metrics = false;   // ... with their metrics (Prometheus' perfgap_metric)
 };
 
 // Extra bytes a buffer passed to ReportReader::parse_padded must have after the text.

@@ -167,7 +167,7 @@ TEST_F(Fleet, JunitAndPrometheusCoverEveryNode) {
 
   auto p = run_binary(PERFGAP_BINARY, {"fleet", dir.path(), "--format", "prometheus"});
   ASSERT_EQ(p.status, 1) << p.err;
-  const std::regex sample(R"(^perfgap_(finding|findings|last_run_timestamp_seconds)\{([a-z_]+="([^"\\]|\\.)*",?)+\} [0-9]+$)");
+  const std::regex sample(R"(^perfgap_(finding|findings|metric|last_run_timestamp_seconds)\{([a-z_]+="([^"\\]|\\.)*",?)+\} ([-+]?[0-9.e+-]+|NaN|[-+]Inf)$)");
   std::istringstream in(p.out);
   std::string line;
   std::size_t samples = 0;
@@ -178,6 +178,8 @@ TEST_F(Fleet, JunitAndPrometheusCoverEveryNode) {
     }
   EXPECT_GT(samples, 200u * 40u);
   EXPECT_NE(p.out.find("perfgap_findings{node=\"gpu0010\",status=\"fail\"} 1\n"), std::string::npos);
+  // Every node's metrics too, under its own node label, as its check --format prometheus gives them.
+  EXPECT_NE(p.out.find("perfgap_metric{node=\"gpu0010\",id=\""), std::string::npos);
   EXPECT_NE(p.out.find("perfgap_last_run_timestamp_seconds{node=\"gpu0200\"} 1796040000\n"), std::string::npos);
   EXPECT_NE(p.out.find("perfgap_finding{node=\"\",id=\"fleet.unreadable\",layer=\"fleet\",subject=\"" + dir.path() + "/truncated.json\",status=\"error\"} 1\n"),
             std::string::npos);
