@@ -3,6 +3,7 @@
 
 #include "facts/platform.hpp"
 #include "facts/nccl.hpp"
+#include "facts/reads.hpp"
 #include "report/redact.hpp"
 #include "sys/text.hpp"
 
@@ -44,6 +45,17 @@ report::Node describe_node(facts::Facts& f) {
   // such instead of a key it cannot tell from an older report's.
   for (const char* key : report::kNodeSettingKeys) s.try_emplace(key, report::kSettingUnknown);
   return n;
+}
+
+const std::vector<std::string_view>& node_reads() {
+  namespace reads = facts::reads;
+  // iommu_mode_summary reads the PCI devices and their IOMMU groups; the hypervisor list holds
+  // identity's and cpuinfo's.
+  static const auto list = reads::of({reads::identity(), reads::hypervisor(), reads::audited_env(), reads::container(),
+                                      reads::nvidia_driver_version(), reads::cpuidle(), reads::cpufreq(), reads::page_size(),
+                                      reads::numa_balancing(), reads::nccl_topo_file(), reads::nccl_config(), reads::pci(),
+                                      reads::iommu_groups()});
+  return list;
 }
 
 }  // namespace perfgap::core

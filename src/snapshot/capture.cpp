@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/node.hpp"
 #include "core/check.hpp"
 #include "facts/facts.hpp"
 #include "facts/gpu.hpp"
@@ -387,11 +388,9 @@ std::vector<Matched> declared_patterns() {
       auto& ids = by_pattern[std::string(r)];
       if (std::find(ids.begin(), ids.end(), c.id) == ids.end()) ids.emplace_back(c.id);
     }
-  // What the report's node section reads (core::describe_node): identity and settings that
-  // no check declares, so that a replay names the node as the live run does.
-  for (std::string_view r : {"/proc/sys/kernel/hostname", "/proc/sys/kernel/osrelease", "/proc/sys/kernel/arch", "/proc/cpuinfo",
-                             "/proc/self/environ", "/proc/self/smaps", "/proc/driver/nvidia/version",
-                             "/proc/sys/kernel/numa_balancing"}) {
+  // What the report's node section reads (core::describe_node), declared like a check's, so
+  // that a replay names the node as the live run does.
+  for (std::string_view r : core::node_reads()) {
     auto& ids = by_pattern[std::string(r)];
     if (std::find(ids.begin(), ids.end(), "report.node") == ids.end()) ids.emplace_back("report.node");
   }

@@ -9,11 +9,14 @@
 #include <fnmatch.h>
 
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <set>
 
 #include "case_options.hpp"
 #include "core/baseline.hpp"
 #include "core/config.hpp"
+#include "core/node.hpp"
 #include "core/runner.hpp"
 #include "facts/reads.hpp"
 #include "files.hpp"
@@ -59,13 +62,14 @@ TEST_P(DeclaredReads, EveryCheckReadsOnlyWhatItDeclares) {
   auto root = sys::Sysroot::at(tmp.path());
   ASSERT_TRUE(root);
   std::set<std::string> undeclared;
-  for (const auto& info : core::builtin_registry().all()) {
+  // Runs `read` on fresh facts with the read log on; what it read outside `patterns` is listed.
+  auto audit = [&](const std::string& who, const std::vector<std::string_view>& patterns, const std::function<void(const std::shared_ptr<facts::Facts>&)>& read) {
     auto facts = std::make_shared<facts::Facts>(*root, *opts);
     sys::start_read_log();
-    (void)core::run_checks({&info}, facts, core::Config{}, core::RunOptions{});
+    read(facts);
     const auto paths = sys::stop_read_log();
     std::vector<std::string> declared;
-    for (auto pattern : info.reads)
+    for (auto pattern : patterns)
       for (auto& p : facts::named_read_paths(*facts, pattern)) declared.push_back(std::move(p));
     for (const auto& path : paths) {
       // Not the node's files: --dmesg FILE is read as given, and .perfgap/snapshot.json is
@@ -73,9 +77,17 @@ TEST_P(DeclaredReads, EveryCheckReadsOnlyWhatItDeclares) {
       if ((opts->dmesg_path && path == *opts->dmesg_path) || path == "/.perfgap/snapshot.json") continue;
       bool ok = false;
       for (const auto& pattern : declared) ok = ok || declared_by(path, pattern);
-      if (!ok) undeclared.insert(std::string(info.id) + " read " + path + ", not declared");
+      if (!ok) undeclared.insert(who + " read " + path + ", not declared");
     }
+  };
+  for (const auto& info : core::builtin_registry().all()) {
+    const std::vector<std::string_view> patterns(info.reads.begin(), info.reads.end());
+    audit(std::string(info.id), patterns, [&](const std::shared_ptr<facts::Facts>& facts) {
+      (void)core::run_checks({&info}, facts, core::Config{}, core::RunOptions{});
+    });
   }
+  // The report's node section too: snapshot captures core::node_reads() for it.
+  audit("describe_node", core::node_reads(), [](const std::shared_ptr<facts::Facts>& facts) { (void)core::describe_node(*facts); });
   std::string listed;  // every one (PrintToString would cut the list at 32)
   for (const auto& u : undeclared) listed += "  " + u + "\n";
   EXPECT_TRUE(undeclared.empty()) << GetParam() << ": " << undeclared.size() << " undeclared reads:\n" << listed;
