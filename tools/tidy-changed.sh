@@ -39,7 +39,9 @@ checked=()
 {
   echo "["
   for f in "${files[@]}"; do
-    entry=$(grep -B2 -F "\"file\": \"$root/$f\"" "$cc" | strip_pch || true)
+    # -m1: a source built into two targets (report/redact.cpp: perfgap_core and collbench) is
+    # listed twice, and two matches would put grep's "--" separator into the database.
+    entry=$(grep -m1 -B2 -F "\"file\": \"$root/$f\"" "$cc" | strip_pch || true)
     if [[ -z $entry && -n $template && $f != src/static/* && $f != src/collbench/* ]]; then
       entry=$(printf '%s\n  "file": "%s"' "${template//"$template_src"/$root/$f}" "$root/$f")
     fi
