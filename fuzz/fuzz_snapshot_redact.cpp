@@ -1,4 +1,4 @@
-// Snapshot environ redaction on arbitrary bytes: the same entries in the same order, every
+// Environ redaction (report::redact_environ, what snapshot writes) on arbitrary bytes: the same entries in the same order, every
 // name kept, the values of secret names and of values that carry a credential (report::
 // secret_value: --password=x, user:pass@ URLs, Bearer ...) replaced by <redacted>, everything
 // else byte for byte, and redacting twice changes nothing more.
@@ -27,7 +27,7 @@ std::vector<std::string_view> entries(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto text = perfgap::fuzz::as_text(data, size);
-  auto out = perfgap::snapshot::redact_environ(text);
+  auto out = perfgap::report::redact_environ(text);
   auto in_entries = entries(text), out_entries = entries(out);
   FUZZ_CHECK(in_entries.size() == out_entries.size());
   FUZZ_CHECK((!text.empty() && text.back() == '\0') == (!out.empty() && out.back() == '\0'));
@@ -43,6 +43,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       FUZZ_CHECK(b.substr(eq + 1) == perfgap::report::kRedacted);
     }
   }
-  FUZZ_CHECK(perfgap::snapshot::redact_environ(out) == out);
+  FUZZ_CHECK(perfgap::report::redact_environ(out) == out);
   return 0;
 }
