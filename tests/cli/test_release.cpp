@@ -78,8 +78,14 @@ TEST_F(ReleaseBinary, LinksNoNssResolverOrUnusedArchiveFormat) {
                              "(nss_files", "(glob.o)", "(getlogin", "(res_query.o)", "(res_send.o)", "archive_read_support_format_all.o", "archive_read_support_format_xar.o",
                              "archive_write_set_format_xar.o", "archive_write_set_format_zip.o", "archive_write_set_format.o)",
                              "archive_disk_acl_linux.o", "archive_read_disk_posix.o", "archive_cryptor.o", "libxml2.a", "libicu",
-                             "libnettle.a", "liblzma.a", "libbz2.a", "libacl.a", "libzstd.a", "liblz4.a", "libsimdjson", "libfmt"})
+                             "libnettle.a", "liblzma.a", "libbz2.a", "libacl.a", "liblz4.a", "libsimdjson", "libfmt",
+                             "libzstd.a(zstd_compress.o)", "libzstd.a(zstdmt_compress.o)"})
     EXPECT_EQ(text.find(member), std::string::npos) << member << " is linked into the static perfgap";
+  // zstd is there for perf.data's compressed records (parsers/perf_data.cpp), and only its
+  // decompressor: libarchive's zstd filters stay out, as no filter but gzip is registered.
+  EXPECT_NE(text.find("libzstd.a(zstd_decompress.o)"), std::string::npos) << "perf.data's zstd reader is not linked";
+  EXPECT_EQ(text.find("archive_read_support_filter_zstd.o"), std::string::npos);
+  EXPECT_EQ(text.find("archive_write_add_filter_zstd.o"), std::string::npos);
 }
 
 std::vector<std::string> golden_trees() { return {"healthy-x86", "h100-c1-remote-numa", "kvm-guest", "gb200-vm"}; }
