@@ -27,6 +27,23 @@ namespace {
 const std::vector<std::pair<std::string, int>> kSmmu = {{"arm_smmu_cmdq_issue_cmdlist", 30}, {"do_syscall_64", 10}};
 }
 
+
+// `perf report --stdio --sort sym` rows "  12.34%  [k] symbol": self share per kernel symbol
+// (only unnamed 0x... addresses when `unnamed_only`).
+std::map<std::string, double> perf_report_kernel_shares(const std::string& out, bool unnamed_only) {
+  std::map<std::string, double> shares;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string pct, mark, sym;
+    if (!(ls >> pct >> mark >> sym) || pct.back() != '%' || mark != "[k]") continue;
+    if (unnamed_only && sym.rfind("0x", 0) != 0) continue;
+    shares[sym] += std::stod(pct.substr(0, pct.size() - 1));
+  }
+  return shares;
+}
+
 TEST(AnalyzePerfData, KallsymsNamesTheSmmuFramesAndFails) {
   TempDir t;
   auto spec = perfgap::gen::demo_spec(kSmmu, 40);
@@ -109,15 +126,7 @@ TEST(AnalyzePerfData, AgreesWithPerfReportOnUnresolvedKernelAddresses) {
     if (name.rfind("quipper_perf.data.", 0) != 0 && name.rfind("linuxperfdata_", 0) != 0) continue;
     auto pr = run_binary(perf, {"report", "--stdio", "--no-children", "--sort", "sym", "-i", e.path().string()}, {{"HOME", home.path()}});
     if (pr.status != 0 || pr.out.find('%') == std::string::npos) continue;  // a format this perf cannot read
-    std::map<std::string, double> theirs;
-    std::istringstream in(pr.out);
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream ls(line);
-      std::string pct, mark, sym;
-      if (!(ls >> pct >> mark >> sym) || pct.back() != '%' || mark != "[k]" || sym.rfind("0x", 0) != 0) continue;
-      theirs[sym] += std::stod(pct.substr(0, pct.size() - 1));
-    }
+    const auto theirs = perf_report_kernel_shares(pr.out, true);
     auto j = json_report(PERFGAP_BINARY, {"analyze", "perf", e.path().string()}, 0);
     auto s = finding(j, "perf.summary");
     ASSERT_TRUE(s) << name;
@@ -149,22 +158,14 @@ TEST(AnalyzePerfData, AgreesWithPerfReportOnAGeneratedRecordingWithKallsyms) {
   auto ks = write_in(t, "kallsyms", perfgap::gen::demo_kallsyms(kSmmu));
   auto pr = run_binary(perf, {"report", "--stdio", "--no-children", "--sort", "sym", "-i", data, "--kallsyms", ks}, {{"HOME", t.path()}});
   if (pr.status != 0) GTEST_SKIP() << "perf report cannot read it: " << pr.err.substr(0, 200);
-  std::map<std::string, double> theirs;
-  std::istringstream in(pr.out);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string pct, mark, sym;
-    if (!(ls >> pct >> mark >> sym) || pct.back() != '%' || mark != "[k]") continue;
-    theirs[sym] += std::stod(pct.substr(0, pct.size() - 1));
-  }
+  const auto theirs = perf_report_kernel_shares(pr.out, false);
   auto j = json_report(PERFGAP_BINARY, {"analyze", "perf", data, "--kallsyms", ks}, 1);
   auto s = finding(j, "perf.summary");
   ASSERT_TRUE(s);
   int compared = 0;
   for (const char* sym : {"arm_smmu_cmdq_issue_cmdlist", "do_syscall_64"}) {
     ASSERT_TRUE(theirs.count(sym)) << sym << "\n" << pr.out;
-    EXPECT_NEAR((*s)["metrics"][std::string("top.") + sym].get<double>(), theirs[sym], 0.5) << sym;
+    EXPECT_NEAR((*s)["metrics"][std::string("top.") + sym].get<double>(), theirs.at(sym), 0.5) << sym;
     ++compared;
   }
   EXPECT_EQ(compared, 2);

@@ -3,7 +3,6 @@
 // several files together, --reference and --iteration-range, the per-iteration text table.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -29,20 +28,6 @@ std::string nsys_file(const TempDir& d, const std::string& name, const gen::Scen
   auto p = d.path() + "/" + name;
   EXPECT_EQ(gen::write_nsys_sqlite(s, p), "");
   return p;
-}
-
-std::string gz(const std::string& s) {
-  std::string out(compressBound(static_cast<uLong>(s.size())) + 64, '\0');
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
-  z.avail_in = static_cast<uInt>(s.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
 }
 
 }  // namespace
@@ -92,7 +77,7 @@ TEST(AnalyzeProfiles, KinetoPlainGzipAndSeveralRanks) {
   TempDir d;
   auto s = gen::launch_bound(2, 4, 100);
   auto r0 = write_in(d, "rank0.json", gen::kineto_json(s, 0, 0));
-  auto r1 = write_in(d, "rank1.json.gz", gz(gen::kineto_json(s, 1, 1)));
+  auto r1 = write_in(d, "rank1.json.gz", perfgap::fixture::gzip_text(gen::kineto_json(s, 1, 1)));
   auto j = json_report(PERFGAP_BINARY, {"analyze", "kineto", r0, r1}, 0);
   EXPECT_EQ((*finding(j, "profile.summary"))["metrics"]["devices"], 2);
   EXPECT_EQ((*finding(j, "profile.summary"))["metrics"]["kernels"], 800);
@@ -129,7 +114,7 @@ TEST(AnalyzeProfiles, BadInputIsOneLineNamingTheFileAndExit2) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find(half + ": line "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("truncated JSON"), std::string::npos) << r.err;
-  auto z = gz(json);
+  auto z = perfgap::fixture::gzip_text(json);
   auto zcut = write_in(d, "cut.json.gz", z.substr(0, z.size() / 2));
   r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", zcut});
   EXPECT_EQ(r.status, 2);

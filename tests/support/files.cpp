@@ -1,5 +1,7 @@
 #include "files.hpp"
 
+#include <zlib.h>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -47,6 +49,20 @@ std::vector<std::string> case_tree_files() {
     out.push_back(fs::relative(e.path(), dir).string());
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string gzip_text(const std::string& s) {
+  std::string out(compressBound(static_cast<uLong>(s.size())) + 64, '\0');
+  z_stream z{};
+  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
+  z.avail_in = static_cast<uInt>(s.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
   return out;
 }
 

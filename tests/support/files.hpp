@@ -33,4 +33,7 @@ std::string log_fixture(const std::string& rel);
 // relative to tests/fixtures/cases, sorted.
 std::vector<std::string> case_tree_files();
 
+// `s` as a gzip stream (one member), for the readers of .gz inputs.
+std::string gzip_text(const std::string& s);
+
 }  // namespace perfgap::fixture

@@ -12,7 +12,6 @@
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
-#include <zlib.h>
 
 #include "analyzers/analyzers.hpp"
 #include "files.hpp"
@@ -236,20 +235,6 @@ void check_against_expectation(const std::string& text) {
   }
 }
 
-std::string gz(const std::string& s) {
-  std::string out(compressBound(static_cast<uLong>(s.size())) + 64, '\0');
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
-  z.avail_in = static_cast<uInt>(s.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 fs::path shared_profiles() { return fs::path(PERFGAP_SHARED_DIR) / "fixtures" / "profiles"; }
 
 }  // namespace
@@ -421,7 +406,7 @@ TEST(KinetoStream, ASourceThatFailsGivesItsReason) {
 TEST(KinetoStream, GunzipSourceInflatesInBlocksAndSaysWhatIsWrong) {
   std::string text;
   for (int i = 0; i < 20000; ++i) text += "line " + std::to_string(i * 7919 % 10007) + "\n";
-  auto z = gz(text);
+  auto z = perfgap::fixture::gzip_text(text);
   for (std::size_t in_block : {1u, 100u, 1u << 20}) {
     parsers::GunzipSource src(parsers::blocks_of(z, in_block), 1u << 30, 1000);
     std::string out;
