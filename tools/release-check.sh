@@ -60,7 +60,7 @@ release_tests() {
   local out
   out=$(build/tests/perfgap_cli_tests --gtest_filter='ReleaseBinary.*' 2>&1) || { echo "$out" >&2; return 1; }
   echo "$out" | grep -E '^\[  (PASSED|FAILED|SKIPPED) ' || true
-  if echo "$out" | grep -q '^\[  SKIPPED \]'; then echo "$out" >&2; return 1; fi
+  if grep -q '^\[  SKIPPED \]' <<< "$out"; then echo "$out" >&2; return 1; fi
 }
 
 step_aarch64() {
@@ -164,13 +164,15 @@ step_package() {
   listing=$(tar -tzf "$tgz")
   grep -q '/usr/bin/perfgap$' <<< "$listing" || { echo "no usr/bin/perfgap in $tgz" >&2; return 1; }
   grep -q '/usr/bin/perfgap-gpu$' <<< "$listing" || { echo "no usr/bin/perfgap-gpu in $tgz" >&2; return 1; }
-  dpkg-deb -c "$deb" | grep -q '/usr/bin/perfgap-gpu$' || { echo "no usr/bin/perfgap-gpu in $deb" >&2; return 1; }
-  if dpkg-query -W -f='${Status}' perfgap 2>/dev/null | grep -q installed; then
+  local deb_listing
+  deb_listing=$(dpkg-deb -c "$deb")
+  grep -q '/usr/bin/perfgap-gpu$' <<< "$deb_listing" || { echo "no usr/bin/perfgap-gpu in $deb" >&2; return 1; }
+  if grep -q installed <<< "$(dpkg-query -W -f='${Status}' perfgap 2>/dev/null || true)"; then
     say "package: a perfgap package is already installed here; dpkg -i/-r not tried"; return 0
   fi
   # dpkg would overwrite (and dpkg -r then delete) a perfgap installed by other means.
   local p
-  for p in $(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\.||'); do
+  for p in $(awk '{print $6}' <<< "$deb_listing" | sed 's|^\.||'); do
     if [ -f "$p" ] || [ -L "$p" ]; then say "package: $p exists and is not from the package; dpkg -i/-r not tried"; return 0; fi
   done
   dpkg -i "$deb" >/dev/null
@@ -180,7 +182,7 @@ step_package() {
            /usr/share/man/man1/perfgap.1 /usr/share/man/man1/perfgap-check.1 /usr/share/bash-completion/completions/perfgap; do
     [ -e "$f" ] || { echo "dpkg -i: $f missing" >&2; return 1; }
   done
-  /usr/bin/perfgap version | grep -q 'linkage: static' || { echo "installed perfgap is not the static one" >&2; return 1; }
+  grep -q 'linkage: static' <<< "$(/usr/bin/perfgap version)" || { echo "installed perfgap is not the static one" >&2; return 1; }
   /usr/bin/perfgap-health --version >/dev/null
   # The installed (comment-only) config changes no finding.
   build/tools/perfgap-tree-unpack tests/fixtures/golden/kvm-guest.tree /tmp/pg-deb-tree.$$ >/dev/null
