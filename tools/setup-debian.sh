@@ -2,7 +2,8 @@
 # Installs, with apt-get on Debian 12 (bookworm), what perfgap needs:
 #   tools/setup-debian.sh            building perfgap (the README's first command; about a minute)
 #   tools/setup-debian.sh --test     ... and the whole test suite (tools/test.sh): GoogleTest,
-#                                    clang for the fuzzers, Open MPI, Slurm and munge, and promtool
+#                                    clang for the fuzzers, Open MPI, Slurm and munge, Chromium
+#                                    (headless, for the HTML report tests), and promtool
 #                                    (taken out of Debian's prometheus package into
 #                                    /var/tmp/perfgap-tools, not installed)
 #   tools/setup-debian.sh --release  ... and the release checks (tools/release-check.sh): the
@@ -34,6 +35,7 @@ for arg in "$@"; do
         slurm-wlm munge             # the real Slurm cluster of the fan-out and health-check tests
         dpkg-dev file               # the release checks' package build (dpkg-shlibdeps)
         python3-jsonschema          # tests: an independent validator of docs/report.schema.json
+        chromium                    # tests: --format html pages loaded headless (tests/cli/test_html_chromium.cpp)
       ) ;;
     --release)
       arm64=1

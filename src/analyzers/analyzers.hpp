@@ -102,6 +102,9 @@ struct StepStats {
   long first_iteration = -1;  // of the records used, when the log numbers them
   double mean = 0, median = 0, min = 0, max = 0;
   double tail = 0;            // the slow end: p99 of step times, p1 of throughputs (nearest rank)
+  // Every record in log order as (iteration, or record number when the log has none; value),
+  // warm-up included (the first `warmup` of them): the HTML chart of the run.
+  std::vector<std::pair<double, double>> series;
 };
 // Drops `warmup` records (default: 10% of them, at least 1, never all) and then Megatron's
 // skipped iterations (unless nothing else is left); nullopt when no record is left.

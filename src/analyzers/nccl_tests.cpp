@@ -138,6 +138,22 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
           fmt::format("rows cut out of the table ('...' on {} line{}): only the {} printed sizes are judged", run.elided.size(),
                       run.elided.size() == 1 ? "" : "s", rows.size()));
   if (f.table.size() == 1) f.table.clear();  // no size to show
+  {
+    report::Chart c;
+    c.title = fmt::format("{} bus bandwidth by message size", what);
+    c.x_label = "message size";
+    c.y_label = "busbw GB/s (out of place)";
+    c.log_x = c.x_bytes = true;
+    report::ChartSeries measured{"this run", {}};
+    for (const auto& [s, r] : rows) measured.points.push_back({static_cast<double>(s), r->out_of_place->busbw, std::nullopt, std::nullopt});
+    c.series.push_back(std::move(measured));
+    if (o.reference) {
+      report::ChartSeries reference{"reference", {}};
+      for (const auto& [s, r] : ref) reference.points.push_back({static_cast<double>(s), r->out_of_place->busbw, std::nullopt, std::nullopt});
+      c.series.push_back(std::move(reference));
+    }
+    f.charts.push_back(std::move(c));
+  }
   // Wrong results first in the evidence: they decide.
   auto cell = [](const std::optional<parsers::NcclTestsFigures>& fig) {
     if (!fig) return std::string("-");

@@ -23,6 +23,9 @@ std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<s
   }
   s.warmup = w;
   if (w >= s.records) return std::nullopt;
+  s.series.reserve(log.records.size());
+  for (std::size_t i = 0; i < log.records.size(); ++i)
+    s.series.emplace_back(log.records[i].iteration >= 0 ? static_cast<double>(log.records[i].iteration) : static_cast<double>(i + 1), log.records[i].value);
   std::vector<const parsers::StepRecord*> kept;
   for (std::size_t i = w; i < s.records; ++i) kept.push_back(&log.records[i]);
   // Skipped iterations (no optimizer step) are not representative steps: left out, unless
@@ -63,6 +66,53 @@ StepStats step_figure(double ms) {
 namespace {
 
 std::string fmt_value(double v, const StepStats& s) { return s.throughput ? fmt::format("{:.2f} {}", v, s.unit) : fmt::format("{:.1f} ms", v); }
+
+// At most this many points per series in the chart; longer runs are drawn as bucket means
+// with their min-max band, so a spike still shows.
+constexpr std::size_t kStepChartPoints = 1200;
+
+void add_points(report::ChartSeries& out, const std::vector<std::pair<double, double>>& v, std::size_t begin, std::size_t end) {
+  const std::size_t n = end - begin;
+  if (n <= kStepChartPoints) {
+    for (std::size_t i = begin; i < end; ++i) out.points.push_back({v[i].first, v[i].second, std::nullopt, std::nullopt});
+    return;
+  }
+  for (std::size_t b = 0; b < kStepChartPoints; ++b) {
+    std::size_t lo = begin + n * b / kStepChartPoints, hi = begin + n * (b + 1) / kStepChartPoints;
+    double sum = 0, mn = v[lo].second, mx = v[lo].second, x = 0;
+    for (std::size_t i = lo; i < hi; ++i) {
+      sum += v[i].second;
+      x += v[i].first;
+      mn = std::min(mn, v[i].second);
+      mx = std::max(mx, v[i].second);
+    }
+    const double k = static_cast<double>(hi - lo);
+    out.points.push_back({x / k, sum / k, mn, mx});
+  }
+}
+
+// The run over its iterations (warm-up apart) with the reference as a line.
+report::Chart steps_chart(const StepStats& s, const StepsOptions& o, bool comparable) {
+  report::Chart c;
+  c.title = s.throughput ? fmt::format("throughput per record ({})", s.unit) : "time per iteration";
+  c.x_label = "iteration";
+  c.y_label = s.throughput ? s.unit : "ms";
+  const std::size_t w = std::min(s.warmup, s.series.size());
+  if (w > 0) {
+    report::ChartSeries warm{"warm-up (dropped)", {}};
+    // One point more, so the two lines join.
+    add_points(warm, s.series, 0, std::min(w + 1, s.series.size()));
+    c.series.push_back(std::move(warm));
+  }
+  report::ChartSeries run{"measured", {}};
+  add_points(run, s.series, w, s.series.size());
+  c.series.push_back(std::move(run));
+  if (comparable) {
+    c.reference_y = *o.reference;
+    c.reference_label = fmt::format("reference {}", fmt_value(*o.reference, s));
+  }
+  return c;
+}
 
 }  // namespace
 
@@ -159,6 +209,7 @@ std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source
                               all_skipped, 100 * o.threshold);
       }
     }
+    if (!number_only && !s.series.empty()) f.charts.push_back(steps_chart(s, o, comparable));
     out.push_back(std::move(f));
   }
   {

@@ -280,6 +280,7 @@ int emit_report(const std::string& kind, const std::vector<std::string>& inputs,
   rep.source.inputs = inputs;
   rep.findings = std::move(findings);
   std::string text = format == "json"         ? report::render_json(rep)
+                     : format == "html"       ? report::render_html(rep)
                      : format == "prometheus" ? report::render_prometheus(rep, static_cast<long long>(now))
                                               : report::render_text(rep, {verbose, output_is_stdout(output) && color_wanted()});
   auto w = write_output(output, text);
@@ -291,8 +292,8 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, steps, nsys, kineto, nvidia-smi)");
   cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps | nsys | kineto | nvidia-smi")->required();
   cmd->add_option("files", a.files, "Input files (several: each is read; an unusable one becomes an error finding)")->required();
-  cmd->add_option("--format", a.format, "Output format: text (default), json, or prometheus (node_exporter textfile: busbw and the other metrics for graphs)")
-      ->check(CLI::IsMember({"text", "json", "prometheus"}));
+  cmd->add_option("--format", a.format, "Output format: text (default), json, html (one self-contained page with charts), or prometheus (node_exporter textfile: busbw and the other metrics for graphs)")
+      ->check(CLI::IsMember({"text", "json", "html", "prometheus"}));
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
   cmd->add_option("--rated-mhz", a.rated_mhz, "turbostat: the CPU's rated maximum (turbo) MHz for the busy cores")->check(CLI::PositiveNumber);

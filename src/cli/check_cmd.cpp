@@ -59,8 +59,8 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_flag("--list", a.list, "List every check id with its layer and one line, then exit");
   cmd->add_option("--config", a.config, std::string("Thresholds and only/skip lists (YAML); default ") + kDefaultCheckConfig + " when present");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
-  cmd->add_option("--format", a.format, "Output format: text (default), json, junit or prometheus (node_exporter textfile)")
-      ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
+  cmd->add_option("--format", a.format, "Output format: text (default), json, html (one self-contained page), junit or prometheus (node_exporter textfile)")
+      ->check(CLI::IsMember({"text", "json", "html", "junit", "prometheus"}));
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
   cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
@@ -102,6 +102,7 @@ int run_check(const CheckArgs& a) {
   if (!rep) throw UsageError(rep.error());
   std::string text;
   if (format == "json") text = report::render_json(*rep);
+  else if (format == "html") text = report::render_html(*rep);
   else if (format == "junit") text = report::render_junit(*rep);
   else if (format == "prometheus") text = report::render_prometheus(*rep, static_cast<long long>(request.started));
   else text = report::render_text(*rep, {a.verbose, output_is_stdout(a.output) && color_wanted()});

@@ -52,7 +52,7 @@ CommandRunner add_compare_command(CLI::App& app) {
   cmd->add_option("after", a->after, "The report after the change")->required();
   cmd->add_option("--tolerance", a->tolerance_pct, "Percent a metric may move the wrong way before it counts as a regression (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
-  cmd->add_option("--format", a->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", a->format, "Output format: text (default), json or html (one self-contained page)")->check(CLI::IsMember({"text", "json", "html"}));
   cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
   return [a] { return run_compare(*a); };

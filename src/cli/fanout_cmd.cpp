@@ -182,8 +182,8 @@ CommandRunner add_fanout_command(CLI::App& app) {
   cmd->add_option("--perfgap", a->perfgap, "The perfgap binary the nodes run; default: this one");
   cmd->add_option("--timeout", a->timeout_s, "Seconds the srun step may take before it is cancelled (default 900)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--format", a->format, "Fleet report format: text (default), json, junit or prometheus")
-      ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
+  cmd->add_option("--format", a->format, "Fleet report format: text (default), json, html, junit or prometheus")
+      ->check(CLI::IsMember({"text", "json", "html", "junit", "prometheus"}));
   cmd->add_option("--output", a->output, "Write the fleet report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence in the fleet report");
   cmd->add_flag("--dry-run", a->dry_run, "Print the srun command line and exit");

@@ -54,8 +54,8 @@ struct FleetArgs {
 
 int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   const std::string format = req.format.empty() ? "text" : req.format;
-  if (format != "text" && format != "json" && format != "junit" && format != "prometheus")
-    throw UsageError(fmt::format("fleet: --format {}: use text, json, junit or prometheus", format));
+  if (format != "text" && format != "json" && format != "html" && format != "junit" && format != "prometheus")
+    throw UsageError(fmt::format("fleet: --format {}: use text, json, html, junit or prometheus", format));
   const std::time_t started = std::time(nullptr);
   auto expanded = fleet::expand_inputs(req.inputs);
   // Only the machine formats list every node's findings; only JUnit shows their details.
@@ -82,6 +82,9 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   std::string text;
   if (format == "json") {
     text = report::render_json(rep);
+  } else if (format == "html") {
+    rep.charts.push_back(fleet::status_heatmap(fl));
+    text = report::render_html(rep);
   } else if (format == "junit" || format == "prometheus") {
     // Every node's own findings, then the fleet's (classname "fleet" in JUnit; in Prometheus
     // an empty node label, which no node has).
@@ -111,8 +114,8 @@ CommandRunner add_fleet_command(CLI::App& app) {
                   "Report files, directories (their *.json) or quoted globs ('reports/*.json'); an unusable one becomes a "
                   "fleet.unreadable finding")
       ->required();
-  cmd->add_option("--format", args->request.format, "Output format: text (default), json, junit or prometheus (node_exporter textfile)")
-      ->check(CLI::IsMember({"text", "json", "junit", "prometheus"}));
+  cmd->add_option("--format", args->request.format, "Output format: text (default), json, html (one page: node x check heatmap, drift), junit or prometheus (node_exporter textfile)")
+      ->check(CLI::IsMember({"text", "json", "html", "junit", "prometheus"}));
   cmd->add_option("--output", args->request.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", args->request.verbose, "Show every node group, failing node and evidence line");
   cmd->add_option("--outlier-z", args->outlier_z, "fleet.outliers: |modified z-score| above which a node is an outlier (default 3.5)")

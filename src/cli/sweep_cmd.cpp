@@ -191,6 +191,9 @@ int run_sweep(const SweepArgs& a) {
   std::string text;
   if (format == "json") {
     text = report::render_json(rep);
+  } else if (format == "html") {
+    rep.charts.push_back(sweep::busbw_chart(data));
+    text = report::render_html(rep);
   } else {
     sweep::TextContext ctx{sys::quote_command(a.command), run_dir, a.verbose, output_is_stdout(a.output) && color_wanted()};
     text = sweep::render_text(rep, data, decision, ctx);
@@ -218,7 +221,7 @@ CommandRunner add_sweep_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_s, "Seconds per run before the benchmark is stopped (default 900; 0: none)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--run-dir", args->run_dir, "Directory for raw outputs and manifest.json (new or empty; default ./perfgap-sweep-<UTC time>)");
-  cmd->add_option("--format", args->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", args->format, "Output format: text (default), json or html (one self-contained page with the busbw chart)")->check(CLI::IsMember({"text", "json", "html"}));
   cmd->add_option("--output", args->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", args->verbose, "Show every size, every run and all evidence");
   cmd->add_option("command", args->command, "The benchmark and its arguments, after --");

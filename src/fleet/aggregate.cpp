@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -331,6 +332,40 @@ std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
     out.push_back(std::move(f));
   }
   return out;
+}
+
+report::Chart status_heatmap(const Fleet& fleet) {
+  report::Chart c;
+  c.kind = report::Chart::Kind::heatmap;
+  c.title = fmt::format("checks by node ({}): the worst status of each check", plural(fleet.nodes.size(), "node"));
+  // Columns: every id, the ones failing on most nodes first, then by name.
+  std::map<std::string_view, std::size_t> failing;
+  for (const auto& n : fleet.nodes) {
+    std::set<std::string_view> seen;
+    for (const auto& f : n.findings) {
+      failing.try_emplace(f.id, 0);
+      if (f.status == Status::fail && seen.insert(f.id).second) ++failing[f.id];
+    }
+  }
+  std::vector<std::string_view> ids;
+  ids.reserve(failing.size());
+  for (const auto& [id, k] : failing) ids.push_back(id);
+  std::stable_sort(ids.begin(), ids.end(), [&](std::string_view a, std::string_view b) { return failing[a] > failing[b]; });
+  std::map<std::string_view, std::size_t> column;
+  for (std::size_t j = 0; j < ids.size(); ++j) {
+    column[ids[j]] = j;
+    c.columns.emplace_back(ids[j]);
+  }
+  for (const auto& n : fleet.nodes) {
+    c.rows.push_back(n.name);
+    std::vector<std::optional<Status>> row(ids.size());
+    for (const auto& f : n.findings) {
+      auto& cell = row[column[f.id]];
+      if (!cell || report::severity(f.status) > report::severity(*cell)) cell = f.status;
+    }
+    c.cells.push_back(std::move(row));
+  }
+  return c;
 }
 
 std::vector<Finding> aggregate(const Fleet& fleet, const std::vector<Unreadable>& bad, const OutlierRule& rule) {

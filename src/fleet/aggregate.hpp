@@ -41,6 +41,10 @@ std::vector<report::Finding> outliers(const std::vector<NodeReport>& nodes, cons
 // fleet.unreadable: one error per unusable input (subject: the file).
 std::vector<report::Finding> unreadable(const std::vector<Unreadable>& inputs);
 
+// For the HTML report: nodes x check ids, each cell the worst status of that id on that node
+// (fail, error, warn, pass, skip); ids in catalogue-free order: the most failing first.
+report::Chart status_heatmap(const Fleet& fleet);
+
 // All of the above, in that order.
 std::vector<report::Finding> aggregate(const Fleet& fleet, const std::vector<Unreadable>& bad, const OutlierRule& rule);
 

@@ -25,6 +25,37 @@ struct Evidence {
   std::optional<std::string> expected;
 };
 
+// A figure for the HTML report (report/render_html draws it as inline SVG). Not part of the
+// JSON report: the same numbers travel there as metrics. Built where the data is (an
+// analyzer, sweep, fleet), never by a renderer.
+struct ChartPoint {
+  double x = 0, y = 0;
+  std::optional<double> low, high;  // a min-max band around y (repeats)
+};
+struct ChartSeries {
+  std::string name;
+  std::vector<ChartPoint> points;
+};
+// One bar of a waterfall, from `from` to `to` on the value axis (a cause takes the value down).
+struct WaterfallStep {
+  std::string label;
+  double from = 0, to = 0;
+};
+struct Chart {
+  enum class Kind { line, waterfall, heatmap };
+  Kind kind = Kind::line;
+  std::string title, x_label, y_label;
+  // line: x on a log2 axis (message sizes), tick labels as sizes (1K, 4M) when x_bytes.
+  bool log_x = false, x_bytes = false;
+  std::vector<ChartSeries> series;
+  std::optional<double> reference_y;  // a horizontal reference line
+  std::string reference_label;
+  std::vector<WaterfallStep> steps;  // waterfall
+  // heatmap: cells[row][column]; none where that row has no such column.
+  std::vector<std::string> rows, columns;
+  std::vector<std::vector<std::optional<Status>>> cells;
+};
+
 struct Finding {
   std::string id;
   std::string layer;
@@ -41,6 +72,7 @@ struct Finding {
   // Text output shows the table even when the finding passes (a per-iteration breakdown that is
   // the finding's point, not evidence of a problem).
   bool table_always = false;
+  std::vector<Chart> charts;  // HTML only
 
   Finding& add(std::string source, std::string observed) {
     evidence.push_back({std::move(source), std::move(observed), std::nullopt});
@@ -101,6 +133,7 @@ struct Report {
   std::optional<Node> node;
   std::vector<Finding> findings;
   std::optional<Recommendation> recommendation;
+  std::vector<Chart> charts;  // HTML only: figures about the whole report (a fleet's heatmap)
 
   Summary summary() const;
   bool has_fail() const;

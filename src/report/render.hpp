@@ -18,6 +18,8 @@ struct TextOptions {
 std::string render_text(const Report& r, const TextOptions& opts);
 std::string render_json(const Report& r);
 std::string render_junit(const Report& r);
+// One self-contained page (inline CSS and SVG charts; no script, no network).
+std::string render_html(const Report& r);
 // node_exporter textfile collector format; `unix_time` is the run's time.
 std::string render_prometheus(const Report& r, long long unix_time);
 

@@ -26,6 +26,23 @@ std::vector<std::uint64_t> pick(const std::vector<std::uint64_t>& all, std::size
 
 }  // namespace
 
+report::Chart busbw_chart(const std::vector<SettingRuns>& data) {
+  report::Chart c;
+  c.title = "bus bandwidth by message size, per setting (median; band: min to max over the runs)";
+  c.x_label = "message size";
+  c.y_label = "busbw GB/s (out of place)";
+  c.log_x = c.x_bytes = true;
+  for (const auto& sr : data) {
+    report::ChartSeries s{sr.setting.label(), {}};
+    for (const auto& [size, st] : size_stats(sr.runs)) {
+      if (st.n == 0) continue;
+      s.points.push_back({static_cast<double>(size), st.median, st.min, st.max});
+    }
+    c.series.push_back(std::move(s));
+  }
+  return c;
+}
+
 std::string render_text(const report::Report& rep, const std::vector<SettingRuns>& data, const Decision& d, const TextContext& ctx) {
   using report::Status;
   auto paint = [&](Status s, std::string_view text) {

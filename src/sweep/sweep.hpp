@@ -165,4 +165,8 @@ struct TextContext {
 };
 std::string render_text(const report::Report& rep, const std::vector<SettingRuns>& data, const Decision& d, const TextContext& ctx);
 
+// For the HTML report: busbw against message size, one line per setting (its median over the
+// runs) in a band from the slowest to the fastest run.
+report::Chart busbw_chart(const std::vector<SettingRuns>& data);
+
 }  // namespace perfgap::sweep

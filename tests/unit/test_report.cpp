@@ -47,8 +47,8 @@ Report sample() {
   n.virtualized = false;
   n.container = "none";
   r.node = n;
-  Finding p{.id = "a.pass", .layer = "cpu-power", .status = Status::pass, .subject = "", .title = "ok", .evidence = {{"/x", "1", std::nullopt}}, .fix = "", .impact = "", .metrics = {{"m", 1.5}}, .table = {}};
-  Finding f{.id = "a.fail", .layer = "cpu-power", .status = Status::fail, .subject = "pid:1", .title = "bad \xff byte", .evidence = {{"/y", "0", std::string("1")}, {"/z", "2", std::nullopt}, {"/w", "3", std::nullopt}, {"/v", "4", std::nullopt}}, .fix = "do it", .impact = "4%", .metrics = {}, .table = {}};
+  Finding p{.id = "a.pass", .layer = "cpu-power", .status = Status::pass, .subject = "", .title = "ok", .evidence = {{"/x", "1", std::nullopt}}, .fix = "", .impact = "", .metrics = {{"m", 1.5}}, .table = {}, .table_always = false, .charts = {}};
+  Finding f{.id = "a.fail", .layer = "cpu-power", .status = Status::fail, .subject = "pid:1", .title = "bad \xff byte", .evidence = {{"/y", "0", std::string("1")}, {"/z", "2", std::nullopt}, {"/w", "3", std::nullopt}, {"/v", "4", std::nullopt}}, .fix = "do it", .impact = "4%", .metrics = {}, .table = {}, .table_always = false, .charts = {}};
   r.findings = {p, f};
   return r;
 }

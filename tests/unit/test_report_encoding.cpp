@@ -45,7 +45,7 @@ Report hostile_report() {
   r.node = n;
   Finding f{.id = "a.fail", .layer = "cpu-power", .status = Status::fail, .subject = "pid:1 " + kEvil, .title = "bad " + kEvil,
             .evidence = {{"/proc/1/comm", kEvil, kEvil}}, .fix = "fix\x1b[31m", .impact = "x\x9b", .metrics = {{"m\x1b", 1.0}},
-            .table = {{"name", "value"}, {kEvil, "1"}}};
+            .table = {{"name", "value"}, {kEvil, "1"}}, .table_always = false, .charts = {}};
   Finding w = f;
   w.status = Status::warn;
   w.id = "a.warn";

@@ -1,0 +1,208 @@
+// `--format html` of every command kind, loaded in headless Chromium (Debian's `chromium`):
+// the page loads with no console message (its Content-Security-Policy turns any script or
+// fetch into one), the DOM holds every finding of the same run's JSON report, the charts are
+// there, and a screenshot is not blank. Skips without Chromium, except under CI (which
+// installs it: tools/setup-debian.sh --test).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "png.hpp"
+#include "run.hpp"
+#include "tree.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using perfgap::fixture::run_binary;
+using perfgap::fixture::TempDir;
+
+namespace {
+
+std::string chromium() {
+  if (const char* c = std::getenv("PERFGAP_CHROMIUM"); c && *c) return c;
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
+    if (auto p = perfgap::fixture::find_on_path(name); !p.empty()) return p;
+  return {};
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+struct HtmlPageLoad {
+  std::string dom;
+  std::vector<std::string> console;  // what the page logged (errors, CSP violations)
+  std::string err;
+  int status = -1;
+};
+
+class HtmlInChromium : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    browser_ = chromium();
+    if (browser_.empty()) {
+      if (std::getenv("CI")) FAIL() << "CI installs chromium (tools/setup-debian.sh --test); it is not on PATH";
+      GTEST_SKIP() << "no chromium on PATH (apt-get install chromium)";
+    }
+  }
+
+  std::vector<std::string> browser_args(const std::string& profile) const {
+    // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
+    return {"120", browser_, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions", "--user-data-dir=" + profile,
+            "--enable-logging=stderr", "--v=0"};
+  }
+
+  HtmlPageLoad load(const fs::path& page) const {
+    TempDir profile;
+    auto args = browser_args(profile.path());
+    args.push_back("--dump-dom");
+    args.push_back("file://" + fs::absolute(page).string());
+    auto r = run_binary("/usr/bin/timeout", args);
+    HtmlPageLoad l{r.out, {}, r.err, r.status};
+    std::istringstream err(r.err);
+    for (std::string line; std::getline(err, line);)
+      if (line.find(":CONSOLE") != std::string::npos) l.console.push_back(line);
+    return l;
+  }
+
+  perfgap::fixture::Image screenshot(const fs::path& page) const {
+    TempDir profile, out;
+    const fs::path png = fs::path(out.path()) / "shot.png";
+    auto args = browser_args(profile.path());
+    args.insert(args.end(), {"--window-size=1100,1400", "--hide-scrollbars", "--screenshot=" + png.string(), "file://" + fs::absolute(page).string()});
+    auto r = run_binary("/usr/bin/timeout", args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    auto img = perfgap::fixture::decode_png(slurp(png));
+    EXPECT_TRUE(img) << (img ? "" : img.error());
+    return img ? *img : perfgap::fixture::Image{};
+  }
+
+  // Runs perfgap twice with the same arguments, as html and as json; checks the page against
+  // the report and returns the page's DOM.
+  std::string check_page(const std::string& name, const std::vector<std::string>& args, std::size_t min_charts, bool shoot = false) {
+    // Options go before a "--" (sweep's benchmark follows it); "{format}" in an argument
+    // becomes the format, so that each run can have its own run directory.
+    auto with = [&](const std::string& format, std::vector<std::string> extra) {
+      std::vector<std::string> out;
+      for (const auto& a : args) {
+        auto p = a.find("{format}");
+        out.push_back(p == std::string::npos ? a : a.substr(0, p) + format + a.substr(p + 8));
+      }
+      auto dash = std::find(out.begin(), out.end(), "--");
+      out.insert(dash, extra.begin(), extra.end());
+      return out;
+    };
+    auto j_args = with("json", {"--format", "json"});
+    auto jr = run_binary(PERFGAP_BINARY, j_args);
+    EXPECT_LE(jr.status, 1) << name << ": " << jr.err;
+    json report = json::parse(jr.out, nullptr, false);
+    EXPECT_FALSE(report.is_discarded()) << name;
+    const fs::path page = fs::path(out_.path()) / (name + ".html");
+    auto hr = run_binary(PERFGAP_BINARY, with("html", {"--format", "html", "--output", page.string()}));
+    EXPECT_EQ(hr.status, jr.status) << name << ": " << hr.err;
+    EXPECT_TRUE(fs::exists(page)) << name;
+
+    auto l = load(page);
+    EXPECT_EQ(l.status, 0) << name << ": " << l.err;
+    EXPECT_TRUE(l.console.empty()) << name << ": " << ::testing::PrintToString(l.console);
+    const auto& dom = l.dom;
+    std::size_t articles = 0;
+    for (auto p = dom.find("<article class=\"finding"); p != std::string::npos; p = dom.find("<article class=\"finding", p + 1)) ++articles;
+    EXPECT_EQ(articles, report["findings"].size()) << name;
+    for (const auto& f : report["findings"]) {
+      std::string id = f["id"].get<std::string>();
+      EXPECT_NE(dom.find("data-id=\"" + id + "\" data-status=\"" + f["status"].get<std::string>() + "\""), std::string::npos) << name << ": " << id;
+    }
+    std::size_t charts = 0;
+    for (auto p = dom.find("<svg"); p != std::string::npos; p = dom.find("<svg", p + 1)) ++charts;
+    EXPECT_GE(charts, min_charts) << name;
+    EXPECT_NE(dom.find("id=\"verdict\""), std::string::npos) << name;
+    if (shoot) {
+      auto img = screenshot(page);
+      EXPECT_GT(perfgap::fixture::ink_share(img), 0.02) << name << ": the screenshot is (nearly) blank";
+    }
+    return dom;
+  }
+
+  std::string browser_;
+  TempDir out_;
+};
+
+namespace {
+fs::path src(const std::string& rel) { return fs::path(PERFGAP_SOURCE_DIR) / rel; }
+}  // namespace
+
+TEST_F(HtmlInChromium, TheHarnessSeesConsoleMessagesAndBlankPages) {
+  // Controls: a page that tries to fetch and to run a script must be caught, and a blank page
+  // must read as blank, or the tests below could not fail.
+  const fs::path bad = fs::path(out_.path()) / "bad.html";
+  std::ofstream(bad) << "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"></head>"
+                        "<body><img src=\"http://192.0.2.1/x.png\"><script>console.error('x')</script></body></html>";
+  auto l = load(bad);
+  EXPECT_FALSE(l.console.empty()) << l.err;
+  const fs::path blank = fs::path(out_.path()) / "blank.html";
+  std::ofstream(blank) << "<!DOCTYPE html><html><body></body></html>";
+  EXPECT_LT(perfgap::fixture::ink_share(screenshot(blank)), 0.001);
+}
+
+TEST_F(HtmlInChromium, CheckOfAGoldenTree) {
+  TempDir tree;
+  auto spec = perfgap::fixture::unpack_tree(src("tests/fixtures/golden/h100-c1-remote-numa.tree").string(), tree.path());
+  ASSERT_TRUE(spec) << spec.error();
+  auto dom = check_page("check", {"check", "--root", tree.path()}, 0, true);
+  EXPECT_NE(dom.find("Needs action"), std::string::npos);
+}
+
+TEST_F(HtmlInChromium, AnalyzeNcclTestsAgainstAReferenceAndSteps) {
+  auto dom = check_page("nccl-tests",
+                        {"analyze", "nccl-tests", src("tests/fixtures/logs/nccl-tests/slow-allreduce.txt").string(), "--reference",
+                         src("tests/fixtures/logs/nccl-tests/ref-allreduce.txt").string()},
+                        1, true);
+  EXPECT_NE(dom.find("reference"), std::string::npos);
+  EXPECT_NE(dom.find("<polyline"), std::string::npos);
+  check_page("steps", {"analyze", "steps", src("tests/fixtures/logs/steps/measured.csv").string(), "--reference-ms", "100"}, 1);
+}
+
+TEST_F(HtmlInChromium, GapAndCompare) {
+  check_page("gap", {"gap", "--reference", "100", "--measured", src("tests/fixtures/logs/steps/measured.csv").string()}, 1);
+  auto before = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", src("tests/fixtures/logs/nccl-tests/ref-allreduce.txt").string(), "--format", "json"});
+  auto after = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", src("tests/fixtures/logs/nccl-tests/slow-allreduce.txt").string(), "--format", "json"});
+  const fs::path b = fs::path(out_.path()) / "before.json", a = fs::path(out_.path()) / "after.json";
+  std::ofstream(b) << before.out;
+  std::ofstream(a) << after.out;
+  check_page("compare", {"compare", b.string(), a.string()}, 0);
+}
+
+TEST_F(HtmlInChromium, FleetHeatmap) {
+  const fs::path dir = fs::path(out_.path()) / "reports";
+  fs::create_directories(dir);
+  int i = 0;
+  for (const char* name : {"healthy-x86", "h100-c1-remote-numa", "kvm-guest", "gb200-vm"}) {
+    std::string text = slurp(src("tests/golden") / (std::string(name) + ".json"));
+    for (auto pos = text.find("\"<masked>\""); pos != std::string::npos; pos = text.find("\"<masked>\""))
+      text.replace(pos, 10, "\"2026-11-30T12:00:00Z\"");
+    std::ofstream(dir / ("n" + std::to_string(i++) + ".json")) << text;
+  }
+  auto dom = check_page("fleet", {"fleet", dir.string()}, 1, true);
+  EXPECT_NE(dom.find("class=\"hm st-fail\""), std::string::npos) << "a failing node's cell";
+}
+
+TEST_F(HtmlInChromium, SweepBandwidthChart) {
+  TempDir d;
+  const std::string fake = src("tests/fixtures/sweep/bench/fake-nccl-tests.sh").string();
+  auto dom = check_page("sweep", {"sweep", "--env", "FAKE_MODE=base,fast", "--repeat", "2", "--run-dir", d.path() + "/run-{format}", "--", "/bin/sh", fake}, 1, true);
+  EXPECT_NE(dom.find("FAKE_MODE=fast"), std::string::npos);
+  EXPECT_NE(dom.find("fill-opacity=\"0.16\""), std::string::npos) << "min-max bands of the repeats";
+}

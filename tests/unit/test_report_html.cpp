@@ -1,0 +1,197 @@
+// The HTML renderer on hand-made reports: every finding in the DOM, hostile text escaped,
+// nothing that would load from elsewhere, and the charts drawn from their data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <regex>
+
+#include "report/html_escape.hpp"
+#include "report/render.hpp"
+#include "report/svg_chart.hpp"
+
+using namespace perfgap::report;
+
+namespace {
+
+std::size_t occurrences(const std::string& s, std::string_view what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+Report html_sample() {
+  Report r;
+  r.tool_version = "0.1.0";
+  r.generated_at = "2026-11-30T12:00:00Z";
+  r.source.kind = "analyze";
+  r.source.inputs = {"run.txt"};
+  Finding a;
+  a.id = "nccl_tests.busbw";
+  a.layer = "network";
+  a.status = Status::fail;
+  a.subject = "run.txt";
+  a.title = "busbw 80% of reference";
+  a.add("run.txt:12", "1G busbw 300 GB/s", ">= 95% of reference");
+  a.fix = "raise NCCL_IB_QPS_PER_CONNECTION";
+  a.impact = "allreduce 20% slower";
+  a.metric("busbw_gbps.1073741824", 300);
+  Chart c;
+  c.title = "busbw by size";
+  c.log_x = c.x_bytes = true;
+  c.series.push_back({"this run", {{1 << 20, 100, std::nullopt, std::nullopt}, {1 << 30, 300, std::nullopt, std::nullopt}}});
+  c.series.push_back({"reference", {{1 << 20, 120, std::nullopt, std::nullopt}, {1 << 30, 375, std::nullopt, std::nullopt}}});
+  a.charts.push_back(c);
+  Finding b;
+  b.id = "perf.summary";
+  b.layer = "workload";
+  b.status = Status::pass;
+  b.title = "1000 samples";
+  r.findings = {a, b};
+  return r;
+}
+
+// What a browser would fetch or run: none of it may be in the page.
+void expect_self_contained(const std::string& html) {
+  for (const char* bad : {"<script", "src=", "href=\"http", "href='http", "@import", "url(", "<link", "<iframe", "<object", "<embed"})
+    EXPECT_EQ(html.find(bad), std::string::npos) << bad;
+  // The only absolute URL is SVG's namespace name, which is never fetched.
+  std::regex url(R"(https?://[^\s"'<>]+)");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), url); it != std::sregex_iterator(); ++it)
+    EXPECT_EQ(it->str(), "http://www.w3.org/2000/svg");
+}
+
+}  // namespace
+
+TEST(RenderHtml, EveryFindingIsAnArticleWithItsIdAndStatusWord) {
+  auto html = render_html(html_sample());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(occurrences(html, "<article class=\"finding"), 2u);
+  EXPECT_NE(html.find("data-id=\"nccl_tests.busbw\" data-status=\"fail\""), std::string::npos);
+  EXPECT_NE(html.find("data-id=\"perf.summary\" data-status=\"pass\""), std::string::npos);
+  // Status as words (readable printed in black and white), fix and impact shown.
+  EXPECT_NE(html.find(">FAIL<"), std::string::npos);
+  EXPECT_NE(html.find(">PASS<"), std::string::npos);
+  EXPECT_NE(html.find("raise NCCL_IB_QPS_PER_CONNECTION"), std::string::npos);
+  EXPECT_NE(html.find("allreduce 20% slower"), std::string::npos);
+  // The failing one is listed under "Needs action", linking to its article.
+  EXPECT_NE(html.find("<a href=\"#finding-1\"><code>nccl_tests.busbw</code>"), std::string::npos);
+  EXPECT_EQ(occurrences(html, "<svg"), 1u);
+  EXPECT_EQ(occurrences(html, "<polyline"), 2u);
+  EXPECT_NE(html.find(">1G<"), std::string::npos) << "size ticks on the log axis";
+  expect_self_contained(html);
+}
+
+TEST(RenderHtml, HostileTextIsEscapedEverywhere) {
+  auto r = html_sample();
+  const std::string evil = "<script>alert(1)</script>\"' onload=x &amp; \x1b[2J \xff";
+  r.findings[0].title = evil;
+  r.findings[0].subject = evil;
+  r.findings[0].evidence[0].observed = evil;
+  r.findings[0].charts[0].series[0].name = evil;
+  r.findings[0].charts[0].title = evil;
+  r.source.inputs = {evil};
+  Node n;
+  n.name = evil;
+  n.settings["governor"] = evil;
+  r.node = n;
+  auto html = render_html(r);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("\" onload"), std::string::npos);
+  EXPECT_EQ(html.find('\x1b'), std::string::npos);
+  EXPECT_EQ(html.find('\xff'), std::string::npos) << "invalid UTF-8 becomes U+FFFD";
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("&amp;amp;"), std::string::npos);
+  expect_self_contained(html);
+}
+
+TEST(RenderHtml, EscapeHelper) {
+  EXPECT_EQ(html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+  EXPECT_EQ(html_escape("tab\there"), "tab\there");
+}
+
+TEST(RenderSvg, NonFiniteAndEmptyDataDrawNothingBroken) {
+  Chart c;
+  c.title = "empty";
+  EXPECT_TRUE(render_svg(c).empty());
+  c.series.push_back({"non-finite", {{std::nan(""), 1, std::nullopt, std::nullopt}, {1, std::numeric_limits<double>::infinity(), std::nullopt, std::nullopt}}});
+  EXPECT_TRUE(render_svg(c).empty());
+  c.log_x = true;
+  c.series.push_back({"x <= 0 on a log axis", {{0, 5, std::nullopt, std::nullopt}, {-4, 5, std::nullopt, std::nullopt}}});
+  EXPECT_TRUE(render_svg(c).empty());
+  // One finite point: still an axis range (not a division by zero), and no NaN in the output.
+  c.series.push_back({"one", {{64, 5, std::nullopt, std::nullopt}}});
+  auto svg = render_svg(c);
+  ASSERT_FALSE(svg.empty());
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  // A page with an empty chart says so instead of drawing it.
+  Report r;
+  r.source.kind = "analyze";
+  Finding f;
+  f.id = "x.y";
+  f.layer = "workload";
+  Chart e;
+  e.title = "no points";
+  f.charts.push_back(e);
+  r.findings.push_back(f);
+  EXPECT_NE(render_html(r).find("no points: nothing to draw"), std::string::npos);
+}
+
+TEST(RenderSvg, BandsReferenceLineAndSeriesStyles) {
+  Chart c;
+  c.title = "sweep";
+  c.log_x = c.x_bytes = true;
+  for (int s = 0; s < 5; ++s) {
+    ChartSeries ser{"setting " + std::to_string(s), {}};
+    for (int e = 20; e <= 30; ++e) ser.points.push_back({std::exp2(e), 10.0 * e + s, 10.0 * e + s - 2, 10.0 * e + s + 2});
+    c.series.push_back(ser);
+  }
+  c.reference_y = 250;
+  c.reference_label = "reference 250";
+  auto svg = render_svg(c);
+  EXPECT_EQ(occurrences(svg, "fill-opacity=\"0.16\""), 5u) << "one min-max band per series";
+  EXPECT_EQ(occurrences(svg, "<polyline"), 5u);
+  // Without colour the series still differ: dash patterns and marker shapes repeat every 4.
+  EXPECT_GE(occurrences(svg, "stroke-dasharray=\"7 4\""), 2u);
+  EXPECT_NE(svg.find("class=\"ref\""), std::string::npos);
+  EXPECT_NE(svg.find("reference 250"), std::string::npos);
+  EXPECT_NE(svg.find("(min 198, max 202)"), std::string::npos) << "the band's values in the tooltip";
+}
+
+TEST(RenderSvg, WaterfallAndHeatmap) {
+  Chart w;
+  w.kind = Chart::Kind::waterfall;
+  w.title = "gap";
+  w.steps = {{"reference", 0, 100}, {"cpu.cstate", 100, 95}, {"numa", 95, 91}, {"measured", 0, 88}};
+  auto svg = render_svg(w);
+  EXPECT_EQ(occurrences(svg, "class=\"wf total\""), 2u);
+  EXPECT_EQ(occurrences(svg, "class=\"wf down\""), 2u);
+  EXPECT_NE(svg.find(">-5<"), std::string::npos);
+  EXPECT_EQ(occurrences(svg, "class=\"conn\""), 3u);
+
+  Chart h;
+  h.kind = Chart::Kind::heatmap;
+  h.title = "nodes";
+  h.rows = {"n1", "n2"};
+  h.columns = {"cpu.turbo", "numa.balancing"};
+  h.cells = {{Status::fail, Status::pass}, {std::nullopt, Status::warn}};
+  svg = render_svg(h);
+  EXPECT_EQ(occurrences(svg, "<rect"), 3u) << "no cell where a node has no such finding";
+  EXPECT_NE(svg.find("class=\"hm st-fail\""), std::string::npos);
+  EXPECT_NE(svg.find(">F<"), std::string::npos) << "status letters: readable without colour";
+  // Cut beyond the limits; the page says so.
+  Report r;
+  r.source.kind = "fleet";
+  Chart big = h;
+  big.rows.clear();
+  big.cells.clear();
+  for (std::size_t i = 0; i < kHeatmapMaxRows + 5; ++i) {
+    big.rows.push_back("n" + std::to_string(i));
+    big.cells.push_back({Status::pass, Status::pass});
+  }
+  r.charts.push_back(big);
+  auto html = render_html(r);
+  EXPECT_NE(html.find("First 400 of 405 rows"), std::string::npos);
+  EXPECT_EQ(occurrences(html, "<rect"), 2 * kHeatmapMaxRows);
+}
