@@ -74,7 +74,7 @@ perfgap::analyzers::BudgetOptions budget_at(double pct) {
 }  // namespace
 
 // The public H100 case: 88% of the reference with C-states capped, 18% remote NUMA and shared
-// loader cores. The three estimates (3-5%, 2-5%, 1-3%) combine to 5.9-12.4 points, 9.2 at
+// loader cores. The three estimates (3-5%, 2-5%, 1-3%) combine to 5.9-12.5 points, 9.2 at
 // mid-range (product of the factors, not the 10.5 of a sum); ~2.8 points stay unexplained,
 // and with only a node report given the next measurement is the exposed communication.
 TEST(AnalyzersBudget, H100CaseExplainsMostOfTheGapAndNamesTheResidual) {
