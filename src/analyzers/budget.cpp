@@ -21,7 +21,8 @@ struct BudgetCause {
   std::string id;
   Status status = Status::warn;
   std::string title;
-  std::vector<std::string> where;  // "REPORT" or "REPORT [subject]"
+  std::vector<std::string> where;  // "REPORT" or "REPORT [subject]", in the order found
+  std::set<std::string, std::less<>> where_seen;  // a fleet's reports name thousands of places
   const core::KbImpact* kb = nullptr;
 };
 
@@ -129,7 +130,7 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
       c.status = st;
       c.title = title;
     }
-    if (std::find(c.where.begin(), c.where.end(), where) == c.where.end()) c.where.push_back(std::move(where));
+    if (c.where_seen.insert(where).second) c.where.push_back(std::move(where));
   };
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const auto& in = reports[i];
