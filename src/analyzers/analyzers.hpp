@@ -45,7 +45,7 @@ struct KernelSymbol {
   std::string group, finding, cause, fix;
   bool matches(const std::string& base_symbol) const;
 };
-// The knowledge base embedded from data/kernel_symbols.yaml (parsed once).
+// The kernel symbols of the built-in knowledge base (data/kb/kernel_symbols.yaml, core/kb.hpp).
 const std::vector<KernelSymbol>& kernel_symbols();
 // Parses a knowledge-base text (the embedded one or a test's); error text on failure.
 std::optional<std::vector<KernelSymbol>> parse_kernel_symbols(const std::string& yaml, std::string* error = nullptr);

@@ -1,51 +1,44 @@
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <map>
 #include <mutex>
 
 #include "analyzers/analyzers.hpp"
+#include "core/kb.hpp"
 
 namespace perfgap::analyzers {
-
-extern const char* const kKernelSymbolsYaml;  // generated from data/kernel_symbols.yaml
 
 bool KernelSymbol::matches(const std::string& base) const {
   if (!match.empty() && match.back() == '*') return base.compare(0, match.size() - 1, match, 0, match.size() - 1) == 0;
   return base == match;
 }
 
+namespace {
+std::vector<KernelSymbol> perf_symbols_of(const std::vector<core::KbSymbol>& in) {
+  std::vector<KernelSymbol> out;
+  out.reserve(in.size());
+  for (const auto& s : in) out.push_back({s.match, s.group, s.finding, s.cause, s.fix});
+  return out;
+}
+}  // namespace
+
+// A knowledge-base text with a symbols list, read by the knowledge base's own parser.
 std::optional<std::vector<KernelSymbol>> parse_kernel_symbols(const std::string& text, std::string* error) {
-  try {
-    auto root = YAML::Load(text);
-    auto list = root["symbols"];
-    if (!list || !list.IsSequence()) throw std::runtime_error("no 'symbols' list");
-    std::vector<KernelSymbol> out;
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      auto e = list[i];
-      auto get = [&](const char* key) {
-        if (!e[key] || !e[key].IsScalar()) throw std::runtime_error(fmt::format("symbols[{}]: missing '{}'", i, key));
-        return e[key].as<std::string>();
-      };
-      KernelSymbol k{get("match"), get("group"), get("finding"), get("cause"), get("fix")};
-      if (k.finding != "smmu_cmdq" && k.finding != "hot_kernel")
-        throw std::runtime_error(fmt::format("symbols[{}]: finding must be smmu_cmdq or hot_kernel", i));
-      out.push_back(std::move(k));
-    }
-    return out;
-  } catch (const std::exception& ex) {
-    if (error) *error = ex.what();
+  auto f = core::parse_kb(text, "symbols");
+  if (f && f->symbols.empty()) f = tl::unexpected(std::string("no 'symbols' list"));
+  if (!f) {
+    if (error) *error = f.error();
     return std::nullopt;
   }
+  return perf_symbols_of(f->symbols);
 }
 
 const std::vector<KernelSymbol>& kernel_symbols() {
   static const std::vector<KernelSymbol> kb = [] {
-    std::string err;
-    auto k = parse_kernel_symbols(kKernelSymbolsYaml, &err);
-    if (!k) throw std::runtime_error("embedded data/kernel_symbols.yaml: " + err);
-    return *k;
+    auto k = perf_symbols_of(core::builtin_kb().symbols);
+    if (k.empty()) throw std::runtime_error("embedded knowledge base: no kernel symbols (data/kb/kernel_symbols.yaml)");
+    return k;
   }();
   return kb;
 }

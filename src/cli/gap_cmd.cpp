@@ -49,32 +49,37 @@ void add_gap_command(CLI::App& app, GapArgs& a) {
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
 }
 
-int run_gap(const GapArgs& a) {
+GapScore score_gap(const std::string& reference, const std::string& measured, double threshold, std::optional<long> warmup_records) {
   std::optional<std::size_t> warmup;
-  if (a.warmup) warmup = static_cast<std::size_t>(*a.warmup);
-  auto ref = load("--reference", a.reference, warmup);
-  auto meas = load("--measured", a.measured, warmup);
+  if (warmup_records) warmup = static_cast<std::size_t>(*warmup_records);
+  auto ref = load("--reference", reference, warmup);
+  auto meas = load("--measured", measured, warmup);
   // A throughput log is compared with a throughput of the same unit only.
   if (ref.stats.throughput != meas.stats.throughput || ref.stats.unit != meas.stats.unit) {
     auto what = [](const Side& s) { return s.stats.throughput ? "a throughput (" + s.stats.unit + ")" : std::string("a time per iteration (ms)"); };
-    throw UsageError(fmt::format("--reference {} is {} but --measured {} is {}: give both of the same quantity", a.reference, what(ref), a.measured,
+    throw UsageError(fmt::format("--reference {} is {} but --measured {} is {}: give both of the same quantity", reference, what(ref), measured,
                                  what(meas)));
   }
   analyzers::StepsOptions o;
   o.reference = ref.stats.median;
   o.reference_throughput = ref.stats.throughput;
   o.reference_unit = ref.stats.unit;
-  o.reference_source = ref.is_file ? a.reference : "--reference";
-  o.threshold = a.threshold;
-  auto findings = analyzers::analyze_steps(meas.stats, meas.is_file ? a.measured : "--measured", o);
+  o.reference_source = ref.is_file ? reference : "--reference";
+  o.threshold = threshold;
+  GapScore out;
+  out.findings = analyzers::analyze_steps(meas.stats, meas.is_file ? measured : "--measured", o);
   if (meas.is_file)
-    for (auto& d : analyzers::damaged_lines("steps.gap", "workload", a.measured, meas.damaged)) findings.push_back(std::move(d));
+    for (auto& d : analyzers::damaged_lines("steps.gap", "workload", measured, meas.damaged)) out.findings.push_back(std::move(d));
   if (ref.is_file)
-    for (auto& d : analyzers::damaged_lines("steps.gap", "workload", a.reference, ref.damaged)) findings.push_back(std::move(d));
-  std::vector<std::string> inputs;
-  if (ref.is_file) inputs.push_back(a.reference);
-  if (meas.is_file) inputs.push_back(a.measured);
-  return emit_report("gap", inputs, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+    for (auto& d : analyzers::damaged_lines("steps.gap", "workload", reference, ref.damaged)) out.findings.push_back(std::move(d));
+  if (ref.is_file) out.inputs.push_back(reference);
+  if (meas.is_file) out.inputs.push_back(measured);
+  return out;
+}
+
+int run_gap(const GapArgs& a) {
+  auto score = score_gap(a.reference, a.measured, a.threshold, a.warmup);
+  return emit_report("gap", score.inputs, std::move(score.findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
 }
 
 }  // namespace perfgap::cli

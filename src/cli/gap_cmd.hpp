@@ -2,8 +2,11 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "report/model.hpp"
 
 namespace perfgap::cli {
 
@@ -19,5 +22,14 @@ struct GapArgs {
 
 void add_gap_command(CLI::App& app, GapArgs& args);
 int run_gap(const GapArgs& args);
+
+// What gap computes, shared with explain: steps.gap and steps.tail of --measured against
+// --reference (each a step log or ms per iteration), any damaged-line findings, and the step
+// logs read (source.inputs). Bad arguments or unusable logs throw UsageError (exit 2).
+struct GapScore {
+  std::vector<report::Finding> findings;
+  std::vector<std::string> inputs;
+};
+GapScore score_gap(const std::string& reference, const std::string& measured, double threshold, std::optional<long> warmup);
 
 }  // namespace perfgap::cli

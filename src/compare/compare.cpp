@@ -215,6 +215,9 @@ tl::expected<ReportView, std::string> read_report(std::string_view text) {
       if (auto m = e.find("metrics"); m != e.end() && m->is_object())
         for (const auto& [k, v] : m->items())
           if (v.is_number()) f.metrics.emplace_back(k, v.get<double>());
+      if (auto ev = e.find("evidence"); ev != e.end() && ev->is_array())
+        for (const auto& x : *ev)
+          if (x.is_object()) f.evidence.emplace_back(string_field(x, "source", where + ".evidence", false), string_field(x, "observed", where + ".evidence", false));
       r.findings.push_back(std::move(f));
     }
     return r;

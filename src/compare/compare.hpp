@@ -17,6 +17,7 @@ struct ReportFinding {
   std::string id, layer, subject, title;
   report::Status status = report::Status::skip;
   std::vector<std::pair<std::string, double>> metrics;
+  std::vector<std::pair<std::string, std::string>> evidence;  // (source, observed): explain reads fleet.node_failures' ids from them
 };
 
 struct ReportView {

@@ -2,6 +2,7 @@
 
 #include "sys/fd_read.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -193,6 +194,27 @@ tl::expected<void, std::string> probe_named_file(const std::string& path) {
   if (!fd) return tl::unexpected(fd.error());
   ::close(*fd);
   return {};
+}
+
+tl::expected<std::vector<std::string>, std::string> named_dir_files(const std::string& dir, std::string_view suffix, bool* missing) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    if (missing) *missing = errno == ENOENT;
+    return tl::unexpected("cannot open directory: " + std::string(std::strerror(errno)));
+  }
+  std::vector<std::string> out;
+  const std::string base = dir.ends_with('/') ? dir : dir + "/";
+  while (auto* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name.starts_with('.') || name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+    std::string path = base + std::string(name);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    out.push_back(std::move(path));
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace perfgap::sys

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <sys/stat.h>
 
@@ -65,5 +66,11 @@ std::string refused_kind(const struct ::stat& st, bool is_stdin);
 
 // Opens and closes `path` the same way: whether it could be read (a --dmesg probe).
 tl::expected<void, std::string> probe_named_file(const std::string& path);
+
+// The regular files of a directory the user names (`--kb DIR`, /etc/perfgap/kb.d) whose names
+// end in `suffix`, as DIR/NAME sorted by name; hidden files and subdirectories are left out.
+// Why not ("cannot open directory: ..."); `missing` is set when the directory does not exist.
+tl::expected<std::vector<std::string>, std::string> named_dir_files(const std::string& dir, std::string_view suffix,
+                                                                    bool* missing = nullptr);
 
 }  // namespace perfgap::sys

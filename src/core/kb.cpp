@@ -1,0 +1,250 @@
+#include "core/kb.hpp"
+
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sys/named_file.hpp"
+
+namespace perfgap::core {
+
+namespace {
+
+// A problem at a node of the file: thrown inside the parser, caught once at its top.
+struct KbFileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void kb_fail(const std::string& file, const YAML::Node& n, const std::string& what) {
+  auto m = n.Mark();
+  throw KbFileError(m.line >= 0 ? fmt::format("{}:{}: {}", file, m.line + 1, what) : fmt::format("{}: {}", file, what));
+}
+
+std::string kb_scalar(const std::string& file, const YAML::Node& parent, const char* key, bool required) {
+  auto v = parent[key];
+  if (!v || v.IsNull()) {
+    if (required) kb_fail(file, parent, fmt::format("'{}' is missing", key));
+    return {};
+  }
+  if (!v.IsScalar()) kb_fail(file, v, fmt::format("'{}' must be a string", key));
+  return v.Scalar();
+}
+
+void kb_only_keys(const std::string& file, const YAML::Node& map, std::initializer_list<std::string_view> keys, const char* what) {
+  for (const auto& kv : map) {
+    const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    bool known = false;
+    for (auto key : keys) known |= k == key;
+    if (!known) {
+      std::string list;
+      for (auto key : keys) list += (list.empty() ? "" : ", ") + std::string(key);
+      kb_fail(file, kv.first, fmt::format("unknown key '{}' in {} (known: {})", k, what, list));
+    }
+  }
+}
+
+// Finding ids as the catalogue writes them: dotted lowercase words.
+bool kb_valid_id(std::string_view id) {
+  if (id.empty() || id.front() == '.' || id.back() == '.' || id.find('.') == std::string_view::npos) return false;
+  char prev = 0;
+  for (char c : id) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.')) return false;
+    if (c == '.' && prev == '.') return false;
+    prev = c;
+  }
+  return true;
+}
+
+double kb_percent(const std::string& file, const YAML::Node& n) {
+  double v = 0;
+  if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || !std::isfinite(v))
+    kb_fail(file, n, "cost_pct: each bound must be a number (percent of training throughput)");
+  return v;
+}
+
+KbImpact kb_impact(const std::string& file, const std::string& id, const YAML::Node& e) {
+  KbImpact k;
+  k.id = id;
+  if (!e.IsMap()) kb_fail(file, e, fmt::format("{}: expected a mapping (cost_pct, unestimated or not_a_cause, ...)", id));
+  kb_only_keys(file, e, {"cost_pct", "assumes", "unestimated", "not_a_cause", "conditions", "source"}, id.c_str());
+  const bool has_cost = static_cast<bool>(e["cost_pct"]), has_un = static_cast<bool>(e["unestimated"]),
+             has_not = static_cast<bool>(e["not_a_cause"]);
+  if (has_cost + has_un + has_not != 1)
+    kb_fail(file, e, fmt::format("{}: give exactly one of cost_pct: [LOW, HIGH], unestimated: WHY or not_a_cause: WHY", id));
+  if (has_cost) {
+    auto c = e["cost_pct"];
+    if (!c.IsSequence() || c.size() != 2) kb_fail(file, c, fmt::format("{}: cost_pct must be [LOW, HIGH]", id));
+    k.kind = KbImpact::Kind::estimated;
+    k.low_pct = kb_percent(file, c[0]);
+    k.high_pct = kb_percent(file, c[1]);
+    if (k.low_pct < 0 || k.high_pct < k.low_pct || k.high_pct >= 100)
+      kb_fail(file, c, fmt::format("{}: cost_pct must satisfy 0 <= LOW <= HIGH < 100 (got {:g}, {:g})", id, k.low_pct, k.high_pct));
+    k.note = kb_scalar(file, e, "assumes", false);
+  } else {
+    k.kind = has_un ? KbImpact::Kind::unestimated : KbImpact::Kind::not_a_cause;
+    k.note = kb_scalar(file, e, has_un ? "unestimated" : "not_a_cause", true);
+    if (k.note.empty()) kb_fail(file, e, fmt::format("{}: say why ({} needs a reason)", id, has_un ? "unestimated" : "not_a_cause"));
+  }
+  if (auto c = e["conditions"]) {
+    if (!c.IsMap()) kb_fail(file, c, fmt::format("{}: conditions must be a mapping (workload, layer, scale)", id));
+    kb_only_keys(file, c, {"workload", "layer", "scale"}, "conditions");
+    k.workload = kb_scalar(file, c, "workload", false);
+    k.layer = kb_scalar(file, c, "layer", false);
+    k.scale = kb_scalar(file, c, "scale", false);
+  }
+  if (auto s = e["source"]) {
+    if (!s.IsMap()) kb_fail(file, s, fmt::format("{}: source must be a mapping (kind, cite, url)", id));
+    kb_only_keys(file, s, {"kind", "cite", "url"}, "source");
+    k.source.kind = kb_scalar(file, s, "kind", true);
+    if (k.source.kind != "public-case" && k.source.kind != "vendor-guide" && k.source.kind != "measurement" && k.source.kind != "none")
+      kb_fail(file, s["kind"], fmt::format("{}: source.kind must be public-case, vendor-guide, measurement or none", id));
+    k.source.cite = kb_scalar(file, s, "cite", k.source.kind != "none");
+    k.source.url = kb_scalar(file, s, "url", false);
+  }
+  // An estimate without a source is a guess; the format refuses it.
+  if (k.kind == KbImpact::Kind::estimated && (k.source.kind.empty() || k.source.kind == "none"))
+    kb_fail(file, e, fmt::format("{}: an estimate needs a source (public-case, vendor-guide or measurement, with cite)", id));
+  return k;
+}
+
+KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
+  KbFile out;
+  if (root.IsNull()) return out;  // an empty file overrides nothing
+  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements or symbols");
+  kb_only_keys(file, root, {"impact", "measurements", "symbols"}, "the file");
+  if (auto imp = root["impact"]; imp && !imp.IsNull()) {
+    if (!imp.IsMap()) kb_fail(file, imp, "impact must be a mapping of finding ids to entries");
+    std::set<std::string, std::less<>> seen;
+    for (const auto& kv : imp) {
+      if (!kv.first.IsScalar() || !kb_valid_id(kv.first.Scalar()))
+        kb_fail(file, kv.first, fmt::format("'{}' is not a finding id (dotted lowercase words)", kv.first.IsScalar() ? kv.first.Scalar() : "?"));
+      const std::string id = kv.first.Scalar();
+      if (!seen.insert(id).second) kb_fail(file, kv.first, fmt::format("{} is given twice in this file", id));
+      out.impact.push_back(kb_impact(file, id, kv.second));
+      out.impact.back().file = fmt::format("{}:{}", file, kv.first.Mark().line + 1);  // the id's line, not its value's
+    }
+  }
+  if (auto ms = root["measurements"]; ms && !ms.IsNull()) {
+    if (!ms.IsSequence()) kb_fail(file, ms, "measurements must be a list");
+    for (const auto& e : ms) {
+      if (!e.IsMap()) kb_fail(file, e, "a measurement must be a mapping (name, covered_by, take)");
+      kb_only_keys(file, e, {"name", "covered_by", "take"}, "a measurement");
+      KbMeasurement m;
+      m.name = kb_scalar(file, e, "name", true);
+      m.take = kb_scalar(file, e, "take", true);
+      m.file = fmt::format("{}:{}", file, e.Mark().line + 1);
+      auto c = e["covered_by"];
+      if (!c || !c.IsSequence() || c.size() == 0) kb_fail(file, e, fmt::format("{}: covered_by must be a list of finding ids or globs", m.name));
+      for (const auto& p : c) {
+        if (!p.IsScalar() || p.Scalar().empty()) kb_fail(file, p, "covered_by entries must be finding ids or globs");
+        m.covered_by.push_back(p.Scalar());
+      }
+      out.measurements.push_back(std::move(m));
+    }
+  }
+  if (auto syms = root["symbols"]; syms && !syms.IsNull()) {
+    if (!syms.IsSequence()) kb_fail(file, syms, "symbols must be a list");
+    for (std::size_t i = 0; i < syms.size(); ++i) {
+      auto e = syms[i];
+      if (!e.IsMap()) kb_fail(file, e, fmt::format("symbols[{}]: expected a mapping", i));
+      auto get = [&](const char* key) {
+        if (!e[key] || !e[key].IsScalar()) kb_fail(file, e, fmt::format("symbols[{}]: missing '{}'", i, key));
+        return e[key].Scalar();
+      };
+      KbSymbol s{get("match"), get("group"), get("finding"), get("cause"), get("fix")};
+      if (s.finding != "smmu_cmdq" && s.finding != "hot_kernel") kb_fail(file, e, fmt::format("symbols[{}]: finding must be smmu_cmdq or hot_kernel", i));
+      out.symbols.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(KbImpact::Kind k) {
+  switch (k) {
+    case KbImpact::Kind::estimated: return "estimated";
+    case KbImpact::Kind::unestimated: return "unestimated";
+    case KbImpact::Kind::not_a_cause: return "not_a_cause";
+  }
+  return "unestimated";
+}
+
+tl::expected<KbFile, std::string> parse_kb(std::string_view text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return tl::unexpected(fmt::format("{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.msg));
+  }
+  try {
+    return kb_parse_root(root, file);
+  } catch (const KbFileError& e) {
+    return tl::unexpected(std::string(e.what()));
+  } catch (const YAML::Exception& e) {
+    // A conversion this code did not foresee: still an error naming the place, never a throw.
+    return tl::unexpected(fmt::format("{}:{}: {}", file, e.mark.line + 1, e.msg));
+  }
+}
+
+const KbImpact* Kb::find(std::string_view id) const {
+  auto it = impact.find(id);
+  return it == impact.end() ? nullptr : &it->second;
+}
+
+void Kb::overlay(KbFile file) {
+  for (auto& e : file.impact) impact.insert_or_assign(e.id, std::move(e));
+  for (auto& m : file.measurements) {
+    bool replaced = false;
+    for (auto& have : measurements)
+      if (have.name == m.name) {
+        have = m;
+        replaced = true;
+      }
+    if (!replaced) measurements.push_back(std::move(m));
+  }
+  for (auto& s : file.symbols) symbols.push_back(std::move(s));
+}
+
+const Kb& builtin_kb() {
+  static const Kb kb = [] {
+    Kb k;
+    for (std::size_t i = 0; i < kKbEmbeddedFileCount; ++i) {
+      const std::string name = std::string("builtin:data/kb/") + kKbEmbeddedFiles[i].name;
+      auto f = parse_kb(kKbEmbeddedFiles[i].text, name);
+      if (!f) throw std::runtime_error("embedded knowledge base " + f.error());
+      k.overlay(std::move(*f));
+    }
+    return k;
+  }();
+  return kb;
+}
+
+tl::expected<Kb, std::string> load_kb(const std::vector<KbDir>& dirs) {
+  Kb kb = builtin_kb();
+  for (const auto& d : dirs) {
+    bool missing = false;
+    auto files = sys::named_dir_files(d.path, ".yaml", &missing);
+    if (!files) {
+      if (d.optional && missing) continue;
+      return tl::unexpected(fmt::format("{}: {}", d.path, files.error()));
+    }
+    for (const auto& path : *files) {
+      auto text = sys::read_named_file(path, sys::kMaxConfigBytes);
+      if (!text) return tl::unexpected(fmt::format("{}: {}", path, text.error()));
+      auto f = parse_kb(*text, path);
+      if (!f) return tl::unexpected(f.error());
+      // analyze perf reads the built-in symbol list only; a symbols list here would be ignored
+      // silently, so it is refused.
+      if (!f->symbols.empty())
+        return tl::unexpected(fmt::format("{}: symbols: the kernel-symbol list comes from the built-in knowledge base only (data/kb/kernel_symbols.yaml; rebuild to change it)", path));
+      kb.overlay(std::move(*f));
+    }
+  }
+  return kb;
+}
+
+}  // namespace perfgap::core

@@ -1,0 +1,90 @@
+// The knowledge base (docs/KB.md): what each finding id is estimated to cost in training
+// throughput, where that figure comes from, the measurements that reveal what findings cannot,
+// and the known-costly kernel symbols of perf.smmu_cmdq / perf.hot_kernel. Data, not code: the
+// files in data/kb/ are embedded at build time; /etc/perfgap/kb.d/*.yaml and `--kb DIR`
+// override entries (per id, the later file wins) without a rebuild.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+namespace perfgap::core {
+
+// Where an estimate comes from.
+struct KbSource {
+  std::string kind;  // public-case, vendor-guide, measurement, none
+  std::string cite;  // what a person looks up: the case, guide or measurement
+  std::string url;   // may be empty
+};
+
+struct KbImpact {
+  enum class Kind { estimated, unestimated, not_a_cause };
+  std::string id;
+  Kind kind = Kind::unestimated;
+  double low_pct = 0, high_pct = 0;  // estimated: cost range in percent of training throughput
+  std::string note;                  // unestimated / not_a_cause: why; estimated: what the range assumes
+  std::string workload, layer, scale;  // conditions the estimate holds under ("any" where it does not matter)
+  KbSource source;
+  std::string file;  // the file (and line) the entry came from: "builtin:data/kb/impact.yaml:12"
+};
+
+// A measurement that reveals a kind of loss the findings may not: taken when no report given to
+// `explain` holds a finding matching `covered_by` (ids or globs such as `profile.*`).
+struct KbMeasurement {
+  std::string name;
+  std::vector<std::string> covered_by;
+  std::string take;  // what to run
+  std::string file;
+};
+
+struct KbSymbol {
+  std::string match;  // exact base name, or a prefix ending in '*'
+  std::string group, finding, cause, fix;
+};
+
+// One file's content. Errors name the file and the line ("kb.d/site.yaml:7: cost_pct: ...").
+struct KbFile {
+  std::vector<KbImpact> impact;
+  std::vector<KbMeasurement> measurements;
+  std::vector<KbSymbol> symbols;
+};
+tl::expected<KbFile, std::string> parse_kb(std::string_view text, const std::string& file);
+
+struct Kb {
+  std::map<std::string, KbImpact, std::less<>> impact;
+  std::vector<KbMeasurement> measurements;  // in the order of the files, a later one replacing a name in place
+  std::vector<KbSymbol> symbols;            // the built-in files' only
+
+  const KbImpact* find(std::string_view id) const;
+  // Adds a file over what is there: its entries replace those of the same id (measurement name).
+  void overlay(KbFile file);
+};
+
+// The files of data/kb/ embedded in the binary, parsed once; a broken one is a build defect
+// (its tests fail), reported as a throw naming it.
+const Kb& builtin_kb();
+
+// The built-in knowledge base, then every *.yaml of each directory in turn (sorted by name;
+// a missing `/etc/perfgap/kb.d` is no error, a named `--kb DIR` that is not there is).
+struct KbDir {
+  std::string path;
+  bool optional = false;
+};
+tl::expected<Kb, std::string> load_kb(const std::vector<KbDir>& dirs);
+
+std::string_view to_string(KbImpact::Kind k);
+
+// The files of data/kb/, defined in the source src/CMakeLists.txt generates from them.
+struct KbEmbeddedFile {
+  const char* name;  // "impact.yaml"
+  const char* text;
+};
+extern const KbEmbeddedFile kKbEmbeddedFiles[];
+extern const std::size_t kKbEmbeddedFileCount;
+
+}  // namespace perfgap::core

@@ -1,0 +1,130 @@
+// perfgap explain on real reports of the binary: the golden H100 tree's check report (the public
+// case), step logs as gap reads them, the knowledge base overridden with --kb, and what it refuses.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "files.hpp"
+#include "report_json.hpp"
+#include "run.hpp"
+#include "tree.hpp"
+
+namespace fs = std::filesystem;
+using perfgap::fixture::json_report;
+using perfgap::fixture::run_binary;
+
+namespace {
+
+class ExplainCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto spec = perfgap::fixture::unpack_tree(perfgap::fixture::fixture_path("golden/h100-c1-remote-numa.tree"), tree_.path());
+    ASSERT_TRUE(spec) << spec.error();
+    auto r = run_binary(PERFGAP_BINARY, {"check", "--root", tree_.path(), "--format", "json"});
+    ASSERT_EQ(r.status, 1) << r.err;
+    node_ = perfgap::fixture::write_in(out_, "h100.json", r.out);
+  }
+  perfgap::fixture::TempDir tree_, out_;
+  std::string node_;
+};
+
+double explain_metric(const nlohmann::json& f, const std::string& name) {
+  EXPECT_TRUE(f["metrics"].contains(name)) << name << " in " << f["metrics"].dump();
+  return f["metrics"].value(name, -1.0);
+}
+
+TEST_F(ExplainCli, H100NodeReportIsABudgetWithTheResidualNamed) {
+  // 880 ms reference, 1000 ms measured: 88% of the reference, the public case's 12% gap.
+  auto j = json_report(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", node_}, 1);
+  EXPECT_EQ(j["source"]["kind"], "explain");
+  EXPECT_EQ(j["source"]["inputs"], nlohmann::json::array({node_}));
+  EXPECT_TRUE(j["node"].is_null());
+  const auto& b = perfgap::fixture::required_finding(j, "gap.budget");
+  EXPECT_EQ(b["status"], "fail");
+  EXPECT_EQ(b["layer"], "workload");
+  EXPECT_NEAR(explain_metric(b, "measured_pct_of_reference"), 88, 1e-9);
+  EXPECT_NEAR(explain_metric(b, "explained_pct"), 100 * (1 - 0.96 * 0.965 * 0.98), 1e-6);
+  EXPECT_LT(explain_metric(b, "unexplained_pct"), 4);
+  EXPECT_GT(explain_metric(b, "step.cpu.cstate.deep_idle.points"), 0);
+  bool residual_named = false;
+  for (const auto& e : b["evidence"])
+    residual_named |= e["source"] == "unexplained" && e["observed"].get<std::string>().find("nsys") != std::string::npos;
+  EXPECT_TRUE(residual_named) << b["evidence"].dump(1);
+
+  auto text = run_binary(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", node_});
+  EXPECT_EQ(text.status, 1);
+  for (const char* s : {"gap.budget", "waterfall", "cpu.cstate.deep_idle", "numa.remote_memory", "placement.shared_cores", "unexplained", "[####", "?"})
+    EXPECT_NE(text.out.find(s), std::string::npos) << s << " in\n" << text.out;
+}
+
+TEST_F(ExplainCli, StepLogsAreReadAsGapReadsThem) {
+  const auto ref = perfgap::fixture::log_fixture("steps/reference.log");
+  const auto meas = perfgap::fixture::log_fixture("steps/measured.csv");
+  auto gap = json_report(PERFGAP_BINARY, {"gap", "--reference", ref, "--measured", meas}, 1);
+  const double pct = perfgap::fixture::required_finding(gap, "steps.gap")["metrics"]["percent_of_reference"];
+  auto j = json_report(PERFGAP_BINARY, {"explain", "--reference", ref, "--measured", meas, node_}, 1);
+  EXPECT_EQ(j["source"]["inputs"], nlohmann::json::array({ref, meas, node_}));
+  EXPECT_DOUBLE_EQ(explain_metric(perfgap::fixture::required_finding(j, "gap.budget"), "measured_pct_of_reference"), pct);
+  auto mixed = run_binary(PERFGAP_BINARY, {"explain", "--reference", perfgap::fixture::log_fixture("steps/samples-per-sec.log"), "--measured", meas, node_});
+  EXPECT_EQ(mixed.status, 2) << "a throughput against a time, as gap refuses it";
+  EXPECT_TRUE(perfgap::fixture::one_line(mixed.err)) << mixed.err;
+}
+
+TEST_F(ExplainCli, KbDirectoryOverridesTheBuiltInEntry) {
+  perfgap::fixture::TempDir kb;
+  perfgap::fixture::write_in(kb, "site.yaml",
+                             "impact:\n  cpu.cstate.deep_idle:\n    cost_pct: [8, 8]\n    source: {kind: measurement, cite: our A/B run}\n"
+                             "  placement.gpu_affinity:\n    cost_pct: [1, 1]\n    source: {kind: measurement, cite: ours}\n");
+  auto j = json_report(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", "--kb", kb.path(), node_}, 1);
+  const auto& b = perfgap::fixture::required_finding(j, "gap.budget");
+  EXPECT_DOUBLE_EQ(explain_metric(b, "step.cpu.cstate.deep_idle.low_pct"), 8);
+  EXPECT_DOUBLE_EQ(explain_metric(b, "step.placement.gpu_affinity.low_pct"), 1) << "an unestimated id given an estimate by the site";
+  EXPECT_DOUBLE_EQ(explain_metric(b, "step.numa.remote_memory.low_pct"), 2) << "the ids the file does not name keep the built-in entry";
+  // Two --kb directories: the later wins.
+  perfgap::fixture::TempDir later;
+  perfgap::fixture::write_in(later, "a.yaml", "impact:\n  cpu.cstate.deep_idle:\n    cost_pct: [6, 7]\n    source: {kind: measurement, cite: later}\n");
+  j = json_report(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", "--kb", kb.path(), "--kb", later.path(), node_}, 1);
+  EXPECT_DOUBLE_EQ(explain_metric(perfgap::fixture::required_finding(j, "gap.budget"), "step.cpu.cstate.deep_idle.low_pct"), 6);
+}
+
+TEST_F(ExplainCli, MalformedKbFileIsExit2NamingFileAndLine) {
+  perfgap::fixture::TempDir kb;
+  const auto bad = perfgap::fixture::write_in(kb, "bad.yaml", "impact:\n  cpu.turbo:\n    cost_pct: [9, 3]\n    source: {kind: measurement, cite: x}\n");
+  auto r = run_binary(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", "--kb", kb.path(), node_});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(r.out.empty()) << "nothing half-written";
+  EXPECT_TRUE(perfgap::fixture::one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find(bad + ":3:"), std::string::npos) << r.err;
+  auto missing = run_binary(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", "--kb", kb.path() + "/none", node_});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("cannot open directory"), std::string::npos) << missing.err;
+}
+
+TEST_F(ExplainCli, UnusableReportsAndDuplicates) {
+  const auto junk = perfgap::fixture::write_in(out_, "junk.json", "{\"schema\": \"other\"}");
+  auto alone = run_binary(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", junk});
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_TRUE(perfgap::fixture::one_line(alone.err)) << alone.err;
+  EXPECT_NE(alone.err.find(junk), std::string::npos) << alone.err;
+  auto j = json_report(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", node_, junk}, 1);
+  const auto* e = perfgap::fixture::finding(j, "gap.budget", junk);
+  ASSERT_NE(e, nullptr) << j.dump(1);
+  EXPECT_EQ((*e)["status"], "error");
+  // The same report twice: counted once.
+  auto once = json_report(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", node_}, 1);
+  auto twice = json_report(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", node_, node_}, 1);
+  const auto& b1 = perfgap::fixture::required_finding(once, "gap.budget");
+  const auto& b2 = perfgap::fixture::required_finding(twice, "gap.budget");
+  EXPECT_EQ(b1["metrics"]["explained_pct"], b2["metrics"]["explained_pct"]);
+  EXPECT_EQ(b2["metrics"]["reports"], 1);
+}
+
+TEST_F(ExplainCli, AtOrAboveTheBarPassesWithTheBudget) {
+  auto j = json_report(PERFGAP_BINARY, {"explain", "--reference", "980", "--measured", "1000", node_}, 0);
+  const auto& b = perfgap::fixture::required_finding(j, "gap.budget");
+  EXPECT_EQ(b["status"], "pass");
+  EXPECT_DOUBLE_EQ(explain_metric(b, "unexplained_pct"), 0) << "2 points short, estimates cover them";
+}
+
+}  // namespace

@@ -1,0 +1,154 @@
+// The knowledge base (core/kb.hpp): the built-in files parse and cover the catalogue, every
+// malformed file is an error naming the file and the line, later files win per id.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/check.hpp"
+#include "core/kb.hpp"
+
+namespace fs = std::filesystem;
+using perfgap::core::KbImpact;
+
+namespace {
+
+std::string kb_error(const std::string& text) {
+  auto f = perfgap::core::parse_kb(text, "site.yaml");
+  EXPECT_FALSE(f) << text;
+  return f ? "" : f.error();
+}
+
+// The analyzer, fleet, sweep and compare ids of the docs' finding tables: the catalogue beyond
+// the check registry (docs/CHECKS.md).
+std::set<std::string> documented_ids() {
+  std::set<std::string> out;
+  const std::regex row(R"(^\| `([a-z_]+\.[a-z_.]+)`)");
+  const std::regex in_cell(R"(`((perf|turbostat|numastat|nccl_tests|nccl_log|steps|profile|gpu|fleet|sweep|compare|gap)\.[a-z_]+(\.[a-z_]+)*)`)");
+  for (const char* doc : {"docs/ANALYZE.md", "docs/FLEET.md", "docs/SWEEP.md", "docs/GPU.md", "docs/EXPLAIN.md"}) {
+    std::ifstream in(fs::path(PERFGAP_SOURCE_DIR) / doc);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, row)) out.insert(m[1]);
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), in_cell); it != std::sregex_iterator(); ++it)
+        if ((*it)[1] != "perf.data") out.insert((*it)[1]);  // the recording's file name, not an id
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(CoreKb, BuiltinParsesWithEstimatesSourcesAndSymbols) {
+  const auto& kb = perfgap::core::builtin_kb();
+  const auto* c = kb.find("cpu.cstate.deep_idle");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->kind, KbImpact::Kind::estimated);
+  EXPECT_LE(c->low_pct, 4);
+  EXPECT_GE(c->high_pct, 4) << "the public case's ~4% lies in the range";
+  EXPECT_EQ(c->source.kind, "public-case");
+  EXPECT_NE(c->file.find("builtin:data/kb/impact.yaml:"), std::string::npos) << c->file;
+  EXPECT_EQ(kb.find("nccl.gdr")->kind, KbImpact::Kind::unestimated);
+  EXPECT_EQ(kb.find("steps.gap")->kind, KbImpact::Kind::not_a_cause);
+  EXPECT_FALSE(kb.symbols.empty()) << "the kernel-symbol list lives in the same knowledge base";
+  EXPECT_FALSE(kb.measurements.empty());
+  for (const auto& [id, e] : kb.impact)
+    if (e.kind == KbImpact::Kind::estimated) {
+      EXPECT_FALSE(e.source.cite.empty()) << id;
+      EXPECT_LT(e.high_pct, 100) << id;
+    }
+}
+
+// Every catalogue id has an entry: an estimate, or an explicit unestimated / not_a_cause, so
+// that explain never meets a built-in id it cannot place.
+TEST(CoreKb, EveryCatalogueIdHasAnEntry) {
+  const auto& kb = perfgap::core::builtin_kb();
+  std::set<std::string> ids = documented_ids();
+  ASSERT_GT(ids.size(), 30u) << "the docs' finding tables were not found";
+  EXPECT_TRUE(ids.count("turbostat.busy_mhz") && ids.count("fleet.drift") && ids.count("compare.regressed") && ids.count("gap.budget"));
+  for (const auto& c : perfgap::core::builtin_registry().all()) ids.insert(std::string(c.id));
+  for (const auto& id : ids) EXPECT_NE(kb.find(id), nullptr) << id << " has no entry in data/kb/";
+}
+
+TEST(CoreKb, MalformedFilesNameFileAndLine) {
+  auto e = kb_error("impact:\n  cpu.turbo: [\n");
+  EXPECT_EQ(e.rfind("site.yaml:", 0), 0u) << e;
+  EXPECT_NE(e.find(": not valid YAML: "), std::string::npos) << e;
+  e = kb_error("impact:\n  cpu.turbo:\n    cost_pct: [5, 2]\n    source: {kind: measurement, cite: ours}\n");
+  EXPECT_EQ(e.rfind("site.yaml:3:", 0), 0u) << e;
+  EXPECT_NE(e.find("LOW <= HIGH"), std::string::npos) << e;
+  e = kb_error("impact:\n  cpu.turbo:\n    cost_pct: [1, x]\n    source: {kind: measurement, cite: ours}\n");
+  EXPECT_EQ(e.rfind("site.yaml:3:", 0), 0u) << e;
+  e = kb_error("impact:\n  cpu.turbo:\n    cost_pct: [1, 2]\n");
+  EXPECT_NE(e.find("needs a source"), std::string::npos) << e;
+  e = kb_error("impact:\n  cpu.turbo:\n    cost_pct: [1, 2]\n    unestimated: both\n    source: {kind: measurement, cite: x}\n");
+  EXPECT_NE(e.find("exactly one"), std::string::npos) << e;
+  e = kb_error("impact:\n  cpu.turbo:\n    unestimated: x\n    costpct: [1, 2]\n");
+  EXPECT_EQ(e.rfind("site.yaml:4: unknown key 'costpct'", 0), 0u) << e;
+  e = kb_error("impact:\n  cpu.turbo: {unestimated: a}\n  cpu.turbo: {unestimated: b}\n");
+  EXPECT_EQ(e, "site.yaml:3: cpu.turbo is given twice in this file");
+  e = kb_error("impact:\n  Not An Id: {unestimated: a}\n");
+  EXPECT_EQ(e.rfind("site.yaml:2:", 0), 0u) << e;
+  e = kb_error("impact:\n  cpu.turbo: {unestimated: a, source: {kind: rumour, cite: x}}\n");
+  EXPECT_NE(e.find("source.kind"), std::string::npos) << e;
+  e = kb_error("measurements:\n  - name: x\n    take: y\n");
+  EXPECT_NE(e.find("covered_by"), std::string::npos) << e;
+  e = kb_error("- a list\n");
+  EXPECT_NE(e.find("expected a mapping"), std::string::npos) << e;
+  EXPECT_TRUE(perfgap::core::parse_kb("", "empty.yaml")) << "an empty file overrides nothing";
+  EXPECT_TRUE(perfgap::core::parse_kb("# only a comment\n", "c.yaml"));
+}
+
+TEST(CoreKb, LaterFilesWinPerIdAndKeepTheRest) {
+  perfgap::core::Kb kb = perfgap::core::builtin_kb();
+  auto f = perfgap::core::parse_kb(
+      "impact:\n  cpu.cstate.deep_idle:\n    cost_pct: [7, 9]\n    source: {kind: measurement, cite: \"our cluster, 2026\"}\n"
+      "  site.custom_check: {unestimated: ours}\n"
+      "measurements:\n  - name: exposed communication\n    covered_by: [profile.*]\n    take: our profiler\n",
+      "kb.d/site.yaml");
+  ASSERT_TRUE(f) << f.error();
+  const auto measurements = kb.measurements.size();
+  kb.overlay(std::move(*f));
+  EXPECT_EQ(kb.find("cpu.cstate.deep_idle")->low_pct, 7);
+  EXPECT_EQ(kb.find("cpu.cstate.deep_idle")->file, "kb.d/site.yaml:2");
+  EXPECT_EQ(kb.find("numa.remote_memory")->kind, KbImpact::Kind::estimated) << "ids the file does not name stay";
+  EXPECT_NE(kb.find("site.custom_check"), nullptr);
+  EXPECT_EQ(kb.measurements.size(), measurements) << "a measurement of the same name is replaced in place";
+  bool replaced = false;
+  for (const auto& m : kb.measurements) replaced |= m.name == "exposed communication" && m.take == "our profiler";
+  EXPECT_TRUE(replaced);
+}
+
+TEST(CoreKb, DirectoriesInOrderMissingSystemDirIsNoError) {
+  auto tmp = fs::temp_directory_path() / ("perfgap-kb-" + std::to_string(::getpid()));
+  fs::create_directories(tmp / "a");
+  fs::create_directories(tmp / "b");
+  std::ofstream(tmp / "a/10-site.yaml") << "impact:\n  cpu.turbo:\n    cost_pct: [1, 2]\n    source: {kind: measurement, cite: a}\n";
+  std::ofstream(tmp / "a/20-later.yaml") << "impact:\n  cpu.turbo:\n    cost_pct: [3, 4]\n    source: {kind: measurement, cite: a2}\n";
+  std::ofstream(tmp / "a/notes.txt") << "not yaml: [";
+  std::ofstream(tmp / "b/site.yaml") << "impact:\n  cpu.turbo:\n    cost_pct: [5, 6]\n    source: {kind: measurement, cite: b}\n";
+  auto kb = perfgap::core::load_kb({{(tmp / "none").string(), true}, {(tmp / "a").string(), false}});
+  ASSERT_TRUE(kb) << kb.error();
+  EXPECT_EQ(kb->find("cpu.turbo")->low_pct, 3) << "files of a directory in name order, the later wins";
+  kb = perfgap::core::load_kb({{(tmp / "a").string(), false}, {(tmp / "b").string(), false}});
+  ASSERT_TRUE(kb) << kb.error();
+  EXPECT_EQ(kb->find("cpu.turbo")->source.cite, "b") << "a later directory wins";
+  auto missing = perfgap::core::load_kb({{(tmp / "none").string(), false}});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().find("none: cannot open directory"), std::string::npos) << missing.error();
+  std::ofstream(tmp / "b/zz-symbols.yaml") << "symbols:\n  - {match: x, group: g, finding: hot_kernel, cause: c, fix: f}\n";
+  auto syms = perfgap::core::load_kb({{(tmp / "b").string(), false}});
+  ASSERT_FALSE(syms);
+  EXPECT_NE(syms.error().find("built-in knowledge base only"), std::string::npos) << syms.error();
+  std::ofstream(tmp / "b/zz-symbols.yaml") << "impact:\n  cpu.turbo:\n    cost_pct: [1]\n";
+  auto bad = perfgap::core::load_kb({{(tmp / "b").string(), false}});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().rfind((tmp / "b/zz-symbols.yaml").string() + ":3:", 0), 0u) << bad.error();
+  fs::remove_all(tmp);
+}
