@@ -193,8 +193,17 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   f.table.push_back({"reference", "", "", "100.0%", budget_bar(0, 0, scale, '#')});
   double level = 100;
   std::vector<std::pair<std::string, double>> step_metrics;
+  // The same waterfall for the HTML page, in percent of the reference.
+  report::Chart chart;
+  chart.kind = report::Chart::Kind::waterfall;
+  chart.title = "the gap, explained: estimated cost of each finding (mid-range), then what is left";
+  chart.y_label = "% of reference";
+  chart.reference_y = 100 * o.threshold;
+  chart.reference_label = fmt::format("{:.0f}% bar", 100 * o.threshold);
+  chart.steps.push_back({"reference", 0, 100, false});
   for (const auto* c : steps) {
     const double drop = level * mid(c) / 100;
+    chart.steps.push_back({c->id, level, level - drop, false});
     f.table.push_back({c->id, budget_range(c->kb->low_pct, c->kb->high_pct), fmt::format("-{:.1f}", drop), budget_pct(level - drop) + "%",
                        budget_bar(100 - level, 100 - level + drop, scale, '#')});
     step_metrics.emplace_back("step." + c->id + ".low_pct", c->kb->low_pct);
@@ -208,6 +217,9 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
                      budget_bar(100 - level, 100 - level + residual_points, scale, '?')});
   f.table.push_back({"measured", "", "", budget_pct(measured) + "%", ""});
   step_metrics.emplace_back("step.unexplained.points", residual_points);
+  if (residual_points > 0) chart.steps.push_back({"unexplained", level, level - residual_points, true});
+  chart.steps.push_back({"measured", 0, measured, false});
+  f.charts.push_back(std::move(chart));
 
   f.metric("measured_pct_of_reference", measured);
   f.metric("shortfall_pct", shortfall);

@@ -97,7 +97,7 @@ CommandRunner add_explain_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--threshold", a->threshold, "Pass bar as a fraction of the reference (default 0.95)")->check(CLI::Range(0.01, 10.0));
   cmd->add_option("--warmup", a->warmup, "Records to drop at the start of each step log (default 10%, at least 1)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--format", a->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", a->format, "Output format: text (default), json or html (one self-contained page with the waterfall)")->check(CLI::IsMember({"text", "json", "html"}));
   cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
   return [a] { return run_explain(*a); };

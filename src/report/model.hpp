@@ -40,6 +40,7 @@ struct ChartSeries {
 struct WaterfallStep {
   std::string label;
   double from = 0, to = 0;
+  bool residual = false;  // what no finding explains (drawn apart from the causes)
 };
 struct Chart {
   enum class Kind { line, waterfall, heatmap };

@@ -54,6 +54,7 @@ th,td{border:1px solid var(--line);padding:2px 6px;text-align:left;vertical-alig
 th{background:#f3f4f6}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 table.data td:not(:first-child){text-align:right;font-variant-numeric:tabular-nums}
+table.data td{white-space:pre;font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.92em}
 .wrap{overflow-x:auto}
 dl.node{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.5em 0}
 dl.node dt{color:var(--mute)}dl.node dd{margin:0}
@@ -70,7 +71,7 @@ svg text{font-size:11px;fill:#111827}svg .ct{font-size:13px;font-weight:600}
 svg .yt{text-anchor:end}svg .xt{text-anchor:middle}svg .xl{text-anchor:middle}svg .yl{text-anchor:middle}svg .rl{text-anchor:end;fill:#374151}
 svg .bv{text-anchor:middle;font-size:10px}svg .cat{text-anchor:end}svg .hc{font-size:10px}svg .hr{text-anchor:end;font-size:10px}
 svg .hl{text-anchor:middle;font-size:10px;font-weight:700;fill:#fff}
-svg .wf.total{fill:#4b5563}svg .wf.down{fill:#b91c1c}svg .wf.up{fill:#15803d}
+svg .wf.total{fill:#4b5563}svg .wf.rest{fill:#fde68a;stroke:#92400e;stroke-dasharray:4 3}svg .wf.down{fill:#b91c1c}svg .wf.up{fill:#15803d}
 svg .hm.st-fail{fill:#b91c1c}svg .hm.st-warn{fill:#d97706}svg .hm.st-pass{fill:#16a34a}svg .hm.st-skip{fill:#9ca3af}svg .hm.st-error{fill:#7e22ce}
 @media print{body{max-width:none;padding:0}article.finding{page-break-inside:avoid}a{color:inherit;text-decoration:none}}
 )css";

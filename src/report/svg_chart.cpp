@@ -200,15 +200,32 @@ std::string line_chart(const Chart& c) {
 
 std::string waterfall_chart(const Chart& c) {
   std::vector<const WaterfallStep*> steps;
-  double lo = 0, hi = -std::numeric_limits<double>::infinity();
+  // A total (a bar from 0) would squash the steps near the top: the axis starts below the
+  // lowest level instead, and totals rise from the axis (its first tick says where it starts).
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const auto& s : c.steps) {
     if (!std::isfinite(s.from) || !std::isfinite(s.to)) continue;
     steps.push_back(&s);
-    lo = std::min({lo, s.from, s.to});
-    hi = std::max({hi, s.from, s.to});
+    for (double v : {s.from, s.to})
+      if (v != 0) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
   }
   if (steps.empty()) return {};
+  if (!std::isfinite(lo)) lo = hi = 0;
+  if (c.reference_y && std::isfinite(*c.reference_y)) {
+    lo = std::min(lo, *c.reference_y);
+    hi = std::max(hi, *c.reference_y);
+  }
   if (hi <= lo) hi = lo + 1;
+  const double span = hi - lo;
+  lo = lo > 0 ? std::max(0.0, lo - span * 0.6) : lo - span * 0.1;
+  if (lo > 0) {
+    const auto t = nice_ticks(lo, hi, 5);
+    double step = t.size() >= 2 ? t[1] - t[0] : 1;
+    lo = std::max(0.0, std::floor(lo / step) * step);
+  }
   hi += (hi - lo) * 0.1;
   const double width = std::max(kWidth, kLeft + 40 + 78.0 * static_cast<double>(steps.size()));
   const double height = kHeight + 40;
@@ -230,8 +247,8 @@ std::string waterfall_chart(const Chart& c) {
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const auto& s = *steps[i];
     double x = kLeft + slot * static_cast<double>(i) + slot * 0.18, w = slot * 0.64;
-    double top = sy(std::max(s.from, s.to)), bottom = sy(std::min(s.from, s.to));
-    const char* cls = s.from == 0 || s.to == 0 ? "total" : s.to < s.from ? "down" : "up";
+    double top = sy(std::max(s.from, s.to)), bottom = sy(std::max(lo, std::min(s.from, s.to)));
+    const char* cls = s.from == 0 || s.to == 0 ? "total" : s.residual ? "rest" : s.to < s.from ? "down" : "up";
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"wf {}\"><title>{}: {} to {}</title></rect>", coord(x), coord(top), coord(w),
                        coord(std::max(bottom - top, 1.0)), cls, html_escape(s.label), value_label(s.from), value_label(s.to));
     std::string delta = std::string(cls) == "total" ? value_label(std::max(s.from, s.to)) : fmt::format("{:+.3g}", s.to - s.from);

@@ -206,3 +206,18 @@ TEST_F(HtmlInChromium, SweepBandwidthChart) {
   EXPECT_NE(dom.find("FAKE_MODE=fast"), std::string::npos);
   EXPECT_NE(dom.find("fill-opacity=\"0.16\""), std::string::npos) << "min-max bands of the repeats";
 }
+
+TEST_F(HtmlInChromium, ExplainWaterfall) {
+  // The public H100 case: the golden tree's node report against a run at 88% of reference.
+  TempDir tree;
+  auto spec = perfgap::fixture::unpack_tree(src("tests/fixtures/golden/h100-c1-remote-numa.tree").string(), tree.path());
+  ASSERT_TRUE(spec) << spec.error();
+  auto node = run_binary(PERFGAP_BINARY, {"check", "--root", tree.path(), "--format", "json"});
+  ASSERT_LE(node.status, 1) << node.err;
+  const fs::path report = fs::path(out_.path()) / "node.json";
+  std::ofstream(report) << node.out;
+  auto dom = check_page("explain", {"explain", "--reference", "880", "--measured", "1000", report.string()}, 1, true);
+  EXPECT_NE(dom.find("class=\"wf down\""), std::string::npos) << "a bar per estimated cause";
+  EXPECT_NE(dom.find("class=\"wf total\""), std::string::npos) << "the reference and the measured level";
+  EXPECT_NE(dom.find("cpu.cstate.deep_idle"), std::string::npos);
+}

@@ -163,12 +163,13 @@ TEST(RenderSvg, WaterfallAndHeatmap) {
   Chart w;
   w.kind = Chart::Kind::waterfall;
   w.title = "gap";
-  w.steps = {{"reference", 0, 100}, {"cpu.cstate", 100, 95}, {"numa", 95, 91}, {"measured", 0, 88}};
+  w.steps = {{"reference", 0, 100, false}, {"cpu.cstate", 100, 95, false}, {"numa", 95, 91, false}, {"unexplained", 91, 89, true}, {"measured", 0, 88, false}};
   auto svg = render_svg(w);
   EXPECT_EQ(occurrences(svg, "class=\"wf total\""), 2u);
   EXPECT_EQ(occurrences(svg, "class=\"wf down\""), 2u);
   EXPECT_NE(svg.find(">-5<"), std::string::npos);
-  EXPECT_EQ(occurrences(svg, "class=\"conn\""), 3u);
+  EXPECT_EQ(occurrences(svg, "class=\"wf rest\""), 1u);
+  EXPECT_EQ(occurrences(svg, "class=\"conn\""), 4u);
 
   Chart h;
   h.kind = Chart::Kind::heatmap;
