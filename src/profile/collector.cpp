@@ -353,7 +353,7 @@ LiveWindow collect(facts::Facts& f, const ProfileOptions& o) {
   {
     // Drains the rings every 100 ms and samples scaling_cur_freq each second while the
     // window runs; joined (std::jthread) on every way out of this block.
-    std::jthread drainer([&](std::stop_token stop) {
+    std::jthread drainer([&](const std::stop_token& stop) {
       auto next_freq = Clock::now();
       while (!stop.stop_requested()) {
         for (auto& r : sampler.rings) r.drain(records, kMaxSampleBytes, dropped);
