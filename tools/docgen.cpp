@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "checks/live/live.hpp"
 #include "core/check.hpp"
 
 namespace {
@@ -24,6 +25,7 @@ constexpr std::string_view kTableEnd = "<!-- end of checks table -->\n";
 std::string readme_table() {
   std::string out = "| id | layer | what it decides |\n| --- | --- | --- |\n";
   for (const auto& c : perfgap::core::builtin_registry().all()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
+  for (const auto& c : perfgap::checks::live::catalogue()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
   return out;
 }
 
@@ -45,6 +47,16 @@ bool with_table(const std::string& readme, std::string& out) {
   if (end == std::string::npos) return false;
   out = readme.substr(0, begin) + readme_table() + readme.substr(end);
   return true;
+}
+
+void render_entry(std::string& out, const perfgap::core::CheckInfo& c) {
+  out += fmt::format("\n## {}\n\nLayer: `{}`. {}\n\n**Rule.** {}\n\n**Reads.**\n", c.id, c.layer, c.summary, c.rule);
+  for (auto r : c.reads) out += fmt::format("- `{}`\n", r);
+  if (!c.params.empty()) {
+    out += "\n**Thresholds.**\n";
+    for (const auto& p : c.params) out += fmt::format("- `{}` = {} — {}\n", p.name, p.default_value, p.doc);
+  }
+  out += fmt::format("\n**Fix.** {}\n", c.fix);
 }
 
 std::string render() {
@@ -70,15 +82,16 @@ std::string render() {
     for (char ch : a) if (ch != '.') anchor.push_back(ch);
     return anchor;
   }(), c.layer, c.summary);
-  for (const auto& c : reg.all()) {
-    out += fmt::format("\n## {}\n\nLayer: `{}`. {}\n\n**Rule.** {}\n\n**Reads.**\n", c.id, c.layer, c.summary, c.rule);
-    for (auto r : c.reads) out += fmt::format("- `{}`\n", r);
-    if (!c.params.empty()) {
-      out += "\n**Thresholds.**\n";
-      for (const auto& p : c.params) out += fmt::format("- `{}` = {} — {}\n", p.name, p.default_value, p.doc);
-    }
-    out += fmt::format("\n**Fix.** {}\n", c.fix);
+  for (const auto& c : perfgap::checks::live::catalogue()) {
+    std::string anchor;
+    for (char ch : c.id) if (ch != '.') anchor.push_back(ch);
+    out += fmt::format("| [`{}`](#{}) | {} | {} |\n", c.id, anchor, c.layer, c.summary);
   }
+  for (const auto& c : reg.all()) render_entry(out, c);
+  out += "\n# Live profile (perfgap profile, check --profile N)\n\n"
+         "Judged over one live window (docs/PROFILE.md), not by `check`'s runner; the perf.* ids of the same\n"
+         "window follow the analyzer's rules (docs/ANALYZE.md).\n";
+  for (const auto& c : perfgap::checks::live::catalogue()) render_entry(out, c);
   return out;
 }
 

@@ -50,9 +50,12 @@ const std::vector<KernelSymbol>& kernel_symbols();
 // Parses a knowledge-base text (the embedded one or a test's); error text on failure.
 std::optional<std::vector<KernelSymbol>> parse_kernel_symbols(const std::string& yaml, std::string* error = nullptr);
 
-// perf.smmu_cmdq, perf.hot_kernel and perf.summary (the last alone: perf_summary).
+// perf.smmu_cmdq, perf.hot_kernel and perf.summary (the last alone: perf_summary). With a
+// known sample count below `min_samples`, perf.smmu_cmdq and perf.hot_kernel are `skip` (a 5%
+// share of a handful of samples is noise); perf.summary still passes.
+inline constexpr double kPerfMinSamples = 100;
 std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::string& source,
-                                  const std::vector<KernelSymbol>& kb = kernel_symbols());
+                                  const std::vector<KernelSymbol>& kb = kernel_symbols(), double min_samples = kPerfMinSamples);
 Finding perf_summary(const parsers::PerfProfile& p, const std::string& source);
 
 // ---- turbostat -------------------------------------------------------------------------

@@ -53,6 +53,7 @@ const char* layout_name(parsers::PerfProfile::Layout l) {
     case parsers::PerfProfile::Layout::legacy: return "perf report (legacy layout)";
     case parsers::PerfProfile::Layout::script: return "perf script";
     case parsers::PerfProfile::Layout::data: return "perf.data";
+    case parsers::PerfProfile::Layout::live: return "live sampling";
   }
   return "perf";
 }
@@ -107,7 +108,7 @@ Finding perf_summary(const parsers::PerfProfile& p, const std::string& source) {
   return f;
 }
 
-std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::string& source, const std::vector<KernelSymbol>& kb) {
+std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::string& source, const std::vector<KernelSymbol>& kb, double min_samples) {
   // A symbol's rows summed: `perf report --sort comm,sym` prints one row per command (or
   // thread), and its self time is the sum of them. Keyed by the base name (compiler suffixes
   // dropped), in order of first appearance.
@@ -228,6 +229,14 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
     }
     out.push_back(std::move(f));
   }
+  // A known sample count too small to judge a 5% share: the shares stay as evidence.
+  if (p.samples > 0 && p.samples < min_samples)
+    for (auto& f : out) {
+      f.status = report::Status::skip;
+      f.title = fmt::format("too few samples ({:.0f}; at least {:.0f} to judge a {:.0f}% share)", p.samples, min_samples, kThresholdPct);
+      f.fix = "record longer or at a higher frequency (perf record -F, perfgap profile --seconds)";
+      f.impact.clear();
+    }
   out.push_back(perf_summary(p, source));
   for (auto& d : damaged_lines("perf.hot_kernel", "virtualization", source, p.damaged)) out.push_back(std::move(d));
   return out;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <ctime>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "cli/node_run.hpp"
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
+#include "cli/profile_cmd.hpp"
 #include "report/render.hpp"
 
 #ifndef PERFGAP_VERSION
@@ -65,6 +67,8 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
   cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
   cmd->add_flag("--nvml", a.nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (without it their gpu checks skip: NVML would initialise them)");
+  cmd->add_option("--profile", a.profile, "Also run a live profile window of N seconds (1-60) beside the checks and add its perf.* and live.* findings (as perfgap profile)")
+      ->check(CLI::Range(1, 60));
   cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)");
 }
 
@@ -98,7 +102,16 @@ int run_check(const CheckArgs& a) {
     return 0;
   }
 
+  if (a.profile > 0 && !a.root.empty()) throw UsageError(std::string("--profile: ") + kProfileRootRefusal);
+  // The profile window runs on its own thread while the checks run: its counters see the node
+  // as the checks leave it, and the run takes the longer of the two, not their sum.
+  std::future<std::vector<report::Finding>> profiled;
+  if (a.profile > 0 && !a.list) profiled = std::async(std::launch::async, [&] { return profile_findings(a.profile, a.pids, std::nullopt); });
   auto rep = run_node_checks(request);
+  if (profiled.valid()) {
+    auto extra = profiled.get();
+    if (rep) rep->findings.insert(rep->findings.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
+  }
   if (!rep) throw UsageError(rep.error());
   std::string text;
   if (format == "json") text = report::render_json(*rep);

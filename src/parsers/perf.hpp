@@ -29,7 +29,7 @@ struct PerfSymbol {
 };
 
 struct PerfProfile {
-  enum class Layout { report, top, legacy, script, data } layout = Layout::report;
+  enum class Layout { report, top, legacy, script, data, live } layout = Layout::report;  // live: perfgap profile's samples
   bool children_column = false;   // report had Children + Self (self_pct is the Self column)
   bool command_column = false;    // report had a Command column (--sort comm,...): a symbol may
                                   // have one row per command

@@ -93,6 +93,9 @@ struct Source {
   std::string kind;  // live|root|analyze|gap|sweep|fleet
   std::optional<std::string> root;
   std::vector<std::string> inputs;
+  // The text header's command word where it is not the kind's ("profile" for a live report of
+  // perfgap profile); the JSON carries the kind only.
+  std::string command;
 };
 
 using StringMap = std::map<std::string, std::string>;

@@ -30,7 +30,7 @@ std::string render_text(const Report& r, const TextOptions& opts) {
   }
   if (r.source.root) where += " from tree " + printable(*r.source.root);
   std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : paint(Status::pass, "OK");
-  out += fmt::format("perfgap {}{}: {}  {} fail, {} warn, {} pass, {} skip, {} error\n", r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind,
+  out += fmt::format("perfgap {}{}: {}  {} fail, {} warn, {} pass, {} skip, {} error\n", !r.source.command.empty() ? r.source.command : r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind,
                      where, verdict, s.fail, s.warn, s.pass, s.skip, s.error);
 
   std::vector<std::string> layers(std::begin(core::kLayers), std::end(core::kLayers));

@@ -24,7 +24,8 @@ using perfgap::fixture::TempDir;
 using perfgap::fixture::write_in;
 
 namespace {
-const std::vector<std::pair<std::string, int>> kSmmu = {{"arm_smmu_cmdq_issue_cmdlist", 30}, {"do_syscall_64", 10}};
+// 160 samples (above the analyzer's minimum of 100): 37.5% SMMU, 12.5% syscall entry, 50% user.
+const std::vector<std::pair<std::string, int>> kSmmu = {{"arm_smmu_cmdq_issue_cmdlist", 60}, {"do_syscall_64", 20}};
 }
 
 
@@ -46,7 +47,7 @@ std::map<std::string, double> perf_report_kernel_shares(const std::string& out, 
 
 TEST(AnalyzePerfData, KallsymsNamesTheSmmuFramesAndFails) {
   TempDir t;
-  auto spec = perfgap::gen::demo_spec(kSmmu, 40);
+  auto spec = perfgap::gen::demo_spec(kSmmu, 80);
   spec.compressed = 83;
   auto data = write_in(t, "rec.data", perfgap::gen::write_perf_data(spec));
   auto ks = write_in(t, "kallsyms", perfgap::gen::demo_kallsyms(kSmmu));
@@ -58,7 +59,7 @@ TEST(AnalyzePerfData, KallsymsNamesTheSmmuFramesAndFails) {
   auto s = finding(j, "perf.summary");
   ASSERT_TRUE(s);
   EXPECT_EQ((*s)["status"], "pass");
-  EXPECT_EQ((*s)["metrics"]["samples"], 80);
+  EXPECT_EQ((*s)["metrics"]["samples"], 160);
   EXPECT_NEAR((*s)["metrics"]["kernel_pct"].get<double>(), 50, 1e-9);
   EXPECT_NEAR((*s)["metrics"]["top.libc.so.6"].get<double>(), 25, 1e-9);
   // Without symbols (the recording's kernel is not this one): the named findings skip.
@@ -77,7 +78,7 @@ TEST(AnalyzePerfData, KallsymsNamesTheSmmuFramesAndFails) {
 
 TEST(AnalyzePerfData, DamagedInputsAndOptions) {
   TempDir t;
-  auto good = perfgap::gen::write_perf_data(perfgap::gen::demo_spec(kSmmu, 40));
+  auto good = perfgap::gen::write_perf_data(perfgap::gen::demo_spec(kSmmu, 80));
   auto cut = write_in(t, "cut.data", good.substr(0, good.size() / 2));
   auto r = run_binary(PERFGAP_BINARY, {"analyze", "perf", cut});
   EXPECT_EQ(r.status, 2);
@@ -150,7 +151,7 @@ TEST(AnalyzePerfData, AgreesWithPerfReportOnAGeneratedRecordingWithKallsyms) {
   const std::string perf = perfgap::fixture::find_on_path("perf");
   if (perf.empty()) GTEST_SKIP() << "perf not installed";
   TempDir t;
-  auto spec = perfgap::gen::demo_spec(kSmmu, 40);
+  auto spec = perfgap::gen::demo_spec(kSmmu, 80);
   spec.attr_size = 128;
   spec.callchains = true;
   for (std::size_t i = 0; i < spec.samples.size(); ++i) spec.samples[i].period = 1 + i % 5;

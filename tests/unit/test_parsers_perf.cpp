@@ -71,7 +71,11 @@ TEST(ParsersPerf, ScriptLeafFramesAreCounted) {
   ASSERT_EQ(p->symbols.size(), 2u);
   EXPECT_EQ(p->symbols[0].symbol, "arm_smmu_cmdq_issue_cmdlist");
   EXPECT_DOUBLE_EQ(p->symbols[0].self_pct, 50.0);
+  // Four samples are below the analyzer's minimum (a skip saying so); judged with a minimum of 1.
   auto f = analyzers::analyze_perf(*p, "x");
+  EXPECT_EQ(f[0].status, report::Status::skip);
+  EXPECT_NE(f[0].title.find("too few samples (4"), std::string::npos) << f[0].title;
+  f = analyzers::analyze_perf(*p, "x", analyzers::kernel_symbols(), 1);
   EXPECT_EQ(f[0].id, "perf.smmu_cmdq");
   EXPECT_EQ(f[0].status, report::Status::fail);
 }

@@ -240,8 +240,10 @@ TEST(ParsersPerfData, Kallsyms) {
 }
 
 TEST(AnalyzersPerfData, EachStatusOfEachFinding) {
-  auto run = [](const std::vector<std::pair<std::string, int>>& k, int user, bool with_symbols) {
-    PerfDataSpec s = gen::demo_spec(k, user);
+  // Each count doubled: 160 samples, above the analyzer's minimum of 100, same shares.
+  auto run = [](std::vector<std::pair<std::string, int>> k, int user, bool with_symbols) {
+    for (auto& [name, n] : k) n *= 2;
+    PerfDataSpec s = gen::demo_spec(k, user * 2);
     auto d = parsers::parse_perf_data(gen::write_perf_data(s));
     EXPECT_TRUE(d);
     auto ks = parsers::parse_kallsyms(gen::demo_kallsyms(k));
@@ -261,7 +263,7 @@ TEST(AnalyzersPerfData, EachStatusOfEachFinding) {
       if (k == m) return v;
     return -1.0;
   };
-  EXPECT_EQ(metric(sum, "samples"), 80);
+  EXPECT_EQ(metric(sum, "samples"), 160);
   EXPECT_EQ(metric(sum, "lost"), 0);
   EXPECT_NEAR(metric(sum, "kernel_pct"), 50, 1e-9);
   EXPECT_NEAR(metric(sum, "top.arm_smmu_cmdq_issue_cmdlist"), 37.5, 1e-9);
@@ -286,8 +288,22 @@ TEST(AnalyzersPerfData, EachStatusOfEachFinding) {
   EXPECT_NE(by_id(f, "perf.smmu_cmdq")->title.find("--kallsyms"), std::string::npos);
   EXPECT_EQ(by_id(f, "perf.summary")->status, report::Status::pass);
   // A user-only recording needs no kernel names.
-  f = run({}, 40, false);
+  f = run({}, 60, false);  // 120 user samples
   EXPECT_EQ(by_id(f, "perf.smmu_cmdq")->status, report::Status::pass);
+
+  // Below the minimum sample count (80 samples, 37.5% SMMU): no verdict on a 5% share.
+  PerfDataSpec few = gen::demo_spec(kSmmu, 40);
+  auto d = parsers::parse_perf_data(gen::write_perf_data(few));
+  ASSERT_TRUE(d);
+  auto ks = parsers::parse_kallsyms(gen::demo_kallsyms(kSmmu));
+  f = analyzers::analyze_perf(parsers::perf_data_profile(*d, &*ks, "test"), "few.data");
+  EXPECT_EQ(by_id(f, "perf.smmu_cmdq")->status, report::Status::skip);
+  EXPECT_EQ(by_id(f, "perf.hot_kernel")->status, report::Status::skip);
+  EXPECT_NE(by_id(f, "perf.smmu_cmdq")->title.find("too few samples (80; at least 100"), std::string::npos);
+  EXPECT_EQ(by_id(f, "perf.summary")->status, report::Status::pass);
+  // The minimum is a parameter: 50 judges them again.
+  f = analyzers::analyze_perf(parsers::perf_data_profile(*d, &*ks, "test"), "few.data", analyzers::kernel_symbols(), 50);
+  EXPECT_EQ(by_id(f, "perf.smmu_cmdq")->status, report::Status::fail);
 }
 
 TEST(ParsersPerfData, SharedRealRecordingsAllParse) {

@@ -1,0 +1,92 @@
+// perfgap profile [--seconds N] [--pid PID...]: one bounded, read-only window on the live
+// system (profile/collector), judged by checks/live into the perf.* and live.* findings.
+#include "cli/profile_cmd.hpp"
+
+#include <ctime>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "checks/live/live.hpp"
+#include "cli/commands.hpp"
+#include "cli/errors.hpp"
+#include "cli/output.hpp"
+#include "cli/pid_option.hpp"
+#include "core/node.hpp"
+#include "facts/facts.hpp"
+#include "profile/collector.hpp"
+#include "report/render.hpp"
+#include "sys/text.hpp"
+
+#ifndef PERFGAP_VERSION
+#define PERFGAP_VERSION "0.0.0"
+#endif
+
+namespace perfgap::cli {
+namespace {
+
+struct ProfileArgs {
+  int seconds = profile::kDefaultSeconds;
+  std::vector<int> pids;
+  std::string root, format, output;
+  std::optional<double> rated_mhz;
+  bool verbose = false;
+};
+
+std::shared_ptr<facts::Facts> profile_facts(int seconds, const std::vector<int>& pids) {
+  facts::Options opts;
+  opts.pids = pids;
+  opts.sample = std::chrono::milliseconds(seconds * 1000);
+  opts.sample_max = opts.sample;
+  return std::make_shared<facts::Facts>(sys::Sysroot::live(), opts);
+}
+
+std::vector<report::Finding> judge_profile_window(facts::Facts& f, int seconds, std::optional<double> rated_mhz) {
+  profile::ProfileOptions o;
+  o.window = std::chrono::milliseconds(seconds * 1000);
+  o.rated_mhz = rated_mhz;
+  return checks::live::judge_window(profile::collect(f, o));
+}
+
+int run_profile(const ProfileArgs& a) {
+  if (!a.root.empty()) throw UsageError(kProfileRootRefusal);
+  const std::string format = a.format.empty() ? "text" : a.format;
+  if (auto o = check_output(a.output); !o) throw UsageError(o.error());
+  const auto started = std::time(nullptr);
+  auto facts = profile_facts(a.seconds, a.pids);
+  report::Report rep;
+  rep.tool_version = PERFGAP_VERSION;
+  rep.generated_at = sys::rfc3339_utc(started);
+  rep.source.kind = "live";
+  rep.source.command = "profile";
+  rep.findings = judge_profile_window(*facts, a.seconds, a.rated_mhz);
+  rep.node = core::describe_node(*facts);
+  std::string text = format == "json" ? report::render_json(rep) : report::render_text(rep, {a.verbose, output_is_stdout(a.output) && color_wanted()});
+  auto w = write_output(a.output, text);
+  if (!w) throw UsageError(w.error());
+  return rep.has_fail() ? 1 : 0;
+}
+
+}  // namespace
+
+std::vector<report::Finding> profile_findings(int seconds, const std::vector<int>& pids, std::optional<double> rated_mhz) {
+  if (seconds < 1 || seconds > profile::kMaxSeconds) throw UsageError(fmt::format("--profile {}: 1 to {} seconds", seconds, profile::kMaxSeconds));
+  auto facts = profile_facts(seconds, pids);
+  return judge_profile_window(*facts, seconds, rated_mhz);
+}
+
+CommandRunner add_profile_command(CLI::App& app) {
+  auto a = std::make_shared<ProfileArgs>();
+  auto* cmd = app.add_subcommand("profile", "Measure the live system for a bounded window (read-only): kernel hot frames, busy MHz, idle residency, training threads' scheduling");
+  cmd->add_option("--seconds", a->seconds, fmt::format("Length of the window in seconds (1-{}; default {}); the run takes at most one second more", profile::kMaxSeconds, profile::kDefaultSeconds))
+      ->check(CLI::Range(1, profile::kMaxSeconds));
+  cmd->add_option("--pid", a->pids, "Training process to examine (repeatable); default: auto-detect as check does")->check(process_id());
+  cmd->add_option("--rated-mhz", a->rated_mhz, "The CPU's rated maximum (turbo) MHz for the busy cores; default: cpuinfo_max_freq")->check(CLI::PositiveNumber);
+  cmd->add_option("--root", a->root, "Refused: a captured tree cannot be profiled (exit 2)");
+  cmd->add_option("--format", a->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
+  cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
+  return [a] { return run_profile(*a); };
+}
+
+}  // namespace perfgap::cli

@@ -1,0 +1,18 @@
+// perfgap profile, and the window `check --profile N` runs beside its checks.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "report/model.hpp"
+
+namespace perfgap::cli {
+
+// One live profile window of `seconds` (1-60) over `pids` (empty: detect training processes as
+// check does): the perf.* and live.* findings. Throws UsageError for a bad request.
+std::vector<report::Finding> profile_findings(int seconds, const std::vector<int>& pids, std::optional<double> rated_mhz);
+
+// "--root trees cannot be profiled", the one refusal profile and check --profile share.
+inline constexpr const char* kProfileRootRefusal = "profile measures the live system; --root trees cannot be profiled";
+
+}  // namespace perfgap::cli
