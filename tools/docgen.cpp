@@ -11,10 +11,12 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "core/check.hpp"
+#include "probe/probe.hpp"
 
 namespace {
 
@@ -24,6 +26,7 @@ constexpr std::string_view kTableEnd = "<!-- end of checks table -->\n";
 std::string readme_table() {
   std::string out = "| id | layer | what it decides |\n| --- | --- | --- |\n";
   for (const auto& c : perfgap::core::builtin_registry().all()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
+  for (const auto& c : perfgap::probe::probe_catalogue()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
   return out;
 }
 
@@ -64,13 +67,21 @@ std::string render() {
       "below say; \"bare metal\" is claimed only when a hardware identity shows it. A root with\n"
       "no `proc/` or `sys/` content is not a node tree: `check --root` exits 2.\n\n"
       "| id | layer | one line |\n| --- | --- | --- |\n";
-  for (const auto& c : reg.all()) out += fmt::format("| [`{}`](#{}) | {} | {} |\n", c.id, [&] {
-    std::string a(c.id);
-    std::string anchor;
-    for (char ch : a) if (ch != '.') anchor.push_back(ch);
-    return anchor;
-  }(), c.layer, c.summary);
-  for (const auto& c : reg.all()) {
+  // The probes (`perfgap probe`, never `check`) follow the checks, in the same form.
+  std::vector<const perfgap::core::CheckInfo*> all;
+  for (const auto& c : reg.all()) all.push_back(&c);
+  for (const auto& c : perfgap::probe::probe_catalogue()) all.push_back(&c);
+  for (const auto* cp : all) {
+    const auto& c = *cp;
+    out += fmt::format("| [`{}`](#{}) | {} | {} |\n", c.id, [&] {
+      std::string a(c.id);
+      std::string anchor;
+      for (char ch : a) if (ch != '.') anchor.push_back(ch);
+      return anchor;
+    }(), c.layer, c.summary);
+  }
+  for (const auto* cp : all) {
+    const auto& c = *cp;
     out += fmt::format("\n## {}\n\nLayer: `{}`. {}\n\n**Rule.** {}\n\n**Reads.**\n", c.id, c.layer, c.summary, c.rule);
     for (auto r : c.reads) out += fmt::format("- `{}`\n", r);
     if (!c.params.empty()) {

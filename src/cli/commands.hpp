@@ -18,6 +18,7 @@ CommandRunner add_health_command(CLI::App& app);    // health_cmd.cpp (also argv
 CommandRunner add_fanout_command(CLI::App& app);    // fanout_cmd.cpp (srun over an allocation)
 CommandRunner add_sweep_command(CLI::App& app);     // sweep_cmd.cpp
 CommandRunner add_compare_command(CLI::App& app);   // compare_cmd.cpp
+CommandRunner add_probe_command(CLI::App& app);     // probe_cmd.cpp (opt-in active probes)
 
 // What `perfgap fleet` does once its options are read; fanout calls it on the reports it
 // collected. inputs: files, directories, globs. Returns the exit status of the contract.
