@@ -28,6 +28,9 @@ int run_probe(const ProbeArgs& a) {
   if (!a.root.empty())
     throw UsageError(fmt::format("probe: --root {}: probes measure the live machine, not a tree (check --root reads a tree)", a.root));
   if (!a.cpu && !a.memory && !a.gpu) throw UsageError("probe: say what to measure: --cpu, --memory, --gpu (one or more)");
+  // CLI11's range check lets NaN through.
+  if (!(a.seconds >= 0.1 && a.seconds <= 10)) throw UsageError("probe: --seconds-per-probe takes 0.1 to 10 seconds");
+  if (a.rated_mhz && !(*a.rated_mhz >= 1 && *a.rated_mhz <= 100000)) throw UsageError("probe: --rated-mhz takes 1 to 100000 MHz");
   if (a.rated_mhz && !a.cpu) throw UsageError("probe: --rated-mhz is for --cpu");
   // Checked before anything runs: a bad --output must not cost the probes' time.
   if (auto w = sys::check_output(a.output); !w) throw UsageError(w.error());

@@ -137,8 +137,11 @@ bool parse_nodes(const char* s, int* nodes, int* count) {
       if (*count >= kMaxNodes) return false;
       nodes[(*count)++] = static_cast<int>(n);
     }
-    if (*s == ',') ++s;
-    else if (*s) return false;
+    if (*s == ',') {
+      if (!*++s) return false;  // a trailing comma
+    } else if (*s) {
+      return false;
+    }
   }
   return *count > 0;
 }
