@@ -22,8 +22,23 @@
 #include "gpu_helper/cuda_abi.hpp"
 
 namespace {
+// Named, with using-declarations rather than a using-directive: unity builds batch this file
+// with main.cpp, whose anonymous namespace brings in the NVML ABI's names (Device, kSuccess).
+namespace cuda_probe_impl {
 
-using namespace perfgap::cuda;
+using perfgap::cuda::Context;
+using perfgap::cuda::Device;
+using perfgap::cuda::DevicePtr;
+using perfgap::cuda::Event;
+using perfgap::cuda::Function;
+using perfgap::cuda::kEmptyKernelName;
+using perfgap::cuda::kEmptyKernelPtx;
+using perfgap::cuda::kEventDefault;
+using perfgap::cuda::kStreamNonBlocking;
+using perfgap::cuda::kSuccess;
+using perfgap::cuda::Module;
+using perfgap::cuda::Result;
+using perfgap::cuda::Stream;
 
 constexpr std::size_t kCopyBytes = std::size_t{64} << 20;
 constexpr int kCopyReps = 5;
@@ -299,9 +314,7 @@ void probe_gpu(int index, const int* nodes, int node_count) {
   out("}");
 }
 
-}  // namespace
-
-int run_cuda_probe(const char* nodes_arg) {
+int run_probe(const char* nodes_arg) {
   int nodes[kMaxNodes];
   int node_count = 0;
   if (!parse_nodes(nodes_arg ? nodes_arg : "0", nodes, &node_count)) {
@@ -349,3 +362,8 @@ int run_cuda_probe(const char* nodes_arg) {
   std::fwrite(g_doc, 1, g_doc_len, stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
+
+}  // namespace cuda_probe_impl
+}  // namespace
+
+int run_cuda_probe(const char* nodes) { return cuda_probe_impl::run_probe(nodes); }

@@ -57,7 +57,7 @@ std::map<std::string, int> calls(const TempDir& dir) {
 
 // Joined with PCI facts that put 0000:18:00.0 on node 0 behind a Gen5 x16 link.
 perfgap::probe::GpuMeasurement measured(const ProbeRun& r) {
-  EXPECT_EQ(r.rc) << r.err;
+  EXPECT_EQ(r.rc, 0) << r.err;
   auto doc = perfgap::parsers::parse_gpu_probe_json(r.out);
   EXPECT_TRUE(doc) << (doc ? "" : doc.error().describe()) << "\n" << r.out;
   if (!doc) return {};

@@ -229,10 +229,10 @@ TEST(ProbeJudges, LaunchLatencyMetrics) {
 }
 
 TEST(ProbeJudges, HelperDocumentParsedAndJoined) {
-  const std::string doc = R"({"schema":1,"kind":"probe","driver_version":"12.4","gpus":[
+  const std::string doc = R"J({"schema":1,"kind":"probe","driver_version":"12.4","gpus":[
     {"index":0,"name":"NVIDIA H200","pci_bus_id":"00000000:18:00.0","copies":[{"node":0,"bytes":67108864,"h2d_gbps":52.5,"d2h_gbps":50.1},
       {"node":1,"error":"mbind to node 1: Invalid argument"}],"launch":{"count":2000,"p50_us":8.0,"p99_us":9.5}},
-    {"index":1,"pci_bus_id":"0000:2A:00.0","error":"cuCtxCreate_v2: CUDA_ERROR_OUT_OF_MEMORY (2)"}]})";
+    {"index":1,"pci_bus_id":"0000:2A:00.0","error":"cuCtxCreate_v2: CUDA_ERROR_OUT_OF_MEMORY (2)"}]})J";
   auto p = perfgap::parsers::parse_gpu_probe_json(doc);
   ASSERT_TRUE(p) << p.error().describe();
   ASSERT_EQ(p->gpus.size(), 2u);
