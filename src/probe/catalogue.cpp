@@ -38,7 +38,8 @@ std::vector<core::CheckInfo> make_probe_catalogue() {
                .rule = "Active, opt-in (`perfgap probe --memory`). For every (CPU node, memory node) pair: one thread per CPU of the CPU "
                        "node (allowed by sched_getaffinity) pinned with sched_setaffinity, three arrays bound to the memory node with "
                        "mbind(MPOL_BIND) and first-touched by those threads, then a triad a[i] = b[i] + s*c[i] repeated until the "
-                       "pair's time cap; GB/s counts 24 bytes per element. Arrays are 4x the last-level cache (at least 64 MiB) and at "
+                       "pair's time cap (--seconds-per-probe, shortened so the whole matrix stays within 30 s, at least 0.2 s); "
+                       "GB/s counts 24 bytes per element. Arrays are 4x the last-level cache (at least 64 MiB) and at "
                        "most an eighth of the node's free memory (and 1 GiB). GB/s per pair are metrics (`gbps_cpuC_memM`), the matrix "
                        "a table. `warn` when a local pair (CPU node = memory node) is below `warn_local_ratio` of the best local pair, "
                        "or some pairs could not be measured (mbind refused: named); `skip` when no local pair could be measured.",

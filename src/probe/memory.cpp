@@ -26,6 +26,8 @@ constexpr unsigned kMpolFNode = 1;      // MPOL_F_NODE
 constexpr unsigned kMpolFAddr = 2;      // MPOL_F_ADDR
 constexpr std::size_t kMinArrayBytes = 64u << 20;
 constexpr std::size_t kChunkElems = 1u << 16;  // a thread checks the stop flag after each chunk
+constexpr std::chrono::milliseconds kMemoryProbeBudget{30000};
+constexpr std::chrono::milliseconds kMinPairCap{200};
 
 // An anonymous mapping, unmapped when it goes out of scope.
 class ProbeMapping {
@@ -195,6 +197,13 @@ MemoryMeasurement measure_memory(facts::Facts& f, const MemoryOptions& o) {
   if (mem_nodes.empty())
     for (const auto& [node, cpus] : topo->node_cpus) mem_nodes.push_back(node);
   const std::size_t llc = llc_bytes(f.root()).value_or(32u << 20);
+  // The whole matrix stays within kMemoryProbeBudget: with many nodes (8 on a two-socket
+  // NPS4 machine: 64 pairs) each pair gets a shorter cap, never under kMinPairCap.
+  std::size_t cpu_nodes = 0;
+  for (const auto& [node, cpus] : topo->node_cpus) cpu_nodes += cpus.intersect(allowed).empty() ? 0 : 1;
+  const std::size_t pairs = std::max<std::size_t>(1, cpu_nodes * mem_nodes.size());
+  const auto share = std::chrono::duration_cast<std::chrono::milliseconds>(kMemoryProbeBudget / pairs);
+  const auto cap = std::min(o.per_pair, std::max(kMinPairCap, share));
   for (const auto& [cpu_node, cpus] : topo->node_cpus) {
     auto use = cpus.intersect(allowed).members();
     if (use.empty()) continue;  // a CPU-less node, or none of its CPUs is ours
@@ -211,7 +220,7 @@ MemoryMeasurement measure_memory(facts::Facts& f, const MemoryOptions& o) {
         m.pairs.push_back(p);
         continue;
       }
-      auto p = run_pair(cpu_node, mem_node, use, bytes, o.per_pair);
+      auto p = run_pair(cpu_node, mem_node, use, bytes, cap);
       m.pairs.push_back(std::move(p));
     }
   }
