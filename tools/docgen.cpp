@@ -11,11 +11,13 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "checks/live/live.hpp"
 #include "core/check.hpp"
+#include "probe/probe.hpp"
 
 namespace {
 
@@ -26,6 +28,7 @@ std::string readme_table() {
   std::string out = "| id | layer | what it decides |\n| --- | --- | --- |\n";
   for (const auto& c : perfgap::core::builtin_registry().all()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
   for (const auto& c : perfgap::checks::live::catalogue()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
+  for (const auto& c : perfgap::probe::probe_catalogue()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
   return out;
 }
 
@@ -87,11 +90,20 @@ std::string render() {
     for (char ch : c.id) if (ch != '.') anchor.push_back(ch);
     out += fmt::format("| [`{}`](#{}) | {} | {} |\n", c.id, anchor, c.layer, c.summary);
   }
+  // The probes (`perfgap probe`, never `check`) follow, in the same form.
+  for (const auto& c : perfgap::probe::probe_catalogue()) {
+    std::string anchor;
+    for (char ch : c.id) if (ch != '.') anchor.push_back(ch);
+    out += fmt::format("| [`{}`](#{}) | {} | {} |\n", c.id, anchor, c.layer, c.summary);
+  }
   for (const auto& c : reg.all()) render_entry(out, c);
   out += "\n# Live profile (perfgap profile, check --profile N)\n\n"
          "Judged over one live window (docs/PROFILE.md), not by `check`'s runner; the perf.* ids of the same\n"
          "window follow the analyzer's rules (docs/ANALYZE.md).\n";
   for (const auto& c : perfgap::checks::live::catalogue()) render_entry(out, c);
+  out += "\n# Probes (perfgap probe --cpu --memory --gpu)\n\n"
+         "Opt-in, active and bounded (docs/PROBE.md); never part of `check`.\n";
+  for (const auto& c : perfgap::probe::probe_catalogue()) render_entry(out, c);
   return out;
 }
 

@@ -6,17 +6,21 @@
 #         helper's document without and with --nvml, `perfgap check --only 'gpu.*' --format
 #         json` (both ways) with the helper, and `nvidia-smi -q -x` read back by `perfgap analyze
 #         nvidia-smi`, to compare NVML's answers with nvidia-smi's. Each run bounded (60 s).
+#   probe perfgap-gpu --probe against the real CUDA driver (docs/PROBE.md: never run on one
+#         before): H2D/D2H GB/s from each NUMA node and empty-kernel launch latency per GPU,
+#         then `perfgap probe --gpu` and `perfgap probe --cpu --memory` (each bounded, 180 s).
 #   nccl  perfgap-collbench's NCCL backend: all four collectives on one GPU (and on every GPU
 #         when there are several) from 8 B to 128 MiB, each read back with `perfgap analyze
 #         nccl-tests` (each run bounded by GPU_CHECK_RUN_TIMEOUT_S, default 180 s).
 #
 #   tools/gpu-check.sh [BUILD_DIR]          BUILD_DIR default: build-gpucheck (configured if needed)
 #   OUT=/some/dir tools/gpu-check.sh        where the outputs go (default: ./gpu-check-out)
-#   GPU_CHECK_PARTS=nvml tools/gpu-check.sh only some parts (default: "nvml nccl"); the nvml
-#                                           part alone takes well under two minutes after the build
+#   GPU_CHECK_PARTS=nvml tools/gpu-check.sh only some parts (default: "nvml probe nccl"); the
+#                                           nvml and probe parts take well under two minutes each
+#                                           after the build
 #
 # Exits 0 when every run passed: the helper exited 0 with a document perfgap reads and check
-# gave gpu findings, every collective run exited 0 with every #wrong 0 and every output
+# gave gpu findings, the probes gave probe.h2d figures for every GPU, every collective run exited 0 with every #wrong 0 and every output
 # parsed; non-zero otherwise. summary.txt lists each run.
 set -uo pipefail
 
@@ -24,7 +28,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build-gpucheck}
 out=${OUT:-$PWD/gpu-check-out}
 per_run_s=${GPU_CHECK_RUN_TIMEOUT_S:-180}
-parts=${GPU_CHECK_PARTS:-nvml nccl}
+parts=${GPU_CHECK_PARTS:-nvml probe nccl}
 mkdir -p "$out"
 summary=$out/summary.txt
 : >"$summary"
@@ -85,6 +89,41 @@ print(", ".join(f"{k} x{v}" for k,v in sorted(c.items())))' "$out/check-gpu.$mod
   else
     say "nvidia-smi -q -x failed (see nvidia-smi-q.err)"
   fi
+fi
+# ---- probe: perfgap-gpu --probe and perfgap probe against the real driver ------------------
+if [[ " $parts " == *" probe "* ]]; then
+  say "== probe"
+  nodes=$(cat /sys/devices/system/node/has_memory 2>/dev/null || echo 0)
+  timeout 180 "$helper" --probe --nodes "$nodes" --deadline 150 >"$out/perfgap-gpu.probe.json" 2>"$out/perfgap-gpu.probe.err"
+  rc=$?
+  figures=$(python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for g in d["gpus"]:
+    c=" ".join("node%d H2D %s D2H %s%s" % (x["node"], x.get("h2d_gbps"), x.get("d2h_gbps"), (" error "+x["error"]) if "error" in x else "") for x in g.get("copies",[]))
+    l=g.get("launch",{})
+    print("GPU %d %s %s: %s; launch p50 %s us p99 %s us (%s)%s" % (g["index"], g.get("name"), g.get("pci_bus_id"), c, l.get("p50_us"), l.get("p99_us"), l.get("count"), (" error "+g["error"]) if "error" in g else ""))' \
+            "$out/perfgap-gpu.probe.json" 2>/dev/null || echo "no document")
+  status=PASS; [ "$rc" -ne 0 ] && { status=FAIL; failed=1; }
+  say "$status perfgap-gpu --probe --nodes $nodes: exit $rc"
+  while IFS= read -r line; do say "     $line"; done <<<"$figures"
+  [ -s "$out/perfgap-gpu.probe.err" ] && say "     stderr: $(head -c 300 "$out/perfgap-gpu.probe.err")"
+  for what in gpu "cpu memory"; do
+    name=probe-${what// /-}
+    args=(); for w in $what; do args+=("--$w"); done
+    PERFGAP_GPU_HELPER=$helper timeout 180 "$perfgap" probe "${args[@]}" --format json >"$out/$name.json" 2>"$out/$name.err"
+    prc=$?
+    verdicts=$(python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+for f in r["findings"]:
+    m=", ".join("%s=%.2f" % (k, v) for k, v in sorted(f.get("metrics",{}).items()))
+    print("%s %s %s: %s [%s]" % (f["id"], f.get("subject",""), f["status"], f["title"], m))' "$out/$name.json" 2>/dev/null || echo "unreadable")
+    status=PASS
+    if { [ "$prc" -ne 0 ] && [ "$prc" -ne 1 ]; } || [ "$verdicts" = unreadable ]; then status=FAIL; failed=1; fi
+    # On a GPU machine the GPU probe must have measured (not skipped) every GPU.
+    if [ "$what" = gpu ] && ! grep -q '"h2d_gbps_node' "$out/$name.json"; then status=FAIL; failed=1; fi
+    say "$status perfgap probe ${args[*]}: exit $prc"
+    while IFS= read -r line; do say "     $line"; done <<<"$verdicts"
+  done
 fi
 [[ " $parts " == *" nccl "* ]] || { say "outputs in $out"; exit "$failed"; }
 

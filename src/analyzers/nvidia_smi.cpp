@@ -129,6 +129,25 @@ Finding clocks(const std::vector<Obs>& o, const std::string& subject) {
   if (p.enforced_limit_w) f.metric("enforced_limit_w", *p.enforced_limit_w);
   if (p.default_limit_w) f.metric("default_limit_w", *p.default_limit_w);
   for (const auto& [k, us] : g.clock_event_us) f.metric("reason_s." + k, us / 1e6);
+  // NVML's per-policy violation times: the totals, and their growth between the first and
+  // the last sample (time the clocks were held down during the run, per reason).
+  if (!g.violation_ns.empty()) {
+    std::vector<std::string> grew, totals;
+    for (const auto& [k, ns] : g.violation_ns) {
+      f.metric("violation_s." + k, static_cast<double>(ns) / 1e9);
+      totals.push_back(fmt::format("{} {:.1f} s", k, static_cast<double>(ns) / 1e9));
+      if (o.size() < 2) continue;
+      auto a = o.front().g->violation_ns.find(k);
+      if (a == o.front().g->violation_ns.end()) continue;
+      const double d = ns >= a->second ? static_cast<double>(ns - a->second) / 1e9 : 0.0;
+      f.metric("violation_growth_s." + k, d);
+      if (d > 0) grew.push_back(fmt::format("{} +{:.3f} s", k, d));
+    }
+    f.add(src, "clocks held down since the driver loaded (NVML violation times): " + join(totals));
+    if (o.size() > 1)
+      f.add(fmt::format("{} -> {}", *o.front().source, src),
+            grew.empty() ? std::string("no violation time grew between the samples") : "violation time grew: " + join(grew));
+  }
 
   if (!fails.empty()) {
     f.status = Status::fail;

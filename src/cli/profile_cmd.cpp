@@ -61,7 +61,9 @@ int run_profile(const ProfileArgs& a) {
   rep.source.command = "profile";
   rep.findings = judge_profile_window(*facts, a.seconds, a.rated_mhz);
   rep.node = core::describe_node(*facts);
-  std::string text = format == "json" ? report::render_json(rep) : report::render_text(rep, {a.verbose, output_is_stdout(a.output) && color_wanted()});
+  std::string text = format == "json"   ? report::render_json(rep)
+                     : format == "html" ? report::render_html(rep)
+                                        : report::render_text(rep, {a.verbose, output_is_stdout(a.output) && color_wanted()});
   auto w = write_output(a.output, text);
   if (!w) throw UsageError(w.error());
   return rep.has_fail() ? 1 : 0;
@@ -83,7 +85,7 @@ CommandRunner add_profile_command(CLI::App& app) {
   cmd->add_option("--pid", a->pids, "Training process to examine (repeatable); default: auto-detect as check does")->check(process_id());
   cmd->add_option("--rated-mhz", a->rated_mhz, "The CPU's rated maximum (turbo) MHz for the busy cores; default: cpuinfo_max_freq")->check(CLI::PositiveNumber);
   cmd->add_option("--root", a->root, "Refused: a captured tree cannot be profiled (exit 2)");
-  cmd->add_option("--format", a->format, "Output format: text (default) or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", a->format, "Output format: text (default), json or html (one self-contained page)")->check(CLI::IsMember({"text", "json", "html"}));
   cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
   return [a] { return run_profile(*a); };

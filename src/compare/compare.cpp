@@ -235,7 +235,7 @@ Direction metric_direction(std::string_view n) {
   // Worse when higher: times, waits, shares lost, problems counted.
   static constexpr std::string_view kLowerPrefixes[] = {
       "median_ms", "mean_ms", "iteration_ms", "exposed_", "remote_pct", "steal_pct", "max_cpu_steal_pct", "host_bound_pct",
-      "idle_pct", "idle_ms_per_iter", "launch_delay_us", "launch_api_us", "smmu_cmdq_pct", "failing_nodes", "nodes_with_errors",
+      "idle_pct", "idle_ms_per_iter", "launch_delay_us", "launch_api_us", "launch_p50_us", "launch_p99_us", "cpus_below", "smmu_cmdq_pct", "failing_nodes", "nodes_with_errors",
       "cpus_without_deep_idle", "cpus_not_performance", "capped_cpus", "intruding_processes", "device_irqs_on_training_cores",
       "replay_counter", "volatile_uncorrected", "aggregate_uncorrected", "remapped_uncorrectable", "gpus_far_from_nic",
       "short_kernel_pct", "mismatches", "nodes_off_majority", "unreadable_lines", "other_node_pct", "measured_ms"};

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpu_helper/cuda_probe.hpp"
 #include "gpu_helper/nvml_abi.hpp"
 
 namespace {
@@ -125,6 +126,7 @@ void put_bool(const char* k, bool v) {
   X(nvmlDeviceGetMaxClockInfo, Return (*)(Device, int, unsigned*))                             \
   X(nvmlDeviceGetCurrentClocksEventReasons, Return (*)(Device, unsigned long long*))           \
   X(nvmlDeviceGetCurrentClocksThrottleReasons, Return (*)(Device, unsigned long long*))        \
+  X(nvmlDeviceGetViolationStatus, Return (*)(Device, int, ViolationTime*))                     \
   X(nvmlDeviceGetPowerUsage, Return (*)(Device, unsigned*))                                    \
   X(nvmlDeviceGetEnforcedPowerLimit, Return (*)(Device, unsigned*))                            \
   X(nvmlDeviceGetPowerManagementDefaultLimit, Return (*)(Device, unsigned*))                   \
@@ -213,6 +215,18 @@ void clocks(Device d) {
     for (const auto& r : kClockEventReasons) put_bool(r.name, (mask & r.bit) != 0);
     close('}');
   }
+  // Per-reason time counters: how long (ns since the driver loaded) each policy held the
+  // clocks down; two samples give the growth over the run. A policy the GPU does not track
+  // answers "not supported" and is left out.
+  if (!api.nvmlDeviceGetViolationStatus) return;
+  bool opened = false;
+  for (const auto& p : kPerfPolicies) {
+    ViolationTime v{};
+    if (!PERFGAP_ASK(nvmlDeviceGetViolationStatus, d, p.type, &v)) continue;
+    if (!opened) open("violation_ns", '{'), opened = true;
+    put_u(p.name, v.violation_time);
+  }
+  if (opened) close('}');
 }
 
 void power_and_temperature(Device d) {
@@ -392,19 +406,27 @@ void gpu(unsigned index, bool force) {
   close('}');
 }
 
+bool g_probe_mode = false;
 void on_alarm(int) {
-  static const char msg[] = "perfgap-gpu: NVML did not answer within the deadline\n";
-  (void)!write(2, msg, sizeof msg - 1);
+  static const char nvml[] = "perfgap-gpu: NVML did not answer within the deadline\n";
+  static const char cuda[] = "perfgap-gpu: the GPU probes did not finish within the deadline\n";
+  if (g_probe_mode) (void)!write(2, cuda, sizeof cuda - 1);
+  else (void)!write(2, nvml, sizeof nvml - 1);
   _exit(5);
 }
 
 int usage(FILE* to, int rc) {
   std::fputs(
       "usage: perfgap-gpu [--nvml] [--deadline SECONDS]\n"
-      "Prints NVML facts of every GPU as one JSON document (docs/GPU.md).\n"
+      "       perfgap-gpu --probe [--nodes LIST] [--deadline SECONDS]\n"
+      "Prints NVML facts of every GPU as one JSON document (docs/GPU.md); with --probe, runs the\n"
+      "active GPU probes through libcuda.so.1 instead (docs/PROBE.md: copies, launch latency).\n"
       "  --nvml                also query GPUs whose persistence mode is off (initialises them)\n"
+      "  --probe               H2D/D2H bandwidth from each NUMA node and launch latency per GPU\n"
+      "  --nodes LIST          --probe: NUMA nodes to put host buffers on (default 0)\n"
       "  --deadline SECONDS    give up after SECONDS (1-600, default 10): exit 5, nothing printed\n"
-      "exit: 0 printed, 2 usage, 3 libnvidia-ml.so.1 not loadable, 4 NVML init failed, 5 deadline\n",
+      "exit: 0 printed, 2 usage, 3 libnvidia-ml.so.1 (libcuda.so.1) not loadable, 4 NVML (cuInit)\n"
+      "init failed, 5 deadline\n",
       to);
   return rc;
 }
@@ -412,10 +434,13 @@ int usage(FILE* to, int rc) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool force = false;
+  bool force = false, probe = false;
+  const char* nodes = nullptr;
   unsigned deadline = kDeadlineSeconds;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--nvml") == 0) force = true;
+    else if (std::strcmp(argv[i], "--probe") == 0) probe = true;
+    else if (std::strcmp(argv[i], "--nodes") == 0 && i + 1 < argc) nodes = argv[++i];
     else if (std::strcmp(argv[i], "--deadline") == 0 && i + 1 < argc) {
       char* end = nullptr;
       unsigned long v = std::strtoul(argv[++i], &end, 10);
@@ -430,8 +455,18 @@ int main(int argc, char** argv) {
       return usage(stderr, 2);
     }
   }
+  if (nodes && !probe) {
+    std::fputs("perfgap-gpu: --nodes is for --probe\n", stderr);
+    return 2;
+  }
+  if (probe && force) {
+    std::fputs("perfgap-gpu: --nvml is for the NVML document, not --probe\n", stderr);
+    return 2;
+  }
+  g_probe_mode = probe;
   signal(SIGALRM, on_alarm);
   alarm(deadline);
+  if (probe) return run_cuda_probe(nodes);
 
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {

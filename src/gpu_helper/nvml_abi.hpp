@@ -67,6 +67,21 @@ inline constexpr ReasonBit kClockEventReasons[] = {
 
 // Buffer sizes (NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE,
 // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE, NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE).
+// nvmlPerfPolicyType_t values nvmlDeviceGetViolationStatus answers for, with the document's
+// key: the time (ns) the clocks were held down for that reason since the driver loaded.
+struct PerfPolicy {
+  int type;
+  const char* name;
+};
+inline constexpr PerfPolicy kPerfPolicies[] = {
+    {0, "power"},           {1, "thermal"},     {2, "sync_boost"},  {3, "board_limit"},
+    {4, "low_utilization"}, {5, "reliability"}, {10, "app_clocks"}, {11, "base_clocks"},
+};
+struct ViolationTime {  // nvmlViolationTime_t
+  unsigned long long reference_time;  // us timestamp of the reading
+  unsigned long long violation_time;  // ns held down
+};
+
 inline constexpr unsigned kNameBufferSize = 96;
 inline constexpr unsigned kUuidBufferSize = 96;
 inline constexpr unsigned kVersionBufferSize = 80;

@@ -66,6 +66,10 @@ struct GpuFacts {
   std::map<std::string, bool> clock_events;
   // Time spent in each reason since the driver loaded, in microseconds (DTD v13, NVML 12.x).
   std::map<std::string, std::uint64_t> clock_event_us;
+  // NVML's per-policy violation times (nvmlDeviceGetViolationStatus), in nanoseconds since the
+  // driver loaded, by policy ("power", "thermal", "sync_boost", "board_limit",
+  // "low_utilization", "reliability", "app_clocks", "base_clocks"): perfgap-gpu only.
+  std::map<std::string, std::uint64_t> violation_ns;
   GpuPower power;
   std::optional<double> temp_c, mem_temp_c, slowdown_temp_c, shutdown_temp_c;
   std::optional<bool> ecc_enabled, ecc_pending_enabled;

@@ -147,6 +147,11 @@ GpuFacts read_gpu(const json& g, const std::string& where) {
       if (!v.is_boolean()) throw Bad{where + ".clock_events." + k + ": not true/false"};
       f.clock_events[k] = v.get<bool>();
     }
+  if (const json* vn = object(g, "violation_ns", where))
+    for (const auto& [k, v] : vn->items()) {
+      if (!v.is_number_unsigned()) throw Bad{where + ".violation_ns." + k + ": not a count"};
+      f.violation_ns[k] = v.get<std::uint64_t>();
+    }
 
   const json* p = object(g, "power", where);
   std::string pw = where + ".power";

@@ -76,7 +76,10 @@ svg .hm.st-fail{fill:#b91c1c}svg .hm.st-warn{fill:#d97706}svg .hm.st-pass{fill:#
 @media print{body{max-width:none;padding:0}article.finding{page-break-inside:avoid}a{color:inherit;text-decoration:none}}
 )css";
 
-std::string kind_word(const Report& r) { return r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind; }
+std::string kind_word(const Report& r) {
+  if (!r.source.command.empty()) return r.source.command;
+  return r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind;
+}
 
 // Six significant digits on the page; the JSON report has every digit.
 std::string metric_text(double v) { return fmt::format("{:.6g}", v); }

@@ -9,6 +9,7 @@
 //   G fail CALL CODE            CALL returns CODE on GPU G only
 //   G nvlink L up|down [replay recovery crc_flit crc_data]
 //   G fabric_version V          the newest nvmlGpuFabricInfo_v* it accepts (default 3)
+//   G violation_POLICY NS       nvmlDeviceGetViolationStatus of POLICY (power, thermal, ...)
 // FAKE_NVML_CALLS names a file that gets one line "CALL GPU" per call (GPU -1: none), so a
 // test can prove which calls were made for which GPU. Built twice: with FAKE_NVML_OLD it lacks
 // the calls newer drivers added (clocks event reasons, fabric info, remapped rows), as an old
@@ -232,6 +233,18 @@ FAKE_EXPORT Return nvmlDeviceGetCurrentClocksEventReasons(Device d, unsigned lon
 #endif
 FAKE_EXPORT Return nvmlDeviceGetCurrentClocksThrottleReasons(Device d, unsigned long long* m) {
   return fact(d, "nvmlDeviceGetCurrentClocksThrottleReasons", "clock_events", m);
+}
+// Per-policy violation time: key violation_<policy> (violation_power, violation_thermal, ...)
+// in ns; reference_time is a fixed stamp.
+FAKE_EXPORT Return nvmlDeviceGetViolationStatus(Device d, int type, ViolationTime* v) {
+  const char* name = nullptr;
+  for (const auto& p : kPerfPolicies)
+    if (p.type == type) name = p.name;
+  if (!name) return kErrorInvalidArgument;
+  char key[48];
+  std::snprintf(key, sizeof key, "violation_%s", name);
+  v->reference_time = 1700000000000000ull;
+  return fact(d, "nvmlDeviceGetViolationStatus", key, &v->violation_time);
 }
 FAKE_EXPORT Return nvmlDeviceGetPowerUsage(Device d, unsigned* mw) { return fact(d, "nvmlDeviceGetPowerUsage", "power_mw", mw); }
 FAKE_EXPORT Return nvmlDeviceGetEnforcedPowerLimit(Device d, unsigned* mw) {
