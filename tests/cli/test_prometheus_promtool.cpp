@@ -81,4 +81,12 @@ TEST_F(Promtool, FleetOfGoldenReports) {
   expect_clean("fleet", r.out);
 }
 
+
+TEST_F(Promtool, ProbeOfThisMachine) {
+  // The shortest live probe; its per-pair bandwidth metrics are what reaches Prometheus.
+  auto r = run_binary(PERFGAP_BINARY, {"probe", "--memory", "--seconds-per-probe", "0.2", "--format", "prometheus"});
+  ASSERT_LE(r.status, 1) << r.err;
+  expect_clean("probe --memory", r.out);
+}
+
 }  // namespace
