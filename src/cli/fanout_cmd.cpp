@@ -6,10 +6,10 @@
 // On the nodes srun starts `perfgap fanout --node-task`: it replaces {node} in CHECK-ARGS with
 // the node's Slurm name (SLURMD_NODENAME) and runs check with --format json --output
 // REPORT_DIR/<node>.json, so per-node trees or configs work: `-- --root /captures/{node}`.
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -70,6 +70,7 @@ int run_node_task(const FanoutArgs& a) {
   CheckArgs check;
   add_check_command(app, check);
   std::vector<char*> argv;
+  argv.reserve(words.size());
   for (auto& w : words) argv.push_back(w.data());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());

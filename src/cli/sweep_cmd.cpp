@@ -3,12 +3,12 @@
 // in the run directory, and reports per setting and size the median busbw with the
 // recommendation (src/sweep, docs/SWEEP.md).
 #include <fmt/format.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -165,6 +165,7 @@ int run_sweep(const SweepArgs& a) {
 
   // Runs cut short by the interruption are in the manifest but not in the statistics.
   std::vector<sweep::SettingRuns> data;
+  data.reserve(settings.size());
   for (const auto& s : settings) data.push_back({s, {}});
   std::vector<std::string> inputs{manifest_path};
   for (const auto& r : man.runs) {
