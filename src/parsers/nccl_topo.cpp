@@ -137,10 +137,11 @@ tl::expected<TopoFile, std::string> parse_nccl_topo(std::string_view text) {
     std::optional<int> numaid;
     std::string affinity;
     int pci = -1;  // index of the enclosing <pci> in out.pci
+    int cpu = -1;  // index of the enclosing <cpu>
   };
   // Iterative walk: a deeply nested file must not exhaust the stack.
   std::vector<Ctx> stack;
-  for (auto c = root.last_child(); c; c = c.previous_sibling()) stack.push_back({c, std::nullopt, "", -1});
+  for (auto c = root.last_child(); c; c = c.previous_sibling()) stack.push_back({c, std::nullopt, "", -1, -1});
   while (!stack.empty()) {
     Ctx ctx = stack.back();
     stack.pop_back();
@@ -149,6 +150,7 @@ tl::expected<TopoFile, std::string> parse_nccl_topo(std::string_view text) {
     Ctx child = ctx;
     int line = lines.line(ctx.node.offset_debug());
     if (name == "cpu") {
+      child.cpu = out.cpus;
       ++out.cpus;
       child.numaid = int_attr(ctx.node, "numaid");
       child.affinity = ctx.node.attribute("affinity").value();
@@ -163,10 +165,13 @@ tl::expected<TopoFile, std::string> parse_nccl_topo(std::string_view text) {
       if (auto w = int_attr(ctx.node, "link_width"); w && *w > 0) p.link_width = w;
       p.numaid = ctx.numaid;
       p.affinity = ctx.affinity;
+      p.parent = ctx.pci;
+      p.cpu = ctx.cpu;
       p.line = line;
       bool has_gpu = false, has_nic = false, has_pci = false;
       for (auto c : ctx.node.children()) {
         std::string_view cn = c.name();
+        if (cn == "gpu" && !has_gpu) p.gpu_dev = int_attr(c, "dev");
         has_gpu = has_gpu || cn == "gpu";
         has_nic = has_nic || cn == "nic";
         has_pci = has_pci || cn == "pci";

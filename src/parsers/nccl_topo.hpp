@@ -23,6 +23,9 @@ struct TopoPci {
   std::optional<int> numaid;           // of the enclosing <cpu>
   std::string affinity;                // the enclosing <cpu>'s affinity mask, "" when not stated
   std::vector<std::string> nets;       // <nic><net name=...> below it
+  int parent = -1;                     // the enclosing <pci> (index in TopoFile::pci); -1: under a <cpu>
+  int cpu = -1;                        // the enclosing <cpu>, counted from 0 in file order
+  std::optional<int> gpu_dev;          // <gpu dev=N> below it
   int line = 0;
   bool is_virtual() const { return busid.rfind("ffff:", 0) == 0; }
 };

@@ -408,6 +408,14 @@ Parsed<NvidiaSmi> parse_nvidia_smi(std::string_view text) {
     out.query = std::move(*x);
     return out;
   }
+  if (body.substr(first).starts_with("<system") || (body.find("<system") != std::string_view::npos && body.find("<nvidia_smi_log") == std::string_view::npos)) {
+    if (text.size() > kMaxTopoBytes) return parse_fail("an NCCL topology file over 4 MiB");
+    auto t = parse_nccl_topo(text);
+    if (!t) return parse_fail("NCCL topology file: " + t.error());
+    out.kind = NvidiaSmi::Kind::nccl_topo;
+    out.nccl_topo = std::move(*t);
+    return out;
+  }
   auto x = parse_nvidia_smi_xml(text);
   if (!x) return tl::unexpected(x.error());
   out.query = std::move(*x);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "parsers/gpu_facts.hpp"
+#include "parsers/nccl_topo.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -35,10 +36,13 @@ struct GpuTopology {
   bool is_gpu(const std::string& column) const { return column.rfind("GPU", 0) == 0; }
 };
 
+// Given with the matrix, the NCCL topology file of the same node (<system version="1">), so
+// that what NCCL is told about GPU<->NIC placement can be compared with what nvidia-smi saw.
 struct NvidiaSmi {
-  enum class Kind { query, topo } kind = Kind::query;
+  enum class Kind { query, topo, nccl_topo } kind = Kind::query;
   GpuSnapshot query;
   GpuTopology topo;
+  TopoFile nccl_topo;
 };
 
 // The lower, the closer (X first, then NV#, PIX, PXB, PHB, NODE, SYS); -1 for no known type.
@@ -48,7 +52,8 @@ int topo_nvlinks(std::string_view link);
 
 Parsed<GpuSnapshot> parse_nvidia_smi_xml(std::string_view text);
 Parsed<GpuTopology> parse_nvidia_smi_topo(std::string_view text);
-// Either of the two, by content: XML whose root is nvidia_smi_log, or a topo -m matrix.
+// One of the three, by content: XML whose root is nvidia_smi_log, an NCCL topology file (root
+// <system>), or a topo -m matrix.
 Parsed<NvidiaSmi> parse_nvidia_smi(std::string_view text);
 
 // An XML document has to be whole to be read: the text is kept, within a limit, and parsed at

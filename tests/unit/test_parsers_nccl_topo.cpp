@@ -180,3 +180,30 @@ TEST(ParsersNcclTopoBadInput, WhatNcclsOwnReaderRejects) {
 }
 
 }  // namespace
+
+TEST(ParsersNcclTopo, NestingGpuDevAndCpuAreKept) {
+  // What gpu.topology_file compares: each <pci>'s enclosing <pci> and <cpu>, and <gpu dev>.
+  auto t = parsers::parse_nccl_topo(
+      "<system version=\"1\">\n"
+      " <cpu numaid=\"0\">\n"
+      "  <pci busid=\"0000:15:00.0\" class=\"0x060400\">\n"
+      "   <pci busid=\"0000:18:00.0\" class=\"0x030200\"><gpu dev=\"3\"/></pci>\n"
+      "   <pci busid=\"0000:19:00.0\" class=\"0x020700\"><nic><net name=\"mlx5_0\"/></nic></pci>\n"
+      "  </pci>\n"
+      " </cpu>\n"
+      " <cpu numaid=\"1\">\n"
+      "  <pci busid=\"0000:9c:00.0\" class=\"0x030200\"/>\n"
+      " </cpu>\n"
+      "</system>\n");
+  ASSERT_TRUE(t) << t.error();
+  ASSERT_EQ(t->pci.size(), 4u);
+  EXPECT_EQ(t->pci[0].parent, -1);
+  EXPECT_EQ(t->pci[0].cpu, 0);
+  EXPECT_EQ(t->pci[1].parent, 0);
+  EXPECT_EQ(t->pci[1].gpu_dev, 3);
+  EXPECT_EQ(t->pci[2].parent, 0);
+  EXPECT_EQ(t->pci[2].nets, std::vector<std::string>{"mlx5_0"});
+  EXPECT_EQ(t->pci[3].parent, -1);
+  EXPECT_EQ(t->pci[3].cpu, 1);
+  EXPECT_FALSE(t->pci[3].gpu_dev.has_value());
+}

@@ -239,9 +239,14 @@ TEST(ParsersNvidiaSmi, NotThisKind) {
   auto words = parsers::parse_nvidia_smi("hello\nworld\n");
   ASSERT_FALSE(words);
   EXPECT_NE(words.error().message.find("no nvidia-smi topo -m matrix"), std::string::npos);
-  auto other = parsers::parse_nvidia_smi("<?xml version=\"1.0\"?>\n<system version=\"1\"><cpu/></system>\n");
+  // An NCCL topology file is the third kind (compared with a matrix); another root is not.
+  auto topo = parsers::parse_nvidia_smi("<?xml version=\"1.0\"?>\n<system version=\"1\"><cpu/></system>\n");
+  ASSERT_TRUE(topo) << topo.error().describe();
+  EXPECT_EQ(topo->kind, parsers::NvidiaSmi::Kind::nccl_topo);
+  EXPECT_EQ(topo->nccl_topo.cpus, 1);
+  auto other = parsers::parse_nvidia_smi("<?xml version=\"1.0\"?>\n<graphs version=\"1\"><graph/></graphs>\n");
   ASSERT_FALSE(other);
-  EXPECT_NE(other.error().message.find("root <system>"), std::string::npos) << other.error().describe();
+  EXPECT_NE(other.error().message.find("root <graphs>"), std::string::npos) << other.error().describe();
   EXPECT_EQ(other.error().line, 2);
   auto cut = parsers::parse_nvidia_smi("<?xml version=\"1.0\"?>\n<nvidia_smi_log>\n<gpu id=\"0\">\n<product_name>X</product_name>\n");
   ASSERT_FALSE(cut);
