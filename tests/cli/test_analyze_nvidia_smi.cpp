@@ -85,6 +85,18 @@ TEST(AnalyzeNvidiaSmi, TopologyFileComparedWithTheMatrix) {
   for (const char* who : {"GPU0", "GPU1", "GPU2 NUMA", "GPU3 NUMA"}) EXPECT_NE(title.find(who), std::string::npos) << title;
   std::string evidence = b->dump();
   EXPECT_NE(evidence.find("the file puts mlx5_1 on its switch, the node has mlx5_0 there"), std::string::npos) << evidence;
+  // A NIC the node does not have: warn, the placement itself agrees.
+  TempDir d;
+  std::string extra = read_file(good);
+  auto last_cpu = extra.rfind("  </cpu>");
+  ASSERT_NE(last_cpu, std::string::npos);
+  extra.insert(last_cpu, "    <pci busid=\"0000:ee:00.0\" class=\"0x020700\"><nic><net name=\"mlx5_9\"/></nic></pci>\n");
+  const auto more = write_in(d, "extra-nic.xml", extra);
+  auto w = json_report(PERFGAP_BINARY, {"analyze", "nvidia-smi", matrix, more}, 0);
+  const auto* wf = finding(w, "gpu.topology_file", more);
+  ASSERT_NE(wf, nullptr);
+  EXPECT_EQ((*wf)["status"], "warn") << wf->dump(1);
+  EXPECT_NE((*wf)["title"].get<std::string>().find("mlx5_9"), std::string::npos);
   // The text report shows the side-by-side table.
   auto t = run_binary(PERFGAP_BINARY, {"analyze", "nvidia-smi", matrix, swapped});
   EXPECT_EQ(t.status, 1);
