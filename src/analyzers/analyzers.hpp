@@ -65,6 +65,8 @@ struct TurbostatOptions {
 std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::string& source, const TurbostatOptions& o);
 
 // ---- numastat --------------------------------------------------------------------------
+// numastat -p tables of processes smaller than this (MB on all nodes) are not judged.
+inline constexpr double kNumastatMinProcessMb = 256;
 std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::string& source);
 
 // ---- nccl-tests ------------------------------------------------------------------------

@@ -30,12 +30,17 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
     f.id = "nccl_log.topo_file";
     f.layer = "network";
     f.subject = subject;
-    std::vector<std::pair<std::string, std::string>> loaded, failed;  // (where, path)
-    std::optional<std::pair<std::string, std::string>> env;
+    std::vector<std::pair<std::string, std::string>> loaded, failed, rejected;  // (where, path or WARN text)
+    std::optional<std::pair<std::string, std::string>> env, graph_env;
+    int rejected_lines = 0;
     for (const auto& in : logs) {
       for (const auto& [p, l] : in.log->topo_loaded) loaded.emplace_back(at(in.source, l), p);
       for (const auto& [p, l] : in.log->topo_open_failed) failed.emplace_back(at(in.source, l), p);
+      for (const auto& [m, l] : in.log->topo_xml_warnings) rejected.emplace_back(at(in.source, l), m);
+      rejected_lines += in.log->topo_xml_warning_lines;
       if (in.log->topo_file_env && !env) env = std::make_pair(at(in.source, in.log->topo_file_env->second), in.log->topo_file_env->first);
+      for (const auto& [kv, l] : in.log->env_settings)
+        if (!graph_env && kv.rfind("NCCL_GRAPH_FILE=", 0) == 0) graph_env = std::make_pair(at(in.source, l), kv.substr(16));
     }
     std::optional<std::string> expected = o.expect_topo_file;
     if (!expected && env) expected = env->second;
@@ -46,7 +51,11 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
       return false;
     };
     if (env) f.add(env->first, "NCCL_TOPO_FILE set by environment to " + env->second);
+    if (graph_env) f.add(graph_env->first, "NCCL_GRAPH_FILE set by environment to " + graph_env->second);
     for (const auto& [w, p] : failed) f.add(w, "could not open XML topology file " + p);
+    for (std::size_t i = 0; i < rejected.size() && i < 4; ++i) f.add(rejected[i].first, "NCCL WARN " + rejected[i].second);
+    if (rejected_lines > static_cast<int>(std::min<std::size_t>(rejected.size(), 4)))
+      f.add(subject, fmt::format("{} NCCL WARN lines from NCCL's XML topology/graph reader in all", rejected_lines));
     for (std::size_t i = 0; i < loaded.size() && i < 4; ++i) f.add(loaded[i].first, "loading topology file " + loaded[i].second);
     const std::string fix = "make the file reach the job: mount it into the container at the path NCCL_TOPO_FILE names (enroot mounts.d / pyxis --container-mounts) and pass the variable (enroot environ.d, srun --export); check with perfgap check (nccl.topo_file)";
     const std::string impact = "without the topology file NCCL falls back to auto-detection: AllGather/ReduceScatter 2-4x slower on virtualized nodes (13-53% below reference)";
@@ -55,6 +64,17 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
       f.title = fmt::format("NCCL could not open the topology file {}: it fell back to auto-detection", failed.front().second);
       f.fix = fix;
       f.impact = impact;
+    } else if (!rejected.empty()) {
+      // NCCL read the file but could not use it: a file made for another machine (devices or
+      // NICs it names are not on this node) or a damaged one. Init fails or NCCL falls back.
+      const bool graph = graph_env && (!env || rejected.front().second.find("Channel") != std::string::npos);
+      f.status = report::Status::fail;
+      f.title = fmt::format("NCCL rejected the {} file{}: {}", graph ? "graph" : "topology",
+                            graph ? " " + graph_env->second : env ? " " + env->second : std::string(), rejected.front().second);
+      f.fix = "the file does not match this machine (it names devices or NICs the node does not have, or is damaged): use the file "
+              "made for this node type, or regenerate it on the node (NCCL_TOPO_DUMP_FILE / NCCL_GRAPH_DUMP_FILE), or unset "
+              "NCCL_GRAPH_FILE and let NCCL search; then check with perfgap analyze nvidia-smi (gpu.topology_file)";
+      f.impact = "NCCL cannot build its rings/trees from the file: communicator init fails or falls back to a slower search";
     } else if (loaded_expected()) {
       f.status = report::Status::pass;
       f.title = fmt::format("NCCL loaded the topology file {}", loaded.front().second);

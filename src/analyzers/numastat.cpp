@@ -59,6 +59,16 @@ std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::str
           out.push_back(std::move(f));
           continue;
         }
+        // A shell or a launcher with a few MB: its placement costs the job nothing, and one
+        // page off-node moves its share by whole percents.
+        if (total < kNumastatMinProcessMb) {
+          f.status = report::Status::skip;
+          f.title = fmt::format("{}: {:.2f} MB in all, below the {:.0f} MB worth judging (a training process holds GBs)", who, total,
+                                kNumastatMinProcessMb);
+          f.metric("total_mb", total);
+          out.push_back(std::move(f));
+          continue;
+        }
         double share = 1.0 - main / total;
         int main_node = main_i < p.nodes.size() ? p.nodes[main_i] : static_cast<int>(main_i);
         judge(f, share);

@@ -165,7 +165,10 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
     }
     f.status = report::Status::skip;
     f.title = fmt::format("{:.2f}% of samples are kernel addresses without names: {}", p.unresolved_kernel_pct, p.symbol_source);
-    f.fix = "capture /proc/kallsyms on the recording node (as root, while it runs the same boot) and pass --kallsyms FILE";
+    const bool binary = p.layout == parsers::PerfProfile::Layout::data || p.layout == parsers::PerfProfile::Layout::live;
+    f.fix = binary ? "capture /proc/kallsyms on the recording node (as root, while it runs the same boot) and pass --kallsyms FILE"
+                   : "run perf report/script where kernel symbols can be read (as root or with kernel.kptr_restrict=0, on the node and boot "
+                     "that recorded), or give perfgap the perf.data itself with --kallsyms FILE";
     f.metric("unresolved_kernel_pct", p.unresolved_kernel_pct);
   };
   {

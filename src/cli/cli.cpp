@@ -1,5 +1,6 @@
 #include "cli/cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string_view>
@@ -7,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "analyzers/analyzers.hpp"
 #include "cli/analyze_cmd.hpp"
 #include "cli/check_cmd.hpp"
 #include "cli/commands.hpp"
@@ -29,6 +31,88 @@ void one_line_error(const std::string& msg) {
   for (auto& c : line)
     if (c == '\n' || c == '\r') c = ' ';
   std::fprintf(stderr, "perfgap: %s\n", report::printable(line).c_str());
+}
+
+// Edit distance of two short words (command and option names), for "did you mean".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean X?)" for the closest candidate within a typo's reach, else "".
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::string* best = nullptr;
+  std::size_t best_d = 0;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (!best || d < best_d) best = &c, best_d = d;
+  }
+  if (!best || best_d == 0 || best_d > std::max<std::size_t>(2, word.size() / 3)) return "";
+  return " (did you mean " + *best + "?)";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::vector<std::string> option_names(const CLI::App& cmd) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : cmd.get_options()) {
+    for (const auto& l : o->get_lnames()) out.push_back("--" + l);
+    for (const auto& s : o->get_snames()) out.push_back("-" + s);
+  }
+  return out;
+}
+
+// What CLI11 says of a command line it refuses names its own internals ("A subcommand is
+// required", "The following arguments were not expected: json --formt", "files is
+// required"). This says what is wrong in the user's words, or "" to keep CLI11's message.
+std::string explain_parse_error(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+  if (args.empty()) return "a command is required: " + joined(commands) + " (perfgap --help)";
+  const std::string& first = args.front();
+  const CLI::App* cmd = nullptr;
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (sub->get_name() == first) cmd = sub;
+  if (!cmd) {
+    if (!first.empty() && first[0] == '-') return "";
+    return "unknown command '" + first + "'" + did_you_mean(first, commands) + "; commands: " + joined(commands);
+  }
+  // An option the command does not have: the first one named, with the closest it has.
+  const auto known = option_names(*cmd);
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() < 2 || a[0] != '-' || (a[1] >= '0' && a[1] <= '9')) continue;
+    const std::string name = a.substr(0, a.find('='));
+    if (std::find(known.begin(), known.end(), name) != known.end() || name == "--help" || name == "-h" || name == "--version") continue;
+    return "unknown option " + name + " for '" + first + "'" + did_you_mean(name, known) + " (perfgap " + first + " --help)";
+  }
+  if (first == "analyze" && dynamic_cast<const CLI::RequiredError*>(&e)) {
+    std::vector<std::string> kinds;
+    for (const auto& k : analyzers::kinds()) kinds.emplace_back(k.kind);
+    std::string kind;
+    for (std::size_t i = 1; i < args.size() && kind.empty(); ++i)
+      if (!args[i].empty() && args[i][0] != '-') kind = args[i];
+    if (kind.empty()) return "analyze needs a KIND and input files: perfgap analyze KIND FILE... (KIND: " + joined(kinds) + ")";
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+      return "unknown analyze KIND '" + kind + "'" + did_you_mean(kind, kinds) + " (one of: " + joined(kinds) + ")";
+    return "analyze " + kind + " needs at least one input file (or - for standard input)";
+  }
+  return "";
 }
 
 }  // namespace
@@ -77,7 +161,8 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    one_line_error(e.what());
+    const std::string better = explain_parse_error(app, std::vector<std::string>(argv + 1, argv + argc), e);
+    one_line_error(better.empty() ? e.what() : better);
     return 2;
   }
   try {

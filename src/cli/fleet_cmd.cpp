@@ -23,7 +23,8 @@
 namespace perfgap::cli {
 namespace {
 
-// The terminal's width when printing to one, else $COLUMNS, else 100.
+// The terminal's width when printing to one, else $COLUMNS, else no limit: a report saved to
+// a file or mailed keeps its whole lines (cutting them lost the words that carry the meaning).
 std::size_t text_width(bool to_stdout) {
   if (to_stdout && stdout_is_terminal()) {
     winsize ws{};
@@ -34,7 +35,7 @@ std::size_t text_width(bool to_stdout) {
     long v = std::strtol(c, &end, 10);
     if (end != c && *end == '\0' && v >= 40 && v <= 1000) return static_cast<std::size_t>(v);
   }
-  return 100;
+  return fleet::kUnlimitedWidth;
 }
 
 // The one-line exit-2 message when no input gave a node report: the first few, then a count.

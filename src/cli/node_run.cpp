@@ -79,6 +79,16 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   // perfgap-gpu runs inside the first gpu check: both its runs fit in that check's deadline.
   opts.gpu_helper_budget = run_opts.check_timeout;
   auto facts = std::make_shared<facts::Facts>(root, opts);
+  // Processes named with --pid of which none can be read: every per-process check would skip,
+  // and the run would look like a node check of nothing. Refused like any other bad input.
+  if (!rq.pids.empty()) {
+    const auto& t = facts->training();
+    if (t.procs.empty()) {
+      std::string why;
+      for (const auto& p : t.problems) why += (why.empty() ? "" : "; ") + p;
+      return tl::unexpected("--pid: none of the named processes can be read (" + why + ")");
+    }
+  }
 
   report::Report rep;
   rep.tool_version = PERFGAP_VERSION;

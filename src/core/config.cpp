@@ -140,7 +140,7 @@ static tl::expected<Config, std::string> fill_config(const YAML::Node& root, con
 }
 
 tl::expected<Config, std::string> load_config(const std::string& path, const Registry& registry) {
-  auto text = sys::read_named_file(path, sys::kMaxConfigBytes);
+  auto text = sys::read_config_file(path);
   if (!text) return tl::unexpected(path + ": " + text.error());
   return parse_config(*text, path, registry);
 }

@@ -11,10 +11,13 @@
 
 namespace perfgap::fleet {
 
+// A width no line reaches: output that is not a terminal keeps whole lines.
+inline constexpr std::size_t kUnlimitedWidth = std::size_t{1} << 20;
+
 struct TextViewOptions {
   bool verbose = false;
   bool color = false;
-  std::size_t width = 100;  // columns; lines are cut to it unless verbose
+  std::size_t width = 100;  // columns; lines are cut to it unless verbose (kUnlimitedWidth: never)
 };
 
 std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs, const std::vector<report::Finding>& findings,

@@ -169,6 +169,10 @@ void ParserState<NcclLog>::line(std::string_view raw) {
   if (is_warn) {
     ++out.warning_lines;
     if (out.warnings.size() < NcclLog::kMaxWarnings) out.warnings.emplace_back(std::string(msg), lineno);
+    if (sys::starts_with(msg, "XML ")) {
+      ++out.topo_xml_warning_lines;
+      if (out.topo_xml_warnings.size() < NcclLog::kFirstLines) out.topo_xml_warnings.emplace_back(std::string(msg), lineno);
+    }
   }
   const ByteSet have(msg);
   static constexpr Needle kVersion("NCCL version "), kNodes(" nNodes "), kAwsOfi("Initializing aws-ofi-nccl "), kP2pPlugin("P2P plugin "),

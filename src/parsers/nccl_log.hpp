@@ -57,6 +57,10 @@ struct NcclLog {
   std::optional<std::pair<std::string, int>> topo_file_env;     // NCCL_TOPO_FILE set by environment to X
   std::vector<std::pair<std::string, int>> topo_loaded;         // Loading topology file X
   std::vector<std::pair<std::string, int>> topo_open_failed;    // Could not open XML topology file X
+  // WARN lines of NCCL's XML reader/importer ("XML Parse : ...", "XML Import Channel : dev 1 not
+  // found."): a topology or graph file NCCL read but could not use (the first kFirstLines).
+  std::vector<std::pair<std::string, int>> topo_xml_warnings;
+  int topo_xml_warning_lines = 0;
   std::vector<std::pair<std::string, int>> warnings;            // NCCL WARN text (the first kMaxWarnings)
   int warning_lines = 0;
   std::vector<NcclChannel> channels;                     // by kind, in order of first appearance

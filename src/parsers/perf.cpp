@@ -50,12 +50,21 @@ std::string_view clean_tail(std::string_view s) {
   }
 }
 
-// One stack line of perf script: "<hex> <sym>[+0x..] (<dso>)". Returns the symbol and dso.
-bool script_frame(std::string_view line, std::string_view& sym, std::string_view& dso) {
+// A 64-bit address in the kernel half (x86-64 and arm64 alike): 16 hex digits from ffff.
+bool kernel_address(std::string_view hex) {
+  if (sys::starts_with(hex, "0x")) hex.remove_prefix(2);
+  return hex.size() == 16 && (sys::starts_with(hex, "ffff") || sys::starts_with(hex, "FFFF")) && is_hex(hex);
+}
+
+// One stack line of perf script: "<hex> <sym>[+0x..] (<dso>)". Returns the symbol and dso,
+// and whether the frame's address is a kernel one (perf prints "[unknown] ([unknown])" for
+// kernel frames it could not name when kallsyms was unreadable).
+bool script_frame(std::string_view line, std::string_view& sym, std::string_view& dso, bool* kernel_addr = nullptr) {
   auto t = sys::trim_ws(line);
   if (t.empty() || t.back() != ')') return false;
   auto sp = t.find_first_of(" \t");
   if (sp == std::string_view::npos || !is_hex(t.substr(0, sp))) return false;
+  if (kernel_addr) *kernel_addr = kernel_address(t.substr(0, sp));
   auto open = t.rfind(" (");
   if (open == std::string_view::npos || open < sp) return false;
   dso = t.substr(open + 2, t.size() - open - 3);
@@ -97,8 +106,9 @@ class ScriptFolder {
     char c0 = line[0];
     if (c0 == '\t' && !awaiting_) return;  // deeper frames: the common case, kept cheap
     std::string_view sym, dso;
-    if ((c0 == '\t' || c0 == ' ') && awaiting_ && script_frame(line, sym, dso)) {
-      add(sym, dso, lineno);
+    bool kaddr = false;
+    if ((c0 == '\t' || c0 == ' ') && awaiting_ && script_frame(line, sym, dso, &kaddr)) {
+      add(sym, dso, lineno, kaddr);
       awaiting_ = false;
       return;
     }
@@ -112,8 +122,8 @@ class ScriptFolder {
       auto ev_end = rest.find(": ");
       if (ev_end != std::string_view::npos) {
         auto frame = rest.substr(ev_end + 1);
-        if (script_frame(frame, sym, dso)) {
-          add(sym, dso, lineno);
+        if (script_frame(frame, sym, dso, &kaddr)) {
+          add(sym, dso, lineno, kaddr);
           awaiting_ = false;
         }
       }
@@ -132,7 +142,7 @@ class ScriptFolder {
       PerfSymbol ps;
       ps.symbol = s;
       ps.dso = c.dso;
-      ps.kernel = kernel_dso(c.dso) || sys::starts_with(s, "0xffff");
+      ps.kernel = kernel_dso(c.dso) || sys::starts_with(s, "0xffff") || c.kernel_addr;
       ps.self_pct = 100.0 * c.n / out.samples;
       ps.line = c.line;
       out.symbols.push_back(std::move(ps));
@@ -146,16 +156,20 @@ class ScriptFolder {
     double n = 0;
     std::string dso;
     int line = 0;
+    bool kernel_addr = false;
   };
-  // Keys are owned (the text goes away block by block) and looked up by view.
-  void add(std::string_view sym, std::string_view dso, int lineno) {
+  // Keys are owned (the text goes away block by block) and looked up by view. An unnamed
+  // kernel frame is kept apart from unnamed user frames (both print as "[unknown]").
+  void add(std::string_view sym, std::string_view dso, int lineno, bool kernel_addr) {
+    if (kernel_addr && sym == "[unknown]") sym = kUnknownKernel;
     auto it = counts_.find(sym);
     if (it == counts_.end()) {
-      it = counts_.emplace(std::string(sym), Count{0, std::string(dso), lineno}).first;
+      it = counts_.emplace(std::string(sym), Count{0, std::string(dso), lineno, kernel_addr}).first;
       order_.push_back(&*it);
     }
     it->second.n += 1;
   }
+  static constexpr std::string_view kUnknownKernel = "[unknown kernel address]";
   std::unordered_map<std::string, Count, sys::ViewHash, std::equal_to<>> counts_;
   std::vector<const std::pair<const std::string, Count>*> order_;  // by first appearance
   double samples_ = 0;
@@ -251,6 +265,7 @@ struct ParserState<PerfProfile> {
   void feed(std::string_view text);
   void row(std::string_view line);
   Parsed<PerfProfile> finish();
+  Parsed<PerfProfile> finish_rows();
 };
 
 
@@ -387,7 +402,32 @@ void ParserState<PerfProfile>::row(std::string_view line) {
   frame.push_back(std::move(s));
 }
 
+// Kernel rows perf could not name: "[unknown]" or a bare address. Their share, for text
+// input, is what perf.data's reader computes from its symbol tables.
+bool unnamed_kernel_row(const PerfSymbol& s) {
+  if (!s.kernel) return false;
+  std::string_view sym = s.symbol;
+  if (sym == "[unknown]" || sym == "[unknown kernel address]") return true;
+  if (sys::starts_with(sym, "0x")) sym.remove_prefix(2);
+  return !sym.empty() && is_hex(sym);
+}
+
+void set_unresolved(PerfProfile& p) {
+  double unnamed = 0;
+  for (const auto& s : p.symbols)
+    if (unnamed_kernel_row(s)) unnamed += s.self_pct;
+  p.unresolved_kernel_pct = unnamed;
+  if (unnamed > 0)
+    p.symbol_source = "perf printed them as [unknown] or bare addresses (kernel symbols were unreadable where perf report/script ran)";
+}
+
 Parsed<PerfProfile> ParserState<PerfProfile>::finish() {
+  auto r = finish_rows();
+  if (r) set_unresolved(*r);
+  return r;
+}
+
+Parsed<PerfProfile> ParserState<PerfProfile>::finish_rows() {
   auto& st = *this;
   if (st.wrap) {
     st.out.damaged.push_back({"sample row without a symbol", st.wrap->line});

@@ -81,6 +81,19 @@ std::vector<Finding> judge_cpu(const CpuMeasurement& m, double fail_ratio) {
 }
 
 // ---- probe.memory_bw ----------------------------------------------------------------------
+std::string memory_pair_starved(const MemoryPair& p) {
+  if (!p.gbps) return "";
+  std::vector<std::string> why;
+  if (p.cpu_share && *p.cpu_share < kMemoryMinCpuShare)
+    why.push_back(fmt::format("its threads ran {:.0f}% of the time (the CPUs were busy with other work)", 100 * *p.cpu_share));
+  if (p.min_passes && *p.min_passes < kMemoryMinPasses)
+    why.push_back(fmt::format("a thread streamed only {:.2f} of its slice once", *p.min_passes));
+  if (*p.gbps < kMemoryImplausibleGbps) why.push_back(fmt::format("{:.3f} GB/s is below any server memory path", *p.gbps));
+  std::string out;
+  for (const auto& w : why) out += (out.empty() ? "" : "; ") + w;
+  return out.empty() ? out : "starved measurement (" + out + "): run the probe again on an idle node";
+}
+
 std::vector<Finding> judge_memory(const MemoryMeasurement& m, double warn_local_ratio) {
   constexpr std::string_view id = "probe.memory_bw";
   if (!m.no_run_why.empty()) {
@@ -89,13 +102,18 @@ std::vector<Finding> judge_memory(const MemoryMeasurement& m, double warn_local_
   }
   const MemoryPair* best = nullptr;
   std::vector<const MemoryPair*> failed;
+  std::vector<std::pair<const MemoryPair*, std::string>> starved;  // measured, but not the memory's figure
   std::set<int> cpu_nodes, mem_nodes;
   for (const auto& p : m.pairs) {
     cpu_nodes.insert(p.cpu_node);
     mem_nodes.insert(p.mem_node);
     if (!p.gbps) failed.push_back(&p);
+    else if (auto why = memory_pair_starved(p); !why.empty()) starved.emplace_back(&p, std::move(why));
     else if (p.cpu_node == p.mem_node && (!best || *p.gbps > *best->gbps)) best = &p;
   }
+  auto is_starved = [&](const MemoryPair& p) {
+    return std::any_of(starved.begin(), starved.end(), [&](const auto& s) { return s.first == &p; });
+  };
   Finding f = probe_finding(id, "placement", Status::pass, "");
   // The matrix: a row per CPU node, a column per memory node.
   std::vector<std::string> head = {"CPU node \\ memory node"};
@@ -113,15 +131,19 @@ std::vector<Finding> judge_memory(const MemoryMeasurement& m, double warn_local_
   for (const auto& p : m.pairs)
     if (p.gbps) f.metric(fmt::format("gbps_cpu{}_mem{}", p.cpu_node, p.mem_node), *p.gbps);
   for (const auto* p : failed) f.add(fmt::format("cpu node {} -> memory node {}", p->cpu_node, p->mem_node), "not measured: " + p->error);
+  for (const auto& [p, why] : starved)
+    f.add(fmt::format("cpu node {} -> memory node {}", p->cpu_node, p->mem_node), fmt::format("{:.3f} GB/s triad, not judged: {}", *p->gbps, why));
   if (!best) {
     f.status = Status::skip;
-    f.title = failed.empty() ? "no local (CPU node = memory node) pair was measured" : fmt::format("no local pair could be measured ({})", failed.front()->error);
+    f.title = !starved.empty() ? fmt::format("no local pair gave a usable figure: {}", starved.front().second)
+            : failed.empty()   ? "no local (CPU node = memory node) pair was measured"
+                               : fmt::format("no local pair could be measured ({})", failed.front()->error);
     return {f};
   }
   f.metric("best_local_gbps", *best->gbps);
   std::vector<const MemoryPair*> low;
   for (const auto& p : m.pairs) {
-    if (!p.gbps) continue;
+    if (!p.gbps || is_starved(p)) continue;
     const double share = *p.gbps / *best->gbps;
     const std::string src = fmt::format("cpu node {} -> memory node {}", p.cpu_node, p.mem_node);
     if (p.cpu_node == p.mem_node) {
@@ -143,9 +165,11 @@ std::vector<Finding> judge_memory(const MemoryMeasurement& m, double warn_local_
                           probe_pct(warn_local_ratio), worst->cpu_node, *worst->gbps, best->cpu_node, *best->gbps);
     f.fix = "compare the slow node's DIMM population and speed (dmidecode -t memory), BIOS memory settings (interleave, sub-NUMA clustering) and memory errors (edac-util, rasdaemon)";
     f.impact = "ranks on the slow node's CPUs load data and stage host buffers more slowly";
-  } else if (!failed.empty()) {
+  } else if (!failed.empty() || !starved.empty()) {
+    // A pair without a usable figure is not a healthy pair: no pass over it.
     f.status = Status::warn;
-    f.title = fmt::format("{} of {} NUMA pairs could not be measured; the best local pair reaches {:.1f} GB/s", failed.size(), m.pairs.size(), *best->gbps);
+    f.title = fmt::format("{} of {} NUMA pairs could not be measured{}; the best local pair reaches {:.1f} GB/s", failed.size() + starved.size(),
+                          m.pairs.size(), starved.empty() ? "" : fmt::format(" ({} starved: the machine was busy)", starved.size()), *best->gbps);
   } else {
     f.title = fmt::format("{} NUMA pair(s) measured; every local pair within {} of the best ({:.1f} GB/s, node {})", m.pairs.size(),
                           probe_pct(warn_local_ratio), *best->gbps, best->cpu_node);

@@ -4,6 +4,7 @@
 // process's own memory is bound and it is unmapped on every path.
 #include <fmt/format.h>
 #include <sched.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,6 +21,13 @@
 
 namespace perfgap::probe {
 namespace {
+
+// CPU time this thread has run: with the wall time it tells whether the thread had its CPU.
+double thread_cpu_seconds() {
+  timespec ts{};
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 constexpr int kMpolBind = 2;            // MPOL_BIND
 constexpr unsigned kMpolFNode = 1;      // MPOL_F_NODE
@@ -113,6 +121,7 @@ MemoryPair run_pair(int cpu_node, int mem_node, const std::vector<int>& cpus, st
   std::atomic<std::size_t> ready{0};
   std::atomic<bool> go{false};
   std::vector<std::uint64_t> chunks(t, 0);
+  std::vector<double> cpu_secs(t, 0.0);
   std::vector<std::string> errors(t);
   const auto hard_end = std::chrono::steady_clock::now() + cap + cap + std::chrono::seconds(2);
   std::chrono::steady_clock::time_point t0, t1;
@@ -133,6 +142,7 @@ MemoryPair run_pair(int cpu_node, int mem_node, const std::vector<int>& cpus, st
         while (!go.load() && !stop.load() && std::chrono::steady_clock::now() < hard_end) std::this_thread::yield();
         const double s = 3.0;
         std::uint64_t done = 0;
+        const double cpu0 = thread_cpu_seconds();
         for (std::size_t k = lo;;) {
           const std::size_t end = std::min(hi, k + kChunkElems);
           for (std::size_t j = k; j < end; ++j) pa[j] = pb[j] + s * pc[j];
@@ -141,6 +151,7 @@ MemoryPair run_pair(int cpu_node, int mem_node, const std::vector<int>& cpus, st
           if (stop.load(std::memory_order_relaxed) || std::chrono::steady_clock::now() >= hard_end) break;
         }
         chunks[i] = done;
+        cpu_secs[i] = thread_cpu_seconds() - cpu0;
       });
     }
     while (ready.load() < threads.size() && std::chrono::steady_clock::now() < hard_end) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -162,16 +173,27 @@ MemoryPair run_pair(int cpu_node, int mem_node, const std::vector<int>& cpus, st
   }
   // Each chunk moves 24 bytes per element (read b and c, write a); the last chunk of a slice
   // may be shorter, so bytes are counted per chunk by its real length on average.
-  double bytes_moved = 0;
+  double bytes_moved = 0, cpu_total = 0;
+  std::optional<double> min_passes;
   for (std::size_t i = 0; i < t; ++i) {
     const std::size_t slice = n * (i + 1) / t - n * i / t;
     const std::size_t per_pass = (slice + kChunkElems - 1) / kChunkElems;
     const double avg_chunk = per_pass ? static_cast<double>(slice) / static_cast<double>(per_pass) : 0;
     bytes_moved += static_cast<double>(chunks[i]) * avg_chunk * 24.0;
+    if (per_pass) {
+      const double passes = static_cast<double>(chunks[i]) / static_cast<double>(per_pass);
+      min_passes = min_passes ? std::min(*min_passes, passes) : passes;
+    }
+    cpu_total += cpu_secs[i];
   }
   const double secs = std::chrono::duration<double>(t1 - t0).count();
-  if (secs > 0) p.gbps = bytes_moved / secs / 1e9;
-  else p.error = "no time elapsed";
+  if (secs > 0) {
+    p.gbps = bytes_moved / secs / 1e9;
+    p.cpu_share = cpu_total / (secs * static_cast<double>(t));
+    p.min_passes = min_passes;
+  } else {
+    p.error = "no time elapsed";
+  }
   return p;
 }
 

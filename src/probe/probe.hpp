@@ -47,7 +47,18 @@ struct MemoryPair {
   std::string error;           // why the pair could not be measured (mbind refused, ...)
   std::size_t bytes_per_array = 0;
   int threads = 0;
+  // How trustworthy the figure is: the CPU time the threads got over their wall time (a busy
+  // machine gives them a fraction), and the fewest full passes any thread made over its slice
+  // (under one pass the arrays were never streamed whole). Empty when not measured.
+  std::optional<double> cpu_share;
+  std::optional<double> min_passes;
 };
+// Below these a pair's figure is not a measurement of the memory (judge_memory: "starved").
+inline constexpr double kMemoryMinCpuShare = 0.5;
+inline constexpr double kMemoryMinPasses = 1.0;
+inline constexpr double kMemoryImplausibleGbps = 1.0;  // no DRAM path of a server is this slow
+// Why a measured pair's figure cannot be judged, or "".
+std::string memory_pair_starved(const MemoryPair& p);
 struct MemoryMeasurement {
   std::vector<MemoryPair> pairs;
   std::string no_run_why;  // the probe could not run at all (no NUMA topology, no free memory)

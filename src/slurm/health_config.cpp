@@ -126,7 +126,7 @@ tl::expected<HealthConfig, std::string> parse_health_config(const std::string& t
 }
 
 tl::expected<HealthConfig, std::string> load_health_config(const std::string& path, const core::Registry& registry) {
-  auto text = sys::read_named_file(path, sys::kMaxConfigBytes);
+  auto text = sys::read_config_file(path);
   if (!text) return Error(path + ": " + text.error());
   return parse_health_config(*text, path, registry);
 }

@@ -72,6 +72,32 @@ tl::expected<std::string, std::string> read_named_file(const std::string& path, 
   return tl::unexpected("read error: " + std::string(std::strerror(err)));
 }
 
+tl::expected<std::string, std::string> read_config_file(const std::string& path) {
+  // Decided on the descriptor that is read (no window between a stat and the open).
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return tl::unexpected(why(errno));
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  std::string kind = regular ? "" : refused_kind(st, false);
+  if (!regular && kind.empty()) kind = S_ISFIFO(st.st_mode) ? "is a FIFO" : "is not a regular file";
+  if (!regular) {
+    ::close(fd);
+    return tl::unexpected(kind + " (a configuration must be a regular file)");
+  }
+  if (static_cast<std::size_t>(st.st_size) > kMaxConfigBytes) {
+    ::close(fd);
+    return tl::unexpected("larger than " + mib(kMaxConfigBytes));
+  }
+  std::string out;
+  int err = 0;
+  switch (read_fd_to_end(fd, kMaxConfigBytes, out, err)) {  // closes fd
+    case FdRead::ok: return out;
+    case FdRead::too_large: return tl::unexpected("larger than " + mib(kMaxConfigBytes));
+    case FdRead::error: break;
+  }
+  return tl::unexpected("read error: " + std::string(std::strerror(err)));
+}
+
 tl::expected<void, std::string> stream_named_file(const std::string& path, std::size_t max_bytes,
                                                   const std::function<bool(std::string_view)>& sink, std::size_t block_bytes) {
   auto fd = open_named(path, max_bytes);

@@ -25,6 +25,11 @@ inline constexpr std::size_t kMaxInputBytes = 1u << 30;       // analyze inputs 
 // open: ...", "is a directory", "is a block device", "larger than N MiB", "read error: ...".
 tl::expected<std::string, std::string> read_named_file(const std::string& path, std::size_t max_bytes);
 
+// A configuration file (--config, health.yaml): like read_named_file, but only a regular file
+// (or a link to one) is read. A FIFO without a writer would read as an empty file, that is a
+// configuration that changes nothing, and the run would go on with the defaults unnoticed.
+tl::expected<std::string, std::string> read_config_file(const std::string& path);
+
 // Reads the file in blocks of whole lines, each handed to `sink` as it is read, so a large
 // input is parsed with the memory of one block (`block_bytes`) instead of the whole file.
 // Every block but the last ends in '\n'; a line longer than a block is cut to its first

@@ -100,6 +100,12 @@ TEST(Analyze, NcclLogAndSteps) {
   auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-log", log_fixture("nccl-log/topo-missing-2.27.txt")}, 1);
   EXPECT_EQ((*finding(j, "nccl_log.topo_file"))["status"], "fail");
   EXPECT_EQ((*finding(j, "nccl_log.net"))["status"], "pass");
+  // The file reached NCCL and NCCL's XML reader refused it: fail, the WARN line as evidence.
+  auto bad = json_report(PERFGAP_BINARY, {"analyze", "nccl-log", log_fixture("nccl-log/topo-file-rejected-xml-parse.txt")}, 1);
+  const auto& topo = *finding(bad, "nccl_log.topo_file");
+  EXPECT_EQ(topo["status"], "fail") << topo.dump();
+  EXPECT_NE(topo["title"].get<std::string>().find("rejected the topology file /etc/nccl/topo.xml: XML Parse : Unexpected EOF"), std::string::npos) << topo.dump();
+  EXPECT_NE(topo.dump().find("topo-file-rejected-xml-parse.txt:9"), std::string::npos) << topo.dump();
   auto s = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/measured.csv"), "--reference-ms", "830"}, 1);
   EXPECT_EQ((*finding(s, "steps.gap"))["layer"], "workload");
   EXPECT_NEAR((*finding(s, "steps.gap"))["metrics"]["percent_of_reference"].get<double>(), 100 * 830.0 / 1090.0, 1e-6);

@@ -106,6 +106,16 @@ TEST_F(Fleet, TextViewFitsATerminalAndNamesFailingNodes) {
   EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "colour when piped";
   auto v = run_binary(PERFGAP_BINARY, {"fleet", dir.path(), "-v"});
   EXPECT_GT(v.out.size(), r.out.size());
+  // Not a terminal and no COLUMNS (saved to a file, mailed): whole lines, nothing cut.
+  auto whole = run_binary(PERFGAP_BINARY, {"fleet", dir.path()}, {{"COLUMNS", ""}});
+  ASSERT_EQ(whole.status, 1) << whole.err;
+  std::istringstream lines(whole.out);
+  std::size_t longest = 0;
+  while (std::getline(lines, line)) {
+    longest = std::max(longest, line.size());
+    EXPECT_FALSE(line.size() > 3 && line.compare(line.size() - 3, 3, "...") == 0) << "cut: " << line;
+  }
+  EXPECT_GT(longest, 100u) << whole.out;
 }
 
 TEST_F(Fleet, QuotedGlobsAreExpandedAndOutputIsAtomic) {

@@ -56,6 +56,13 @@ TEST_F(NamedFiles, AFifoWithoutAWriterNeverHangs) {
     EXPECT_NE(r.status, 124) << args[0] << " " << args[3 < args.size() ? 3 : 1] << ": hung on a FIFO";
     EXPECT_LE(r.status, 2) << r.err;
   }
+  // A configuration that is a FIFO is refused at once (read as empty, it would be a run with
+  // the default thresholds that looks configured).
+  auto c = run_bounded({"check", "--root", tree.string(), "--config", f});
+  EXPECT_EQ(c.status, 2) << c.out;
+  EXPECT_NE(c.err.find(f), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("is a FIFO"), std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find('\n'), c.err.size() - 1) << c.err;
   // An empty baseline or analyzer input is unusable, said on one line naming it.
   auto b = run_bounded({"check", "--root", tree.string(), "--baseline", f});
   EXPECT_EQ(b.status, 2);

@@ -21,10 +21,10 @@ using perfgap::fixture::one_line;
 using perfgap::fixture::run_binary;
 using perfgap::fixture::TempDir;
 
-TEST(ProbeCli, CpuAndMemoryRunLiveAndBounded) {
-  const auto t0 = std::chrono::steady_clock::now();
+TEST(ProbeCli, CpuAndMemoryRunLive) {
+  // No bound on time or bandwidth here: CI machines are shared. The pair cap is the judge's
+  // and measure_memory's business (unit tests); a starved run must say so, never pass.
   auto r = run_binary(PERFGAP_BINARY, {"probe", "--cpu", "--memory", "--seconds-per-probe", "0.5", "--format", "json"});
-  const auto took = std::chrono::steady_clock::now() - t0;
   ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
   auto j = json_report(PERFGAP_BINARY, {"probe", "--cpu", "--memory", "--seconds-per-probe", "0.3"}, r.status);
   ASSERT_FALSE(j.is_null());
@@ -33,14 +33,19 @@ TEST(ProbeCli, CpuAndMemoryRunLiveAndBounded) {
   // Without --rated-mhz the CPU probe never judges (skip), whatever the source.
   EXPECT_EQ(cpu.value("status", ""), "skip") << cpu.dump();
   const auto& mem = perfgap::fixture::required_finding(j, "probe.memory_bw");
-  // The live matrix has at least node 0's local pair, measured.
-  EXPECT_EQ(mem.value("status", ""), "pass") << mem.dump();
-  bool local = false;
-  const auto metrics = mem.value("metrics", nlohmann::json::object());
-  for (const auto& m : metrics.items())
-    if (m.key().rfind("gbps_cpu", 0) == 0 && m.value().get<double>() > 0.1) local = true;
-  EXPECT_TRUE(local) << mem.dump();
-  EXPECT_LT(took, std::chrono::seconds(10));
+  // The live matrix has at least node 0's local pair, measured: a pass with a figure, or,
+  // when this machine starved the probe, a skip/warn that says so.
+  const std::string status = mem.value("status", "");
+  if (status == "pass") {
+    bool local = false;
+    const auto metrics = mem.value("metrics", nlohmann::json::object());
+    for (const auto& m : metrics.items())
+      if (m.key().rfind("gbps_cpu", 0) == 0 && m.value().get<double>() >= 1.0) local = true;
+    EXPECT_TRUE(local) << mem.dump();
+  } else {
+    EXPECT_TRUE(status == "skip" || status == "warn") << mem.dump();
+    EXPECT_NE(mem.dump().find("starved"), std::string::npos) << mem.dump();
+  }
   // The text report names both.
   auto text = run_binary(PERFGAP_BINARY, {"probe", "--memory", "--seconds-per-probe", "0.2"});
   EXPECT_EQ(text.status, 0) << text.err;

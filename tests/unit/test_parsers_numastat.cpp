@@ -43,6 +43,24 @@ TEST(ParsersNumastat, ProcessRowsAndStatuses) {
   EXPECT_EQ(f[2].status, report::Status::fail);
 }
 
+TEST(ParsersNumastat, ProcessesTooSmallToMatterAreNotJudged) {
+  auto n = parsers::parse_numastat(
+      "Per-node process memory usage (in MBs)\n"
+      "PID              Node 0 Node 1 Total\n"
+      "---------------  ------ ------ -----\n"
+      "100 (bash)        1.14   0.18  1.32\n"
+      "200 (python)       200     55   255\n"
+      "300 (python)       200     57   257\n"
+      "---------------  ------ ------ -----\n"
+      "Total              401    112   513\n");
+  ASSERT_TRUE(n);
+  auto f = analyzers::analyze_numastat(*n, "t");
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].status, report::Status::skip) << f[0].title;
+  EXPECT_EQ(f[1].status, report::Status::skip) << f[1].title;  // 255 MB: just under
+  EXPECT_EQ(f[2].status, report::Status::fail) << f[2].title;  // 257 MB at 22% remote
+}
+
 TEST(ParsersNumastat, CountersRawAndMeminfo) {
   auto plain = parsers::parse_numastat("                 node0   node1\nlocal_node        900     800\nother_node        100       0\n");
   ASSERT_TRUE(plain);

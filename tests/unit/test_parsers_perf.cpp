@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "analyzers/analyzers.hpp"
 #include "findings.hpp"
 #include "parsers/perf.hpp"
@@ -78,6 +80,45 @@ TEST(ParsersPerf, ScriptLeafFramesAreCounted) {
   f = analyzers::analyze_perf(*p, "x", analyzers::kernel_symbols(), 1);
   EXPECT_EQ(f[0].id, "perf.smmu_cmdq");
   EXPECT_EQ(f[0].status, report::Status::fail);
+}
+
+TEST(AnalyzersPerf, UnnamedKernelFramesInTextAreNoPass) {
+  // A system-wide perf script whose kernel frames perf could not name (kallsyms unreadable):
+  // 3 of 4 samples are "[unknown] ([unknown])" at kernel addresses. No verdict over them.
+  std::string text;
+  for (int i = 0; i < 120; ++i) {
+    text += fmt::format("swapper     0 [00{}] 200.{:06}:     250000 cycles: \n", i % 4, i);
+    if (i % 4 == 3) text += "\t    7f1c2b3e4d5c memcpy+0x10 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\n";
+    else text += fmt::format("\tffffffff8{:07x} [unknown] ([unknown])\n\tffffffff81000000 [unknown] ([unknown])\n\n", 0x10a2c0 + i);
+  }
+  auto p = parsers::parse_perf(text);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_DOUBLE_EQ(p->samples, 120);
+  EXPECT_NEAR(p->unresolved_kernel_pct, 75.0, 1e-9);
+  auto f = analyzers::analyze_perf(*p, "x");
+  for (const auto& fnd : f) {
+    if (fnd.id != "perf.hot_kernel" && fnd.id != "perf.smmu_cmdq") continue;
+    EXPECT_EQ(fnd.status, report::Status::skip) << fnd.id << ": " << fnd.title;
+    EXPECT_NE(fnd.title.find("75.00% of samples are kernel addresses without names"), std::string::npos) << fnd.title;
+    EXPECT_NE(fnd.fix.find("kptr_restrict"), std::string::npos) << fnd.fix;
+  }
+  // A user-space "[unknown]" (a JIT, a stripped library) is not a kernel frame.
+  std::string user;
+  for (int i = 0; i < 120; ++i)
+    user += fmt::format("python3  4242 [002] 100.{:06}:     250000 cycles: \n\t    7f1c2b3e{:04x} [unknown] ([unknown])\n\n", i, i);
+  auto u = parsers::parse_perf(user);
+  ASSERT_TRUE(u) << u.error().describe();
+  EXPECT_DOUBLE_EQ(u->unresolved_kernel_pct, 0.0);
+  auto g = analyzers::analyze_perf(*u, "x");
+  EXPECT_EQ(g[1].id, "perf.hot_kernel");
+  EXPECT_EQ(g[1].status, report::Status::pass) << g[1].title;
+  // A perf report row of an unnamed kernel address ("[k] 0xffffffff...") counts the same.
+  auto r = parsers::parse_perf(
+      "# Overhead  Command  Shared Object  Symbol\n"
+      "    60.00%  python   [unknown]      [k] 0xffffffffaea00a67\n"
+      "    40.00%  python   libc.so.6      [.] memcpy\n");
+  ASSERT_TRUE(r);
+  EXPECT_DOUBLE_EQ(r->unresolved_kernel_pct, 60.0);
 }
 
 TEST(ParsersPerf, LegacyLayout) {

@@ -132,6 +132,42 @@ TEST(ProbeJudges, MemoryMatrixOnRecordedNumbers) {
   EXPECT_EQ(perfgap::probe::judge_memory(one, 0.8)[0].status, Status::pass);
 }
 
+TEST(ProbeJudges, MemoryStarvedPairsAreNeverAPass) {
+  // The figure a loaded 2-vCPU VM gave: 0.017 GB/s, every pair "within 80% of the best".
+  MemoryMeasurement busy;
+  busy.pairs = {pair(0, 0, 0.017)};
+  auto one = perfgap::probe::judge_memory(busy, 0.8);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].status, Status::skip) << one[0].title;
+  EXPECT_NE(one[0].title.find("starved"), std::string::npos) << one[0].title;
+  // Threads that had their CPUs 20% of the time: a plausible figure, still not the memory's.
+  MemoryMeasurement shared;
+  shared.pairs = {pair(0, 0, 14.0)};
+  shared.pairs[0].cpu_share = 0.2;
+  shared.pairs[0].min_passes = 3;
+  auto s = perfgap::probe::judge_memory(shared, 0.8);
+  EXPECT_EQ(s[0].status, Status::skip) << s[0].title;
+  EXPECT_TRUE(evidence_has(s[0], "ran 20% of the time"));
+  // Under one pass over the slice the arrays were never streamed whole.
+  MemoryMeasurement short_run;
+  short_run.pairs = {pair(0, 0, 20.0)};
+  short_run.pairs[0].cpu_share = 0.95;
+  short_run.pairs[0].min_passes = 0.4;
+  EXPECT_EQ(perfgap::probe::judge_memory(short_run, 0.8)[0].status, Status::skip);
+  // One starved local pair beside a good one: warn (naming it), never pass, and the starved
+  // figure is not compared with the best.
+  MemoryMeasurement two;
+  two.pairs = {pair(0, 0, 245.1), pair(1, 1, 240.3)};
+  for (auto& p : two.pairs) p.cpu_share = 0.97, p.min_passes = 5;
+  two.pairs[1].cpu_share = 0.3;
+  auto w = perfgap::probe::judge_memory(two, 0.8);
+  EXPECT_EQ(w[0].status, Status::warn) << w[0].title;
+  EXPECT_NE(w[0].title.find("1 starved"), std::string::npos) << w[0].title;
+  // The same pair with its CPUs: pass.
+  two.pairs[1].cpu_share = 0.97;
+  EXPECT_EQ(perfgap::probe::judge_memory(two, 0.8)[0].status, Status::pass);
+}
+
 TEST(ProbeJudges, PcieExpectedRate) {
   // Gen5 x16 carries about 55 GB/s of payload per direction, Gen4 x16 about 27.
   EXPECT_NEAR(*perfgap::probe::pcie_expected_gbps(32.0, 16), 54.8, 0.1);

@@ -101,6 +101,16 @@ std::vector<Finding> remote_memory(facts::Facts& f, const core::Thresholds& th) 
       out.push_back(std::move(fnd));
       continue;
     }
+    const double resident_mib = static_cast<double>(total) / (1u << 20);
+    if (resident_mib < th.get("min_resident_mib")) {
+      // A launcher or a shell that carries rank variables: its few pages cost the job nothing.
+      fnd.status = Status::skip;
+      fnd.title = fmt::format("{} holds {:.1f} MiB resident, below min_resident_mib ({:.0f} MiB): too small to matter", p.comm,
+                              resident_mib, th.get("min_resident_mib"));
+      fnd.metric("resident_gib", resident_mib / 1024);
+      out.push_back(std::move(fnd));
+      continue;
+    }
     double share = 100.0 * static_cast<double>(remote) / static_cast<double>(total);
     fnd.metric("remote_pct", share).metric("resident_gib", static_cast<double>(total) / (1u << 30));
     bool unbound = local == cpu_nodes;
@@ -404,12 +414,13 @@ void register_placement(core::Registry& r) {
   r.add({.id = "numa.remote_memory",
          .layer = layer::placement,
          .summary = "training processes keep their memory on the NUMA nodes of their CPUs",
-         .rule = "Per training process: bytes (pages x kernelpagesize_kB) resident on NUMA nodes holding none of its allowed CPUs, as a share of its bytes on nodes with CPUs (CPU-less GPU-memory nodes never count). `warn` above warn_pct (5%), `fail` above fail_pct (10%). numa_maps makes the kernel walk every page, so reading stops after max_read_ms per process and the evidence says the figure is a sample. `skip` without training processes.",
+         .rule = "Per training process: bytes (pages x kernelpagesize_kB) resident on NUMA nodes holding none of its allowed CPUs, as a share of its bytes on nodes with CPUs (CPU-less GPU-memory nodes never count). `warn` above warn_pct (5%), `fail` above fail_pct (10%); a process with less than min_resident_mib (256 MiB) resident on those nodes is `skip` (too small to matter: a launcher, a shell). numa_maps makes the kernel walk every page, so reading stops after max_read_ms per process and the evidence says the figure is a sample. `skip` without training processes.",
          .fix = "numactl --cpunodebind/--membind per rank, srun --mem-bind=local.",
          .reads = reads::of({reads::training(), reads::topology(), reads::numa_maps()}),
          .params = {{"warn_pct", 5, "remote share (%) above which the check warns"},
                     {"fail_pct", 10, "remote share (%) above which the check fails"},
-                    {"max_read_ms", 500, "time budget for reading one process's numa_maps"}},
+                    {"max_read_ms", 500, "time budget for reading one process's numa_maps"},
+                    {"min_resident_mib", 256, "resident memory (MiB) below which a process is too small to judge"}},
          .run = remote_memory});
   r.add({.id = "placement.gpu_affinity",
          .layer = layer::placement,
