@@ -586,7 +586,7 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
                           shortfall > 0 ? fmt::format(", {:.1f} points unexplained", unexplained) : "");
   else if (fit_stage > 0 && shortfall > 0)
     f.title = fmt::format("{}: {} account for all {:.1f} points only once fitted (as estimated they add up to {:.1f}: they overlap or sit high); "
-                          "largest {} {:.1f}",
+                          "largest: {}, {:.1f} points",
                           head, counted, shortfall, explained_est, steps.front()->id, steps.front()->share);
   else
     f.title = fmt::format("{}: {} explain {:.1f} points ({:.1f}-{:.1f}), {:.1f} unexplained", head, counted, explained, explained_low, explained_high,

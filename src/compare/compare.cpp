@@ -237,7 +237,7 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
                                          o.tolerance_pct, noise ? fmt::format(", {} within noise", noise) : "");
   if (!worse.empty()) {
     f.status = Status::fail;
-    f.title = fmt::format("{}; worse: {}", counts, names(worse));
+    f.title = fmt::format("{}; worse: {}{}", counts, names(worse), better.empty() ? "" : "; better: " + names(better));
     f.fix = "Find what changed between the two runs (settings, environment, node) with the other compare findings and the reports' node sections; rerun to rule out noise.";
   } else {
     f.title = better.empty() ? counts : fmt::format("{}; better: {}", counts, names(better));

@@ -227,6 +227,6 @@ TEST_F(ExplainCases, CompareHeadlineNamesTheQpsWin) {
   const auto b = save("q4.json", {"analyze", "nccl-tests", log_fixture("explain/qps4-all-gather.txt"), "--format", "json"}, 0);
   auto text = run_binary(PERFGAP_BINARY, {"compare", a, b});
   EXPECT_EQ(text.status, 0) << text.err;
-  EXPECT_NE(text.out.find("metrics improved, 0 regressed; largest improvement: busbw_gbps.1073741824"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("(+116.3%)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("13 metrics improved, 0 regressed; largest improvement: busbw_gbps."), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("(+116."), std::string::npos) << text.out;
 }
