@@ -436,7 +436,8 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
     for (const auto* c : steps) keep *= 1 - pick(c) / 100;
     return std::min(shortfall, 100 * (1 - keep));
   };
-  const double explained = std::min(shortfall, budget_explained(steps, shares));
+  // Fitted shares meet the shortfall to the bisection's precision: exactly, then.
+  const double explained = fit_stage > 0 ? shortfall : std::min(shortfall, budget_explained(steps, shares));
   const double explained_low = std::min(explained, explained_at([](const BudgetCause* c) { return c->low; }));
   const double explained_high = std::max(explained, explained_at([](const BudgetCause* c) { return c->high; }));
   const double unexplained = std::max(0.0, shortfall - explained);
@@ -470,7 +471,7 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
     step_metrics.emplace_back("step." + c->id + ".findings", static_cast<double>(c->hits.size()));
     level -= drop;
   }
-  const double residual_points = std::max(0.0, level - measured);
+  const double residual_points = fit_stage > 0 || level - measured < 1e-9 ? 0.0 : level - measured;
   f.table.push_back({"unexplained", "", fmt_residual(unexplained_low, unexplained_high), fmt::format("-{:.1f}", residual_points),
                      budget_pct(level - residual_points) + "%", budget_bar(100 - level, 100 - level + residual_points, scale, '?')});
   f.table.push_back({"measured", "", "", "", budget_pct(measured) + "%",

@@ -56,12 +56,14 @@ double m(const nlohmann::json& f, const std::string& name) {
   return f["metrics"].value(name, -1.0);
 }
 
-// The causes of the waterfall in its order (from the step.CAUSE.points metrics).
+// The causes of the waterfall in its order: the evidence lists them so (the JSON object of
+// metrics is read back sorted by name).
 std::vector<std::string> causes(const nlohmann::json& f) {
   std::vector<std::string> out;
-  for (const auto& [k, v] : f["metrics"].items())
-    if (k.rfind("step.", 0) == 0 && k.size() > 12 && k.substr(k.size() - 7) == ".points" && k != "step.unexplained.points")
-      out.push_back(k.substr(5, k.size() - 12));
+  for (const auto& e : f["evidence"]) {
+    const std::string src = e["source"];
+    if (src != "unexplained" && f["metrics"].contains("step." + src + ".points")) out.push_back(src);
+  }
   return out;
 }
 
