@@ -218,6 +218,12 @@ TEST_F(ExplainCases, NcclTestsWithoutAReferenceNeedsABasis) {
   const auto& u = perfgap::fixture::required_finding(single, "nccl_tests.busbw");
   EXPECT_EQ(u["status"], "skip");
   EXPECT_NE(u["title"].get<std::string>().find("ranks not shown, nodes not shown"), std::string::npos) << u["title"];
+  // The NICs read from a node report: the GB200 node's four ACTIVE 400 Gb/s ports.
+  const auto node = node_report("gb200-vm");
+  auto from_node = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", qps1, "--node-report", node}, 1);
+  const auto& n = perfgap::fixture::required_finding(from_node, "nccl_tests.busbw");
+  EXPECT_NEAR(m(n, "expected_busbw_gbps"), 200, 1e-9);
+  EXPECT_NE(n["title"].get<std::string>().find("4 ACTIVE RDMA ports, 1600 Gb/s together"), std::string::npos) << n["title"];
   auto half = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", qps1, "--nics", "2"});
   EXPECT_EQ(half.status, 2);
   EXPECT_TRUE(perfgap::fixture::one_line(half.err)) << half.err;
