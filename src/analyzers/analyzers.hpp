@@ -75,7 +75,16 @@ struct NcclTestsOptions {
   std::string reference_source;
   std::vector<std::uint64_t> sizes;  // empty: every size >= 1 MiB
   double threshold = 0.95;
+  // Without a reference, the basis for judging busbw: the node's RDMA line rate, all NICs
+  // together, in Gb/s (--nics x --link-gbps, or the ACTIVE ports of a node report), and what
+  // it came from. A multi-node run's busbw is bounded by it (ring and tree collectives move
+  // each rank's share through the node's NICs); 0: no basis.
+  double nic_gbps_total = 0;
+  std::string nic_basis;
 };
+// Below these shares of the line-rate expectation, busbw fails / warns (an expectation derived
+// from the hardware, not a measured reference: protocol overhead keeps good fabrics near 80-95%).
+inline constexpr double kNcclExpectedFail = 0.5, kNcclExpectedWarn = 0.8;
 // The largest old-layout `error` (max absolute error) that is rounding for a data type:
 // max(1e-3, 8 x the type's machine epsilon); 0 for integer types (exact).
 double max_error_tolerance(const std::string& type);

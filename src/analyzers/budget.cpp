@@ -16,8 +16,8 @@ using report::Finding;
 using report::Status;
 
 // One finding id of the reports, whatever its subjects and reports: in data-parallel training the
-// slowest node sets the pace, so a cause found on many nodes (or for many processes) costs once.
-struct BudgetCause {
+// slowest node sets the pace, so a finding seen on many nodes (or for many processes) costs once.
+struct BudgetHit {
   std::string id;
   Status status = Status::warn;
   std::string title;
@@ -26,8 +26,47 @@ struct BudgetCause {
   const core::KbImpact* kb = nullptr;
 };
 
+// A root cause (core::KbCause, or an id no cause names): the findings that see it count once.
+struct BudgetCause {
+  std::string id, title;
+  const core::KbCause* kb = nullptr;
+  std::vector<const BudgetHit*> hits;
+  Status status = Status::warn;
+  bool has_prior = false;
+  double prior_low = 0, prior_high = 0;  // the union of the found estimated members' ranges
+  bool measured = false;
+  std::string measured_how;           // what the measurement was and how it became the estimate
+  double point = 0, low = 0, high = 0;  // the estimate and its range (measured: within the prior)
+  double share = 0;                   // percent of throughput after fitting to the shortfall
+  bool estimated() const { return has_prior || measured; }
+  bool not_counted = false;  // every finding behind it is not_a_cause
+};
+
+// What the reports measured, whatever the status of the finding that carries it.
+struct BudgetMeasure {
+  double value = 0;
+  std::string where;
+  bool found = false;
+  void more(double v, const std::string& at) {  // keep the largest
+    if (!found || v > value) { value = v; where = at; found = true; }
+  }
+  void less(double v, const std::string& at) {  // keep the smallest
+    if (!found || v < value) { value = v; where = at; found = true; }
+  }
+};
+struct BudgetMeasures {
+  BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio;
+  double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
+  std::string busbw_basis_name;
+};
+
 constexpr std::size_t kBudgetWhereShown = 3;
 constexpr int kBudgetBarWidth = 40;
+// A suspicion from configuration alone ranks as if half its size against a measured cause: the
+// measured one is what the run shows, the suspected one what it may show.
+constexpr double kPriorRankWeight = 0.5;
+// A measured estimate's own band: the measurement is one run, the sensitivity one public case.
+constexpr double kMeasuredBand = 0.25;
 
 bool budget_problem(Status s) { return s == Status::fail || s == Status::warn; }
 
@@ -66,7 +105,7 @@ bool budget_same_report(const compare::ReportView& a, const compare::ReportView&
 std::string budget_pct(double v) { return fmt::format("{:.1f}", v); }
 std::string budget_range(double lo, double hi) { return lo == hi ? fmt::format("{:g}%", lo) : fmt::format("{:g}-{:g}%", lo, hi); }
 
-std::string budget_where(const BudgetCause& c) {
+std::string budget_where(const BudgetHit& c) {
   std::string out;
   for (std::size_t i = 0; i < c.where.size() && i < kBudgetWhereShown; ++i) out += (i ? ", " : "") + c.where[i];
   if (c.where.size() > kBudgetWhereShown) out += fmt::format(" and {} more", c.where.size() - kBudgetWhereShown);
@@ -102,6 +141,125 @@ std::string budget_bar(double from, double to, double total, char mark) {
   return "[" + bar + "]";
 }
 
+std::optional<double> budget_metric(const compare::ReportFinding& f, std::string_view name) {
+  for (const auto& [k, v] : f.metrics)
+    if (k == name && std::isfinite(v)) return v;
+  return std::nullopt;
+}
+
+// The measurements of one finding, any status but skip and error (they measured nothing).
+void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m) {
+  if (x.status == Status::skip || x.status == Status::error) return;
+  if (x.id == "perf.smmu_cmdq")
+    if (auto v = budget_metric(x, "smmu_cmdq_pct")) m.smmu_pct.more(*v, at);
+  if (x.id == "profile.gpu_idle" || x.id == "profile.launch_bound")
+    if (auto v = budget_metric(x, "host_bound_pct")) m.host_bound_pct.more(*v, at);
+  if (x.id == "numa.remote_memory" || x.id == "numastat.remote") {
+    if (auto v = budget_metric(x, "remote_pct")) m.remote_pct.more(*v, at);
+    if (auto v = budget_metric(x, "other_node_pct")) m.remote_pct.more(*v, at);
+  }
+  if (x.id == "turbostat.busy_mhz" || x.id == "live.busy_mhz" || x.id == "probe.cpu_busy_mhz") {
+    auto busy = budget_metric(x, "busy_mhz"), rated = budget_metric(x, "rated_mhz");
+    if (busy && rated && *rated > 0 && *busy > 0) {
+      const double ratio = std::min(1.0, *busy / *rated);
+      if (!m.busy_ratio.found || ratio < m.busy_ratio.value) {
+        m.busy_ratio.less(ratio, at);
+        m.busy_mhz = *busy;
+        m.rated_mhz = *rated;
+      }
+    }
+  }
+  if (x.id == "profile.exposed_comm" && x.subject == "all") {
+    auto pct = budget_metric(x, "exposed_pct_of_iter");
+    if (pct && (!m.exposed_pct.found || *pct > m.exposed_pct.value)) {
+      m.exposed_pct.more(*pct, at);
+      m.exposed_ms = budget_metric(x, "exposed_ms_per_iter").value_or(0);
+    }
+  }
+  if (x.id == "nccl_tests.busbw")
+    if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
+      if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
+        m.busbw_ratio.less(std::min(1.0, *r), at);
+        m.busbw = budget_metric(x, "max_busbw_gbps").value_or(0);
+        if (auto ref = budget_metric(x, "reference_peak_busbw_gbps")) {
+          m.busbw_basis = *ref;
+          m.busbw_basis_name = "the reference";
+        } else if (auto exp = budget_metric(x, "expected_busbw_gbps")) {
+          m.busbw_basis = *exp;
+          m.busbw_basis_name = "the expected";
+        }
+      }
+    }
+}
+
+std::string fmt_residual(double lo, double hi) { return std::fabs(hi - lo) < 0.05 ? "" : fmt::format("{:.1f}-{:.1f}", lo, hi); }
+
+double budget_clamp(double v, double lo, double hi) { return std::clamp(v, lo, hi); }
+
+// The cause's estimate from what the reports measured; false when they measured nothing of it.
+bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high) {
+  if (!c.kb || c.kb->estimate.empty()) return false;
+  const auto& k = *c.kb;
+  double e = 0;
+  std::string how;
+  if (k.estimate == "smmu_share" && m.smmu_pct.found) {
+    if (m.host_bound_pct.found) {
+      e = m.host_bound_pct.value * m.smmu_pct.value / 100;
+      how = fmt::format("SMMU command-queue frames hold {:.1f}% of CPU samples ({}) and the GPU waits on the host {:.1f}% of the iteration ({}): "
+                        "{:.1f} x {:.2f} = {:.1f} points",
+                        m.smmu_pct.value, m.smmu_pct.where, m.host_bound_pct.value, m.host_bound_pct.where, m.host_bound_pct.value,
+                        m.smmu_pct.value / 100, e);
+    } else {
+      e = k.case_cost * m.smmu_pct.value / k.case_measured;
+      how = fmt::format("SMMU command-queue frames hold {:.1f}% of CPU samples ({}); scaled by the public case ({:g}% of cycles cost {:g} points): "
+                        "{:.1f} points (a profile's host-bound share would decide it for this job)",
+                        m.smmu_pct.value, m.smmu_pct.where, k.case_measured, k.case_cost, e);
+    }
+  } else if (k.estimate == "cpu_frequency" && m.busy_ratio.found) {
+    const double deficit = 100 * (1 - m.busy_ratio.value);
+    if (m.host_bound_pct.found) {
+      e = m.host_bound_pct.value * deficit / 100;
+      how = fmt::format("busy cores at {:.0f} of {:.0f} MHz ({:.1f}% below the rated turbo, {}) and the GPU waits on the host {:.1f}% of the "
+                        "iteration ({}): {:.1f} points",
+                        m.busy_mhz, m.rated_mhz, deficit, m.busy_ratio.where, m.host_bound_pct.value, m.host_bound_pct.where, e);
+    } else {
+      e = k.case_cost * deficit / k.case_measured;
+      how = fmt::format("busy cores at {:.0f} of {:.0f} MHz, {:.1f}% below the rated turbo ({}); scaled by the public case ({:g}% below cost {:g} "
+                        "points): {:.1f} points",
+                        m.busy_mhz, m.rated_mhz, deficit, m.busy_ratio.where, k.case_measured, k.case_cost, e);
+    }
+  } else if (k.estimate == "remote_numa" && m.remote_pct.found) {
+    e = k.case_cost * m.remote_pct.value / k.case_measured;
+    how = fmt::format("{:.1f}% of memory remote ({}); scaled by the public case ({:g}% remote cost {:g} points): {:.1f} points", m.remote_pct.value,
+                      m.remote_pct.where, k.case_measured, k.case_cost, e);
+  } else if (k.estimate == "collective" && m.exposed_pct.found && m.busbw_ratio.found) {
+    const double r = m.busbw_ratio.value;
+    e = m.exposed_pct.value * (1 - r);
+    const double iter_ms = m.exposed_pct.value > 0 ? m.exposed_ms * 100 / m.exposed_pct.value : 0;
+    how = fmt::format("communication not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); busbw {:.1f} GB/s, {:.1f}% of {} "
+                      "{:.1f} GB/s ({}): at that bandwidth the exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points",
+                      m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, m.busbw, 100 * r, m.busbw_basis_name, m.busbw_basis,
+                      m.busbw_ratio.where, m.exposed_ms * r, m.exposed_ms * (1 - r), e);
+  } else {
+    return false;
+  }
+  c.measured = true;
+  c.point = budget_clamp(e, bound_low, bound_high);
+  c.low = budget_clamp(e * (1 - kMeasuredBand), bound_low, bound_high);
+  c.high = budget_clamp(e * (1 + kMeasuredBand), bound_low, bound_high);
+  if (c.point != e)
+    how += fmt::format("; held to the knowledge base's {} for this cause: {:.1f}", budget_range(bound_low, bound_high), c.point);
+  c.measured_how = std::move(how);
+  return true;
+}
+
+// What the causes explain together: they stack as throughput factors.
+double budget_explained(const std::vector<BudgetCause*>& cs, const std::vector<double>& shares) {
+  double keep = 1;
+  for (std::size_t i = 0; i < cs.size(); ++i) keep *= 1 - shares[i] / 100;
+  return 100 * (1 - keep);
+}
+
 }  // namespace
 
 report::Finding explain_budget(const std::vector<BudgetInput>& reports, const core::Kb& kb, const BudgetOptions& o) {
@@ -112,13 +270,14 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   const double measured = o.measured_pct;
   const double shortfall = std::max(0.0, 100.0 - measured);
 
-  std::map<std::string, BudgetCause, std::less<>> causes;
+  std::map<std::string, BudgetHit, std::less<>> hits;
   std::vector<std::string> order;  // ids in the order the reports give them
   std::set<std::string, std::less<>> seen_ids;  // every id of the reports, any status: what was measured
+  BudgetMeasures meas;
   std::size_t undecided = 0, used = 0;
   std::vector<std::string> notes;
   auto attribute = [&](const std::string& id, Status st, const std::string& title, std::string where) {
-    auto [it, fresh] = causes.try_emplace(id);
+    auto [it, fresh] = hits.try_emplace(id);
     auto& c = it->second;
     if (fresh) {
       c.id = id;
@@ -160,62 +319,163 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
           }
         continue;
       }
+      budget_measure(x, at, meas);
       if (x.status == Status::skip || x.status == Status::error) ++undecided;
       if (budget_problem(x.status)) attribute(x.id, x.status, x.title, at);
     }
   }
 
-  std::vector<const BudgetCause*> steps, unestimated, unknown, not_counted;
+  // Ids into causes: the knowledge base's grouping, else each id its own cause.
+  std::map<std::string, BudgetCause, std::less<>> causes;
+  std::vector<std::string> cause_order;
   for (const auto& id : order) {
-    const auto& c = causes.at(id);
-    if (!c.kb) unknown.push_back(&c);
-    else if (c.kb->kind == core::KbImpact::Kind::estimated) steps.push_back(&c);
-    else if (c.kb->kind == core::KbImpact::Kind::unestimated) unestimated.push_back(&c);
-    else not_counted.push_back(&c);
+    const auto& h = hits.at(id);
+    const core::KbCause* kc = kb.cause_of(id);
+    const std::string cid = kc ? kc->id : id;
+    auto [it, fresh] = causes.try_emplace(cid);
+    auto& c = it->second;
+    if (fresh) {
+      c.id = cid;
+      c.kb = kc;
+      c.title = kc ? kc->title : h.title;
+      c.status = h.status;
+      cause_order.push_back(cid);
+    } else if (report::severity(h.status) > report::severity(c.status)) {
+      c.status = h.status;
+    }
+    c.hits.push_back(&h);
   }
-  auto mid = [](const BudgetCause* c) { return (c->kb->low_pct + c->kb->high_pct) / 2; };
-  // Ranked: the largest estimated share first (ties by id, so the order is stable).
-  std::stable_sort(steps.begin(), steps.end(), [&](auto* a, auto* b) { return mid(a) != mid(b) ? mid(a) > mid(b) : a->id < b->id; });
-
-  double keep_low = 1, keep_high = 1, keep_mid = 1;  // the share of the reference the causes leave
-  for (const auto* c : steps) {
-    keep_low *= 1 - c->kb->low_pct / 100;
-    keep_high *= 1 - c->kb->high_pct / 100;
-    keep_mid *= 1 - mid(c) / 100;
+  // A cause that absorbs another takes its findings (and so its measurement) when both are found:
+  // a missing topology file is why the collectives are slow, not a second cause beside them.
+  for (const auto& cid : cause_order) {
+    auto& c = causes.at(cid);
+    if (!c.kb || c.kb->absorbs.empty()) continue;
+    auto other = causes.find(c.kb->absorbs);
+    if (other == causes.end() || other->second.hits.empty() || other->first == cid) continue;
+    for (const auto* h : other->second.hits) c.hits.push_back(h);
+    if (report::severity(other->second.status) > report::severity(c.status)) c.status = other->second.status;
+    other->second.hits.clear();
   }
-  const double explained_low = 100 * (1 - keep_low), explained_high = 100 * (1 - keep_high), explained_mid = 100 * (1 - keep_mid);
-  const double unexplained = std::max(0.0, shortfall - explained_mid);
-  const double unexplained_low = std::max(0.0, shortfall - explained_high), unexplained_high = std::max(0.0, shortfall - explained_low);
 
-  // The waterfall, in points of the reference: each cause takes its share of what is left.
-  const double scale = std::max(shortfall, explained_mid);
-  f.table = {{"step", "estimate", "points", "level", "waterfall (points below the reference)"}};
-  f.table.push_back({"reference", "", "", "100.0%", budget_bar(0, 0, scale, '#')});
+  std::vector<BudgetCause*> steps, unestimated, not_counted;
+  for (const auto& cid : cause_order) {
+    auto& c = causes.at(cid);
+    if (c.hits.empty()) continue;  // absorbed
+    bool all_not_a_cause = true;
+    for (const auto* h : c.hits) {
+      if (!h->kb || h->kb->kind != core::KbImpact::Kind::not_a_cause) all_not_a_cause = false;
+      if (h->kb && h->kb->kind == core::KbImpact::Kind::estimated) {
+        c.prior_low = c.has_prior ? std::min(c.prior_low, h->kb->low_pct) : h->kb->low_pct;
+        c.prior_high = c.has_prior ? std::max(c.prior_high, h->kb->high_pct) : h->kb->high_pct;
+        c.has_prior = true;
+      }
+    }
+    if (all_not_a_cause) {
+      c.not_counted = true;
+      not_counted.push_back(&c);
+      continue;
+    }
+    // A measurement is held to the found members' range, else to the range any member of the
+    // cause has in the knowledge base (a live finding with no entry of its own), else to 0-99.
+    double bl = c.prior_low, bh = c.prior_high;
+    bool bound = c.has_prior;
+    if (!bound && c.kb)
+      for (const auto& m : c.kb->members)
+        if (const auto* e = kb.find(m); e && e->kind == core::KbImpact::Kind::estimated) {
+          bl = bound ? std::min(bl, e->low_pct) : e->low_pct;
+          bh = bound ? std::max(bh, e->high_pct) : e->high_pct;
+          bound = true;
+        }
+    if (!bound) bl = 0, bh = 99;
+    if (!budget_estimate(c, meas, bl, bh) && c.has_prior) {
+      c.point = (c.prior_low + c.prior_high) / 2;
+      c.low = c.prior_low;
+      c.high = c.prior_high;
+    }
+    (c.estimated() ? steps : unestimated).push_back(&c);
+  }
+  // Ranked: measured causes by their estimate, suspected ones at half theirs (ties by id).
+  auto rank_key = [](const BudgetCause* c) { return c->measured ? c->point : kPriorRankWeight * c->point; };
+  std::stable_sort(steps.begin(), steps.end(), [&](auto* a, auto* b) { return rank_key(a) != rank_key(b) ? rank_key(a) > rank_key(b) : a->id < b->id; });
+
+  // Never more than the gap: when the estimates explain more than the shortfall, the suspected
+  // causes go toward the low ends of their ranges first, then the measured ones, then (when even
+  // the low ends overshoot) every share is scaled below its range. The same lambda moves each.
+  std::vector<double> points(steps.size()), lows(steps.size()), shares(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) points[i] = steps[i]->point, lows[i] = steps[i]->low;
+  const double explained_est = budget_explained(steps, points);
+  int fit_stage = 0;  // 0: fits as estimated; 1: priors lowered; 2: measured too; 3: below the ranges
+  shares = points;
+  if (explained_est > shortfall + 1e-9) {
+    auto with = [&](int stage, double lambda) {
+      std::vector<double> s(steps.size());
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const bool prior = !steps[i]->measured;
+        if (stage == 1) s[i] = prior ? lows[i] + lambda * (points[i] - lows[i]) : points[i];
+        else if (stage == 2) s[i] = prior ? lows[i] : lows[i] + lambda * (points[i] - lows[i]);
+        else s[i] = lambda * lows[i];
+      }
+      return s;
+    };
+    for (int stage = 1; stage <= 3; ++stage) {
+      if (budget_explained(steps, with(stage, 0)) > shortfall + 1e-9 && stage < 3) continue;
+      double lo = 0, hi = 1;  // explained grows with lambda: the largest lambda that fits
+      for (int it = 0; it < 60; ++it) {
+        const double mid = (lo + hi) / 2;
+        (budget_explained(steps, with(stage, mid)) <= shortfall ? lo : hi) = mid;
+      }
+      shares = with(stage, lo);
+      fit_stage = stage;
+      break;
+    }
+  }
+  for (std::size_t i = 0; i < steps.size(); ++i) steps[i]->share = shares[i];
+
+  auto explained_at = [&](auto pick) {
+    double keep = 1;
+    for (const auto* c : steps) keep *= 1 - pick(c) / 100;
+    return std::min(shortfall, 100 * (1 - keep));
+  };
+  // Fitted shares meet the shortfall to the bisection's precision: exactly, then.
+  const double explained = fit_stage > 0 ? shortfall : std::min(shortfall, budget_explained(steps, shares));
+  const double explained_low = std::min(explained, explained_at([](const BudgetCause* c) { return c->low; }));
+  const double explained_high = std::max(explained, explained_at([](const BudgetCause* c) { return c->high; }));
+  const double unexplained = std::max(0.0, shortfall - explained);
+  const double unexplained_low = shortfall - explained_high, unexplained_high = shortfall - explained_low;
+
+  // The waterfall, in points of the reference: each cause takes its share of what is left, and the
+  // residual takes the level to the measured one exactly.
+  const double scale = shortfall;
+  f.table = {{"step", "basis", "estimate", "points", "level", "waterfall (points below the reference)"}};
+  f.table.push_back({"reference", "", "", "", "100.0%", budget_bar(0, 0, scale, '#')});
   double level = 100;
   std::vector<std::pair<std::string, double>> step_metrics;
-  // The same waterfall for the HTML page, in percent of the reference.
   report::Chart chart;
   chart.kind = report::Chart::Kind::waterfall;
-  chart.title = "the gap, explained: estimated cost of each finding (mid-range), then what is left";
+  chart.title = "the gap, explained: the estimated share of each cause (fitted to the shortfall), then what is left";
   chart.y_label = "% of reference";
   chart.reference_y = 100 * o.threshold;
   chart.reference_label = fmt::format("{:.0f}% bar", 100 * o.threshold);
   chart.steps.push_back({"reference", 0, 100, false});
-  for (const auto* c : steps) {
-    const double drop = level * mid(c) / 100;
+  for (auto* c : steps) {
+    const double drop = level * c->share / 100;
     chart.steps.push_back({c->id, level, level - drop, false});
-    f.table.push_back({c->id, budget_range(c->kb->low_pct, c->kb->high_pct), fmt::format("-{:.1f}", drop), budget_pct(level - drop) + "%",
+    std::string est = c->measured ? fmt::format("{:.1f}%", c->point) : budget_range(c->low, c->high);
+    f.table.push_back({c->id, c->measured ? "measured" : "prior", est, fmt::format("-{:.1f}", drop), budget_pct(level - drop) + "%",
                        budget_bar(100 - level, 100 - level + drop, scale, '#')});
-    step_metrics.emplace_back("step." + c->id + ".low_pct", c->kb->low_pct);
-    step_metrics.emplace_back("step." + c->id + ".high_pct", c->kb->high_pct);
+    step_metrics.emplace_back("step." + c->id + ".low_pct", c->low);
+    step_metrics.emplace_back("step." + c->id + ".high_pct", c->high);
+    step_metrics.emplace_back("step." + c->id + ".estimate_pct", c->point);
     step_metrics.emplace_back("step." + c->id + ".points", drop);
+    step_metrics.emplace_back("step." + c->id + ".measured", c->measured ? 1 : 0);
+    step_metrics.emplace_back("step." + c->id + ".findings", static_cast<double>(c->hits.size()));
     level -= drop;
   }
-  const double residual_points = std::max(0.0, level - measured);
-  f.table.push_back({"unexplained", unexplained_low == unexplained_high ? "" : fmt::format("{:.1f}-{:.1f}", unexplained_low, unexplained_high),
-                     fmt::format("-{:.1f}", residual_points), budget_pct(std::min(level, std::max(measured, 0.0))) + "%",
-                     budget_bar(100 - level, 100 - level + residual_points, scale, '?')});
-  f.table.push_back({"measured", "", "", budget_pct(measured) + "%", ""});
+  const double residual_points = fit_stage > 0 || level - measured < 1e-9 ? 0.0 : level - measured;
+  f.table.push_back({"unexplained", "", fmt_residual(unexplained_low, unexplained_high), fmt::format("-{:.1f}", residual_points),
+                     budget_pct(level - residual_points) + "%", budget_bar(100 - level, 100 - level + residual_points, scale, '?')});
+  f.table.push_back({"measured", "", "", "", budget_pct(measured) + "%",
+                     fmt::format("explained {:.1f} + unexplained {:.1f} = shortfall {:.1f}", explained, unexplained, shortfall)});
   step_metrics.emplace_back("step.unexplained.points", residual_points);
   if (residual_points > 0) chart.steps.push_back({"unexplained", level, level - residual_points, true});
   chart.steps.push_back({"measured", 0, measured, false});
@@ -225,20 +485,41 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   f.metric("shortfall_pct", shortfall);
   f.metric("explained_pct.low", explained_low);
   f.metric("explained_pct.high", explained_high);
-  f.metric("explained_pct", explained_mid);
+  f.metric("explained_pct", explained);
+  f.metric("explained_pct.as_estimated", explained_est);
   f.metric("unexplained_pct", unexplained);
   f.metric("unexplained_pct.low", unexplained_low);
   f.metric("unexplained_pct.high", unexplained_high);
-  f.metric("estimated_findings", static_cast<double>(steps.size()));
-  f.metric("unestimated_findings", static_cast<double>(unestimated.size() + unknown.size()));
+  f.metric("fitted", fit_stage);
+  f.metric("causes", static_cast<double>(steps.size()));
+  f.metric("measured_causes", static_cast<double>(std::count_if(steps.begin(), steps.end(), [](auto* c) { return c->measured; })));
+  std::size_t estimated_findings = 0;
+  for (const auto* c : steps) estimated_findings += c->hits.size();
+  f.metric("estimated_findings", static_cast<double>(estimated_findings));
+  f.metric("unestimated_findings", static_cast<double>(unestimated.size()));
   f.metric("reports", static_cast<double>(used));
   for (auto& m : step_metrics) f.metrics.push_back(std::move(m));
 
+  // Each cause: its findings (where, title), its basis, its range and source, its share.
   for (const auto* c : steps) {
-    std::string cond = budget_conditions(*c->kb);
-    f.add(c->id, fmt::format("{} in {}: {}; estimated {} of throughput{}{} (source: {})", report::to_string(c->status), budget_where(*c), c->title,
-                             budget_range(c->kb->low_pct, c->kb->high_pct), cond.empty() ? "" : " where " + cond,
-                             c->kb->note.empty() ? "" : "; assumes " + c->kb->note, budget_source(c->kb->source)));
+    std::string members;
+    for (const auto* h : c->hits) members += fmt::format("{}{} ({} in {}: {})", members.empty() ? "" : "; ", h->id, report::to_string(h->status), budget_where(*h), h->title);
+    std::string basis;
+    if (c->measured) {
+      basis = "basis: measured: " + c->measured_how;
+    } else {
+      const core::KbImpact* k = nullptr;
+      for (const auto* h : c->hits)
+        if (h->kb && h->kb->kind == core::KbImpact::Kind::estimated && (!k || h->kb->high_pct > k->high_pct)) k = h->kb;
+      std::string cond = k ? budget_conditions(*k) : "";
+      basis = fmt::format("basis: prior (configuration only, nothing in the reports measures it): estimated {} of throughput{}{}{}",
+                          budget_range(c->low, c->high), cond.empty() ? "" : " where " + cond, k && !k->note.empty() ? "; assumes " + k->note : "",
+                          k ? " (source: " + budget_source(k->source) + ")" : "");
+    }
+    std::string share = std::fabs(c->share - c->point) > 0.05
+                            ? fmt::format("{:.1f} of throughput after fitting to the shortfall (estimated {:.1f})", c->share, c->point)
+                            : fmt::format("{:.1f}% of throughput", c->share);
+    f.add(c->id, fmt::format("{}: {}; {}; share {}", c->title, members, basis, share));
   }
   // The next measurement: the first in the knowledge base's order that no report covers.
   std::vector<const core::KbMeasurement*> missing;
@@ -251,8 +532,11 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   std::string next;
   if (shortfall <= 0) {
     f.add("unexplained", "no shortfall to explain");
-  } else if (unexplained_high <= 0) {
-    f.add("unexplained", fmt::format("none: the estimates ({:.1f}-{:.1f} points) cover the {:.1f}-point shortfall", explained_low, explained_high, shortfall));
+  } else if (fit_stage > 0) {
+    f.add("unexplained", fmt::format("none left once the estimates are fitted: as estimated they explain {:.1f} points of a {:.1f}-point shortfall",
+                                     explained_est, shortfall));
+  } else if (unexplained <= 0.05) {
+    f.add("unexplained", fmt::format("none: the estimates ({:.1f} points) cover the {:.1f}-point shortfall", explained, shortfall));
   } else if (!missing.empty()) {
     next = missing.front()->name;
     f.add("unexplained", fmt::format("{:.1f} points ({:.1f}-{:.1f}); next measurement: {}: {}", unexplained, unexplained_low, unexplained_high, next,
@@ -266,21 +550,28 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
                                      unexplained, unexplained_low, unexplained_high));
   }
   for (const auto* c : unestimated)
-    f.add(c->id, fmt::format("{} in {}: {}; unestimated: {}", report::to_string(c->status), budget_where(*c), c->title, c->kb->note));
-  for (const auto* c : unknown)
-    f.add(c->id, fmt::format("{} in {}: {}; unestimated: no knowledge-base entry for this id (a newer perfgap's or a site's own: add one with --kb DIR)",
-                             report::to_string(c->status), budget_where(*c), c->title));
+    for (const auto* h : c->hits) {
+      const std::string why = h->kb ? h->kb->note
+                                    : "no knowledge-base entry for this id (a newer perfgap's or a site's own: add one with --kb DIR)";
+      f.add(h->id, fmt::format("{} in {}: {}; unestimated: {}{}", report::to_string(h->status), budget_where(*h), h->title, why,
+                               c->id != h->id ? " (cause: " + c->id + ")" : ""));
+    }
   for (const auto* c : not_counted)
-    f.add(c->id, fmt::format("{} in {}: not counted: {}", report::to_string(c->status), budget_where(*c), c->kb->note));
+    for (const auto* h : c->hits) f.add(h->id, fmt::format("{} in {}: not counted: {}", report::to_string(h->status), budget_where(*h), h->title, h->kb->note));
 
-  if (explained_mid > shortfall && !steps.empty())
-    f.add("estimates", fmt::format("the estimates ({:.1f} points at mid-range) exceed the {:.1f}-point shortfall: this workload sits at the low end of "
-                                   "their ranges, or the causes overlap",
-                                   explained_mid, shortfall));
+  if (fit_stage > 0 && shortfall > 0) {
+    static const char* const kHow[] = {"", "the suspected (prior) causes are taken toward the low ends of their ranges",
+                                       "the suspected causes sit at their low ends and the measured ones are scaled within their ranges",
+                                       "even the low ends exceed it: every share is scaled below its range"};
+    f.add("estimates", fmt::format("the estimates overlap or sit high for this run: they add up to {:.1f} points, more than the {:.1f}-point shortfall; "
+                                   "to fit, {} (the shares shown)",
+                                   explained_est, shortfall, kHow[fit_stage]));
+  }
   if (undecided)
     f.add("undecided", fmt::format("{} finding{} of the reports could not decide (skip or error): what they would find is not in the budget", undecided,
                                    undecided == 1 ? "" : "s"));
   for (auto& n : notes) f.add("reports", std::move(n));
+  f.add("arithmetic", fmt::format("explained {:.1f} + unexplained {:.1f} = shortfall {:.1f} points of the reference", explained, unexplained, shortfall));
   // What the figure came from last: the title and the table already say it.
   for (const auto& e : o.measured_evidence) f.evidence.push_back(e);
 
@@ -288,18 +579,31 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   f.status = below ? Status::fail : Status::pass;
   std::string head = below ? fmt::format("{:.1f}% of reference, {:.1f} points short (bar {:.0f}%)", measured, shortfall, 100 * o.threshold)
                            : fmt::format("{:.1f}% of reference, at or above the {:.0f}% bar", measured, 100 * o.threshold);
+  const std::size_t n_measured = static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](auto* c) { return c->measured; }));
+  const std::string counted =
+      fmt::format("{} cause{} ({} measured)", steps.size(), steps.size() == 1 ? "" : "s", n_measured);
   if (steps.empty())
-    f.title = fmt::format("{}: no estimated finding in {} report{}{}", head, used, used == 1 ? "" : "s",
+    f.title = fmt::format("{}: no estimated cause in {} report{}{}", head, used, used == 1 ? "" : "s",
                           shortfall > 0 ? fmt::format(", {:.1f} points unexplained", unexplained) : "");
+  else if (fit_stage > 0 && shortfall > 0)
+    f.title = fmt::format("{}: {} account for all {:.1f} points only once fitted (as estimated they add up to {:.1f}: they overlap or sit high); "
+                          "largest: {}, {:.1f} points",
+                          head, counted, shortfall, explained_est, steps.front()->id, steps.front()->share);
   else
-    f.title = fmt::format("{}: {} finding{} explain {:.1f}-{:.1f} points, {:.1f} unexplained", head, steps.size(), steps.size() == 1 ? "" : "s",
-                          explained_low, explained_high, unexplained);
+    f.title = fmt::format("{}: {} explain {:.1f} points ({:.1f}-{:.1f}), {:.1f} unexplained", head, counted, explained, explained_low, explained_high,
+                          unexplained);
   if (!next.empty()) f.title += "; next: " + next;
   if (below) {
-    f.fix = steps.empty() ? "" : "Fix the findings in the waterfall's order (the largest estimated share first), measure again and run explain on the new reports. ";
+    if (!steps.empty()) {
+      const auto* top = steps.front();
+      f.fix = fmt::format("First {} ({:.1f} points, {}): {}. ", top->id, top->share,
+                          top->measured ? "measured" : "suspected from configuration only: measure it before counting on it",
+                          top->kb && !top->kb->next.empty() ? top->kb->next : top->title);
+      f.fix += "Then the other causes by their measured share; measure again and run explain on the new reports. ";
+    }
     f.fix += next.empty() ? "Compare the run with the reference step by step (profile.compare) for the rest." : "For the rest, measure " + next + ".";
-    f.impact = fmt::format("{:.1f}% of the reference throughput lost: {:.1f}-{:.1f} points estimated from findings, {:.1f} not explained", shortfall,
-                           explained_low, explained_high, unexplained);
+    f.impact = fmt::format("{:.1f}% of the reference throughput lost: {:.1f} points explained by {}, {:.1f} not explained", shortfall, explained,
+                           counted, unexplained);
   }
   return f;
 }

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "analyzers/analyzers.hpp"
@@ -86,12 +87,23 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   for (const auto& [s, r] : rows) {
     max_busbw = std::max(max_busbw, r->out_of_place->busbw);
     f.metric(fmt::format("busbw_gbps.{}", s), r->out_of_place->busbw);
+    // In-place and out-of-place are two measurements of one bandwidth: their difference is the
+    // run's own spread, compare's noise floor for this size.
+    if (r->in_place && r->in_place->busbw > 0)
+      f.metric(fmt::format("busbw_gbps.{}.spread", s), std::fabs(r->out_of_place->busbw - r->in_place->busbw));
   }
   f.metric("max_busbw_gbps", max_busbw);
   f.metric("sizes", static_cast<double>(rows.size()));
   f.metric("wrong", wrong_total);
   if (run.avg_busbw) f.metric("avg_busbw_gbps", *run.avg_busbw);
-  std::string what = run.collective.empty() ? "nccl-tests" : run.collective;
+  // Every title names the collective and the scale it ran at: a busbw means nothing without them.
+  const auto ranks = run.ranks();
+  const auto nodes = run.nodes();
+  std::string what = fmt::format("{} on {}, {}", run.collective.empty() ? "nccl-tests" : run.collective,
+                                 ranks ? fmt::format("{} rank{}", *ranks, *ranks == 1 ? "" : "s") : std::string("ranks not shown"),
+                                 nodes ? fmt::format("{} node{}", *nodes, *nodes == 1 ? "" : "s") : std::string("nodes not shown"));
+  if (ranks) f.metric("ranks", static_cast<double>(*ranks));
+  if (nodes) f.metric("nodes", static_cast<double>(*nodes));
 
   std::vector<std::string> below;
   std::size_t compared = 0;
@@ -124,6 +136,12 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
       f.add(where(*r), line, fmt::format(">= {:.0f}% of reference", 100 * o.threshold));
     }
     if (compared) f.metric("min_ratio", worst_ratio);
+    double ref_peak = 0;
+    for (const auto& [sz, r] : ref) ref_peak = std::max(ref_peak, r->out_of_place->busbw);
+    if (ref_peak > 0 && max_busbw > 0) {
+      f.metric("reference_peak_busbw_gbps", ref_peak);
+      f.metric("peak_ratio", max_busbw / ref_peak);
+    }
   } else {
     for (auto s : sizes) {
       const auto* r = rows[s];
@@ -192,6 +210,17 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     f.evidence.insert(f.evidence.begin(), ev.begin(), ev.end());
   }
 
+  // Without a reference: the line rate of the node's NICs is the basis, for a run across nodes.
+  const bool multi_node = nodes && *nodes >= 2;
+  const double expected = !o.reference && multi_node && o.nic_gbps_total > 0 ? o.nic_gbps_total / 8 : 0;
+  if (expected > 0) {
+    f.metric("expected_busbw_gbps", expected);
+    if (max_busbw > 0) f.metric("peak_ratio", max_busbw / expected);
+    f.add(o.nic_basis, fmt::format("expected busbw {:.1f} GB/s: the node's RDMA line rate ({:g} Gb/s / 8) bounds a collective across {} nodes; "
+                                   "peak busbw {:.2f} GB/s is {:.1f}% of it",
+                                   expected, o.nic_gbps_total, *nodes, max_busbw, 100 * max_busbw / expected),
+          fmt::format(">= {:.0f}% of it", 100 * kNcclExpectedWarn));
+  }
   if (wrong_total > 0) {
     f.status = report::Status::fail;
     if (run.out_of_bounds && *run.out_of_bounds > 0 && wrong_rows.empty())
@@ -215,16 +244,37 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   } else if (!o.sizes.empty() && sizes.empty()) {
     f.status = report::Status::skip;
     f.title = fmt::format("{}: none of the --sizes is in this run", what);
-  } else {
+  } else if (o.reference) {
     f.status = report::Status::pass;
-    if (o.reference)
-      f.title = fmt::format("{}: busbw at {:.0f}% of the reference or better at {} size(s) (worst {:.1f}%), no wrong results", what,
-                            100 * o.threshold, compared, 100 * worst_ratio);
+    f.title = fmt::format("{}: busbw at {:.0f}% of the reference or better at {} size(s) (worst {:.1f}%), no wrong results", what,
+                          100 * o.threshold, compared, 100 * worst_ratio);
+  } else if (expected > 0) {
+    // No reference: judged against what the NICs allow, and the title says that basis.
+    const double share = max_busbw / expected;
+    f.status = share < kNcclExpectedFail ? report::Status::fail : share < kNcclExpectedWarn ? report::Status::warn : report::Status::pass;
+    f.title = fmt::format("{}: peak busbw {:.2f} GB/s, {:.1f}% of the {:.1f} GB/s the NICs allow ({}){}{}", what, max_busbw, 100 * share, expected,
+                          o.nic_basis, f.status == report::Status::pass ? ", no wrong results" : "",
+                          run.rows.empty() || run.results_checked ? "" : " (results not checked: -c 0)");
+    if (f.status != report::Status::pass) {
+      f.fix = "compare the NCCL log with a good run (perfgap analyze nccl-log): transport (Socket vs IB), GDRDMA, channel count, topology file; "
+              "then sweep NCCL_IB_QPS_PER_CONNECTION and NCCL_NCHANNELS_PER_NET_PEER (perfgap sweep); a run of the same collective on known-good "
+              "nodes (--reference) decides more precisely than the line rate";
+      f.impact = fmt::format("collectives across nodes move {:.1f}% of what the NICs carry", 100 * share);
+    }
+  } else {
+    // No basis: a busbw alone cannot pass (docs/ANALYZE.md): say what would decide.
+    f.status = report::Status::skip;
+    std::string why;
+    if (nodes && *nodes == 1)
+      why = "a single node's busbw is bounded by NVLink/PCIe, not the NICs: pass --reference with a run of the same collective on a known-good node";
+    else if (!nodes && o.nic_gbps_total > 0)
+      why = "the output does not show how many nodes ran it (no complete '# Rank' lines, no NCCL INFO nNodes): pass --reference, or the whole output";
     else
-      f.title = fmt::format("{}: {} sizes{}, peak busbw {:.2f} GB/s, no wrong results{}", what, rows.size(),
-                            run.elided.empty() ? "" : " printed (rows elided)", max_busbw,
-                            run.rows.empty() || run.results_checked ? ""
-                                : " (results not checked: -c 0)");
+      why = "pass --reference with a run of the same collective on known-good nodes, or the NICs' line rate (--nics N --link-gbps G, or --node-report "
+            "with a perfgap check report of a node) for a run across nodes";
+    f.title = fmt::format("{}: peak busbw {:.2f} GB/s over {} size{}{}{}, no basis to judge it: {}", what, max_busbw, rows.size(), rows.size() == 1 ? "" : "s",
+                          run.elided.empty() ? " printed" : " printed (rows elided)",
+                          run.rows.empty() || run.results_checked || wrong_total > 0 ? "" : " (results not checked: -c 0)", why);
   }
   if (!run.nccl_version.empty()) {
     unsigned a = 0, b = 0, c = 0;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "analyzers/analyzers.hpp"
+#include "compare/compare.hpp"
 #include "parsers/gunzip.hpp"
 #include "parsers/perf_data.hpp"
 #include "parsers/profile.hpp"
@@ -288,6 +289,9 @@ int emit_report(const std::string& kind, const std::vector<std::string>& inputs,
   return rep.has_fail() ? 1 : 0;
 }
 
+// A check report is a few hundred KiB; a fleet-sized one is not a node report.
+constexpr std::size_t kMaxNodeReportBytes = 64u << 20;
+
 void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, steps, nsys, kineto, nvidia-smi)");
   cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps | nsys | kineto | nvidia-smi")->required();
@@ -300,6 +304,9 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_option("--reference", a.reference, "nccl-tests: a reference run's output; steps: a reference step log; nsys, kineto: a reference profile");
   cmd->add_option("--iteration-range", a.iteration_range, "nsys, kineto: the NVTX/annotation range that is one iteration (default ProfilerStep#N, step-like ranges, else the timeline's period)");
   cmd->add_option("--sizes", a.sizes, "nccl-tests: sizes to judge (1M,64M,1G; K/M/G are powers of 1024); default every size >= 1 MiB");
+  cmd->add_option("--nics", a.nics, "nccl-tests without --reference: RDMA NICs per node the job uses (with --link-gbps: the busbw basis across nodes)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--link-gbps", a.link_gbps, "nccl-tests without --reference: each NIC's link rate in Gb/s (400 for NDR)")->check(CLI::Range(1.0, 100000.0));
+  cmd->add_option("--node-report", a.node_report, "nccl-tests without --reference: a perfgap check report (--format json) of a node of the run: its ACTIVE RDMA ports are the busbw basis");
   cmd->add_option("--expect-topo-file", a.expect_topo_file, "nccl-log: the NCCL topology file the job should load");
   cmd->add_option("--expect-net", a.expect_net, "nccl-log: IB or Socket (IB is assumed when the log shows RDMA devices)")
       ->check(CLI::IsMember({"IB", "Socket"}));
@@ -325,6 +332,9 @@ int run_analyze(const AnalyzeArgs& a) {
   only_for(!a.reference.empty(), "--reference", {"nccl-tests", "steps", "nsys", "kineto"});
   only_for(!a.iteration_range.empty(), "--iteration-range", {"nsys", "kineto"});
   only_for(!a.sizes.empty(), "--sizes", {"nccl-tests"});
+  only_for(a.nics.has_value() || a.link_gbps.has_value() || !a.node_report.empty(), "--nics, --link-gbps and --node-report", {"nccl-tests"});
+  if (a.nics.has_value() != a.link_gbps.has_value()) throw UsageError("--nics and --link-gbps go together (NICs per node and each one's Gb/s)");
+  if (a.nics && !a.node_report.empty()) throw UsageError("give --nics/--link-gbps or --node-report, not both");
   only_for(a.expect_topo_file.has_value(), "--expect-topo-file", {"nccl-log"});
   only_for(!a.expect_net.empty(), "--expect-net", {"nccl-log"});
   only_for(a.expect_gdr, "--expect-gdr", {"nccl-log"});
@@ -371,6 +381,31 @@ int run_analyze(const AnalyzeArgs& a) {
       nt_ref = std::move(*r);
       nt.reference = &nt_ref;
       nt.reference_source = a.reference;
+    }
+    if (a.nics) {
+      nt.nic_gbps_total = *a.nics * *a.link_gbps;
+      nt.nic_basis = fmt::format("--nics {} --link-gbps {:g}", *a.nics, *a.link_gbps);
+    } else if (!a.node_report.empty()) {
+      auto text = sys::read_named_file(a.node_report, kMaxNodeReportBytes);
+      if (!text) throw UsageError("--node-report " + a.node_report + ": " + text.error());
+      auto r = compare::read_report(*text);
+      if (!r) throw UsageError("--node-report " + a.node_report + ": " + r.error());
+      // Every ACTIVE, LinkUp RDMA port (net.ib.ports pass, or fail for a rate below its peers':
+      // it still carries traffic at its rate).
+      std::size_t ports = 0;
+      double total = 0;
+      for (const auto& x : r->findings)
+        if (x.id == "net.ib.ports" && (x.status == report::Status::pass || x.status == report::Status::fail))
+          for (const auto& [name, v] : x.metrics)
+            if (name == "rate_gbps" && v > 0 && (x.status == report::Status::pass || x.title.find("while its") != std::string::npos)) {
+              ++ports;
+              total += v;
+            }
+      if (ports == 0)
+        throw UsageError(fmt::format("--node-report {}: no ACTIVE RDMA port with a rate in it (net.ib.ports): give --nics and --link-gbps", a.node_report));
+      nt.nic_gbps_total = total;
+      nt.nic_basis = fmt::format("{}: {} ACTIVE RDMA port{}, {:g} Gb/s together{}", a.node_report, ports, ports == 1 ? "" : "s", total,
+                                 r->node.empty() ? "" : " on " + r->node);
     }
   }
   if (k == "steps") {

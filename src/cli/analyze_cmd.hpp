@@ -22,6 +22,11 @@ struct AnalyzeArgs {
   std::string output;
   bool verbose = false;
   std::optional<double> rated_mhz;          // turbostat
+  // nccl-tests without --reference: the NICs' line rate as the basis (--nics x --link-gbps, or
+  // the ACTIVE RDMA ports of a perfgap check report given with --node-report).
+  std::optional<int> nics;
+  std::optional<double> link_gbps;
+  std::string node_report;
   std::string reference;                    // nccl-tests, steps: a file
   std::string sizes;                        // nccl-tests
   std::optional<std::string> expect_topo_file;  // nccl-log

@@ -114,13 +114,60 @@ Finding make(std::string id, Status st, const ReportFinding& about, std::string 
   return f;
 }
 
+// Below this a move is noise whatever its relative size (docs/ANALYZE.md, "compare"): a percent
+// metric must move a whole point (0.25% -> 0.40% remote is +60% relative and nothing at all), a
+// ratio one hundredth, a bandwidth or time its run-to-run spread where the report gives one
+// (`NAME.spread`: nccl-tests' in-place and out-of-place runs of a size, two measurements of one
+// bandwidth).
+double noise_floor(std::string_view name, const std::map<std::string_view, double>& before_spread,
+                   const std::map<std::string_view, double>& after_spread, std::string* why) {
+  auto has = [&](std::string_view p) { return name.find(p) != std::string_view::npos; };
+  if (has("pct") || has("percent")) {
+    *why = "1 point (a percent metric)";
+    return 1;
+  }
+  if (starts_with(name, "ratio") || has("_ratio") || has(".ratio")) {
+    *why = "0.01 (a ratio)";
+    return 0.01;
+  }
+  double spread = 0;
+  for (const auto* m : {&before_spread, &after_spread})
+    if (auto it = m->find(name); it != m->end()) spread = std::max(spread, it->second);
+  if (spread > 0) {
+    *why = fmt::format("{} (the run-to-run spread the reports give)", number(spread));
+    return spread;
+  }
+  why->clear();
+  return 0;
+}
+
+// What a metric move was, for the headline: the largest improvement and regression over all findings.
+struct MetricMove {
+  std::string text;  // "busbw_gbps.1073741824 of nccl_tests.busbw (...): 28.3 -> 61.2 (+116.3%)"
+  double pct = 0;    // the move's size, in percent of the before value
+};
+struct MetricTally {
+  int worse = 0, better = 0, changed = 0, within_noise = 0;
+  std::optional<MetricMove> best, worst;
+};
+
+std::map<std::string_view, double> spreads(const ReportFinding& f) {
+  std::map<std::string_view, double> out;
+  for (const auto& [k, v] : f.metrics) {
+    std::string_view n = k;
+    if (n.size() > 7 && n.substr(n.size() - 7) == ".spread" && std::isfinite(v)) out.emplace(n.substr(0, n.size() - 7), std::fabs(v));
+  }
+  return out;
+}
+
 // The metric deltas of one (id, subject) present in both reports; nullopt when none changed.
 std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFinding& after, const std::string& before_name,
-                                     const std::string& after_name, const Options& o) {
+                                     const std::string& after_name, const Options& o, MetricTally& tally) {
   std::map<std::string_view, double> was;
   for (const auto& [k, v] : before.metrics) was.try_emplace(k, v);
+  const auto before_spread = spreads(before), after_spread = spreads(after);
   Finding f = make("compare.metric", Status::pass, after, "");
-  std::vector<std::string> worse, changed;
+  std::vector<std::string> worse, better, changed;
   // The worst moves first (evidence and title), then the rest in the report's order.
   struct Move {
     double badness;  // percent the wrong way; 0 when not worse
@@ -129,8 +176,10 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
   };
   std::vector<Move> moves;
   std::map<std::string_view, bool> seen;  // a repeated name: its first value, as on the before side
+  int noise = 0;
   for (const auto& [name, now] : after.metrics) {
     if (!seen.try_emplace(name, true).second) continue;
+    if (std::string_view(name).size() > 7 && std::string_view(name).substr(name.size() - 7) == ".spread") continue;  // a noise figure, not a metric
     auto it = was.find(name);
     if (it == was.end()) continue;
     const double then = it->second;
@@ -138,35 +187,60 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
     const double delta = now - then;
     const double pct = then != 0 ? 100.0 * delta / std::fabs(then) : (delta > 0 ? INFINITY : -INFINITY);
     const auto dir = metric_direction(name);
-    const bool got_worse = (dir == Direction::higher_is_better && pct < -o.tolerance_pct) ||
-                           (dir == Direction::lower_is_better && pct > o.tolerance_pct);
-    std::string line = fmt::format("{} -> {} ({:+.1f}%{})", number(then), number(now), pct,
-                                   dir == Direction::unknown ? "" : dir == Direction::higher_is_better ? ", higher is better" : ", lower is better");
+    std::string floor_why;
+    const double floor = noise_floor(name, before_spread, after_spread, &floor_why);
+    // A spread must be exceeded; a fixed floor (a point, a hundredth) reached.
+    const bool past_floor = floor_why.find("spread") != std::string::npos ? std::fabs(delta) > floor : std::fabs(delta) >= floor;
+    const bool beyond = std::fabs(pct) > o.tolerance_pct && past_floor;
+    const bool wrong_way = (dir == Direction::higher_is_better && delta < 0) || (dir == Direction::lower_is_better && delta > 0);
+    const bool got_worse = dir != Direction::unknown && wrong_way && beyond;
+    const bool got_better = dir != Direction::unknown && !wrong_way && beyond;
+    if (dir != Direction::unknown && std::fabs(pct) > o.tolerance_pct && !beyond) ++noise;
+    std::string line = fmt::format("{} -> {} ({:+.1f}%{}{})", number(then), number(now), pct,
+                                   dir == Direction::unknown ? "" : dir == Direction::higher_is_better ? ", higher is better" : ", lower is better",
+                                   dir != Direction::unknown && std::fabs(pct) > o.tolerance_pct && !beyond
+                                       ? fmt::format("; within the noise floor of {}", floor_why)
+                                       : "");
     if (got_worse)
-      moves.push_back({std::fabs(pct), {after_name + " " + name, line, fmt::format("within {}% of {} ({})", o.tolerance_pct, number(then), before_name)},
+      moves.push_back({std::fabs(pct),
+                       {after_name + " " + name, line,
+                        fmt::format("within {}% of {} ({}){}", o.tolerance_pct, number(then), before_name,
+                                    floor_why.empty() ? "" : ", or within " + floor_why)},
                        std::string(name)});
     else
       moves.push_back({0, {after_name + " " + name, line, std::nullopt}, std::string(name)});
+    if (got_worse || got_better) {
+      auto& slot = got_worse ? tally.worst : tally.best;
+      const double size = std::isfinite(pct) ? std::fabs(pct) : 1e300;
+      if (!slot || size > slot->pct)
+        slot = MetricMove{fmt::format("{} of {} {} -> {} ({:+.1f}%)", name, key_text(after), number(then), number(now), pct), size};
+      (got_worse ? tally.worse : tally.better) += 1;
+      (got_worse ? worse : better).push_back(std::string(name));
+    }
     changed.push_back(std::string(name));
     f.metric(std::string(name) + ".before", then);
     f.metric(std::string(name) + ".after", now);
     if (std::isfinite(pct)) f.metric(std::string(name) + ".delta_pct", pct);
   }
+  tally.changed += static_cast<int>(changed.size());
+  tally.within_noise += noise;
   if (changed.empty()) return std::nullopt;
   std::stable_sort(moves.begin(), moves.end(), [](const Move& x, const Move& y) { return x.badness > y.badness; });
-  for (auto& m : moves) {
-    if (m.badness > 0) worse.push_back(m.name);
-    f.evidence.push_back(std::move(m.evidence));
-  }
+  for (auto& m : moves) f.evidence.push_back(std::move(m.evidence));
+  auto names = [](const std::vector<std::string>& v) {
+    std::string out = fmt::format("{}", fmt::join(v.size() > 4 ? std::vector<std::string>(v.begin(), v.begin() + 4) : v, ", "));
+    if (v.size() > 4) out += fmt::format(" and {} more", v.size() - 4);
+    return out;
+  };
+  const std::string counts = fmt::format("{} changed: {} worse, {} better beyond {}% and the noise floor{}",
+                                         changed.size() == 1 ? "1 metric" : fmt::format("{} metrics", changed.size()), worse.size(), better.size(),
+                                         o.tolerance_pct, noise ? fmt::format(", {} within noise", noise) : "");
   if (!worse.empty()) {
     f.status = Status::fail;
-    f.title = fmt::format("{} got worse by more than {}%: {}", worse.size() == 1 ? "a metric" : fmt::format("{} metrics", worse.size()),
-                          o.tolerance_pct, fmt::join(worse.size() > 4 ? std::vector<std::string>(worse.begin(), worse.begin() + 4) : worse, ", "));
-    if (worse.size() > 4) f.title += fmt::format(" and {} more", worse.size() - 4);
+    f.title = fmt::format("{}; worse: {}{}", counts, names(worse), better.empty() ? "" : "; better: " + names(better));
     f.fix = "Find what changed between the two runs (settings, environment, node) with the other compare findings and the reports' node sections; rerun to rule out noise.";
   } else {
-    f.title = fmt::format("{} changed, none worse beyond {}%", changed.size() == 1 ? "1 metric" : fmt::format("{} metrics", changed.size()),
-                          o.tolerance_pct);
+    f.title = better.empty() ? counts : fmt::format("{}; better: {}", counts, names(better));
   }
   return f;
 }
@@ -270,6 +344,7 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
   const Index now = index(after);
   std::vector<Finding> out;
   int fixed = 0, improved = 0, regressed = 0, fresh = 0, unchanged = 0, gone = 0, metric_worse = 0, same = 0;
+  MetricTally tally;
   std::vector<std::pair<std::size_t, const Index::value_type*>> order;
   order.reserve(now.size());
   for (const auto& e : now) order.emplace_back(e.second.order, &e);
@@ -321,7 +396,7 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
       f->add(after_name, a_status + ": " + af.title);
       out.push_back(std::move(*f));
     }
-    if (auto m = metric_deltas(bf, af, before_name, after_name, o)) {
+    if (auto m = metric_deltas(bf, af, before_name, after_name, o, tally)) {
       if (m->status == Status::fail) ++metric_worse;
       out.push_back(std::move(*m));
     }
@@ -343,14 +418,33 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
   s.id = "compare.summary";
   s.layer = "workload";
   s.status = Status::pass;
-  s.title = fmt::format("{} fixed, {} improved, {} regressed, {} new, {} still a problem, {} gone or undecided, {} metric regressions",
-                        fixed, improved, regressed, fresh, unchanged, gone, metric_worse);
+  // The headline: what a user needs without -v. Which reports these are first when they differ,
+  // then the counts, then the largest move each way.
+  std::vector<std::string> caveats;
+  if (before.node != after.node && !before.node.empty() && !after.node.empty())
+    caveats.push_back(fmt::format("different nodes: {} vs {}", before.node, after.node));
+  if (before.kind != after.kind) caveats.push_back(fmt::format("different kinds: a {} report vs a {} report", before.kind, after.kind));
+  std::size_t common = 0;
+  for (const auto& e : now) common += was.count(e.first);
+  if (common == 0 && !now.empty() && !was.empty()) caveats.push_back("no finding in common: the reports measure different things");
+  s.status = caveats.empty() ? Status::pass : Status::warn;
+  std::string head = caveats.empty() ? "" : fmt::format("{}: ", fmt::join(caveats, "; "));
+  head += fmt::format("{} metric{} improved, {} regressed", tally.better, tally.better == 1 ? "" : "s", tally.worse);
+  if (tally.best) head += "; largest improvement: " + tally.best->text;
+  if (tally.worst) head += "; largest regression: " + tally.worst->text;
+  if (tally.within_noise) head += fmt::format("; {} move{} within noise", tally.within_noise, tally.within_noise == 1 ? "" : "s");
+  head += fmt::format("; findings: {} fixed, {} improved, {} regressed, {} new, {} still a problem, {} gone or undecided", fixed, improved, regressed,
+                      fresh, unchanged, gone);
+  s.title = std::move(head);
   s.add(before_name, fmt::format("{} report{}{}, {} findings", before.kind, before.node.empty() ? "" : " of " + before.node,
                                  before.generated_at.empty() ? "" : " at " + before.generated_at, before.findings.size()));
   s.add(after_name, fmt::format("{} report{}{}, {} findings", after.kind, after.node.empty() ? "" : " of " + after.node,
                                 after.generated_at.empty() ? "" : " at " + after.generated_at, after.findings.size()));
   if (before.node != after.node && !before.node.empty() && !after.node.empty())
-    s.add("node.name", fmt::format("{} vs {}: two different nodes compared", before.node, after.node));
+    s.add("node.name", fmt::format("{} vs {}: two different nodes compared: a difference may be the node's, not the change's", before.node, after.node));
+  s.metric("metrics_improved", tally.better);
+  s.metric("metrics_changed", tally.changed);
+  s.metric("metrics_within_noise", tally.within_noise);
   for (auto [name, n] : {std::pair{"fixed", fixed}, {"improved", improved}, {"regressed", regressed}, {"new", fresh},
                          {"unchanged_problems", unchanged}, {"gone", gone}, {"metric_regressions", metric_worse}, {"unchanged_ok", same}})
     s.metric(name, n);

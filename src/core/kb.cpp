@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/config.hpp"
 #include "sys/named_file.hpp"
 
 namespace perfgap::core {
@@ -55,6 +56,13 @@ bool kb_valid_id(std::string_view id) {
     if (c == '.' && prev == '.') return false;
     prev = c;
   }
+  return true;
+}
+
+bool kb_valid_cause_id(std::string_view id) {
+  if (id.empty() || id.front() == '.' || id.front() == '_') return false;
+  for (char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.')) return false;
   return true;
 }
 
@@ -114,7 +122,7 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
   KbFile out;
   if (root.IsNull()) return out;  // an empty file overrides nothing
   if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements or symbols");
-  kb_only_keys(file, root, {"impact", "measurements", "symbols"}, "the file");
+  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes"}, "the file");
   if (auto imp = root["impact"]; imp && !imp.IsNull()) {
     if (!imp.IsMap()) kb_fail(file, imp, "impact must be a mapping of finding ids to entries");
     std::set<std::string, std::less<>> seen;
@@ -143,6 +151,44 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
         m.covered_by.push_back(p.Scalar());
       }
       out.measurements.push_back(std::move(m));
+    }
+  }
+  if (auto cs = root["causes"]; cs && !cs.IsNull()) {
+    if (!cs.IsMap()) kb_fail(file, cs, "causes must be a mapping of cause ids to entries");
+    std::set<std::string, std::less<>> seen;
+    for (const auto& kv : cs) {
+      const std::string id = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      if (!kb_valid_cause_id(id)) kb_fail(file, kv.first, fmt::format("'{}' is not a cause id (lowercase words joined by _ or .)", id));
+      if (!seen.insert(id).second) kb_fail(file, kv.first, fmt::format("cause {} is given twice in this file", id));
+      const auto& e = kv.second;
+      if (!e.IsMap()) kb_fail(file, e, fmt::format("cause {}: expected a mapping (title, members, ...)", id));
+      kb_only_keys(file, e, {"title", "members", "absorbs", "estimate", "case", "next"}, id.c_str());
+      KbCause c;
+      c.id = id;
+      c.title = kb_scalar(file, e, "title", true);
+      c.absorbs = kb_scalar(file, e, "absorbs", false);
+      c.estimate = kb_scalar(file, e, "estimate", false);
+      c.next = kb_scalar(file, e, "next", false);
+      if (!c.estimate.empty() && c.estimate != "smmu_share" && c.estimate != "cpu_frequency" && c.estimate != "remote_numa" && c.estimate != "collective")
+        kb_fail(file, e["estimate"], fmt::format("cause {}: estimate must be smmu_share, cpu_frequency, remote_numa or collective", id));
+      auto m = e["members"];
+      if (!m || !m.IsSequence() || m.size() == 0) kb_fail(file, e, fmt::format("cause {}: members must be a list of finding ids or globs", id));
+      for (const auto& p : m) {
+        if (!p.IsScalar() || p.Scalar().empty()) kb_fail(file, p, fmt::format("cause {}: members must be finding ids or globs", id));
+        c.members.push_back(p.Scalar());
+      }
+      if (auto cf = e["case"]) {
+        if (!cf.IsMap()) kb_fail(file, cf, fmt::format("cause {}: case must be a mapping (measured, cost_pct)", id));
+        kb_only_keys(file, cf, {"measured", "cost_pct"}, "case");
+        if (!cf["measured"] || !cf["cost_pct"]) kb_fail(file, cf, fmt::format("cause {}: case needs measured and cost_pct", id));
+        c.case_measured = kb_percent(file, cf["measured"]);
+        c.case_cost = kb_percent(file, cf["cost_pct"]);
+        if (c.case_measured <= 0 || c.case_cost < 0) kb_fail(file, cf, fmt::format("cause {}: case figures must be positive", id));
+      }
+      if ((c.estimate == "smmu_share" || c.estimate == "cpu_frequency" || c.estimate == "remote_numa") && c.case_measured <= 0)
+        kb_fail(file, e, fmt::format("cause {}: estimate {} needs the case's figures (case: {{measured, cost_pct}})", id, c.estimate));
+      c.file = fmt::format("{}:{}", file, kv.first.Mark().line + 1);
+      out.causes.push_back(std::move(c));
     }
   }
   if (auto syms = root["symbols"]; syms && !syms.IsNull()) {
@@ -207,6 +253,31 @@ void Kb::overlay(KbFile file) {
     if (!replaced) measurements.push_back(std::move(m));
   }
   for (auto& s : file.symbols) symbols.push_back(std::move(s));
+  for (auto& c : file.causes) {
+    bool replaced = false;
+    for (auto& have : causes)
+      if (have.id == c.id) {
+        have = c;
+        replaced = true;
+      }
+    if (!replaced) causes.push_back(std::move(c));
+  }
+}
+
+const KbCause* Kb::cause_of(std::string_view id) const {
+  for (const auto& c : causes)
+    for (const auto& m : c.members)
+      if (m == id) return &c;
+  for (const auto& c : causes)
+    for (const auto& m : c.members)
+      if (m.find('*') != std::string::npos && id_matches(m, id)) return &c;
+  return nullptr;
+}
+
+const KbCause* Kb::cause(std::string_view cause_id) const {
+  for (const auto& c : causes)
+    if (c.id == cause_id) return &c;
+  return nullptr;
 }
 
 const Kb& builtin_kb() {

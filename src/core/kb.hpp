@@ -42,6 +42,22 @@ struct KbMeasurement {
   std::string file;
 };
 
+// A root cause: the finding ids that see it (a setting, its measurement, the live equivalent),
+// counted once by explain. `estimate` names how a report's measurement of the cause becomes its
+// cost (analyzers/budget.cpp); `case_measured` and `case_cost` are the public case's figures
+// for the proportional estimators (24% of cycles -> 11.5 points). An id no cause names is a
+// cause of its own.
+struct KbCause {
+  std::string id;
+  std::string title;
+  std::vector<std::string> members;  // finding ids, or globs such as live.smmu_*
+  std::string absorbs;               // another cause: when both are found, its findings and measurement are this one's
+  std::string estimate;              // smmu_share | cpu_frequency | remote_numa | collective | "" (prior only)
+  double case_measured = 0, case_cost = 0;
+  std::string next;  // the next step for this cause, in explain's fix
+  std::string file;
+};
+
 struct KbSymbol {
   std::string match;  // exact base name, or a prefix ending in '*'
   std::string group, finding, cause, fix;
@@ -52,6 +68,7 @@ struct KbFile {
   std::vector<KbImpact> impact;
   std::vector<KbMeasurement> measurements;
   std::vector<KbSymbol> symbols;
+  std::vector<KbCause> causes;
 };
 tl::expected<KbFile, std::string> parse_kb(std::string_view text, const std::string& file);
 
@@ -59,8 +76,13 @@ struct Kb {
   std::map<std::string, KbImpact, std::less<>> impact;
   std::vector<KbMeasurement> measurements;  // in the order of the files, a later one replacing a name in place
   std::vector<KbSymbol> symbols;            // the built-in files' only
+  std::vector<KbCause> causes;              // a later file's cause replaces the one of the same id in place
 
   const KbImpact* find(std::string_view id) const;
+  // The cause an id belongs to: the first naming it exactly, else the first whose glob matches;
+  // nullptr when none does (the id is its own cause).
+  const KbCause* cause_of(std::string_view id) const;
+  const KbCause* cause(std::string_view cause_id) const;
   // Adds a file over what is there: its entries replace those of the same id (measurement name).
   void overlay(KbFile file);
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,8 @@ namespace perfgap::parsers {
 namespace nccl_tests_detail {
 
 using tooltext::number;
+// Bounds on what the Rank lines add up (a run of 100k ranks is beyond any job).
+constexpr std::size_t kMaxNcclTestsHosts = 16384, kMaxNcclTestsRanks = 1u << 20;
 
 bool is_word(std::string_view t) {
   if (t.empty()) return false;
@@ -108,6 +111,20 @@ Parsed<NcclTestsRun> parse_json(std::string_view text) {
 }  // namespace nccl_tests_detail
 using namespace nccl_tests_detail;
 
+std::optional<long> NcclTestsRun::ranks() const {
+  if (info_ranks) return info_ranks;
+  if (rank_lines > 0 && static_cast<long>(rank_lines) == max_rank + 1) return max_rank + 1;
+  return std::nullopt;
+}
+
+std::optional<long> NcclTestsRun::nodes() const {
+  if (info_nodes) return info_nodes;
+  // Every rank's line seen: its hosts are the nodes.
+  if (rank_lines > 0 && static_cast<long>(rank_lines) == max_rank + 1 && !hosts.empty() && hosts.size() < kMaxNcclTestsHosts)
+    return static_cast<long>(hosts.size());
+  return std::nullopt;
+}
+
 // The table reader's state between lines.
 template <>
 struct ParserState<NcclTestsRun> {
@@ -123,6 +140,8 @@ struct ParserState<NcclTestsRun> {
   std::unordered_map<std::uint64_t, std::size_t> last_plain;  // size -> its last plain row
   std::vector<bool> alive;
   std::size_t dead = 0;
+  std::unordered_set<long> ranks_seen;
+  std::unordered_set<std::string> hosts_seen;
   void feed(std::string_view lines);
   void line(std::string_view raw);
   void keep(NcclTestsRow&& row);
@@ -181,6 +200,20 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
       }
       return;
     }
+    if (h.size() >= 2 && h[0] == "Rank" && tooltext::is_integer(h[1])) {
+      const long r = std::strtol(std::string(h[1]).c_str(), nullptr, 10);
+      if (r >= 0 && r < (1L << 24)) {
+        if (ranks_seen.size() < kMaxNcclTestsRanks && ranks_seen.insert(r).second) ++run.rank_lines;
+        run.max_rank = std::max(run.max_rank, r);
+        for (std::size_t i = 2; i + 1 < h.size(); ++i)
+          if (h[i] == "on") {
+            const std::string host(h[i + 1]);
+            if (run.hosts.size() < kMaxNcclTestsHosts && hosts_seen.insert(host).second) run.hosts.push_back(host);
+            break;
+          }
+      }
+      return;
+    }
     if (auto p = line.find("Collective test starting:"); p != std::string_view::npos) {
       auto w = sys::split_ws(line.substr(p + 25));
       if (!w.empty()) run.collective = std::string(w[0]);
@@ -194,6 +227,17 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
       }
     }
     return;
+  }
+  // NCCL INFO comm lines: "comm 0x.. rank 0 nRanks 16 nNodes 2 localRanks 8 ..." (2.12+), or
+  // "rank 0 nranks 16" (destroy lines): the job's size when no Rank lines say it.
+  if (f.size() > 4 && sys::find(line, "NCCL INFO") != std::string_view::npos) {
+    for (std::size_t i = 0; i + 1 < f.size(); ++i) {
+      if (!tooltext::is_integer(f[i + 1])) continue;
+      const long v = std::strtol(std::string(f[i + 1]).c_str(), nullptr, 10);
+      if (v <= 0 || v >= (1L << 24)) continue;
+      if (f[i] == "nRanks" || f[i] == "nranks") run.info_ranks = std::max(run.info_ranks.value_or(0), v);
+      if (f[i] == "nNodes") run.info_nodes = std::max(run.info_nodes.value_or(0), v);
+    }
   }
   if (auto p = run.nccl_version.empty() ? sys::find(line, "NCCL version ") : std::string_view::npos; p != std::string_view::npos) {
     auto w = sys::split_ws(line.substr(p + 13));

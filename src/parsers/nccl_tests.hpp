@@ -47,6 +47,16 @@ struct NcclTestsRun {
                                         // sizes (the largest when the file holds several runs)
   int out_of_bounds_line = 0;
   bool json = false;
+  // Who ran it: "#  Rank N Group G Pid P on HOST device D" lines (ranks: the distinct rank
+  // numbers; hosts: the distinct HOSTs, capped), and NCCL INFO comm lines ("nRanks 16 nNodes 2").
+  std::size_t rank_lines = 0;
+  long max_rank = -1;
+  std::vector<std::string> hosts;  // distinct, in the order seen
+  std::optional<long> info_ranks, info_nodes;
+  // The ranks and nodes the output shows, when it shows them whole (an excerpt that starts at
+  // the last Rank line names one host of many: nodes unknown then).
+  std::optional<long> ranks() const;
+  std::optional<long> nodes() const;
   std::vector<ParseError> damaged;  // rows cut short or with unreadable cells
 };
 

@@ -73,7 +73,7 @@ TEST(AnalyzeFieldDefects, NcclTestsOldErrorColumnIsNotACount) {
   for (const char* f : {"nccl-tests/old-error-column-rounding.txt", "nccl-tests/old-error-column-no-oob.txt"}) {
     auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture(f)}, 0);
     const auto& bw = required_finding(j, "nccl_tests.busbw");
-    EXPECT_EQ(bw["status"], "pass") << f << ": " << bw["title"];
+    EXPECT_EQ(bw["status"], "skip") << f << ": not wrong, and no basis to judge the bandwidth: " << bw["title"];
     EXPECT_EQ(bw["metrics"]["wrong"], 0) << f;
     EXPECT_NE(evidence_text(bw).find("max absolute error, not a count"), std::string::npos) << f << "\n" << evidence_text(bw);
   }

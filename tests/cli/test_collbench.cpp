@@ -151,7 +151,7 @@ TEST(CollbenchMpi, EachCollectiveUnderMpirunIsCorrectAndParsesBack) {
     ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
     const auto& f = j["findings"][0];
     EXPECT_EQ(f["id"], "nccl_tests.busbw");
-    EXPECT_EQ(f["status"], "pass") << f.dump(2);
+    EXPECT_EQ(f["status"], "skip") << "no wrong results, and one node has no basis to judge busbw: " << f.dump(2);
     EXPECT_EQ(f["metrics"]["wrong"].get<double>(), 0);
     EXPECT_EQ(f["metrics"]["sizes"].get<double>(), static_cast<double>(kRequested.size()));
     for (auto requested : kRequested)

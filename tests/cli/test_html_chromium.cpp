@@ -219,5 +219,5 @@ TEST_F(HtmlInChromium, ExplainWaterfall) {
   auto dom = check_page("explain", {"explain", "--reference", "880", "--measured", "1000", report.string()}, 1, true);
   EXPECT_NE(dom.find("class=\"wf down\""), std::string::npos) << "a bar per estimated cause";
   EXPECT_NE(dom.find("class=\"wf total\""), std::string::npos) << "the reference and the measured level";
-  EXPECT_NE(dom.find("cpu.cstate.deep_idle"), std::string::npos);
+  EXPECT_NE(dom.find("cpu_cstates_turbo"), std::string::npos) << "a bar per cause, named by the cause";
 }

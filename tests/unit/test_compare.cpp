@@ -155,3 +155,60 @@ TEST(CompareRead, RefusesWhatIsNotAReport) {
 }
 
 }  // namespace
+
+// Issue 26: the headline counts improved and regressed metrics and names the largest of each,
+// so a +116% busbw win is seen without -v.
+TEST(CompareHeadline, CountsAndNamesTheLargestImprovementAndRegression) {
+  auto fs = run(finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1073741824":28.3,"busbw_gbps.268435456":27.9,"median_ms":100})"),
+                finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1073741824":61.2,"busbw_gbps.268435456":58.0,"median_ms":120})"));
+  ASSERT_FALSE(fs.empty());
+  const auto& s = fs[0];
+  ASSERT_EQ(s.id, "compare.summary");
+  EXPECT_NE(s.title.find("2 metrics improved, 1 regressed"), std::string::npos) << s.title;
+  EXPECT_NE(s.title.find("largest improvement: busbw_gbps.1073741824 of nccl_tests.busbw 28.3 -> 61.2 (+116.3%)"), std::string::npos) << s.title;
+  EXPECT_NE(s.title.find("largest regression: median_ms of nccl_tests.busbw 100 -> 120 (+20.0%)"), std::string::npos) << s.title;
+  EXPECT_DOUBLE_EQ(metric(s, "metrics_improved"), 2);
+  const auto* m = find(fs, "compare.metric", "nccl_tests.busbw");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->title.find("better: busbw_gbps.1073741824"), std::string::npos) << m->title;
+}
+
+// A percent metric moves a whole point before it counts: 0.25% -> 0.40% remote memory is +60%
+// relative and noise. A bandwidth must move beyond the spread the report gives.
+TEST(CompareHeadline, NoiseFloorPerMetricKind) {
+  auto fs = run(finding("numa.remote_memory", "pass", "pid:1", R"({"remote_pct":0.25})"),
+                finding("numa.remote_memory", "pass", "pid:1", R"({"remote_pct":0.40})"));
+  const auto* m = find(fs, "compare.metric", "numa.remote_memory (pid:1)");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->status, Status::pass) << m->title;
+  EXPECT_NE(m->evidence[0].observed.find("within the noise floor of 1 point"), std::string::npos) << m->evidence[0].observed;
+  EXPECT_NE(fs[0].title.find("0 metrics improved, 0 regressed; 1 move within noise"), std::string::npos) << fs[0].title;
+  auto real = run(finding("numa.remote_memory", "pass", "pid:1", R"({"remote_pct":2})"), finding("numa.remote_memory", "fail", "pid:1", R"({"remote_pct":18})"));
+  EXPECT_EQ(find(real, "compare.metric", "numa.remote_memory (pid:1)")->status, Status::fail);
+  // busbw 100 -> 90 is -10%, but in-place and out-of-place differ by 12 GB/s in the run: noise.
+  auto spread = run(finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1048576":100,"busbw_gbps.1048576.spread":12})"),
+                    finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1048576":90,"busbw_gbps.1048576.spread":3})"));
+  const auto* b = find(spread, "compare.metric", "nccl_tests.busbw");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->status, Status::pass) << b->title;
+  EXPECT_EQ(b->title.find("spread"), std::string::npos) << "the spread is not itself a metric: " << b->title;
+  auto beyond = run(finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1048576":100,"busbw_gbps.1048576.spread":2})"),
+                    finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1048576":90,"busbw_gbps.1048576.spread":3})"));
+  EXPECT_EQ(find(beyond, "compare.metric", "nccl_tests.busbw")->status, Status::fail);
+}
+
+// Two nodes' reports, or a live and a root report, are compared, and the headline says so first.
+TEST(CompareHeadline, CrossNodeAndCrossKindAreSaidInTheHeadline) {
+  auto b = read_report(report_text(finding("a.b", "pass")));
+  std::string other = report_text(finding("a.b", "pass"), "live");
+  other.replace(other.find("\"gpu1\""), 6, "\"gpu017\"");
+  auto a = read_report(other);
+  ASSERT_TRUE(b && a);
+  auto fs = compare_reports(*b, "before.json", *a, "after.json", {});
+  ASSERT_FALSE(fs.empty());
+  EXPECT_EQ(fs[0].status, Status::warn);
+  EXPECT_EQ(fs[0].title.rfind("different nodes: gpu1 vs gpu017; different kinds: a root report vs a live report: ", 0), 0u) << fs[0].title;
+  auto same = run(finding("a.b", "pass"), finding("a.b", "pass"));
+  EXPECT_EQ(same[0].status, Status::pass);
+  EXPECT_EQ(same[0].title.find("different"), std::string::npos) << same[0].title;
+}

@@ -152,3 +152,47 @@ TEST(CoreKb, DirectoriesInOrderMissingSystemDirIsNoError) {
   EXPECT_EQ(bad.error().rfind((tmp / "b/zz-symbols.yaml").string() + ":3:", 0), 0u) << bad.error();
   fs::remove_all(tmp);
 }
+
+// Root causes (data/kb/causes.yaml): every estimated id belongs to one, the ids of one cause
+// resolve to it, and a new id with no membership is left to be its own cause.
+TEST(CoreKb, CausesGroupEveryEstimatedId) {
+  const auto& kb = perfgap::core::builtin_kb();
+  ASSERT_FALSE(kb.causes.empty());
+  for (const auto& [id, e] : kb.impact)
+    if (e.kind == KbImpact::Kind::estimated) EXPECT_NE(kb.cause_of(id), nullptr) << id << " (estimated) belongs to no cause";
+  for (const char* id : {"smmu.cmdqv", "perf.smmu_cmdq"}) EXPECT_EQ(kb.cause_of(id)->id, "smmu_command_queue") << id;
+  for (const char* id : {"cpu.cstate.deep_idle", "turbostat.deep_idle", "turbostat.busy_mhz", "live.busy_mhz", "probe.cpu_busy_mhz"})
+    EXPECT_EQ(kb.cause_of(id)->id, "cpu_cstates_turbo") << id;
+  for (const char* id : {"numa.remote_memory", "numastat.remote"}) EXPECT_EQ(kb.cause_of(id)->id, "remote_numa") << id;
+  for (const char* id : {"nccl.ib.qps", "nccl_tests.busbw", "profile.exposed_comm"}) EXPECT_EQ(kb.cause_of(id)->id, "collective_bandwidth") << id;
+  for (const char* id : {"nccl.topo_file", "container.env_drift", "container.launcher_config", "nccl_log.topo_file"})
+    EXPECT_EQ(kb.cause_of(id)->id, "topology_not_in_job") << id;
+  EXPECT_EQ(kb.cause("topology_not_in_job")->absorbs, "collective_bandwidth");
+  EXPECT_EQ(kb.cause_of("kernel.some_new_check"), nullptr) << "an id no cause names is its own cause";
+  for (const auto& c : kb.causes) {
+    EXPECT_FALSE(c.title.empty()) << c.id;
+    if (!c.absorbs.empty()) EXPECT_NE(kb.cause(c.absorbs), nullptr) << c.id << " absorbs an unknown cause";
+    // Each member in one cause only.
+    for (const auto& m : c.members) EXPECT_EQ(kb.cause_of(m), &c) << m << " is in " << c.id << " and " << kb.cause_of(m)->id;
+  }
+}
+
+TEST(CoreKb, CausesOverlayAndRefuseMalformedEntries) {
+  auto ok = perfgap::core::parse_kb("causes:\n  site_cause:\n    title: t\n    members: [site.*]\n", "s.yaml");
+  ASSERT_TRUE(ok) << ok.error();
+  perfgap::core::Kb kb = perfgap::core::builtin_kb();
+  kb.overlay(std::move(*ok));
+  ASSERT_NE(kb.cause_of("site.own_check"), nullptr);
+  EXPECT_EQ(kb.cause_of("site.own_check")->id, "site_cause");
+  EXPECT_EQ(kb.cause_of("smmu.cmdqv")->id, "smmu_command_queue") << "the built-in causes stay";
+  auto err = [](const std::string& y) {
+    auto r = perfgap::core::parse_kb(y, "c.yaml");
+    return r ? std::string() : r.error();
+  };
+  EXPECT_NE(err("causes:\n  x:\n    members: [a.b]\n").find("c.yaml:3: 'title' is missing"), std::string::npos) << err("causes:\n  x:\n    members: [a.b]\n");
+  EXPECT_NE(err("causes:\n  x:\n    title: t\n").find("members must be a list"), std::string::npos);
+  EXPECT_NE(err("causes:\n  x:\n    title: t\n    members: [a.b]\n    estimate: magic\n").find("estimate must be"), std::string::npos);
+  EXPECT_NE(err("causes:\n  x:\n    title: t\n    members: [a.b]\n    estimate: remote_numa\n").find("needs the case's figures"), std::string::npos);
+  EXPECT_NE(err("causes:\n  Bad:\n    title: t\n    members: [a.b]\n").find("not a cause id"), std::string::npos);
+  EXPECT_NE(err("causes:\n  x:\n    title: t\n    members: [a.b]\n    colour: red\n").find("unknown key 'colour'"), std::string::npos);
+}
