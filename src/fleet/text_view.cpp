@@ -9,6 +9,7 @@
 
 #include "core/check.hpp"
 #include "slurm/hostlist.hpp"
+#include "report/outgoing.hpp"
 #include "report/text_style.hpp"
 
 namespace perfgap::fleet {
@@ -103,8 +104,9 @@ constexpr std::size_t kEvidenceLines = 3;     // evidence lines per finding with
 
 }  // namespace
 
-std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs, const std::vector<Finding>& findings,
+std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs, const std::vector<Finding>& given,
                               const TextViewOptions& opts) {
+  const std::vector<Finding> findings = report::outgoing(given);  // redacted, as every renderer shows findings
   const std::size_t width = std::max<std::size_t>(opts.width, 60);
   auto paint = [&](Status s, std::string_view text) {
     return report::paint(s, text, opts.color);
