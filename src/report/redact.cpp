@@ -82,8 +82,7 @@ std::size_t secret_at(std::string_view v) {
     auto word = v.substr(i, j - i);
     i = j;
     if (word.empty()) continue;
-    auto colon = word.find(':');
-    if (word.find('=') != npos) {
+    if (auto last_eq = word.rfind('='); last_eq != npos) {
       // Every key of the word: what precedes each '=' back to the previous one.
       std::size_t key_start = 0;
       for (std::size_t eq = word.find('='); eq != npos; key_start = eq + 1, eq = word.find('=', eq + 1))
@@ -91,7 +90,12 @@ std::size_t secret_at(std::string_view v) {
           first = std::min(first, word_at + eq + 1);
           break;
         }
-    } else if (colon != npos && colon + 1 == word.size()) {
+      // "NAME=--token abc": an option after the last '=' takes the next word.
+      word.remove_prefix(last_eq + 1);
+    }
+    if (word.empty()) continue;
+    const auto colon = word.find(':');
+    if (colon != npos && colon + 1 == word.size()) {
       if (secret_key(word.substr(0, colon))) {  // "X-Auth-Token: abc"
         std::size_t k = i;
         while (k < v.size() && is_sep(v[k])) ++k;
