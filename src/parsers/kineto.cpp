@@ -563,6 +563,8 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
               (n != h.dev_name.end() ? " (" + n->second + ")" : "");
   }
 
+  if (p.acts.empty() && h.bad_times)
+    return parse_fail(std::to_string(h.bad_times) + " GPU, launch or annotation events without a usable ts/dur (absent, negative, or beyond +-4e15 us) and no GPU activity with one");
   if (p.acts.empty()) {
     return parse_fail(h.n_events == 0 ? "a trace with no events (traceEvents is empty)"
                                       : std::to_string(h.n_events) + " trace events but no GPU activity (no cat kernel/gpu_memcpy/gpu_memset events): profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
