@@ -66,7 +66,7 @@ rapidjson::Value::ConstArray expect_array(element e, const Where& where) {
 }
 
 // The first member named `key` (as a lookup in simdjson and most readers), or nullptr.
-const rapidjson::Value* member(rapidjson::Value::ConstObject o, std::string_view key) {
+const rapidjson::Value* member(const rapidjson::Value::ConstObject& o, std::string_view key) {
   for (const auto& m : o)
     if (view(m.name) == key) return &m.value;
   return nullptr;

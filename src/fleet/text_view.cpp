@@ -179,6 +179,7 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
   // Node groups by per-layer status.
   if (!nodes.empty()) {
     std::vector<std::pair<const std::vector<int>*, const std::vector<std::string_view>*>> rows;
+    rows.reserve(groups.size());
     for (const auto& [row, names] : groups) rows.emplace_back(&row, &names);
     auto worst = [](const std::vector<int>& row) {
       int best = 9;
@@ -225,6 +226,7 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
   // Failing nodes, grouped by their failing ids.
   if (!failing.empty()) {
     std::vector<std::pair<const std::vector<std::string_view>*, const std::vector<std::string_view>*>> rows;
+    rows.reserve(failing.size());
     for (const auto& [ids, names] : failing) rows.emplace_back(&ids, &names);
     std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
     out += fmt::format("\nfailing nodes ({})\n", failing_nodes);
