@@ -667,10 +667,13 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
 
   // Idle and launch shares of a handful of kernels (a startup-only capture) say nothing about
   // the job: below the floor both findings skip instead of a host-bound verdict.
+  // A whole-graph execution (nsys --cuda-graph-trace=graph) holds an unknown number of kernels:
+  // such a profile is judged.
   std::size_t all_kernels = 0;
+  const bool graphs = std::any_of(p.acts.begin(), p.acts.end(), [](const GpuActivity& a) { return a.kind == parsers::ActKind::graph; });
   for (const auto& gt : an.gpus) all_kernels += gt.kernels;
   auto too_few_kernels = [&](Finding& f) {
-    if (all_kernels >= kMinKernelsToJudge) return false;
+    if (all_kernels >= kMinKernelsToJudge || graphs) return false;
     f.status = report::Status::skip;
     f.title = fmt::format("too few kernels to judge: {} kernel{} in the profile (at least {}); profile steady-state iterations, not only the start",
                           all_kernels, all_kernels == 1 ? "" : "s", kMinKernelsToJudge);
