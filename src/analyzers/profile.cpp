@@ -23,6 +23,9 @@ using parsers::Profile;
 
 namespace {
 
+// Fewer kernels than this in a profile: profile.gpu_idle and profile.launch_bound skip.
+constexpr std::size_t kMinKernelsToJudge = 50;
+
 // A finding of this analyzer, its status the default (skip) until the block decides.
 Finding started(std::string_view id, std::string_view layer, std::string subject) {
   Finding f;
@@ -662,9 +665,26 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     exposed_finding(0);
   }
 
+  // Idle and launch shares of a handful of kernels (a startup-only capture) say nothing about
+  // the job: below the floor both findings skip instead of a host-bound verdict.
+  // A whole-graph execution (nsys --cuda-graph-trace=graph) holds an unknown number of kernels:
+  // such a profile is judged.
+  std::size_t all_kernels = 0;
+  const bool graphs = std::any_of(p.acts.begin(), p.acts.end(), [](const GpuActivity& a) { return a.kind == parsers::ActKind::graph; });
+  for (const auto& gt : an.gpus) all_kernels += gt.kernels;
+  auto too_few_kernels = [&](Finding& f) {
+    if (all_kernels >= kMinKernelsToJudge || graphs) return false;
+    f.status = report::Status::skip;
+    f.title = fmt::format("too few kernels to judge: {} kernel{} in the profile (at least {}); profile steady-state iterations, not only the start",
+                          all_kernels, all_kernels == 1 ? "" : "s", kMinKernelsToJudge);
+    f.add(source, fmt::format("{} kernels, {} host API calls", all_kernels, p.api_calls), fmt::format(">= {} kernels", kMinKernelsToJudge));
+    return true;
+  };
+
   // ---- profile.gpu_idle
-  {
-    Finding f = started("profile.gpu_idle", "workload", source);
+  if (Finding f = started("profile.gpu_idle", "workload", source); too_few_kernels(f)) {
+    out.push_back(std::move(f));
+  } else {
     double idle = pct(it.idle, it.len), host = pct(it.host_idle, it.len);
     f.metric("idle_pct", idle);
     f.metric("host_bound_pct", host);
@@ -694,7 +714,9 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
   // ---- profile.launch_bound
   {
     Finding f = started("profile.launch_bound", "workload", source);
-    if (an.launches == 0) {
+    if (too_few_kernels(f)) {
+      // skipped: title and evidence say why
+    } else if (an.launches == 0) {
       f.status = report::Status::skip;
       f.title = p.api_calls == 0 ? "no host launch calls in the profile (nsys --trace=cuda records them; Kineto cuda_runtime events)"
                                  : "no kernel could be joined to its launch call by correlation id";

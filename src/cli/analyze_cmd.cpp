@@ -1,9 +1,11 @@
 #include "cli/analyze_cmd.hpp"
 
 #include <fmt/format.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): struct sigaction is POSIX, not in <csignal>
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -65,6 +67,39 @@ std::string find_nsys() {
   return {};
 }
 
+// While nsys export runs, SIGINT, SIGTERM and SIGHUP only set this flag: nsys's process group
+// is stopped, the temporary directory removed, and the signal then raised again (exit 128+N,
+// nothing left behind).
+volatile std::sig_atomic_t g_export_signal = 0;
+extern "C" void on_export_signal(int sig) { g_export_signal = sig; }
+
+class ExportSignals {
+ public:
+  ExportSignals() {
+    g_export_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_export_signal;
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &sa, &saved_[i]);
+  }
+  ~ExportSignals() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
+  }
+  ExportSignals(const ExportSignals&) = delete;
+  ExportSignals& operator=(const ExportSignals&) = delete;
+  // After the cleanup: the signal that came takes its normal course.
+  static void raise_pending() {
+    if (int sig = g_export_signal) {
+      ::signal(sig, SIG_DFL);
+      ::raise(sig);
+    }
+  }
+
+ private:
+  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction saved_[3] = {};
+};
+
 // A .nsys-rep through `nsys export --type sqlite` into a private temp dir; the export's bytes or why not.
 tl::expected<std::string, std::string> export_nsys_report(const std::string& file) {
   std::string nsys = find_nsys();
@@ -77,14 +112,25 @@ tl::expected<std::string, std::string> export_nsys_report(const std::string& fil
                                       stem, file));
   }
   if (file == "-") return tl::unexpected(std::string("an Nsight Systems report on stdin: nsys export needs a file; export it and pass the .sqlite file"));
-  std::string tmpl = (std::filesystem::temp_directory_path() / "perfgap-nsys.XXXXXX").string();
+  // The report as an absolute path after `--`: a name that looks like an option stays a file name.
+  std::error_code abs_ec;
+  std::string report = std::filesystem::absolute(file, abs_ec).string();
+  if (abs_ec) return tl::unexpected(fmt::format("cannot make an absolute path of it: {}", abs_ec.message()));
+  std::error_code tmp_ec;
+  auto tmp_dir = std::filesystem::temp_directory_path(tmp_ec);
+  if (tmp_ec) tmp_dir = "/tmp";
+  std::string tmpl = (tmp_dir / "perfgap-nsys.XXXXXX").string();
+  ExportSignals signals;  // from before the directory exists until it is gone
   if (!::mkdtemp(tmpl.data())) return tl::unexpected(fmt::format("cannot make a temporary directory for nsys export: {}", std::strerror(errno)));
   std::string out = tmpl + "/export.sqlite";
   slurm::CommandOptions o;
   o.timeout = std::chrono::minutes(10);
-  auto r = slurm::run_command({nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", out, file}, o);
+  o.term_grace = std::chrono::seconds(2);
+  o.stop = &g_export_signal;
   tl::expected<std::string, std::string> bytes;
+  auto r = slurm::run_command({nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", out, "--", report}, o);
   if (!r.started) bytes = tl::unexpected("nsys export could not run: " + r.error);
+  else if (r.stopped || g_export_signal) bytes = tl::unexpected(fmt::format("interrupted by signal {}", static_cast<int>(g_export_signal)));
   else if (r.timed_out) bytes = tl::unexpected(std::string("nsys export did not finish within 10 minutes"));
   else if (r.status != 0) {
     std::string err = r.err.substr(0, r.err.find('\n'));
@@ -95,6 +141,7 @@ tl::expected<std::string, std::string> export_nsys_report(const std::string& fil
   }
   std::error_code ec;
   std::filesystem::remove_all(tmpl, ec);
+  ExportSignals::raise_pending();
   return bytes;
 }
 

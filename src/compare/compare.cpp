@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "sys/json_depth.hpp"
+
 namespace perfgap::compare {
 namespace {
 
@@ -16,27 +18,8 @@ using report::Finding;
 using report::Status;
 
 // Reports nest four levels; anything far deeper is not a report, and nlohmann's parser
-// recurses, so the depth is bounded before it runs.
+// keeps a frame per level, so the depth is bounded before it runs.
 constexpr int kMaxDepth = 64;
-
-std::optional<std::size_t> too_deep(std::string_view text) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxDepth) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return std::nullopt;
-}
 
 std::optional<Status> status_of(std::string_view s) {
   for (Status st : {Status::pass, Status::warn, Status::fail, Status::skip, Status::error})
@@ -248,13 +231,15 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
 }  // namespace
 
 tl::expected<ReportView, std::string> read_report(std::string_view text) {
-  if (auto at = too_deep(text)) return tl::unexpected(fmt::format("byte {}: nested deeper than {} levels: not a perfgap report", *at, kMaxDepth));
+  if (auto at = sys::json_too_deep(text, kMaxDepth)) return tl::unexpected(fmt::format("byte {}: nested deeper than {} levels: not a perfgap report", *at, kMaxDepth));
   nlohmann::ordered_json j;
   try {
     // Ordered: metrics keep the order the report gives them (message sizes, iterations).
     j = nlohmann::ordered_json::parse(text.begin(), text.end());
   } catch (const nlohmann::ordered_json::parse_error& e) {
     return tl::unexpected(fmt::format("byte {}: not JSON ({})", e.byte, std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
+  } catch (const nlohmann::ordered_json::exception& e) {  // a number beyond double's range (1e400)
+    return tl::unexpected(fmt::format("not a usable report: {}", std::string(e.what()).substr(std::string(e.what()).find(']') + 2)));
   }
   try {
     if (!j.is_object()) throw std::runtime_error("not a JSON object: not a perfgap report");

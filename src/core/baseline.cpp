@@ -3,17 +3,23 @@
 #include <nlohmann/json.hpp>
 
 #include "sys/named_file.hpp"
+#include "sys/json_depth.hpp"
 
 namespace perfgap::core {
 
 tl::expected<facts::Baseline, std::string> load_baseline(const std::string& path) {
   auto text = sys::read_named_file(path, sys::kMaxReportFileBytes);
   if (!text) return tl::unexpected(path + ": " + text.error());
+  if (auto at = sys::json_too_deep(*text))
+    return tl::unexpected(path + ": byte " + std::to_string(*at) + ": nested deeper than 64 levels: not a perfgap report");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
     return tl::unexpected(path + ": not JSON (byte " + std::to_string(e.byte) + ")");
+  } catch (const nlohmann::json::exception& e) {  // a number beyond double's range (1e400)
+    std::string what = e.what();
+    return tl::unexpected(path + ": not a usable report: " + what.substr(what.find(']') + 2));
   }
   if (!j.is_object() || !j.contains("schema") || j["schema"] != "perfgap.report/1")
     return tl::unexpected(path + ": not a perfgap report (schema perfgap.report/1)");

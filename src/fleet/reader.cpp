@@ -11,6 +11,8 @@
 #include <unordered_set>
 #include <type_traits>
 
+#include "sys/json_depth.hpp"
+
 namespace perfgap::fleet {
 namespace {
 
@@ -64,7 +66,7 @@ rapidjson::Value::ConstArray expect_array(element e, const Where& where) {
 }
 
 // The first member named `key` (as a lookup in simdjson and most readers), or nullptr.
-const rapidjson::Value* member(rapidjson::Value::ConstObject o, std::string_view key) {
+const rapidjson::Value* member(const rapidjson::Value::ConstObject& o, std::string_view key) {
   for (const auto& m : o)
     if (view(m.name) == key) return &m.value;
   return nullptr;
@@ -259,6 +261,8 @@ tl::expected<NodeReport, std::string> ReportReader::parse_padded(const char* dat
   // validated and doubles are read exactly (as simdjson did before).
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
                               rapidjson::kParseFullPrecisionFlag;
+  if (auto at = sys::json_too_deep(std::string_view(data, size)))
+    return tl::unexpected(fmt::format("byte {}: nested deeper than 64 levels: not a perfgap report", *at));
   rapidjson::Document& doc = impl_->doc;
   // A fresh document per report: the previous report's memory pool is released.
   rapidjson::Document().Swap(doc);

@@ -9,6 +9,7 @@
 
 #include "core/check.hpp"
 #include "slurm/hostlist.hpp"
+#include "report/outgoing.hpp"
 #include "report/text_style.hpp"
 
 namespace perfgap::fleet {
@@ -103,8 +104,9 @@ constexpr std::size_t kEvidenceLines = 3;     // evidence lines per finding with
 
 }  // namespace
 
-std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs, const std::vector<Finding>& findings,
+std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs, const std::vector<Finding>& given,
                               const TextViewOptions& opts) {
+  const std::vector<Finding> findings = report::outgoing(given);  // redacted, as every renderer shows findings
   const std::size_t width = std::max<std::size_t>(opts.width, 60);
   auto paint = [&](Status s, std::string_view text) {
     return report::paint(s, text, opts.color);
@@ -177,6 +179,7 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
   // Node groups by per-layer status.
   if (!nodes.empty()) {
     std::vector<std::pair<const std::vector<int>*, const std::vector<std::string_view>*>> rows;
+    rows.reserve(groups.size());
     for (const auto& [row, names] : groups) rows.emplace_back(&row, &names);
     auto worst = [](const std::vector<int>& row) {
       int best = 9;
@@ -223,6 +226,7 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
   // Failing nodes, grouped by their failing ids.
   if (!failing.empty()) {
     std::vector<std::pair<const std::vector<std::string_view>*, const std::vector<std::string_view>*>> rows;
+    rows.reserve(failing.size());
     for (const auto& [ids, names] : failing) rows.emplace_back(&ids, &names);
     std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
     out += fmt::format("\nfailing nodes ({})\n", failing_nodes);

@@ -109,15 +109,18 @@ struct Val {
 };
 
 // A time in µs (integer or fractional) as integer ns; false when absent or out of range.
+// Times are bounded to +-4e15 µs (year 2096 as µs since the epoch, which Kineto uses): in ns a
+// start plus a duration, or the difference of two times, stays within int64.
+constexpr std::int64_t kMaxMicros = 4'000'000'000'000'000;
 bool micros_to_ns(const Val& e, std::int64_t& ns) {
   if (e.kind == Val::i64) {
-    if (e.i > 9'000'000'000'000'000 || e.i < -9'000'000'000'000'000) return false;  // µs: x1000 stays within int64
+    if (e.i > kMaxMicros || e.i < -kMaxMicros) return false;
     ns = e.i * 1000;
     return true;
   }
   if (e.kind != Val::dbl) return false;
   double d = e.d;
-  if (!std::isfinite(d) || std::fabs(d) > 9e15) return false;
+  if (!std::isfinite(d) || std::fabs(d) > static_cast<double>(kMaxMicros)) return false;
   double whole = std::floor(d);
   ns = static_cast<std::int64_t>(whole) * 1000 + std::llround((d - whole) * 1000.0);
   return true;
@@ -147,6 +150,13 @@ std::uint64_t dtype_bytes(std::string_view t) {
   return 0;
 }
 
+// Nesting deeper than this is refused (RapidJSON's iterative parser would keep ~8 bytes per
+// level: 1.25 GB for a 152 KB .gz of '['). Real traces nest 4-6 levels.
+constexpr std::size_t kMaxDepth = 1000;
+// Distinct GPU devices of one trace (args.device, else pid): one process drives a few GPUs; a
+// trace claiming more is refused rather than kept as that many GPU entries.
+constexpr std::size_t kMaxDevices = 1024;
+
 // Where the handler is: the containers it reads into. Anything else is skipped by depth.
 enum class Ctx : std::uint8_t { root, events, event, args, dist, props, prop };
 
@@ -154,7 +164,7 @@ enum class Ctx : std::uint8_t { root, events, event, args, dist, props, prop };
 enum class Slot : std::uint8_t {
   none,
   events, dist, props,                                             // root
-  ph, cat, name, ts, dur, pid, args,                               // an event
+  ph, cat, name, ts, dur, pid, tid, args,                          // an event
   corr, device, stream, cname, in_nelems, out_nelems, group, dtype,  // its args
   rank, world, backend,                                            // distributedInfo
   prop_id, prop_name,                                              // a deviceProperties entry
@@ -190,14 +200,17 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::vector<std::int64_t> gpu_device;  // per Profile::gpus entry (labelled at the end, when rank and names are known)
 
   // The current event's fields.
-  std::string ph, cat, name, cname, dtype_s;
-  Val ts, dur, pid;
+  std::string ph, cat, name, cname, dtype_s, pid_text;
+  Val ts, dur, pid, tid;
   bool has_args = false, has_cname = false;
   std::int64_t corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
 
   std::vector<Ctx> ctx;
   std::size_t skip = 0;  // depth inside a container that is not read
   Slot slot = Slot::none;
+  // Why the handler stopped the parse (RapidJSON then reports a termination): the error to give.
+  std::string stop;
+  bool bare_array = false;  // the root is the events array itself (Chrome's JSON Array Format)
 
   // Names are looked up without building a string (heterogeneous lookup); the last one is cached.
   struct Hash {
@@ -222,19 +235,29 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     last_index = i;
     return i;
   }
-  std::uint32_t gpu_of(std::int64_t device) {
-    auto [it, fresh] = gpu_index.emplace(device, static_cast<std::uint32_t>(p.gpus.size()));
-    if (fresh) {
+  bool gpu_of(std::int64_t device, std::uint32_t& index) {
+    auto it = gpu_index.find(device);
+    if (it != gpu_index.end()) {
+      index = it->second;
+      return true;
+    }
+    if (gpu_index.size() >= kMaxDevices) {
+      stop = "more than " + std::to_string(kMaxDevices) + " distinct GPU devices (args.device): not the trace of one process";
+      return false;
+    }
+    index = static_cast<std::uint32_t>(p.gpus.size());
+    gpu_index.emplace(device, index);
+    {
       GpuInfo g;
       g.device = device;
       p.gpus.push_back(std::move(g));
     }
-    return it->second;
+    return true;
   }
 
   void begin_event() {
-    ph.clear(), cat.clear(), name.clear(), cname.clear(), dtype_s.clear();
-    ts = dur = pid = Val{};
+    ph.clear(), cat.clear(), name.clear(), cname.clear(), dtype_s.clear(), pid_text.clear();
+    ts = dur = pid = tid = Val{};
     has_args = has_cname = false;
     corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
   }
@@ -244,23 +267,28 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
   }
 
-  void end_event() {
-    if (ph != "X") return;
-    bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
+  // False when the trace is refused (`stop` says why).
+  bool end_event() {
+    if (ph != "X") return true;
+    // PyTorch's autograd profiler (2020) wrote kernels without a category, on the pseudo-process
+    // "CUDA functions" with the device as tid.
+    bool legacy_kernel = cat.empty() && pid.kind == Val::str && pid_text == "CUDA functions";
+    bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" || cat == "Memset" || legacy_kernel;
     bool host_call = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "Driver";
-    bool annotation = cat == "user_annotation";
-    if (!gpu && !host_call && !annotation) return;
+    // Kineto of 2021 recorded ProfilerStep#N as an operator (cat Operator or cpu_op), later as a user_annotation.
+    bool annotation = cat == "user_annotation" || ((cat == "Operator" || cat == "cpu_op") && name.starts_with("ProfilerStep#"));
+    if (!gpu && !host_call && !annotation) return true;
     std::int64_t t0, d;
     if (!micros_to_ns(ts, t0) || !micros_to_ns(dur, d) || d < 0) {
       ++bad_times;
-      return;
+      return true;
     }
     // Only the correlation of args is read for host calls and annotations.
     std::int64_t c = has_args ? corr : 0;
     if (host_call) {
       if (c) api.push_back({c, t0, t0 + d});
       ++p.api_calls;
-      return;
+      return true;
     }
     if (annotation) {
       ProfileRange r;
@@ -268,16 +296,16 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
       r.end = t0 + d;
       r.name = intern(name);
       p.ranges.push_back(r);
-      return;
+      return true;
     }
     std::int64_t device = has_args ? dev : -1;
     GpuActivity a;
     a.start = t0;
     a.end = t0 + d;
-    if (device < 0) integer(pid, device);
-    a.gpu = gpu_of(device < 0 ? 0 : device);
+    if (device < 0) integer(legacy_kernel ? tid : pid, device);
+    if (!gpu_of(device < 0 ? 0 : device, a.gpu)) return false;
     a.stream = has_args ? static_cast<std::uint32_t>(stream_id) : 0;
-    a.kind = cat == "kernel" || cat == "Kernel" ? ActKind::kernel : cat == "gpu_memcpy" || cat == "Memcpy" ? ActKind::memcpy : ActKind::memset;
+    a.kind = cat == "kernel" || cat == "Kernel" || legacy_kernel ? ActKind::kernel : cat == "gpu_memcpy" || cat == "Memcpy" ? ActKind::memcpy : ActKind::memset;
     if (a.kind == ActKind::kernel) {
       a.name = intern(name);
       auto [it, fresh] = coll_by_name.emplace(a.name, Coll::none);
@@ -292,6 +320,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     }
     p.acts.push_back(a);
     corr_of.push_back(c);
+    return true;
   }
 
   // A value for the current slot: a scalar (`s` set for a string), or a container (kind other)
@@ -305,7 +334,11 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
       case Slot::name: if (v.kind == Val::str) name.assign(s); break;
       case Slot::ts: ts = v; break;
       case Slot::dur: dur = v; break;
-      case Slot::pid: pid = v; break;
+      case Slot::pid:
+        pid = v;
+        if (v.kind == Val::str) pid_text.assign(s.substr(0, 32));
+        break;
+      case Slot::tid: tid = v; break;
       case Slot::args:  // not an object: the event has no args (a later args field replaces an earlier one)
         reset_args();
         has_args = false;
@@ -359,11 +392,20 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   bool String(const char* str, rapidjson::SizeType len, bool) { return scalar(Val{Val::str}, std::string_view(str, len)); }
 
   bool start(bool object) {
+    if (ctx.size() + skip >= kMaxDepth) {
+      stop = "nested deeper than " + std::to_string(kMaxDepth) + " levels: not a Chrome/Kineto trace";
+      return false;
+    }
     if (skip) {
       ++skip;
       return true;
     }
-    if (ctx.empty()) {  // the root: an object (checked before the parse)
+    if (ctx.empty()) {  // the root: an object, or the events array itself (checked before the parse)
+      if (!object) {
+        bare_array = events_seen = events_array = true;
+        ctx.push_back(Ctx::events);
+        return true;
+      }
       ctx.push_back(Ctx::root);
       return true;
     }
@@ -412,10 +454,11 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     }
     Ctx was = ctx.back();
     ctx.pop_back();
-    if (was == Ctx::event) end_event();
-    else if (was == Ctx::prop) {
+    if (was == Ctx::event) return end_event();
+    if (was == Ctx::prop) {
       std::int64_t id;
-      if (integer(prop_id, id) && prop_name_ok) dev_name[id] = prop_name;
+      // Names of at most kMaxDevices devices (the cap on devices the trace may use).
+      if (integer(prop_id, id) && prop_name_ok && (dev_name.size() < kMaxDevices || dev_name.count(id))) dev_name[id] = prop_name;
     }
     return true;
   }
@@ -434,6 +477,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         else if (key_is(k, "ts")) s = Slot::ts;
         else if (key_is(k, "dur")) s = Slot::dur;
         else if (key_is(k, "pid")) s = Slot::pid;
+        else if (key_is(k, "tid")) s = Slot::tid;
         else if (key_is(k, "args")) s = Slot::args;
         break;
       case Ctx::args:
@@ -489,7 +533,8 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   while (in.Peek() == ' ' || in.Peek() == '\n' || in.Peek() == '\r' || in.Peek() == '\t') in.Take();
   if (!in.error().empty()) return source_failed();
   if (in.Peek() == '\0' && in.at_end()) return parse_fail("empty");
-  if (in.Peek() != '{') return parse_fail("not a JSON object: a Kineto trace is {\"traceEvents\": [...]}", 1);
+  if (in.Peek() != '{' && in.Peek() != '[')
+    return parse_fail("not a JSON object or array: a Kineto trace is {\"traceEvents\": [...]} (or, as PyTorch wrote it in 2020, [...])", 1);
 
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
                               rapidjson::kParseFullPrecisionFlag;
@@ -500,6 +545,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   // A source that failed (a read error, a corrupt or cut gzip stream) looks like the end to
   // RapidJSON: its reason is the one to give.
   if (!in.error().empty()) return source_failed();
+  if (r.IsError() && !h.stop.empty()) return parse_fail(h.stop + " (at byte " + std::to_string(r.Offset()) + ")", in.line_of(r.Offset()));
   if (r.IsError()) return tl::unexpected(kineto_sax::json_error(r, in));
   if (!h.events_array)
     return parse_fail("JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)");
@@ -517,6 +563,8 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
               (n != h.dev_name.end() ? " (" + n->second + ")" : "");
   }
 
+  if (p.acts.empty() && h.bad_times)
+    return parse_fail(std::to_string(h.bad_times) + " GPU, launch or annotation events without a usable ts/dur (absent, negative, or beyond +-4e15 us) and no GPU activity with one");
   if (p.acts.empty()) {
     return parse_fail(h.n_events == 0 ? "a trace with no events (traceEvents is empty)"
                                       : std::to_string(h.n_events) + " trace events but no GPU activity (no cat kernel/gpu_memcpy/gpu_memset events): profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");

@@ -46,10 +46,16 @@ struct Reader {
   sqlite3* db;
   std::string error;  // first SQLite error, with what was being read
   std::set<std::string> tables;
+  std::string limits;  // what the bounds were, said when SQLite stopped on one
 
+  void fail(const char* what, int rc) {
+    if (!error.empty()) return;
+    error = std::string("SQLite error reading ") + what + ": " + sqlite3_errmsg(db);
+    if (rc == SQLITE_INTERRUPT || rc == SQLITE_NOMEM || rc == SQLITE_TOOBIG) error += " (" + limits + ")";
+  }
   bool prepare(Stmt& s, const std::string& sql, const char* what) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &s.st, nullptr) != SQLITE_OK) {
-      if (error.empty()) error = std::string("SQLite error reading ") + what + ": " + sqlite3_errmsg(db);
+    if (int rc = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &s.st, nullptr); rc != SQLITE_OK) {
+      fail(what, rc);
       return false;
     }
     return true;
@@ -62,7 +68,7 @@ struct Reader {
     int rc;
     while ((rc = sqlite3_step(s.st)) == SQLITE_ROW) row(s.st);
     if (rc != SQLITE_DONE) {
-      if (error.empty()) error = std::string("SQLite error reading ") + what + ": " + sqlite3_errmsg(db);
+      fail(what, rc);
       return false;
     }
     return true;
@@ -113,6 +119,51 @@ struct Names {
   }
 };
 
+// Tables this reader queries: each must be a real table of stored rows.
+bool read_table(std::string_view name) {
+  static constexpr std::string_view kRead[] = {
+      "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "TARGET_INFO_GPU", "TARGET_INFO_CUDA_GPU", "TARGET_INFO_CUDA_DEVICE",
+      "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+      "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "TARGET_INFO_SYSTEM_ENV"};
+  for (auto t : kRead)
+    if (t.size() == name.size() && sqlite3_strnicmp(t.data(), name.data(), static_cast<int>(t.size())) == 0) return true;
+  return false;
+}
+
+// SQLite's heap for one export (page cache, statements, values): what the reads need is a few
+// MiB; the file's own pages are read in place (mmap of the caller's bytes), not from the heap.
+constexpr sqlite3_int64 kSqliteHeapLimit = 256ll << 20;
+// One value (a kernel name, the CpuInfo JSON): real ones are KiB.
+constexpr int kSqliteMaxValue = 16 << 20;
+// Work bound: the progress handler runs every kSqliteProgressEvery virtual-machine instructions;
+// reading a real export takes a few per byte of the file, so a statement that needs more than
+// kSqliteStepsPerByte per byte (plus a base) is not reading stored rows and is stopped.
+constexpr int kSqliteProgressEvery = 10000;
+constexpr std::uint64_t kSqliteStepsPerByte = 64;
+constexpr std::uint64_t kSqliteStepBase = 100'000'000;
+struct Budget {
+  std::uint64_t left, used;
+};
+extern "C" int over_budget(void* arg) {
+  auto* b = static_cast<Budget*>(arg);
+  b->used += kSqliteProgressEvery;
+  return b->used > b->left ? 1 : 0;
+}
+
+// Plain reads only: SELECT, reading columns, count(), and the PRAGMAs that list columns.
+extern "C" int read_only_authorizer(void*, int action, const char* a, const char* b, const char*, const char*) {
+  switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ: return SQLITE_OK;
+    case SQLITE_FUNCTION: return b && (sqlite3_stricmp(b, "count") == 0) ? SQLITE_OK : SQLITE_DENY;
+    case SQLITE_PRAGMA:
+      return a && (sqlite3_stricmp(a, "table_info") == 0 || sqlite3_stricmp(a, "table_xinfo") == 0 || sqlite3_stricmp(a, "mmap_size") == 0)
+                 ? SQLITE_OK
+                 : SQLITE_DENY;
+    default: return SQLITE_DENY;
+  }
+}
+
 struct Api {
   std::uint64_t pid;
   std::int64_t corr, start, end;
@@ -130,21 +181,76 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     return parse_fail("truncated SQLite file: " + std::to_string(bytes.size()) + " bytes of the " + std::to_string(page * pages) +
                       " its header announces");
 
+  // A WAL-mode database (file format bytes 2/2) cannot be opened over memory; checkpointed, its
+  // main file holds every row, so a copy marked as a rollback-journal database reads the same.
+  std::string legacy;
+  bool wal = static_cast<unsigned char>(bytes[18]) == 2 && static_cast<unsigned char>(bytes[19]) == 2;
+  if (wal) {
+    legacy.assign(bytes);
+    legacy[18] = legacy[19] = 1;
+    bytes = legacy;
+  }
+
+  // Bounds that hold whatever the file says: SQLite's heap (process-wide; only this reader uses
+  // SQLite), one value's length, and the work of every statement (below).
+  sqlite3_hard_heap_limit64(kSqliteHeapLimit);
   Db db;
   // One thread reads this connection: no SQLite mutexes (they cost ~10% per column call).
   if (sqlite3_open_v2(":memory:", &db.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
     return parse_fail("cannot open an in-memory SQLite database");
+  // Nothing stored in the file runs: no triggers, no views, no functions from the schema, no
+  // writes to the schema; only plain reads pass the authorizer (no ATTACH, no recursion).
+  sqlite3_db_config(db.db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db.db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+  sqlite3_db_config(db.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+#ifdef SQLITE_DBCONFIG_ENABLE_VIEW
+  sqlite3_db_config(db.db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+#endif
+  sqlite3_limit(db.db, SQLITE_LIMIT_LENGTH, kSqliteMaxValue);
+  sqlite3_limit(db.db, SQLITE_LIMIT_ATTACHED, 0);
   // The bytes stay the caller's: read-only, never freed or resized by SQLite.
   auto* data = reinterpret_cast<unsigned char*>(const_cast<char*>(bytes.data()));
   if (sqlite3_deserialize(db.db, "main", data, static_cast<sqlite3_int64>(bytes.size()), static_cast<sqlite3_int64>(bytes.size()),
                           SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
     return parse_fail(std::string("not a readable SQLite database: ") + sqlite3_errmsg(db.db));
 
+  // From here only reads (deserialize attaches the bytes itself, which the authorizer would refuse).
+  sqlite3_set_authorizer(db.db, read_only_authorizer, nullptr);
+  Budget budget{kSqliteStepBase + kSqliteStepsPerByte * bytes.size(), 0};
+  sqlite3_progress_handler(db.db, kSqliteProgressEvery, over_budget, &budget);
   // Pages are read in place from the bytes (memdb supports mmap) instead of copied into the page cache.
   sqlite3_exec(db.db, ("PRAGMA mmap_size=" + std::to_string(bytes.size())).c_str(), nullptr, nullptr, nullptr);
-  Reader r{db.db, {}, {}};
-  if (!r.each("SELECT name FROM sqlite_master WHERE type IN ('table','view')", "sqlite_master", [&](sqlite3_stmt* st) { r.tables.insert(text_of(st, 0)); }))
+  Reader r{db.db, {}, {}, {}};
+  r.limits = "perfgap's bounds for one export: " + std::to_string(budget.left / 1'000'000) + " million SQLite steps, " +
+             std::to_string(kSqliteHeapLimit >> 20) + " MiB of SQLite memory, " + std::to_string(kSqliteMaxValue >> 20) + " MiB per value";
+  // Only real tables are tables: a view, a virtual table or a trigger under the name of a table
+  // perfgap reads is refused (SQL stored in a file never runs here: a recursive view would never
+  // end, a view of views overflows the stack).
+  std::string refused;
+  if (!r.each("SELECT type, name, tbl_name, sql FROM sqlite_master", "sqlite_master", [&](sqlite3_stmt* st) {
+        auto type = text_of(st, 0), name = text_of(st, 1), table = text_of(st, 2), sql = text_of(st, 3);
+        bool virtual_table = type == "table" && sql.size() >= 20 && sqlite3_strnicmp(sql.c_str(), "CREATE VIRTUAL TABLE", 20) == 0;
+        if (type == "table" && !virtual_table) r.tables.insert(name);
+        if (!refused.empty()) return;
+        if ((type == "view" || virtual_table) && read_table(name))
+          refused = name + " is " + (virtual_table ? "a virtual table" : "a view") + ", not a table";
+        else if (type == "trigger" && read_table(table))
+          refused = "a trigger (" + name + ") on " + table;
+      }))
     return parse_fail("corrupt or unreadable SQLite database: " + r.error);
+  if (!refused.empty())
+    return parse_fail(refused + ": not an Nsight Systems export (perfgap runs no SQL stored in a profile; export it again with nsys export --type sqlite)");
+  // A virtual generated column computes its value from SQL in the schema: refused in the tables read.
+  for (const auto& t : r.tables) {
+    if (!read_table(t)) continue;
+    std::string generated;
+    r.each("PRAGMA table_xinfo(\"" + t + "\")", t.c_str(), [&](sqlite3_stmt* st) {
+      if (sqlite3_column_int(st, 6) == 2 && generated.empty()) generated = text_of(st, 1);
+    });
+    if (!r.error.empty()) return parse_fail(r.error);
+    if (!generated.empty())
+      return parse_fail(t + "." + generated + " is a generated column, not stored data: not an Nsight Systems export (perfgap runs no SQL stored in a profile)");
+  }
 
   bool nsys = r.has("StringIds") || r.has("TARGET_INFO_GPU") || r.has("TARGET_INFO_CUDA_GPU") || r.has("META_DATA_EXPORT") ||
               r.has("EXPORT_META_DATA") || r.has("CUPTI_ACTIVITY_KIND_KERNEL") || r.has("CUPTI_ACTIVITY_KIND_RUNTIME");
@@ -167,6 +273,7 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
         if (n == "EXPORT_SCHEMA_VERSION") schema = text_of(st, 1);
         if (n == "EXPORT_PRODUCT_VERSION") p.system.emplace_back("nsys_export_version", text_of(st, 1));
       });
+  if (wal) p.notes.push_back("a WAL-mode database: read from its main file as checkpointed (a -wal file beside it is not read)");
   p.format = "Nsight Systems SQLite export, schema " +
              (schema.empty() ? std::string(r.has("TARGET_INFO_CUDA_GPU") ? "of ~2021 (TARGET_INFO_CUDA_GPU, no version table)" : "unknown (no version table)") : schema);
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "sys/text.hpp"
@@ -75,6 +76,7 @@ class Reader {
   Reader(std::string_view all, PerfData& d, const PerfDataOptions& o) : d_(d) {
     ratio_ = o.max_inflate_ratio;
     inflate_limit_ = static_cast<std::uint64_t>(all.size()) * o.max_inflate_ratio + (64u << 20);
+    ids_limit_ = std::min<std::size_t>(all.size() / 8, kMaxIds);
   }
   ~Reader() {
     if (zs_) ZSTD_freeDStream(zs_);
@@ -128,8 +130,16 @@ class Reader {
     return a;
   }
 
-  void add_attr(const Attr& a, std::string_view b, std::size_t ids_off, std::size_t n_ids) {
+  // The ids of every attr together are bounded: in a file written by perf each id section is
+  // its own part of the file, so they add up to less than the file; sections that overlap (one
+  // section per attr, each over the whole file) would make reading quadratic.
+  void add_attr(const Attr& a, std::string_view b, std::size_t ids_off, std::size_t n_ids, std::size_t at) {
     attrs_.push_back(a);
+    ids_read_ += n_ids;
+    if (ids_read_ > ids_limit_)
+      throw Failure(fmt::format("offset {}: the attrs' id sections hold {} ids together, more than the {} that fit in the file without overlapping "
+                                "(or perfgap's {} ids): not a perf.data perf wrote",
+                                at, ids_read_, std::min(ids_limit_, kMaxIds), kMaxIds));
     for (std::size_t i = 0; i < n_ids; ++i) ids_.emplace(u64(b, ids_off + 8 * i), attrs_.size() - 1);
   }
 
@@ -360,9 +370,20 @@ class Reader {
     return 0;
   }
 
+  // Mapping names are bounded: each to PATH_MAX (the kernel's own limit for a path), and the
+  // distinct names together to kMaxDsoNameBytes; past that, new names share one entry.
   std::uint32_t intern_dso(std::string_view name) {
+    if (name.size() > kMaxDsoName) name = name.substr(0, kMaxDsoName);
     auto it = dso_ids_.find(std::string(name));
     if (it != dso_ids_.end()) return it->second;
+    if (dso_name_bytes_ + name.size() > kMaxDsoNameBytes) {
+      if (!overflow_dso_) {
+        d_.dsos.emplace_back(fmt::format("[mapping names past {} MiB]", kMaxDsoNameBytes >> 20));
+        overflow_dso_ = static_cast<std::uint32_t>(d_.dsos.size() - 1);
+      }
+      return *overflow_dso_;
+    }
+    dso_name_bytes_ += name.size();
     d_.dsos.emplace_back(name);
     auto id = static_cast<std::uint32_t>(d_.dsos.size() - 1);
     dso_ids_.emplace(std::string(name), id);
@@ -422,7 +443,7 @@ class Reader {
         if (sz == 0) sz = kAttrVer0;
         if (sz > r.size() - 8) throw Failure(fmt::format("offset {}: HEADER_ATTR's attr.size {} exceeds its record ({} bytes)", at, sz, r.size()));
         Attr a = read_attr(r, 8, sz, at + 8);
-        add_attr(a, r, 8 + sz, (r.size() - 8 - sz) / 8);
+        add_attr(a, r, 8 + sz, (r.size() - 8 - sz) / 8, at);
         break;
       }
       case kRecFeature: need(16, "HEADER_FEATURE"); feature(static_cast<unsigned>(u64(r, 8)), r.substr(16)); break;
@@ -455,6 +476,7 @@ class Reader {
     ZSTD_inBuffer in{z.data(), z.size(), 0};
     bool full = false;
     while (in.pos < in.size || full) {
+      const bool after_full = full;  // a call only to drain what zstd may still hold
       std::size_t have = pending_.size(), before = in.pos;
       pending_.resize(have + kChunk);
       ZSTD_outBuffer out{pending_.data() + have, kChunk, 0};
@@ -462,7 +484,11 @@ class Reader {
       if (ZSTD_isError(rc)) throw Failure(fmt::format("offset {}: COMPRESSED record: zstd: {}", at, ZSTD_getErrorName(rc)));
       pending_.resize(have + out.pos);
       full = out.pos == kChunk;  // more may be buffered inside zstd
-      if (out.pos == 0 && in.pos == before) throw Failure(fmt::format("offset {}: COMPRESSED record: zstd makes no progress", at));
+      if (out.pos == 0 && in.pos == before) {
+        // The output filled exactly on the last call and zstd held nothing more: done.
+        if (after_full && in.pos == in.size) break;
+        throw Failure(fmt::format("offset {}: COMPRESSED record: zstd makes no progress", at));
+      }
       inflated_ += out.pos;
       if (inflated_ > inflate_limit_)
         throw Failure(fmt::format("offset {}: compressed records decompress past {} bytes ({} x the input + 64 MiB; a zstd bomb?)", at, inflate_limit_, ratio_));
@@ -497,7 +523,12 @@ class Reader {
 
  private:
   static constexpr std::size_t kChunk = 256 << 10;
+  static constexpr std::size_t kMaxIds = 1u << 20;
+  static constexpr std::size_t kMaxDsoName = 4096;
+  static constexpr std::size_t kMaxDsoNameBytes = 16u << 20;
   PerfData& d_;
+  std::size_t ids_read_ = 0, ids_limit_ = 0, dso_name_bytes_ = 0;
+  std::optional<std::uint32_t> overflow_dso_;
   std::unordered_map<std::uint64_t, std::size_t> ids_;
   std::unordered_map<Key, std::pair<double, std::uint64_t>, KeyHash> leaves_;
   std::unordered_map<std::uint32_t, std::map<std::uint64_t, Mapping>> maps_;
@@ -534,7 +565,7 @@ void read_file_mode(std::string_view b, PerfData& d, const PerfDataOptions& o) {
       std::size_t at = attrs_off + i;
       Attr a = r.read_attr(b, at, attr_size - 16, at);
       auto [ids_off, ids_size] = section(at + attr_size - 16, "ids");
-      r.add_attr(a, b, ids_off, ids_size / 8);
+      r.add_attr(a, b, ids_off, ids_size / 8, at);
     }
   }
   if (r.attrs_.empty()) throw Failure(fmt::format("offset 24: no event attributes (attrs section of {} bytes)", attrs_size));

@@ -1,5 +1,6 @@
 #include "report/redact.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -16,7 +17,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-bool icontains(std::string_view hay, std::string_view needle) { return upper(hay).find(upper(needle)) != std::string::npos; }
 
 // An option or key name inside a value ("--api-key", "password", "x-auth-token") by the
 // variable-name rule, '-' read as '_'.
@@ -31,22 +31,25 @@ bool secret_key(std::string_view key) {
 
 bool is_sep(char c) { return std::isspace(static_cast<unsigned char>(c)) || c == ',' || c == ';' || c == '&' || c == '?' || c == '\'' || c == '"'; }
 
-// scheme://user:password@host: a password in a URL's authority.
-bool url_with_password(std::string_view v) {
-  for (std::size_t pos = v.find("://"); pos != std::string_view::npos; pos = v.find("://", pos + 3)) {
+constexpr std::size_t npos = std::string_view::npos;
+
+// scheme://user:password@host: a password in a URL's authority (where the authority starts).
+std::size_t url_with_password(std::string_view v) {
+  for (std::size_t pos = v.find("://"); pos != npos; pos = v.find("://", pos + 3)) {
     std::size_t start = pos + 3;
     std::size_t end = start;
     while (end < v.size() && v[end] != '/' && v[end] != '?' && v[end] != '#' && !std::isspace(static_cast<unsigned char>(v[end]))) ++end;
     auto authority = v.substr(start, end - start);
     auto at = authority.rfind('@');
-    if (at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos) return true;
+    if (at != npos && authority.substr(0, at).find(':') != npos) return start;
   }
-  return false;
+  return npos;
 }
 
-// "Bearer TOKEN", "Basic BASE64", "token TOKEN" (HTTP Authorization schemes).
-bool auth_scheme(std::string_view v) {
+// "Bearer TOKEN", "Basic BASE64", "token TOKEN" (HTTP Authorization schemes): where the credential starts.
+std::size_t auth_scheme(std::string_view v) {
   const std::string u = upper(v);
+  std::size_t first = npos;
   for (std::string_view scheme : {"BEARER", "BASIC", "DIGEST", "NEGOTIATE"}) {
     for (std::size_t pos = u.find(scheme); pos != std::string::npos; pos = u.find(scheme, pos + 1)) {
       if (pos > 0 && std::isalnum(static_cast<unsigned char>(u[pos - 1]))) continue;
@@ -56,10 +59,55 @@ bool auth_scheme(std::string_view v) {
       std::size_t n = 0;
       while (i + n < u.size() && !std::isspace(static_cast<unsigned char>(u[i + n]))) ++n;
       // "basic mode" is prose; a credential is one word of token characters.
-      if (n >= (scheme == "BEARER" ? 1u : 8u)) return true;
+      if (n >= (scheme == "BEARER" ? 1u : 8u)) {
+        first = std::min(first, i);
+        break;
+      }
     }
   }
-  return false;
+  return first;
+}
+
+// Where the first credential of a value or a text starts (npos: none).
+std::size_t secret_at(std::string_view v) {
+  std::size_t first = std::min(url_with_password(v), auth_scheme(v));
+  if (auto a = upper(v).find("AUTHORIZATION:"); a != std::string::npos) first = std::min(first, a + 14);
+  // Words of the value: "--password=x", "password=x", "?token=x&", "--token x", "NAME=--token=x".
+  std::size_t i = 0;
+  while (i < v.size() && i < first) {
+    while (i < v.size() && is_sep(v[i])) ++i;
+    std::size_t j = i;
+    while (j < v.size() && !is_sep(v[j])) ++j;
+    const std::size_t word_at = i;
+    auto word = v.substr(i, j - i);
+    i = j;
+    if (word.empty()) continue;
+    if (auto last_eq = word.rfind('='); last_eq != npos) {
+      // Every key of the word: what precedes each '=' back to the previous one.
+      std::size_t key_start = 0;
+      for (std::size_t eq = word.find('='); eq != npos; key_start = eq + 1, eq = word.find('=', eq + 1))
+        if (secret_key(word.substr(key_start, eq - key_start)) && eq + 1 < word.size()) {
+          first = std::min(first, word_at + eq + 1);
+          break;
+        }
+      // "NAME=--token abc": an option after the last '=' takes the next word.
+      word.remove_prefix(last_eq + 1);
+    }
+    if (word.empty()) continue;
+    const auto colon = word.find(':');
+    if (colon != npos && colon + 1 == word.size()) {
+      if (secret_key(word.substr(0, colon))) {  // "X-Auth-Token: abc"
+        std::size_t k = i;
+        while (k < v.size() && is_sep(v[k])) ++k;
+        if (k < v.size()) first = std::min(first, k);
+      }
+    } else if (word.front() == '-' && secret_key(word)) {
+      std::size_t k = i;
+      while (k < v.size() && std::isspace(static_cast<unsigned char>(v[k]))) ++k;
+      if (k < v.size() && v[k] != '-') first = std::min(first, k);  // "--token abc", not "--token --next"
+    }
+  }
+  return first;
 }
 
 }  // namespace
@@ -87,34 +135,27 @@ bool secret_name(std::string_view name) {
   return false;
 }
 
-bool secret_value(std::string_view v) {
-  if (url_with_password(v) || auth_scheme(v) || icontains(v, "authorization:")) return true;
-  // Words of the value: "--password=x", "password=x", "?token=x&", "--token x".
-  std::size_t i = 0;
-  while (i < v.size()) {
-    while (i < v.size() && is_sep(v[i])) ++i;
-    std::size_t j = i;
-    while (j < v.size() && !is_sep(v[j])) ++j;
-    auto word = v.substr(i, j - i);
-    i = j;
-    if (word.empty()) continue;
-    auto eq = word.find('=');
-    auto colon = word.find(':');
-    if (eq != std::string_view::npos) {
-      if (secret_key(word.substr(0, eq)) && eq + 1 < word.size()) return true;
-    } else if (colon != std::string_view::npos && colon + 1 == word.size()) {
-      if (secret_key(word.substr(0, colon))) {  // "X-Auth-Token: abc"
-        std::size_t k = i;
-        while (k < v.size() && is_sep(v[k])) ++k;
-        if (k < v.size()) return true;
-      }
-    } else if (word.front() == '-' && secret_key(word)) {
-      std::size_t k = i;
-      while (k < v.size() && std::isspace(static_cast<unsigned char>(v[k]))) ++k;
-      if (k < v.size() && v[k] != '-') return true;  // "--token abc", not "--token --next"
-    }
+bool secret_value(std::string_view v) { return secret_at(v) != npos; }
+
+std::string redact_text(std::string_view text) {
+  auto at = secret_at(text);
+  if (at == npos) return std::string(text);
+  std::string out(text.substr(0, at));
+  out += kRedacted;
+  return out;
+}
+
+void redact_finding(Finding& f) {
+  auto clean = [](std::string& s) {
+    if (secret_at(s) != npos) s = redact_text(s);
+  };
+  clean(f.title);
+  for (auto& e : f.evidence) {
+    clean(e.observed);
+    if (e.expected) clean(*e.expected);
   }
-  return false;
+  for (auto& row : f.table)
+    for (auto& cell : row) clean(cell);
 }
 
 std::string redact(std::string_view name, std::string_view value) {

@@ -22,6 +22,13 @@ bool secret_name(std::string_view name);
 // "X-Auth-Token: x"), a URL with a password (scheme://user:pass@host), an HTTP
 // authorization ("Authorization: ...", "Bearer x", "Basic QWxhZGRpbjpvcGVu").
 bool secret_value(std::string_view value);
+// Free text (a title, an evidence line quoting NAME=value) cut at its first credential, by the
+// value rules above: "NCCL_SOCKET_IFNAME=--token <redacted>", "https://<redacted>". Everything
+// from there on is hidden (the rest may repeat or quote the secret).
+std::string redact_text(std::string_view text);
+// redact_text over a finding's title, evidence (observed, expected) and table cells: what every
+// renderer applies to every finding on the way out, whatever check made it.
+void redact_finding(Finding& f);
 // kRedacted when the name or the value is secret, else the value: the one rule for
 // reports, evidence and snapshots.
 std::string redact(std::string_view name, std::string_view value);

@@ -8,6 +8,7 @@
 
 #include "core/check.hpp"
 #include "report/html_escape.hpp"
+#include "report/outgoing.hpp"
 #include "report/render.hpp"
 #include "report/svg_chart.hpp"
 #include "report/text_style.hpp"
@@ -179,7 +180,8 @@ void node_html(std::string& out, const Node& n) {
 
 }  // namespace
 
-std::string render_html(const Report& r) {
+std::string render_html(const Report& shown) {
+  const Report r = outgoing(shown);
   const auto s = r.summary();
   const std::string kind = kind_word(r);
   std::string where = r.node && !r.node->name.empty() ? " on " + r.node->name : "";

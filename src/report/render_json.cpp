@@ -1,11 +1,16 @@
+#include <string_view>
+#include <unordered_map>
+
 #include <nlohmann/json.hpp>
 
+#include "report/outgoing.hpp"
 #include "report/render.hpp"
 
 namespace perfgap::report {
 
-std::string render_json(const Report& r) {
+std::string render_json(const Report& shown) {
   using json = nlohmann::ordered_json;
+  const Report r = outgoing(shown);
   json j;
   j["schema"] = kSchema;
   j["tool"] = {{"name", "perfgap"}, {"version", r.tool_version}};
@@ -47,8 +52,18 @@ std::string render_json(const Report& r) {
     // Always present (empty when none), as the contract's example shows.
     fj["fix"] = f.fix;
     fj["impact"] = f.impact;
+    // Appended, not inserted by key (ordered_json looks a key up linearly): linear in the
+    // metrics; a repeated name keeps its first place and its last value, as m[k] = v did.
     json m = json::object();
-    for (const auto& [k, v] : f.metrics) m[k] = v;
+    auto& members = m.get_ref<json::object_t&>();
+    members.reserve(f.metrics.size());
+    std::unordered_map<std::string_view, std::size_t> at;
+    at.reserve(f.metrics.size());
+    for (const auto& [k, v] : f.metrics) {
+      auto [it, fresh] = at.try_emplace(k, members.size());
+      if (fresh) members.emplace_back(k, v);
+      else (members.begin() + static_cast<std::ptrdiff_t>(it->second))->second = v;
+    }
     fj["metrics"] = std::move(m);
     findings.push_back(std::move(fj));
   }

@@ -2,11 +2,13 @@
 // format, as the contract specifies them, for one node (check) or many (fleet).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <map>
 #include <set>
 
+#include "report/outgoing.hpp"
 #include "report/render.hpp"
 #include "report/text_style.hpp"
 
@@ -150,14 +152,29 @@ void junit_suite(std::string& out, const NodeSection& sec) {
 
 std::string render_junit(const std::vector<NodeSection>& sections) {
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n";
-  for (const auto& sec : sections) junit_suite(out, sec);
+  for (const auto& sec : sections) {
+    const std::vector<Finding> shown = outgoing(*sec.findings);
+    NodeSection s = sec;
+    s.findings = &shown;
+    junit_suite(out, s);
+  }
   out += "</testsuites>\n";
   return out;
 }
 
 std::string render_junit(const Report& r) { return render_junit({NodeSection{node_name(r), r.generated_at, std::nullopt, &r.findings}}); }
 
-std::string render_prometheus(const std::vector<NodeSection>& sections) {
+std::string render_prometheus(const std::vector<NodeSection>& given) {
+  // Each node's findings as shown (redacted, metrics capped), and a bound on its series: one
+  // report cannot make the output of a fleet grow without bound.
+  std::vector<std::vector<Finding>> shown;
+  shown.reserve(given.size());
+  std::vector<NodeSection> sections = given;
+  for (auto& sec : sections) {
+    shown.push_back(outgoing(*sec.findings));
+    sec.findings = &shown.back();
+  }
+  std::vector<std::size_t> left_out(sections.size(), 0);
   std::string out;
   auto it = std::back_inserter(out);
   std::vector<std::string> nodes;
@@ -166,14 +183,20 @@ std::string render_prometheus(const std::vector<NodeSection>& sections) {
   out += "# HELP perfgap_finding One perfgap finding (value 1) with its check id, layer, subject and status.\n";
   out += "# TYPE perfgap_finding gauge\n";
   // Appended piece by piece: a fleet has hundreds of thousands of these lines.
-  for (std::size_t i = 0; i < sections.size(); ++i)
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    std::size_t n = 0;
     for (const auto& f : *sections[i].findings) {
+      if (n++ >= kMaxPrometheusSeriesPerNode) {
+        ++left_out[i];
+        continue;
+      }
       out += "perfgap_finding{";
       append_finding_labels(out, nodes[i], f, true);
       out += ",status=\"";
       out += to_string(f.status);
       out += "\"} 1\n";
     }
+  }
   out += "# HELP perfgap_findings Number of perfgap findings by status.\n";
   out += "# TYPE perfgap_findings gauge\n";
   for (std::size_t i = 0; i < sections.size(); ++i) {
@@ -189,6 +212,10 @@ std::string render_prometheus(const std::vector<NodeSection>& sections) {
     std::set<std::string> seen;
     for (const auto& f : *sections[i].findings)
       for (const auto& [metric, value] : f.metrics) {
+        if (seen.size() >= kMaxPrometheusSeriesPerNode) {  // counted, not built: the rest of a hostile report costs nothing
+          ++left_out[i];
+          continue;
+        }
         std::string series = "perfgap_metric{";
         append_finding_labels(series, nodes[i], f, false);
         series += ",metric=\"";
@@ -200,6 +227,13 @@ std::string render_prometheus(const std::vector<NodeSection>& sections) {
         append_sample_value(out, value);
         out += '\n';
       }
+  }
+  if (std::any_of(left_out.begin(), left_out.end(), [](std::size_t n) { return n > 0; })) {
+    fmt::format_to(it, "# HELP perfgap_series_left_out Series of this node not written: perfgap writes at most {} perfgap_finding and {} perfgap_metric series per node.\n",
+                   kMaxPrometheusSeriesPerNode, kMaxPrometheusSeriesPerNode);
+    out += "# TYPE perfgap_series_left_out gauge\n";
+    for (std::size_t i = 0; i < sections.size(); ++i)
+      if (left_out[i]) fmt::format_to(it, "perfgap_series_left_out{{node=\"{}\"}} {}\n", nodes[i], left_out[i]);
   }
   out += "# HELP perfgap_last_run_timestamp_seconds When perfgap last ran on this node.\n";
   out += "# TYPE perfgap_last_run_timestamp_seconds gauge\n";

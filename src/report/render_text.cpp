@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/check.hpp"
+#include "report/outgoing.hpp"
 #include "report/render.hpp"
 #include "report/text_style.hpp"
 
@@ -14,7 +15,8 @@ constexpr std::size_t kTableRows = 40;
 
 }  // namespace
 
-std::string render_text(const Report& r, const TextOptions& opts) {
+std::string render_text(const Report& shown, const TextOptions& opts) {
+  const Report r = outgoing(shown);
   std::string out;
   auto paint = [&](Status s, std::string_view text) {
     return report::paint(s, text, opts.color);

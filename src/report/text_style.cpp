@@ -95,6 +95,14 @@ void append_utf8(std::string& out, long cp) {
   }
 }
 
+namespace {
+// Characters that reorder the text shown around them (Trojan Source, CVE-2021-42574): the
+// embedding and override controls, the isolates, and the implicit marks.
+bool bidi_control(long cp) {
+  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+}  // namespace
+
 std::string printable(std::string_view s) {
   bool plain = true;
   for (unsigned char c : s)
@@ -118,6 +126,9 @@ std::string printable(std::string_view s) {
       out += "\\u00";
       out += kHex[cp >> 4];
       out += kHex[cp & 0xF];
+    } else if (bidi_control(cp)) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
     } else {
       append_utf8(out, cp);
     }

@@ -2,7 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): kill() is POSIX, not in <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,10 +88,16 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   }
   const pid_t pid = *spawned;
   r.started = true;
-  const auto deadline = Clock::now() + options.timeout;
+  auto deadline = Clock::now() + options.timeout;
+  auto stop_asked = [&] {
+    if (!options.stop || !*options.stop || r.stopped) return false;
+    r.stopped = true;
+    deadline = Clock::now();  // handled as the deadline: the group is stopped
+    return true;
+  };
   auto remaining_ms = [&] {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return static_cast<int>(std::max<long long>(0, std::min<long long>(left, 1000)));
+    return static_cast<int>(std::max<long long>(0, std::min<long long>(left, options.stop ? 100 : 1000)));
   };
 
   if (options.capture_output) {
@@ -102,6 +108,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
     // longer, then give up on them.
     std::optional<Clock::time_point> drain_until;
     while (open_fds > 0) {
+      stop_asked();
       if (!r.timed_out && Clock::now() >= deadline) {
         r.timed_out = true;
         stop_group(pid, options.term_grace);
@@ -134,6 +141,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
       break;
     }
     if (w < 0 && errno != EINTR) break;
+    stop_asked();
     if (!r.timed_out && Clock::now() >= deadline) {
       r.timed_out = true;
       stop_group(pid, options.term_grace);

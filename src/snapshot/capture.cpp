@@ -600,7 +600,8 @@ std::string manifest_json(const Capture& c, const std::string& tool_version) {
     skipped.push_back({{"path", c.skipped[i].path}, {"reason", c.skipped[i].reason}});
   j["skipped"] = std::move(skipped);
   j["skipped_not_listed"] = c.skipped.size() > kMaxSkippedListed ? c.skipped.size() - kMaxSkippedListed : 0;
-  return j.dump(2) + "\n";
+  // Invalid UTF-8 (a hostname, a root or a path of the tree) becomes U+FFFD, as in check's JSON report.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace perfgap::snapshot
