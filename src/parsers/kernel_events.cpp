@@ -18,6 +18,7 @@ std::pair<std::string, std::size_t> bdf_at(std::string_view s) {
   auto rest = s.substr(skip);
   std::size_t n = 0;
   while (n < rest.size() && n < 16 && (is_hex(rest[n]) || rest[n] == ':' || rest[n] == '.')) ++n;
+  while (n > 0 && (rest[n - 1] == ':' || rest[n - 1] == '.')) --n;  // "0000:18:00.0: message"
   auto bdf = normalize_bdf(rest.substr(0, n));
   return {bdf, bdf.empty() ? 0 : skip + n};
 }
@@ -83,7 +84,7 @@ bool classify(std::string_view m, KernelEvent& e) {
   if (auto b = m.find("PCIe Bus Error: severity="); b != std::string_view::npos) {
     auto head = m.substr(0, b);
     auto sp = head.rfind(' ', head.size() >= 2 ? head.size() - 2 : 0);
-    auto dev = head.substr(sp == std::string_view::npos ? 0 : sp + 1);
+    auto dev = sys::trim_ws(head.substr(sp == std::string_view::npos ? 0 : sp + 1));
     if (!dev.empty() && dev.back() == ':') dev.remove_suffix(1);
     e.device = normalize_bdf(dev);
     auto sev = m.substr(b + 25);

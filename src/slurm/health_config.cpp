@@ -159,7 +159,7 @@ std::vector<std::string> hardware_drain_reasons(const HealthConfig& cfg, const s
   std::vector<std::string> out;
   for (const auto& f : findings) {
     const std::string where = f.subject.empty() ? f.id : f.id + "@" + f.subject;
-    if (f.id == "gpu.xid" || f.id == "gpu.nvlink" || f.id == "gpu.fallen_off_bus")
+    if (f.id == "gpu.xid" || f.id == "gpu.nvlink_xid" || f.id == "gpu.fallen_off_bus")
       for (long x : cfg.drain_on_xids)
         for (const auto& [name, value] : f.metrics)
           if (name == "xid_" + std::to_string(x) && value > 0) out.push_back(where + ":" + name);

@@ -38,7 +38,7 @@ struct HealthCheckOptions {
 
 struct HealthConfig {
   std::vector<std::string> checks, skip, drain_on;
-  std::vector<long> drain_on_xids;                  // gpu.xid/gpu.nvlink/gpu.fallen_off_bus metrics xid_<N>
+  std::vector<long> drain_on_xids;                  // gpu.xid/gpu.nvlink_xid/gpu.fallen_off_bus metrics xid_<N>
   std::vector<std::pair<std::string, double>> drain_on_counters;  // net.ib.counters metric -> threshold
   bool drain_on_timeout = true;
   double time_limit_s = 30;

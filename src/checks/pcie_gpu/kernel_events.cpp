@@ -24,7 +24,7 @@ namespace {
 using parsers::KernelEvent;
 using parsers::KernelEventKind;
 
-// The Xids of NVLink errors (gpu.nvlink rather than gpu.xid): 74, and Blackwell's per-unit ones.
+// The Xids of NVLink errors (gpu.nvlink_xid rather than gpu.xid): 74, and Blackwell's per-unit ones.
 bool nvlink_xid(long code) { return code == 74 || (code >= 144 && code <= 149); }
 
 // The evidence lines a finding keeps per device: the first ones and the last.
@@ -181,7 +181,7 @@ std::vector<Finding> fallen_off_bus(facts::Facts& f, const core::Thresholds&) {
 
 std::vector<Finding> nvlink(facts::Facts& f, const core::Thresholds&) {
   return per_subject(
-      f, "gpu.nvlink", "gpu", "NVLink error (Xid 74, 144-149)",
+      f, "gpu.nvlink_xid", "gpu", "NVLink error (Xid 74, 144-149)",
       [](const KernelEvent& e) { return e.kind == KernelEventKind::xid && nvlink_xid(e.code); }, bdf_subject,
       [&](Finding& fnd, const std::string& bdf, const Group& g) {
         auto s = summarize_xids(g);
@@ -382,7 +382,7 @@ void register_kernel_events(core::Registry& r) {
   const auto log_reads = reads::of({reads::kernel_log(), reads::visible_gpus(), reads::infiniband()});
   const std::string_view skip_rule = " `skip` when the kernel log cannot be read (kernel.dmesg_restrict without root, a tree without .perfgap/dmesg.txt and no --dmesg FILE).";
   static const std::string xid_rule =
-      std::string("Per GPU (subject: the PCI address in the NVRM line), the NVIDIA Xids in the kernel log other than 79 (gpu.fallen_off_bus) and the NVLink ones (gpu.nvlink), each named with its meaning from data/kb/xid.yaml (our summary of NVIDIA's Xid catalogue): `fail` when one of them needs service (severity fail: 48, 62, 64, 95, 119, ...), `warn` for application faults and recorded, contained events (13, 31, 43, 63, 94, ...) and for numbers not in the table; `pass` when the log has none.") +
+      std::string("Per GPU (subject: the PCI address in the NVRM line), the NVIDIA Xids in the kernel log other than 79 (gpu.fallen_off_bus) and the NVLink ones (gpu.nvlink_xid), each named with its meaning from data/kb/xid.yaml (our summary of NVIDIA's Xid catalogue): `fail` when one of them needs service (severity fail: 48, 62, 64, 95, 119, ...), `warn` for application faults and recorded, contained events (13, 31, 43, 63, 94, ...) and for numbers not in the table; `pass` when the log has none.") +
       std::string(skip_rule);
   r.add({.id = "gpu.xid",
          .layer = "gpu",
@@ -404,7 +404,7 @@ void register_kernel_events(core::Registry& r) {
          .run = fallen_off_bus});
   static const std::string nvl_rule =
       std::string("Per GPU: `fail` when the kernel log has NVLink error Xids (74, and 144-149 on Blackwell); `pass` when it has none.") + std::string(skip_rule);
-  r.add({.id = "gpu.nvlink",
+  r.add({.id = "gpu.nvlink_xid",
          .layer = "gpu",
          .summary = "no NVLink error Xid in the kernel log",
          .rule = nvl_rule,
