@@ -14,11 +14,17 @@ namespace {
 std::optional<std::pair<std::size_t, std::string_view>> kmsg_prefix(std::string_view line) {
   auto semi = line.find(';');
   if (semi == std::string_view::npos || semi == 0 || semi > 64) return std::nullopt;
-  auto fields = sys::split(line.substr(0, semi), ',');
-  if (fields.size() < 4) return std::nullopt;
-  for (std::size_t i = 0; i < 3; ++i)
-    if (fields[i].empty() || fields[i].find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
-  return std::make_pair(semi + 1, fields[2]);
+  // Three numeric fields, then flags: scanned in place (no split: this runs on every line).
+  std::size_t pos = 0;
+  std::string_view usec;
+  for (int field = 0; field < 3; ++field) {
+    const std::size_t start = pos;
+    while (pos < semi && line[pos] >= '0' && line[pos] <= '9') ++pos;
+    if (pos == start || pos >= semi || line[pos] != ',') return std::nullopt;
+    if (field == 2) usec = line.substr(start, pos - start);
+    ++pos;
+  }
+  return std::make_pair(semi + 1, usec);
 }
 
 std::string printable(std::string_view s, std::size_t max) {
