@@ -163,6 +163,17 @@ TEST(IbCounters, SinceBootRatesSaturationAndSendWaits) {
   EXPECT_EQ(of(g, "mlx5_2:1").status, report::Status::pass);
 }
 
+// Found on node_exporter's fixture tree: 5 port_xmit_discards since boot and no /proc/uptime
+// gave `pass`; without the uptime their rate cannot be judged.
+TEST(IbCounters, ErrorsSinceBootWithoutUptimeSkip) {
+  auto s = sample({port("mlx4_0", {{"counters/port_xmit_discards", 5}}, false), port("mlx4_1", {{"counters/symbol_error", 0}}, false)});
+  s.uptime_s.reset();
+  auto f = checks::judge_ib_counters(s, s, false, 0, {}, {});
+  EXPECT_EQ(of(f, "mlx4_0:1").status, report::Status::skip) << of(f, "mlx4_0:1").title;
+  EXPECT_NE(of(f, "mlx4_0:1").title.find("rate is unknown"), std::string::npos);
+  EXPECT_EQ(of(f, "mlx4_1:1").status, report::Status::pass);  // nothing counted: nothing to rate
+}
+
 TEST(IbCounters, UnreadableCountersSkipWithWhy) {
   facts::RdmaPortCounters none;
   none.device = "mlx5_0";

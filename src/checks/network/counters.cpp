@@ -145,6 +145,15 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
     if (!wrapped.empty()) fnd.add("wrapped or cleared", fmt::format("{}: not counted as growth", fmt::join(wrapped, ", ")));
     if (hours <= 0 && !live) fnd.add("/proc/uptime", "not readable: rates per hour unknown");
     fnd.status = st;
+    // Errors counted since boot without the uptime to turn them into a rate: undecided, not
+    // healthy (a tree without /proc/uptime; node_exporter's fixture is one).
+    if (problems.empty() && !live && hours <= 0 && (link_total > 0 || transport_total > 0)) {
+      fnd.status = Status::skip;
+      fnd.title = fmt::format("{}: {} link errors/discards and {} transport errors since boot, but /proc/uptime is not readable: their rate is unknown",
+                              name, link_total, transport_total);
+      out.push_back(std::move(fnd));
+      continue;
+    }
     if (problems.empty()) {
       fnd.title = fmt::format("{}: {} link errors since boot{}{}", name, link_total,
                               live ? fmt::format(", none during the {:.2f} s window", seconds) : std::string(),
