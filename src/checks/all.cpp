@@ -14,6 +14,8 @@ const Registry& builtin_registry() {
     checks::register_pcie_gpu(r);
     checks::register_gpu_nvml(r);
     checks::register_network_ports(r);
+    checks::register_network_counters(r);
+    checks::register_kernel_events(r);
     return r;
   }();
   return registry;

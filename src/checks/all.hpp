@@ -14,5 +14,7 @@ void register_nccl(core::Registry& r);              // nccl.env.*, nccl.gdr, ncc
 void register_pcie_gpu(core::Registry& r);
 void register_gpu_nvml(core::Registry& r);  // gpu.persistence ... gpu.fabric (perfgap-gpu)
 void register_network_ports(core::Registry& r);
+void register_network_counters(core::Registry& r);  // net.ib.counters
+void register_kernel_events(core::Registry& r);  // gpu.xid ... kernel.hung_task: hardware events in the kernel log
 
 }  // namespace perfgap::checks

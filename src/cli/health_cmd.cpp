@@ -204,6 +204,9 @@ int run_health(const HealthArgs& args) {
       else other.insert(f.id);
     }
     checks_run = ids.size();
+    // Hardware the configuration drains on whatever the finding's status (an Xid listed in
+    // drain_on_xids, an RDMA counter over its drain_on_counters threshold).
+    for (auto& r : slurm::hardware_drain_reasons(cfg, rep.findings)) drain_ids.insert(std::move(r));
     failing.assign(drain_ids.begin(), drain_ids.end());
     outcome.health = failing.empty() ? "ok" : "FAIL " + fmt::format("{}", fmt::join(failing, ","));
     if (!other.empty()) outcome.notes = fmt::format("also failing, not draining: {}", fmt::join(other, ","));

@@ -9,6 +9,7 @@
 
 #include "core/config.hpp"
 #include "sys/named_file.hpp"
+#include "sys/text.hpp"
 
 namespace perfgap::core {
 
@@ -121,8 +122,8 @@ KbImpact kb_impact(const std::string& file, const std::string& id, const YAML::N
 KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
   KbFile out;
   if (root.IsNull()) return out;  // an empty file overrides nothing
-  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements or symbols");
-  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes"}, "the file");
+  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements, symbols, causes or xids");
+  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes", "xids"}, "the file");
   if (auto imp = root["impact"]; imp && !imp.IsNull()) {
     if (!imp.IsMap()) kb_fail(file, imp, "impact must be a mapping of finding ids to entries");
     std::set<std::string, std::less<>> seen;
@@ -205,6 +206,26 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
       out.symbols.push_back(std::move(s));
     }
   }
+  if (auto xs = root["xids"]; xs && !xs.IsNull()) {
+    if (!xs.IsSequence()) kb_fail(file, xs, "xids must be a list");
+    std::set<long> seen;
+    for (const auto& e : xs) {
+      if (!e.IsMap()) kb_fail(file, e, "an xid must be a mapping (code, name, meaning, severity, action)");
+      kb_only_keys(file, e, {"code", "name", "meaning", "severity", "action"}, "an xid");
+      KbXid x;
+      auto code = kb_scalar(file, e, "code", true);
+      auto n = sys::to_int<long>(code);
+      if (!n || *n <= 0) kb_fail(file, e["code"], fmt::format("xid code '{}' is not a positive number", code));
+      x.code = *n;
+      if (!seen.insert(x.code).second) kb_fail(file, e["code"], fmt::format("xid {} is given twice in this file", x.code));
+      x.name = kb_scalar(file, e, "name", true);
+      x.meaning = kb_scalar(file, e, "meaning", true);
+      x.severity = kb_scalar(file, e, "severity", true);
+      if (x.severity != "fail" && x.severity != "warn") kb_fail(file, e["severity"], fmt::format("xid {}: severity must be fail or warn", x.code));
+      x.action = kb_scalar(file, e, "action", true);
+      out.xids.push_back(std::move(x));
+    }
+  }
   return out;
 }
 
@@ -262,6 +283,7 @@ void Kb::overlay(KbFile file) {
       }
     if (!replaced) causes.push_back(std::move(c));
   }
+  for (auto& x : file.xids) xids.insert_or_assign(x.code, std::move(x));
 }
 
 const KbCause* Kb::cause_of(std::string_view id) const {
@@ -312,6 +334,9 @@ tl::expected<Kb, std::string> load_kb(const std::vector<KbDir>& dirs) {
       // silently, so it is refused.
       if (!f->symbols.empty())
         return tl::unexpected(fmt::format("{}: symbols: the kernel-symbol list comes from the built-in knowledge base only (data/kb/kernel_symbols.yaml; rebuild to change it)", path));
+      // gpu.xid reads the built-in Xid table only; a kb.d table would be ignored silently.
+      if (!f->xids.empty())
+        return tl::unexpected(fmt::format("{}: xids: the Xid table comes from the built-in knowledge base only (data/kb/xid.yaml; rebuild to change it)", path));
       kb.overlay(std::move(*f));
     }
   }

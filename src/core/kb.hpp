@@ -63,12 +63,21 @@ struct KbSymbol {
   std::string group, finding, cause, fix;
 };
 
+// An NVIDIA Xid number: what the driver means by it and what to do (data/kb/xid.yaml, our
+// own summary of NVIDIA's published Xid catalogue). severity: "fail" (the GPU or node needs
+// service: drain) or "warn" (the application's fault or a recorded, contained event).
+struct KbXid {
+  long code = 0;
+  std::string name, meaning, severity, action;
+};
+
 // One file's content. Errors name the file and the line ("kb.d/site.yaml:7: cost_pct: ...").
 struct KbFile {
   std::vector<KbImpact> impact;
   std::vector<KbMeasurement> measurements;
   std::vector<KbSymbol> symbols;
   std::vector<KbCause> causes;
+  std::vector<KbXid> xids;
 };
 tl::expected<KbFile, std::string> parse_kb(std::string_view text, const std::string& file);
 
@@ -77,6 +86,7 @@ struct Kb {
   std::vector<KbMeasurement> measurements;  // in the order of the files, a later one replacing a name in place
   std::vector<KbSymbol> symbols;            // the built-in files' only
   std::vector<KbCause> causes;              // a later file's cause replaces the one of the same id in place
+  std::map<long, KbXid> xids;               // by number; the built-in files' only
 
   const KbImpact* find(std::string_view id) const;
   // The cause an id belongs to: the first naming it exactly, else the first whose glob matches;

@@ -156,6 +156,8 @@ struct NumaMapsRead {
   double read_ms = 0;
 };
 
+struct RdmaCounterSample;  // facts/rdma_counters.hpp
+
 // A thread seen over the sampling window: live, CPU time in the window; root, since start.
 struct ThreadUse {
   int pid = 0, tid = 0;
@@ -182,6 +184,8 @@ struct Window {
   std::string threads_error;
   std::optional<parsers::Interrupts> irq_first, irq_second;
   std::string irq_error;
+  // RDMA port counters at both ends (second == first in root mode); null when not taken.
+  std::shared_ptr<const RdmaCounterSample> rdma_first, rdma_second;
 };
 
 // What a report taken elsewhere (--baseline HOST.json) says about its node.

@@ -8,6 +8,8 @@
 #include <climits>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "parsers/gunzip.hpp"
 #include "parsers/kernel_log.hpp"
 #include "parsers/sysfs_values.hpp"
@@ -139,23 +141,37 @@ Smmu read_smmu(const sys::Sysroot& root) {
   return s;
 }
 
+// Records to messages and events; the boot time from the same node's /proc/stat when the
+// log is that boot's.
+KernelLog kernel_log_of(std::string source, std::string_view text, const sys::Sysroot* same_boot) {
+  KernelLog log;
+  log.source = std::move(source);
+  auto records = parsers::parse_kernel_records(text);
+  log.events = parsers::kernel_events(records);
+  for (const auto& r : records)
+    if (r.since_boot_s) {
+      if (!log.first_s) log.first_s = r.since_boot_s;
+      log.last_s = r.since_boot_s;
+    }
+  log.messages.reserve(records.size());
+  for (auto& r : records) log.messages.push_back(std::move(r.message));
+  if (same_boot)
+    if (auto stat = same_boot->read("/proc/stat", 16u << 20)) log.boot_time = parsers::parse_boot_time(*stat);
+  return log;
+}
+
 Avail<KernelLog> read_kernel_log(Facts& f) {
   constexpr std::size_t kMax = 64u << 20;
-  KernelLog log;
   if (const auto& path = f.options().dmesg_path) {
     auto text = sys::Sysroot::live().read(*path, kMax);
     if (!text) return missing("--dmesg " + describe(text.error()));
-    log.source = *path;
-    log.messages = parsers::parse_kernel_log(*text);
-    return log;
+    return kernel_log_of(*path, *text, nullptr);
   }
   const auto& root = f.root();
   if (!root.is_live()) {
     auto text = root.read("/.perfgap/dmesg.txt", kMax);
     if (!text) return missing("no kernel log captured with the tree (" + describe(text.error()) + ") and no --dmesg FILE");
-    log.source = "/.perfgap/dmesg.txt";
-    log.messages = parsers::parse_kernel_log(*text);
-    return log;
+    return kernel_log_of("/.perfgap/dmesg.txt", *text, &root);
   }
   // Live: /dev/kmsg opened non-blocking, one record per read, until EAGAIN. EPIPE means the
   // ring overwrote a record while we read: start again (a few times).
@@ -170,9 +186,7 @@ Avail<KernelLog> read_kernel_log(Facts& f) {
       why += " (kernel.dmesg_restrict: run as root, or pass a saved log with --dmesg FILE)";
     return missing(why);
   }
-  log.source = "/dev/kmsg";
-  log.messages = parsers::parse_kernel_log(*text);
-  return log;
+  return kernel_log_of("/dev/kmsg", *text, &root);
 }
 
 Avail<PageSize> read_page_size(Facts& f) {
@@ -263,6 +277,13 @@ const Smmu& smmu(Facts& f) {
 
 const Avail<KernelLog>& kernel_log(Facts& f) {
   return f.memo<Avail<KernelLog>>("platform.kernel_log", [&] { return read_kernel_log(f); });
+}
+
+std::string KernelLog::when(const parsers::KernelEvent& e) const {
+  if (!e.wall.empty()) return e.wall;
+  if (e.since_boot_s && boot_time) return sys::rfc3339_utc(static_cast<std::time_t>(*boot_time + static_cast<long long>(*e.since_boot_s)));
+  if (e.since_boot_s) return fmt::format("{:.0f} s after boot", *e.since_boot_s);
+  return "time not in the log";
 }
 
 const Avail<PageSize>& page_size(Facts& f) {

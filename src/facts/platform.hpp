@@ -12,6 +12,7 @@
 
 #include "facts/facts.hpp"
 #include "parsers/kernel_config.hpp"
+#include "parsers/kernel_events.hpp"
 
 namespace perfgap::facts {
 
@@ -50,6 +51,15 @@ const Smmu& smmu(Facts& f);
 struct KernelLog {
   std::string source;  // "/dev/kmsg", the --dmesg path, or "/.perfgap/dmesg.txt"
   std::vector<std::string> messages;
+  std::vector<parsers::KernelEvent> events;  // the hardware events among them (parsers/kernel_events)
+  std::optional<double> first_s, last_s;     // the oldest and newest record's seconds since boot
+  // When the node booted (/proc/stat btime, seconds since the epoch), for records that carry
+  // seconds since boot: known for /dev/kmsg and a snapshot's log (same boot as its /proc/stat),
+  // not for --dmesg FILE (which may come from another boot).
+  std::optional<long long> boot_time;
+  // An event's time for a report: its wall stamp, else boot_time + its seconds since boot (UTC),
+  // else "N s after boot", else "time not in the log".
+  std::string when(const parsers::KernelEvent& e) const;
 };
 // Options::dmesg_path, else (under --root) the tree's /.perfgap/dmesg.txt, else live
 // /dev/kmsg read without blocking.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "facts/facts.hpp"
+#include "facts/rdma_counters.hpp"
 #include "sys/bounded.hpp"
 #include "sys/text.hpp"
 
@@ -181,6 +182,7 @@ void finish_window(Facts& f, sys::BoundedWorker& reader, Window& w, Clock::time_
   const auto t1 = Clock::now();
   w.second = read_parsed(root, "/proc/stat", parsers::parse_proc_stat, w.stat_error);
   w.irq_second = read_parsed(root, "/proc/interrupts", parsers::parse_interrupts, w.irq_error, 16u << 20);
+  w.rdma_second = std::make_shared<const RdmaCounterSample>(read_rdma_counters(root));
   auto tasks1 = tasks_bounded(root, reader);
   w.seconds = std::chrono::duration<double>(t1 - w.start).count();
   if (w.threads_error.empty()) w.threads_error = tasks1.error;
@@ -210,6 +212,8 @@ Window sample_window(Facts& f, sys::BoundedWorker& reader) {
     w.second = w.first;
     w.irq_first = read_irq();
     w.irq_second = std::nullopt;
+    w.rdma_first = std::make_shared<const RdmaCounterSample>(read_rdma_counters(root));
+    w.rdma_second = w.rdma_first;
     auto tasks = tasks_bounded(root, reader);
     w.threads_error = tasks.error;
     auto up = root.read_value("/proc/uptime");
@@ -235,6 +239,7 @@ Window sample_window(Facts& f, sys::BoundedWorker& reader) {
   w.start = Clock::now();
   w.first = read_stat();
   w.irq_first = read_irq();
+  w.rdma_first = std::make_shared<const RdmaCounterSample>(read_rdma_counters(root));
   auto tasks0 = tasks_bounded(root, reader);
   w.threads_error = tasks0.error;
   auto first = std::make_shared<std::map<std::pair<int, int>, unsigned long long>>();
@@ -253,6 +258,7 @@ Window extend_window(Facts& f, sys::BoundedWorker& reader, const Window& base, s
   w.start = base.start;
   w.first = base.first;
   w.irq_first = base.irq_first;
+  w.rdma_first = base.rdma_first;
   w.stat_error = base.stat_error;
   w.irq_error = base.irq_error;
   w.threads_error = base.first_task_ticks ? std::string() : base.threads_error;
@@ -262,6 +268,7 @@ Window extend_window(Facts& f, sys::BoundedWorker& reader, const Window& base, s
   w.length = length;
   if (!w.first) {  // nothing to go on from: the first sample failed, and so stays the window
     w.second = base.second;
+    w.rdma_second = base.rdma_second;
     w.seconds = base.seconds;
     return w;
   }

@@ -68,7 +68,10 @@ PERFGAP_READS(hypervisor, of({identity(), cpuinfo(),
 PERFGAP_READS(audited_env, {"/proc/self/environ"})
 // /proc/self: which pid the audited process is in a tree (a link there).
 PERFGAP_READS(training, {"/proc/self", "/proc/[0-9]*/environ", "/proc/[0-9]*/maps", "/proc/[0-9]*/status"})
-PERFGAP_READS(window, {"/proc/stat", "/proc/interrupts", "/proc/uptime", "/proc/[0-9]*/task/[0-9]*/stat"})
+// The window also takes the RDMA port counters at both ends (facts/rdma_counters).
+PERFGAP_READS(window, {"/proc/stat", "/proc/interrupts", "/proc/uptime", "/proc/[0-9]*/task/[0-9]*/stat", "/sys/class/infiniband",
+                       "/sys/class/infiniband/*/ports", "/sys/class/infiniband/*/ports/*/counters/*",
+                       "/sys/class/infiniband/*/ports/*/hw_counters/*"})
 PERFGAP_READS(numa_maps, {"/proc/[0-9]*/numa_maps"})
 PERFGAP_READS(irq_affinity, {"/proc/irq/*/effective_affinity_list", "/proc/irq/*/smp_affinity_list"})
 PERFGAP_READS(container, of({{"/.dockerenv", "/run/.containerenv", "/proc/1/environ", "/proc/1/cgroup"}, audited_env()}))
@@ -106,7 +109,7 @@ PERFGAP_READS(smmu, {"/sys/class/iommu/*", "/sys/class/iommu/*/device/driver", "
 // A snapshot keeps the kernel log as .perfgap/dmesg.txt (--dmesg FILE is read as given).
 // perfgap-gpu's documents as a snapshot stores them (live, the helper is run instead).
 PERFGAP_READS(nvml_samples, {"/.perfgap/nvml-1.json", "/.perfgap/nvml-2.json", "/.perfgap/nvml-why.txt"})
-PERFGAP_READS(kernel_log, {"/.perfgap/dmesg.txt", "/dev/kmsg"})
+PERFGAP_READS(kernel_log, {"/.perfgap/dmesg.txt", "/dev/kmsg", "/proc/stat"})
 PERFGAP_READS(page_size, {"/proc/self/smaps"})
 PERFGAP_READS(iommu_groups, {"/sys/kernel/iommu_groups/*/type", "/sys/kernel/iommu_groups/*/devices/*"})
 PERFGAP_READS(pci_driver, {"/sys/bus/pci/devices/*/driver"})

@@ -334,6 +334,101 @@ std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
   return out;
 }
 
+const std::vector<std::string_view>& hardware_ids() {
+  static const std::vector<std::string_view> ids = {"gpu.xid",  "gpu.fallen_off_bus", "gpu.nvlink_xid",           "gpu.nvswitch_sxid",
+                                                    "pcie.aer", "net.link_flaps",     "net.ib.counters",      "kernel.edac",
+                                                    "cpu.thermal_throttle", "kernel.soft_lockup", "kernel.hung_task"};
+  return ids;
+}
+
+namespace {
+
+bool is_hardware_id(std::string_view id) {
+  const auto& ids = hardware_ids();
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// Whether any report holds a hardware id at all (reports of an older perfgap do not).
+bool any_hardware(const std::vector<NodeReport>& nodes) {
+  for (const auto& n : nodes)
+    for (const auto& f : n.findings)
+      if (is_hardware_id(f.id)) return true;
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& v, std::size_t max) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size() && i < max; ++i) out += (i ? ", " : "") + v[i];
+  if (v.size() > max) out += fmt::format(", {} more", v.size() - max);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> hardware(const std::vector<NodeReport>& nodes) {
+  if (!any_hardware(nodes))
+    return {make("fleet.hardware", Status::skip, "", "no node report holds the hardware checks (kernel-log events, RDMA counters): reports of an older perfgap, or those checks skipped with --skip")};
+  std::vector<Finding> out;
+  for (auto id : hardware_ids()) {
+    // (status, devices) -> nodes
+    std::map<std::pair<int, std::string>, std::vector<std::string_view>> groups;
+    std::size_t failing = 0, warning = 0;
+    for (const auto& n : nodes) {
+      Status worst = Status::pass;
+      std::vector<std::string> subjects;
+      for (const auto& f : n.findings) {
+        if (f.id != id || (f.status != Status::fail && f.status != Status::warn)) continue;
+        if (f.status == Status::fail) worst = Status::fail;
+        else if (worst != Status::fail) worst = Status::warn;
+        if (!f.subject.empty()) subjects.push_back(f.subject);
+      }
+      if (worst == Status::pass) continue;
+      (worst == Status::fail ? failing : warning) += 1;
+      std::sort(subjects.begin(), subjects.end());
+      subjects.erase(std::unique(subjects.begin(), subjects.end()), subjects.end());
+      groups[{worst == Status::fail ? 0 : 1, joined(subjects, 8)}].push_back(n.name);
+    }
+    if (groups.empty()) continue;
+    auto f = make("fleet.hardware", failing ? Status::fail : Status::warn, std::string(id),
+                  fmt::format("{}: {} ({} failing, {} warning)", id, plural(failing + warning, "node"), failing, warning));
+    for (const auto& [key, names] : groups)
+      f.add(slurm::compress_hostlist(names), fmt::format("{}{}{}", key.first == 0 ? "fail" : "warn", key.second.empty() ? "" : ": ", key.second));
+    f.metric("failing_nodes", static_cast<double>(failing));
+    f.metric("warning_nodes", static_cast<double>(warning));
+    f.fix = fmt::format("perfgap check --only {} on a node named shows its devices, lines and fix; fleet.drain names the nodes to take out.", id);
+    out.push_back(std::move(f));
+  }
+  if (out.empty()) out.push_back(make("fleet.hardware", Status::pass, "", fmt::format("no node reports hardware events or RDMA port errors ({})", plural(nodes.size(), "node"))));
+  return out;
+}
+
+Finding drain(const std::vector<NodeReport>& nodes) {
+  if (!any_hardware(nodes)) return make("fleet.drain", Status::skip, "", "no node report holds the hardware checks: nothing to decide a drain on");
+  std::map<std::string, std::vector<std::string_view>> by_reasons;
+  std::size_t count = 0;
+  for (const auto& n : nodes) {
+    std::vector<std::string> reasons;
+    for (const auto& f : n.findings)
+      if (f.status == Status::fail && is_hardware_id(f.id)) reasons.push_back(f.subject.empty() ? std::string(f.id) : fmt::format("{}@{}", f.id, f.subject));
+    if (reasons.empty()) continue;
+    std::sort(reasons.begin(), reasons.end());
+    reasons.erase(std::unique(reasons.begin(), reasons.end()), reasons.end());
+    by_reasons[joined(reasons, 8)].push_back(n.name);
+    ++count;
+  }
+  if (!count) return make("fleet.drain", Status::pass, "", fmt::format("no node to drain for hardware ({})", plural(nodes.size(), "node")));
+  std::vector<std::string_view> all;
+  for (const auto& [reasons, names] : by_reasons) all.insert(all.end(), names.begin(), names.end());
+  std::sort(all.begin(), all.end());
+  const auto list = slurm::compress_hostlist(all);
+  auto f = make("fleet.drain", Status::fail, "", fmt::format("drain {}: {}", plural(count, "node"), list));
+  for (const auto& [reasons, names] : by_reasons) f.add(slurm::compress_hostlist(names), reasons);
+  f.metric("nodes_to_drain", static_cast<double>(count));
+  f.fix = fmt::format("scontrol update nodename={} state=drain reason=\"perfgap: hardware\" (or let perfgap health drain them: docs/SLURM.md), then service each as its node report says.", list);
+  f.impact = "A job placed on one of these nodes fails or runs at the pace of its failing GPU or rail.";
+  return f;
+}
+
 report::Chart status_heatmap(const Fleet& fleet) {
   report::Chart c;
   c.kind = report::Chart::Kind::heatmap;
@@ -371,6 +466,8 @@ report::Chart status_heatmap(const Fleet& fleet) {
 std::vector<Finding> aggregate(const Fleet& fleet, const std::vector<Unreadable>& bad, const OutlierRule& rule) {
   std::vector<Finding> out;
   out.push_back(node_failures(fleet));
+  for (auto& f : hardware(fleet.nodes)) out.push_back(std::move(f));
+  out.push_back(drain(fleet.nodes));
   for (auto& f : drift(fleet.nodes)) out.push_back(std::move(f));
   for (auto& f : outliers(fleet.nodes, rule)) out.push_back(std::move(f));
   for (auto& f : unreadable(bad)) out.push_back(std::move(f));

@@ -38,6 +38,17 @@ std::vector<report::Finding> drift(const std::vector<NodeReport>& nodes);
 // Metric key: finding id + "." + metric name, + "@" + subject when the finding has one that
 // names the same thing on every node (a PCI function, a port, a variable; not a pid).
 std::vector<report::Finding> outliers(const std::vector<NodeReport>& nodes, const OutlierRule& rule);
+// The node checks of hardware events (kernel log) and RDMA counters that fleet.hardware groups.
+const std::vector<std::string_view>& hardware_ids();
+// fleet.hardware: one finding per hardware id that warns or fails on some node (subject: the
+// id): `fail` when a node fails it, else `warn`; evidence groups the nodes by status and the
+// devices (subjects) concerned. One pass when none does; skip when no report holds these ids.
+std::vector<report::Finding> hardware(const std::vector<NodeReport>& nodes);
+// fleet.drain: the nodes to drain: those failing a hardware id (an Xid needing service, a GPU
+// off the bus, NVLink/NVSwitch errors, uncorrected PCIe or memory errors, a flapping link,
+// link errors growing on an RDMA port). `fail` naming them as a hostlist, with each node's
+// reasons; `pass` when none; skip as fleet.hardware.
+report::Finding drain(const std::vector<NodeReport>& nodes);
 // fleet.unreadable: one error per unusable input (subject: the file).
 std::vector<report::Finding> unreadable(const std::vector<Unreadable>& inputs);
 

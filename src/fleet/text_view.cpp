@@ -175,6 +175,9 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
   if (unreadable_inputs) out += fmt::format(" ({} unreadable)", unreadable_inputs);
   out += fmt::format("\n  {} failing node{}, {} drifting setting{}, {} outlier node{}\n", failing_nodes, failing_nodes == 1 ? "" : "s",
                      drifting, drifting == 1 ? "" : "s", outlier_nodes, outlier_nodes == 1 ? "" : "s");
+  // The nodes to take out for hardware, as fleet.drain names them: what an operator acts on first.
+  for (const auto& f : findings)
+    if (f.id == "fleet.drain" && f.status == Status::fail) out += line("  " + paint(Status::fail, "to drain") + ": " + report::printable(f.title.substr(f.title.find(": ") + 2)));
 
   // Node groups by per-layer status.
   if (!nodes.empty()) {

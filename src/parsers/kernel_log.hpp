@@ -1,17 +1,31 @@
-// Kernel log text (/dev/kmsg records, dmesg output, journal lines) to plain messages, for
-// the checks that look for a driver's words. facts/platform picks the source.
+// Kernel log text (/dev/kmsg records, dmesg output, journal lines) to records and plain
+// messages, for the checks that look for a driver's words (parsers/kernel_events reads the
+// hardware events out of them). facts/platform picks the source.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace perfgap::parsers {
 
+// One kernel log record: its message (prefixes removed, made printable, at most 512 bytes)
+// and when it was logged, as far as its format says.
+struct KernelRecord {
+  std::optional<double> since_boot_s;  // /dev/kmsg usec, dmesg "[  12.345678]"
+  std::string wall;                    // dmesg -T "[Mon Dec  1 10:00:00 2025]", a journal/syslog stamp
+  std::string message;
+};
+
 // Kernel log text as /dev/kmsg records ("6,1234,5678,-;message" plus " KEY=value"
-// continuation lines), dmesg output ("[    1.234] message") or plain lines: the messages,
-// without prefixes. Bytes outside printable ASCII become '?', so messages are safe in any
-// report; lines longer than 512 bytes are cut.
+// continuation lines), dmesg output ("[    1.234] message", or -T's "[Mon Dec  1 10:00:00
+// 2025] message"), journalctl -k / syslog lines ("Dec 01 10:00:00 host kernel: message") or
+// plain lines. Bytes outside printable ASCII become '?', so messages are safe in any report;
+// lines longer than 512 bytes are cut. Records with an empty message are dropped.
+std::vector<KernelRecord> parse_kernel_records(std::string_view text);
+
+// The records' messages.
 std::vector<std::string> parse_kernel_log(std::string_view text);
 
 }  // namespace perfgap::parsers

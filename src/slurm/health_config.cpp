@@ -1,12 +1,15 @@
 #include "slurm/health_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "core/config.hpp"
+#include "facts/rdma_counters.hpp"
 #include "sys/named_file.hpp"
 
 namespace perfgap::slurm {
@@ -50,6 +53,14 @@ tl::expected<std::string, std::string> absolute_path(const std::string& file, co
   return path;
 }
 
+// The metric names net.ib.counters gives a port: each counter's short name, and its rates.
+bool known_counter_metric(std::string_view name) {
+  if (name == "link_errors_per_hour" || name == "xmit_wait_share") return true;
+  for (const auto& c : facts::rdma_counter_catalogue())
+    if (c.name.substr(c.name.find('/') + 1) == name) return true;
+  return false;
+}
+
 tl::expected<HealthConfig, std::string> fill(const YAML::Node& root, const std::string& file, const core::Registry& registry) {
   HealthConfig cfg;
   cfg.source = file;
@@ -61,6 +72,25 @@ tl::expected<HealthConfig, std::string> fill(const YAML::Node& root, const std::
       auto list = id_list(file, v, key, registry);
       if (!list) return Error(list.error());
       (key == "checks" ? cfg.checks : key == "skip" ? cfg.skip : cfg.drain_on) = std::move(*list);
+    } else if (key == "drain_on_xids") {
+      if (!v.IsSequence()) return Error(at(file, v) + ": drain_on_xids must be a list of Xid numbers");
+      for (const auto& item : v) {
+        long x = 0;
+        try { x = item.as<long>(); } catch (const YAML::Exception&) { x = 0; }
+        if (x <= 0) return Error(at(file, item) + ": drain_on_xids: '" + (item.IsScalar() ? item.Scalar() : std::string("?")) + "' is not an Xid number");
+        cfg.drain_on_xids.push_back(x);
+      }
+    } else if (key == "drain_on_counters") {
+      if (!v.IsMap()) return Error(at(file, v) + ": drain_on_counters must map RDMA counter names to thresholds");
+      for (const auto& c : v) {
+        const auto name = c.first.IsScalar() ? c.first.Scalar() : std::string();
+        if (!known_counter_metric(name))
+          return Error(at(file, c.first) + ": drain_on_counters: unknown counter '" + name + "' (a net.ib.counters metric: symbol_error, link_downed, ..., link_errors_per_hour, xmit_wait_share)");
+        double t = -1;
+        try { t = c.second.as<double>(); } catch (const YAML::Exception&) {}
+        if (!(t > 0) || !std::isfinite(t)) return Error(at(file, c.second) + ": drain_on_counters: " + name + " needs a threshold above 0");
+        cfg.drain_on_counters.emplace_back(name, t);
+      }
     } else if (key == "time_limit_s") {
       double s = -1;
       try { s = v.as<double>(); } catch (const YAML::Exception&) {}
@@ -96,7 +126,7 @@ tl::expected<HealthConfig, std::string> fill(const YAML::Node& root, const std::
       }
     } else {
       return Error(at(file, kv.first) + ": unknown key '" + key +
-                   "' (checks, skip, drain_on, drain_on_timeout, time_limit_s, sample_ms, log_file, state_dir, slurm_conf, scontrol, check)");
+                   "' (checks, skip, drain_on, drain_on_xids, drain_on_counters, drain_on_timeout, time_limit_s, sample_ms, log_file, state_dir, slurm_conf, scontrol, check)");
     }
   }
   return cfg;
@@ -123,6 +153,24 @@ tl::expected<HealthConfig, std::string> parse_health_config(const std::string& t
   } catch (const YAML::Exception& e) {
     return Error(file + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
+}
+
+std::vector<std::string> hardware_drain_reasons(const HealthConfig& cfg, const std::vector<report::Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    const std::string where = f.subject.empty() ? f.id : f.id + "@" + f.subject;
+    if (f.id == "gpu.xid" || f.id == "gpu.nvlink_xid" || f.id == "gpu.fallen_off_bus")
+      for (long x : cfg.drain_on_xids)
+        for (const auto& [name, value] : f.metrics)
+          if (name == "xid_" + std::to_string(x) && value > 0) out.push_back(where + ":" + name);
+    if (f.id == "net.ib.counters")
+      for (const auto& [counter, threshold] : cfg.drain_on_counters)
+        for (const auto& [name, value] : f.metrics)
+          if (name == counter && value >= threshold) out.push_back(fmt::format("{}:{}>={:g}", where, counter, threshold));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 tl::expected<HealthConfig, std::string> load_health_config(const std::string& path, const core::Registry& registry) {

@@ -124,7 +124,7 @@ TEST_F(Cli, OnlyAndSkipTakeIdsAndGlobs) {
   auto j = nlohmann::json::parse(r.out);
   std::set<std::string> ids;
   for (const auto& f : j["findings"]) ids.insert(f["id"].get<std::string>());
-  EXPECT_EQ(ids, (std::set<std::string>{"cpu.cstate.deep_idle", "cpu.turbo", "cpu.governor"}));
+  EXPECT_EQ(ids, (std::set<std::string>{"cpu.cstate.deep_idle", "cpu.turbo", "cpu.governor", "cpu.thermal_throttle"}));
   auto none = run_binary(PERFGAP_BINARY, {"check", "--root", healthy.path(), "--only", "gpu.nothing*"});
   EXPECT_EQ(none.status, 2);
   EXPECT_NE(none.err.find("gpu.nothing*"), std::string::npos);

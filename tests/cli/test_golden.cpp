@@ -59,7 +59,7 @@ INSTANTIATE_TEST_SUITE_P(Trees, GoldenTree,
                          ::testing::Values(Golden{"healthy-x86", 0}, Golden{"h100-c1-remote-numa", 1}, Golden{"kvm-guest", 1},
                                            Golden{"gb200-vm", 1}, Golden{"healthy-x86", 0, true},
                                            Golden{"h100-c1-remote-numa", 1, true}, Golden{"kvm-guest", 1, true},
-                                           Golden{"gb200-vm", 1, true}),
+                                           Golden{"gb200-vm", 1, true}, Golden{"ib-hw-events", 1}, Golden{"ib-hw-events", 1, true}),
                          [](const auto& info) {
                            std::string n = info.param.name;
                            for (auto& c : n) if (c == '-') c = '_';

@@ -276,7 +276,7 @@ TEST(Snapshot, RefusesANonEmptyDirectoryWithOneLine) {
 // The golden whole-node trees, captured again with snapshot --root: the same report (titles
 // and evidence included) as the trees themselves.
 TEST(Snapshot, GoldenTreesReplayUnchanged) {
-  for (const char* name : {"healthy-x86", "h100-c1-remote-numa", "kvm-guest", "gb200-vm"}) {
+  for (const char* name : {"healthy-x86", "h100-c1-remote-numa", "kvm-guest", "gb200-vm", "ib-hw-events"}) {
     SCOPED_TRACE(name);
     TempDir tmp;
     const std::string tree = tmp.path() + "/tree", snap = tmp.path() + "/snap.tar.gz";

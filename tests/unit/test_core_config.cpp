@@ -62,7 +62,7 @@ TEST(Selection, GlobsIdsAndOrder) {
   ASSERT_TRUE(cpu);
   std::vector<std::string> ids;
   for (auto* c : *cpu) ids.emplace_back(c->id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"cpu.cstate.deep_idle", "cpu.turbo", "cpu.governor"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{"cpu.cstate.deep_idle", "cpu.turbo", "cpu.governor", "cpu.thermal_throttle"}));
   auto bad = select_checks(reg, {"nothing.*"}, {});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().find("'nothing.*' matches no check"), std::string::npos);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "checks/network/counters.hpp"
 #include "facts/infiniband.hpp"
 #include "facts/platform.hpp"
 #include "facts/runtime.hpp"
@@ -76,3 +77,129 @@ TEST(NodeFacts, InterfacesModulesAndDeviceNodes) {
   EXPECT_NE(none.error().find("/sys/class/net"), std::string::npos) << none.error();
   EXPECT_FALSE(facts::device_node_present(bare, "/dev"));
 }
+
+// net.ib.counters' judgement over two counter samples as the sample window takes them:
+// growing link errors, a wrapped (or cleared) counter, a saturated one, send waits, a port
+// without hw_counters and ports whose counters cannot be read.
+namespace ib_counters_test {
+namespace {
+
+facts::RdmaPortCounters port(const std::string& dev, std::map<std::string, std::uint64_t, std::less<>> values, bool hw = true) {
+  facts::RdmaPortCounters p;
+  p.device = dev;
+  p.port = 1;
+  p.dir = "/sys/class/infiniband/" + dev + "/ports/1";
+  p.values = std::move(values);
+  p.has_counters = true;
+  p.has_hw_counters = hw;
+  return p;
+}
+
+facts::RdmaCounterSample sample(std::vector<facts::RdmaPortCounters> ports, double uptime = 36000) {
+  facts::RdmaCounterSample s;
+  s.ports = std::move(ports);
+  s.uptime_s = uptime;
+  return s;
+}
+
+const report::Finding& of(const std::vector<report::Finding>& f, const std::string& subject) {
+  for (const auto& x : f)
+    if (x.subject == subject) return x;
+  static report::Finding none;
+  ADD_FAILURE() << "no finding for " << subject;
+  return none;
+}
+
+std::string evidence(const report::Finding& f) {
+  std::string s;
+  for (const auto& e : f.evidence) s += e.source + " = " + e.observed + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST(IbCounters, GrowingSymbolErrorsFailWrappedCounterIsNoGrowth) {
+  std::map<std::string, checks::IbPortContext> ctx = {{"mlx5_0:1", {"0000:2a:00.0", "GPU 0", 400.0}}, {"mlx5_1:1", {"0000:ae:00.0", "", 400.0}}};
+  auto a = sample({port("mlx5_0", {{"counters/symbol_error", 100}, {"counters/link_downed", 1}, {"hw_counters/out_of_buffer", 0}}),
+                   port("mlx5_1", {{"counters/symbol_error", 0}, {"hw_counters/local_ack_timeout_err", 4000000000ULL}})});
+  auto b = sample({port("mlx5_0", {{"counters/symbol_error", 112}, {"counters/link_downed", 1}, {"hw_counters/out_of_buffer", 0}}),
+                   port("mlx5_1", {{"counters/symbol_error", 0}, {"hw_counters/local_ack_timeout_err", 12}})});
+  auto f = checks::judge_ib_counters(a, b, true, 0.1, ctx, {});
+  ASSERT_EQ(f.size(), 2u);
+  const auto& grow = of(f, "mlx5_0:1");
+  EXPECT_EQ(grow.status, report::Status::fail) << grow.title;
+  EXPECT_NE(grow.title.find("symbol_error +12"), std::string::npos) << grow.title;
+  EXPECT_NE(grow.title.find("0000:2a:00.0, NUMA node of GPU 0"), std::string::npos) << grow.title;
+  EXPECT_FALSE(grow.fix.empty());
+  const auto& wrap = of(f, "mlx5_1:1");
+  EXPECT_NE(evidence(wrap).find("wrapped or cleared during the window: 4000000000 -> 12"), std::string::npos) << evidence(wrap);
+  EXPECT_EQ(wrap.title.find("grew"), std::string::npos) << wrap.title;  // never a negative growth
+  EXPECT_EQ(wrap.status, report::Status::pass) << wrap.title;          // 12 since boot over 10 h: under the rate
+}
+
+TEST(IbCounters, SinceBootRatesSaturationAndSendWaits) {
+  std::map<std::string, checks::IbPortContext> ctx = {{"mlx5_0:1", {"0000:2a:00.0", "", 400.0}}, {"mlx5_1:1", {"0000:ae:00.0", "", 400.0}},
+                                                      {"mlx5_2:1", {"", "", 400.0}}};
+  // 10 h of uptime: 40 link errors = 4/h (warn), 65535 symbol errors = saturated, send waits
+  // of 8 bytes each at 50 GB/s for a tenth of the uptime.
+  const std::uint64_t wait = static_cast<std::uint64_t>(0.10 * 36000 * 50e9 / 8);
+  auto s = sample({port("mlx5_0", {{"counters/link_error_recovery", 40}}), port("mlx5_1", {{"counters/symbol_error", 65535}}, false),
+                   port("mlx5_2", {{"counters/port_xmit_wait", wait}, {"counters/symbol_error", 0}})});
+  auto f = checks::judge_ib_counters(s, s, false, 0, ctx, {});
+  EXPECT_EQ(of(f, "mlx5_0:1").status, report::Status::warn) << of(f, "mlx5_0:1").title;
+  EXPECT_NE(of(f, "mlx5_0:1").title.find("per hour of uptime"), std::string::npos);
+  const auto& sat = of(f, "mlx5_1:1");
+  EXPECT_NE(evidence(sat).find("saturated at its 16-bit maximum"), std::string::npos) << evidence(sat);
+  EXPECT_NE(evidence(sat).find("hw_counters = absent"), std::string::npos) << evidence(sat);
+  const auto& w = of(f, "mlx5_2:1");
+  EXPECT_EQ(w.status, report::Status::warn) << w.title;
+  EXPECT_NE(w.title.find("waited to send 10.0% of the uptime"), std::string::npos) << w.title;
+
+  checks::IbCounterParams loose;
+  loose.link_errors_per_hour_warn = 10;
+  loose.xmit_wait_share_warn = 0.5;
+  auto g = checks::judge_ib_counters(s, s, false, 0, ctx, loose);
+  EXPECT_EQ(of(g, "mlx5_0:1").status, report::Status::pass);
+  EXPECT_EQ(of(g, "mlx5_2:1").status, report::Status::pass);
+}
+
+// Found on node_exporter's fixture tree: 5 port_xmit_discards since boot and no /proc/uptime
+// gave `pass`; without the uptime their rate cannot be judged.
+TEST(IbCounters, ErrorsSinceBootWithoutUptimeSkip) {
+  auto s = sample({port("mlx4_0", {{"counters/port_xmit_discards", 5}}, false), port("mlx4_1", {{"counters/symbol_error", 0}}, false)});
+  s.uptime_s.reset();
+  auto f = checks::judge_ib_counters(s, s, false, 0, {}, {});
+  EXPECT_EQ(of(f, "mlx4_0:1").status, report::Status::skip) << of(f, "mlx4_0:1").title;
+  EXPECT_NE(of(f, "mlx4_0:1").title.find("rate is unknown"), std::string::npos);
+  EXPECT_EQ(of(f, "mlx4_1:1").status, report::Status::pass);  // nothing counted: nothing to rate
+}
+
+TEST(IbCounters, UnreadableCountersSkipWithWhy) {
+  facts::RdmaPortCounters none;
+  none.device = "mlx5_0";
+  none.port = 1;
+  none.dir = "/sys/class/infiniband/mlx5_0/ports/1";
+  none.counters_error = "/sys/class/infiniband/mlx5_0/ports/1/counters: permission denied";
+  facts::RdmaPortCounters garbage = none;
+  garbage.device = "mlx5_1";
+  garbage.has_counters = true;
+  garbage.counters_error.clear();
+  garbage.unreadable = {"counters/symbol_error: 'x' is not a counter"};
+  auto s = sample({none, garbage});
+  auto f = checks::judge_ib_counters(s, s, false, 0, {}, {});
+  EXPECT_EQ(of(f, "mlx5_0:1").status, report::Status::skip);
+  EXPECT_NE(of(f, "mlx5_0:1").title.find("permission denied"), std::string::npos);
+  EXPECT_EQ(of(f, "mlx5_1:1").status, report::Status::skip);
+  EXPECT_NE(of(f, "mlx5_1:1").title.find("not a counter"), std::string::npos);
+
+  facts::RdmaCounterSample broken;
+  broken.error = "/sys/class/infiniband: permission denied";
+  auto b = checks::judge_ib_counters(broken, broken, false, 0, {}, {});
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].status, report::Status::skip);
+  auto e = checks::judge_ib_counters({}, {}, false, 0, {}, {});
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].status, report::Status::skip);
+}
+
+}  // namespace ib_counters_test

@@ -3,6 +3,7 @@
 #include <pugixml.hpp>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "fleet/aggregate.hpp"
 #include "fleet/reader.hpp"
@@ -216,6 +217,56 @@ TEST(FleetRender, TextFitsAndNamesFailingNodes) {
   EXPECT_EQ(text.find("\x1b["), std::string::npos);
   o.color = true;
   EXPECT_NE(render_fleet_text(r.fleet, 1, r.findings, o).find("\x1b[1;31m"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfgap::fleet
+
+namespace perfgap::fleet {
+namespace {
+
+NodeReport hw_node(std::string name, std::vector<std::tuple<std::string_view, Status, std::string>> findings) {
+  NodeReport n;
+  n.name = std::move(name);
+  for (auto& [id, st, subject] : findings) n.findings.push_back({id, "gpu", st, subject, 0, 0});
+  return n;
+}
+
+TEST(FleetHardware, GroupsNodesByEventAndNamesTheNodesToDrain) {
+  std::vector<NodeReport> nodes = {
+      hw_node("gpu001", {{"gpu.xid", Status::pass, ""}, {"net.link_flaps", Status::pass, ""}}),
+      hw_node("gpu002", {{"gpu.xid", Status::fail, "0000:af:00.0"}, {"net.link_flaps", Status::pass, ""}}),
+      hw_node("gpu003", {{"gpu.xid", Status::fail, "0000:af:00.0"}, {"net.link_flaps", Status::fail, "0000:ae:00.0"}}),
+      hw_node("gpu004", {{"gpu.xid", Status::warn, "0000:18:00.0"}, {"net.ib.counters", Status::warn, "mlx5_1:1"}}),
+  };
+  auto hw = hardware(nodes);
+  ASSERT_EQ(hw.size(), 3u);
+  EXPECT_EQ(hw[0].subject, "gpu.xid");
+  EXPECT_EQ(hw[0].status, Status::fail);
+  EXPECT_EQ(hw[0].title, "gpu.xid: 3 nodes (2 failing, 1 warning)");
+  ASSERT_EQ(hw[0].evidence.size(), 2u);
+  EXPECT_EQ(hw[0].evidence[0].source, "gpu[002-003]");
+  EXPECT_EQ(hw[0].evidence[0].observed, "fail: 0000:af:00.0");
+  EXPECT_EQ(hw[0].evidence[1].source, "gpu004");
+  EXPECT_EQ(hw[1].subject, "net.link_flaps");
+  EXPECT_EQ(hw[2].subject, "net.ib.counters");
+  EXPECT_EQ(hw[2].status, Status::warn);
+
+  auto d = drain(nodes);
+  EXPECT_EQ(d.status, Status::fail);
+  EXPECT_EQ(d.title, "drain 2 nodes: gpu[002-003]");
+  ASSERT_EQ(d.evidence.size(), 2u);
+  EXPECT_EQ(d.evidence[0].source, "gpu002");
+  EXPECT_EQ(d.evidence[0].observed, "gpu.xid@0000:af:00.0");
+  EXPECT_EQ(d.evidence[1].observed, "gpu.xid@0000:af:00.0, net.link_flaps@0000:ae:00.0");
+  EXPECT_NE(d.fix.find("scontrol update nodename=gpu[002-003] state=drain"), std::string::npos) << d.fix;
+
+  std::vector<NodeReport> clean = {nodes[0]};
+  EXPECT_EQ(hardware(clean).at(0).status, Status::pass);
+  EXPECT_EQ(drain(clean).status, Status::pass);
+  std::vector<NodeReport> old = {hw_node("gpu009", {{"cpu.governor", Status::fail, ""}})};
+  EXPECT_EQ(hardware(old).at(0).status, Status::skip);
+  EXPECT_EQ(drain(old).status, Status::skip);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 // Text parsers the platform and RDMA facts use, on strings: kernel config, gzip, kernel log
-// formats, PCIe link and RDMA port attributes.
+// formats and the hardware events in them (lines written for these tests in the drivers'
+// formats), PCIe link and RDMA port attributes.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "parsers/gunzip.hpp"
 #include "parsers/kernel_config.hpp"
+#include "core/kb.hpp"
+#include "parsers/kernel_events.hpp"
 #include "parsers/kernel_log.hpp"
 #include "parsers/sysfs_values.hpp"
 
@@ -98,4 +101,145 @@ TEST(ParsersSysfsValues, IbRateAndStateText) {
   EXPECT_EQ(parsers::strip_state_number("4: ACTIVE\n"), "ACTIVE");
   EXPECT_EQ(parsers::strip_state_number("5: LinkUp"), "LinkUp");
   EXPECT_EQ(parsers::strip_state_number("DOWN"), "DOWN");
+}
+
+using parsers::KernelEventKind;
+
+namespace {
+
+// One line in, the one event it names.
+parsers::KernelEvent one_event(const std::string& line) {
+  auto ev = parsers::parse_kernel_events(line + "\n");
+  EXPECT_EQ(ev.size(), 1u) << line;
+  return ev.empty() ? parsers::KernelEvent{} : ev.front();
+}
+
+}  // namespace
+
+TEST(ParsersKernelEvents, XidNumbersDevicesAndDetails) {
+  const struct {
+    const char* line;
+    long code;
+    const char* device;
+  } cases[] = {
+      {"[ 101.5] NVRM: Xid (PCI:0000:18:00): 13, pid=3101, name=python3, Graphics SM Warp Exception on (GPC 1, TPC 0, SM 1): Illegal Instruction Encoding", 13, "0000:18:00.0"},
+      {"[ 101.6] NVRM: Xid (PCI:0000:18:00): 31, pid=3101, name=python3, Ch 00000008, intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f12_3456c000. Fault is of type FAULT_PDE ACCESS_TYPE_READ", 31, "0000:18:00.0"},
+      {"[ 101.7] NVRM: Xid (PCI:0000:18:00): 43, pid=3101, name=python3, Ch 00000008", 43, "0000:18:00.0"},
+      {"[ 202.0] NVRM: Xid (PCI:0000:AF:00): 48, pid=2211, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 1.", 48, "0000:af:00.0"},
+      {"[ 202.1] NVRM: Xid (PCI:0000:af:00): 63, pid=2211, name=python3, Row Remapper: New row (0x0000000000ab1200) marked for remapping, reset gpu to activate.", 63, "0000:af:00.0"},
+      {"[ 202.2] NVRM: Xid (PCI:0000:af:00): 64, pid=2211, name=python3, Row Remapper: Failed to record new row (0x0000000000ab1300) for remapping.", 64, "0000:af:00.0"},
+      {"[ 303.0] NVRM: Xid (PCI:0000:18:00): 74, pid=4100, name=python3, NVLink: fatal error detected on link 5(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)", 74, "0000:18:00.0"},
+      {"[ 404.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1201, name=python3, GPU has fallen off the bus.", 79, "0000:3b:00.0"},
+      {"[ 505.0] NVRM: Xid (PCI:0000:18:00): 92, pid=4100, name=python3, High single-bit ECC error rate detected.", 92, "0000:18:00.0"},
+      {"[ 606.0] NVRM: Xid (PCI:0000:18:00): 94, pid=4100, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No", 94, "0000:18:00.0"},
+      {"[ 606.1] NVRM: Xid (PCI:0000:18:00): 95, pid=4100, name=python3, Uncontained: FBHUB. RST: Yes, D-RST: No", 95, "0000:18:00.0"},
+      {"[ 707.0] NVRM: Xid (0000:01:00): 3, C 00000005 SC 00000007 M 00001ffc Data ffffffff", 3, "0000:01:00.0"},
+  };
+  for (const auto& c : cases) {
+    auto e = one_event(c.line);
+    EXPECT_EQ(e.kind, KernelEventKind::xid) << c.line;
+    EXPECT_EQ(e.code, c.code) << c.line;
+    EXPECT_EQ(e.device, c.device) << c.line;
+    ASSERT_TRUE(e.since_boot_s) << c.line;
+    EXPECT_FALSE(e.detail.empty()) << c.line;
+  }
+  EXPECT_EQ(one_event(cases[7].line).detail, "pid=1201, name=python3, GPU has fallen off the bus.");
+  // Every number the tests name is in the built-in table, with a severity.
+  for (long code : {13L, 31L, 43L, 48L, 63L, 64L, 74L, 79L, 92L, 94L, 95L}) {
+    auto it = core::builtin_kb().xids.find(code);
+    ASSERT_NE(it, core::builtin_kb().xids.end()) << code;
+    EXPECT_TRUE(it->second.severity == "fail" || it->second.severity == "warn");
+  }
+  EXPECT_EQ(core::builtin_kb().xids.at(48).severity, "fail");
+  EXPECT_EQ(core::builtin_kb().xids.at(13).severity, "warn");
+}
+
+TEST(ParsersKernelEvents, SxidAerLinksThermalEdacLockups) {
+  auto s = one_event("[ 1.0] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 32 LTSSM Fault Up");
+  EXPECT_EQ(s.kind, KernelEventKind::sxid);
+  EXPECT_EQ(s.code, 20034);
+  EXPECT_TRUE(s.fatal);
+  EXPECT_EQ(s.device, "0000:07:00.0");
+  auto s2 = one_event("[ 1.0] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 46 egress non-posted PRIV error (First)");
+  EXPECT_FALSE(s2.fatal);
+
+  auto c = one_event("[ 9.0] nvidia 0000:18:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)");
+  EXPECT_EQ(c.kind, KernelEventKind::aer_corrected);
+  EXPECT_EQ(c.device, "0000:18:00.0");
+  EXPECT_EQ(c.detail, "type=Physical Layer, (Receiver ID)");
+  auto u = one_event("[ 9.1] pcieport 0000:17:01.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)");
+  EXPECT_EQ(u.kind, KernelEventKind::aer_uncorrected);
+  EXPECT_EQ(u.device, "0000:17:01.0");
+  EXPECT_FALSE(u.fatal);
+  EXPECT_TRUE(one_event("[ 9.2] nvidia 0000:18:00.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Inaccessible, (Unregistered Agent ID)").fatal);
+  // The "AER: ... received" line before them is not an event of its own (one error, one count).
+  EXPECT_TRUE(parsers::parse_kernel_events("[ 9.0] pcieport 0000:17:01.0: AER: Corrected error received: 0000:18:00.0\n").empty());
+
+  auto d = one_event("[ 20.0] mlx5_core 0000:2a:00.0 ibp42s0: Link down");
+  EXPECT_EQ(d.kind, KernelEventKind::link_down);
+  EXPECT_EQ(d.device, "0000:2a:00.0");
+  EXPECT_EQ(d.netdev, "ibp42s0");
+  EXPECT_EQ(one_event("[ 22.0] mlx5_core 0000:2a:00.0 ibp42s0: Link up").kind, KernelEventKind::link_up);
+  auto m = one_event("[ 23.0] mlx5_core 0000:2a:00.0: mlx5_port_module_event:1157:(pid 0): Port module event[error]: module 0, Cable error, Bad or shorted cable/module");
+  EXPECT_EQ(m.kind, KernelEventKind::module_event);
+  EXPECT_TRUE(m.fatal);
+  EXPECT_EQ(m.detail, "module 0, Cable error, Bad or shorted cable/module");
+  auto m2 = one_event("[ 24.0] mlx5_core 0000:2a:00.0: mlx5_port_module_event:1157:(pid 0): Port module event: module 0, Cable unplugged");
+  EXPECT_FALSE(m2.fatal);
+  EXPECT_EQ(m2.detail, "module 0, Cable unplugged");
+
+  auto t = one_event("[ 30.0] CPU12: Core temperature above threshold, cpu clock throttled (total events = 1234)");
+  EXPECT_EQ(t.kind, KernelEventKind::thermal_throttle);
+  EXPECT_EQ(t.device, "CPU12");
+  EXPECT_EQ(t.detail, "Core");
+  EXPECT_EQ(t.code, 1234);
+  EXPECT_TRUE(parsers::parse_kernel_events("[ 31.0] CPU12: Core temperature/speed normal\n").empty());
+
+  auto ce = one_event("[ 40.0] EDAC MC0: 2 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1234 offset:0x0 grain:32 syndrome:0x0)");
+  EXPECT_EQ(ce.kind, KernelEventKind::edac_corrected);
+  EXPECT_EQ(ce.device, "MC0");
+  EXPECT_EQ(ce.code, 2);
+  auto ue = one_event("[ 41.0] EDAC skx MC1: 1 UE memory read error on CPU_SrcID#1_MC#0_Chan#0_DIMM#1 (channel:0 slot:1 page:0x5678 offset:0x0 grain:32)");
+  EXPECT_EQ(ue.kind, KernelEventKind::edac_uncorrected);
+  EXPECT_EQ(ue.device, "MC1");
+
+  auto sl = one_event("[ 50.0] watchdog: BUG: soft lockup - CPU#7 stuck for 23s! [python3:4242]");
+  EXPECT_EQ(sl.kind, KernelEventKind::soft_lockup);
+  EXPECT_EQ(sl.device, "CPU7");
+  auto h = one_event("[ 60.0] INFO: task python3:4243 blocked for more than 122 seconds.");
+  EXPECT_EQ(h.kind, KernelEventKind::hung_task);
+  EXPECT_EQ(h.device, "python3:4243");
+
+  auto f = one_event("[ 70.0] NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.");
+  EXPECT_EQ(f.kind, KernelEventKind::fallen_off_bus);
+  EXPECT_EQ(f.device, "0000:3b:00.0");
+  EXPECT_EQ(one_event("[ 70.1] NVRM: The NVIDIA GPU 0000:3b:00.0 (PCI ID: 10de:2330) installed in this system has fallen off the bus and is not responding to commands.").device,
+            "0000:3b:00.0");
+}
+
+TEST(ParsersKernelEvents, TimesFromEveryFormat) {
+  auto kmsg = parsers::parse_kernel_events("4,9001,812114532,-;NVRM: Xid (PCI:0000:af:00): 48, DBE\n SUBSYSTEM=pci\n");
+  ASSERT_EQ(kmsg.size(), 1u);
+  EXPECT_DOUBLE_EQ(*kmsg[0].since_boot_s, 812.114532);
+  auto t = parsers::parse_kernel_events("[Tue Dec  1 10:12:01 2026] mlx5_core 0000:2a:00.0 ibp42s0: Link down\n");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].wall, "Tue Dec  1 10:12:01 2026");
+  EXPECT_FALSE(t[0].since_boot_s);
+  auto j = parsers::parse_kernel_events("Dec 01 10:12:01 gpu001 kernel: [ 5.25] NVRM: Xid (PCI:0000:18:00): 13, x\n");
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0].wall, "Dec 01 10:12:01");
+  EXPECT_DOUBLE_EQ(*j[0].since_boot_s, 5.25);
+  EXPECT_EQ(parsers::parse_boot_time("cpu  1 2 3\nbtime 1764583200\nprocesses 9\n"), 1764583200LL);
+  EXPECT_FALSE(parsers::parse_boot_time("cpu  1 2 3\n"));
+}
+
+TEST(ParsersKernelEvents, NearMissesAreNoEvents) {
+  for (const char* line : {"NVRM: Xid (PCI:0000:18:00)", "NVRM: Xid (PCI:0000:18:00): abc", "mlx5_core 0000:2a:00.0 ibp42s0: Link state changed",
+                           "EDAC MC0: HANDLING MCE MEMORY ERROR", "mlx5_core bogus: Link down", "INFO: task python3:1 is fine",
+                           "PCIe Bus Error: severity=Whatever, type=x"})
+    EXPECT_TRUE(parsers::parse_kernel_events(line).empty()) << line;
+  EXPECT_EQ(parsers::normalize_bdf("0000:18:00"), "0000:18:00.0");
+  EXPECT_EQ(parsers::normalize_bdf("18:00.1"), "0000:18:00.1");
+  EXPECT_EQ(parsers::normalize_bdf("0000:1G:00.0"), "");
+  EXPECT_EQ(parsers::normalize_bdf("0000:18:00.9"), "");
 }

@@ -33,6 +33,43 @@ TEST(SlurmHealthConfig, FullConfig) {
   EXPECT_EQ(c->scontrol, "/usr/bin/scontrol");
 }
 
+TEST(SlurmHealthConfig, DrainsOnListedXidsAndCounterThresholds) {
+  auto c = parse(
+      "drain_on_xids: [48, 79]\n"
+      "drain_on_counters:\n"
+      "  symbol_error: 1000\n"
+      "  link_errors_per_hour: 10\n");
+  ASSERT_TRUE(c.has_value()) << c.error();
+  EXPECT_EQ(c->drain_on_xids, (std::vector<long>{48, 79}));
+  ASSERT_EQ(c->drain_on_counters.size(), 2u);
+
+  report::Finding xid;
+  xid.id = "gpu.xid";
+  xid.subject = "0000:af:00.0";
+  xid.status = report::Status::warn;  // a listed Xid drains whatever the finding's status
+  xid.metric("xid_13", 1).metric("xid_48", 2);
+  report::Finding other = xid;
+  other.subject = "0000:18:00.0";
+  other.metrics = {{"xid_13", 4}};
+  report::Finding port;
+  port.id = "net.ib.counters";
+  port.subject = "mlx5_1:1";
+  port.metric("symbol_error", 2210).metric("link_errors_per_hour", 0.5);
+  report::Finding quiet = port;
+  quiet.subject = "mlx5_0:1";
+  quiet.metrics = {{"symbol_error", 999}};
+  auto reasons = hardware_drain_reasons(*c, {xid, other, port, quiet});
+  EXPECT_EQ(reasons, (std::vector<std::string>{"gpu.xid@0000:af:00.0:xid_48", "net.ib.counters@mlx5_1:1:symbol_error>=1000"}));
+
+  auto bad_xid = parse("drain_on_xids: [48, fortyeight]\n");
+  ASSERT_FALSE(bad_xid.has_value());
+  EXPECT_NE(bad_xid.error().find("health.yaml:1"), std::string::npos) << bad_xid.error();
+  auto bad_counter = parse("drain_on_counters:\n  symbol_errors: 5\n");
+  ASSERT_FALSE(bad_counter.has_value());
+  EXPECT_NE(bad_counter.error().find("unknown counter 'symbol_errors'"), std::string::npos) << bad_counter.error();
+  EXPECT_FALSE(parse("drain_on_counters:\n  symbol_error: -1\n").has_value());
+}
+
 TEST(SlurmHealthConfig, EmptyFileRunsEveryCheckWithTheDefaultLimit) {
   auto c = parse("");
   ASSERT_TRUE(c.has_value());

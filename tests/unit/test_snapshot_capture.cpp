@@ -92,7 +92,7 @@ void make_tree(const fs::path& t) {
   write_file(dev / "vendor", "0x15b3\n");
   write_file(dev / "infiniband/mlx5_0/ports/1/rate", "400 Gb/sec (4X NDR)\n");
   write_file(dev / "infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
-  write_file(dev / "infiniband/mlx5_0/ports/1/counters/port_rcv_data", "123\n");  // no check reads it
+  write_file(dev / "infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0", "ibp5s0\n");  // no check reads it
   write_file(dev / "undeclared_attribute", "x\n");
   fs::create_directories(t / "sys/class/infiniband");
   fs::create_symlink("../../devices/pci0000:00/0000:05:00.0/infiniband/mlx5_0", t / "sys/class/infiniband/mlx5_0");
@@ -134,7 +134,7 @@ TEST(SnapshotCapture, KeepsLinksAndOnlyTheDeclaredPartOfTheirTargets) {
   EXPECT_EQ(e.at(real + "/infiniband/mlx5_0/ports/1/rate").content, "400 Gb/sec (4X NDR)\n");
   EXPECT_EQ(e.at(real + "/infiniband/mlx5_0/device").kind, snapshot::Entry::link);
   EXPECT_EQ(e.at(real + "/vendor").content, "0x15b3\n");
-  EXPECT_FALSE(e.count(real + "/infiniband/mlx5_0/ports/1/counters/port_rcv_data"));
+  EXPECT_FALSE(e.count(real + "/infiniband/mlx5_0/ports/1/gid_attrs/ndevs/0"));
   EXPECT_FALSE(e.count(real + "/undeclared_attribute"));
   EXPECT_FALSE(e.count("/etc/shadow"));
   // An absolute link resolves inside the tree; its target is captured, nothing beside it.

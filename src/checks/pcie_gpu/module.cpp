@@ -14,7 +14,7 @@
 namespace perfgap::checks {
 namespace {
 
-std::string join(const std::vector<std::string>& items, std::size_t max = 8) {
+std::string join_listed(const std::vector<std::string>& items, std::size_t max = 8) {
   std::string out;
   for (std::size_t i = 0; i < items.size() && i < max; ++i) out += (i ? ", " : "") + items[i];
   if (items.size() > max) out += fmt::format(" and {} more", items.size() - max);
@@ -166,10 +166,10 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   for (const auto& [m, n] : models) model_text += fmt::format("{}{} x {}", model_text.empty() ? "" : ", ", n, m);
 
   auto out = core::finding(id, layer, Status::pass, "");
-  out.add("/sys/bus/pci/devices", fmt::format("{} GPU(s) on PCI: {}", pci_gpus.size(), join(pci_gpus)));
+  out.add("/sys/bus/pci/devices", fmt::format("{} GPU(s) on PCI: {}", pci_gpus.size(), join_listed(pci_gpus)));
   if (!identity_unread.empty())
-    out.add("/sys/bus/pci/devices/*/{vendor,class}", "not readable for " + join(identity_unread) + ": counted because the driver lists them");
-  out.add("/proc/driver/nvidia/gpus", drv.listed ? fmt::format("{} listed: {}", drv.gpus.size(), join(visible)) : "not readable: " + drv.error);
+    out.add("/sys/bus/pci/devices/*/{vendor,class}", "not readable for " + join_listed(identity_unread) + ": counted because the driver lists them");
+  out.add("/proc/driver/nvidia/gpus", drv.listed ? fmt::format("{} listed: {}", drv.gpus.size(), join_listed(visible)) : "not readable: " + drv.error);
   out.add("/proc/driver/nvidia/version", version ? *version : std::string("not readable"));
   out.add("container", container);
   out.metric("gpus_pci", static_cast<double>(pci_gpus.size()));
@@ -216,7 +216,7 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   // Outside a container: every GPU on PCI should be the driver's, except those given to VMs.
   std::vector<std::string> assigned, expected;
   for (const auto& b : pci_gpus) (facts::pci_driver(f, b) == "vfio-pci" ? assigned : expected).push_back(b);
-  if (!assigned.empty()) out.add("/sys/bus/pci/devices/*/driver", "vfio-pci (assigned to VMs): " + join(assigned));
+  if (!assigned.empty()) out.add("/sys/bus/pci/devices/*/driver", "vfio-pci (assigned to VMs): " + join_listed(assigned));
   std::set<std::string> listed;
   for (const auto& g : drv.gpus) listed.insert(g.bdf);
   std::vector<std::string> unseen;
@@ -237,7 +237,7 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
       return {out};
     }
     out.status = Status::fail;
-    out.title = drv.listed ? fmt::format("the NVIDIA driver sees {} of {} GPUs on PCI (missing: {})", seen, expected.size(), join(unseen))
+    out.title = drv.listed ? fmt::format("the NVIDIA driver sees {} of {} GPUs on PCI (missing: {})", seen, expected.size(), join_listed(unseen))
                            : fmt::format("the NVIDIA driver sees none of the {} GPUs on PCI ({})", expected.size(), drv.error);
     for (const auto& b : unseen) {
       auto d = facts::pci_driver(f, b);
