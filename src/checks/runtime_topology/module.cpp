@@ -273,15 +273,14 @@ std::string env_pass(const facts::ContainerInfo& c, const std::string& name, con
 
 // And how it makes a host file visible at the same path.
 std::string file_mount(const facts::ContainerInfo& c, const std::string& path) {
-  const std::string all = fmt::format("srun --container-mounts={0}:{0}:ro (pyxis); '{0} {0} none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab; "
-                                      "docker/podman run -v {0}:{0}:ro; bwrap --ro-bind {0} {0}; a bind mount of {0} in the runc bundle's config.json",
-                                      path);
   if (c.runtime == "docker" || c.runtime == "podman") return fmt::format("{0} run -v {1}:{1}:ro", c.runtime, path);
   if (c.runtime == "enroot") return fmt::format("srun --container-mounts={0}:{0}:ro, or '{0} {0} none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab", path);
   if (c.runtime == "bubblewrap") return fmt::format("bwrap --ro-bind {0} {0}", path);
   if (c.runtime == "runc") return fmt::format("a bind mount of {0} at {0} in config.json's mounts", path);
   if (c.runtime == "apptainer") return fmt::format("apptainer exec --bind {0}:{0}:ro", path);
-  return all;
+  return fmt::format("srun --container-mounts={0}:{0}:ro (pyxis); '{0} {0} none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab; "
+                     "docker/podman run -v {0}:{0}:ro; bwrap --ro-bind {0} {0}; a bind mount of {0} in the runc bundle's config.json",
+                     path);
 }
 
 std::string env_fix(const facts::ContainerInfo& c, const std::string& name, const std::string& value, bool from_conf,
