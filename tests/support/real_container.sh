@@ -42,7 +42,8 @@ mkdir -p /etc/nccl
 cp "$topo" /etc/nccl/topo.xml
 export NCCL_TOPO_FILE=/etc/nccl/topo.xml
 
-if [ "$runtime" = host ]; then exec "$perfgap" "$@"; fi
+# The host run starts from a clean environment (what the job's would be, not the test runner's).
+if [ "$runtime" = host ]; then exec env -i PATH="$PATH" HOME=/root NCCL_TOPO_FILE="$NCCL_TOPO_FILE" "$perfgap" "$@"; fi
 
 # The container's root: a private, writable overlay copy of ROOTFS.
 root=$run/root

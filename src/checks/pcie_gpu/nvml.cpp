@@ -52,10 +52,10 @@ constexpr std::string_view kPersistence = "gpu.persistence", kClocks = "gpu.cloc
 
 // Said by every rule: where the facts come from and when they skip.
 #define PERFGAP_NVML_SOURCE                                                                                                   \
-  " From perfgap-gpu (installed next to perfgap, or $PERFGAP_GPU_HELPER), run twice 1 s apart with a deadline (at most 5 s " \
+  " From perfgap-gpu (the copy embedded in perfgap, started from memory; else the one installed next to perfgap; or $PERFGAP_GPU_HELPER), run twice 1 s apart with a deadline (at most 5 s " \
   "each) cut from the check's budget; under --root the documents perfgap snapshot stored (.perfgap/nvml-1.json, "         \
   "nvml-2.json). `skip` when the helper is not installed, there is no NVIDIA driver library (libnvidia-ml.so.1), NVML did "  \
-  "not initialise or answer in time, or the tree did not capture it."
+  "not initialise or answer in time, or the tree did not capture it (gpu.nvml then warns where NVIDIA GPUs are on PCI)."
 #define PERFGAP_NVML_LEFT_ALONE " A GPU whose persistence mode is off is not queried: `skip` saying so, unless --nvml."
 
 // gpu.nvml: whether the GPU health checks had anything to judge. A node with NVIDIA GPUs on
