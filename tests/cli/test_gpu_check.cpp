@@ -175,7 +175,7 @@ TEST(GpuCheck, SnapshotThenReplayGivesTheLiveFindings) {
   auto replay = gpu_findings(check({{"PERFGAP_GPU_HELPER", "/nonexistent/perfgap-gpu"}}, {"--root", snap}));
   EXPECT_FALSE(fs::exists(n.dir.file("calls.txt")));
   ASSERT_EQ(live.size(), replay.size());
-  ASSERT_EQ(live.size(), 12u);
+  ASSERT_EQ(live.size(), 13u);  // six rules for two GPUs, and gpu.nvml
   for (const auto& [key, f] : live) {
     ASSERT_TRUE(replay.count(key)) << key.first << " " << key.second;
     EXPECT_EQ(replay[key].status, f.status) << key.first << " " << key.second;
@@ -294,7 +294,7 @@ TEST(GpuCheck, UncheckedGpusAreAWarningInEveryFormat) {
   ASSERT_EQ(report.at("findings").size(), 1u) << json.out;
   const auto& f = report.at("findings")[0];
   EXPECT_EQ(f.at("status"), "warn");
-  EXPECT_NE(f.at("title").get<std::string>().find("GPU health not checked on 1 NVIDIA GPU: 0000:18:00.0: not captured"), std::string::npos) << f.dump();
+  EXPECT_NE(f.at("title").get<std::string>().find("GPU health not checked on 2 NVIDIA GPUs: 0000:18:00.0, 0000:af:00.0: not captured"), std::string::npos) << f.dump();
   EXPECT_EQ(report.at("summary").at("warn"), 1);
   auto text = run_binary(PERFGAP_BINARY, {"check", "--root", root.path(), "--only", "gpu.nvml"});
   EXPECT_NE(text.out.find("GPU health not checked"), std::string::npos) << text.out;
