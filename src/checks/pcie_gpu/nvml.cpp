@@ -61,6 +61,13 @@ constexpr std::string_view kPersistence = "gpu.persistence", kClocks = "gpu.cloc
 // gpu.nvml: whether the GPU health checks had anything to judge. A node with NVIDIA GPUs on
 // PCI whose NVML facts could not be read is not a healthy node, only an unexamined one: warn,
 // so the report's summary is not a bare OK.
+constexpr const char* kNvmlReadFix =
+    "Make libnvidia-ml.so.1 visible where perfgap runs (containers: the NVIDIA container toolkit with "
+    "NVIDIA_DRIVER_CAPABILITIES including utility; enroot/pyxis do so by default), or let the exec policy run "
+    "perfgap-gpu (docs/GPU.md); a captured tree: take it with perfgap snapshot on the node.";
+constexpr const char* kNvmlReadImpact =
+    "the gpu.* health checks judged nothing: a throttled, ECC-failing or link-degraded GPU would go unseen";
+
 std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "gpu.nvml";
   const auto& s = facts::nvml_samples(f);
@@ -81,6 +88,8 @@ std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
                                fmt::format("GPU health not checked: NVML lists no GPU (driver {}) while PCI shows {}", driver, pci_text));
       fnd.add(s->first.source, "gpus: []");
       fnd.add("/sys/bus/pci/devices", pci_text);
+      fnd.fix = kNvmlReadFix;
+      fnd.impact = kNvmlReadImpact;
       return {fnd};
     }
     auto fnd = core::finding(id, kGpu, Status::pass,
@@ -99,6 +108,8 @@ std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
   auto fnd = core::finding(id, kGpu, Status::warn, fmt::format("GPU health not checked on {}: {}", pci_text, s.error()));
   fnd.add("/sys/bus/pci/devices", pci_text);
   fnd.add("NVML (perfgap-gpu)", s.error());
+  fnd.fix = kNvmlReadFix;
+  fnd.impact = kNvmlReadImpact;
   return {fnd};
 }
 
@@ -114,9 +125,7 @@ void register_gpu_nvml(core::Registry& r) {
                  "start, no libnvidia-ml.so.1 in this container, NVML did not initialise or answer, a tree that did not "
                  "capture them) or NVML lists none of them: the gpu.* health checks then judged nothing, and the report "
                  "must not read as healthy; `skip` without NVIDIA GPUs on PCI, or when PCI is not readable." PERFGAP_NVML_SOURCE,
-         .fix = "Make libnvidia-ml.so.1 visible where perfgap runs (containers: the NVIDIA container toolkit with "
-                "NVIDIA_DRIVER_CAPABILITIES including utility; enroot/pyxis do so by default), or let the exec policy "
-                "run perfgap-gpu (docs/GPU.md); the warning's title says what failed.",
+         .fix = kNvmlReadFix,
          .reads = reads::of({reads::nvml_samples(), reads::pci()}),
          .params = {},
          .run = nvml_read});
