@@ -1,4 +1,4 @@
-// parse_mounts / mount_option / parse_tmpfs_size: never crash; every entry has four
+// parse_mounts / parse_mountinfo / mount_option / parse_tmpfs_size: never crash; every entry has four
 // non-empty fields; a size is never computed with overflow (parse_tmpfs_size refuses it).
 #include <string>
 
@@ -16,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     (void)perfgap::parsers::enroot_mount_carries(m.source + " " + m.target, "/etc/nccl/topo.xml");
   }
+  for (const auto& m : perfgap::parsers::parse_mountinfo(text)) FUZZ_CHECK(!m.fstype.empty() && !m.source.empty() && !m.target.empty());
   auto pct = perfgap::parsers::parse_tmpfs_size(text, UINT64_MAX);
   if (pct && !text.empty() && text.back() == '%') FUZZ_CHECK(true);
   (void)perfgap::parsers::enroot_environ_name(text);

@@ -6,7 +6,8 @@
 #   aarch64   cross-build the release-aarch64 preset and run the same tests under qemu-user
 #   chroot    Debian 11 (bullseye) and 13 (trixie) minbase root file systems (debootstrap,
 #             kept in $PERFGAP_CHROOT_DIR, default /var/tmp/perfgap-chroots): the static
-#             binary inside each, live (proc and sys mounted) and on the golden trees
+#             binary inside each, live (proc and sys mounted) and on the golden trees, and its
+#             embedded perfgap-gpu started from memory there with the tests' fake NVML library
 #   package   CPack .deb and .tar.gz of the release build; dpkg -i, the files, dpkg -r, dpkg -P
 #             (skipped when a perfgap package is already installed: it is never replaced)
 #   chroots   only make (or find) the two root file systems, both at once (tools/test.sh runs
@@ -39,20 +40,34 @@ step_static() {
   cmake --build --preset release
   local bin=build-release/src/perfgap
   say "static: $(stat -c %s $bin) bytes; ldd: $(ldd $bin 2>&1 | head -1 | sed 's/^\s*//'); $(build-release/src/perfgap version | tr '\n' ' ')"
-  gpu_helper_libc_only build-release/src/gpu_helper/perfgap-gpu
+  gpu_helper_libc_only build-release/src/gpu_helper/perfgap-gpu build-release/src/perfgap
   release_tests
 }
 
-# perfgap-gpu ships dynamic beside the static perfgap: it must need libc and nothing else
-# (readelf -d NEEDED), so it runs wherever the driver's libnvidia-ml.so.1 does. Says the
-# newest glibc symbol version it asks for (the oldest glibc it runs on).
+# perfgap-gpu is dynamic (it dlopen's the driver's libnvidia-ml.so.1) and travels inside the
+# static perfgap (started from memory) and beside it in the package: it must need libc (and
+# libdl.so.2, where glibc before 2.34 keeps dlopen) and nothing else (readelf -d NEEDED), and
+# ask no glibc symbol version newer than 2.17, so it starts in the job images users run
+# (RHEL 8's glibc 2.28, Ubuntu 20.04's and Debian 11's 2.31; src/gpu_helper/old_glibc.cpp).
+# The perfgap built beside it must carry the same bytes (the embedded copy).
 gpu_helper_libc_only() {
-  local bin=$1 needed glibc
+  local bin=$1 perfgap=${2:-} needed glibc
   [ -x "$bin" ] || { echo "no $bin" >&2; return 1; }
   needed=$(readelf -d "$bin" | awk '/\(NEEDED\)/ {print $NF}' | tr -d '[]' | sort -u | tr '\n' ' ')
-  [ "$needed" = "libc.so.6 " ] || { echo "$bin needs more than libc: $needed" >&2; return 1; }
+  [ "$needed" = "libc.so.6 libdl.so.2 " ] || { echo "$bin needs more than libc and libdl: $needed" >&2; return 1; }
   glibc=$(readelf -V "$bin" | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV | tail -1)
-  say "perfgap-gpu ($(basename "$(dirname "$(dirname "$(dirname "$bin")")")")): $(stat -c %s "$bin") bytes, NEEDED ${needed% }, newest symbol $glibc"
+  if [ "$(printf '%s\nGLIBC_2.17\n' "$glibc" | sort -V | tail -1)" != GLIBC_2.17 ]; then
+    echo "$bin asks for $glibc: it would not start on glibc before that (RHEL 8, Ubuntu 20.04, Debian 11)" >&2; return 1
+  fi
+  if [ -n "$perfgap" ]; then
+    # The embedded image is the helper byte for byte.
+    python3 - "$bin" "$perfgap" <<'PY' || { echo "$perfgap does not carry $bin" >&2; return 1; }
+import sys
+helper, perfgap = (open(p, "rb").read() for p in sys.argv[1:3])
+sys.exit(0 if helper in perfgap else 1)
+PY
+  fi
+  say "perfgap-gpu ($(basename "$(dirname "$(dirname "$(dirname "$bin")")")")): $(stat -c %s "$bin") bytes, NEEDED ${needed% }, newest symbol $glibc${perfgap:+, embedded in $perfgap}"
 }
 
 # The ReleaseBinary tests; a skip would mean no binary was found, which is a failure here.
@@ -69,7 +84,7 @@ step_aarch64() {
   tools/aarch64-sysroot.sh
   cmake --preset release-aarch64 >/dev/null
   cmake --build --preset release-aarch64 --target perfgap perfgap-gpu
-  gpu_helper_libc_only build-release-aarch64/src/gpu_helper/perfgap-gpu
+  gpu_helper_libc_only build-release-aarch64/src/gpu_helper/perfgap-gpu build-release-aarch64/src/perfgap
   local bin=build-release-aarch64/src/perfgap
   say "aarch64: $(stat -c %s $bin) bytes; $(file -b $bin | cut -d, -f1-2); $(qemu-aarch64-static $bin version | tr '\n' ' ')"
   PERFGAP_RELEASE_BINARY=$PWD/$bin PERFGAP_RELEASE_EMULATOR=$(command -v qemu-aarch64-static) release_tests
@@ -141,6 +156,25 @@ step_chroot() {
     done
     rm -rf "$dir/tmp/pg-tree"
     [ $rc = 0 ] && say "chroot $suite: golden trees as on the host"
+    # The GPU checks from the one copied file: the helper embedded in perfgap starts from
+    # memory in this root (its glibc) and reads the fake NVML library of the tests.
+    local fake=build/tests/fake_nvml/current/libnvidia-ml.so.1
+    if [ -f "$fake" ]; then
+      mkdir -p "$dir/tmp/pg-nvml"
+      cp "$fake" "$dir/tmp/pg-nvml/"
+      printf 'gpus 1\n0 persistence 1\n0 ecc 1\n0 vol_corr 0\n0 vol_unc 0\n' > "$dir/tmp/pg-nvml/script"
+      local nvml
+      nvml=$(chroot "$dir" env LD_LIBRARY_PATH=/tmp/pg-nvml FAKE_NVML_SCRIPT=/tmp/pg-nvml/script /usr/local/bin/perfgap check \
+               --only gpu.nvml --only gpu.ecc --format json | jq -r '.findings[] | "\(.id) \(.status) \(.evidence[0].source // "")"') || true
+      rm -rf "$dir/tmp/pg-nvml"
+      if grep -q '^gpu.nvml pass perfgap-gpu (embedded in perfgap, run from memory)' <<< "$nvml" && grep -q '^gpu.ecc pass' <<< "$nvml"; then
+        say "chroot $suite: the embedded perfgap-gpu ran from memory (fake NVML): gpu.nvml and gpu.ecc pass"
+      else
+        echo "chroot $suite: the embedded perfgap-gpu did not give the GPU checks: $nvml" >&2; rc=1
+      fi
+    else
+      echo "chroot $suite: no $fake (the default build's tests): embedded helper not checked" >&2; rc=1
+    fi
     on_exit; cleanup=()
   done
   return $rc

@@ -3,7 +3,8 @@
 #   tools/setup-debian.sh            building perfgap (the README's first command; about a minute)
 #   tools/setup-debian.sh --test     ... and the whole test suite (tools/test.sh): GoogleTest,
 #                                    clang for the fuzzers, Open MPI, Slurm and munge, Chromium
-#                                    (headless, for the HTML report tests), and promtool
+#                                    (headless, for the HTML report tests), runc and bubblewrap
+#                                    (perfgap inside real containers), and promtool
 #                                    (taken out of Debian's prometheus package into
 #                                    /var/tmp/perfgap-tools, not installed)
 #   tools/setup-debian.sh --release  ... and the release checks (tools/release-check.sh): the
@@ -36,6 +37,7 @@ for arg in "$@"; do
         dpkg-dev file               # the release checks' package build (dpkg-shlibdeps)
         python3-jsonschema          # tests: an independent validator of docs/report.schema.json
         chromium                    # tests: --format html pages loaded headless (tests/cli/test_html_chromium.cpp)
+        runc bubblewrap             # tests: perfgap inside real containers (tests/cli/test_real_containers.cpp)
       ) ;;
     --release)
       arm64=1

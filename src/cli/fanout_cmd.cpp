@@ -1,6 +1,6 @@
 // `perfgap fanout [options] [-- CHECK-ARGS...]`: inside a Slurm allocation, runs `check` on
 // every node through one srun step (one task per node, optionally inside the job's container
-// through pyxis), collects REPORT_DIR/<node>.json and hands them to `fleet`. A node that wrote
+// through pyxis, or through a wrapper command such as bwrap or runc), collects REPORT_DIR/<node>.json and hands them to `fleet`. A node that wrote
 // no report is passed on anyway, so the fleet names it unreadable instead of forgetting it.
 //
 // On the nodes srun starts `perfgap fanout --node-task`: it replaces {node} in CHECK-ARGS with
@@ -20,17 +20,19 @@
 #include "cli/check_cmd.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "facts/runtime.hpp"
 #include "slurm/fanout.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/locate.hpp"
 #include "slurm/process.hpp"
 #include "sys/spawn.hpp"
+#include "sys/sysroot.hpp"
 
 namespace perfgap::cli {
 namespace {
 
 struct FanoutArgs {
-  std::string report_dir, nodelist, container_image, container_mounts, container_perfgap;
+  std::string report_dir, nodelist, container_image, container_mounts, container_perfgap, container_wrap;
   std::string srun, perfgap, format, output;
   std::vector<std::string> srun_args, check_args;
   double timeout_s = 900;
@@ -113,6 +115,21 @@ int run_fanout(const FanoutArgs& a) {
   plan.container_perfgap = a.container_perfgap;
   if (plan.container_image.empty() && (!a.container_mounts.empty() || !a.container_perfgap.empty()))
     throw UsageError("--container-mounts and --container-perfgap go with --container-image");
+  if (!a.container_wrap.empty()) {
+    if (!plan.container_image.empty())
+      throw UsageError("--container-wrap and --container-image are two ways into a container (a wrapper command, or pyxis): give one");
+    auto words = slurm::split_command_words(a.container_wrap);
+    if (!words) throw UsageError("--container-wrap '" + a.container_wrap + "': " + words.error());
+    plan.container_wrap = std::move(*words);
+  }
+  if (!plan.container_image.empty() && !a.dry_run) {
+    // --container-image is pyxis's option: without pyxis srun refuses it. Said before the
+    // step so the user knows the other way in (the plugstack may also live elsewhere).
+    facts::Facts here(sys::Sysroot::live(), facts::Options{});
+    if (facts::launcher_config(here).pyxis.empty())
+      std::fprintf(stderr, "perfgap fanout: no pyxis line in /etc/slurm/plugstack.conf(.d) here: srun may refuse --container-image; "
+                           "--container-wrap 'COMMAND' runs each node's check through another container command (bwrap, runc, ...)\n");
+  }
   plan.srun_args = a.srun_args;
   plan.check_args = a.check_args;
 
@@ -178,6 +195,10 @@ CommandRunner add_fanout_command(CLI::App& app) {
   cmd->add_option("--container-mounts", a->container_mounts, "More pyxis mounts SRC:DST[:FLAGS],... (with --container-image)");
   cmd->add_option("--container-perfgap", a->container_perfgap,
                   "perfgap's path inside the image; default: the host binary, mounted read-only at its own path");
+  cmd->add_option("--container-wrap", a->container_wrap,
+                  "Without pyxis: run each node's check through this command (split like a shell's words, no "
+                  "expansion), e.g. 'bwrap --ro-bind /srv/rootfs / --proc /proc --dev /dev --ro-bind /usr/local/bin/perfgap "
+                  "/usr/local/bin/perfgap --bind DIR DIR'; it must show perfgap and the report directory at the same paths");
   cmd->add_option("--srun", a->srun, "srun to use; default: srun from PATH");
   cmd->add_option("--srun-arg", a->srun_args, "Extra srun option, repeatable (--srun-arg=--partition=gpu)")->allow_extra_args(false);
   cmd->add_option("--perfgap", a->perfgap, "The perfgap binary the nodes run; default: this one");

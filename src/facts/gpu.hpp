@@ -10,6 +10,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "facts/facts.hpp"
 #include "parsers/nvml_json.hpp"
@@ -38,9 +39,29 @@ struct NvmlSamples {
   int deadline_s = 0;                // live: the --deadline each run was given
 };
 
-// The helper perfgap runs: $PERFGAP_GPU_HELPER when set (tests, unusual installs), else
-// perfgap-gpu in the directory of the running perfgap ("" when that is unknown). `overridden`
-// says which.
+// The helpers perfgap may run, in the order it tries them: $PERFGAP_GPU_HELPER alone when
+// set (tests, unusual installs); else the copy embedded in perfgap itself, started from
+// memory (a sealed memfd: the static binary stays one file), then perfgap-gpu in perfgap's
+// own directory, for when the kernel or a policy refuses to execute from memory.
+struct GpuHelperCandidate {
+  std::string path;  // what is executed ("/proc/self/fd/N" for the embedded copy)
+  std::string how;   // for evidence: "embedded in perfgap, run from memory", "beside perfgap (/x/perfgap-gpu)", ...
+};
+struct GpuHelperChoice {
+  std::vector<GpuHelperCandidate> candidates;  // empty: none usable, `why` says each one's problem
+  std::string why;                             // why the embedded or installed copies were passed over ("" when none was)
+};
+// The pure choice (unit-tested): `override_path` is $PERFGAP_GPU_HELPER ("" unset);
+// `embedded` the memfd path or, failing, why ("" path and why: this build carries none);
+// `beside` the path next to perfgap ("" when perfgap's directory is unknown) and its problem.
+GpuHelperChoice choose_gpu_helpers(const std::string& override_path, const std::string& override_problem,
+                                   const std::string& embedded_path, const std::string& embedded_why,
+                                   const std::string& beside_path, const std::string& beside_problem);
+// This process's choice (the embedded copy is put in memory once, on first use).
+const GpuHelperChoice& gpu_helpers();
+
+// The first candidate's path ("" when none is usable): `overridden` says whether it is
+// $PERFGAP_GPU_HELPER. probe --gpu runs this one.
 std::string gpu_helper_path(bool* overridden = nullptr);
 
 // missing() says why there is no document: the helper is not installed, no NVIDIA driver

@@ -74,7 +74,11 @@ PERFGAP_READS(window, {"/proc/stat", "/proc/interrupts", "/proc/uptime", "/proc/
                        "/sys/class/infiniband/*/ports/*/hw_counters/*"})
 PERFGAP_READS(numa_maps, {"/proc/[0-9]*/numa_maps"})
 PERFGAP_READS(irq_affinity, {"/proc/irq/*/effective_affinity_list", "/proc/irq/*/smp_affinity_list"})
-PERFGAP_READS(container, of({{"/.dockerenv", "/run/.containerenv", "/proc/1/environ", "/proc/1/cgroup"}, audited_env()}))
+// docs/CONTAINERS.md lists each signal; stat(/) against /proc/1/root is live only.
+PERFGAP_READS(container, of({{"/.dockerenv", "/run/.containerenv", "/.singularity.d", "/.flatpak-info", "/run/systemd/container",
+                              "/proc/1/environ", "/proc/1/cgroup", "/proc/1/comm", "/proc/self/mountinfo", "/proc/self/ns/mnt",
+                              "/proc/1/ns/mnt"},
+                             audited_env()}))
 PERFGAP_READS(nvidia_driver_version, {"/proc/driver/nvidia/version"})
 PERFGAP_READS(numa_balancing, {"/proc/sys/kernel/numa_balancing"})
 PERFGAP_READS(infiniband, {"/sys/class/infiniband/*", "/sys/class/infiniband/*/device", "/sys/class/infiniband/*/hca_type",

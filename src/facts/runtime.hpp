@@ -15,7 +15,7 @@
 namespace perfgap::facts {
 
 struct ContainerInfo {
-  std::string runtime = "unknown";  // none|docker|enroot|podman|unknown (report.node.container)
+  std::string runtime = "unknown";  // report.node.container: none, a runtime (docker, runc, ...), other, unknown (docs/CONTRACT.md)
   std::string name;                 // for titles: "Docker", "enroot (pyxis)", "Kubernetes pod", ...
   bool inside = false;              // some signal says this is a container
   bool decided = false;             // false when no signal could be read at all

@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "gpu_helper/cuda_abi.hpp"
+#include "gpu_helper/old_glibc.hpp"
 
 namespace {
 // Named, with using-declarations rather than a using-directive: unity builds batch this file

@@ -17,6 +17,7 @@
 
 #include "gpu_helper/cuda_probe.hpp"
 #include "gpu_helper/nvml_abi.hpp"
+#include "gpu_helper/old_glibc.hpp"
 
 namespace {
 

@@ -38,6 +38,23 @@ std::vector<MountEntry> parse_mounts(std::string_view text) {
   return out;
 }
 
+std::vector<MountInfoEntry> parse_mountinfo(std::string_view text) {
+  std::vector<MountInfoEntry> out;
+  for (auto line : sys::split_lines(text)) {
+    auto fields = sys::split_ws(line);
+    // id parent major:minor root target options [optional...] - fstype source super-options
+    if (fields.size() < 9) continue;
+    std::size_t dash = 6;
+    while (dash < fields.size() && fields[dash] != "-") ++dash;
+    if (dash + 2 >= fields.size()) continue;  // no separator, or no fstype and source after it
+    MountInfoEntry e{unescape_mount_field(fields[3]), unescape_mount_field(fields[4]), std::string(fields[5]),
+                     std::string(fields[dash + 1]), unescape_mount_field(fields[dash + 2]),
+                     dash + 3 < fields.size() ? unescape_mount_field(fields[dash + 3]) : std::string()};
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::optional<std::string> mount_option(std::string_view options, std::string_view name) {
   std::optional<std::string> out;
   for (auto opt : sys::split(options, ',')) {

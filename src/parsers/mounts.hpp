@@ -14,6 +14,14 @@ struct MountEntry {
   std::string source, target, fstype, options;  // octal escapes (\040) decoded
 };
 std::vector<MountEntry> parse_mounts(std::string_view text);
+// /proc/<pid>/mountinfo lines (proc(5)): what /proc/mounts lacks is the path inside the
+// source file system that is mounted (`root`, how a bind mount of one file shows where it
+// comes from) and the super-block options (overlayfs' lowerdir/upperdir). Lines without the
+// "-" separator or with fewer fields are skipped.
+struct MountInfoEntry {
+  std::string root, target, options, fstype, source, super_options;  // octal escapes decoded
+};
+std::vector<MountInfoEntry> parse_mountinfo(std::string_view text);
 // The value of option `name` ("size") in a comma-separated option list.
 std::optional<std::string> mount_option(std::string_view options, std::string_view name);
 // tmpfs size=: bytes with k/m/g/t/p/e suffixes, or a percentage of `mem_total`.

@@ -24,7 +24,7 @@ GpuMeasurement measure_gpu(facts::Facts& f, const GpuOptions& o) {
   bool overridden = false;
   const std::string helper = o.helper.empty() ? facts::gpu_helper_path(&overridden) : o.helper;
   if (helper.empty()) {
-    m.no_run_why = "perfgap-gpu not found: perfgap's own directory is unknown; PERFGAP_GPU_HELPER names it";
+    m.no_run_why = facts::gpu_helpers().why;
     return m;
   }
   if (auto why = sys::executable_problem(helper); !why.empty()) {

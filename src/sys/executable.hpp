@@ -2,8 +2,11 @@
 // finds the helpers installed beside it (perfgap-gpu, docs/GPU.md).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+
+#include <tl/expected.hpp>
 
 namespace perfgap::sys {
 
@@ -13,5 +16,22 @@ std::optional<std::string> own_executable_dir();
 // "" when `path` is a regular file this process may execute, else why not ("not present",
 // "not executable", "a directory").
 std::string executable_problem(const std::string& path);
+
+}  // namespace perfgap::sys
+
+namespace perfgap::sys {
+
+// A program image held in memory: a sealed memfd named `name` (what /proc/PID/exe shows),
+// executable through `path` ("/proc/self/fd/N", valid for the life of this process; the
+// descriptor is close-on-exec, so no child inherits it). How perfgap carries perfgap-gpu
+// inside its own file (docs/GPU.md).
+struct MemoryExecutable {
+  std::string path;
+  int fd = -1;
+};
+// Or why it cannot be made: no memfd_create, a kernel that refuses executable memfds
+// (vm.memfd_noexec=2), no /proc. Whether the kernel then lets it be executed (SELinux,
+// other exec policies) only the exec says: callers keep a fallback.
+tl::expected<MemoryExecutable, std::string> memory_executable(const char* name, const unsigned char* image, std::size_t size);
 
 }  // namespace perfgap::sys

@@ -4,6 +4,7 @@
 // the same findings, counter growth between the two stored documents, and the skips when the
 // helper is missing, the driver library is absent or the tree did not capture it.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -174,7 +175,7 @@ TEST(GpuCheck, SnapshotThenReplayGivesTheLiveFindings) {
   auto replay = gpu_findings(check({{"PERFGAP_GPU_HELPER", "/nonexistent/perfgap-gpu"}}, {"--root", snap}));
   EXPECT_FALSE(fs::exists(n.dir.file("calls.txt")));
   ASSERT_EQ(live.size(), replay.size());
-  ASSERT_EQ(live.size(), 12u);
+  ASSERT_EQ(live.size(), 13u);  // six rules for two GPUs, and gpu.nvml
   for (const auto& [key, f] : live) {
     ASSERT_TRUE(replay.count(key)) << key.first << " " << key.second;
     EXPECT_EQ(replay[key].status, f.status) << key.first << " " << key.second;
@@ -224,9 +225,12 @@ TEST(GpuCheck, SkipsSayWhyThereAreNoNvmlFacts) {
     auto v = gpu_findings(r);
     return v.count({"gpu.clocks", ""}) ? at(v, "gpu.clocks", "").status + ": " + at(v, "gpu.clocks", "").title : std::string("none");
   };
-  // No helper beside perfgap (the build keeps it in src/gpu_helper/) and no override.
-  auto none = title(check({{"PERFGAP_GPU_HELPER", ""}}));
-  EXPECT_NE(none.find("skip: perfgap-gpu not installed next to perfgap"), std::string::npos) << none;
+  // No override and no helper beside perfgap (the build keeps it in src/gpu_helper/): the copy
+  // embedded in perfgap runs, and says what it found (the fallbacks: FactsGpuHelperChoice).
+  if (!real_nvml_present()) {
+    auto embedded = title(check({{"PERFGAP_GPU_HELPER", ""}, {"LD_LIBRARY_PATH", ""}}));
+    EXPECT_NE(embedded.find("skip: no NVIDIA driver library (libnvidia-ml.so.1)"), std::string::npos) << embedded;
+  }
   auto wrong = title(check({{"PERFGAP_GPU_HELPER", "/nonexistent/perfgap-gpu"}}));
   EXPECT_NE(wrong.find("skip: PERFGAP_GPU_HELPER=/nonexistent/perfgap-gpu: not present"), std::string::npos) << wrong;
   if (!real_nvml_present()) {
@@ -255,6 +259,119 @@ TEST(GpuCheck, SkipsSayWhyThereAreNoNvmlFacts) {
   fs::remove(snap + "/.perfgap/nvml-why.txt");
   auto bare = title(check({}, {"--root", snap}));
   EXPECT_NE(bare.find("skip: not captured"), std::string::npos) << bare;
+}
+
+// What the README promises: perfgap copied alone anywhere carries the helper, started from
+// memory (the evidence says which copy ran).
+TEST(GpuCheck, PerfgapCopiedAloneRunsItsEmbeddedHelper) {
+  TempDir bin;
+  fs::copy_file(PERFGAP_BINARY, bin.file("perfgap"));
+  fs::permissions(bin.file("perfgap"), fs::perms::owner_all);
+  Node n;
+  n.script = "gpus 1\n" + healthy(0);
+  auto env = n.env();
+  env[0].second = "";
+  auto r = run_binary(bin.file("perfgap"), {"check", "--only", "gpu.*", "--format", "json"}, env);
+  auto v = gpu_findings(r);
+  EXPECT_EQ((at(v, "gpu.ecc", kGpu0).status), "pass") << r.out;
+  auto report = nlohmann::json::parse(r.out);
+  bool said = false;
+  for (const auto& f : report.at("findings"))
+    if (f.at("id") == "gpu.nvml") {
+      EXPECT_EQ(f.at("status"), "pass") << f.dump();
+      for (const auto& e : f.value("evidence", nlohmann::json::array()))
+        said = said || e.value("source", std::string()).find("embedded in perfgap, run from memory") != std::string::npos;
+    }
+  EXPECT_TRUE(said) << r.out;
+}
+
+// NVIDIA GPUs on PCI whose NVML facts could not be read: not a bare OK in any format.
+TEST(GpuCheck, UncheckedGpusAreAWarningInEveryFormat) {
+  TempDir root;
+  ASSERT_TRUE(perfgap::fixture::unpack_tree(std::string(PERFGAP_SOURCE_DIR) + "/tests/fixtures/cases/base/x86-2node.tree", root.path()));
+  auto json = run_binary(PERFGAP_BINARY, {"check", "--root", root.path(), "--only", "gpu.nvml", "--format", "json"});
+  auto report = nlohmann::json::parse(json.out);
+  ASSERT_EQ(report.at("findings").size(), 1u) << json.out;
+  const auto& f = report.at("findings")[0];
+  EXPECT_EQ(f.at("status"), "warn");
+  EXPECT_NE(f.at("title").get<std::string>().find("GPU health not checked on 2 NVIDIA GPUs: 0000:18:00.0, 0000:af:00.0: not captured"), std::string::npos) << f.dump();
+  EXPECT_EQ(report.at("summary").at("warn"), 1);
+  auto text = run_binary(PERFGAP_BINARY, {"check", "--root", root.path(), "--only", "gpu.nvml"});
+  EXPECT_NE(text.out.find("GPU health not checked"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find(" OK"), std::string::npos) << text.out;
+  auto junit = run_binary(PERFGAP_BINARY, {"check", "--root", root.path(), "--only", "gpu.nvml", "--format", "junit"});
+  EXPECT_NE(junit.out.find("GPU health not checked"), std::string::npos) << junit.out;
+  auto prom = run_binary(PERFGAP_BINARY, {"check", "--root", root.path(), "--only", "gpu.nvml", "--format", "prometheus"});
+  EXPECT_NE(prom.out.find("id=\"gpu.nvml\",layer=\"gpu\",subject=\"\",status=\"warn\"} 1"), std::string::npos) << prom.out;
+}
+
+// The job images users run carry glibc 2.28 (RHEL 8) to 2.41 (Debian 13): the helper built
+// on Debian 12 starts in Debian 11 (glibc 2.31) and 13 minbase roots, with the fake NVML
+// library, and prints its document. Needs root and tools/release-check.sh's chroots.
+TEST(GpuCheck, HelperStartsInDebian11And13Roots) {
+  const char* dir = std::getenv("PERFGAP_CHROOT_DIR");
+  const std::string chroots = dir && *dir ? dir : "/var/tmp/perfgap-chroots";
+  const char* req = std::getenv("PERFGAP_REAL_CONTAINER_TESTS");
+  const bool required = req && std::string(req) == "required";
+  for (const std::string suite : {"bullseye", "trixie"}) {
+    const std::string root = chroots + "/" + suite;
+    if (::geteuid() != 0 || !fs::exists(root + "/bin/sh")) {
+      if (required) ADD_FAILURE() << "PERFGAP_REAL_CONTAINER_TESTS=required but no root or no " << root;
+      else GTEST_SKIP() << "needs root and " << root << " (tools/release-check.sh chroots)";
+      return;
+    }
+    const std::string inside = "/tmp/pg-gpu-helper-test";
+    fs::remove_all(root + inside);
+    fs::create_directories(root + inside);
+    fs::copy_file(PERFGAP_GPU_HELPER, root + inside + "/perfgap-gpu");
+    fs::copy_file(std::string(PERFGAP_FAKE_NVML_DIR) + "/current/libnvidia-ml.so.1", root + inside + "/libnvidia-ml.so.1");
+    ASSERT_TRUE(perfgap::fixture::write_file(root + inside + "/script.txt", "gpus 1\n" + healthy(0)));
+    auto r = run_binary("/usr/sbin/chroot", {root, inside + "/perfgap-gpu"},
+                        {{"LD_LIBRARY_PATH", inside}, {"FAKE_NVML_SCRIPT", inside + "/script.txt"}});
+    fs::remove_all(root + inside);
+    EXPECT_EQ(r.status, 0) << suite << ": " << r.err;
+    EXPECT_NE(r.out.find("\"pci_bus_id\":\"00000000:18:00.0\""), std::string::npos) << suite << ": " << r.out;
+  }
+}
+
+// vm.memfd_noexec (Linux 6.3+, per PID namespace, so set in a new one): at 1 the embedded
+// copy still runs (perfgap asks for MFD_EXEC); at 2 executable memfds are refused, and perfgap
+// runs the copy installed beside it, saying why; with none there, gpu.nvml says why it has nothing.
+TEST(GpuCheck, MemfdNoexecFallsBackToTheInstalledHelper) {
+  if (::geteuid() != 0 || !fs::exists("/proc/sys/vm/memfd_noexec") || ::access("/usr/bin/unshare", X_OK) != 0)
+    GTEST_SKIP() << "needs root, unshare and a kernel with vm.memfd_noexec (6.3+)";
+  TempDir bin;
+  fs::copy_file(PERFGAP_BINARY, bin.file("perfgap"));
+  Node n;
+  n.script = "gpus 1\n" + healthy(0);
+  auto env = n.env();
+  env[0].second = "";
+  auto run_with = [&](int noexec) {
+    const std::string cmd = "echo " + std::to_string(noexec) + " > /proc/sys/vm/memfd_noexec && exec " + bin.file("perfgap") +
+                            " check --only gpu.nvml --format json";
+    auto r = run_binary("/usr/bin/unshare", {"--pid", "--fork", "--mount-proc", "sh", "-c", cmd}, env);
+    nlohmann::json rep;
+    try {
+      rep = nlohmann::json::parse(r.out);
+    } catch (const std::exception&) {
+      ADD_FAILURE() << r.out << r.err;
+      return nlohmann::json::object();
+    }
+    return rep.at("findings").at(0);
+  };
+  auto one = run_with(1);
+  EXPECT_EQ(one.value("status", ""), "pass") << one.dump();
+  EXPECT_NE(one.dump().find("embedded in perfgap, run from memory"), std::string::npos) << one.dump();
+  // No copy beside it: no NVML facts, and why (a warning on a node with NVIDIA GPUs on PCI,
+  // a skip with the reason in its evidence on this machine without).
+  auto none = run_with(2);
+  EXPECT_NE(none.value("status", ""), "pass") << none.dump();
+  EXPECT_NE(none.dump().find("cannot run from memory: memfd_create(MFD_EXEC) refused"), std::string::npos) << none.dump();
+  fs::copy_file(PERFGAP_GPU_HELPER, bin.file("perfgap-gpu"));
+  auto beside = run_with(2);
+  EXPECT_EQ(beside.value("status", ""), "pass") << beside.dump();
+  EXPECT_NE(beside.dump().find("beside perfgap, " + bin.file("perfgap-gpu")), std::string::npos) << beside.dump();
+  EXPECT_NE(beside.dump().find("cannot run from memory"), std::string::npos) << beside.dump();
 }
 
 TEST(GpuCheck, HelperFoundBesidePerfgap) {

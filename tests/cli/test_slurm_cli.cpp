@@ -179,6 +179,31 @@ TEST(Fanout, DryRunShowsThePyxisSrunLine) {
   EXPECT_EQ(r.out, expected);
 }
 
+// Without pyxis: the wrapper command's words (quoted as a shell splits them) go between
+// srun's options and the node task.
+TEST(Fanout, DryRunShowsTheWrapperSrunLine) {
+  auto r = run_binary(PERFGAP_BINARY,
+                      {"fanout", "--dry-run", "--report-dir", "/shared/r", "--container-wrap",
+                       "bwrap --ro-bind '/srv/job root' / --setenv NCCL_TOPO_FILE \"/etc/nccl/topo.xml\" --bind /shared/r /shared/r",
+                       "--srun", "/usr/bin/srun", "--", "--only", "container.*"},
+                      {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n[1-2]"}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string expected = std::string("/usr/bin/srun --nodes=2 --ntasks=2 --ntasks-per-node=1 '--nodelist=n[1-2]' ") +
+                         "--kill-on-bad-exit=0 --job-name=perfgap-fanout bwrap --ro-bind '/srv/job root' / --setenv NCCL_TOPO_FILE " +
+                         "/etc/nccl/topo.xml --bind /shared/r /shared/r " + PERFGAP_BINARY +
+                         " fanout --node-task --report-dir /shared/r -- --only 'container.*'\n";
+  EXPECT_EQ(r.out, expected);
+  // One way into the container at a time; a wrapper that is not a command is refused.
+  auto both = run_binary(PERFGAP_BINARY, {"fanout", "--dry-run", "--container-image", "img", "--container-wrap", "bwrap"},
+                         {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n1"}});
+  EXPECT_EQ(both.status, 2);
+  EXPECT_NE(both.err.find("give one"), std::string::npos) << both.err;
+  auto open_quote = run_binary(PERFGAP_BINARY, {"fanout", "--dry-run", "--container-wrap", "bwrap --ro-bind '/a /"},
+                               {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n1"}});
+  EXPECT_EQ(open_quote.status, 2);
+  EXPECT_NE(open_quote.err.find("unterminated single quote"), std::string::npos) << open_quote.err;
+}
+
 // What srun starts on each node: check with {node} replaced, its report named after the node.
 TEST(Fanout, NodeTaskExpandsNodeAndWritesItsReport) {
   TempDir dir;

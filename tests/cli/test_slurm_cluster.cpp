@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <thread>
 #include <sys/file.h>
@@ -125,6 +126,42 @@ TEST_F(SlurmCluster, FanoutOverFourNodesNamesTheFailingNode) {
       named = true;
     }
   EXPECT_TRUE(named) << fleet_text;
+}
+
+// Without pyxis, fanout's generic way into a container: each node's check runs through a
+// bwrap wrapper under srun (a tmpfs root with a Debian minbase's /usr and /etc, its own PID
+// namespace), and every node's report says it ran in bubblewrap. Needs bwrap and the
+// release-check chroot ($PERFGAP_CHROOT_DIR/trixie).
+TEST_F(SlurmCluster, FanoutRunsTheCheckInsideABwrapContainerOnEveryNode) {
+  const std::string bwrap = find_on_path("bwrap");
+  const char* dir = std::getenv("PERFGAP_CHROOT_DIR");
+  const std::string rootfs = std::string(dir && *dir ? dir : "/var/tmp/perfgap-chroots") + "/trixie";
+  const char* req = std::getenv("PERFGAP_REAL_CONTAINER_TESTS");
+  if (bwrap.empty() || ::access((rootfs + "/usr/bin/env").c_str(), X_OK) != 0) {
+    if (req && std::string(req) == "required") FAIL() << "PERFGAP_REAL_CONTAINER_TESTS=required but no bwrap or no " << rootfs;
+    GTEST_SKIP() << "needs bwrap (tools/setup-debian.sh --test) and " << rootfs << " (tools/release-check.sh chroots)";
+  }
+  const std::string reports = dir_.path() + "/reports", fleet = dir_.path() + "/fleet.json";
+  // The image's /usr with this build's libraries bound over its own (the dynamic perfgap
+  // needs them; the static release binary would not).
+  const std::string libdir = "/usr/lib/x86_64-linux-gnu";
+  std::string wrap = bwrap + " --ro-bind " + rootfs + "/usr /usr --ro-bind " + rootfs + "/etc /etc --symlink usr/bin /bin " +
+                     "--symlink usr/lib /lib --symlink usr/lib64 /lib64 --ro-bind " + libdir + " " + libdir +
+                     " --proc /proc --dev /dev --ro-bind /sys /sys --unshare-pid --die-with-parent --bind " + reports + " " +
+                     reports + " --ro-bind " + PERFGAP_BINARY + " " + PERFGAP_BINARY;
+  std::filesystem::create_directories(reports);
+  auto r = run_binary(salloc_,
+                      {"--nodes=4", "--immediate=30", "--time=5", PERFGAP_BINARY, "fanout", "--report-dir", reports, "--format", "json",
+                       "--output", fleet, "--timeout", "120", "--container-wrap", wrap, "--", "--only", "container.detect"},
+                      {{"SLURM_CONF", env_["SLURM_CONF"]}});
+  EXPECT_EQ(r.status, 0) << r.err;
+  for (const auto& n : kNodes) {
+    auto text = read_file(reports + "/" + n + ".json");
+    ASSERT_FALSE(text.empty()) << "no report from " << n << "\n" << r.err;
+    auto rep = nlohmann::json::parse(text);
+    EXPECT_EQ(rep["node"]["name"], n);
+    EXPECT_EQ(rep["node"]["container"], "bubblewrap") << n << ": " << text;
+  }
 }
 
 TEST_F(SlurmCluster, FanoutNodeWithoutReportIsUnreadable) {

@@ -25,9 +25,9 @@ std::vector<std::string> contract_violations(const nlohmann::json& j) {
     const auto& n = j["node"];
     for (auto k : {"name", "hostname", "arch", "kernel", "container"}) need(n, k, is_str, "string");
     need(n, "virtualized", [](auto& v) { return v.is_boolean() || v.is_null(); }, "bool or null");
-    static const std::set<std::string> containers{"none", "docker", "enroot", "podman", "unknown"};
+    static const std::set<std::string> containers{"none", "docker", "podman", "kubernetes", "containerd", "runc", "enroot", "apptainer", "lxc", "systemd-nspawn", "bubblewrap", "other", "unknown"};
     if (n.contains("container") && n["container"].is_string() && !containers.count(n["container"].get<std::string>()))
-      bad.push_back("node.container: not one of none|docker|enroot|podman|unknown");
+      bad.push_back("node.container: not a runtime docs/CONTRACT.md lists");
     for (auto k : {"settings", "environment", "nccl_conf"}) {
       need(n, k, is_obj, "object");
       if (n.contains(k) && n[k].is_object())

@@ -146,7 +146,7 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   const auto& driver = facts::nvidia_driver(f);
   const auto version = driver ? driver->version : std::nullopt;
   const auto container = f.container();
-  const bool in_container = container == "docker" || container == "podman" || container == "enroot";
+  const bool in_container = container != "none" && container != "unknown";
 
   // The visible GPUs (shared definition): the driver's list where it exists, else PCI.
   std::vector<std::string> visible;

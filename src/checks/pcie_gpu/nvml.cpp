@@ -4,6 +4,7 @@
 // (analyzers::judge_gpu_snapshots). The helper asks a GPU out of persistence mode nothing but
 // its identity and mode unless --nvml: gpu.persistence warns and the others skip saying so.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analyzers/analyzers.hpp"
 #include "checks/all.hpp"
@@ -51,16 +52,83 @@ constexpr std::string_view kPersistence = "gpu.persistence", kClocks = "gpu.cloc
 
 // Said by every rule: where the facts come from and when they skip.
 #define PERFGAP_NVML_SOURCE                                                                                                   \
-  " From perfgap-gpu (installed next to perfgap, or $PERFGAP_GPU_HELPER), run twice 1 s apart with a deadline (at most 5 s " \
+  " From perfgap-gpu (the copy embedded in perfgap, started from memory; else the one installed next to perfgap; or $PERFGAP_GPU_HELPER), run twice 1 s apart with a deadline (at most 5 s " \
   "each) cut from the check's budget; under --root the documents perfgap snapshot stored (.perfgap/nvml-1.json, "         \
   "nvml-2.json). `skip` when the helper is not installed, there is no NVIDIA driver library (libnvidia-ml.so.1), NVML did "  \
-  "not initialise or answer in time, or the tree did not capture it."
+  "not initialise or answer in time, or the tree did not capture it (gpu.nvml then warns where NVIDIA GPUs are on PCI)."
 #define PERFGAP_NVML_LEFT_ALONE " A GPU whose persistence mode is off is not queried: `skip` saying so, unless --nvml."
+
+// gpu.nvml: whether the GPU health checks had anything to judge. A node with NVIDIA GPUs on
+// PCI whose NVML facts could not be read is not a healthy node, only an unexamined one: warn,
+// so the report's summary is not a bare OK.
+constexpr const char* kNvmlReadFix =
+    "Make libnvidia-ml.so.1 visible where perfgap runs (containers: the NVIDIA container toolkit with "
+    "NVIDIA_DRIVER_CAPABILITIES including utility; enroot/pyxis do so by default), or let the exec policy run "
+    "perfgap-gpu (docs/GPU.md); a captured tree: take it with perfgap snapshot on the node.";
+constexpr const char* kNvmlReadImpact =
+    "the gpu.* health checks judged nothing: a throttled, ECC-failing or link-degraded GPU would go unseen";
+
+std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "gpu.nvml";
+  const auto& s = facts::nvml_samples(f);
+  const auto& pci = f.pci();
+  std::vector<std::string> on_pci;
+  if (pci)
+    for (const auto& d : *pci)
+      if (d.is_gpu()) on_pci.push_back(d.bdf);
+  const std::string pci_text = fmt::format("{} NVIDIA GPU{}{}{}", on_pci.size(), on_pci.size() == 1 ? "" : "s",
+                                           on_pci.empty() ? "" : ": ", fmt::join(on_pci, ", "));
+  if (s) {
+    const auto& doc = s->first.doc;
+    const auto listed = doc.snapshot.gpus.size();
+    const auto queried = listed - std::min(listed, doc.skipped.size());
+    const std::string driver = doc.snapshot.driver_version.empty() ? "version unknown" : doc.snapshot.driver_version;
+    if (listed == 0 && !on_pci.empty()) {
+      auto fnd = core::finding(id, kGpu, Status::warn,
+                               fmt::format("GPU health not checked: NVML lists no GPU (driver {}) while PCI shows {}", driver, pci_text));
+      fnd.add(s->first.source, "gpus: []");
+      fnd.add("/sys/bus/pci/devices", pci_text);
+      fnd.fix = kNvmlReadFix;
+      fnd.impact = kNvmlReadImpact;
+      return {fnd};
+    }
+    auto fnd = core::finding(id, kGpu, Status::pass,
+                             fmt::format("NVML facts read for {} of {} GPU{} (driver {})", queried, listed, listed == 1 ? "" : "s", driver));
+    fnd.add(s->first.source, fmt::format("{} GPUs listed, {} queried", listed, queried));
+    if (pci) fnd.add("/sys/bus/pci/devices", pci_text);
+    return {fnd};
+  }
+  if (!pci)
+    return {core::finding(id, kGpu, Status::skip, fmt::format("PCI devices not readable ({}); NVML: {}", pci.error(), s.error()))};
+  if (on_pci.empty()) {
+    auto fnd = core::finding(id, kGpu, Status::skip, "no NVIDIA GPU on PCI");
+    fnd.add("NVML", s.error());
+    return {fnd};
+  }
+  auto fnd = core::finding(id, kGpu, Status::warn, fmt::format("GPU health not checked on {}: {}", pci_text, s.error()));
+  fnd.add("/sys/bus/pci/devices", pci_text);
+  fnd.add("NVML (perfgap-gpu)", s.error());
+  fnd.fix = kNvmlReadFix;
+  fnd.impact = kNvmlReadImpact;
+  return {fnd};
+}
 
 }  // namespace
 
 void register_gpu_nvml(core::Registry& r) {
   const auto reads = reads::of({reads::nvml_samples()});
+  r.add({.id = "gpu.nvml",
+         .layer = kGpu,
+         .summary = "the NVIDIA GPUs on PCI had their health read (NVML, through perfgap-gpu)",
+         .rule = "`pass` when perfgap-gpu's NVML document was read (GPUs listed and queried, driver version); `warn` when "
+                 "NVIDIA GPUs are on PCI but their NVML facts could not be read for any reason (the helper could not "
+                 "start, no libnvidia-ml.so.1 in this container, NVML did not initialise or answer, a tree that did not "
+                 "capture them) or NVML lists none of them: the gpu.* health checks then judged nothing, and the report "
+                 "must not read as healthy; `skip` without NVIDIA GPUs on PCI, or when PCI is not readable." PERFGAP_NVML_SOURCE,
+         .fix = kNvmlReadFix,
+         .reads = reads::of({reads::nvml_samples(), reads::pci()}),
+         .params = {},
+         .run = nvml_read});
   r.add({.id = kPersistence,
          .layer = kGpu,
          .summary = "every GPU is in persistence mode (NVML, through perfgap-gpu)",

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -36,13 +37,12 @@ std::vector<Finding> detect(facts::Facts& f, const core::Thresholds&) {
   for (const auto& [src, obs] : c.evidence) out.add(src, obs);
   if (!c.decided) {
     out.status = Status::skip;
-    out.title = "cannot tell whether this runs in a container: /proc/1/cgroup and /proc/1/environ are not readable and no marker file or variable is present";
+    out.title = "cannot tell whether this runs in a container: /proc/1 (cgroup, environ, comm, ns) and /proc/self/mountinfo are not readable and no marker file or variable is present";
     return {out};
   }
-  out.title = c.inside ? "in a container: " + c.name + (c.runtime == "unknown" || sys::starts_with(sys::lower(c.name), c.runtime) ? "" : " (" + c.runtime + ")")
-                       : "not in a container";
+  out.title = c.inside ? "in a container: " + c.name : "not in a container";
   if (!c.inside)
-    out.add("/.dockerenv, /run/.containerenv", "absent");
+    out.add("marker files (/.dockerenv, /run/.containerenv, /.singularity.d, /.flatpak-info, /run/systemd/container)", "absent");
   return {out};
 }
 
@@ -256,19 +256,45 @@ std::vector<Finding> launcher(facts::Facts& f, const core::Thresholds&) {
 bool fail_class(std::string_view name) { return sys::starts_with(name, "NCCL_") || sys::starts_with(name, "UCX_"); }
 bool warn_class(std::string_view name) { return sys::starts_with(name, "CUDA_") || sys::starts_with(name, "NVIDIA_"); }
 
-std::string env_fix(const facts::ContainerInfo& c, const std::string& name, const std::string& value, bool from_conf) {
+// How this runtime passes a variable at container start.
+std::string env_pass(const facts::ContainerInfo& c, const std::string& name, const std::string& nv) {
+  if (c.runtime == "docker") return "docker run -e " + nv + " (or --env-file); check the image's ENV does not override it";
+  if (c.runtime == "podman") return "podman run -e " + nv + "; check the image's ENV does not override it";
+  if (c.runtime == "enroot")
+    return "export " + nv + " in the job (pyxis passes the job's environment) with srun --container-env=" + name +
+           " so the host value wins over the image's, or add " + nv + " to /etc/enroot/environ.d/*.env on the host";
+  if (c.runtime == "kubernetes") return "set it in the pod spec (env: - name: " + name + ")";
+  if (c.runtime == "apptainer") return "apptainer exec --env " + nv + " (or APPTAINERENV_" + name + " on the host)";
+  if (c.runtime == "bubblewrap") return "bwrap --setenv " + name + " " + nv.substr(name.size() + 1);
+  if (c.runtime == "runc") return "add \"" + nv + "\" to process.env in the bundle's config.json (or the engine's -e)";
+  return "pass it at container start: pyxis srun --container-env=" + name + " (exported in the job), an enroot environ.d line " +
+         nv + ", docker/podman run -e " + nv + ", bwrap --setenv, or the pod spec's env";
+}
+
+// And how it makes a host file visible at the same path.
+std::string file_mount(const facts::ContainerInfo& c, const std::string& path) {
+  if (c.runtime == "docker" || c.runtime == "podman") return fmt::format("{0} run -v {1}:{1}:ro", c.runtime, path);
+  if (c.runtime == "enroot") return fmt::format("srun --container-mounts={0}:{0}:ro, or '{0} {0} none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab", path);
+  if (c.runtime == "bubblewrap") return fmt::format("bwrap --ro-bind {0} {0}", path);
+  if (c.runtime == "runc") return fmt::format("a bind mount of {0} at {0} in config.json's mounts", path);
+  if (c.runtime == "apptainer") return fmt::format("apptainer exec --bind {0}:{0}:ro", path);
+  return fmt::format("srun --container-mounts={0}:{0}:ro (pyxis); '{0} {0} none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab; "
+                     "docker/podman run -v {0}:{0}:ro; bwrap --ro-bind {0} {0}; a bind mount of {0} in the runc bundle's config.json",
+                     path);
+}
+
+std::string env_fix(const facts::ContainerInfo& c, const std::string& name, const std::string& value, bool from_conf,
+                    const std::string& host_file) {
   const std::string nv = name + "=" + value;
   if (from_conf) {
-    return "The host sets it in /etc/nccl.conf: mount that file into the container (srun --container-mounts=/etc/nccl.conf:/etc/nccl.conf:ro; "
-           "enroot: '/etc/nccl.conf /etc/nccl.conf none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab; docker run -v /etc/nccl.conf:/etc/nccl.conf:ro), "
-           "or set " + nv + " in the job's environment.";
+    return "The host sets it in /etc/nccl.conf: mount that file into the container (" + file_mount(c, "/etc/nccl.conf") +
+           "), or set " + nv + " in the job's environment.";
   }
-  if (c.runtime == "docker") return "docker run -e " + nv + " (or --env-file); check the image's ENV does not override it.";
-  if (c.runtime == "enroot")
-    return "Export " + nv + " in the job (pyxis passes the job's environment) with srun --container-env=" + name +
-           " so the host value wins over the image's, or add " + nv + " to /etc/enroot/environ.d/*.env on the host.";
-  return "Pass it at container start: pyxis srun --container-env=" + name + " (exported in the job), enroot environ.d line " + nv +
-         ", docker run -e " + nv + ", or the pod spec's env.";
+  std::string fix = env_pass(c, name, nv);
+  fix[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(fix[0])));
+  // The variable names a file the host has: the variable alone makes NCCL fail to open it.
+  if (!host_file.empty()) fix += "; and make the file itself visible at the same path: " + file_mount(c, host_file);
+  return fix + ".";
 }
 
 std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
@@ -305,7 +331,9 @@ std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
       fnd.add(host_src, host_value);
       fnd.add(here->source, here->value, host_value);
     }
-    fnd.fix = env_fix(c, name, shown(name, host_value), host_from_conf);
+    const bool host_has_file = name == "NCCL_TOPO_FILE" && base->settings.count("nccl_topo_file") &&
+                               base->settings.at("nccl_topo_file") == "present" && !host_value.empty() && host_value[0] == '/';
+    fnd.fix = env_fix(c, name, shown(name, host_value), host_from_conf, host_has_file && !here ? host_value : std::string());
     if (bad == Status::warn) fnd.impact = "images set their own CUDA_/NVIDIA_ values; check this one is intended";
     else if (name == "NCCL_TOPO_FILE") fnd.impact = "NCCL silently falls back to topology auto-detection: AllGather/ReduceScatter 2-4x slower in the public case";
     else fnd.impact = "NCCL runs with different settings than were validated on the host";
@@ -321,7 +349,7 @@ std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
       fnd.title = "the topology file " + topo->value + " (NCCL_TOPO_FILE) exists on " + host + " but not here";
       fnd.add(base->file + " node.settings.nccl_topo_file", "present");
       fnd.add(topo->value, "absent", "present");
-      fnd.fix = fmt::format("Mount it: srun --container-mounts={0}:{0}:ro; enroot: '{0} {0} none x-create=file,bind,ro' in /etc/enroot/mounts.d/*.fstab; docker run -v {0}:{0}:ro.", topo->value);
+      fnd.fix = "Mount it: " + file_mount(c, topo->value) + ".";
       fnd.impact = "NCCL silently falls back to topology auto-detection: AllGather/ReduceScatter 2-4x slower in the public case";
       out.push_back(std::move(fnd));
     }
@@ -570,7 +598,16 @@ void register_runtime_topology(core::Registry& r) {
   r.add({.id = "container.detect",
          .layer = layer::runtime_topology,
          .summary = "names the container runtime perfgap runs in (or none)",
-         .rule = "`pass` naming the runtime from /.dockerenv, /run/.containerenv, enroot/pyxis variables (ENROOT_*, PYXIS_*), `container=` in /proc/1/environ or the audited environment, KUBERNETES_SERVICE_HOST, and docker/libpod/kubepods/containerd/lxc in /proc/1/cgroup; or \"not in a container\". `skip` when neither /proc/1/cgroup nor /proc/1/environ is readable and no marker is present.",
+         .rule = "`pass` naming the runtime (docs/CONTAINERS.md lists every signal): Kubernetes (KUBERNETES_SERVICE_HOST, kubepods "
+                 "in /proc/1/cgroup, /var/lib/kubelet/pods bind mounts), enroot/pyxis (ENROOT_*, PYXIS_* variables, enroot data "
+                 "paths), Apptainer/Singularity (/.singularity.d, APPTAINER_CONTAINER), Podman (/run/.containerenv, libpod), Docker "
+                 "(/.dockerenv, /var/lib/docker paths), containerd, LXC, systemd-nspawn (`container=` in /proc/1/environ or "
+                 "/run/systemd/container, their cgroup and storage paths), bubblewrap (PID 1 is bwrap, /.flatpak-info), runc or "
+                 "another OCI runtime (/proc/kcore and the other default masked paths in /proc/self/mountinfo); without a marker, "
+                 "a container all the same when the root differs from PID 1's (live), or two of: a mount namespace other than PID "
+                 "1's, PID 1 not an init system, PID 1 at the root of every cgroup hierarchy, an overlay/squashfs/tmpfs root. "
+                 "Else \"not in a container\". `skip` when nothing of /proc/1 or /proc/self/mountinfo is readable and no marker "
+                 "is present. Host-only checks skip wherever this says a container.",
          .fix = "None: information for the other runtime checks.",
          .reads = reads::container(),
          .params = {},
