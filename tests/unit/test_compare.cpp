@@ -32,13 +32,13 @@ std::vector<report::Finding> run(const std::string& before, const std::string& a
   return compare_reports(*b, "before.json", *a, "after.json", o);
 }
 
-const report::Finding* find(const std::vector<report::Finding>& fs, const std::string& id, const std::string& subject) {
+const report::Finding* cmp_find(const std::vector<report::Finding>& fs, const std::string& id, const std::string& subject) {
   for (const auto& f : fs)
     if (f.id == id && f.subject == subject) return &f;
   return nullptr;
 }
 
-double metric(const report::Finding& f, const std::string& name) {
+double cmp_metric(const report::Finding& f, const std::string& name) {
   for (const auto& [k, v] : f.metrics)
     if (k == name) return v;
   ADD_FAILURE() << "no metric " << name;
@@ -55,7 +55,7 @@ TEST(Compare, EachTransitionHasItsFinding) {
   ASSERT_FALSE(fs.empty());
   EXPECT_EQ(fs[0].id, "compare.summary");
   auto expect = [&](const char* id, const char* subject, Status st) {
-    const auto* f = find(fs, id, subject);
+    const auto* f = cmp_find(fs, id, subject);
     ASSERT_NE(f, nullptr) << id << " " << subject;
     EXPECT_EQ(f->status, st) << id << " " << subject << ": " << f->title;
   };
@@ -68,17 +68,17 @@ TEST(Compare, EachTransitionHasItsFinding) {
   expect("compare.new", "a.new", Status::fail);
   expect("compare.new", "a.newwarn", Status::warn);
   for (const auto& f : fs) EXPECT_NE(f.subject, "a.ok") << "an unchanged pass is only counted";
-  EXPECT_EQ(metric(fs[0], "unchanged_ok"), 1);
-  EXPECT_EQ(metric(fs[0], "regressed"), 1);
-  EXPECT_EQ(metric(fs[0], "gone"), 2);
+  EXPECT_EQ(cmp_metric(fs[0], "unchanged_ok"), 1);
+  EXPECT_EQ(cmp_metric(fs[0], "regressed"), 1);
+  EXPECT_EQ(cmp_metric(fs[0], "gone"), 2);
 }
 
 TEST(Compare, MatchesBySubjectAndKeepsTheWorstOfRepeats) {
   auto fs = run(finding("numa.remote_memory", "fail", "pid:1") + "," + finding("numa.remote_memory", "pass", "pid:2"),
                 finding("numa.remote_memory", "pass", "pid:1") + "," + finding("numa.remote_memory", "pass", "pid:2") + "," +
                     finding("numa.remote_memory", "fail", "pid:2"));
-  EXPECT_NE(find(fs, "compare.fixed", "numa.remote_memory (pid:1)"), nullptr);
-  const auto* r = find(fs, "compare.regressed", "numa.remote_memory (pid:2)");
+  EXPECT_NE(cmp_find(fs, "compare.fixed", "numa.remote_memory (pid:1)"), nullptr);
+  const auto* r = cmp_find(fs, "compare.regressed", "numa.remote_memory (pid:2)");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, Status::fail);
 }
@@ -93,35 +93,35 @@ TEST(Compare, SubjectsThatNameTheInputsMatchByPlace) {
   auto a = read_report(text("/runs/slow.txt", "fail"));
   ASSERT_TRUE(b && a);
   auto fs = compare_reports(*b, "b", *a, "a", {});
-  const auto* r = find(fs, "compare.regressed", "nccl_tests.busbw (/runs/slow.txt)");
+  const auto* r = cmp_find(fs, "compare.regressed", "nccl_tests.busbw (/runs/slow.txt)");
   ASSERT_NE(r, nullptr) << "matched as the first input of each";
-  EXPECT_EQ(find(fs, "compare.gone", "nccl_tests.busbw (/runs/ref.txt)"), nullptr);
+  EXPECT_EQ(cmp_find(fs, "compare.gone", "nccl_tests.busbw (/runs/ref.txt)"), nullptr);
 }
 
 TEST(Compare, MetricsWorseInTheirDirectionBeyondTheTolerance) {
   auto fs = run(finding("nccl_tests.busbw", "pass", "", R"({"median_ms":100,"kernels":10,"busbw_gbps.1M.median":10,"busbw_gbps.1G.median":400})"),
                 finding("nccl_tests.busbw", "pass", "", R"({"median_ms":103,"kernels":20,"busbw_gbps.1M.median":9,"busbw_gbps.1G.median":300})"));
-  const auto* m = find(fs, "compare.metric", "nccl_tests.busbw");
+  const auto* m = cmp_find(fs, "compare.metric", "nccl_tests.busbw");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->status, Status::fail) << m->title;
   EXPECT_NE(m->title.find("busbw_gbps.1G.median"), std::string::npos) << m->title;
   EXPECT_EQ(m->title.find("median_ms"), std::string::npos) << "3% slower is within 5%: " << m->title;
   EXPECT_EQ(m->title.find("kernels"), std::string::npos) << "no known direction: only a delta";
-  EXPECT_DOUBLE_EQ(metric(*m, "busbw_gbps.1G.median.delta_pct"), -25);
+  EXPECT_DOUBLE_EQ(cmp_metric(*m, "busbw_gbps.1G.median.delta_pct"), -25);
   // The worst move first, then the other worse one, then the rest in the report's order.
   ASSERT_EQ(m->evidence.size(), 4u);
   EXPECT_EQ(m->evidence[0].source, "after.json busbw_gbps.1G.median");
   EXPECT_EQ(m->evidence[1].source, "after.json busbw_gbps.1M.median");
   EXPECT_EQ(m->evidence[2].source, "after.json median_ms");
   EXPECT_EQ(m->evidence[3].source, "after.json kernels");
-  EXPECT_DOUBLE_EQ(metric(*m, "kernels.after"), 20);
+  EXPECT_DOUBLE_EQ(cmp_metric(*m, "kernels.after"), 20);
   // A looser tolerance lets the same drop pass; better values never fail.
   auto loose = run(finding("x.y", "pass", "", R"({"busbw_gbps.1G.median":400})"), finding("x.y", "pass", "", R"({"busbw_gbps.1G.median":300})"), 30);
-  EXPECT_EQ(find(loose, "compare.metric", "x.y")->status, Status::pass);
+  EXPECT_EQ(cmp_find(loose, "compare.metric", "x.y")->status, Status::pass);
   auto better = run(finding("x.y", "pass", "", R"({"median_ms":100})"), finding("x.y", "pass", "", R"({"median_ms":50})"));
-  EXPECT_EQ(find(better, "compare.metric", "x.y")->status, Status::pass);
+  EXPECT_EQ(cmp_find(better, "compare.metric", "x.y")->status, Status::pass);
   auto same = run(finding("x.y", "pass", "", R"({"median_ms":100})"), finding("x.y", "pass", "", R"({"median_ms":100})"));
-  EXPECT_EQ(find(same, "compare.metric", "x.y"), nullptr);
+  EXPECT_EQ(cmp_find(same, "compare.metric", "x.y"), nullptr);
 }
 
 TEST(Compare, DirectionsOfRealMetricNames) {
@@ -167,8 +167,8 @@ TEST(CompareHeadline, CountsAndNamesTheLargestImprovementAndRegression) {
   EXPECT_NE(s.title.find("2 metrics improved, 1 regressed"), std::string::npos) << s.title;
   EXPECT_NE(s.title.find("largest improvement: busbw_gbps.1073741824 of nccl_tests.busbw 28.3 -> 61.2 (+116.3%)"), std::string::npos) << s.title;
   EXPECT_NE(s.title.find("largest regression: median_ms of nccl_tests.busbw 100 -> 120 (+20.0%)"), std::string::npos) << s.title;
-  EXPECT_DOUBLE_EQ(metric(s, "metrics_improved"), 2);
-  const auto* m = find(fs, "compare.metric", "nccl_tests.busbw");
+  EXPECT_DOUBLE_EQ(cmp_metric(s, "metrics_improved"), 2);
+  const auto* m = cmp_find(fs, "compare.metric", "nccl_tests.busbw");
   ASSERT_NE(m, nullptr);
   EXPECT_NE(m->title.find("better: busbw_gbps.1073741824"), std::string::npos) << m->title;
 }
@@ -178,23 +178,23 @@ TEST(CompareHeadline, CountsAndNamesTheLargestImprovementAndRegression) {
 TEST(CompareHeadline, NoiseFloorPerMetricKind) {
   auto fs = run(finding("numa.remote_memory", "pass", "pid:1", R"({"remote_pct":0.25})"),
                 finding("numa.remote_memory", "pass", "pid:1", R"({"remote_pct":0.40})"));
-  const auto* m = find(fs, "compare.metric", "numa.remote_memory (pid:1)");
+  const auto* m = cmp_find(fs, "compare.metric", "numa.remote_memory (pid:1)");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->status, Status::pass) << m->title;
   EXPECT_NE(m->evidence[0].observed.find("within the noise floor of 1 point"), std::string::npos) << m->evidence[0].observed;
   EXPECT_NE(fs[0].title.find("0 metrics improved, 0 regressed; 1 move within noise"), std::string::npos) << fs[0].title;
   auto real = run(finding("numa.remote_memory", "pass", "pid:1", R"({"remote_pct":2})"), finding("numa.remote_memory", "fail", "pid:1", R"({"remote_pct":18})"));
-  EXPECT_EQ(find(real, "compare.metric", "numa.remote_memory (pid:1)")->status, Status::fail);
+  EXPECT_EQ(cmp_find(real, "compare.metric", "numa.remote_memory (pid:1)")->status, Status::fail);
   // busbw 100 -> 90 is -10%, but in-place and out-of-place differ by 12 GB/s in the run: noise.
   auto spread = run(finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1048576":100,"busbw_gbps.1048576.spread":12})"),
                     finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1048576":90,"busbw_gbps.1048576.spread":3})"));
-  const auto* b = find(spread, "compare.metric", "nccl_tests.busbw");
+  const auto* b = cmp_find(spread, "compare.metric", "nccl_tests.busbw");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->status, Status::pass) << b->title;
   EXPECT_EQ(b->title.find("spread"), std::string::npos) << "the spread is not itself a metric: " << b->title;
   auto beyond = run(finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1048576":100,"busbw_gbps.1048576.spread":2})"),
                     finding("nccl_tests.busbw", "pass", "", R"({"busbw_gbps.1048576":90,"busbw_gbps.1048576.spread":3})"));
-  EXPECT_EQ(find(beyond, "compare.metric", "nccl_tests.busbw")->status, Status::fail);
+  EXPECT_EQ(cmp_find(beyond, "compare.metric", "nccl_tests.busbw")->status, Status::fail);
 }
 
 // Two nodes' reports, or a live and a root report, are compared, and the headline says so first.

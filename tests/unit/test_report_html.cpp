@@ -14,7 +14,7 @@ using namespace perfgap::report;
 
 namespace {
 
-std::size_t occurrences(const std::string& s, std::string_view what) {
+std::size_t count_in_html(const std::string& s, std::string_view what) {
   std::size_t n = 0;
   for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
   return n;
@@ -66,7 +66,7 @@ void expect_self_contained(const std::string& html) {
 TEST(RenderHtml, EveryFindingIsAnArticleWithItsIdAndStatusWord) {
   auto html = render_html(html_sample());
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(occurrences(html, "<article class=\"finding"), 2u);
+  EXPECT_EQ(count_in_html(html, "<article class=\"finding"), 2u);
   EXPECT_NE(html.find("data-id=\"nccl_tests.busbw\" data-status=\"fail\""), std::string::npos);
   EXPECT_NE(html.find("data-id=\"perf.summary\" data-status=\"pass\""), std::string::npos);
   // Status as words (readable printed in black and white), fix and impact shown.
@@ -76,8 +76,8 @@ TEST(RenderHtml, EveryFindingIsAnArticleWithItsIdAndStatusWord) {
   EXPECT_NE(html.find("allreduce 20% slower"), std::string::npos);
   // The failing one is listed under "Needs action", linking to its article.
   EXPECT_NE(html.find("<a href=\"#finding-1\"><code>nccl_tests.busbw</code>"), std::string::npos);
-  EXPECT_EQ(occurrences(html, "<svg"), 1u);
-  EXPECT_EQ(occurrences(html, "<polyline"), 2u);
+  EXPECT_EQ(count_in_html(html, "<svg"), 1u);
+  EXPECT_EQ(count_in_html(html, "<polyline"), 2u);
   EXPECT_NE(html.find(">1G<"), std::string::npos) << "size ticks on the log axis";
   expect_self_contained(html);
 }
@@ -150,10 +150,10 @@ TEST(RenderSvg, BandsReferenceLineAndSeriesStyles) {
   c.reference_y = 250;
   c.reference_label = "reference 250";
   auto svg = render_svg(c);
-  EXPECT_EQ(occurrences(svg, "fill-opacity=\"0.16\""), 5u) << "one min-max band per series";
-  EXPECT_EQ(occurrences(svg, "<polyline"), 5u);
+  EXPECT_EQ(count_in_html(svg, "fill-opacity=\"0.16\""), 5u) << "one min-max band per series";
+  EXPECT_EQ(count_in_html(svg, "<polyline"), 5u);
   // Without colour the series still differ: dash patterns and marker shapes repeat every 4.
-  EXPECT_GE(occurrences(svg, "stroke-dasharray=\"7 4\""), 2u);
+  EXPECT_GE(count_in_html(svg, "stroke-dasharray=\"7 4\""), 2u);
   EXPECT_NE(svg.find("class=\"ref\""), std::string::npos);
   EXPECT_NE(svg.find("reference 250"), std::string::npos);
   EXPECT_NE(svg.find("(min 198, max 202)"), std::string::npos) << "the band's values in the tooltip";
@@ -165,11 +165,11 @@ TEST(RenderSvg, WaterfallAndHeatmap) {
   w.title = "gap";
   w.steps = {{"reference", 0, 100, false}, {"cpu.cstate", 100, 95, false}, {"numa", 95, 91, false}, {"unexplained", 91, 89, true}, {"measured", 0, 88, false}};
   auto svg = render_svg(w);
-  EXPECT_EQ(occurrences(svg, "class=\"wf total\""), 2u);
-  EXPECT_EQ(occurrences(svg, "class=\"wf down\""), 2u);
+  EXPECT_EQ(count_in_html(svg, "class=\"wf total\""), 2u);
+  EXPECT_EQ(count_in_html(svg, "class=\"wf down\""), 2u);
   EXPECT_NE(svg.find(">-5<"), std::string::npos);
-  EXPECT_EQ(occurrences(svg, "class=\"wf rest\""), 1u);
-  EXPECT_EQ(occurrences(svg, "class=\"conn\""), 4u);
+  EXPECT_EQ(count_in_html(svg, "class=\"wf rest\""), 1u);
+  EXPECT_EQ(count_in_html(svg, "class=\"conn\""), 4u);
 
   Chart h;
   h.kind = Chart::Kind::heatmap;
@@ -178,7 +178,7 @@ TEST(RenderSvg, WaterfallAndHeatmap) {
   h.columns = {"cpu.turbo", "numa.balancing"};
   h.cells = {{Status::fail, Status::pass}, {std::nullopt, Status::warn}};
   svg = render_svg(h);
-  EXPECT_EQ(occurrences(svg, "<rect"), 3u) << "no cell where a node has no such finding";
+  EXPECT_EQ(count_in_html(svg, "<rect"), 3u) << "no cell where a node has no such finding";
   EXPECT_NE(svg.find("class=\"hm st-fail\""), std::string::npos);
   EXPECT_NE(svg.find(">F<"), std::string::npos) << "status letters: readable without colour";
   // Cut beyond the limits; the page says so.
@@ -194,5 +194,5 @@ TEST(RenderSvg, WaterfallAndHeatmap) {
   r.charts.push_back(big);
   auto html = render_html(r);
   EXPECT_NE(html.find("First 400 of 405 rows"), std::string::npos);
-  EXPECT_EQ(occurrences(html, "<rect"), 2 * kHeatmapMaxRows);
+  EXPECT_EQ(count_in_html(html, "<rect"), 2 * kHeatmapMaxRows);
 }
