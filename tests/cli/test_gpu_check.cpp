@@ -175,7 +175,9 @@ TEST(GpuCheck, SnapshotThenReplayGivesTheLiveFindings) {
   auto replay = gpu_findings(check({{"PERFGAP_GPU_HELPER", "/nonexistent/perfgap-gpu"}}, {"--root", snap}));
   EXPECT_FALSE(fs::exists(n.dir.file("calls.txt")));
   ASSERT_EQ(live.size(), replay.size());
-  ASSERT_EQ(live.size(), 13u);  // six rules for two GPUs, and gpu.nvml
+  // Six rules for two GPUs, gpu.nvml, and the four kernel-log gpu.* findings (xid, fallen off
+  // the bus, NVLink Xids, NVSwitch SXids).
+  ASSERT_EQ(live.size(), 17u);
   for (const auto& [key, f] : live) {
     ASSERT_TRUE(replay.count(key)) << key.first << " " << key.second;
     EXPECT_EQ(replay[key].status, f.status) << key.first << " " << key.second;
