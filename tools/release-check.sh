@@ -133,6 +133,10 @@ step_chroot() {
     mkdir -p "$dir/proc" "$dir/sys"
     mount --bind /proc "$dir/proc" && cleanup+=("umount '$dir/proc'")
     mount --rbind /sys "$dir/sys" && mount --make-rslave "$dir/sys" && cleanup+=("umount -R '$dir/sys'")
+    # The kernel log too (the kernel-log checks read /dev/kmsg): same node, same log.
+    if [ -c /dev/kmsg ]; then
+      mkdir -p "$dir/dev" && touch "$dir/dev/kmsg" && mount --bind /dev/kmsg "$dir/dev/kmsg" && cleanup+=("umount '$dir/dev/kmsg'")
+    fi
     # The container markers of this machine's root (CI runs in Docker), so the chroot sees the
     # same node: container detection reads them from the root, which is the chroot's here.
     local m
