@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <chrono>
 #include <filesystem>
@@ -68,20 +67,6 @@ Outcome run_measured(const std::vector<std::string>& args, const std::vector<std
   o.max_rss_kb = ru.ru_maxrss;
   o.err = read_file(err_path);
   return o;
-}
-
-std::string gzip(const std::string& plain) {
-  z_stream z{};
-  deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, plain.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
-  z.avail_in = static_cast<uInt>(plain.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
 }
 
 // A report (as check --format json writes it) with `metrics` as the first finding's metrics text.
@@ -261,7 +246,7 @@ TEST(HostileReaders, KinetoNestingAndDeviceBombsStayUnder200MB) {
   TempDir d;
   // 40 M '[' after an empty traceEvents (RapidJSON kept 8 bytes a level: 320 MB).
   std::string deep = R"({"traceEvents":[],"x":)" + std::string(40'000'000, '[');
-  auto deep_gz = write_in(d, "deep.json.gz", gzip(deep));
+  auto deep_gz = write_in(d, "deep.json.gz", perfgap::fixture::gzip_text(deep));
   deep.clear();
   deep.shrink_to_fit();
   auto r = run_measured({"analyze", "kineto", deep_gz});
@@ -276,7 +261,7 @@ TEST(HostileReaders, KinetoNestingAndDeviceBombsStayUnder200MB) {
     many += (k ? ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":" : "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":") + std::to_string(k) +
             ",\"dur\":1,\"args\":{\"device\":" + std::to_string(k) + "}}";
   many += "]}";
-  auto many_gz = write_in(d, "many.json.gz", gzip(many));
+  auto many_gz = write_in(d, "many.json.gz", perfgap::fixture::gzip_text(many));
   many.clear();
   many.shrink_to_fit();
   r = run_measured({"analyze", "kineto", many_gz});
