@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,34 @@
 #endif
 
 namespace perfgap::cli {
+
+namespace check_profile_merge {
+namespace {
+
+// The profile window's findings join check's: perf.* and live.* are added; a node check the
+// profile also judges (kProfileWindowChecks) replaces check's own finding, since the profile's
+// window is the longer one, and stays out when check did not select it.
+void merge_profile_findings(std::vector<report::Finding>& findings, std::vector<report::Finding> extra) {
+  auto is_window_check = [](const std::string& id) {
+    return std::find(std::begin(kProfileWindowChecks), std::end(kProfileWindowChecks), id) != std::end(kProfileWindowChecks);
+  };
+  for (auto& e : extra)
+    if (!is_window_check(e.id)) findings.push_back(std::move(e));
+  for (auto id : kProfileWindowChecks) {
+    auto first = std::find_if(findings.begin(), findings.end(), [&](const report::Finding& f) { return f.id == id; });
+    if (first == findings.end()) continue;  // not selected
+    std::vector<report::Finding> replacement;
+    for (auto& e : extra)
+      if (e.id == id) replacement.push_back(std::move(e));
+    if (replacement.empty()) continue;
+    const auto at = first - findings.begin();
+    findings.erase(std::remove_if(findings.begin(), findings.end(), [&](const report::Finding& f) { return f.id == id; }), findings.end());
+    findings.insert(findings.begin() + at, std::make_move_iterator(replacement.begin()), std::make_move_iterator(replacement.end()));
+  }
+}
+
+}  // namespace
+}  // namespace check_profile_merge
 namespace {
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {
@@ -110,7 +139,7 @@ int run_check(const CheckArgs& a) {
   auto rep = run_node_checks(request);
   if (profiled.valid()) {
     auto extra = profiled.get();
-    if (rep) rep->findings.insert(rep->findings.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
+    if (rep) check_profile_merge::merge_profile_findings(rep->findings, std::move(extra));
   }
   if (!rep) throw UsageError(rep.error());
   std::string text;

@@ -12,7 +12,9 @@
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
+#include "core/config.hpp"
 #include "core/node.hpp"
+#include "core/runner.hpp"
 #include "facts/facts.hpp"
 #include "profile/collector.hpp"
 #include "report/render.hpp"
@@ -41,11 +43,19 @@ std::shared_ptr<facts::Facts> profile_facts(int seconds, const std::vector<int>&
   return std::make_shared<facts::Facts>(sys::Sysroot::live(), opts);
 }
 
-std::vector<report::Finding> judge_profile_window(facts::Facts& f, int seconds, std::optional<double> rated_mhz) {
+// The perf.* and live.* findings of the window, then the registry's checks that judge the
+// same window (net.ib.counters: the RDMA counters read at both of its ends).
+std::vector<report::Finding> judge_profile_window(const std::shared_ptr<facts::Facts>& f, int seconds, std::optional<double> rated_mhz) {
   profile::ProfileOptions o;
   o.window = std::chrono::milliseconds(seconds * 1000);
   o.rated_mhz = rated_mhz;
-  return checks::live::judge_window(profile::collect(f, o));
+  auto out = checks::live::judge_window(profile::collect(*f, o));
+  std::vector<const core::CheckInfo*> window_checks;
+  for (auto id : kProfileWindowChecks)
+    if (const auto* info = core::builtin_registry().find(id)) window_checks.push_back(info);
+  for (auto& finding : core::run_checks(window_checks, f, core::Config{}, core::RunOptions{}))
+    out.push_back(std::move(finding));
+  return out;
 }
 
 int run_profile(const ProfileArgs& a) {
@@ -59,7 +69,7 @@ int run_profile(const ProfileArgs& a) {
   rep.generated_at = sys::rfc3339_utc(started);
   rep.source.kind = "live";
   rep.source.command = "profile";
-  rep.findings = judge_profile_window(*facts, a.seconds, a.rated_mhz);
+  rep.findings = judge_profile_window(facts, a.seconds, a.rated_mhz);
   rep.node = core::describe_node(*facts);
   std::string text = format == "json"   ? report::render_json(rep)
                      : format == "html" ? report::render_html(rep)
@@ -74,7 +84,7 @@ int run_profile(const ProfileArgs& a) {
 std::vector<report::Finding> profile_findings(int seconds, const std::vector<int>& pids, std::optional<double> rated_mhz) {
   if (seconds < 1 || seconds > profile::kMaxSeconds) throw UsageError(fmt::format("--profile {}: 1 to {} seconds", seconds, profile::kMaxSeconds));
   auto facts = profile_facts(seconds, pids);
-  return judge_profile_window(*facts, seconds, rated_mhz);
+  return judge_profile_window(facts, seconds, rated_mhz);
 }
 
 CommandRunner add_profile_command(CLI::App& app) {

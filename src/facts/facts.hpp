@@ -113,6 +113,10 @@ struct PciDevice {
   std::optional<int> numa_node;
   std::optional<CpuSet> local_cpus;
   std::string local_cpus_text;
+  // The bridges above it and itself, from its /sys/bus/pci/devices link: {"pci0000:ad",
+  // "0000:ad:01.0", ..., bdf}; empty when unread. Devices sharing a bridge below the host
+  // bridge sit under the same root port or PCIe switch (NCCL's PIX/PXB).
+  std::vector<std::string> pci_path;
   bool is_gpu() const {
     auto base = class_code >> 8;
     return vendor == 0x10de && (base == 0x0300 || base == 0x0302);

@@ -18,6 +18,20 @@ std::optional<std::uint32_t> read_hex(const sys::Sysroot& root, const std::strin
   return out;
 }
 
+// "../../../devices/pci0000:ad/0000:ad:01.0/0000:ae:00.0" -> {"pci0000:ad", "0000:ad:01.0",
+// "0000:ae:00.0"}; empty unless the link ends at `bdf` under a host bridge.
+std::vector<std::string> pci_path_of(std::string_view link, const std::string& bdf) {
+  std::vector<std::string> path;
+  for (auto part : sys::split(link, '/')) {
+    if (sys::starts_with(part, "pci")) path.clear();
+    if (sys::starts_with(part, "pci") || (part.size() == 12 && part[4] == ':' && part[7] == ':' && part[10] == '.'))
+      path.push_back(sys::lower(std::string(part)));
+    else if (!path.empty()) path.clear();  // anything else after the host bridge: not a device path
+  }
+  if (path.size() < 2 || !sys::starts_with(path.front(), "pci") || path.back() != bdf) return {};
+  return path;
+}
+
 }  // namespace
 
 Avail<std::vector<PciDevice>> read_pci(const sys::Sysroot& root) {
@@ -42,6 +56,7 @@ Avail<std::vector<PciDevice>> read_pci(const sys::Sysroot& root) {
         d.local_cpus_text = std::string(sys::trim_ws(*l));
         if (auto set = parsers::parse_cpulist(*l)) d.local_cpus = *set;
       }
+      if (auto link = root.readlink(base)) d.pci_path = pci_path_of(*link, d.bdf);
     }
     out.push_back(std::move(d));
   }

@@ -28,6 +28,10 @@ std::optional<std::pair<std::size_t, std::string_view>> kmsg_prefix(std::string_
 }
 
 std::string printable(std::string_view s, std::size_t max) {
+  s = s.substr(0, max);
+  // Most lines are plain ASCII: copied whole, not a byte at a time.
+  if (std::all_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) >= 0x20 && static_cast<unsigned char>(ch) < 0x7f; }))
+    return std::string(s);
   std::string out;
   out.reserve(std::min(s.size(), max));
   for (char ch : s) {
@@ -54,6 +58,8 @@ void bracket_stamp(std::string_view& line, KernelRecord& rec) {
 
 std::vector<KernelRecord> parse_kernel_records(std::string_view text) {
   std::vector<KernelRecord> out;
+  // One record a line at most: sized once (a 1 MiB tail is ~9,000 records).
+  out.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   bool prev_kmsg = false;
   for (auto line : sys::split_lines(text)) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);

@@ -353,6 +353,51 @@ ReadResult<std::string> Sysroot::read_value(std::string_view path) const {
   return std::string(trim_ws(*r));
 }
 
+std::vector<ReadResult<std::string>> Sysroot::read_values_in(std::string_view dir, const std::vector<std::string>& names) const {
+  std::vector<ReadResult<std::string>> out;
+  out.reserve(names.size());
+  const int dir_flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+  const int dfd = is_live() ? ::open(std::string(dir).c_str(), dir_flags) : open_in(*root_fd_, dir, Want::directory);
+  if (dfd < 0) {
+    // Each read answers for itself, as read_value would (the directory's error, per name).
+    for (const auto& name : names) out.push_back(read_value(join(dir, name)));
+    return out;
+  }
+  for (const auto& name : names) {
+    const std::string path = join(dir, name);
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+      out.push_back(read_value(path));
+      continue;
+    }
+    log_read(path);
+    // In a tree a link is not followed here (it could point anywhere): such a name takes the
+    // full resolution of read_value, as does anything not a regular file.
+    int fd = ::openat(dfd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (is_live() ? 0 : O_NOFOLLOW));
+    if (fd >= 0 && !is_live()) {
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        fd = -1;
+        errno = ELOOP;
+      }
+    }
+    if (fd < 0) {
+      if (!is_live() && (errno == ELOOP || errno == ENXIO)) out.push_back(read_value(path));
+      else out.push_back(tl::unexpected(error_for(errno, path)));
+      continue;
+    }
+    std::string text;
+    int err = 0;
+    switch (read_fd_to_end(fd, 1u << 16, text, err)) {
+      case FdRead::ok: out.push_back(std::string(trim_ws(text))); break;
+      case FdRead::too_large: out.push_back(tl::unexpected(ReadError{ReadError::too_large, 0, path})); break;
+      case FdRead::error: out.push_back(tl::unexpected(error_for(err, path))); break;
+    }
+  }
+  ::close(dfd);
+  return out;
+}
+
 ReadResult<std::vector<std::string>> Sysroot::list(std::string_view dir) const {
   log_read(dir);
   const int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;

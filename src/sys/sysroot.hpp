@@ -49,6 +49,11 @@ class Sysroot {
   ReadResult<std::string> read_value(std::string_view path) const;
   // Entry names of a directory, sorted, without "." and "..".
   ReadResult<std::vector<std::string>> list(std::string_view dir) const;
+  // read_value() of several entries of one directory: the directory is resolved once and each
+  // name opened relative to it (sysfs counter directories: one path walk, not one per file).
+  // Same answers as read_value(join(dir, name)) for each name, in order; a name must be one
+  // path component.
+  std::vector<ReadResult<std::string>> read_values_in(std::string_view dir, const std::vector<std::string>& names) const;
   ReadResult<std::string> readlink(std::string_view path) const;
   // stat() following links; never opens the object itself (a GPU device node stays closed).
   ReadResult<struct stat> stat(std::string_view path) const;

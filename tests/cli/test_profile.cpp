@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -19,6 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "contract.hpp"
+#include "files.hpp"
+#include "tree.hpp"
 #include "run.hpp"
 
 namespace {
@@ -152,6 +156,60 @@ TEST(Profile, CheckWithProfileMergesTheWindowsFindings) {
   auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(find_id(j, "cpu.steal"));
   for (const char* id : {"perf.summary", "live.busy_mhz", "live.idle_residency", "live.sched_stalls"}) EXPECT_TRUE(find_id(j, id)) << id;
+  // The profile also judges net.ib.counters over its window; check did not select it here.
+  EXPECT_FALSE(find_id(j, "net.ib.counters")) << "a check left out by --only came back through --profile";
+}
+
+namespace {
+
+// RDMA counters of one port as /sys/class/infiniband lays them out, under DIR.
+void write_rdma_port(const std::filesystem::path& dir) {
+  const auto port = dir / "mlx5_0/ports/1";
+  for (const char* name : {"symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors", "port_xmit_discards", "port_xmit_wait"})
+    ASSERT_TRUE(perfgap::fixture::write_file(port / "counters" / name, "0\n"));
+  ASSERT_TRUE(perfgap::fixture::write_file(port / "hw_counters/out_of_buffer", "0\n"));
+  ASSERT_TRUE(perfgap::fixture::write_file(port / "state", "4: ACTIVE\n"));
+  ASSERT_TRUE(perfgap::fixture::write_file(port / "rate", "400 Gb/sec (4X NDR)\n"));
+}
+
+// The seconds of "none during the 1.00 s window" in a net.ib.counters title (0 when absent).
+double counters_window_s(const nlohmann::json& finding) {
+  const auto title = finding["title"].get<std::string>();
+  const auto at = title.find("during the ");
+  if (at == std::string::npos) return 0;
+  return std::atof(title.c_str() + at + 11);
+}
+
+}  // namespace
+
+// With RDMA ports (a private mount namespace puts a counter tree at /sys/class/infiniband),
+// `profile` judges net.ib.counters over its own window, and `check --profile` reports the
+// profile's window in place of its own shorter one: one finding, not two.
+TEST(Profile, RdmaCountersAreJudgedOverTheProfileWindow) {
+  if (::geteuid() != 0 || ::access("/usr/bin/unshare", X_OK) != 0) GTEST_SKIP() << "needs root and unshare (a mount namespace)";
+  perfgap::fixture::TempDir tmp;
+  const std::filesystem::path ib_dir = std::filesystem::path(tmp.path()) / "infiniband";
+  write_rdma_port(ib_dir);
+  const std::string mounts = "mount -t tmpfs perfgap-test /sys/class && mkdir /sys/class/infiniband && mount --bind '" +
+                             ib_dir.string() + "' /sys/class/infiniband && exec \"$@\"";
+  for (const std::vector<std::string>& cmd : {std::vector<std::string>{"profile", "--seconds", "1"},
+                                              std::vector<std::string>{"check", "--profile", "1", "--only", "net.ib.counters"}}) {
+    std::vector<std::string> args{"--mount", "sh", "-c", mounts, "sh", PERFGAP_BINARY};
+    args.insert(args.end(), cmd.begin(), cmd.end());
+    args.insert(args.end(), {"--format", "json"});
+    auto r = run_binary("/usr/bin/unshare", args);
+    if (r.status != 0 && r.status != 1 && r.err.find("mount") != std::string::npos) GTEST_SKIP() << "no mount namespace here: " << r.err.substr(0, 200);
+    ASSERT_TRUE(r.status == 0 || r.status == 1) << "exit " << r.status << ": " << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    int count = 0;
+    for (const auto& f : j["findings"])
+      if (f["id"] == "net.ib.counters") {
+        ++count;
+        EXPECT_EQ(f["status"], "pass") << f.dump();
+        EXPECT_GE(counters_window_s(f), 1.0) << "not the profile's 1 s window: " << f.dump();
+      }
+    EXPECT_EQ(count, 1) << cmd.front() << ": " << r.out.substr(0, 2000);
+  }
 }
 
 // Unprivileged: without CAP_PERFMON and with perf_event_paranoid > 0, system-wide sampling is

@@ -119,7 +119,7 @@ std::string evidence(const report::Finding& f) {
 }  // namespace
 
 TEST(IbCounters, GrowingSymbolErrorsFailWrappedCounterIsNoGrowth) {
-  std::map<std::string, checks::IbPortContext> ctx = {{"mlx5_0:1", {"0000:2a:00.0", "GPU 0", 400.0}}, {"mlx5_1:1", {"0000:ae:00.0", "", 400.0}}};
+  std::map<std::string, checks::IbPortContext> ctx = {{"mlx5_0:1", {"0000:2a:00.0", "NUMA node of GPU 0", 400.0}}, {"mlx5_1:1", {"0000:ae:00.0", "", 400.0}}};
   auto a = sample({port("mlx5_0", {{"counters/symbol_error", 100}, {"counters/link_downed", 1}, {"hw_counters/out_of_buffer", 0}}),
                    port("mlx5_1", {{"counters/symbol_error", 0}, {"hw_counters/local_ack_timeout_err", 4000000000ULL}})});
   auto b = sample({port("mlx5_0", {{"counters/symbol_error", 112}, {"counters/link_downed", 1}, {"hw_counters/out_of_buffer", 0}}),

@@ -406,6 +406,44 @@ TEST_P(SysrootTest, HostileLinksNeverLeaveTheTree) {
   EXPECT_FALSE(sr().readlink("/etc/outdir_abs/shadow"));
 }
 
+// read_values_in answers each name as read_value would: values trimmed, missing entries
+// unavailable, links resolved inside the tree (never out of it), odd objects refused, and a
+// directory that is not there an error for every name.
+TEST_P(SysrootTest, ReadValuesInAnswersAsReadValue) {
+  const fs::path dir = root / "sys/class/infiniband/mlx5_0/ports/1/counters";
+  ASSERT_TRUE(write_file(dir / "symbol_error", "12\n"));
+  ASSERT_TRUE(write_file(dir / "link_downed", " 3 \n"));
+  fs::create_symlink("/sys/devices/system/cpu/online", dir / "abs_link");  // resolves in the tree
+  fs::create_symlink((base / "outside/secret").string(), dir / "out_link");  // must not escape
+  fs::create_directories(dir / "subdir");
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  const std::string d = "/sys/class/infiniband/mlx5_0/ports/1/counters";
+  const std::vector<std::string> names{"symbol_error", "link_downed", "absent", "abs_link", "out_link", "subdir", "fifo", "../../../../../../../etc/abs", ""};
+  auto got = sr().read_values_in(d, names);
+  ASSERT_EQ(got.size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    auto want = sr().read_value(perfgap::sys::join(d, names[i]));
+    EXPECT_EQ(got[i].has_value(), want.has_value()) << names[i];
+    if (got[i] && want) {
+      EXPECT_EQ(*got[i], *want) << names[i];
+    }
+    if (!got[i] && !want) {
+      EXPECT_EQ(got[i].error().kind, want.error().kind) << names[i];
+      EXPECT_EQ(got[i].error().err, want.error().err) << names[i];
+    }
+  }
+  EXPECT_EQ(*got[0], "12");
+  EXPECT_EQ(*got[1], "3");
+  EXPECT_EQ(got[2].error().reason(), "not present");
+  EXPECT_EQ(*got[3], "0-3");
+  EXPECT_FALSE(got[4]) << "a link out of the tree was followed: " << *got[4];
+  EXPECT_FALSE(got[6]);  // the FIFO: refused at once, not a hang
+  auto none = sr().read_values_in("/sys/class/infiniband/absent", {"a", "b"});
+  ASSERT_EQ(none.size(), 2u);
+  EXPECT_FALSE(none[0]);
+  EXPECT_FALSE(none[1]);
+}
+
 TEST_P(SysrootTest, FortyLinksResolveAndFortyOneAreELOOP) {
   ASSERT_TRUE(write_file(root / "sys/chain/target", "end\n"));
   auto chain = [&](const std::string& prefix, int links) {

@@ -44,7 +44,7 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
     const auto ctx_it = ports.find(fnd.subject);
     const IbPortContext ctx = ctx_it == ports.end() ? IbPortContext{} : ctx_it->second;
     std::string name = fnd.subject;
-    if (!ctx.bdf.empty()) name += " (" + ctx.bdf + (ctx.gpus.empty() ? "" : ", NUMA node of " + ctx.gpus) + ")";
+    if (!ctx.bdf.empty()) name += " (" + ctx.bdf + (ctx.gpus.empty() ? "" : ", " + ctx.gpus) + ")";
     if (!port.has_counters && !port.has_hw_counters) {
       fnd.status = Status::skip;
       fnd.title = "counters not readable: " + (port.counters_error.empty() ? port.dir + "/counters and hw_counters absent" : port.counters_error);
@@ -174,6 +174,29 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
 namespace ib_counter_checks {
 namespace {
 
+// The GPUs a NIC serves, as NCCL pairs them: those under the same root port or PCIe switch
+// (the longest bridge path shared below the host bridge), else those on its NUMA node.
+std::string gpus_served(const facts::PciDevice& nic, const std::vector<facts::Gpu>& gpus) {
+  auto shared = [&](const facts::PciDevice& gpu) {
+    std::size_t n = 0;
+    while (n < nic.pci_path.size() && n < gpu.pci_path.size() && nic.pci_path[n] == gpu.pci_path[n]) ++n;
+    return n;
+  };
+  std::size_t best = 0;
+  for (const auto& g : gpus)
+    if (g.pci) best = std::max(best, shared(*g.pci));
+  std::vector<std::string> names;
+  if (best >= 2) {  // a bridge below the host bridge in common
+    for (const auto& g : gpus)
+      if (g.pci && shared(*g.pci) == best) names.push_back(fmt::format("GPU {}", g.index));
+    return fmt::format("PCIe switch of {}", fmt::join(names, ", "));
+  }
+  if (!nic.numa_node || *nic.numa_node < 0) return {};
+  for (const auto& g : gpus)
+    if (g.pci && g.pci->numa_node == nic.numa_node) names.push_back(fmt::format("GPU {}", g.index));
+  return names.empty() ? std::string() : fmt::format("NUMA node of {}", fmt::join(names, ", "));
+}
+
 std::vector<Finding> ib_counters(facts::Facts& f, const core::Thresholds& th) {
   const auto& w = f.window();
   if (!w.rdma_second) return {core::finding("net.ib.counters", layer::network, Status::skip, "the sample window took no RDMA counters")};
@@ -183,23 +206,18 @@ std::vector<Finding> ib_counters(facts::Facts& f, const core::Thresholds& th) {
   p.xmit_wait_share_warn = th.get("xmit_wait_share_warn");
   p.xmit_wait_bytes_per_tick = th.get("xmit_wait_bytes_per_tick");
   std::map<std::string, IbPortContext> ctx;
-  std::map<std::string, std::optional<int>> numa_of;
+  std::map<std::string, const facts::PciDevice*> pci_of;
   if (const auto& pci = f.pci(); pci)
-    for (const auto& d : *pci) numa_of[d.bdf] = d.numa_node;
+    for (const auto& d : *pci) pci_of[d.bdf] = &d;
   if (const auto& ib = facts::infiniband(f); ib) {
     for (const auto& d : *ib)
       for (const auto& port : d.ports) {
         IbPortContext c;
         c.bdf = d.bdf;
         c.rate_gbps = port.rate_gbps;
-        auto nic_node = numa_of.find(d.bdf);
-        if (nic_node != numa_of.end() && nic_node->second && *nic_node->second >= 0)
-          if (const auto& gpus = f.visible_gpus(); gpus) {
-            std::vector<std::string> names;
-            for (const auto& g : *gpus)
-              if (g.pci && g.pci->numa_node == nic_node->second) names.push_back(fmt::format("GPU {}", g.index));
-            c.gpus = fmt::format("{}", fmt::join(names, ", "));
-          }
+        auto nic = pci_of.find(d.bdf);
+        if (nic != pci_of.end())
+          if (const auto& gpus = f.visible_gpus(); gpus) c.gpus = gpus_served(*nic->second, *gpus);
         ctx[fmt::format("{}:{}", d.name, port.port)] = std::move(c);
       }
   }
@@ -214,7 +232,7 @@ void register_network_counters(core::Registry& r) {
   r.add({.id = "net.ib.counters",
          .layer = layer::network,
          .summary = "no RDMA port counts link errors, transport retries or send waits above its thresholds",
-         .rule = "Per RDMA port (subject `device:port`; named with its PCI device and the GPUs on its NUMA node), from ports/N/counters (IB PortCounters: symbol_error, link_error_recovery, link_downed, port_rcv_errors, port_rcv_remote_physical_errors, local_link_integrity_errors, excessive_buffer_overrun_errors, port_xmit_discards, port_rcv/xmit_constraint_errors, port_xmit_wait) and hw_counters where the driver has them (out_of_buffer, out_of_sequence, packet_seq_err, local_ack_timeout_err, rnr_nak_retry_err, implied_nak_seq_err, req/resp_cqe_error, roce_adp_retrans(_to), roce_slow_restart, rx_icrc_encapsulated): `fail` when a link error or discard counter grew during the live sample window; `warn` when link errors and discards since boot reach link_errors_per_hour_warn per hour of uptime, when transport errors/retries reach transport_errors_per_hour_warn per hour (over the window live, else since boot), or when port_xmit_wait (ticks of xmit_wait_bytes_per_tick bytes at the port's rate) is xmit_wait_share_warn of the window (of the uptime under --root; not judged when saturated); `pass` otherwise. A counter lower at the window's end than at its start wrapped or was cleared: said so, never counted as growth; a PortCounters field at its width's maximum is said saturated. `skip` for a port whose counters cannot be read (naming why) and without RDMA ports. Under --root (a tree, a snapshot) there is one sample: totals since boot only.",
+         .rule = "Per RDMA port (subject `device:port`; named with its PCI device and the GPUs it serves: those under the same root port or PCIe switch, else those on its NUMA node), from ports/N/counters (IB PortCounters: symbol_error, link_error_recovery, link_downed, port_rcv_errors, port_rcv_remote_physical_errors, local_link_integrity_errors, excessive_buffer_overrun_errors, port_xmit_discards, port_rcv/xmit_constraint_errors, port_xmit_wait) and hw_counters where the driver has them (out_of_buffer, out_of_sequence, packet_seq_err, local_ack_timeout_err, rnr_nak_retry_err, implied_nak_seq_err, req/resp_cqe_error, roce_adp_retrans(_to), roce_slow_restart, rx_icrc_encapsulated): `fail` when a link error or discard counter grew during the live sample window; `warn` when link errors and discards since boot reach link_errors_per_hour_warn per hour of uptime, when transport errors/retries reach transport_errors_per_hour_warn per hour (over the window live, else since boot), or when port_xmit_wait (ticks of xmit_wait_bytes_per_tick bytes at the port's rate) is xmit_wait_share_warn of the window (of the uptime under --root; not judged when saturated); `pass` otherwise. A counter lower at the window's end than at its start wrapped or was cleared: said so, never counted as growth; a PortCounters field at its width's maximum is said saturated. `skip` for a port whose counters cannot be read (naming why), without RDMA ports, and under --root for a port with errors counted since boot when /proc/uptime cannot be read (their rate is unknown). Under --root (a tree, a snapshot) there is one sample: totals since boot only. `perfgap profile` judges the counters over its own window (and `check --profile N` reports that window in place of check's shorter one).",
          .fix = "Reseat or replace the cable/transceiver, check the switch port (mlxlink, perfquery); find the lossy or congested hop for transport retries.",
          .reads = reads::of({reads::window(), reads::infiniband(), reads::pci(), reads::visible_gpus()}),
          .params = {{"link_errors_per_hour_warn", 1, "link errors and discards since boot per hour of uptime from which a port warns"},

@@ -22,7 +22,7 @@ struct IbCounterParams {
 // What the node says about a port beside its counters.
 struct IbPortContext {
   std::string bdf;                  // PCI function of its device
-  std::string gpus;                 // "GPU 0, GPU 1" on its NUMA node; "" when none or unknown
+  std::string gpus;                 // "PCIe switch of GPU 1", "NUMA node of GPU 0, GPU 1"; "" when unknown
   std::optional<double> rate_gbps;  // the port's rate
 };
 
