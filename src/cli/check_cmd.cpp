@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,9 @@
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
 #include "cli/profile_cmd.hpp"
+#include "compare/compare.hpp"
+#include "history/history.hpp"
+#include "sys/dir_lock.hpp"
 #include "report/render.hpp"
 
 #ifndef PERFGAP_VERSION
@@ -48,6 +52,36 @@ void merge_profile_findings(std::vector<report::Finding>& findings, std::vector<
 
 }  // namespace
 }  // namespace check_profile_merge
+namespace check_history {
+namespace {
+
+// The history step of check --history DIR: under DIR's lock, the findings of what changed
+// join the report, then the report is kept. A busy or unusable DIR is said in those findings;
+// the check itself still reports.
+void record(const std::string& dir, report::Report& rep) {
+  sys::DirLock lock(dir, history::kLockName, std::chrono::seconds(5));
+  if (!lock.held()) {
+    auto why = lock.busy() ? "another perfgap run holds its lock (" + dir + "/" + history::kLockName + ")" : lock.error();
+    for (auto& f : history::unusable(dir, why)) rep.findings.push_back(std::move(f));
+    return;
+  }
+  auto now = compare::read_report(report::render_json(rep));
+  if (!now) {
+    for (auto& f : history::unusable(dir, "this run's report could not be read back: " + now.error())) rep.findings.push_back(std::move(f));
+    return;
+  }
+  auto past = history::load(dir, now->node);
+  for (auto& f : history::judge(*now, past)) rep.findings.push_back(std::move(f));
+  auto kept = history::keep(dir, report::render_json(rep), rep.generated_at, history::Limits{});
+  if (!kept) {
+    for (auto& f : rep.findings)
+      if (f.id == "history.changed") f.add(dir, "this run was not kept: " + kept.error());
+  }
+}
+
+}  // namespace
+}  // namespace check_history
+
 namespace {
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {
@@ -98,6 +132,7 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_flag("--nvml", a.nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (without it their gpu checks skip: NVML would initialise them)");
   cmd->add_option("--profile", a.profile, "Also run a live profile window of N seconds (1-60) beside the checks and add its perf.* and live.* findings (as perfgap profile)")
       ->check(CLI::Range(1, 60));
+  cmd->add_option("--history", a.history, "Keep this run's report in DIR (bounded, oldest removed) and say what changed since the previous run and since the last run without fail (history.changed, history.since_good; config: history)");
   cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)");
 }
 
@@ -142,6 +177,10 @@ int run_check(const CheckArgs& a) {
     if (rep) check_profile_merge::merge_profile_findings(rep->findings, std::move(extra));
   }
   if (!rep) throw UsageError(rep.error());
+  std::string history_dir = a.history;
+  if (history_dir.empty())
+    if (auto sel = select_node_checks(request); sel && sel->config.history) history_dir = *sel->config.history;
+  if (!history_dir.empty()) check_history::record(history_dir, *rep);
   std::string text;
   if (format == "json") text = report::render_json(*rep);
   else if (format == "html") text = report::render_html(*rep);

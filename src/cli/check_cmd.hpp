@@ -21,6 +21,7 @@ struct CheckArgs {
   std::string sample_ms; // --sample-ms N (validated by core::parse_sample_ms)
   bool nvml = false;     // --nvml: perfgap-gpu queries GPUs out of persistence mode too
   int profile = 0;       // --profile N: a live profile window of N s beside the checks (0: none)
+  std::string history;   // --history DIR: keep this run, say what changed (config: history)
 };
 
 void add_check_command(CLI::App& app, CheckArgs& args);

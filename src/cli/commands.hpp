@@ -21,6 +21,7 @@ CommandRunner add_compare_command(CLI::App& app);   // compare_cmd.cpp
 CommandRunner add_explain_command(CLI::App& app);   // explain_cmd.cpp (gap.budget)
 CommandRunner add_profile_command(CLI::App& app);   // profile_cmd.cpp (live window; check --profile too)
 CommandRunner add_probe_command(CLI::App& app);     // probe_cmd.cpp (opt-in active probes)
+CommandRunner add_history_command(CLI::App& app);   // history_cmd.cpp (check --history DIR's runs)
 
 // What `perfgap fleet` does once its options are read; fanout calls it on the reports it
 // collected. inputs: files, directories, globs. Returns the exit status of the contract.

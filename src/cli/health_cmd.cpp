@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <ctime>
 #include <set>
 #include <thread>
@@ -30,6 +31,7 @@
 #include "slurm/locate.hpp"
 #include "slurm/node_state.hpp"
 #include "slurm/process.hpp"
+#include "sys/dir_lock.hpp"
 #include "sys/bounded.hpp"
 #include "sys/text.hpp"
 #include "sys/spawn.hpp"
@@ -101,26 +103,14 @@ struct Outcome {
 class RunLock {
  public:
   explicit RunLock(const std::string& dir) {
-    if (dir.empty()) {
-      held_ = true;
-      return;
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    fd_ = ::open((dir + "/health.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    held_ = fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) == 0;
-    if (fd_ < 0) error_ = dir + "/health.lock: cannot open";
+    if (dir.empty()) return;
+    lock_.emplace(dir, "health.lock");
   }
-  ~RunLock() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool held() const { return held_; }
-  const std::string& error() const { return error_; }
+  bool held() const { return !lock_ || lock_->held(); }
+  std::string error() const { return lock_ ? lock_->error() : std::string(); }
 
  private:
-  int fd_ = -1;
-  bool held_ = false;
-  std::string error_;
+  std::optional<sys::DirLock> lock_;
 };
 
 int run_health(const HealthArgs& args) {

@@ -254,7 +254,16 @@ tl::expected<ReportView, std::string> read_report(std::string_view text) {
     if (auto in = src->find("inputs"); in != src->end() && in->is_array())
       for (const auto& v : *in)
         if (v.is_string()) r.inputs.push_back(v.get<std::string>());
-    if (auto n = j.find("node"); n != j.end() && n->is_object()) r.node = string_field(*n, "name", "node", false);
+    if (auto n = j.find("node"); n != j.end() && n->is_object()) {
+      r.node = string_field(*n, "name", "node", false);
+      for (const char* key : {"kernel", "arch", "container"})
+        if (auto v = n->find(key); v != n->end() && v->is_string()) r.node_facts.emplace_back(key, v->get<std::string>());
+      if (auto v = n->find("virtualized"); v != n->end() && v->is_boolean()) r.node_facts.emplace_back("virtualized", v->get<bool>() ? "yes" : "no");
+      for (const char* section : {"settings", "environment", "nccl_conf"})
+        if (auto m = n->find(section); m != n->end() && m->is_object())
+          for (const auto& [k, v] : m->items())
+            if (v.is_string()) r.node_facts.emplace_back(std::string(section) + "." + k, v.get<std::string>());
+    }
     auto fs = j.find("findings");
     if (fs == j.end() || !fs->is_array()) throw std::runtime_error("no findings array");
     r.findings.reserve(fs->size());

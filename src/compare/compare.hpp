@@ -23,6 +23,9 @@ struct ReportFinding {
 struct ReportView {
   std::string kind;  // source.kind as written
   std::string node;  // node.name, empty for reports without a node
+  // The node's description flattened, in report order: "kernel", "arch", "container",
+  // "virtualized", "settings.governor", "environment.NCCL_IB_HCA", "nccl_conf.NCCL_...".
+  std::vector<std::pair<std::string, std::string>> node_facts;
   std::string generated_at;
   std::vector<std::string> inputs;  // source.inputs
   std::vector<ReportFinding> findings;

@@ -88,7 +88,7 @@ tl::expected<Config, std::string> parse_config(const std::string& text, const st
 static tl::expected<Config, std::string> fill_config(const YAML::Node& root, const std::string& file,
                                               const Registry& registry, Config cfg) {
   for (const auto& kv : root) {
-    if (!kv.first.IsScalar()) return tl::unexpected(at(file, kv.first) + ": keys must be check ids, 'only', 'skip', 'check_timeout_s' or 'sample_ms'");
+    if (!kv.first.IsScalar()) return tl::unexpected(at(file, kv.first) + ": keys must be check ids, 'only', 'skip', 'check_timeout_s', 'sample_ms' or 'history'");
     const auto key = kv.first.as<std::string>();
     const auto& value = kv.second;
     if (key == "only" || key == "skip") {
@@ -102,6 +102,11 @@ static tl::expected<Config, std::string> fill_config(const YAML::Node& root, con
       try { v = value.as<double>(); } catch (const YAML::Exception&) { v = -1; }
       if (!(v > 0) || !std::isfinite(v)) return tl::unexpected(at(file, value) + ": check_timeout_s must be a positive number of seconds");
       cfg.check_timeout_s = v;
+      continue;
+    }
+    if (key == "history") {
+      if (!value.IsScalar() || value.Scalar().empty()) return tl::unexpected(at(file, value) + ": history must be a directory path");
+      cfg.history = value.Scalar();
       continue;
     }
     if (key == "sample_ms") {

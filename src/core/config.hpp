@@ -1,5 +1,5 @@
 // Configuration: YAML with thresholds keyed by check id (`cpu.steal: {fail_pct: 2}`), plus
-// `only`/`skip` lists, `check_timeout_s` and `sample_ms`. Command-line options win over the file; the file
+// `only`/`skip` lists, `check_timeout_s`, `sample_ms` and `history` (check --history DIR). Command-line options win over the file; the file
 // wins over the built-in defaults declared by each check.
 #pragma once
 
@@ -21,6 +21,7 @@ struct Config {
   std::vector<std::string> only, skip;
   std::optional<double> check_timeout_s;
   std::optional<long> sample_ms;  // the live sample window (facts::Options::sample)
+  std::optional<std::string> history;  // check --history DIR
   std::string source;  // the file it came from, "" for built-in
 
   // The check's defaults with this config's overrides applied.

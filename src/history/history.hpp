@@ -1,0 +1,54 @@
+// check --history DIR: each run's JSON report kept in DIR (bounded, written atomically, under
+// a lock), and what changed since the previous run and since the last run without `fail`
+// (history.changed, history.since_good). The judging is a pure function of the reports
+// (compare::ReportView, the one report reader); the disk side only lists, reads, writes and
+// removes DIR's own perfgap-run-* files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "compare/compare.hpp"
+#include "report/model.hpp"
+
+namespace perfgap::history {
+
+inline constexpr const char* kRunPrefix = "perfgap-run-";
+inline constexpr const char* kLockName = ".perfgap-history.lock";
+
+struct Limits {
+  std::size_t max_runs = 96;                // a day of 15-minute runs
+  std::uint64_t max_bytes = 64ull << 20;    // all kept runs together
+};
+
+struct Run {
+  std::string file;  // name in DIR
+  compare::ReportView view;
+};
+
+struct Past {
+  std::vector<Run> runs;              // this node's check reports, oldest first
+  std::vector<std::string> skipped;   // "NAME: why" for files not used (corrupt, foreign, another node's)
+};
+
+// history.changed (against the newest past run) and history.since_good (against the newest
+// past run without a fail finding) for the report `now`. Findings are matched by (id,
+// subject); history.* findings of earlier runs are not compared.
+std::vector<report::Finding> judge(const compare::ReportView& now, const Past& past);
+
+// The findings judge() gives when DIR could not be used (busy, unreadable): both skip, naming why.
+std::vector<report::Finding> unusable(const std::string& dir, const std::string& why);
+
+// DIR's runs of node `node` ("" takes any node), by sequence; other files named in `skipped`
+// (DIR's lock and temporary files excepted).
+Past load(const std::string& dir, const std::string& node);
+
+// Writes `report_json` as DIR's next run, then removes the oldest runs beyond `limits` (never
+// the one just written). Returns the new file's name.
+tl::expected<std::string, std::string> keep(const std::string& dir, const std::string& report_json, const std::string& generated_at,
+                                            const Limits& limits);
+
+}  // namespace perfgap::history
