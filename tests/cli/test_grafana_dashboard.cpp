@@ -140,8 +140,11 @@ void grafana_expect_known(const std::string& e, const GrafanaEmitted& emitted, c
   for (std::sregex_iterator it(e.begin(), e.end(), alerts_re), end; it != end; ++it) {
     const std::string sel = (*it)[1];
     std::smatch m;
-    if (std::regex_search(sel, m, alert_exact_re)) EXPECT_TRUE(rules.alerts.count(m[1])) << m[1] << " in `" << e << "` is no alert of the rules";
-    else if (std::regex_search(sel, m, alert_match_re)) EXPECT_TRUE(grafana_any_match(rules.alerts, m[1])) << m[1] << " in `" << e << "` matches no alert";
+    if (std::regex_search(sel, m, alert_exact_re)) {
+      EXPECT_TRUE(rules.alerts.count(m[1])) << m[1] << " in `" << e << "` is no alert of the rules";
+    } else if (std::regex_search(sel, m, alert_match_re)) {
+      EXPECT_TRUE(grafana_any_match(rules.alerts, m[1])) << m[1] << " in `" << e << "` matches no alert";
+    }
   }
   for (std::sregex_iterator it(e.begin(), e.end(), selector_re), end; it != end; ++it) {
     const std::string name = (*it)[1], sel = (*it)[2];
@@ -149,14 +152,17 @@ void grafana_expect_known(const std::string& e, const GrafanaEmitted& emitted, c
     std::vector<std::string> ids;
     if (std::regex_search(sel, id, id_exact_re)) ids.push_back(id[1]);
     else if (std::regex_search(sel, id, id_match_re)) ids = grafana_alternatives(id[1]);
-    if (check_ids)
+    if (check_ids) {
       for (const auto& i : ids) EXPECT_TRUE(check_ids->count(i)) << i << " in `" << e << "` is not a registered check id";
+    }
     if (name != "perfgap_metric") continue;
     // The metrics written for the selected ids (any id when none is selected).
     std::set<std::string> known;
     for (const auto& [i, metrics] : emitted.metrics_by_id)
       if (ids.empty() || std::find(ids.begin(), ids.end(), i) != ids.end()) known.insert(metrics.begin(), metrics.end());
-    if (!check_ids) ASSERT_FALSE(ids.empty()) << "perfgap_metric without an id in `" << e << "`";
+    if (!check_ids) {
+      ASSERT_FALSE(ids.empty()) << "perfgap_metric without an id in `" << e << "`";
+    }
     if (std::regex_search(sel, m, exact_re)) {
       EXPECT_TRUE(known.count(m[1])) << "metric " << m[1] << " in `" << e << "` is not written";
     } else if (std::regex_search(sel, m, match_re)) {

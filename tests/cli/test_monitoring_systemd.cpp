@@ -83,7 +83,7 @@ TEST_F(SystemdUnits, VerifyCatchesABrokenUnit) {
   std::ofstream(units_ / "perfgap.timer") << std::regex_replace(systemd_unit_text("perfgap.timer"), std::regex("OnCalendar=.*"), "OnCalendar=every 15 minutes");
   auto r = verify();
   EXPECT_NE(r.out + r.err, "");
-  EXPECT_NE((r.out + r.err).find("ProtectSystem"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("stricter"), std::string::npos) << r.out << r.err;
   EXPECT_NE((r.out + r.err).find("calendar"), std::string::npos) << r.out << r.err;
 }
 

@@ -106,7 +106,7 @@ TEST_F(Promtool, AlertRuleUnitTestsCatchAChangedRule) {
   fs::copy_file(dir / "perfgap-rules.test.yml", copy / "perfgap-rules.test.yml");
   auto test = run_binary(tool_, {"test", "rules", (copy / "perfgap-rules.test.yml").string()});
   EXPECT_NE(test.status, 0) << test.out;
-  EXPECT_NE(test.out.find("PerfgapCheckFailing"), std::string::npos) << test.out << test.err;
+  EXPECT_NE((test.out + test.err).find("alertname: PerfgapCheckFailing"), std::string::npos) << test.out << test.err;
 }
 
 TEST_F(Promtool, ProbeOfThisMachine) {
