@@ -135,6 +135,8 @@ TEST(KubernetesManifests, DaemonSetSharesTheNodesNamespacesAndWritesOnlyTheTextf
   // The loop writes there, every 15 minutes like the timer.
   const std::string script = c["args"][0].as<std::string>();
   EXPECT_NE(script.find("/usr/bin/perfgap check --format prometheus --output " + textfile_mount + "/perfgap.prom"), std::string::npos) << script;
+  auto syntax = run_binary("/bin/sh", {"-n", "-c", script});  // the loop is valid POSIX shell
+  EXPECT_EQ(syntax.status, 0) << syntax.err;
   bool interval = false;
   for (const auto& e : c["env"]) interval = interval || (e["name"].as<std::string>() == "PERFGAP_INTERVAL_S" && e["value"].as<std::string>() == "900");
   EXPECT_TRUE(interval);
