@@ -1,5 +1,6 @@
 # `cmake --install` and CPack (.deb and .tar.gz). Components: `perfgap` (the executable, the
-# perfgap-health link, example /etc/perfgap files, man pages, bash completion) and `collbench`
+# perfgap-health link, example /etc/perfgap files, man pages, bash completion, the systemd
+# service and timer) and `collbench`
 # (perfgap-collbench and its MPI plugin: dynamically linked, they dlopen MPI/NCCL).
 
 # Man pages from this build's --help (packaging/gen-man.sh); a cross build runs the binary
@@ -32,6 +33,17 @@ install(CODE "
     else()
       file(INSTALL \"${PROJECT_SOURCE_DIR}/packaging/\${f}\" DESTINATION /etc/perfgap)  # DESTDIR is prepended
     endif()
+  endforeach()" COMPONENT perfgap)
+
+# The systemd service and timer (packaging/systemd, docs/MONITORING.md) under PREFIX/lib/systemd/system
+# (/usr/lib/systemd/system in the .deb), naming the perfgap of this prefix. Installed disabled:
+# no maintainer script enables them.
+install(CODE "
+  foreach(u perfgap.service perfgap.timer)
+    file(READ \"${PROJECT_SOURCE_DIR}/packaging/systemd/\${u}\" text)
+    string(REPLACE \"ExecStart=/usr/bin/perfgap \" \"ExecStart=\${CMAKE_INSTALL_PREFIX}/bin/perfgap \" text \"\${text}\")
+    file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/\${u}\" \"\${text}\")
+    message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/\${u}\")
   endforeach()" COMPONENT perfgap)
 
 set(CPACK_PACKAGE_NAME perfgap)

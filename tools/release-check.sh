@@ -8,7 +8,8 @@
 #             kept in $PERFGAP_CHROOT_DIR, default /var/tmp/perfgap-chroots): the static
 #             binary inside each, live (proc and sys mounted) and on the golden trees, and its
 #             embedded perfgap-gpu started from memory there with the tests' fake NVML library
-#   package   CPack .deb and .tar.gz of the release build; dpkg -i, the files, dpkg -r, dpkg -P
+#   package   CPack .deb and .tar.gz of the release build; dpkg -i, the files (the systemd units
+#             disabled, systemd-analyze verify), dpkg -r, dpkg -P
 #             (skipped when a perfgap package is already installed: it is never replaced)
 #   chroots   only make (or find) the two root file systems, both at once (tools/test.sh runs
 #             it in the background while it builds)
@@ -217,9 +218,19 @@ step_package() {
   cleanup+=("dpkg -P perfgap >/dev/null 2>&1")
   local f
   for f in /usr/bin/perfgap /usr/bin/perfgap-health /usr/bin/perfgap-gpu /etc/perfgap/config.yaml /etc/perfgap/health.yaml \
-           /usr/share/man/man1/perfgap.1 /usr/share/man/man1/perfgap-check.1 /usr/share/bash-completion/completions/perfgap; do
+           /usr/share/man/man1/perfgap.1 /usr/share/man/man1/perfgap-check.1 /usr/share/bash-completion/completions/perfgap \
+           /usr/lib/systemd/system/perfgap.service /usr/lib/systemd/system/perfgap.timer; do
     [ -e "$f" ] || { echo "dpkg -i: $f missing" >&2; return 1; }
   done
+  # The timer is installed disabled (no maintainer script enables it), and the installed units,
+  # naming the installed /usr/bin/perfgap, are what systemd accepts.
+  if compgen -G '/etc/systemd/system/*.wants/perfgap.*' >/dev/null; then echo "dpkg -i enabled a perfgap unit" >&2; return 1; fi
+  grep -q '^ExecStart=/usr/bin/perfgap check ' /usr/lib/systemd/system/perfgap.service || { echo "perfgap.service does not start /usr/bin/perfgap" >&2; return 1; }
+  if command -v systemd-analyze >/dev/null; then
+    local verify
+    verify=$(systemd-analyze verify --man=no /usr/lib/systemd/system/perfgap.timer /usr/lib/systemd/system/perfgap.service 2>&1) &&
+      [ -z "$verify" ] || { echo "systemd-analyze verify on the installed units: $verify" >&2; return 1; }
+  fi
   grep -q 'linkage: static' <<< "$(/usr/bin/perfgap version)" || { echo "installed perfgap is not the static one" >&2; return 1; }
   /usr/bin/perfgap-health --version >/dev/null
   # The installed (comment-only) config changes no finding.
@@ -230,7 +241,7 @@ step_package() {
   rm -rf /tmp/pg-deb-tree.$$
   [ "$a" = "$(masked < tests/golden/kvm-guest.json)" ] && [ "$a" = "$b" ] || { echo "installed perfgap: kvm-guest differs" >&2; return 1; }
   dpkg -r perfgap >/dev/null
-  for f in /usr/bin/perfgap /usr/bin/perfgap-health /usr/bin/perfgap-gpu /usr/share/man/man1/perfgap.1; do
+  for f in /usr/bin/perfgap /usr/bin/perfgap-health /usr/bin/perfgap-gpu /usr/share/man/man1/perfgap.1 /usr/lib/systemd/system/perfgap.timer; do
     [ ! -e "$f" ] || { echo "dpkg -r left $f" >&2; return 1; }
   done
   [ -f /etc/perfgap/config.yaml ] || { echo "dpkg -r removed a conffile (purge's job)" >&2; return 1; }

@@ -1,5 +1,6 @@
 // Every Prometheus output perfgap writes passes `promtool check metrics` (Prometheus' own
-// parser and linter). promtool comes from Debian's prometheus package, taken out of it by
+// parser and linter), and contrib/prometheus/perfgap-rules.yml passes `promtool check rules`
+// and its own unit tests (`promtool test rules`). promtool comes from Debian's prometheus package, taken out of it by
 // tools/setup-debian.sh --test into /var/tmp/perfgap-tools (or $PERFGAP_PROMTOOL, or $PATH).
 #include <gtest/gtest.h>
 
@@ -81,6 +82,32 @@ TEST_F(Promtool, FleetOfGoldenReports) {
   expect_clean("fleet", r.out);
 }
 
+TEST_F(Promtool, AlertRulesCheckAndUnitTests) {
+  const fs::path dir = fs::path(PERFGAP_SOURCE_DIR) / "contrib/prometheus";
+  auto check = run_binary(tool_, {"check", "rules", (dir / "perfgap-rules.yml").string()});
+  EXPECT_EQ(check.status, 0) << check.out << check.err;
+  auto test = run_binary(tool_, {"test", "rules", (dir / "perfgap-rules.test.yml").string()});
+  EXPECT_EQ(test.status, 0) << test.out << test.err;
+  EXPECT_NE(test.out.find("SUCCESS"), std::string::npos) << test.out;
+}
+
+TEST_F(Promtool, AlertRuleUnitTestsCatchAChangedRule) {
+  // The unit tests decide: the same tests over rules whose failing-check alert waits one run
+  // less must fail.
+  const fs::path dir = fs::path(PERFGAP_SOURCE_DIR) / "contrib/prometheus";
+  std::ifstream in(dir / "perfgap-rules.yml");
+  std::string rules((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "perfgap:node_runs_35m >= 2\n        for: 30m";
+  const auto at = rules.find(from);
+  ASSERT_NE(at, std::string::npos) << "PerfgapCheckFailing's expression and `for` moved: update this test";
+  rules.replace(at, from.size(), "perfgap:node_runs_35m >= 2\n        for: 15m");
+  const fs::path copy = fs::path(tmp_.path());
+  std::ofstream(copy / "perfgap-rules.yml") << rules;
+  fs::copy_file(dir / "perfgap-rules.test.yml", copy / "perfgap-rules.test.yml");
+  auto test = run_binary(tool_, {"test", "rules", (copy / "perfgap-rules.test.yml").string()});
+  EXPECT_NE(test.status, 0) << test.out;
+  EXPECT_NE((test.out + test.err).find("alertname: PerfgapCheckFailing"), std::string::npos) << test.out << test.err;
+}
 
 TEST_F(Promtool, ProbeOfThisMachine) {
   // The shortest live probe; its per-pair bandwidth metrics are what reaches Prometheus.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,6 +75,48 @@ RunResult run_binary(const std::string& binary, const std::vector<std::string>& 
   ::waitpid(pid, &st, 0);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+Background::Background(const std::string& binary, const std::vector<std::string>& args, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<std::string> argv_s{binary};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, binary.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) error_ = binary + ": " + std::strerror(rc);
+  else pid_ = pid;
+}
+
+Background::~Background() { stop(); }
+
+bool Background::running() {
+  if (pid_ <= 0) return false;
+  int st = 0;
+  if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+    pid_ = 0;
+    return false;
+  }
+  return true;
+}
+
+void Background::stop(int grace_ms) {
+  if (!running()) return;
+  ::kill(pid_, SIGTERM);
+  for (int waited = 0; waited < grace_ms; waited += 20) {
+    if (!running()) return;
+    ::usleep(20000);
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = 0;
 }
 
 std::string find_on_path(const std::string& name) {
