@@ -6,11 +6,16 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <functional>
 #include <thread>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <map>
@@ -266,3 +271,128 @@ TEST_F(SlurmCluster, HealthWorksWithoutSlurmConfInItsEnvironment) {
 }
 
 }  // namespace
+
+// ---- fanout --pairs on the real cluster --------------------------------------------------
+// One node made slow by the kernel: its slurmd moved into a cpu cgroup with a small CFS quota
+// (cgroup v1 cpu.cfs_quota_us, or v2 cpu.max), so every job step it starts (slurmstepd and the
+// benchmark: proctrack/linuxproc and task/none leave them in slurmd's cgroup) gets that share
+// of one CPU. The destructor moves every process back and removes the cgroup.
+class PairsSlowNode {
+ public:
+  PairsSlowNode() = default;
+  PairsSlowNode(const PairsSlowNode&) = delete;
+  PairsSlowNode& operator=(const PairsSlowNode&) = delete;
+  ~PairsSlowNode() {
+    if (dir_.empty()) return;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      std::ifstream procs(dir_ + "/cgroup.procs");
+      bool any = false;
+      for (std::string pid; std::getline(procs, pid);) {
+        any = true;
+        std::ofstream(back_ + "/cgroup.procs") << pid << "\n";
+      }
+      if (!any && ::rmdir(dir_.c_str()) == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "cannot remove " << dir_;
+  }
+  // "" when the node is slowed; else why not (the test skips).
+  std::string start(const std::string& cluster_dir, const std::string& node, int quota_pct) {
+    std::ifstream pids(cluster_dir + "/pids");
+    std::string pid;
+    for (std::string line; std::getline(pids, line);)
+      if (line.size() > 0 && line.ends_with("slurmd -D -N " + node)) pid = line.substr(0, line.find(' '));
+    if (pid.empty()) return "no slurmd of " + node + " in " + cluster_dir + "/pids";
+    std::ifstream cg("/proc/" + pid + "/cgroup");
+    std::string v1, v2;
+    for (std::string line; std::getline(cg, line);) {
+      auto a = line.find(':'), b = line.find(':', a + 1);
+      if (a == std::string::npos || b == std::string::npos) continue;
+      std::string ctrls = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+      if (ctrls == "cpu" || ctrls.starts_with("cpu,") || ctrls.find(",cpu,") != std::string::npos || ctrls.ends_with(",cpu")) v1 = path;
+      if (ctrls.empty() && line.starts_with("0::")) v2 = path;
+    }
+    const std::string name = "/perfgap-slow-" + node + "-" + std::to_string(::getpid());
+    std::string quota_file, quota;
+    if (!v1.empty() && std::filesystem::exists("/sys/fs/cgroup/cpu/cpu.cfs_quota_us")) {
+      back_ = "/sys/fs/cgroup/cpu" + (v1 == "/" ? std::string() : v1);
+      quota_file = "cpu.cfs_quota_us";
+      quota = std::to_string(quota_pct * 1000);  // of the default 100 ms period
+    } else if (!v2.empty() && std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers")) {
+      back_ = "/sys/fs/cgroup" + (v2 == "/" ? std::string() : v2);
+      std::ofstream(back_ + "/cgroup.subtree_control") << "+cpu\n";
+      quota_file = "cpu.max";
+      quota = std::to_string(quota_pct * 1000) + " 100000";
+    } else {
+      return "no cpu cgroup controller (v1 /sys/fs/cgroup/cpu or v2 with cpu) to slow a node with";
+    }
+    if (::mkdir((back_ + name).c_str(), 0755) != 0) return "cannot create the cgroup " + back_ + name + ": " + std::strerror(errno);
+    dir_ = back_ + name;
+    if (!std::filesystem::exists(dir_ + "/" + quota_file)) return dir_ + " has no " + quota_file + " (cpu controller not enabled there)";
+    if (!(std::ofstream(dir_ + "/" + quota_file) << quota << "\n")) return "cannot write " + dir_ + "/" + quota_file;
+    if (!(std::ofstream(dir_ + "/cgroup.procs") << pid << "\n")) return "cannot move slurmd " + pid + " into " + dir_;
+    return "";
+  }
+
+ private:
+  std::string dir_, back_;
+};
+
+#ifdef PERFGAP_COLLBENCH
+class SlurmPairs : public SlurmCluster {
+ protected:
+  void SetUp() override {
+    SlurmCluster::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto list = run_binary(find_on_path("srun"), {"--mpi=list"}, {{"SLURM_CONF", env_["SLURM_CONF"]}});
+    if ((list.out + list.err).find("pmix") == std::string::npos) GTEST_SKIP() << "srun --mpi=list has no pmix: " << list.out << list.err;
+    if (!std::filesystem::exists(std::filesystem::path(PERFGAP_COLLBENCH).parent_path() / "perfgap-collbench-mpi.so"))
+      GTEST_SKIP() << "perfgap-collbench was built without its MPI backend";
+  }
+  // The search over the four nodes with perfgap-collbench's MPI backend; the fanout.pairs finding.
+  nlohmann::json search(RunResult& r) {
+    const std::string out = dir_.path() + "/pairs.json";
+    r = run_binary(salloc_,
+                   {"--nodes=4", "--immediate=30", "--time=10", PERFGAP_BINARY, "fanout", "--pairs", "--srun-arg=--mpi=pmix", "--format",
+                    "json", "--output", out, "--timeout", "120", "--budget", "900", "--", PERFGAP_COLLBENCH, "all_reduce", "-b", "8M", "-e",
+                    "8M", "-n", "10", "-w", "2"},
+                   {{"SLURM_CONF", env_["SLURM_CONF"]}});
+    auto text = read_file(out);
+    if (text.empty()) return {};
+    for (const auto& f : nlohmann::json::parse(text)["findings"])
+      if (f["id"] == "fanout.pairs") return f;
+    return {};
+  }
+};
+
+TEST_F(SlurmPairs, PairSearchNamesTheNodeSlowedByACpuQuota) {
+  PairsSlowNode slow;
+  // 5% of one CPU: that node's rank is ~20x slower, whatever the load of the machine.
+  if (auto why = slow.start(env_["PERFGAP_SLURM_DIR"], "n3", 5); !why.empty()) GTEST_SKIP() << why;
+  RunResult r;
+  auto f = search(r);
+  ASSERT_FALSE(f.is_null()) << r.err;
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(f["status"], "fail") << f.dump(1) << r.err;
+  EXPECT_EQ(f["subject"], "n3") << f.dump(1) << r.err;
+  EXPECT_EQ(f["metrics"]["slow_nodes"], 1);
+  EXPECT_EQ(f["metrics"]["slow_links"], 0);
+  // Every round's pairs are in the evidence; the figures of the run go to the test log.
+  EXPECT_GE(f["evidence"].size(), 4u);
+  std::printf("pair search, n3 slowed: %g rounds, %g pair runs, %.1f s\n%s", f["metrics"]["rounds"].get<double>(),
+              f["metrics"]["pairs_run"].get<double>(), f["metrics"]["wall_s"].get<double>(), r.err.c_str());
+}
+
+TEST_F(SlurmPairs, PairSearchNamesNoNodeWhenNoneIsSlowed) {
+  RunResult r;
+  auto f = search(r);
+  ASSERT_FALSE(f.is_null()) << r.err;
+  EXPECT_NE(f["status"], "fail") << f.dump(1) << r.err;
+  EXPECT_NE(f["status"], "skip") << f.dump(1) << r.err;
+  EXPECT_EQ(f["metrics"]["slow_nodes"], 0) << f.dump(1);
+  EXPECT_EQ(f["metrics"]["slow_links"], 0) << f.dump(1);
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::printf("pair search, no node slowed: %g rounds, %g pair runs, %.1f s\n%s", f["metrics"]["rounds"].get<double>(),
+              f["metrics"]["pairs_run"].get<double>(), f["metrics"]["wall_s"].get<double>(), r.err.c_str());
+}
+#endif
