@@ -45,6 +45,7 @@ struct FanoutArgs {
   // --pairs: the benchmark after -- runs on node pairs (slurm/pair_search).
   bool pairs = false;
   double budget_s = 1800, pairs_ratio = 0.5;
+  int confirm_rounds = 4;
 };
 
 std::string env_or_empty(const char* name) {
@@ -136,6 +137,7 @@ int run_pairs(const FanoutArgs& a) {
   plan.budget_s = a.budget_s;
   plan.pair_timeout_s = a.timeout_s;
   plan.rule.ratio = a.pairs_ratio;
+  plan.max_confirm_rounds = a.confirm_rounds;
   if (a.dry_run) {
     int round = 0;
     for (const auto& pairs : slurm::cover_rounds(plan.nodes)) {
@@ -290,6 +292,8 @@ CommandRunner add_fanout_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--pairs-ratio", a->pairs_ratio,
                   "--pairs: a node or pair below this share of the fleet's median best-pair busbw is slow (default 0.5)");
+  cmd->add_option("--confirm-rounds", a->confirm_rounds, "--pairs: at most this many rounds after the cover rounds (default 4)")
+      ->check(CLI::Range(0, 100));
   cmd->add_flag("--node-task", a->node_task, "(internal) the per-node task srun starts")->group("");
   cmd->add_option("check_args", a->check_args, "Options for check on every node, after --");
   return [a]() -> int { return run_fanout(*a); };

@@ -46,7 +46,7 @@ std::map<std::string, std::string> pace_config(const NodeReport& n, const std::s
 }
 
 // What every outlier has and no other node with a check report has: "environment.NCCL_X unset".
-std::vector<std::string> shared_configuration(const std::vector<std::string>& outliers, const std::vector<std::string>& others,
+std::vector<std::string> pace_shared_configuration(const std::vector<std::string>& outliers, const std::vector<std::string>& others,
                                               const std::vector<NodeReport>& nodes) {
   std::map<std::string, const NodeReport*> by_name;
   for (const auto& n : nodes) by_name.emplace(std::string(short_node_name(n.name)), &n);
@@ -181,7 +181,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
     } else {
       f.status = report::Status::warn;
       std::vector<std::string_view> views(outliers.begin(), outliers.end());
-      auto shared = shared_configuration(outliers, others, nodes);
+      auto shared = pace_shared_configuration(outliers, others, nodes);
       const std::string list = slurm::compress_hostlist(views);
       std::string who = m.higher_is_better
                             ? (outliers.size() == 1 ? fmt::format("the node of lowest {} ({})", m.what, list)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <csignal>
 #include <thread>
@@ -46,14 +47,14 @@ class PairSignals {
 
 double pair_seconds_since(PairClock::time_point t) { return std::chrono::duration<double>(PairClock::now() - t).count(); }
 
-std::string first_line(const std::string& s) {
+std::string pairs_first_line(const std::string& s) {
   auto t = s.substr(0, s.find('\n'));
   return t.size() > 200 ? t.substr(0, 200) + "..." : t;
 }
 
 // One round: every pair's srun at once, each on its own thread (run_command waits for its own
 // child only).
-std::vector<PairMeasurement> run_round(const PairSearchPlan& plan, const std::vector<NodePair>& pairs, int round, double timeout_s) {
+std::vector<PairMeasurement> pairs_run_round(const PairSearchPlan& plan, const std::vector<NodePair>& pairs, int round, double timeout_s) {
   std::vector<PairMeasurement> out(pairs.size());
   std::vector<std::thread> threads;
   threads.reserve(pairs.size());
@@ -73,7 +74,7 @@ std::vector<PairMeasurement> run_round(const PairSearchPlan& plan, const std::ve
       else if (r.stopped) m.error = "stopped by a signal";
       else if (r.timed_out) m.error = fmt::format("stopped after {:.0f}s", timeout_s);
       else if (r.status != 0) {
-        std::string why = first_line(r.err.empty() ? r.out : r.err);
+        std::string why = pairs_first_line(r.err.empty() ? r.out : r.err);
         m.error = fmt::format("exit {}{}", r.status, why.empty() ? "" : ": " + why);
       } else if (auto b = pair_busbw(r.out)) {
         m.busbw = *b;
@@ -112,6 +113,17 @@ tl::expected<double, std::string> pair_busbw(std::string_view output) {
   for (const auto& r : run->rows)
     if (r.out_of_place && (!largest || r.size >= largest->size)) largest = &r;
   double busbw = largest ? largest->out_of_place->busbw : run->avg_busbw.value_or(0);
+  // The busbw column has two decimals: a slow pair's 0.014 GB/s would print as 0.01. From the
+  // time column and nccl-tests' bus factor instead, where the collective and ranks are known.
+  if (auto ranks = run->ranks(); largest && ranks && *ranks >= 2 && largest->out_of_place->time_us > 0) {
+    const double n = static_cast<double>(*ranks);
+    std::optional<double> factor;
+    const std::string& c = run->collective;
+    if (c.starts_with("all_reduce")) factor = 2 * (n - 1) / n;
+    else if (c.starts_with("all_gather") || c.starts_with("reduce_scatter") || c.starts_with("alltoall")) factor = (n - 1) / n;
+    else if (c.starts_with("broadcast") || c.starts_with("reduce") || c.starts_with("sendrecv")) factor = 1;
+    if (factor) busbw = static_cast<double>(largest->size) / (largest->out_of_place->time_us * 1e3) * *factor;
+  }
   if (largest && largest->out_of_place->wrong && *largest->out_of_place->wrong > 0)
     return tl::unexpected(fmt::format("{:.0f} wrong elements at the largest size", *largest->out_of_place->wrong));
   if (!(busbw > 0))
@@ -139,11 +151,11 @@ PairSearchResult run_pair_search(const PairSearchPlan& plan, std::FILE* log) {
     ++round;
     const auto t = PairClock::now();
     double left = plan.budget_s - pair_seconds_since(start);
-    auto got = run_round(plan, pairs, round, std::max(1.0, std::min(plan.pair_timeout_s, left)));
+    auto got = pairs_run_round(plan, pairs, round, std::max(1.0, std::min(plan.pair_timeout_s, left)));
     longest_round = std::max(longest_round, pair_seconds_since(t));
     std::string line;
     for (const auto& m : got)
-      line += fmt::format(" {}+{}={}", m.pair.first, m.pair.second, m.busbw ? fmt::format("{:.2f}", *m.busbw) : std::string("-"));
+      line += fmt::format(" {}+{}={}", m.pair.first, m.pair.second, m.busbw ? fmt::format("{:.3g}", *m.busbw) : std::string("-"));
     if (log) std::fprintf(log, "perfgap fanout --pairs: round %d (%s, %zu pair%s, %.1fs):%s\n", round, kind, pairs.size(),
                           pairs.size() == 1 ? "" : "s", pair_seconds_since(t), line.c_str());
     for (auto& m : got) res.runs.push_back(std::move(m));

@@ -24,7 +24,7 @@ struct PairSearchPlan {
   std::vector<std::string> benchmark;   // nccl-tests or perfgap-collbench, printing nccl-tests' format
   double budget_s = 1800;               // the whole search: no round starts that would not fit
   double pair_timeout_s = 600;          // one srun
-  int max_confirm_rounds = 3;
+  int max_confirm_rounds = 4;
   PairRule rule;
 };
 

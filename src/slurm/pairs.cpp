@@ -12,13 +12,13 @@
 namespace perfgap::slurm {
 namespace {
 
-std::string pair_name(const NodePair& p) { return p.first + "+" + p.second; }
+std::string pairs_name(const NodePair& p) { return p.first + "+" + p.second; }
 
-bool same_pair(const NodePair& a, const NodePair& b) {
+bool pairs_same(const NodePair& a, const NodePair& b) {
   return (a.first == b.first && a.second == b.second) || (a.first == b.second && a.second == b.first);
 }
 
-const std::string* partner_of(const PairMeasurement& m, const std::string& node) {
+const std::string* pairs_partner_of(const PairMeasurement& m, const std::string& node) {
   if (m.pair.first == node) return &m.pair.second;
   if (m.pair.second == node) return &m.pair.first;
   return nullptr;
@@ -28,7 +28,7 @@ constexpr int kConfirmRuns = 3;
 
 // What judge_pairs and confirm_round share: the threshold, who is healthy, and per suspect
 // its runs against healthy partners.
-struct PairState {
+struct PairsState {
   PairJudgement j;
   double threshold = 0;
   std::set<std::string> healthy;
@@ -37,13 +37,13 @@ struct PairState {
   std::vector<std::pair<NodePair, int>> healthy_pairs_slow;
 };
 
-PairState assess(const std::vector<std::string>& nodes, const std::vector<PairMeasurement>& runs, const PairRule& rule) {
-  PairState s;
+PairsState pairs_assess(const std::vector<std::string>& nodes, const std::vector<PairMeasurement>& runs, const PairRule& rule) {
+  PairsState s;
   std::vector<double> bests;
   for (const auto& n : nodes) {
     std::optional<double> best;
     for (const auto& m : runs)
-      if (partner_of(m, n) && m.busbw) best = std::max(best.value_or(*m.busbw), *m.busbw);
+      if (pairs_partner_of(m, n) && m.busbw) best = std::max(best.value_or(*m.busbw), *m.busbw);
     if (best) {
       s.j.best.emplace_back(n, *best);
       bests.push_back(*best);
@@ -69,7 +69,7 @@ PairState assess(const std::vector<std::string>& nodes, const std::vector<PairMe
   for (const auto& sus : s.j.suspects) {
     int k = 0;
     for (const auto& m : runs)
-      if (const auto* p = partner_of(m, sus); p && m.busbw && s.healthy.count(*p)) ++k;
+      if (const auto* p = pairs_partner_of(m, sus); p && m.busbw && s.healthy.count(*p)) ++k;
     s.healthy_runs[sus] = k;
     // Below three times against healthy partners (every run of a suspect is below: its best
     // is): the cover's two and a confirm run, so one busy moment on a loaded node names nothing.
@@ -79,7 +79,7 @@ PairState assess(const std::vector<std::string>& nodes, const std::vector<PairMe
   for (const auto& m : runs) {
     if (!m.busbw || !s.healthy.count(m.pair.first) || !s.healthy.count(m.pair.second)) continue;
     auto it = std::find_if(s.healthy_pairs_slow.begin(), s.healthy_pairs_slow.end(),
-                           [&](const auto& e) { return same_pair(e.first, m.pair); });
+                           [&](const auto& e) { return pairs_same(e.first, m.pair); });
     if (it == s.healthy_pairs_slow.end()) it = s.healthy_pairs_slow.insert(s.healthy_pairs_slow.end(), {m.pair, 0});
     ++it->second;
   }
@@ -88,7 +88,7 @@ PairState assess(const std::vector<std::string>& nodes, const std::vector<PairMe
   for (const auto& [pair, count] : s.healthy_pairs_slow) {
     int below = 0;
     for (const auto& m : runs)
-      if (same_pair(m.pair, pair) && m.busbw && *m.busbw < s.threshold) ++below;
+      if (pairs_same(m.pair, pair) && m.busbw && *m.busbw < s.threshold) ++below;
     if (below == 0) continue;
     slow.emplace_back(pair, count);
     if (below == count && count >= 2) s.j.slow_links.push_back(pair);
@@ -115,12 +115,12 @@ std::vector<std::vector<NodePair>> cover_rounds(const std::vector<std::string>& 
 }
 
 PairJudgement judge_pairs(const std::vector<std::string>& nodes, const std::vector<PairMeasurement>& runs, const PairRule& rule) {
-  return assess(nodes, runs, rule).j;
+  return pairs_assess(nodes, runs, rule).j;
 }
 
 std::vector<NodePair> confirm_round(const std::vector<std::string>& nodes, const std::vector<PairMeasurement>& runs,
                                     const PairRule& rule) {
-  auto s = assess(nodes, runs, rule);
+  auto s = pairs_assess(nodes, runs, rule);
   std::vector<NodePair> out;
   if (!s.j.undecided.empty()) return out;
   std::set<std::string> busy;
@@ -131,7 +131,7 @@ std::vector<NodePair> confirm_round(const std::vector<std::string>& nodes, const
       for (const auto& [node, best] : s.j.best) {
         if (!s.healthy.count(node) || busy.count(node)) continue;
         bool met = std::any_of(runs.begin(), runs.end(), [&](const PairMeasurement& m) {
-          const auto* p = partner_of(m, sus);
+          const auto* p = pairs_partner_of(m, sus);
           return p && *p == node;
         });
         if (pass == 0 && met) continue;
@@ -149,6 +149,35 @@ std::vector<NodePair> confirm_round(const std::vector<std::string>& nodes, const
     busy.insert(pair.second);
     out.push_back(pair);
   }
+  // A pair whose benchmark gave no figure (a launcher hiccup, a step that hung) once, again.
+  for (const auto& m : runs) {
+    if (m.busbw || busy.count(m.pair.first) || busy.count(m.pair.second)) continue;
+    int tries = 0;
+    bool measured = false;
+    for (const auto& o : runs)
+      if (pairs_same(o.pair, m.pair)) {
+        ++tries;
+        measured = measured || o.busbw.has_value();
+      }
+    if (measured || tries >= 2) continue;
+    busy.insert(m.pair.first);
+    busy.insert(m.pair.second);
+    out.push_back(m.pair);
+  }
+  // The other healthy nodes run too, paired among themselves: the round loads the fabric (and,
+  // on shared hosts, the CPUs) as the cover rounds did, and gives fresh healthy figures.
+  if (!out.empty()) {
+    const std::string* waiting = nullptr;
+    for (const auto& [node, best] : s.j.best) {
+      if (!s.healthy.count(node) || busy.count(node)) continue;
+      if (!waiting) {
+        waiting = &node;
+        continue;
+      }
+      out.emplace_back(*waiting, node);
+      waiting = nullptr;
+    }
+  }
   return out;
 }
 
@@ -158,13 +187,14 @@ report::Finding pairs_finding(const std::vector<std::string>& nodes, const std::
   report::Finding f;
   f.id = "fanout.pairs";
   f.layer = "network";
-  const std::string bench = summary.benchmark.empty() ? std::string("the benchmark") : summary.benchmark.front();
+  std::string bench = summary.benchmark.empty() ? std::string("the benchmark") : summary.benchmark.front();
+  if (auto slash = bench.rfind('/'); slash != std::string::npos) bench.erase(0, slash + 1);
   const double threshold = j.reference ? rule.ratio * *j.reference : 0;
-  auto gbps = [](double v) { return fmt::format("{:.2f}", v); };
+  auto gbps = [](double v) { return v < 1 ? fmt::format("{:.3g}", v) : fmt::format("{:.2f}", v); };
 
   std::vector<std::string> named;
   for (const auto& n : j.slow_nodes) named.push_back(n);
-  for (const auto& l : j.slow_links) named.push_back(pair_name(l));
+  for (const auto& l : j.slow_links) named.push_back(pairs_name(l));
   const std::string note = summary.interrupted ? " (interrupted: the rounds before it)"
                            : summary.budget_spent ? " (time budget spent: the rounds that fit)"
                                                   : "";
@@ -180,7 +210,7 @@ report::Finding pairs_finding(const std::vector<std::string>& nodes, const std::
                          compress_hostlist(views));
     if (!j.slow_links.empty()) {
       std::vector<std::string> links;
-      for (const auto& l : j.slow_links) links.push_back(pair_name(l));
+      for (const auto& l : j.slow_links) links.push_back(pairs_name(l));
       what += fmt::format("{}link{} {} slow between healthy nodes", what.empty() ? "" : "; ", links.size() == 1 ? "" : "s",
                           fmt::join(links, ","));
     }
@@ -205,18 +235,18 @@ report::Finding pairs_finding(const std::vector<std::string>& nodes, const std::
   for (const auto& m : runs) {
     const std::string source = fmt::format("round {}", m.round);
     if (!m.busbw) {
-      f.add(source, fmt::format("{}: no figure: {}", pair_name(m.pair), m.error));
-      f.table.push_back({std::to_string(m.round), pair_name(m.pair), "-", m.error.substr(0, 40)});
+      f.add(source, fmt::format("{}: no figure: {}", pairs_name(m.pair), m.error));
+      f.table.push_back({std::to_string(m.round), pairs_name(m.pair), "-", m.error.substr(0, 40)});
       continue;
     }
     std::string ratio = j.reference ? fmt::format("{:.0f}%", 100 * *m.busbw / *j.reference) : "-";
     if (j.reference)
-      f.add(source, fmt::format("{}: busbw {} GB/s ({}) in {:.1f}s", pair_name(m.pair), gbps(*m.busbw), ratio, m.seconds),
+      f.add(source, fmt::format("{}: busbw {} GB/s ({}) in {:.1f}s", pairs_name(m.pair), gbps(*m.busbw), ratio, m.seconds),
             fmt::format(">= {} GB/s", gbps(threshold)));
     else
-      f.add(source, fmt::format("{}: busbw {} GB/s in {:.1f}s", pair_name(m.pair), gbps(*m.busbw), m.seconds));
-    f.table.push_back({std::to_string(m.round), pair_name(m.pair), gbps(*m.busbw), ratio});
-    f.metric(fmt::format("busbw_gbps.r{}.{}", m.round, pair_name(m.pair)), *m.busbw);
+      f.add(source, fmt::format("{}: busbw {} GB/s in {:.1f}s", pairs_name(m.pair), gbps(*m.busbw), m.seconds));
+    f.table.push_back({std::to_string(m.round), pairs_name(m.pair), gbps(*m.busbw), ratio});
+    f.metric(fmt::format("busbw_gbps.r{}.{}", m.round, pairs_name(m.pair)), *m.busbw);
   }
   if (!summary.benchmark.empty()) f.add("benchmark", fmt::format("{}", fmt::join(summary.benchmark, " ")));
   f.table_always = true;

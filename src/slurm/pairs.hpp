@@ -55,7 +55,10 @@ PairJudgement judge_pairs(const std::vector<std::string>& nodes, const std::vect
 
 // The next confirm round after `runs`: each unconfirmed suspect against a healthy partner
 // (one it has not met first), and
-// each slow pair of two healthy nodes measured once; disjoint pairs. Empty: nothing to confirm.
+// each slow pair of two healthy nodes measured once, a pair that gave no figure once again,
+// and the remaining healthy nodes paired
+// among themselves (the round loads the fabric as the cover rounds did); disjoint pairs.
+// Empty: nothing to confirm.
 std::vector<NodePair> confirm_round(const std::vector<std::string>& nodes, const std::vector<PairMeasurement>& runs,
                                     const PairRule& rule);
 

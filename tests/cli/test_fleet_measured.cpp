@@ -4,8 +4,7 @@
 // whose node is unknown, a fleet report and a broken file among the inputs are named, not fatal.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -21,13 +20,20 @@ using perfgap::fixture::run_binary;
 using perfgap::fixture::TempDir;
 using perfgap::fixture::write_file;
 
+template <class... A>
+std::string measured_printf(const char* format, A... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
 // An 8-GPU single-node all_reduce_perf run on `host`, in nccl-tests' text format, peaking at `busbw`.
 std::string measured_nccl_tests_log(const std::string& host, double busbw, bool rank_lines = true) {
   std::string s = "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 "
                   "validation: 1 graph: 0\n#\n# Using devices\n";
   if (rank_lines)
     for (int r = 0; r < 8; ++r)
-      s += fmt::format("#  Rank {:2} Group  0 Pid {:6} on {:>10} device {:2} [0x{:02x}] NVIDIA H100 80GB HBM3\n", r, 51000 + r, host, r, 0x18 + r);
+      s += measured_printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0x%02x] NVIDIA H100 80GB HBM3\n", r, 51000 + r, host.c_str(), r, 0x18 + r);
   s += "#\n#                                                              out-of-place                       in-place          \n"
        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
@@ -38,12 +44,12 @@ std::string measured_nccl_tests_log(const std::string& host, double busbw, bool 
     const double bw = busbw * (size == (1u << 30) ? 1.0 : 0.3 + 0.7 * static_cast<double>(size) / (1u << 30));
     const double algbw = bw * 8 / 14;
     const double time = static_cast<double>(size) / algbw / 1e3;
-    s += fmt::format("{:12} {:13}     float     sum      -1 {:8.1f} {:7.2f} {:7.2f}      0 {:8.1f} {:7.2f} {:7.2f}      0\n", size, size / 4, time,
-                     algbw, bw, time, algbw, bw);
+    s += measured_printf("%12llu %13llu     float     sum      -1 %8.1f %7.2f %7.2f      0 %8.1f %7.2f %7.2f      0\n",
+                         static_cast<unsigned long long>(size), static_cast<unsigned long long>(size / 4), time, algbw, bw, time, algbw, bw);
     avg += 2 * bw;
     n += 2;
   }
-  s += fmt::format("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : {:.3f} \n#\n", avg / n);
+  s += measured_printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %.3f \n#\n", avg / n);
   return s;
 }
 
@@ -51,10 +57,10 @@ std::string measured_nccl_tests_log(const std::string& host, double busbw, bool 
 std::string measured_megatron_log(double ms) {
   std::string s;
   for (int i = 1; i <= 40; ++i)
-    s += fmt::format(" iteration {:8}/    1000 | consumed samples: {:12} | elapsed time per iteration (ms): {:.1f} | learning rate: 1.000E-05 | "
-                     "global batch size:   512 | lm loss: 7.0E+00 | loss scale: 65536.0 | number of skipped iterations:   0 | number of nan "
-                     "iterations:   0 |\n",
-                     i, 512 * i, ms + (i % 3) * 2.0);
+    s += measured_printf(" iteration %8d/    1000 | consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate: 1.000E-05 | "
+                         "global batch size:   512 | lm loss: 7.0E+00 | loss scale: 65536.0 | number of skipped iterations:   0 | number of nan "
+                         "iterations:   0 |\n",
+                         i, 512 * i, ms + (i % 3) * 2.0);
   return s;
 }
 

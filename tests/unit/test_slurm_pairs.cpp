@@ -70,8 +70,12 @@ TEST(SlurmPairs, ASlowNodeIsConfirmedAgainstHealthyPartnersAndNamed) {
   EXPECT_EQ(j.slow_nodes, std::vector<std::string>{"n3"});
   EXPECT_TRUE(j.slow_links.empty());
   EXPECT_TRUE(j.unconfirmed.empty());
-  EXPECT_EQ(rounds, 3);  // two cover rounds, one confirm round (n3 against n1, which it had not met)
-  EXPECT_EQ(runs.back().pair, (NodePair{"n3", "n1"}));
+  // Two cover rounds, one confirm round: n3 against n1, which it had not met, and the other two
+  // healthy nodes as a control pair.
+  EXPECT_EQ(rounds, 3);
+  ASSERT_EQ(runs.size(), 6u);
+  EXPECT_EQ(runs[4].pair, (NodePair{"n3", "n1"}));
+  EXPECT_EQ(runs[5].pair, (NodePair{"n2", "n4"}));
   auto f = perfgap::slurm::pairs_finding(kPairsFour, runs, PairRule{}, {{"bench"}, rounds, 12.0, false, false});
   EXPECT_EQ(f.status, perfgap::report::Status::fail);
   EXPECT_EQ(f.subject, "n3");
@@ -85,9 +89,11 @@ TEST(SlurmPairs, NoSlowNodeNamesNothingAndABusyMomentIsCleared) {
   std::vector<PairMeasurement> busy = {{1, {"n1", "n2"}, 2, "", 1}, {1, {"n3", "n4"}, 10, "", 1},
                                        {2, {"n2", "n3"}, 2, "", 1}, {2, {"n4", "n1"}, 10, "", 1}};
   auto next = perfgap::slurm::confirm_round(kPairsFour, busy, PairRule{});
-  ASSERT_EQ(next.size(), 1u);
+  ASSERT_EQ(next.size(), 2u);
   EXPECT_EQ(next[0], (NodePair{"n2", "n4"}));
+  EXPECT_EQ(next[1], (NodePair{"n1", "n3"}));
   busy.push_back({3, next[0], 9.5, "", 1});
+  busy.push_back({3, next[1], 10, "", 1});
   auto j = perfgap::slurm::judge_pairs(kPairsFour, busy, PairRule{});
   EXPECT_TRUE(j.slow_nodes.empty());
   EXPECT_TRUE(j.suspects.empty());
@@ -140,6 +146,10 @@ TEST(SlurmPairs, TheFigureIsTheLargestSizesBusbwAndASingletonIsRefused) {
   auto b = perfgap::slurm::pair_busbw(two_ranks);
   ASSERT_TRUE(b) << b.error();
   EXPECT_DOUBLE_EQ(*b, 2.10);
+  // With the collective named, from the time column: 4 MiB in 2000 us, all_reduce's factor 1 at 2 ranks.
+  auto precise = perfgap::slurm::pair_busbw("# Collective test starting: all_reduce_perf\n" + two_ranks);
+  ASSERT_TRUE(precise) << precise.error();
+  EXPECT_NEAR(*precise, 4194304.0 / 2000e3, 1e-9);
   std::string zero = two_ranks;
   for (const char* from : {"   2.10    2.10  ", "   1.05    1.05  "}) {
     auto at = zero.find(from);
