@@ -227,8 +227,8 @@ report::Finding pairs_finding(const std::vector<std::string>& nodes, const std::
                           m.empty() ? "" : fmt::format("no successful run on {}", compress_hostlist(m)), note);
   } else {
     f.status = report::Status::pass;
-    f.title = fmt::format("every node of {} within {:.0f}% of the fleet's {} GB/s with some partner{}", nodes.size(), 100 * rule.ratio,
-                          gbps(*j.reference), note);
+    f.title = fmt::format("no node of {} below {:.0f}% of the fleet's {} GB/s: each has a pair at the others' level{}", nodes.size(),
+                          100 * rule.ratio, gbps(*j.reference), note);
   }
 
   f.table.push_back({"round", "pair", "busbw GB/s", "of reference"});
