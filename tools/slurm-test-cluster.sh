@@ -135,9 +135,8 @@ start_cluster() {
   export SLURM_CONF="$conf"
 
   spawn "$dir" slurmctld slurmctld -D -i -f "$conf"
-  # Each slurmd in a UTS namespace of its own whose host name is its node name: the PMIx servers
-  # of srun --mpi=pmix steps (and the ranks' "on HOST" lines) then tell the nodes apart, and
-  # steps running at once on different nodes no longer collide (one of two hung otherwise).
+  # Each slurmd in a UTS namespace of its own whose host name is its node name: the steps it
+  # starts, and the ranks' "on HOST" lines in nccl-tests output, then tell the nodes apart.
   local own_uts=""
   if command -v unshare >/dev/null && unshare --uts true 2>/dev/null; then own_uts=1; fi
   for n in "${NODES[@]}"; do
