@@ -188,7 +188,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
                                                     : fmt::format("the {} nodes of lowest {} ({})", outliers.size(), m.what, list))
                             : (outliers.size() == 1 ? fmt::format("the slowest node ({})", list)
                                                     : fmt::format("the {} slowest nodes ({})", outliers.size(), list));
-      f.title = shared.empty() ? fmt::format("{}: {} far from the fleet's {} (median/MAD); {}", who,
+      f.title = shared.empty() ? fmt::format("{} {} far from the fleet's {} (median/MAD); {}", who,
                                              outliers.size() == 1 ? "is" : "are", m.what, pace_line)
                                : fmt::format("{} {} the {} with {}; {}", who, outliers.size() == 1 ? "is" : "are",
                                              outliers.size() == 1 ? "one" : std::to_string(outliers.size()),

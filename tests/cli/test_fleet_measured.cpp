@@ -129,6 +129,21 @@ TEST_F(FleetMeasured, NamesTheSlowNodesByTheLogsHostAndTheSettingTheyShare) {
   EXPECT_NE(text.out.find("sets the pace"), std::string::npos) << text.out;
 }
 
+// explain counts the slowest node's cost once, as a measured cause (data/kb/causes.yaml slowest_node).
+TEST_F(FleetMeasured, ExplainCountsTheSlowestNodeAsOneMeasuredCause) {
+  auto fleet = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--format", "json", "--output", dir.path() + "/fleet.json"});
+  ASSERT_EQ(fleet.status, 0) << fleet.err;
+  // The job ran at the slowest node's pace against a reference at the fleet's median.
+  auto r = run_binary(PERFGAP_BINARY, {"explain", dir.path() + "/fleet.json", "--reference", "1018", "--measured", "1452", "--format", "json"});
+  ASSERT_EQ(r.status, 1) << r.err;
+  auto budget = measured_findings(json::parse(r.out), "gap.budget").at(0);
+  EXPECT_EQ(budget["metrics"]["step.slowest_node.measured"], 1) << budget.dump(1);
+  EXPECT_NEAR(budget["metrics"]["step.slowest_node.estimate_pct"].get<double>(), 29.9, 1.0) << "1 - median/pace of throughput";
+  int causes = 0;
+  for (const auto& [k, v] : budget["metrics"].items()) causes += k.starts_with("step.") && k.ends_with(".measured");
+  EXPECT_EQ(causes, 1) << "two fleet.pace findings, one cause";
+}
+
 TEST_F(FleetMeasured, WithoutOutliersNoNodeIsNamed) {
   TempDir even;
   for (int i = 1; i <= 6; ++i) {
