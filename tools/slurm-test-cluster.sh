@@ -64,7 +64,7 @@ spawn() {
 
 start_cluster() {
   local dir=$1
-  mkdir -p "$dir"/{munge,ctld,log,run,bin,etc} "${NODES[@]/#/$dir/spool/}"
+  mkdir -p "$dir"/{munge,ctld,log,run,bin,etc} "${NODES[@]/#/$dir/spool/}" "${NODES[@]/#/$dir/tmp/}"
   chmod 700 "$dir/munge"
   : >"$dir/pids"
 
@@ -96,6 +96,9 @@ start_cluster() {
     echo "SlurmdUser=root"
     echo "StateSaveLocation=$dir/ctld"
     echo "SlurmdSpoolDir=$dir/spool/%n"
+    # Per node: srun --mpi=pmix creates TmpFS/spmix_appdir_<uid>_<job>.<step> on every node of a
+    # step, and the four nodes share one /tmp (the pair search's two-node steps collided there).
+    echo "TmpFS=$dir/tmp/%n"
     echo "SlurmctldPidFile=$dir/run/slurmctld.pid"
     echo "SlurmdPidFile=$dir/run/slurmd-%n.pid"
     echo "SlurmctldLogFile=$dir/log/slurmctld.log"
@@ -132,8 +135,16 @@ start_cluster() {
   export SLURM_CONF="$conf"
 
   spawn "$dir" slurmctld slurmctld -D -i -f "$conf"
+  # Each slurmd in a UTS namespace of its own whose host name is its node name: the steps it
+  # starts, and the ranks' "on HOST" lines in nccl-tests output, then tell the nodes apart.
+  local own_uts=""
+  if command -v unshare >/dev/null && unshare --uts true 2>/dev/null; then own_uts=1; fi
   for n in "${NODES[@]}"; do
-    spawn "$dir" "slurmd -D -N $n" slurmd -D -N "$n" -f "$conf"
+    if [ -n "$own_uts" ]; then
+      spawn "$dir" "slurmd -D -N $n" unshare --uts sh -c 'hostname "$1" && shift && exec "$@"' sh "$n" slurmd -D -N "$n" -f "$conf"
+    else
+      spawn "$dir" "slurmd -D -N $n" slurmd -D -N "$n" -f "$conf"
+    fi
   done
 
   deadline=$((SECONDS + START_WAIT_S))

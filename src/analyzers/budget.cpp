@@ -56,6 +56,11 @@ struct BudgetMeasure {
 };
 struct BudgetMeasures {
   BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio;
+  // The slowest node: its step (iteration) time or throughput against the fleet's median, as a
+  // share of throughput lost (fleet.pace); its collective bandwidth against the fleet's
+  // (fleet.pace on nccl-tests, fanout.pairs), which costs through the exposed communication.
+  BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio;
+  std::string slow_node_step_how, slow_node_busbw_how;
   double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
   std::string busbw_basis_name;
 };
@@ -176,6 +181,37 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.exposed_ms = budget_metric(x, "exposed_ms_per_iter").value_or(0);
     }
   }
+  if (x.id == "fleet.pace" && x.status == Status::warn) {
+    auto pace = budget_metric(x, "pace"), median = budget_metric(x, "median");
+    if (pace && median && *pace > 0 && *median > 0) {
+      const bool time = x.subject.ends_with("_ms");
+      const bool busbw = x.subject.starts_with("nccl_tests.");
+      if (busbw && *pace < *median) {
+        if (!m.slow_node_busbw_ratio.found || *pace / *median < m.slow_node_busbw_ratio.value) {
+          m.slow_node_busbw_ratio.less(*pace / *median, at);
+          m.slow_node_busbw_how = fmt::format("the slowest node's peak busbw {:.1f} GB/s against the fleet's median {:.1f}", *pace, *median);
+        }
+      } else if (!busbw) {
+        // Every data-parallel step waits for the slowest node: the job runs at its pace.
+        const double lost = 100 * (time ? 1 - *median / *pace : 1 - *pace / *median);
+        if (lost > 0 && (!m.slow_node_step_pct.found || lost > m.slow_node_step_pct.value)) {
+          m.slow_node_step_pct.more(lost, at);
+          m.slow_node_step_how = fmt::format("the slowest node's {} {:.1f} against the fleet's median {:.1f}",
+                                             time ? "time per step" : "throughput", *pace, *median);
+        }
+      }
+    }
+  }
+  if (x.id == "fanout.pairs" && x.status == Status::fail) {
+    auto ref = budget_metric(x, "reference_busbw_gbps");
+    std::optional<double> worst;
+    for (const auto& [k, v] : x.metrics)
+      if (k.starts_with("best_busbw_gbps.") && std::isfinite(v)) worst = std::min(worst.value_or(v), v);
+    if (ref && worst && *ref > 0 && *worst < *ref && (!m.slow_node_busbw_ratio.found || *worst / *ref < m.slow_node_busbw_ratio.value)) {
+      m.slow_node_busbw_ratio.less(*worst / *ref, at);
+      m.slow_node_busbw_how = fmt::format("the slowest node's best pair at {:.1f} GB/s against the fleet's {:.1f}", *worst, *ref);
+    }
+  }
   if (x.id == "nccl_tests.busbw")
     if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
       if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
@@ -240,6 +276,15 @@ bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, 
                       "{:.1f} GB/s ({}): at that bandwidth the exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points",
                       m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, m.busbw, 100 * r, m.busbw_basis_name, m.busbw_basis,
                       m.busbw_ratio.where, m.exposed_ms * r, m.exposed_ms * (1 - r), e);
+  } else if (k.estimate == "slowest_node" && m.slow_node_step_pct.found) {
+    e = m.slow_node_step_pct.value;
+    how = fmt::format("{} ({}): every step waits for it, so the job runs {:.1f}% below the fleet's median pace", m.slow_node_step_how,
+                      m.slow_node_step_pct.where, e);
+  } else if (k.estimate == "slowest_node" && m.slow_node_busbw_ratio.found && m.exposed_pct.found) {
+    const double r = m.slow_node_busbw_ratio.value;
+    e = m.exposed_pct.value * (1 - r);
+    how = fmt::format("{} ({}), {:.1f}% of it; communication not overlapped is {:.1f}% of the iteration ({}): {:.1f} points", m.slow_node_busbw_how,
+                      m.slow_node_busbw_ratio.where, 100 * r, m.exposed_pct.value, m.exposed_pct.where, e);
   } else {
     return false;
   }

@@ -151,6 +151,9 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     }
   }
   for (auto s : missing) f.add(source, fmt::format("{}: size not in this run", format_size(s)));
+  // The hosts of the run, when the log shows every rank's: fleet names the measurement's node by them.
+  if (!run.hosts.empty() && run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1)
+    f.add(std::string(parsers::kNcclTestsHostsEvidence), fmt::format("{}", fmt::join(run.hosts, ",")));
   if (!run.elided.empty())
     f.add(fmt::format("{}:{}", source, run.elided.front()),
           fmt::format("rows cut out of the table ('...' on {} line{}): only the {} printed sizes are judged", run.elided.size(),

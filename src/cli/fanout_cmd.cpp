@@ -8,7 +8,10 @@
 // REPORT_DIR/<node>.json, so per-node trees or configs work: `-- --root /captures/{node}`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <optional>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/analyze_cmd.hpp"
 #include "cli/check_cmd.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
@@ -24,6 +28,7 @@
 #include "slurm/fanout.hpp"
 #include "slurm/hostlist.hpp"
 #include "slurm/locate.hpp"
+#include "slurm/pair_search.hpp"
 #include "slurm/process.hpp"
 #include "sys/spawn.hpp"
 #include "sys/sysroot.hpp"
@@ -37,6 +42,10 @@ struct FanoutArgs {
   std::vector<std::string> srun_args, check_args;
   double timeout_s = 900;
   bool verbose = false, dry_run = false, node_task = false;
+  // --pairs: the benchmark after -- runs on node pairs (slurm/pair_search).
+  bool pairs = false;
+  double budget_s = 1800, pairs_ratio = 0.5;
+  int confirm_rounds = 4;
 };
 
 std::string env_or_empty(const char* name) {
@@ -86,8 +95,77 @@ int run_node_task(const FanoutArgs& a) {
   }
 }
 
+// The nodes fanout may use: the allocation's, or --nodelist's, which must lie inside it (a
+// step outside the allocation would be refused by srun, or worse, land on another job's node).
+std::vector<std::string> allocation_nodes(const FanoutArgs& a) {
+  std::string alloc = env_or_empty("SLURM_JOB_NODELIST");
+  if (alloc.empty()) alloc = env_or_empty("SLURM_NODELIST");
+  std::string nodelist = a.nodelist.empty() ? alloc : a.nodelist;
+  if (nodelist.empty()) throw UsageError("no node list: SLURM_JOB_NODELIST is unset; give --nodelist");
+  auto nodes = slurm::expand_hostlist(nodelist);
+  if (!nodes) throw UsageError("node list '" + nodelist + "': " + nodes.error());
+  if (nodes->empty()) throw UsageError("node list '" + nodelist + "' names no node");
+  if (a.pairs && !a.nodelist.empty() && !alloc.empty()) {
+    auto inside = slurm::expand_hostlist(alloc);
+    if (!inside) throw UsageError("SLURM_JOB_NODELIST '" + alloc + "': " + inside.error());
+    for (const auto& n : *nodes)
+      if (std::find(inside->begin(), inside->end(), n) == inside->end())
+        throw UsageError("--nodelist names " + n + ", which is not in the allocation (" + alloc + ")");
+  }
+  return std::move(*nodes);
+}
+
+// fanout --pairs: the benchmark on node pairs, the slow node or link named (slurm/pairs).
+int run_pairs(const FanoutArgs& a) {
+  if (a.check_args.empty())
+    throw UsageError("fanout --pairs needs the benchmark after --: perfgap fanout --pairs --srun-arg=--mpi=pmix -- all_reduce_perf -b 1G -e 1G");
+  if (!(a.pairs_ratio > 0 && a.pairs_ratio < 1)) throw UsageError("--pairs-ratio must be between 0 and 1");
+  const std::string format = a.format.empty() ? "text" : a.format;
+  if (format == "junit") throw UsageError("fanout --pairs writes text, json, html or prometheus");
+  const std::string job = env_or_empty("SLURM_JOB_ID");
+  if (job.empty() && !a.dry_run)
+    throw UsageError("fanout runs inside a Slurm allocation (SLURM_JOB_ID is unset): start it under salloc or sbatch");
+  auto nodes = allocation_nodes(a);
+  if (nodes.size() < 3 && !a.dry_run)
+    throw UsageError(fmt::format("fanout --pairs needs at least 3 nodes to tell a slow node from a slow pair ({} given)", nodes.size()));
+  slurm::PairSearchPlan plan;
+  plan.nodes = std::move(nodes);
+  if (!a.srun.empty()) plan.srun = a.srun;
+  else if (auto found = slurm::find_slurm_command("srun", "")) plan.srun = found->path;
+  plan.srun_args = a.srun_args;
+  plan.benchmark = a.check_args;
+  plan.budget_s = a.budget_s;
+  plan.pair_timeout_s = a.timeout_s;
+  plan.rule.ratio = a.pairs_ratio;
+  plan.max_confirm_rounds = a.confirm_rounds;
+  if (a.dry_run) {
+    int round = 0;
+    for (const auto& pairs : slurm::cover_rounds(plan.nodes)) {
+      ++round;
+      for (const auto& p : pairs) std::printf("round %d: %s\n", round, sys::quote_command(slurm::pair_srun_command(plan, p)).c_str());
+    }
+    std::printf("then confirm rounds: each suspect against healthy partners (at most %d rounds)\n", plan.max_confirm_rounds);
+    return 0;
+  }
+  auto res = slurm::run_pair_search(plan, stderr);
+  std::fprintf(stderr, "perfgap fanout --pairs: %d round%s, %zu pair run%s in %.1fs%s\n", res.summary.rounds,
+               res.summary.rounds == 1 ? "" : "s", res.runs.size(), res.runs.size() == 1 ? "" : "s", res.summary.wall_s,
+               res.signal ? fmt::format("; interrupted by signal {}: every benchmark stopped", res.signal).c_str()
+               : res.summary.budget_spent ? fmt::format("; time budget of {:.0f}s spent", plan.budget_s).c_str()
+                                          : "");
+  std::vector<report::Finding> findings = {slurm::pairs_finding(plan.nodes, res.runs, plan.rule, res.summary)};
+  int rc = emit_report("fleet", {}, std::move(findings), format, a.output, a.verbose);
+  if (res.signal) {
+    // The report of what was measured is written: now the signal takes its normal course.
+    ::signal(res.signal, SIG_DFL);
+    ::raise(res.signal);
+  }
+  return rc;
+}
+
 int run_fanout(const FanoutArgs& a) {
   if (a.node_task) return run_node_task(a);
+  if (a.pairs) return run_pairs(a);
   if (auto v = slurm::validate_check_args(a.check_args); !v) throw UsageError(v.error());
 
   const std::string job = env_or_empty("SLURM_JOB_ID");
@@ -96,10 +174,7 @@ int run_fanout(const FanoutArgs& a) {
   std::string nodelist = a.nodelist;
   if (nodelist.empty()) nodelist = env_or_empty("SLURM_JOB_NODELIST");
   if (nodelist.empty()) nodelist = env_or_empty("SLURM_NODELIST");
-  if (nodelist.empty()) throw UsageError("no node list: SLURM_JOB_NODELIST is unset; give --nodelist");
-  auto nodes = slurm::expand_hostlist(nodelist);
-  if (!nodes) throw UsageError("node list '" + nodelist + "': " + nodes.error());
-  if (nodes->empty()) throw UsageError("node list '" + nodelist + "' names no node");
+  auto nodes = std::optional<std::vector<std::string>>(allocation_nodes(a));
 
   slurm::FanoutPlan plan;
   plan.nodes = *nodes;
@@ -209,6 +284,16 @@ CommandRunner add_fanout_command(CLI::App& app) {
   cmd->add_option("--output", a->output, "Write the fleet report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence in the fleet report");
   cmd->add_flag("--dry-run", a->dry_run, "Print the srun command line and exit");
+  cmd->add_flag("--pairs", a->pairs,
+                 "Run the collective benchmark after -- (nccl-tests or perfgap-collbench) on node pairs: disjoint pairs at once, "
+                 "rounds covering every node with two partners, then the suspects against healthy partners; names the slow node or link "
+                 "(--timeout is then each pair's limit)");
+  cmd->add_option("--budget", a->budget_s, "--pairs: seconds the whole search may take; no round starts that would not fit (default 1800)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--pairs-ratio", a->pairs_ratio,
+                  "--pairs: a node or pair below this share of the fleet's median best-pair busbw is slow (default 0.5)");
+  cmd->add_option("--confirm-rounds", a->confirm_rounds, "--pairs: at most this many rounds after the cover rounds (default 4)")
+      ->check(CLI::Range(0, 100));
   cmd->add_flag("--node-task", a->node_task, "(internal) the per-node task srun starts")->group("");
   cmd->add_option("check_args", a->check_args, "Options for check on every node, after --");
   return [a]() -> int { return run_fanout(*a); };

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <unordered_set>
@@ -12,6 +13,7 @@
 #include "cli/output.hpp"
 #include "fleet/aggregate.hpp"
 #include "fleet/inputs.hpp"
+#include "fleet/measured.hpp"
 #include "fleet/text_view.hpp"
 #include "report/render.hpp"
 #include "sys/text.hpp"
@@ -64,10 +66,25 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
                                                      .metrics = format == "prometheus"});
   std::vector<fleet::Unreadable> bad = std::move(expanded.problems);
   for (auto& u : loaded.unreadable) bad.push_back(std::move(u));
-  if (loaded.nodes.empty()) throw UsageError(nothing_usable(bad));
-
+  // Measurements (analyze reports) beside the node reports: fleet.pace, joined with them.
+  std::vector<fleet::NodeReport> measured;
+  std::erase_if(loaded.nodes, [&](fleet::NodeReport& n) {
+    if (n.kind != "analyze") return false;
+    measured.push_back(std::move(n));
+    return true;
+  });
   auto fl = fleet::dedupe_nodes(std::move(loaded.nodes));
-  auto findings = fleet::aggregate(fl, bad, rule);
+  auto pace = fleet::pace(measured, fl.nodes, rule, bad);
+  if (fl.nodes.empty() && pace.empty()) throw UsageError(nothing_usable(bad));
+  std::vector<report::Finding> findings;
+  if (!fl.nodes.empty()) {
+    findings = fleet::aggregate(fl, bad, rule);
+  } else {
+    findings = fleet::unreadable(bad);  // measurements only: no node findings to aggregate
+  }
+  // After the node findings and before fleet.unreadable (the last).
+  auto first_unreadable = std::find_if(findings.begin(), findings.end(), [](const report::Finding& f) { return f.id == "fleet.unreadable"; });
+  findings.insert(first_unreadable, std::make_move_iterator(pace.begin()), std::make_move_iterator(pace.end()));
 
   report::Report rep;
   rep.tool_version = PERFGAP_VERSION;

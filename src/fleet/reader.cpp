@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <type_traits>
 
+#include "parsers/nccl_tests.hpp"
 #include "sys/json_depth.hpp"
 
 namespace perfgap::fleet {
@@ -131,7 +132,9 @@ namespace {
 
 using detail::Interner;
 
-void read_finding(element e, std::size_t index, const ReadOptions& opts, Interner& names, NodeReport& out) {
+// `hosts`: where an analyze report's host list goes (nullptr: a node report, no such line).
+void read_finding(element e, std::size_t index, const ReadOptions& opts, Interner& names, NodeReport& out,
+                  std::vector<std::string>* hosts) {
   auto at = [index](std::string_view field) { return [index, field] { return fmt::format("findings[{}]{}", index, field); }; };
   NodeFinding f;
   f.metrics_begin = static_cast<std::uint32_t>(out.metrics.size());
@@ -162,6 +165,34 @@ void read_finding(element e, std::size_t index, const ReadOptions& opts, Interne
         if (!m.value.IsNumber())
           throw Bad{fmt::format("{}.metrics.{} is {}, not a number", at("")(), view(m.name), type_name(m.value))};
         out.metrics.push_back({names.get(view(m.name)), m.value.GetDouble()});
+      }
+    } else if (k == "evidence" && hosts) {
+      // An analyze nccl-tests report names the hosts its log shows in one evidence line.
+      for (const auto& ev : expect_array(field.value, at(".evidence"))) {
+        if (!ev.IsObject()) continue;
+        const rapidjson::Value* src = member(ev.GetObject(), "source");
+        const rapidjson::Value* obs = member(ev.GetObject(), "observed");
+        if (!src || !obs || !src->IsString() || !obs->IsString() || view(*src) != parsers::kNcclTestsHostsEvidence) continue;
+        std::string_view list = view(*obs);
+        while (!list.empty()) {
+          auto comma = list.find(',');
+          auto name = list.substr(0, comma);
+          if (!name.empty()) hosts->emplace_back(name);
+          list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+        }
+      }
+      if (!opts.details) continue;
+      std::size_t i = 0;
+      for (const auto& ev : expect_array(field.value, at(".evidence"))) {
+        const std::string ew = at(fmt::format(".evidence[{}]", i++))();
+        report::Evidence item;
+        for (const auto& ef : expect_object(ev, ew)) {
+          const std::string_view ek = view(ef.name);
+          if (ek == "source") item.source = expect_string(ef.value, ew + ".source");
+          else if (ek == "observed") item.observed = expect_string(ef.value, ew + ".observed");
+          else if (ek == "expected" && !ef.value.IsNull()) item.expected = std::string(expect_string(ef.value, ew + ".expected"));
+        }
+        full->evidence.push_back(std::move(item));
       }
     } else if (!opts.details) {
       continue;
@@ -279,6 +310,8 @@ tl::expected<NodeReport, std::string> ReportReader::parse_padded(const char* dat
       throw Bad{fmt::format("schema is '{}', not {}", schema_text, report::kSchema)};
     NodeReport out;
     bool has_source = false, has_node = false, has_findings = false;
+    const rapidjson::Value* node = nullptr;
+    const rapidjson::Value* findings = nullptr;
     for (const auto& field : top) {
       const std::string_view k = view(field.name);
       if (k == "generated_at") {
@@ -288,23 +321,30 @@ tl::expected<NodeReport, std::string> ReportReader::parse_padded(const char* dat
         const rapidjson::Value* kind = member(expect_object(field.value, "source"), "kind");
         if (!kind) throw Bad{"source has no kind"};
         auto kind_text = expect_string(*kind, "source.kind");
-        if (kind_text != "live" && kind_text != "root")
-          throw Bad{fmt::format("source.kind is '{}': not a node report (fleet reads `perfgap check --format json` reports)", kind_text)};
+        if (kind_text != "live" && kind_text != "root" && kind_text != "analyze")
+          throw Bad{fmt::format("source.kind is '{}': neither a node report (`perfgap check --format json`) nor a measurement "
+                                "(`perfgap analyze nccl-tests|steps|nsys|kineto --format json`)",
+                                kind_text)};
+        out.kind = kind_text;
         has_source = true;
       } else if (k == "node") {
-        read_node(field.value, out);
+        node = &field.value;
         has_node = true;
       } else if (k == "findings") {
-        std::size_t i = 0;
-        auto arr = expect_array(field.value, "findings");
-        out.findings.reserve(arr.Size());
-        for (const auto& f : arr) read_finding(f, i++, opts, impl_->names, out);
+        findings = &field.value;
         has_findings = true;
       }
     }
     if (!has_source) throw Bad{"no \"source\" field"};
     if (!has_node) throw Bad{"no \"node\" field: not a node report"};
     if (!has_findings) throw Bad{"no \"findings\" field"};
+    // An analyze report's node is null: the node is the one its measurement names.
+    const bool measured = out.kind == "analyze";
+    if (!measured || !node->IsNull()) read_node(*node, out);
+    std::size_t i = 0;
+    auto arr = expect_array(*findings, "findings");
+    out.findings.reserve(arr.Size());
+    for (const auto& f : arr) read_finding(f, i++, opts, impl_->names, out, measured ? &out.hosts : nullptr);
     return out;
   } catch (const Bad& b) {
     return tl::unexpected(b.why);

@@ -33,7 +33,11 @@ struct NodeFinding {
 // What the fleet keeps of a node report.
 struct NodeReport {
   std::string file;          // where it was read from (set by the loader)
-  std::string name;          // node.name: the fleet's key
+  std::string name;          // node.name: the fleet's key (empty for an analyze report)
+  // "live" or "root" (a node report), or "analyze": a measurement (analyze nccl-tests, steps,
+  // nsys/kineto) that fleet/measured aggregates per node; its `node` is null.
+  std::string kind;
+  std::vector<std::string> hosts;  // analyze nccl-tests: the hosts its ranks ran on, as the log shows
   std::string generated_at;  // as written
   std::optional<long long> generated_unix;  // generated_at in seconds, when it parses
   std::string kernel;

@@ -60,6 +60,11 @@ struct NcclTestsRun {
   std::vector<ParseError> damaged;  // rows cut short or with unreadable cells
 };
 
+// The evidence source under which `analyze nccl-tests` names the hosts of the run (observed: the
+// hosts, comma-separated, as the Rank lines show them), and which `fleet` reads back to name
+// the node of a measurement.
+inline constexpr std::string_view kNcclTestsHostsEvidence = "nccl-tests hosts";
+
 // Error when neither a result table header nor result rows nor -J JSON results are found.
 Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text);
 // The same fed a piece at a time (parsers/line_feed.hpp); -J JSON output is kept whole.

@@ -220,3 +220,32 @@ TEST(Fanout, NodeTaskExpandsNodeAndWritesItsReport) {
 }
 
 }  // namespace
+
+// fanout --pairs without a cluster: the cover rounds' srun lines, and the allocation kept.
+TEST(FanoutPairs, DryRunShowsTheCoverRoundsWithinTheAllocation) {
+  auto r = run_binary(PERFGAP_BINARY,
+                      {"fanout", "--pairs", "--dry-run", "--srun", "/usr/bin/srun", "--srun-arg=--mpi=pmix", "--", "all_reduce_perf", "-b",
+                       "1G", "-e", "1G", "-g", "8"},
+                      {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "gpu[1-4]"}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string line = "/usr/bin/srun --nodes=2 --ntasks=2 --ntasks-per-node=1 --nodelist={} --kill-on-bad-exit=1 "
+                           "--job-name=perfgap-pairs --mpi=pmix all_reduce_perf -b 1G -e 1G -g 8\n";
+  std::string expected;
+  for (auto [round, pair] : std::vector<std::pair<int, std::string>>{{1, "gpu1,gpu2"}, {1, "gpu3,gpu4"}, {2, "gpu2,gpu3"}, {2, "gpu4,gpu1"}}) {
+    std::string l = line;
+    l.replace(l.find("{}"), 2, pair);
+    expected += "round " + std::to_string(round) + ": " + l;
+  }
+  EXPECT_EQ(r.out.substr(0, expected.size()), expected) << r.out;
+  // A node outside the allocation, no benchmark, too few nodes: refused, one line, exit 2.
+  auto outside = run_binary(PERFGAP_BINARY, {"fanout", "--pairs", "--nodelist", "gpu[3-5]", "--", "all_reduce_perf"},
+                            {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "gpu[1-4]"}});
+  EXPECT_EQ(outside.status, 2);
+  EXPECT_NE(outside.err.find("gpu5, which is not in the allocation"), std::string::npos) << outside.err;
+  auto none = run_binary(PERFGAP_BINARY, {"fanout", "--pairs"}, {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "gpu[1-4]"}});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("needs the benchmark after --"), std::string::npos) << none.err;
+  auto two = run_binary(PERFGAP_BINARY, {"fanout", "--pairs", "--", "all_reduce_perf"}, {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "gpu[1-2]"}});
+  EXPECT_EQ(two.status, 2);
+  EXPECT_NE(two.err.find("at least 3 nodes"), std::string::npos) << two.err;
+}

@@ -353,3 +353,35 @@ TEST(AnalyzersBudgetProperties, MonotoneInEvidence) {
     if (HasFailure()) return;
   }
 }
+
+// The slowest node of a fleet over measurements is a measured cause: its step time against the
+// fleet's median is the share of throughput the job loses (every step waits for it); two
+// fleet.pace findings and a fanout.pairs finding are one cause, counted once.
+TEST(AnalyzersBudget, TheSlowestNodesCostIsOneMeasuredCause) {
+  perfgap::compare::ReportView fleet;
+  fleet.kind = "fleet";
+  auto steps = budget_rf("fleet.pace", Status::warn, "steps.gap.median_ms");
+  steps.metrics = {{"median", 1000}, {"pace", 1250}, {"pace_cost_pct", 25}};
+  auto busbw = budget_rf("fleet.pace", Status::warn, "nccl_tests.busbw.max_busbw_gbps");
+  busbw.metrics = {{"median", 180}, {"pace", 120}, {"pace_cost_pct", 33.3}};
+  auto pairs = budget_rf("fanout.pairs", Status::fail, "gpu0003");
+  pairs.metrics = {{"reference_busbw_gbps", 180}, {"best_busbw_gbps.gpu0003", 20}, {"best_busbw_gbps.gpu0001", 181}};
+  fleet.findings = {steps, busbw, pairs};
+  auto f = explain_budget({{"fleet.json", fleet}}, perfgap::core::builtin_kb(), budget_at(75));
+  EXPECT_DOUBLE_EQ(budget_metric(f, "causes"), 1) << "fleet.pace twice and fanout.pairs: one cause";
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.slowest_node.measured"), 1);
+  EXPECT_NEAR(budget_metric(f, "step.slowest_node.estimate_pct"), 20, 1e-9) << "1 - 1000/1250 of throughput";
+  // Without a step time, the bandwidth alone cannot be priced: no exposed communication given.
+  fleet.findings = {busbw, pairs};
+  auto g = explain_budget({{"fleet.json", fleet}}, perfgap::core::builtin_kb(), budget_at(75));
+  EXPECT_FALSE(budget_has_metric(g, "step.slowest_node.measured")) << "unestimated, not guessed";
+  // With a profile's exposed communication: (1 - 20/180) x 30%.
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto exposed = budget_rf("profile.exposed_comm", Status::warn, "all");
+  exposed.metrics = {{"exposed_pct_of_iter", 30}, {"exposed_ms_per_iter", 300}};
+  prof.findings = {exposed};
+  auto h = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(75));
+  EXPECT_DOUBLE_EQ(budget_metric(h, "step.slowest_node.measured"), 1);
+  EXPECT_NEAR(budget_metric(h, "step.slowest_node.estimate_pct"), 30 * (1 - 20.0 / 180), 1e-9);
+}

@@ -68,7 +68,8 @@ TEST(FleetReader, ForeignAndGarbageInputsSayWhy) {
   EXPECT_NE(why("{oops").find("JSON"), std::string::npos);
   EXPECT_NE(why(R"({"schema": "other/2", "node": {}})").find("schema is 'other/2'"), std::string::npos);
   EXPECT_NE(why(R"({"hello": 1})").find("no \"schema\""), std::string::npos);
-  EXPECT_NE(why(R"({"schema": "perfgap.report/1", "source": {"kind": "analyze"}, "node": null, "findings": []})").find("not a node report"),
+  // analyze reports are measurements (fleet/measured); other kinds are neither.
+  EXPECT_NE(why(R"({"schema": "perfgap.report/1", "source": {"kind": "gap"}, "node": null, "findings": []})").find("neither a node report"),
             std::string::npos);
   EXPECT_NE(why(R"({"schema": "perfgap.report/1", "source": {"kind": "live"}, "node": null, "findings": []})").find("node is null"),
             std::string::npos);

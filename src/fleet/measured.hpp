@@ -1,0 +1,41 @@
+// Fleet over measurements: reports of `analyze nccl-tests`, `analyze steps` and the profile
+// analyses (`analyze nsys|kineto`) aggregated per node. A pure function from the reports read
+// to fleet.pace findings: per measure, each node's figure, the outliers by median and MAD
+// (fleet/stats), the node that sets the pace, and, joined with the check reports of the same
+// fleet input, the configuration the outliers share and no other node has.
+//
+// The node of a measurement is what it shows: nccl-tests prints the host of every rank (a run
+// over several hosts counts for each of them, a node's figure being the median of its runs);
+// a step log or a profile shows no host, so its node is its file's name without extension
+// (n3.log, n3.nsys-rep).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fleet/inputs.hpp"
+#include "fleet/reader.hpp"
+#include "fleet/stats.hpp"
+#include "report/model.hpp"
+
+namespace perfgap::fleet {
+
+struct Measure {
+  std::string_view finding, metric;  // nccl_tests.busbw max_busbw_gbps, steps.gap median_ms, ...
+  std::string_view what, unit;       // "peak busbw", "GB/s"
+  bool higher_is_better = false;
+};
+const std::vector<Measure>& measures();
+
+// The short name of a host or node (before the first '.'): a log's host and a node report's
+// name meet on it.
+std::string_view short_node_name(std::string_view name);
+
+// One fleet.pace finding per measure present in `measured` (analyze reports); analyze reports
+// with no measure of these, or an nccl-tests run whose log shows no host, are appended to
+// `bad` (fleet.unreadable). `nodes`: the check reports, for the shared configuration.
+std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,
+                                  const OutlierRule& rule, std::vector<Unreadable>& bad);
+
+}  // namespace perfgap::fleet

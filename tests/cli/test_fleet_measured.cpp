@@ -1,0 +1,182 @@
+// perfgap fleet over measurements (fleet.pace): reports of `analyze nccl-tests` and `analyze
+// steps` written by the real binary from nccl-tests and Megatron logs of eight nodes, two of
+// them slower; the nodes' check reports (generated) say which setting those two share. A log
+// whose node is unknown, a fleet report and a broken file among the inputs are named, not fatal.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "files.hpp"
+#include "fleet_gen.hpp"
+#include "run.hpp"
+
+namespace {
+
+using nlohmann::json;
+using perfgap::fixture::run_binary;
+using perfgap::fixture::TempDir;
+using perfgap::fixture::write_file;
+
+template <class... A>
+std::string measured_printf(const char* format, A... args) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
+
+// An 8-GPU single-node all_reduce_perf run on `host`, in nccl-tests' text format, peaking at `busbw`.
+std::string measured_nccl_tests_log(const std::string& host, double busbw, bool rank_lines = true) {
+  std::string s = "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+                  "validation: 1 graph: 0\n#\n# Using devices\n";
+  if (rank_lines)
+    for (int r = 0; r < 8; ++r)
+      s += measured_printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0x%02x] NVIDIA H100 80GB HBM3\n", r, 51000 + r, host.c_str(), r, 0x18 + r);
+  s += "#\n#                                                              out-of-place                       in-place          \n"
+       "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+       "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
+  double avg = 0;
+  int n = 0;
+  for (std::uint64_t size = 1u << 20; size <= (1u << 30); size *= 4) {
+    // Bandwidth grows with size up to the peak at 1 GiB.
+    const double bw = busbw * (size == (1u << 30) ? 1.0 : 0.3 + 0.7 * static_cast<double>(size) / (1u << 30));
+    const double algbw = bw * 8 / 14;
+    const double time = static_cast<double>(size) / algbw / 1e3;
+    s += measured_printf("%12llu %13llu     float     sum      -1 %8.1f %7.2f %7.2f      0 %8.1f %7.2f %7.2f      0\n",
+                         static_cast<unsigned long long>(size), static_cast<unsigned long long>(size / 4), time, algbw, bw, time, algbw, bw);
+    avg += 2 * bw;
+    n += 2;
+  }
+  s += measured_printf("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %.3f \n#\n", avg / n);
+  return s;
+}
+
+// A Megatron-LM log of 40 iterations at about `ms` per iteration.
+std::string measured_megatron_log(double ms) {
+  std::string s;
+  for (int i = 1; i <= 40; ++i)
+    s += measured_printf(" iteration %8d/    1000 | consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate: 1.000E-05 | "
+                         "global batch size:   512 | lm loss: 7.0E+00 | loss scale: 65536.0 | number of skipped iterations:   0 | number of nan "
+                         "iterations:   0 |\n",
+                         i, 512 * i, ms + (i % 3) * 2.0);
+  return s;
+}
+
+std::vector<json> measured_findings(const json& report, const std::string& id, const std::string& subject = "") {
+  std::vector<json> out;
+  for (const auto& f : report["findings"])
+    if (f["id"] == id && (subject.empty() || f["subject"] == subject)) out.push_back(f);
+  return out;
+}
+
+class FleetMeasured : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (int i = 1; i <= 8; ++i) {
+      const std::string node = perfgap::fleetgen::node_name(static_cast<std::size_t>(i));
+      const bool slow = i == 3 || i == 7;
+      // The logs as the nodes wrote them; the reports by the real binary.
+      write_file(dir.path() + "/logs/" + node + ".nccl-tests.txt", measured_nccl_tests_log(node, slow ? 120.0 : 180.0 + i));
+      write_file(dir.path() + "/logs/" + node + ".log", measured_megatron_log(slow ? 1450.0 : 1000.0 + 3 * i));
+      analyze("nccl-tests", dir.path() + "/logs/" + node + ".nccl-tests.txt", dir.path() + "/in/" + node + ".nccl-tests.json");
+      analyze("steps", dir.path() + "/logs/" + node + ".log", dir.path() + "/in/" + node + ".steps.json");
+      // Their check reports: the two slow nodes are the two without NCCL_IB_QPS_PER_CONNECTION.
+      perfgap::fleetgen::NodeSpec spec;
+      spec.name = node;
+      spec.seed = static_cast<std::uint64_t>(i);
+      if (slow) spec.environment["NCCL_IB_QPS_PER_CONNECTION"] = "";
+      write_file(dir.path() + "/in/" + node + ".json", perfgap::fleetgen::report_json(spec));
+    }
+  }
+  void analyze(const std::string& kind, const std::string& log, const std::string& out) {
+    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
+    auto r = run_binary(PERFGAP_BINARY, {"analyze", kind, log, "--format", "json", "--output", out});
+    ASSERT_TRUE(r.status == 0 || r.status == 1) << kind << " " << log << ": " << r.err;
+  }
+  TempDir dir;
+};
+
+TEST_F(FleetMeasured, NamesTheSlowNodesByTheLogsHostAndTheSettingTheyShare) {
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  auto rep = json::parse(r.out);
+  auto busbw = measured_findings(rep, "fleet.pace", "nccl_tests.busbw.max_busbw_gbps");
+  ASSERT_EQ(busbw.size(), 1u) << r.out;
+  EXPECT_EQ(busbw[0]["status"], "warn");
+  EXPECT_EQ(busbw[0]["metrics"]["outliers"], 2);
+  EXPECT_EQ(busbw[0]["metrics"]["nodes"], 8);
+  EXPECT_EQ(busbw[0]["metrics"]["pace"], 120);
+  const std::string title = busbw[0]["title"];
+  EXPECT_NE(title.find("gpu[0003,0007]"), std::string::npos) << title;
+  EXPECT_NE(title.find("NCCL_IB_QPS_PER_CONNECTION unset"), std::string::npos) << title;
+  // The node is the host the log's Rank lines show.
+  EXPECT_TRUE(busbw[0]["metrics"].contains("node.gpu0003")) << busbw[0];
+
+  auto steps = measured_findings(rep, "fleet.pace", "steps.gap.median_ms");
+  ASSERT_EQ(steps.size(), 1u) << r.out;
+  EXPECT_EQ(steps[0]["status"], "warn");
+  EXPECT_EQ(steps[0]["metrics"]["outliers"], 2);
+  EXPECT_GT(steps[0]["metrics"]["pace"].get<double>(), 1449);
+  EXPECT_GT(steps[0]["metrics"]["pace_cost_pct"].get<double>(), 38);  // 1452 ms against a median of about 1018
+  EXPECT_LT(steps[0]["metrics"]["pace_cost_pct"].get<double>(), 47);
+  EXPECT_TRUE(measured_findings(rep, "fleet.unreadable").empty()) << r.out;
+
+  // The text view says who sets the pace.
+  auto text = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in"});
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("sets the pace"), std::string::npos) << text.out;
+}
+
+// explain counts the slowest node's cost once, as a measured cause (data/kb/causes.yaml slowest_node).
+TEST_F(FleetMeasured, ExplainCountsTheSlowestNodeAsOneMeasuredCause) {
+  auto fleet = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--format", "json", "--output", dir.path() + "/fleet.json"});
+  ASSERT_EQ(fleet.status, 0) << fleet.err;
+  // The job ran at the slowest node's pace against a reference at the fleet's median.
+  auto r = run_binary(PERFGAP_BINARY, {"explain", dir.path() + "/fleet.json", "--reference", "1018", "--measured", "1452", "--format", "json"});
+  ASSERT_EQ(r.status, 1) << r.err;
+  auto budget = measured_findings(json::parse(r.out), "gap.budget").at(0);
+  EXPECT_EQ(budget["metrics"]["step.slowest_node.measured"], 1) << budget.dump(1);
+  EXPECT_NEAR(budget["metrics"]["step.slowest_node.estimate_pct"].get<double>(), 29.9, 1.0) << "1 - median/pace of throughput";
+  int causes = 0;
+  for (const auto& [k, v] : budget["metrics"].items()) causes += k.starts_with("step.") && k.ends_with(".measured");
+  EXPECT_EQ(causes, 1) << "two fleet.pace findings, one cause";
+}
+
+TEST_F(FleetMeasured, WithoutOutliersNoNodeIsNamed) {
+  TempDir even;
+  for (int i = 1; i <= 6; ++i) {
+    const std::string node = perfgap::fleetgen::node_name(static_cast<std::size_t>(i));
+    write_file(even.path() + "/" + node + ".log", measured_megatron_log(1000.0 + i));
+    analyze("steps", even.path() + "/" + node + ".log", even.path() + "/in/" + node + ".json");
+  }
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", even.path() + "/in", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto steps = measured_findings(json::parse(r.out), "fleet.pace", "steps.gap.median_ms");
+  ASSERT_EQ(steps.size(), 1u) << r.out;
+  EXPECT_EQ(steps[0]["status"], "pass") << steps[0];
+  EXPECT_EQ(steps[0]["metrics"]["outliers"], 0);
+}
+
+TEST_F(FleetMeasured, BadAndForeignReportsAreNamedNotFatal) {
+  // A log that shows no host, a fleet report, a cut-off report: each named with why.
+  write_file(dir.path() + "/logs/nohost.txt", measured_nccl_tests_log("x", 180, false));
+  analyze("nccl-tests", dir.path() + "/logs/nohost.txt", dir.path() + "/in/nohost.json");
+  auto fleet_rep = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--format", "json", "--output", dir.path() + "/fleet.json"});
+  ASSERT_EQ(fleet_rep.status, 0) << fleet_rep.err;
+  write_file(dir.path() + "/in/cut.json", "{\"schema\": \"perfgap.report/1\", \"source\": {\"kind\": \"analyze\"");
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", dir.path() + "/fleet.json", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto rep = json::parse(r.out);
+  std::map<std::string, std::string> why;
+  for (const auto& f : measured_findings(rep, "fleet.unreadable")) why[f["subject"]] = f["title"];
+  ASSERT_EQ(why.size(), 3u) << r.out;
+  EXPECT_NE(why[dir.path() + "/in/nohost.json"].find("shows no host"), std::string::npos) << why[dir.path() + "/in/nohost.json"];
+  EXPECT_NE(why[dir.path() + "/fleet.json"].find("'fleet'"), std::string::npos) << why[dir.path() + "/fleet.json"];
+  EXPECT_NE(why[dir.path() + "/in/cut.json"].find("truncated"), std::string::npos) << why[dir.path() + "/in/cut.json"];
+  // The measurements are still judged.
+  EXPECT_EQ(measured_findings(rep, "fleet.pace", "nccl_tests.busbw.max_busbw_gbps").at(0)["metrics"]["outliers"], 2);
+}
+
+}  // namespace
