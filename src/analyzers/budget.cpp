@@ -55,7 +55,8 @@ struct BudgetMeasure {
   }
 };
 struct BudgetMeasures {
-  BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio;
+  BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio, straggler_pct;
+  double straggler_ms = 0, straggler_wait_ms = 0, straggler_iter_ms = 0;
   double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
   std::string busbw_basis_name;
 };
@@ -176,6 +177,15 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.exposed_ms = budget_metric(x, "exposed_ms_per_iter").value_or(0);
     }
   }
+  // The step time lost to the last rank (measured on the job's rank profiles); of several
+  // reports the largest, as the slowest node sets the pace.
+  if (x.id == "profile.straggler")
+    if (auto pct = budget_metric(x, "cost_pct_of_iter"); pct && *pct > 0 && (!m.straggler_pct.found || *pct > m.straggler_pct.value)) {
+      m.straggler_pct.more(*pct, at);
+      m.straggler_ms = budget_metric(x, "cost_ms_per_iter").value_or(0);
+      m.straggler_wait_ms = budget_metric(x, "wait_ms_per_iter").value_or(0);
+      m.straggler_iter_ms = budget_metric(x, "iteration_ms").value_or(0);
+    }
   if (x.id == "nccl_tests.busbw")
     if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
       if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
@@ -240,6 +250,11 @@ bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, 
                       "{:.1f} GB/s ({}): at that bandwidth the exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points",
                       m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, m.busbw, 100 * r, m.busbw_basis_name, m.busbw_basis,
                       m.busbw_ratio.where, m.exposed_ms * r, m.exposed_ms * (1 - r), e);
+  } else if (k.estimate == "waiting" && m.straggler_pct.found) {
+    e = m.straggler_pct.value;
+    how = fmt::format("the other ranks wait {:.2f} ms per iteration for the last one; it arrives {:.2f} ms after the next-latest, {:.1f}% of the {:.2f} ms "
+                      "iteration ({}): {:.1f} points",
+                      m.straggler_wait_ms, m.straggler_ms, m.straggler_pct.value, m.straggler_iter_ms, m.straggler_pct.where, e);
   } else {
     return false;
   }
