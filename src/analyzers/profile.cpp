@@ -637,11 +637,16 @@ Finding straggler_finding(const Profile& p, const Analysis& an, const std::strin
     if (i < 16) f.add(source, fmt::format("not aligned: {}: {}", rank_name(p, xr, r), al.why_not[r]), "collective ends that meet the other ranks'");
     else if (i == 16) f.add(source, fmt::format("... {} more ranks not aligned", unaligned.size() - 16));
   }
+  // The ranks left out, named in the title too (text shows a skip's or pass's title only).
+  std::string left_out;
+  for (std::size_t i = 0; i < unaligned.size() && i < 3; ++i) left_out += (i ? ", " : "") + rank_name(p, xr, unaligned[i]);
+  if (unaligned.size() > 3) left_out += fmt::format(" and {} more", unaligned.size() - 3);
+  const std::string not_aligned = unaligned.empty() ? "" : fmt::format("; not aligned, left out: {}", left_out);
   const std::size_t cols = xr.columns.size();
   if (xr.aligned < 2 || cols == 0) {
     f.status = report::Status::skip;
-    f.title = xr.aligned < 2 ? fmt::format("the {} ranks' profiles cannot be put on one clock: no two share collectives whose ends meet (named below)", n)
-                             : "no collective matched across ranks falls inside an iteration";
+    f.title = xr.aligned < 2 ? fmt::format("the {} ranks' profiles cannot be put on one clock: no two share collectives whose ends meet{}", n, not_aligned)
+                             : "no collective matched across ranks falls inside an iteration" + not_aligned;
     return f;
   }
   const double iters = static_cast<double>(cols);
@@ -677,7 +682,8 @@ Finding straggler_finding(const Profile& p, const Analysis& an, const std::strin
     f.title = fmt::format("{} arrives last at {} of {} collectives: the other {} rank{} wait {:.2f} ms per iteration for it, {:.2f} ms ({:.1f}%) of the "
                           "{:.2f} ms iteration lost to it",
                           rank_name(p, xr, S), xr.last_count[S], matched, xr.aligned - 1, xr.aligned == 2 ? "" : "s", wait_ms, cost_ms, cost_pct,
-                          ms(xr.iteration_ns));
+                          ms(xr.iteration_ns)) +
+              not_aligned;
     const double own = per_iter_ms(xr.compute_before, S);
     f.add(source, fmt::format("{}: {:.2f} ms of compute per iteration before its collectives, the other ranks' median {:.2f} ms", rank_name(p, xr, S), own,
                               compute_median),
@@ -697,7 +703,8 @@ Finding straggler_finding(const Profile& p, const Analysis& an, const std::strin
     f.status = report::Status::pass;
     f.title = fmt::format("no straggler among {} ranks: the last rank to arrive costs at most {:.2f} ms ({:.1f}%) of the {:.2f} ms iteration "
                           "(skew p50 {:.3f} ms, max {:.3f} ms)",
-                          xr.aligned, cost_ms, cost_pct, ms(xr.iteration_ns), ms(skew50), ms(skew_max));
+                          xr.aligned, cost_ms, cost_pct, ms(xr.iteration_ns), ms(skew50), ms(skew_max)) +
+              not_aligned;
   }
   f.add(source, fmt::format("{} collectives matched on {} of {} ranks over {} iteration{}, clocks aligned on their ends (reference {}, tolerance {:.2f} ms)",
                             matched, xr.aligned, n, cols, cols == 1 ? "" : "s", rank_name(p, xr, ref), ms(static_cast<double>(al.tolerance))));

@@ -227,7 +227,7 @@ TEST(ProfileRanks, AlignmentPairsSequencesThatStartApart) {
     for (int i = from; i < from + count; ++i) {
       const std::int64_t end = 1'000'000'000 + i * 100'000'000LL + 60'000'000;
       const Coll c = i % 2 ? Coll::ReduceScatter : Coll::AllGather;
-      v.push_back({c, end - 20'000'000 - late + clock, end + clock});
+      v.push_back({c, end - 20'000'000 + late + clock, end + clock});
     }
     return v;
   };
