@@ -19,8 +19,9 @@ int main(int argc, char** argv) {
   using namespace perfgap::gen;
   if (argc < 4) {
     std::fprintf(stderr,
-                 "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n",
-                 argv[0]);
+                 "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
+                 "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed] kineto|nsys OUTDIR\n",
+                 argv[0], argv[0]);
     return 2;
   }
   std::string sc = argv[1], kind = argv[2], out = argv[3];
