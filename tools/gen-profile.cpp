@@ -4,6 +4,10 @@
 // SCENARIO: exposed (AllGather 30 ms / ReduceScatter 15 ms exposed), exposed-tuned (15/5),
 // launch-bound, overlapped, large:GPUS:KERNELS_PER_GPU, large-steps:GPUS:KERNELS_PER_GPU (with
 // ProfilerStep#N ranges, one per 2000 kernels).
+//   perfgap-gen-profile job:RANKS:LATE_RANK:LATE_MS[:skewed] kineto|nsys OUTDIR
+// writes one file per rank (OUTDIR/rank00000.json or .sqlite; nsys: host node<rank/8>) of a
+// data-parallel job (profile_gen.hpp gen::job) whose rank LATE_RANK (-1: none) computes LATE_MS
+// longer before each AllReduce; `skewed`: the nodes' clocks apart by up to +-7 ms.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -15,11 +19,43 @@ int main(int argc, char** argv) {
   using namespace perfgap::gen;
   if (argc < 4) {
     std::fprintf(stderr,
-                 "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n",
-                 argv[0]);
+                 "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
+                 "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed] kineto|nsys OUTDIR\n",
+                 argv[0], argv[0]);
     return 2;
   }
   std::string sc = argv[1], kind = argv[2], out = argv[3];
+  if (sc.rfind("job:", 0) == 0) {
+    JobSpec spec;
+    int skewed = 0;
+    char word[16] = {};
+    int got = std::sscanf(sc.c_str(), "job:%d:%d:%lf:%15s", &spec.ranks, &spec.late_rank, &spec.late_ms, word);
+    if (got < 3 || spec.ranks < 1 || spec.ranks > 100000 || spec.late_rank >= spec.ranks) {
+      std::fprintf(stderr, "job:RANKS:LATE_RANK:LATE_MS[:skewed]\n");
+      return 2;
+    }
+    skewed = got == 4 && std::string(word) == "skewed";
+    if (skewed) spec.clock_offset_ms = node_clock_offsets(spec.ranks);
+    Scenario s = job(spec);
+    for (std::size_t r = 0; r < s.gpus.size(); ++r) {
+      char name[64];
+      std::snprintf(name, sizeof name, "/rank%05zu.%s", r, kind == "kineto" ? "json" : "sqlite");
+      if (kind == "kineto") {
+        std::ofstream f(out + name, std::ios::binary);
+        f << kineto_json(s, r, static_cast<int>(r));
+        if (!f) return 1;
+      } else if (kind == "nsys") {
+        auto err = write_nsys_sqlite(rank_of(s, r), out + name);
+        if (!err.empty()) {
+          std::fprintf(stderr, "%s\n", err.c_str());
+          return 1;
+        }
+      } else {
+        return 2;
+      }
+    }
+    return 0;
+  }
   Scenario s;
   if (sc == "exposed") s = exposed_comm(8, 10, 30, 15);
   else if (sc == "exposed-tuned") s = exposed_comm(8, 10, 15, 5);

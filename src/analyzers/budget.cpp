@@ -55,12 +55,13 @@ struct BudgetMeasure {
   }
 };
 struct BudgetMeasures {
-  BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio;
+  BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio, straggler_pct;
   // The slowest node: its step (iteration) time or throughput against the fleet's median, as a
   // share of throughput lost (fleet.pace); its collective bandwidth against the fleet's
   // (fleet.pace on nccl-tests, fanout.pairs), which costs through the exposed communication.
-  BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio;
+  BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio, straggler_pct;
   std::string slow_node_step_how, slow_node_busbw_how;
+  double straggler_ms = 0, straggler_wait_ms = 0, straggler_iter_ms = 0;
   double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
   std::string busbw_basis_name;
 };
@@ -212,6 +213,15 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.slow_node_busbw_how = fmt::format("the slowest node's best pair at {:.1f} GB/s against the fleet's {:.1f}", *worst, *ref);
     }
   }
+  // The step time lost to the last rank (measured on the job's rank profiles); of several
+  // reports the largest, as the slowest node sets the pace.
+  if (x.id == "profile.straggler")
+    if (auto pct = budget_metric(x, "cost_pct_of_iter"); pct && *pct > 0 && (!m.straggler_pct.found || *pct > m.straggler_pct.value)) {
+      m.straggler_pct.more(*pct, at);
+      m.straggler_ms = budget_metric(x, "cost_ms_per_iter").value_or(0);
+      m.straggler_wait_ms = budget_metric(x, "wait_ms_per_iter").value_or(0);
+      m.straggler_iter_ms = budget_metric(x, "iteration_ms").value_or(0);
+    }
   if (x.id == "nccl_tests.busbw")
     if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
       if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
@@ -285,6 +295,11 @@ bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, 
     e = m.exposed_pct.value * (1 - r);
     how = fmt::format("{} ({}), {:.1f}% of it; communication not overlapped is {:.1f}% of the iteration ({}): {:.1f} points", m.slow_node_busbw_how,
                       m.slow_node_busbw_ratio.where, 100 * r, m.exposed_pct.value, m.exposed_pct.where, e);
+  } else if (k.estimate == "waiting" && m.straggler_pct.found) {
+    e = m.straggler_pct.value;
+    how = fmt::format("the other ranks wait {:.2f} ms per iteration for the last one; it arrives {:.2f} ms after the next-latest, {:.1f}% of the {:.2f} ms "
+                      "iteration ({}): {:.1f} points",
+                      m.straggler_wait_ms, m.straggler_ms, m.straggler_pct.value, m.straggler_iter_ms, m.straggler_pct.where, e);
   } else {
     return false;
   }

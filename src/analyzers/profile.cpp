@@ -10,6 +10,7 @@
 #include <set>
 
 #include "analyzers/analyzers.hpp"
+#include "analyzers/profile_ranks.hpp"
 #include "facts/nccl.hpp"
 #include "report/redact.hpp"
 
@@ -88,12 +89,14 @@ struct Win {
 };
 struct WinStats {
   double len = 0, compute = 0, busy = 0, idle = 0, host_idle = 0, copy = 0, comm_all = 0, exposed_all = 0;
+  double wait = 0;  // inside collectives, waiting for a later rank (cross-rank profiles)
   std::array<double, kCollCount> comm{}, exposed{};
 };
 
 struct GpuTimeline {
   std::vector<std::uint32_t> acts;  // sorted by start
   Ivs compute, copy, comm_all, exposed_all, idle, host_idle;
+  Ivs wait;  // parts of its collective kernels spent waiting for a later rank
   std::array<Ivs, kCollCount> comm, exposed;
   std::size_t kernels = 0;
   double kernel_ns = 0, nccl_ns = 0;
@@ -144,8 +147,29 @@ bool range_named(std::string_view n, std::string_view want) {
   return !std::isalpha(static_cast<unsigned char>(next));
 }
 
+// The job's ranks (the GPUs with NCCL kernels) on one clock, and who arrives last at the
+// collectives (profile_ranks.hpp). Totals are ns over the matched collectives.
+struct CrossRanks {
+  bool present = false;                          // at least two GPUs with NCCL kernels
+  std::vector<std::size_t> gpu;                  // rank -> GPU index
+  std::vector<std::vector<RankCollective>> seqs;  // per rank, its own clock
+  RankAlignment al;
+  std::vector<std::int32_t> iter_of;             // per match: the reference rank's window, -1 outside every one
+  std::vector<std::size_t> columns;              // the windows that hold matched collectives
+  std::size_t aligned = 0;
+  std::vector<std::size_t> last_count, present_in;
+  std::vector<double> late, wait, cost, others_wait, compute_before;
+  std::vector<std::vector<double>> late_iter;    // [rank][column]
+  std::size_t with_last = 0;
+  std::int32_t straggler = -1;                   // the rank whose lateness costs the most; -1 none
+  bool straggler_warn = false;
+  double iteration_ns = 0;
+  std::vector<double> skews;                     // per match, last - first arrival
+};
+
 struct Analysis {
   std::vector<GpuTimeline> gpus;
+  CrossRanks xr;
   std::string method;  // how iterations were found; empty: none
   std::string method_kind;  // "range", "step", "period", ""
   bool iterations = false;
@@ -273,6 +297,123 @@ bool windows_from_period(const Profile& p, Analysis& an, std::size_t& period_out
   return any;
 }
 
+// Below this share of the iteration, what the last rank costs is noise, not a straggler.
+constexpr double kStragglerPct = 5;
+
+// The ranks of a profile of several GPUs with NCCL kernels, aligned (analyzers/profile_ranks),
+// and each rank's waiting inside its collective kernels: from its own arrival to the last one's.
+void align_cross_ranks(const Profile& p, Analysis& an) {
+  auto& xr = an.xr;
+  std::vector<std::vector<RankCollective>> seqs;
+  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+    std::vector<RankCollective> s;
+    bool nccl = false;
+    for (auto ai : an.gpus[g].acts) {
+      const auto& a = p.acts[ai];
+      if (a.kind != ActKind::kernel || a.coll == Coll::none) continue;
+      nccl = true;
+      if (aligns_ranks(a.coll)) s.push_back({a.coll, a.start, a.end});
+    }
+    if (!nccl) continue;
+    xr.gpu.push_back(g);
+    seqs.push_back(std::move(s));
+  }
+  if (seqs.size() < 2) {
+    xr.gpu.clear();
+    return;
+  }
+  xr.present = true;
+  xr.al = align_ranks(seqs);
+  xr.seqs = std::move(seqs);
+  const std::size_t n = xr.gpu.size();
+  std::vector<Ivs> waits(n);
+  for (const auto& m : xr.al.matches)
+    for (std::size_t r = 0; r < n; ++r) {
+      if (m.index[r] < 0) continue;
+      const std::int64_t w = m.last - m.arrival[r];
+      if (w <= 0) continue;
+      const auto& c = xr.seqs[r][static_cast<std::size_t>(m.index[r])];
+      waits[r].push_back({c.start, std::min(c.end, c.start + w)});
+    }
+  for (std::size_t r = 0; r < n; ++r) {
+    auto& v = waits[r];
+    std::sort(v.begin(), v.end(), [](const Iv& a, const Iv& b) { return a.s < b.s; });
+    auto& out = an.gpus[xr.gpu[r]].wait;
+    for (const auto& x : v) push(out, x.s, x.e);
+  }
+}
+
+// Per rank and iteration (the reference rank's windows): lateness (own arrival after the first
+// rank's), waiting (the last rank's arrival after its own), what its lateness costs the step
+// (its arrival after the next-latest, where it is last), the compute it ran since its previous
+// collective; then the straggler, the rank whose lateness costs the most.
+void cross_rank_figures(Analysis& an) {
+  auto& xr = an.xr;
+  if (!xr.present) return;
+  const std::size_t n = xr.gpu.size();
+  const auto& al = xr.al;
+  for (std::size_t r = 0; r < n; ++r) xr.aligned += al.aligned[r];
+  const auto& ref_wins = an.gpus[xr.gpu[al.reference]].wins;
+  std::vector<std::int32_t> column_of(ref_wins.size(), -1);
+  xr.iter_of.assign(al.matches.size(), -1);
+  for (std::size_t k = 0; k < al.matches.size(); ++k) {
+    const auto t = xr.seqs[al.reference][al.matches[k].ref_index].start;
+    auto w = std::upper_bound(ref_wins.begin(), ref_wins.end(), t, [](std::int64_t x, const Win& v) { return x < v.s; });
+    if (w == ref_wins.begin()) continue;
+    --w;
+    if (t >= w->e) continue;
+    auto j = static_cast<std::size_t>(w - ref_wins.begin());
+    if (column_of[j] < 0) {
+      column_of[j] = static_cast<std::int32_t>(xr.columns.size());
+      xr.columns.push_back(j);
+    }
+    xr.iter_of[k] = column_of[j];
+  }
+  const std::size_t cols = xr.columns.size();
+  xr.last_count.assign(n, 0);
+  xr.present_in.assign(n, 0);
+  for (auto* v : {&xr.late, &xr.wait, &xr.cost, &xr.others_wait, &xr.compute_before}) v->assign(n, 0);
+  xr.late_iter.assign(n, std::vector<double>(cols, 0));
+  for (std::size_t k = 0; k < al.matches.size(); ++k) {
+    const auto& m = al.matches[k];
+    const std::int32_t col = xr.iter_of[k];
+    if (col < 0) continue;
+    xr.skews.push_back(static_cast<double>(m.last - m.first));
+    std::size_t present = 0;
+    double others = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (m.index[r] < 0) continue;
+      ++present;
+      ++xr.present_in[r];
+      const double late = static_cast<double>(m.arrival[r] - m.first);
+      xr.late[r] += late;
+      xr.late_iter[r][static_cast<std::size_t>(col)] += late;
+      xr.wait[r] += static_cast<double>(m.last - m.arrival[r]);
+      others += static_cast<double>(m.last - m.arrival[r]);
+      const auto i = static_cast<std::size_t>(m.index[r]);
+      const auto& seq = xr.seqs[r];
+      const auto& gt = an.gpus[xr.gpu[r]];
+      const std::int64_t from = i > 0 ? seq[i - 1].end : gt.first;
+      xr.compute_before[r] += static_cast<double>(measure(gt.compute, from, seq[i].start));
+    }
+    if (m.last_rank >= 0) {
+      const auto L = static_cast<std::size_t>(m.last_rank);
+      ++xr.with_last;
+      ++xr.last_count[L];
+      xr.cost[L] += static_cast<double>(m.last - m.second);
+      if (present > 1) xr.others_wait[L] += others / static_cast<double>(present - 1);
+    }
+  }
+  xr.iteration_ns = an.per_iter.len;
+  double most = 0;
+  for (std::size_t r = 0; r < n; ++r)
+    if (xr.cost[r] > most) most = xr.cost[r], xr.straggler = static_cast<std::int32_t>(r);
+  if (xr.straggler >= 0 && cols > 0) {
+    const double per_iter = xr.cost[static_cast<std::size_t>(xr.straggler)] / static_cast<double>(cols);
+    xr.straggler_warn = xr.iteration_ns > 0 && 100 * per_iter / xr.iteration_ns >= kStragglerPct;
+  }
+}
+
 Analysis analyze(const Profile& p, const ProfileOptions& o) {
   Analysis an;
   an.gpus.resize(p.gpus.size());
@@ -314,9 +455,6 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
         starter.push_back(ai);
       }
     }
-    for (int c = 1; c < kCollCount; ++c)
-      if (!gt.comm[c].empty()) gt.exposed[c] = minus(gt.comm[c], gt.compute);
-    gt.exposed_all = minus(gt.comm_all, gt.compute);
     for (std::size_t i = 1; i < busy.size(); ++i) {
       std::int64_t a = busy[i - 1].e, b = busy[i].s;
       if (b <= a) continue;
@@ -324,6 +462,19 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
       const auto& next = p.acts[starter[i]];
       if (next.api_start >= 0 && next.api_start >= a) gt.host_idle.push_back({a, b});
     }
+  }
+  // Several ranks: their clocks aligned on the collectives' ends; the time a rank's collective
+  // kernel waits for a later rank is waiting, not communication (neither comm nor exposed).
+  align_cross_ranks(p, an);
+  for (auto& gt : an.gpus) {
+    if (!gt.wait.empty()) {
+      for (int c = 1; c < kCollCount; ++c)
+        if (!gt.comm[c].empty()) gt.comm[c] = minus(gt.comm[c], gt.wait);
+      gt.comm_all = minus(gt.comm_all, gt.wait);
+    }
+    for (int c = 1; c < kCollCount; ++c)
+      if (!gt.comm[c].empty()) gt.exposed[c] = minus(gt.comm[c], gt.compute);
+    gt.exposed_all = minus(gt.comm_all, gt.compute);
   }
   // Launch overhead.
   for (const auto& a : p.acts) {
@@ -402,6 +553,7 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
           s.comm[c] = static_cast<double>(measure(gt.comm[c], w.s, w.e));
           s.exposed[c] = static_cast<double>(measure(gt.exposed[c], w.s, w.e));
         }
+      s.wait = static_cast<double>(measure(gt.wait, w.s, w.e));
       s.idle = static_cast<double>(measure(gt.idle, w.s, w.e));
       s.host_idle = static_cast<double>(measure(gt.host_idle, w.s, w.e));
       s.busy = s.len - s.idle;
@@ -412,7 +564,7 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
   }
   auto add = [](WinStats& a, const WinStats& b, double k) {
     a.len += b.len * k, a.compute += b.compute * k, a.busy += b.busy * k, a.idle += b.idle * k, a.host_idle += b.host_idle * k;
-    a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k;
+    a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k, a.wait += b.wait * k;
     for (int c = 0; c < kCollCount; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k;
   };
   for (const auto& gt : an.gpus)
@@ -430,6 +582,7 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
   }
   an.iteration_ms_median = ms(percentile(lens, 0.5));
   an.iteration_count = max_wins;
+  cross_rank_figures(an);
   return an;
 }
 
@@ -461,6 +614,139 @@ std::string iteration_words(const Analysis& an) {
 }
 
 std::string every(const Analysis& an) { return an.iterations ? "every iteration" : "the profile"; }
+
+// A rank's name in the cross-rank findings: its label, and its node where the profile names it.
+std::string rank_name(const Profile& p, const CrossRanks& xr, std::size_t r) {
+  const auto& g = p.gpus[xr.gpu[r]];
+  return g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host);
+}
+
+Finding straggler_finding(const Profile& p, const Analysis& an, const std::string& source) {
+  const auto& xr = an.xr;
+  const auto& al = xr.al;
+  const std::size_t n = xr.gpu.size();
+  Finding f = started("profile.straggler", "workload", source);
+  std::vector<std::size_t> unaligned;
+  for (std::size_t r = 0; r < n; ++r)
+    if (!al.aligned[r]) unaligned.push_back(r);
+  f.metric("ranks", static_cast<double>(n));
+  f.metric("ranks_aligned", static_cast<double>(xr.aligned));
+  f.metric("ranks_unaligned", static_cast<double>(unaligned.size()));
+  for (std::size_t i = 0; i < unaligned.size(); ++i) {
+    const std::size_t r = unaligned[i];
+    if (i < 16) f.add(source, fmt::format("not aligned: {}: {}", rank_name(p, xr, r), al.why_not[r]), "collective ends that meet the other ranks'");
+    else if (i == 16) f.add(source, fmt::format("... {} more ranks not aligned", unaligned.size() - 16));
+  }
+  // The ranks left out, named in the title too (text shows a skip's or pass's title only).
+  std::string left_out;
+  for (std::size_t i = 0; i < unaligned.size() && i < 3; ++i) left_out += (i ? ", " : "") + rank_name(p, xr, unaligned[i]);
+  if (unaligned.size() > 3) left_out += fmt::format(" and {} more", unaligned.size() - 3);
+  const std::string not_aligned = unaligned.empty() ? "" : fmt::format("; not aligned, left out: {}", left_out);
+  const std::size_t cols = xr.columns.size();
+  if (xr.aligned < 2 || cols == 0) {
+    f.status = report::Status::skip;
+    f.title = xr.aligned < 2 ? fmt::format("the {} ranks' profiles cannot be put on one clock: no two share collectives whose ends meet{}", n, not_aligned)
+                             : "no collective matched across ranks falls inside an iteration" + not_aligned;
+    return f;
+  }
+  const double iters = static_cast<double>(cols);
+  const std::size_t ref = al.reference;
+  // The others' compute before their collectives, for the straggler's comparison.
+  auto per_iter_ms = [&](const std::vector<double>& v, std::size_t r) { return ms(v[r] / iters); };
+  std::vector<double> skews = xr.skews;
+  const double skew50 = percentile(skews, 0.5), skew_max = skews.empty() ? 0 : *std::max_element(skews.begin(), skews.end());
+  f.metric("collectives_matched", static_cast<double>(al.matches.size()));
+  f.metric("iterations", iters);
+  f.metric("iteration_ms", ms(xr.iteration_ns));
+  f.metric("skew_ms_p50", ms(skew50));
+  f.metric("skew_ms_max", ms(skew_max));
+  f.metric("clock_tolerance_ms", ms(static_cast<double>(al.tolerance)));
+  const bool named = xr.straggler >= 0;
+  const std::size_t S = named ? static_cast<std::size_t>(xr.straggler) : 0;
+  const double cost_ms = named ? per_iter_ms(xr.cost, S) : 0;
+  const double wait_ms = named ? per_iter_ms(xr.others_wait, S) : 0;
+  const double cost_pct = xr.iteration_ns > 0 ? 100 * ms(named ? xr.cost[S] / iters : 0) / ms(xr.iteration_ns) : 0;
+  f.metric("cost_ms_per_iter", cost_ms);
+  f.metric("cost_pct_of_iter", cost_pct);
+  f.metric("wait_ms_per_iter", wait_ms);
+  std::size_t matched = 0;
+  for (std::size_t k = 0; k < al.matches.size(); ++k) matched += xr.iter_of[k] >= 0;
+  std::vector<double> others_compute;
+  for (std::size_t r = 0; r < n; ++r)
+    if (al.aligned[r] && (!named || r != S)) others_compute.push_back(per_iter_ms(xr.compute_before, r));
+  const double compute_median = percentile(others_compute, 0.5);
+  if (xr.straggler_warn) {
+    f.status = report::Status::warn;
+    f.metric("last_count", static_cast<double>(xr.last_count[S]));
+    f.metric("last_pct", pct(static_cast<double>(xr.last_count[S]), static_cast<double>(matched)));
+    f.title = fmt::format("{} arrives last at {} of {} collectives: the other {} rank{} wait {:.2f} ms per iteration for it, {:.2f} ms ({:.1f}%) of the "
+                          "{:.2f} ms iteration lost to it",
+                          rank_name(p, xr, S), xr.last_count[S], matched, xr.aligned - 1, xr.aligned == 2 ? "" : "s", wait_ms, cost_ms, cost_pct,
+                          ms(xr.iteration_ns)) +
+              not_aligned;
+    const double own = per_iter_ms(xr.compute_before, S);
+    f.add(source, fmt::format("{}: {:.2f} ms of compute per iteration before its collectives, the other ranks' median {:.2f} ms", rank_name(p, xr, S), own,
+                              compute_median),
+          "about the others'");
+    const bool slower_gpu = own - compute_median > 0.5 * cost_ms;
+    f.fix = slower_gpu ? fmt::format("{} computes longer than its peers before each collective: its GPU is slower or has more work. Check its node: "
+                                     "perfgap check (gpu.clocks: throttling, power caps, thermals; a degraded GPU or PCIe link) and compare its "
+                                     "nvidia-smi -q -x with a peer's (perfgap analyze nvidia-smi); uneven data or pipeline shards also do this",
+                                     p.gpus[xr.gpu[S]].label)
+                       : fmt::format("{} computes as long as its peers but starts its work later: its host is late. Check its node: perfgap check "
+                                     "(placement.gpu_affinity, placement.shared_cores, cpu.governor), the data loader (num_workers, pin_memory) "
+                                     "and the host-bound share of its profile (profile.gpu_idle)",
+                                     p.gpus[xr.gpu[S]].label);
+    f.impact = fmt::format("{:.2f} ms of every {:.2f} ms iteration ({:.1f}%): the step would be that much shorter if {} arrived with the next-latest rank",
+                           cost_ms, ms(xr.iteration_ns), cost_pct, p.gpus[xr.gpu[S]].label);
+  } else {
+    f.status = report::Status::pass;
+    f.title = fmt::format("no straggler among {} ranks: the last rank to arrive costs at most {:.2f} ms ({:.1f}%) of the {:.2f} ms iteration "
+                          "(skew p50 {:.3f} ms, max {:.3f} ms)",
+                          xr.aligned, cost_ms, cost_pct, ms(xr.iteration_ns), ms(skew50), ms(skew_max)) +
+              not_aligned;
+  }
+  f.add(source, fmt::format("{} collectives matched on {} of {} ranks over {} iteration{}, clocks aligned on their ends (reference {}, tolerance {:.2f} ms)",
+                            matched, xr.aligned, n, cols, cols == 1 ? "" : "s", rank_name(p, xr, ref), ms(static_cast<double>(al.tolerance))));
+  // Per rank: metrics for all, the text table for the latest 16.
+  std::vector<std::size_t> order;
+  for (std::size_t r = 0; r < n; ++r)
+    if (al.aligned[r]) order.push_back(r);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return xr.late[a] > xr.late[b]; });
+  f.table.push_back({"rank", "last", "late ms/iter", "waits ms/iter", "compute before ms/iter", "clock offset ms"});
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::size_t r = order[i];
+    const auto& key = p.gpus[xr.gpu[r]].key;
+    f.metric("late_ms_per_iter." + key, per_iter_ms(xr.late, r));
+    f.metric("wait_ms_per_iter." + key, per_iter_ms(xr.wait, r));
+    f.metric("last_count." + key, static_cast<double>(xr.last_count[r]));
+    f.metric("compute_before_ms_per_iter." + key, per_iter_ms(xr.compute_before, r));
+    f.metric("clock_offset_ms." + key, ms(static_cast<double>(al.offset[r])));
+    if (i < 16)
+      f.table.push_back({rank_name(p, xr, r), fmt::format("{}/{}", xr.last_count[r], xr.present_in[r]), fmt::format("{:.2f}", per_iter_ms(xr.late, r)),
+                         fmt::format("{:.2f}", per_iter_ms(xr.wait, r)), fmt::format("{:.2f}", per_iter_ms(xr.compute_before, r)),
+                         fmt::format("{:+.3f}", ms(static_cast<double>(al.offset[r])))});
+    else if (i == 16)
+      f.table.push_back({fmt::format("... {} more ranks (all in the JSON metrics)", order.size() - 16), "", "", "", "", ""});
+  }
+  f.table_always = xr.straggler_warn;
+  // HTML: rank x iteration, a cell warn where the rank's lateness took >= 5% of that iteration.
+  report::Chart c;
+  c.kind = report::Chart::Kind::heatmap;
+  c.title = fmt::format("lateness at the collectives per rank and iteration (warn: the rank arrived >= {:.0f}% of the iteration after the first)", kStragglerPct);
+  for (std::size_t j = 0; j < cols; ++j) c.columns.push_back(fmt::format("iteration {}", xr.columns[j] + 1));
+  for (std::size_t r : order) {
+    c.rows.push_back(p.gpus[xr.gpu[r]].label);
+    std::vector<std::optional<report::Status>> row;
+    for (std::size_t j = 0; j < cols; ++j) {
+      const double len = xr.columns[j] < an.by_index.size() ? an.by_index[xr.columns[j]].len : xr.iteration_ns;
+      row.push_back(len > 0 && 100 * xr.late_iter[r][j] / len >= kStragglerPct ? report::Status::warn : report::Status::pass);
+    }
+    c.cells.push_back(std::move(row));
+  }
+  f.charts.push_back(std::move(c));
+  return f;
+}
 
 }  // namespace
 
@@ -564,7 +850,10 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
       }
       std::vector<std::string> head = {"iter", "ms", "compute"};
       for (int c : colls) head.emplace_back(parsers::coll_name(static_cast<Coll>(c)));
-      for (const char* h : {"exposed", "idle", "memcpy"}) head.emplace_back(h);
+      const bool waits = an.xr.present && ms(it.wait) >= 0.005;
+      head.emplace_back("exposed");
+      if (waits) head.emplace_back("waiting");
+      for (const char* h : {"idle", "memcpy"}) head.emplace_back(h);
       f.table.push_back(head);
       f.table_always = true;
       for (std::size_t j = 0; j < an.by_index.size(); ++j) {
@@ -572,6 +861,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
         std::vector<std::string> row = {std::to_string(j + 1), fmt_ms(s.len), fmt_ms(s.compute)};
         for (int c : colls) row.push_back(fmt_ms(s.comm[c]));
         row.push_back(fmt_ms(s.exposed_all));
+        if (waits) row.push_back(fmt_ms(s.wait));
         row.push_back(fmt_ms(s.idle));
         row.push_back(fmt_ms(s.copy));
         f.table.push_back(std::move(row));
@@ -582,6 +872,9 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     }
     out.push_back(std::move(f));
   }
+
+  // ---- profile.straggler (several ranks)
+  if (an.xr.present) out.push_back(straggler_finding(p, an, source));
 
   // ---- profile.exposed_comm (one per collective, plus `all`)
   auto exposed_finding = [&](int c) {
@@ -602,6 +895,36 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     std::string what = all ? "communication" : name;
     f.title = fmt::format("{} {:.2f} ms {}, {:.2f} ms ({:.1f}% of the {:.2f} ms iteration) not overlapped by compute{}", what, ms(comm),
                           iteration_words(an), ms(exposed), share, ms(it.len), share > 10 ? " (> 10%)" : "");
+    // Several ranks: the time inside the kernels spent waiting for a later rank is left out above
+    // and said apart (profile.straggler), so that waiting is not tuned as communication.
+    double waiting = 0;
+    if (an.xr.present) {
+      double wsum = 0, wgpus = 0;
+      for (const auto& gt : an.gpus) {
+        if (gt.stats.empty()) continue;
+        double w = 0;
+        for (const auto& st : gt.stats) w += st.wait;
+        wsum += w / static_cast<double>(gt.stats.size());
+        ++wgpus;
+      }
+      waiting = wgpus > 0 && all ? wsum / wgpus : 0;
+      if (!all) {
+        // Per collective: the waits inside its own kernels.
+        double t = 0;
+        for (std::size_t k = 0; k < an.xr.al.matches.size(); ++k) {
+          const auto& m = an.xr.al.matches[k];
+          if (static_cast<int>(m.coll) != c || an.xr.iter_of[k] < 0) continue;
+          for (std::size_t r = 0; r < an.xr.gpu.size(); ++r)
+            if (m.index[r] >= 0) t += static_cast<double>(m.last - m.arrival[r]);
+        }
+        const double cols = static_cast<double>(std::max<std::size_t>(1, an.xr.columns.size()));
+        waiting = an.xr.aligned > 0 ? t / cols / static_cast<double>(an.xr.aligned) : 0;
+      }
+      f.metric("waiting_ms_per_iter", ms(waiting));
+      if (ms(waiting) >= 0.005)
+        f.title += fmt::format("; besides, {:.2f} ms {} inside the kernels waiting for a later rank (not communication: profile.straggler)", ms(waiting),
+                               iteration_words(an));
+    }
     // Per GPU, worst first.
     std::vector<std::pair<double, std::size_t>> order;
     for (std::size_t g = 0; g < an.gpus.size(); ++g) {
@@ -643,9 +966,16 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
                             : col == Coll::AllReduce ? "overlap gradient buckets with the backward pass (DDP bucket_cap_mb, no find_unused_parameters); "
                             : col == Coll::AllToAll ? "overlap expert dispatch with compute (MoE comm/compute pipelining); "
                                                     : "";
-      f.fix = fmt::format("{}then tune the collective itself: perfgap sweep --env NCCL_ALGO=unset,Ring,Tree --env NCCL_MIN_NCHANNELS=unset,16,32 -- {} -b 1M -e 1G -f 2 -g 8 "
-                          "(also NCCL_PROTO, NCCL_NCHANNELS_PER_NET_PEER, NCCL_IB_QPS_PER_CONNECTION; see docs/SWEEP.md) and check the fabric with perfgap analyze nccl-tests",
-                          overlap, bench_of(col));
+      if (an.xr.straggler_warn) {
+        // A straggler first: tuning NCCL while the ranks wait for one of them measures the wait.
+        f.fix = fmt::format("first remove the straggler (profile.straggler: the other ranks wait for {} each iteration); then {}profile again "
+                            "before tuning the collective itself",
+                            p.gpus[an.xr.gpu[static_cast<std::size_t>(an.xr.straggler)]].label, overlap);
+      } else {
+        f.fix = fmt::format("{}then tune the collective itself: perfgap sweep --env NCCL_ALGO=unset,Ring,Tree --env NCCL_MIN_NCHANNELS=unset,16,32 -- {} -b 1M -e 1G -f 2 -g 8 "
+                            "(also NCCL_PROTO, NCCL_NCHANNELS_PER_NET_PEER, NCCL_IB_QPS_PER_CONNECTION; see docs/SWEEP.md) and check the fabric with perfgap analyze nccl-tests",
+                            overlap, bench_of(col));
+      }
       f.impact = an.iterations ? fmt::format("{:.2f} ms of every {:.2f} ms iteration the GPU waits on {}: up to {:.1f}% faster iterations if it were hidden", ms(exposed), ms(it.len), what, share)
                                : fmt::format("{:.2f} ms of the {:.2f} ms profile the GPU waits on {}", ms(exposed), ms(it.len), what);
     }

@@ -19,6 +19,7 @@
 
 #include "analyzers/analyzers.hpp"
 #include "compare/compare.hpp"
+#include "fleet/inputs.hpp"
 #include "parsers/gunzip.hpp"
 #include "parsers/perf_data.hpp"
 #include "parsers/profile.hpp"
@@ -336,6 +337,9 @@ int emit_report(const std::string& kind, const std::vector<std::string>& inputs,
   return rep.has_fail() ? 1 : 0;
 }
 
+// A job's rank files read together by analyze nsys/kineto (docs/ANALYZE.md, cross-rank).
+constexpr std::size_t kMaxProfileRanks = 1024;
+
 // A check report is a few hundred KiB; a fleet-sized one is not a node report.
 constexpr std::size_t kMaxNodeReportBytes = 64u << 20;
 
@@ -482,18 +486,30 @@ int run_analyze(const AnalyzeArgs& a) {
       po.reference = &ref;
       po.reference_source = a.reference;
     }
+    // A job's ranks: files, directories (their traces/exports) and quoted globs.
+    auto profile_name = [&](std::string_view n) {
+      if (k == "nsys") return n.ends_with(".sqlite") || n.ends_with(".nsys-rep") || n.ends_with(".qdrep");
+      return n.ends_with(".json") || n.ends_with(".json.gz");
+    };
+    auto expanded = fleet::expand_inputs(a.files, profile_name, k == "nsys" ? "nsys export (.sqlite, .nsys-rep)" : "Kineto trace (.json, .json.gz)");
+    if (!expanded.problems.empty()) throw UsageError(fmt::format("analyze {}: {}: {}", k, expanded.problems[0].file, expanded.problems[0].why));
+    const auto& files = expanded.files;
+    if (files.size() > kMaxProfileRanks)
+      throw UsageError(fmt::format("analyze {}: {} profiles; at most {} ranks are analysed together", k, files.size(), kMaxProfileRanks));
     parsers::Profile merged;
     std::vector<std::string> used;
-    for (std::uint32_t i = 0; i < a.files.size(); ++i) {
-      auto r = read_profile(k, a.files[i]);
+    for (std::uint32_t i = 0; i < files.size(); ++i) {
+      auto r = read_profile(k, files[i]);
       if (!r) {
-        bad(a.files[i], r.error());
+        // Of a job's ranks, a missing one would silently change who is late: the whole run stops.
+        if (files.size() > 1) throw UsageError(fmt::format("{}: {}", files[i], r.error()));
+        bad(files[i], r.error());
         continue;
       }
-      if (a.files.size() > 1)
-        for (auto& g : r->gpus) g.label = a.files[i] + ": " + g.label;
+      if (files.size() > 1)
+        for (auto& g : r->gpus) g.label = files[i] + ": " + g.label;
       merged.merge(std::move(*r), i);
-      used.push_back(a.files[i]);
+      used.push_back(files[i]);
     }
     if (used.empty()) {
       std::string msg = unusable.size() == 1 ? "no usable input: " + unusable[0] : "no usable input: ";
@@ -503,7 +519,7 @@ int run_analyze(const AnalyzeArgs& a) {
     }
     std::string source = used.size() == 1 ? used[0] : fmt::format("{} profiles", used.size());
     append(analyzers::analyze_profile(merged, source, po));
-    return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+    return emit_report("analyze", files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
   }
 
   if (k == "nvidia-smi") {

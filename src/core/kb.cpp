@@ -171,8 +171,8 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
       c.estimate = kb_scalar(file, e, "estimate", false);
       c.next = kb_scalar(file, e, "next", false);
       if (!c.estimate.empty() && c.estimate != "smmu_share" && c.estimate != "cpu_frequency" && c.estimate != "remote_numa" &&
-          c.estimate != "collective" && c.estimate != "slowest_node")
-        kb_fail(file, e["estimate"], fmt::format("cause {}: estimate must be smmu_share, cpu_frequency, remote_numa, collective or slowest_node", id));
+          c.estimate != "collective" && c.estimate != "slowest_node" && c.estimate != "waiting")
+        kb_fail(file, e["estimate"], fmt::format("cause {}: estimate must be smmu_share, cpu_frequency, remote_numa, collective, slowest_node or waiting", id));
       auto m = e["members"];
       if (!m || !m.IsSequence() || m.size() == 0) kb_fail(file, e, fmt::format("cause {}: members must be a list of finding ids or globs", id));
       for (const auto& p : m) {

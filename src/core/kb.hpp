@@ -52,7 +52,7 @@ struct KbCause {
   std::string title;
   std::vector<std::string> members;  // finding ids, or globs such as live.smmu_*
   std::string absorbs;               // another cause: when both are found, its findings and measurement are this one's
-  std::string estimate;              // smmu_share | cpu_frequency | remote_numa | collective | slowest_node | "" (prior only)
+  std::string estimate;              // smmu_share | cpu_frequency | remote_numa | collective | slowest_node | waiting | "" (prior only)
   double case_measured = 0, case_cost = 0;
   std::string next;  // the next step for this cause, in explain's fix
   std::string file;

@@ -26,8 +26,8 @@ bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std
 
 bool ends_with_json(std::string_view name) { return name.size() > 5 && name.ends_with(".json"); }
 
-// A directory's *.json files (not recursive), sorted; hidden files are skipped.
-std::optional<std::vector<std::string>> json_files_in(const std::string& dir, std::string& why) {
+// A directory's files that `accept` takes (not recursive), sorted; hidden files are skipped.
+std::optional<std::vector<std::string>> files_in(const std::string& dir, const std::function<bool(std::string_view)>& accept, std::string& why) {
   DIR* d = ::opendir(dir.c_str());
   if (!d) {
     why = fmt::format("cannot open directory: {}", std::strerror(errno));
@@ -37,7 +37,7 @@ std::optional<std::vector<std::string>> json_files_in(const std::string& dir, st
   std::string base = dir.ends_with('/') ? dir : dir + "/";
   while (auto* e = ::readdir(d)) {
     std::string_view name = e->d_name;
-    if (name.starts_with('.') || !ends_with_json(name)) continue;
+    if (name.starts_with('.') || !accept(name)) continue;
     std::string path = base + std::string(name);
     struct stat st{};
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;
@@ -105,7 +105,9 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
 
 }  // namespace
 
-ExpandedInputs expand_inputs(const std::vector<std::string>& args) {
+ExpandedInputs expand_inputs(const std::vector<std::string>& args) { return expand_inputs(args, ends_with_json, ".json report"); }
+
+ExpandedInputs expand_inputs(const std::vector<std::string>& args, const std::function<bool(std::string_view)>& accept, const std::string& what) {
   ExpandedInputs in;
   std::unordered_set<std::string> seen;
   auto add = [&](std::string path) {
@@ -115,9 +117,9 @@ ExpandedInputs expand_inputs(const std::vector<std::string>& args) {
     struct stat st{};
     if (::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
       std::string why;
-      auto files = json_files_in(arg, why);
+      auto files = files_in(arg, accept, why);
       if (!files) in.problems.push_back({arg, why});
-      else if (files->empty()) in.problems.push_back({arg, "directory holds no .json report"});
+      else if (files->empty()) in.problems.push_back({arg, "directory holds no " + what});
       else
         for (auto& f : *files) add(std::move(f));
       return;

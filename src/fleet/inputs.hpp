@@ -2,7 +2,9 @@
 // *.json, quoted globs are expanded here), then read in parallel into NodeReports.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fleet/reader.hpp"
@@ -20,6 +22,9 @@ struct ExpandedInputs {
   std::vector<Unreadable> problems;   // arguments that named nothing readable
 };
 ExpandedInputs expand_inputs(const std::vector<std::string>& args);
+// The same for other inputs: a directory gives its files whose names `accept` takes (`what`
+// names them when there is none), a quoted glob its matches (analyze kineto/nsys over a job's ranks).
+ExpandedInputs expand_inputs(const std::vector<std::string>& args, const std::function<bool(std::string_view)>& accept, const std::string& what);
 
 struct LoadedReports {
   std::vector<NodeReport> nodes;       // in file order

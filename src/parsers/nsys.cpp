@@ -542,6 +542,11 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   }
   for (const auto& [id, n] : gpu_name)
     if (!n.empty()) p.system.emplace_back("GPU " + std::to_string(id), n);
+  for (const auto& [k, v] : p.system)
+    if (k == "Hostname" && !v.empty()) {
+      for (auto& g : p.gpus) g.host = v;  // one export is one node's
+      break;
+    }
   return p;
 }
 

@@ -1,5 +1,6 @@
 #include "parsers/profile.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <unordered_map>
 
@@ -86,7 +87,9 @@ void Profile::merge(Profile&& o, std::uint32_t file) {
     keys[g.key] = 1;
     gpus.push_back(std::move(g));
   }
-  acts.reserve(acts.size() + o.acts.size());
+  // Geometric growth: an exact reserve per merge would copy every earlier rank's activities
+  // again for each new one (a job's 256 ranks: quadratic).
+  if (acts.capacity() < acts.size() + o.acts.size()) acts.reserve(std::max(acts.size() + o.acts.size(), 2 * acts.capacity()));
   for (auto& a : o.acts) {
     a.gpu += gpu_base;
     a.name = remap[a.name];

@@ -48,6 +48,7 @@ struct GpuInfo {
   std::int64_t device = 0;
   std::string label;          // "GPU 3 (Tesla V100-SXM2-16GB) pid 1234", "rank 1 GPU 1"
   std::string key;            // for per-GPU metric names: "pid1234.gpu3", "rank1.gpu1" (unique in a merged profile)
+  std::string host;           // the node, where the profile names it (nsys TARGET_INFO_SYSTEM_ENV Hostname); empty: unknown
 };
 
 // A host-side annotation: NVTX push/pop or start/end range, Kineto user_annotation.

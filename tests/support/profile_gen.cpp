@@ -156,6 +156,79 @@ Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t per_iter, bool
   return s;
 }
 
+Scenario job(const JobSpec& spec) {
+  Scenario s;
+  const int n = spec.ranks;
+  const double late = spec.late_rank >= 0 ? spec.late_ms : 0;
+  const std::int64_t T = ns(40 + late + spec.allreduce_ms + 3.2);
+  const std::int64_t foreign_T = T + 3 * kMs;
+  s.gpus.resize(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    s.gpus[static_cast<std::size_t>(r)].device = r % 8;
+    s.gpus[static_cast<std::size_t>(r)].pid = 5000 + static_cast<std::uint32_t>(r);
+  }
+  auto jitter = [](int r, int i) { return ((r * 7919 + i * 104729) % 101 - 50) * kUs; };
+  auto end_jitter = [](int r, int i) { return ((r * 31 + i * 17) % 7 - 3) * kUs; };
+  for (int i = 0; i < spec.iterations; ++i) {
+    std::vector<std::int64_t> arrival(static_cast<std::size_t>(n));
+    std::int64_t last = 0;
+    for (int r = 0; r < n; ++r) {
+      const bool foreign = r == spec.foreign_rank;
+      const std::int64_t base = kT0 + i * (foreign ? foreign_T : T);
+      const std::int64_t klen = ns((40 + (r == spec.late_rank ? late : 0)) / 40);
+      auto& gpu = s.gpus[static_cast<std::size_t>(r)];
+      const std::int64_t start = base + jitter(r, i);
+      for (int k = 0; k < 40; ++k) {
+        Kernel kn = kernel(start + k * klen, start + (k + 1) * klen, "sm90_xmma_gemm_bf16_layer" + std::to_string(k), 7);
+        kn.api_start = base - 400 * kUs + k * 5 * kUs;  // queued ahead of the GPU, inside the step's range
+        kn.api_end = kn.api_start + 5 * kUs;
+        gpu.kernels.push_back(kn);
+      }
+      arrival[static_cast<std::size_t>(r)] = start + 40 * klen;
+      if (!foreign) last = std::max(last, arrival[static_cast<std::size_t>(r)]);
+      s.ranges.push_back({base - 500 * kUs, base + (foreign ? foreign_T : T) - 500 * kUs, "ProfilerStep#" + std::to_string(i + 1), gpu.pid});
+    }
+    for (int r = 0; r < n; ++r) {
+      const bool foreign = r == spec.foreign_rank;
+      const std::int64_t a = arrival[static_cast<std::size_t>(r)];
+      const std::int64_t end = (foreign ? a : last) + ns(spec.allreduce_ms) + end_jitter(r, i);
+      auto& gpu = s.gpus[static_cast<std::size_t>(r)];
+      Kernel ar = kernel(a, end, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 20);
+      ar.api_start = a - 2 * kMs, ar.api_end = ar.api_start + 6 * kUs;
+      ar.collective = "allreduce", ar.nelems = 1 << 24;
+      gpu.kernels.push_back(ar);
+      Kernel opt = kernel(end, end + 2 * kMs, "multi_tensor_apply_kernel_adam", 7);
+      opt.api_start = a - kMs, opt.api_end = opt.api_start + 5 * kUs;
+      gpu.kernels.push_back(opt);
+    }
+  }
+  // Each rank's clock: every timestamp of its trace moved by its offset.
+  for (int r = 0; r < n && static_cast<std::size_t>(r) < spec.clock_offset_ms.size(); ++r) {
+    const std::int64_t d = ns(spec.clock_offset_ms[static_cast<std::size_t>(r)]);
+    auto& gpu = s.gpus[static_cast<std::size_t>(r)];
+    for (auto& k : gpu.kernels) k.start += d, k.end += d, k.api_start += d, k.api_end += d;
+    for (auto& rg : s.ranges)
+      if (rg.pid == gpu.pid) rg.start += d, rg.end += d;
+  }
+  return s;
+}
+
+std::vector<double> node_clock_offsets(int ranks) {
+  std::vector<double> out;
+  for (int r = 0; r < ranks; ++r) out.push_back(static_cast<double>((r / 8 * 13 + 5) % 15 - 7) + 0.01 * (r % 8));
+  return out;
+}
+
+Scenario rank_of(const Scenario& s, std::size_t g) {
+  Scenario one = s;
+  one.gpus = {s.gpus.at(g)};
+  one.ranges.clear();
+  for (const auto& rg : s.ranges)
+    if (rg.pid == one.gpus[0].pid) one.ranges.push_back(rg);
+  one.host = "node" + std::to_string(g / 8);
+  return one;
+}
+
 namespace {
 
 // Columns as the 3.7.2 export names and types them (a subset: what exports always fill).
@@ -280,6 +353,7 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSc
     for (const auto& [k, v] : s.env) env += (env.empty() ? "" : ";") + k + "=" + v;
     if (!s.env.empty()) e.t(1, "DeviceEnvironment").t(2, env).go();
     e.t(1, "NvDriverVersion").t(2, s.driver).go();
+    if (!s.host.empty()) e.t(1, "Hostname").t(2, s.host).go();
     std::string cpus = "{\"items\":[";
     for (int c = 0; c < 4 * s.sockets; ++c) cpus += (c ? "," : "") + std::string("{\"cpuid\":") + std::to_string(c) + ",\"socket\":" + std::to_string(c / 4) + "}";
     e.t(1, "CpuInfo").t(2, cpus + "]}").go();

@@ -43,6 +43,7 @@ struct Scenario {
   std::string gpu_name = "NVIDIA H100 80GB HBM3";
   std::string driver = "550.54.15";
   int sockets = 2;
+  std::string host;  // nsys TARGET_INFO_SYSTEM_ENV Hostname (one export is one node's); empty: none written
 };
 
 // Seed scenario 1 (FSDP-like): per iteration, 60 x 1 ms compute kernels, an AllGather of
@@ -63,6 +64,28 @@ Scenario overlapped(int gpus, int iterations, double idle_ms = 1);
 // NCCL), every kernel with its launch call; with `steps`, a ProfilerStep#N range per iteration
 // of `kernels_per_iter` kernels (from its first launch call to the next iteration's).
 Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t kernels_per_iter = 2000, bool steps = false);
+
+// A data-parallel job for the cross-rank analysis: one GPU and process per rank (rank r is GPU
+// r % 8 of node r / 8), per iteration 40 compute kernels of 1 ms, then an AllReduce that starts
+// on each rank when its compute ends and ends on every rank together `allreduce_ms` after the
+// last rank arrived, then a 2 ms optimizer kernel; ProfilerStep#N ranges. Arrivals jitter by
+// up to +-50 µs and ends by +-3 µs (deterministic).
+struct JobSpec {
+  int ranks = 8;
+  int iterations = 10;
+  int late_rank = -1;      // this rank computes `late_ms` longer each iteration; -1: none
+  double late_ms = 30;
+  double allreduce_ms = 20;
+  std::vector<double> clock_offset_ms;  // per rank: its clock runs this far ahead (every timestamp of its trace); missing: 0
+  int foreign_rank = -1;   // this rank's trace is of another job: iterations 3 ms longer, its collectives ending on their own
+};
+Scenario job(const JobSpec& spec);
+// Clock offsets of up to +-7 ms per node (the 8 ranks of a node share their node's, within 10 µs):
+// unsynchronised hosts whose traces must be aligned before arrivals can be compared.
+std::vector<double> node_clock_offsets(int ranks);
+// The GPU `g` of a scenario alone, with its ranges and, for nsys, its node's host name
+// ("node<g / 8>"): a rank's own export.
+Scenario rank_of(const Scenario& s, std::size_t g);
 
 // The export schema written: 2021's (TARGET_INFO_CUDA_GPU, no version table), 3.7.2 (nsys
 // 2023.4) and a "2025-style" one built from what is documented of 2024-25's (docs/ANALYZE.md

@@ -1,0 +1,322 @@
+// Cross-rank profiles (profile.straggler, waiting apart from communication, the straggler in the
+// gap budget): generated jobs (tests/support/profile_gen gen::job) with a known late rank, known
+// clock offsets and a rank of another job, read as Kineto traces and as nsys exports, one file
+// per rank as a job writes them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+
+#include "analyzers/analyzers.hpp"
+#include "analyzers/budget.hpp"
+#include "analyzers/profile_ranks.hpp"
+#include "files.hpp"
+#include "findings.hpp"
+#include "parsers/profile.hpp"
+#include "profile_gen.hpp"
+
+using namespace perfgap;
+using fixture::find;
+using fixture::metric;
+using fixture::read_file;
+using fixture::TempDir;
+using report::Status;
+
+namespace {
+
+// The job as the ranks' Kineto traces, merged as analyze kineto merges several files.
+parsers::Profile xrank_kineto(const gen::Scenario& s) {
+  parsers::Profile all;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    auto p = parsers::parse_kineto(gen::kineto_json(s, g, static_cast<int>(g)));
+    if (!p) throw std::runtime_error(p.error().describe());
+    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
+  }
+  return all;
+}
+
+// The job as one nsys export per rank (each with its node's host name).
+parsers::Profile xrank_nsys(const gen::Scenario& s) {
+  TempDir t;
+  parsers::Profile all;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    auto path = t.file("rank" + std::to_string(g) + ".sqlite");
+    auto err = gen::write_nsys_sqlite(gen::rank_of(s, g), path);
+    if (!err.empty()) throw std::runtime_error(err);
+    auto p = parsers::read_nsys_sqlite(read_file(path));
+    if (!p) throw std::runtime_error(p.error().describe());
+    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
+  }
+  return all;
+}
+
+std::vector<report::Finding> xrank_run(const parsers::Profile& p) { return analyzers::analyze_profile(p, "job", {}); }
+
+bool xrank_has(const std::vector<report::Finding>& fs, const std::string& id) {
+  for (const auto& f : fs)
+    if (f.id == id) return true;
+  return false;
+}
+
+// No rank is named as one: "rank 3 GPU 3" or "GPU 3 (" in a title or fix.
+bool xrank_names_a_rank(const std::string& text) { return std::regex_search(text, std::regex("rank [0-9]+ GPU|GPU [0-9]+ \\(")); }
+
+const std::vector<double> kXrankOffsets = {0, 3.1, -4.2, 6.5, -1.7, 2.9, -6.3, 4.4};
+
+}  // namespace
+
+// Item 3 of issue 29: 8 ranks, rank 5 30 ms late before every AllReduce of 20 ms. Before, the
+// seven waiting ranks' 50 ms kernels made 46.25 ms of "exposed AllReduce" per iteration and the
+// fix was an NCCL sweep; the collective itself is the 20 ms after the last arrival.
+TEST(ProfileRanks, EightRanksOneThirtyMsLateIsWaitingNotCommunication) {
+  gen::JobSpec spec;
+  spec.late_rank = 5;
+  spec.late_ms = 30;
+  spec.allreduce_ms = 20;
+  auto fs = xrank_run(xrank_kineto(gen::job(spec)));
+  const auto& ar = find(fs, "profile.exposed_comm", "AllReduce");
+  EXPECT_NEAR(metric(ar, "exposed_ms_per_iter"), 20, 0.1) << ar.title;
+  EXPECT_NEAR(metric(ar, "comm_ms_per_iter"), 20, 0.1) << ar.title;
+  EXPECT_NEAR(metric(ar, "waiting_ms_per_iter"), 30.0 * 7 / 8, 30.0 * 7 / 8 * 0.05) << ar.title;
+  EXPECT_NE(ar.title.find("waiting for a later rank"), std::string::npos) << ar.title;
+  EXPECT_EQ(ar.fix.find("perfgap sweep"), std::string::npos) << ar.fix;
+  EXPECT_EQ(ar.fix.find("NCCL_ALGO"), std::string::npos) << ar.fix;
+  EXPECT_NE(ar.fix.find("profile.straggler"), std::string::npos) << ar.fix;
+  const auto& all = find(fs, "profile.exposed_comm", "all");
+  EXPECT_NEAR(metric(all, "exposed_ms_per_iter"), 20, 0.1);
+  EXPECT_EQ(all.fix.find("perfgap sweep"), std::string::npos) << all.fix;
+  const auto& st = find(fs, "profile.straggler");
+  EXPECT_EQ(st.status, Status::warn) << st.title;
+  EXPECT_NE(st.title.find("rank 5 GPU 5"), std::string::npos) << st.title;
+  EXPECT_NEAR(metric(st, "wait_ms_per_iter"), 30, 30 * 0.05);
+  EXPECT_NEAR(metric(st, "cost_ms_per_iter"), 30, 30 * 0.05);
+  EXPECT_DOUBLE_EQ(metric(st, "last_count"), 10);
+  EXPECT_DOUBLE_EQ(metric(st, "last_pct"), 100);
+  EXPECT_NEAR(metric(st, "cost_pct_of_iter"), 100.0 * 30 / metric(st, "iteration_ms"), 1.5);
+  EXPECT_NE(st.fix.find("computes longer"), std::string::npos) << "its compute before the AllReduce is 30 ms longer: " << st.fix;
+  EXPECT_NEAR(metric(st, "compute_before_ms_per_iter.rank5.gpu5") - metric(st, "compute_before_ms_per_iter.rank0.gpu0"), 30, 0.5);
+  EXPECT_NEAR(metric(st, "late_ms_per_iter.rank5.gpu5"), 30, 1.5);
+  EXPECT_NEAR(metric(st, "wait_ms_per_iter.rank5.gpu5"), 0, 1e-9) << "the last rank waits for nobody";
+  // The per-iteration table says the waiting apart.
+  const auto& it = find(fs, "profile.iterations");
+  ASSERT_FALSE(it.table.empty());
+  EXPECT_NE(std::find(it.table[0].begin(), it.table[0].end(), "waiting"), it.table[0].end());
+  ASSERT_EQ(st.charts.size(), 1u);
+  EXPECT_EQ(st.charts[0].kind, report::Chart::Kind::heatmap);
+  EXPECT_EQ(st.charts[0].rows.size(), 8u);
+  EXPECT_EQ(st.charts[0].columns.size(), 10u);
+  EXPECT_EQ(st.charts[0].rows[0], "rank 5 GPU 5 (NVIDIA H100 80GB HBM3)") << "the latest rank first";
+  EXPECT_EQ(st.charts[0].cells[0][3], Status::warn);
+  EXPECT_EQ(st.charts[0].cells[1][3], Status::pass);
+}
+
+TEST(ProfileRanks, StragglerFoundThroughClockOffsetsInBothFormats) {
+  gen::JobSpec spec;
+  spec.late_rank = 3;
+  spec.late_ms = 12;
+  spec.clock_offset_ms = kXrankOffsets;
+  const auto s = gen::job(spec);
+  for (int nsys = 0; nsys < 2; ++nsys) {
+    auto p = nsys ? xrank_nsys(s) : xrank_kineto(s);
+    auto fs = xrank_run(p);
+    const auto& st = find(fs, "profile.straggler");
+    SCOPED_TRACE(nsys ? "nsys" : "kineto");
+    EXPECT_EQ(st.status, Status::warn) << st.title;
+    EXPECT_DOUBLE_EQ(metric(st, "ranks_aligned"), 8);
+    EXPECT_NEAR(metric(st, "wait_ms_per_iter"), 12, 12 * 0.05);
+    EXPECT_NEAR(metric(st, "cost_ms_per_iter"), 12, 12 * 0.05);
+    if (nsys) {
+      EXPECT_NE(st.title.find("on node0"), std::string::npos) << st.title;
+      EXPECT_NE(st.title.find("GPU 3"), std::string::npos) << st.title;
+    } else {
+      EXPECT_NE(st.title.find("rank 3 GPU 3"), std::string::npos) << st.title;
+      // The reference is rank 0: each rank's offset takes its clock back onto rank 0's.
+      for (int r = 0; r < 8; ++r)
+        EXPECT_NEAR(metric(st, "clock_offset_ms.rank" + std::to_string(r) + ".gpu" + std::to_string(r)), -kXrankOffsets[static_cast<std::size_t>(r)], 0.01) << r;
+    }
+    // Without alignment rank 6 (its clock 6.3 ms behind) would look early and rank 3's lateness
+    // would be hidden; aligned, every rank but rank 3 is within the 0.1 ms jitter.
+    const auto& ar = find(fs, "profile.exposed_comm", "AllReduce");
+    EXPECT_NEAR(metric(ar, "exposed_ms_per_iter"), 20, 0.1);
+  }
+}
+
+TEST(ProfileRanks, NoLateRankNamesNobody) {
+  gen::JobSpec spec;
+  spec.clock_offset_ms = kXrankOffsets;
+  auto fs = xrank_run(xrank_kineto(gen::job(spec)));
+  const auto& st = find(fs, "profile.straggler");
+  EXPECT_EQ(st.status, Status::pass) << st.title;
+  EXPECT_FALSE(xrank_names_a_rank(st.title)) << st.title;
+  EXPECT_TRUE(st.fix.empty());
+  EXPECT_LT(metric(st, "cost_pct_of_iter"), 1);
+  EXPECT_LT(metric(st, "skew_ms_max"), 0.11) << "the generator's +-50 us jitter";
+  const auto& ar = find(fs, "profile.exposed_comm", "AllReduce");
+  EXPECT_NEAR(metric(ar, "exposed_ms_per_iter"), 20, 0.2);
+  EXPECT_NE(ar.fix.find("perfgap sweep"), std::string::npos) << "no straggler: the collective itself is what to tune";
+}
+
+TEST(ProfileRanks, RankOfAnotherJobIsNamedNotAligned) {
+  gen::JobSpec spec;
+  spec.late_rank = 5;
+  spec.foreign_rank = 2;
+  spec.clock_offset_ms = kXrankOffsets;
+  auto fs = xrank_run(xrank_kineto(gen::job(spec)));
+  const auto& st = find(fs, "profile.straggler");
+  EXPECT_EQ(st.status, Status::warn) << st.title;
+  EXPECT_NE(st.title.find("rank 5 GPU 5"), std::string::npos) << st.title;
+  EXPECT_DOUBLE_EQ(metric(st, "ranks_unaligned"), 1);
+  EXPECT_DOUBLE_EQ(metric(st, "ranks_aligned"), 7);
+  bool named = false;
+  for (const auto& e : st.evidence)
+    named = named || e.observed.rfind("not aligned: rank 2 GPU 2", 0) == 0;
+  EXPECT_TRUE(named) << "the rank of the other job is named";
+  for (const auto& [k, v] : st.metrics) EXPECT_EQ(k.find("rank2.gpu2"), std::string::npos) << "no figures for an unaligned rank: " << k;
+  // Two ranks of two different jobs: none aligned, the finding says so and names one.
+  gen::JobSpec two;
+  two.ranks = 2;
+  two.foreign_rank = 1;
+  auto fs2 = xrank_run(xrank_kineto(gen::job(two)));
+  const auto& st2 = find(fs2, "profile.straggler");
+  EXPECT_EQ(st2.status, Status::skip);
+  EXPECT_NE(st2.title.find("cannot be put on one clock"), std::string::npos) << st2.title;
+}
+
+TEST(ProfileRanks, TwoRanksAndTwoHundredFiftySix) {
+  gen::JobSpec two;
+  two.ranks = 2;
+  two.late_rank = 1;
+  two.late_ms = 10;
+  two.clock_offset_ms = {0, -5.5};
+  auto fs = xrank_run(xrank_kineto(gen::job(two)));
+  const auto& st = find(fs, "profile.straggler");
+  EXPECT_EQ(st.status, Status::warn) << st.title;
+  EXPECT_NE(st.title.find("rank 1 GPU 1"), std::string::npos) << st.title;
+  EXPECT_NEAR(metric(st, "wait_ms_per_iter"), 10, 0.5);
+
+  gen::JobSpec big;
+  big.ranks = 256;
+  big.iterations = 3;
+  big.late_rank = 200;
+  big.late_ms = 8;
+  big.clock_offset_ms = gen::node_clock_offsets(256);
+  auto fsb = xrank_run(xrank_kineto(gen::job(big)));
+  const auto& sb = find(fsb, "profile.straggler");
+  EXPECT_EQ(sb.status, Status::warn) << sb.title;
+  EXPECT_NE(sb.title.find("rank 200 GPU 0"), std::string::npos) << sb.title;
+  EXPECT_DOUBLE_EQ(metric(sb, "ranks_aligned"), 256);
+  EXPECT_NEAR(metric(sb, "wait_ms_per_iter"), 8, 0.4);
+  EXPECT_EQ(sb.table.size(), 1u + 16 + 1) << "text: the 16 latest ranks and a line for the rest";
+}
+
+TEST(ProfileRanks, OneRankIsNotACrossRankProfile) {
+  gen::JobSpec one;
+  one.ranks = 1;
+  auto fs = xrank_run(xrank_kineto(gen::job(one)));
+  EXPECT_FALSE(xrank_has(fs, "profile.straggler"));
+  for (const auto& [k, v] : find(fs, "profile.exposed_comm", "AllReduce").metrics) EXPECT_NE(k, "waiting_ms_per_iter");
+}
+
+// The alignment itself: a rank whose capture began one collective later, another of the job's
+// collectives in a different order, sequences without collectives.
+TEST(ProfileRanks, AlignmentPairsSequencesThatStartApart) {
+  using analyzers::RankCollective;
+  using parsers::Coll;
+  auto seq = [](std::int64_t clock, int from, int count, std::int64_t late) {
+    std::vector<RankCollective> v;
+    for (int i = from; i < from + count; ++i) {
+      const std::int64_t end = 1'000'000'000 + i * 100'000'000LL + 60'000'000;
+      const Coll c = i % 2 ? Coll::ReduceScatter : Coll::AllGather;
+      v.push_back({c, end - 20'000'000 + late + clock, end + clock});
+    }
+    return v;
+  };
+  std::vector<std::vector<RankCollective>> ranks = {seq(0, 0, 10, 0), seq(7'000'000, 1, 9, 5'000'000), seq(-3'000'000, 0, 10, 0), {}};
+  auto al = analyzers::align_ranks(ranks);
+  EXPECT_EQ(al.reference, 0u);
+  EXPECT_TRUE(al.aligned[1]);
+  EXPECT_TRUE(al.aligned[2]);
+  EXPECT_FALSE(al.aligned[3]);
+  EXPECT_NE(al.why_not[3].find("no NCCL collective"), std::string::npos);
+  EXPECT_EQ(al.offset[1], -7'000'000);
+  EXPECT_EQ(al.offset[2], 3'000'000);
+  ASSERT_EQ(al.matches.size(), 10u);
+  EXPECT_EQ(al.matches[0].index[1], -1) << "rank 1's capture began at the second collective";
+  EXPECT_EQ(al.matches[1].index[1], 0);
+  EXPECT_EQ(al.matches[1].last_rank, 1);
+  EXPECT_EQ(al.matches[1].last - al.matches[1].second, 5'000'000);
+  EXPECT_EQ(al.matches[0].last_rank, -1) << "ranks 0 and 2 arrive together: nobody is last";
+}
+
+// Item 4: the straggler's measured cost is a cause of the gap budget, counted once whatever the
+// number of reports that see it.
+TEST(ProfileRanks, StragglerCostIsAMeasuredCauseOfTheBudget) {
+  gen::JobSpec spec;
+  spec.late_rank = 5;
+  auto fs = xrank_run(xrank_kineto(gen::job(spec)));
+  const auto& st = find(fs, "profile.straggler");
+  compare::ReportView r;
+  r.kind = "analyze";
+  for (const auto& f : fs) {
+    compare::ReportFinding x;
+    x.id = f.id;
+    x.status = f.status;
+    x.subject = f.subject;
+    x.title = f.title;
+    x.metrics = f.metrics;
+    r.findings.push_back(std::move(x));
+  }
+  analyzers::BudgetOptions o;
+  o.measured_pct = 60;
+  auto b = analyzers::explain_budget({{"job.json", r}, {"again.json", r}}, core::builtin_kb(), o);
+  double est = -1, measured = -1, findings = -1;
+  for (const auto& [k, v] : b.metrics) {
+    if (k == "step.straggler_rank.estimate_pct") est = v;
+    if (k == "step.straggler_rank.measured") measured = v;
+    if (k == "step.straggler_rank.findings") findings = v;
+  }
+  EXPECT_NEAR(est, metric(st, "cost_pct_of_iter"), 1e-6);
+  EXPECT_DOUBLE_EQ(measured, 1);
+  EXPECT_DOUBLE_EQ(findings, 1);
+  bool said = false;
+  for (const auto& e : b.evidence)
+    said = said || (e.source == "straggler_rank" && e.observed.find("wait") != std::string::npos);
+  EXPECT_TRUE(said) << "the measurement is said";
+}
+
+// Hostile sequences: random collectives and times never crash the alignment, and every match it
+// gives pairs the same collective with ends within the tolerance on the reference's clock.
+TEST(ProfileRanks, RandomSequencesAreHandledAndEveryMatchIsConsistent) {
+  using analyzers::RankCollective;
+  std::uint64_t x = 88172645463325252ULL;
+  auto next = [&] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x;
+  };
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::vector<RankCollective>> ranks(2 + next() % 6);
+    for (auto& r : ranks) {
+      std::int64_t t = static_cast<std::int64_t>(next() % 1'000'000'000);
+      const std::size_t n = next() % 40;
+      for (std::size_t i = 0; i < n; ++i) {
+        t += 1'000'000 + static_cast<std::int64_t>(next() % 90'000'000);
+        const auto c = static_cast<parsers::Coll>(1 + next() % 8);
+        r.push_back({c, t, t + static_cast<std::int64_t>(next() % 30'000'000)});
+      }
+    }
+    auto al = analyzers::align_ranks(ranks);
+    ASSERT_EQ(al.aligned.size(), ranks.size());
+    for (const auto& m : al.matches) {
+      std::size_t present = 0;
+      for (std::size_t r = 0; r < ranks.size(); ++r)
+        if (m.index[r] >= 0) {
+          ++present;
+          const auto& c = ranks[r][static_cast<std::size_t>(m.index[r])];
+          EXPECT_LE(std::llabs(c.end + al.offset[r] - m.end), al.tolerance);
+          EXPECT_EQ(c.coll, m.coll);
+        }
+      EXPECT_GE(present, 2u);
+      EXPECT_GE(m.last, m.first);
+    }
+  }
+}
