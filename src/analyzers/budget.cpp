@@ -59,7 +59,7 @@ struct BudgetMeasures {
   // The slowest node: its step (iteration) time or throughput against the fleet's median, as a
   // share of throughput lost (fleet.pace); its collective bandwidth against the fleet's
   // (fleet.pace on nccl-tests, fanout.pairs), which costs through the exposed communication.
-  BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio, straggler_pct;
+  BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio;
   std::string slow_node_step_how, slow_node_busbw_how;
   double straggler_ms = 0, straggler_wait_ms = 0, straggler_iter_ms = 0;
   double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
