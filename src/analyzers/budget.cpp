@@ -176,7 +176,7 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.exposed_ms = budget_metric(x, "exposed_ms_per_iter").value_or(0);
     }
   }
-  if (x.id == "nccl_tests.busbw")
+  if (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw")
     if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
       if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
         m.busbw_ratio.less(std::min(1.0, *r), at);
