@@ -150,17 +150,20 @@ TEST(AnalyzersNcclInspector, BusbwAgainstTheNicsBasisOfCommunicatorsAcrossNodes)
   analyzers::NcclInspectorOptions o;
   o.nic_gbps_total = 4 * 400;  // 200 GB/s; the DP AllReduce at ~165 GB/s busbw
   o.nic_basis = "--nics 4 --link-gbps 400";
-  auto ok = nccl_prod_all(analyzers::analyze_nccl_inspector(j.inputs(), o), "nccl_inspector.busbw");
+  const auto ok_fs = analyzers::analyze_nccl_inspector(j.inputs(), o);
+  auto ok = nccl_prod_all(ok_fs, "nccl_inspector.busbw");
   ASSERT_EQ(ok.size(), 1u);  // only the communicator across nodes
   EXPECT_EQ(ok[0]->subject, "0x5f3a9c21d4e7b1");
   EXPECT_EQ(ok[0]->status, report::Status::pass) << ok[0]->title;
   o.nic_gbps_total = 8 * 400;
-  auto low = nccl_prod_all(analyzers::analyze_nccl_inspector(j.inputs(), o), "nccl_inspector.busbw");
+  o.nic_basis = "--nics 8 --link-gbps 400";
+  const auto low_fs = analyzers::analyze_nccl_inspector(j.inputs(), o);
+  auto low = nccl_prod_all(low_fs, "nccl_inspector.busbw");
   ASSERT_EQ(low.size(), 1u);
   EXPECT_EQ(low[0]->status, report::Status::fail) << low[0]->title;
   EXPECT_NEAR(nccl_prod_metric(*low[0], "peak_ratio"), 165.0 / 400, 0.02);
   EXPECT_DOUBLE_EQ(nccl_prod_metric(*low[0], "expected_busbw_gbps"), 400);
-  EXPECT_NE(low[0]->evidence[0].expected->find("--nics 4 --link-gbps 400"), std::string::npos);
+  EXPECT_NE(low[0]->evidence[0].expected->find("--nics 8 --link-gbps 400"), std::string::npos);
 }
 
 TEST(AnalyzersNcclRas, DeadRankMissingProcessErrorAndMismatchAreNamed) {
