@@ -134,7 +134,7 @@ struct ParserState<NcclRas> : FeedsLines<ParserState<NcclRas>> {
   }
 
   void line(std::string_view raw) {
-    using namespace ras_detail;
+    using ras_detail::all_equals, ras_detail::Block, ras_detail::integer, ras_detail::leading_integer, ras_detail::parse_process, ras_detail::parse_rank, ras_detail::Section, ras_detail::starts_with, ras_detail::tokens, ras_detail::trim, ras_detail::unnamed_count;
     ++n;
     if (fatal) return;
     if (raw.size() > 64 * 1024) return damage(fmt::format("a line of {} bytes, longer than any ncclras status line", raw.size()));
@@ -193,7 +193,7 @@ struct ParserState<NcclRas> : FeedsLines<ParserState<NcclRas>> {
   }
 
   void summary_line(std::string_view s) {
-    using namespace ras_detail;
+    using ras_detail::all_equals, ras_detail::Block, ras_detail::integer, ras_detail::leading_integer, ras_detail::parse_process, ras_detail::parse_rank, ras_detail::Section, ras_detail::starts_with, ras_detail::tokens, ras_detail::trim, ras_detail::unnamed_count;
     auto t = tokens(s);
     bool numbers = !t.empty();
     for (auto x : t) numbers = numbers && integer(x).has_value();
@@ -223,7 +223,7 @@ struct ParserState<NcclRas> : FeedsLines<ParserState<NcclRas>> {
   }
 
   void comms_line(std::string_view s) {
-    using namespace ras_detail;
+    using ras_detail::all_equals, ras_detail::Block, ras_detail::integer, ras_detail::leading_integer, ras_detail::parse_process, ras_detail::parse_rank, ras_detail::Section, ras_detail::starts_with, ras_detail::tokens, ras_detail::trim, ras_detail::unnamed_count;
     if (starts_with(s, "Group ") || starts_with(s, "# ")) return;
     if (s == "No communicator data collected!") {
       m.no_comm_data = true;
@@ -251,7 +251,7 @@ struct ParserState<NcclRas> : FeedsLines<ParserState<NcclRas>> {
   }
 
   void problem_line(std::string_view s, bool indented) {
-    using namespace ras_detail;
+    using ras_detail::all_equals, ras_detail::Block, ras_detail::integer, ras_detail::leading_integer, ras_detail::parse_process, ras_detail::parse_rank, ras_detail::Section, ras_detail::starts_with, ras_detail::tokens, ras_detail::trim, ras_detail::unnamed_count;
     if (!indented) {
       if (s == "INCOMPLETE" && section == Section::errors) {
         block = Block::missing;
