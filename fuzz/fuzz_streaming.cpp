@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 2) return 0;
   auto text = fuzz::as_text(data + 2, size - 2);
   unsigned seed = data[1];
-  switch (data[0] % 5) {
+  switch (data[0] % 7) {
     case 0: same<parsers::PerfParser>(text, seed, [](const parsers::PerfProfile& p) { return analyzers::analyze_perf(p, "f"); }); break;
     case 1: same<parsers::NcclTestsParser>(text, seed, [](const parsers::NcclTestsRun& r) { return analyzers::analyze_nccl_tests(r, "f", {}); }); break;
     case 2: same<parsers::NcclLogParser>(text, seed, [](const parsers::NcclLog& l) { return analyzers::analyze_nccl_logs({{"f", &l}}, {}); }); break;
@@ -64,6 +64,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return st ? analyzers::analyze_steps(*st, "f", o) : std::vector<report::Finding>{};
       });
       break;
+    case 4:
+      same<parsers::NcclInspectorParser>(text, seed, [](const parsers::NcclInspector& r) {
+        analyzers::NcclInspectorOptions o;
+        o.min_bytes = 0;
+        return analyzers::analyze_nccl_inspector({{"f", &r}}, o);
+      });
+      break;
+    case 5: same<parsers::NcclRasParser>(text, seed, [](const parsers::NcclRas& r) { return analyzers::analyze_nccl_ras(r, "f"); }); break;
     default: same<parsers::TurbostatParser>(text, seed, [](const parsers::Turbostat& t) { return analyzers::analyze_turbostat(t, "f", {}); }); break;
   }
   return 0;

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "parsers/nccl_inspector.hpp"
 #include "parsers/nccl_log.hpp"
+#include "parsers/nccl_ras.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "parsers/numastat.hpp"
 #include "parsers/nvidia_smi.hpp"
@@ -102,6 +104,33 @@ struct NcclLogInput {
   const parsers::NcclLog* log;
 };
 std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, const NcclLogOptions& o);
+
+// ---- nccl-inspector --------------------------------------------------------------------
+// One process's Inspector output (one file per process, as the plugin writes them); several
+// are judged together: a rank is compared with the other ranks of its communicator.
+struct NcclInspectorInput {
+  std::string source;
+  const parsers::NcclInspector* run;
+};
+struct NcclInspectorOptions {
+  // The basis for the busbw of communicators across nodes, as for nccl-tests: the node's RDMA
+  // line rate, all NICs together, in Gb/s (--nics x --link-gbps or --node-report); 0: none.
+  double nic_gbps_total = 0;
+  std::string nic_basis;
+  std::uint64_t min_bytes = 1u << 20;  // smaller messages are latency-bound: not judged
+};
+// A rank (or communicator) is an outlier when its mean busbw is at least this share away from
+// the median of its peers AND more than kInspectorMadK scaled MADs away (robust: one slow rank
+// of eight does not move the median; equal ranks, MAD 0, need the share alone).
+inline constexpr double kInspectorOutlierShare = 0.2, kInspectorMadK = 3.0;
+// Peers needed for a median to mean anything.
+inline constexpr std::size_t kInspectorMinPeers = 3;
+// nccl_inspector.summary, .slow_rank, .late_rank, .slow_comm, .busbw.
+std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput>& in, const NcclInspectorOptions& o);
+
+// ---- nccl-ras ----------------------------------------------------------------------------
+// nccl_ras.dead, .missing, .comm_error, .mismatch.
+std::vector<Finding> analyze_nccl_ras(const parsers::NcclRas& r, const std::string& source);
 
 // ---- steps / gap -----------------------------------------------------------------------
 // A step log's figures: times per step in ms, or a throughput (higher is better).

@@ -222,7 +222,7 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.straggler_wait_ms = budget_metric(x, "wait_ms_per_iter").value_or(0);
       m.straggler_iter_ms = budget_metric(x, "iteration_ms").value_or(0);
     }
-  if (x.id == "nccl_tests.busbw")
+  if (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw")
     if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
       if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
         m.busbw_ratio.less(std::min(1.0, *r), at);

@@ -11,6 +11,8 @@ const std::vector<KindInfo>& kinds() {
       {"numastat", "placement", "numastat.remote"},
       {"nccl-tests", "network", "nccl_tests.busbw"},
       {"nccl-log", "network", "nccl_log.net"},
+      {"nccl-inspector", "network", "nccl_inspector.summary"},
+      {"nccl-ras", "network", "nccl_ras.dead"},
       {"steps", "workload", "steps.gap"},
       {"nsys", "workload", "profile.summary"},
       {"kineto", "workload", "profile.summary"},

@@ -4,6 +4,7 @@
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): struct sigaction is POSIX, not in <csignal>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -344,9 +345,9 @@ constexpr std::size_t kMaxProfileRanks = 1024;
 constexpr std::size_t kMaxNodeReportBytes = 64u << 20;
 
 void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
-  auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, steps, nsys, kineto, nvidia-smi)");
-  cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | steps | nsys | kineto | nvidia-smi")->required();
-  cmd->add_option("files", a.files, "Input files (several: each is read; an unusable one becomes an error finding)")->required();
+  auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, nccl-inspector, nccl-ras, steps, nsys, kineto, nvidia-smi)");
+  cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | nccl-inspector | nccl-ras | steps | nsys | kineto | nvidia-smi")->required();
+  cmd->add_option("files", a.files, "Input files (several: each is read; an unusable one becomes an error finding; nccl-inspector: also directories of the plugin's .log files)")->required();
   cmd->add_option("--format", a.format, "Output format: text (default), json, html (one self-contained page with charts), or prometheus (node_exporter textfile: busbw and the other metrics for graphs)")
       ->check(CLI::IsMember({"text", "json", "html", "prometheus"}));
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
@@ -355,9 +356,9 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_option("--reference", a.reference, "nccl-tests: a reference run's output; steps: a reference step log; nsys, kineto: a reference profile");
   cmd->add_option("--iteration-range", a.iteration_range, "nsys, kineto: the NVTX/annotation range that is one iteration (default ProfilerStep#N, step-like ranges, else the timeline's period)");
   cmd->add_option("--sizes", a.sizes, "nccl-tests: sizes to judge (1M,64M,1G; K/M/G are powers of 1024); default every size >= 1 MiB");
-  cmd->add_option("--nics", a.nics, "nccl-tests without --reference: RDMA NICs per node the job uses (with --link-gbps: the busbw basis across nodes)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--link-gbps", a.link_gbps, "nccl-tests without --reference: each NIC's link rate in Gb/s (400 for NDR)")->check(CLI::Range(1.0, 100000.0));
-  cmd->add_option("--node-report", a.node_report, "nccl-tests without --reference: a perfgap check report (--format json) of a node of the run: its ACTIVE RDMA ports are the busbw basis");
+  cmd->add_option("--nics", a.nics, "nccl-tests without --reference, nccl-inspector: RDMA NICs per node the job uses (with --link-gbps: the busbw basis across nodes)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--link-gbps", a.link_gbps, "nccl-tests without --reference, nccl-inspector: each NIC's link rate in Gb/s (400 for NDR)")->check(CLI::Range(1.0, 100000.0));
+  cmd->add_option("--node-report", a.node_report, "nccl-tests without --reference, nccl-inspector: a perfgap check report (--format json) of a node of the run: its ACTIVE RDMA ports are the busbw basis");
   cmd->add_option("--expect-topo-file", a.expect_topo_file, "nccl-log: the NCCL topology file the job should load");
   cmd->add_option("--expect-net", a.expect_net, "nccl-log: IB or Socket (IB is assumed when the log shows RDMA devices)")
       ->check(CLI::IsMember({"IB", "Socket"}));
@@ -383,7 +384,7 @@ int run_analyze(const AnalyzeArgs& a) {
   only_for(!a.reference.empty(), "--reference", {"nccl-tests", "steps", "nsys", "kineto"});
   only_for(!a.iteration_range.empty(), "--iteration-range", {"nsys", "kineto"});
   only_for(!a.sizes.empty(), "--sizes", {"nccl-tests"});
-  only_for(a.nics.has_value() || a.link_gbps.has_value() || !a.node_report.empty(), "--nics, --link-gbps and --node-report", {"nccl-tests"});
+  only_for(a.nics.has_value() || a.link_gbps.has_value() || !a.node_report.empty(), "--nics, --link-gbps and --node-report", {"nccl-tests", "nccl-inspector"});
   if (a.nics.has_value() != a.link_gbps.has_value()) throw UsageError("--nics and --link-gbps go together (NICs per node and each one's Gb/s)");
   if (a.nics && !a.node_report.empty()) throw UsageError("give --nics/--link-gbps or --node-report, not both");
   only_for(a.expect_topo_file.has_value(), "--expect-topo-file", {"nccl-log"});
@@ -433,6 +434,8 @@ int run_analyze(const AnalyzeArgs& a) {
       nt.reference = &nt_ref;
       nt.reference_source = a.reference;
     }
+  }
+  if (k == "nccl-tests" || k == "nccl-inspector") {
     if (a.nics) {
       nt.nic_gbps_total = *a.nics * *a.link_gbps;
       nt.nic_basis = fmt::format("--nics {} --link-gbps {:g}", *a.nics, *a.link_gbps);
@@ -543,6 +546,55 @@ int run_analyze(const AnalyzeArgs& a) {
     return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
   }
 
+  if (k == "nccl-inspector") {
+    // One file per process (HOST-pidPID.log in the plugin's dump directory), judged together.
+    std::vector<std::string> files;
+    for (const auto& arg : a.files) {
+      std::error_code ec;
+      if (arg != "-" && std::filesystem::is_directory(arg, ec)) {
+        std::vector<std::string> in_dir;
+        for (const auto& e : std::filesystem::directory_iterator(arg, ec))
+          if (e.path().extension() == ".log" && e.is_regular_file(ec)) in_dir.push_back(e.path().string());
+        if (ec) {
+          bad(arg, "cannot list the directory: " + ec.message());
+          continue;
+        }
+        if (in_dir.empty()) {
+          bad(arg, "a directory without .log files (the Inspector writes HOST-pidPID.log into NCCL_INSPECTOR_DUMP_DIR)");
+          continue;
+        }
+        std::sort(in_dir.begin(), in_dir.end());
+        files.insert(files.end(), in_dir.begin(), in_dir.end());
+      } else {
+        files.push_back(arg);
+      }
+    }
+    std::vector<parsers::NcclInspector> runs;
+    std::vector<std::string> sources;
+    runs.reserve(files.size());
+    for (const auto& file : files) {
+      auto r = parse_input<parsers::NcclInspectorParser>(file);
+      if (!r) {
+        bad(file, r.error());
+        continue;
+      }
+      runs.push_back(std::move(*r));
+      sources.push_back(file);
+    }
+    if (runs.empty()) {
+      std::string msg = "no usable input: ";
+      for (std::size_t i = 0; i < unusable.size(); ++i) msg += (i ? "; " : "") + unusable[i];
+      throw UsageError(fmt::format("analyze {}: {}", k, msg));
+    }
+    std::vector<analyzers::NcclInspectorInput> in;
+    for (std::size_t i = 0; i < runs.size(); ++i) in.push_back({sources[i], &runs[i]});
+    analyzers::NcclInspectorOptions io;
+    io.nic_gbps_total = nt.nic_gbps_total;
+    io.nic_basis = nt.nic_basis;
+    append(analyzers::analyze_nccl_inspector(in, io));
+    return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+  }
+
   std::vector<parsers::NcclLog> logs;
   std::vector<std::string> log_sources;
   logs.reserve(a.files.size());
@@ -568,6 +620,10 @@ int run_analyze(const AnalyzeArgs& a) {
       if (!l) { bad(file, l.error()); continue; }
       logs.push_back(std::move(*l));
       log_sources.push_back(file);
+    } else if (k == "nccl-ras") {
+      auto r = parse_input<parsers::NcclRasParser>(file);
+      if (!r) { bad(file, r.error()); continue; }
+      append(analyzers::analyze_nccl_ras(*r, file));
     } else if (k == "steps") {
       auto s = parse_input<parsers::StepsParser>(file);
       if (!s) { bad(file, s.error()); continue; }

@@ -125,6 +125,22 @@ TEST(HostileLargeInput, AGigabyteOfRepeatedNcclTestsRunsStaysUnder200MB) {
   EXPECT_LT(o.max_rss_kb, kMaxRssKb / 4) << "peak RSS " << o.max_rss_kb << " KB for 256 MiB of input";
 }
 
+// NCCL Inspector files grow with every collective (~400 bytes each): the model is one
+// aggregate per (communicator, rank, collective, size), not one per record.
+TEST(HostileLargeInput, AQuarterGigabyteOfInspectorRecordsStaysSmall) {
+  std::string recs;
+  for (int r = 0; r < 8; ++r)
+    recs += "{\"header\":{\"id\":\"0xfeed\",\"comm_name\":\"DP\",\"rank\":" + std::to_string(r) +
+            ",\"n_ranks\":8,\"nnodes\":2},\"metadata\":{\"inspector_output_format_version\":\"v4.0\",\"git_rev\":\"\",\"rec_mechanism\":"
+            "\"nccl_profiler_interface\",\"dump_timestamp_us\":1764672000000000,\"hostname\":\"n" + std::to_string(r / 4) +
+            "\",\"pid\":" + std::to_string(100 + r) + "},\"coll_perf\":{\"coll\":\"AllReduce\",\"coll_sn\":1,\"coll_msg_size_bytes\":67108864,"
+            "\"coll_exec_time_us\":900,\"coll_timing_source\":\"kernel_gpu\",\"coll_algobw_gbs\":74.565404,\"coll_busbw_gbs\":130.489457}}\n";
+  auto o = feed({"analyze", "nccl-inspector", "-", "--format", "json"}, repeat(recs, 1 << 20), kGiB / 4);
+  EXPECT_LE(o.status, 1) << o.out.substr(0, 400);
+  EXPECT_NE(o.out.find("nccl_inspector.slow_rank"), std::string::npos) << o.out.substr(0, 400);
+  EXPECT_LT(o.max_rss_kb, kMaxRssKb / 4) << "peak RSS " << o.max_rss_kb << " KB for 256 MiB of input";
+}
+
 // A Kineto trace is one JSON document, parsed as it streams in: half a gigabyte of CPU-side
 // events (which the model does not keep) before a few GPU kernels costs a block, not the
 // input (about 14 MB measured; the DOM reader before it held the whole document).

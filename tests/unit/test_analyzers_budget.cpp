@@ -385,3 +385,27 @@ TEST(AnalyzersBudget, TheSlowestNodesCostIsOneMeasuredCause) {
   EXPECT_DOUBLE_EQ(budget_metric(h, "step.slowest_node.measured"), 1);
   EXPECT_NEAR(budget_metric(h, "step.slowest_node.estimate_pct"), 30 * (1 - 20.0 / 180), 1e-9);
 }
+
+// analyze nccl-inspector's busbw against the NICs is measured as nccl-tests' is; the RAS
+// findings of a stopped job are one cause, without an estimate.
+TEST(AnalyzersBudget, NcclInspectorBusbwAndRasFindingsEnterTheBudget) {
+  perfgap::compare::ReportView insp;
+  insp.kind = "analyze";
+  auto bw = budget_rf("nccl_inspector.busbw", Status::fail, "0x5f3a9c21d4e7b1");
+  bw.metrics = {{"peak_ratio", 0.5}, {"max_busbw_gbps", 100}, {"expected_busbw_gbps", 200}};
+  auto exposed = budget_rf("profile.exposed_comm", Status::warn, "all");
+  exposed.metrics = {{"exposed_pct_of_iter", 20}, {"exposed_ms_per_iter", 200}};
+  insp.findings = {bw, exposed};
+  auto f = explain_budget({{"insp.json", insp}}, perfgap::core::builtin_kb(), budget_at(88));
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.collective_bandwidth.measured"), 1);
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.collective_bandwidth.findings"), 2);
+  perfgap::compare::ReportView ras;
+  ras.kind = "analyze";
+  ras.findings = {budget_rf("nccl_ras.dead", Status::fail, "ras.txt"), budget_rf("nccl_ras.missing", Status::fail, "ras.txt"),
+                  budget_rf("nccl_ras.comm_error", Status::fail, "7c3f9a2e51b04d16")};
+  auto g = explain_budget({{"ras.json", ras}}, perfgap::core::builtin_kb(), budget_at(88));
+  EXPECT_DOUBLE_EQ(budget_metric(g, "unestimated_findings"), 1) << "dead, missing and in error: one cause";
+  bool named = false;
+  for (const auto& e : g.evidence) named = named || e.observed.find("nccl_ras.dead") != std::string::npos || e.source == "nccl_ras.dead";
+  EXPECT_TRUE(named);
+}

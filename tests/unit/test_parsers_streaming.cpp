@@ -35,7 +35,7 @@ std::vector<fs::path> inputs(const char* kind) {
   for (auto dir : {fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/logs" / kind, fs::path(PERFGAP_SHARED_DIR) / "fixtures" / kind}) {
     std::error_code ec;
     for (const auto& e : fs::recursive_directory_iterator(dir, ec))
-      if (e.is_regular_file() && e.path().extension() != ".md") out.push_back(e.path());
+      if (e.is_regular_file() && e.path().extension() != ".md" && e.path().extension() != ".py") out.push_back(e.path());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -116,6 +116,16 @@ TEST(StreamingParsers, StepsFindingsDoNotDependOnTheBlocks) {
 
 TEST(StreamingParsers, TurbostatFindingsDoNotDependOnTheBlocks) {
   same_in_every_cut<parsers::TurbostatParser>("turbostat", [](const parsers::Turbostat& t) { return analyzers::analyze_turbostat(t, "x", {}); });
+}
+
+TEST(StreamingParsers, NcclInspectorFindingsDoNotDependOnTheBlocks) {
+  same_in_every_cut<parsers::NcclInspectorParser>("nccl-inspector", [](const parsers::NcclInspector& r) {
+    return analyzers::analyze_nccl_inspector({{"x", &r}}, {});
+  });
+}
+
+TEST(StreamingParsers, NcclRasFindingsDoNotDependOnTheBlocks) {
+  same_in_every_cut<parsers::NcclRasParser>("nccl-ras", [](const parsers::NcclRas& r) { return analyzers::analyze_nccl_ras(r, "x"); });
 }
 
 TEST(StreamingParsers, AWrappedPerfSymbolAcrossABlockEndIsStillTaken) {
