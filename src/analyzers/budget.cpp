@@ -295,7 +295,8 @@ bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, 
     e = m.exposed_pct.value * (1 - r);
     how = fmt::format("{} ({}), {:.1f}% of it; communication not overlapped is {:.1f}% of the iteration ({}): {:.1f} points", m.slow_node_busbw_how,
                       m.slow_node_busbw_ratio.where, 100 * r, m.exposed_pct.value, m.exposed_pct.where, e);
-  } else if (k.estimate == "waiting" && m.straggler_pct.found) {
+  } else if ((k.estimate == "waiting" || k.estimate == "slowest_node") && m.straggler_pct.found) {
+    // slowest_node without a fleet measure of its own: the straggler it absorbed measures it.
     e = m.straggler_pct.value;
     how = fmt::format("the other ranks wait {:.2f} ms per iteration for the last one; it arrives {:.2f} ms after the next-latest, {:.1f}% of the {:.2f} ms "
                       "iteration ({}): {:.1f} points",

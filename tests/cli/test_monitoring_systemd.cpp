@@ -113,8 +113,9 @@ TEST(SystemdUnitText, ScheduleSandboxAndOutputAgree) {
   EXPECT_EQ(service.at("PrivateTmp"), "yes");
   std::smatch m;
   const std::string exec = service.at("ExecStart");
-  ASSERT_TRUE(std::regex_match(exec, m, std::regex(R"(/usr/bin/perfgap check --format prometheus --output (\S+)/[^/ ]+\.prom)"))) << exec;
+  ASSERT_TRUE(std::regex_match(exec, m, std::regex(R"(/usr/bin/perfgap check --history /var/lib/perfgap/history --format prometheus --output (\S+)/[^/ ]+\.prom)"))) << exec;
   EXPECT_EQ(service.at("ReadWritePaths"), m[1].str());
+  EXPECT_EQ(service.at("StateDirectory"), "perfgap");  // the history's /var/lib/perfgap
 }
 
 }  // namespace

@@ -386,6 +386,30 @@ TEST(AnalyzersBudget, TheSlowestNodesCostIsOneMeasuredCause) {
   EXPECT_NEAR(budget_metric(h, "step.slowest_node.estimate_pct"), 30 * (1 - 20.0 / 180), 1e-9);
 }
 
+// A slow node seen by the fleet (fleet.pace) and as the straggler of the job's profiles is one
+// cause, one step: slowest_node absorbs straggler_rank; without a fleet measure, the
+// straggler's waiting measures it.
+TEST(AnalyzersBudget, ASlowNodeAndTheStragglerRankItMakesAreOneStep) {
+  perfgap::compare::ReportView fleet;
+  fleet.kind = "fleet";
+  auto steps = budget_rf("fleet.pace", Status::warn, "steps.gap.median_ms");
+  steps.metrics = {{"median", 1000}, {"pace", 1250}, {"pace_cost_pct", 25}};
+  fleet.findings = {steps};
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto straggler = budget_rf("profile.straggler", Status::warn, "");
+  straggler.metrics = {{"cost_pct_of_iter", 18}, {"cost_ms_per_iter", 180}, {"wait_ms_per_iter", 175}, {"iteration_ms", 1000}};
+  prof.findings = {straggler};
+  auto both = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(75));
+  EXPECT_DOUBLE_EQ(budget_metric(both, "causes"), 1) << "one slow node, one step";
+  EXPECT_NEAR(budget_metric(both, "step.slowest_node.estimate_pct"), 20, 1e-9) << "the fleet's own measure";
+  EXPECT_FALSE(budget_has_metric(both, "step.straggler_rank.measured"));
+  fleet.findings = {budget_rf("fleet.pace", Status::warn, "nccl_tests.busbw.max_busbw_gbps")};  // no figures: no measure
+  auto only_straggler = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(75));
+  EXPECT_DOUBLE_EQ(budget_metric(only_straggler, "causes"), 1);
+  EXPECT_NEAR(budget_metric(only_straggler, "step.slowest_node.estimate_pct"), 18, 1e-9) << "measured by the straggler it absorbed";
+}
+
 // analyze nccl-inspector's busbw against the NICs is measured as nccl-tests' is; the RAS
 // findings of a stopped job are one cause, without an estimate.
 TEST(AnalyzersBudget, NcclInspectorBusbwAndRasFindingsEnterTheBudget) {
