@@ -63,7 +63,9 @@ std::vector<std::string> pace_shared_configuration(const std::vector<std::string
     if (auto it = by_name.find(o); it != by_name.end()) out.push_back(pace_config(*it->second, variables));
   std::vector<std::string> shared;
   if (in.empty() || out.empty()) return shared;
-  for (const auto& [key, value] : in.front()) {
+  for (const auto& kv : in.front()) {
+    const std::string& key = kv.first;  // plain references: lambdas capture them (clang 14 cannot capture a binding)
+    const std::string& value = kv.second;
     bool all = std::all_of(in.begin(), in.end(), [&](const auto& c) {
       auto it = c.find(key);
       return it != c.end() && it->second == value;

@@ -128,7 +128,8 @@ std::vector<NodePair> confirm_round(const std::vector<std::string>& nodes, const
     // A healthy partner it has not met, else any free healthy node (a second run is evidence too).
     const std::string* pick = nullptr;
     for (int pass = 0; pass < 2 && !pick; ++pass)
-      for (const auto& [node, best] : s.j.best) {
+      for (const auto& entry : s.j.best) {
+        const std::string& node = entry.first;  // a plain reference: lambdas capture it (clang 14 cannot capture a binding)
         if (!s.healthy.count(node) || busy.count(node)) continue;
         bool met = std::any_of(runs.begin(), runs.end(), [&](const PairMeasurement& m) {
           const auto* p = pairs_partner_of(m, sus);
