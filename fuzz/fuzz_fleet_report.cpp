@@ -1,5 +1,5 @@
 // The fleet's report reader and what follows it: never crash; a report it accepts has a node
-// name and findings with ids, and aggregates and renders (text, JUnit, Prometheus) cleanly.
+// name (a measurement: none) and findings with ids, and aggregates and renders (text, JUnit, Prometheus) cleanly.
 #include "fleet/aggregate.hpp"
 #include "fleet/reader.hpp"
 #include "fleet/text_view.hpp"
@@ -14,9 +14,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!r.error().empty());
     return 0;
   }
-  FUZZ_CHECK(!r->name.empty());
+  FUZZ_CHECK(r->kind == "live" || r->kind == "root" || r->kind == "analyze");
+  // A measurement (analyze) has no node of its own: fleet/measured names it from what it measured.
+  FUZZ_CHECK(!r->name.empty() || r->kind == "analyze");
   for (const auto& f : r->findings) FUZZ_CHECK(!f.id.empty() && f.metrics_begin + f.metrics_count <= r->metrics.size());
   FUZZ_CHECK(r->report_findings.size() == r->findings.size());
+  if (r->kind == "analyze") return 0;  // not a node: the node-report aggregation below is not its path
   // Two copies of the node (the second renamed) make a fleet with something to compare.
   std::vector<perfgap::fleet::NodeReport> nodes{*r, *r};
   nodes[1].name += "-copy";
