@@ -141,6 +141,20 @@ void read_finding(element e, std::size_t index, const ReadOptions& opts, Interne
   report::Finding* full = nullptr;
   if (opts.findings || opts.details) full = &out.report_findings.emplace_back();
   bool has_id = false, has_layer = false, has_status = false;
+  auto read_evidence = [&](element value) {
+    std::size_t i = 0;
+    for (const auto& ev : expect_array(value, at(".evidence"))) {
+      const std::string ew = at(fmt::format(".evidence[{}]", i++))();
+      report::Evidence item;
+      for (const auto& ef : expect_object(ev, ew)) {
+        const std::string_view ek = view(ef.name);
+        if (ek == "source") item.source = expect_string(ef.value, ew + ".source");
+        else if (ek == "observed") item.observed = expect_string(ef.value, ew + ".observed");
+        else if (ek == "expected" && !ef.value.IsNull()) item.expected = std::string(expect_string(ef.value, ew + ".expected"));
+      }
+      full->evidence.push_back(std::move(item));
+    }
+  };
   for (const auto& field : expect_object(e, at(""))) {
     const std::string_view k = view(field.name);
     if (k == "id") {
@@ -181,19 +195,7 @@ void read_finding(element e, std::size_t index, const ReadOptions& opts, Interne
           list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
         }
       }
-      if (!opts.details) continue;
-      std::size_t i = 0;
-      for (const auto& ev : expect_array(field.value, at(".evidence"))) {
-        const std::string ew = at(fmt::format(".evidence[{}]", i++))();
-        report::Evidence item;
-        for (const auto& ef : expect_object(ev, ew)) {
-          const std::string_view ek = view(ef.name);
-          if (ek == "source") item.source = expect_string(ef.value, ew + ".source");
-          else if (ek == "observed") item.observed = expect_string(ef.value, ew + ".observed");
-          else if (ek == "expected" && !ef.value.IsNull()) item.expected = std::string(expect_string(ef.value, ew + ".expected"));
-        }
-        full->evidence.push_back(std::move(item));
-      }
+      if (opts.details) read_evidence(field.value);
     } else if (!opts.details) {
       continue;
     } else if (k == "title") {
@@ -203,18 +205,7 @@ void read_finding(element e, std::size_t index, const ReadOptions& opts, Interne
     } else if (k == "impact") {
       full->impact = expect_string(field.value, at(".impact"));
     } else if (k == "evidence") {
-      std::size_t i = 0;
-      for (const auto& ev : expect_array(field.value, at(".evidence"))) {
-        const std::string ew = at(fmt::format(".evidence[{}]", i++))();
-        report::Evidence item;
-        for (const auto& ef : expect_object(ev, ew)) {
-          const std::string_view ek = view(ef.name);
-          if (ek == "source") item.source = expect_string(ef.value, ew + ".source");
-          else if (ek == "observed") item.observed = expect_string(ef.value, ew + ".observed");
-          else if (ek == "expected" && !ef.value.IsNull()) item.expected = std::string(expect_string(ef.value, ew + ".expected"));
-        }
-        full->evidence.push_back(std::move(item));
-      }
+      read_evidence(field.value);
     }
   }
   if (!has_id) throw Bad{at("")() + " has no id"};

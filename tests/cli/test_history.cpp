@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "contract.hpp"
 #include "files.hpp"
 #include "run.hpp"
 #include "tree.hpp"
@@ -158,4 +159,18 @@ TEST(History, ConfigKeyListingAndCompare) {
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("run 7 not kept"), std::string::npos) << bad.err;
   EXPECT_EQ(run_binary(PERFGAP_BINARY, {"history", c.tmp.path() + "/none"}).status, 2);
+}
+
+TEST(History, BadHistoryInputIsOneLineExit2) {
+  HistoryTreeCase c("healthy-x86");
+  const std::string config = c.tmp.path() + "/bad.yaml";
+  { std::ofstream(config) << "history: [a, b]\n"; }
+  auto r = run_binary(PERFGAP_BINARY, {"check", "--root", c.tree, "--config", config});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("bad.yaml:1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("history must be a directory path"), std::string::npos) << r.err;
+  EXPECT_TRUE(perfgap::fixture::one_line(r.err)) << r.err;
+  EXPECT_FALSE(fs::exists(c.dir));  // nothing written
+  auto compare_one = run_binary(PERFGAP_BINARY, {"history", c.tmp.path(), "--compare", "latest"});
+  EXPECT_EQ(compare_one.status, 2) << compare_one.err;
 }
