@@ -7,23 +7,23 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
-#include "slurm/hostlist.hpp"
+#include "parsers/hostlist.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 4096) return 0;
-  auto r = perfgap::slurm::expand_hostlist(perfgap::fuzz::as_text(data, size));
+  auto r = perfgap::parsers::expand_hostlist(perfgap::fuzz::as_text(data, size));
   if (!r) {
     FUZZ_CHECK(!r.error().empty());
     return 0;
   }
-  FUZZ_CHECK(r->size() <= perfgap::slurm::kMaxHostlistNames);
+  FUZZ_CHECK(r->size() <= perfgap::parsers::kMaxHostlistNames);
   for (const auto& name : *r) {
     FUZZ_CHECK(!name.empty());
     FUZZ_CHECK(name.find_first_of("[],") == std::string::npos);
   }
   if (r->size() > 2000) return 0;
   std::vector<std::string_view> views(r->begin(), r->end());
-  auto back = perfgap::slurm::expand_hostlist(perfgap::slurm::compress_hostlist(views));
+  auto back = perfgap::parsers::expand_hostlist(perfgap::parsers::compress_hostlist(views));
   FUZZ_CHECK(back.has_value());
   std::set<std::string> want(r->begin(), r->end()), got(back->begin(), back->end());
   FUZZ_CHECK(want == got);

@@ -34,6 +34,7 @@ for arg in "$@"; do
       packages+=(
         libgtest-dev libgmock-dev libbenchmark-dev
         clang libclang-rt-14-dev    # libFuzzer targets (tools/run-fuzz.sh)
+        lld                         # links them (fuzz/CMakeLists.txt)
         clang-tidy-14               # tools/tidy-changed.sh (CI lints the last commit)
         openmpi-bin libopenmpi-dev  # perfgap-collbench MPI backend and its mpirun tests
         slurm-wlm munge             # the real Slurm cluster of the fan-out and health-check tests

@@ -24,7 +24,8 @@
 #include "parsers/gunzip.hpp"
 #include "parsers/perf_data.hpp"
 #include "parsers/profile.hpp"
-#include "slurm/process.hpp"
+#include "sys/executable.hpp"
+#include "sys/process.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
 #include "sys/named_file.hpp"
@@ -32,10 +33,6 @@
 #include "parsers/tool_text.hpp"
 #include "report/render.hpp"
 #include "sys/text.hpp"
-
-#ifndef PERFGAP_VERSION
-#define PERFGAP_VERSION "0.0.0"
-#endif
 
 namespace perfgap::cli {
 namespace {
@@ -49,24 +46,6 @@ std::string kinds_list() {
 bool ends_with(const std::string& s, const char* suffix) {
   std::string_view x(suffix);
   return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
-
-// `nsys` on PATH, or empty.
-std::string find_nsys() {
-  const char* path = std::getenv("PATH");
-  if (!path) return {};
-  std::string_view rest(path);
-  while (true) {
-    auto colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    if (!dir.empty()) {
-      std::string cand = dir + "/nsys";
-      if (::access(cand.c_str(), X_OK) == 0) return cand;
-    }
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return {};
 }
 
 // While nsys export runs, SIGINT, SIGTERM and SIGHUP only set this flag: nsys's process group
@@ -104,7 +83,7 @@ class ExportSignals {
 
 // A .nsys-rep through `nsys export --type sqlite` into a private temp dir; the export's bytes or why not.
 tl::expected<std::string, std::string> export_nsys_report(const std::string& file) {
-  std::string nsys = find_nsys();
+  std::string nsys = sys::find_executable("nsys");
   if (nsys.empty()) {
     std::string_view stem = file;
     for (std::string_view ext : {std::string_view(".nsys-rep"), std::string_view(".qdrep")})
@@ -125,12 +104,12 @@ tl::expected<std::string, std::string> export_nsys_report(const std::string& fil
   ExportSignals signals;  // from before the directory exists until it is gone
   if (!::mkdtemp(tmpl.data())) return tl::unexpected(fmt::format("cannot make a temporary directory for nsys export: {}", std::strerror(errno)));
   std::string out = tmpl + "/export.sqlite";
-  slurm::CommandOptions o;
+  sys::CommandOptions o;
   o.timeout = std::chrono::minutes(10);
   o.term_grace = std::chrono::seconds(2);
   o.stop = &g_export_signal;
   tl::expected<std::string, std::string> bytes;
-  auto r = slurm::run_command({nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", out, "--", report}, o);
+  auto r = sys::run_command({nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", out, "--", report}, o);
   if (!r.started) bytes = tl::unexpected("nsys export could not run: " + r.error);
   else if (r.stopped || g_export_signal) bytes = tl::unexpected(fmt::format("interrupted by signal {}", static_cast<int>(g_export_signal)));
   else if (r.timed_out) bytes = tl::unexpected(std::string("nsys export did not finish within 10 minutes"));

@@ -19,10 +19,6 @@
 #include "sys/dir_lock.hpp"
 #include "report/render.hpp"
 
-#ifndef PERFGAP_VERSION
-#define PERFGAP_VERSION "0.0.0"
-#endif
-
 namespace perfgap::cli {
 
 namespace check_profile_merge {

@@ -17,10 +17,6 @@
 #include "cli/version.hpp"
 #include "report/text_style.hpp"
 
-#ifndef PERFGAP_VERSION
-#define PERFGAP_VERSION "0.0.0"
-#endif
-
 namespace perfgap::cli {
 namespace {
 

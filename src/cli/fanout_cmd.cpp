@@ -26,10 +26,10 @@
 #include "cli/errors.hpp"
 #include "facts/runtime.hpp"
 #include "slurm/fanout.hpp"
-#include "slurm/hostlist.hpp"
+#include "parsers/hostlist.hpp"
 #include "slurm/locate.hpp"
 #include "slurm/pair_search.hpp"
-#include "slurm/process.hpp"
+#include "sys/process.hpp"
 #include "sys/spawn.hpp"
 #include "sys/sysroot.hpp"
 
@@ -102,11 +102,11 @@ std::vector<std::string> allocation_nodes(const FanoutArgs& a) {
   if (alloc.empty()) alloc = env_or_empty("SLURM_NODELIST");
   std::string nodelist = a.nodelist.empty() ? alloc : a.nodelist;
   if (nodelist.empty()) throw UsageError("no node list: SLURM_JOB_NODELIST is unset; give --nodelist");
-  auto nodes = slurm::expand_hostlist(nodelist);
+  auto nodes = parsers::expand_hostlist(nodelist);
   if (!nodes) throw UsageError("node list '" + nodelist + "': " + nodes.error());
   if (nodes->empty()) throw UsageError("node list '" + nodelist + "' names no node");
   if (a.pairs && !a.nodelist.empty() && !alloc.empty()) {
-    auto inside = slurm::expand_hostlist(alloc);
+    auto inside = parsers::expand_hostlist(alloc);
     if (!inside) throw UsageError("SLURM_JOB_NODELIST '" + alloc + "': " + inside.error());
     for (const auto& n : *nodes)
       if (std::find(inside->begin(), inside->end(), n) == inside->end())
@@ -229,11 +229,11 @@ int run_fanout(const FanoutArgs& a) {
   // Reports of an earlier run in the same directory would pass for this run's.
   for (const auto& node : plan.nodes) std::filesystem::remove(slurm::report_path(plan.report_dir, node), ec);
 
-  slurm::CommandOptions opts;
+  sys::CommandOptions opts;
   opts.capture_output = false;  // the tasks' messages reach the user as they come
   opts.timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
   opts.term_grace = std::chrono::seconds(10);  // srun cancels its step on SIGTERM
-  auto step = slurm::run_command(command, opts);
+  auto step = sys::run_command(command, opts);
   if (!step.started) throw UsageError("cannot run srun: " + step.error);
 
   FleetRequest fleet;

@@ -30,7 +30,7 @@
 #include "slurm/health_config.hpp"
 #include "slurm/locate.hpp"
 #include "slurm/node_state.hpp"
-#include "slurm/process.hpp"
+#include "sys/process.hpp"
 #include "sys/dir_lock.hpp"
 #include "sys/bounded.hpp"
 #include "sys/text.hpp"
@@ -222,13 +222,13 @@ int run_health(const HealthArgs& args) {
     outcome.action = "error: scontrol not found (PATH, next to slurmd, /usr/bin, /usr/local/bin, /opt/slurm/bin); node left as it is";
     return finish(health_status);
   }
-  slurm::CommandOptions run_opts;
+  sys::CommandOptions run_opts;
   if (auto conf = slurm::find_slurm_conf(cfg.slurm_conf)) run_opts.env.emplace_back("SLURM_CONF", conf->path);
   auto call = [&](const std::vector<std::string>& argv) {
     run_opts.timeout = std::max(milliseconds(1), std::min(left_until(deadline), milliseconds(15000)));
-    return slurm::run_command(argv, run_opts);
+    return sys::run_command(argv, run_opts);
   };
-  auto trouble = [&](const slurm::CommandResult& r, const std::string& what) -> std::string {
+  auto trouble = [&](const sys::CommandResult& r, const std::string& what) -> std::string {
     if (!r.started) return "error: " + what + ": " + r.error;
     if (r.timed_out) return "error: " + what + " did not answer within " + seconds_text(run_opts.timeout) + " (killed)";
     if (r.status != 0) return fmt::format("error: {} exited {}: {}", what, r.status, first_line(r.err.empty() ? r.out : r.err));

@@ -15,10 +15,6 @@
 #include "sys/sysroot.hpp"
 #include "sys/text.hpp"
 
-#ifndef PERFGAP_VERSION
-#define PERFGAP_VERSION "0.0.0"
-#endif
-
 namespace perfgap::cli {
 
 tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckRequest& rq) {

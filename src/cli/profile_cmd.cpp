@@ -20,10 +20,6 @@
 #include "report/render.hpp"
 #include "sys/text.hpp"
 
-#ifndef PERFGAP_VERSION
-#define PERFGAP_VERSION "0.0.0"
-#endif
-
 namespace perfgap::cli {
 namespace {
 

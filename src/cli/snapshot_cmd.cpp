@@ -14,10 +14,6 @@
 #include "snapshot/archive.hpp"
 #include "snapshot/capture.hpp"
 
-#ifndef PERFGAP_VERSION
-#define PERFGAP_VERSION "0.0.0"
-#endif
-
 namespace perfgap::cli {
 namespace {
 

@@ -23,15 +23,12 @@
 #include "report/render.hpp"
 #include "sweep/manifest.hpp"
 #include "sweep/process.hpp"
+#include "sys/executable.hpp"
 #include "sweep/sweep.hpp"
 #include "sys/text.hpp"
 #include "sys/spawn.hpp"
 
 extern char** environ;
-
-#ifndef PERFGAP_VERSION
-#define PERFGAP_VERSION "0.0.0"
-#endif
 
 namespace perfgap::cli {
 namespace {
@@ -98,7 +95,7 @@ int run_sweep(const SweepArgs& a) {
     sizes = *s;
   }
   if (a.command.empty()) throw UsageError("sweep: give the benchmark after --: perfgap sweep --env NAME=v1,v2 -- CMD ARGS...");
-  const std::string exe = sweep::find_executable(a.command[0]);
+  const std::string exe = sys::find_executable(a.command[0]);
   if (exe.empty()) throw UsageError(fmt::format("sweep: cannot run '{}': not found or not executable", a.command[0]));
   const auto settings = sweep::expand_grid(*axes);
   const auto plan = sweep::plan_runs(settings.size(), a.repeat);

@@ -2,16 +2,7 @@
 
 #include <fmt/format.h>
 
-#ifndef PERFGAP_VERSION
-#define PERFGAP_VERSION "0.0.0"
-#endif
-#ifndef PERFGAP_GIT_COMMIT
-#define PERFGAP_GIT_COMMIT "unknown"
-#endif
-#ifndef PERFGAP_BUILD_TYPE
-#define PERFGAP_BUILD_TYPE "none"
-#endif
-
+// PERFGAP_VERSION, PERFGAP_GIT_COMMIT and PERFGAP_BUILD_TYPE are defined by src/CMakeLists.txt.
 namespace perfgap::cli {
 
 std::string version_text() {

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "slurm/process.hpp"
+#include "sys/process.hpp"
 #include "sys/executable.hpp"
 #include "sys/text.hpp"
 
@@ -27,10 +27,10 @@ std::string first_line(const std::string& text) {
 Avail<NvmlSample> run_helper(const std::string& helper, bool nvml, int deadline_s, std::string source) {
   std::vector<std::string> argv = {helper, "--deadline", std::to_string(deadline_s)};
   if (nvml) argv.emplace_back("--nvml");
-  slurm::CommandOptions o;
+  sys::CommandOptions o;
   // The helper stops itself at its deadline (exit 5); this bound is for a helper that cannot.
   o.timeout = std::chrono::seconds(deadline_s + 1);
-  auto r = slurm::run_command(argv, o);
+  auto r = sys::run_command(argv, o);
   if (!r.started) return missing(std::string(kNotStarted) + r.error);
   if (r.timed_out) return missing(fmt::format("perfgap-gpu did not finish within {} s and was stopped", deadline_s + 1));
   const std::string said = first_line(r.err);

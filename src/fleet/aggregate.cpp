@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "slurm/hostlist.hpp"
+#include "parsers/hostlist.hpp"
 
 namespace perfgap::fleet {
 namespace {
@@ -106,7 +106,7 @@ Finding node_failures(const Fleet& fleet) {
     for (const auto& [ids, names] : groups) {
       std::string list;
       for (auto id : *ids) list += (list.empty() ? "" : ", ") + std::string(id);
-      f.add(slurm::compress_hostlist(*names), fmt::format("{} ({})", list, plural(names->size(), "node")));
+      f.add(parsers::compress_hostlist(*names), fmt::format("{} ({})", list, plural(names->size(), "node")));
     }
     f.fix = "Fix each failing check on the nodes named (perfgap check on a node shows its findings and fixes), or drain "
             "those nodes until they pass.";
@@ -181,7 +181,7 @@ std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
       std::vector<std::string_view> names;
       names.reserve(groups[g].second.size());
       for (auto i : groups[g].second) names.push_back(nodes[i].name);
-      std::string observed = fmt::format("{} on {}: {}", groups[g].first, plural(names.size(), "node"), slurm::compress_hostlist(names));
+      std::string observed = fmt::format("{} on {}: {}", groups[g].first, plural(names.size(), "node"), parsers::compress_hostlist(names));
       if (g > 0 && majority) f.add(source, std::move(observed), groups[0].first);
       else f.add(source, std::move(observed));
     }
@@ -190,7 +190,7 @@ std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
       names.reserve(missing.size());
       for (auto i : missing) names.push_back(nodes[i].name);
       f.add(source, fmt::format("not reported by {} (not readable there; not compared): {}", plural(names.size(), "node"),
-                                slurm::compress_hostlist(names)));
+                                parsers::compress_hostlist(names)));
     }
     f.fix = "Make the setting the same on every node: the kernel and driver through the node image, NCCL_/UCX_ variables "
             "in the job environment or /etc/nccl.conf, CPU and IOMMU settings as the node checks' fixes say.";
@@ -392,7 +392,7 @@ std::vector<Finding> hardware(const std::vector<NodeReport>& nodes) {
     auto f = make("fleet.hardware", failing ? Status::fail : Status::warn, std::string(id),
                   fmt::format("{}: {} ({} failing, {} warning)", id, plural(failing + warning, "node"), failing, warning));
     for (const auto& [key, names] : groups)
-      f.add(slurm::compress_hostlist(names), fmt::format("{}{}{}", key.first == 0 ? "fail" : "warn", key.second.empty() ? "" : ": ", key.second));
+      f.add(parsers::compress_hostlist(names), fmt::format("{}{}{}", key.first == 0 ? "fail" : "warn", key.second.empty() ? "" : ": ", key.second));
     f.metric("failing_nodes", static_cast<double>(failing));
     f.metric("warning_nodes", static_cast<double>(warning));
     f.fix = fmt::format("perfgap check --only {} on a node named shows its devices, lines and fix; fleet.drain names the nodes to take out.", id);
@@ -420,9 +420,9 @@ Finding drain(const std::vector<NodeReport>& nodes) {
   std::vector<std::string_view> all;
   for (const auto& [reasons, names] : by_reasons) all.insert(all.end(), names.begin(), names.end());
   std::sort(all.begin(), all.end());
-  const auto list = slurm::compress_hostlist(all);
+  const auto list = parsers::compress_hostlist(all);
   auto f = make("fleet.drain", Status::fail, "", fmt::format("drain {}: {}", plural(count, "node"), list));
-  for (const auto& [reasons, names] : by_reasons) f.add(slurm::compress_hostlist(names), reasons);
+  for (const auto& [reasons, names] : by_reasons) f.add(parsers::compress_hostlist(names), reasons);
   f.metric("nodes_to_drain", static_cast<double>(count));
   f.fix = fmt::format("scontrol update nodename={} state=drain reason=\"perfgap: hardware\" (or let perfgap health drain them: docs/SLURM.md), then service each as its node report says.", list);
   f.impact = "A job placed on one of these nodes fails or runs at the pace of its failing GPU or rail.";

@@ -8,7 +8,7 @@
 #include <optional>
 #include <set>
 
-#include "slurm/hostlist.hpp"
+#include "parsers/hostlist.hpp"
 
 namespace perfgap::fleet {
 namespace {
@@ -184,7 +184,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
       f.status = report::Status::warn;
       std::vector<std::string_view> views(outliers.begin(), outliers.end());
       auto shared = pace_shared_configuration(outliers, others, nodes);
-      const std::string list = slurm::compress_hostlist(views);
+      const std::string list = parsers::compress_hostlist(views);
       std::string who = m.higher_is_better
                             ? (outliers.size() == 1 ? fmt::format("the node of lowest {} ({})", m.what, list)
                                                     : fmt::format("the {} nodes of lowest {} ({})", outliers.size(), m.what, list))

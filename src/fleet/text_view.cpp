@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "core/check.hpp"
-#include "slurm/hostlist.hpp"
+#include "parsers/hostlist.hpp"
 #include "report/outgoing.hpp"
 #include "report/text_style.hpp"
 
@@ -215,12 +215,12 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
       }
       text += "  ";
       if (opts.verbose) {
-        auto wrapped = wrap_hostlist(slurm::compress_hostlist(*names), width > names_at + 20 ? width - names_at : 20);
+        auto wrapped = wrap_hostlist(parsers::compress_hostlist(*names), width > names_at + 20 ? width - names_at : 20);
         out += text + wrapped[0] + "\n";
         for (std::size_t i = 1; i < wrapped.size(); ++i) out += std::string(names_at, ' ') + wrapped[i] + "\n";
       } else {
         const std::size_t room = width > names_at + 20 ? width - names_at : 20;
-        out += text + fit(slurm::compress_hostlist_fit(*names, room), room) + "\n";
+        out += text + fit(parsers::compress_hostlist_fit(*names, room), room) + "\n";
       }
     }
     if (shown < rows.size()) out += fmt::format("  ... {} more groups (-v shows all)\n", rows.size() - shown);
@@ -238,8 +238,8 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
       std::string ids;
       for (auto id : *rows[r].first) ids += (ids.empty() ? "" : ", ") + std::string(id);
       std::string count = fmt::format(" ({})", rows[r].second->size());
-      std::string names = opts.verbose ? slurm::compress_hostlist(*rows[r].second)
-                                       : slurm::compress_hostlist_fit(*rows[r].second, std::max<std::size_t>(width / 2, 20));
+      std::string names = opts.verbose ? parsers::compress_hostlist(*rows[r].second)
+                                       : parsers::compress_hostlist_fit(*rows[r].second, std::max<std::size_t>(width / 2, 20));
       out += line(fmt::format("  {}{}  {}", names, count, ids));
     }
     if (shown < rows.size()) out += fmt::format("  ... {} more (-v shows all)\n", rows.size() - shown);

@@ -5,7 +5,7 @@
 
 #include "facts/gpu.hpp"
 #include "probe/probe.hpp"
-#include "slurm/process.hpp"
+#include "sys/process.hpp"
 #include "sys/executable.hpp"
 #include "sys/text.hpp"
 
@@ -44,9 +44,9 @@ GpuMeasurement measure_gpu(facts::Facts& f, const GpuOptions& o) {
   if (nodes.empty()) nodes = "0";
   const auto deadline_s = std::max<long long>(1, std::chrono::duration_cast<std::chrono::seconds>(o.budget).count());
   std::vector<std::string> argv = {helper, "--probe", "--nodes", nodes, "--deadline", std::to_string(deadline_s)};
-  slurm::CommandOptions co;
+  sys::CommandOptions co;
   co.timeout = std::chrono::seconds(deadline_s + 2);
-  auto r = slurm::run_command(argv, co);
+  auto r = sys::run_command(argv, co);
   if (!r.started) {
     m.no_run_why = "perfgap-gpu could not be started: " + r.error;
     return m;

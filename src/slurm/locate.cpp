@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "sys/executable.hpp"
+
 namespace perfgap::slurm {
 namespace {
 
@@ -115,10 +117,8 @@ std::optional<Found> find_slurm_conf(const std::string& configured) {
 
 std::optional<Found> find_slurm_command(const std::string& name, const std::string& configured) {
   if (!configured.empty()) return Found{configured, "health config"};
-  std::stringstream path(env_or_empty("PATH"));
-  std::string dir;
-  while (std::getline(path, dir, ':'))
-    if (!dir.empty() && is_executable(dir + "/" + name)) return Found{dir + "/" + name, "PATH"};
+  if (!env_or_empty("PATH").empty())
+    if (auto on_path = sys::find_executable(name); !on_path.empty()) return Found{on_path, "PATH"};
   if (auto p = parent_slurmd(); p && !p->exe.empty()) {
     // /usr/sbin/slurmd -> /usr/bin/NAME; /opt/slurm/sbin/slurmd -> /opt/slurm/bin/NAME
     auto sbin = p->exe.substr(0, p->exe.rfind('/'));

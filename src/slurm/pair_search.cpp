@@ -11,14 +11,14 @@
 #include <thread>
 
 #include "parsers/nccl_tests.hpp"
-#include "slurm/process.hpp"
+#include "sys/process.hpp"
 
 namespace perfgap::slurm {
 namespace {
 
 using PairClock = std::chrono::steady_clock;
 
-// While the search runs, SIGINT, SIGTERM and SIGHUP only set this flag: run_command sees it and
+// While the search runs, SIGINT, SIGTERM and SIGHUP only set this flag: sys::run_command sees it and
 // stops its srun's process group (SIGTERM first: srun cancels its step), the search ends.
 volatile std::sig_atomic_t g_pair_signal = 0;
 extern "C" void on_pair_signal(int sig) {
@@ -52,7 +52,7 @@ std::string pairs_first_line(const std::string& s) {
   return t.size() > 200 ? t.substr(0, 200) + "..." : t;
 }
 
-// One round: every pair's srun at once, each on its own thread (run_command waits for its own
+// One round: every pair's srun at once, each on its own thread (sys::run_command waits for its own
 // child only).
 std::vector<PairMeasurement> pairs_run_round(const PairSearchPlan& plan, const std::vector<NodePair>& pairs, int round, double timeout_s) {
   std::vector<PairMeasurement> out(pairs.size());
@@ -63,12 +63,12 @@ std::vector<PairMeasurement> pairs_run_round(const PairSearchPlan& plan, const s
       auto& m = out[i];
       m.round = round;
       m.pair = pairs[i];
-      CommandOptions o;
+      sys::CommandOptions o;
       o.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
       o.term_grace = std::chrono::seconds(10);
       o.stop = &g_pair_signal;
       const auto start = PairClock::now();
-      auto r = run_command(pair_srun_command(plan, pairs[i]), o);
+      auto r = sys::run_command(pair_srun_command(plan, pairs[i]), o);
       m.seconds = pair_seconds_since(start);
       if (!r.started) m.error = "srun could not run: " + r.error;
       else if (r.stopped) m.error = "stopped by a signal";

@@ -1,5 +1,5 @@
 // Runs the pair search of slurm/pairs inside an allocation: every round's disjoint pairs at once,
-// one `srun --nodes=2 --nodelist=A,B BENCHMARK...` each (slurm::run_command, own process group),
+// one `srun --nodes=2 --nodelist=A,B BENCHMARK...` each (sys::run_command, own process group),
 // the cover rounds, then confirm rounds while suspects remain, within a time budget. SIGINT,
 // SIGTERM and SIGHUP stop every srun still running (srun cancels its step on SIGTERM) and end
 // the search with what was measured; the caller writes the report, then lets the signal finish

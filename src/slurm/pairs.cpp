@@ -7,7 +7,7 @@
 #include <set>
 
 #include "fleet/stats.hpp"
-#include "slurm/hostlist.hpp"
+#include "parsers/hostlist.hpp"
 
 namespace perfgap::slurm {
 namespace {
@@ -208,7 +208,7 @@ report::Finding pairs_finding(const std::vector<std::string>& nodes, const std::
     std::string what;
     if (!j.slow_nodes.empty())
       what = fmt::format("node{} {} below the others with every healthy partner", j.slow_nodes.size() == 1 ? "" : "s",
-                         compress_hostlist(views));
+                         parsers::compress_hostlist(views));
     if (!j.slow_links.empty()) {
       std::vector<std::string> links;
       for (const auto& l : j.slow_links) links.push_back(pairs_name(l));
@@ -223,9 +223,9 @@ report::Finding pairs_finding(const std::vector<std::string>& nodes, const std::
     f.status = report::Status::warn;
     std::vector<std::string_view> u(j.unconfirmed.begin(), j.unconfirmed.end());
     std::vector<std::string_view> m(j.unmeasured.begin(), j.unmeasured.end());
-    f.title = fmt::format("{}{}{}{}", u.empty() ? "" : fmt::format("suspect{} {} not confirmed against a healthy partner", u.size() == 1 ? "" : "s", compress_hostlist(u)),
+    f.title = fmt::format("{}{}{}{}", u.empty() ? "" : fmt::format("suspect{} {} not confirmed against a healthy partner", u.size() == 1 ? "" : "s", parsers::compress_hostlist(u)),
                           !u.empty() && !m.empty() ? "; " : "",
-                          m.empty() ? "" : fmt::format("no successful run on {}", compress_hostlist(m)), note);
+                          m.empty() ? "" : fmt::format("no successful run on {}", parsers::compress_hostlist(m)), note);
   } else {
     f.status = report::Status::pass;
     f.title = fmt::format("no node of {} below {:.0f}% of the fleet's {} GB/s: each has a pair at the others' level{}", nodes.size(),

@@ -2,10 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,10 +15,11 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 #include <thread>
 #include <vector>
 
-#include "sys/spawn.hpp"
+#include "sys/process.hpp"
 
 extern char** environ;
 
@@ -29,18 +28,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-volatile sig_atomic_t g_interrupt = 0;
-int g_wake[2] = {-1, -1};  // self-pipe: the handler writes, poll wakes
+volatile sig_atomic_t g_interrupt = 0;  // sys::run_command looks at it while a benchmark runs
 struct sigaction g_old_int, g_old_term, g_old_hup;
 
 void on_interrupt(int sig) {
   if (g_interrupt == 0) g_interrupt = sig;
-  if (g_wake[1] >= 0) {
-    int saved = errno;
-    char c = 1;
-    [[maybe_unused]] auto n = ::write(g_wake[1], &c, 1);
-    errno = saved;
-  }
 }
 
 bool write_all(int fd, const char* p, std::size_t n) {
@@ -61,7 +53,9 @@ bool write_all(int fd, const char* p, std::size_t n) {
 class BoundedSink {
  public:
   BoundedSink(int fd, const RunLimits& l) : fd_(fd), head_(l.head_bytes), tail_cap_(l.tail_bytes) {}
-  void add(const char* p, std::size_t n) {
+  void add(std::string_view text) {
+    const char* p = text.data();
+    std::size_t n = text.size();
     total_ += n;
     if (written_ < head_) {
       std::size_t k = std::min(n, head_ - written_);
@@ -101,13 +95,10 @@ class BoundedSink {
   std::string kept_, tail_;
 };
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
 }  // namespace
 
 InterruptGuard::InterruptGuard() {
   g_interrupt = 0;
-  if (g_wake[0] < 0 && ::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
   struct sigaction sa{};
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
@@ -187,27 +178,6 @@ void stop_orphans(double grace_s) {
 
 int interrupt_signal() { return g_interrupt; }
 
-std::string find_executable(const std::string& argv0) {
-  auto runnable = [](const std::string& p) {
-    struct stat st{};
-    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (argv0.empty()) return {};
-  if (argv0.find('/') != std::string::npos) return runnable(argv0) ? argv0 : std::string();
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t pos = 0;
-  while (pos <= dirs.size()) {
-    auto colon = dirs.find(':', pos);
-    std::string dir = dirs.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
-    std::string cand = (dir.empty() ? std::string(".") : dir) + "/" + argv0;
-    if (runnable(cand)) return cand;
-    if (colon == std::string::npos) break;
-    pos = colon + 1;
-  }
-  return {};
-}
-
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
                           const RunLimits& limits, std::string& kept) {
   ProcessResult res;
@@ -217,86 +187,27 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
     res.spawn_error = fmt::format("cannot write {}: {}", log_path, std::strerror(errno));
     return res;
   }
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    res.spawn_error = std::string("pipe: ") + std::strerror(errno);
-    ::close(log_fd);
-    return res;
-  }
-  // Its own process group: a timeout or Ctrl-C stops the launcher and every rank it started,
-  // and a terminal's Ctrl-C reaches perfgap only, which then stops the group itself.
-  const auto start = Clock::now();
-  auto spawned = sys::spawn_in_own_group(argv, env, out[1], out[1]);
-  ::close(out[1]);
-  if (!spawned) {
-    res.spawn_error = spawned.error();
-    ::close(out[0]);
-    ::close(log_fd);
-    return res;
-  }
-  const pid_t pid = *spawned;
-
   BoundedSink sink(log_fd, limits);
-  std::vector<char> buf(1 << 16);
-  bool out_open = true, exited = false, killing = false, killed_hard = false;
-  Clock::time_point kill_at{}, exited_at{};
-  auto stop_group = [&](bool timeout) {
-    if (killing) return;
-    killing = true;
-    if (timeout) res.timed_out = true;
-    else res.interrupted = true;
-    ::kill(-pid, SIGTERM);
-    kill_at = Clock::now() + std::chrono::milliseconds(static_cast<long>(limits.grace_s * 1000));
-  };
-  while (true) {
-    if (g_interrupt && !exited) stop_group(false);
-    if (!exited && !killing && limits.timeout_s > 0 && seconds_since(start) >= limits.timeout_s) stop_group(true);
-    if (killing && !killed_hard && Clock::now() >= kill_at) {
-      ::kill(-pid, SIGKILL);
-      killed_hard = true;
-    }
-    if (!exited) {
-      int st = 0;
-      pid_t w = ::waitpid(pid, &st, WNOHANG);
-      if (w == pid) {
-        exited = true;
-        exited_at = Clock::now();
-        res.duration_s = seconds_since(start);
-        if (WIFEXITED(st)) res.exit_code = WEXITSTATUS(st);
-        else if (WIFSIGNALED(st)) res.signal = WTERMSIG(st);
-      }
-    }
-    if (exited && !out_open) break;
-    // The launcher is gone but something it started still holds the output open: give it a
-    // moment, then stop the whole group so a stray process cannot hang the sweep.
-    if (exited && seconds_since(exited_at) > limits.grace_s) {
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    pollfd fds[2] = {{out_open ? out[0] : -1, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
-    int wait_ms = 100;  // children's exits do not wake poll: look again soon
-    int n = ::poll(fds, 2, wait_ms);
-    if (n < 0 && errno != EINTR) break;
-    if (n <= 0) continue;
-    if (fds[1].fd >= 0 && (fds[1].revents & POLLIN)) {
-      char c[64];
-      while (::read(g_wake[0], c, sizeof c) > 0) {
-      }
-    }
-    if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-      ssize_t r = ::read(out[0], buf.data(), buf.size());
-      if (r > 0) sink.add(buf.data(), static_cast<std::size_t>(r));
-      else if (r == 0 || (errno != EINTR && errno != EAGAIN)) out_open = false;
-    }
+  sys::CommandOptions o;
+  o.timeout = std::chrono::milliseconds(limits.timeout_s > 0 ? std::max(1LL, static_cast<long long>(limits.timeout_s * 1000)) : 0);  // 0: none
+  o.environment = env;
+  o.merge_stderr = true;
+  o.on_output = [&sink](std::string_view text) { sink.add(text); };
+  // Ctrl-C stops the launcher and every rank it started, as a timeout does; a terminal's
+  // Ctrl-C reaches perfgap only (the benchmark has its own process group).
+  o.term_grace = o.exit_drain = std::chrono::milliseconds(static_cast<long long>(limits.grace_s * 1000));
+  o.stop = &g_interrupt;
+  auto r = sys::run_command(argv, o);
+  if (!r.started) {
+    res.spawn_error = r.error;
+    ::close(log_fd);
+    return res;
   }
-  ::close(out[0]);
-  if (!exited) {
-    int st = 0;
-    ::waitpid(pid, &st, 0);
-    res.duration_s = seconds_since(start);
-    if (WIFEXITED(st)) res.exit_code = WEXITSTATUS(st);
-    else if (WIFSIGNALED(st)) res.signal = WTERMSIG(st);
-  }
+  res.exit_code = r.exit_code;
+  res.signal = r.signal;
+  res.timed_out = r.timed_out;
+  res.interrupted = r.stopped;
+  res.duration_s = r.duration_s;
   sink.finish(kept, res.truncated);
   res.output_bytes = sink.total();
   ::close(log_fd);

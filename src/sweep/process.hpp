@@ -18,7 +18,7 @@ struct RunLimits {
 };
 
 // Runs argv (argv[0] looked up in PATH when it has no '/') with exactly `env`, output to
-// `log_path`. `kept` receives the output as written to the file (for parsing).
+// `log_path`, through sys::run_command. `kept` receives the output as written to the file (for parsing).
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
                           const RunLimits& limits, std::string& kept);
 
@@ -38,10 +38,6 @@ int interrupt_signal();
 // Stops (SIGTERM, SIGKILL after `grace_s`) and reaps every child of this process: run after
 // each benchmark, when the only children left are what escaped its process group.
 void stop_orphans(double grace_s);
-
-// argv[0] as posix_spawnp would find it ("" when it would not): for the early usage error
-// and the launcher's real path.
-std::string find_executable(const std::string& argv0);
 
 // `LAUNCHER --version` (a few seconds at most); "" when it cannot be run.
 std::string launcher_version(const std::string& launcher);

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace perfgap::sys {
 
@@ -27,6 +29,21 @@ std::string executable_problem(const std::string& path) {
   if (!S_ISREG(st.st_mode)) return "not a regular file";
   if (::access(path.c_str(), X_OK) != 0) return "not executable";
   return "";
+}
+
+std::string find_executable(const std::string& name) {
+  if (name.empty()) return {};
+  if (name.find('/') != std::string::npos) return executable_problem(name).empty() ? name : std::string();
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const auto colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + name;
+    if (executable_problem(candidate).empty()) return candidate;
+    if (colon == std::string_view::npos) return {};
+    dirs.remove_prefix(colon + 1);
+  }
 }
 
 }  // namespace perfgap::sys

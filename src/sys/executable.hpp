@@ -17,6 +17,11 @@ std::optional<std::string> own_executable_dir();
 // "not executable", "a directory").
 std::string executable_problem(const std::string& path);
 
+// The one executable search: `name` as posix_spawnp would run it. A name with a '/' is taken
+// as it is; else each directory of PATH in turn (an empty entry is the current directory;
+// no PATH: /usr/local/bin:/usr/bin:/bin). "" when none is a regular executable file.
+std::string find_executable(const std::string& name);
+
 }  // namespace perfgap::sys
 
 namespace perfgap::sys {

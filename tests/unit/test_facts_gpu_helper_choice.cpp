@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "facts/gpu.hpp"
-#include "slurm/process.hpp"
+#include "sys/process.hpp"
 #include "sys/executable.hpp"
 
 namespace {
@@ -62,7 +62,7 @@ TEST(SysMemoryExecutable, RunsASealedCopyOfAProgram) {
   auto m = perfgap::sys::memory_executable("perfgap-test", image.data(), image.size());
   ASSERT_TRUE(m) << m.error();
   EXPECT_EQ(m->path.rfind("/proc/self/fd/", 0), 0u) << m->path;
-  auto r = perfgap::slurm::run_command({m->path}, {});
+  auto r = perfgap::sys::run_command({m->path}, {});
   EXPECT_TRUE(r.started) << r.error;
   EXPECT_EQ(r.status, 0);
   // Sealed: no process can change the image under the helper.

@@ -3,11 +3,15 @@
 #include <algorithm>
 
 #include "slurm/fanout.hpp"
-#include "slurm/hostlist.hpp"
+#include "parsers/hostlist.hpp"
 #include "slurm/locate.hpp"
 
 namespace perfgap::slurm {
 namespace {
+
+using parsers::compress_hostlist;
+using parsers::compress_hostlist_fit;
+using parsers::expand_hostlist;
 
 using Names = std::vector<std::string>;
 

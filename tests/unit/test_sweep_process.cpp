@@ -13,6 +13,7 @@
 
 #include "files.hpp"
 #include "sweep/process.hpp"
+#include "sys/executable.hpp"
 #include "tree.hpp"
 
 using namespace perfgap::sweep;
@@ -128,6 +129,6 @@ TEST(SweepProcess, CommandThatCannotStart) {
   auto r = run_process({"/nonexistent/bench"}, kEnv, t.file("f.log"), RunLimits{}, kept);
   EXPECT_FALSE(r.spawn_error.empty());
   EXPECT_FALSE(r.exit_code);
-  EXPECT_EQ(find_executable("/nonexistent/bench"), "");
-  EXPECT_NE(find_executable("sh"), "");
+  EXPECT_EQ(perfgap::sys::find_executable("/nonexistent/bench"), "");
+  EXPECT_NE(perfgap::sys::find_executable("sh"), "");
 }

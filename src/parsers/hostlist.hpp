@@ -10,7 +10,7 @@
 
 #include <tl/expected.hpp>
 
-namespace perfgap::slurm {
+namespace perfgap::parsers {
 
 inline constexpr std::size_t kMaxHostlistNames = 100000;
 
@@ -27,4 +27,4 @@ std::string compress_hostlist(std::vector<std::string_view> names);
 // ",... (+N more)" when some were left out. Always names at least one node.
 std::string compress_hostlist_fit(const std::vector<std::string_view>& names, std::size_t width);
 
-}  // namespace perfgap::slurm
+}  // namespace perfgap::parsers

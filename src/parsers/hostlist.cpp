@@ -1,4 +1,4 @@
-#include "slurm/hostlist.hpp"
+#include "parsers/hostlist.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <tuple>
 
-namespace perfgap::slurm {
+namespace perfgap::parsers {
 namespace {
 
 using Names = std::vector<std::string>;
@@ -198,4 +198,4 @@ std::string compress_hostlist_fit(const std::vector<std::string_view>& names, st
   return with_first(lo);
 }
 
-}  // namespace perfgap::slurm
+}  // namespace perfgap::parsers
