@@ -69,8 +69,8 @@ TEST(SysProcess, EnvironmentOverridesOrWhole) {
 
   CommandOptions whole;
   whole.environment = std::vector<std::string>{"PERFGAP_SYSPROC_B=two"};
-  auto w = run_command({"/bin/sh", "-c", "echo \"$PERFGAP_SYSPROC_B:${PATH-nopath}\""}, whole);
-  EXPECT_EQ(w.out, "two:nopath\n");
+  auto w = run_command({"/bin/sh", "-c", "echo \"$PERFGAP_SYSPROC_B:${HOME-nohome}\""}, whole);
+  EXPECT_EQ(w.out, "two:nohome\n");
 }
 
 TEST(SysProcess, SignalDeathIsReportedAsTheSignal) {
