@@ -88,6 +88,15 @@ TEST(ReadmeExample, OutputIsTheBinarys) {
   EXPECT_EQ(shown, actual) << "the README's example output is stale: replace its block with the output above";
 }
 
+// The fixture as it is stored, given to --root as is: exit 2, one line saying how to unpack it.
+TEST(ReadmeExample, TreeFileAsRootSaysHowToUnpackIt) {
+  auto r = run_binary(PERFGAP_BINARY, {"check", "--root", perfgap::fixture::fixture_path("golden/h100-c1-remote-numa.tree")});
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(perfgap::fixture::one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("perfgap-tree-unpack"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 // The README's checks table: id -> the "run by" cell.
 std::vector<std::pair<std::string, std::string>> readme_table_rows() {
   const std::string readme = readme_text();
