@@ -24,11 +24,21 @@ namespace {
 constexpr std::string_view kTableBegin = "<!-- checks table: written by tools/refresh-docs.sh from the registry -->\n";
 constexpr std::string_view kTableEnd = "<!-- end of checks table -->\n";
 
+// The "run by" column names the command that produces (and selects) each id: `check --list`
+// and `--only/--skip` know the registry's ids only, so the table must say where the live and
+// probe ids come from (ReadmeChecksTable.CheckRowsAreCheckList holds the two together).
+constexpr std::string_view kRunByCheck = "`check`";
+constexpr std::string_view kRunByProfile = "`profile`, `check --profile N`";
+constexpr std::string_view kRunByProbe = "`probe`";
+
 std::string readme_table() {
-  std::string out = "| id | layer | what it decides |\n| --- | --- | --- |\n";
-  for (const auto& c : perfgap::core::builtin_registry().all()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
-  for (const auto& c : perfgap::checks::live::catalogue()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
-  for (const auto& c : perfgap::probe::probe_catalogue()) out += fmt::format("| `{}` | {} | {} |\n", c.id, c.layer, c.summary);
+  std::string out = "| id | layer | run by | what it decides |\n| --- | --- | --- | --- |\n";
+  auto rows = [&](const auto& infos, std::string_view run_by) {
+    for (const auto& c : infos) out += fmt::format("| `{}` | {} | {} | {} |\n", c.id, c.layer, run_by, c.summary);
+  };
+  rows(perfgap::core::builtin_registry().all(), kRunByCheck);
+  rows(perfgap::checks::live::catalogue(), kRunByProfile);
+  rows(perfgap::probe::probe_catalogue(), kRunByProbe);
   return out;
 }
 

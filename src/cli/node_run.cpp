@@ -5,10 +5,15 @@
 #include <fstream>
 #include <memory>
 
+#include <fmt/format.h>
+
+#include "checks/live/live.hpp"
 #include "core/baseline.hpp"
+#include "core/config.hpp"
 #include "core/node.hpp"
 #include "core/runner.hpp"
 #include "facts/facts.hpp"
+#include "probe/probe.hpp"
 #include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
 #include "sys/named_file.hpp"
@@ -17,8 +22,31 @@
 
 namespace perfgap::cli {
 
+namespace {
+
+// A --only/--skip pattern that names no check but a live or probe id: say which command
+// produces it (the README's "run by" column), not just that check does not know it.
+std::optional<std::string> owned_elsewhere(const core::Registry& registry, const std::vector<std::string>& patterns) {
+  for (const auto& p : patterns) {
+    bool check = false;
+    for (const auto& c : registry.all()) check = check || core::id_matches(p, c.id);
+    if (check) continue;
+    for (const auto& c : checks::live::catalogue())
+      if (core::id_matches(p, c.id))
+        return fmt::format("'{}'{} is judged by perfgap profile (or check --profile N), not by check (perfgap check --list names check's ids)", p, p == c.id ? "" : " (" + std::string(c.id) + ")");
+    for (const auto& c : probe::probe_catalogue())
+      if (core::id_matches(p, c.id))
+        return fmt::format("'{}'{} is measured by perfgap probe, not by check (perfgap check --list names check's ids)", p, p == c.id ? "" : " (" + std::string(c.id) + ")");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckRequest& rq) {
   const auto& registry = core::builtin_registry();
+  for (const auto* list : {&rq.only, &rq.skip})
+    if (auto why = owned_elsewhere(registry, *list)) return tl::unexpected("--only/--skip: " + *why);
   NodeSelection sel;
   std::string config_path = rq.config;
   if (config_path.empty() && ::access(kDefaultCheckConfig, F_OK) == 0) config_path = kDefaultCheckConfig;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 // RapidJSON (header-only, Debian's rapidjson-dev): the static release build links no JSON
-// library, and it reads a 26 KB report at ~270 MB/s on one core (README: "Static binary").
+// library, and it reads a 26 KB report at ~270 MB/s on one core (docs/BUILDING.md, "The static binary").
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 

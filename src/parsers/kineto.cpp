@@ -1,7 +1,7 @@
 // PyTorch profiler / Kineto Chrome traces: traceEvents[] with ph "X" events of cat kernel,
 // gpu_memcpy, gpu_memset (GPU side), cuda_runtime / cuda_driver (the host calls, joined by
 // args.correlation) and user_annotation (ProfilerStep#N and record_function ranges).
-// RapidJSON (header-only): the static release binary links no JSON library (README).
+// RapidJSON (header-only): the static release binary links no JSON library (docs/BUILDING.md).
 //
 // Streamed: RapidJSON's SAX Reader pulls the bytes a block at a time (PullStream) and the
 // handler keeps only what one event needs (its fields, which come in any order), building the

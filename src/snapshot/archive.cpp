@@ -466,8 +466,12 @@ tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const st
     ::close(fd);
     return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   };
-  if (!S_ISREG(st.st_mode) || (!names_archive(path) && !gzip_magic()))
+  if (!S_ISREG(st.st_mode) || (!names_archive(path) && !gzip_magic())) {
+    // A test fixture's text form (docs/FIXTURES.md) is the likeliest such file: say how to use it.
+    if (S_ISREG(st.st_mode) && path.size() > 5 && path.compare(path.size() - 5, 5, ".tree") == 0)
+      return tl::unexpected(path + ": a fixture tree as text, not a directory: unpack it first with perfgap-tree-unpack FILE.tree DIR (docs/FIXTURES.md)");
     return tl::unexpected(path + ": not a directory (nor a .tar.gz snapshot)");
+  }
   const char* tmpdir = std::getenv("TMPDIR");
   std::string temp = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfgap-root.XXXXXX";
   if (::mkdtemp(temp.data()) == nullptr) return tl::unexpected(path + ": cannot create a directory to unpack it: " + temp + ": " + errno_text(errno));

@@ -122,12 +122,16 @@ TEST(SlurmPairs, ASlowLinkBetweenHealthyNodesIsNamedWhenSlowTwice) {
 }
 
 TEST(SlurmPairs, FailedRunsAndTooFewNodesAreNotJudged) {
-  std::vector<PairMeasurement> runs = {{1, {"n1", "n2"}, 10, "", 1}, {1, {"n3", "n4"}, std::nullopt, "exit 1: srun: error", 1}};
+  const std::string why = "exit 1: srun: error: Unable to create step for job 4242: Requested node configuration is not available";
+  std::vector<PairMeasurement> runs = {{1, {"n1", "n2"}, 10, "", 1}, {1, {"n3", "n4"}, std::nullopt, why, 1}};
   auto j = perfgap::slurm::judge_pairs(kPairsFour, runs, PairRule{});
   EXPECT_FALSE(j.undecided.empty());
   auto f = perfgap::slurm::pairs_finding(kPairsFour, runs, PairRule{}, {});
   EXPECT_EQ(f.status, perfgap::report::Status::skip);
   EXPECT_NE(f.evidence[1].observed.find("srun: error"), std::string::npos);
+  // The table (text and every format) keeps the whole reason, not its first 40 bytes.
+  ASSERT_EQ(f.table.size(), 3u);
+  EXPECT_EQ(f.table[2].back(), why);
 }
 
 TEST(SlurmPairs, TheFigureIsTheLargestSizesBusbwAndASingletonIsRefused) {
