@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <thread>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -501,8 +502,22 @@ int run_analyze(const AnalyzeArgs& a) {
       throw UsageError(fmt::format("analyze {}: {} profiles; at most {} ranks are analysed together", k, files.size(), kMaxProfileRanks));
     parsers::Profile merged;
     std::vector<std::string> used;
+    // Kineto ranks are read on every core (up to 8), a batch of one file per thread at a time,
+    // and merged in the files' order: the model (and report) is the one a single thread builds,
+    // and at most a batch of unmerged ranks is held. (nsys may run `nsys export`, one at a time.)
+    const std::size_t threads = k == "kineto" ? std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8) : 1;
+    std::vector<tl::expected<parsers::Profile, std::string>> batch;
     for (std::uint32_t i = 0; i < files.size(); ++i) {
-      auto r = read_profile(k, files[i]);
+      if (i % threads == 0) {
+        batch.clear();
+        const std::size_t n = std::min<std::size_t>(threads, files.size() - i);
+        for (std::size_t j = 0; j < n; ++j) batch.emplace_back(tl::unexpected(std::string("not read")));
+        std::vector<std::thread> pool;
+        for (std::size_t j = 1; j < n; ++j) pool.emplace_back([&, j] { batch[j] = read_profile(k, files[i + j]); });
+        batch[0] = read_profile(k, files[i]);
+        for (auto& t : pool) t.join();
+      }
+      auto& r = batch[i % threads];
       if (!r) {
         // Of a job's ranks, a missing one would silently change who is late: the whole run stops.
         if (files.size() > 1) throw UsageError(fmt::format("{}: {}", files[i], r.error()));
