@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <new>
 #include <thread>
 #include <cerrno>
 #include <csignal>
@@ -528,6 +529,17 @@ int run_analyze(const AnalyzeArgs& a) {
         for (auto& g : r->gpus) g.label = files[i] + ": " + g.label;
       merged.merge(std::move(*r), i);
       used.push_back(files[i]);
+      // The job's activities reserved once, from the first rank's count: growing by doubling
+      // held the old and the new array together at the last growth (64 ranks of 50 MB: 1.1 GB
+      // peak for 0.6 GB of activities). Capacity never written costs no memory, so a generous
+      // guess is cheap (held to 64 M activities, 4 GiB of address space, and let go when refused);
+      // ranks larger than the first grow it as before.
+      if (i == 0 && files.size() > 1) {
+        try {
+          merged.acts.reserve(std::min<std::size_t>(merged.acts.size() / 4 * 5 * files.size(), std::size_t{1} << 26));
+        } catch (const std::bad_alloc&) {
+        }
+      }
     }
     if (used.empty()) {
       std::string msg = unusable.size() == 1 ? "no usable input: " + unusable[0] : "no usable input: ";
