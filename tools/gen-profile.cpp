@@ -4,7 +4,7 @@
 // SCENARIO: exposed (AllGather 30 ms / ReduceScatter 15 ms exposed), exposed-tuned (15/5),
 // launch-bound, overlapped, large:GPUS:KERNELS_PER_GPU, large-steps:GPUS:KERNELS_PER_GPU (with
 // ProfilerStep#N ranges, one per 2000 kernels).
-//   perfgap-gen-profile job:RANKS:LATE_RANK:LATE_MS[:skewed] kineto|nsys OUTDIR
+//   perfgap-gen-profile job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR
 // writes one file per rank (OUTDIR/rank00000.json or .sqlite; nsys: host node<rank/8>) of a
 // data-parallel job (profile_gen.hpp gen::job) whose rank LATE_RANK (-1: none) computes LATE_MS
 // longer before each AllReduce; `skewed`: the nodes' clocks apart by up to +-7 ms.
@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "profile_gen.hpp"
 
@@ -20,21 +21,31 @@ int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
-                 "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed] kineto|nsys OUTDIR\n",
+                 "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR\n",
                  argv[0], argv[0]);
     return 2;
   }
   std::string sc = argv[1], kind = argv[2], out = argv[3];
   if (sc.rfind("job:", 0) == 0) {
     JobSpec spec;
-    int skewed = 0;
-    char word[16] = {};
-    int got = std::sscanf(sc.c_str(), "job:%d:%d:%lf:%15s", &spec.ranks, &spec.late_rank, &spec.late_ms, word);
-    if (got < 3 || spec.ranks < 1 || spec.ranks > 100000 || spec.late_rank >= spec.ranks) {
-      std::fprintf(stderr, "job:RANKS:LATE_RANK:LATE_MS[:skewed]\n");
+    bool skewed = false;
+    int used = 0;
+    int got = std::sscanf(sc.c_str(), "job:%d:%d:%lf%n", &spec.ranks, &spec.late_rank, &spec.late_ms, &used);
+    // Then ":skewed" and ":iters=N" (iterations per rank: ~26 KB of Kineto JSON each), in any order.
+    bool bad = got < 3;
+    for (std::string_view rest = got == 3 ? std::string_view(sc).substr(static_cast<std::size_t>(used)) : ""; !bad && !rest.empty();) {
+      if (rest.front() != ':') { bad = true; break; }
+      rest.remove_prefix(1);
+      auto word = rest.substr(0, rest.find(':'));
+      rest.remove_prefix(word.size());
+      if (word == "skewed") skewed = true;
+      else if (word.rfind("iters=", 0) == 0) spec.iterations = std::atoi(std::string(word.substr(6)).c_str());
+      else bad = true;
+    }
+    if (bad || spec.ranks < 1 || spec.ranks > 100000 || spec.late_rank >= spec.ranks || spec.iterations < 1 || spec.iterations > 10000000) {
+      std::fprintf(stderr, "job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N]\n");
       return 2;
     }
-    skewed = got == 4 && std::string(word) == "skewed";
     if (skewed) spec.clock_offset_ms = node_clock_offsets(spec.ranks);
     Scenario s = job(spec);
     for (std::size_t r = 0; r < s.gpus.size(); ++r) {

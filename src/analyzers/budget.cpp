@@ -62,6 +62,15 @@ struct BudgetMeasures {
   BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio;
   std::string slow_node_step_how, slow_node_busbw_how;
   double straggler_ms = 0, straggler_wait_ms = 0, straggler_iter_ms = 0;
+  // A late rank of NCCL's Inspector: the others' wait per operation, per collective; with a
+  // profile's collectives per iteration and iteration time it is a share of the step.
+  struct LateRank {
+    std::string where;
+    std::map<std::string, double> wait_us_per_op;
+  };
+  std::vector<LateRank> late_ranks;
+  std::map<std::string, std::pair<double, std::string>> kernels_per_iter;  // collective -> (per GPU and iteration, where)
+  BudgetMeasure profile_iter_ms;
   double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
   std::string busbw_basis_name;
 };
@@ -222,6 +231,18 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.straggler_wait_ms = budget_metric(x, "wait_ms_per_iter").value_or(0);
       m.straggler_iter_ms = budget_metric(x, "iteration_ms").value_or(0);
     }
+  if (x.id == "nccl_inspector.late_rank" && budget_problem(x.status)) {
+    BudgetMeasures::LateRank lr;
+    lr.where = at;
+    for (const auto& [k, v] : x.metrics)
+      if (k.starts_with("wait_us_per_op.") && std::isfinite(v) && v > 0) lr.wait_us_per_op[k.substr(15)] = v;
+    if (!lr.wait_us_per_op.empty()) m.late_ranks.push_back(std::move(lr));
+  }
+  if (x.id == "profile.exposed_comm" && x.subject != "all")
+    if (auto k = budget_metric(x, "kernels_per_iter"); k && *k > 0 && !m.kernels_per_iter.count(x.subject))
+      m.kernels_per_iter[x.subject] = {*k, at};
+  if (x.id == "profile.iterations" && !m.profile_iter_ms.found)
+    if (auto v = budget_metric(x, "iteration_ms"); v && *v > 0 && budget_metric(x, "iterations").value_or(0) >= 1) m.profile_iter_ms.more(*v, at);
   if (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw")
     if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
       if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
@@ -236,6 +257,37 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
         }
       }
     }
+}
+
+// A late rank of NCCL's Inspector as a share of the step: the others' wait per operation x the
+// operations per iteration (a profile of the job counts them) over the profile's iteration
+// time; of several late ranks the costliest (the job waits for the latest). False when no
+// collective the rank is late in is counted by the profile.
+bool budget_late_rank(const BudgetMeasures& m, double& e, std::string& how) {
+  bool any = false;
+  for (const auto& lr : m.late_ranks) {
+    double wait_ms = 0;
+    std::string parts, uncounted;
+    for (const auto& [coll, us] : lr.wait_us_per_op) {
+      auto k = m.kernels_per_iter.find(coll);
+      if (k == m.kernels_per_iter.end()) {
+        uncounted += (uncounted.empty() ? "" : ", ") + coll;
+        continue;
+      }
+      wait_ms += us * k->second.first / 1000;
+      parts += fmt::format("{}{:.0f} us per {} x {:.1f} per iteration ({})", parts.empty() ? "" : " + ", us, coll, k->second.first, k->second.second);
+    }
+    if (parts.empty()) continue;
+    const double pct = 100 * wait_ms / m.profile_iter_ms.value;
+    if (any && pct <= e) continue;
+    any = true;
+    e = pct;
+    how = fmt::format("NCCL's Inspector: the other ranks wait for the late rank ({}) {} = {:.2f} ms per iteration, {:.1f}% of the {:.2f} ms iteration "
+                      "({}): {:.1f} points",
+                      lr.where, parts, wait_ms, pct, m.profile_iter_ms.value, m.profile_iter_ms.where, pct);
+    if (!uncounted.empty()) how += fmt::format(" (its wait in {} is not counted: the profile has no such collective per iteration)", uncounted);
+  }
+  return any;
 }
 
 std::string fmt_residual(double lo, double hi) { return std::fabs(hi - lo) < 0.05 ? "" : fmt::format("{:.1f}-{:.1f}", lo, hi); }
@@ -301,6 +353,9 @@ bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, 
     how = fmt::format("the other ranks wait {:.2f} ms per iteration for the last one; it arrives {:.2f} ms after the next-latest, {:.1f}% of the {:.2f} ms "
                       "iteration ({}): {:.1f} points",
                       m.straggler_wait_ms, m.straggler_ms, m.straggler_pct.value, m.straggler_iter_ms, m.straggler_pct.where, e);
+  } else if ((k.estimate == "waiting" || k.estimate == "slowest_node") && !m.late_ranks.empty() && m.profile_iter_ms.found &&
+             budget_late_rank(m, e, how)) {
+    // computed by budget_late_rank
   } else {
     return false;
   }

@@ -72,7 +72,14 @@ struct InspRankHit {
   std::vector<std::string> wheres;
   double wait_us = 0;               // late ranks: the others' extra time per operation, summed over groups x ops
   std::size_t ops = 0;
+  std::map<std::string, std::pair<double, std::size_t>> wait_by_coll;  // collective -> (wait_us, ops), as above
 };
+
+// The "nccl ranks" evidence item of one rank (parsers::kNcclRanksEvidence).
+std::string insp_rank_item(const InspGroup& g, const InspRank& r) {
+  return g.comm_name.empty() ? fmt::format("{}: rank {} of {} (pid {})", r.host, r.rank, g.comm_id, r.pid)
+                             : fmt::format("{}: rank {} of '{}' (pid {})", r.host, r.rank, g.comm_name, r.pid);
+}
 
 }  // namespace
 
@@ -184,6 +191,9 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
       if (side > 0 && med_exec > r.exec_us()) {
         hit.wait_us += (med_exec - r.exec_us()) * static_cast<double>(r.count);
         hit.ops += r.count;
+        auto& by = hit.wait_by_coll[g.coll];
+        by.first += (med_exec - r.exec_us()) * static_cast<double>(r.count);
+        by.second += r.count;
       }
       if (hit.groups.size() < 12) {
         hit.groups.push_back(fmt::format("{} {}: busbw {:.1f} GB/s ({:.0f}% of the median {:.1f} GB/s of {} ranks), {:.0f} us per operation against "
@@ -225,8 +235,12 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
       f.metric("wait_ms_total", wait_ms);
       f.metric("wait_us_per_op", h.ops ? h.wait_us / static_cast<double>(h.ops) : 0);
       f.metric("wait_share_of_collective", h.median_exec_us > 0 ? std::max(0.0, 1 - r.exec_us() / h.median_exec_us) : 0);
+      // Per collective: explain multiplies it by the collectives per step a profile counts.
+      for (const auto& [coll, w] : h.wait_by_coll)
+        if (w.second > 0) f.metric("wait_us_per_op." + coll, w.first / static_cast<double>(w.second));
     }
     for (std::size_t i = 0; i < h.groups.size(); ++i) f.add(h.wheres[i], h.groups[i]);
+    f.add(std::string(parsers::kNcclRanksEvidence), insp_rank_item(g, r));
     f.metric("rank", r.rank);
     f.metric("busbw_gbps", r.busbw());
     f.metric("median_busbw_gbps", h.median);
@@ -318,8 +332,12 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
     for (const auto& h : on) host_list += (host_list.empty() ? "" : ", ") + h;
     f.title = fmt::format("{} ({} ranks on {}): {} {} at {:.1f} GB/s busbw, {:.0f}% of the median {:.1f} GB/s of the {} communicators of its shape",
                           insp_comm_label(g), g.n_ranks, host_list, g.coll, format_size(g.bytes), worst.first->busbw, 100 * worst.second, med, n);
-    for (const auto& [rank, r] : g.ranks)
+    std::string items;
+    for (const auto& [rank, r] : g.ranks) {
       if (f.evidence.size() < 16) f.add(insp_where(r), fmt::format("rank {} on {} (pid {}): busbw {:.1f} GB/s", rank, r.host, r.pid, r.busbw()));
+      items += (items.empty() ? "" : "; ") + insp_rank_item(g, r);
+    }
+    f.add(std::string(parsers::kNcclRanksEvidence), items);
     f.fix = fmt::format("the hosts of this communicator ({}) move its data slower than their peers move theirs: compare their nodes (perfgap check on "
                         "each, then perfgap fleet: net.ib.ports, gpu.nvlink, pcie.link) and run nccl-tests on them alone",
                         host_list);

@@ -14,6 +14,20 @@ std::string ras_peer(const parsers::RasPeer& p) {
   return s + (s.empty() ? "" : ": ") + fmt::format("process {} on node {}{}", p.pid, p.node, p.gpus.empty() ? "" : ", GPU " + p.gpus);
 }
 
+// The "nccl ranks" evidence line (parsers::kNcclRanksEvidence) of the processes and ranks a
+// finding names; those RAS could not place on a node are left out.
+void ras_ranks_line(Finding& f, const std::vector<const parsers::RasPeer*>& ps) {
+  std::string items;
+  for (const auto* p : ps) {
+    if (p->pid < 0 || p->node.empty()) continue;
+    std::string gpu = p->gpus.empty() ? "" : ", GPU " + p->gpus;
+    std::string item = p->rank >= 0 ? fmt::format("{}: rank {} (pid {}{})", p->node, p->rank, p->pid, gpu)
+                                     : fmt::format("{}: pid {}{}", p->node, p->pid, gpu.empty() ? "" : " (" + gpu.substr(2) + ")");
+    if (items.find(item) == std::string::npos) items += (items.empty() ? "" : "; ") + item;
+  }
+  if (!items.empty()) f.add(std::string(parsers::kNcclRanksEvidence), items);
+}
+
 Finding ras_base(const char* id, const std::string& subject) {
   Finding f;
   f.id = id;
@@ -48,6 +62,9 @@ std::vector<Finding> analyze_nccl_ras(const parsers::NcclRas& r, const std::stri
                             r.dead.empty() ? "" : ": ", ras_peers_title(r.dead));
       for (const auto& p : r.dead) f.add(ras_where(source, p.line), ras_peer(p));
       if (r.unnamed_dead > 0) f.add(source, fmt::format("{} more the status could not name", r.unnamed_dead));
+      std::vector<const parsers::RasPeer*> named;
+      for (const auto& p : r.dead) named.push_back(&p);
+      ras_ranks_line(f, named);
       f.fix = "a dead rank stops the job at its next collective: find why the process ended on its node (its own log, dmesg for Xid or the OOM "
               "killer, perfgap check there), drain the node if its hardware is at fault, and restart from the last checkpoint";
       f.impact = "the whole job stalls: no step completes until it is restarted";
@@ -83,6 +100,12 @@ std::vector<Finding> analyze_nccl_ras(const parsers::NcclRas& r, const std::stri
         f.add(ras_where(source, is.line), fmt::format("communicator {} ({}): {}", is.id, is.hash, is.details.empty() ? "incomplete" : is.details[0]));
         for (const auto& p : is.ranks) f.add(ras_where(source, p.line), fmt::format("communicator {}: {}", is.id, ras_peer(p)));
       }
+      std::vector<const parsers::RasPeer*> named;
+      for (const auto& p : r.missing) named.push_back(&p);
+      for (const auto& is : r.issues)
+        if (is.kind == "INCOMPLETE")
+          for (const auto& p : is.ranks) named.push_back(&p);
+      ras_ranks_line(f, named);
       f.fix = "a process that does not answer is hung or stopped (a CUDA call that does not return, a wedged GPU, a host under memory pressure): "
               "look at it on its node (py-spy dump --pid, nvidia-smi, dmesg) and run ncclras again; if it stays missing, treat it as dead";
       f.impact = "the job waits for the missing ranks at their communicators' next collective";
@@ -115,6 +138,9 @@ std::vector<Finding> analyze_nccl_ras(const parsers::NcclRas& r, const std::stri
       f.title = fmt::format("communicator {} ({}) {}{}{}", is.id, is.hash, what, detail.empty() ? "" : ": ", detail);
       f.add(ras_where(source, is.line), fmt::format("{} {}", is.id, is.kind));
       for (const auto& p : is.ranks) f.add(ras_where(source, p.line), ras_peer(p));
+      std::vector<const parsers::RasPeer*> named;
+      for (const auto& p : is.ranks) named.push_back(&p);
+      ras_ranks_line(f, named);
       f.fix = fix;
       f.impact = impact;
       f.metric("ranks_named", static_cast<double>(is.ranks.size()));

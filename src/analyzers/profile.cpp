@@ -91,6 +91,7 @@ struct WinStats {
   double len = 0, compute = 0, busy = 0, idle = 0, host_idle = 0, copy = 0, comm_all = 0, exposed_all = 0;
   double wait = 0;  // inside collectives, waiting for a later rank (cross-rank profiles)
   std::array<double, kCollCount> comm{}, exposed{};
+  std::array<double, kCollCount> kernels{};  // collective kernels starting in the window
 };
 
 struct GpuTimeline {
@@ -554,6 +555,10 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
           s.exposed[c] = static_cast<double>(measure(gt.exposed[c], w.s, w.e));
         }
       s.wait = static_cast<double>(measure(gt.wait, w.s, w.e));
+      // The collectives of the window (acts are sorted by start): explain's collectives per step.
+      auto from = std::lower_bound(gt.acts.begin(), gt.acts.end(), w.s, [&](std::uint32_t ai, std::int64_t t) { return p.acts[ai].start < t; });
+      for (auto ai = from; ai != gt.acts.end() && p.acts[*ai].start < w.e; ++ai)
+        if (p.acts[*ai].kind == ActKind::kernel && p.acts[*ai].coll != Coll::none) s.kernels[static_cast<int>(p.acts[*ai].coll)] += 1;
       s.idle = static_cast<double>(measure(gt.idle, w.s, w.e));
       s.host_idle = static_cast<double>(measure(gt.host_idle, w.s, w.e));
       s.busy = s.len - s.idle;
@@ -565,7 +570,7 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
   auto add = [](WinStats& a, const WinStats& b, double k) {
     a.len += b.len * k, a.compute += b.compute * k, a.busy += b.busy * k, a.idle += b.idle * k, a.host_idle += b.host_idle * k;
     a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k, a.wait += b.wait * k;
-    for (int c = 0; c < kCollCount; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k;
+    for (int c = 0; c < kCollCount; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k, a.kernels[c] += b.kernels[c] * k;
   };
   for (const auto& gt : an.gpus)
     if (!gt.stats.empty()) ++an.gpus_with_windows;
@@ -890,6 +895,8 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     if (!all) {
       f.metric("kernels", static_cast<double>(an.coll_kernels[c]));
       if (an.coll_bytes[c]) f.metric("msg_bytes", static_cast<double>(an.coll_bytes[c]));
+      // Per GPU and iteration, only where iterations were found (else the window is the profile).
+      if (an.iterations) f.metric("kernels_per_iter", it.kernels[c]);
     }
     f.status = share > 10 ? report::Status::warn : report::Status::pass;
     std::string what = all ? "communication" : name;

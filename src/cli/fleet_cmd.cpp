@@ -71,6 +71,8 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   });
   auto fl = fleet::dedupe_nodes(std::move(loaded.nodes));
   auto pace = fleet::pace(measured, fl.nodes, rule, bad);
+  auto job = fleet::job_ranks(measured, fl.nodes);  // the job's ranks (NCCL Inspector, RAS)
+  pace.insert(pace.end(), std::make_move_iterator(job.begin()), std::make_move_iterator(job.end()));
   if (fl.nodes.empty() && pace.empty()) throw UsageError(nothing_usable(bad));
   std::vector<report::Finding> findings;
   if (!fl.nodes.empty()) {

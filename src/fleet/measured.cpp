@@ -104,6 +104,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
   const auto& ms = measures();
   std::vector<std::map<std::string, PaceNode>> per(ms.size());
   for (const auto& r : measured) {
+    if (is_job_report(r)) continue;  // a job's ranks: job_ranks
     bool any = false;
     for (std::size_t i = 0; i < ms.size(); ++i) {
       for (const auto& f : r.findings) {
@@ -134,8 +135,8 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
       }
     }
     if (!any)
-      bad.push_back({r.file, "an analyze report with no per-node measurement (fleet reads analyze nccl-tests, steps, nsys and "
-                             "kineto reports: nccl_tests.busbw, steps.gap, profile.iterations)"});
+      bad.push_back({r.file, "an analyze report with no per-node measurement (fleet reads analyze nccl-tests, steps, nsys, "
+                             "kineto, nccl-inspector and nccl-ras reports: nccl_tests.busbw, steps.gap, profile.iterations, nccl_*)"});
   }
 
   std::vector<report::Finding> out;
@@ -216,6 +217,302 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
     f.table_always = true;
     out.push_back(std::move(f));
   }
+  return out;
+}
+
+namespace {
+
+// What a finding of the job's NCCL reports says of the ranks it names, and how strongly the job
+// waits on them: a stopped job first (RAS), then the Inspector's late and slow ranks.
+struct JobKind {
+  std::string_view id, label, key;
+  int order;
+};
+const JobKind* job_kind(std::string_view id) {
+  static const JobKind kinds[] = {
+      {"nccl_ras.dead", "dead", "dead", 0},
+      {"nccl_ras.missing", "missing (no communicator data)", "missing", 1},
+      {"nccl_ras.comm_error", "reports its communicator in error", "comm_error", 2},
+      {"nccl_inspector.late_rank", "late", "late", 3},
+      {"nccl_inspector.slow_rank", "slow inside the collective", "slow", 4},
+      {"nccl_inspector.slow_comm", "in a slow communicator", "slow_comm", 5},
+      {"nccl_ras.mismatch", "behind its communicator", "mismatch", 6},
+  };
+  for (const auto& k : kinds)
+    if (k.id == id) return &k;
+  return nullptr;
+}
+
+struct JobRank {
+  std::string node, what, address;  // address: RAS's, when the node is the Inspector's host of that pid
+  const JobKind* kind = nullptr;
+  const NodeReport* rep = nullptr;
+  const NodeFinding* finding = nullptr;
+};
+
+// RAS prints node addresses: kept whole (short_node_name would cut 10.10.4.23 at its first dot).
+bool job_is_address(std::string_view host) {
+  return !host.empty() && (host.find(':') != std::string_view::npos ||
+                           std::all_of(host.begin(), host.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; }));
+}
+
+std::optional<long> job_pid(std::string_view what) {
+  auto p = what.find("pid ");
+  if (p == std::string_view::npos) return std::nullopt;
+  long v = 0;
+  std::size_t i = p + 4, digits = 0;
+  for (; i < what.size() && what[i] >= '0' && what[i] <= '9' && digits < 12; ++i, ++digits) v = v * 10 + (what[i] - '0');
+  return digits ? std::optional<long>(v) : std::nullopt;
+}
+
+std::optional<double> job_metric(const NodeReport& r, const NodeFinding& f, std::string_view name) {
+  for (const auto& m : r.metrics_of(f))
+    if (m.name == name) return m.value;
+  return std::nullopt;
+}
+
+// A process of the job: its node and pid (the item without one: the item).
+std::string job_process(const JobRank& jr) {
+  auto pid = job_pid(jr.what);
+  return pid ? fmt::format("{} pid {}", jr.node, *pid) : jr.node + " " + jr.what;
+}
+
+// What a rank's finding measured, for its evidence line.
+std::string job_detail(const JobRank& jr) {
+  if (jr.kind->key == "late")
+    if (auto w = job_metric(*jr.rep, *jr.finding, "wait_us_per_op")) return fmt::format(": the others wait {:.0f} us per operation for it", *w);
+  if (jr.kind->key == "slow" || jr.kind->key == "slow_comm")
+    if (auto r = job_metric(*jr.rep, *jr.finding, "busbw_ratio")) return fmt::format(": busbw {:.0f}% of its peers'", 100 * *r);
+  return "";
+}
+
+// The check report's verdict on a node: "fails a, b; warns c".
+std::string job_checks(const NodeReport& n) {
+  std::vector<std::string_view> fails, warns;
+  for (const auto& f : n.findings) {
+    auto& into = f.status == report::Status::fail ? fails : warns;
+    if (f.status != report::Status::fail && f.status != report::Status::warn) continue;
+    if (std::find(into.begin(), into.end(), f.id) == into.end()) into.push_back(f.id);
+  }
+  if (fails.empty() && warns.empty()) return "every check passes or skips";
+  std::string out;
+  if (!fails.empty()) out = fmt::format("fails {}", fmt::join(fails, ", "));
+  if (!warns.empty()) out += fmt::format("{}warns {}", out.empty() ? "" : "; ", fmt::join(warns, ", "));
+  return out;
+}
+
+// The nodes as a Slurm host list; node addresses (RAS's) listed as they are.
+std::string job_nodes(const std::vector<std::string>& names) {
+  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return job_is_address(n); }))
+    return fmt::format("{}", fmt::join(names, ", "));
+  std::vector<std::string_view> views(names.begin(), names.end());
+  return slurm::compress_hostlist(views);
+}
+
+}  // namespace
+
+bool is_job_report(const NodeReport& r) {
+  return std::any_of(r.findings.begin(), r.findings.end(),
+                     [](const NodeFinding& f) { return f.id.starts_with("nccl_inspector.") || f.id.starts_with("nccl_ras."); });
+}
+
+std::vector<report::Finding> job_ranks(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes) {
+  std::vector<const NodeReport*> reps;
+  for (const auto& r : measured)
+    if (is_job_report(r)) reps.push_back(&r);
+  if (reps.empty()) return {};
+
+  // A process id the Inspector places on one host only: RAS's address of it is that host.
+  std::map<long, std::set<std::string>> pid_hosts;
+  for (const auto* r : reps)
+    for (const auto& ref : r->ranks)
+      if (!job_is_address(ref.host))
+        if (auto pid = job_pid(ref.what)) pid_hosts[*pid].insert(std::string(short_node_name(ref.host)));
+  std::map<std::string, const NodeReport*> checks;  // short name -> check report
+  for (const auto& n : nodes) checks.emplace(std::string(short_node_name(n.name)), &n);
+
+  std::vector<JobRank> ranks;
+  bool judged = false;
+  for (const auto* r : reps) {
+    for (const auto& f : r->findings)
+      if ((f.id == "nccl_inspector.slow_rank" || f.id == "nccl_inspector.late_rank" || f.id == "nccl_ras.dead" || f.id == "nccl_ras.missing") &&
+          f.status != report::Status::skip && f.status != report::Status::error)
+        judged = true;
+    for (const auto& ref : r->ranks) {
+      const auto& f = r->findings[ref.finding];
+      const JobKind* k = job_kind(f.id);
+      if (!k) continue;
+      JobRank jr{std::string(job_is_address(ref.host) ? std::string_view(ref.host) : short_node_name(ref.host)), ref.what, "", k, r, &f};
+      if (job_is_address(ref.host) && !checks.count(jr.node))
+        if (auto pid = job_pid(ref.what); pid && pid_hosts.count(*pid) && pid_hosts[*pid].size() == 1) {
+          jr.address = jr.node;
+          jr.node = *pid_hosts[*pid].begin();
+        }
+      ranks.push_back(std::move(jr));
+    }
+  }
+
+  std::vector<report::Finding> out;
+  // ---- fleet.job_ranks: per node
+  std::map<std::string, std::vector<const JobRank*>> by_node;
+  for (const auto& jr : ranks) by_node[jr.node].push_back(&jr);
+  for (const auto& [node, rs] : by_node) {
+    report::Finding f;
+    f.id = "fleet.job_ranks";
+    f.layer = "fleet";
+    f.subject = node;
+    f.status = report::Status::warn;
+    // One line per process, its labels together (RAS names a dead process in several blocks,
+    // the Inspector a process once per communicator), shown by its first item naming a rank.
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const JobRank*>> by_rank;
+    std::map<std::string, std::string> shown;
+    std::map<std::string, double> counts;
+    for (const auto* jr : rs) {
+      if (jr->finding->status == report::Status::fail) f.status = report::Status::fail;
+      const std::string key = job_process(*jr);
+      if (by_rank[key].empty()) order.push_back(key);
+      by_rank[key].push_back(jr);
+      auto& sh = shown[key];
+      if (sh.empty() || (sh.find("rank ") == std::string::npos && jr->what.find("rank ") != std::string::npos)) sh = jr->what;
+    }
+    for (auto& [key, v] : by_rank)
+      std::stable_sort(v.begin(), v.end(), [](const JobRank* a, const JobRank* b) { return a->kind->order < b->kind->order; });
+    std::vector<std::string> parts;
+    for (const auto& key : order) {
+      const std::string& what = shown[key];
+      std::vector<std::string_view> labels, ids;
+      std::string details;
+      std::set<std::string_view> keys;
+      for (const auto* jr : by_rank[key]) {
+        if (std::find(labels.begin(), labels.end(), jr->kind->label) == labels.end()) labels.push_back(jr->kind->label);
+        if (std::find(ids.begin(), ids.end(), jr->finding->id) == ids.end()) ids.push_back(jr->finding->id);
+        details += job_detail(*jr);
+        keys.insert(jr->kind->key);
+      }
+      for (auto key : keys) counts[std::string(key)] += 1;
+      parts.push_back(fmt::format("{} {}", what, fmt::join(labels, ", ")));
+      f.add(by_rank[key].front()->rep->file, fmt::format("{}: {}{} ({})", what, fmt::join(labels, ", "), details, fmt::join(ids, ", ")));
+    }
+    std::string list;
+    for (std::size_t i = 0; i < parts.size() && i < 4; ++i) list += (i ? "; " : "") + parts[i];
+    if (parts.size() > 4) list += fmt::format("; and {} more", parts.size() - 4);
+    f.title = fmt::format("{}: {} process{} the job's NCCL reports name: {}", node, parts.size(), parts.size() == 1 ? "" : "es", list);
+    for (const auto* jr : rs)
+      if (!jr->address.empty()) {
+        f.add("node address", fmt::format("RAS names this node {}: {} is on {} in the Inspector's files", jr->address, jr->what, node));
+        break;
+      }
+    if (auto it = checks.find(node); it != checks.end()) f.add(it->second->file, fmt::format("check report of {}: {}", node, job_checks(*it->second)));
+    else f.add("check report", fmt::format("none of {} in the input: run perfgap check --format json there and add it", node));
+    f.fix = fmt::format("look at {} first: perfgap check there (gpu.clocks, gpu.xid, net.ib.ports, placement.*), its ranks' logs and processes; "
+                        "drain it if its hardware is at fault",
+                        node);
+    f.metric("processes", static_cast<double>(parts.size()));
+    for (const auto& [k, v] : counts) f.metric("processes." + k, v);
+    out.push_back(std::move(f));
+  }
+
+  // ---- fleet.waits_on: the job
+  report::Finding w;
+  w.id = "fleet.waits_on";
+  w.layer = "fleet";
+  w.subject = "job";
+  w.impact = "in data-parallel training every collective waits for its last rank: the node named sets the pace of the whole job, or stops it";
+  std::vector<std::string> check_names;
+  for (const auto& [name, n] : checks) check_names.push_back(name);
+  auto with_checks = [&](const std::vector<std::string>& on) {
+    std::vector<std::string> others;
+    for (const auto& c : check_names)
+      if (std::find(on.begin(), on.end(), c) == on.end()) others.push_back(c);
+    auto shared = pace_shared_configuration(on, others, nodes);
+    for (const auto& sh : shared)
+      w.add("check reports", fmt::format("{}: on {}, on no other node", sh, on.size() == 1 ? on.front() : "every one of them"));
+    for (const auto& n : on)
+      if (auto it = checks.find(n); it != checks.end()) w.add(it->second->file, fmt::format("check report of {}: {}", n, job_checks(*it->second)));
+      else w.add("check report", fmt::format("none of {} in the input", n));
+    return shared;
+  };
+  if (ranks.empty()) {
+    w.status = judged ? report::Status::pass : report::Status::skip;
+    w.title = judged ? fmt::format("no rank, node or communicator the job waits on: the job's {} NCCL report{} name no slow, late, dead or missing rank",
+                                   reps.size(), reps.size() == 1 ? "" : "s")
+                     : "the job's NCCL reports judged no rank (too few ranks or collectives, or a RAS status cut short)";
+    for (const auto* r : reps) w.add(r->file, "read");
+    out.push_back(std::move(w));
+    return out;
+  }
+  std::vector<std::string> stopped;
+  int top = 99;
+  for (const auto& jr : ranks) top = std::min(top, jr.kind->order);
+  if (top <= 2) {
+    // Stopped: the nodes of its dead and missing ranks (the ranks reporting an error are their peers).
+    auto culprit = [top](const JobRank& jr) { return top <= 1 ? jr.kind->order <= 1 : jr.kind->order == 2; };
+    for (const auto& jr : ranks)
+      if (culprit(jr))
+        if (std::find(stopped.begin(), stopped.end(), jr.node) == stopped.end()) stopped.push_back(jr.node);
+    std::sort(stopped.begin(), stopped.end());
+    // Processes: a dead one is counted dead, not missing too (it sends no data either).
+    std::set<std::string> dead_set, missing_set;
+    for (const auto& jr : ranks)
+      if (jr.kind->order == 0) dead_set.insert(job_process(jr));
+    for (const auto& jr : ranks)
+      if (jr.kind->order == 1 && !dead_set.count(job_process(jr))) missing_set.insert(job_process(jr));
+    const std::size_t dead = dead_set.size(), missing = missing_set.size();
+    w.status = report::Status::fail;
+    w.title = fmt::format("the job is stopped, not slow: it waits on {} ({}{}{})", job_nodes(stopped),
+                          dead ? fmt::format("{} dead", dead) : "", dead && missing ? ", " : "",
+                          missing ? fmt::format("{} missing", missing) : (dead ? "" : "ranks reporting their communicator in error"));
+    for (const auto& jr : ranks)
+      if (culprit(jr)) w.add(jr.rep->file, fmt::format("{}: {} {}", jr.node, jr.what, jr.kind->label));
+    auto shared = with_checks(stopped);
+    if (!shared.empty()) w.title += fmt::format("; {} the one{} with {}", stopped.size() == 1 ? "it is" : "they are", stopped.size() == 1 ? "" : "s",
+                                                fmt::join(shared, ", "));
+    w.fix = "restart the job without these nodes (drain them: scontrol update nodename=... state=drain) from its last checkpoint, then find why "
+            "their processes died or hung (their logs, dmesg, perfgap check there)";
+    w.metric("stopped", 1);
+    w.metric("nodes", static_cast<double>(stopped.size()));
+    w.metric("dead", static_cast<double>(dead));
+    w.metric("missing", static_cast<double>(missing));
+    out.push_back(std::move(w));
+    return out;
+  }
+  // Slow, not stopped: the late rank the others wait for longest, else the slowest rank or communicator.
+  const JobRank* pick = nullptr;
+  double pick_score = 0;
+  for (const auto& jr : ranks) {
+    if (jr.kind->order != top) continue;
+    double score = 0;
+    if (jr.kind->key == "late") score = job_metric(*jr.rep, *jr.finding, "wait_ms_total").value_or(0);
+    else score = 1 - job_metric(*jr.rep, *jr.finding, "busbw_ratio").value_or(1);
+    if (!pick || score > pick_score) pick = &jr, pick_score = score;
+  }
+  std::vector<std::string> on;
+  if (pick->kind->key == "slow_comm") {
+    for (const auto& jr : ranks)
+      if (jr.finding == pick->finding && std::find(on.begin(), on.end(), jr.node) == on.end()) on.push_back(jr.node);
+  } else {
+    on.push_back(pick->node);
+  }
+  std::sort(on.begin(), on.end());
+  w.status = pick->finding->status == report::Status::fail ? report::Status::fail : report::Status::warn;
+  if (pick->kind->key == "slow_comm")
+    w.title = fmt::format("the job waits on communicator {} on {}{}", pick->finding->subject, job_nodes(on), job_detail(*pick));
+  else
+    w.title = fmt::format("the job waits on {}: {} {}{}", pick->node, pick->what, pick->kind->label, job_detail(*pick));
+  w.add(pick->rep->file, fmt::format("{} {} ({}, {})", pick->finding->id, pick->finding->subject, report::to_string(pick->finding->status),
+                                     pick->kind->label));
+  auto shared = with_checks(on);
+  if (!shared.empty()) w.title += fmt::format("; {} the one{} with {}", on.size() == 1 ? "it is" : "they are", on.size() == 1 ? "" : "s",
+                                              fmt::join(shared, ", "));
+  w.fix = fmt::format("look at {} first (perfgap check there: gpu.clocks, placement.*, net.ib.ports, pcie.link; its ranks' logs), compare it with a "
+                      "peer (perfgap fleet over both check reports) and confirm with perfgap fanout --pairs",
+                      job_nodes(on));
+  w.metric("stopped", 0);
+  w.metric("nodes", static_cast<double>(on.size()));
+  if (auto v = job_metric(*pick->rep, *pick->finding, "wait_us_per_op")) w.metric("wait_us_per_op", *v);
+  if (auto v = job_metric(*pick->rep, *pick->finding, "busbw_ratio")) w.metric("busbw_ratio", *v);
+  out.push_back(std::move(w));
   return out;
 }
 

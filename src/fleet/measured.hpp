@@ -38,4 +38,21 @@ std::string_view short_node_name(std::string_view name);
 std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,
                                   const OutlierRule& rule, std::vector<Unreadable>& bad);
 
+// True for a report of `analyze nccl-inspector` or `analyze nccl-ras` (a job's ranks, not a
+// node's figure): job_ranks reads it, pace does not.
+bool is_job_report(const NodeReport& r);
+
+// The job's ranks as NCCL's Inspector and RAS name them (their "nccl ranks" evidence lines),
+// per node, joined with the check reports of the same input:
+//   fleet.job_ranks  one per node with a slow, late, dead, missing or erring rank (subject: the
+//                    node as the tool printed it; the Inspector gives host names, RAS node
+//                    addresses, which become the Inspector's host where a process id is on one
+//                    host only), with that node's failing and warning checks;
+//   fleet.waits_on   one for the job: the node or communicator it waits on (a stopped job: the
+//                    nodes of its dead and missing ranks), with the configuration that node has
+//                    and no other node with a check report has; pass when the reports name no
+//                    rank, skip when none judged any.
+// Empty when `measured` holds no such report.
+std::vector<report::Finding> job_ranks(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes);
+
 }  // namespace perfgap::fleet

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <type_traits>
 
+#include "parsers/nccl_inspector.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "sys/json_depth.hpp"
 
@@ -132,9 +133,9 @@ namespace {
 
 using detail::Interner;
 
-// `hosts`: where an analyze report's host list goes (nullptr: a node report, no such line).
-void read_finding(element e, std::size_t index, const ReadOptions& opts, Interner& names, NodeReport& out,
-                  std::vector<std::string>* hosts) {
+// `measured`: an analyze report, whose evidence may name hosts (nccl-tests) and ranks (NCCL's
+// Inspector and RAS) by named lines; a node report has no such line.
+void read_finding(element e, std::size_t index, const ReadOptions& opts, Interner& names, NodeReport& out, bool measured) {
   auto at = [index](std::string_view field) { return [index, field] { return fmt::format("findings[{}]{}", index, field); }; };
   NodeFinding f;
   f.metrics_begin = static_cast<std::uint32_t>(out.metrics.size());
@@ -180,19 +181,28 @@ void read_finding(element e, std::size_t index, const ReadOptions& opts, Interne
           throw Bad{fmt::format("{}.metrics.{} is {}, not a number", at("")(), view(m.name), type_name(m.value))};
         out.metrics.push_back({names.get(view(m.name)), m.value.GetDouble()});
       }
-    } else if (k == "evidence" && hosts) {
-      // An analyze nccl-tests report names the hosts its log shows in one evidence line.
+    } else if (k == "evidence" && measured) {
+      // An analyze nccl-tests report names the hosts its log shows in one evidence line; the
+      // NCCL Inspector and RAS findings name their ranks in one.
       for (const auto& ev : expect_array(field.value, at(".evidence"))) {
         if (!ev.IsObject()) continue;
         const rapidjson::Value* src = member(ev.GetObject(), "source");
         const rapidjson::Value* obs = member(ev.GetObject(), "observed");
-        if (!src || !obs || !src->IsString() || !obs->IsString() || view(*src) != parsers::kNcclTestsHostsEvidence) continue;
+        if (!src || !obs || !src->IsString() || !obs->IsString()) continue;
+        const bool host_list = view(*src) == parsers::kNcclTestsHostsEvidence;
+        const bool rank_list = view(*src) == parsers::kNcclRanksEvidence;
+        if (!host_list && !rank_list) continue;
+        const std::string_view sep = host_list ? "," : "; ";
         std::string_view list = view(*obs);
         while (!list.empty()) {
-          auto comma = list.find(',');
-          auto name = list.substr(0, comma);
-          if (!name.empty()) hosts->emplace_back(name);
-          list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+          auto end = list.find(sep);
+          auto item = list.substr(0, end);
+          if (host_list && !item.empty()) out.hosts.emplace_back(item);
+          // "HOST: rank R ..." (an item without a host names no node: left out)
+          if (auto colon = item.find(": "); rank_list && colon != std::string_view::npos && colon > 0)
+            out.ranks.push_back({static_cast<std::uint32_t>(out.findings.size()), std::string(item.substr(0, colon)),
+                                 std::string(item.substr(colon + 2))});
+          list = end == std::string_view::npos ? std::string_view() : list.substr(end + sep.size());
         }
       }
       if (opts.details) read_evidence(field.value);
@@ -314,7 +324,7 @@ tl::expected<NodeReport, std::string> ReportReader::parse_padded(const char* dat
         auto kind_text = expect_string(*kind, "source.kind");
         if (kind_text != "live" && kind_text != "root" && kind_text != "analyze")
           throw Bad{fmt::format("source.kind is '{}': neither a node report (`perfgap check --format json`) nor a measurement "
-                                "(`perfgap analyze nccl-tests|steps|nsys|kineto --format json`)",
+                                "(`perfgap analyze nccl-tests|steps|nsys|kineto|nccl-inspector|nccl-ras --format json`)",
                                 kind_text)};
         out.kind = kind_text;
         has_source = true;
@@ -335,7 +345,7 @@ tl::expected<NodeReport, std::string> ReportReader::parse_padded(const char* dat
     std::size_t i = 0;
     auto arr = expect_array(*findings, "findings");
     out.findings.reserve(arr.Size());
-    for (const auto& f : arr) read_finding(f, i++, opts, impl_->names, out, measured ? &out.hosts : nullptr);
+    for (const auto& f : arr) read_finding(f, i++, opts, impl_->names, out, measured);
     return out;
   } catch (const Bad& b) {
     return tl::unexpected(b.why);

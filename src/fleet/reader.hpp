@@ -38,6 +38,13 @@ struct NodeReport {
   // nsys/kineto) that fleet/measured aggregates per node; its `node` is null.
   std::string kind;
   std::vector<std::string> hosts;  // analyze nccl-tests: the hosts its ranks ran on, as the log shows
+  // analyze nccl-inspector|nccl-ras: the ranks each finding names (its "nccl ranks" evidence
+  // line), one per rank: the finding (index in `findings`), its host, the rest of the item.
+  struct RankRef {
+    std::uint32_t finding = 0;
+    std::string host, what;  // "gpu-node-03", "rank 5 of 'DP Group 0' (pid 41005)"
+  };
+  std::vector<RankRef> ranks;
   std::string generated_at;  // as written
   std::optional<long long> generated_unix;  // generated_at in seconds, when it parses
   std::string kernel;

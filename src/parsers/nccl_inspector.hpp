@@ -29,6 +29,11 @@ inline constexpr std::size_t kMaxInspectorLineBytes = 256u << 10;
 inline constexpr int kMaxInspectorDepth = 16;
 // Distinct (communicator, rank, collective, size) aggregates kept; more are counted as dropped.
 inline constexpr std::size_t kMaxInspectorGroups = 200000;
+// The evidence line by which the findings of `analyze nccl-inspector` and `analyze nccl-ras`
+// name the ranks they are about, for `perfgap fleet` (fleet/reader): observed
+// "HOST: rank R of 'COMM' (pid P); HOST: pid P (GPU G)", one item per rank or process, the
+// host as the tool printed it (the Inspector's hostname, RAS's node address).
+inline constexpr std::string_view kNcclRanksEvidence = "nccl ranks";
 
 struct InspectorRankColl {
   std::string comm_id;    // header.id, "0x7f8c496ae9f661"

@@ -238,3 +238,47 @@ TEST_F(ExplainCases, CompareHeadlineNamesTheQpsWin) {
   EXPECT_NE(text.out.find("13 metrics improved, 0 regressed; largest improvement: busbw_gbps."), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("(+116."), std::string::npos) << text.out;
 }
+
+// A late rank found by NCCL's Inspector in production (no cross-rank profile): the others wait
+// ~1.7 ms inside each AllReduce for rank 5 (tests/fixtures/logs/nccl-inspector/late-rank). A
+// profile of one rank of the job counts the AllReduces per iteration and the iteration time, and
+// the wait becomes a measured share of the step (straggler_rank); without the profile it stays
+// unestimated and the budget says what would decide it.
+TEST_F(ExplainCases, InspectorLateRankIsMeasuredWithAProfilesCollectivesPerStep) {
+  const auto insp = save("inspector.json", {"analyze", "nccl-inspector", log_fixture("nccl-inspector/late-rank"), "--format", "json"}, 0);
+  auto late = json_report(PERFGAP_BINARY, {"analyze", "nccl-inspector", log_fixture("nccl-inspector/late-rank")}, 0);
+  const auto* lr = perfgap::fixture::finding(late, "nccl_inspector.late_rank");
+  ASSERT_NE(lr, nullptr);
+  const double wait_us = m(*lr, "wait_us_per_op.AllReduce");
+  EXPECT_NEAR(wait_us, 1700, 100) << "4.6 ms against 2.9 ms of work";
+
+  // One rank's profile: 40 ms of compute, one 20 ms AllReduce, a 2 ms optimizer step per iteration.
+  perfgap::gen::JobSpec spec;
+  spec.ranks = 2;
+  auto one = perfgap::gen::rank_of(perfgap::gen::job(spec), 0);
+  const auto trace = perfgap::fixture::write_in(out_, "rank0.trace.json", perfgap::gen::kineto_json(one, 0, 0));
+  const auto prof = save("rank0.json", {"analyze", "kineto", trace, "--format", "json"}, 0);
+  auto pj = json_report(PERFGAP_BINARY, {"analyze", "kineto", trace}, 0);
+  const auto* ar = perfgap::fixture::finding(pj, "profile.exposed_comm", "AllReduce");
+  ASSERT_NE(ar, nullptr) << pj.dump(1);
+  EXPECT_NEAR(m(*ar, "kernels_per_iter"), 1, 1e-9);
+  const double iter_ms = m(perfgap::fixture::required_finding(pj, "profile.iterations"), "iteration_ms");
+
+  const std::vector<std::string> args{"explain", "--reference", "60", "--measured", "64", insp, prof};
+  auto j = json_report(PERFGAP_BINARY, args, 1);
+  const auto& b = perfgap::fixture::required_finding(j, "gap.budget");
+  EXPECT_DOUBLE_EQ(m(b, "step.straggler_rank.measured"), 1) << b.dump(1);
+  EXPECT_NEAR(m(b, "step.straggler_rank.estimate_pct"), 100 * wait_us / 1000 / iter_ms, 0.01);
+  const std::string ev = evidence(b, "straggler_rank");
+  EXPECT_NE(ev.find("NCCL's Inspector: the other ranks wait for the late rank"), std::string::npos) << ev;
+  EXPECT_NE(ev.find("per AllReduce x 1.0 per iteration"), std::string::npos) << ev;
+  adds_up(b, args);
+
+  // Without the profile: no step count, no made-up figure; the budget says what decides it.
+  auto alone = json_report(PERFGAP_BINARY, {"explain", "--reference", "60", "--measured", "64", insp}, 1);
+  const auto& ab = perfgap::fixture::required_finding(alone, "gap.budget");
+  EXPECT_FALSE(ab["metrics"].contains("step.straggler_rank.points")) << ab.dump(1);
+  const std::string why = evidence(ab, "nccl_inspector.late_rank");
+  EXPECT_NE(why.find("unestimated"), std::string::npos) << why;
+  EXPECT_NE(why.find("a profile of one rank of the job"), std::string::npos) << why;
+}

@@ -410,6 +410,39 @@ TEST(AnalyzersBudget, ASlowNodeAndTheStragglerRankItMakesAreOneStep) {
   EXPECT_NEAR(budget_metric(only_straggler, "step.slowest_node.estimate_pct"), 18, 1e-9) << "measured by the straggler it absorbed";
 }
 
+// An Inspector late rank: the others' wait per operation x a profile's kernels per iteration over
+// its iteration time, summed over the collectives the profile counts (the others said); of two
+// late ranks the costliest; without a profile's iterations, unestimated.
+TEST(AnalyzersBudget, AnInspectorLateRankIsMeasuredByAProfilesCollectivesPerIteration) {
+  perfgap::compare::ReportView insp;
+  insp.kind = "analyze";
+  auto late = budget_rf("nccl_inspector.late_rank", Status::warn, "0xa rank 5");
+  late.metrics = {{"wait_us_per_op", 1500}, {"wait_us_per_op.AllReduce", 2000}, {"wait_us_per_op.AllGather", 500}};
+  auto small = budget_rf("nccl_inspector.late_rank", Status::warn, "0xb rank 1");
+  small.metrics = {{"wait_us_per_op.AllReduce", 100}};
+  insp.findings = {late, small};
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto iters = budget_rf("profile.iterations", Status::pass, "rank0.json");
+  iters.metrics = {{"iterations", 10}, {"iteration_ms", 100}};
+  auto ar = budget_rf("profile.exposed_comm", Status::pass, "AllReduce");
+  ar.metrics = {{"kernels_per_iter", 3}};
+  prof.findings = {iters, ar};
+  auto b = explain_budget({{"insp.json", insp}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(90));
+  EXPECT_DOUBLE_EQ(budget_metric(b, "step.straggler_rank.measured"), 1);
+  EXPECT_NEAR(budget_metric(b, "step.straggler_rank.estimate_pct"), 6, 1e-9) << "2 ms x 3 per 100 ms iteration";
+  const auto* ev = budget_evidence(b, "straggler_rank");
+  ASSERT_NE(ev, nullptr);
+  EXPECT_NE(ev->observed.find("its wait in AllGather is not counted"), std::string::npos) << ev->observed;
+  EXPECT_NE(ev->observed.find("insp.json [0xa rank 5]"), std::string::npos) << ev->observed;
+  prof.findings = {ar};  // no iterations: no step time to share
+  auto none = explain_budget({{"insp.json", insp}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(90));
+  EXPECT_FALSE(budget_has_metric(none, "step.straggler_rank.points"));
+  const auto* why = budget_evidence(none, "nccl_inspector.late_rank");
+  ASSERT_NE(why, nullptr);
+  EXPECT_NE(why->observed.find("a profile of one rank of the job"), std::string::npos) << why->observed;
+}
+
 // analyze nccl-inspector's busbw against the NICs is measured as nccl-tests' is; the RAS
 // findings of a stopped job are one cause, without an estimate.
 TEST(AnalyzersBudget, NcclInspectorBusbwAndRasFindingsEnterTheBudget) {

@@ -168,6 +168,7 @@ TEST(CoreKb, CausesGroupEveryEstimatedId) {
   for (const char* id : {"nccl.topo_file", "container.env_drift", "container.launcher_config", "nccl_log.topo_file"})
     EXPECT_EQ(kb.cause_of(id)->id, "topology_not_in_job") << id;
   EXPECT_EQ(kb.cause("topology_not_in_job")->absorbs, "collective_bandwidth");
+  for (const char* id : {"profile.straggler", "nccl_inspector.late_rank"}) EXPECT_EQ(kb.cause_of(id)->id, "straggler_rank") << id;
   EXPECT_EQ(kb.cause_of("kernel.some_new_check"), nullptr) << "an id no cause names is its own cause";
   for (const auto& c : kb.causes) {
     EXPECT_FALSE(c.title.empty()) << c.id;

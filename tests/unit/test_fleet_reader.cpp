@@ -48,6 +48,25 @@ TEST(FleetReader, ReadsGeneratedReport) {
   EXPECT_EQ(m->report_findings[0].id, "virt.hypervisor");
 }
 
+// An analyze nccl-inspector|nccl-ras report names its ranks in a "nccl ranks" evidence line:
+// kept per finding; an item without a host is left out; a node report's such line is not read.
+TEST(FleetReader, NcclRanksEvidenceOfAnAnalyzeReport) {
+  const std::string head = R"({"schema":"perfgap.report/1","tool":{"name":"perfgap","version":"x"},"generated_at":"2026-12-02T12:00:00Z",)";
+  const std::string findings = R"js("findings":[{"id":"nccl_inspector.summary","layer":"network","status":"pass","evidence":[]},
+    {"id":"nccl_ras.dead","layer":"network","status":"fail","evidence":[{"source":"ras.txt:3","observed":"process 7"},
+      {"source":"nccl ranks","observed":"10.0.0.13: pid 41005 (GPU 1); no host here; 10.0.0.14: rank 3 (pid 9, GPU 0)"}]}]})js";
+  ReportReader r;
+  auto n = r.parse(head + R"("source":{"kind":"analyze","inputs":["ras.txt"]},"node":null,)" + findings, {});
+  ASSERT_TRUE(n) << n.error();
+  ASSERT_EQ(n->ranks.size(), 2u);
+  EXPECT_EQ(n->ranks[0].finding, 1u);
+  EXPECT_EQ(n->ranks[0].host, "10.0.0.13");
+  EXPECT_EQ(n->ranks[0].what, "pid 41005 (GPU 1)");
+  EXPECT_EQ(n->ranks[1].host, "10.0.0.14");
+  EXPECT_EQ(n->ranks[1].what, "rank 3 (pid 9, GPU 0)");
+  EXPECT_TRUE(n->hosts.empty());
+}
+
 TEST(FleetReader, TruncatedAtEveryPointIsRejectedNotCrashing) {
   const std::string full = fleetgen::report_json({});
   ReportReader r;
