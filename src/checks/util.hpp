@@ -18,7 +18,7 @@ using report::Status;
 // What facts read, for composing `reads` (facts/reads.hpp).
 namespace reads = facts::reads;
 
-// The layer of each check module's findings (core::kLayers spells the contract's list).
+// The layer of each check module's findings (report::kLayers spells the contract's list).
 namespace layer {
 inline constexpr std::string_view virtualization = "virtualization";
 inline constexpr std::string_view cpu_power = "cpu-power";

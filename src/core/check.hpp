@@ -63,8 +63,4 @@ class Registry {
 // Every built-in check, in report order (checks/all.cpp).
 const Registry& builtin_registry();
 
-inline constexpr std::string_view kLayers[] = {"virtualization", "cpu-power", "placement",
-                                               "runtime-topology", "network", "gpu", "pcie",
-                                               "workload", "fleet", "sweep"};
-
 }  // namespace perfgap::core

@@ -306,7 +306,7 @@ std::string job_nodes(const std::vector<std::string>& names) {
   if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return job_is_address(n); }))
     return fmt::format("{}", fmt::join(names, ", "));
   std::vector<std::string_view> views(names.begin(), names.end());
-  return slurm::compress_hostlist(views);
+  return parsers::compress_hostlist(views);
 }
 
 }  // namespace

@@ -7,8 +7,8 @@
 #include <map>
 #include <string_view>
 
-#include "core/check.hpp"
 #include "parsers/hostlist.hpp"
+#include "report/model.hpp"
 #include "report/outgoing.hpp"
 #include "report/text_style.hpp"
 
@@ -122,7 +122,7 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
     drifting += f.id == "fleet.drift" && f.status == Status::warn;
     outlier_nodes += f.id == "fleet.outliers" && f.status == Status::warn;
   }
-  std::vector<std::string_view> layers(std::begin(core::kLayers), std::end(core::kLayers));
+  std::vector<std::string_view> layers(std::begin(report::kLayers), std::end(report::kLayers));
   std::vector<bool> layer_used(layers.size(), false);
   for (const auto& n : nodes)
     for (const auto& f : n.findings) {

@@ -143,4 +143,9 @@ struct Report {
   bool has_fail() const;
 };
 
+// The contract's layers, in report order: every finding's `layer` is one of these.
+inline constexpr std::string_view kLayers[] = {"virtualization", "cpu-power", "placement",
+                                               "runtime-topology", "network", "gpu", "pcie",
+                                               "workload", "fleet", "sweep"};
+
 }  // namespace perfgap::report

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 
-#include "core/check.hpp"
 #include "report/html_escape.hpp"
 #include "report/outgoing.hpp"
 #include "report/render.hpp"
@@ -228,7 +227,7 @@ std::string render_html(const Report& shown) {
     for (const auto& c : r.charts) figure_html(out, c);
     out += "</section>";
   }
-  std::vector<std::string> layers(std::begin(core::kLayers), std::end(core::kLayers));
+  std::vector<std::string> layers(std::begin(report::kLayers), std::end(report::kLayers));
   for (const auto& f : r.findings)
     if (std::find(layers.begin(), layers.end(), f.layer) == layers.end()) layers.push_back(f.layer);
   for (const auto& layer : layers) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/check.hpp"
 #include "report/outgoing.hpp"
 #include "report/render.hpp"
 #include "report/text_style.hpp"
@@ -35,7 +34,7 @@ std::string render_text(const Report& shown, const TextOptions& opts) {
   out += fmt::format("perfgap {}{}: {}  {} fail, {} warn, {} pass, {} skip, {} error\n", !r.source.command.empty() ? r.source.command : r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind,
                      where, verdict, s.fail, s.warn, s.pass, s.skip, s.error);
 
-  std::vector<std::string> layers(std::begin(core::kLayers), std::end(core::kLayers));
+  std::vector<std::string> layers(std::begin(report::kLayers), std::end(report::kLayers));
   for (const auto& f : r.findings)
     if (std::find(layers.begin(), layers.end(), f.layer) == layers.end()) layers.push_back(f.layer);
   for (const auto& layer : layers) {

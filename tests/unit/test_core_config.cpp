@@ -77,7 +77,7 @@ TEST(Registry, EveryCheckIsDocumentedAndDeclaresItsReads) {
     // A path, or a placeholder for a file a setting names ($NCCL_TOPO_FILE, ~/.nccl.conf).
     for (auto r : c.reads) EXPECT_TRUE(r.front() == '/' || perfgap::facts::is_named_read(r)) << c.id << ": " << r;
     bool known_layer = false;
-    for (auto l : kLayers) known_layer = known_layer || l == c.layer;
+    for (auto l : perfgap::report::kLayers) known_layer = known_layer || l == c.layer;
     EXPECT_TRUE(known_layer) << c.id;
   }
 }
