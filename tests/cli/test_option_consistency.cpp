@@ -206,11 +206,14 @@ TEST_F(OptionConsistency, ReferenceNumberForAWholeRunKindIsAUsageError) {
     EXPECT_NE(r.err.find(std::string("--reference 830: analyze ") + kind + " takes a reference"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("not a number"), std::string::npos) << r.err;
   }
-  // A file that happens to be named like a number is still read as the file.
+  // A file that happens to be named like a number (in the working directory) is still read as
+  // the file: its own error, not "not a number".
   TempDir d;
-  const auto named = perfgap::fixture::write_in(d, "830", "not an nccl-tests output\n");
-  auto r = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", "--reference", named, node_});
+  perfgap::fixture::write_in(d, "830", "not an nccl-tests output\n");
+  auto r = run_binary("/bin/sh", {"-c", "cd \"$1\" && exec \"$2\" analyze nccl-tests --reference 830 \"$3\"", "sh", d.path(), PERFGAP_BINARY, node_});
   EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("--reference 830: "), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("not a number"), std::string::npos) << r.err;
 }
 
@@ -257,10 +260,13 @@ TEST_F(OptionConsistency, AnalyzeJunitHasOneTestcasePerFinding) {
 TEST_F(OptionConsistency, PrometheusOfGapCompareAndExplainCarriesWhatAUserGraphs) {
   auto gap = run_binary(PERFGAP_BINARY, {"gap", "--reference", "830", "--measured", "1000", "--format", "prometheus"});
   EXPECT_EQ(gap.status, 1);
-  EXPECT_NE(gap.out.find("id=\"steps.gap\",subject=\"--measured\",metric=\"percent_of_reference\"} 83"), std::string::npos) << gap.out;
+  const std::string series = "id=\"steps.gap\",subject=\"--measured\",metric=\"percent_of_reference\"} ";
+  const auto at = gap.out.find(series);
+  ASSERT_NE(at, std::string::npos) << gap.out;
+  EXPECT_NEAR(std::stod(gap.out.substr(at + series.size())), 83.0, 1e-9) << "830 ms of 1000 ms";
   auto cmp = run_binary(PERFGAP_BINARY, {"compare", before_, after_, "--format", "prometheus"});
   EXPECT_LT(cmp.status, 2) << cmp.err;
-  EXPECT_NE(cmp.out.find("perfgap_metric{"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("perfgap_finding{node=\"unknown\",id=\"compare."), std::string::npos) << cmp.out;
   auto ex = run_binary(PERFGAP_BINARY, {"explain", "--reference", "880", "--measured", "1000", node_, "--format", "prometheus"});
   EXPECT_LT(ex.status, 2) << ex.err;
   for (const char* m : {"metric=\"measured_pct_of_reference\"", "metric=\"unexplained_pct\"", "metric=\"step.unexplained.points\""})
