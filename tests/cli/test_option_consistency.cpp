@@ -130,7 +130,7 @@ TEST_F(OptionConsistency, HelpListsExactlyTheDeclaredFormats) {
     ASSERT_NE(at, std::string::npos) << c.name << ":\n" << r.out;
     const auto line_end = r.out.find("Output format: ", at);
     ASSERT_NE(line_end, std::string::npos) << c.name;
-    const std::string listed = r.out.substr(line_end, r.out.find(';', line_end) - line_end);
+    const std::string listed = r.out.substr(line_end, r.out.find_first_of(";\n", line_end) - line_end);
     for (const auto& format : kOptFormats)
       EXPECT_EQ(listed.find(format) != std::string::npos, c.formats.count(format) == 1) << c.name << ": " << format << " in " << listed;
   }
