@@ -28,7 +28,7 @@ constexpr std::string_view kTableEnd = "<!-- end of checks table -->\n";
 // and `--only/--skip` know the registry's ids only, so the table must say where the live and
 // probe ids come from (ReadmeChecksTable.CheckRowsAreCheckList holds the two together).
 constexpr std::string_view kRunByCheck = "`check`";
-constexpr std::string_view kRunByProfile = "`profile`, `check --profile N`";
+constexpr std::string_view kRunByProfile = "`profile`, `check --profile-seconds N`";
 constexpr std::string_view kRunByProbe = "`probe`";
 
 std::string readme_table() {
@@ -107,7 +107,7 @@ std::string render() {
     out += fmt::format("| [`{}`](#{}) | {} | {} |\n", c.id, anchor, c.layer, c.summary);
   }
   for (const auto& c : reg.all()) render_entry(out, c);
-  out += "\n# Live profile (perfgap profile, check --profile N)\n\n"
+  out += "\n# Live profile (perfgap profile, check --profile-seconds N)\n\n"
          "Judged over one live window (docs/PROFILE.md), not by `check`'s runner; the perf.* ids of the same\n"
          "window follow the analyzer's rules (docs/ANALYZE.md).\n";
   for (const auto& c : perfgap::checks::live::catalogue()) render_entry(out, c);

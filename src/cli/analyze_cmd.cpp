@@ -29,6 +29,8 @@
 #include "sys/executable.hpp"
 #include "sys/process.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
+#include "cli/gap_cmd.hpp"
 #include "cli/output.hpp"
 #include "sys/named_file.hpp"
 #include "sys/sysroot.hpp"
@@ -301,24 +303,6 @@ tl::expected<void, std::string> stream_text_input(const std::string& path, std::
   return {};
 }
 
-int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
-                const std::string& format, const std::string& output, bool verbose) {
-  report::Report rep;
-  rep.tool_version = PERFGAP_VERSION;
-  const auto now = std::time(nullptr);
-  rep.generated_at = sys::rfc3339_utc(now);
-  rep.source.kind = kind;
-  rep.source.inputs = inputs;
-  rep.findings = std::move(findings);
-  std::string text = format == "json"         ? report::render_json(rep)
-                     : format == "html"       ? report::render_html(rep)
-                     : format == "prometheus" ? report::render_prometheus(rep, static_cast<long long>(now))
-                                              : report::render_text(rep, {verbose, output_is_stdout(output) && color_wanted()});
-  auto w = write_output(output, text);
-  if (!w) throw UsageError(w.error());
-  return rep.has_fail() ? 1 : 0;
-}
-
 // A job's rank files read together by analyze nsys/kineto (docs/ANALYZE.md, cross-rank).
 constexpr std::size_t kMaxProfileRanks = 1024;
 
@@ -329,12 +313,14 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   auto* cmd = app.add_subcommand("analyze", "Turn profiler or benchmark outputs into findings (KIND: perf, turbostat, numastat, nccl-tests, nccl-log, nccl-inspector, nccl-ras, steps, nsys, kineto, nvidia-smi)");
   cmd->add_option("kind", a.kind, "perf | turbostat | numastat | nccl-tests | nccl-log | nccl-inspector | nccl-ras | steps | nsys | kineto | nvidia-smi")->required();
   cmd->add_option("files", a.files, "Input files (several: each is read; an unusable one becomes an error finding; nccl-inspector: also directories of the plugin's .log files)")->required();
-  cmd->add_option("--format", a.format, "Output format: text (default), json, html (one self-contained page with charts), or prometheus (node_exporter textfile: busbw and the other metrics for graphs)")
-      ->check(CLI::IsMember({"text", "json", "html", "prometheus"}));
+  using report::Format;
+  add_format_option(cmd, a.format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one self-contained page with charts; junit: each finding a testcase; prometheus: node_exporter textfile, busbw and the other metrics for graphs");
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
   cmd->add_option("--rated-mhz", a.rated_mhz, "turbostat: the CPU's rated maximum (turbo) MHz for the busy cores")->check(CLI::PositiveNumber);
-  cmd->add_option("--reference", a.reference, "nccl-tests: a reference run's output; steps: a reference step log; nsys, kineto: a reference profile");
+  cmd->add_option("--reference", a.reference, "nccl-tests: a reference run's output; steps: a reference step log or milliseconds per iteration (830, 830ms) as gap's; nsys, kineto: a reference profile")
+      ->type_name("FILE|MS");
   cmd->add_option("--iteration-range", a.iteration_range, "nsys, kineto: the NVTX/annotation range that is one iteration (default ProfilerStep#N, step-like ranges, else the timeline's period)");
   cmd->add_option("--sizes", a.sizes, "nccl-tests: sizes to judge (1M,64M,1G; K/M/G are powers of 1024); default every size >= 1 MiB");
   cmd->add_option("--nics", a.nics, "nccl-tests without --reference, nccl-inspector: RDMA NICs per node the job uses (with --link-gbps: the busbw basis across nodes)")->check(CLI::Range(1, 1024));
@@ -342,9 +328,10 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_option("--node-report", a.node_report, "nccl-tests without --reference, nccl-inspector: a perfgap check report (--format json) of a node of the run: its ACTIVE RDMA ports are the busbw basis");
   cmd->add_option("--expect-topo-file", a.expect_topo_file, "nccl-log: the NCCL topology file the job should load");
   cmd->add_option("--expect-net", a.expect_net, "nccl-log: IB or Socket (IB is assumed when the log shows RDMA devices)")
-      ->check(CLI::IsMember({"IB", "Socket"}));
+      ->check(one_of({"IB", "Socket"}));
   cmd->add_flag("--expect-gdr", a.expect_gdr, "nccl-log: inter-node channels should use GPUDirect RDMA");
-  cmd->add_option("--reference-ms", a.reference_ms, "steps: the reference time per iteration in ms")->check(CLI::PositiveNumber);
+  // Kept for scripts written before --reference took milliseconds.
+  cmd->add_option("--reference-ms", a.reference_ms, "steps: deprecated spelling of --reference MS")->type_name("MS")->check(CLI::PositiveNumber);
   cmd->add_option("--kallsyms", a.kallsyms, "perf: kernel symbols (a copy of /proc/kallsyms taken as root on the recording node) to name perf.data's kernel addresses");
   cmd->add_option("--warmup", a.warmup, "steps: records to drop at the start (default 10% of the run, at least 1)")->check(CLI::NonNegativeNumber);
 }
@@ -375,6 +362,19 @@ int run_analyze(const AnalyzeArgs& a) {
   only_for(a.warmup.has_value(), "--warmup", {"steps"});
   only_for(!a.kallsyms.empty(), "--kallsyms", {"perf"});
   if (a.reference_ms && !a.reference.empty()) throw UsageError("give --reference-ms or --reference, not both");
+  // --reference means one thing on every command: a file, or (where a time per iteration is
+  // the reference: steps, gap, explain) milliseconds. A number given to a kind that compares
+  // whole runs is said as such, not as "cannot open 830".
+  std::optional<double> reference_ms = a.reference_ms;
+  if (!a.reference.empty()) {
+    if (k == "steps") {
+      if (auto ms = milliseconds_argument("--reference", a.reference)) reference_ms = ms;
+    } else if (looks_like_milliseconds(a.reference) && a.reference != "-" && !std::filesystem::exists(a.reference)) {
+      throw UsageError(fmt::format("--reference {}: analyze {} takes a reference {} file, not a number (milliseconds per iteration are a "
+                                   "reference for analyze steps, gap and explain)",
+                                   a.reference, k, k == "nccl-tests" ? "run's output" : "profile"));
+    }
+  }
 
   std::vector<report::Finding> findings;
   std::vector<std::string> unusable;
@@ -444,9 +444,9 @@ int run_analyze(const AnalyzeArgs& a) {
     }
   }
   if (k == "steps") {
-    if (a.reference_ms) {
-      st.reference_ms(*a.reference_ms);
-      st.reference_source = "--reference-ms";
+    if (reference_ms) {
+      st.reference_ms(*reference_ms);
+      st.reference_source = a.reference_ms ? "--reference-ms" : "--reference";
     } else if (!a.reference.empty()) {
       auto r = parse_input<parsers::StepsParser>(a.reference);
       if (!r) throw UsageError("--reference " + a.reference + ": " + r.error());
@@ -528,7 +528,7 @@ int run_analyze(const AnalyzeArgs& a) {
     }
     std::string source = used.size() == 1 ? used[0] : fmt::format("{} profiles", used.size());
     append(analyzers::analyze_profile(merged, source, po));
-    return emit_report("analyze", files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+    return emit_report("analyze", files, std::move(findings), chosen_format(a.format), a.output, a.verbose);
   }
 
   if (k == "nvidia-smi") {
@@ -549,7 +549,7 @@ int run_analyze(const AnalyzeArgs& a) {
     std::vector<analyzers::NvidiaSmiInput> in;
     for (std::size_t i = 0; i < caps.size(); ++i) in.push_back({sources[i], &caps[i]});
     append(analyzers::analyze_nvidia_smi(in));
-    return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+    return emit_report("analyze", a.files, std::move(findings), chosen_format(a.format), a.output, a.verbose);
   }
 
   if (k == "nccl-inspector") {
@@ -598,7 +598,7 @@ int run_analyze(const AnalyzeArgs& a) {
     io.nic_gbps_total = nt.nic_gbps_total;
     io.nic_basis = nt.nic_basis;
     append(analyzers::analyze_nccl_inspector(in, io));
-    return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+    return emit_report("analyze", a.files, std::move(findings), chosen_format(a.format), a.output, a.verbose);
   }
 
   std::vector<parsers::NcclLog> logs;
@@ -658,7 +658,7 @@ int run_analyze(const AnalyzeArgs& a) {
       for (std::size_t i = 0; i < unusable.size(); ++i) msg += (i ? "; " : "") + unusable[i];
     throw UsageError(fmt::format("analyze {}: {}", k, msg));
   }
-  return emit_report("analyze", a.files, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+  return emit_report("analyze", a.files, std::move(findings), chosen_format(a.format), a.output, a.verbose);
 }
 
 }  // namespace perfgap::cli

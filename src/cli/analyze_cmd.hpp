@@ -27,12 +27,12 @@ struct AnalyzeArgs {
   std::optional<int> nics;
   std::optional<double> link_gbps;
   std::string node_report;
-  std::string reference;                    // nccl-tests, steps: a file
+  std::string reference;                    // nccl-tests, nsys, kineto: a file; steps: a file or ms
   std::string sizes;                        // nccl-tests
   std::optional<std::string> expect_topo_file;  // nccl-log
   std::string expect_net;                   // nccl-log: IB|Socket
   bool expect_gdr = false;                  // nccl-log
-  std::optional<double> reference_ms;       // steps
+  std::optional<double> reference_ms;       // steps (deprecated: --reference MS)
   std::optional<long> warmup;               // steps
   std::string iteration_range;              // nsys, kineto
   std::string kallsyms;                     // perf: kernel symbols for perf.data
@@ -58,10 +58,5 @@ auto parse_input(const std::string& path, std::size_t max_bytes = sys::kMaxInput
   if (!model) return tl::unexpected(model.error().describe());
   return std::move(*model);
 }
-
-// A report of `kind` (analyze|gap) for these inputs, rendered to stdout or --output; returns
-// the exit status (1 with a fail finding).
-int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
-                const std::string& format, const std::string& output, bool verbose);
 
 }  // namespace perfgap::cli

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
 #include "cli/node_run.hpp"
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
@@ -120,16 +121,20 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_flag("--list", a.list, "List every check id with its layer and one line, then exit");
   cmd->add_option("--config", a.config, std::string("Thresholds and only/skip lists (YAML); default ") + kDefaultCheckConfig + " when present");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
-  cmd->add_option("--format", a.format, "Output format: text (default), json, html (one self-contained page), junit or prometheus (node_exporter textfile)")
-      ->check(CLI::IsMember({"text", "json", "html", "junit", "prometheus"}));
+  using report::Format;
+  add_format_option(cmd, a.format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one self-contained page; prometheus: node_exporter textfile; --list: text or json");
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
   cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
   cmd->add_flag("--nvml", a.nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (without it their gpu checks skip: NVML would initialise them)");
-  cmd->add_option("--profile", a.profile, "Also run a live profile window of N seconds (1-60) beside the checks and add its perf.* and live.* findings (as perfgap profile)")
+  // The live window is spelled as on profile (--profile-seconds); --profile stays for scripts.
+  cmd->add_option("--profile-seconds,--profile", a.profile, "Also run a live profile window of N seconds (1-60) beside the checks and add its perf.* and live.* findings (as perfgap profile)")
+      ->type_name("N")
       ->check(CLI::Range(1, 60));
   cmd->add_option("--history", a.history, "Keep this run's report in DIR (bounded, oldest removed) and say what changed since the previous run and since the last run without fail (history.changed, history.since_good; config: history)");
-  cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)");
+  cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)")
+      ->type_name("MS");
 }
 
 int run_check(const CheckArgs& a) {
@@ -149,20 +154,20 @@ int run_check(const CheckArgs& a) {
     request.sample = std::chrono::milliseconds(*ms);
   }
 
-  const std::string format = a.format.empty() ? "text" : a.format;
+  const report::Format format = chosen_format(a.format);
   // A directory (or other unwritable) --output is refused before any check runs.
   if (auto o = check_output(a.output); !o) throw UsageError(o.error());
   if (a.list) {
-    if (format != "text" && format != "json") throw UsageError("--list takes --format text or json");
+    if (format != report::Format::text && format != report::Format::json) throw UsageError("--list takes --format text or json");
     auto selection = select_node_checks(request);
     if (!selection) throw UsageError(selection.error());
-    auto text = render_list(selection->checks, format);
+    auto text = render_list(selection->checks, format == report::Format::json ? "json" : "text");
     auto w = write_output(a.output, text);
     if (!w) throw UsageError(w.error());
     return 0;
   }
 
-  if (a.profile > 0 && !a.root.empty()) throw UsageError(std::string("--profile: ") + kProfileRootRefusal);
+  if (a.profile > 0 && !a.root.empty()) throw UsageError(std::string("--profile-seconds: ") + kProfileRootRefusal);
   // The profile window runs on its own thread while the checks run: its counters see the node
   // as the checks leave it, and the run takes the longer of the two, not their sum.
   std::future<std::vector<report::Finding>> profiled;
@@ -177,13 +182,7 @@ int run_check(const CheckArgs& a) {
   if (history_dir.empty())
     if (auto sel = select_node_checks(request); sel && sel->config.history) history_dir = *sel->config.history;
   if (!history_dir.empty()) check_history::record(history_dir, *rep);
-  std::string text;
-  if (format == "json") text = report::render_json(*rep);
-  else if (format == "html") text = report::render_html(*rep);
-  else if (format == "junit") text = report::render_junit(*rep);
-  else if (format == "prometheus") text = report::render_prometheus(*rep, static_cast<long long>(request.started));
-  else text = report::render_text(*rep, {a.verbose, output_is_stdout(a.output) && color_wanted()});
-  auto w = write_output(a.output, text);
+  auto w = write_output(a.output, report::render(*rep, format, render_options(a.output, a.verbose, static_cast<long long>(request.started))));
   if (!w) throw UsageError(w.error());
   return rep->has_fail() ? 1 : 0;
 }

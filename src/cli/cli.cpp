@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/gap_cmd.hpp"
 #include "cli/errors.hpp"
+#include "cli/suggest.hpp"
 #include "cli/version.hpp"
 #include "report/text_style.hpp"
 
@@ -27,40 +29,6 @@ void one_line_error(const std::string& msg) {
   for (auto& c : line)
     if (c == '\n' || c == '\r') c = ' ';
   std::fprintf(stderr, "perfgap: %s\n", report::printable(line).c_str());
-}
-
-// Edit distance of two short words (command and option names), for "did you mean".
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// " (did you mean X?)" for the closest candidate within a typo's reach, else "".
-std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
-  const std::string* best = nullptr;
-  std::size_t best_d = 0;
-  for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
-    if (!best || d < best_d) best = &c, best_d = d;
-  }
-  if (!best || best_d == 0 || best_d > std::max<std::size_t>(2, word.size() / 3)) return "";
-  return " (did you mean " + *best + "?)";
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 std::vector<std::string> option_names(const CLI::App& cmd) {
@@ -107,6 +75,18 @@ std::string explain_parse_error(const CLI::App& app, const std::vector<std::stri
     if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
       return "unknown analyze KIND '" + kind + "'" + did_you_mean(kind, kinds) + " (one of: " + joined(kinds) + ")";
     return "analyze " + kind + " needs at least one input file (or - for standard input)";
+  }
+  // A word the command takes no place for: CLI11 says "The following arguments were not
+  // expected: x" and lists them last first.
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    const std::string what = e.what();
+    const auto colon = what.find(": ");
+    if (colon == std::string::npos) return "";
+    std::vector<std::string> words;
+    std::stringstream ss(what.substr(colon + 2));
+    for (std::string w; ss >> w;) words.insert(words.begin(), w);
+    return std::string(words.size() == 1 ? "unexpected argument '" : "unexpected arguments '") + joined(words) + "' for '" + first + "' (perfgap " +
+           first + " --help)";
   }
   return "";
 }

@@ -4,9 +4,10 @@
 
 #include <memory>
 
-#include "cli/analyze_cmd.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
+#include "cli/output.hpp"
 #include "compare/compare.hpp"
 #include "sys/named_file.hpp"
 
@@ -40,7 +41,7 @@ int run_compare(const CompareArgs& a) {
   compare::Options o;
   o.tolerance_pct = a.tolerance_pct;
   auto findings = compare::compare_reports(before, a.before, after, a.after, o);
-  return emit_report("compare", {a.before, a.after}, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+  return emit_report("compare", {a.before, a.after}, std::move(findings), chosen_format(a.format), a.output, a.verbose);
 }
 
 }  // namespace
@@ -52,7 +53,9 @@ CommandRunner add_compare_command(CLI::App& app) {
   cmd->add_option("after", a->after, "The report after the change")->required();
   cmd->add_option("--tolerance", a->tolerance_pct, "Percent a metric may move the wrong way before it counts as a regression (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
-  cmd->add_option("--format", a->format, "Output format: text (default), json or html (one self-contained page)")->check(CLI::IsMember({"text", "json", "html"}));
+  using report::Format;
+  add_format_option(cmd, a->format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one self-contained page; junit: each finding (fixed, new, regressed) a testcase; prometheus: the deltas for graphs");
   cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
   return [a] { return run_compare(*a); };

@@ -6,9 +6,10 @@
 #include <memory>
 
 #include "analyzers/budget.hpp"
-#include "cli/analyze_cmd.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
+#include "cli/output.hpp"
 #include "cli/gap_cmd.hpp"
 #include "compare/compare.hpp"
 #include "core/kb.hpp"
@@ -82,7 +83,7 @@ int run_explain(const ExplainArgs& a) {
   for (auto& e : unusable) findings.push_back(std::move(e));
   std::vector<std::string> source_inputs = score.inputs;
   source_inputs.insert(source_inputs.end(), a.reports.begin(), a.reports.end());
-  return emit_report("explain", source_inputs, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+  return emit_report("explain", source_inputs, std::move(findings), chosen_format(a.format), a.output, a.verbose);
 }
 
 }  // namespace
@@ -90,14 +91,16 @@ int run_explain(const ExplainArgs& a) {
 CommandRunner add_explain_command(CLI::App& app) {
   auto a = std::make_shared<ExplainArgs>();
   auto* cmd = app.add_subcommand("explain", "The measured gap and the findings of reports as a budget: what each finding is estimated to cost, what is explained, what is not, and what to measure next (gap.budget)");
-  cmd->add_option("--reference", a->reference, "Reference: a step log, or milliseconds per iteration")->required();
-  cmd->add_option("--measured", a->measured, "Measured run: a step log, or milliseconds per iteration")->required();
+  cmd->add_option("--reference", a->reference, "Reference: a step log, or milliseconds per iteration (830, 830ms)")->type_name("FILE|MS")->required();
+  cmd->add_option("--measured", a->measured, "Measured run: a step log, or milliseconds per iteration")->type_name("FILE|MS")->required();
   cmd->add_option("reports", a->reports, "Reports of check, analyze, fleet, compare (--format json) for the measured run")->required();
   cmd->add_option("--kb", a->kb_dirs, "A directory of knowledge-base files (*.yaml) over the built-in one and /etc/perfgap/kb.d; repeatable, the later wins per id")
       ->allow_extra_args(false);
   cmd->add_option("--threshold", a->threshold, "Pass bar as a fraction of the reference (default 0.95)")->check(CLI::Range(0.01, 10.0));
   cmd->add_option("--warmup", a->warmup, "Records to drop at the start of each step log (default 10%, at least 1)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--format", a->format, "Output format: text (default), json or html (one self-contained page with the waterfall)")->check(CLI::IsMember({"text", "json", "html"}));
+  using report::Format;
+  add_format_option(cmd, a->format, {Format::text, Format::json, Format::html, Format::prometheus},
+                    "html: one self-contained page with the waterfall; prometheus: percent of reference, explained and unexplained points, points per cause");
   cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
   return [a] { return run_explain(*a); };

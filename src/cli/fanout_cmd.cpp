@@ -20,10 +20,11 @@
 
 #include <fmt/format.h>
 
-#include "cli/analyze_cmd.hpp"
+#include "cli/output.hpp"
 #include "cli/check_cmd.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
 #include "facts/runtime.hpp"
 #include "slurm/fanout.hpp"
 #include "parsers/hostlist.hpp"
@@ -120,8 +121,6 @@ int run_pairs(const FanoutArgs& a) {
   if (a.check_args.empty())
     throw UsageError("fanout --pairs needs the benchmark after --: perfgap fanout --pairs --srun-arg=--mpi=pmix -- all_reduce_perf -b 1G -e 1G");
   if (!(a.pairs_ratio > 0 && a.pairs_ratio < 1)) throw UsageError("--pairs-ratio must be between 0 and 1");
-  const std::string format = a.format.empty() ? "text" : a.format;
-  if (format == "junit") throw UsageError("fanout --pairs writes text, json, html or prometheus");
   const std::string job = env_or_empty("SLURM_JOB_ID");
   if (job.empty() && !a.dry_run)
     throw UsageError("fanout runs inside a Slurm allocation (SLURM_JOB_ID is unset): start it under salloc or sbatch");
@@ -154,7 +153,7 @@ int run_pairs(const FanoutArgs& a) {
                : res.summary.budget_spent ? fmt::format("; time budget of {:.0f}s spent", plan.budget_s).c_str()
                                           : "");
   std::vector<report::Finding> findings = {slurm::pairs_finding(plan.nodes, res.runs, plan.rule, res.summary)};
-  int rc = emit_report("fleet", {}, std::move(findings), format, a.output, a.verbose);
+  int rc = emit_report("fleet", {}, std::move(findings), chosen_format(a.format), a.output, a.verbose);
   if (res.signal) {
     // The report of what was measured is written: now the signal takes its normal course.
     ::signal(res.signal, SIG_DFL);
@@ -279,8 +278,8 @@ CommandRunner add_fanout_command(CLI::App& app) {
   cmd->add_option("--perfgap", a->perfgap, "The perfgap binary the nodes run; default: this one");
   cmd->add_option("--timeout", a->timeout_s, "Seconds the srun step may take before it is cancelled (default 900)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--format", a->format, "Fleet report format: text (default), json, html, junit or prometheus")
-      ->check(CLI::IsMember({"text", "json", "html", "junit", "prometheus"}));
+  using report::Format;
+  add_format_option(cmd, a->format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus}, "the fleet report's (or --pairs's)");
   cmd->add_option("--output", a->output, "Write the fleet report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence in the fleet report");
   cmd->add_flag("--dry-run", a->dry_run, "Print the srun command line and exit");

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "fleet/aggregate.hpp"
 #include "fleet/inputs.hpp"
@@ -52,14 +53,15 @@ struct FleetArgs {
 };
 
 int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
-  const std::string format = req.format.empty() ? "text" : req.format;
-  if (format != "text" && format != "json" && format != "html" && format != "junit" && format != "prometheus")
-    throw UsageError(fmt::format("fleet: --format {}: use text, json, html, junit or prometheus", format));
+  using report::Format;
+  const auto parsed = req.format.empty() ? std::optional<Format>(Format::text) : report::parse_format(req.format);
+  if (!parsed) throw UsageError(fmt::format("fleet: --format {}: use text, json, html, junit or prometheus", req.format));
+  const Format format = *parsed;
   const std::time_t started = std::time(nullptr);
   auto expanded = fleet::expand_inputs(req.inputs);
   // Only the machine formats list every node's findings; only JUnit shows their details.
-  auto loaded = fleet::load_reports(expanded.files, {.findings = format == "junit" || format == "prometheus", .details = format == "junit",
-                                                     .metrics = format == "prometheus"});
+  auto loaded = fleet::load_reports(expanded.files, {.findings = format == Format::junit || format == Format::prometheus,
+                                                     .details = format == Format::junit, .metrics = format == Format::prometheus});
   std::vector<fleet::Unreadable> bad = std::move(expanded.problems);
   for (auto& u : loaded.unreadable) bad.push_back(std::move(u));
   // Measurements (analyze reports) beside the node reports: fleet.pace, joined with them.
@@ -96,20 +98,21 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   rep.findings = std::move(findings);
 
   std::string text;
-  if (format == "json") {
-    text = report::render_json(rep);
-  } else if (format == "html") {
-    rep.charts.push_back(fleet::status_heatmap(fl));
-    text = report::render_html(rep);
-  } else if (format == "junit" || format == "prometheus") {
-    // Every node's own findings, then the fleet's (classname "fleet" in JUnit; in Prometheus
-    // an empty node label, which no node has).
+  if (format != Format::text) {
+    if (format == Format::html) rep.charts.push_back(fleet::status_heatmap(fl));
+    // JUnit and Prometheus: every node's own findings, then the fleet's (classname "fleet" in
+    // JUnit; in Prometheus an empty node label, which no node has).
     std::vector<report::NodeSection> sections;
-    sections.reserve(fl.nodes.size() + 1);
-    for (const auto& n : fl.nodes) sections.push_back({n.name, n.generated_at, n.generated_unix, &n.report_findings});
-    sections.push_back({format == "junit" ? "fleet" : "", rep.generated_at, static_cast<long long>(started), &rep.findings});
-    text = format == "junit" ? report::render_junit(sections) : report::render_prometheus(sections);
+    if (format == Format::junit || format == Format::prometheus) {
+      sections.reserve(fl.nodes.size() + 1);
+      for (const auto& n : fl.nodes) sections.push_back({n.name, n.generated_at, n.generated_unix, &n.report_findings});
+      sections.push_back({format == Format::junit ? "fleet" : "", rep.generated_at, static_cast<long long>(started), &rep.findings});
+    }
+    auto o = render_options(req.output, req.verbose, static_cast<long long>(started));
+    o.sections = &sections;
+    text = report::render(rep, format, o);
   } else {
+    // The fleet's own text view (groups of nodes), not the findings list of report::render.
     fleet::TextViewOptions o;
     o.verbose = req.verbose;
     o.color = output_is_stdout(req.output) && color_wanted();
@@ -130,8 +133,9 @@ CommandRunner add_fleet_command(CLI::App& app) {
                   "Report files, directories (their *.json) or quoted globs ('reports/*.json'); an unusable one becomes a "
                   "fleet.unreadable finding")
       ->required();
-  cmd->add_option("--format", args->request.format, "Output format: text (default), json, html (one page: node x check heatmap, drift), junit or prometheus (node_exporter textfile)")
-      ->check(CLI::IsMember({"text", "json", "html", "junit", "prometheus"}));
+  using report::Format;
+  add_format_option(cmd, args->request.format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one page, node x check heatmap and drift; junit and prometheus: every node's findings, then the fleet's");
   cmd->add_option("--output", args->request.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", args->request.verbose, "Show every node group, failing node and evidence line");
   cmd->add_option("--outlier-z", args->outlier_z, "fleet.outliers: |modified z-score| above which a node is an outlier (default 3.5)")

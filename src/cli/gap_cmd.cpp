@@ -5,6 +5,8 @@
 #include "analyzers/analyzers.hpp"
 #include "cli/analyze_cmd.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
+#include "cli/output.hpp"
 #include "parsers/tool_text.hpp"
 
 namespace perfgap::cli {
@@ -16,14 +18,16 @@ struct Side {
   std::vector<parsers::ParseError> damaged;
 };
 
+std::optional<double> number_of_ms(std::string_view v) {
+  if (v.size() > 2 && v.substr(v.size() - 2) == "ms") v.remove_suffix(2);
+  return parsers::tooltext::number(v);
+}
+
 // A positive number of milliseconds ("1090", "1090ms"), or a step log.
 Side load(const char* opt, const std::string& arg, std::optional<std::size_t> warmup) {
   Side s;
-  std::string_view v = arg;
-  if (v.size() > 2 && v.substr(v.size() - 2) == "ms") v.remove_suffix(2);
-  if (auto n = parsers::tooltext::number(v)) {
-    if (*n <= 0) throw UsageError(fmt::format("{} {}: milliseconds per iteration must be positive", opt, arg));
-    s.stats = analyzers::step_figure(*n);
+  if (auto ms = milliseconds_argument(opt, arg)) {
+    s.stats = analyzers::step_figure(*ms);
     return s;
   }
   auto log = parse_input<parsers::StepsParser>(arg);
@@ -38,13 +42,23 @@ Side load(const char* opt, const std::string& arg, std::optional<std::size_t> wa
 
 }  // namespace
 
+bool looks_like_milliseconds(const std::string& arg) { return number_of_ms(arg).has_value(); }
+
+std::optional<double> milliseconds_argument(const char* opt, const std::string& arg) {
+  auto n = number_of_ms(arg);
+  if (n && !(*n > 0)) throw UsageError(fmt::format("{} {}: milliseconds per iteration must be positive", opt, arg));
+  return n;
+}
+
 void add_gap_command(CLI::App& app, GapArgs& a) {
   auto* cmd = app.add_subcommand("gap", "Score a run against the reference: percent of reference (reference_ms / median_ms; for throughput logs measured / reference) and the 95% bar");
-  cmd->add_option("--reference", a.reference, "Reference: a step log, or milliseconds per iteration")->required();
-  cmd->add_option("--measured", a.measured, "Measured run: a step log, or milliseconds per iteration")->required();
+  cmd->add_option("--reference", a.reference, "Reference: a step log, or milliseconds per iteration (830, 830ms)")->type_name("FILE|MS")->required();
+  cmd->add_option("--measured", a.measured, "Measured run: a step log, or milliseconds per iteration")->type_name("FILE|MS")->required();
   cmd->add_option("--threshold", a.threshold, "Pass bar as a fraction of the reference (default 0.95)")->check(CLI::Range(0.01, 10.0));
   cmd->add_option("--warmup", a.warmup, "Records to drop at the start of each step log (default 10%, at least 1)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--format", a.format, "Output format: text (default), json or html (one self-contained page)")->check(CLI::IsMember({"text", "json", "html"}));
+  using report::Format;
+  add_format_option(cmd, a.format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one self-contained page; junit: steps.gap and steps.tail as testcases; prometheus: percent_of_reference and the other metrics for graphs");
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
 }
@@ -79,7 +93,7 @@ GapScore score_gap(const std::string& reference, const std::string& measured, do
 
 int run_gap(const GapArgs& a) {
   auto score = score_gap(a.reference, a.measured, a.threshold, a.warmup);
-  return emit_report("gap", score.inputs, std::move(score.findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+  return emit_report("gap", score.inputs, std::move(score.findings), chosen_format(a.format), a.output, a.verbose);
 }
 
 }  // namespace perfgap::cli

@@ -30,6 +30,12 @@ struct GapScore {
   std::vector<report::Finding> findings;
   std::vector<std::string> inputs;
 };
+// --reference and --measured mean the same on every command: a number ("830", "830ms") is
+// milliseconds per iteration, anything else a file. The milliseconds when `arg` is a number
+// (UsageError naming `opt` when it is not positive), else none.
+std::optional<double> milliseconds_argument(const char* opt, const std::string& arg);
+bool looks_like_milliseconds(const std::string& arg);
+
 GapScore score_gap(const std::string& reference, const std::string& measured, double threshold, std::optional<long> warmup);
 
 }  // namespace perfgap::cli

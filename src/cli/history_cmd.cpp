@@ -6,9 +6,10 @@
 #include <filesystem>
 #include <memory>
 
-#include "cli/analyze_cmd.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
+#include "cli/output.hpp"
 #include "compare/compare.hpp"
 #include "history/history.hpp"
 #include "sys/text.hpp"
@@ -70,7 +71,7 @@ int run_history(const HistoryArgs& a) {
   std::error_code ec;
   if (!std::filesystem::is_directory(a.dir, ec)) throw UsageError("history: " + a.dir + ": not a directory");
   auto past = history::load(a.dir, a.node);
-  const std::string format = a.format.empty() ? "text" : a.format;
+  const report::Format format = chosen_format(a.format);
   if (!a.compare.empty()) {
     if (a.compare.size() != 2) throw UsageError("history: --compare takes two runs (e.g. --compare previous latest)");
     const auto& before = pick(past, a.compare[0]);
@@ -106,7 +107,8 @@ CommandRunner add_history_command(CLI::App& app) {
   cmd->add_option("--node", a->node, "Only this node's runs (a directory shared by several nodes)");
   cmd->add_option("--tolerance", a->tolerance_pct, "With --compare: percent a metric may move the wrong way before it counts as a regression (default 5)")
       ->check(CLI::Range(0.0, 1000.0));
-  cmd->add_option("--format", a->format, "Output format: text (default), json or html")->check(CLI::IsMember({"text", "json", "html"}));
+  using report::Format;
+  add_format_option(cmd, a->format, {Format::text, Format::json, Format::html});
   cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
   return [a] { return run_history(*a); };

@@ -33,7 +33,7 @@ std::optional<std::string> owned_elsewhere(const core::Registry& registry, const
     if (check) continue;
     for (const auto& c : checks::live::catalogue())
       if (core::id_matches(p, c.id))
-        return fmt::format("'{}'{} is judged by perfgap profile (or check --profile N), not by check (perfgap check --list names check's ids)", p, p == c.id ? "" : " (" + std::string(c.id) + ")");
+        return fmt::format("'{}'{} is judged by perfgap profile (or check --profile-seconds N), not by check (perfgap check --list names check's ids)", p, p == c.id ? "" : " (" + std::string(c.id) + ")");
     for (const auto& c : probe::probe_catalogue())
       if (core::id_matches(p, c.id))
         return fmt::format("'{}'{} is measured by perfgap probe, not by check (perfgap check --list names check's ids)", p, p == c.id ? "" : " (" + std::string(c.id) + ")");

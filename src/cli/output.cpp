@@ -4,6 +4,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+
+#include "cli/errors.hpp"
+#include "sys/text.hpp"
 
 namespace perfgap::cli {
 
@@ -15,6 +19,27 @@ bool color_wanted() {
   const char* term = std::getenv("TERM");
   if (term != nullptr && std::strcmp(term, "dumb") == 0) return false;
   return stdout_is_terminal();
+}
+
+report::RenderOptions render_options(const std::string& output, bool verbose, long long unix_time) {
+  report::RenderOptions o;
+  o.text = {verbose, output_is_stdout(output) && color_wanted()};
+  o.unix_time = unix_time;
+  return o;
+}
+
+int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
+                report::Format format, const std::string& output, bool verbose) {
+  report::Report rep;
+  rep.tool_version = PERFGAP_VERSION;
+  const auto now = std::time(nullptr);
+  rep.generated_at = sys::rfc3339_utc(now);
+  rep.source.kind = kind;
+  rep.source.inputs = inputs;
+  rep.findings = std::move(findings);
+  auto w = write_output(output, report::render(rep, format, render_options(output, verbose, static_cast<long long>(now))));
+  if (!w) throw UsageError(w.error());
+  return rep.has_fail() ? 1 : 0;
 }
 
 }  // namespace perfgap::cli

@@ -2,6 +2,10 @@
 // only the CLI needs to know about its terminal.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "report/render.hpp"
 #include "sys/output.hpp"
 
 namespace perfgap::cli {
@@ -14,5 +18,15 @@ using sys::write_stdout;
 
 bool stdout_is_terminal();
 bool color_wanted();  // a terminal and no NO_COLOR
+
+// How a report is rendered for `output`: colour only on a terminal; `unix_time` is the run's
+// time (prometheus).
+report::RenderOptions render_options(const std::string& output, bool verbose, long long unix_time);
+
+// A report of `kind` (analyze, gap, compare, explain, probe, history, fleet) for these inputs,
+// rendered by report::render to stdout or --output; returns the exit status (1 with a fail
+// finding). A bad --output throws UsageError.
+int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
+                report::Format format, const std::string& output, bool verbose);
 
 }  // namespace perfgap::cli

@@ -6,9 +6,10 @@
 #include <cmath>
 #include <memory>
 
-#include "cli/analyze_cmd.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
+#include "cli/output.hpp"
 #include "probe/probe.hpp"
 #include "sys/output.hpp"
 
@@ -60,7 +61,7 @@ int run_probe(const ProbeArgs& a) {
     append(probe::judge_h2d(m, probe::probe_param("probe.h2d", "warn_ratio"), probe::probe_param("probe.h2d", "fastest_tolerance")));
     append(probe::judge_launch(m));
   }
-  return emit_report("probe", {}, std::move(findings), a.format.empty() ? "text" : a.format, a.output, a.verbose);
+  return emit_report("probe", {}, std::move(findings), chosen_format(a.format), a.output, a.verbose);
 }
 
 }  // namespace
@@ -75,7 +76,9 @@ CommandRunner add_probe_command(CLI::App& app) {
   cmd->add_option("--rated-mhz", a->rated_mhz, "--cpu: the processor's rated all-core turbo MHz (its specification) to judge against")
       ->check(CLI::Range(1.0, 100000.0));
   cmd->add_option("--root", a->root, "Not accepted: probes measure the live machine (exit 2)");
-  cmd->add_option("--format", a->format, "Output format: text (default), json, html (one self-contained page) or prometheus")->check(CLI::IsMember({"text", "json", "html", "prometheus"}));
+  using report::Format;
+  add_format_option(cmd, a->format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one self-contained page; junit: each probe finding a testcase (a new node's acceptance)");
   cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
   return [a] { return run_probe(*a); };

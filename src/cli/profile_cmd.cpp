@@ -10,6 +10,7 @@
 #include "checks/live/live.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
 #include "core/config.hpp"
@@ -56,7 +57,6 @@ std::vector<report::Finding> judge_profile_window(const std::shared_ptr<facts::F
 
 int run_profile(const ProfileArgs& a) {
   if (!a.root.empty()) throw UsageError(kProfileRootRefusal);
-  const std::string format = a.format.empty() ? "text" : a.format;
   if (auto o = check_output(a.output); !o) throw UsageError(o.error());
   const auto started = std::time(nullptr);
   auto facts = profile_facts(a.seconds, a.pids);
@@ -67,10 +67,7 @@ int run_profile(const ProfileArgs& a) {
   rep.source.command = "profile";
   rep.findings = judge_profile_window(facts, a.seconds, a.rated_mhz);
   rep.node = core::describe_node(*facts);
-  std::string text = format == "json"   ? report::render_json(rep)
-                     : format == "html" ? report::render_html(rep)
-                                        : report::render_text(rep, {a.verbose, output_is_stdout(a.output) && color_wanted()});
-  auto w = write_output(a.output, text);
+  auto w = write_output(a.output, report::render(rep, chosen_format(a.format), render_options(a.output, a.verbose, static_cast<long long>(started))));
   if (!w) throw UsageError(w.error());
   return rep.has_fail() ? 1 : 0;
 }
@@ -78,7 +75,7 @@ int run_profile(const ProfileArgs& a) {
 }  // namespace
 
 std::vector<report::Finding> profile_findings(int seconds, const std::vector<int>& pids, std::optional<double> rated_mhz) {
-  if (seconds < 1 || seconds > profile::kMaxSeconds) throw UsageError(fmt::format("--profile {}: 1 to {} seconds", seconds, profile::kMaxSeconds));
+  if (seconds < 1 || seconds > profile::kMaxSeconds) throw UsageError(fmt::format("--profile-seconds {}: 1 to {} seconds", seconds, profile::kMaxSeconds));
   auto facts = profile_facts(seconds, pids);
   return judge_profile_window(facts, seconds, rated_mhz);
 }
@@ -86,12 +83,18 @@ std::vector<report::Finding> profile_findings(int seconds, const std::vector<int
 CommandRunner add_profile_command(CLI::App& app) {
   auto a = std::make_shared<ProfileArgs>();
   auto* cmd = app.add_subcommand("profile", "Measure the live system for a bounded window (read-only): kernel hot frames, busy MHz, idle residency, training threads' scheduling");
-  cmd->add_option("--seconds", a->seconds, fmt::format("Length of the window in seconds (1-{}; default {}); the run takes at most one second more", profile::kMaxSeconds, profile::kDefaultSeconds))
+  // One spelling of the live window on every command (check --profile-seconds too); --seconds
+  // stays for the scripts that use it.
+  cmd->add_option("--profile-seconds,--seconds", a->seconds,
+                  fmt::format("Length of the window in seconds (1-{}; default {}); the run takes at most one second more", profile::kMaxSeconds, profile::kDefaultSeconds))
+      ->type_name("N")
       ->check(CLI::Range(1, profile::kMaxSeconds));
   cmd->add_option("--pid", a->pids, "Training process to examine (repeatable); default: auto-detect as check does")->check(process_id());
   cmd->add_option("--rated-mhz", a->rated_mhz, "The CPU's rated maximum (turbo) MHz for the busy cores; default: cpuinfo_max_freq")->check(CLI::PositiveNumber);
   cmd->add_option("--root", a->root, "Refused: a captured tree cannot be profiled (exit 2)");
-  cmd->add_option("--format", a->format, "Output format: text (default), json or html (one self-contained page)")->check(CLI::IsMember({"text", "json", "html"}));
+  using report::Format;
+  add_format_option(cmd, a->format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one self-contained page; junit and prometheus as check's");
   cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
   return [a] { return run_profile(*a); };

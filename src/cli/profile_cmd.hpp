@@ -1,4 +1,4 @@
-// perfgap profile, and the window `check --profile N` runs beside its checks.
+// perfgap profile, and the window `check --profile-seconds N` runs beside its checks.
 #pragma once
 
 #include <optional>
@@ -9,7 +9,7 @@
 
 namespace perfgap::cli {
 
-// The node checks that judge the profile's window rather than their own (check --profile N:
+// The node checks that judge the profile's window rather than their own (check --profile-seconds N:
 // these findings replace check's, taken over its shorter window).
 inline constexpr std::string_view kProfileWindowChecks[] = {"net.ib.counters"};
 

@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
 #include "report/text_style.hpp"
@@ -47,7 +48,8 @@ CommandRunner add_snapshot_command(CLI::App& app) {
   cmd->add_option("--root", a->root, "Capture from a captured tree (directory or .tar.gz) instead of the live system");
   cmd->add_option("--pid", a->pids, "Training process to capture (repeatable); default: auto-detect, as check does")
       ->check(process_id());
-  cmd->add_option("--format", a->format, "Summary on stdout: text (default) or json (the manifest)")->check(CLI::IsMember({"text", "json"}));
+  // Not a report: the summary of what was captured, or its manifest (json).
+  add_format_option(cmd, a->format, {report::Format::text, report::Format::json}, "the summary on stdout; json: the manifest");
   cmd->add_flag("-v,--verbose", a->verbose, "List every path that was skipped, with the reason");
   cmd->add_flag("--nvml", a->nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (as check --nvml)");
   return [a]() -> int {

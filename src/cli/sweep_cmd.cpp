@@ -17,6 +17,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
+#include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "core/node.hpp"
 #include "parsers/nccl_tests.hpp"
@@ -185,14 +186,13 @@ int run_sweep(const SweepArgs& a) {
   rep.findings = std::move(made.findings);
   rep.recommendation = made.recommendation;
 
-  const std::string format = a.format.empty() ? "text" : a.format;
+  const report::Format format = chosen_format(a.format);
   std::string text;
-  if (format == "json") {
-    text = report::render_json(rep);
-  } else if (format == "html") {
-    rep.charts.push_back(sweep::busbw_chart(data));
-    text = report::render_html(rep);
+  if (format != report::Format::text) {
+    if (format == report::Format::html) rep.charts.push_back(sweep::busbw_chart(data));
+    text = report::render(rep, format, render_options(a.output, a.verbose, static_cast<long long>(std::time(nullptr))));
   } else {
+    // The sweep's own text view (the table of settings and the recommendation).
     sweep::TextContext ctx{sys::quote_command(a.command), run_dir, a.verbose, output_is_stdout(a.output) && color_wanted()};
     text = sweep::render_text(rep, data, decision, ctx);
     if (stopped_by) text += fmt::format("\n{}: the table and the recommendation use the finished runs only\n", interrupted);
@@ -219,7 +219,8 @@ CommandRunner add_sweep_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_s, "Seconds per run before the benchmark is stopped (default 900; 0: none)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--run-dir", args->run_dir, "Directory for raw outputs and manifest.json (new or empty; default ./perfgap-sweep-<UTC time>)");
-  cmd->add_option("--format", args->format, "Output format: text (default), json or html (one self-contained page with the busbw chart)")->check(CLI::IsMember({"text", "json", "html"}));
+  using report::Format;
+  add_format_option(cmd, args->format, {Format::text, Format::json, Format::html}, "html: one self-contained page with the busbw chart");
   cmd->add_option("--output", args->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", args->verbose, "Show every size, every run and all evidence");
   cmd->add_option("command", args->command, "The benchmark and its arguments, after --");

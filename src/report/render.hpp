@@ -36,4 +36,19 @@ std::string render_junit(const std::vector<NodeSection>& sections);
 // Each metric family once (HELP/TYPE), its samples for every section in order.
 std::string render_prometheus(const std::vector<NodeSection>& sections);
 
+// The output formats. Every command renders its report through render(); each declares the
+// formats it accepts (cli/format_option.hpp), so a format means the same on every command.
+enum class Format { text, json, html, junit, prometheus };
+inline constexpr Format kFormats[] = {Format::text, Format::json, Format::html, Format::junit, Format::prometheus};
+std::string_view format_name(Format f);
+std::optional<Format> parse_format(std::string_view name);
+
+struct RenderOptions {
+  TextOptions text;
+  long long unix_time = 0;  // prometheus: the run's time (perfgap_last_run_timestamp_seconds)
+  // junit and prometheus of many nodes (fleet): these sections instead of the report's one.
+  const std::vector<NodeSection>* sections = nullptr;
+};
+std::string render(const Report& r, Format f, const RenderOptions& opts);
+
 }  // namespace perfgap::report

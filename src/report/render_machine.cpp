@@ -162,7 +162,12 @@ std::string render_junit(const std::vector<NodeSection>& sections) {
   return out;
 }
 
-std::string render_junit(const Report& r) { return render_junit({NodeSection{node_name(r), r.generated_at, std::nullopt, &r.findings}}); }
+// A report of no node (analyze, gap, compare, probe) is one suite named after its command, so
+// a CI page reads "perfgap analyze", not "perfgap unknown".
+std::string render_junit(const Report& r) {
+  const std::string_view name = !r.node && !r.source.kind.empty() ? std::string_view(r.source.kind) : node_name(r);
+  return render_junit({NodeSection{name, r.generated_at, std::nullopt, &r.findings}});
+}
 
 std::string render_prometheus(const std::vector<NodeSection>& given) {
   // Each node's findings as shown (redacted, metrics capped), and a bound on its series: one

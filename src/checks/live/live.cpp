@@ -34,7 +34,7 @@ const std::vector<core::CheckInfo>& catalogue() {
       {.id = "live.busy_mhz",
        .layer = layer::cpu_power,
        .summary = "busy CPUs run near their rated maximum over the profile window (perfgap profile)",
-       .rule = "`perfgap profile` / `check --profile N` only. Busy CPUs (at least `busy_pct` busy in the window, from /proc/stat) "
+       .rule = "`perfgap profile` / `check --profile-seconds N` only. Busy CPUs (at least `busy_pct` busy in the window, from /proc/stat) "
                "average below `ratio` of the rated maximum: `fail`, as `turbostat.busy_mhz`. Busy MHz per CPU from APERF/MPERF "
                "(the msr PMU's aperf, mperf and tsc events: TSC rate x APERF/MPERF), else hardware cycles over the CPU's busy "
                "time, else the mean of scaling_cur_freq sampled each second; the evidence names the source. The rated maximum "
@@ -51,7 +51,7 @@ const std::vector<core::CheckInfo>& catalogue() {
       {.id = "live.idle_residency",
        .layer = layer::cpu_power,
        .summary = "idle CPUs reach a deep idle state over the profile window (perfgap profile)",
-       .rule = "`perfgap profile` / `check --profile N` only. Idle CPUs (below `idle_pct` busy) that on average spend below "
+       .rule = "`perfgap profile` / `check --profile-seconds N` only. Idle CPUs (below `idle_pct` busy) that on average spend below "
                "`deep_min_pct` of the window in their deepest enabled idle state while one deeper than the others exists, and "
                "above `shallow_max_pct` in the shallower ones: `fail`, as `turbostat.deep_idle` (idle siblings in C1 hold the "
                "package out of its deep states and cap the busy cores' turbo). From the deltas of "
@@ -66,7 +66,7 @@ const std::vector<core::CheckInfo>& catalogue() {
       {.id = "live.sched_stalls",
        .layer = layer::placement,
        .summary = "training threads get their CPUs over the profile window (perfgap profile)",
-       .rule = "`perfgap profile` / `check --profile N` only; per training process (`--pid`, else detected as `check` does). "
+       .rule = "`perfgap profile` / `check --profile-seconds N` only; per training process (`--pid`, else detected as `check` does). "
                "`warn` when a training thread waits on a run queue (schedstat's run-queue delay) more than `wait_pct` of the "
                "window, or when its threads were switched out involuntarily and a non-training thread was busy (at least "
                "`busy_share` of one CPU) where they run (the last CPU of a preempted thread, or any CPU of a process pinned to "

@@ -1,4 +1,4 @@
-// The judges of `perfgap profile` (and `check --profile N`): pure functions from one measured
+// The judges of `perfgap profile` (and `check --profile-seconds N`): pure functions from one measured
 // window (profile::LiveWindow) to the live.* findings and the perf.* findings of its kernel
 // samples. They read nothing: the collector (profile/collector) measured everything.
 #pragma once
