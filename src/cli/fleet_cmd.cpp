@@ -102,7 +102,7 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
     text = report::render_json(rep);
   } else if (format == "html") {
     rep.charts.push_back(fleet::status_heatmap(fl));
-    text = report::render_html(rep);
+    text = report::render_html(rep, {.nodes = fleet::node_standings(fl)});
   } else if (format == "junit" || format == "prometheus") {
     // Every node's own findings, then the fleet's (classname "fleet" in JUnit; in Prometheus
     // an empty node label, which no node has).
