@@ -110,6 +110,7 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
     }
     auto o = render_options(req.output, req.verbose, static_cast<long long>(started));
     o.sections = &sections;
+    if (format == Format::html) o.html.nodes = fleet::node_standings(fl);
     text = report::render(rep, format, o);
   } else {
     // The fleet's own text view (groups of nodes), not the findings list of report::render.

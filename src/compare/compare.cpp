@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "report/text_style.hpp"
 #include "sys/json_depth.hpp"
 
 namespace perfgap::compare {
@@ -143,6 +145,53 @@ std::map<std::string_view, double> spreads(const ReportFinding& f) {
   return out;
 }
 
+// The before/after figure of a finding whose metrics are a curve over message sizes
+// (nccl-tests, sweep: NAME_gbps.BYTES): both runs' curves on one chart, the family with the
+// most sizes in both; nullopt when there is none (two sizes at least).
+std::optional<report::Chart> size_curves(const ReportFinding& before, const ReportFinding& after, const std::string& before_name,
+                                         const std::string& after_name) {
+  // The curve itself: NAME_gbps.BYTES only (not NAME_gbps.BYTES.spread).
+  auto sized = [](std::string_view key) -> std::optional<std::pair<std::string_view, double>> {
+    auto m = report::sized_metric(key);
+    if (!m || !m->rest.empty()) return std::nullopt;
+    return std::make_pair(m->name, m->bytes);
+  };
+  std::map<std::string_view, std::map<double, double>> was;
+  for (const auto& [k, v] : before.metrics)
+    if (auto s = sized(k); s && std::isfinite(v)) was[s->first].try_emplace(s->second, v);
+  std::map<std::string_view, std::vector<std::array<double, 3>>> both;  // size, before, after
+  for (const auto& [k, v] : after.metrics) {
+    auto s = sized(k);
+    if (!s || !std::isfinite(v)) continue;
+    auto fam = was.find(s->first);
+    if (fam == was.end()) continue;
+    if (auto it = fam->second.find(s->second); it != fam->second.end()) {
+      auto& pts = both[s->first];
+      if (pts.empty() || pts.back()[0] != s->second) pts.push_back({s->second, it->second, v});
+    }
+  }
+  const std::pair<const std::string_view, std::vector<std::array<double, 3>>>* best = nullptr;
+  for (const auto& fam : both)
+    if (!best || fam.second.size() > best->second.size()) best = &fam;
+  if (!best || best->second.size() < 2) return std::nullopt;
+  report::Chart c;
+  c.title = fmt::format("{} before and after: {}", best->first, key_text(after));
+  c.x_label = "message size";
+  c.y_label = fmt::format("{} (GB/s)", best->first);
+  c.log_x = c.x_bytes = true;
+  // The legend names the files, not their directories (a legend line is short).
+  auto base = [](const std::string& path) { return path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1); };
+  report::ChartSeries b{fmt::format("before ({})", base(before_name)), {}}, a{fmt::format("after ({})", base(after_name)), {}};
+  auto pts = best->second;
+  std::sort(pts.begin(), pts.end());
+  for (const auto& p : pts) {
+    b.points.push_back({p[0], p[1], std::nullopt, std::nullopt});
+    a.points.push_back({p[0], p[2], std::nullopt, std::nullopt});
+  }
+  c.series = {std::move(b), std::move(a)};
+  return c;
+}
+
 // The metric deltas of one (id, subject) present in both reports; nullopt when none changed.
 std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFinding& after, const std::string& before_name,
                                      const std::string& after_name, const Options& o, MetricTally& tally) {
@@ -210,6 +259,7 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
   if (changed.empty()) return std::nullopt;
   std::stable_sort(moves.begin(), moves.end(), [](const Move& x, const Move& y) { return x.badness > y.badness; });
   for (auto& m : moves) f.evidence.push_back(std::move(m.evidence));
+  if (auto c = size_curves(before, after, before_name, after_name)) f.charts.push_back(std::move(*c));
   auto names = [](const std::vector<std::string>& v) {
     std::string out = fmt::format("{}", fmt::join(v.size() > 4 ? std::vector<std::string>(v.begin(), v.begin() + 4) : v, ", "));
     if (v.size() > 4) out += fmt::format(" and {} more", v.size() - 4);

@@ -432,7 +432,6 @@ Finding drain(const std::vector<NodeReport>& nodes) {
 report::Chart status_heatmap(const Fleet& fleet) {
   report::Chart c;
   c.kind = report::Chart::Kind::heatmap;
-  c.title = fmt::format("checks by node ({}): the worst status of each check", plural(fleet.nodes.size(), "node"));
   // Columns: every id, the ones failing on most nodes first, then by name.
   std::map<std::string_view, std::size_t> failing;
   for (const auto& n : fleet.nodes) {
@@ -451,16 +450,69 @@ report::Chart status_heatmap(const Fleet& fleet) {
     column[ids[j]] = j;
     c.columns.emplace_back(ids[j]);
   }
+  // Rows: one per failing set (the ids a node fails or errors on), not one per node, so that
+  // 10,000 nodes are as many rows as there are distinct troubles; each cell is the worst
+  // status of that id over the row's nodes.
+  struct Group {
+    std::vector<std::string_view> names;
+    std::vector<std::optional<Status>> cells;
+  };
+  std::map<std::vector<std::size_t>, Group> groups;
   for (const auto& n : fleet.nodes) {
-    c.rows.push_back(n.name);
-    std::vector<std::optional<Status>> row(ids.size());
+    std::vector<std::size_t> failing_set;
+    for (const auto& f : n.findings)
+      if (f.status == Status::fail || f.status == Status::error) failing_set.push_back(column[f.id]);
+    std::sort(failing_set.begin(), failing_set.end());
+    failing_set.erase(std::unique(failing_set.begin(), failing_set.end()), failing_set.end());
+    auto& g = groups[failing_set];
+    if (g.cells.empty()) g.cells.resize(ids.size());
+    g.names.push_back(n.name);
     for (const auto& f : n.findings) {
-      auto& cell = row[column[f.id]];
+      auto& cell = g.cells[column[f.id]];
       if (!cell || report::severity(f.status) > report::severity(*cell)) cell = f.status;
     }
-    c.cells.push_back(std::move(row));
   }
+  std::vector<std::pair<const std::vector<std::size_t>*, Group*>> order;
+  for (auto& [set, g] : groups) order.emplace_back(&set, &g);
+  // The most failing ids first, then the largest group; the healthy row (no failing id) last.
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    if (a.first->size() != b.first->size()) return a.first->size() > b.first->size();
+    return a.second->names.size() > b.second->names.size();
+  });
+  for (auto& [set, g] : order) {
+    const std::string list = slurm::compress_hostlist(g->names);
+    c.rows.push_back(g->names.size() == 1 ? list : fmt::format("{} nodes: {}", g->names.size(), list));
+    c.cells.push_back(std::move(g->cells));
+  }
+  c.title = fmt::format("checks by node ({} in {}): the worst status of each check", plural(fleet.nodes.size(), "node"),
+                        plural(c.rows.size(), "group"));
   return c;
+}
+
+std::vector<report::NodeStanding> node_standings(const Fleet& fleet) {
+  std::vector<report::NodeStanding> out;
+  out.reserve(fleet.nodes.size());
+  for (const auto& n : fleet.nodes) {
+    report::NodeStanding s;
+    s.name = n.name;
+    for (const auto& f : n.findings) {
+      if (f.status == Status::fail || f.status == Status::error) s.failing.emplace_back(f.id);
+      else if (f.status == Status::warn) s.warning.emplace_back(f.id);
+      if (f.status != Status::skip && report::severity(f.status) > report::severity(s.worst)) s.worst = f.status;
+    }
+    for (auto* v : {&s.failing, &s.warning}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    out.push_back(std::move(s));
+  }
+  // The worst first: fail, error, warn, then pass; more failing ids, then more warnings, then by name.
+  std::stable_sort(out.begin(), out.end(), [](const report::NodeStanding& a, const report::NodeStanding& b) {
+    if (report::severity(a.worst) != report::severity(b.worst)) return report::severity(a.worst) > report::severity(b.worst);
+    if (a.failing.size() != b.failing.size()) return a.failing.size() > b.failing.size();
+    return a.warning.size() > b.warning.size();
+  });
+  return out;
 }
 
 std::vector<Finding> aggregate(const Fleet& fleet, const std::vector<Unreadable>& bad, const OutlierRule& rule) {

@@ -8,6 +8,7 @@
 #include "fleet/reader.hpp"
 #include "fleet/stats.hpp"
 #include "report/model.hpp"
+#include "report/render.hpp"
 
 namespace perfgap::fleet {
 
@@ -52,9 +53,13 @@ report::Finding drain(const std::vector<NodeReport>& nodes);
 // fleet.unreadable: one error per unusable input (subject: the file).
 std::vector<report::Finding> unreadable(const std::vector<Unreadable>& inputs);
 
-// For the HTML report: nodes x check ids, each cell the worst status of that id on that node
-// (fail, error, warn, pass, skip); ids in catalogue-free order: the most failing first.
+// For the HTML report: groups of nodes x check ids. A row is the nodes failing the same set
+// of ids (a hostlist and a count), the most failing ids first and the healthy nodes last; a
+// cell is the worst status of that id over the row's nodes (fail, error, warn, pass, skip);
+// ids in catalogue-free order: the most failing first.
 report::Chart status_heatmap(const Fleet& fleet);
+// For the HTML report: each node's worst status and failing/warning ids, the worst first.
+std::vector<report::NodeStanding> node_standings(const Fleet& fleet);
 
 // All of the above, in that order.
 std::vector<report::Finding> aggregate(const Fleet& fleet, const std::vector<Unreadable>& bad, const OutlierRule& rule);

@@ -23,7 +23,7 @@ std::optional<Format> parse_format(std::string_view name) {
 std::string render(const Report& r, Format f, const RenderOptions& opts) {
   switch (f) {
     case Format::json: return render_json(r);
-    case Format::html: return render_html(r);
+    case Format::html: return render_html(r, opts.html);
     case Format::junit: return opts.sections ? render_junit(*opts.sections) : render_junit(r);
     case Format::prometheus: return opts.sections ? render_prometheus(*opts.sections) : render_prometheus(r, opts.unix_time);
     case Format::text: break;

@@ -18,8 +18,18 @@ struct TextOptions {
 std::string render_text(const Report& r, const TextOptions& opts);
 std::string render_json(const Report& r);
 std::string render_junit(const Report& r);
+// fleet: one node's standing, for the page's headline in nodes and its worst nodes.
+struct NodeStanding {
+  std::string name;
+  Status worst = Status::pass;                // the worst status of its findings (skip counts as pass)
+  std::vector<std::string> failing, warning;  // ids failing (fail or error) and warning, sorted
+};
+// What a page shows beside the report's findings: a fleet's nodes (empty: not a fleet page).
+struct HtmlOptions {
+  std::vector<NodeStanding> nodes;
+};
 // One self-contained page (inline CSS and SVG charts; no script, no network).
-std::string render_html(const Report& r);
+std::string render_html(const Report& r, const HtmlOptions& opts = {});
 // node_exporter textfile collector format; `unix_time` is the run's time.
 std::string render_prometheus(const Report& r, long long unix_time);
 
@@ -48,6 +58,7 @@ struct RenderOptions {
   long long unix_time = 0;  // prometheus: the run's time (perfgap_last_run_timestamp_seconds)
   // junit and prometheus of many nodes (fleet): these sections instead of the report's one.
   const std::vector<NodeSection>* sections = nullptr;
+  HtmlOptions html;  // html: a fleet's nodes
 };
 std::string render(const Report& r, Format f, const RenderOptions& opts);
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "report/html_escape.hpp"
 #include "report/outgoing.hpp"
@@ -34,6 +35,10 @@ namespace {
 
 // Metrics shown per finding before the rest are counted (a busbw sweep has hundreds).
 constexpr std::size_t kMetricsShown = 60;
+// A fleet page lists this many of its worst nodes by name; the heatmap groups the rest.
+constexpr std::size_t kWorstNodesShown = 20;
+// More inputs than this are folded under a <details> (a fleet reads thousands of files).
+constexpr std::size_t kInputsShown = 3;
 
 constexpr std::string_view kStyle = R"css(
 :root{--fail:#b91c1c;--warn:#b45309;--pass:#15803d;--skip:#6b7280;--error:#7e22ce;--ink:#111827;--mute:#4b5563;--line:#d1d5db}
@@ -81,22 +86,21 @@ std::string kind_word(const Report& r) {
   return r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind;
 }
 
-// Six significant digits on the page; the JSON report has every digit.
-std::string metric_text(double v) { return fmt::format("{:.6g}", v); }
-
 std::string finding_anchor(std::size_t i) { return fmt::format("finding-{}", i + 1); }
 
-void table_html(std::string& out, const std::vector<std::vector<std::string>>& rows, const char* cls) {
+// `columns`: how many leading columns to show (the rest is text art a chart draws).
+void table_html(std::string& out, const std::vector<std::vector<std::string>>& rows, const char* cls, std::size_t columns = SIZE_MAX) {
   if (rows.empty()) return;
+  const std::size_t width = std::min(columns, rows.front().size());
   out += fmt::format("<div class=\"wrap\"><table class=\"{}\"><thead><tr>", cls);
-  for (const auto& h : rows.front()) out += "<th>" + html_escape(h) + "</th>";
+  for (std::size_t j = 0; j < width; ++j) out += "<th>" + html_escape(rows.front()[j]) + "</th>";
   out += "</tr></thead><tbody>";
   for (std::size_t i = 1; i < rows.size(); ++i) {
     out += "<tr>";
     const auto& row = rows[i];
-    for (std::size_t j = 0; j < row.size(); ++j) {
+    for (std::size_t j = 0; j < row.size() && j < width; ++j) {
       // A short row's last cell spans what it lacks (a note under a table).
-      std::size_t span = j + 1 == row.size() && row.size() < rows.front().size() ? rows.front().size() - j : 1;
+      std::size_t span = j + 1 == row.size() && row.size() < width ? width - j : 1;
       out += span > 1 ? fmt::format("<td colspan=\"{}\">", span) : std::string("<td>");
       out += html_escape(row[j]) + "</td>";
     }
@@ -125,30 +129,47 @@ void finding_html(std::string& out, const Finding& f, std::size_t index) {
   out += fmt::format("<h3><span class=\"badge st-{}\">{}</span><code>{}</code>{}</h3>", st, status_word(f.status), html_escape(f.id),
                      f.subject.empty() ? "" : " <span class=\"subject\">[" + html_escape(f.subject) + "]</span>");
   out += "<p class=\"title\">" + html_escape(f.title) + "</p>";
-  table_html(out, f.table, "data");
+  // The chart first: it is what the finding is about (explain's waterfall, a busbw curve).
+  for (const auto& c : f.charts) figure_html(out, c);
+  // A waterfall's table carries the same bars as text art in its last column: the chart
+  // above draws them, the page keeps the numbers.
+  const bool drawn = std::any_of(f.charts.begin(), f.charts.end(), [](const Chart& c) { return c.kind == Chart::Kind::waterfall; });
+  table_html(out, f.table, "data", drawn && !f.table.empty() ? f.table.front().size() - 1 : SIZE_MAX);
+  // Where a table already shows the numbers, the evidence and metrics behind it are folded
+  // (one click away), so that the page does not show the same sizes three times.
+  const bool folded = !f.table.empty();
   if (!f.evidence.empty()) {
     bool expected = std::any_of(f.evidence.begin(), f.evidence.end(), [](const Evidence& e) { return e.expected.has_value(); });
+    if (folded) out += fmt::format("<details class=\"evidence\"><summary>evidence ({} line{})</summary>", f.evidence.size(), f.evidence.size() == 1 ? "" : "s");
     out += "<div class=\"wrap\"><table class=\"evidence\"><thead><tr><th>source</th><th>observed</th>";
     if (expected) out += "<th>expected</th>";
     out += "</tr></thead><tbody>";
     for (const auto& e : f.evidence) {
-      out += "<tr><td class=\"mono\">" + html_escape(e.source) + "</td><td>" + html_escape(e.observed) + "</td>";
+      // "after.json busbw_gbps.67108864" reads "after.json busbw 64 MiB"; the key stays a tooltip.
+      const std::string label = metric_label(e.source);
+      out += label == e.source ? "<tr><td class=\"mono\">" + html_escape(e.source) + "</td>"
+                               : fmt::format("<tr><td class=\"mono\" title=\"{}\">{}</td>", html_escape(e.source), html_escape(label));
+      out += "<td>" + html_escape(e.observed) + "</td>";
       if (expected) out += "<td>" + (e.expected ? html_escape(*e.expected) : std::string()) + "</td>";
       out += "</tr>";
     }
     out += "</tbody></table></div>";
+    if (folded) out += "</details>";
   }
   if (!f.fix.empty()) out += "<p class=\"fix\"><b>Fix:</b> " + html_escape(f.fix) + "</p>";
   if (!f.impact.empty()) out += "<p class=\"impact\"><b>Impact:</b> " + html_escape(f.impact) + "</p>";
-  for (const auto& c : f.charts) figure_html(out, c);
   if (!f.metrics.empty()) {
+    const bool fold_metrics = folded || !f.charts.empty();
+    if (fold_metrics) out += fmt::format("<details class=\"metrics\"><summary>metrics ({})</summary>", f.metrics.size());
     out += "<ul class=\"metrics\" aria-label=\"metrics\">";
     std::size_t shown = std::min(f.metrics.size(), kMetricsShown);
     for (std::size_t i = 0; i < shown; ++i)
-      out += "<li><code>" + html_escape(f.metrics[i].first) + "</code><span class=\"v\">" + metric_text(f.metrics[i].second) + "</span></li>";
+      out += fmt::format("<li><code title=\"{}\">{}</code><span class=\"v\">{}</span></li>", html_escape(f.metrics[i].first),
+                         html_escape(metric_label(f.metrics[i].first)), number_text(f.metrics[i].second));
     out += "</ul>";
     if (shown < f.metrics.size())
       out += fmt::format("<p class=\"note\">{} more metrics in the JSON report (--format json).</p>", f.metrics.size() - shown);
+    if (fold_metrics) out += "</details>";
   }
   out += "</article>";
 }
@@ -177,9 +198,38 @@ void node_html(std::string& out, const Node& n) {
   out += "</section>";
 }
 
+// A fleet page's opening: the worst nodes by name (the ones failing most checks first), the
+// rest counted; the heatmap below groups every node.
+void worst_nodes_html(std::string& out, const std::vector<NodeStanding>& nodes) {
+  std::size_t troubled = 0;
+  for (const auto& n : nodes) troubled += n.worst != Status::pass;
+  out += "<section class=\"worst\" id=\"worst-nodes\"><h2>Worst nodes</h2>";
+  if (troubled) {
+    out += "<div class=\"wrap\"><table class=\"nodes\"><thead><tr><th>node</th><th>status</th><th>failing</th><th>warning</th></tr></thead><tbody>";
+    auto ids = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (std::size_t i = 0; i < v.size() && i < 6; ++i) s += (i ? ", " : "") + std::string("<code>") + html_escape(v[i]) + "</code>";
+      if (v.size() > 6) s += fmt::format(" and {} more", v.size() - 6);
+      return s;
+    };
+    std::size_t shown = 0;
+    for (const auto& n : nodes) {
+      if (n.worst == Status::pass || shown == kWorstNodesShown) continue;
+      ++shown;
+      out += fmt::format("<tr data-node=\"{}\" data-status=\"{}\"><td>{}</td><td><span class=\"badge st-{}\">{}</span></td><td>{}</td><td>{}</td></tr>",
+                         html_escape(n.name), to_string(n.worst), html_escape(n.name), to_string(n.worst), status_word(n.worst), ids(n.failing),
+                         ids(n.warning));
+    }
+    out += "</tbody></table></div>";
+    if (troubled > shown) out += fmt::format("<p class=\"note\">and {} more nodes failing or warning: see the heatmap, grouped by what they fail.</p>", troubled - shown);
+  }
+  out += fmt::format("<p class=\"healthy\">{} healthy node{} (no check fails or warns).</p></section>", nodes.size() - troubled,
+                     nodes.size() - troubled == 1 ? "" : "s");
+}
+
 }  // namespace
 
-std::string render_html(const Report& shown) {
+std::string render_html(const Report& shown, const HtmlOptions& opts) {
   const Report r = outgoing(shown);
   const auto s = r.summary();
   const std::string kind = kind_word(r);
@@ -191,22 +241,52 @@ std::string render_html(const Report& shown) {
          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">";
   out += fmt::format("<title>perfgap {}{}</title><style>{}</style></head><body>\n", html_escape(kind), html_escape(where), kStyle);
   const Status verdict = s.fail ? Status::fail : s.error ? Status::error : s.warn ? Status::warn : Status::pass;
-  out += fmt::format("<header><h1>perfgap {}{}</h1><p class=\"verdict st-{}\" id=\"verdict\">{}: {} fail, {} warn, {} pass, {} skip, {} error</p>",
-                     html_escape(kind), html_escape(where), to_string(verdict), s.fail ? "FAIL" : s.error ? "ERROR" : s.warn ? "WARN" : "OK", s.fail, s.warn,
-                     s.pass, s.skip, s.error);
+  const char* word = s.fail ? "FAIL" : s.error ? "ERROR" : s.warn ? "WARN" : "OK";
+  const std::string findings_count = fmt::format("{} fail, {} warn, {} pass, {} skip, {} error", s.fail, s.warn, s.pass, s.skip, s.error);
+  if (!opts.nodes.empty()) {
+    // A fleet is judged in nodes: how many fail, warn, are healthy; its own findings second.
+    std::size_t failing = 0, warning = 0;
+    for (const auto& n : opts.nodes) {
+      failing += n.worst == Status::fail || n.worst == Status::error;
+      warning += n.worst == Status::warn;
+    }
+    out += fmt::format("<header><h1>perfgap {}{}</h1><p class=\"verdict st-{}\" id=\"verdict\">{}: {} of {} node{} failing, {} warning, {} healthy</p>"
+                       "<p class=\"note\">fleet findings: {}</p>",
+                       html_escape(kind), html_escape(where), to_string(verdict), word, failing, opts.nodes.size(), opts.nodes.size() == 1 ? "" : "s", warning,
+                       opts.nodes.size() - failing - warning, findings_count);
+  } else {
+    out += fmt::format("<header><h1>perfgap {}{}</h1><p class=\"verdict st-{}\" id=\"verdict\">{}: {}</p>", html_escape(kind), html_escape(where),
+                       to_string(verdict), word, findings_count);
+  }
   out += "<p class=\"note\">";
   out += fmt::format("{} {} &middot; generated {}", html_escape("perfgap"), html_escape(r.tool_version), html_escape(r.generated_at));
   if (r.source.root) out += " &middot; tree " + html_escape(*r.source.root);
-  if (!r.source.inputs.empty()) {
-    out += " &middot; inputs: ";
+  auto input_list = [&] {
     for (std::size_t i = 0; i < r.source.inputs.size(); ++i) out += (i ? ", " : "") + std::string("<code>") + html_escape(r.source.inputs[i]) + "</code>";
+  };
+  if (!r.source.inputs.empty() && r.source.inputs.size() <= kInputsShown) {
+    out += " &middot; inputs: ";
+    input_list();
   }
-  out += "</p></header>\n<main>";
+  out += "</p>";
+  if (r.source.inputs.size() > kInputsShown) {
+    out += fmt::format("<details class=\"inputs\"><summary>{} input files</summary><p class=\"note\">", r.source.inputs.size());
+    input_list();
+    out += "</p></details>";
+  }
+  out += "</header>\n<main>";
+  if (!opts.nodes.empty()) worst_nodes_html(out, opts.nodes);
   if (r.recommendation) {
     std::string setting;
     for (const auto& [k, v] : r.recommendation->setting) setting += (setting.empty() ? "" : " ") + k + "=" + v;
     out += fmt::format("<section class=\"recommendation\"><h2>Recommendation</h2><p><code>{}</code>: {:+.1f}% over the baseline.</p></section>",
                        html_escape(setting), r.recommendation->gain_pct);
+  }
+  // The report's own figures (a fleet's heatmap) right under its headline.
+  if (!r.charts.empty()) {
+    out += "<section class=\"charts\"><h2>Overview</h2>";
+    for (const auto& c : r.charts) figure_html(out, c);
+    out += "</section>";
   }
   // What needs action, first.
   std::vector<std::size_t> action;
@@ -221,11 +301,6 @@ std::string render_html(const Report& shown) {
                          html_escape(f.id), f.subject.empty() ? "" : " [" + html_escape(f.subject) + "]", html_escape(f.title));
     }
     out += "</ul></section>";
-  }
-  if (!r.charts.empty()) {
-    out += "<section class=\"charts\"><h2>Overview</h2>";
-    for (const auto& c : r.charts) figure_html(out, c);
-    out += "</section>";
   }
   std::vector<std::string> layers(std::begin(report::kLayers), std::end(report::kLayers));
   for (const auto& f : r.findings)

@@ -64,7 +64,7 @@ std::string render_text(const Report& shown, const TextOptions& opts) {
       if (!f->impact.empty() && (actionable || opts.verbose) && f->status != Status::pass) out += fmt::format("        impact: {}\n", printable(f->impact));
       if (opts.verbose && !f->metrics.empty()) {
         std::string m;
-        for (const auto& [k, v] : f->metrics) m += fmt::format("{}{}={}", m.empty() ? "" : " ", printable(k), v);
+        for (const auto& [k, v] : f->metrics) m += fmt::format("{}{}={}", m.empty() ? "" : " ", printable(k), number_text(v));
         out += fmt::format("        metrics: {}\n", m);
       }
     }

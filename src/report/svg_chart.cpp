@@ -33,10 +33,7 @@ std::string size_label(double bytes) {
   return fmt::format("{:g}{}", std::round(v * 100) / 100, kUnits[u]);
 }
 
-std::string value_label(double v) {
-  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) return fmt::format("{:.3g}", v);
-  return fmt::format("{:g}", std::round(v * 1000) / 1000);
-}
+std::string value_label(double v) { return number_text(v); }
 
 // "Nice" ticks (1, 2, 5 times a power of ten) covering [lo, hi].
 std::vector<double> nice_ticks(double lo, double hi, int wanted) {
@@ -290,7 +287,8 @@ std::string render_svg(const Chart& c) {
 std::string render_heatmap_svg(const Chart& c, std::size_t max_rows, std::size_t max_columns) {
   const std::size_t rows = std::min(c.rows.size(), max_rows), cols = std::min(c.columns.size(), max_columns);
   if (rows == 0 || cols == 0) return {};
-  constexpr double kCell = 18, kRowLabel = 150, kColLabel = 130;
+  // Row labels are a node or a group of nodes ("37 nodes: gpu[0331,0662]"): wide enough for both.
+  constexpr double kCell = 18, kRowLabel = 230, kColLabel = 130;
   const double width = kRowLabel + kCell * static_cast<double>(cols) + 90, height = kTop + kColLabel + kCell * static_cast<double>(rows) + 10;
   std::string out = open_svg(c, width, height);
   out += fmt::format("<text x=\"4\" y=\"20\" class=\"ct\">{}</text>", html_escape(c.title));
@@ -301,7 +299,7 @@ std::string render_heatmap_svg(const Chart& c, std::size_t max_rows, std::size_t
   }
   for (std::size_t i = 0; i < rows; ++i) {
     double y = y0 + kCell * static_cast<double>(i);
-    out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"hr\">{}</text>", coord(kRowLabel - 6), coord(y + 13), html_escape(clipped_label(c.rows[i], 20)));
+    out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"hr\">{}</text>", coord(kRowLabel - 6), coord(y + 13), html_escape(clipped_label(c.rows[i], 36)));
     for (std::size_t j = 0; j < cols; ++j) {
       const auto& cell = i < c.cells.size() && j < c.cells[i].size() ? c.cells[i][j] : std::optional<Status>{};
       if (!cell) continue;

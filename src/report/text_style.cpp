@@ -1,7 +1,10 @@
 #include "report/text_style.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace perfgap::report {
 
@@ -14,6 +17,50 @@ const char* status_color(Status s) {
     case Status::skip: return "\x1b[2m";
   }
   return "";
+}
+
+std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return "0";  // and -0
+  const double a = std::fabs(v);
+  if (a >= 1e15 || a < 1e-4) return fmt::format("{:.3g}", v);
+  if (v == std::trunc(v)) return fmt::format("{:.0f}", v);
+  const int magnitude = static_cast<int>(std::floor(std::log10(a)));  // 0 for 1-9.99, -2 for 0.0123
+  const int decimals = magnitude >= 0 ? std::max(1, 3 - magnitude) : 3 - magnitude;
+  std::string out = fmt::format("{:.{}f}", v, decimals);
+  // 3.100 -> 3.1, 2.99999 -> 3.000 -> 3: the digits that are left carry the meaning.
+  while (out.back() == '0') out.pop_back();
+  if (out.back() == '.') out.pop_back();
+  return out == "-0" ? "0" : out;
+}
+
+std::string size_text(double bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = bytes;
+  std::size_t u = 0;
+  while (std::fabs(v) >= 1024 && u + 1 < std::size(kUnits)) {
+    v /= 1024;
+    ++u;
+  }
+  return number_text(v) + " " + kUnits[u];
+}
+
+std::optional<SizedMetric> sized_metric(std::string_view key) {
+  constexpr std::string_view kUnit = "_gbps.";
+  const auto at = key.find(kUnit);
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::string_view size = key.substr(at + kUnit.size()), rest;
+  if (auto dot = size.find('.'); dot != std::string_view::npos) rest = size.substr(dot), size = size.substr(0, dot);
+  if (size.empty() || size.size() > 18 || !std::all_of(size.begin(), size.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  return SizedMetric{key.substr(0, at), std::stod(std::string(size)), rest};
+}
+
+std::string metric_label(std::string_view key) {
+  auto m = sized_metric(key);
+  if (!m) return std::string(key);
+  // ".before" -> " before" (compare's keys)
+  return fmt::format("{} {}{}{}", m->name, size_text(m->bytes), m->rest.empty() ? "" : " ", m->rest.empty() ? m->rest : m->rest.substr(1));
 }
 
 int action_rank(Status s) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,27 @@ void append_utf8(std::string& out, long cp);
 // (C0 but tab, DEL, C1: ESC, BEL, CSI, even newline) become visible escapes such as \x1b or
 // \u009b, so nothing of the data can move the cursor, clear the screen or set a title.
 std::string printable(std::string_view s);
+
+// A measured number as people read it, for every text and HTML view (the JSON report keeps
+// every digit): integral values whole, others to four significant digits but never fewer
+// decimals than one, never rounding the integer part away (3.09658 -> 3.097, 35.900000000000006
+// -> 35.9, 161.986913 -> 162, 1234.56 -> 1234.6, 0.0123456 -> 0.01235); beyond 1e15 or below
+// 1e-4 in exponent form.
+std::string number_text(double v);
+
+// A bandwidth keyed by message size, as nccl-tests and sweep name it (NAME_gbps.BYTES, then
+// optionally .more): NAME, BYTES and the rest (".before"; may be empty). None for other keys.
+struct SizedMetric {
+  std::string_view name;
+  double bytes = 0;
+  std::string_view rest;
+};
+std::optional<SizedMetric> sized_metric(std::string_view key);
+// A metric key as a label people read: a bandwidth keyed by message size ("busbw_gbps.1073741824")
+// becomes "busbw 1 GiB"; other keys are unchanged.
+std::string metric_label(std::string_view key);
+// Bytes as a binary size: 8 B, 512 KiB, 1 GiB, 1.5 MiB.
+std::string size_text(double bytes);
 
 struct TableStyle {
   std::string_view indent;

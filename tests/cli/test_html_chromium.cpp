@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fleet_gen.hpp"
 #include "png.hpp"
 #include "run.hpp"
 #include "tree.hpp"
@@ -77,14 +80,16 @@ class HtmlInChromium : public ::testing::Test {
     return l;
   }
 
-  perfgap::fixture::Image screenshot(const fs::path& page) const {
+  perfgap::fixture::Image screenshot(const fs::path& page, std::size_t* png_bytes = nullptr) const {
     TempDir profile, out;
     const fs::path png = fs::path(out.path()) / "shot.png";
     auto args = browser_args(profile.path());
     args.insert(args.end(), {"--window-size=1100,1400", "--hide-scrollbars", "--screenshot=" + png.string(), "file://" + fs::absolute(page).string()});
     auto r = run_binary("/usr/bin/timeout", args);
     EXPECT_EQ(r.status, 0) << r.err;
-    auto img = perfgap::fixture::decode_png(slurp(png));
+    const std::string bytes = slurp(png);
+    if (png_bytes) *png_bytes = bytes.size();
+    auto img = perfgap::fixture::decode_png(bytes);
     EXPECT_TRUE(img) << (img ? "" : img.error());
     return img ? *img : perfgap::fixture::Image{};
   }
@@ -172,6 +177,9 @@ TEST_F(HtmlInChromium, AnalyzeNcclTestsAgainstAReferenceAndSteps) {
                         1, true);
   EXPECT_NE(dom.find("reference"), std::string::npos);
   EXPECT_NE(dom.find("<polyline"), std::string::npos);
+  // The sizes once on screen: the table; the evidence lines behind it folded.
+  EXPECT_NE(dom.find("<details class=\"evidence\">"), std::string::npos);
+  EXPECT_LT(dom.find("<svg"), dom.find("<table class=\"data\"")) << "the chart first";
   check_page("steps", {"analyze", "steps", src("tests/fixtures/logs/steps/measured.csv").string(), "--reference-ms", "100"}, 1);
 }
 
@@ -182,7 +190,12 @@ TEST_F(HtmlInChromium, GapAndCompare) {
   const fs::path b = fs::path(out_.path()) / "before.json", a = fs::path(out_.path()) / "after.json";
   std::ofstream(b) << before.out;
   std::ofstream(a) << after.out;
-  check_page("compare", {"compare", b.string(), a.string()}, 0);
+  auto dom = check_page("compare", {"compare", b.string(), a.string()}, 1, true);
+  // Both runs' busbw curves on one chart, labelled as people read them.
+  EXPECT_NE(dom.find("busbw before and after"), std::string::npos);
+  EXPECT_NE(dom.find(">before (before.json)<"), std::string::npos) << "the legend";
+  EXPECT_NE(dom.find(">busbw 64 MiB before<"), std::string::npos) << "not busbw_gbps.67108864.before";
+  EXPECT_EQ(dom.find(">busbw_gbps."), std::string::npos) << "no raw metric key as a visible label";
 }
 
 TEST_F(HtmlInChromium, FleetHeatmap) {
@@ -220,4 +233,105 @@ TEST_F(HtmlInChromium, ExplainWaterfall) {
   EXPECT_NE(dom.find("class=\"wf down\""), std::string::npos) << "a bar per estimated cause";
   EXPECT_NE(dom.find("class=\"wf total\""), std::string::npos) << "the reference and the measured level";
   EXPECT_NE(dom.find("cpu_cstates_turbo"), std::string::npos) << "a bar per cause, named by the cause";
+  // The page opens on the chart: it comes before the finding's table and evidence, and the
+  // text-art waterfall of the text view is not typed into an HTML table.
+  const auto chart = dom.find("<svg");
+  EXPECT_LT(chart, dom.find("<table class=\"data\""));
+  EXPECT_LT(chart, dom.find("<table class=\"evidence\""));
+  EXPECT_LT(chart, 40000u) << "near the top of the page";
+  EXPECT_EQ(dom.find("[###"), std::string::npos);
+  EXPECT_EQ(dom.find("waterfall (points below the reference)"), std::string::npos);
+}
+
+namespace {
+
+// Bands of screen lines holding the fail colour (#b91c1c: the verdict, each FAIL badge, the
+// heatmap's failing cells): how many separate red things the first screen shows.
+std::size_t html_scale_red_bands(const perfgap::fixture::Image& img) {
+  std::size_t bands = 0;
+  bool in_band = false;
+  for (std::uint32_t y = 0; y < img.height; ++y) {
+    bool red = false;
+    for (std::uint32_t x = 0; x < img.width && !red; ++x) {
+      const auto* p = &img.rgb[(static_cast<std::size_t>(y) * img.width + x) * 3];
+      red = std::abs(p[0] - 185) < 24 && p[1] < 60 && p[2] < 60;
+    }
+    bands += red && !in_band;
+    in_band = red;
+  }
+  return bands;
+}
+
+// The height attribute of the first <svg> after `from` in the DOM.
+double html_scale_svg_height(const std::string& dom, std::size_t from) {
+  auto svg = dom.find("<svg", from);
+  if (svg == std::string::npos) return -1;
+  auto h = dom.find(" height=\"", svg);
+  return h == std::string::npos ? -1 : std::stod(dom.substr(h + 9));
+}
+
+}  // namespace
+
+// The fleet page at 50 and 1,000 generated nodes (the fleet tests' generator): it opens on the
+// verdict in nodes and the worst nodes, the input list folded; the heatmap's rows are groups
+// of nodes failing the same checks, so its height does not grow with the fleet; the page stays
+// small. DOM and size only: nothing here depends on time.
+TEST_F(HtmlInChromium, FleetPageScalesTo50And1000Nodes) {
+  for (std::size_t count : {std::size_t{50}, std::size_t{1000}}) {
+    SCOPED_TRACE(count);
+    const fs::path dir = fs::path(out_.path()) / ("fleet-" + std::to_string(count));
+    fs::create_directories(dir);
+    std::size_t failing = 0, warning = 0;
+    for (std::size_t i = 1; i <= count; ++i) {
+      perfgap::fleetgen::NodeSpec s;
+      s.name = perfgap::fleetgen::node_name(i, 4);
+      s.seed = i;
+      if (i % 13 == 0) s.status["cpu.governor"] = "fail", s.settings["governor"] = "powersave";
+      if (i % 29 == 0) s.status["net.ib.ports"] = "fail";
+      if (i % 41 == 0) s.status["nccl.gdr"] = "fail";
+      if (i % 7 == 0) s.status["numa.balancing"] = "warn";
+      const bool fails = i % 13 == 0 || i % 29 == 0 || i % 41 == 0;
+      failing += fails;
+      warning += !fails && i % 7 == 0;
+      std::ofstream(dir / (s.name + ".json")) << perfgap::fleetgen::report_json(s);
+    }
+    const std::string name = "fleet-" + std::to_string(count);
+    auto dom = check_page(name, {"fleet", dir.string()}, 1);
+    const std::string headline = std::to_string(failing) + " of " + std::to_string(count) + " nodes failing, " + std::to_string(warning) + " warning, " +
+                                 std::to_string(count - failing - warning) + " healthy";
+    EXPECT_NE(dom.find(headline), std::string::npos) << headline;
+    // The first screen: the verdict, then the worst nodes; the thousand input names folded.
+    const auto worst = dom.find("id=\"worst-nodes\"");
+    ASSERT_NE(worst, std::string::npos);
+    EXPECT_LT(dom.find("id=\"verdict\""), worst);
+    const auto inputs = dom.find("<details class=\"inputs\">");
+    ASSERT_NE(inputs, std::string::npos) << "the input list in a <details>";
+    EXPECT_LT(inputs, worst);
+    EXPECT_EQ(dom.substr(inputs, 30).find(" open"), std::string::npos) << "folded, not open";
+    std::size_t before = 0;
+    for (const char* block : {"<p", "<li", "<tr", "<table", "<svg"})
+      for (auto p = dom.find(block, dom.find("<body")); p < inputs; p = dom.find(block, p + 1)) ++before;
+    EXPECT_LE(before, 4u) << "only the headline above the worst nodes";
+    // Sorted by severity: the nodes failing most checks first (13*29 = 377 fails two at 1,000).
+    const auto first_row = dom.find("<tr data-node=\"", worst);
+    ASSERT_NE(first_row, std::string::npos);
+    EXPECT_EQ(dom.substr(first_row, 40).find("data-node=\"gpu0"), 4u);
+    if (count == 1000) EXPECT_NE(dom.find("<tr data-node=\"gpu0377\" data-status=\"fail\">"), std::string::npos);
+    EXPECT_LT(dom.find("data-status=\"fail\"", worst), dom.find("data-status=\"warn\"", worst)) << "fail before warn";
+    EXPECT_NE(dom.find("healthy node", worst), std::string::npos);
+    // The heatmap: a row per failing set, so at 1,000 nodes about as tall as at 50.
+    const double height = html_scale_svg_height(dom, worst);
+    EXPECT_GT(height, 0);
+    EXPECT_LE(height, 600) << "grouped rows, not a row per node";
+    EXPECT_EQ(dom.find("First 400 of"), std::string::npos) << "nothing cut";
+    const auto page_bytes = fs::file_size(fs::path(out_.path()) / (name + ".html"));
+    EXPECT_LT(page_bytes, count == 1000 ? 400u * 1024 : 120u * 1024) << "page size";
+    std::size_t png_bytes = 0;
+    auto img = screenshot(fs::path(out_.path()) / (name + ".html"), &png_bytes);
+    EXPECT_GT(perfgap::fixture::ink_share(img), 0.02);
+    // The verdict and a FAIL badge per failing node listed (up to 20) are on the first screen.
+    EXPECT_GE(html_scale_red_bands(img), std::min<std::size_t>(failing, 20) / 2 + 1);
+    std::printf("[ fleet page ] %zu nodes: page %ju bytes, heatmap %.0f px tall, screenshot %ux%u (%zu bytes), %zu red bands\n", count,
+                static_cast<std::uintmax_t>(page_bytes), height, img.width, img.height, png_bytes, html_scale_red_bands(img));
+  }
 }

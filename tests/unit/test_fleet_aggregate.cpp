@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <pugixml.hpp>
 #include <regex>
 #include <sstream>
@@ -119,6 +120,51 @@ TEST(FleetFailures, GroupsByFailingIdsAndNewestDuplicateWins) {
   EXPECT_EQ(f.evidence[0].observed, "cpu.governor (2 nodes)");
   EXPECT_EQ(f.evidence.back().source, "old/n002.json");
   EXPECT_NE(f.evidence.back().observed.find("n002.json has the newer report"), std::string::npos) << f.evidence.back().observed;
+}
+
+TEST(FleetHeatmap, OneRowPerFailingSetWithItsCountHealthyLast) {
+  // 200 nodes, three failing sets: the map has four rows, not 200.
+  auto fl = dedupe_nodes(fleet_of(200, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i % 10 == 0) s.status["cpu.governor"] = "fail";
+    if (i % 25 == 0) s.status["net.ib.ports"] = "fail";
+    if (i == 7) s.status["numa.balancing"] = "warn";
+  }));
+  auto c = status_heatmap(fl);
+  ASSERT_GE(c.columns.size(), 2u);
+  EXPECT_EQ(c.columns[0], "cpu.governor") << "the id failing on most nodes first";
+  EXPECT_EQ(c.columns[1], "net.ib.ports");
+  ASSERT_EQ(c.rows.size(), 4u);
+  ASSERT_EQ(c.cells.size(), 4u);
+  EXPECT_EQ(c.rows[0], "4 nodes: n[050,100,150,200]") << "both ids first";
+  EXPECT_EQ(c.cells[0][0], Status::fail);
+  EXPECT_EQ(c.cells[0][1], Status::fail);
+  EXPECT_EQ(c.rows[1].substr(0, 9), "16 nodes:") << "then the larger one-id group";
+  EXPECT_EQ(c.rows[2], "4 nodes: n[025,075,125,175]");
+  EXPECT_EQ(c.rows[3].substr(0, 10), "176 nodes:") << "the healthy nodes last, one row";
+  EXPECT_EQ(c.cells[3][0], Status::pass);
+  // A warning inside a group shows as the group's worst status of that id.
+  auto numa = std::find(c.columns.begin(), c.columns.end(), "numa.balancing") - c.columns.begin();
+  EXPECT_EQ(c.cells[3][static_cast<std::size_t>(numa)], Status::warn);
+  EXPECT_NE(c.title.find("200 nodes in 4 groups"), std::string::npos) << c.title;
+}
+
+TEST(FleetHeatmap, StandingsPutTheWorstNodesFirst) {
+  auto fl = dedupe_nodes(fleet_of(8, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i == 3) s.status["numa.balancing"] = "warn";
+    if (i == 5) s.status["cpu.governor"] = "fail";
+    if (i == 6) s.status["cpu.governor"] = "fail", s.status["nccl.gdr"] = "error";
+  }));
+  auto st = node_standings(fl);
+  ASSERT_EQ(st.size(), 8u);
+  EXPECT_EQ(st[0].name, "n006");
+  EXPECT_EQ(st[0].worst, Status::fail);
+  EXPECT_EQ(st[0].failing, (std::vector<std::string>{"cpu.governor", "nccl.gdr"}));
+  EXPECT_EQ(st[1].name, "n005");
+  EXPECT_EQ(st[2].name, "n003");
+  EXPECT_EQ(st[2].worst, Status::warn);
+  EXPECT_EQ(st[2].warning, (std::vector<std::string>{"numa.balancing"}));
+  EXPECT_EQ(st[3].worst, Status::pass);
+  EXPECT_EQ(st[3].name, "n001") << "healthy nodes keep the fleet's order (by name)";
 }
 
 // A fleet of every kind of finding, rendered for the machines around it.

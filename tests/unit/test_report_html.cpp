@@ -9,6 +9,7 @@
 #include "report/html_escape.hpp"
 #include "report/render.hpp"
 #include "report/svg_chart.hpp"
+#include "report/text_style.hpp"
 
 using namespace perfgap::report;
 
@@ -195,4 +196,108 @@ TEST(RenderSvg, WaterfallAndHeatmap) {
   auto html = render_html(r);
   EXPECT_NE(html.find("First 400 of 405 rows"), std::string::npos);
   EXPECT_EQ(count_in_html(html, "<rect"), 2 * kHeatmapMaxRows);
+}
+
+TEST(RenderNumbers, MeaningfulDigitsInTextAndHtml) {
+  EXPECT_EQ(number_text(3.09658), "3.097");
+  EXPECT_EQ(number_text(161.986913), "162");
+  EXPECT_EQ(number_text(67.04), "67.04");
+  EXPECT_EQ(number_text(35.900000000000006), "35.9");
+  EXPECT_EQ(number_text(1234.56), "1234.6");
+  EXPECT_EQ(number_text(249.82), "249.8");
+  EXPECT_EQ(number_text(0.0123456), "0.01235");
+  EXPECT_EQ(number_text(2.99999), "3");
+  EXPECT_EQ(number_text(-0.5), "-0.5");
+  EXPECT_EQ(number_text(42), "42");
+  EXPECT_EQ(number_text(1073741824), "1073741824") << "whole numbers keep every digit";
+  EXPECT_EQ(number_text(-0.0), "0");
+  EXPECT_EQ(number_text(1e-7), "1e-07");
+  EXPECT_EQ(number_text(std::numeric_limits<double>::quiet_NaN()), "nan");
+  EXPECT_EQ(number_text(-std::numeric_limits<double>::infinity()), "-inf");
+  EXPECT_EQ(metric_label("busbw_gbps.1073741824"), "busbw 1 GiB");
+  EXPECT_EQ(metric_label("busbw_gbps.524288.before"), "busbw 512 KiB before");
+  EXPECT_EQ(metric_label("kernel_pct"), "kernel_pct");
+  EXPECT_EQ(metric_label("busbw_gbps.x1"), "busbw_gbps.x1");
+  EXPECT_EQ(size_text(1536 * 1024), "1.5 MiB");
+
+  // The page's metric grid and the verbose text view both round; the raw key stays a tooltip.
+  Report r = html_sample();
+  r.findings[1].metric("kernel_pct", 35.900000000000006).metric("ipc", 3.09658);
+  auto html = render_html(r);
+  EXPECT_NE(html.find(">35.9<"), std::string::npos);
+  EXPECT_NE(html.find(">3.097<"), std::string::npos);
+  EXPECT_EQ(html.find("35.900000000000006"), std::string::npos);
+  EXPECT_EQ(html.find("3.09658"), std::string::npos);
+  EXPECT_NE(html.find("title=\"busbw_gbps.1073741824\">busbw 1 GiB<"), std::string::npos);
+  auto text = render_text(r, {.verbose = true});
+  EXPECT_NE(text.find("kernel_pct=35.9 ipc=3.097"), std::string::npos) << text;
+}
+
+TEST(RenderHtml, TablesAreNotRepeatedAndAWaterfallIsDrawnNotTyped) {
+  Report r = html_sample();
+  auto& f = r.findings[0];
+  f.table = {{"size", "busbw GB/s", "bar"}, {"1 GiB", "300", "[#####     ]"}};
+  auto html = render_html(r);
+  // The table shows the sizes; evidence and metrics are one click away, not three tables.
+  EXPECT_NE(html.find("<details class=\"evidence\"><summary>evidence (1 line)</summary>"), std::string::npos);
+  EXPECT_NE(html.find("<details class=\"metrics\"><summary>metrics (1)</summary>"), std::string::npos);
+  EXPECT_LT(html.find("<svg"), html.find("<table class=\"data\"")) << "the chart before the table";
+  EXPECT_NE(html.find("[#####"), std::string::npos) << "no waterfall chart: every column is data";
+  Chart w;
+  w.kind = Chart::Kind::waterfall;
+  w.title = "gap";
+  w.steps = {{"reference", 0, 100, false}, {"numa", 100, 95, false}, {"measured", 0, 95, false}};
+  f.charts = {w};
+  html = render_html(r);
+  EXPECT_EQ(html.find("[#####"), std::string::npos) << "the text-art column is left out where the chart draws it";
+  EXPECT_EQ(html.find("<th>bar</th>"), std::string::npos);
+  EXPECT_NE(html.find("<th>busbw GB/s</th>"), std::string::npos);
+  // Without a table the evidence is the finding's body: shown, not folded.
+  r.findings[0].table.clear();
+  html = render_html(r);
+  EXPECT_EQ(html.find("<details class=\"evidence\""), std::string::npos);
+}
+
+TEST(RenderHtml, AFleetPageOpensOnNodesAndFoldsItsInputs) {
+  Report r;
+  r.source.kind = "fleet";
+  for (int i = 0; i < 50; ++i) r.source.inputs.push_back("reports/n" + std::to_string(i) + ".json");
+  Finding f;
+  f.id = "fleet.node_failures";
+  f.layer = "fleet";
+  f.status = Status::fail;
+  f.title = "25 of 50 nodes fail";
+  r.findings = {f};
+  Chart h;
+  h.kind = Chart::Kind::heatmap;
+  h.title = "checks by node";
+  h.rows = {"25 nodes: n[0-24]", "25 nodes: n[25-49]"};
+  h.columns = {"cpu.governor"};
+  h.cells = {{Status::fail}, {Status::pass}};
+  r.charts = {h};
+  HtmlOptions o;
+  for (int i = 0; i < 50; ++i) {
+    NodeStanding s;
+    s.name = "n" + std::to_string(i);
+    if (i < 25) s.worst = Status::fail, s.failing = {"cpu.governor"};
+    else if (i < 30) s.worst = Status::warn, s.warning = {"numa.balancing"};
+    o.nodes.push_back(s);
+  }
+  auto html = render_html(r, o);
+  EXPECT_NE(html.find(">FAIL: 25 of 50 nodes failing, 5 warning, 20 healthy<"), std::string::npos) << "the headline counts nodes";
+  EXPECT_NE(html.find("fleet findings: 1 fail"), std::string::npos);
+  EXPECT_NE(html.find("<details class=\"inputs\"><summary>50 input files</summary>"), std::string::npos);
+  const auto worst = html.find("id=\"worst-nodes\"");
+  ASSERT_NE(worst, std::string::npos);
+  EXPECT_LT(worst, html.find("<svg")) << "the worst nodes before the heatmap";
+  EXPECT_LT(html.find("<svg"), html.find("<article")) << "the heatmap before the findings";
+  EXPECT_EQ(count_in_html(html, "<tr data-node="), 20u) << "the first 20 troubled nodes by name";
+  EXPECT_NE(html.find("data-node=\"n0\" data-status=\"fail\""), std::string::npos);
+  EXPECT_NE(html.find("and 10 more nodes failing or warning"), std::string::npos);
+  EXPECT_NE(html.find(">20 healthy nodes (no check fails or warns).<"), std::string::npos);
+  // Not a fleet: the headline stays in findings and a short input list inline.
+  auto single = render_html(html_sample());
+  EXPECT_NE(single.find(">FAIL: 1 fail, 0 warn, 1 pass, 0 skip, 0 error<"), std::string::npos);
+  EXPECT_NE(single.find("inputs: <code>run.txt</code>"), std::string::npos);
+  EXPECT_EQ(single.find("worst-nodes"), std::string::npos);
 }
