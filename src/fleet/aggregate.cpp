@@ -480,7 +480,7 @@ report::Chart status_heatmap(const Fleet& fleet) {
     return a.second->names.size() > b.second->names.size();
   });
   for (auto& [set, g] : order) {
-    const std::string list = slurm::compress_hostlist(g->names);
+    const std::string list = parsers::compress_hostlist(g->names);
     c.rows.push_back(g->names.size() == 1 ? list : fmt::format("{} nodes: {}", g->names.size(), list));
     c.cells.push_back(std::move(g->cells));
   }
