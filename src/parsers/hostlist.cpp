@@ -85,7 +85,7 @@ tl::expected<std::vector<std::string>, std::string> expand_hostlist(std::string_
 
 namespace {
 
-struct Parsed {
+struct SplitName {
   std::string_view prefix;
   std::string_view digits;  // empty: no numeric suffix
   std::uint64_t number = 0;
@@ -93,8 +93,8 @@ struct Parsed {
   std::size_t width = 0;  // the run it joins: 0 unpadded, else the padded digit count
 };
 
-Parsed split(std::string_view name) {
-  Parsed p{name, {}, 0, name};
+SplitName split(std::string_view name) {
+  SplitName p{name, {}, 0, name};
   std::size_t i = name.size();
   while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') --i;
   // Ranges of more than 9 digits are not read back by expand_hostlist (nor by every Slurm
@@ -112,7 +112,7 @@ std::size_t pad_width(std::string_view digits) { return digits.size() > 1 && dig
 }  // namespace
 
 std::string compress_hostlist(std::vector<std::string_view> names) {
-  std::vector<Parsed> parsed;
+  std::vector<SplitName> parsed;
   parsed.reserve(names.size());
   for (auto n : names) parsed.push_back(split(n));
   // A name without leading zeros (n10) belongs to a padded run (n08-n10) when other names of
@@ -129,12 +129,12 @@ std::string compress_hostlist(std::vector<std::string_view> names) {
     }
   }
   // Literal names by text, numbered ones by prefix, then width, then number.
-  std::sort(parsed.begin(), parsed.end(), [](const Parsed& a, const Parsed& b) {
+  std::sort(parsed.begin(), parsed.end(), [](const SplitName& a, const SplitName& b) {
     bool an = a.digits.empty(), bn = b.digits.empty();
     std::string_view ak = an ? a.text : a.prefix, bk = bn ? b.text : b.prefix;
     return std::tie(ak, an, a.width, a.number, a.digits) < std::tie(bk, bn, b.width, b.number, b.digits);
   });
-  parsed.erase(std::unique(parsed.begin(), parsed.end(), [](const Parsed& a, const Parsed& b) { return a.text == b.text; }),
+  parsed.erase(std::unique(parsed.begin(), parsed.end(), [](const SplitName& a, const SplitName& b) { return a.text == b.text; }),
                parsed.end());
 
   std::string out;
