@@ -111,7 +111,7 @@ std::size_t pad_width(std::string_view digits) { return digits.size() > 1 && dig
 
 }  // namespace
 
-std::string compress_hostlist(std::vector<std::string_view> names) {
+std::string compress_hostlist(const std::vector<std::string_view>& names) {
   std::vector<SplitName> parsed;
   parsed.reserve(names.size());
   for (auto n : names) parsed.push_back(split(n));

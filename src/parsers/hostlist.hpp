@@ -21,7 +21,7 @@ tl::expected<std::vector<std::string>, std::string> expand_hostlist(std::string_
 // ending in digits are grouped by the text before the digits; consecutive numbers become
 // ranges that keep each name's zero padding (n[08-10]; n8,n9,n10 -> n[8-10]). Other names
 // are listed as they are. Groups come in order of their prefix.
-std::string compress_hostlist(std::vector<std::string_view> names);
+std::string compress_hostlist(const std::vector<std::string_view>& names);
 
 // The hostlist of as many of the sorted `names` as fit in `width` characters, followed by
 // ",... (+N more)" when some were left out. Always names at least one node.
