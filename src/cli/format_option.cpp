@@ -6,7 +6,7 @@
 
 namespace perfgap::cli {
 
-CLI::Validator one_of(std::vector<std::string> values) {
+CLI::Validator one_of(const std::vector<std::string>& values) {
   return CLI::Validator(
       [values](std::string& v) -> std::string {
         if (std::find(values.begin(), values.end(), v) != values.end()) return "";
@@ -22,7 +22,7 @@ CLI::Option* add_format_option(CLI::App* cmd, std::string& value, std::initializ
   for (std::size_t i = 0; i < names.size(); ++i)
     help += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i] + (names[i] == "text" ? " (default)" : "");
   if (!notes.empty()) help += "; " + notes;
-  return cmd->add_option("--format", value, help)->type_name("FORMAT")->check(one_of(std::move(names)));
+  return cmd->add_option("--format", value, help)->type_name("FORMAT")->check(one_of(names));
 }
 
 report::Format chosen_format(const std::string& value) { return report::parse_format(value).value_or(report::Format::text); }

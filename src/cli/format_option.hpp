@@ -13,7 +13,7 @@
 namespace perfgap::cli {
 
 // A value from a fixed set, refused with the closest one ("did you mean json?") and the set.
-CLI::Validator one_of(std::vector<std::string> values);
+CLI::Validator one_of(const std::vector<std::string>& values);
 
 // Adds --format FORMAT to `cmd`, accepting `accepted` (text is the default). `notes` follows the
 // list in the help, e.g. "html: one self-contained page with charts".

@@ -473,6 +473,7 @@ report::Chart status_heatmap(const Fleet& fleet) {
     }
   }
   std::vector<std::pair<const std::vector<std::size_t>*, Group*>> order;
+  order.reserve(groups.size());
   for (auto& [set, g] : groups) order.emplace_back(&set, &g);
   // The most failing ids first, then the largest group; the healthy row (no failing id) last.
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {

@@ -420,6 +420,7 @@ std::vector<report::Finding> job_ranks(const std::vector<NodeReport>& measured, 
   w.subject = "job";
   w.impact = "in data-parallel training every collective waits for its last rank: the node named sets the pace of the whole job, or stops it";
   std::vector<std::string> check_names;
+  check_names.reserve(checks.size());
   for (const auto& [name, n] : checks) check_names.push_back(name);
   auto with_checks = [&](const std::vector<std::string>& on) {
     std::vector<std::string> others;

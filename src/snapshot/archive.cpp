@@ -3,7 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
-#include <stdlib.h>
+#include <stdlib.h>  // NOLINT(modernize-deprecated-headers): mkdtemp is POSIX, not in <cstdlib>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>

@@ -2,7 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction and kill are POSIX, not in <csignal>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
