@@ -193,4 +193,16 @@ TEST_F(FleetJob, ASlowCommunicatorIsWhereTheJobWaitsAndAHealthyJobPasses) {
   EXPECT_TRUE(jobfleet_findings(okrep, "fleet.unreadable").empty()) << ok.out;
 }
 
+TEST_F(FleetJob, ARasStatusCutShortJudgesNoRankAndSkips) {
+  TempDir cut;
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "nccl-ras", log_fixture("nccl-ras/cut-short.txt"), "--format", "json", "--output",
+                                       cut.path() + "/ras.json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto fleet = run_binary(PERFGAP_BINARY, {"fleet", cut.path(), "--format", "json"});
+  ASSERT_EQ(fleet.status, 0) << fleet.err << fleet.out;
+  auto waits = jobfleet_findings(json::parse(fleet.out), "fleet.waits_on").at(0);
+  EXPECT_EQ(waits["status"], "skip") << waits.dump(1);
+  EXPECT_NE(waits["title"].get<std::string>().find("judged no rank"), std::string::npos);
+}
+
 }  // namespace
