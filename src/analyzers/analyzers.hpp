@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "parsers/nccl_inspector.hpp"
@@ -25,17 +26,9 @@ namespace perfgap::analyzers {
 
 using report::Finding;
 
-// The layer and the id an unusable input of this kind is reported under.
-struct KindInfo {
-  const char* kind;      // "perf", "nccl-tests", ...
-  const char* layer;
-  const char* main_id;   // the id an unusable input's `error` finding carries
-};
-const KindInfo* kind_info(const std::string& kind);
-const std::vector<KindInfo>& kinds();
-
-// An `error` finding for an input that could not be used at all.
-Finding unusable_input(const KindInfo& k, const std::string& source, const std::string& why);
+// An `error` finding for an input of `kind` (analyze/registry) that could not be used at all:
+// the kind's main id and layer, so a fleet sees it where the kind's findings would be.
+Finding unusable_input(std::string_view kind, std::string_view layer, std::string_view main_id, const std::string& source, const std::string& why);
 // One `error` finding listing the lines of a usable input that could not be read (none when
 // `damaged` is empty).
 std::vector<Finding> damaged_lines(const char* id, const char* layer, const std::string& source,

@@ -4,38 +4,15 @@
 
 namespace perfgap::analyzers {
 
-const std::vector<KindInfo>& kinds() {
-  static const std::vector<KindInfo> k = {
-      {"perf", "virtualization", "perf.smmu_cmdq"},
-      {"turbostat", "cpu-power", "turbostat.busy_mhz"},
-      {"numastat", "placement", "numastat.remote"},
-      {"nccl-tests", "network", "nccl_tests.busbw"},
-      {"nccl-log", "network", "nccl_log.net"},
-      {"nccl-inspector", "network", "nccl_inspector.summary"},
-      {"nccl-ras", "network", "nccl_ras.dead"},
-      {"steps", "workload", "steps.gap"},
-      {"nsys", "workload", "profile.summary"},
-      {"kineto", "workload", "profile.summary"},
-      {"nvidia-smi", "gpu", "gpu.persistence"},
-  };
-  return k;
-}
-
-const KindInfo* kind_info(const std::string& kind) {
-  for (const auto& k : kinds())
-    if (kind == k.kind) return &k;
-  return nullptr;
-}
-
-Finding unusable_input(const KindInfo& k, const std::string& source, const std::string& why) {
+Finding unusable_input(std::string_view kind, std::string_view layer, std::string_view main_id, const std::string& source, const std::string& why) {
   Finding f;
-  f.id = k.main_id;
-  f.layer = k.layer;
+  f.id = std::string(main_id);
+  f.layer = std::string(layer);
   f.status = report::Status::error;
   f.subject = source;
   f.title = fmt::format("unusable input {}: {}", source, why);
   f.add(source, why);
-  f.fix = fmt::format("pass the {} output itself (see docs/ANALYZE.md for the formats read)", k.kind);
+  f.fix = fmt::format("pass the {} output itself (see docs/ANALYZE.md for the formats read)", kind);
   return f;
 }
 

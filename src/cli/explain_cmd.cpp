@@ -10,7 +10,7 @@
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
-#include "cli/gap_cmd.hpp"
+#include "analyze/gap.hpp"
 #include "compare/compare.hpp"
 #include "core/kb.hpp"
 #include "sys/named_file.hpp"
@@ -37,7 +37,9 @@ int run_explain(const ExplainArgs& a) {
   auto kb = core::load_kb(dirs);
   if (!kb) throw UsageError("explain: knowledge base " + kb.error());
 
-  auto score = score_gap(a.reference, a.measured, a.threshold, a.warmup);
+  auto scored = analyze::score_gap(a.reference, a.measured, a.threshold, a.warmup);
+  if (!scored) throw UsageError(scored.error());
+  auto& score = *scored;
   const report::Finding* gap = nullptr;
   for (const auto& f : score.findings)
     if (f.id == "steps.gap" && f.status != report::Status::error) gap = &f;

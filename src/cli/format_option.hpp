@@ -2,7 +2,6 @@
 // spells the option, its help, its "did you mean" and the choice that report::render renders.
 #pragma once
 
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -17,7 +16,7 @@ CLI::Validator one_of(const std::vector<std::string>& values);
 
 // Adds --format FORMAT to `cmd`, accepting `accepted` (text is the default). `notes` follows the
 // list in the help, e.g. "html: one self-contained page with charts".
-CLI::Option* add_format_option(CLI::App* cmd, std::string& value, std::initializer_list<report::Format> accepted, const std::string& notes = "");
+CLI::Option* add_format_option(CLI::App* cmd, std::string& value, const std::vector<report::Format>& accepted, const std::string& notes = "");
 
 // What add_format_option stored: "" is text.
 report::Format chosen_format(const std::string& value);

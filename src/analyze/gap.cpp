@@ -1,0 +1,68 @@
+#include "analyze/gap.hpp"
+
+#include <fmt/format.h>
+
+#include "analyze/inputs.hpp"
+#include "analyzers/analyzers.hpp"
+
+namespace perfgap::analyze {
+namespace {
+
+struct GapSide {
+  analyzers::StepStats stats;
+  bool is_file = false;
+  std::vector<parsers::ParseError> damaged;
+};
+
+// A positive number of milliseconds ("1090", "1090ms"), or a step log.
+tl::expected<GapSide, std::string> load_side(const char* opt, const std::string& arg, std::optional<std::size_t> warmup) {
+  GapSide s;
+  auto ms = milliseconds_argument(opt, arg);
+  if (!ms) return tl::unexpected(ms.error());
+  if (*ms) {
+    s.stats = analyzers::step_figure(**ms);
+    return s;
+  }
+  auto log = parse_input<parsers::StepsParser>(arg);
+  if (!log) return tl::unexpected(fmt::format("{} {}: {}", opt, arg, log.error()));
+  auto st = analyzers::step_stats(*log, warmup);
+  if (!st) return tl::unexpected(fmt::format("{} {}: {} record(s), none left after the warm-up", opt, arg, log->records.size()));
+  s.stats = *st;
+  s.is_file = true;
+  s.damaged = log->damaged;
+  return s;
+}
+
+}  // namespace
+
+tl::expected<GapScore, std::string> score_gap(const std::string& reference, const std::string& measured, double threshold, std::optional<long> warmup_records) {
+  std::optional<std::size_t> warmup;
+  if (warmup_records) warmup = static_cast<std::size_t>(*warmup_records);
+  auto ref = load_side("--reference", reference, warmup);
+  if (!ref) return tl::unexpected(ref.error());
+  auto meas = load_side("--measured", measured, warmup);
+  if (!meas) return tl::unexpected(meas.error());
+  // A throughput log is compared with a throughput of the same unit only.
+  if (ref->stats.throughput != meas->stats.throughput || ref->stats.unit != meas->stats.unit) {
+    auto what = [](const GapSide& s) { return s.stats.throughput ? "a throughput (" + s.stats.unit + ")" : std::string("a time per iteration (ms)"); };
+    return tl::unexpected(fmt::format("--reference {} is {} but --measured {} is {}: give both of the same quantity", reference, what(*ref), measured,
+                                      what(*meas)));
+  }
+  analyzers::StepsOptions o;
+  o.reference = ref->stats.median;
+  o.reference_throughput = ref->stats.throughput;
+  o.reference_unit = ref->stats.unit;
+  o.reference_source = ref->is_file ? reference : "--reference";
+  o.threshold = threshold;
+  GapScore out;
+  out.findings = analyzers::analyze_steps(meas->stats, meas->is_file ? measured : "--measured", o);
+  if (meas->is_file)
+    for (auto& d : analyzers::damaged_lines("steps.gap", "workload", measured, meas->damaged)) out.findings.push_back(std::move(d));
+  if (ref->is_file)
+    for (auto& d : analyzers::damaged_lines("steps.gap", "workload", reference, ref->damaged)) out.findings.push_back(std::move(d));
+  if (ref->is_file) out.inputs.push_back(reference);
+  if (meas->is_file) out.inputs.push_back(measured);
+  return out;
+}
+
+}  // namespace perfgap::analyze

@@ -1,0 +1,20 @@
+// analyze perf: perf report/script text or perf.data -> perf.smmu_cmdq, perf.hot_kernel, perf.summary.
+#include "analyze/inputs.hpp"
+#include "analyze/kinds.hpp"
+#include "analyzers/analyzers.hpp"
+
+namespace perfgap::analyze::detail {
+
+tl::expected<Result, std::string> run_perf(const Analyzer& an, const Request& r) {
+  KernelNames kernel_names;
+  if (!r.kallsyms.empty())
+    if (auto given = load_given_kallsyms(kernel_names, r.kallsyms); !given) return tl::unexpected(given.error());
+  return each_input(an, r, [&](const std::string& file, Collected& c) -> std::optional<std::string> {
+    auto p = read_perf_input(file, kernel_names);
+    if (!p) return p.error();
+    c.append(analyzers::analyze_perf(*p, file));
+    return std::nullopt;
+  });
+}
+
+}  // namespace perfgap::analyze::detail

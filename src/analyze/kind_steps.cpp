@@ -1,0 +1,46 @@
+// analyze steps: training step logs against a reference (a step log or milliseconds per iteration).
+#include <fmt/format.h>
+
+#include "analyze/inputs.hpp"
+#include "analyze/kinds.hpp"
+#include "analyzers/analyzers.hpp"
+
+namespace perfgap::analyze::detail {
+
+tl::expected<Result, std::string> run_steps(const Analyzer& an, const Request& r) {
+  std::optional<std::size_t> warmup;
+  if (r.warmup) warmup = static_cast<std::size_t>(*r.warmup);
+  analyzers::StepsOptions o;
+  o.warmup = warmup;
+  // --reference means one thing on every command: a step log, or milliseconds per iteration.
+  std::optional<double> reference_ms = r.reference_ms;
+  if (!r.reference.empty()) {
+    auto ms = milliseconds_argument("--reference", r.reference);
+    if (!ms) return tl::unexpected(ms.error());
+    if (*ms) reference_ms = *ms;
+  }
+  if (reference_ms) {
+    o.reference_ms(*reference_ms);
+    o.reference_source = r.reference_ms ? "--reference-ms" : "--reference";
+  } else if (!r.reference.empty()) {
+    auto log = parse_input<parsers::StepsParser>(r.reference);
+    if (!log) return tl::unexpected("--reference " + r.reference + ": " + log.error());
+    auto s = analyzers::step_stats(*log, warmup);
+    if (!s) return tl::unexpected("--reference " + r.reference + ": no records left after the warm-up");
+    o.reference = s->median;
+    o.reference_throughput = s->throughput;
+    o.reference_unit = s->unit;
+    o.reference_source = r.reference;
+  }
+  return each_input(an, r, [&](const std::string& file, Collected& c) -> std::optional<std::string> {
+    auto log = parse_input<parsers::StepsParser>(file);
+    if (!log) return log.error();
+    auto stats = analyzers::step_stats(*log, warmup);
+    if (!stats) return fmt::format("{} record(s), none left after dropping {} warm-up record(s)", log->records.size(), warmup.value_or(0));
+    c.append(analyzers::analyze_steps(*stats, file, o));
+    c.append(analyzers::damaged_lines("steps.gap", "workload", file, log->damaged));
+    return std::nullopt;
+  });
+}
+
+}  // namespace perfgap::analyze::detail
