@@ -1,14 +1,35 @@
-// compare's report reader and the comparison: never crash; a report it accepts compares with
-// itself (nothing regressed, nothing new) and with a copy whose statuses all moved.
+// The one report reader (report::Reader), compare's view of it and the comparison: never
+// crash; what the reader accepts has ids and statuses, compare and check --baseline accept
+// or refuse it with the reader's words, and a report compare accepts compares with itself
+// (nothing regressed, nothing new) and with a copy whose statuses all moved.
+#include <cmath>
+
 #include "compare/compare.hpp"
+#include "core/baseline.hpp"
 #include "fuzz_common.hpp"
+#include "report/reader.hpp"
 #include "report/render.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static perfgap::report::Reader reader;
   auto text = perfgap::fuzz::as_text(data, size);
+  auto one = reader.read(text);
+  std::string one_error = one ? std::string() : one.error();
+  if (one) {
+    for (const auto& f : one->findings) {
+      FUZZ_CHECK(!f.id.empty());
+      for (const auto& m : f.metrics) FUZZ_CHECK(std::isfinite(m.value));  // 1e400 is refused, null left out
+    }
+    FUZZ_CHECK(one->has_node || !one->node);
+  } else {
+    FUZZ_CHECK(!one_error.empty() && one_error.find('\n') == std::string::npos);
+  }
+  auto baseline = perfgap::core::read_baseline(text, "b.json");
+  if (!one) FUZZ_CHECK(!baseline && baseline.error() == "b.json: " + one_error);
   auto r = perfgap::compare::read_report(text);
+  FUZZ_CHECK(r.has_value() == one.has_value());
   if (!r) {
-    FUZZ_CHECK(!r.error().empty());
+    FUZZ_CHECK(r.error() == one_error);
     return 0;
   }
   for (const auto& f : r->findings) FUZZ_CHECK(!f.id.empty());

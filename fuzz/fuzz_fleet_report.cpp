@@ -1,15 +1,20 @@
-// The fleet's report reader and what follows it: never crash; a report it accepts has a node
+// The fleet's report reader and what follows it: never crash; a report the one reader
+// (report::Reader) refuses, the fleet refuses with its words; a report it accepts has a node
 // name (a measurement: none) and findings with ids, and aggregates and renders (text, JUnit, Prometheus) cleanly.
 #include "fleet/aggregate.hpp"
 #include "fleet/reader.hpp"
 #include "fleet/text_view.hpp"
 #include "fuzz_common.hpp"
+#include "report/reader.hpp"
 #include "report/render.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static perfgap::fleet::ReportReader reader;
   auto text = perfgap::fuzz::as_text(data, size);
   auto r = reader.parse(text, {.findings = true, .details = true});
+  static perfgap::report::Reader one;
+  auto checked = one.read(text);
+  if (!checked) FUZZ_CHECK(!r && r.error() == checked.error());
   if (!r) {
     FUZZ_CHECK(!r.error().empty());
     return 0;

@@ -7,37 +7,16 @@
 #include <cstdint>
 #include <cmath>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 
+#include "report/reader.hpp"
 #include "report/text_style.hpp"
-#include "sys/json_depth.hpp"
 
 namespace perfgap::compare {
 namespace {
 
 using report::Finding;
 using report::Status;
-
-// Reports nest four levels; anything far deeper is not a report, and nlohmann's parser
-// keeps a frame per level, so the depth is bounded before it runs.
-constexpr int kMaxDepth = 64;
-
-std::optional<Status> status_of(std::string_view s) {
-  for (Status st : {Status::pass, Status::warn, Status::fail, Status::skip, Status::error})
-    if (report::to_string(st) == s) return st;
-  return std::nullopt;
-}
-
-std::string string_field(const nlohmann::ordered_json& obj, const char* key, const std::string& where, bool required) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) {
-    if (required) throw std::runtime_error(fmt::format("{}: no {}", where, key));
-    return {};
-  }
-  if (!it->is_string()) throw std::runtime_error(fmt::format("{}.{}: not a string", where, key));
-  return it->get<std::string>();
-}
 
 // How bad a status is for the comparison; skip is "not decided", below pass.
 int rank(Status s) {
@@ -281,67 +260,36 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
 }  // namespace
 
 tl::expected<ReportView, std::string> read_report(std::string_view text) {
-  if (auto at = sys::json_too_deep(text, kMaxDepth)) return tl::unexpected(fmt::format("byte {}: nested deeper than {} levels: not a perfgap report", *at, kMaxDepth));
-  nlohmann::ordered_json j;
-  try {
-    // Ordered: metrics keep the order the report gives them (message sizes, iterations).
-    j = nlohmann::ordered_json::parse(text.begin(), text.end());
-  } catch (const nlohmann::ordered_json::parse_error& e) {
-    return tl::unexpected(fmt::format("byte {}: not JSON ({})", e.byte, std::string(e.what()).substr(std::string(e.what()).find(':') + 2)));
-  } catch (const nlohmann::ordered_json::exception& e) {  // a number beyond double's range (1e400)
-    return tl::unexpected(fmt::format("not a usable report: {}", std::string(e.what()).substr(std::string(e.what()).find(']') + 2)));
+  report::Reader reader;
+  auto read = reader.read(text);
+  if (!read) return tl::unexpected(std::move(read.error()));
+  const report::ReadReport& in = *read;
+  ReportView r;
+  r.kind = in.kind;
+  r.generated_at = in.generated_at.value_or("");
+  r.inputs.assign(in.inputs.begin(), in.inputs.end());
+  if (in.node) {
+    const report::ReadNode& n = *in.node;
+    r.node = n.name.value_or("");
+    for (const auto& [key, value] : {std::pair{"kernel", n.kernel}, {"arch", n.arch}, {"container", n.container}})
+      if (value) r.node_facts.emplace_back(key, *value);
+    if (n.virtualized) r.node_facts.emplace_back("virtualized", *n.virtualized ? "yes" : "no");
+    for (const auto& [section, entries] : {std::pair{"settings", n.settings}, {"environment", n.environment}, {"nccl_conf", n.nccl_conf}})
+      for (const auto& e : entries) r.node_facts.emplace_back(std::string(section) + "." + std::string(e.key), e.value);
   }
-  try {
-    if (!j.is_object()) throw std::runtime_error("not a JSON object: not a perfgap report");
-    auto schema = j.find("schema");
-    if (schema == j.end() || !schema->is_string() || schema->get<std::string>() != report::kSchema)
-      throw std::runtime_error(fmt::format("schema is not {}: not a perfgap report", report::kSchema));
-    ReportView r;
-    auto src = j.find("source");
-    if (src == j.end() || !src->is_object()) throw std::runtime_error("no source object");
-    r.kind = string_field(*src, "kind", "source", true);
-    r.generated_at = string_field(j, "generated_at", "report", false);
-    if (auto in = src->find("inputs"); in != src->end() && in->is_array())
-      for (const auto& v : *in)
-        if (v.is_string()) r.inputs.push_back(v.get<std::string>());
-    if (auto n = j.find("node"); n != j.end() && n->is_object()) {
-      r.node = string_field(*n, "name", "node", false);
-      for (const char* key : {"kernel", "arch", "container"})
-        if (auto v = n->find(key); v != n->end() && v->is_string()) r.node_facts.emplace_back(key, v->get<std::string>());
-      if (auto v = n->find("virtualized"); v != n->end() && v->is_boolean()) r.node_facts.emplace_back("virtualized", v->get<bool>() ? "yes" : "no");
-      for (const char* section : {"settings", "environment", "nccl_conf"})
-        if (auto m = n->find(section); m != n->end() && m->is_object())
-          for (const auto& [k, v] : m->items())
-            if (v.is_string()) r.node_facts.emplace_back(std::string(section) + "." + k, v.get<std::string>());
-    }
-    auto fs = j.find("findings");
-    if (fs == j.end() || !fs->is_array()) throw std::runtime_error("no findings array");
-    r.findings.reserve(fs->size());
-    for (std::size_t i = 0; i < fs->size(); ++i) {
-      const auto& e = (*fs)[i];
-      const std::string where = fmt::format("findings[{}]", i);
-      if (!e.is_object()) throw std::runtime_error(where + ": not an object");
-      ReportFinding f;
-      f.id = string_field(e, "id", where, true);
-      if (f.id.empty()) throw std::runtime_error(where + ": empty id");
-      f.layer = string_field(e, "layer", where, false);
-      f.subject = string_field(e, "subject", where, false);
-      f.title = string_field(e, "title", where, false);
-      auto st = status_of(string_field(e, "status", where, true));
-      if (!st) throw std::runtime_error(fmt::format("{}.status: '{}' is not a status", where, e["status"].get<std::string>()));
-      f.status = *st;
-      if (auto m = e.find("metrics"); m != e.end() && m->is_object())
-        for (const auto& [k, v] : m->items())
-          if (v.is_number()) f.metrics.emplace_back(k, v.get<double>());
-      if (auto ev = e.find("evidence"); ev != e.end() && ev->is_array())
-        for (const auto& x : *ev)
-          if (x.is_object()) f.evidence.emplace_back(string_field(x, "source", where + ".evidence", false), string_field(x, "observed", where + ".evidence", false));
-      r.findings.push_back(std::move(f));
-    }
-    return r;
-  } catch (const std::exception& e) {
-    return tl::unexpected(std::string(e.what()));
+  r.findings.reserve(in.findings.size());
+  for (const auto& in_f : in.findings) {
+    ReportFinding f;
+    f.id = in_f.id;
+    f.layer = in_f.layer;
+    f.subject = in_f.subject;
+    f.title = in_f.title;
+    f.status = in_f.status;
+    for (const auto& m : in_f.metrics) f.metrics.emplace_back(m.name, m.value);
+    for (const auto& ev : in_f.evidence) f.evidence.emplace_back(ev.source, ev.observed);
+    r.findings.push_back(std::move(f));
   }
+  return r;
 }
 
 std::string comparable_kind(std::string_view kind) {

@@ -31,7 +31,8 @@ struct ReportView {
   std::vector<ReportFinding> findings;
 };
 
-// A perfgap.report/1 document, or why it is not one ("byte 120: ...", "findings[3]: no id").
+// A perfgap.report/1 document, or why it is not one in report::Reader's words ("byte 120: not
+// JSON (...)", "findings[3]: no id"): the view is built from that reader's checked one.
 tl::expected<ReportView, std::string> read_report(std::string_view text);
 
 // live and root are both node reports; the rest compare only with their own kind.

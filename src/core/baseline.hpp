@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <tl/expected.hpp>
 
@@ -10,7 +11,9 @@
 
 namespace perfgap::core {
 
-// Errors start with the path ("host.json: not a perfgap report ...").
+// Errors start with the path ("host.json: schema is not perfgap.report/1 ...": report::Reader's words).
 tl::expected<facts::Baseline, std::string> load_baseline(const std::string& path);
+// The same from the report's text, read from `path`.
+tl::expected<facts::Baseline, std::string> read_baseline(std::string_view text, const std::string& path);
 
 }  // namespace perfgap::core

@@ -1,5 +1,7 @@
 // Reads one node report (`perfgap check --format json`) for the fleet. Text in, a NodeReport
 // or the reason it is unusable out; the fleet command turns that reason into fleet.unreadable.
+// The text is parsed and its schema checked by the one report reader (report/reader.hpp, its
+// words for a bad report); what the fleet asks beyond the schema is checked here.
 #pragma once
 
 #include <memory>

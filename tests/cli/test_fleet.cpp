@@ -64,7 +64,7 @@ TEST_F(Fleet, DriftOutlierFailuresAndUnreadableInOneReport) {
   ASSERT_EQ(bad.size(), 2u);
   EXPECT_EQ(bad[0]["status"], "error");
   EXPECT_EQ(bad[0]["subject"], dir.path() + "/foreign-schema.json");
-  EXPECT_NE(bad[0]["title"].get<std::string>().find("schema is 'nhc.report/2'"), std::string::npos) << bad[0]["title"];
+  EXPECT_NE(bad[0]["title"].get<std::string>().find("schema is not perfgap.report/1 ('nhc.report/2')"), std::string::npos) << bad[0]["title"];
   EXPECT_EQ(bad[1]["subject"], dir.path() + "/truncated.json");
   EXPECT_NE(bad[1]["title"].get<std::string>().find("truncated"), std::string::npos) << bad[1]["title"];
 

@@ -80,13 +80,13 @@ TEST(FleetReader, TruncatedAtEveryPointIsRejectedNotCrashing) {
 }
 
 TEST(FleetReader, ForeignAndGarbageInputsSayWhy) {
-  EXPECT_EQ(why(""), "empty file");
-  EXPECT_EQ(why("  \n"), "empty file");
+  EXPECT_EQ(why(""), "byte 0: not JSON (empty)");
+  EXPECT_EQ(why("  \n"), "byte 3: not JSON (empty)");
   EXPECT_NE(why("\x7f" "ELF\x02\x01").find("not a JSON object"), std::string::npos);
   EXPECT_NE(why("[1,2]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(why("{oops").find("JSON"), std::string::npos);
-  EXPECT_NE(why(R"({"schema": "other/2", "node": {}})").find("schema is 'other/2'"), std::string::npos);
-  EXPECT_NE(why(R"({"hello": 1})").find("no \"schema\""), std::string::npos);
+  EXPECT_NE(why(R"({"schema": "other/2", "node": {}})").find("schema is not perfgap.report/1 ('other/2')"), std::string::npos);
+  EXPECT_NE(why(R"({"hello": 1})").find("schema is not perfgap.report/1 (none)"), std::string::npos);
   // analyze reports are measurements (fleet/measured); other kinds are neither.
   EXPECT_NE(why(R"({"schema": "perfgap.report/1", "source": {"kind": "gap"}, "node": null, "findings": []})").find("neither a node report"),
             std::string::npos);
