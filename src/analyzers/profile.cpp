@@ -650,7 +650,8 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
     if (gt.acts) gt.cuts[kCutWhole].wins.push_back({gt.first, gt.last});  // the whole profile as one window
   for (std::size_t g = 0; g < G; ++g) {
     const auto& lc = loc[g];
-    for (auto& cut : d.tl[g].cuts)
+    for (auto& cut : d.tl[g].cuts) {
+      cut.stats.reserve(cut.wins.size());
       for (const auto& w : cut.wins) {
         LocalStats s;
         s.len = static_cast<double>(w.e - w.s);
@@ -660,6 +661,15 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
         s.host_idle = static_cast<double>(measure(lc.host_idle, w.s, w.e));
         cut.stats.push_back(s);
       }
+    }
+  }
+  // What the job keeps of the rank, at its size (a vector grown by doubling is up to half empty).
+  for (auto& gt : d.tl) {
+    for (auto* v : {&gt.compute, &gt.comm_all}) v->shrink_to_fit();
+    for (auto& v : gt.comm) v.shrink_to_fit();
+    gt.colls.shrink_to_fit();
+    gt.seq.shrink_to_fit();
+    for (auto& c : gt.cuts) c.wins.shrink_to_fit();  // their stats were reserved
   }
   return d;
 }
