@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <new>
 #include <thread>
 
 #include "analyze/inputs.hpp"
 #include "analyze/kinds.hpp"
 #include "analyzers/analyzers.hpp"
+#include "analyzers/profile_job.hpp"
 #include "fleet/inputs.hpp"
 
 namespace perfgap::analyze::detail {
@@ -42,50 +42,17 @@ tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request
   if (files.size() > kMaxProfileRanks)
     return tl::unexpected(fmt::format("analyze {}: {} profiles; at most {} ranks are analysed together", k, files.size(), kMaxProfileRanks));
   Collected c{an, {}, {}, 0};
-  parsers::Profile merged;
-  std::vector<std::string> used;
-  // Kineto ranks are read on every core (up to 8), a batch of one file per thread at a time,
-  // and merged in the files' order: the model (and report) is the one a single thread builds,
-  // and at most a batch of unmerged ranks is held. (nsys may run `nsys export`, one at a time.)
+  // Each rank read, reduced to its digest and dropped (analyzers/profile_job.hpp): memory does
+  // not grow with the ranks. Kineto ranks on every core (up to 8); nsys one at a time (it may
+  // run `nsys export`).
   const std::size_t threads = k == "kineto" ? std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8) : 1;
-  std::vector<tl::expected<parsers::Profile, std::string>> batch;
-  for (std::uint32_t i = 0; i < files.size(); ++i) {
-    if (i % threads == 0) {
-      batch.clear();
-      const std::size_t n = std::min<std::size_t>(threads, files.size() - i);
-      for (std::size_t j = 0; j < n; ++j) batch.emplace_back(tl::unexpected(std::string("not read")));
-      std::vector<std::thread> pool;
-      for (std::size_t j = 1; j < n; ++j) pool.emplace_back([&, j] { batch[j] = read_profile(k, files[i + j]); });
-      batch[0] = read_profile(k, files[i]);
-      for (auto& t : pool) t.join();
-    }
-    auto& p = batch[i % threads];
-    if (!p) {
-      // Of a job's ranks, a missing one would silently change who is late: the whole run stops.
-      if (files.size() > 1) return tl::unexpected(fmt::format("{}: {}", files[i], p.error()));
-      c.bad(files[i], p.error());
-      continue;
-    }
-    if (files.size() > 1)
-      for (auto& g : p->gpus) g.label = files[i] + ": " + g.label;
-    merged.merge(std::move(*p), i);
-    used.push_back(files[i]);
-    // The job's activities reserved once, from the first rank's count: growing by doubling
-    // held the old and the new array together at the last growth (64 ranks of 50 MB: 1.1 GB
-    // peak for 0.6 GB of activities). Capacity never written costs no memory, so a generous
-    // guess is cheap (held to 64 M activities, 4 GiB of address space, and let go when refused);
-    // ranks larger than the first grow it as before.
-    if (i == 0 && files.size() > 1) {
-      try {
-        merged.acts.reserve(std::min<std::size_t>(merged.acts.size() / 4 * 5 * files.size(), std::size_t{1} << 26));
-      } catch (const std::bad_alloc&) {
-      }
-    }
-  }
-  if (used.empty()) return tl::unexpected(c.no_usable_input());
-  c.usable = used.size();
-  std::string source = used.size() == 1 ? used[0] : fmt::format("{} profiles", used.size());
-  c.append(analyzers::analyze_profile(merged, source, po));
+  auto job = analyzers::analyze_profile_job(files, [&](const std::string& f) { return read_profile(k, f); }, po, threads);
+  // Of a job's ranks, a missing one would silently change who is late: the whole run stops.
+  if (!job.unusable.empty() && files.size() > 1) return tl::unexpected(fmt::format("{}: {}", job.unusable[0].first, job.unusable[0].second));
+  for (const auto& [file, why] : job.unusable) c.bad(file, why);
+  if (job.used.empty()) return tl::unexpected(c.no_usable_input());
+  c.usable = job.used.size();
+  c.append(std::move(job.findings));
   return c.finish(files);
 }
 

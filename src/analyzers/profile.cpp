@@ -7,9 +7,14 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
+#include <unordered_set>
 
 #include "analyzers/analyzers.hpp"
+#include "analyzers/profile_job.hpp"
 #include "analyzers/profile_ranks.hpp"
 #include "facts/nccl.hpp"
 #include "report/redact.hpp"
@@ -94,16 +99,101 @@ struct WinStats {
   std::array<double, kCollCount> kernels{};  // collective kernels starting in the window
 };
 
+// The ways of cutting iterations that analyze() chooses among over the whole job: each rank's
+// windows for each are found while its activities are there (digest()), the choice is the job's.
+enum Cut : std::uint8_t { kCutRange, kCutStep, kCutStepLike, kCutPeriod, kCutWhole, kCuts };
+
+// A GPU's windows by one cut, with the figures of each window that need no other rank.
+struct LocalStats {
+  double len = 0, compute = 0, copy = 0, idle = 0, host_idle = 0;
+};
+struct CutWindows {
+  std::vector<Win> wins;
+  std::vector<LocalStats> stats;
+};
+
+// A GPU as analyze() needs it once its activities are dropped: its counts, its communication
+// (only where it runs: compute is kept where it overlaps communication, enough for the exposed
+// part), its NCCL kernels, its collective sequence for the cross-rank alignment, and its
+// candidate windows with their local figures. About 0.5 MB for a rank of 150k kernels in 3,500
+// iterations (the unit test ProfileRanks.JobHoldsAProfilePerThreadAndSmallDigestsNotTheRanks).
 struct GpuTimeline {
-  std::vector<std::uint32_t> acts;  // sorted by start
-  Ivs compute, copy, comm_all, exposed_all, idle, host_idle;
+  std::size_t acts = 0, kernels = 0;
+  Ivs compute;  // compute kernels, cut to where communication runs
+  Ivs comm_all, exposed_all;
   Ivs wait;  // parts of its collective kernels spent waiting for a later rank
   std::array<Ivs, kCollCount> comm, exposed;
-  std::size_t kernels = 0;
+  std::vector<std::pair<std::int64_t, Coll>> colls;  // its NCCL kernels (start, collective), by start
+  bool nccl = false;                                 // it ran NCCL kernels (a rank of the job)
+  std::vector<RankCollective> seq;                   // its collectives that align ranks, by start
+  std::vector<std::int64_t> compute_before;          // per seq entry: compute since the previous one's end (its first activity)
+  std::array<CutWindows, kCuts> cuts;
+  std::size_t period = 0;  // the period (kernels) that its timeline repeats at; 0: none found
   double kernel_ns = 0, nccl_ns = 0;
   std::int64_t first = 0, last = 0;
-  std::vector<Win> wins;
-  std::vector<WinStats> stats;
+  std::vector<Win> wins;  // the windows of the cut chosen
+  std::size_t windows = 0;
+  WinStats total;  // its windows' figures summed
+};
+
+// Launch figures as (value, count) sorted by value: exact percentiles without a value per
+// kernel (a job's launch calls and delays repeat the same few thousand nanosecond values).
+using Hist = std::vector<std::pair<std::int64_t, std::uint64_t>>;
+
+Hist hist_of(std::vector<std::int64_t>& v) {
+  std::sort(v.begin(), v.end());
+  Hist h;
+  for (auto x : v) {
+    if (!h.empty() && h.back().first == x) ++h.back().second;
+    else h.emplace_back(x, 1);
+  }
+  return h;
+}
+
+void hist_add(Hist& into, const Hist& more) {
+  if (more.empty()) return;
+  Hist out;
+  out.reserve(into.size() + more.size());
+  std::size_t i = 0, j = 0;
+  while (i < into.size() || j < more.size()) {
+    if (j == more.size() || (i < into.size() && into[i].first < more[j].first)) out.push_back(into[i++]);
+    else if (i == into.size() || more[j].first < into[i].first) out.push_back(more[j++]);
+    else out.emplace_back(into[i].first, into[i].second + more[j].second), ++i, ++j;
+  }
+  into = std::move(out);
+}
+
+// The value percentile() gives over the values the histogram counts, in microseconds.
+double hist_percentile_us(const Hist& h, double q) {
+  std::uint64_t n = 0;
+  for (const auto& [v, c] : h) n += c;
+  if (n == 0) return 0;
+  auto k = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n)));
+  k = std::clamp<std::uint64_t>(k, 1, n) - 1;
+  for (const auto& [v, c] : h) {
+    if (k < c) return static_cast<double>(v) / 1e3;
+    k -= c;
+  }
+  return 0;
+}
+
+// What the findings need of a profile (one rank's, or a job's ranks' absorbed in order): the
+// model's per-file facts and per-GPU timelines, never its activities.
+struct Digest {
+  std::string format;
+  std::vector<parsers::GpuInfo> gpus;
+  std::vector<GpuTimeline> tl;  // per GPU
+  std::size_t api_calls = 0, ranges = 0;
+  bool env_present = false, graphs = false, empty = true;
+  std::vector<std::pair<std::string, std::string>> env, system;
+  std::vector<std::string> notes;
+  std::array<bool, 3> found{};     // a range of the kind of kCutRange, kCutStep, kCutStepLike anywhere
+  std::vector<std::string> shown;  // the first 3 step-like range names, in the ranges' order
+  Hist api_ns, delay_ns;           // launch call durations, launch delays
+  std::size_t launches = 0, short_kernels = 0;
+  std::array<std::size_t, kCollCount> coll_kernels{};
+  std::array<std::uint64_t, kCollCount> coll_bytes{};
+  std::array<std::uint32_t, kCollCount> coll_group{};
 };
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -175,7 +265,7 @@ struct Analysis {
   std::string method_kind;  // "range", "step", "period", ""
   bool iterations = false;
   std::size_t launches = 0;  // kernels joined to a host call
-  std::vector<double> api_us, delay_us;
+  Hist api_ns, delay_ns;  // launch call durations, launch delays (ns)
   std::size_t short_kernels = 0;
   std::array<std::size_t, kCollCount> coll_kernels{};
   std::array<std::uint64_t, kCollCount> coll_bytes{};
@@ -191,7 +281,8 @@ struct Analysis {
 // Windows of each GPU from host ranges: a GPU activity belongs to the range in which its
 // launch call began (its own start without one); the GPU window runs from the first activity
 // of the range to the first of the next when the ranges follow each other, else to its last end.
-bool windows_from_ranges(const Profile& p, Analysis& an, const std::vector<bool>& chosen) {
+bool windows_from_ranges(const Profile& p, const std::vector<std::vector<std::uint32_t>>& acts, const std::vector<bool>& chosen,
+                         std::vector<std::vector<Win>>& out) {
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<Iv>> by_proc;
   for (const auto& r : p.ranges)
     if (chosen[r.name]) by_proc[{r.file, r.process}].push_back({r.start, r.end});
@@ -204,7 +295,7 @@ bool windows_from_ranges(const Profile& p, Analysis& an, const std::vector<bool>
     v = std::move(top);
   }
   bool any = false;
-  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+  for (std::size_t g = 0; g < acts.size(); ++g) {
     auto it = by_proc.find({p.gpus[g].file, p.gpus[g].process});
     if (it == by_proc.end()) {
       // A process without annotations of its own: the file's ranges when one process has them all.
@@ -217,7 +308,7 @@ bool windows_from_ranges(const Profile& p, Analysis& an, const std::vector<bool>
     }
     const auto& R = it->second;
     std::vector<std::int64_t> first(R.size(), INT64_MAX), last(R.size(), INT64_MIN);
-    for (auto ai : an.gpus[g].acts) {
+    for (auto ai : acts[g]) {
       const auto& a = p.acts[ai];
       std::int64_t t = a.api_start >= 0 ? a.api_start : a.start;
       auto r = std::upper_bound(R.begin(), R.end(), t, [](std::int64_t x, const Iv& v) { return x < v.s; });
@@ -231,7 +322,7 @@ bool windows_from_ranges(const Profile& p, Analysis& an, const std::vector<bool>
     std::vector<std::size_t> used;
     for (std::size_t i = 0; i < R.size(); ++i)
       if (first[i] != INT64_MAX) used.push_back(i);
-    auto& wins = an.gpus[g].wins;
+    auto& wins = out[g];
     for (std::size_t u = 0; u < used.size(); ++u) {
       std::size_t i = used[u];
       std::int64_t s = first[i], e = last[i];
@@ -251,16 +342,19 @@ bool windows_from_ranges(const Profile& p, Analysis& an, const std::vector<bool>
 // Windows from the period of the GPU timeline: on the stream with the most kernels, the
 // shortest lag L at which the kernel-name sequence repeats (>= 90% of positions equal), found
 // from names that recur at a regular stride.
-bool windows_from_period(const Profile& p, Analysis& an, std::size_t& period_out) {
+bool windows_from_period(const Profile& p, const std::vector<std::vector<std::uint32_t>>& acts, const std::vector<GpuTimeline>& tl,
+                         std::vector<std::vector<Win>>& out, std::vector<std::size_t>& period_out) {
   bool any = false;
-  for (auto& gt : an.gpus) {
+  for (std::size_t g = 0; g < acts.size(); ++g) {
+    const auto& gacts = acts[g];
+    auto& wins = out[g];
     std::map<std::uint32_t, std::size_t> per_stream;
-    for (auto ai : gt.acts)
+    for (auto ai : gacts)
       if (p.acts[ai].kind == ActKind::kernel) ++per_stream[p.acts[ai].stream];
     if (per_stream.empty()) continue;
     auto busiest = std::max_element(per_stream.begin(), per_stream.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
     std::vector<std::uint32_t> seq;  // activity indices
-    for (auto ai : gt.acts)
+    for (auto ai : gacts)
       if (p.acts[ai].kind == ActKind::kernel && p.acts[ai].stream == busiest) seq.push_back(ai);
     const std::size_t n = seq.size();
     if (n < 6) continue;
@@ -287,11 +381,11 @@ bool windows_from_period(const Profile& p, Analysis& an, std::size_t& period_out
         std::int64_t s = p.acts[seq[b]].start;
         std::int64_t e;
         if (b + L < n) e = p.acts[seq[b + L]].start;
-        else e = gt.last;  // the last period runs to the GPU's last activity
-        if (e > s) gt.wins.push_back({s, e});
+        else e = tl[g].last;  // the last period runs to the GPU's last activity
+        if (e > s) wins.push_back({s, e});
       }
-      period_out = L;
-      any = any || !gt.wins.empty();
+      period_out[g] = L;
+      any = any || !wins.empty();
       break;
     }
   }
@@ -303,25 +397,16 @@ constexpr double kStragglerPct = 5;
 
 // The ranks of a profile of several GPUs with NCCL kernels, aligned (analyzers/profile_ranks),
 // and each rank's waiting inside its collective kernels: from its own arrival to the last one's.
-void align_cross_ranks(const Profile& p, Analysis& an) {
+void align_cross_ranks(Analysis& an) {
   auto& xr = an.xr;
+  std::size_t ranks = 0;
+  for (const auto& gt : an.gpus) ranks += gt.nccl;
+  if (ranks < 2) return;
   std::vector<std::vector<RankCollective>> seqs;
   for (std::size_t g = 0; g < an.gpus.size(); ++g) {
-    std::vector<RankCollective> s;
-    bool nccl = false;
-    for (auto ai : an.gpus[g].acts) {
-      const auto& a = p.acts[ai];
-      if (a.kind != ActKind::kernel || a.coll == Coll::none) continue;
-      nccl = true;
-      if (aligns_ranks(a.coll)) s.push_back({a.coll, a.start, a.end});
-    }
-    if (!nccl) continue;
+    if (!an.gpus[g].nccl) continue;
     xr.gpu.push_back(g);
-    seqs.push_back(std::move(s));
-  }
-  if (seqs.size() < 2) {
-    xr.gpu.clear();
-    return;
+    seqs.push_back(std::move(an.gpus[g].seq));
   }
   xr.present = true;
   xr.al = align_ranks(seqs);
@@ -392,10 +477,7 @@ void cross_rank_figures(Analysis& an) {
       xr.wait[r] += static_cast<double>(m.last - m.arrival[r]);
       others += static_cast<double>(m.last - m.arrival[r]);
       const auto i = static_cast<std::size_t>(m.index[r]);
-      const auto& seq = xr.seqs[r];
-      const auto& gt = an.gpus[xr.gpu[r]];
-      const std::int64_t from = i > 0 ? seq[i - 1].end : gt.first;
-      xr.compute_before[r] += static_cast<double>(measure(gt.compute, from, seq[i].start));
+      xr.compute_before[r] += static_cast<double>(an.gpus[xr.gpu[r]].compute_before[i]);
     }
     if (m.last_rank >= 0) {
       const auto L = static_cast<std::size_t>(m.last_rank);
@@ -415,19 +497,54 @@ void cross_rank_figures(Analysis& an) {
   }
 }
 
-Analysis analyze(const Profile& p, const ProfileOptions& o) {
-  Analysis an;
-  an.gpus.resize(p.gpus.size());
-  for (std::uint32_t i = 0; i < p.acts.size(); ++i) an.gpus[p.acts[i].gpu].acts.push_back(i);
-  for (auto& gt : an.gpus) {
-    auto& v = gt.acts;
+// Both merged and sorted.
+Ivs intersect(const Ivs& a, const Ivs& b) {
+  Ivs out;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const std::int64_t s = std::max(a[i].s, b[j].s), e = std::min(a[i].e, b[j].e);
+    if (s < e) out.push_back({s, e});
+    if (a[i].e < b[j].e) ++i;
+    else ++j;
+  }
+  return out;
+}
+
+// A profile (one rank's, or several merged) reduced to what analyze() needs: per GPU its
+// interval lists, collectives and candidate windows with their local figures; launch figures
+// as histograms. The activities are read here once; the digest holds none of them.
+Digest digest(const Profile& p, const ProfileOptions& o) {
+  Digest d;
+  d.format = p.format;
+  d.gpus = p.gpus;
+  d.api_calls = p.api_calls;
+  d.ranges = p.ranges.size();
+  d.env_present = p.env_present;
+  d.env = p.env;
+  d.system = p.system;
+  d.notes = p.notes;
+  d.empty = p.gpus.empty() && p.acts.empty() && p.ranges.empty() && p.env.empty() && p.system.empty() && p.notes.empty();
+  d.graphs = std::any_of(p.acts.begin(), p.acts.end(), [](const GpuActivity& a) { return a.kind == parsers::ActKind::graph; });
+  const std::size_t G = p.gpus.size();
+  d.tl.resize(G);
+  std::vector<std::vector<std::uint32_t>> acts(G);  // per GPU, sorted by start
+  for (std::uint32_t i = 0; i < p.acts.size(); ++i) acts[p.acts[i].gpu].push_back(i);
+  struct Local {
+    Ivs compute, copy, idle, host_idle;
+  };
+  std::vector<Local> loc(G);
+  for (std::size_t g = 0; g < G; ++g) {
+    auto& gt = d.tl[g];
+    auto& v = acts[g];
     auto earlier = [&](std::uint32_t a, std::uint32_t b) {
       const auto& x = p.acts[a];
       const auto& y = p.acts[b];
       return x.start != y.start ? x.start < y.start : x.end < y.end;
     };
     if (!std::is_sorted(v.begin(), v.end(), earlier)) std::stable_sort(v.begin(), v.end(), earlier);
+    gt.acts = v.size();
     if (v.empty()) continue;
+    auto& lc = loc[g];
     gt.first = p.acts[v.front()].start;
     gt.last = INT64_MIN;
     Ivs busy;
@@ -438,16 +555,19 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
       if (a.kind == ActKind::kernel) {
         ++gt.kernels;
         gt.kernel_ns += static_cast<double>(a.end - a.start);
-        if (a.coll == Coll::none) push(gt.compute, a.start, a.end);
+        if (a.coll == Coll::none) push(lc.compute, a.start, a.end);
         else {
           gt.nccl_ns += static_cast<double>(a.end - a.start);
           push(gt.comm[static_cast<int>(a.coll)], a.start, a.end);
           push(gt.comm_all, a.start, a.end);
+          gt.colls.emplace_back(a.start, a.coll);
+          gt.nccl = true;
+          if (aligns_ranks(a.coll)) gt.seq.push_back({a.coll, a.start, a.end});
         }
       } else if (a.kind == ActKind::graph) {
-        push(gt.compute, a.start, a.end);  // a whole CUDA graph: busy, its kernels (NCCL ones too) not in the export
+        push(lc.compute, a.start, a.end);  // a whole CUDA graph: busy, its kernels (NCCL ones too) not in the export
       } else {
-        push(gt.copy, a.start, a.end);
+        push(lc.copy, a.start, a.end);
       }
       // Zero-length activities still open a busy interval (they end a gap).
       if (!busy.empty() && a.start <= busy.back().e) busy.back().e = std::max(busy.back().e, a.end);
@@ -459,14 +579,161 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
     for (std::size_t i = 1; i < busy.size(); ++i) {
       std::int64_t a = busy[i - 1].e, b = busy[i].s;
       if (b <= a) continue;
-      gt.idle.push_back({a, b});
+      lc.idle.push_back({a, b});
       const auto& next = p.acts[starter[i]];
-      if (next.api_start >= 0 && next.api_start >= a) gt.host_idle.push_back({a, b});
+      if (next.api_start >= 0 && next.api_start >= a) lc.host_idle.push_back({a, b});
+    }
+    // The compute before each collective (cross-rank figures), then compute only where it can
+    // hide communication: communication minus compute is all that is asked of it later.
+    gt.compute_before.reserve(gt.seq.size());
+    for (std::size_t i = 0; i < gt.seq.size(); ++i) {
+      const std::int64_t from = i > 0 ? gt.seq[i - 1].end : gt.first;
+      gt.compute_before.push_back(measure(lc.compute, from, gt.seq[i].start));
+    }
+    gt.compute = intersect(lc.compute, gt.comm_all);
+  }
+  // Launch overhead.
+  std::vector<std::int64_t> api_ns, delay_ns;
+  for (const auto& a : p.acts) {
+    if (a.kind != ActKind::kernel) continue;
+    if (a.coll != Coll::none) {
+      ++d.coll_kernels[static_cast<int>(a.coll)];
+      d.coll_bytes[static_cast<int>(a.coll)] += a.msg_bytes;
+      if (a.group_size) d.coll_group[static_cast<int>(a.coll)] = a.group_size;
+    }
+    if (a.api_start < 0) continue;
+    ++d.launches;
+    const std::int64_t api = a.api_end - a.api_start;
+    api_ns.push_back(api);
+    delay_ns.push_back(a.start - a.api_end);
+    if (static_cast<double>(a.end - a.start) < static_cast<double>(api)) ++d.short_kernels;
+  }
+  d.api_ns = hist_of(api_ns);
+  d.delay_ns = hist_of(delay_ns);
+
+  // The candidate windows (analyze() chooses among them over the job): a range method this
+  // profile has windows for is the one chosen, so the next ones are not looked for.
+  auto choose = [&](auto pred, std::vector<bool>& chosen) {
+    chosen.assign(p.names.size(), false);
+    for (std::size_t i = 0; i < p.names.size(); ++i) chosen[i] = pred(p.names[i]);
+    return std::any_of(p.ranges.begin(), p.ranges.end(), [&](const parsers::ProfileRange& r) { return chosen[r.name]; });
+  };
+  std::vector<bool> chosen;
+  std::vector<std::vector<Win>> wins(G);
+  auto keep = [&](Cut c) {
+    for (std::size_t g = 0; g < G; ++g) d.tl[g].cuts[c].wins = std::move(wins[g]);
+    wins.assign(G, {});
+  };
+  bool have = false;
+  if (!o.iteration_range.empty()) {
+    d.found[kCutRange] = choose([&](const std::string& n) { return range_named(n, o.iteration_range); }, chosen);
+    if (d.found[kCutRange]) windows_from_ranges(p, acts, chosen, wins), keep(kCutRange);
+  } else {
+    d.found[kCutStep] = choose([](const std::string& n) { return profiler_step(n); }, chosen);
+    if (d.found[kCutStep]) have = windows_from_ranges(p, acts, chosen, wins), keep(kCutStep);
+    if (!have) {
+      d.found[kCutStepLike] = choose([](const std::string& n) { return step_like(n); }, chosen);
+      if (d.found[kCutStepLike]) {
+        have = windows_from_ranges(p, acts, chosen, wins), keep(kCutStepLike);
+        for (const auto& r : p.ranges)
+          if (chosen[r.name] && d.shown.size() < 3 && std::find(d.shown.begin(), d.shown.end(), p.names[r.name]) == d.shown.end())
+            d.shown.push_back(p.names[r.name]);
+      }
+    }
+    if (!have) {
+      std::vector<std::size_t> period(G, 0);
+      windows_from_period(p, acts, d.tl, wins, period);
+      keep(kCutPeriod);
+      for (std::size_t g = 0; g < G; ++g) d.tl[g].period = period[g];
     }
   }
+  for (auto& gt : d.tl)
+    if (gt.acts) gt.cuts[kCutWhole].wins.push_back({gt.first, gt.last});  // the whole profile as one window
+  for (std::size_t g = 0; g < G; ++g) {
+    const auto& lc = loc[g];
+    for (auto& cut : d.tl[g].cuts) {
+      cut.stats.reserve(cut.wins.size());
+      for (const auto& w : cut.wins) {
+        LocalStats s;
+        s.len = static_cast<double>(w.e - w.s);
+        s.compute = static_cast<double>(measure(lc.compute, w.s, w.e));
+        s.copy = static_cast<double>(measure(lc.copy, w.s, w.e));
+        s.idle = static_cast<double>(measure(lc.idle, w.s, w.e));
+        s.host_idle = static_cast<double>(measure(lc.host_idle, w.s, w.e));
+        cut.stats.push_back(s);
+      }
+    }
+  }
+  // What the job keeps of the rank, at its size (a vector grown by doubling is up to half empty).
+  for (auto& gt : d.tl) {
+    for (auto* v : {&gt.compute, &gt.comm_all}) v->shrink_to_fit();
+    for (auto& v : gt.comm) v.shrink_to_fit();
+    gt.colls.shrink_to_fit();
+    gt.seq.shrink_to_fit();
+    for (auto& c : gt.cuts) c.wins.shrink_to_fit();  // their stats were reserved
+  }
+  return d;
+}
+
+// Appends a rank's digest (of input `file`) to the job's, as Profile::merge appends a profile:
+// its GPUs keep their identity (a key already taken gets the file's prefix).
+void absorb(Digest& job, Digest&& r, std::uint32_t file) {
+  for (auto& g : r.gpus) g.file = file;
+  if (job.empty) {
+    job = std::move(r);
+    return;
+  }
+  std::unordered_set<std::string> keys;
+  for (const auto& g : job.gpus) keys.insert(g.key);
+  for (auto& g : r.gpus) {
+    if (keys.count(g.key)) g.key = "file" + std::to_string(file) + "." + g.key;  // the same process/rank in two inputs
+    keys.insert(g.key);
+    job.gpus.push_back(std::move(g));
+  }
+  for (auto& t : r.tl) job.tl.push_back(std::move(t));
+  job.api_calls += r.api_calls;
+  job.ranges += r.ranges;
+  if (job.format.empty()) job.format = r.format;
+  else if (job.format.find(r.format) == std::string::npos) job.format += "; " + r.format;
+  job.env_present = job.env_present || r.env_present;
+  job.graphs = job.graphs || r.graphs;
+  for (auto& e : r.env) job.env.push_back(std::move(e));
+  for (auto& s : r.system) job.system.push_back(std::move(s));
+  for (auto& n : r.notes) job.notes.push_back(std::move(n));
+  for (std::size_t i = 0; i < job.found.size(); ++i) job.found[i] = job.found[i] || r.found[i];
+  for (auto& n : r.shown)
+    if (job.shown.size() < 3 && std::find(job.shown.begin(), job.shown.end(), n) == job.shown.end()) job.shown.push_back(std::move(n));
+  hist_add(job.api_ns, r.api_ns);
+  hist_add(job.delay_ns, r.delay_ns);
+  job.launches += r.launches;
+  job.short_kernels += r.short_kernels;
+  for (int c = 0; c < kCollCount; ++c) {
+    job.coll_kernels[c] += r.coll_kernels[c];
+    job.coll_bytes[c] += r.coll_bytes[c];
+    if (r.coll_group[c]) job.coll_group[c] = r.coll_group[c];
+  }
+}
+
+// Bytes a digest holds (the job's memory once its ranks are read).
+std::size_t digest_bytes(const Digest& d) {
+  std::size_t b = sizeof(Digest) + (d.api_ns.capacity() + d.delay_ns.capacity()) * sizeof(Hist::value_type);
+  for (const auto& g : d.gpus) b += sizeof(g) + g.label.capacity() + g.key.capacity() + g.host.capacity();
+  for (const auto& t : d.tl) {
+    b += sizeof(t) + (t.compute.capacity() + t.comm_all.capacity() + t.exposed_all.capacity() + t.wait.capacity()) * sizeof(Iv);
+    for (int c = 0; c < kCollCount; ++c) b += (t.comm[c].capacity() + t.exposed[c].capacity()) * sizeof(Iv);
+    b += t.colls.capacity() * sizeof(t.colls[0]) + t.seq.capacity() * sizeof(RankCollective) + t.compute_before.capacity() * sizeof(std::int64_t);
+    for (const auto& c : t.cuts) b += c.wins.capacity() * sizeof(Win) + c.stats.capacity() * sizeof(LocalStats);
+    b += t.wins.capacity() * sizeof(Win);
+  }
+  return b;
+}
+
+Analysis analyze(Digest& d, const ProfileOptions& o) {
+  Analysis an;
+  an.gpus = std::move(d.tl);
   // Several ranks: their clocks aligned on the collectives' ends; the time a rank's collective
   // kernel waits for a later rank is waiting, not communication (neither comm nor exposed).
-  align_cross_ranks(p, an);
+  align_cross_ranks(an);
   for (auto& gt : an.gpus) {
     if (!gt.wait.empty()) {
       for (int c = 1; c < kCollCount; ++c)
@@ -477,76 +744,77 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
       if (!gt.comm[c].empty()) gt.exposed[c] = minus(gt.comm[c], gt.compute);
     gt.exposed_all = minus(gt.comm_all, gt.compute);
   }
-  // Launch overhead.
-  for (const auto& a : p.acts) {
-    if (a.kind != ActKind::kernel) continue;
-    if (a.coll != Coll::none) {
-      ++an.coll_kernels[static_cast<int>(a.coll)];
-      an.coll_bytes[static_cast<int>(a.coll)] += a.msg_bytes;
-      if (a.group_size) an.coll_group[static_cast<int>(a.coll)] = a.group_size;
-    }
-    if (a.api_start < 0) continue;
-    ++an.launches;
-    double api = static_cast<double>(a.api_end - a.api_start);
-    an.api_us.push_back(api / 1e3);
-    an.delay_us.push_back(static_cast<double>(a.start - a.api_end) / 1e3);
-    if (static_cast<double>(a.end - a.start) < api) ++an.short_kernels;
-  }
+  an.launches = d.launches;
+  an.short_kernels = d.short_kernels;
+  an.api_ns = std::move(d.api_ns);
+  an.delay_ns = std::move(d.delay_ns);
+  an.coll_kernels = d.coll_kernels;
+  an.coll_bytes = d.coll_bytes;
+  an.coll_group = d.coll_group;
 
-  // Iterations.
-  std::vector<bool> chosen(p.names.size(), false);
-  bool any_chosen = false;
-  auto choose = [&](auto pred) {
-    std::vector<bool> named(p.names.size(), false);
-    for (std::size_t i = 0; i < p.names.size(); ++i) named[i] = pred(p.names[i]);
-    bool found = false;
-    for (const auto& r : p.ranges)
-      if (named[r.name]) found = true;
-    if (found) chosen = named;
-    return found;
-  };
+  // Iterations: one cut for the whole job.
+  auto any = [&](Cut c) { return std::any_of(an.gpus.begin(), an.gpus.end(), [&](const GpuTimeline& gt) { return !gt.cuts[c].wins.empty(); }); };
+  Cut cut = kCutWhole;
   if (!o.iteration_range.empty()) {
-    any_chosen = choose([&](const std::string& n) { return range_named(n, o.iteration_range); });
-    if (any_chosen && windows_from_ranges(p, an, chosen)) {
+    if (d.found[kCutRange] && any(kCutRange)) {
+      cut = kCutRange;
       an.method = fmt::format("the range '{}' (--iteration-range)", o.iteration_range);
       an.method_kind = "range";
     }
-  } else if (choose([](const std::string& n) { return profiler_step(n); }) && windows_from_ranges(p, an, chosen)) {
+  } else if (d.found[kCutStep] && any(kCutStep)) {
+    cut = kCutStep;
     an.method = "ProfilerStep#N annotations";
     an.method_kind = "step";
-  } else if (choose([](const std::string& n) { return step_like(n); }) && windows_from_ranges(p, an, chosen)) {
-    std::set<std::string> shown;
-    for (const auto& r : p.ranges)
-      if (chosen[r.name] && shown.size() < 3) shown.insert(p.names[r.name]);
+  } else if (d.found[kCutStepLike] && any(kCutStepLike)) {
+    cut = kCutStepLike;
+    std::set<std::string> shown(d.shown.begin(), d.shown.end());
     std::string list;
     for (const auto& s : shown) list += (list.empty() ? "'" : ", '") + s + "'";
     an.method = "NVTX/annotation ranges named like iterations (" + list + ")";
     an.method_kind = "range";
   }
-  if (an.method.empty() && o.iteration_range.empty()) {
-    for (auto& gt : an.gpus) gt.wins.clear();
+  if (an.method.empty() && o.iteration_range.empty() && any(kCutPeriod)) {
     std::size_t period = 0;
-    if (windows_from_period(p, an, period)) {
-      an.method = fmt::format("the period of the GPU timeline (a sequence of {} kernels that repeats on the busiest stream)", period);
-      an.method_kind = "period";
-    }
+    for (const auto& gt : an.gpus)
+      if (gt.period) period = gt.period;
+    cut = kCutPeriod;
+    an.method = fmt::format("the period of the GPU timeline (a sequence of {} kernels that repeats on the busiest stream)", period);
+    an.method_kind = "period";
   }
   an.iterations = !an.method.empty();
-  if (!an.iterations)
-    for (auto& gt : an.gpus) {
-      gt.wins.clear();
-      if (!gt.acts.empty()) gt.wins.push_back({gt.first, gt.last});  // the whole profile as one window
-    }
 
-  // Per-window figures.
-  std::vector<double> lens;
+  // Per-window figures: the local ones from the digest, communication and waiting here. Each
+  // window's figures go into the means over GPUs and the GPU's totals and are not kept (a job of
+  // 512 ranks of 3,500 iterations would hold 0.5 GB of them).
+  auto add = [](WinStats& a, const WinStats& b, double k) {
+    a.len += b.len * k, a.compute += b.compute * k, a.busy += b.busy * k, a.idle += b.idle * k, a.host_idle += b.host_idle * k;
+    a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k, a.wait += b.wait * k;
+    for (int c = 0; c < kCollCount; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k, a.kernels[c] += b.kernels[c] * k;
+  };
   std::size_t max_wins = 0;
   for (auto& gt : an.gpus) {
-    for (const auto& w : gt.wins) {
+    gt.wins = std::move(gt.cuts[cut].wins);
+    gt.windows = gt.wins.size();
+    max_wins = std::max(max_wins, gt.windows);
+    if (gt.windows) ++an.gpus_with_windows;
+  }
+  std::vector<std::size_t> have(max_wins, 0);  // GPUs with an iteration j
+  for (const auto& gt : an.gpus)
+    for (std::size_t j = 0; j < gt.windows; ++j) ++have[j];
+  an.by_index.resize(max_wins);
+  std::vector<double> lens;
+  for (auto& gt : an.gpus) {
+    const auto local = std::move(gt.cuts[cut].stats);
+    gt.cuts = {};
+    for (std::size_t i = 0; i < gt.wins.size(); ++i) {
+      const auto& w = gt.wins[i];
       WinStats s;
-      s.len = static_cast<double>(w.e - w.s);
-      s.compute = static_cast<double>(measure(gt.compute, w.s, w.e));
-      s.copy = static_cast<double>(measure(gt.copy, w.s, w.e));
+      s.len = local[i].len;
+      s.compute = local[i].compute;
+      s.copy = local[i].copy;
+      s.idle = local[i].idle;
+      s.host_idle = local[i].host_idle;
+      s.busy = s.len - s.idle;
       s.comm_all = static_cast<double>(measure(gt.comm_all, w.s, w.e));
       s.exposed_all = static_cast<double>(measure(gt.exposed_all, w.s, w.e));
       for (int c = 1; c < kCollCount; ++c)
@@ -555,35 +823,15 @@ Analysis analyze(const Profile& p, const ProfileOptions& o) {
           s.exposed[c] = static_cast<double>(measure(gt.exposed[c], w.s, w.e));
         }
       s.wait = static_cast<double>(measure(gt.wait, w.s, w.e));
-      // The collectives of the window (acts are sorted by start): explain's collectives per step.
-      auto from = std::lower_bound(gt.acts.begin(), gt.acts.end(), w.s, [&](std::uint32_t ai, std::int64_t t) { return p.acts[ai].start < t; });
-      for (auto ai = from; ai != gt.acts.end() && p.acts[*ai].start < w.e; ++ai)
-        if (p.acts[*ai].kind == ActKind::kernel && p.acts[*ai].coll != Coll::none) s.kernels[static_cast<int>(p.acts[*ai].coll)] += 1;
-      s.idle = static_cast<double>(measure(gt.idle, w.s, w.e));
-      s.host_idle = static_cast<double>(measure(gt.host_idle, w.s, w.e));
-      s.busy = s.len - s.idle;
-      gt.stats.push_back(s);
+      // The collectives of the window (by start): explain's collectives per step.
+      auto from = std::lower_bound(gt.colls.begin(), gt.colls.end(), w.s, [](const std::pair<std::int64_t, Coll>& k, std::int64_t t) { return k.first < t; });
+      for (auto k = from; k != gt.colls.end() && k->first < w.e; ++k) s.kernels[static_cast<int>(k->second)] += 1;
       lens.push_back(s.len);
+      add(gt.total, s, 1.0);
+      add(an.per_iter, s, 1.0 / (static_cast<double>(gt.windows) * static_cast<double>(an.gpus_with_windows)));
+      add(an.by_index[i], s, 1.0 / static_cast<double>(have[i]));
     }
-    max_wins = std::max(max_wins, gt.wins.size());
-  }
-  auto add = [](WinStats& a, const WinStats& b, double k) {
-    a.len += b.len * k, a.compute += b.compute * k, a.busy += b.busy * k, a.idle += b.idle * k, a.host_idle += b.host_idle * k;
-    a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k, a.wait += b.wait * k;
-    for (int c = 0; c < kCollCount; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k, a.kernels[c] += b.kernels[c] * k;
-  };
-  for (const auto& gt : an.gpus)
-    if (!gt.stats.empty()) ++an.gpus_with_windows;
-  for (const auto& gt : an.gpus) {
-    if (gt.stats.empty()) continue;
-    for (const auto& s : gt.stats) add(an.per_iter, s, 1.0 / (static_cast<double>(gt.stats.size()) * static_cast<double>(an.gpus_with_windows)));
-  }
-  an.by_index.resize(max_wins);
-  for (std::size_t j = 0; j < max_wins; ++j) {
-    std::size_t have = 0;
-    for (const auto& gt : an.gpus) have += j < gt.stats.size();
-    for (const auto& gt : an.gpus)
-      if (j < gt.stats.size()) add(an.by_index[j], gt.stats[j], 1.0 / static_cast<double>(have));
+    gt.colls = {};
   }
   an.iteration_ms_median = ms(percentile(lens, 0.5));
   an.iteration_count = max_wins;
@@ -621,12 +869,12 @@ std::string iteration_words(const Analysis& an) {
 std::string every(const Analysis& an) { return an.iterations ? "every iteration" : "the profile"; }
 
 // A rank's name in the cross-rank findings: its label, and its node where the profile names it.
-std::string rank_name(const Profile& p, const CrossRanks& xr, std::size_t r) {
+std::string rank_name(const Digest& p, const CrossRanks& xr, std::size_t r) {
   const auto& g = p.gpus[xr.gpu[r]];
   return g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host);
 }
 
-Finding straggler_finding(const Profile& p, const Analysis& an, const std::string& source) {
+Finding straggler_finding(const Digest& p, const Analysis& an, const std::string& source) {
   const auto& xr = an.xr;
   const auto& al = xr.al;
   const std::size_t n = xr.gpu.size();
@@ -755,8 +1003,9 @@ Finding straggler_finding(const Profile& p, const Analysis& an, const std::strin
 
 }  // namespace
 
-ProfileFigures profile_figures(const Profile& p, const ProfileOptions& o) {
-  auto an = analyze(p, o);
+ProfileFigures profile_figures(const Profile& profile, const ProfileOptions& o) {
+  auto d = digest(profile, o);
+  auto an = analyze(d, o);
   ProfileFigures f;
   f.iterations = an.iterations;
   f.iteration_ms = an.iteration_ms_median;
@@ -774,7 +1023,10 @@ ProfileFigures profile_figures(const Profile& p, const ProfileOptions& o) {
   return f;
 }
 
-std::vector<Finding> analyze_profile(const Profile& p, const std::string& source, const ProfileOptions& o) {
+namespace {
+
+// The findings of a profile's digest (one profile, or a job's ranks absorbed in order).
+std::vector<Finding> digest_findings(Digest& p, const std::string& source, const ProfileOptions& o) {
   auto an = analyze(p, o);
   std::vector<Finding> out;
   const auto& it = an.per_iter;
@@ -793,7 +1045,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     std::size_t kernels = 0, devices = 0;
     double kernel_ns = 0, nccl_ns = 0, span = 0;
     for (const auto& gt : an.gpus) {
-      if (gt.acts.empty()) continue;
+      if (gt.acts == 0) continue;
       ++devices;
       kernels += gt.kernels;
       kernel_ns += gt.kernel_ns;
@@ -805,13 +1057,13 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     std::size_t shown = 0;
     for (std::size_t g = 0; g < an.gpus.size(); ++g) {
       const auto& gt = an.gpus[g];
-      if (gt.acts.empty()) continue;
+      if (gt.acts == 0) continue;
       if (++shown > 16) {
         f.add(source, fmt::format("... {} more GPUs", devices - 16));
         break;
       }
       f.add(source, fmt::format("{}: {} kernels, {:.2f} ms of kernels, {:.2f} ms NCCL, {} copies/sets, span {:.2f} ms", p.gpus[g].label, gt.kernels,
-                                ms(gt.kernel_ns), ms(gt.nccl_ns), gt.acts.size() - gt.kernels, ms(static_cast<double>(gt.last - gt.first))));
+                                ms(gt.kernel_ns), ms(gt.nccl_ns), gt.acts - gt.kernels, ms(static_cast<double>(gt.last - gt.first))));
     }
     for (const auto& n : p.notes) f.add(source, n);
     f.metric("kernels", static_cast<double>(kernels));
@@ -831,7 +1083,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
       f.title = !o.iteration_range.empty()
                     ? fmt::format("no range named '{}' holds GPU work (--iteration-range); figures are over the whole profile", o.iteration_range)
                     : "no iterations found (no ProfilerStep#N or step-like NVTX range, no repeating kernel sequence): figures are over the whole profile";
-      f.add(source, fmt::format("{} host ranges, {} GPUs", p.ranges.size(), an.gpus_with_windows));
+      f.add(source, fmt::format("{} host ranges, {} GPUs", p.ranges, an.gpus_with_windows));
       f.fix = "annotate iterations (torch.profiler schedule gives ProfilerStep#N; nvtx.range_push('step') around each step) or pass --iteration-range NAME";
       f.metric("iterations", 0);
     } else {
@@ -845,10 +1097,9 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
       f.metric("gpus", static_cast<double>(an.gpus_with_windows));
       for (std::size_t g = 0; g < an.gpus.size(); ++g) {
         const auto& gt = an.gpus[g];
-        if (gt.stats.empty()) continue;
-        double l = 0, cpt = 0;
-        for (const auto& s : gt.stats) l += s.len, cpt += s.compute;
-        double k = static_cast<double>(gt.stats.size());
+        if (gt.windows == 0) continue;
+        const double l = gt.total.len, cpt = gt.total.compute;
+        double k = static_cast<double>(gt.windows);
         f.metric("iterations." + p.gpus[g].key, k);
         f.metric("iteration_ms_mean." + p.gpus[g].key, ms(l / k));
         f.metric("compute_ms_per_iter." + p.gpus[g].key, ms(cpt / k));
@@ -908,10 +1159,8 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     if (an.xr.present) {
       double wsum = 0, wgpus = 0;
       for (const auto& gt : an.gpus) {
-        if (gt.stats.empty()) continue;
-        double w = 0;
-        for (const auto& st : gt.stats) w += st.wait;
-        wsum += w / static_cast<double>(gt.stats.size());
+        if (gt.windows == 0) continue;
+        wsum += gt.total.wait / static_cast<double>(gt.windows);
         ++wgpus;
       }
       waiting = wgpus > 0 && all ? wsum / wgpus : 0;
@@ -936,9 +1185,8 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     std::vector<std::pair<double, std::size_t>> order;
     for (std::size_t g = 0; g < an.gpus.size(); ++g) {
       const auto& gt = an.gpus[g];
-      if (gt.stats.empty()) continue;
-      double e = 0, l = 0;
-      for (const auto& s : gt.stats) e += all ? s.exposed_all : s.exposed[c], l += s.len;
+      if (gt.windows == 0) continue;
+      const double e = all ? gt.total.exposed_all : gt.total.exposed[c], l = gt.total.len;
       order.push_back({pct(e, l), g});
       f.metric("exposed_pct_of_iter." + p.gpus[g].key, pct(e, l));
     }
@@ -950,9 +1198,8 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
         break;
       }
       const auto& gt = an.gpus[g];
-      double e = 0, cm = 0;
-      for (const auto& s : gt.stats) e += all ? s.exposed_all : s.exposed[c], cm += all ? s.comm_all : s.comm[c];
-      double k = static_cast<double>(gt.stats.size());
+      const double e = all ? gt.total.exposed_all : gt.total.exposed[c], cm = all ? gt.total.comm_all : gt.total.comm[c];
+      double k = static_cast<double>(gt.windows);
       f.add(source, fmt::format("{}: {:.2f} ms communication, {:.2f} ms exposed {} ({:.1f}%)", p.gpus[g].label, ms(cm / k), ms(e / k),
                                 iteration_words(an), share_g),
             "<= 10% of the iteration exposed");
@@ -1007,7 +1254,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
   // A whole-graph execution (nsys --cuda-graph-trace=graph) holds an unknown number of kernels:
   // such a profile is judged.
   std::size_t all_kernels = 0;
-  const bool graphs = std::any_of(p.acts.begin(), p.acts.end(), [](const GpuActivity& a) { return a.kind == parsers::ActKind::graph; });
+  const bool graphs = p.graphs;
   for (const auto& gt : an.gpus) all_kernels += gt.kernels;
   auto too_few_kernels = [&](Finding& f) {
     if (all_kernels >= kMinKernelsToJudge || graphs) return false;
@@ -1033,9 +1280,8 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     if (p.api_calls == 0) f.add(source, "no host launch calls in the profile: idle cannot be split into host-bound and other (all counted as other)");
     for (std::size_t g = 0, shown = 0; g < an.gpus.size(); ++g) {
       const auto& gt = an.gpus[g];
-      if (gt.stats.empty()) continue;
-      double i = 0, h = 0, l = 0;
-      for (const auto& s : gt.stats) i += s.idle, h += s.host_idle, l += s.len;
+      if (gt.windows == 0) continue;
+      const double i = gt.total.idle, h = gt.total.host_idle, l = gt.total.len;
       f.metric("idle_pct." + p.gpus[g].key, pct(i, l));
       f.metric("host_bound_pct." + p.gpus[g].key, pct(h, l));
       if (++shown <= 8) f.add(source, fmt::format("{}: idle {:.1f}%, host-bound {:.1f}%", p.gpus[g].label, pct(i, l), pct(h, l)), "<= 10% idle");
@@ -1057,12 +1303,12 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
       f.status = report::Status::skip;
       f.title = p.api_calls == 0 ? "no host launch calls in the profile (nsys --trace=cuda records them; Kineto cuda_runtime events)"
                                  : "no kernel could be joined to its launch call by correlation id";
-      f.add(source, fmt::format("{} host API calls, {} kernels", p.api_calls, an.api_us.size()));
+      f.add(source, fmt::format("{} host API calls, {} kernels", p.api_calls, an.launches));
     } else {
       std::size_t kernels = 0;
       for (const auto& gt : an.gpus) kernels += gt.kernels;
-      double api50 = percentile(an.api_us, 0.5);
-      double d50 = percentile(an.delay_us, 0.5), d99 = percentile(an.delay_us, 0.99);
+      double api50 = hist_percentile_us(an.api_ns, 0.5);
+      double d50 = hist_percentile_us(an.delay_ns, 0.5), d99 = hist_percentile_us(an.delay_ns, 0.99);
       double short_pct = pct(static_cast<double>(an.short_kernels), static_cast<double>(an.launches));
       double host = pct(it.host_idle, it.len);
       f.metric("launch_api_us_p50", api50);
@@ -1188,6 +1434,84 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
     out.push_back(std::move(f));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Finding> analyze_profile(const Profile& p, const std::string& source, const ProfileOptions& o) {
+  auto d = digest(p, o);
+  return digest_findings(d, source, o);
+}
+
+ProfileJob analyze_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads) {
+  ProfileJob job;
+  const std::size_t n = files.size();
+  if (n == 0) return job;
+  const bool several = n > 1;
+  enum class State : std::uint8_t { pending, done, failed };
+  std::vector<State> state(n, State::pending);
+  std::vector<std::optional<Digest>> ready(n);  // digests read ahead of the next one to absorb
+  std::vector<std::string> why(n);
+  Digest all;
+  std::mutex mu;
+  std::size_t next = 0, absorbed = 0, held = 0;
+  bool stop = false;
+  // Each thread takes the next file, reads it, reduces it to its digest and drops the profile;
+  // the digests are absorbed in the files' order (the report is the one of one thread).
+  auto work = [&] {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (stop || next == n) return;
+        i = next++;
+        job.profiles_held_peak = std::max(job.profiles_held_peak, ++held);
+      }
+      std::optional<Digest> d;
+      std::string err;
+      std::size_t acts = 0;
+      {
+        auto r = read(files[i]);
+        if (!r) err = r.error();
+        else {
+          if (several)
+            for (auto& g : r->gpus) g.label = files[i] + ": " + g.label;
+          acts = r->acts.size();
+          d = digest(*r, o);
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      --held;
+      job.activities += acts;
+      if (d) {
+        state[i] = State::done;
+        ready[i] = std::move(d);
+      } else {
+        state[i] = State::failed;
+        why[i] = std::move(err);
+        // Of a job's ranks, a missing one would silently change who is late: the rest is not read.
+        if (several) stop = true;
+      }
+      for (; absorbed < n && state[absorbed] != State::pending; ++absorbed) {
+        if (state[absorbed] == State::failed) continue;
+        absorb(all, std::move(*ready[absorbed]), static_cast<std::uint32_t>(absorbed));
+        ready[absorbed].reset();
+        job.used.push_back(files[absorbed]);
+        job.digest_bytes_peak = std::max(job.digest_bytes_peak, digest_bytes(all));
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < std::clamp<std::size_t>(threads, 1, n); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (std::size_t i = 0; i < n; ++i)
+    if (state[i] == State::failed) job.unusable.emplace_back(files[i], why[i]);
+  if (!job.unusable.empty() && several) return job;
+  if (job.used.empty()) return job;
+  const std::string source = job.used.size() == 1 ? job.used[0] : fmt::format("{} profiles", job.used.size());
+  job.findings = digest_findings(all, source, o);
+  return job;
 }
 
 }  // namespace perfgap::analyzers

@@ -9,11 +9,13 @@
 
 #include "analyzers/analyzers.hpp"
 #include "analyzers/budget.hpp"
+#include "analyzers/profile_job.hpp"
 #include "analyzers/profile_ranks.hpp"
 #include "files.hpp"
 #include "findings.hpp"
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
+#include "report/render.hpp"
 
 using namespace perfgap;
 using fixture::find;
@@ -319,4 +321,124 @@ TEST(ProfileRanks, RandomSequencesAreHandledAndEveryMatchIsConsistent) {
       EXPECT_GE(m.last, m.first);
     }
   }
+}
+
+// The job path (analyze kineto over rank files, analyzers/profile_job.hpp): each rank reduced to
+// its digest and dropped must give the report of the ranks' profiles merged in the files' order
+// (as analyze kineto built it before), whatever way iterations are found and on any number of
+// threads (ranks read out of order are absorbed in order).
+namespace {
+
+struct XrankJob {
+  std::vector<std::string> files;
+  std::vector<std::string> json;
+  analyzers::ProfileReader reader() const {
+    return [this](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
+      for (std::size_t i = 0; i < files.size(); ++i)
+        if (files[i] == f) {
+          auto p = parsers::parse_kineto(json[i]);
+          if (!p) return tl::unexpected(p.error().describe());
+          return std::move(*p);
+        }
+      return tl::unexpected(std::string("no such file"));
+    };
+  }
+};
+
+XrankJob xrank_files(const gen::Scenario& s) {
+  XrankJob j;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    j.files.push_back("trace/rank" + std::to_string(g) + ".json");
+    j.json.push_back(gen::kineto_json(s, g, static_cast<int>(g)));
+  }
+  return j;
+}
+
+std::string xrank_report(std::vector<report::Finding> fs) {
+  report::Report r;
+  r.findings = std::move(fs);
+  return report::render_json(r);
+}
+
+// The merged model's report, labels named by file as the job names them.
+std::string xrank_merged_report(const XrankJob& j, const analyzers::ProfileOptions& o) {
+  parsers::Profile all;
+  auto read = j.reader();
+  for (std::size_t i = 0; i < j.files.size(); ++i) {
+    auto p = read(j.files[i]);
+    if (!p) throw std::runtime_error(p.error());
+    if (j.files.size() > 1)
+      for (auto& g : p->gpus) g.label = j.files[i] + ": " + g.label;
+    all.merge(std::move(*p), static_cast<std::uint32_t>(i));
+  }
+  const std::string source = j.files.size() == 1 ? j.files[0] : std::to_string(j.files.size()) + " profiles";
+  return xrank_report(analyzers::analyze_profile(all, source, o));
+}
+
+}  // namespace
+
+TEST(ProfileRanks, JobOfDigestsGivesTheMergedProfilesReport) {
+  gen::JobSpec spec;
+  spec.late_rank = 3;
+  spec.late_ms = 12;
+  spec.clock_offset_ms = kXrankOffsets;
+  gen::JobSpec foreign;
+  foreign.foreign_rank = 2;
+  struct Case {
+    const char* what;
+    gen::Scenario s;
+    std::string range;
+  };
+  const std::vector<Case> cases = {
+      {"ProfilerStep#N, a straggler, clock offsets", gen::job(spec), ""},
+      {"a rank of another job", gen::job(foreign), ""},
+      {"--iteration-range", gen::job(spec), "ProfilerStep#3"},
+      {"the timeline's period", gen::exposed_comm(4, 6, 20, 10, false), ""},
+      {"step-like NVTX ranges", gen::overlapped(3, 5), ""},
+      {"launch-bound", gen::launch_bound(2, 4), ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    const auto j = xrank_files(c.s);
+    analyzers::ProfileOptions o;
+    o.iteration_range = c.range;
+    const std::string want = xrank_merged_report(j, o);
+    for (std::size_t threads : {1, 3}) {
+      auto job = analyzers::analyze_profile_job(j.files, j.reader(), o, threads);
+      EXPECT_TRUE(job.unusable.empty());
+      EXPECT_EQ(job.used, j.files);
+      EXPECT_EQ(xrank_report(std::move(job.findings)), want) << threads << " threads";
+    }
+  }
+  // One file: the single-file report, its label as read.
+  XrankJob one = xrank_files(gen::job(spec));
+  one.files.resize(1);
+  one.json.resize(1);
+  EXPECT_EQ(xrank_report(analyzers::analyze_profile_job(one.files, one.reader(), {}, 2).findings), xrank_merged_report(one, {}));
+}
+
+// Issue 29: memory must not grow with the ranks. The job holds at most one profile per thread
+// (being read or digested) and, per rank, a digest that is small next to the activities read
+// (its collectives, communication intervals and iteration windows: not a value per kernel).
+TEST(ProfileRanks, JobHoldsAProfilePerThreadAndSmallDigestsNotTheRanks) {
+  gen::JobSpec spec;
+  spec.ranks = 16;
+  spec.iterations = 60;
+  spec.late_rank = 7;
+  const auto j = xrank_files(gen::job(spec));
+  auto job = analyzers::analyze_profile_job(j.files, j.reader(), {}, 2);
+  ASSERT_EQ(job.used.size(), 16u);
+  EXPECT_LE(job.profiles_held_peak, 2u);
+  EXPECT_GE(job.activities, 16u * 60 * 42);
+  const double read_bytes = static_cast<double>(job.activities * sizeof(parsers::GpuActivity));
+  EXPECT_LT(static_cast<double>(job.digest_bytes_peak), read_bytes / 4)
+      << job.digest_bytes_peak << " bytes of digests for " << job.activities << " activities";
+  EXPECT_EQ(find(job.findings, "profile.straggler").status, Status::warn);
+  // A failing rank of several stops the job: named, nothing judged.
+  auto bad_files = j.files;
+  bad_files[5] = "trace/missing.json";
+  auto failed = analyzers::analyze_profile_job(bad_files, j.reader(), {}, 2);
+  ASSERT_EQ(failed.unusable.size(), 1u);
+  EXPECT_EQ(failed.unusable[0].first, "trace/missing.json");
+  EXPECT_TRUE(failed.findings.empty());
 }

@@ -1,0 +1,39 @@
+// A job's profiles (one Kineto trace or nsys export per rank) analysed together without holding
+// them: each rank is read (by the caller's reader: this layer reads no file), reduced at once to
+// its digest (per GPU its interval lists, collectives and candidate iteration windows; launch
+// figures as histograms) and dropped, on up to `threads` threads. Memory is the digests plus one
+// profile per thread, whatever the number of ranks; the findings are those analyze_profile gives
+// for the ranks' profiles merged in the files' order (docs/ANALYZE.md, cross-rank analysis).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tl/expected.hpp>
+
+#include "analyzers/analyzers.hpp"
+#include "parsers/profile.hpp"
+
+namespace perfgap::analyzers {
+
+using ProfileReader = std::function<tl::expected<parsers::Profile, std::string>(const std::string& file)>;
+
+struct ProfileJob {
+  std::vector<Finding> findings;  // empty when no file was usable, or when one of several failed
+  std::vector<std::string> used;  // the files analysed, in order
+  // (file, why) in the files' order. Of several files the first failure stops the reading (a
+  // missing rank would change who is late): the caller says it and analyses nothing.
+  std::vector<std::pair<std::string, std::string>> unusable;
+  // What memory the job took (the unit test that memory is not held per rank reads them).
+  std::size_t profiles_held_peak = 0;  // profiles being read or digested at once (<= threads)
+  std::size_t digest_bytes_peak = 0;   // the job's digest after its last rank
+  std::size_t activities = 0;          // activities read over all ranks
+};
+
+// Labels get the file's name in front when there are several files (as the merged model's did).
+ProfileJob analyze_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads);
+
+}  // namespace perfgap::analyzers
