@@ -17,6 +17,7 @@ CLI::Validator one_of(const std::vector<std::string>& values) {
 
 CLI::Option* add_format_option(CLI::App* cmd, std::string& value, const std::vector<report::Format>& accepted, const std::string& notes) {
   std::vector<std::string> names;
+  names.reserve(accepted.size());
   for (report::Format f : accepted) names.emplace_back(report::format_name(f));
   std::string help = "Output format: ";
   for (std::size_t i = 0; i < names.size(); ++i)
