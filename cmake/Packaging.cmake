@@ -7,7 +7,8 @@
 # under CMAKE_CROSSCOMPILING_EMULATOR (qemu-user) or has none.
 set(PERFGAP_MAN_DIR ${PROJECT_BINARY_DIR}/man)
 set(PERFGAP_MAN_PAGES perfgap)
-foreach(c check analyze gap snapshot fleet health fanout sweep version)
+# The commands of `perfgap --help`, as packaging/gen-man.sh lists them (ctest man.pages_cover_commands).
+foreach(c check analyze gap snapshot fleet health fanout sweep compare explain profile probe history version)
   list(APPEND PERFGAP_MAN_PAGES perfgap-${c})
 endforeach()
 list(TRANSFORM PERFGAP_MAN_PAGES PREPEND ${PERFGAP_MAN_DIR}/ OUTPUT_VARIABLE PERFGAP_MAN_FILES)
