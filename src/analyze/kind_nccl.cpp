@@ -50,25 +50,16 @@ tl::expected<Result, std::string> run_nccl_ras(const Analyzer& an, const Request
 
 // Read together: NCCL versions and settings are compared across the ranks' logs.
 tl::expected<Result, std::string> run_nccl_log(const Analyzer& an, const Request& r) {
-  std::vector<parsers::NcclLog> logs;
-  std::vector<std::string> sources;
-  logs.reserve(r.files.size());
-  auto read = each_input(an, r, [&](const std::string& file, Collected&) -> std::optional<std::string> {
-    auto l = parse_input<parsers::NcclLogParser>(file);
-    if (!l) return l.error();
-    logs.push_back(std::move(*l));
-    sources.push_back(file);
-    return std::nullopt;
-  });
-  if (!read) return read;
+  auto kept = keep_inputs<parsers::NcclLogParser>(an, r, sys::kMaxInputBytes);
+  if (!kept) return tl::unexpected(kept.error());
   std::vector<analyzers::NcclLogInput> in;
-  for (std::size_t i = 0; i < logs.size(); ++i) in.push_back({sources[i], &logs[i]});
+  for (std::size_t i = 0; i < kept->models.size(); ++i) in.push_back({kept->sources[i], &kept->models[i]});
   analyzers::NcclLogOptions o;
   o.expect_topo_file = r.expect_topo_file;
   if (!r.expect_net.empty()) o.expect_net = r.expect_net;
   o.expect_gdr = r.expect_gdr;
-  for (auto& f : analyzers::analyze_nccl_logs(in, o)) read->findings.push_back(std::move(f));
-  return read;
+  for (auto& f : analyzers::analyze_nccl_logs(in, o)) kept->result.findings.push_back(std::move(f));
+  return std::move(kept->result);
 }
 
 // One file per process (HOST-pidPID.log in the plugin's dump directory), judged together; a

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyze/inputs.hpp"
 #include "analyze/registry.hpp"
 
 namespace perfgap::analyze::detail {
@@ -41,6 +42,30 @@ tl::expected<Result, std::string> each_input(const Analyzer& an, const Request& 
     else ++c.usable;
   }
   return c.finish(r.files);
+}
+
+// Inputs judged together (NCCL logs, nvidia-smi captures): every usable one's model kept, with
+// its name, next to the findings of the unusable ones.
+template <class Model>
+struct KeptInputs {
+  Result result;
+  std::vector<Model> models;
+  std::vector<std::string> sources;
+};
+template <class Parser>
+auto keep_inputs(const Analyzer& an, const Request& r, std::size_t max_bytes)
+    -> tl::expected<KeptInputs<typename decltype(std::declval<Parser&>().finish())::value_type>, std::string> {
+  KeptInputs<typename decltype(std::declval<Parser&>().finish())::value_type> kept;
+  auto read = each_input(an, r, [&](const std::string& file, Collected&) -> std::optional<std::string> {
+    auto model = parse_input<Parser>(file, max_bytes);
+    if (!model) return model.error();
+    kept.models.push_back(std::move(*model));
+    kept.sources.push_back(file);
+    return std::nullopt;
+  });
+  if (!read) return tl::unexpected(read.error());
+  kept.result = std::move(*read);
+  return kept;
 }
 
 tl::expected<NicBasis, std::string> nic_basis(const Request& r);

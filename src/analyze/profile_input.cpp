@@ -1,10 +1,8 @@
 // analyze nsys / kineto inputs: an SQLite export (a .nsys-rep through `nsys export`), a Kineto trace.
 #include <fmt/format.h>
-#include <signal.h>  // NOLINT(modernize-deprecated-headers): struct sigaction is POSIX, not in <csignal>
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +14,7 @@
 #include "sys/executable.hpp"
 #include "sys/named_file.hpp"
 #include "sys/process.hpp"
+#include "sys/stop_signals.hpp"
 
 namespace perfgap::analyze {
 namespace {
@@ -24,39 +23,6 @@ bool ends_with(const std::string& s, const char* suffix) {
   std::string_view x(suffix);
   return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
-
-// While nsys export runs, SIGINT, SIGTERM and SIGHUP only set this flag: nsys's process group
-// is stopped, the temporary directory removed, and the signal then raised again (exit 128+N,
-// nothing left behind).
-volatile std::sig_atomic_t g_export_signal = 0;
-extern "C" void on_export_signal(int sig) { g_export_signal = sig; }
-
-class ExportSignals {
- public:
-  ExportSignals() {
-    g_export_signal = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_export_signal;
-    sigemptyset(&sa.sa_mask);
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &sa, &saved_[i]);
-  }
-  ~ExportSignals() {
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
-  }
-  ExportSignals(const ExportSignals&) = delete;
-  ExportSignals& operator=(const ExportSignals&) = delete;
-  // After the cleanup: the signal that came takes its normal course.
-  static void raise_pending() {
-    if (int sig = g_export_signal) {
-      ::signal(sig, SIG_DFL);
-      ::raise(sig);
-    }
-  }
-
- private:
-  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction saved_[3] = {};
-};
 
 // A .nsys-rep through `nsys export --type sqlite` into a private temp dir; the export's bytes or why not.
 tl::expected<std::string, std::string> export_nsys_report(const std::string& file) {
@@ -78,17 +44,19 @@ tl::expected<std::string, std::string> export_nsys_report(const std::string& fil
   auto tmp_dir = std::filesystem::temp_directory_path(tmp_ec);
   if (tmp_ec) tmp_dir = "/tmp";
   std::string tmpl = (tmp_dir / "perfgap-nsys.XXXXXX").string();
-  ExportSignals signals;  // from before the directory exists until it is gone
+  // SIGINT, SIGTERM and SIGHUP only set a flag: nsys's process group is stopped, the temporary
+  // directory removed, and the signal then raised again (exit 128+N, nothing left behind).
+  sys::StopSignals signals;  // from before the directory exists until it is gone
   if (!::mkdtemp(tmpl.data())) return tl::unexpected(fmt::format("cannot make a temporary directory for nsys export: {}", std::strerror(errno)));
   std::string out = tmpl + "/export.sqlite";
   sys::CommandOptions o;
   o.timeout = std::chrono::minutes(10);
   o.term_grace = std::chrono::seconds(2);
-  o.stop = &g_export_signal;
+  o.stop = sys::StopSignals::flag();
   tl::expected<std::string, std::string> bytes;
   auto r = sys::run_command({nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", out, "--", report}, o);
   if (!r.started) bytes = tl::unexpected("nsys export could not run: " + r.error);
-  else if (r.stopped || g_export_signal) bytes = tl::unexpected(fmt::format("interrupted by signal {}", static_cast<int>(g_export_signal)));
+  else if (r.stopped || sys::StopSignals::pending()) bytes = tl::unexpected(fmt::format("interrupted by signal {}", sys::StopSignals::pending()));
   else if (r.timed_out) bytes = tl::unexpected(std::string("nsys export did not finish within 10 minutes"));
   else if (r.status != 0) {
     std::string err = r.err.substr(0, r.err.find('\n'));
@@ -99,7 +67,7 @@ tl::expected<std::string, std::string> export_nsys_report(const std::string& fil
   }
   std::error_code ec;
   std::filesystem::remove_all(tmpl, ec);
-  ExportSignals::raise_pending();
+  sys::StopSignals::raise_pending();
   return bytes;
 }
 

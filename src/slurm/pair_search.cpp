@@ -1,49 +1,21 @@
 #include "slurm/pair_search.hpp"
 
-#include <signal.h>  // NOLINT(modernize-deprecated-headers): struct sigaction is POSIX, not in <csignal>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <optional>
 #include <chrono>
-#include <csignal>
 #include <thread>
 
 #include "parsers/nccl_tests.hpp"
 #include "sys/process.hpp"
+#include "sys/stop_signals.hpp"
 
 namespace perfgap::slurm {
 namespace {
 
 using PairClock = std::chrono::steady_clock;
-
-// While the search runs, SIGINT, SIGTERM and SIGHUP only set this flag: sys::run_command sees it and
-// stops its srun's process group (SIGTERM first: srun cancels its step), the search ends.
-volatile std::sig_atomic_t g_pair_signal = 0;
-extern "C" void on_pair_signal(int sig) {
-  if (g_pair_signal == 0) g_pair_signal = sig;
-}
-
-class PairSignals {
- public:
-  PairSignals() {
-    g_pair_signal = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_pair_signal;
-    sigemptyset(&sa.sa_mask);
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &sa, &saved_[i]);
-  }
-  ~PairSignals() {
-    for (std::size_t i = 0; i < std::size(kSignals); ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
-  }
-  PairSignals(const PairSignals&) = delete;
-  PairSignals& operator=(const PairSignals&) = delete;
-
- private:
-  static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction saved_[3] = {};
-};
 
 double pair_seconds_since(PairClock::time_point t) { return std::chrono::duration<double>(PairClock::now() - t).count(); }
 
@@ -66,7 +38,7 @@ std::vector<PairMeasurement> pairs_run_round(const PairSearchPlan& plan, const s
       sys::CommandOptions o;
       o.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
       o.term_grace = std::chrono::seconds(10);
-      o.stop = &g_pair_signal;
+      o.stop = sys::StopSignals::flag();
       const auto start = PairClock::now();
       auto r = sys::run_command(pair_srun_command(plan, pairs[i]), o);
       m.seconds = pair_seconds_since(start);
@@ -134,7 +106,9 @@ tl::expected<double, std::string> pair_busbw(std::string_view output) {
 PairSearchResult run_pair_search(const PairSearchPlan& plan, std::FILE* log) {
   PairSearchResult res;
   res.summary.benchmark = plan.benchmark;
-  PairSignals signals;
+  // SIGINT, SIGTERM and SIGHUP only set a flag: sys::run_command stops its srun's process group
+  // (SIGTERM first: srun cancels its step), the search ends.
+  sys::StopSignals signals;
   const auto start = PairClock::now();
   double longest_round = 0;
   int round = 0;
@@ -161,17 +135,17 @@ PairSearchResult run_pair_search(const PairSearchPlan& plan, std::FILE* log) {
     for (auto& m : got) res.runs.push_back(std::move(m));
   };
   for (const auto& pairs : cover_rounds(plan.nodes)) {
-    if (g_pair_signal || !fits()) break;
+    if (sys::StopSignals::pending() || !fits()) break;
     run_one(pairs, "cover");
   }
-  for (int c = 0; c < plan.max_confirm_rounds && !g_pair_signal && !res.summary.budget_spent; ++c) {
+  for (int c = 0; c < plan.max_confirm_rounds && !sys::StopSignals::pending() && !res.summary.budget_spent; ++c) {
     auto pairs = confirm_round(plan.nodes, res.runs, plan.rule);
     if (pairs.empty() || !fits()) break;
     run_one(pairs, "confirm");
   }
   res.summary.rounds = round;
   res.summary.wall_s = pair_seconds_since(start);
-  res.signal = g_pair_signal;
+  res.signal = sys::StopSignals::pending();
   res.summary.interrupted = res.signal != 0;
   return res;
 }
