@@ -172,15 +172,16 @@ int run_check(const CheckArgs& a) {
   // as the checks leave it, and the run takes the longer of the two, not their sum.
   std::future<std::vector<report::Finding>> profiled;
   if (a.profile > 0 && !a.list) profiled = std::async(std::launch::async, [&] { return profile_findings(a.profile, a.pids, std::nullopt); });
-  auto rep = run_node_checks(request);
+  // The config is read once: its selection runs, and its `history:` applies without --history.
+  auto selection = select_node_checks(request);
+  auto rep = selection ? run_node_checks(request, *selection) : tl::expected<report::Report, std::string>(tl::unexpected(selection.error()));
   if (profiled.valid()) {
     auto extra = profiled.get();
     if (rep) check_profile_merge::merge_profile_findings(rep->findings, std::move(extra));
   }
   if (!rep) throw UsageError(rep.error());
   std::string history_dir = a.history;
-  if (history_dir.empty())
-    if (auto sel = select_node_checks(request); sel && sel->config.history) history_dir = *sel->config.history;
+  if (history_dir.empty() && selection->config.history) history_dir = *selection->config.history;
   if (!history_dir.empty()) check_history::record(history_dir, *rep);
   auto w = write_output(a.output, report::render(*rep, format, render_options(a.output, a.verbose, static_cast<long long>(request.started))));
   if (!w) throw UsageError(w.error());

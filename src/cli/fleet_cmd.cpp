@@ -72,7 +72,9 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
     return true;
   });
   auto fl = fleet::dedupe_nodes(std::move(loaded.nodes));
-  auto pace = fleet::pace(measured, fl.nodes, rule, bad);
+  const std::size_t unreadable_before_pace = bad.size();
+  auto pace = fleet::pace(measured, fl.nodes, rule, bad);  // appends the analyze reports it cannot use
+  const std::size_t measurements = measured.size() - (bad.size() - unreadable_before_pace);
   auto job = fleet::job_ranks(measured, fl.nodes);  // the job's ranks (NCCL Inspector, RAS)
   pace.insert(pace.end(), std::make_move_iterator(job.begin()), std::make_move_iterator(job.end()));
   if (fl.nodes.empty() && pace.empty()) throw UsageError(nothing_usable(bad));
@@ -118,7 +120,7 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
     o.verbose = req.verbose;
     o.color = output_is_stdout(req.output) && color_wanted();
     o.width = text_width(output_is_stdout(req.output));
-    text = fleet::render_fleet_text(fl, bad.size(), rep.findings, o);
+    text = fleet::render_fleet_text(fl, {.unreadable = bad.size(), .measurements = measurements}, rep.findings, o);
   }
   auto w = write_output(req.output, text);
   if (!w) throw UsageError(w.error());

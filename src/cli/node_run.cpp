@@ -68,6 +68,10 @@ tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckReque
 tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest& rq) {
   auto sel = select_node_checks(rq);
   if (!sel) return tl::unexpected(sel.error());
+  return run_node_checks(rq, *sel);
+}
+
+tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest& rq, const NodeSelection& selection) {
 
   // A directory, or a snapshot archive unpacked into a private directory that `tree` removes
   // on every way out of this function.
@@ -83,7 +87,7 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   facts::Options opts;
   opts.pids = rq.pids;
   opts.sample = rq.sample.count() > 0 ? rq.sample
-              : sel->config.sample_ms ? std::chrono::milliseconds(*sel->config.sample_ms)
+              : selection.config.sample_ms ? std::chrono::milliseconds(*selection.config.sample_ms)
                                       : std::chrono::milliseconds(0);
   opts.sample_max = rq.sample_max;
   if (!rq.dmesg.empty()) {
@@ -97,8 +101,8 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   }
   core::RunOptions run_opts;
   if (rq.check_timeout.count() > 0) run_opts.check_timeout = rq.check_timeout;
-  else if (sel->config.check_timeout_s)
-    run_opts.check_timeout = std::chrono::milliseconds(static_cast<long>(*sel->config.check_timeout_s * 1000));
+  else if (selection.config.check_timeout_s)
+    run_opts.check_timeout = std::chrono::milliseconds(static_cast<long>(*selection.config.check_timeout_s * 1000));
   opts.nvml = rq.nvml;
   // perfgap-gpu runs inside the first gpu check: both its runs fit in that check's deadline.
   opts.gpu_helper_budget = run_opts.check_timeout;
@@ -109,7 +113,10 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
     const auto& t = facts->training();
     if (t.procs.empty()) {
       std::string why;
-      for (const auto& p : t.problems) why += (why.empty() ? "" : "; ") + p;
+      for (const auto& p : t.problems) {
+        if (!why.empty()) why += "; ";
+        why += p;
+      }
       return tl::unexpected("--pid: none of the named processes can be read (" + why + ")");
     }
   }
@@ -121,7 +128,7 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   if (!root.is_live()) rep.source.root = rq.root;
   if (!rq.baseline.empty()) rep.source.inputs.push_back(rq.baseline);
   if (!rq.dmesg.empty()) rep.source.inputs.push_back(rq.dmesg);
-  rep.findings = core::run_checks(sel->checks, facts, sel->config, run_opts);
+  rep.findings = core::run_checks(selection.checks, facts, selection.config, run_opts);
   rep.node = core::describe_node(*facts);
   return rep;
 }

@@ -37,6 +37,9 @@ struct NodeSelection {
 };
 
 tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckRequest& request);
+// Selects (config, --only/--skip), then runs; the second form runs a selection already made,
+// so that a caller that needs the config too reads it once.
 tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest& request);
+tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest& request, const NodeSelection& selection);
 
 }  // namespace perfgap::cli

@@ -104,7 +104,7 @@ constexpr std::size_t kEvidenceLines = 3;     // evidence lines per finding with
 
 }  // namespace
 
-std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs, const std::vector<Finding>& given,
+std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, const std::vector<Finding>& given,
                               const TextViewOptions& opts) {
   const std::vector<Finding> findings = report::outgoing(given);  // redacted, as every renderer shows findings
   const std::size_t width = std::max<std::size_t>(opts.width, 60);
@@ -169,12 +169,20 @@ std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs,
   }
 
   std::string verdict_text = verdict == Status::fail ? "FAIL" : verdict == Status::error ? "ERROR" : verdict == Status::warn ? "WARN" : "OK";
-  std::string out = fmt::format("perfgap fleet: {}  {} node{} from {} report{}", paint(verdict, verdict_text), nodes.size(),
-                                nodes.size() == 1 ? "" : "s", nodes.size() + fleet.superseded.size() + unreadable_inputs,
-                                nodes.size() + fleet.superseded.size() + unreadable_inputs == 1 ? "" : "s");
-  if (unreadable_inputs) out += fmt::format(" ({} unreadable)", unreadable_inputs);
-  out += fmt::format("\n  {} failing node{}, {} drifting setting{}, {} outlier node{}\n", failing_nodes, failing_nodes == 1 ? "" : "s",
-                     drifting, drifting == 1 ? "" : "s", outlier_nodes, outlier_nodes == 1 ? "" : "s");
+  auto plural = [](std::size_t n, std::string_view one) { return fmt::format("{} {}{}", n, one, n == 1 ? "" : "s"); };
+  const std::size_t node_reports = nodes.size() + fleet.superseded.size();
+  std::string out = fmt::format("perfgap fleet: {}  ", paint(verdict, verdict_text));
+  // Measurements alone make no node rows: the headline says what was read, not "0 nodes".
+  if (node_reports > 0 || inputs.measurements == 0)
+    out += fmt::format("{} from {}", plural(nodes.size(), "node"), plural(node_reports + inputs.unreadable, "report"));
+  if (inputs.measurements > 0)
+    out += fmt::format("{}{}", node_reports > 0 || inputs.measurements == 0 ? ", " : "", plural(inputs.measurements, "measurement report"));
+  if (inputs.unreadable) out += fmt::format(" ({} unreadable)", inputs.unreadable);
+  if (!nodes.empty())
+    out += fmt::format("\n  {}, {}, {}\n", plural(failing_nodes, "failing node"), plural(drifting, "drifting setting"),
+                       plural(outlier_nodes, "outlier node"));
+  else
+    out += "\n  no node reports (`perfgap check --format json`): the findings below are the measurements'\n";
   // The nodes to take out for hardware, as fleet.drain names them: what an operator acts on first.
   for (const auto& f : findings)
     if (f.id == "fleet.drain" && f.status == Status::fail) out += line("  " + paint(Status::fail, "to drain") + ": " + report::printable(f.title.substr(f.title.find(": ") + 2)));

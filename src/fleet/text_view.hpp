@@ -20,7 +20,13 @@ struct TextViewOptions {
   std::size_t width = 100;  // columns; lines are cut to it unless verbose (kUnlimitedWidth: never)
 };
 
-std::string render_fleet_text(const Fleet& fleet, std::size_t unreadable_inputs, const std::vector<report::Finding>& findings,
+// What the fleet read beside its node reports, for the headline's counts.
+struct InputCounts {
+  std::size_t unreadable = 0;
+  std::size_t measurements = 0;  // analyze reports (fleet.pace, fleet.job_ranks)
+};
+
+std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, const std::vector<report::Finding>& findings,
                               const TextViewOptions& opts);
 
 }  // namespace perfgap::fleet

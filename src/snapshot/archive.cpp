@@ -130,13 +130,10 @@ tl::expected<std::string, std::string> safe_name(const char* raw) {
   return out;
 }
 
-// Set by the SIGINT/SIGTERM/SIGHUP handler that ReplayRoot installs while it owns an
-// unpacked tree (the handler does nothing else); the unpack loops stop when they see it.
-volatile std::sig_atomic_t g_signal = 0;
-extern "C" void on_stop_signal(int sig) { g_signal = sig; }
-
+// The unpack loops stop when the StopSignals that ReplayRoot holds while it owns an unpacked
+// tree has caught a signal.
 tl::expected<void, std::string> interrupted() {
-  return tl::unexpected("interrupted by signal " + std::to_string(static_cast<int>(g_signal)));
+  return tl::unexpected("interrupted by signal " + std::to_string(sys::StopSignals::pending()));
 }
 
 std::string mib_text(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
@@ -176,7 +173,7 @@ tl::expected<std::string, std::string> check_entry(struct archive_entry* e, cons
 tl::expected<Needed, std::string> scan_from(struct archive* in, const ExtractLimits& limits, std::uint64_t block) {
   Needed need;
   for (;;) {
-    if (g_signal) return tl::unexpected(interrupted().error());
+    if (sys::StopSignals::pending()) return tl::unexpected(interrupted().error());
     struct archive_entry* e = nullptr;
     int rc = archive_read_next_header(in, &e);
     if (rc == ARCHIVE_EOF) break;
@@ -235,7 +232,7 @@ tl::expected<void, std::string> extract_from(struct archive* in, const std::stri
   std::size_t entries = 0;
   std::uint64_t total = 0;
   for (;;) {
-    if (g_signal) return finish(interrupted());
+    if (sys::StopSignals::pending()) return finish(interrupted());
     struct archive_entry* e = nullptr;
     int rc = archive_read_next_header(in, &e);
     if (rc == ARCHIVE_EOF) break;
@@ -259,7 +256,7 @@ tl::expected<void, std::string> extract_from(struct archive* in, const std::stri
     std::size_t len = 0;
     la_int64_t offset = 0;
     for (;;) {
-      if (g_signal) return finish(interrupted());
+      if (sys::StopSignals::pending()) return finish(interrupted());
       rc = archive_read_data_block(in, &buf, &len, &offset);
       if (rc == ARCHIVE_EOF) break;
       if (rc < ARCHIVE_WARN) return finish(archive_failure(in, "not a readable tar.gz archive"));
@@ -433,20 +430,11 @@ ReplayRoot::~ReplayRoot() {
   std::error_code ec;
   fs::remove_all(temp_, ec);
   // The tree is gone: the signal that came meanwhile now takes its normal course.
-  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) ::sigaction(kStopSignals[i], &saved_[i], nullptr);
-  if (g_signal) {
-    int sig = g_signal;
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
-  }
+  signals_.reset();
+  sys::StopSignals::raise_pending();
 }
 
-void ReplayRoot::catch_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  for (std::size_t i = 0; i < std::size(kStopSignals); ++i) ::sigaction(kStopSignals[i], &sa, &saved_[i]);
-}
+void ReplayRoot::catch_signals() { signals_ = std::make_unique<sys::StopSignals>(); }
 
 tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const std::string& path, const ExtractLimits& limits) {
   struct stat st {};

@@ -3,8 +3,6 @@
 // directory that is removed when the replay ends.
 #pragma once
 
-#include <signal.h>  // NOLINT(modernize-deprecated-headers): struct sigaction is POSIX, not in <csignal>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -15,6 +13,7 @@
 #include <tl/expected.hpp>
 
 #include "snapshot/capture.hpp"
+#include "sys/stop_signals.hpp"
 #include "sys/sysroot.hpp"
 
 namespace perfgap::snapshot {
@@ -79,12 +78,11 @@ class ReplayRoot {
   static tl::expected<std::unique_ptr<ReplayRoot>, std::string> open(const std::string& path, const ExtractLimits& limits = {});
 
  private:
-  static constexpr int kStopSignals[3] = {SIGINT, SIGTERM, SIGHUP};
   ReplayRoot(sys::Sysroot root, std::string temp) : root_(std::move(root)), temp_(std::move(temp)) {}
   void catch_signals();
   sys::Sysroot root_;
   std::string temp_;  // the unpacked archive's directory; empty for a directory
-  struct sigaction saved_[3] = {};
+  std::unique_ptr<sys::StopSignals> signals_;  // while the unpacked tree exists
 };
 
 }  // namespace perfgap::snapshot

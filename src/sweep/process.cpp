@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sys/process.hpp"
+#include "sys/stop_signals.hpp"
 
 extern char** environ;
 
@@ -27,13 +28,6 @@ namespace perfgap::sweep {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-volatile sig_atomic_t g_interrupt = 0;  // sys::run_command looks at it while a benchmark runs
-struct sigaction g_old_int, g_old_term, g_old_hup;
-
-void on_interrupt(int sig) {
-  if (g_interrupt == 0) g_interrupt = sig;
-}
 
 bool write_all(int fd, const char* p, std::size_t n) {
   while (n > 0) {
@@ -98,14 +92,6 @@ class BoundedSink {
 }  // namespace
 
 InterruptGuard::InterruptGuard() {
-  g_interrupt = 0;
-  struct sigaction sa{};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  ::sigaction(SIGINT, &sa, &g_old_int);
-  ::sigaction(SIGTERM, &sa, &g_old_term);
-  ::sigaction(SIGHUP, &sa, &g_old_hup);  // the terminal or ssh session went away: stop the same way
   // Descendants of a benchmark that leave its process group (setsid, a daemonising double
   // fork) become our children when their parent exits, instead of init's: stop_orphans()
   // finds and stops them after every run.
@@ -113,9 +99,6 @@ InterruptGuard::InterruptGuard() {
 }
 
 InterruptGuard::~InterruptGuard() {
-  ::sigaction(SIGINT, &g_old_int, nullptr);
-  ::sigaction(SIGTERM, &g_old_term, nullptr);
-  ::sigaction(SIGHUP, &g_old_hup, nullptr);
   ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 }
 
@@ -176,7 +159,7 @@ void stop_orphans(double grace_s) {
   reap();
 }
 
-int interrupt_signal() { return g_interrupt; }
+int interrupt_signal() { return sys::StopSignals::pending(); }
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
                           const RunLimits& limits, std::string& kept) {
@@ -196,7 +179,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
   // Ctrl-C stops the launcher and every rank it started, as a timeout does; a terminal's
   // Ctrl-C reaches perfgap only (the benchmark has its own process group).
   o.term_grace = o.exit_drain = std::chrono::milliseconds(static_cast<long long>(limits.grace_s * 1000));
-  o.stop = &g_interrupt;
+  o.stop = sys::StopSignals::flag();
   auto r = sys::run_command(argv, o);
   if (!r.started) {
     res.spawn_error = r.error;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sweep/sweep.hpp"
+#include "sys/stop_signals.hpp"
 
 namespace perfgap::sweep {
 
@@ -22,16 +23,19 @@ struct RunLimits {
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path,
                           const RunLimits& limits, std::string& kept);
 
-// SIGINT/SIGTERM/SIGHUP handlers that make a running run_process stop its benchmark and
-// later runs not start; while the guard lives perfgap is also a child subreaper, so what a
-// benchmark leaves behind outside its process group comes back to it (stop_orphans). The
-// previous handlers come back when the guard goes.
+// sys::StopSignals for the sweep: SIGINT/SIGTERM/SIGHUP make a running run_process stop its
+// benchmark and later runs not start; while the guard lives perfgap is also a child subreaper,
+// so what a benchmark leaves behind outside its process group comes back to it (stop_orphans).
+// The previous handlers come back when the guard goes.
 class InterruptGuard {
  public:
   InterruptGuard();
   ~InterruptGuard();
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  sys::StopSignals signals_;
 };
 // The signal that interrupted the sweep, or 0.
 int interrupt_signal();

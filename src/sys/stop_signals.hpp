@@ -1,7 +1,10 @@
 // While a StopSignals lives, SIGINT, SIGTERM and SIGHUP only set one flag (the first signal
-// wins): sys::run_command watches it (CommandOptions::stop) and stops its child's group, and the
-// holder cleans up (temporary files, a step half done) before it ends. The handlers in place
-// before are restored when it goes. One at a time in a process.
+// wins): sys::run_command watches it (CommandOptions::stop) and stops its child's group, loops
+// look at it between steps, and the holder cleans up (temporary files, a step half done) before
+// it ends. System calls restart (SA_RESTART): the flag, not EINTR, says stop. The handlers in
+// place before are restored when it goes. The one guard of analyze's nsys export, slurm's pair
+// search, sweep's benchmarks and an unpacked snapshot; nested guards share the flag (an inner
+// one does not clear what the outer one caught).
 #pragma once
 
 #include <csignal>
@@ -27,6 +30,7 @@ class StopSignals {
  private:
   static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
   struct sigaction saved_[3] = {};
+  static int depth_;
 };
 
 }  // namespace perfgap::sys

@@ -127,6 +127,17 @@ TEST_F(FleetMeasured, NamesTheSlowNodesByTheLogsHostAndTheSettingTheyShare) {
   auto text = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in"});
   EXPECT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("sets the pace"), std::string::npos) << text.out;
+  // Its headline counts the node reports and the measurements apart.
+  EXPECT_EQ(text.out.rfind("perfgap fleet: WARN  8 nodes from 8 reports, 16 measurement reports\n", 0), 0u) << text.out;
+}
+
+TEST_F(FleetMeasured, MeasurementsAloneAreCountedNotCalledZeroNodes) {
+  for (int i = 1; i <= 8; ++i) std::filesystem::remove(dir.path() + "/in/" + perfgap::fleetgen::node_name(static_cast<std::size_t>(i)) + ".json");
+  auto text = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in"});
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("perfgap fleet: WARN  16 measurement reports\n  no node reports", 0), 0u) << text.out;
+  EXPECT_EQ(text.out.find("0 nodes"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("sets the pace"), std::string::npos) << text.out;
 }
 
 // explain counts the slowest node's cost once, as a measured cause (data/kb/causes.yaml slowest_node).

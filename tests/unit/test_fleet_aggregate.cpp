@@ -254,7 +254,7 @@ TEST(FleetRender, TextFitsAndNamesFailingNodes) {
   auto r = rendered();
   TextViewOptions o;
   o.width = 80;
-  auto text = render_fleet_text(r.fleet, 1, r.findings, o);
+  auto text = render_fleet_text(r.fleet, {.unreadable = 1}, r.findings, o);
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) EXPECT_LE(line.size(), 80u) << line;
@@ -262,7 +262,7 @@ TEST(FleetRender, TextFitsAndNamesFailingNodes) {
   EXPECT_NE(text.find("  n002 (1)  cpu.governor\n"), std::string::npos) << text;
   EXPECT_EQ(text.find("\x1b["), std::string::npos);
   o.color = true;
-  EXPECT_NE(render_fleet_text(r.fleet, 1, r.findings, o).find("\x1b[1;31m"), std::string::npos);
+  EXPECT_NE(render_fleet_text(r.fleet, {.unreadable = 1}, r.findings, o).find("\x1b[1;31m"), std::string::npos);
 }
 
 }  // namespace
