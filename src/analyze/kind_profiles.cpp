@@ -43,9 +43,8 @@ tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request
     return tl::unexpected(fmt::format("analyze {}: {} profiles; at most {} ranks are analysed together", k, files.size(), kMaxProfileRanks));
   Collected c{an, {}, {}, 0};
   // Each rank read, reduced to its digest and dropped (analyzers/profile_job.hpp): memory does
-  // not grow with the ranks. Kineto ranks on every core (up to 8); nsys one at a time (it may
-  // run `nsys export`).
-  const std::size_t threads = k == "kineto" ? std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8) : 1;
+  // not grow with the ranks. Ranks on every core (up to 8); `nsys export`s one at a time.
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
   auto job = analyzers::analyze_profile_job(files, [&](const std::string& f) { return read_profile(k, f); }, po, threads);
   // Of a job's ranks, a missing one would silently change who is late: the whole run stops.
   if (!job.unusable.empty() && files.size() > 1) return tl::unexpected(fmt::format("{}: {}", job.unusable[0].first, job.unusable[0].second));

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -26,6 +27,10 @@ bool ends_with(const std::string& s, const char* suffix) {
 
 // A .nsys-rep through `nsys export --type sqlite` into a private temp dir; the export's bytes or why not.
 tl::expected<std::string, std::string> export_nsys_report(const std::string& file) {
+  // A job's ranks are read on several threads: their exports run one at a time (nsys export
+  // uses the cores itself, and one signal guard lives at a time), their parses side by side.
+  static std::mutex one_export;
+  const std::lock_guard<std::mutex> lock(one_export);
   std::string nsys = sys::find_executable("nsys");
   if (nsys.empty()) {
     std::string_view stem = file;

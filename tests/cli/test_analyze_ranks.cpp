@@ -2,6 +2,7 @@
 // quoted glob, the straggler in JSON, text and HTML, a bad file among the ranks (one line naming
 // it, exit 2), and the real 8-rank-job traces of ../shared (two ranks of two different runs).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <regex>
@@ -87,6 +88,29 @@ TEST(AnalyzeRanks, NsysExportsPerRankNameTheNode) {
   EXPECT_EQ((*st)["status"], "warn");
   EXPECT_NE((*st)["title"].get<std::string>().find("rank9.sqlite: GPU 1"), std::string::npos) << (*st)["title"];
   EXPECT_NE((*st)["title"].get<std::string>().find("on node1"), std::string::npos) << (*st)["title"];
+}
+
+// .nsys-rep ranks are read side by side, their `nsys export`s one at a time: a stand-in nsys
+// that finds another export running (its lock directory there) fails, which would fail the job.
+TEST(AnalyzeRanks, NsysRepRanksExportOneAtATime) {
+  TempDir d;
+  auto dir = xrank_cli_write(d, xrank_cli_job(9), true);
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".sqlite") continue;
+    fs::rename(e.path(), fs::path(e.path()).replace_extension(".src"));
+    write_in(d, "ranks/" + e.path().stem().string() + ".nsys-rep", std::string("NVIDIA Tegra Profiler Report 1.\n\x0b", 32) + std::string(100, '\x01'));
+  }
+  fs::create_directories(d.path() + "/bin");
+  auto script = write_in(d, "bin/nsys",
+                         "#!/bin/sh\nmkdir '" + d.path() + "/exporting' || { echo 'ERROR: two exports at once' >&2; exit 3; }\n"
+                         "while [ $# -gt 1 ]; do [ \"$1\" = --output ] && out=$2; shift; done\n"
+                         "sleep 0.05\ncp \"${1%.nsys-rep}.src\" \"$out\"\nrmdir '" + d.path() + "/exporting'\n");
+  ::chmod(script.c_str(), 0755);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nsys", dir}, 0, {{"PATH", d.path() + "/bin:/usr/bin:/bin"}});
+  auto st = finding(j, "profile.straggler");
+  ASSERT_TRUE(st);
+  EXPECT_NE((*st)["title"].get<std::string>().find("rank9.nsys-rep: GPU 1"), std::string::npos) << (*st)["title"];
+  EXPECT_FALSE(fs::exists(d.path() + "/exporting"));
 }
 
 TEST(AnalyzeRanks, NoStragglerPassesAndNamesNobody) {
