@@ -710,11 +710,21 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   auto& api = h.api;
   auto by_corr = [](const Handler::Call& a, const Handler::Call& b) { return a.corr < b.corr; };
   if (!std::is_sorted(api.begin(), api.end(), by_corr)) std::stable_sort(api.begin(), api.end(), by_corr);
+  // Correlations mostly rise through the file: the call after the last one found is tried
+  // first (each position tried is the first of its correlation, as lower_bound's).
+  auto at = api.begin();
   for (std::size_t i = 0; i < p.acts.size(); ++i) {
     std::int64_t c = h.corr_of[i];
     if (!c) continue;
-    auto it = std::lower_bound(api.begin(), api.end(), c, [](const Handler::Call& a, std::int64_t v) { return a.corr < v; });
+    auto it = at;
+    if (it != api.end() && it->corr != c) {
+      if (it->corr < c && it + 1 != api.end() && (it + 1)->corr == c) ++it;
+      else it = std::lower_bound(api.begin(), api.end(), c, [](const Handler::Call& a, std::int64_t v) { return a.corr < v; });
+    } else if (it == api.end()) {
+      it = std::lower_bound(api.begin(), api.end(), c, [](const Handler::Call& a, std::int64_t v) { return a.corr < v; });
+    }
     if (it == api.end() || it->corr != c) continue;
+    at = it;
     p.acts[i].api_start = it->start;
     p.acts[i].api_end = it->end;
   }
