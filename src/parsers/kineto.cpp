@@ -144,6 +144,17 @@ class PullStream {
   std::size_t PutEnd(Ch*) { return 0; }
 
   bool at_end() const { return end_of_input_; }
+  // RapidJSON's whitespace skip for this stream (SkipWhitespace below): the block scanned in
+  // place, not a Peek and a Take per byte. The current byte is always in the block (Take pulls
+  // the next after the last), and the end's '\0' is no whitespace.
+  void skip_whitespace() {
+    auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+    for (;;) {
+      while (cur_ + 1 < end_ && ws(*cur_)) ++cur_;
+      if (cur_ + 1 < end_ || !ws(*cur_)) return;
+      pull();
+    }
+  }
   const std::string& error() const { return error_; }
   std::size_t failed_at() const { return failed_at_; }
   const Utf8Scan& utf8() const { return utf8_; }
@@ -199,6 +210,9 @@ class PullStream {
   bool end_of_input_ = false;
   std::string error_;
 };
+
+// Found by argument-dependent lookup from RapidJSON's reader, before its generic template.
+inline void SkipWhitespace(PullStream& in) { in.skip_whitespace(); }
 
 // One JSON value as far as the reader uses it: RapidJSON's number events (an unsigned above
 // int64's range is `big`, as the DOM's IsInt64 false), a string, or anything else.
