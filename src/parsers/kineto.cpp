@@ -47,8 +47,10 @@ class Utf8Scan {
       if (bad_ != kNone) return;
     }
     while (p < end) {
-      std::uint64_t w;
-      while (end - p >= 8 && (std::memcpy(&w, p, 8), (w & 0x8080808080808080ULL) == 0)) p += 8;
+      for (std::uint64_t w = 0; end - p >= 8; p += 8) {
+        std::memcpy(&w, p, 8);
+        if (w & 0x8080808080808080ULL) break;
+      }
       while (p < end && !(static_cast<unsigned char>(*p) & 0x80)) ++p;
       if (p == end) return;
       const std::size_t len = length(*p);
@@ -60,7 +62,7 @@ class Utf8Scan {
         carry_newlines_ = newlines + count_newlines(begin, p);
         return;
       }
-      if (!judge(p, at, 0) ) {
+      if (!judge(p, at, 0)) {
         bad_newlines_ = newlines + count_newlines(begin, p);
         return;
       }
