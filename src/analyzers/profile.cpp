@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 #include <unordered_set>
+#include <utility>
 
 #include "analyzers/analyzers.hpp"
 #include "analyzers/profile_job.hpp"
@@ -140,8 +141,31 @@ struct GpuTimeline {
 // kernel (a job's launch calls and delays repeat the same few thousand nanosecond values).
 using Hist = std::vector<std::pair<std::int64_t, std::uint64_t>>;
 
+// Sorts `v` by LSD radix, 11 bits a pass (a pass whose digit all values share is skipped: the
+// high digits of nanosecond durations): a rank's ~10^5 values in a fraction of std::sort's time.
+void radix_sort(std::vector<std::int64_t>& v) {
+  if (v.size() < 256) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  constexpr int kBits = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  auto key = [](std::int64_t x) { return static_cast<std::uint64_t>(x) ^ (std::uint64_t{1} << 63); };  // signed order
+  std::vector<std::int64_t> tmp(v.size());
+  std::vector<std::size_t> count(kBuckets);
+  for (int shift = 0; shift < 64; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (auto x : v) ++count[(key(x) >> shift) & (kBuckets - 1)];
+    if (count[(key(v[0]) >> shift) & (kBuckets - 1)] == v.size()) continue;
+    std::size_t sum = 0;
+    for (auto& c : count) sum += std::exchange(c, sum);
+    for (auto x : v) tmp[count[(key(x) >> shift) & (kBuckets - 1)]++] = x;
+    v.swap(tmp);
+  }
+}
+
 Hist hist_of(std::vector<std::int64_t>& v) {
-  std::sort(v.begin(), v.end());
+  radix_sort(v);
   Hist h;
   for (auto x : v) {
     if (!h.empty() && h.back().first == x) ++h.back().second;

@@ -26,10 +26,104 @@ namespace perfgap::parsers {
 // another file's anonymous Handler or Ctx would collide.
 namespace kineto_sax {
 
+// UTF-8 checked a block at a time, eight ASCII bytes per step, instead of in RapidJSON's loop
+// over each character of each string (kParseValidateEncodingFlag cost a sixth of the parse).
+// It finds the first invalid sequence as RapidJSON's own UTF8::Validate steps through them
+// (the same function judges each non-ASCII sequence), so its offset is the one RapidJSON
+// would give when the parse reaches it inside a string; read_kineto decides afterwards whether
+// the validating parse would have stopped there (docs: the comment at the parse).
+class Utf8Scan {
+ public:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  // Scans the block [p, end) that starts at byte `base`; `newlines` are those before it.
+  void feed(const char* p, const char* end, std::size_t base, std::size_t newlines) {
+    if (bad_ != kNone) return;
+    const char* const begin = p;
+    if (carry_n_) {  // a sequence begun in an earlier block
+      while (carry_n_ < need_ && p < end) carry_[carry_n_++] = *p++;
+      if (carry_n_ < need_) return;
+      judge(carry_, carry_at_, carry_newlines_);
+      carry_n_ = 0;
+      if (bad_ != kNone) return;
+    }
+    while (p < end) {
+      for (std::uint64_t w = 0; end - p >= 8; p += 8) {
+        std::memcpy(&w, p, 8);
+        if (w & 0x8080808080808080ULL) break;
+      }
+      while (p < end && !(static_cast<unsigned char>(*p) & 0x80)) ++p;
+      if (p == end) return;
+      const std::size_t len = length(*p);
+      const std::size_t at = base + static_cast<std::size_t>(p - begin);
+      if (static_cast<std::size_t>(end - p) < len) {  // completed by the next block(s)
+        carry_n_ = static_cast<std::size_t>(end - p);
+        std::memcpy(carry_, p, carry_n_);
+        need_ = len, carry_at_ = at;
+        carry_newlines_ = newlines + count_newlines(begin, p);
+        return;
+      }
+      if (!judge(p, at, 0)) {
+        bad_newlines_ = newlines + count_newlines(begin, p);
+        return;
+      }
+      p += len;
+    }
+  }
+  // The end of the input: a sequence it cuts reads '\0' for its missing bytes, as RapidJSON's stream.
+  void finish() {
+    if (!carry_n_ || bad_ != kNone) return;
+    while (carry_n_ < need_) carry_[carry_n_++] = '\0';
+    judge(carry_, carry_at_, carry_newlines_);
+    carry_n_ = 0;
+  }
+  bool pending_before(std::size_t offset) const { return carry_n_ && bad_ == kNone && carry_at_ < offset; }
+  std::size_t bad() const { return bad_; }           // the first invalid sequence's first byte, or kNone
+  std::size_t bad_length() const { return bad_len_; }  // the bytes RapidJSON's Validate takes there
+  std::size_t bad_newlines() const { return bad_newlines_; }
+
+  static std::size_t count_newlines(const char* p, const char* end) {
+    std::size_t n = 0;
+    while (p < end && (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p))))) ++n, ++p;
+    return n;
+  }
+
+ private:
+  // The bytes UTF8::Validate takes for a sequence led by `c` (1 for a byte that leads none).
+  static std::size_t length(char c) {
+    switch (rapidjson::UTF8<>::GetRange(static_cast<unsigned char>(c))) {
+      case 2: return 2;
+      case 3: case 4: case 10: return 3;
+      case 5: case 6: case 11: return 4;
+      default: return 1;
+    }
+  }
+  struct In {  // the sequence's bytes, all present
+    using Ch = char;
+    const char* p;
+    Ch Take() { return *p++; }
+  };
+  struct Out {
+    void Put(char) {}
+  };
+  // False (and the first bad sequence noted) when the `length` bytes at `p` are not valid UTF-8.
+  bool judge(const char* p, std::size_t at, std::size_t newlines) {
+    In in{p};
+    Out out;
+    if (rapidjson::UTF8<>::Validate(in, out)) return true;
+    bad_ = at, bad_len_ = length(*p), bad_newlines_ = newlines;
+    return false;
+  }
+
+  std::size_t bad_ = kNone, bad_len_ = 0, bad_newlines_ = 0;
+  char carry_[4] = {};
+  std::size_t carry_n_ = 0, need_ = 0, carry_at_ = 0, carry_newlines_ = 0;
+};
+
 // RapidJSON's input stream over a ByteSource: Peek/Take read the current block, the next one
 // is pulled when it is used up. At the end (or when the source fails) Peek gives '\0', which
 // RapidJSON takes as the end of the input. Newlines are counted per block as it is left, so an
-// error's line is known without keeping what was read.
+// error's line is known without keeping what was read. Each block's UTF-8 is checked as it is
+// pulled (Utf8Scan).
 class PullStream {
  public:
   using Ch = char;
@@ -52,7 +146,25 @@ class PullStream {
   std::size_t PutEnd(Ch*) { return 0; }
 
   bool at_end() const { return end_of_input_; }
+  // RapidJSON's whitespace skip for this stream (SkipWhitespace below): the block scanned in
+  // place, not a Peek and a Take per byte. The current byte is always in the block (Take pulls
+  // the next after the last), and the end's '\0' is no whitespace.
+  void skip_whitespace() {
+    auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+    for (;;) {
+      while (cur_ + 1 < end_ && ws(*cur_)) ++cur_;
+      if (cur_ + 1 < end_ || !ws(*cur_)) return;
+      pull();
+    }
+  }
   const std::string& error() const { return error_; }
+  std::size_t failed_at() const { return failed_at_; }
+  const Utf8Scan& utf8() const { return utf8_; }
+  // Reads on until a sequence begun before `offset` is judged (as RapidJSON's Validate, taking
+  // its bytes, would have pulled the blocks they are in).
+  void settle_utf8(std::size_t offset) {
+    while (utf8_.pending_before(offset) && !end_of_input_) pull();
+  }
   // The 1-based line of byte `offset`. An offset before the current block is that of a string or
   // number RapidJSON started there (an escape, a number too big): no newline lies in such a
   // token, so the newlines before it are those before this block.
@@ -63,11 +175,7 @@ class PullStream {
   }
 
  private:
-  static std::size_t newlines(const char* p, const char* end) {
-    std::size_t n = 0;
-    while (p < end && (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p))))) ++n, ++p;
-    return n;
-  }
+  static std::size_t newlines(const char* p, const char* end) { return Utf8Scan::count_newlines(p, end); }
   [[gnu::noinline]] void pull() {
     if (end_of_input_) return;
     if (begin_ != &nul_) {
@@ -83,13 +191,18 @@ class PullStream {
       if (b->empty()) break;
       begin_ = cur_ = b->data();
       end_ = begin_ + b->size();
+      utf8_.feed(begin_, end_, base_, newlines_);
       return;
     }
+    if (!error_.empty()) failed_at_ = base_;
+    utf8_.finish();
     end_of_input_ = true;
     begin_ = cur_ = &nul_;
     end_ = &nul_ + 1;
   }
 
+  Utf8Scan utf8_;
+  std::size_t failed_at_ = 0;  // the bytes read before the source failed
   const ByteSource& next_;
   const char nul_ = '\0';
   const char* begin_ = &nul_;
@@ -99,6 +212,9 @@ class PullStream {
   bool end_of_input_ = false;
   std::string error_;
 };
+
+// Found by argument-dependent lookup from RapidJSON's reader, before its generic template.
+inline void SkipWhitespace(PullStream& in) { in.skip_whitespace(); }
 
 // One JSON value as far as the reader uses it: RapidJSON's number events (an unsigned above
 // int64's range is `big`, as the DOM's IsInt64 false), a string, or anything else.
@@ -200,7 +316,21 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::vector<std::int64_t> gpu_device;  // per Profile::gpus entry (labelled at the end, when rank and names are known)
 
   // The current event's fields.
-  std::string ph, cat, name, cname, dtype_s, pid_text;
+  // The event's cat, sorted once as its value is read (not compared to each category at its end).
+  enum class Cat : std::uint8_t { empty, kernel, memcpy, memset, host_call, user_annotation, op, other };
+  static Cat cat_of(std::string_view c) {
+    if (c.empty()) return Cat::empty;
+    if (c == "kernel" || c == "Kernel") return Cat::kernel;
+    if (c == "gpu_memcpy" || c == "Memcpy") return Cat::memcpy;
+    if (c == "gpu_memset" || c == "Memset") return Cat::memset;
+    if (c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime" || c == "Driver") return Cat::host_call;
+    if (c == "user_annotation") return Cat::user_annotation;
+    if (c == "Operator" || c == "cpu_op") return Cat::op;
+    return Cat::other;
+  }
+  bool ph_x = false;  // ph is "X"
+  Cat cat = Cat::empty;
+  std::string name, cname, dtype_s, pid_text;
   Val ts, dur, pid, tid;
   bool has_args = false, has_cname = false;
   std::int64_t corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
@@ -220,7 +350,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> name_index;
   std::uint32_t last_index = 0;
   std::unordered_map<std::int64_t, std::uint32_t> gpu_index;
-  std::unordered_map<std::uint32_t, Coll> coll_by_name;
+  std::vector<std::int8_t> coll_by_name;  // per name index: its Coll, or -1 not yet known
 
   std::uint32_t intern(std::string_view s) {
     if (last_index && s == p.names[last_index]) return last_index;
@@ -256,7 +386,8 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   }
 
   void begin_event() {
-    ph.clear(), cat.clear(), name.clear(), cname.clear(), dtype_s.clear(), pid_text.clear();
+    ph_x = false, cat = Cat::empty;
+    name.clear(), cname.clear(), dtype_s.clear(), pid_text.clear();
     ts = dur = pid = tid = Val{};
     has_args = has_cname = false;
     corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
@@ -269,14 +400,14 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
 
   // False when the trace is refused (`stop` says why).
   bool end_event() {
-    if (ph != "X") return true;
+    if (!ph_x) return true;
     // PyTorch's autograd profiler (2020) wrote kernels without a category, on the pseudo-process
     // "CUDA functions" with the device as tid.
-    bool legacy_kernel = cat.empty() && pid.kind == Val::str && pid_text == "CUDA functions";
-    bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" || cat == "Memset" || legacy_kernel;
-    bool host_call = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "Driver";
+    bool legacy_kernel = cat == Cat::empty && pid.kind == Val::str && pid_text == "CUDA functions";
+    bool gpu = cat == Cat::kernel || cat == Cat::memcpy || cat == Cat::memset || legacy_kernel;
+    bool host_call = cat == Cat::host_call;
     // Kineto of 2021 recorded ProfilerStep#N as an operator (cat Operator or cpu_op), later as a user_annotation.
-    bool annotation = cat == "user_annotation" || ((cat == "Operator" || cat == "cpu_op") && name.starts_with("ProfilerStep#"));
+    bool annotation = cat == Cat::user_annotation || (cat == Cat::op && name.starts_with("ProfilerStep#"));
     if (!gpu && !host_call && !annotation) return true;
     std::int64_t t0, d;
     if (!micros_to_ns(ts, t0) || !micros_to_ns(dur, d) || d < 0) {
@@ -305,12 +436,12 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     if (device < 0) integer(legacy_kernel ? tid : pid, device);
     if (!gpu_of(device < 0 ? 0 : device, a.gpu)) return false;
     a.stream = has_args ? static_cast<std::uint32_t>(stream_id) : 0;
-    a.kind = cat == "kernel" || cat == "Kernel" || legacy_kernel ? ActKind::kernel : cat == "gpu_memcpy" || cat == "Memcpy" ? ActKind::memcpy : ActKind::memset;
+    a.kind = cat == Cat::kernel || legacy_kernel ? ActKind::kernel : cat == Cat::memcpy ? ActKind::memcpy : ActKind::memset;
     if (a.kind == ActKind::kernel) {
       a.name = intern(name);
-      auto [it, fresh] = coll_by_name.emplace(a.name, Coll::none);
-      if (fresh) it->second = nccl_collective(name);
-      a.coll = it->second;
+      if (a.name >= coll_by_name.size()) coll_by_name.resize(a.name + 1, -1);
+      if (coll_by_name[a.name] < 0) coll_by_name[a.name] = static_cast<std::int8_t>(nccl_collective(name));
+      a.coll = static_cast<Coll>(coll_by_name[a.name]);
       if (has_args && has_cname) {
         if (a.coll == Coll::none || a.coll == Coll::other) a.coll = collective_from_arg(cname);
         std::uint64_t size = dtype_bytes(dtype_s);
@@ -329,8 +460,8 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     Slot at = slot;
     slot = Slot::none;
     switch (at) {
-      case Slot::ph: if (v.kind == Val::str) ph.assign(s); break;
-      case Slot::cat: if (v.kind == Val::str) cat.assign(s); break;
+      case Slot::ph: if (v.kind == Val::str) ph_x = s == "X"; break;
+      case Slot::cat: if (v.kind == Val::str) cat = cat_of(s); break;
       case Slot::name: if (v.kind == Val::str) name.assign(s); break;
       case Slot::ts: ts = v; break;
       case Slot::dur: dur = v; break;
@@ -536,12 +667,29 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   if (in.Peek() != '{' && in.Peek() != '[')
     return parse_fail("not a JSON object or array: a Kineto trace is {\"traceEvents\": [...]} (or, as PyTorch wrote it in 2020, [...])", 1);
 
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag |
-                              rapidjson::kParseFullPrecisionFlag;
+  // No kParseValidateEncodingFlag: the stream checks the UTF-8 (Utf8Scan) and the result is
+  // the validating parse's. That parse stops at the first invalid sequence when it reaches it
+  // inside a string; outside one, any non-ASCII byte stops both parses where it is. So an
+  // invalid sequence the parse went past (it ended beyond it, or without error) was in a string,
+  // where the validating parse would have said "not valid UTF-8" at its first byte, unless the
+  // source failed while Validate took the sequence's bytes (it pulls a block after a block's last
+  // byte).
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
   Handler h;
   h.p.format = "Kineto trace";
+  // A job's ranks are read one after another on each thread, and are alike: the last trace's
+  // counts reserve this one's arrays, which then are not grown by doubling (a copy of each and
+  // the old and new array held together). Capacity never written takes no memory.
+  thread_local std::size_t last_acts = 0, last_calls = 0;
+  h.p.acts.reserve(last_acts);
+  h.corr_of.reserve(last_acts);
+  h.api.reserve(last_calls);
   rapidjson::Reader reader;
   rapidjson::ParseResult r = reader.Parse<kFlags>(in, h);
+  if (r.IsError()) in.settle_utf8(r.Offset());
+  if (const std::size_t bad = in.utf8().bad(); bad != kineto_sax::Utf8Scan::kNone && (!r.IsError() || r.Offset() > bad) &&
+                                               (in.error().empty() || in.failed_at() > bad + in.utf8().bad_length()))
+    return parse_fail("not valid UTF-8 at byte " + std::to_string(bad), 1 + static_cast<int>(std::min<std::size_t>(in.utf8().bad_newlines(), 2'000'000'000)));
   // A source that failed (a read error, a corrupt or cut gzip stream) looks like the end to
   // RapidJSON: its reason is the one to give.
   if (!in.error().empty()) return source_failed();
@@ -550,6 +698,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   if (!h.events_array)
     return parse_fail("JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)");
 
+  last_acts = h.p.acts.size(), last_calls = h.api.size();
   Profile p = std::move(h.p);
   if (h.world_size) p.system.emplace_back("world_size", std::to_string(*h.world_size));
   if (h.backend) p.system.emplace_back("backend", *h.backend);
@@ -577,11 +726,21 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   auto& api = h.api;
   auto by_corr = [](const Handler::Call& a, const Handler::Call& b) { return a.corr < b.corr; };
   if (!std::is_sorted(api.begin(), api.end(), by_corr)) std::stable_sort(api.begin(), api.end(), by_corr);
+  // Correlations mostly rise through the file: the call after the last one found is tried
+  // first (each position tried is the first of its correlation, as lower_bound's).
+  auto at = api.begin();
   for (std::size_t i = 0; i < p.acts.size(); ++i) {
     std::int64_t c = h.corr_of[i];
     if (!c) continue;
-    auto it = std::lower_bound(api.begin(), api.end(), c, [](const Handler::Call& a, std::int64_t v) { return a.corr < v; });
+    auto it = at;
+    if (it != api.end() && it->corr != c) {
+      if (it->corr < c && it + 1 != api.end() && (it + 1)->corr == c) ++it;
+      else it = std::lower_bound(api.begin(), api.end(), c, [](const Handler::Call& a, std::int64_t v) { return a.corr < v; });
+    } else if (it == api.end()) {
+      it = std::lower_bound(api.begin(), api.end(), c, [](const Handler::Call& a, std::int64_t v) { return a.corr < v; });
+    }
     if (it == api.end() || it->corr != c) continue;
+    at = it;
     p.acts[i].api_start = it->start;
     p.acts[i].api_end = it->end;
   }

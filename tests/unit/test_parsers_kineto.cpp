@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
+#include <rapidjson/reader.h>
 
 #include "analyzers/analyzers.hpp"
 #include "files.hpp"
@@ -382,6 +383,66 @@ TEST(KinetoStream, ErrorsNameTheLineAndByteAtEveryCut) {
   EXPECT_NE(two.error().message.find("not valid JSON"), std::string::npos) << two.error().message;
   EXPECT_EQ(parsers::parse_kineto("  \n ").error().message, "empty");
   EXPECT_EQ(parsers::parse_kineto("\n42").error().line, 1);  // "\n[1]" is a bare array (the format of 2020) of one non-event
+}
+
+// The reader checks UTF-8 outside RapidJSON (a block at a time) and parses without its
+// validation: the error must be the one of RapidJSON's validating parse, at every cut.
+TEST(KinetoStream, InvalidUtf8IsFoundWhereAValidatingParseStops) {
+  using namespace std::string_literals;
+  const std::string head = "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1, \"dur\": 2, \"name\": \"";
+  const std::string tail = "\"}\n]}\n";
+  std::vector<std::string> texts = {
+      head + "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" + tail,  // valid: 2, 3 and 4 bytes
+      head + "\xff" + tail,
+      head + "ab\xc3" + tail,                      // a lead whose tail is the closing quote
+      head + "\xe2\x82" + tail,
+      head + "\xc3\n\n" + tail,                     // tail bytes that are newlines
+      head + "\xed\xa0\x80" + tail,                  // a surrogate
+      head + "\xc0\xaf" + tail,                      // overlong
+      head + "\xf4\x90\x80\x80" + tail,              // beyond U+10FFFF
+      head + "ok\\u00e9 \xc3\xa9\x80" + tail,         // a stray continuation after a valid one
+      head + "x\\q\xff" + tail,                     // a bad escape before it: that error first
+      head + "x\xff\\q" + tail,                     // a bad escape after it: the UTF-8 first
+      head + "x\xff\x01" + tail,                     // a control character after it
+      "{\"traceEvents\": [\n\xc3\xa9]}",              // non-ASCII outside a string, valid UTF-8
+      "{\"traceEvents\": [\n\xff]}",                  // ... and invalid
+      "{\"traceEvents\": []}\n\xff",                  // after the root
+      "{\"traceEvents\": [{\"name\": 12\xff}]}",       // after a number
+      head + "\xe2\x82",                           // cut inside the sequence
+      head + "\xc3\xa9\xe2",                        // ... after a valid one
+  };
+  // The whole document through RapidJSON's own validating reader.
+  auto reference = [](const std::string& text) {
+    rapidjson::Reader reader;
+    rapidjson::StringStream in(text.c_str());
+    rapidjson::BaseReaderHandler<> h;
+    auto r = reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseFullPrecisionFlag>(in, h);
+    return r;
+  };
+  for (std::size_t t = 0; t < texts.size(); ++t) {
+    const std::string& text = texts[t];
+    SCOPED_TRACE("text " + std::to_string(t));
+    auto ref = reference(text);
+    auto whole = parsers::parse_kineto(text);
+    if (ref.Code() == rapidjson::kParseErrorStringInvalidEncoding) {
+      ASSERT_FALSE(whole);
+      EXPECT_EQ(whole.error().message, "not valid UTF-8 at byte " + std::to_string(ref.Offset()));
+      EXPECT_EQ(whole.error().line, 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(ref.Offset()), '\n'));
+    } else if (ref.IsError()) {
+      ASSERT_FALSE(whole);
+      EXPECT_EQ(whole.error().message.find("not valid UTF-8"), std::string::npos) << whole.error().message;
+      EXPECT_NE(whole.error().message.find("at byte " + std::to_string(ref.Offset())), std::string::npos) << whole.error().message;
+    } else {
+      ASSERT_TRUE(whole) << whole.error().describe();
+    }
+    for (std::size_t block = 1; block <= 9; ++block) {
+      auto cut = parsers::read_kineto(parsers::blocks_of(text, block));
+      ASSERT_EQ(static_cast<bool>(cut), static_cast<bool>(whole)) << block;
+      if (!whole) {
+        EXPECT_EQ(cut.error().describe(), whole.error().describe()) << block;
+      }
+    }
+  }
 }
 
 TEST(KinetoStream, ASourceThatFailsGivesItsReason) {
