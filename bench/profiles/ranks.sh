@@ -7,9 +7,11 @@
 # --gzip: the ranks also gzipped (as PyTorch's .pt.trace.json.gz), their floor `zcat` of them
 # and the analysis of the .json.gz directory (MB/s of the JSON inflated).
 # --before BIN: each input analysed by BIN too (an older perfgap), and the JSON reports compared.
+# --cold (root): also from the disk, the page cache dropped before the floor's `cat` and before
+# the analysis (a job's ranks larger than memory, as 512 ranks of 50 MB are, are read so).
 #
 #   bench/profiles/ranks.sh [--ranks "16 64"] [--iters 3500] [--build-dir build] [--gzip]
-#                           [--before BIN] [--keep] [--work DIR]
+#                           [--cold] [--before BIN] [--keep] [--work DIR]
 #
 # Prints the machine and load, then lines per rank count; exit 0 unless setup fails (2). The
 # traces are deleted after each count unless --keep.
@@ -20,15 +22,17 @@ ITERS=3500
 BDIR=build
 KEEP=0
 GZIP=0
+COLD=0
 BEFORE=""
 WORK=""
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --ranks) RANKS_LIST="$2"; shift 2 ;;
     --iters) ITERS="$2"; shift 2 ;;
     --build-dir) BDIR="$2"; shift 2 ;;
     --gzip) GZIP=1; shift ;;
+    --cold) COLD=1; shift ;;
     --before) BEFORE="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --work) WORK="$2"; shift 2 ;;
@@ -44,6 +48,7 @@ GEN="$SRC/$BDIR/tools/perfgap-gen-profile"
 [[ -x "$BIN" && -x "$GEN" ]] || { echo "ranks.sh: $BIN or $GEN missing: cmake --build $BDIR --target perfgap perfgap-gen-profile" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "ranks.sh: /usr/bin/time (GNU time) needed for the peak RSS" >&2; exit 2; }
 [[ -z "$BEFORE" || -x "$BEFORE" ]] || { echo "ranks.sh: --before $BEFORE is not an executable" >&2; exit 2; }
+if [[ $COLD -eq 1 && ! -w /proc/sys/vm/drop_caches ]]; then echo "ranks.sh: --cold drops the page cache: run as root" >&2; exit 2; fi
 if [[ $GZIP -eq 1 ]]; then command -v gzip > /dev/null && command -v zcat > /dev/null || { echo "ranks.sh: --gzip needs gzip and zcat" >&2; exit 2; }; fi
 
 if [[ -z "$WORK" ]]; then WORK="$(mktemp -d "${TMPDIR:-/tmp}/perfgap-bench-ranks.XXXXXX")"; else mkdir -p "$WORK"; fi
@@ -76,6 +81,7 @@ analyse() {
     printf "  %s: %d ms wall (%.0f MB/s, %.1fx the floor), %.2f s CPU (%.0f MB/s a CPU second), peak RSS %d MiB; %s\n",
       l, ms, mb / ms * 1000, ms / (fms > 0 ? fms : 1), cpu, mb / (cpu > 0 ? cpu : 0.01), rss, s }'
 }
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 same() {  # same TAG1 TAG2: the two reports but generated_at
   if cmp -s <(grep -v '"generated_at"' "$WORK/report.$1.json") <(grep -v '"generated_at"' "$WORK/report.$2.json"); then echo "  reports of $1 and $2: identical (generated_at aside)"; else echo "  reports of $1 and $2: DIFFER"; fi
 }
@@ -92,6 +98,12 @@ for n in $RANKS_LIST; do
   [[ -n "$BEFORE" ]] && analyse "before, .json" "$BEFORE" "$dir" "$mb" "$cat_ms" "$n.before"
   analyse "analyze kineto, .json" "$BIN" "$dir" "$mb" "$cat_ms" "$n"
   [[ -n "$BEFORE" ]] && same "$n.before" "$n"
+  if [[ $COLD -eq 1 ]]; then
+    drop_caches; t=$(now); cat "$dir"/*.json > /dev/null; cold_ms=$(( ($(now) - t) / 1000000 ))
+    awk -v mb="$mb" -v ms="$cold_ms" 'BEGIN { printf "  floor cat of the .json from the disk (page cache dropped): %d ms (%.0f MB/s)\n", ms, mb / (ms > 0 ? ms : 1) * 1000 }'
+    drop_caches
+    analyse "analyze kineto, .json from the disk" "$BIN" "$dir" "$mb" "$cold_ms" "$n.cold"
+  fi
   if [[ $GZIP -eq 1 ]]; then
     mkdir -p "$dir.gz"
     ls "$dir"/*.json | xargs -P "$(nproc)" -I{} sh -c 'gzip -c "$1" > "$2/$(basename "$1").gz"' _ {} "$dir.gz"
