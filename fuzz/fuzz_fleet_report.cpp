@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(fleet.nodes.size() == 2);
   auto findings = perfgap::fleet::aggregate(fleet, {{"f.json", "truncated"}}, {});
   FUZZ_CHECK(!findings.empty() && findings[0].id == "fleet.node_failures");
-  (void)perfgap::fleet::render_fleet_text(fleet, 1, findings, {});
+  (void)perfgap::fleet::render_fleet_text(fleet, {.unreadable = 1}, findings, {});
   std::vector<perfgap::report::NodeSection> sections;
   for (const auto& n : fleet.nodes) sections.push_back({n.name, n.generated_at, n.generated_unix, &n.report_findings});
   sections.push_back({"fleet", "", 0, &findings});
