@@ -171,9 +171,14 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
     f.metric("pace", pace_fig);
     f.metric("pace_cost_pct", 100 * std::max(0.0, cost));
     f.metric("outliers", static_cast<double>(outliers.size()));
-    const std::string pace_line = fmt::format("{} sets the pace: {} {} {} against the fleet's median {} ({:.1f}% {})", pace_node, m.what,
-                                              pace_value(pace_fig), m.unit, pace_value(s.median), 100 * std::fabs(cost),
-                                              (cost >= 0) == m.higher_is_better ? "below" : "above");
+    // A node is named only when it is worse than the median: the worst of several equal figures
+    // (one nccl-tests run over two nodes gives both the same) would be picked by its name.
+    const bool paced = m.higher_is_better ? pace_fig < s.median : pace_fig > s.median;
+    const std::string pace_line =
+        paced ? fmt::format("{} sets the pace: {} {} {} against the fleet's median {} ({:.1f}% {})", pace_node, m.what, pace_value(pace_fig),
+                            m.unit, pace_value(s.median), 100 * std::fabs(cost), m.higher_is_better ? "below" : "above")
+              : fmt::format("no node is {} the fleet's median {} {} {}", m.higher_is_better ? "below" : "above", m.what,
+                            pace_value(s.median), m.unit);
     if (values.size() < rule.min_nodes) {
       f.status = report::Status::skip;
       f.title = fmt::format("{} node{} measured ({} {}): at least {} are needed to judge outliers; {}", figures.size(),
@@ -202,7 +207,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
     }
     for (const auto& [node, v] : figures) {
       bool is_out = std::find(outliers.begin(), outliers.end(), node) != outliers.end();
-      if (!is_out && node != pace_node) continue;
+      if (!is_out && (node != pace_node || !paced)) continue;
       auto z = modified_z(v, s);
       const auto& files = per[i][node].files;
       f.add(files.front(), fmt::format("{}: {} {} {}{}{}", node, m.what, pace_value(v), m.unit,

@@ -170,6 +170,26 @@ TEST_F(FleetMeasured, WithoutOutliersNoNodeIsNamed) {
   EXPECT_EQ(steps[0]["metrics"]["outliers"], 0);
 }
 
+// Equal figures (one nccl-tests run over several nodes gives each the same) name no node as
+// the pace: the first by name would be named for nothing.
+TEST_F(FleetMeasured, EqualFiguresNameNoPaceSetter) {
+  TempDir same;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string node = perfgap::fleetgen::node_name(static_cast<std::size_t>(i));
+    write_file(same.path() + "/" + node + ".log", measured_megatron_log(1000.0));
+    analyze("steps", same.path() + "/" + node + ".log", same.path() + "/in/" + node + ".json");
+  }
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", same.path() + "/in", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto steps = measured_findings(json::parse(r.out), "fleet.pace", "steps.gap.median_ms");
+  ASSERT_EQ(steps.size(), 1u) << r.out;
+  const std::string title = steps[0]["title"];
+  EXPECT_EQ(title.find("sets the pace"), std::string::npos) << title;
+  EXPECT_NE(title.find("no node is above the fleet's median"), std::string::npos) << title;
+  EXPECT_EQ(steps[0]["metrics"]["pace_cost_pct"], 0);
+  for (const auto& e : steps[0]["evidence"]) EXPECT_EQ(e["observed"].get<std::string>().find("gpu0001"), std::string::npos) << e;
+}
+
 TEST_F(FleetMeasured, BadAndForeignReportsAreNamedNotFatal) {
   // A log that shows no host, a fleet report, a cut-off report: each named with why.
   write_file(dir.path() + "/logs/nohost.txt", measured_nccl_tests_log("x", 180, false));
