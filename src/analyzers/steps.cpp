@@ -167,7 +167,7 @@ std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source
     if (!o.reference) {
       f.status = report::Status::skip;
       f.title = fmt::format("median {}{}{}{}; no reference to score against ({})", fmt_value(s.median, s), per, single, all_skipped,
-                            s.throughput ? "--reference FILE with the same throughput" : "--reference-ms or --reference");
+                            s.throughput ? "--reference FILE with the same throughput" : "--reference MS or a reference step log");
       f.add(source, measured);
       notes();
     } else if (!comparable) {
