@@ -157,10 +157,12 @@ int run_check(const CheckArgs& a) {
   const report::Format format = chosen_format(a.format);
   // A directory (or other unwritable) --output is refused before any check runs.
   if (auto o = check_output(a.output); !o) throw UsageError(o.error());
+  if (a.list && format != report::Format::text && format != report::Format::json) throw UsageError("--list takes --format text or json");
+  // The config is read once: its selection is listed or run, and its `history:` applies
+  // without --history. A bad one is refused before any window or check starts.
+  auto selection = select_node_checks(request);
+  if (!selection) throw UsageError(selection.error());
   if (a.list) {
-    if (format != report::Format::text && format != report::Format::json) throw UsageError("--list takes --format text or json");
-    auto selection = select_node_checks(request);
-    if (!selection) throw UsageError(selection.error());
     auto text = render_list(selection->checks, format == report::Format::json ? "json" : "text");
     auto w = write_output(a.output, text);
     if (!w) throw UsageError(w.error());
@@ -171,10 +173,8 @@ int run_check(const CheckArgs& a) {
   // The profile window runs on its own thread while the checks run: its counters see the node
   // as the checks leave it, and the run takes the longer of the two, not their sum.
   std::future<std::vector<report::Finding>> profiled;
-  if (a.profile > 0 && !a.list) profiled = std::async(std::launch::async, [&] { return profile_findings(a.profile, a.pids, std::nullopt); });
-  // The config is read once: its selection runs, and its `history:` applies without --history.
-  auto selection = select_node_checks(request);
-  auto rep = selection ? run_node_checks(request, *selection) : tl::expected<report::Report, std::string>(tl::unexpected(selection.error()));
+  if (a.profile > 0) profiled = std::async(std::launch::async, [&] { return profile_findings(a.profile, a.pids, std::nullopt); });
+  auto rep = run_node_checks(request, *selection);
   if (profiled.valid()) {
     auto extra = profiled.get();
     if (rep) check_profile_merge::merge_profile_findings(rep->findings, std::move(extra));

@@ -170,17 +170,16 @@ class PullStream {
   // token, so the newlines before it are those before this block.
   int line_of(std::size_t offset) const {
     std::size_t nl = newlines_;
-    if (offset > base_ && begin_ != &nul_) nl += newlines(begin_, begin_ + std::min<std::size_t>(offset - base_, static_cast<std::size_t>(end_ - begin_)));
+    if (offset > base_ && begin_ != &nul_) nl += Utf8Scan::count_newlines(begin_, begin_ + std::min<std::size_t>(offset - base_, static_cast<std::size_t>(end_ - begin_)));
     return 1 + static_cast<int>(std::min<std::size_t>(nl, 2'000'000'000));
   }
 
  private:
-  static std::size_t newlines(const char* p, const char* end) { return Utf8Scan::count_newlines(p, end); }
   [[gnu::noinline]] void pull() {
     if (end_of_input_) return;
     if (begin_ != &nul_) {
       base_ += static_cast<std::size_t>(end_ - begin_);
-      newlines_ += newlines(begin_, end_);
+      newlines_ += Utf8Scan::count_newlines(begin_, end_);
     }
     for (;;) {
       auto b = next_();
