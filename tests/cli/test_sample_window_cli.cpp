@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "files.hpp"
 #include "run.hpp"
+#include "tree.hpp"
 
 using perfgap::fixture::run_binary;
 
@@ -97,4 +100,20 @@ TEST(SampleWindowCli, OutOfRangeOrMalformedIsAUsageError) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_TRUE(r.out.empty());
   }
+}
+
+// Without RDMA ports net.ib.counters has nothing to sample: it skips at once instead of
+// waiting out the window. With a 60 s window and a 5 s deadline a check that waited would be
+// cut off as an error; one that skips at once is the plain skip (issue 42 item 5).
+TEST(SampleWindowCli, NoRdmaPortsSkipsWithoutWaitingForTheWindow) {
+  std::error_code ec;
+  if (std::filesystem::exists("/sys/class/infiniband", ec)) GTEST_SKIP() << "this machine has /sys/class/infiniband";
+  perfgap::fixture::TempDir dir;
+  const std::string cfg = perfgap::fixture::write_in(dir, "config.yaml", "check_timeout_s: 5\n");
+  auto r = run_binary(PERFGAP_BINARY, {"check", "--only", "net.ib.counters", "--sample-ms", "60000", "--config", cfg, "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["findings"].size(), 1u);
+  EXPECT_EQ(j["findings"][0]["status"], "skip") << j["findings"][0].dump();
+  EXPECT_EQ(j["findings"][0]["title"], "no RDMA ports (/sys/class/infiniband absent or without ports)");
 }

@@ -24,6 +24,8 @@ const facts::RdmaPortCounters* find_port(const facts::RdmaCounterSample& s, cons
   return nullptr;
 }
 
+constexpr std::string_view kNoPorts = "no RDMA ports (/sys/class/infiniband absent or without ports)";
+
 std::string per_hour(double v) { return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
 
 }  // namespace
@@ -34,7 +36,7 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
   using namespace ib_counter_checks;
   constexpr std::string_view id = "net.ib.counters";
   if (!second.error.empty()) return {core::finding(id, layer::network, Status::skip, "RDMA devices not readable: " + second.error)};
-  if (second.ports.empty()) return {core::finding(id, layer::network, Status::skip, "no RDMA ports (/sys/class/infiniband absent or without ports)")};
+  if (second.ports.empty()) return {core::finding(id, layer::network, Status::skip, std::string(kNoPorts))};
   std::vector<Finding> out;
   // Hours of uptime; 0 when unknown (then no rate per hour).
   const double hours = second.uptime_s && *second.uptime_s > 0 ? *second.uptime_s / 3600 : 0;
@@ -198,6 +200,10 @@ std::string gpus_served(const facts::PciDevice& nic, const std::vector<facts::Gp
 }
 
 std::vector<Finding> ib_counters(facts::Facts& f, const core::Thresholds& th) {
+  // Nothing to sample: skip at once rather than wait out a window for no port.
+  if (const auto& ib = facts::infiniband(f);
+      ib && std::none_of(ib->begin(), ib->end(), [](const facts::IbDevice& d) { return !d.ports.empty(); }))
+    return {core::finding("net.ib.counters", layer::network, Status::skip, std::string(kNoPorts))};
   const auto& w = f.window();
   if (!w.rdma_second) return {core::finding("net.ib.counters", layer::network, Status::skip, "the sample window took no RDMA counters")};
   IbCounterParams p;
