@@ -80,6 +80,9 @@ struct NcclTestsOptions {
 // Below these shares of the line-rate expectation, busbw fails / warns (an expectation derived
 // from the hardware, not a measured reference: protocol overhead keeps good fabrics near 80-95%).
 inline constexpr double kNcclExpectedFail = 0.5, kNcclExpectedWarn = 0.8;
+// A busbw this far above the line rate given shows that the rate does not bound the run
+// (NVLink across nodes, SHARP, or a --link-gbps below the NICs'): no verdict on that basis.
+inline constexpr double kNcclBasisExceeded = 1.05;
 // The largest old-layout `error` (max absolute error) that is rounding for a data type:
 // max(1e-3, 8 x the type's machine epsilon); 0 for integer types (exact).
 double max_error_tolerance(const std::string& type);

@@ -221,3 +221,35 @@ TEST(AnalyzersNcclTests, NotCheckedEvenWithAnOutOfBoundsLine) {
   auto f = analyzers::analyze_nccl_tests(*r, "t", {});
   EXPECT_NE(f[0].title.find("results not checked"), std::string::npos) << f[0].title;
 }
+
+// A 2-node run whose busbw is above the line rate given (a tree over two nodes moves less over
+// the NICs than busbw's ring formula counts): that rate cannot judge it, so no pass on it
+// (issue 42 item 6). Below the line rate the same basis still judges.
+TEST(ParsersNcclTests, BusbwAboveTheLineRateGivenIsNoPassOnThatBasis) {
+  auto table = [](double busbw) {
+    std::string t = "# Collective test starting: all_reduce_perf\n# Using devices\n";
+    for (int r = 0; r < 16; ++r)
+      t += fmt::format("#  Rank {:2} Group  0 Pid {} on {} device  {} [0000:{:02x}:00] NVIDIA H100 80GB HBM3\n", r, 6900 + r,
+                       r < 8 ? "node-a" : "node-b", r % 8, 4 + r % 8);
+    t += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+    t += fmt::format("  8589934592    2147483648     float     sum      -1    47535  180.71  {:.2f}      0    47743  179.92  {:.2f}      0\n",
+                     busbw, busbw);
+    return t + "# Out of bounds values : 0 OK\n";
+  };
+  analyzers::NcclTestsOptions o;
+  o.nic_gbps_total = 8 * 200;  // 200 GB/s
+  o.nic_basis = "--nics 8 --link-gbps 200";
+  auto above = parsers::parse_nccl_tests(table(338.82));
+  ASSERT_TRUE(above) << above.error().describe();
+  auto f = analyzers::analyze_nccl_tests(*above, "two-nodes.txt", o);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].status, report::Status::skip) << f[0].title;
+  EXPECT_NE(f[0].title.find("is 169% of the 200.0 GB/s the NICs allow (--nics 8 --link-gbps 200): that rate does not bound this run"),
+            std::string::npos)
+      << f[0].title;
+  EXPECT_NE(f[0].title.find("--reference"), std::string::npos) << f[0].title;
+  // Within the bound the line rate decides as before: 170 of 200 GB/s passes.
+  auto within = parsers::parse_nccl_tests(table(170.0));
+  ASSERT_TRUE(within);
+  EXPECT_EQ(analyzers::analyze_nccl_tests(*within, "two-nodes.txt", o)[0].status, report::Status::pass);
+}
