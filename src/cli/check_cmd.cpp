@@ -135,6 +135,8 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("--history", a.history, "Keep this run's report in DIR (bounded, oldest removed) and say what changed since the previous run and since the last run without fail (history.changed, history.since_good; config: history)");
   cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)")
       ->type_name("MS");
+  cmd->add_option("--node-name", a.node_name, "The node's name in the report (node.name); default: SLURMD_NODENAME or the hostname, and for a --root tree without one the tree's directory or archive name")
+      ->type_name("NAME");
 }
 
 int run_check(const CheckArgs& a) {
@@ -148,6 +150,7 @@ int run_check(const CheckArgs& a) {
   request.pids = a.pids;
   request.started = std::time(nullptr);
   request.nvml = a.nvml;
+  request.node_name = a.node_name;
   if (!a.sample_ms.empty()) {
     auto ms = core::parse_sample_ms(a.sample_ms);
     if (!ms) throw UsageError("--sample-ms " + a.sample_ms + ": " + ms.error());

@@ -22,6 +22,7 @@ struct CheckArgs {
   bool nvml = false;     // --nvml: perfgap-gpu queries GPUs out of persistence mode too
   int profile = 0;       // --profile N: a live profile window of N s beside the checks (0: none)
   std::string history;   // --history DIR: keep this run, say what changed (config: history)
+  std::string node_name; // --node-name NAME: the report's node.name (default: hostname, SLURMD_NODENAME, or a tree's name)
 };
 
 void add_check_command(CLI::App& app, CheckArgs& args);

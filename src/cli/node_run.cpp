@@ -43,6 +43,19 @@ std::optional<std::string> owned_elsewhere(const core::Registry& registry, const
 
 }  // namespace
 
+std::string node_name_from_root(const std::string& root) {
+  std::string_view name = root;
+  while (name.size() > 1 && name.back() == '/') name.remove_suffix(1);
+  if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  for (std::string_view suffix : {".tar.gz", ".tgz", ".tar"})
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
+      name.remove_suffix(suffix.size());
+      break;
+    }
+  if (name == "." || name == ".." || name == "/") return {};
+  return std::string(name);
+}
+
 tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckRequest& rq) {
   const auto& registry = core::builtin_registry();
   for (const auto* list : {&rq.only, &rq.skip})
@@ -130,6 +143,9 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   if (!rq.dmesg.empty()) rep.source.inputs.push_back(rq.dmesg);
   rep.findings = core::run_checks(selection.checks, facts, selection.config, run_opts);
   rep.node = core::describe_node(*facts);
+  // A tree without a hostname still names a node, so that a fleet of captured trees reads.
+  if (!rq.node_name.empty()) rep.node->name = rq.node_name;
+  else if (rep.node->name.empty() && !root.is_live()) rep.node->name = node_name_from_root(rq.root);
   return rep;
 }
 

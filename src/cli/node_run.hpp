@@ -29,12 +29,18 @@ struct NodeCheckRequest {
   std::chrono::milliseconds sample_max{1000};  // the default window's cap (health: 250 ms)
   std::time_t started = 0;               // generated_at; 0: now
   bool nvml = false;                     // --nvml (facts::Options::nvml)
+  std::string node_name;                 // --node-name; empty: describe_node's, else the tree's name
 };
 
 struct NodeSelection {
   core::Config config;
   std::vector<const core::CheckInfo*> checks;
 };
+
+// The name a captured tree gives its node when it records none: its directory's or archive's
+// name without the archive suffix ("trees/gpu017/" and "gpu017.tar.gz": "gpu017"); empty
+// when the path names nothing ("/", ".").
+std::string node_name_from_root(const std::string& root);
 
 tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckRequest& request);
 // Selects (config, --only/--skip), then runs; the second form runs a selection already made,

@@ -189,6 +189,17 @@ std::optional<std::string> read_padded(const std::string& path, std::string& buf
   return std::nullopt;
 }
 
+// "reports/gpu017.json" -> "gpu017": the name of a node report that records none.
+std::string node_name_from_file(std::string_view path) {
+  if (auto slash = path.rfind('/'); slash != std::string_view::npos) path.remove_prefix(slash + 1);
+  for (std::string_view suffix : {".json", ".JSON"})
+    if (path.size() > suffix.size() && path.substr(path.size() - suffix.size()) == suffix) {
+      path.remove_suffix(suffix.size());
+      break;
+    }
+  return std::string(path);
+}
+
 }  // namespace
 
 LoadedReports load_reports(const std::vector<std::string>& files, const ReadOptions& opts, unsigned threads) {
@@ -213,6 +224,10 @@ LoadedReports load_reports(const std::vector<std::string>& files, const ReadOpti
         auto r = reader.parse_padded(buf.data(), size, opts);
         if (r) {
           r->file = files[i];
+          if (r->name.empty() && r->kind != "analyze") {
+            r->name = node_name_from_file(files[i]);
+            r->name_from_file = true;
+          }
           results[i] = std::move(*r);
         } else {
           results[i] = std::move(r.error());

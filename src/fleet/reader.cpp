@@ -89,9 +89,9 @@ tl::expected<NodeReport, std::string> node_report(const report::ReadReport& r, c
   // An analyze report's node is null: the node is the one its measurement names.
   const bool measured = out.kind == "analyze";
   if (r.node) {
-    if (!r.node->name) return tl::unexpected(std::string("node has no name"));
-    if (r.node->name->empty()) return tl::unexpected(std::string("node.name is empty"));
-    out.name = *r.node->name;
+    // A report without a name (a captured tree that recorded no hostname) is still a node:
+    // the loader names it from its file.
+    out.name = r.node->name.value_or("");
     out.kernel = r.node->kernel.value_or("");
     keep_entries(r.node->settings, out.settings, false);
     keep_entries(r.node->environment, out.environment, true);
@@ -115,7 +115,11 @@ tl::expected<NodeReport, std::string> node_report(const report::ReadReport& r, c
     f.metrics_begin = static_cast<std::uint32_t>(out.metrics.size());
     for (const auto& m : rf.metrics) out.metrics.push_back({names.get(m.name), m.value});
     f.metrics_count = static_cast<std::uint32_t>(rf.metrics.size());
-    if (measured) read_measured_evidence(rf, static_cast<std::uint32_t>(out.findings.size()), out);
+    if (measured) {
+      read_measured_evidence(rf, static_cast<std::uint32_t>(out.findings.size()), out);
+      if (rf.status == report::Status::fail || rf.status == report::Status::warn)
+        out.verdicts.push_back({static_cast<std::uint32_t>(out.findings.size()), std::string(rf.title), std::string(rf.fix)});
+    }
     if (keep_findings) {
       report::Finding& full = out.report_findings.emplace_back();
       full.id = f.id;

@@ -36,6 +36,7 @@ struct NodeFinding {
 struct NodeReport {
   std::string file;          // where it was read from (set by the loader)
   std::string name;          // node.name: the fleet's key (empty for an analyze report)
+  bool name_from_file = false;  // the report had no node.name: `name` is its file's (the loader's)
   // "live" or "root" (a node report), or "analyze": a measurement (analyze nccl-tests, steps,
   // nsys/kineto) that fleet/measured aggregates per node; its `node` is null.
   std::string kind;
@@ -47,6 +48,13 @@ struct NodeReport {
     std::string host, what;  // "gpu-node-03", "rank 5 of 'DP Group 0' (pid 41005)"
   };
   std::vector<RankRef> ranks;
+  // An analyze report's own verdicts: the title and fix of each of its warn and fail findings
+  // (index in `findings`), which fleet.measured carries into the fleet's verdict.
+  struct Verdict {
+    std::uint32_t finding = 0;
+    std::string title, fix;
+  };
+  std::vector<Verdict> verdicts;
   std::string generated_at;  // as written
   std::optional<long long> generated_unix;  // generated_at in seconds, when it parses
   std::string kernel;

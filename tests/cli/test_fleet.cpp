@@ -228,3 +228,32 @@ TEST(FleetOfRealReports, GoldenNodesAggregate) {
 }
 
 }  // namespace
+
+namespace {
+
+// A captured tree without a hostname is named from its directory, --node-name sets the name,
+// and fleet names a report that has none from its file instead of refusing it (issue 41 item 5).
+TEST(FleetNames, CapturedTreesWithoutHostnamesMakeAFleet) {
+  TempDir dir;
+  fs::create_directories(dir.file("gpu017"));
+  auto tree = run_binary(PERFGAP_BINARY, {"check", "--root", dir.file("gpu017") + "/", "--format", "json"});
+  ASSERT_TRUE(tree.status == 0 || tree.status == 1) << tree.err;
+  auto j = json::parse(tree.out);
+  EXPECT_EQ(j["node"]["hostname"], "");
+  EXPECT_EQ(j["node"]["name"], "gpu017");
+  auto named = run_binary(PERFGAP_BINARY, {"check", "--root", dir.file("gpu017"), "--node-name", "rack4-n9", "--format", "json"});
+  ASSERT_TRUE(named.status == 0 || named.status == 1) << named.err;
+  EXPECT_EQ(json::parse(named.out)["node"]["name"], "rack4-n9");
+  // Reports written by an older perfgap, with node.name "": named from their files.
+  fs::create_directories(dir.file("reports"));
+  j["node"]["name"] = "";
+  write_file(dir.file("reports/gpu099.json"), j.dump());
+  j["node"]["name"] = "gpu100";
+  write_file(dir.file("reports/gpu100.json"), j.dump());
+  auto fleet = run_binary(PERFGAP_BINARY, {"fleet", dir.file("reports")});
+  ASSERT_TRUE(fleet.status == 0 || fleet.status == 1) << fleet.out << fleet.err;
+  EXPECT_NE(fleet.out.find("2 nodes from 2 reports"), std::string::npos) << fleet.out;
+  EXPECT_EQ(fleet.err.find("node.name"), std::string::npos) << fleet.err;
+}
+
+}  // namespace
