@@ -77,6 +77,8 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   const std::size_t measurements = measured.size() - (bad.size() - unreadable_before_pace);
   auto job = fleet::job_ranks(measured, fl.nodes);  // the job's ranks (NCCL Inspector, RAS)
   pace.insert(pace.end(), std::make_move_iterator(job.begin()), std::make_move_iterator(job.end()));
+  auto verdicts = fleet::measurement_verdicts(measured);  // the measurements' own fail and warn
+  pace.insert(pace.begin(), std::make_move_iterator(verdicts.begin()), std::make_move_iterator(verdicts.end()));
   if (fl.nodes.empty() && pace.empty()) throw UsageError(nothing_usable(bad));
   std::vector<report::Finding> findings;
   if (!fl.nodes.empty()) {

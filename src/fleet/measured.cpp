@@ -9,6 +9,7 @@
 #include <set>
 
 #include "parsers/hostlist.hpp"
+#include "report/text_style.hpp"
 
 namespace perfgap::fleet {
 namespace {
@@ -220,6 +221,73 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
     for (std::size_t k = 0; k < figures.size() && k < 10; ++k)
       f.table.push_back({figures[k].first, pace_value(figures[k].second), std::to_string(per[i][figures[k].first].values.size())});
     f.table_always = true;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<report::Finding> measurement_verdicts(const std::vector<NodeReport>& measured) {
+  using report::Status;
+  struct Judged {
+    std::size_t reports = 0, failing = 0, warning = 0, passing = 0;
+    Status worst = Status::skip;
+    std::vector<std::string> nodes;                        // those of its failing and warning reports
+    std::vector<report::Evidence> evidence;               // file: its title
+    std::string fix;
+  };
+  std::map<std::string, Judged> by_id;
+  for (const auto& r : measured) {
+    if (is_job_report(r)) continue;
+    for (std::uint32_t i = 0; i < r.findings.size(); ++i) {
+      const auto& f = r.findings[i];
+      const auto& ms = measures();
+      if (std::none_of(ms.begin(), ms.end(), [&](const Measure& m) { return m.finding == f.id; })) continue;
+      auto& j = by_id[std::string(f.id)];
+      ++j.reports;
+      if (f.status == Status::pass) ++j.passing;
+      if (f.status != Status::fail && f.status != Status::warn) continue;
+      ++(f.status == Status::fail ? j.failing : j.warning);
+      if (report::action_rank(f.status) < report::action_rank(j.worst)) j.worst = f.status;
+      if (f.id == "nccl_tests.busbw" && !r.hosts.empty()) {
+        for (const auto& h : r.hosts) j.nodes.emplace_back(short_node_name(h));
+      } else {
+        j.nodes.push_back(measured_stem(f.subject.empty() ? r.file : f.subject));
+      }
+      for (const auto& v : r.verdicts)
+        if (v.finding == i) {
+          j.evidence.push_back({r.file, fmt::format("{}: {}", report::to_string(f.status), v.title), std::nullopt});
+          if (j.fix.empty()) j.fix = v.fix;
+        }
+    }
+  }
+  std::vector<report::Finding> out;
+  for (auto& [id, j] : by_id) {
+    report::Finding f;
+    f.id = "fleet.measured";
+    f.layer = "fleet";
+    f.subject = id;
+    f.metric("reports", static_cast<double>(j.reports));
+    f.metric("failing", static_cast<double>(j.failing));
+    f.metric("warning", static_cast<double>(j.warning));
+    auto count = [&](std::size_t n) { return fmt::format("{} of {} measurement report{}", n, j.reports, j.reports == 1 ? "" : "s"); };
+    if (j.failing + j.warning > 0) {
+      f.status = j.worst;
+      std::sort(j.nodes.begin(), j.nodes.end());
+      j.nodes.erase(std::unique(j.nodes.begin(), j.nodes.end()), j.nodes.end());
+      std::vector<std::string_view> views(j.nodes.begin(), j.nodes.end());
+      f.title = fmt::format("{} {} in {}, measured on {}", id, j.failing > 0 ? "fails" : "warns", count(j.failing + j.warning),
+                            parsers::compress_hostlist(views));
+      f.evidence = std::move(j.evidence);
+      f.fix = j.fix.empty() ? "read the measurement's own report (perfgap analyze on its input) for its evidence and fix" : j.fix;
+    } else if (j.passing > 0) {
+      f.status = Status::pass;
+      f.title = fmt::format("{} passes in {}", id, count(j.passing));
+      if (j.passing < j.reports) f.title += fmt::format(" ({} could not judge)", j.reports - j.passing);
+    } else {
+      f.status = Status::skip;
+      f.title = fmt::format("{} judged in none of the {} measurement report{} (each says why in its own report)", id, j.reports,
+                            j.reports == 1 ? "" : "s");
+    }
     out.push_back(std::move(f));
   }
   return out;

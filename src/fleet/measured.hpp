@@ -38,6 +38,13 @@ std::string_view short_node_name(std::string_view name);
 std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,
                                   const OutlierRule& rule, std::vector<Unreadable>& bad);
 
+// The measurements' own verdicts in the fleet's (so that its headline and exit status count
+// them): one fleet.measured finding per measure finding present (nccl_tests.busbw, steps.gap,
+// profile.iterations; subject that id), fail or warn as the worst of its reports, naming the
+// nodes each failing or warning report measured, pass when every report of it passes, skip
+// when none judged. Job reports (nccl-inspector, nccl-ras) are fleet.waits_on's.
+std::vector<report::Finding> measurement_verdicts(const std::vector<NodeReport>& measured);
+
 // True for a report of `analyze nccl-inspector` or `analyze nccl-ras` (a job's ranks, not a
 // node's figure): job_ranks reads it, pace does not.
 bool is_job_report(const NodeReport& r);

@@ -186,6 +186,12 @@ std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, con
   // The nodes to take out for hardware, as fleet.drain names them: what an operator acts on first.
   for (const auto& f : findings)
     if (f.id == "fleet.drain" && f.status == Status::fail) out += line("  " + paint(Status::fail, "to drain") + ": " + report::printable(f.title.substr(f.title.find(": ") + 2)));
+  // The measurements' own verdicts and the pace outliers: the fleet's verdict counts them too.
+  for (const auto& f : findings) {
+    const bool judged = f.status == Status::fail || f.status == Status::warn;
+    if (judged && (f.id == "fleet.measured" || f.id == "fleet.pace"))
+      out += line("  " + paint(f.status, f.id == "fleet.pace" ? "pace" : "measured") + ": " + report::printable(f.title));
+  }
 
   // Node groups by per-layer status.
   if (!nodes.empty()) {

@@ -211,3 +211,47 @@ TEST_F(FleetMeasured, BadAndForeignReportsAreNamedNotFatal) {
 }
 
 }  // namespace
+
+namespace {
+
+// Eight node reports that only warn and one pair's nccl-tests at 23% of the line rate: the
+// fleet's verdict and exit status count the measurement's own fail, and its headline names it
+// (issue 41 item 6).
+TEST(FleetMeasuredVerdict, AFailingMeasurementFailsTheFleet) {
+  TempDir dir;
+  for (std::size_t i = 1; i <= 8; ++i) {
+    perfgap::fleetgen::NodeSpec spec;
+    spec.name = perfgap::fleetgen::node_name(i);
+    spec.seed = i;
+    write_file(dir.path() + "/in/" + spec.name + ".json", perfgap::fleetgen::report_json(spec));
+  }
+  // gpu0003 and gpu0004, 8 ranks each, all_reduce_perf peaking at 92 GB/s against 8 x 400 Gb/s.
+  std::string log = "# Using devices\n";
+  for (int r = 0; r < 16; ++r)
+    log += measured_printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0x%02x] NVIDIA H100 80GB HBM3\n", r, 51000 + r,
+                           r < 8 ? "gpu0003" : "gpu0004", r % 8, 0x18 + r % 8);
+  log += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+         "  1073741824     268435456     float     sum      -1  21770.0   49.32   92.48      0  21790.0   49.28   92.40      0\n"
+         "# Out of bounds values : 0 OK\n";
+  write_file(dir.path() + "/pair.txt", log);
+  auto a = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", dir.path() + "/pair.txt", "--nics", "8", "--link-gbps", "400", "--format",
+                                       "json", "--output", dir.path() + "/in/pair.nccl-tests.json"});
+  ASSERT_EQ(a.status, 1) << a.err;
+
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--format", "json"});
+  EXPECT_EQ(r.status, 1) << r.err << r.out;
+  auto verdict = measured_findings(json::parse(r.out), "fleet.measured", "nccl_tests.busbw");
+  ASSERT_EQ(verdict.size(), 1u) << r.out;
+  EXPECT_EQ(verdict[0]["status"], "fail");
+  EXPECT_EQ(verdict[0]["title"], "nccl_tests.busbw fails in 1 of 1 measurement report, measured on gpu[0003-0004]");
+  EXPECT_NE(verdict[0]["evidence"][0]["observed"].get<std::string>().find("23.1% of the 400.0 GB/s the NICs allow"), std::string::npos)
+      << verdict[0];
+
+  auto text = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in"});
+  EXPECT_EQ(text.status, 1) << text.err;
+  EXPECT_EQ(text.out.rfind("perfgap fleet: FAIL  8 nodes from 8 reports, 1 measurement report", 0), 0u) << text.out;
+  EXPECT_NE(text.out.find("measured: nccl_tests.busbw fails in 1 of 1 measurement report, measured on gpu[0003-0004]"), std::string::npos)
+      << text.out;
+}
+
+}  // namespace
