@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/config.hpp"
+#include "parsers/nccl_tests.hpp"
 
 namespace perfgap::analyzers {
 namespace {
@@ -24,6 +25,9 @@ struct BudgetHit {
   std::vector<std::string> where;  // "REPORT" or "REPORT [subject]", in the order found
   std::set<std::string, std::less<>> where_seen;  // a fleet's reports name thousands of places
   const core::KbImpact* kb = nullptr;
+  // The nodes a measurement of it ran on (nccl-tests' hosts); unknown when one did not say.
+  std::set<std::string, std::less<>> nodes;
+  bool nodes_unknown = false;
 };
 
 // A root cause (core::KbCause, or an id no cause names): the findings that see it count once.
@@ -61,6 +65,10 @@ struct BudgetMeasures {
   // (fleet.pace on nccl-tests, fanout.pairs), which costs through the exposed communication.
   BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio;
   std::string slow_node_step_how, slow_node_busbw_how;
+  // The nodes that fleet.pace names (its outliers and pace node) and fanout.pairs' slow node:
+  // a measurement taken on these nodes alone is theirs, not a second cause.
+  std::set<std::string, std::less<>> slow_nodes;
+  std::set<std::string, std::less<>> busbw_nodes;  // where busbw_ratio was measured (empty: unknown)
   double straggler_ms = 0, straggler_wait_ms = 0, straggler_iter_ms = 0;
   // A late rank of NCCL's Inspector: the others' wait per operation, per collective; with a
   // profile's collectives per iteration and iteration time it is a share of the step.
@@ -162,6 +170,29 @@ std::optional<double> budget_metric(const compare::ReportFinding& f, std::string
   return std::nullopt;
 }
 
+// A host as fleet and nccl-tests meet on it: the short name (before the first '.').
+std::string budget_short_node(std::string_view name) {
+  auto dot = name.find('.');
+  return std::string(dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot));
+}
+
+// The nodes an nccl-tests measurement ran on, as its report says them ("nccl-tests hosts"
+// evidence); empty when it does not say.
+std::set<std::string, std::less<>> budget_measured_nodes(const compare::ReportFinding& x) {
+  std::set<std::string, std::less<>> nodes;
+  for (const auto& [source, observed] : x.evidence) {
+    if (source != parsers::kNcclTestsHostsEvidence) continue;
+    std::string_view list = observed;
+    while (!list.empty()) {
+      auto comma = list.find(',');
+      if (auto item = list.substr(0, comma); !item.empty()) nodes.insert(budget_short_node(item));
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+  }
+  return nodes;
+}
+
 // The measurements of one finding, any status but skip and error (they measured nothing).
 void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m) {
   if (x.status == Status::skip || x.status == Status::error) return;
@@ -192,6 +223,8 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
     }
   }
   if (x.id == "fleet.pace" && x.status == Status::warn) {
+    for (const auto& [k, v] : x.metrics)
+      if (k.starts_with("node.")) m.slow_nodes.insert(budget_short_node(k.substr(5)));
     auto pace = budget_metric(x, "pace"), median = budget_metric(x, "median");
     if (pace && median && *pace > 0 && *median > 0) {
       const bool time = x.subject.ends_with("_ms");
@@ -213,6 +246,7 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
     }
   }
   if (x.id == "fanout.pairs" && x.status == Status::fail) {
+    if (!x.subject.empty()) m.slow_nodes.insert(budget_short_node(x.subject));
     auto ref = budget_metric(x, "reference_busbw_gbps");
     std::optional<double> worst;
     for (const auto& [k, v] : x.metrics)
@@ -247,6 +281,7 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
     if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
       if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
         m.busbw_ratio.less(std::min(1.0, *r), at);
+        m.busbw_nodes = budget_measured_nodes(x);
         m.busbw = budget_metric(x, "max_busbw_gbps").value_or(0);
         if (auto ref = budget_metric(x, "reference_peak_busbw_gbps")) {
           m.busbw_basis = *ref;
@@ -376,6 +411,39 @@ double budget_explained(const std::vector<BudgetCause*>& cs, const std::vector<d
   return 100 * (1 - keep);
 }
 
+// One place, one cause: a collective measured only on the nodes the fleet names slowest (fleet.pace,
+// fanout.pairs) is those nodes' slowness seen again, not a second cause beside them. Such
+// findings move to the slowest-node cause, and what stays in their cause (a queue-pair setting)
+// is not priced with that measurement.
+void budget_one_place_one_cause(std::map<std::string, BudgetCause, std::less<>>& causes, const std::vector<std::string>& cause_order,
+                                BudgetMeasures& meas, std::vector<std::string>& notes) {
+  if (meas.slow_nodes.empty()) return;
+  BudgetCause* slowest = nullptr;
+  for (const auto& cid : cause_order)
+    if (auto& c = causes.at(cid); c.kb && c.kb->estimate == "slowest_node" && !c.hits.empty()) slowest = &c;
+  if (!slowest) return;
+  auto on_slow_nodes = [&](const std::set<std::string, std::less<>>& nodes) {
+    return !nodes.empty() && std::includes(meas.slow_nodes.begin(), meas.slow_nodes.end(), nodes.begin(), nodes.end());
+  };
+  for (const auto& cid : cause_order) {
+    auto& c = causes.at(cid);
+    if (&c == slowest) continue;
+    for (auto it = c.hits.begin(); it != c.hits.end();) {
+      const BudgetHit* h = *it;
+      if (h->nodes_unknown || !on_slow_nodes(h->nodes)) {
+        ++it;
+        continue;
+      }
+      notes.push_back(fmt::format("{} was measured on {} only, the node{} the fleet names slowest: one cause ({}), counted once", h->id,
+                                  fmt::join(h->nodes, ","), h->nodes.size() == 1 ? "" : "s", slowest->id));
+      if (report::severity(h->status) > report::severity(slowest->status)) slowest->status = h->status;
+      slowest->hits.push_back(h);
+      it = c.hits.erase(it);
+    }
+  }
+  if (on_slow_nodes(meas.busbw_nodes)) meas.busbw_ratio = BudgetMeasure{};
+}
+
 }  // namespace
 
 report::Finding explain_budget(const std::vector<BudgetInput>& reports, const core::Kb& kb, const BudgetOptions& o) {
@@ -437,7 +505,15 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
       }
       budget_measure(x, at, meas);
       if (x.status == Status::skip || x.status == Status::error) ++undecided;
-      if (budget_problem(x.status)) attribute(x.id, x.status, x.title, at);
+      if (budget_problem(x.status)) {
+        attribute(x.id, x.status, x.title, at);
+        if (x.id == "nccl_tests.busbw") {
+          auto& h = hits.at(x.id);
+          auto nodes = budget_measured_nodes(x);
+          if (nodes.empty()) h.nodes_unknown = true;
+          h.nodes.insert(nodes.begin(), nodes.end());
+        }
+      }
     }
   }
 
@@ -472,6 +548,8 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
     if (report::severity(other->second.status) > report::severity(c.status)) c.status = other->second.status;
     other->second.hits.clear();
   }
+
+  budget_one_place_one_cause(causes, cause_order, meas, notes);
 
   std::vector<BudgetCause*> steps, unestimated, not_counted;
   for (const auto& cid : cause_order) {

@@ -466,3 +466,43 @@ TEST(AnalyzersBudget, NcclInspectorBusbwAndRasFindingsEnterTheBudget) {
   for (const auto& e : g.evidence) named = named || e.observed.find("nccl_ras.dead") != std::string::npos || e.source == "nccl_ras.dead";
   EXPECT_TRUE(named);
 }
+
+// One physical cause is one step, whatever reports name it (issue 41 item 4): fleet.pace names
+// gpu0003 and gpu0004 slowest in busbw, and an nccl-tests report of the same pair fails against
+// the line rate. The pair's nccl_tests.busbw is the slow nodes' measurement, counted under
+// slowest_node once; an nccl-tests run on other nodes stays a cause of its own.
+TEST(AnalyzersBudget, ACollectiveMeasuredOnTheSlowNodesIsTheSlowNodesCause) {
+  perfgap::compare::ReportView fleet;
+  fleet.kind = "fleet";
+  auto busbw = budget_rf("fleet.pace", Status::warn, "nccl_tests.busbw.max_busbw_gbps");
+  busbw.metrics = {{"median", 180}, {"pace", 40}, {"pace_cost_pct", 77.8}, {"node.gpu0003", 40}, {"node.gpu0004", 40}};
+  fleet.findings = {busbw};
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto exposed = budget_rf("profile.exposed_comm", Status::pass, "all");
+  exposed.metrics = {{"exposed_pct_of_iter", 30}, {"exposed_ms_per_iter", 300}};
+  prof.findings = {exposed};
+  auto pair = [](const std::string& hosts) {
+    perfgap::compare::ReportView r;
+    r.kind = "analyze";
+    auto f = budget_rf("nccl_tests.busbw", Status::fail, "");
+    f.metrics = {{"peak_ratio", 0.2}, {"max_busbw_gbps", 40}, {"expected_busbw_gbps", 200}};
+    f.evidence = {{"nccl-tests hosts", hosts}};
+    r.findings = {f};
+    return r;
+  };
+  auto same = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}, {"pair.json", pair("gpu0003.cluster,gpu0004.cluster")}},
+                             perfgap::core::builtin_kb(), budget_at(75));
+  EXPECT_DOUBLE_EQ(budget_metric(same, "causes"), 1) << "one slow pair, one step";
+  EXPECT_NEAR(budget_metric(same, "step.slowest_node.estimate_pct"), 30 * (1 - 40.0 / 180), 1e-9);
+  EXPECT_FALSE(budget_has_metric(same, "step.collective_bandwidth.measured"));
+  bool said = false;
+  for (const auto& e : same.evidence)
+    if (e.observed.find("nccl_tests.busbw was measured on gpu0003,gpu0004 only") != std::string::npos) said = true;
+  EXPECT_TRUE(said) << "the merge is said in the evidence";
+  // Measured on other nodes: a fabric-wide collective problem beside the slow pair, two causes.
+  auto other = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}, {"pair.json", pair("gpu0001,gpu0002")}},
+                              perfgap::core::builtin_kb(), budget_at(75));
+  EXPECT_DOUBLE_EQ(budget_metric(other, "causes"), 2);
+  EXPECT_DOUBLE_EQ(budget_metric(other, "step.collective_bandwidth.measured"), 1);
+}
