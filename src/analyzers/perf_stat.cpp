@@ -153,7 +153,7 @@ std::vector<Finding> analyze_perf_stat(const parsers::PerfStat& s, const std::st
     double x = *theirs > 0 ? *ours / *theirs : (*ours > 0 ? INFINITY : 1.0);
     if (std::isfinite(x)) f.metric("times_reference", x);
     f.add(o.reference_source, fmt::format("reference {}: {}", what, show(*theirs)),
-          fmt::format("within {:.2f}x of the reference (fail beyond {:.2f}x)", lim.pass_within, lim.fail_beyond));
+          fmt::format("within {:.2f}x of the reference; fail beyond {:.2f}x", lim.pass_within, lim.fail_beyond));
     const std::string times = std::isfinite(x) ? fmt::format("{:.2f}x", x) : "above a reference of none";
     if (x <= lim.pass_within) {
       f.status = Status::pass;
