@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,12 @@ std::size_t separator_at(std::string_view s, std::size_t i) {
   return 0;
 }
 
+// A counter holds 64 bits (< 1.9e19); a larger figure is no count, and would make sums infinite.
+std::optional<double> counter_range(double d) {
+  if (!std::isfinite(d) || d > 1e20) return std::nullopt;
+  return d;
+}
+
 // A count as perf's text prints it ("%'.0f", or "%'.2f" for events with a unit): digit groups
 // between separators. The last group of an integer has 3 digits in every locale's grouping, so a
 // last group of exactly 2 digits is the decimals of "%.2f", whatever character separates them.
@@ -48,7 +55,7 @@ std::optional<double> text_count(std::string_view tok) {
   for (auto g : groups)
     if (g.empty()) return std::nullopt;
   std::string whole(groups[0]);
-  if (groups.size() == 1) return std::strtod(whole.c_str(), nullptr);
+  if (groups.size() == 1) return counter_range(std::strtod(whole.c_str(), nullptr));
   bool decimals = groups.back().size() == 2;
   std::size_t int_groups = groups.size() - (decimals ? 1 : 0);
   for (std::size_t g = 1; g < int_groups; ++g) {
@@ -59,7 +66,7 @@ std::optional<double> text_count(std::string_view tok) {
   }
   if (groups[0].size() > 3) return std::nullopt;
   if (decimals) whole += "." + std::string(groups.back());
-  return std::strtod(whole.c_str(), nullptr);
+  return counter_range(std::strtod(whole.c_str(), nullptr));
 }
 
 // A plain number as CSV and JSON print it ("%.0f", "%.2f", "%f"): digits with one '.' or ','.
@@ -69,7 +76,7 @@ std::optional<double> plain_number(std::string_view tok) {
   std::replace(s.begin(), s.end(), ',', '.');
   double d = 0;
   if (s.empty() || !digit(s[0]) || !tooltext::number_into(s, d) || d < 0) return std::nullopt;
-  return d;
+  return counter_range(d);
 }
 
 // "1.001234567": the interval stamp ("%6lu.%09lu", never localised).
@@ -219,7 +226,7 @@ bool ParserState<PerfStat>::text_row(std::string_view line) {
   } else {
     // Starts like a counter row (a number, then an event name) but the number is not one:
     // damaged, unless the line is a CSV row (line() tries that first).
-    if (digit(tok[i][0]) && i + 1 < n && looks_like_event(tok[i + 1])) bad_value = std::string(tok[i]);
+    if (digit(tok[i][0]) && i + 1 < n && looks_like_event(tok[i + 1])) bad_value = std::string(tok[i].substr(0, 40));
     return false;
   }
   std::size_t end = i;
@@ -320,14 +327,14 @@ void ParserState<PerfStat>::json_row(std::string_view line) {
   if (!ev->is_string() || cv == j.end() || !cv->is_string()) return damaged("a JSON row without a string event and counter-value");
   Row r;
   r.event = ev->get<std::string>();
-  if (!looks_like_event(r.event)) return damaged(fmt::format("event '{}' is not an event name", r.event));
+  if (!looks_like_event(r.event)) return damaged(fmt::format("event '{}' is not an event name", r.event.substr(0, 40)));
   const auto& c = cv->get_ref<const std::string&>();
   if (c == "<not supported>" || c == "<not counted>") {
     r.not_supported = c == "<not supported>";
   } else if (auto v = plain_number(c)) {
     r.value = v;
   } else {
-    return damaged(fmt::format("counter-value '{}' is not a number", c));
+    return damaged(fmt::format("counter-value '{}' is not a number", c.substr(0, 40)));
   }
   auto num = [&](const char* key) -> std::optional<double> {
     auto it = j.find(key);
