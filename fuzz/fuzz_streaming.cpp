@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 2) return 0;
   auto text = fuzz::as_text(data + 2, size - 2);
   unsigned seed = data[1];
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0: same<parsers::PerfParser>(text, seed, [](const parsers::PerfProfile& p) { return analyzers::analyze_perf(p, "f"); }); break;
     case 1: same<parsers::NcclTestsParser>(text, seed, [](const parsers::NcclTestsRun& r) { return analyzers::analyze_nccl_tests(r, "f", {}); }); break;
     case 2: same<parsers::NcclLogParser>(text, seed, [](const parsers::NcclLog& l) { return analyzers::analyze_nccl_logs({{"f", &l}}, {}); }); break;
@@ -72,6 +72,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       });
       break;
     case 5: same<parsers::NcclRasParser>(text, seed, [](const parsers::NcclRas& r) { return analyzers::analyze_nccl_ras(r, "f"); }); break;
+    case 6: {
+      // Against itself as the reference too: the judged path runs on what was read.
+      same<parsers::PerfStatParser>(text, seed, [](const parsers::PerfStat& s) {
+        analyzers::PerfStatOptions o;
+        o.reference = &s;
+        o.reference_source = "f";
+        return analyzers::analyze_perf_stat(s, "f", o);
+      });
+      break;
+    }
     default: same<parsers::TurbostatParser>(text, seed, [](const parsers::Turbostat& t) { return analyzers::analyze_turbostat(t, "f", {}); }); break;
   }
   return 0;

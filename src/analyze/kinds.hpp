@@ -75,6 +75,7 @@ tl::expected<NicBasis, std::string> nic_basis(const Request& r);
 tl::expected<void, std::string> reference_is_a_file(const Analyzer& an, const Request& r, const char* what);
 
 tl::expected<Result, std::string> run_perf(const Analyzer& an, const Request& r);
+tl::expected<Result, std::string> run_perf_stat(const Analyzer& an, const Request& r);
 tl::expected<Result, std::string> run_turbostat(const Analyzer& an, const Request& r);
 tl::expected<Result, std::string> run_numastat(const Analyzer& an, const Request& r);
 tl::expected<Result, std::string> run_nccl_tests(const Analyzer& an, const Request& r);

@@ -38,6 +38,8 @@ const OptionUse kOptionUses[] = {
 const std::vector<Analyzer>& analyzers() {
   static const std::vector<Analyzer> table = {
       {"perf", "virtualization", "perf.smmu_cmdq", "perf report/script text or perf.data", {"--kallsyms"}, kEveryFormat, detail::run_perf},
+      {"perf-stat", "virtualization", "perf_stat.events", "perf stat output (text in any locale, -x CSV, -j JSON; -a, -A, --per-socket, -I, -r)",
+       {"--reference"}, kEveryFormat, detail::run_perf_stat},
       {"turbostat", "cpu-power", "turbostat.busy_mhz", "turbostat output", {"--rated-mhz"}, kEveryFormat, detail::run_turbostat},
       {"numastat", "placement", "numastat.remote", "numastat / numastat -p output", {}, kEveryFormat, detail::run_numastat},
       {"nccl-tests", "network", "nccl_tests.busbw", "nccl-tests output (text or JSON)",

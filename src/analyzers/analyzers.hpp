@@ -17,6 +17,7 @@
 #include "parsers/numastat.hpp"
 #include "parsers/nvidia_smi.hpp"
 #include "parsers/perf.hpp"
+#include "parsers/perf_stat.hpp"
 #include "parsers/profile.hpp"
 #include "parsers/steps.hpp"
 #include "parsers/turbostat.hpp"
@@ -52,6 +53,27 @@ inline constexpr double kPerfMinSamples = 100;
 std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::string& source,
                                   const std::vector<KernelSymbol>& kb = kernel_symbols(), double min_samples = kPerfMinSamples);
 Finding perf_summary(const parsers::PerfProfile& p, const std::string& source);
+
+// ---- perf-stat ---------------------------------------------------------------------------
+// The TLB figures of one perf stat run: miss ratio of loads (%), misses per 1,000 instructions,
+// store misses (data TLB), each where its events were counted; `missing` names what was not.
+enum class TlbKind { data, instruction };
+struct TlbFigures {
+  std::optional<double> load_miss_pct, mpki, store_miss_pct, store_mpki;
+  double min_running_pct = 100;  // the least share of time one of its events was counted
+  std::vector<std::string> missing;
+};
+TlbFigures tlb_figures(const parsers::PerfStat& s, TlbKind kind);
+struct PerfStatOptions {
+  const parsers::PerfStat* reference = nullptr;  // a bare-metal or known-good run of the same workload
+  std::string reference_source;
+  struct Ratio {
+    double pass_within = 1.2, fail_beyond = 1.5;  // x the reference (data/kb/reference_ratios.yaml)
+  };
+  Ratio dtlb, itlb;
+};
+// perf_stat.events (what was read, scaled, unsupported), perf_stat.dtlb and perf_stat.itlb.
+std::vector<Finding> analyze_perf_stat(const parsers::PerfStat& s, const std::string& source, const PerfStatOptions& o);
 
 // ---- turbostat -------------------------------------------------------------------------
 struct TurbostatOptions {

@@ -59,6 +59,7 @@ struct BudgetMeasure {
   }
 };
 struct BudgetMeasures {
+  BudgetMeasure tlb_times_reference;  // perf_stat.dtlb above its reference (the SMMU cause's other sign)
   BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio, straggler_pct;
   // The slowest node: its step (iteration) time or throughput against the fleet's median, as a
   // share of throughput lost (fleet.pace); its collective bandwidth against the fleet's
@@ -198,6 +199,8 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
   if (x.status == Status::skip || x.status == Status::error) return;
   if (x.id == "perf.smmu_cmdq")
     if (auto v = budget_metric(x, "smmu_cmdq_pct")) m.smmu_pct.more(*v, at);
+  if (x.id == "perf_stat.dtlb" && (x.status == Status::fail || x.status == Status::warn))
+    if (auto v = budget_metric(x, "times_reference")) m.tlb_times_reference.more(*v, at);
   if (x.id == "profile.gpu_idle" || x.id == "profile.launch_bound")
     if (auto v = budget_metric(x, "host_bound_pct")) m.host_bound_pct.more(*v, at);
   if (x.id == "numa.remote_memory" || x.id == "numastat.remote") {
@@ -348,6 +351,10 @@ bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, 
                         "{:.1f} points (a profile's host-bound share would decide it for this job)",
                         m.smmu_pct.value, m.smmu_pct.where, k.case_measured, k.case_cost, e);
     }
+    // The dTLB ratio against the reference is evidence of the same cause, not a second cost.
+    if (m.tlb_times_reference.found)
+      how += fmt::format("; the dTLB miss ratio is {:.2f}x the reference's ({}): the same cause seen from the TLB, counted once", m.tlb_times_reference.value,
+                         m.tlb_times_reference.where);
   } else if (k.estimate == "cpu_frequency" && m.busy_ratio.found) {
     const double deficit = 100 * (1 - m.busy_ratio.value);
     if (m.host_bound_pct.found) {

@@ -1,4 +1,5 @@
 #include "compare/compare.hpp"
+#include "compare/tlb_parity.hpp"
 
 #include <fmt/format.h>
 
@@ -406,6 +407,7 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
     out.push_back(std::move(f));
     ++gone;
   }
+  if (auto p = tlb_parity(before, before_name, after, after_name)) out.push_back(std::move(*p));
   Finding s;
   s.id = "compare.summary";
   s.layer = "workload";

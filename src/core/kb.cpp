@@ -122,8 +122,8 @@ KbImpact kb_impact(const std::string& file, const std::string& id, const YAML::N
 KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
   KbFile out;
   if (root.IsNull()) return out;  // an empty file overrides nothing
-  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements, symbols, causes or xids");
-  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes", "xids"}, "the file");
+  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements, symbols, causes, xids or reference_ratios");
+  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes", "xids", "reference_ratios"}, "the file");
   if (auto imp = root["impact"]; imp && !imp.IsNull()) {
     if (!imp.IsMap()) kb_fail(file, imp, "impact must be a mapping of finding ids to entries");
     std::set<std::string, std::less<>> seen;
@@ -227,6 +227,29 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
       out.xids.push_back(std::move(x));
     }
   }
+  if (auto rs = root["reference_ratios"]; rs && !rs.IsNull()) {
+    if (!rs.IsMap()) kb_fail(file, rs, "reference_ratios must be a mapping of finding ids to {pass_within, fail_beyond, why}");
+    for (const auto& kv : rs) {
+      if (!kv.first.IsScalar() || !kb_valid_id(kv.first.Scalar()))
+        kb_fail(file, kv.first, fmt::format("'{}' is not a finding id (dotted lowercase words)", kv.first.IsScalar() ? kv.first.Scalar() : "?"));
+      const auto& e = kv.second;
+      KbRatio r;
+      r.id = kv.first.Scalar();
+      if (!e.IsMap()) kb_fail(file, e, fmt::format("{}: expected a mapping (pass_within, fail_beyond, why)", r.id));
+      kb_only_keys(file, e, {"pass_within", "fail_beyond", "why"}, r.id.c_str());
+      auto num = [&](const char* key) {
+        auto v = sys::to_double(kb_scalar(file, e, key, true));
+        if (!v || !(*v >= 1) || *v > 1000) kb_fail(file, e[key], fmt::format("{}: {} must be a multiple of the reference, 1 or more", r.id, key));
+        return *v;
+      };
+      r.pass_within = num("pass_within");
+      r.fail_beyond = num("fail_beyond");
+      if (r.fail_beyond < r.pass_within) kb_fail(file, e, fmt::format("{}: fail_beyond must be at least pass_within", r.id));
+      r.why = kb_scalar(file, e, "why", true);
+      r.file = fmt::format("{}:{}", file, kv.first.Mark().line + 1);
+      out.ratios.push_back(std::move(r));
+    }
+  }
   return out;
 }
 
@@ -285,6 +308,7 @@ void Kb::overlay(KbFile file) {
     if (!replaced) causes.push_back(std::move(c));
   }
   for (auto& x : file.xids) xids.insert_or_assign(x.code, std::move(x));
+  for (auto& r : file.ratios) ratios.insert_or_assign(r.id, std::move(r));
 }
 
 const KbCause* Kb::cause_of(std::string_view id) const {

@@ -71,6 +71,16 @@ struct KbXid {
   std::string name, meaning, severity, action;
 };
 
+// How far a measured figure may stand from the same figure of a reference run (bare metal, a
+// known-good node), in multiples of the reference on its worse side: pass within `pass_within`,
+// fail beyond `fail_beyond`, warn between (analyze perf-stat --reference, compare's TLB parity).
+struct KbRatio {
+  std::string id;  // the finding id it judges: perf_stat.dtlb
+  double pass_within = 0, fail_beyond = 0;
+  std::string why;
+  std::string file;
+};
+
 // One file's content. Errors name the file and the line ("kb.d/site.yaml:7: cost_pct: ...").
 struct KbFile {
   std::vector<KbImpact> impact;
@@ -78,6 +88,7 @@ struct KbFile {
   std::vector<KbSymbol> symbols;
   std::vector<KbCause> causes;
   std::vector<KbXid> xids;
+  std::vector<KbRatio> ratios;
 };
 tl::expected<KbFile, std::string> parse_kb(std::string_view text, const std::string& file);
 
@@ -87,6 +98,7 @@ struct Kb {
   std::vector<KbSymbol> symbols;            // the built-in files' only
   std::vector<KbCause> causes;              // a later file's cause replaces the one of the same id in place
   std::map<long, KbXid> xids;               // by number; the built-in files' only
+  std::map<std::string, KbRatio, std::less<>> ratios;  // by finding id; a later file's replaces
 
   const KbImpact* find(std::string_view id) const;
   // The cause an id belongs to: the first naming it exactly, else the first whose glob matches;

@@ -123,6 +123,24 @@ TEST_F(ExplainCases, GraceWithoutCmdqvIsOneMeasuredSmmuCause) {
   adds_up(b, args);
 }
 
+// The same case with the VM's perf stat against bare metal's (issue 47): the dTLB ratio is
+// measured evidence of the SMMU cause, one more finding in its step, and no second cost.
+TEST_F(ExplainCases, GraceDtlbAgainstBareMetalCountsOnceWithPerfsShare) {
+  const auto node = node_report("gb200-vm");
+  const auto perf = save("perf.json", {"analyze", "perf", log_fixture("perf/smmu-report.txt"), "--format", "json"}, 1);
+  const auto tlb = save("tlb.json", {"analyze", "perf-stat", log_fixture("perf-stat/grace-vm-before-cmdqv.txt"), "--reference",
+                                     log_fixture("perf-stat/grace-baremetal.txt"), "--format", "json"}, 1);
+  const std::vector<std::string> args{"explain", "--reference", "1000", "--measured", "1130", node, perf, tlb};
+  auto j = json_report(PERFGAP_BINARY, args, 1);
+  const auto& b = perfgap::fixture::required_finding(j, "gap.budget");
+  EXPECT_EQ(causes(b).front(), "smmu_command_queue");
+  EXPECT_DOUBLE_EQ(m(b, "step.smmu_command_queue.findings"), 4) << "perf_stat.dtlb joins the SMMU step";
+  EXPECT_FALSE(b["metrics"].contains("step.perf_stat.dtlb.points"));
+  EXPECT_NEAR(m(b, "step.smmu_command_queue.estimate_pct"), 11.5 * 24.1 / 24, 0.05) << "perf's share sets the estimate";
+  EXPECT_NE(evidence(b, "smmu_command_queue").find("dTLB miss ratio is 2.77x the reference's"), std::string::npos) << evidence(b, "smmu_command_queue");
+  adds_up(b, args);
+}
+
 // The H100 case: a 12% gap; C1 cap, busy cores at 3.0 GHz of a 3.8 GHz turbo (~4%); 18% remote
 // NUMA; housekeeping threads on the loader cores; 12 -> 3 points after the fixes (the 3 traced to
 // NCCL). The C-state cause is one step near 4 points (not three bars adding to 12).

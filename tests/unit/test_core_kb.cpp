@@ -29,7 +29,7 @@ std::string kb_error(const std::string& text) {
 std::set<std::string> documented_ids() {
   std::set<std::string> out;
   const std::regex row(R"(^\| `([a-z_]+\.[a-z_.]+)`)");
-  const std::regex in_cell(R"(`((perf|turbostat|numastat|nccl_tests|nccl_log|nccl_inspector|nccl_ras|steps|profile|gpu|fleet|sweep|compare|gap)\.[a-z_]+(\.[a-z_]+)*)`)");
+  const std::regex in_cell(R"(`((perf|perf_stat|turbostat|numastat|nccl_tests|nccl_log|nccl_inspector|nccl_ras|steps|profile|gpu|fleet|sweep|compare|gap)\.[a-z_]+(\.[a-z_]+)*)`)");
   for (const char* doc : {"docs/ANALYZE.md", "docs/FLEET.md", "docs/SWEEP.md", "docs/GPU.md", "docs/EXPLAIN.md"}) {
     std::ifstream in(fs::path(PERFGAP_SOURCE_DIR) / doc);
     std::string line;

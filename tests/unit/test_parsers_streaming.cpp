@@ -114,6 +114,10 @@ TEST(StreamingParsers, StepsFindingsDoNotDependOnTheBlocks) {
   });
 }
 
+TEST(StreamingParsers, PerfStatFindingsDoNotDependOnTheBlocks) {
+  same_in_every_cut<parsers::PerfStatParser>("perf-stat", [](const parsers::PerfStat& s) { return analyzers::analyze_perf_stat(s, "x", {}); });
+}
+
 TEST(StreamingParsers, TurbostatFindingsDoNotDependOnTheBlocks) {
   same_in_every_cut<parsers::TurbostatParser>("turbostat", [](const parsers::Turbostat& t) { return analyzers::analyze_turbostat(t, "x", {}); });
 }

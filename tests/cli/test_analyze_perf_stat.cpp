@@ -1,0 +1,64 @@
+// `perfgap analyze perf-stat` as scripts see it: the Grace VM against bare metal (exit 1 before
+// CMDQV, 0 after), the guest without a PMU, bad input as one line naming the file and line.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "files.hpp"
+#include "report_json.hpp"
+#include "run.hpp"
+
+using perfgap::fixture::finding;
+using perfgap::fixture::json_report;
+using perfgap::fixture::line_count;
+using perfgap::fixture::log_fixture;
+using perfgap::fixture::run_binary;
+using perfgap::fixture::TempDir;
+using perfgap::fixture::write_in;
+
+namespace {
+std::string ps(const std::string& f) { return log_fixture("perf-stat/" + f); }
+}  // namespace
+
+TEST(AnalyzePerfStat, VmAgainstBareMetalBeforeAndAfterCmdqv) {
+  auto before = json_report(PERFGAP_BINARY, {"analyze", "perf-stat", ps("grace-vm-before-cmdqv.txt"), "--reference", ps("grace-baremetal.txt")}, 1);
+  const auto& d = *finding(before, "perf_stat.dtlb");
+  EXPECT_EQ(d["status"], "fail") << d.dump();
+  EXPECT_EQ(d["layer"], "virtualization");
+  EXPECT_NEAR(d["metrics"]["times_reference"].get<double>(), 2.77, 0.01);
+  auto after = json_report(PERFGAP_BINARY, {"analyze", "perf-stat", ps("grace-vm-after-cmdqv.txt"), "--reference", ps("grace-baremetal-de.txt")}, 0);
+  EXPECT_EQ((*finding(after, "perf_stat.dtlb"))["status"], "pass");
+  // Without a reference: the figures, undecided.
+  auto alone = json_report(PERFGAP_BINARY, {"analyze", "perf-stat", ps("grace-baremetal.json")}, 0);
+  EXPECT_EQ((*finding(alone, "perf_stat.dtlb"))["status"], "skip");
+  EXPECT_NEAR((*finding(alone, "perf_stat.dtlb"))["metrics"]["dtlb_load_miss_pct"].get<double>(), 0.22, 0.001);
+}
+
+TEST(AnalyzePerfStat, GuestWithoutPmuSkipsNamingTheEvents) {
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "perf-stat", ps("guest-no-pmu.txt")}, 0);
+  const auto& d = *finding(j, "perf_stat.dtlb");
+  EXPECT_EQ(d["status"], "skip");
+  EXPECT_NE(d["title"].get<std::string>().find("dTLB-load-misses <not supported>"), std::string::npos) << d.dump();
+}
+
+TEST(AnalyzePerfStat, BadInputIsOneLineNamingFileAndLine) {
+  TempDir d;
+  auto bad = write_in(d, "bad.txt", "\n Performance counter stats for 'system wide':\n\n   12x4      dTLB-load-misses\n");
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "perf-stat", bad});
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(bad), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 4"), std::string::npos) << r.err;
+  auto empty = write_in(d, "empty.txt", "");
+  EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "perf-stat", empty}).status, 2);
+  auto other = run_binary(PERFGAP_BINARY, {"analyze", "perf-stat", log_fixture("perf/smmu-report.txt")});
+  EXPECT_EQ(other.status, 2) << other.out;
+  // An unusable reference is the run's error.
+  auto ref = run_binary(PERFGAP_BINARY, {"analyze", "perf-stat", ps("grace-baremetal.txt"), "--reference", empty});
+  EXPECT_EQ(ref.status, 2);
+  EXPECT_NE(ref.err.find("--reference"), std::string::npos) << ref.err;
+  // A damaged row next to good ones: an error finding naming the line.
+  auto mixed = write_in(d, "mixed.txt", "   1,000,000      dTLB-loads\n   12x4      dTLB-load-misses\n");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "perf-stat", mixed}, 0);  // an error finding is not a fail
+  EXPECT_NE(j.dump().find("mixed.txt:2"), std::string::npos) << j.dump(2);
+}
