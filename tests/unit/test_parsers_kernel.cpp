@@ -243,3 +243,72 @@ TEST(ParsersKernelEvents, NearMissesAreNoEvents) {
   EXPECT_EQ(parsers::normalize_bdf("0000:1G:00.0"), "");
   EXPECT_EQ(parsers::normalize_bdf("0000:18:00.9"), "");
 }
+
+// Every log form perfgap is given, around every event kind: one line reader strips the
+// prefixes once for all of them, and reads the time each form carries. The forms are
+// util-linux dmesg's (plain, -r, -x, --time-format iso, -T), journalctl's (-o short,
+// short-monotonic, short-iso), rsyslog's kern.log (RFC 3339), pstore's dmesg-ramoops, a
+// CONFIG_PRINTK_CALLER kernel's "[  T1]" field and /dev/kmsg records.
+TEST(ParsersKernelEvents, EveryPrefixAroundEveryEvent) {
+  const struct {
+    const char* name;
+    std::string head;  // put before the message
+    bool boot_time;    // the form carries seconds since boot (else a wall stamp)
+  } forms[] = {
+      {"dmesg", "[  812.114532] ", true},
+      {"dmesg -r / pstore", "<4>[  812.114532] ", true},
+      {"dmesg -r, no stamp", "<12>", false},
+      {"dmesg -x", "kern  :warn  : [  812.114532] ", true},
+      {"dmesg -x --time-format iso", "kern  :warn  : 2025-01-21T04:41:44,283302+00:00 ", false},
+      {"dmesg --time-format iso", "2025-01-21T04:41:44,283302+00:00 ", false},
+      {"dmesg -T", "[Tue Jan 21 04:41:44 2025] ", false},
+      {"dmesg, printk caller", "[  812.114532] [    T1] ", true},
+      {"journalctl -k", "Jan 21 04:41:44 gpu001 kernel: ", false},
+      {"syslog with printk time", "Jan 21 04:41:44 gpu001 kernel: [  812.114532] ", true},
+      {"journalctl -o short-monotonic", "[  812.114532] gpu001 kernel: ", true},
+      {"journalctl -o short-iso", "2025-01-21T04:41:44+0000 gpu001 kernel: ", false},
+      {"rsyslog RFC 3339", "2025-01-21T04:41:44.283302+00:00 gpu001 kernel: [  812.114532] ", true},
+      {"/dev/kmsg", "4,9001,812114532,-;", true},
+  };
+  const struct {
+    const char* message;
+    KernelEventKind kind;
+    const char* device;
+  } events[] = {
+      {"NVRM: Xid (PCI:0000:18:00): 48, pid=2211, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 1.", KernelEventKind::xid, "0000:18:00.0"},
+      {"nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 32 LTSSM Fault Up", KernelEventKind::sxid, "0000:07:00.0"},
+      {"NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.", KernelEventKind::fallen_off_bus, "0000:3b:00.0"},
+      {"nvidia 0000:18:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)", KernelEventKind::aer_corrected, "0000:18:00.0"},
+      {"pcieport 0000:17:01.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)", KernelEventKind::aer_uncorrected, "0000:17:01.0"},
+      {"mlx5_core 0000:2a:00.0 ibp42s0: Link down", KernelEventKind::link_down, "0000:2a:00.0"},
+      {"mlx5_core 0000:2a:00.0 ibp42s0: Link up", KernelEventKind::link_up, "0000:2a:00.0"},
+      {"mlx5_core 0000:2a:00.0: mlx5_port_module_event:1157:(pid 0): Port module event: module 0, Cable unplugged", KernelEventKind::module_event, "0000:2a:00.0"},
+      {"CPU12: Core temperature above threshold, cpu clock throttled (total events = 1234)", KernelEventKind::thermal_throttle, "CPU12"},
+      {"EDAC MC0: 2 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1234 offset:0x0 grain:32 syndrome:0x0)", KernelEventKind::edac_corrected, "MC0"},
+      {"EDAC skx MC1: 1 UE memory read error on CPU_SrcID#1_MC#0_Chan#0_DIMM#1 (channel:0 slot:1 page:0x5678 offset:0x0 grain:32)", KernelEventKind::edac_uncorrected, "MC1"},
+      {"watchdog: BUG: soft lockup - CPU#7 stuck for 23s! [python3:4242]", KernelEventKind::soft_lockup, "CPU7"},
+      {"INFO: task python3:4243 blocked for more than 122 seconds.", KernelEventKind::hung_task, "python3:4243"},
+  };
+  for (const auto& f : forms)
+    for (const auto& ev : events) {
+      const std::string line = f.head + ev.message;
+      auto got = parsers::parse_kernel_events(line + "\n");
+      ASSERT_EQ(got.size(), 1u) << f.name << ": " << line;
+      EXPECT_EQ(got[0].kind, ev.kind) << f.name << ": " << line;
+      EXPECT_EQ(got[0].device, ev.device) << f.name << ": " << line;
+      EXPECT_EQ(got[0].line, ev.message) << f.name;
+      if (f.boot_time) {
+        ASSERT_TRUE(got[0].since_boot_s) << f.name;
+        EXPECT_DOUBLE_EQ(*got[0].since_boot_s, 812.114532) << f.name;
+      } else if (std::string(f.name) != "dmesg -r, no stamp") {
+        EXPECT_FALSE(got[0].wall.empty()) << f.name;
+        EXPECT_NE(got[0].wall.find("04:41:44"), std::string::npos) << f.name << ": " << got[0].wall;
+      }
+    }
+  // A prefix is removed once, and words that only look like one stay the message's.
+  EXPECT_EQ(parsers::parse_kernel_log("<4><5>x\n").front(), "<5>x");
+  EXPECT_EQ(parsers::parse_kernel_log("[ 1.0] [drm] Initialized\n").front(), "[drm] Initialized");
+  EXPECT_EQ(parsers::parse_kernel_log("[ 1.0] nvme:abc: kernel: x\n").front(), "nvme:abc: kernel: x");
+  EXPECT_EQ(parsers::parse_kernel_log("NVRM: loading kernel: module\n").front(), "NVRM: loading kernel: module");
+  EXPECT_EQ(parsers::parse_kernel_log("kern  :bogus : x\n").front(), "kern  :bogus : x");
+}
