@@ -123,7 +123,11 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
   KbFile out;
   if (root.IsNull()) return out;  // an empty file overrides nothing
   if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements, symbols, causes, xids or reference_ratios");
-  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes", "xids", "reference_ratios"}, "the file");
+  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes", "xids", "xid_catalogue", "reference_ratios"}, "the file");
+  if (auto cat = root["xid_catalogue"]; cat && !cat.IsNull()) {
+    if (!cat.IsScalar() || cat.Scalar().empty()) kb_fail(file, cat, "xid_catalogue must name the catalogue and its version");
+    out.xid_catalogue = cat.Scalar();
+  }
   if (auto imp = root["impact"]; imp && !imp.IsNull()) {
     if (!imp.IsMap()) kb_fail(file, imp, "impact must be a mapping of finding ids to entries");
     std::set<std::string, std::less<>> seen;
@@ -211,8 +215,8 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
     if (!xs.IsSequence()) kb_fail(file, xs, "xids must be a list");
     std::set<long> seen;
     for (const auto& e : xs) {
-      if (!e.IsMap()) kb_fail(file, e, "an xid must be a mapping (code, name, meaning, severity, action)");
-      kb_only_keys(file, e, {"code", "name", "meaning", "severity", "action"}, "an xid");
+      if (!e.IsMap()) kb_fail(file, e, "an xid must be a mapping (code, name, resolution, meaning, action)");
+      kb_only_keys(file, e, {"code", "name", "resolution", "meaning", "action"}, "an xid");
       KbXid x;
       auto code = kb_scalar(file, e, "code", true);
       auto n = sys::to_int<long>(code);
@@ -220,10 +224,12 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
       x.code = *n;
       if (!seen.insert(x.code).second) kb_fail(file, e["code"], fmt::format("xid {} is given twice in this file", x.code));
       x.name = kb_scalar(file, e, "name", true);
-      x.meaning = kb_scalar(file, e, "meaning", true);
-      x.severity = kb_scalar(file, e, "severity", true);
-      if (x.severity != "fail" && x.severity != "warn") kb_fail(file, e["severity"], fmt::format("xid {}: severity must be fail or warn", x.code));
-      x.action = kb_scalar(file, e, "action", true);
+      x.resolution = kb_scalar(file, e, "resolution", true);
+      if (xid_resolution_action(x.resolution).empty())
+        kb_fail(file, e["resolution"], fmt::format("xid {}: resolution '{}' is not one of the catalogue's buckets", x.code, x.resolution));
+      x.severity = xid_resolution_fails(x.resolution) ? "fail" : "warn";
+      x.meaning = kb_scalar(file, e, "meaning", false);
+      x.action = kb_scalar(file, e, "action", false);
       out.xids.push_back(std::move(x));
     }
   }
@@ -309,6 +315,35 @@ void Kb::overlay(KbFile file) {
   }
   for (auto& x : file.xids) xids.insert_or_assign(x.code, std::move(x));
   for (auto& r : file.ratios) ratios.insert_or_assign(r.id, std::move(r));
+  if (!file.xid_catalogue.empty()) xid_catalogue = std::move(file.xid_catalogue);
+}
+
+std::string_view xid_resolution_action(std::string_view resolution) {
+  // NVIDIA's buckets (the catalogue's "Resolution Bucket (Immediate Action)"), in our words.
+  static constexpr std::pair<std::string_view, std::string_view> actions[] = {
+      {"RESTART_APP", "Restart the application; when different applications hit it on this GPU only, run the GPU diagnostics (dcgmi diag)."},
+      {"RESET_GPU", "Drain the node and reset the GPU (nvidia-smi -r, or reboot the node); contact NVIDIA support when it recurs."},
+      {"RESTART_BM", "Drain the node and reboot it: a GPU reset does not bring the GPU back."},
+      {"RESTART_VM", "Restart the virtual machine the GPU is passed through to."},
+      {"IGNORE", "Nothing to do for this Xid alone: the catalogue marks it informational."},
+      {"CHECK_MECHANICALS", "Check the GPU's power and cooling (power cables and supply, fans, airflow, inlet temperature)."},
+      {"CHECK_UVM", "Look at the application's Unified Memory use and the driver's UVM messages around the line."},
+      {"UPDATE_SWFW", "Update the driver and the GPU firmware to a matching, supported release."},
+      {"CONTACT_SUPPORT", "The catalogue lists no field action (it is not expected on current GPUs): collect nvidia-bug-report.sh and contact NVIDIA support."},
+      {"WORKFLOW_XID_45", "Look at the Xid logged before it: Xid 45 is the driver cleaning up a channel another error (or a killed process) stopped."},
+      {"WORKFLOW_XID_48", "Drain the node and reset the GPU so that the page is retired or the row remapped; replace the GPU when remapping fails (Xid 64) or it recurs."},
+      {"WORKFLOW_NVLINK_ERR", "Drain the node and reset the GPUs of the link (or reboot); when it recurs check the NVLink connections and the NVSwitches (SXid) and contact support."},
+      {"WORKFLOW_NVLINK5_ERR", "A fatal one: drain the node and reset the GPU; a non-fatal one is corrected: watch its rate. When it recurs check the NVLink fabric (NVSwitch SXids, trays, cables)."},
+      {"XID_154", "Do the recovery the line names (none, a GPU reset, a node reboot, a drain)."},
+  };
+  for (const auto& [name, action] : actions)
+    if (name == resolution) return action;
+  return {};
+}
+
+bool xid_resolution_fails(std::string_view resolution) {
+  return resolution == "RESET_GPU" || resolution == "RESTART_BM" || resolution == "RESTART_VM" || resolution == "WORKFLOW_XID_48" ||
+         resolution == "WORKFLOW_NVLINK_ERR" || resolution == "WORKFLOW_NVLINK5_ERR";
 }
 
 const KbCause* Kb::cause_of(std::string_view id) const {
@@ -360,7 +395,7 @@ tl::expected<Kb, std::string> load_kb(const std::vector<KbDir>& dirs) {
       if (!f->symbols.empty())
         return tl::unexpected(fmt::format("{}: symbols: the kernel-symbol list comes from the built-in knowledge base only (data/kb/kernel_symbols.yaml; rebuild to change it)", path));
       // gpu.xid reads the built-in Xid table only; a kb.d table would be ignored silently.
-      if (!f->xids.empty())
+      if (!f->xids.empty() || !f->xid_catalogue.empty())
         return tl::unexpected(fmt::format("{}: xids: the Xid table comes from the built-in knowledge base only (data/kb/xid.yaml; rebuild to change it)", path));
       kb.overlay(std::move(*f));
     }

@@ -64,12 +64,18 @@ struct KbSymbol {
 };
 
 // An NVIDIA Xid number: what the driver means by it and what to do (data/kb/xid.yaml, our
-// own summary of NVIDIA's published Xid catalogue). severity: "fail" (the GPU or node needs
-// service: drain) or "warn" (the application's fault or a recorded, contained event).
+// own words over NVIDIA's published Xid catalogue). resolution: the catalogue's immediate
+// action (RESTART_APP, RESET_GPU, RESTART_BM, ...: kXidResolutions); severity follows from it:
+// "fail" (the GPU or node needs service: drain) or "warn" (the application's fault, a
+// recorded or contained event, nothing to do). meaning and action may be empty: the
+// resolution's own words (xid_resolution_action) stand in.
 struct KbXid {
   long code = 0;
-  std::string name, meaning, severity, action;
+  std::string name, meaning, severity, action, resolution;
 };
+// The catalogue's resolution buckets perfgap knows, and what each asks of an operator.
+std::string_view xid_resolution_action(std::string_view resolution);
+bool xid_resolution_fails(std::string_view resolution);
 
 // How far a measured figure may stand from the same figure of a reference run (bare metal, a
 // known-good node), in multiples of the reference on its worse side: pass within `pass_within`,
@@ -89,6 +95,7 @@ struct KbFile {
   std::vector<KbCause> causes;
   std::vector<KbXid> xids;
   std::vector<KbRatio> ratios;
+  std::string xid_catalogue;  // which catalogue (source and version) the xids follow
 };
 tl::expected<KbFile, std::string> parse_kb(std::string_view text, const std::string& file);
 
@@ -99,6 +106,7 @@ struct Kb {
   std::vector<KbCause> causes;              // a later file's cause replaces the one of the same id in place
   std::map<long, KbXid> xids;               // by number; the built-in files' only
   std::map<std::string, KbRatio, std::less<>> ratios;  // by finding id; a later file's replaces
+  std::string xid_catalogue;                // the catalogue version the xids follow
 
   const KbImpact* find(std::string_view id) const;
   // The cause an id belongs to: the first naming it exactly, else the first whose glob matches;

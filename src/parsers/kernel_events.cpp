@@ -66,13 +66,42 @@ bool xid_like(std::string_view m, std::size_t at, KernelEvent& e) {
   return true;
 }
 
+// What an Xid line says of itself: the NVLink Xids' severity word among the first ones ("145,
+// RLW_REMAP Nonfatal XC0 ...", "149, NETIR_LINK_DOWN Fatal XC0 ...", "74, ... NVLink: fatal
+// error detected ..."), Xid 94/95's "RST: Yes" (a reset is needed), Xid 154's new recovery
+// action ("GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)").
+void xid_line_words(KernelEvent& e) {
+  std::string_view d = e.detail;
+  if (e.code == 154) {
+    if (auto to = d.find(" to 0x"); to != std::string_view::npos) {
+      auto open = d.find('(', to);
+      auto close = open == std::string_view::npos ? open : d.find(')', open);
+      if (close != std::string_view::npos && close - open < 64) e.recovery = std::string(sys::trim_ws(d.substr(open + 1, close - open - 1)));
+    }
+    return;
+  }
+  std::size_t words = 0;
+  for (auto w : sys::split(d.substr(0, 64), ' ')) {
+    if (++words > 4) break;
+    while (!w.empty() && (w.back() == ',' || w.back() == ':')) w.remove_suffix(1);
+    auto lw = sys::lower(w);
+    if (lw == "fatal") e.fatal = true;
+    if (lw == "nonfatal" || lw == "non-fatal") e.nonfatal = true;
+  }
+  if (d.find("RST: Yes") != std::string_view::npos) e.fatal = true;
+}
+
 bool classify(std::string_view m, KernelEvent& e) {
   // NVIDIA driver and NVSwitch.
   if (auto x = m.find("Xid ("); x != std::string_view::npos) {
     const bool sxid = x > 0 && m[x - 1] == 'S';
     if (!xid_like(m, x, e)) return false;
     e.kind = sxid ? KernelEventKind::sxid : KernelEventKind::xid;
-    if (sxid) e.fatal = sys::starts_with(e.detail, "Fatal");
+    if (sxid) {
+      e.fatal = sys::starts_with(e.detail, "Fatal");
+    } else {
+      xid_line_words(e);
+    }
     return true;
   }
   if (m.find("fallen off the bus") != std::string_view::npos) {
@@ -88,7 +117,7 @@ bool classify(std::string_view m, KernelEvent& e) {
     if (!dev.empty() && dev.back() == ':') dev.remove_suffix(1);
     e.device = normalize_bdf(dev);
     auto sev = m.substr(b + 25);
-    if (sys::starts_with(sev, "Corrected")) {
+    if (sys::starts_with(sev, "Correct")) {  // "Corrected"; drivers/pci/pcie/aer.c today prints "Correctable"
       e.kind = KernelEventKind::aer_corrected;
     } else if (sys::starts_with(sev, "Uncorrect")) {  // "Uncorrected (Non-Fatal)", "Uncorrected (Fatal)", old "Uncorrectable"
       e.kind = KernelEventKind::aer_uncorrected;
@@ -100,19 +129,26 @@ bool classify(std::string_view m, KernelEvent& e) {
     e.detail = comma == std::string_view::npos ? std::string() : std::string(sys::trim_ws(sev.substr(comma + 2)));
     return true;
   }
-  // mlx5 (ConnectX): "mlx5_core 0000:2a:00.0 ibp42s0: Link down" and the module events.
+  // mlx5 (ConnectX) module events: "mlx5_core 0000:2a:00.0: mlx5_port_module_event:1157:(pid 0):
+  // Port module event[error]: module 0, ..." (older kernels name the function, newer ones do
+  // not; a line may carry no PCI address: then the NIC is not named).
+  if (sys::starts_with(m, "mlx5")) {
+    if (auto pm = m.find("Port module event"); pm != std::string_view::npos) {
+      e.kind = KernelEventKind::module_event;
+      auto sp = m.find(' ');
+      if (sp != std::string_view::npos && sp < pm) e.device = bdf_at(m.substr(sp + 1)).first;
+      auto colon = m.find(": ", pm);
+      e.detail = colon == std::string_view::npos ? std::string() : std::string(sys::trim_ws(m.substr(colon + 2)));
+      e.fatal = m.compare(pm + 17, 7, "[error]") == 0;
+      return true;
+    }
+  }
+  // mlx5 links: "mlx5_core 0000:2a:00.0 ibp42s0: Link down".
   if (sys::starts_with(m, "mlx5_core ")) {
     auto rest = m.substr(10);
     auto [bdf, used] = bdf_at(rest);
     if (bdf.empty()) return false;
     e.device = bdf;
-    if (auto pm = rest.find("Port module event"); pm != std::string_view::npos) {
-      e.kind = KernelEventKind::module_event;
-      auto colon = rest.find(": ", pm);
-      e.detail = colon == std::string_view::npos ? std::string() : std::string(sys::trim_ws(rest.substr(colon + 2)));
-      e.fatal = rest.compare(pm + 17, 7, "[error]") == 0;
-      return true;
-    }
     const bool down = m.size() >= 11 && m.substr(m.size() - 11) == ": Link down";
     const bool up = m.size() >= 9 && m.substr(m.size() - 9) == ": Link up";
     if (!down && !up) return false;
@@ -123,8 +159,12 @@ bool classify(std::string_view m, KernelEvent& e) {
     if (ifname.find(' ') == std::string_view::npos) e.netdev = std::string(ifname);
     return true;
   }
-  // "CPU12: Core temperature above threshold, cpu clock throttled (total events = 1234)".
-  if (sys::starts_with(m, "CPU") && m.find(" temperature above threshold") != std::string_view::npos) {
+  // arch/x86/kernel/cpu/mce/therm_throt.c: "mce: CPU4: Core temperature is above threshold, cpu
+  // clock is throttled (total events = 12)" (also "... throttled from last 8000 milli seconds
+  // (total events = N)"); kernels before 5.6 wrote "temperature above threshold, cpu clock throttled".
+  if (sys::starts_with(m, "mce: ")) m.remove_prefix(5);
+  if (sys::starts_with(m, "CPU") && (m.find(" temperature above threshold") != std::string_view::npos ||
+                                     m.find(" temperature is above threshold") != std::string_view::npos)) {
     e.kind = KernelEventKind::thermal_throttle;
     auto colon = m.find(':');
     if (colon == std::string_view::npos || colon > 8) return false;
@@ -161,12 +201,15 @@ bool classify(std::string_view m, KernelEvent& e) {
     e.detail = std::string(sys::trim_ws(num->second));
     return true;
   }
-  // "INFO: task python:4242 blocked for more than 120 seconds."
-  if (auto t = m.find("INFO: task "); t != std::string_view::npos) {
+  // kernel/hung_task.c: "INFO: task python:4242 blocked for more than 120 seconds." (and the
+  // same words without "INFO: ").
+  if (auto t = m.find("task "); t != std::string_view::npos && (t == 0 || (t >= 6 && m.compare(t - 6, 6, "INFO: ") == 0))) {
     auto b = m.find(" blocked for more than ", t);
     if (b == std::string_view::npos) return false;
+    auto who = m.substr(t + 5, b - (t + 5));
+    if (who.empty() || who.find(' ') != std::string_view::npos) return false;
     e.kind = KernelEventKind::hung_task;
-    e.device = std::string(m.substr(t + 11, b - (t + 11)));
+    e.device = std::string(who);
     e.detail = std::string(sys::trim_ws(m.substr(b + 1)));
     return true;
   }
@@ -211,19 +254,32 @@ std::string normalize_bdf(std::string_view s) {
 
 std::vector<KernelEvent> kernel_events(const std::vector<KernelRecord>& records) {
   std::vector<KernelEvent> out;
-  for (const auto& r : records) {
-    std::string_view m = r.message;
+  // The driver's three-line report ("NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID:
+  // 10de:2330) installed in this system has" / "NVRM: fallen off the bus and is not responding
+  // to commands."): the GPU its first line names, for the third.
+  std::string named_gpu;
+  std::size_t named_at = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    std::string_view m = records[i].message;
+    if (auto g = m.find("NVRM: The NVIDIA GPU "); g != std::string_view::npos) {
+      named_gpu = kernel_events_text::find_bdf(m.substr(g + 21));
+      named_at = i;
+    }
     // Cheap first look: every event line holds one of these bytes sequences.
     if (m.find("Xid") == std::string_view::npos && m.find("fallen off") == std::string_view::npos &&
-        m.find("PCIe Bus Error") == std::string_view::npos && !sys::starts_with(m, "mlx5_core ") &&
-        m.find("temperature above") == std::string_view::npos && m.find("EDAC ") == std::string_view::npos &&
-        m.find("soft lockup") == std::string_view::npos && m.find("INFO: task ") == std::string_view::npos)
+        m.find("PCIe Bus Error") == std::string_view::npos && !sys::starts_with(m, "mlx5") &&
+        m.find(" above threshold") == std::string_view::npos && m.find("EDAC ") == std::string_view::npos &&
+        m.find("soft lockup") == std::string_view::npos && m.find(" blocked for more than ") == std::string_view::npos)
       continue;
     KernelEvent e;
     if (!kernel_events_text::classify(m, e)) continue;
-    e.since_boot_s = r.since_boot_s;
-    e.wall = r.wall;
-    e.line = r.message;
+    if (e.kind == KernelEventKind::fallen_off_bus && e.device.empty() && !named_gpu.empty() && i - named_at <= 2) e.device = named_gpu;
+    // An SXid report is a head line ("Fatal, Link 44 ..." / "Non-fatal, ...") and its
+    // "Severity ..." and "Data {...}" lines: one event.
+    if (e.kind == KernelEventKind::sxid && (sys::starts_with(e.detail, "Severity ") || sys::starts_with(e.detail, "Data "))) continue;
+    e.since_boot_s = records[i].since_boot_s;
+    e.wall = records[i].wall;
+    e.line = records[i].message;
     out.push_back(std::move(e));
   }
   return out;

@@ -44,14 +44,122 @@ std::string printable(std::string_view s, std::size_t max) {
 
 // "[    1.234567] " (seconds since boot) or dmesg -T's "[Mon Dec  1 10:00:00 2025] " (wall
 // time) at the start of `line`: removed, and the time kept in `rec`.
-void bracket_stamp(std::string_view& line, KernelRecord& rec) {
-  if (line.empty() || line.front() != '[') return;
+bool bracket_stamp(std::string_view& line, KernelRecord& rec) {
+  if (line.empty() || line.front() != '[') return false;
   auto close = line.find(']');
-  if (close == std::string_view::npos || close >= 48) return;
+  if (close == std::string_view::npos || close >= 48) return false;
   auto inside = sys::trim_ws(line.substr(1, close - 1));
   if (auto s = sys::to_double(inside); s && *s >= 0) rec.since_boot_s = *s;
   else if (!inside.empty() && inside.find_first_of("0123456789") != std::string_view::npos) rec.wall = printable(inside, 48);
+  else return false;
   line.remove_prefix(close + 1);
+  return true;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+
+// CONFIG_PRINTK_CALLER's "[    T1] " / "[  C12] " after the stamp.
+bool caller_field(std::string_view& line) {
+  if (line.size() < 4 || line.front() != '[') return false;
+  auto close = line.find(']');
+  if (close == std::string_view::npos || close > 16) return false;
+  auto inside = sys::trim_ws(line.substr(1, close - 1));
+  if (inside.size() < 2 || (inside.front() != 'T' && inside.front() != 'C')) return false;
+  for (char c : inside.substr(1))
+    if (!is_digit(c)) return false;
+  line.remove_prefix(close + 1);
+  return true;
+}
+
+// dmesg -r / pstore (console-ramoops, dmesg-ramoops) "<4>": the raw priority.
+bool priority_field(std::string_view& line) {
+  if (line.size() < 3 || line.front() != '<') return false;
+  std::size_t n = 1;
+  while (n < line.size() && n < 5 && is_digit(line[n])) ++n;
+  if (n == 1 || n >= line.size() || line[n] != '>') return false;
+  line.remove_prefix(n + 1);
+  return true;
+}
+
+// dmesg -x / --decode "kern  :warn  : ": a facility and a level (syslog's names), each padded
+// with blanks and ended by ':'.
+bool decode_field(std::string_view& line) {
+  static constexpr std::string_view facilities[] = {"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+                                                    "uucp", "cron", "authpriv", "ftp", "local0", "local1", "local2",
+                                                    "local3", "local4", "local5", "local6", "local7"};
+  static constexpr std::string_view levels[] = {"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"};
+  std::size_t pos = 0;
+  auto word = [&](const auto& names) {
+    const std::size_t start = pos;
+    while (pos < line.size() && is_lower(line[pos]) && pos - start < 9) ++pos;
+    while (pos < line.size() && is_digit(line[pos]) && pos - start < 9) ++pos;
+    const auto w = line.substr(start, pos - start);
+    if (std::find(std::begin(names), std::end(names), w) == std::end(names)) return false;
+    while (pos < line.size() && line[pos] == ' ') ++pos;
+    if (pos >= line.size() || line[pos] != ':') return false;
+    ++pos;
+    return true;
+  };
+  if (!word(facilities) || !word(levels)) return false;
+  if (pos < line.size() && line[pos] != ' ') return false;
+  line.remove_prefix(pos);
+  return true;
+}
+
+// dmesg --time-format iso "2025-01-21T04:41:44,283302+00:00 " and journalctl -o short-iso
+// "2025-01-21T04:41:44+0000 ": a wall stamp.
+bool iso_stamp(std::string_view& line, KernelRecord& rec) {
+  if (line.size() < 20 || line[4] != '-' || line[7] != '-' || line[10] != 'T' || line[13] != ':' || line[16] != ':') return false;
+  for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18})
+    if (!is_digit(line[i])) return false;
+  auto end = line.find(' ');
+  if (end == std::string_view::npos || end > 40) return false;
+  rec.wall = printable(line.substr(0, end), 48);
+  line.remove_prefix(end);
+  return true;
+}
+
+bool month_name(std::string_view s) {
+  for (std::string_view m : {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"})
+    if (sys::starts_with(s, m)) return true;
+  return false;
+}
+
+// syslog / journalctl "Dec 01 10:00:00 host kernel: " (the stamp before the host kept as the
+// wall time) and, once a stamp was read (journalctl -o short-monotonic's "[ 12.3] host
+// kernel: ", short-iso), the bare "host kernel: ". A head holding ": " is a message's words.
+bool syslog_head(std::string_view& line, KernelRecord& rec, bool stamp_read) {
+  auto k = line.find(" kernel: ");
+  if (k == std::string_view::npos || k >= 80) return false;
+  auto head = sys::trim_ws(line.substr(0, k));
+  if (head.empty() || head.find(": ") != std::string_view::npos) return false;
+  auto host = head.rfind(' ');
+  auto name = host == std::string_view::npos ? head : head.substr(host + 1);
+  for (char c : name)  // a host name's characters
+    if (!is_digit(c) && !is_lower(static_cast<char>(c | 0x20)) && c != '-' && c != '.' && c != '_') return false;
+  if (host == std::string_view::npos) {
+    if (!stamp_read) return false;
+  } else {
+    if (!month_name(head) && !is_digit(head.front())) return false;
+    if (rec.wall.empty()) rec.wall = printable(sys::trim_ws(head.substr(0, host)), 48);
+  }
+  line.remove_prefix(k + 9);
+  return true;
+}
+
+// Every known prefix of a kernel log line, each at most once and in any order the formats
+// combine them ("<6>[ 1.0] ", "kern  :info  : [ 1.0] ", "Dec 01 10:00:00 host kernel: [ 1.0] "):
+// removed, and the times they carry kept in `rec`. One reader for every event kind.
+void strip_prefixes(std::string_view& line, KernelRecord& rec) {
+  bool pri = false, decode = false, stamp = false, caller = false, iso = false, syslog = false;
+  for (bool again = true; again;) {
+    line = sys::trim_ws(line);
+    again = (!pri && (pri = priority_field(line))) || (!decode && (decode = decode_field(line))) ||
+            (!stamp && (stamp = bracket_stamp(line, rec))) || (stamp && !caller && (caller = caller_field(line))) ||
+            (!iso && !stamp && (iso = iso_stamp(line, rec))) ||
+            (!syslog && (syslog = syslog_head(line, rec, stamp || iso)));
+  }
 }
 
 }  // namespace
@@ -70,17 +178,8 @@ std::vector<KernelRecord> parse_kernel_records(std::string_view text) {
       if (auto usec = sys::to_int<unsigned long long>(p->second)) rec.since_boot_s = static_cast<double>(*usec) / 1e6;
       line.remove_prefix(p->first);
       prev_kmsg = true;
-    } else if (!line.empty() && line.front() == '[') {
-      bracket_stamp(line, rec);
-    } else if (auto k = line.find(" kernel: "); k != std::string_view::npos && k < 80) {
-      // journalctl -k / syslog: "<stamp> <host> kernel: [  12.3] message"; the stamp is what
-      // precedes the host name.
-      auto head = sys::trim_ws(line.substr(0, k));
-      auto host = head.rfind(' ');
-      if (host != std::string_view::npos) rec.wall = printable(sys::trim_ws(head.substr(0, host)), 48);
-      line.remove_prefix(k + 9);
-      line = sys::trim_ws(line);
-      bracket_stamp(line, rec);
+    } else {
+      strip_prefixes(line, rec);  // a /dev/kmsg record's message is the driver's text as printed
     }
     rec.message = printable(sys::trim_ws(line), 512);
     auto trimmed = sys::trim_ws(rec.message);

@@ -21,7 +21,9 @@ struct KernelRecord {
 // Kernel log text as /dev/kmsg records ("6,1234,5678,-;message" plus " KEY=value"
 // continuation lines), dmesg output ("[    1.234] message", or -T's "[Mon Dec  1 10:00:00
 // 2025] message"), journalctl -k / syslog lines ("Dec 01 10:00:00 host kernel: message") or
-// plain lines. Bytes outside printable ASCII become '?', so messages are safe in any report;
+// plain lines; every known prefix is removed once: "<N>" priorities (dmesg -r, pstore), dmesg
+// -x / --decode "kern  :warn  : ", dmesg --time-format iso and journalctl short-iso stamps,
+// journalctl short-monotonic "[ 12.3] host kernel: ", CONFIG_PRINTK_CALLER "[  T12] ". Bytes outside printable ASCII become '?', so messages are safe in any report;
 // lines longer than 512 bytes are cut. Records with an empty message are dropped.
 std::vector<KernelRecord> parse_kernel_records(std::string_view text);
 

@@ -243,3 +243,195 @@ TEST(ParsersKernelEvents, NearMissesAreNoEvents) {
   EXPECT_EQ(parsers::normalize_bdf("0000:1G:00.0"), "");
   EXPECT_EQ(parsers::normalize_bdf("0000:18:00.9"), "");
 }
+
+// Every log form perfgap is given, around every event kind: one line reader strips the
+// prefixes once for all of them, and reads the time each form carries. The forms are
+// util-linux dmesg's (plain, -r, -x, --time-format iso, -T), journalctl's (-o short,
+// short-monotonic, short-iso), rsyslog's kern.log (RFC 3339), pstore's dmesg-ramoops, a
+// CONFIG_PRINTK_CALLER kernel's "[  T1]" field and /dev/kmsg records.
+TEST(ParsersKernelEvents, EveryPrefixAroundEveryEvent) {
+  const struct {
+    const char* name;
+    std::string head;  // put before the message
+    bool boot_time;    // the form carries seconds since boot (else a wall stamp)
+  } forms[] = {
+      {"dmesg", "[  812.114532] ", true},
+      {"dmesg -r / pstore", "<4>[  812.114532] ", true},
+      {"dmesg -r, no stamp", "<12>", false},
+      {"dmesg -x", "kern  :warn  : [  812.114532] ", true},
+      {"dmesg -x --time-format iso", "kern  :warn  : 2025-01-21T04:41:44,283302+00:00 ", false},
+      {"dmesg --time-format iso", "2025-01-21T04:41:44,283302+00:00 ", false},
+      {"dmesg -T", "[Tue Jan 21 04:41:44 2025] ", false},
+      {"dmesg, printk caller", "[  812.114532] [    T1] ", true},
+      {"journalctl -k", "Jan 21 04:41:44 gpu001 kernel: ", false},
+      {"syslog with printk time", "Jan 21 04:41:44 gpu001 kernel: [  812.114532] ", true},
+      {"journalctl -o short-monotonic", "[  812.114532] gpu001 kernel: ", true},
+      {"journalctl -o short-iso", "2025-01-21T04:41:44+0000 gpu001 kernel: ", false},
+      {"rsyslog RFC 3339", "2025-01-21T04:41:44.283302+00:00 gpu001 kernel: [  812.114532] ", true},
+      {"/dev/kmsg", "4,9001,812114532,-;", true},
+  };
+  const struct {
+    const char* message;
+    KernelEventKind kind;
+    const char* device;
+  } events[] = {
+      {"NVRM: Xid (PCI:0000:18:00): 48, pid=2211, name=python3, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 2, subpartition 1.", KernelEventKind::xid, "0000:18:00.0"},
+      {"nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Fatal, Link 32 LTSSM Fault Up", KernelEventKind::sxid, "0000:07:00.0"},
+      {"NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.", KernelEventKind::fallen_off_bus, "0000:3b:00.0"},
+      {"nvidia 0000:18:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)", KernelEventKind::aer_corrected, "0000:18:00.0"},
+      {"pcieport 0000:17:01.0: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction Layer, (Requester ID)", KernelEventKind::aer_uncorrected, "0000:17:01.0"},
+      {"mlx5_core 0000:2a:00.0 ibp42s0: Link down", KernelEventKind::link_down, "0000:2a:00.0"},
+      {"mlx5_core 0000:2a:00.0 ibp42s0: Link up", KernelEventKind::link_up, "0000:2a:00.0"},
+      {"mlx5_core 0000:2a:00.0: mlx5_port_module_event:1157:(pid 0): Port module event: module 0, Cable unplugged", KernelEventKind::module_event, "0000:2a:00.0"},
+      {"CPU12: Core temperature above threshold, cpu clock throttled (total events = 1234)", KernelEventKind::thermal_throttle, "CPU12"},
+      {"EDAC MC0: 2 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x1234 offset:0x0 grain:32 syndrome:0x0)", KernelEventKind::edac_corrected, "MC0"},
+      {"EDAC skx MC1: 1 UE memory read error on CPU_SrcID#1_MC#0_Chan#0_DIMM#1 (channel:0 slot:1 page:0x5678 offset:0x0 grain:32)", KernelEventKind::edac_uncorrected, "MC1"},
+      {"watchdog: BUG: soft lockup - CPU#7 stuck for 23s! [python3:4242]", KernelEventKind::soft_lockup, "CPU7"},
+      {"INFO: task python3:4243 blocked for more than 122 seconds.", KernelEventKind::hung_task, "python3:4243"},
+  };
+  for (const auto& f : forms)
+    for (const auto& ev : events) {
+      const std::string line = f.head + ev.message;
+      auto got = parsers::parse_kernel_events(line + "\n");
+      ASSERT_EQ(got.size(), 1u) << f.name << ": " << line;
+      EXPECT_EQ(got[0].kind, ev.kind) << f.name << ": " << line;
+      EXPECT_EQ(got[0].device, ev.device) << f.name << ": " << line;
+      EXPECT_EQ(got[0].line, ev.message) << f.name;
+      if (f.boot_time) {
+        ASSERT_TRUE(got[0].since_boot_s) << f.name;
+        EXPECT_DOUBLE_EQ(*got[0].since_boot_s, 812.114532) << f.name;
+      } else if (std::string(f.name) != "dmesg -r, no stamp") {
+        EXPECT_FALSE(got[0].wall.empty()) << f.name;
+        EXPECT_NE(got[0].wall.find("04:41:44"), std::string::npos) << f.name << ": " << got[0].wall;
+      }
+    }
+  // A prefix is removed once, and words that only look like one stay the message's.
+  EXPECT_EQ(parsers::parse_kernel_log("<4><5>x\n").front(), "<5>x");
+  EXPECT_EQ(parsers::parse_kernel_log("[ 1.0] [drm] Initialized\n").front(), "[drm] Initialized");
+  EXPECT_EQ(parsers::parse_kernel_log("[ 1.0] nvme:abc: kernel: x\n").front(), "nvme:abc: kernel: x");
+  EXPECT_EQ(parsers::parse_kernel_log("NVRM: loading kernel: module\n").front(), "NVRM: loading kernel: module");
+  EXPECT_EQ(parsers::parse_kernel_log("kern  :bogus : x\n").front(), "kern  :bogus : x");
+}
+
+// Today's kernels' words: therm_throt.c's "mce: CPUn: ... temperature is above threshold, cpu
+// clock is throttled", aer.c's "severity=Correctable", mlx5's module events without the
+// function name or without a PCI address, hung_task.c's report without "INFO: ".
+TEST(ParsersKernelEvents, TodaysWording) {
+  auto t = one_event("[ 1300.0] mce: CPU4: Core temperature is above threshold, cpu clock is throttled (total events = 12)");
+  EXPECT_EQ(t.kind, KernelEventKind::thermal_throttle);
+  EXPECT_EQ(t.device, "CPU4");
+  EXPECT_EQ(t.detail, "Core");
+  EXPECT_EQ(t.code, 12);
+  EXPECT_EQ(one_event("[ 1308.0] mce: CPU5: Package temperature is above threshold, cpu clock is throttled from last 8000 milli seconds (total events = 14)").code, 14);
+  EXPECT_TRUE(parsers::parse_kernel_events("[ 1310.0] mce: CPU4: Core temperature/speed normal (total events = 14)\n").empty());
+
+  auto c = one_event("[ 9.0] nvidia 0000:18:00.0: PCIe Bus Error: severity=Correctable, type=Physical Layer, (Receiver ID)");
+  EXPECT_EQ(c.kind, KernelEventKind::aer_corrected);
+  EXPECT_EQ(c.device, "0000:18:00.0");
+  auto u = one_event("[ 9.1] pcieport 0000:17:01.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), type=Transaction Layer, (Requester ID)");
+  EXPECT_EQ(u.kind, KernelEventKind::aer_uncorrected);
+  EXPECT_FALSE(u.fatal);
+
+  auto m = one_event("[ 2201.0] mlx5_core 0000:ae:00.0: Port module event: module 0, Cable unplugged");
+  EXPECT_EQ(m.kind, KernelEventKind::module_event);
+  EXPECT_EQ(m.device, "0000:ae:00.0");
+  EXPECT_EQ(m.detail, "module 0, Cable unplugged");
+  EXPECT_FALSE(m.fatal);
+  auto hot = one_event("[ 2301.0] mlx5_core: Port module event[error]: module 1, Cable error, High Temperature");
+  EXPECT_EQ(hot.kind, KernelEventKind::module_event);
+  EXPECT_EQ(hot.device, "");
+  EXPECT_TRUE(hot.fatal);
+  EXPECT_EQ(hot.detail, "module 1, Cable error, High Temperature");
+
+  auto h = one_event("[ 3600.0] task kworker/u256:3:1187 blocked for more than 245 seconds.");
+  EXPECT_EQ(h.kind, KernelEventKind::hung_task);
+  EXPECT_EQ(h.device, "kworker/u256:3:1187");
+  for (const char* line : {"[ 1.0] systemd[1]: Started task scheduler blocked for more than a moment", "[ 1.0] the task python3:1 blocked for more than 5 seconds."})
+    EXPECT_TRUE(parsers::parse_kernel_events(line).empty()) << line;
+}
+
+// Reports the driver spreads over several lines: the lost GPU's three-line block is about the
+// GPU its first line names (and groups with that GPU's Xid 79); an SXid report's Severity and
+// Data lines are the head line's, not events of their own (even interleaved with another
+// switch's report).
+TEST(ParsersKernelEvents, MultiLineReports) {
+  auto fob = parsers::parse_kernel_events(
+      "[ 4040.000000] NVRM: Xid (PCI:0000:b3:00): 79, pid=1201, name=python3, GPU has fallen off the bus.\n"
+      "[ 4040.000100] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+      "[ 4040.000100] NVRM: (PCI ID: 10de:2330) installed in this system has\n"
+      "[ 4040.000100] NVRM: fallen off the bus and is not responding to commands.\n");
+  ASSERT_EQ(fob.size(), 2u);
+  EXPECT_EQ(fob[1].kind, KernelEventKind::fallen_off_bus);
+  EXPECT_EQ(fob[1].device, "0000:b3:00.0");
+  EXPECT_EQ(fob[0].device, fob[1].device);
+  // A "fallen off the bus" line far from any naming line stays unnamed.
+  auto far = parsers::parse_kernel_events("NVRM: The NVIDIA GPU 0000:b3:00.0\na\nb\nc\nNVRM: fallen off the bus and is not responding to commands.\n");
+  ASSERT_EQ(far.size(), 1u);
+  EXPECT_EQ(far[0].device, "");
+
+  auto sx = parsers::parse_kernel_events(
+      "[131453.740743] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 30 LTSSM Fault Up\n"
+      "[131453.740750] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 12028, Non-fatal, Link 46 egress non-posted PRIV error (First)\n"
+      "[131453.740754] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Severity 1 Engine instance 30 Sub-engine instance 00\n"
+      "[131453.740756] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 12028, Severity 0 Engine instance 46 Sub-engine instance 00\n"
+      "[131453.740758] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Data {0x50610002, 0x10100030, 0x00000000, 0x10100030}\n"
+      "[131453.740760] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 12028, Data {0x00000000, 0x00000000}\n");
+  ASSERT_EQ(sx.size(), 2u);
+  EXPECT_TRUE(sx[0].fatal);
+  EXPECT_FALSE(sx[1].fatal);
+  EXPECT_EQ(sx[1].device, "0000:06:00.0");
+}
+
+// What an Xid line says of itself (formats: Blackwell NVLink Xids as gpud's and NVSentinel's
+// tests show them, Xid 94/95's RST field, Xid 154's recovery action).
+TEST(ParsersKernelEvents, XidLineWords) {
+  auto nf = one_event("NVRM: Xid (PCI:0000:b9:00): 145, RLW_REMAP Nonfatal XC0 i0 Link 00 (0x00000004 0x00000001 0x00000000 0x00000000)");
+  EXPECT_TRUE(nf.nonfatal);
+  EXPECT_FALSE(nf.fatal);
+  auto f = one_event("NVRM: Xid (PCI:0000:b9:00): 149, NETIR_LINK_DOWN Fatal XC0 i0 Link 03 (0x00086226 0x00000001 0x00000000 0x00000000)");
+  EXPECT_TRUE(f.fatal);
+  EXPECT_FALSE(f.nonfatal);
+  EXPECT_TRUE(one_event("NVRM: Xid (PCI:0000:b9:00): 145, RLW, nonfatal, cross-contain=0, injected=0, Link 3 (0x00000004)").nonfatal);
+  EXPECT_TRUE(one_event("NVRM: Xid (PCI:0000:18:00): 74, pid=4100, name=python3, NVLink: fatal error detected on link 5(0x0, 0x0)").fatal);
+  EXPECT_TRUE(one_event("NVRM: Xid (PCI:0000:18:00): 95, pid=4100, name=python3, Uncontained: FBHUB. RST: Yes, D-RST: No").fatal);
+  auto contained = one_event("NVRM: Xid (PCI:0000:18:00): 94, pid=4100, name=python3, Contained: CE User Channel (0x9). RST: No, D-RST: No");
+  EXPECT_FALSE(contained.fatal);
+  EXPECT_FALSE(contained.nonfatal);
+  // A word deep in the text is the application's, not the line's severity.
+  EXPECT_FALSE(one_event("NVRM: Xid (PCI:0000:18:00): 13, pid=1, name=python3, Graphics Exception: the fatal flag of ESR 0x504648").fatal);
+  EXPECT_EQ(one_event("NVRM: Xid (PCI:0008:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)").recovery, "GPU Reset Required");
+  EXPECT_EQ(one_event("NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x2 (Node Reboot Required) to 0x0 (None)").recovery, "None");
+  EXPECT_EQ(one_event("NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed").recovery, "");
+}
+
+// The Xid table is NVIDIA's catalogue: every number 1-162 with the catalogue's resolution, and
+// the severities the issue named checked against the catalogue by hand (not from the table).
+TEST(ParsersKernelEvents, XidTableIsTheCatalogue) {
+  const auto& kb = core::builtin_kb();
+  EXPECT_NE(kb.xid_catalogue.find("1-162"), std::string::npos) << kb.xid_catalogue;
+  for (long code = 1; code <= 162; ++code) {
+    auto it = kb.xids.find(code);
+    ASSERT_NE(it, kb.xids.end()) << code;
+    EXPECT_FALSE(it->second.name.empty()) << code;
+    EXPECT_FALSE(core::xid_resolution_action(it->second.resolution).empty()) << code << " " << it->second.resolution;
+    EXPECT_EQ(it->second.severity, core::xid_resolution_fails(it->second.resolution) ? "fail" : "warn") << code;
+  }
+  for (long code : {46L, 48L, 62L, 64L, 95L, 109L, 110L, 119L, 120L, 136L, 140L, 143L, 150L, 155L, 156L, 158L})
+    EXPECT_EQ(kb.xids.at(code).severity, "fail") << code;
+  for (long code : {13L, 31L, 43L, 45L, 63L, 92L, 94L, 121L, 137L, 154L}) EXPECT_EQ(kb.xids.at(code).severity, "warn") << code;
+  EXPECT_EQ(kb.xids.at(79).resolution, "RESTART_BM");
+  EXPECT_EQ(kb.xids.at(154).resolution, "XID_154");
+  EXPECT_EQ(kb.xids.at(150).resolution, "WORKFLOW_NVLINK5_ERR");
+  EXPECT_EQ(kb.xids.at(54).resolution, "CHECK_MECHANICALS");
+  EXPECT_EQ(kb.xids.at(151).resolution, "RESTART_VM");
+  EXPECT_TRUE(core::xid_resolution_action("NOT_A_BUCKET").empty());
+  // The file form: a resolution from the catalogue's buckets, no hand-set severity.
+  auto ok = core::parse_kb("xid_catalogue: test v1\nxids:\n  - {code: 7, name: x, resolution: RESET_GPU}\n", "t.yaml");
+  ASSERT_TRUE(ok) << ok.error();
+  ASSERT_EQ(ok->xids.size(), 1u);
+  EXPECT_EQ(ok->xids[0].severity, "fail");
+  EXPECT_EQ(ok->xid_catalogue, "test v1");
+  EXPECT_FALSE(core::parse_kb("xids:\n  - {code: 7, name: x, resolution: BOGUS}\n", "t.yaml"));
+  EXPECT_FALSE(core::parse_kb("xids:\n  - {code: 7, name: x, severity: fail, resolution: IGNORE}\n", "t.yaml"));
+  EXPECT_FALSE(core::parse_kb("xids:\n  - {code: 7, name: x}\n", "t.yaml"));
+}

@@ -24,8 +24,9 @@ namespace {
 using parsers::KernelEvent;
 using parsers::KernelEventKind;
 
-// The Xids of NVLink errors (gpu.nvlink_xid rather than gpu.xid): 74, and Blackwell's per-unit ones.
-bool nvlink_xid(long code) { return code == 74 || (code >= 144 && code <= 149); }
+// The Xids of NVLink errors (gpu.nvlink_xid rather than gpu.xid): 74, and Blackwell's per-unit
+// ones (144-149) and the MSE's (150).
+bool nvlink_xid(long code) { return code == 74 || (code >= 144 && code <= 150); }
 
 // The evidence lines a finding keeps per device: the first ones and the last.
 constexpr std::size_t kShownLines = 4;
@@ -114,6 +115,17 @@ const core::KbXid* xid_info(long code) {
   return it == xids.end() ? nullptr : &it->second;
 }
 
+// One Xid line's severity: the line's own words first (Xid 154's new recovery action, an
+// NVLink Xid's Fatal/Nonfatal, "RST: Yes"), else the catalogue's resolution; a number not in
+// the catalogue warns.
+bool xid_event_fails(const KernelEvent& e) {
+  if (e.code == 154) return !e.recovery.empty() && e.recovery != "None";
+  if (e.nonfatal) return false;
+  if (e.fatal) return true;
+  const auto* info = xid_info(e.code);
+  return info && info->severity == "fail";
+}
+
 // "Xid 48 x2 (Double-bit ECC error), Xid 63 x1 (...)" and the worst severity, fixes in order.
 struct XidSummary {
   std::string text;
@@ -124,19 +136,30 @@ struct XidSummary {
 };
 XidSummary summarize_xids(const Group& g) {
   std::map<long, std::size_t> counts;
-  for (const auto* e : g.events) ++counts[e->code];
+  std::map<long, std::set<std::string>> said;  // what the lines say of themselves, per number
   XidSummary s;
+  for (const auto* e : g.events) {
+    ++counts[e->code];
+    if (xid_event_fails(*e)) s.fail = true;
+    if (e->code == 154 && !e->recovery.empty()) said[e->code].insert("recovery: " + e->recovery);
+    if (e->nonfatal) said[e->code].insert("Nonfatal");
+    if (e->fatal) said[e->code].insert(e->line.find("RST: Yes") != std::string::npos ? "RST: Yes" : "Fatal");
+  }
   std::vector<std::string> parts;
   for (const auto& [code, n] : counts) {
     const auto* info = xid_info(code);
-    parts.push_back(fmt::format("Xid {} x{} ({})", code, n, info ? info->name : "not in perfgap's Xid table"));
+    std::string words = said.count(code) ? fmt::format("; the line says {}", fmt::join(said[code], ", ")) : std::string();
+    parts.push_back(fmt::format("Xid {} x{} ({}{})", code, n, info ? info->name : "not in the Xid catalogue", words));
     if (!info) {
       s.actions.push_back(fmt::format("Xid {}: look it up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors).", code));
       continue;
     }
-    if (info->severity == "fail") s.fail = true;
-    s.meanings.push_back(fmt::format("Xid {}: {}", code, info->meaning));
-    s.actions.push_back(fmt::format("Xid {}: {}", code, info->action));
+    s.meanings.push_back(fmt::format("Xid {} ({}): resolution {}{}", code, info->name, info->resolution,
+                                     info->meaning.empty() ? std::string() : "; " + info->meaning));
+    if (code == 154 && said.count(code))
+      s.actions.push_back(fmt::format("Xid 154: the driver asks for {}.", fmt::join(said[code], ", ")));
+    else
+      s.actions.push_back(fmt::format("Xid {}: {}", code, info->action.empty() ? core::xid_resolution_action(info->resolution) : info->action));
   }
   s.text = fmt::format("{}", fmt::join(parts, ", "));
   s.counts = std::move(counts);
@@ -157,6 +180,7 @@ std::vector<Finding> xid(facts::Facts& f, const core::Thresholds&) {
         xid_metrics(fnd, s);
         fnd.status = s.fail ? Status::fail : Status::warn;
         fnd.title = fmt::format("{}: {}", named_device(f, bdf == "unnamed" ? "" : bdf), s.text);
+        fnd.add("Xid catalogue", core::builtin_kb().xid_catalogue);
         for (const auto& m : s.meanings) fnd.add("Xid catalogue", m);
         fnd.fix = fmt::format("{}", fmt::join(s.actions, " "));
         fnd.impact = s.fail ? "The GPU needs service: jobs on it fail or stall, and a job spanning this node waits on it. Drain the node."
@@ -181,15 +205,18 @@ std::vector<Finding> fallen_off_bus(facts::Facts& f, const core::Thresholds&) {
 
 std::vector<Finding> nvlink(facts::Facts& f, const core::Thresholds&) {
   return per_subject(
-      f, "gpu.nvlink_xid", "gpu", "NVLink error (Xid 74, 144-149)",
+      f, "gpu.nvlink_xid", "gpu", "NVLink error (Xid 74, 144-150)",
       [](const KernelEvent& e) { return e.kind == KernelEventKind::xid && nvlink_xid(e.code); }, bdf_subject,
       [&](Finding& fnd, const std::string& bdf, const Group& g) {
         auto s = summarize_xids(g);
         xid_metrics(fnd, s);
-        fnd.status = Status::fail;
+        fnd.status = s.fail ? Status::fail : Status::warn;
         fnd.title = fmt::format("{}: NVLink errors, {}", named_device(f, bdf == "unnamed" ? "" : bdf), s.text);
+        fnd.add("Xid catalogue", core::builtin_kb().xid_catalogue);
+        for (const auto& m : s.meanings) fnd.add("Xid catalogue", m);
         fnd.fix = fmt::format("{}", fmt::join(s.actions, " "));
-        fnd.impact = "A GPU whose NVLinks report errors may have links down: collectives between its GPUs fall back to slower paths or the job fails.";
+        fnd.impact = s.fail ? "A GPU whose NVLinks report fatal errors has links down: collectives between its GPUs fall back to slower paths or the job fails."
+                            : "The NVLink errors were corrected (the lines say Nonfatal): retries cost bandwidth; a rising rate comes before fatal ones.";
       });
 }
 
@@ -248,8 +275,14 @@ std::vector<Finding> aer(facts::Facts& f, const core::Thresholds& th) {
       });
 }
 
+// A down before a port's first "Link up" in the log is its bring-up when it is this early
+// after boot (the driver reports the link down while the port trains); later, the port was up
+// before the log began and the down is a flap.
+constexpr double kBringUpS = 600;
+
 std::vector<Finding> link_flaps(facts::Facts& f, const core::Thresholds& th) {
   const double flaps_fail = th.get("flaps_fail");
+  const auto& log = facts::kernel_log(f);
   return per_subject(
       f, "net.link_flaps", layer::network, "mlx5 link down/up or module event",
       [](const KernelEvent& e) {
@@ -257,21 +290,51 @@ std::vector<Finding> link_flaps(facts::Facts& f, const core::Thresholds& th) {
       },
       bdf_subject,
       [&](Finding& fnd, const std::string& bdf, const Group& g) {
-        std::size_t downs = 0, ups = 0, modules = 0, module_errors = 0;
+        std::size_t downs = 0, ups = 0, modules = 0, module_errors = 0, flaps = 0, still_down = 0;
         std::set<std::string> netdevs;
+        // Per port (interface): has it come up in the log yet, is it down now.
+        std::map<std::string, std::pair<bool, bool>> ports;
         for (const auto* e : g.events) {
-          downs += e->kind == KernelEventKind::link_down ? 1 : 0;
-          ups += e->kind == KernelEventKind::link_up ? 1 : 0;
           modules += e->kind == KernelEventKind::module_event ? 1 : 0;
           module_errors += e->kind == KernelEventKind::module_event && e->fatal ? 1 : 0;
           if (!e->netdev.empty()) netdevs.insert(e->netdev);
+          auto& [came_up, down] = ports[e->netdev];
+          if (e->kind == KernelEventKind::link_up) {
+            ++ups;
+            came_up = true;
+            down = false;
+          } else if (e->kind == KernelEventKind::link_down) {
+            ++downs;
+            const bool bring_up = !came_up && e->since_boot_s && *e->since_boot_s < kBringUpS;
+            if (!bring_up) ++flaps;
+            down = !bring_up;
+          }
         }
+        for (const auto& [port, st] : ports) still_down += st.second ? 1 : 0;
         auto name = named_device(f, bdf == "unnamed" ? "" : bdf);
         if (!netdevs.empty()) name += fmt::format(" {}", fmt::join(netdevs, ","));
+        // The window read: the log's span in seconds since boot, when its records carry them.
+        std::optional<double> hours;
+        if (log && log->first_s && log->last_s && *log->last_s > *log->first_s) hours = (*log->last_s - *log->first_s) / 3600.0;
+        const std::string window = !hours        ? std::string("a log without times since boot")
+                                   : *hours < 1.0 ? fmt::format("{:.0f} min of log", *hours * 60)
+                                                  : fmt::format("{:.1f} h of log", *hours);
         fnd.metric("link_down", static_cast<double>(downs)).metric("link_up", static_cast<double>(ups)).metric("module_events", static_cast<double>(modules));
-        fnd.status = (static_cast<double>(downs) >= flaps_fail || module_errors) ? Status::fail : Status::warn;
-        fnd.title = fmt::format("{}: link went down {} time(s), up {} time(s){}", name, downs, ups,
-                                modules ? fmt::format(", {} module event(s) ({} errors)", modules, module_errors) : std::string());
+        fnd.metric("flaps", static_cast<double>(flaps));
+        if (hours && *hours > 0) {
+          fnd.metric("window_h", *hours).metric("flaps_per_hour", static_cast<double>(flaps) / *hours);
+        }
+        fnd.add("window", hours ? fmt::format("{} ({:.2g} flap(s) per hour)", window, static_cast<double>(flaps) / std::max(*hours, 1e-9)) : window);
+        const std::string modules_text = modules ? fmt::format(", {} module event(s) ({} errors)", modules, module_errors) : std::string();
+        if (flaps == 0 && modules == 0) {
+          fnd.status = Status::pass;
+          fnd.title = fmt::format("{}: no flap in {} (the link came up {} time(s) at bring-up)", name, window, ups);
+          fnd.fix.clear();
+          return;
+        }
+        fnd.status = (static_cast<double>(flaps) >= flaps_fail || module_errors) ? Status::fail : Status::warn;
+        fnd.title = fmt::format("{}: {} flap(s) (down after the port first came up) in {}; went down {} time(s), up {} time(s){}{}", name,
+                                flaps, window, downs, ups, modules_text, still_down ? fmt::format(", {} port(s) still down at the log's end", still_down) : std::string());
         fnd.fix = "Reseat or replace the cable/transceiver (`mlxlink -d <dev> -m` shows the module and its errors) and check the switch "
                   "port; drain the node while the link flaps.";
         fnd.impact = "Each flap stops the rail: NCCL's connections over it time out or retry (the job hangs or fails), and until it "
@@ -380,10 +443,16 @@ std::vector<Finding> hung_task(facts::Facts& f, const core::Thresholds&) {
 void register_kernel_events(core::Registry& r) {
   using namespace kernel_event_checks;
   const auto log_reads = reads::of({reads::kernel_log(), reads::visible_gpus(), reads::infiniband()});
-  const std::string_view skip_rule = " `skip` when the kernel log cannot be read (kernel.dmesg_restrict without root, a tree without .perfgap/dmesg.txt and no --dmesg FILE).";
+  static const std::string skip_rule =
+      " `skip` when the kernel log cannot be read (kernel.dmesg_restrict without root, a tree without .perfgap/dmesg.txt and no --dmesg FILE). "
+      "The log may be /dev/kmsg records, dmesg output (plain, -r/pstore '<N>' priorities, -x/--decode 'kern  :warn  : ', -T, "
+      "--time-format iso), journalctl -k (short, short-precise, short-monotonic, short-iso) or syslog kern.log lines (with or "
+      "without the printk time); one line reader removes each line's prefixes once and keeps the time each form carries.";
   static const std::string xid_rule =
-      std::string("Per GPU (subject: the PCI address in the NVRM line), the NVIDIA Xids in the kernel log other than 79 (gpu.fallen_off_bus) and the NVLink ones (gpu.nvlink_xid), each named with its meaning from data/kb/xid.yaml (our summary of NVIDIA's Xid catalogue): `fail` when one of them needs service (severity fail: 48, 62, 64, 95, 119, ...), `warn` for application faults and recorded, contained events (13, 31, 43, 63, 94, ...) and for numbers not in the table; `pass` when the log has none.") +
-      std::string(skip_rule);
+      std::string("Per GPU (subject: the PCI address in the NVRM line), the NVIDIA Xids in the kernel log other than 79 (gpu.fallen_off_bus) and the NVLink ones (gpu.nvlink_xid), each named with the resolution NVIDIA's Xid catalogue gives it (data/kb/xid.yaml: ") +
+      core::builtin_kb().xid_catalogue +
+      "; the evidence names this version): `fail` when one needs service (RESET_GPU, RESTART_BM, RESTART_VM, the Xid 48 workflow: 46, 48, 62, 64, 95, 109, 110, 119, 136, 155, 156, 158, ...), or its line says so itself (an Xid 154 whose new recovery action is not None, 'RST: Yes'); `warn` for RESTART_APP, IGNORE, CONTACT_SUPPORT and the other buckets, for Xid 154 changed to None, and for numbers not in the catalogue; `pass` when the log has none." +
+      skip_rule;
   r.add({.id = "gpu.xid",
          .layer = "gpu",
          .summary = "no NVIDIA Xid in the kernel log (each named with NVIDIA's meaning and action)",
@@ -393,7 +462,7 @@ void register_kernel_events(core::Registry& r) {
          .params = {},
          .run = xid});
   static const std::string fob_rule =
-      std::string("Per GPU: `fail` when the kernel log says it fell off the bus (Xid 79, or the driver's 'GPU has fallen off the bus' lines); `pass` when it never does.") + std::string(skip_rule);
+      std::string("Per GPU: `fail` when the kernel log says it fell off the bus (Xid 79, or the driver's 'GPU has fallen off the bus' lines, its three-line 'The NVIDIA GPU <address> / ... / fallen off the bus' report counted on the GPU its first line names); `pass` when it never does.") + skip_rule;
   r.add({.id = "gpu.fallen_off_bus",
          .layer = "gpu",
          .summary = "no GPU fell off the bus (Xid 79)",
@@ -403,7 +472,7 @@ void register_kernel_events(core::Registry& r) {
          .params = {},
          .run = fallen_off_bus});
   static const std::string nvl_rule =
-      std::string("Per GPU: `fail` when the kernel log has NVLink error Xids (74, and 144-149 on Blackwell); `pass` when it has none.") + std::string(skip_rule);
+      std::string("Per GPU: the NVLink error Xids (74, and 144-150 on Blackwell): `fail` when one is fatal (the line says Fatal, or says nothing and the catalogue's NVLink workflow applies), `warn` when every line says Nonfatal (corrected); `pass` when the log has none.") + skip_rule;
   r.add({.id = "gpu.nvlink_xid",
          .layer = "gpu",
          .summary = "no NVLink error Xid in the kernel log",
@@ -413,7 +482,7 @@ void register_kernel_events(core::Registry& r) {
          .params = {},
          .run = nvlink});
   static const std::string sxid_rule =
-      std::string("Per NVSwitch (subject: its PCI address): `fail` when the kernel log has a Fatal SXid, `warn` for non-fatal SXids; `pass` when it has none.") + std::string(skip_rule);
+      std::string("Per NVSwitch (subject: its PCI address): `fail` when the kernel log has a Fatal SXid, `warn` for non-fatal SXids; one report (its head line and the Severity and Data lines after it) is one event; `pass` when it has none.") + skip_rule;
   r.add({.id = "gpu.nvswitch_sxid",
          .layer = "gpu",
          .summary = "no NVSwitch SXid in the kernel log",
@@ -423,7 +492,7 @@ void register_kernel_events(core::Registry& r) {
          .params = {},
          .run = sxid});
   static const std::string aer_rule =
-      std::string("Per PCI device (subject: the device the 'PCIe Bus Error' lines name, shown as its GPU or NIC): `fail` on any uncorrected (non-fatal or fatal) AER error, `warn` when corrected errors reach corrected_warn, `pass` below it or when the log has none.") + std::string(skip_rule);
+      std::string("Per PCI device (subject: the device the 'PCIe Bus Error' lines name, shown as its GPU or NIC; severity Corrected/Correctable, Uncorrected/Uncorrectable): `fail` on any uncorrected (non-fatal or fatal) AER error, `warn` when corrected errors reach corrected_warn, `pass` below it or when the log has none.") + skip_rule;
   r.add({.id = "pcie.aer",
          .layer = "pcie",
          .summary = "no PCIe AER errors in the kernel log",
@@ -433,17 +502,18 @@ void register_kernel_events(core::Registry& r) {
          .params = {{"corrected_warn", 1, "corrected AER errors of one device in the log from which it warns"}},
          .run = aer});
   static const std::string flap_rule =
-      std::string("Per ConnectX NIC (mlx5_core; subject: its PCI address, shown as its RDMA device and interface): `fail` when its link went down flaps_fail times or more, or on a module error event ('Port module event[error]'); `warn` for fewer downs or other module events (cable unplugged/plugged); `pass` when the log has none.") + std::string(skip_rule);
+      std::string("Per ConnectX NIC (mlx5_core; subject: its PCI address, shown as its RDMA device and interface): a flap is a 'Link down' after the port first came up in the log (a down before that, within 600 s of boot, is the port's bring-up; the 'Link up' every port logs at boot is none). `fail` when the NIC flapped flaps_fail times or more in the window read, or on a module error event ('Port module event[error]', such as a high temperature; a line without a PCI address counts for an unnamed NIC); `warn` for fewer flaps or other module events (cable unplugged/plugged); `pass` when the log has only bring-up lines or none. The title and evidence give the window read (the log's span) and the flaps per hour.") +
+      std::string(skip_rule);
   r.add({.id = "net.link_flaps",
          .layer = layer::network,
          .summary = "no mlx5 link flaps or module errors in the kernel log",
          .rule = flap_rule,
          .fix = "Reseat or replace the cable/transceiver, check the switch port (mlxlink); drain while it flaps.",
          .reads = log_reads,
-         .params = {{"flaps_fail", 2, "link-down events of one NIC in the log from which it fails"}},
+         .params = {{"flaps_fail", 2, "flaps (link downs after the port first came up) of one NIC in the log from which it fails"}},
          .run = link_flaps});
   static const std::string thermal_rule =
-      std::string("`warn` when the kernel log has 'temperature above threshold, cpu clock throttled' lines (Core or Package), naming the CPUs and the highest total-events count; `pass` when it has none.") + std::string(skip_rule);
+      std::string("`warn` when the kernel log has CPU thermal throttling lines (Core or Package; today's 'mce: CPUn: ... temperature is above threshold, cpu clock is throttled' and the older 'temperature above threshold, cpu clock throttled'), naming the CPUs and the highest total-events count; `pass` when it has none.") + skip_rule;
   r.add({.id = "cpu.thermal_throttle",
          .layer = layer::cpu_power,
          .summary = "no CPU thermal throttling in the kernel log",
@@ -453,7 +523,7 @@ void register_kernel_events(core::Registry& r) {
          .params = {},
          .run = thermal});
   static const std::string edac_rule =
-      std::string("Per memory controller (subject: MC0, ...): `fail` on uncorrected (UE) EDAC memory errors, `warn` on corrected (CE) ones; `pass` when the log has none.") + std::string(skip_rule);
+      std::string("Per memory controller (subject: MC0, ...): `fail` on uncorrected (UE) EDAC memory errors, `warn` on corrected (CE) ones; `pass` when the log has none.") + skip_rule;
   r.add({.id = "kernel.edac",
          .layer = layer::cpu_power,
          .summary = "no EDAC memory errors in the kernel log",
@@ -463,7 +533,7 @@ void register_kernel_events(core::Registry& r) {
          .params = {},
          .run = edac});
   static const std::string soft_rule =
-      std::string("`warn` when the kernel log has 'soft lockup - CPU#N stuck' lines, naming the CPUs; `pass` when it has none.") + std::string(skip_rule);
+      std::string("`warn` when the kernel log has 'soft lockup - CPU#N stuck' lines, naming the CPUs; `pass` when it has none.") + skip_rule;
   r.add({.id = "kernel.soft_lockup",
          .layer = layer::cpu_power,
          .summary = "no soft lockups in the kernel log",
@@ -473,7 +543,7 @@ void register_kernel_events(core::Registry& r) {
          .params = {},
          .run = soft_lockup});
   static const std::string hung_rule =
-      std::string("`warn` when the kernel log has 'task ... blocked for more than N seconds' lines, naming the tasks; `pass` when it has none.") + std::string(skip_rule);
+      std::string("`warn` when the kernel log has '[INFO: ]task NAME:PID blocked for more than N seconds' lines, naming the tasks; `pass` when it has none.") + skip_rule;
   r.add({.id = "kernel.hung_task",
          .layer = layer::cpu_power,
          .summary = "no hung tasks in the kernel log",
