@@ -235,7 +235,8 @@ namespace {
 // and fleet names a report that has none from its file instead of refusing it (issue 41 item 5).
 TEST(FleetNames, CapturedTreesWithoutHostnamesMakeAFleet) {
   TempDir dir;
-  fs::create_directories(dir.file("gpu017"));
+  fs::create_directories(dir.file("gpu017/proc"));
+  write_file(dir.file("gpu017/proc/cpuinfo"), "processor\t: 0\nmodel name\t: Test CPU\n");
   auto tree = run_binary(PERFGAP_BINARY, {"check", "--root", dir.file("gpu017") + "/", "--format", "json"});
   ASSERT_TRUE(tree.status == 0 || tree.status == 1) << tree.err;
   auto j = json::parse(tree.out);
