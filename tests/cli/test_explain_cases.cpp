@@ -258,11 +258,11 @@ TEST_F(ExplainCases, CompareOfEachCaseShowsTheNewState) {
   const auto node_before = node_report("h100-c1-remote-numa");
   { std::ofstream(fs::path(tree_.path()) / "proc/sys/kernel/numa_balancing") << "0\n"; }
   pairs.emplace_back(node_before, any("h100-node-after.json", {"check", "--root", tree_.path(), "--format", "json"}));
-  // QPS: one queue pair per connection, then four, against one 400 Gb/s NIC per node.
-  pairs.emplace_back(any("qps1.json", {"analyze", "nccl-tests", log_fixture("explain/qps1-all-gather.txt"), "--nics", "1", "--link-gbps", "400", "--format", "json"}),
-                     any("qps4.json", {"analyze", "nccl-tests", log_fixture("explain/qps4-all-gather.txt"), "--nics", "1", "--link-gbps", "400", "--format", "json"}));
-  // Topology: the container's collectives, then the reference's, against the reference.
+  // QPS: one queue pair per connection, then four, against the reference setting's run.
   const auto ref = log_fixture("explain/qps4-all-gather.txt");
+  pairs.emplace_back(any("qps1.json", {"analyze", "nccl-tests", log_fixture("explain/qps1-all-gather.txt"), "--reference", ref, "--format", "json"}),
+                     any("qps4.json", {"analyze", "nccl-tests", ref, "--reference", ref, "--format", "json"}));
+  // Topology: the container's collectives, then with the topology file, against the reference.
   pairs.emplace_back(any("topo-before.json", {"analyze", "nccl-tests", log_fixture("explain/topo-container-all-gather.txt"), "--reference", ref, "--format", "json"}),
                      any("topo-after.json", {"analyze", "nccl-tests", ref, "--reference", ref, "--format", "json"}));
   for (const auto& [before, after] : pairs) {
