@@ -1,5 +1,7 @@
 // perfgap compare BEFORE.json AFTER.json: what a change fixed, broke or moved, from two
 // reports of the same kind (check, analyze, gap, sweep, fleet).
+#include "cli/compare_cmd.hpp"
+
 #include <fmt/format.h>
 
 #include <memory>
@@ -9,6 +11,7 @@
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "compare/compare.hpp"
+#include "core/kb.hpp"
 #include "sys/named_file.hpp"
 
 namespace perfgap::cli {
@@ -38,13 +41,21 @@ int run_compare(const CompareArgs& a) {
   if (compare::comparable_kind(before.kind) != compare::comparable_kind(after.kind))
     throw UsageError(fmt::format("compare: {} is a {} report but {} is a {} report: compare two reports of the same kind", a.before,
                                  before.kind, a.after, after.kind));
-  compare::Options o;
-  o.tolerance_pct = a.tolerance_pct;
-  auto findings = compare::compare_reports(before, a.before, after, a.after, o);
+  auto findings = compare::compare_reports(before, a.before, after, a.after, compare_options(a.tolerance_pct));
   return emit_report("compare", {a.before, a.after}, std::move(findings), chosen_format(a.format), a.output, a.verbose);
 }
 
 }  // namespace
+
+compare::Options compare_options(double tolerance_pct) {
+  compare::Options o;
+  o.tolerance_pct = tolerance_pct;
+  o.impact_pct = [](std::string_view id) {
+    const auto* k = core::builtin_kb().find(id);
+    return k && k->kind == core::KbImpact::Kind::estimated ? (k->low_pct + k->high_pct) / 2 : 0.0;
+  };
+  return o;
+}
 
 CommandRunner add_compare_command(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/compare_cmd.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
@@ -76,9 +77,7 @@ int run_history(const HistoryArgs& a) {
     if (a.compare.size() != 2) throw UsageError("history: --compare takes two runs (e.g. --compare previous latest)");
     const auto& before = pick(past, a.compare[0]);
     const auto& after = pick(past, a.compare[1]);
-    compare::Options o;
-    o.tolerance_pct = a.tolerance_pct;
-    auto findings = compare::compare_reports(before.view, before.file, after.view, after.file, o);
+    auto findings = compare::compare_reports(before.view, before.file, after.view, after.file, compare_options(a.tolerance_pct));
     return emit_report("compare", {before.file, after.file}, std::move(findings), format, a.output, a.verbose);
   }
   std::vector<report::Finding> findings;
@@ -92,8 +91,9 @@ int run_history(const HistoryArgs& a) {
     f.title = "not used: " + s;
     findings.push_back(std::move(f));
   }
-  // A listing, not a verdict: exit 0 whatever the runs say (check is the verdict).
-  (void)emit_report("history", {a.dir}, std::move(findings), format, a.output, a.verbose);
+  // A listing, not a verdict: exit 0 whatever the runs say (check is the verdict); the runs in
+  // time order, as kept, whatever their status.
+  (void)emit_report("history", {a.dir}, std::move(findings), format, a.output, a.verbose, true);
   return 0;
 }
 

@@ -59,10 +59,15 @@ std::string match_subject(const ReportView& r, const std::string& subject) {
   return subject;
 }
 
+// check --history's own findings compare a run with the runs kept before it, not with the other
+// report: never matched, so never a regression or a fix (history --compare previous latest).
+bool about_past_runs(std::string_view id) { return id == "history.changed" || id == "history.since_good"; }
+
 Index index(const ReportView& r) {
   Index out;
   for (std::size_t i = 0; i < r.findings.size(); ++i) {
     const auto& f = r.findings[i];
+    if (about_past_runs(f.id)) continue;
     auto [it, fresh] = out.try_emplace({f.id, match_subject(r, f.subject)}, Entry{&f, f.status, i});
     if (!fresh && report::severity(f.status) > report::severity(it->second.status)) it->second.status = f.status;
   }
@@ -106,11 +111,24 @@ double noise_floor(std::string_view name, const std::map<std::string_view, doubl
   return 0;
 }
 
+// A move in words: "+26.7%", or "from 0" where the before value is 0 and a percent of it means nothing.
+std::string move_text(double then, double pct) { return then == 0 ? std::string("from 0") : fmt::format("{:+.1f}%", pct); }
+
 // What a metric move was, for the headline: the largest improvement and regression over all findings.
 struct MetricMove {
-  std::string text;  // "busbw_gbps.1073741824 of nccl_tests.busbw (...): 28.3 -> 61.2 (+116.3%)"
-  double pct = 0;    // the move's size, in percent of the before value
+  std::string text;        // "busbw_gbps.1073741824 of nccl_tests.busbw (...): 28.3 -> 61.2 (+116.3%)"
+  double impact = 0;       // its finding's cost in throughput by the knowledge base (Options::impact_pct)
+  bool from_zero = false;  // the before value was 0: no relative size
+  double size = 0;         // |percent| of the before value; |delta| from 0
 };
+// The move the headline names: its finding's larger throughput impact first, then a relative
+// move over one from 0 (whose percent is undefined: C6 0 -> 96% is not "more" than 3.0 -> 3.8 GHz),
+// then the larger move (the same size up to rounding keeps the first: busy_mhz before its ratio).
+bool outranks(const MetricMove& a, const MetricMove& b) {
+  if (a.impact != b.impact) return a.impact > b.impact;
+  if (a.from_zero != b.from_zero) return !a.from_zero;
+  return a.size > b.size * (1 + 1e-9);
+}
 struct MetricTally {
   int worse = 0, better = 0, changed = 0, within_noise = 0;
   std::optional<MetricMove> best, worst;
@@ -208,7 +226,7 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
     const bool got_worse = dir != Direction::unknown && wrong_way && beyond;
     const bool got_better = dir != Direction::unknown && !wrong_way && beyond;
     if (dir != Direction::unknown && std::fabs(pct) > o.tolerance_pct && !beyond) ++noise;
-    std::string line = fmt::format("{} -> {} ({:+.1f}%{}{})", number(then), number(now), pct,
+    std::string line = fmt::format("{} -> {} ({}{}{})", number(then), number(now), move_text(then, pct),
                                    dir == Direction::unknown ? "" : dir == Direction::higher_is_better ? ", higher is better" : ", lower is better",
                                    dir != Direction::unknown && std::fabs(pct) > o.tolerance_pct && !beyond
                                        ? fmt::format("; within the noise floor of {}", floor_why)
@@ -223,9 +241,9 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
       moves.push_back({0, {after_name + " " + name, line, std::nullopt}, std::string(name)});
     if (got_worse || got_better) {
       auto& slot = got_worse ? tally.worst : tally.best;
-      const double size = std::isfinite(pct) ? std::fabs(pct) : 1e300;
-      if (!slot || size > slot->pct)
-        slot = MetricMove{fmt::format("{} of {} {} -> {} ({:+.1f}%)", name, key_text(after), number(then), number(now), pct), size};
+      MetricMove move{fmt::format("{} of {} {} -> {} ({})", name, key_text(after), number(then), number(now), move_text(then, pct)),
+                      o.impact_pct ? o.impact_pct(after.id) : 0, then == 0, then == 0 ? std::fabs(delta) : std::fabs(pct)};
+      if (!slot || outranks(move, *slot)) slot = std::move(move);
       (got_worse ? tally.worse : tally.better) += 1;
       (got_worse ? worse : better).push_back(std::string(name));
     }

@@ -2,6 +2,7 @@
 // takes the report's text (parsers take text); the comparison is a pure function of the two.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,6 +46,11 @@ Direction metric_direction(std::string_view name);
 
 struct Options {
   double tolerance_pct = 5;  // a metric that moves the wrong way by more than this regressed
+  // A finding id's cost in percent of training throughput (the knowledge base's estimate; 0 when
+  // it has none): the headline's largest improvement and regression are the moves of the
+  // findings that cost the most, then the largest relative moves (a move from 0 after any other).
+  // Given by the command (compare sits below the knowledge base); empty ranks by the move alone.
+  std::function<double(std::string_view id)> impact_pct;
 };
 
 // Findings matched by (id, subject), a subject that names one of its report's inputs standing

@@ -10,6 +10,7 @@
 
 #include "sys/named_file.hpp"
 #include "sys/output.hpp"
+#include "sys/spawn.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::history {
@@ -105,6 +106,11 @@ void add_skipped(report::Finding& f, const Past& past) {
   for (const auto& s : past.skipped) f.add("not used", s);
 }
 
+// The command that shows a kept run beside this one, with the real directory (quoted for a shell).
+std::string compare_command(const Past& past, const std::string& file) {
+  return sys::quote_command({"perfgap", "history", past.dir, "--compare", file, "latest"});
+}
+
 }  // namespace
 }  // namespace history_judge
 
@@ -128,7 +134,7 @@ std::vector<report::Finding> judge(const compare::ReportView& now, const Past& p
                                           d.cleared.empty() ? "" : fmt::format("; {} cleared", d.cleared.size())));
   fill(changed, d);
   add_skipped(changed, past);
-  if (moved) changed.fix = "A setting that moved or a finding that appeared since the last run is the first suspect for a slower job: see the evidence; `perfgap history DIR --compare " + prev.file + " latest` shows the two runs side by side.";
+  if (moved) changed.fix = "A setting that moved or a finding that appeared since the last run is the first suspect for a slower job: see the evidence; `" + compare_command(past, prev.file) + "` shows the two runs side by side.";
   out.push_back(std::move(changed));
 
   if (!has_fail(now)) {
@@ -150,8 +156,8 @@ std::vector<report::Finding> judge(const compare::ReportView& now, const Past& p
   auto since = make("history.since_good", Status::warn,
                     fmt::format("since the last good run ({}, {}): {}", good->view.generated_at, good->file, counts(g)));
   fill(since, g);
-  since.fix = "What moved since the node was last good is where to look first (a BIOS or kernel update, a new image, a changed variable): see the evidence; `perfgap history DIR --compare " +
-              good->file + " latest` shows both runs.";
+  since.fix = "What moved since the node was last good is where to look first (a BIOS or kernel update, a new image, a changed variable): see the evidence; `" +
+              compare_command(past, good->file) + "` shows both runs.";
   out.push_back(std::move(since));
   return out;
 }
@@ -209,6 +215,7 @@ std::pair<std::vector<Entry>, std::vector<std::string>> list_dir(const std::stri
 Past load(const std::string& dir, const std::string& node) {
   using namespace history_disk;
   Past past;
+  past.dir = dir;
   std::string error;
   auto [runs, others] = list_dir(dir, error);
   if (!error.empty()) past.skipped.push_back(error);

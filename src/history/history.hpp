@@ -30,6 +30,7 @@ struct Run {
 };
 
 struct Past {
+  std::string dir;                    // the directory as given (load): the fixes' commands name it
   std::vector<Run> runs;              // this node's check reports, oldest first
   std::vector<std::string> skipped;   // "NAME: why" for files not used (corrupt, foreign, another node's)
 };

@@ -29,6 +29,13 @@ bool secret_key(std::string_view key) {
   return secret_name(name);
 }
 
+// A report status word ("fixed: fail -> pass: TITLE", evidence "pass: TITLE"): what perfgap
+// itself writes before a colon, never a credential header, whatever the name rule says of PASS.
+bool status_word(std::string_view key) {
+  const std::string u = upper(key);
+  return u == "PASS" || u == "FAIL" || u == "WARN" || u == "SKIP" || u == "ERROR";
+}
+
 bool is_sep(char c) { return std::isspace(static_cast<unsigned char>(c)) || c == ',' || c == ';' || c == '&' || c == '?' || c == '\'' || c == '"'; }
 
 constexpr std::size_t npos = std::string_view::npos;
@@ -96,7 +103,7 @@ std::size_t secret_at(std::string_view v) {
     if (word.empty()) continue;
     const auto colon = word.find(':');
     if (colon != npos && colon + 1 == word.size()) {
-      if (secret_key(word.substr(0, colon))) {  // "X-Auth-Token: abc"
+      if (secret_key(word.substr(0, colon)) && !status_word(word.substr(0, colon))) {  // "X-Auth-Token: abc", not "pass: TITLE"
         std::size_t k = i;
         while (k < v.size() && is_sep(v[k])) ++k;
         if (k < v.size()) first = std::min(first, k);

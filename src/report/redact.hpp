@@ -20,7 +20,8 @@ bool secret_name(std::string_view name);
 // Values that carry a credential whatever the variable is called: an option or key of a
 // secret name with a value ("--password=x", "--token x", "password=x", "?token=x",
 // "X-Auth-Token: x"), a URL with a password (scheme://user:pass@host), an HTTP
-// authorization ("Authorization: ...", "Bearer x", "Basic QWxhZGRpbjpvcGVu").
+// authorization ("Authorization: ...", "Bearer x", "Basic QWxhZGRpbjpvcGVu"). A report status
+// word before a colon is no header: "fixed: fail -> pass: TITLE" is kept whole.
 bool secret_value(std::string_view value);
 // Free text (a title, an evidence line quoting NAME=value) cut at its first credential, by the
 // value rules above: "NCCL_SOCKET_IFNAME=--token <redacted>", "https://<redacted>". Everything

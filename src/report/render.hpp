@@ -13,6 +13,9 @@ namespace perfgap::report {
 struct TextOptions {
   bool verbose = false;  // every evidence item, pass/skip details
   bool color = false;
+  // The findings are a listing whose order is its meaning (history's kept runs, oldest first):
+  // kept within a layer instead of problems first. HtmlOptions the same.
+  bool in_order = false;
 };
 
 std::string render_text(const Report& r, const TextOptions& opts);
@@ -27,6 +30,7 @@ struct NodeStanding {
 // What a page shows beside the report's findings: a fleet's nodes (empty: not a fleet page).
 struct HtmlOptions {
   std::vector<NodeStanding> nodes;
+  bool in_order = false;  // as TextOptions::in_order
 };
 // One self-contained page (inline CSS and SVG charts; no script, no network).
 std::string render_html(const Report& r, const HtmlOptions& opts = {});

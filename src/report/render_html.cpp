@@ -310,7 +310,8 @@ std::string render_html(const Report& shown, const HtmlOptions& opts) {
     for (std::size_t i = 0; i < r.findings.size(); ++i)
       if (r.findings[i].layer == layer) items.push_back(i);
     if (items.empty()) continue;
-    std::stable_sort(items.begin(), items.end(), [&](std::size_t a, std::size_t b) { return action_rank(r.findings[a].status) < action_rank(r.findings[b].status); });
+    if (!opts.in_order)
+      std::stable_sort(items.begin(), items.end(), [&](std::size_t a, std::size_t b) { return action_rank(r.findings[a].status) < action_rank(r.findings[b].status); });
     out += fmt::format("<section class=\"layer\" data-layer=\"{}\"><h2>{}</h2>", html_escape(layer), html_escape(layer));
     for (std::size_t i : items) finding_html(out, r.findings[i], i);
     out += "</section>\n";

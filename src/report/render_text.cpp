@@ -42,7 +42,7 @@ std::string render_text(const Report& shown, const TextOptions& opts) {
     for (const auto& f : r.findings)
       if (f.layer == layer) items.push_back(&f);
     if (items.empty()) continue;
-    std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return action_rank(a->status) < action_rank(b->status); });
+    if (!opts.in_order) std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) { return action_rank(a->status) < action_rank(b->status); });
     out += fmt::format("\n{}\n", printable(layer));
     for (const auto* f : items) {
       std::string label = status_word(f->status);

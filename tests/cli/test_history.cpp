@@ -174,3 +174,50 @@ TEST(History, BadHistoryInputIsOneLineExit2) {
   auto compare_one = run_binary(PERFGAP_BINARY, {"history", c.tmp.path(), "--compare", "latest"});
   EXPECT_EQ(compare_one.status, 2) << compare_one.err;
 }
+
+// Issue 42: the listing shows the runs in time order whatever their status (it put the failing
+// run first); --compare previous latest never counts check --history's own findings (a
+// history.changed that went pass -> warn was a regression, exit 1); the fixes name the real
+// directory, not "DIR". One directory shared by two nodes: the second run is the H100 node's.
+TEST(History, ListingInTimeOrderOwnFindingsNeverRegressAndFixesNameTheDirectory) {
+  HistoryTreeCase c("healthy-x86");
+  const std::string h100 = c.tmp.path() + "/h100";
+  auto spec = perfgap::fixture::unpack_tree(std::string(PERFGAP_SOURCE_DIR) + "/tests/fixtures/golden/h100-c1-remote-numa.tree", h100);
+  ASSERT_TRUE(spec) << spec.error();
+  c.check();                                                                  // 1: gpu001, warn
+  auto failing = run_binary(PERFGAP_BINARY, {"check", "--root", h100, "--history", c.dir, "--format", "json"});
+  ASSERT_EQ(failing.status, 1) << failing.err;                                // 2: gpu017, fail
+  c.check();                                                                  // 3: gpu001
+  c.check();                                                                  // 4: nothing moved
+  { std::ofstream(c.tree + "/proc/sys/kernel/osrelease") << "6.8.0-99-generic\n"; }
+  auto last = c.check();                                                      // 5: the kernel moved, nothing else
+  const auto runs = c.kept();
+  ASSERT_EQ(runs.size(), 5u);
+
+  const auto& changed = history_finding(last, "history.changed");
+  EXPECT_EQ(changed["status"], "warn") << changed.dump();
+  const std::string fix = changed["fix"];
+  EXPECT_NE(fix.find("`perfgap history " + c.dir + " --compare " + runs[3] + " latest`"), std::string::npos) << fix;
+  EXPECT_EQ(fix.find(" DIR "), std::string::npos) << fix;
+
+  for (const char* format : {"text", "html"}) {
+    auto listing = run_binary(PERFGAP_BINARY, {"history", c.dir, "--format", format});
+    ASSERT_EQ(listing.status, 0) << listing.err;
+    // Past the HTML page's "Needs action" list (problems first by design), the runs as kept.
+    std::size_t at = std::string(format) == "html" ? listing.out.find("<section class=\"layer\"") : 0;
+    ASSERT_NE(at, std::string::npos) << listing.out;
+    for (const auto& r : runs) {
+      const auto here = listing.out.find(r, at);
+      EXPECT_NE(here, std::string::npos) << format << ": " << r << " not after the run before it:\n" << listing.out;
+      if (here != std::string::npos) at = here + r.size();
+    }
+  }
+
+  auto cmp = run_binary(PERFGAP_BINARY, {"history", c.dir, "--compare", "previous", "latest", "--format", "json"});
+  EXPECT_EQ(cmp.status, 0) << cmp.err << cmp.out;
+  auto j = nlohmann::json::parse(cmp.out);
+  for (const auto& f : j["findings"]) {
+    EXPECT_NE(f["status"], "fail") << f.dump();
+    EXPECT_EQ(f.value("subject", "").find("history."), std::string::npos) << f.dump();
+  }
+}

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "report/model.hpp"
+#include "report/redact.hpp"
 
 namespace perfgap::fixture {
 
@@ -33,6 +34,33 @@ inline std::vector<std::string> describe_findings(const std::vector<report::Find
     std::string line = f.id + "@" + f.subject + " " + std::string(report::to_string(f.status)) + " " + f.title;
     for (const auto& e : f.evidence) line += " | " + e.source + ": " + e.observed + (e.expected ? " (" + *e.expected + ")" : "");
     out.push_back(std::move(line));
+  }
+  return out;
+}
+
+// Every text of a finding that redaction reads (report::redact_finding): title, evidence
+// (observed, expected), table cells.
+inline std::vector<std::string> redactable_texts(const report::Finding& f) {
+  std::vector<std::string> out{f.title};
+  for (const auto& e : f.evidence) {
+    out.push_back(e.observed);
+    if (e.expected) out.push_back(*e.expected);
+  }
+  for (const auto& row : f.table)
+    for (const auto& cell : row) out.push_back(cell);
+  return out;
+}
+
+// What redaction would change in these findings, "ID@SUBJECT: TEXT -> SHOWN" per text: empty for
+// a report without credentials, which must come out byte for byte as it went in.
+inline std::vector<std::string> changed_by_redaction(const std::vector<report::Finding>& findings) {
+  std::vector<std::string> out;
+  for (const auto& f : findings) {
+    report::Finding shown = f;
+    report::redact_finding(shown);
+    const auto was = redactable_texts(f), now = redactable_texts(shown);
+    for (std::size_t i = 0; i < was.size(); ++i)
+      if (was[i] != now[i]) out.push_back(f.id + "@" + f.subject + ": " + was[i] + " -> " + now[i]);
   }
   return out;
 }

@@ -212,3 +212,50 @@ TEST(CompareHeadline, CrossNodeAndCrossKindAreSaidInTheHeadline) {
   EXPECT_EQ(same[0].status, Status::pass);
   EXPECT_EQ(same[0].title.find("different"), std::string::npos) << same[0].title;
 }
+
+// Issue 42: after the C-state fix busy cores went 3000 -> 3800 MHz (+26.7%) and C6 residency
+// 0 -> 96.21. Both findings cost the same by the knowledge base; the headline names the clock, a
+// move from 0 has no percent (never "inf"), and says "from 0".
+TEST(CompareHeadline, RanksByImpactThenTheMoveAndSaysFromZeroInWords) {
+  auto b = read_report(report_text(finding("turbostat.deep_idle", "fail", "t.txt", R"({"idle_cpus":4,"deep_pct":0})") + "," +
+                                   finding("turbostat.busy_mhz", "fail", "t.txt", R"({"busy_mhz":3000,"ratio":0.7894736842})")));
+  auto a = read_report(report_text(finding("turbostat.deep_idle", "pass", "t.txt", R"({"idle_cpus":4,"deep_pct":96.21})") + "," +
+                                   finding("turbostat.busy_mhz", "pass", "t.txt", R"({"busy_mhz":3800,"ratio":1})")));
+  ASSERT_TRUE(b && a);
+  compare::Options o;
+  o.impact_pct = [](std::string_view id) { return id.substr(0, 10) == "turbostat." ? 4.0 : 0.0; };
+  auto fs = compare_reports(*b, "before.json", *a, "after.json", o);
+  const auto& s = fs[0];
+  EXPECT_NE(s.title.find("largest improvement: busy_mhz of turbostat.busy_mhz (t.txt) 3000 -> 3800 (+26.7%)"), std::string::npos) << s.title;
+  const auto* deep = cmp_find(fs, "compare.metric", "turbostat.deep_idle (t.txt)");
+  ASSERT_NE(deep, nullptr);
+  ASSERT_FALSE(deep->evidence.empty());
+  EXPECT_EQ(deep->evidence[0].observed, "0 -> 96.21 (from 0, higher is better)");
+  for (const auto& f : fs) {
+    EXPECT_EQ(f.title.find("inf"), std::string::npos) << f.title;
+    for (const auto& e : f.evidence) EXPECT_EQ(e.observed.find("inf"), std::string::npos) << e.observed;
+  }
+  // Without the clock, the move from 0 is the largest, in words.
+  auto only_deep = run(finding("turbostat.deep_idle", "fail", "", R"({"deep_pct":0})"), finding("turbostat.deep_idle", "pass", "", R"({"deep_pct":96.21})"));
+  EXPECT_NE(only_deep[0].title.find("largest improvement: deep_pct of turbostat.deep_idle 0 -> 96.21 (from 0)"), std::string::npos) << only_deep[0].title;
+  // The knowledge base first: a +10% move of a finding that costs throughput before a +50% move of one that costs nothing known.
+  auto b2 = read_report(report_text(finding("numastat.remote", "pass", "", R"({"remote_pct":20})") + "," + finding("x.y", "pass", "", R"({"busy_mhz":1000})")));
+  auto a2 = read_report(report_text(finding("numastat.remote", "pass", "", R"({"remote_pct":18})") + "," + finding("x.y", "pass", "", R"({"busy_mhz":1500})")));
+  ASSERT_TRUE(b2 && a2);
+  o.impact_pct = [](std::string_view id) { return id == "numastat.remote" ? 3.5 : 0.0; };
+  auto ranked = compare_reports(*b2, "before.json", *a2, "after.json", o);
+  EXPECT_NE(ranked[0].title.find("largest improvement: remote_pct of numastat.remote 20 -> 18 (-10.0%)"), std::string::npos) << ranked[0].title;
+  auto unranked = compare_reports(*b2, "before.json", *a2, "after.json", {});
+  EXPECT_NE(unranked[0].title.find("largest improvement: busy_mhz of x.y 1000 -> 1500 (+50.0%)"), std::string::npos) << unranked[0].title;
+}
+
+// check --history's own findings compare a run with its past, not with the other report: never
+// a regression, a fix or new (issue 42: history --compare previous latest counted history.changed).
+TEST(Compare, HistoryFindingsAreNeverMatched) {
+  auto fs = run(finding("history.changed", "pass") + "," + finding("history.since_good", "pass") + "," + finding("a.b", "pass"),
+                finding("history.changed", "warn") + "," + finding("history.since_good", "warn") + "," + finding("a.b", "pass"));
+  for (const auto& f : fs) EXPECT_EQ(f.subject.find("history."), std::string::npos) << f.id << " " << f.subject << ": " << f.title;
+  EXPECT_DOUBLE_EQ(cmp_metric(fs[0], "regressed"), 0);
+  EXPECT_DOUBLE_EQ(cmp_metric(fs[0], "new"), 0);
+  EXPECT_NE(fs[0].status, Status::fail);
+}

@@ -79,6 +79,23 @@ TEST(HistoryJudge, EarlierHistoryFindingsAreNotCompared) {
   EXPECT_EQ(history_of(out, "history.changed").status, Status::pass);
 }
 
+// Issue 42: the fixes' commands named a literal "DIR"; they name the directory the runs were
+// loaded from, quoted for a shell where it needs it.
+TEST(HistoryJudge, FixesNameTheRealDirectory) {
+  history::Past past;
+  past.dir = "/var/lib/perfgap/history";
+  past.runs.push_back({"r1", history_view("t1", {{"settings.turbo", "on"}}, {history_rf("cpu.turbo", Status::pass)})});
+  auto out = history::judge(history_view("t2", {{"settings.turbo", "off"}}, {history_rf("cpu.turbo", Status::fail)}), past);
+  const auto& changed = history_of(out, "history.changed");
+  EXPECT_NE(changed.fix.find("`perfgap history /var/lib/perfgap/history --compare r1 latest`"), std::string::npos) << changed.fix;
+  const auto& since = history_of(out, "history.since_good");
+  EXPECT_NE(since.fix.find("`perfgap history /var/lib/perfgap/history --compare r1 latest`"), std::string::npos) << since.fix;
+  past.dir = "/srv/my runs";
+  auto spaced = history::judge(history_view("t2", {{"settings.turbo", "off"}}, {history_rf("cpu.turbo", Status::fail)}), past);
+  EXPECT_NE(history_of(spaced, "history.changed").fix.find("`perfgap history '/srv/my runs' --compare r1 latest`"), std::string::npos);
+  for (const auto& f : spaced) EXPECT_EQ(f.fix.find(" DIR "), std::string::npos) << f.fix;
+}
+
 TEST(HistoryKeep, RotatesOldestBeyondTheLimitsNeverTheNewRun) {
   perfgap::fixture::TempDir tmp;
   history::Limits limits;

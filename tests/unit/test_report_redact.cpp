@@ -46,3 +46,20 @@ TEST(RedactHostile, SnapshotEnvironmentsLoseCredentialsInValues) {
                            '\0' + "NCCL_IB_HCA=mlx5_0:1" + '\0';
   EXPECT_EQ(out, want);
 }
+
+// Issue 42: "pass:" is perfgap's status word, not a password header. Every compare.fixed title
+// ("fixed: fail -> pass: TITLE") and every before/after evidence line ("pass: TITLE") was cut
+// at "pass:" and showed "<redacted>" instead of the new state.
+TEST(RedactHostile, StatusWordsBeforeAColonAreNotHeaders) {
+  for (std::string t : {"fixed: fail -> pass: busy cores run at 3800 MHz, 100% of the rated 3800 MHz", "pass: idle cores reach deep C-states",
+                        "better but not fixed: fail -> warn: x", "PASS: x", "Pass: all 8 GPUs", "still warn: x", "error: y", "skip: z"})
+    EXPECT_EQ(redact_text(t), t) << t;
+  // The same shapes with a credential's name are still headers, and the other forms of "pass" still options.
+  for (std::string t : {"password: hunter2", "db_pass: hunter2", "SSHPASS: hunter2", "X-Auth-Token: hunter2", "Private-Token: hunter2",
+                        "--pass hunter2", "--pass=hunter2", "pass=hunter2", "fixed: fail -> pass: ok; password: hunter2"}) {
+    const auto out = redact_text(t);
+    EXPECT_EQ(out.find("hunter2"), std::string::npos) << t << " -> " << out;
+    EXPECT_NE(out.find(kRedacted), std::string::npos) << t;
+  }
+  EXPECT_EQ(redact_text("fixed: fail -> pass: ok; password: hunter2"), "fixed: fail -> pass: ok; password: <redacted>");
+}
