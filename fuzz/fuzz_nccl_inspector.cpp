@@ -1,5 +1,7 @@
-// parse_nccl_inspector and its analyzer: never crash; line numbers stay inside the input;
-// aggregates have at least one record each.
+// parse_nccl_inspector and its analyzer, over its three forms (JSON lines, pretty-printed JSON,
+// Prometheus text; seeds of each in corpus/nccl_inspector): never crash; line numbers stay
+// inside the input; aggregates have at least one record each; the input fed in two pieces split
+// at a line end reads the same (the multi-line readers carry their state across feeds).
 #include <algorithm>
 
 #include "analyzers/analyzers.hpp"
@@ -20,6 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(c.first_line >= 1 && c.first_line <= lines);
   }
   for (const auto& d : r->damaged) FUZZ_CHECK(d.line >= 1 && d.line <= lines);
+  FUZZ_CHECK(r->form == "JSON lines" || r->form == "pretty-printed JSON" || r->form == "Prometheus text");
+  if (auto cut = text.find('\n', text.size() / 2); cut != std::string_view::npos) {
+    perfgap::parsers::NcclInspectorParser p;
+    p.feed(text.substr(0, cut + 1));
+    p.feed(text.substr(cut + 1));
+    auto two = p.finish();
+    FUZZ_CHECK(two && two->coll_records == r->coll_records && two->p2p_records == r->p2p_records && two->colls.size() == r->colls.size() &&
+               two->damaged.size() == r->damaged.size() && two->form == r->form);
+  }
   perfgap::analyzers::NcclInspectorOptions o;
   o.nic_gbps_total = 3200;
   o.nic_basis = "fuzz";

@@ -1,4 +1,5 @@
-// parse_nvidia_smi (the -q -x XML reader and the topo -m parser) and its analyzer, and the
+// parse_nvidia_smi (the -q -x XML reader, the -q text and nvlink -s readers, the topo -m
+// parser; seeds of each in corpus/nvidia_smi) and its analyzer, and the
 // reader of perfgap-gpu's JSON (the same facts): never crash; line numbers stay inside the
 // input; every topo row has one cell per device column.
 #include <algorithm>
@@ -25,6 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto t = perfgap::parsers::parse_nvidia_smi_topo(text)) check_topo(*t, lines);
   else FUZZ_CHECK(t.error().line >= 0 && t.error().line <= lines);
   if (auto x = perfgap::parsers::parse_nvidia_smi_xml(text); !x) FUZZ_CHECK(x.error().line >= 0 && x.error().line <= lines);
+  if (auto q = perfgap::parsers::parse_nvidia_smi_query_text(text)) FUZZ_CHECK(!q->gpus.empty());
+  else FUZZ_CHECK(q.error().line >= 0 && q.error().line <= lines);
+  if (auto n = perfgap::parsers::parse_nvidia_smi_nvlink(text)) {
+    for (const auto& g : n->gpus) FUZZ_CHECK(g.nvlinks.has_value());
+  } else {
+    FUZZ_CHECK(n.error().line >= 0 && n.error().line <= lines);
+  }
   if (auto j = perfgap::parsers::parse_nvml_json(text)) {
     (void)perfgap::analyzers::judge_gpu_snapshots({{"a", &j->snapshot, nullptr, {}}, {"b", &j->snapshot, nullptr, {}}});
   } else {
@@ -35,6 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(r.error().line >= 0 && r.error().line <= lines);
     return 0;
   }
+  FUZZ_CHECK(!r->form.empty());
   if (r->kind == perfgap::parsers::NvidiaSmi::Kind::topo) check_topo(r->topo, lines);
   else FUZZ_CHECK(!r->query.gpus.empty());
   // The same capture twice: the two-snapshot paths (growth) run too.

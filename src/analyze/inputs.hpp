@@ -19,8 +19,9 @@
 namespace perfgap::analyze {
 
 // A text input (a file, or - for standard input) parsed as it is read, block by block, so
-// memory is one block plus the parser's model, whatever the input's size. Unusable (unreadable,
-// too large, empty, binary): why.
+// memory is one block plus the parser's model, whatever the input's size. A file named *.gz is
+// inflated as it is read (max_bytes bounds both the file and its text). Unusable (unreadable,
+// too large, empty, binary, corrupt gzip): why.
 tl::expected<void, std::string> stream_text_input(const std::string& path, std::size_t max_bytes,
                                                   const std::function<void(std::string_view)>& feed);
 

@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "analyze/inputs.hpp"
 #include "analyze/kinds.hpp"
 #include "analyzers/analyzers.hpp"
+#include "fleet/inputs.hpp"
 
 namespace perfgap::analyze::detail {
 
@@ -62,33 +62,22 @@ tl::expected<Result, std::string> run_nccl_log(const Analyzer& an, const Request
   return std::move(kept->result);
 }
 
-// One file per process (HOST-pidPID.log in the plugin's dump directory), judged together; a
-// directory stands for its .log files.
+// One file per process (HOST-pidPID.log in the plugin's dump directory, or the Prometheus
+// text nccl_inspector_metrics_UUID.prom), judged together; a directory stands for its
+// Inspector files (the names the plugin and NVIDIA's exporters read, .gz inflated), a quoted
+// glob for its matches.
 tl::expected<Result, std::string> run_nccl_inspector(const Analyzer& an, const Request& r) {
   auto basis = nic_basis(r);
   if (!basis) return tl::unexpected(basis.error());
   Collected c{an, {}, {}, 0};
-  std::vector<std::string> files;
-  for (const auto& arg : r.files) {
-    std::error_code ec;
-    if (arg != "-" && std::filesystem::is_directory(arg, ec)) {
-      std::vector<std::string> in_dir;
-      for (const auto& e : std::filesystem::directory_iterator(arg, ec))
-        if (e.path().extension() == ".log" && e.is_regular_file(ec)) in_dir.push_back(e.path().string());
-      if (ec) {
-        c.bad(arg, "cannot list the directory: " + ec.message());
-        continue;
-      }
-      if (in_dir.empty()) {
-        c.bad(arg, "a directory without .log files (the Inspector writes HOST-pidPID.log into NCCL_INSPECTOR_DUMP_DIR)");
-        continue;
-      }
-      std::sort(in_dir.begin(), in_dir.end());
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
-    } else {
-      files.push_back(arg);
-    }
-  }
+  auto inspector_name = [](std::string_view n) {
+    if (n.ends_with(".gz")) n.remove_suffix(3);
+    return n.ends_with(".log") || n.ends_with(".jsonl") || n.ends_with(".prom");
+  };
+  auto expanded = fleet::expand_inputs(r.files, inspector_name,
+                                       "Inspector files (.log, .jsonl, .prom, or .gz of them: the plugin writes HOST-pidPID.log into NCCL_INSPECTOR_DUMP_DIR)");
+  for (const auto& p : expanded.problems) c.bad(p.file, p.why);
+  const auto& files = expanded.files;
   std::vector<parsers::NcclInspector> runs;
   std::vector<std::string> sources;
   runs.reserve(files.size());
@@ -109,7 +98,7 @@ tl::expected<Result, std::string> run_nccl_inspector(const Analyzer& an, const R
   o.nic_gbps_total = basis->gbps_total;
   o.nic_basis = basis->basis;
   c.append(analyzers::analyze_nccl_inspector(in, o));
-  return c.finish(r.files);
+  return c.finish(files);
 }
 
 }  // namespace perfgap::analyze::detail

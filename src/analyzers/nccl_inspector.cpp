@@ -75,10 +75,13 @@ struct InspRankHit {
   std::map<std::string, std::pair<double, std::size_t>> wait_by_coll;  // collective -> (wait_us, ops), as above
 };
 
+// " (pid P)", or nothing where the input does not say (the Prometheus text has no pid).
+std::string insp_pid(std::uint64_t pid) { return pid ? fmt::format(" (pid {})", pid) : ""; }
+
 // The "nccl ranks" evidence item of one rank (parsers::kNcclRanksEvidence).
 std::string insp_rank_item(const InspGroup& g, const InspRank& r) {
-  return g.comm_name.empty() ? fmt::format("{}: rank {} of {} (pid {})", r.host, r.rank, g.comm_id, r.pid)
-                             : fmt::format("{}: rank {} of '{}' (pid {})", r.host, r.rank, g.comm_name, r.pid);
+  return g.comm_name.empty() ? fmt::format("{}: rank {} of {}{}", r.host, r.rank, g.comm_id, insp_pid(r.pid))
+                             : fmt::format("{}: rank {} of '{}'{}", r.host, r.rank, g.comm_name, insp_pid(r.pid));
 }
 
 }  // namespace
@@ -142,7 +145,8 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
         f.add(source, fmt::format("... {} more files", in.size() - 16));
         break;
       }
-      f.add(in[i].source, fmt::format("{} collective and {} point-to-point records", in[i].run->coll_records, in[i].run->p2p_records));
+      f.add(in[i].source, fmt::format("{} collective and {} point-to-point records ({})", in[i].run->coll_records, in[i].run->p2p_records,
+                                      in[i].run->form.empty() ? "JSON lines" : in[i].run->form));
     }
     if (cpu_timed > 0)
       f.add(source, fmt::format("{} record{} timed on the CPU, not by the GPU kernel (NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0): their times include launch overhead",
@@ -212,7 +216,7 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
     f.id = id;
     f.layer = "network";
     f.subject = fmt::format("{} rank {}", g.comm_id, r.rank);
-    const std::string who = fmt::format("rank {} of {} on {} (pid {})", r.rank, insp_comm_label(g), r.host, r.pid);
+    const std::string who = fmt::format("rank {} of {} on {}{}", r.rank, insp_comm_label(g), r.host, insp_pid(r.pid));
     if (!is_late) {
       f.status = h.ratio < 0.5 ? report::Status::fail : report::Status::warn;
       f.title = fmt::format("{}: {} {} at {:.1f} GB/s busbw, {:.0f}% of the median {:.1f} GB/s of its {} ranks", who, g.coll, format_size(g.bytes),
@@ -334,7 +338,7 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
                           insp_comm_label(g), g.n_ranks, host_list, g.coll, format_size(g.bytes), worst.first->busbw, 100 * worst.second, med, n);
     std::string items;
     for (const auto& [rank, r] : g.ranks) {
-      if (f.evidence.size() < 16) f.add(insp_where(r), fmt::format("rank {} on {} (pid {}): busbw {:.1f} GB/s", rank, r.host, r.pid, r.busbw()));
+      if (f.evidence.size() < 16) f.add(insp_where(r), fmt::format("rank {} on {}{}: busbw {:.1f} GB/s", rank, r.host, insp_pid(r.pid), r.busbw()));
       items += (items.empty() ? "" : "; ") + insp_rank_item(g, r);
     }
     f.add(std::string(parsers::kNcclRanksEvidence), items);

@@ -36,7 +36,10 @@ std::string bus_id(const std::string& s) {
   return b;
 }
 
-std::string who(const GpuFacts& g) { return g.name.empty() ? bus_id(g.pci_bus_id) : g.name + " " + bus_id(g.pci_bus_id); }
+// A GPU's bus id, or its UUID where the capture has no bus id (nvlink -s).
+std::string where_is(const GpuFacts& g) { return g.pci_bus_id.empty() ? g.uuid : bus_id(g.pci_bus_id); }
+
+std::string who(const GpuFacts& g) { return g.name.empty() ? where_is(g) : g.name + " " + where_is(g); }
 
 std::string mhz(const std::optional<double>& v) { return v ? fmt::format("{:.0f} MHz", *v) : "not captured"; }
 
@@ -172,6 +175,10 @@ Finding clocks(const std::vector<Obs>& o, const std::string& subject) {
 }
 
 // ---- gpu.ecc -------------------------------------------------------------------------
+// Retired pages from which gpu.ecc warns: within 4 of the 64 a pre-Ampere GPU can retire
+// (NVIDIA, GPU memory error management: "a maximum of 64 retirements").
+constexpr std::uint64_t kRetiredPagesWarn = 60;
+
 Finding ecc(const std::vector<Obs>& o, const std::string& subject) {
   const auto& g = *o.back().g;
   const auto& src = *o.back().source;
@@ -189,7 +196,8 @@ Finding ecc(const std::vector<Obs>& o, const std::string& subject) {
   if (g.remapped_rows && g.remapped_rows->failure.value_or(false)) fails.push_back("row remapping failed");
   if (g.remapped_rows && g.remapped_rows->pending.value_or(false)) fails.push_back("a row remap is pending (needs a GPU reset)");
   if (g.retirement_pending.value_or(false)) fails.push_back("a page retirement is pending (needs a GPU reset)");
-  bool counted = g.ecc_volatile.uncorrected.has_value() || g.remapped_rows.has_value();
+  const bool retired = g.retired_pages_sbe || g.retired_pages_dbe;
+  bool counted = g.ecc_volatile.uncorrected.has_value() || g.remapped_rows.has_value() || (retired && g.retirement_pending);
   f.add(src,
         fmt::format("volatile: {} corrected, {} uncorrected; aggregate: {} corrected, {} uncorrected", n(g.ecc_volatile.corrected),
                     n(g.ecc_volatile.uncorrected), n(g.ecc_aggregate.corrected), n(g.ecc_aggregate.uncorrected)),
@@ -201,6 +209,13 @@ Finding ecc(const std::vector<Obs>& o, const std::string& subject) {
                       g.remapped_rows->pending ? (*g.remapped_rows->pending ? "yes" : "no") : "not captured",
                       g.remapped_rows->failure ? (*g.remapped_rows->failure ? "yes" : "no") : "not captured"),
           "no pending remap, no failure");
+  if (retired) {
+    f.add(src,
+          fmt::format("retired pages: {} single-bit, {} double-bit (of the 64 a pre-Ampere GPU can retire), pending {}", n(g.retired_pages_sbe),
+                      n(g.retired_pages_dbe), g.retirement_pending ? (*g.retirement_pending ? "yes" : "no") : "not captured"),
+          "no pending retirement");
+    f.metric("retired_pages", static_cast<double>(g.retired_pages_sbe.value_or(0) + g.retired_pages_dbe.value_or(0)));
+  }
   if (g.ecc_volatile.uncorrected) f.metric("volatile_uncorrected", static_cast<double>(*g.ecc_volatile.uncorrected));
   if (g.ecc_volatile.corrected) f.metric("volatile_corrected", static_cast<double>(*g.ecc_volatile.corrected));
   if (g.ecc_aggregate.uncorrected) f.metric("aggregate_uncorrected", static_cast<double>(*g.ecc_aggregate.uncorrected));
@@ -213,12 +228,20 @@ Finding ecc(const std::vector<Obs>& o, const std::string& subject) {
         "drain the node, reset the GPU (nvidia-smi -r, or reboot) so pending remaps take effect; a remap failure or repeated uncorrectable errors mean an RMA (NVIDIA's GPU memory error management guide)";
     f.impact =
         "an uncorrectable error kills the processes on the GPU (Xid 48/63/64); a pending remap leaves bad rows in use until the reset";
+  } else if (const auto pages = g.retired_pages_sbe.value_or(0) + g.retired_pages_dbe.value_or(0); pages >= kRetiredPagesWarn) {
+    // Page retirement (pre-Ampere) has room for 64 pages over the board's life.
+    f.status = Status::warn;
+    f.title = fmt::format("{}: {} pages retired, {} of the 64 a GPU can retire left", who(g), pages, pages >= 64 ? 0 : 64 - pages);
+    f.fix = "run the NVIDIA field diagnostic and check the GPU for an RMA: once no page can be retired, bad memory stays in use";
+    f.impact = "further failing cells can no longer be retired: their errors reach the applications (Xid 48/63)";
   } else if (!counted) {
     f.status = Status::skip;
     f.title = who(g) + ": ECC counts not in this capture";
   } else {
     f.status = Status::pass;
-    f.title = who(g) + ": no volatile uncorrectable ECC error" + (g.remapped_rows ? ", no pending or failed row remap" : "") +
+    f.title = who(g) + (g.ecc_volatile.uncorrected ? ": no volatile uncorrectable ECC error" : ": no ECC error state that needs action") +
+              (g.remapped_rows ? ", no pending or failed row remap" : "") +
+              (retired ? fmt::format(", no pending page retirement ({} pages retired)", g.retired_pages_sbe.value_or(0) + g.retired_pages_dbe.value_or(0)) : "") +
               (g.ecc_aggregate.uncorrected.value_or(0) > 0
                    ? fmt::format(" ({} uncorrectable in the lifetime counts)", *g.ecc_aggregate.uncorrected)
                    : "");
@@ -284,9 +307,9 @@ Finding nvlink(const std::vector<Obs>& o, const std::string& subject, int peers_
   Finding f = make("gpu.nvlink", "gpu", subject);
   if (!g.nvlinks) {
     f.status = Status::skip;
-    f.title =
-        who(g) +
-        ": NVLink state not in this capture (nvidia-smi -q -x has none: nvidia-smi nvlink -s / -e show it; topo -m shows the bonded link counts)";
+    f.title = who(g) +
+              ": NVLink state not in this capture (nvidia-smi -q and -q -x have none: give the same node's `nvidia-smi nvlink -s` output with "
+              "them; topo -m shows the bonded link counts)";
     return f;
   }
   int up = 0;
@@ -309,6 +332,13 @@ Finding nvlink(const std::vector<Obs>& o, const std::string& subject, int peers_
   f.metric("links_up", up).metric("errors", static_cast<double>(errors));
   f.add(src, fmt::format("{} of {} links up; {} CRC/replay/recovery errors counted", up, g.nvlinks->size(), errors),
         fmt::format("{} up (the best same-model GPU)", peers_best_up));
+  if (up == 0 && peers_best_up == 0) {
+    // No link up here nor on a GPU of the same model: a GPU without NVLink, or every link down.
+    f.status = Status::skip;
+    f.title = who(g) + ": no NVLink up (NVML: all links inactive) and no same-model GPU in the input to compare with: a GPU without NVLink, "
+                       "or every link down; give the whole node's nvlink -s";
+    return f;
+  }
   if (up < peers_best_up) {
     f.status = Status::fail;
     f.title = fmt::format("{}: {} NVLinks up, same-model GPUs have {}", who(g), up, peers_best_up);
@@ -646,9 +676,15 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
   std::vector<std::string> order;
   std::map<std::string, std::vector<Obs>> by_gpu;
   std::map<std::string, std::string> left_alone;  // GPU -> why its last source did not query it
-  for (const auto& s : in)
+  for (const auto& s : in) {
+    // A UUID twice in one capture (anonymised captures, as telegraf's dual-2080 testdata): two
+    // GPUs, told apart by their bus ids.
+    std::map<std::string, int> uuids;
+    for (const auto& g : s.snapshot->gpus)
+      if (!g.uuid.empty()) ++uuids[g.uuid];
     for (const auto& g : s.snapshot->gpus) {
       std::string key = g.uuid.empty() ? "bus:" + bus_id(g.pci_bus_id) : g.uuid;
+      if (!g.uuid.empty() && uuids[g.uuid] > 1) key += "@" + bus_id(g.pci_bus_id);
       if (!by_gpu.count(key)) order.push_back(key);
       by_gpu[key].push_back({&s.source, &g});
       left_alone.erase(key);
@@ -658,9 +694,10 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
           left_alone[key] = it->second + (s.not_queried_hint.empty() ? "" : ": " + s.not_queried_hint);
       }
     }
+  }
   // Two different GPUs at one bus id (captures of several nodes): the subject names the input.
   std::map<std::string, int> at_bus;
-  for (const auto& k : order) ++at_bus[bus_id(by_gpu[k].back().g->pci_bus_id)];
+  for (const auto& k : order) ++at_bus[where_is(*by_gpu[k].back().g)];
   // Same-model peers' best NVLink count.
   std::map<std::string, int> best_up;
   for (const auto& k : order) {
@@ -673,7 +710,7 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
   std::vector<Finding> out;
   for (const auto& k : order) {
     const auto& o = by_gpu[k];
-    std::string bus = bus_id(o.back().g->pci_bus_id);
+    std::string bus = where_is(*o.back().g);
     std::string subject = at_bus[bus] > 1 ? *o.back().source + ":" + bus : bus;
     out.push_back(persistence(o, subject));
     if (auto it = left_alone.find(k); it != left_alone.end()) {
@@ -697,10 +734,44 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
 }
 
 std::vector<Finding> analyze_nvidia_smi(const std::vector<NvidiaSmiInput>& in) {
-  std::vector<GpuSnapshotInput> queries;
+  // nvlink -s gives the NVLink state of GPUs that -q or -q -x (which have none) describe: it is
+  // added to each GPU of the same UUID in the captures taken with it; its GPUs that no capture
+  // describes are judged for gpu.nvlink alone.
+  std::map<std::string, const parsers::GpuFacts*> links;
   for (const auto& i : in)
-    if (i.capture->kind == parsers::NvidiaSmi::Kind::query) queries.push_back({i.source, &i.capture->query, nullptr, {}});
+    if (i.capture->kind == parsers::NvidiaSmi::Kind::nvlink)
+      for (const auto& g : i.capture->query.gpus) links[g.uuid] = &g;
+  std::vector<parsers::GpuSnapshot> with_links;
+  with_links.reserve(in.size());
+  std::set<std::string> described;
+  std::vector<GpuSnapshotInput> queries;
+  for (const auto& i : in) {
+    if (i.capture->kind != parsers::NvidiaSmi::Kind::query) continue;
+    const parsers::GpuSnapshot* snap = &i.capture->query;
+    if (!links.empty()) {
+      with_links.push_back(*snap);
+      for (auto& g : with_links.back().gpus)
+        if (auto it = links.find(g.uuid); it != links.end() && !g.nvlinks) {
+          g.nvlinks = it->second->nvlinks;
+          described.insert(g.uuid);
+        }
+      snap = &with_links.back();
+    }
+    queries.push_back({i.source, snap, nullptr, {}});
+  }
   std::vector<Finding> out = judge_gpu_snapshots(queries);
+  std::vector<parsers::GpuSnapshot> link_only;
+  link_only.reserve(in.size());
+  std::vector<GpuSnapshotInput> nvlinks;
+  for (const auto& i : in) {
+    if (i.capture->kind != parsers::NvidiaSmi::Kind::nvlink) continue;
+    link_only.push_back(i.capture->query);
+    auto& gpus = link_only.back().gpus;
+    gpus.erase(std::remove_if(gpus.begin(), gpus.end(), [&](const parsers::GpuFacts& g) { return described.count(g.uuid) > 0; }), gpus.end());
+    nvlinks.push_back({i.source, &link_only.back(), nullptr, {}});
+  }
+  for (auto& f : judge_gpu_snapshots(nvlinks))
+    if (f.id == "gpu.nvlink") out.push_back(std::move(f));
   for (const auto& i : in)
     if (i.capture->kind == parsers::NvidiaSmi::Kind::topo)
       for (auto& f : topology(i.capture->topo, i.source)) out.push_back(std::move(f));

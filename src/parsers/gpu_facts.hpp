@@ -1,5 +1,5 @@
 // The GPU facts model: what one snapshot says about each GPU, whoever read it (a saved
-// `nvidia-smi -q -x`, parsers/nvidia_smi.cpp; later the NVML helper's JSON). Every field is
+// `nvidia-smi -q -x` or -q text, parsers/nvidia_smi.cpp; the NVML helper's JSON). Every field is
 // optional: nullopt (or an empty map) means "not in this capture" (an older schema, N/A,
 // "Requested functionality has been deprecated", or a source that does not have it), never
 // zero or healthy. No I/O here.
@@ -75,6 +75,7 @@ struct GpuFacts {
   std::optional<bool> ecc_enabled, ecc_pending_enabled;
   GpuEccCounts ecc_volatile, ecc_aggregate;
   std::optional<bool> retirement_pending;  // pre-Ampere page retirement waiting for a reset
+  std::optional<std::uint64_t> retired_pages_sbe, retired_pages_dbe;  // pages retired (single-bit, double-bit), pre-Ampere
   std::optional<GpuRemappedRows> remapped_rows;
   GpuPcie pcie;
   std::optional<std::vector<GpuNvLink>> nvlinks;  // nullopt: the source has no NVLink state

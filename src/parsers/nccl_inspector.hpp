@@ -8,7 +8,18 @@
 //                 "coll_timing_source":"kernel_gpu","coll_algobw_gbs":X,"coll_busbw_gbs":Y, ...}}
 // ("p2p_perf" with p2p_* fields instead of "coll_perf" for Send/Recv). comm_name and
 // coll_timing_source are absent from older v4 writers; the bandwidths are "nan" (a string)
-// when the time was 0. Output format versions v4.x are read; another major version is an error.
+// when the time was 0; coll_exec_time_us is fractional ("5663.0") in records that went through
+// another tool. Output format versions v4.x are read; another major version is an error.
+// The form is told once, by the first line that is not blank:
+// - JSON lines (above), as the plugin writes them (.log, .jsonl; .gz is inflated by the input);
+// - pretty-printed JSON: the same records over several lines each (the plugin's README, jq);
+// - Prometheus text (NCCL_INSPECTOR_PROM_DUMP=1, nccl_inspector_metrics_<GPU UUID>.prom), the
+//   per-rank form of v4: one sample each of nccl_algorithm_bandwidth_gbs, nccl_bus_bandwidth_gbs
+//   and nccl_collective_exec_time_microseconds per collective, labelled comm_id, hostname, rank,
+//   nranks, n_nodes, collective, coll_sn, message_size ("2.00GB", 1024-based, 2 decimals), pid
+//   when present. The aggregate form of v5 (labels version="v5.x", node, gpu, comm_name,
+//   message_size="4-5GB": per-GPU means with no rank, communicator id or exact size) cannot name
+//   a rank and is refused as such.
 // The model keeps one aggregate per (communicator, rank, collective, message size), so its
 // size is bounded by what repeats, not by the number of records.
 #pragma once
@@ -56,7 +67,8 @@ struct InspectorRankColl {
 };
 
 struct NcclInspector {
-  std::string version;  // "v4.0"
+  std::string version;  // "v4.0" ("v4" for Prometheus text, which carries no version)
+  std::string form;     // "JSON lines", "pretty-printed JSON", "Prometheus text"
   std::vector<InspectorRankColl> colls;  // in order of first appearance
   std::size_t coll_records = 0, p2p_records = 0;
   std::size_t dropped = 0;  // records of aggregates beyond kMaxInspectorGroups

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
+#include <optional>
 
 #include <pugixml.hpp>
 
@@ -160,6 +162,8 @@ GpuFacts read_gpu(const pugi::xml_node& g) {
   f.ecc_volatile = ecc_counts(g.first_element_by_path("ecc_errors/volatile"));
   f.ecc_aggregate = ecc_counts(g.first_element_by_path("ecc_errors/aggregate"));
   f.retirement_pending = flag(g, "retired_pages/pending_retirement");
+  f.retired_pages_sbe = count(g, "retired_pages/multiple_single_bit_retirement/retired_count");
+  f.retired_pages_dbe = count(g, "retired_pages/double_bit_retirement/retired_count");
   auto rr = g.child("remapped_rows");
   if (rr && rr.child("remapped_row_corr")) {
     GpuRemappedRows r;
@@ -208,6 +212,112 @@ std::string doctype_schema(std::string_view text) {
 // ---- topo -m -------------------------------------------------------------------------
 
 // Without ANSI escapes (nvidia-smi underlines the header on a terminal) and '\r'.
+// The facts of every <gpu> under a -q -x root (or the one made from -q text).
+GpuSnapshot read_log(const pugi::xml_node& root) {
+  GpuSnapshot s;
+  s.driver_version = value(root, "driver_version").value_or("");
+  s.cuda_version = value(root, "cuda_version").value_or("");
+  s.timestamp = value(root, "timestamp").value_or("");
+  s.attached_gpus = small_int(root, "attached_gpus");
+  for (auto g = root.child("gpu"); g; g = g.next_sibling("gpu")) s.gpus.push_back(read_gpu(g));
+  return s;
+}
+
+// "Pending Page Blacklist" -> "pending_page_blacklist", "SEC-DED" -> "secded".
+std::string snake(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == ' ') out += '_';
+    else if (c != '-' && c != '.') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// The -q -x element of a -q text line, by its sections ("PCI/GPU Link Info/Link Width/") and
+// key: only the elements read_gpu and read_log read (the texts' names are nvidia-smi's; the
+// elements' its DTD's). nullopt: not one perfgap reads.
+std::optional<std::string> query_text_element(bool top, const std::string& sections, const std::string& key) {
+  static const std::map<std::string, std::string, std::less<>> kTop = {
+      {"Timestamp", "timestamp"}, {"Driver Version", "driver_version"}, {"CUDA Version", "cuda_version"}, {"Attached GPUs", "attached_gpus"}};
+  static const std::map<std::string, std::string, std::less<>> kGpu = {
+      {"Product Name", "product_name"},
+      {"Product Architecture", "product_architecture"},
+      {"Persistence Mode", "persistence_mode"},
+      {"GPU UUID", "uuid"},
+      {"MIG Mode/Current", "mig_mode/current_mig"},
+      {"Performance State", "performance_state"},
+      {"Utilization/Gpu", "utilization/gpu_util"},
+      {"Clocks/SM", "clocks/sm_clock"},
+      {"Clocks/Memory", "clocks/mem_clock"},
+      {"Applications Clocks/Graphics", "applications_clocks/graphics_clock"},
+      {"Applications Clocks/Memory", "applications_clocks/mem_clock"},
+      {"Default Applications Clocks/Graphics", "default_applications_clocks/graphics_clock"},
+      {"Default Applications Clocks/Memory", "default_applications_clocks/mem_clock"},
+      {"Max Clocks/SM", "max_clocks/sm_clock"},
+      {"Max Clocks/Memory", "max_clocks/mem_clock"},
+      {"Temperature/GPU Current Temp", "temperature/gpu_temp"},
+      {"Temperature/Memory Current Temp", "temperature/memory_temp"},
+      {"Temperature/GPU Slowdown Temp", "temperature/gpu_temp_slow_threshold"},
+      {"Temperature/GPU Shutdown Temp", "temperature/gpu_temp_max_threshold"},
+      {"ECC Mode/Current", "ecc_mode/current_ecc"},
+      {"ECC Mode/Pending", "ecc_mode/pending_ecc"},
+      // The same NVML flag under its old and new names.
+      {"Retired Pages/Pending Page Blacklist", "retired_pages/pending_retirement"},
+      {"Retired Pages/Pending Page Retirement", "retired_pages/pending_retirement"},
+      {"Retired Pages/Single Bit ECC", "retired_pages/multiple_single_bit_retirement/retired_count"},
+      {"Retired Pages/Double Bit ECC", "retired_pages/double_bit_retirement/retired_count"},
+      {"Remapped Rows/Correctable Error", "remapped_rows/remapped_row_corr"},
+      {"Remapped Rows/Uncorrectable Error", "remapped_rows/remapped_row_unc"},
+      {"Remapped Rows/Pending", "remapped_rows/remapped_row_pending"},
+      {"Remapped Rows/Remapping Failure Occurred", "remapped_rows/remapped_row_failure"},
+      {"PCI/Bus Id", "pci/pci_bus_id"},
+      {"PCI/GPU Link Info/PCIe Generation/Max", "pci/pci_gpu_link_info/pcie_gen/max_link_gen"},
+      {"PCI/GPU Link Info/PCIe Generation/Current", "pci/pci_gpu_link_info/pcie_gen/current_link_gen"},
+      {"PCI/GPU Link Info/Link Width/Max", "pci/pci_gpu_link_info/link_widths/max_link_width"},
+      {"PCI/GPU Link Info/Link Width/Current", "pci/pci_gpu_link_info/link_widths/current_link_width"},
+      {"PCI/Replays Since Reset", "pci/replay_counter"},
+      {"PCI/Replay Number Rollovers", "pci/replay_rollover_counter"},
+      {"Fabric/State", "fabric/state"},
+      {"Fabric/Status", "fabric/status"},
+      {"Fabric/CliqueId", "fabric/cliqueId"},
+      {"Fabric/ClusterUUID", "fabric/clusterUuid"},
+      {"Fabric/Health/Summary", "fabric/health/summary"},
+  };
+  const std::string path = sections + key;
+  if (top) {
+    auto it = kTop.find(path);
+    return it == kTop.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  if (auto it = kGpu.find(path); it != kGpu.end()) return it->second;
+  // Named alike in both: the clock event reasons (HW Thermal Slowdown under HW Slowdown is at
+  // the reasons' level), the power readings, the ECC counts, the fabric's health mask.
+  if (sections == "Clocks Event Reasons/" || sections == "Clocks Throttle Reasons/")
+    return "clocks_event_reasons/clocks_event_reason_" + (key == "Idle" ? std::string("gpu_idle") : snake(key));
+  if (sections == "GPU Power Readings/" || sections == "Power Readings/") return snake(sections.substr(0, sections.size() - 1)) + "/" + snake(key);
+  if (sections.starts_with("ECC Errors/")) {
+    std::string el;
+    for (std::size_t a = 0, b; (b = sections.find('/', a)) != std::string::npos; a = b + 1) el += snake(sections.substr(a, b - a)) + "/";
+    return el + snake(key);
+  }
+  if (sections == "Fabric/Health/") return "fabric/health/" + snake(key);
+  return std::nullopt;
+}
+
+// `value` at `path` ("pci/pci_gpu_link_info/pcie_gen/max_link_gen") under `node`.
+void set_path(pugi::xml_node node, const std::string& path, const std::string& value) {
+  std::size_t a = 0;
+  while (true) {
+    const auto b = path.find('/', a);
+    const std::string name = path.substr(a, b == std::string::npos ? std::string::npos : b - a);
+    auto child = node.child(name.c_str());
+    if (!child) child = node.append_child(name.c_str());
+    node = child;
+    if (b == std::string::npos) break;
+    a = b + 1;
+  }
+  node.text().set(value.c_str());
+}
+
 std::string clean_line(std::string_view raw) {
   std::string out;
   out.reserve(raw.size());
@@ -289,14 +399,112 @@ Parsed<GpuSnapshot> parse_nvidia_smi_xml(std::string_view text) {
   if (root_name != "nvidia_smi_log")
     return parse_fail("XML with root <" + std::string(root_name) + ">, not nvidia-smi -q -x (<nvidia_smi_log>)",
                       line_of(text, static_cast<std::size_t>(root.offset_debug())));
-  GpuSnapshot s;
+  GpuSnapshot s = read_log(root);
   s.schema = doctype_schema(text);
-  s.driver_version = value(root, "driver_version").value_or("");
-  s.cuda_version = value(root, "cuda_version").value_or("");
-  s.timestamp = value(root, "timestamp").value_or("");
-  s.attached_gpus = small_int(root, "attached_gpus");
-  for (auto g = root.child("gpu"); g; g = g.next_sibling("gpu")) s.gpus.push_back(read_gpu(g));
   if (s.gpus.empty()) return parse_fail("nvidia-smi -q -x log without a <gpu> element");
+  return s;
+}
+
+Parsed<GpuSnapshot> parse_nvidia_smi_query_text(std::string_view text) {
+  pugi::xml_document doc;
+  auto root = doc.append_child("nvidia_smi_log");
+  pugi::xml_node gpu;
+  // The sections open above the current line: (indent, name).
+  std::vector<std::pair<std::size_t, std::string>> open;
+  bool banner = false;
+  int lineno = 0, gpus = 0;
+  for_each_line(text, [&](std::string_view raw) {
+    ++lineno;
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    const auto start = raw.find_first_not_of(" \t");
+    if (start == std::string_view::npos) return;
+    const auto line = sys::trim_ws(raw);
+    if (line.starts_with("====")) {
+      banner = banner || line.find("NVSMI LOG") != std::string_view::npos;
+      return;
+    }
+    // "Key     : value" (the key padded to a column), or a section's name alone.
+    const auto sep = line.find(" :");
+    const bool pair = sep != std::string_view::npos && (sep + 2 == line.size() || line[sep + 2] == ' ');
+    const std::string key(pair ? sys::trim_ws(line.substr(0, sep)) : line);
+    const std::string val(pair ? sys::trim_ws(line.substr(sep + 2)) : std::string_view());
+    if (start == 0) {
+      open.clear();
+      if (!pair && key.starts_with("GPU ")) {
+        gpu = root.append_child("gpu");
+        gpu.append_attribute("id").set_value(std::string(sys::trim_ws(std::string_view(key).substr(4))).c_str());
+        ++gpus;
+        return;
+      }
+      gpu = pugi::xml_node();
+      if (pair)
+        if (auto el = query_text_element(true, "", key)) set_path(root, *el, val);
+      return;
+    }
+    if (!gpu) return;
+    while (!open.empty() && open.back().first >= start) open.pop_back();
+    if (!pair) {
+      open.emplace_back(start, key);
+      return;
+    }
+    std::string path;
+    for (const auto& [indent, name] : open) path += name + "/";
+    if (auto el = query_text_element(false, path, key)) set_path(gpu, *el, val);
+  });
+  if (!banner) return parse_fail("no nvidia-smi -q output (its ==============NVSMI LOG============== banner)");
+  if (gpus == 0) return parse_fail("nvidia-smi -q output without a GPU section (a line \"GPU 00000000:01:00.0\")");
+  return read_log(root);
+}
+
+Parsed<GpuSnapshot> parse_nvidia_smi_nvlink(std::string_view text) {
+  GpuSnapshot s;
+  int lineno = 0;
+  std::optional<ParseError> bad;
+  for_each_line(text, [&](std::string_view raw) {
+    ++lineno;
+    if (bad) return;
+    const auto line = sys::trim_ws(raw);
+    if (line.empty()) return;
+    // "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5269b708-...)"
+    if (line.starts_with("GPU ")) {
+      const auto colon = line.find(": "), uuid = line.rfind("(UUID: ");
+      if (colon == std::string_view::npos || uuid == std::string_view::npos || uuid < colon || !line.ends_with(")")) {
+        bad = ParseError{"not a GPU line of nvidia-smi nvlink -s (GPU N: NAME (UUID: ...))", lineno};
+        return;
+      }
+      GpuFacts g;
+      g.name = std::string(sys::trim_ws(line.substr(colon + 2, uuid - colon - 2)));
+      g.uuid = std::string(line.substr(uuid + 7, line.size() - uuid - 8));
+      g.nvlinks.emplace();
+      s.gpus.push_back(std::move(g));
+      return;
+    }
+    if (s.gpus.empty()) {
+      bad = ParseError{"nvidia-smi nvlink -s output starts with its GPU lines (GPU N: NAME (UUID: ...))", lineno};
+      return;
+    }
+    // "Link 3: 25 GB/s", "Link 3: <inactive>"; NVML's "Unable to retrieve NVLink information as
+    // all links are inactive": no link up, their number not said.
+    if (line.starts_with("NVML:") && line.find("inactive") != std::string_view::npos) return;
+    if (line.starts_with("Link ")) {
+      const auto colon = line.find(':');
+      auto n = colon == std::string_view::npos ? std::nullopt : sys::to_int<int>(sys::trim_ws(line.substr(5, colon - 5)));
+      if (n && *n >= 0 && *n < 1024) {
+        const auto state = sys::trim_ws(line.substr(colon + 1));
+        auto speed = tooltext::number(state.substr(0, state.find(' ')));
+        if (state == "<inactive>" || (speed && state.ends_with("/s"))) {
+          GpuNvLink l;
+          l.link = *n;
+          l.up = state != "<inactive>" && *speed > 0;
+          s.gpus.back().nvlinks->push_back(l);
+          return;
+        }
+      }
+    }
+    bad = ParseError{"not a line of nvidia-smi nvlink -s (Link N: 25 GB/s, Link N: <inactive>)", lineno};
+  });
+  if (bad) return tl::unexpected(*bad);
+  if (s.gpus.empty()) return parse_fail("no GPU line of nvidia-smi nvlink -s (GPU N: NAME (UUID: ...))");
   return s;
 }
 
@@ -392,10 +600,28 @@ Parsed<NvidiaSmi> parse_nvidia_smi(std::string_view text) {
   if (first == std::string_view::npos) return parse_fail("empty");
   NvidiaSmi out;
   bool xml = body[first] == '<';
+  // The form, by the first line: -q's banner, nvlink -s's first GPU line, else a matrix.
+  const auto first_line = sys::trim_ws(body.substr(first, body.find('\n', first) - first));
+  if (first_line.starts_with("====") && first_line.find("NVSMI LOG") != std::string_view::npos) {
+    auto q = parse_nvidia_smi_query_text(text);
+    if (!q) return tl::unexpected(q.error());
+    out.form = "nvidia-smi -q";
+    out.query = std::move(*q);
+    return out;
+  }
+  if (first_line.starts_with("GPU ") && first_line.find("(UUID: ") != std::string_view::npos) {
+    auto n = parse_nvidia_smi_nvlink(text);
+    if (!n) return tl::unexpected(n.error());
+    out.kind = NvidiaSmi::Kind::nvlink;
+    out.form = "nvidia-smi nvlink -s";
+    out.query = std::move(*n);
+    return out;
+  }
   if (!xml) {
     auto t = parse_nvidia_smi_topo(text);
     if (t) {
       out.kind = NvidiaSmi::Kind::topo;
+      out.form = "nvidia-smi topo -m";
       out.topo = std::move(*t);
       return out;
     }
@@ -405,6 +631,7 @@ Parsed<NvidiaSmi> parse_nvidia_smi(std::string_view text) {
     auto x = parse_nvidia_smi_xml(body.substr(root));
     if (!x)
       return parse_fail(x.error().message, x.error().line ? x.error().line + line_of(text, root + (body.data() - text.data())) - 1 : 0);
+    out.form = "nvidia-smi -q -x";
     out.query = std::move(*x);
     return out;
   }
@@ -413,11 +640,13 @@ Parsed<NvidiaSmi> parse_nvidia_smi(std::string_view text) {
     auto t = parse_nccl_topo(text);
     if (!t) return parse_fail("NCCL topology file: " + t.error());
     out.kind = NvidiaSmi::Kind::nccl_topo;
+    out.form = "NCCL topology file";
     out.nccl_topo = std::move(*t);
     return out;
   }
   auto x = parse_nvidia_smi_xml(text);
   if (!x) return tl::unexpected(x.error());
+  out.form = "nvidia-smi -q -x";
   out.query = std::move(*x);
   return out;
 }

@@ -3,7 +3,11 @@
 // unusable input next to good ones, options of other kinds, standard input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 
 #include "files.hpp"
 #include "report_json.hpp"
@@ -67,7 +71,7 @@ TEST(AnalyzeNcclInspector, InputsThatAreNotInspectorOutputAreExit2NamingFileAndL
   TempDir none;
   auto empty_dir = run_binary(PERFGAP_BINARY, {"analyze", "nccl-inspector", none.path()});
   EXPECT_EQ(empty_dir.status, 2);
-  EXPECT_NE(empty_dir.err.find("without .log files"), std::string::npos) << empty_dir.err;
+  EXPECT_NE(empty_dir.err.find("holds no Inspector files"), std::string::npos) << empty_dir.err;
   // Next to good files: an error finding naming it; a damaged line of a good file too.
   auto mixed = json_report(PERFGAP_BINARY, {"analyze", "nccl-inspector", log_fixture("nccl-inspector/healthy"), files[1].first}, 0);
   EXPECT_EQ((*finding(mixed, "nccl_inspector.summary", files[1].first))["status"], "error") << mixed.dump(1);
@@ -77,6 +81,86 @@ TEST(AnalyzeNcclInspector, InputsThatAreNotInspectorOutputAreExit2NamingFileAndL
   ASSERT_NE(df, nullptr) << dm.dump(1);
   EXPECT_EQ((*df)["status"], "error");
   EXPECT_EQ((*df)["evidence"][0]["source"], damaged + ":2");
+}
+
+namespace {
+// The plugin's v4 Prometheus text of one JSON record (NVIDIA/nccl inspector_prom.cc before the
+// v5 aggregates: the rank's labels, the size as %.2f of 1024-based units, %.6g values).
+std::string as_prometheus(const nlohmann::json& j) {
+  const auto& h = j["header"];
+  const auto& c = j["coll_perf"];
+  auto printed = [](const char* format, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, format, v);
+    return std::string(b);
+  };
+  double size = c["coll_msg_size_bytes"].get<double>();
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (size >= 1024 && u < 4) size /= 1024, ++u;
+  const int rank = h["rank"].get<int>();
+  const std::string labels = "comm_id=\"" + h["id"].get<std::string>() + "\",hostname=\"" + j["metadata"]["hostname"].get<std::string>() +
+                             "\",rank=\"" + std::to_string(rank) + "\",slurm_job=\"unknown\",slurm_job_id=\"unknown\",nranks=\"" +
+                             std::to_string(h["n_ranks"].get<int>()) + "\",n_nodes=\"" + std::to_string(h["nnodes"].get<int>()) +
+                             "\",gpu_device_id=\"GPU" + std::to_string(rank % 2) + "\",collective=\"" + c["coll"].get<std::string>() +
+                             "\",coll_sn=\"" + std::to_string(c["coll_sn"].get<long>()) + "\",timestamp=\"2025-12-02T10:40:00Z\",message_size=\"" +
+                             (u == 0 ? std::to_string(c["coll_msg_size_bytes"].get<long>()) + "B" : printed("%.2f", size) + units[u]) + "\"";
+  return "nccl_algorithm_bandwidth_gbs{" + labels + "} " + printed("%.6g", c["coll_algobw_gbs"].get<double>()) + "\nnccl_bus_bandwidth_gbs{" + labels +
+         "} " + printed("%.6g", c["coll_busbw_gbs"].get<double>()) + "\nnccl_collective_exec_time_microseconds{" + labels + "} " +
+         printed("%.6g", c["coll_exec_time_us"].get<double>()) + "\n";
+}
+}  // namespace
+
+// The forms a user holds: the plugin's .log, the exporters' .jsonl and .log.gz, the README's
+// pretty-printed records, the Prometheus mode's .prom; a directory of them, or a quoted glob,
+// gives the slow rank the plugin's own .log files give, and each file's form is named.
+TEST(AnalyzeNcclInspector, EveryFormOfTheOutputGivesTheSameSlowRank) {
+  std::vector<fs::path> logs;
+  for (const auto& e : fs::directory_iterator(log_fixture("nccl-inspector/slow-rank"))) logs.push_back(e.path());
+  std::sort(logs.begin(), logs.end());
+  ASSERT_EQ(logs.size(), 8u);
+  TempDir d;
+  const char* forms[] = {"JSON lines", "JSON lines", "pretty-printed JSON", "Prometheus text"};
+  std::vector<std::pair<std::string, std::string>> written;  // file, form
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const auto text = read_file(logs[i]);
+    const auto stem = logs[i].stem().string();
+    std::string pretty, prom;
+    for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {
+      nl = text.find('\n', at);
+      auto j = nlohmann::json::parse(text.substr(at, nl - at));
+      pretty += j.dump(2) + "\n";
+      if (j.contains("coll_perf")) prom += as_prometheus(j);  // point-to-point: no v4 Prometheus metric
+    }
+    switch (i % 4) {
+      case 0: written.push_back({write_in(d, stem + ".jsonl", text), forms[0]}); break;
+      case 1: written.push_back({write_in(d, stem + ".log.gz", perfgap::fixture::gzip_text(text)), forms[1]}); break;
+      case 2: written.push_back({write_in(d, stem + ".log", pretty), forms[2]}); break;
+      default: written.push_back({write_in(d, "nccl_inspector_metrics_GPU-" + stem + ".prom", prom), forms[3]}); break;
+    }
+  }
+  write_in(d, "README.txt", "not an Inspector file: left out of the directory\n");
+  auto r = json_report(PERFGAP_BINARY, {"analyze", "nccl-inspector", d.path()}, 1);
+  const auto* s = finding(r, "nccl_inspector.slow_rank", "0x5f3a9c21d4e7b1 rank 2");
+  ASSERT_NE(s, nullptr) << r.dump(1);
+  EXPECT_EQ((*s)["status"], "fail");
+  const auto* sum = finding(r, "nccl_inspector.summary");
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ((*sum)["metrics"]["ranks"], 16) << sum->dump(1);
+  EXPECT_EQ(r["source"]["inputs"].size(), 8u) << r["source"].dump(1);
+  for (const auto& [file, form] : written) {
+    bool named = false;
+    for (const auto& ev : (*sum)["evidence"])
+      named |= ev["source"] == file && ev["observed"].get<std::string>().find("(" + form + ")") != std::string::npos;
+    EXPECT_TRUE(named) << file << " " << form << "\n" << sum->dump(1);
+  }
+  // A quoted glob: the same.
+  auto g = json_report(PERFGAP_BINARY, {"analyze", "nccl-inspector", d.path() + "/*pid*"}, 1);
+  EXPECT_NE(finding(g, "nccl_inspector.slow_rank", "0x5f3a9c21d4e7b1 rank 2"), nullptr) << g.dump(1);
+  // A .gz that is not gzip: its own error.
+  auto bad = run_binary(PERFGAP_BINARY, {"analyze", "nccl-inspector", write_in(d, "x.log.gz", "plain text\n")});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("gzip"), std::string::npos) << bad.err;
 }
 
 TEST(AnalyzeNcclRas, ExitStatusFindingsAndStandardInput) {

@@ -3,6 +3,7 @@
 // would (NVLink state, which -q -x does not print).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "analyzers/analyzers.hpp"
@@ -297,4 +298,184 @@ TEST(AnalyzerNvidiaSmi, SharedCapturesGiveConcreteOutcomes) {
   EXPECT_EQ(find(shared("topo-m-2x-rtx5090-phb-with-legend-complete-club-3090-1229.txt"), "gpu.topology").status, Status::skip);
   EXPECT_DOUBLE_EQ(metric(find(shared("topo-m-dgx2-16gpu-nv6-mlx5-columns-old-format-nccl-tests-78.txt"), "gpu.nvlink"), "nvlinks.GPU0"),
                    90);
+}
+
+// ---- the other forms users hold (issue 43, item 6) ----------------------------------------
+// Written here in the forms of telegraf's dual_2080-v13.xml (one UUID for both GPUs), gpud's
+// nvidia-smi-query.*.valid and nvidia-smi.nvlink.status.a100, and azurehpc-health-checks'
+// bad_nvsmi8_output.txt (-q -d PAGE_RETIREMENT) and {good,bad}_nvlink_status.txt.
+namespace {
+
+// One GPU of `nvidia-smi -q` as the 535 driver prints it (the sections perfgap reads and some
+// it does not), keys padded to column 42.
+std::string q_gpu(const std::string& bus, const std::string& uuid, const std::string& width, const std::string& remap_pending) {
+  auto kv = [](int indent, const std::string& k, const std::string& v) {
+    std::string key = std::string(static_cast<std::size_t>(indent), ' ') + k;
+    key.resize(std::max<std::size_t>(key.size(), 42), ' ');
+    return key + ": " + v + "\n";
+  };
+  auto sec = [](int indent, const std::string& k) { return std::string(static_cast<std::size_t>(indent), ' ') + k + "\n"; };
+  return "GPU " + bus + "\n" + kv(4, "Product Name", "NVIDIA A100-SXM4-80GB") + kv(4, "Product Architecture", "Ampere") +
+         kv(4, "Persistence Mode", "Enabled") + sec(4, "MIG Mode") + kv(8, "Current", "Disabled") + kv(8, "Pending", "Disabled") +
+         kv(4, "GPU UUID", uuid) + sec(4, "PCI") + kv(8, "Bus Id", bus) + sec(8, "GPU Link Info") + sec(12, "PCIe Generation") +
+         kv(16, "Max", "4") + kv(16, "Current", "4") + kv(16, "Device Current", "4") + sec(12, "Link Width") + kv(16, "Max", "16x") +
+         kv(16, "Current", width) + kv(8, "Replays Since Reset", "0") + kv(8, "Replay Number Rollovers", "0") +
+         kv(4, "Performance State", "P0") + sec(4, "Clocks Event Reasons") + kv(8, "Idle", "Not Active") +
+         kv(8, "SW Power Cap", "Active") + kv(8, "HW Slowdown", "Not Active") + kv(12, "HW Thermal Slowdown", "Not Active") +
+         kv(12, "HW Power Brake Slowdown", "Not Active") + kv(8, "SW Thermal Slowdown", "Not Active") + sec(4, "Utilization") +
+         kv(8, "Gpu", "97 %") + sec(4, "ECC Mode") + kv(8, "Current", "Enabled") + kv(8, "Pending", "Enabled") + sec(4, "ECC Errors") +
+         sec(8, "Volatile") + kv(12, "SRAM Correctable", "0") + kv(12, "SRAM Uncorrectable", "0") + kv(12, "DRAM Correctable", "2") +
+         kv(12, "DRAM Uncorrectable", "0") + sec(8, "Aggregate") + kv(12, "SRAM Correctable", "0") + kv(12, "SRAM Uncorrectable", "0") +
+         kv(12, "DRAM Correctable", "5") + kv(12, "DRAM Uncorrectable", "0") + sec(4, "Retired Pages") + kv(8, "Single Bit ECC", "N/A") +
+         kv(8, "Double Bit ECC", "N/A") + kv(8, "Pending Page Blacklist", "N/A") + sec(4, "Remapped Rows") +
+         kv(8, "Correctable Error", "0") + kv(8, "Uncorrectable Error", "0") + kv(8, "Pending", remap_pending) +
+         kv(8, "Remapping Failure Occurred", "No") + sec(4, "Temperature") + kv(8, "GPU Current Temp", "34 C") +
+         kv(8, "GPU Shutdown Temp", "92 C") + kv(8, "GPU Slowdown Temp", "89 C") + sec(4, "GPU Power Readings") +
+         kv(8, "Power Draw", "88.10 W") + kv(8, "Current Power Limit", "400.00 W") + kv(8, "Default Power Limit", "400.00 W") +
+         kv(8, "Max Power Limit", "400.00 W") + sec(4, "Clocks") + kv(8, "Graphics", "1410 MHz") + kv(8, "SM", "1410 MHz") +
+         kv(8, "Memory", "1593 MHz") + sec(4, "Applications Clocks") + kv(8, "Graphics", "1275 MHz") + kv(8, "Memory", "1593 MHz") +
+         sec(4, "Default Applications Clocks") + kv(8, "Graphics", "1275 MHz") + kv(8, "Memory", "1593 MHz") + sec(4, "Max Clocks") +
+         kv(8, "Graphics", "1410 MHz") + kv(8, "SM", "1410 MHz") + kv(8, "Memory", "1593 MHz") + sec(4, "Fabric") +
+         kv(8, "State", "N/A") + kv(8, "Status", "N/A") + kv(4, "Processes", "None") + "\n";
+}
+
+std::string q_text(const std::string& gpus) {
+  return "\n==============NVSMI LOG==============\n\nTimestamp                                 : Mon Jul  8 08:11:21 2024\n"
+         "Driver Version                            : 535.154.05\nCUDA Version                              : 12.2\n\n"
+         "Attached GPUs                             : 2\n" +
+         gpus;
+}
+
+const std::string kUuidA = "GPU-5269b708-678a-b1a8-60f0-c90406537486", kUuidB = "GPU-a7605225-d684-1f65-4ad4-ee2ab39338b4";
+
+std::string nvlink_gpu(int index, const std::string& uuid, int up, int inactive) {
+  std::string s = "GPU " + std::to_string(index) + ": NVIDIA A100-SXM4-80GB (UUID: " + uuid + ")\n";
+  for (int l = 0; l < up + inactive; ++l) s += "\t Link " + std::to_string(l) + (l < up ? ": 25 GB/s\n" : ": <inactive>\n");
+  return s;
+}
+
+}  // namespace
+
+TEST(AnalyzerNvidiaSmi, TwoGpusSharingOneUuidAreBothJudged) {
+  // Both GPUs of one capture with one (anonymised) UUID: two GPUs, not two captures of one.
+  auto text = edit(healthy(), "GPU-0000aaaa-1111-2222-3333-000000000001", "GPU-0000aaaa-1111-2222-3333-000000000000");
+  auto fs = analyze({{"dual.xml", text}});
+  for (const auto& s : {kGpu0, kGpu1}) {
+    EXPECT_EQ(find(fs, "gpu.persistence", s).status, Status::pass) << s;
+    EXPECT_EQ(find(fs, "gpu.pcie", s).status, Status::pass) << s;
+  }
+  // Two captures of that node: each GPU's counters compared with its own.
+  auto twice = analyze({{"a.xml", text}, {"b.xml", text}});
+  EXPECT_EQ(find(twice, "gpu.pcie", kGpu1).status, Status::pass);
+  EXPECT_EQ(std::count_if(twice.begin(), twice.end(), [](const report::Finding& f) { return f.id == "gpu.ecc"; }), 2);
+}
+
+TEST(AnalyzerNvidiaSmi, QueryTextIsReadAsItsXmlWouldBe) {
+  auto cap = parse(q_text(q_gpu("00000000:07:00.0", kUuidA, "16x", "No") + q_gpu("00000000:0F:00.0", kUuidB, "8x", "Yes")));
+  EXPECT_EQ(cap.kind, parsers::NvidiaSmi::Kind::query);
+  EXPECT_EQ(cap.form, "nvidia-smi -q");
+  EXPECT_EQ(cap.query.driver_version, "535.154.05");
+  EXPECT_EQ(cap.query.attached_gpus, 2);
+  ASSERT_EQ(cap.query.gpus.size(), 2u);
+  const auto& g = cap.query.gpus[0];
+  EXPECT_EQ(g.name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(g.uuid, kUuidA);
+  EXPECT_EQ(g.pci_bus_id, "00000000:07:00.0");
+  EXPECT_EQ(g.persistence, true);
+  EXPECT_EQ(g.mig_enabled, false);
+  EXPECT_EQ(g.pcie.gen_current, 4);
+  EXPECT_EQ(g.pcie.width_max, 16);
+  EXPECT_EQ(g.pcie.replay_counter, 0u);
+  EXPECT_EQ(g.gpu_util_pct, 97);
+  EXPECT_EQ(g.clock_events.at("sw_power_cap"), true);
+  EXPECT_EQ(g.clock_events.at("hw_thermal_slowdown"), false);
+  EXPECT_EQ(g.clock_events.at("gpu_idle"), false);
+  EXPECT_EQ(g.ecc_enabled, true);
+  EXPECT_EQ(g.ecc_volatile.corrected, 2u);
+  EXPECT_EQ(g.ecc_aggregate.corrected, 5u);
+  EXPECT_EQ(g.ecc_volatile.uncorrected, 0u);
+  ASSERT_TRUE(g.remapped_rows);
+  EXPECT_EQ(g.remapped_rows->pending, false);
+  EXPECT_EQ(g.retirement_pending, std::nullopt);
+  EXPECT_EQ(g.temp_c, 34);
+  EXPECT_EQ(g.slowdown_temp_c, 89);
+  EXPECT_EQ(g.power.draw_w, 88.1);
+  EXPECT_EQ(g.power.enforced_limit_w, 400);
+  EXPECT_EQ(g.clocks.sm_mhz, 1410);
+  EXPECT_EQ(g.clocks.app_sm_mhz, 1275);
+  EXPECT_EQ(g.clocks.max_mem_mhz, 1593);
+  ASSERT_TRUE(g.fabric);
+  EXPECT_FALSE(g.fabric->state);
+  EXPECT_FALSE(g.nvlinks);
+  // Judged as the XML: the narrow link and the pending remap of the second GPU.
+  auto fs = analyze({{"q.txt", q_text(q_gpu("00000000:07:00.0", kUuidA, "16x", "No") + q_gpu("00000000:0F:00.0", kUuidB, "8x", "Yes"))}});
+  EXPECT_EQ(find(fs, "gpu.pcie", "0000:07:00.0").status, Status::pass);
+  EXPECT_EQ(find(fs, "gpu.pcie", "0000:0f:00.0").status, Status::warn);
+  EXPECT_EQ(find(fs, "gpu.ecc", "0000:0f:00.0").status, Status::fail);
+  EXPECT_EQ(find(fs, "gpu.clocks", "0000:07:00.0").status, Status::pass);
+  EXPECT_EQ(find(fs, "gpu.persistence", "0000:07:00.0").status, Status::pass);
+  EXPECT_EQ(find(fs, "gpu.nvlink", "0000:07:00.0").status, Status::skip);
+  EXPECT_NE(find(fs, "gpu.nvlink", "0000:07:00.0").title.find("nvlink -s"), std::string::npos);
+}
+
+TEST(AnalyzerNvidiaSmi, QueryTextOfOneSectionJudgesWhatItHas) {
+  // -q -d PAGE_RETIREMENT: the retired pages only; the other rules cannot judge, and say so.
+  auto page = [](const std::string& bus, int sbe, int dbe, const char* pending) {
+    return "GPU " + bus + "\n    Retired Pages\n        Single Bit ECC                    : " + std::to_string(sbe) +
+           "\n        Double Bit ECC                    : " + std::to_string(dbe) + "\n        Pending Page Blacklist            : " + pending +
+           "\n\n";
+  };
+  auto fs = analyze({{"pages.txt", q_text(page("00000002:00:00.0", 2, 6, "Yes") + page("00000003:00:00.0", 0, 0, "No") +
+                                          page("00000006:00:00.0", 20, 45, "No"))}});
+  const auto& pending = find(fs, "gpu.ecc", "0002:00:00.0");
+  EXPECT_EQ(pending.status, Status::fail) << pending.title;
+  EXPECT_NE(pending.title.find("page retirement is pending"), std::string::npos) << pending.title;
+  EXPECT_DOUBLE_EQ(metric(pending, "retired_pages"), 8);
+  EXPECT_EQ(find(fs, "gpu.ecc", "0003:00:00.0").status, Status::pass);
+  const auto& many = find(fs, "gpu.ecc", "0006:00:00.0");
+  EXPECT_EQ(many.status, Status::warn) << many.title;
+  EXPECT_NE(many.title.find("65 pages retired"), std::string::npos) << many.title;
+  for (const char* id : {"gpu.persistence", "gpu.clocks", "gpu.pcie", "gpu.nvlink", "gpu.fabric"})
+    EXPECT_EQ(find(fs, id, "0003:00:00.0").status, Status::skip) << id;
+  // No banner, no GPU: refused, saying what it looked for.
+  auto none = parsers::parse_nvidia_smi("\n==============NVSMI LOG==============\n\nDriver Version : 535.86.10\n");
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("without a GPU section"), std::string::npos) << none.error().message;
+}
+
+TEST(AnalyzerNvidiaSmi, NvlinkStatusIsJudgedAgainstTheSameModel) {
+  // GPU 1: four links inactive; GPU 2: NVML's "all links are inactive".
+  const std::string text = nvlink_gpu(0, kUuidA, 12, 0) + nvlink_gpu(1, kUuidB, 8, 4) +
+                           "GPU 2: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)\n"
+                           "NVML: Unable to retrieve NVLink information as all links are inactive\n";
+  auto cap = parse(text);
+  EXPECT_EQ(cap.kind, parsers::NvidiaSmi::Kind::nvlink);
+  EXPECT_EQ(cap.form, "nvidia-smi nvlink -s");
+  ASSERT_EQ(cap.query.gpus.size(), 3u);
+  ASSERT_TRUE(cap.query.gpus[1].nvlinks);
+  EXPECT_EQ(cap.query.gpus[1].nvlinks->size(), 12u);
+  EXPECT_EQ(cap.query.gpus[1].nvlinks->at(9).up, false);
+  EXPECT_TRUE(cap.query.gpus[2].nvlinks && cap.query.gpus[2].nvlinks->empty());
+  auto fs = analyze({{"nvlink.txt", text}});
+  // Only gpu.nvlink: nvlink -s says nothing of the rest. Subject: the UUID (no bus id printed).
+  EXPECT_EQ(fs.size(), 3u);
+  EXPECT_EQ(find(fs, "gpu.nvlink", kUuidA).status, Status::pass);
+  EXPECT_EQ(find(fs, "gpu.nvlink", kUuidB).status, Status::fail);
+  EXPECT_NE(find(fs, "gpu.nvlink", kUuidB).title.find("8 NVLinks up, same-model GPUs have 12"), std::string::npos);
+  EXPECT_EQ(find(fs, "gpu.nvlink", "GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44").status, Status::fail);
+  // One GPU alone with every link inactive: nothing to compare it with.
+  auto alone = analyze({{"bad.txt", "GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)\n"
+                                    "NVML: Unable to retrieve NVLink information as all links are inactive\n"}});
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(alone[0].status, Status::skip) << alone[0].title;
+  // Given with the -q of the same node: its links join the GPUs of the same UUID.
+  auto both = analyze({{"q.txt", q_text(q_gpu("00000000:07:00.0", kUuidA, "16x", "No") + q_gpu("00000000:0F:00.0", kUuidB, "16x", "No"))},
+                       {"nvlink.txt", nvlink_gpu(0, kUuidA, 12, 0) + nvlink_gpu(1, kUuidB, 8, 4)}});
+  EXPECT_EQ(find(both, "gpu.nvlink", "0000:07:00.0").status, Status::pass);
+  EXPECT_EQ(find(both, "gpu.nvlink", "0000:0f:00.0").status, Status::fail);
+  EXPECT_EQ(std::count_if(both.begin(), both.end(), [](const report::Finding& f) { return f.id == "gpu.nvlink"; }), 2);
+  // A line of another tool inside it: refused at its line.
+  auto bad = parsers::parse_nvidia_smi(nvlink_gpu(0, kUuidA, 2, 0) + "\t Link 2: hello\n");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().line, 4);
 }
