@@ -890,3 +890,28 @@ TEST(ProfileFixtures, CopiesByKindAndMemoryMatchTheFilesOwnCounts) {
   }
   EXPECT_GE(n, 8);
 }
+
+// Issue 42 item 8 on HTA's own trace_diff test trace (6 ProfilerSteps, 12 cudaGraphLaunch):
+// the usual median of 6 windows (107.22 and 122.21 ms in the middle; it took 107.22), the last
+// window as long as ProfilerStep#1014 (166.35 ms; it ran to 166.49), and launch figures without
+// the graph-launched kernels (p50 16.0 us and 68.2% shorter than their call with them).
+TEST(ProfileFixtures, HtaTraceDiffFiguresAsHtaDefinesThem) {
+  REQUIRE_PROFILES();
+  auto z = parsers::gunzip(read_file(shared_profiles() / "kineto_hta_a100_ws8_trace_diff_test.json.gz"), 1u << 30);
+  ASSERT_TRUE(z) << z.error();
+  auto p = parsers::parse_kineto(*z);
+  ASSERT_TRUE(p) << p.error().describe();
+  auto fs = analyzers::analyze_profile(*p, "test", {});
+  auto& it = find(fs, "profile.iterations");
+  EXPECT_EQ(metric(it, "iterations"), 6);
+  EXPECT_NEAR(metric(it, "iteration_ms"), 114.72, 0.005);
+  ASSERT_EQ(it.table.size(), 7u);
+  EXPECT_EQ(it.table[6][1], "166.35");
+  auto& l = find(fs, "profile.launch_bound");
+  EXPECT_NEAR(metric(l, "launch_api_us_p50"), 8, 1e-9);
+  EXPECT_NEAR(metric(l, "short_kernel_pct"), 39.3, 0.05);
+  EXPECT_NEAR(metric(l, "graph_kernel_pct"), 45.2, 0.05);
+  auto& c = find(fs, "profile.copies");
+  EXPECT_EQ(c.status, Status::warn) << c.title;  // 13% of the iteration copying with no kernel running
+  EXPECT_NEAR(metric(c, "copy_no_kernel_pct_of_iter"), 13.0, 0.05);
+}
