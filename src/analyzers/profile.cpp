@@ -103,12 +103,26 @@ double percentile(std::vector<double>& v, double q) {
 // What profile.copies tells apart: a copy's direction and, for host copies, the host memory
 // (pageable copies are staged through a driver buffer and hold the host; pinned ones are DMA).
 enum CopyClass : std::uint8_t {
-  kH2dPageable, kH2dPinned, kH2dManaged, kH2d, kD2hPageable, kD2hPinned, kD2hManaged, kD2h, kD2d, kP2p, kOtherCopy, kMemset, kCopyClasses
+  kH2dPageable,
+  kH2dPinned,
+  kH2dManaged,
+  kH2d,
+  kD2hPageable,
+  kD2hPinned,
+  kD2hManaged,
+  kD2h,
+  kD2d,
+  kP2p,
+  kOtherCopy,
+  kMemset,
+  kCopyClasses
 };
-constexpr std::array<std::string_view, kCopyClasses> kCopyClassName = {"H2D pageable", "H2D pinned", "H2D managed", "H2D", "D2H pageable", "D2H pinned",
-                                                                        "D2H managed", "D2H", "D2D", "P2P", "other copies", "memset"};
-constexpr std::array<std::string_view, kCopyClasses> kCopyClassKey = {"h2d_pageable", "h2d_pinned", "h2d_managed", "h2d", "d2h_pageable", "d2h_pinned",
-                                                                       "d2h_managed", "d2h", "d2d", "p2p", "other", "memset"};
+constexpr std::array<std::string_view, kCopyClasses> kCopyClassName = {"H2D pageable", "H2D pinned", "H2D managed",  "H2D",
+                                                                       "D2H pageable", "D2H pinned", "D2H managed",  "D2H",
+                                                                       "D2D",          "P2P",        "other copies", "memset"};
+constexpr std::array<std::string_view, kCopyClasses> kCopyClassKey = {"h2d_pageable", "h2d_pinned", "h2d_managed", "h2d",
+                                                                      "d2h_pageable", "d2h_pinned", "d2h_managed", "d2h",
+                                                                      "d2d",          "p2p",        "other",       "memset"};
 
 CopyClass copy_class(const GpuActivity& a) {
   using parsers::CopyKind;
@@ -167,8 +181,8 @@ struct GpuTimeline {
   Ivs comm_all, exposed_all;
   Ivs wait;  // parts of its collective kernels spent waiting for a later rank
   std::array<Ivs, kCollCount> comm, exposed;
-  std::array<Ivs, kCopyClasses> copies;  // copies and memsets of each class (profile.copies)
-  Ivs copy_bare;                         // copies and memsets while no kernel runs
+  std::array<Ivs, kCopyClasses> copies;              // copies and memsets of each class (profile.copies)
+  Ivs copy_bare;                                     // copies and memsets while no kernel runs
   std::vector<std::pair<std::int64_t, Coll>> colls;  // its NCCL kernels (start, collective), by start
   bool nccl = false;                                 // it ran NCCL kernels (a rank of the job)
   std::vector<RankCollective> seq;                   // its collectives that align ranks, by start
@@ -260,7 +274,7 @@ struct Digest {
   std::vector<std::string> shown;  // the first 3 step-like range names, in the ranges' order
   Hist api_ns, delay_ns;           // launch call durations, launch delays
   std::size_t launches = 0, short_kernels = 0;
-  std::size_t graph_kernels = 0;   // kernels launched by a CUDA graph launch: not in the launch figures
+  std::size_t graph_kernels = 0;  // kernels launched by a CUDA graph launch: not in the launch figures
   std::array<std::size_t, kCopyClasses> copy_count{};
   std::array<std::uint64_t, kCopyClasses> copy_bytes{};
   std::array<std::size_t, kCollCount> coll_kernels{};
@@ -1430,8 +1444,8 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       for (std::size_t i = 0; i < order.size() && i < 3; ++i)
         most += fmt::format("{}{} {:.2f} ms", i ? ", " : "", kCopyClassName[order[i]], ms(it.copy_by[order[i]]));
       f.status = bare > 10 ? report::Status::warn : report::Status::pass;
-      f.title = fmt::format("memory copies {:.1f}% {} ({:.2f} of {:.2f} ms), {:.1f}% with no kernel running{}: {}", share, iteration_words(an), ms(it.copy),
-                            ms(it.len), bare, bare > 10 ? " (> 10%)" : "", most);
+      f.title = fmt::format("memory copies {:.1f}% {} ({:.2f} of {:.2f} ms), {:.1f}% with no kernel running{}: {}", share,
+                            iteration_words(an), ms(it.copy), ms(it.len), bare, bare > 10 ? " (> 10%)" : "", most);
       for (int k : order) {
         const auto key = std::string(kCopyClassKey[k]);
         f.metric("copy_ms_per_iter." + key, ms(it.copy_by[k]));
@@ -1441,41 +1455,51 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
           bytes = fmt::format(", {} in all", size_text(static_cast<double>(an.copy_bytes[k])));
           f.metric("bytes." + key, static_cast<double>(an.copy_bytes[k]));
         }
-        f.add(source, fmt::format("{}: {:.2f} ms {} ({:.1f}%), {} cop{} in the profile{}", kCopyClassName[k], ms(it.copy_by[k]), iteration_words(an),
-                                  pct(it.copy_by[k], it.len), an.copy_count[k], an.copy_count[k] == 1 ? "y" : "ies", bytes),
+        f.add(source,
+              fmt::format("{}: {:.2f} ms {} ({:.1f}%), {} cop{} in the profile{}", kCopyClassName[k], ms(it.copy_by[k]),
+                          iteration_words(an), pct(it.copy_by[k], it.len), an.copy_count[k], an.copy_count[k] == 1 ? "y" : "ies", bytes),
               "copies off the critical path");
       }
       bool host_unknown = false;
       for (int k : {kH2d, kD2h}) host_unknown = host_unknown || an.copy_count[k] > 0;
-      if (host_unknown) f.add(source, "the profile does not say whether some host copies used pageable or pinned memory (nsys srcKind/dstKind, Kineto's memcpy names)");
+      if (host_unknown)
+        f.add(
+            source,
+            "the profile does not say whether some host copies used pageable or pinned memory (nsys srcKind/dstKind, Kineto's memcpy names)");
       if (f.status == report::Status::warn) {
         const int top = order.front();
         switch (top) {
           case kH2dPageable:
           case kD2hPageable:
-            f.fix = "pageable host memory: each such copy is staged through a driver buffer and holds the host until it ends. Pin the host buffers "
-                    "(DataLoader(pin_memory=True), tensor.pin_memory()) and copy with non_blocking=True on a side stream, so copies overlap compute";
+            f.fix =
+                "pageable host memory: each such copy is staged through a driver buffer and holds the host until it ends. Pin the host buffers "
+                "(DataLoader(pin_memory=True), tensor.pin_memory()) and copy with non_blocking=True on a side stream, so copies overlap compute";
             break;
           case kD2hPinned:
           case kD2hManaged:
           case kD2h:
-            f.fix = "device-to-host copies inside the step are most often synchronisations (.item(), .cpu(), .tolist(), logging the loss every step): "
-                    "keep metrics on the GPU and read them every N steps; copy what must come back with non_blocking=True into pinned memory";
+            f.fix =
+                "device-to-host copies inside the step are most often synchronisations (.item(), .cpu(), .tolist(), logging the loss every step): "
+                "keep metrics on the GPU and read them every N steps; copy what must come back with non_blocking=True into pinned memory";
             break;
           case kD2d:
-            f.fix = "device-to-device copies are copies the model makes (.contiguous(), .clone(), torch.cat, dtype casts, copy_()): find the ops "
-                    "that launch them in the trace and fuse or remove them (torch.compile fuses many)";
+            f.fix =
+                "device-to-device copies are copies the model makes (.contiguous(), .clone(), torch.cat, dtype casts, copy_()): find the ops "
+                "that launch them in the trace and fuse or remove them (torch.compile fuses many)";
             break;
           case kP2p:
-            f.fix = "peer copies between GPUs (tensor.to('cuda:N')) are slow without direct P2P: check nvidia-smi topo -m / -p2p r for NVLink or P2P "
-                    "over PCIe, and perfgap check (pcie.link, iommu.dma_mode); between ranks use NCCL collectives instead of copies through the host";
+            f.fix =
+                "peer copies between GPUs (tensor.to('cuda:N')) are slow without direct P2P: check nvidia-smi topo -m / -p2p r for NVLink or P2P "
+                "over PCIe, and perfgap check (pcie.link, iommu.dma_mode); between ranks use NCCL collectives instead of copies through the host";
             break;
           case kMemset:
-            f.fix = "memsets each step (optimizer.zero_grad() without set_to_none, torch.zeros for buffers): use zero_grad(set_to_none=True) and reuse buffers";
+            f.fix =
+                "memsets each step (optimizer.zero_grad() without set_to_none, torch.zeros for buffers): use zero_grad(set_to_none=True) and reuse buffers";
             break;
           default:
-            f.fix = "copy the next inputs while the current step computes: pinned host memory, non_blocking=True copies on a side stream "
-                    "(prefetch), and data kept on the GPU between steps";
+            f.fix =
+                "copy the next inputs while the current step computes: pinned host memory, non_blocking=True copies on a side stream "
+                "(prefetch), and data kept on the GPU between steps";
         }
         f.impact = fmt::format("{:.1f}% of {} the GPU only copies memory, no kernel running", bare, every(an));
       }
@@ -1490,10 +1514,15 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       // skipped: title and evidence say why
     } else if (an.launches == 0) {
       f.status = report::Status::skip;
-      f.title = an.graph_kernels > 0 ? fmt::format("all {} kernels joined to a launch call ran under CUDA graphs (cudaGraphLaunch): no kernel launched on its own to time", an.graph_kernels)
-                : p.api_calls == 0   ? "no host launch calls in the profile (nsys --trace=cuda records them; Kineto cuda_runtime events)"
-                                     : "no kernel could be joined to its launch call by correlation id";
-      f.add(source, fmt::format("{} host API calls, {} kernels joined to their own launch call, {} to a CUDA graph launch", p.api_calls, an.launches, an.graph_kernels));
+      f.title =
+          an.graph_kernels > 0
+              ? fmt::format(
+                    "all {} kernels joined to a launch call ran under CUDA graphs (cudaGraphLaunch): no kernel launched on its own to time",
+                    an.graph_kernels)
+          : p.api_calls == 0 ? "no host launch calls in the profile (nsys --trace=cuda records them; Kineto cuda_runtime events)"
+                             : "no kernel could be joined to its launch call by correlation id";
+      f.add(source, fmt::format("{} host API calls, {} kernels joined to their own launch call, {} to a CUDA graph launch", p.api_calls,
+                                an.launches, an.graph_kernels));
     } else {
       std::size_t kernels = 0;
       for (const auto& gt : an.gpus) kernels += gt.kernels;
@@ -1512,12 +1541,17 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
                                                        static_cast<double>(std::max<std::size_t>(1, an.iteration_count))
                                                  : static_cast<double>(kernels));
       f.status = host > 10 ? report::Status::warn : report::Status::pass;
-      f.title = fmt::format("GPU waits on kernel launches {:.1f}% {}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call{}",
-                            host, iteration_words(an), host > 10 ? " (> 10%)" : "", api50, d50, d99, short_pct,
-                            an.graph_kernels ? fmt::format("; {:.1f}% of kernels ran under CUDA graphs (not in these launch figures)", graph_pct) : "");
+      f.title = fmt::format(
+          "GPU waits on kernel launches {:.1f}% {}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call{}",
+          host, iteration_words(an), host > 10 ? " (> 10%)" : "", api50, d50, d99, short_pct,
+          an.graph_kernels ? fmt::format("; {:.1f}% of kernels ran under CUDA graphs (not in these launch figures)", graph_pct) : "");
       f.add(source, fmt::format("{} of {} kernels joined to their launch call by correlation id", an.launches, kernels));
       if (an.graph_kernels)
-        f.add(source, fmt::format("{} kernels joined to a CUDA graph launch (cudaGraphLaunch) are counted apart: one launch call starts all of a graph's kernels", an.graph_kernels));
+        f.add(
+            source,
+            fmt::format(
+                "{} kernels joined to a CUDA graph launch (cudaGraphLaunch) are counted apart: one launch call starts all of a graph's kernels",
+                an.graph_kernels));
       if (f.status == report::Status::warn) {
         f.fix = "The small-kernel/CPU-overhead signature: the host cannot launch kernels as fast as the GPU runs them. Fewer, larger kernels "
                 "(CUDA graphs, torch.compile mode='reduce-overhead', fused optimizers, larger micro-batches); then make the launching "

@@ -271,21 +271,28 @@ std::uint64_t dtype_bytes(std::string_view t) {
 void copy_of_name(std::string_view n, CopyKind& kind, HostMem& mem) {
   if (n.starts_with("Memcpy ")) n.remove_prefix(7);
   const std::string_view dir = n.substr(0, n.find(' '));
-  kind = dir == "HtoD" ? CopyKind::h2d : dir == "DtoH" ? CopyKind::d2h : dir == "DtoD" ? CopyKind::d2d : dir == "PtoP" ? CopyKind::p2p
-         : dir.empty() || dir == "Unknown"                                                              ? CopyKind::unknown
-                                                                                                        : CopyKind::other;
+  kind = dir == "HtoD"                     ? CopyKind::h2d
+         : dir == "DtoH"                   ? CopyKind::d2h
+         : dir == "DtoD"                   ? CopyKind::d2d
+         : dir == "PtoP"                   ? CopyKind::p2p
+         : dir.empty() || dir == "Unknown" ? CopyKind::unknown
+                                           : CopyKind::other;
   const auto open = n.find('('), arrow = n.find("->"), close = n.find(')');
   if (kind == CopyKind::d2d || kind == CopyKind::p2p) {
     mem = HostMem::none;
     return;
   }
-  if (open == std::string_view::npos || arrow == std::string_view::npos || close == std::string_view::npos || !(open < arrow && arrow < close)) return;
+  if (open == std::string_view::npos || arrow == std::string_view::npos || close == std::string_view::npos ||
+      !(open < arrow && arrow < close))
+    return;
   auto word = [](std::string_view w) {
     while (!w.empty() && w.front() == ' ') w.remove_prefix(1);
     while (!w.empty() && w.back() == ' ') w.remove_suffix(1);
-    return w == "Pageable" ? HostMem::pageable : w == "Pinned" ? HostMem::pinned : w == "Managed" ? HostMem::managed
-           : w == "Device" || w == "Array"                                                         ? HostMem::none
-                                                                                                    : HostMem::unknown;
+    return w == "Pageable"                 ? HostMem::pageable
+           : w == "Pinned"                 ? HostMem::pinned
+           : w == "Managed"                ? HostMem::managed
+           : w == "Device" || w == "Array" ? HostMem::none
+                                           : HostMem::unknown;
   };
   const HostMem src = word(n.substr(open + 1, arrow - open - 1)), dst = word(n.substr(arrow + 2, close - arrow - 2));
   if (kind == CopyKind::h2d) mem = src;
@@ -306,11 +313,31 @@ enum class Ctx : std::uint8_t { root, events, event, args, dist, props, prop };
 // The member a value belongs to (set by Key, used by the value that follows).
 enum class Slot : std::uint8_t {
   none,
-  events, dist, props,                                             // root
-  ph, cat, name, ts, dur, pid, tid, args,                          // an event
-  corr, device, stream, cname, in_nelems, out_nelems, group, dtype, bytes,  // its args
-  rank, world, backend,                                            // distributedInfo
-  prop_id, prop_name,                                              // a deviceProperties entry
+  events,
+  dist,
+  props,  // root
+  ph,
+  cat,
+  name,
+  ts,
+  dur,
+  pid,
+  tid,
+  args,  // an event
+  corr,
+  device,
+  stream,
+  cname,
+  in_nelems,
+  out_nelems,
+  group,
+  dtype,
+  bytes,  // its args
+  rank,
+  world,
+  backend,  // distributedInfo
+  prop_id,
+  prop_name,  // a deviceProperties entry
 };
 
 template <std::size_t N>

@@ -121,10 +121,21 @@ struct Names {
 
 // Tables this reader queries: each must be a real table of stored rows.
 bool read_table(std::string_view name) {
-  static constexpr std::string_view kRead[] = {
-      "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "TARGET_INFO_GPU", "TARGET_INFO_CUDA_GPU", "TARGET_INFO_CUDA_DEVICE",
-      "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-      "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "TARGET_INFO_SYSTEM_ENV", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND"};
+  static constexpr std::string_view kRead[] = {"StringIds",
+                                               "META_DATA_EXPORT",
+                                               "EXPORT_META_DATA",
+                                               "TARGET_INFO_GPU",
+                                               "TARGET_INFO_CUDA_GPU",
+                                               "TARGET_INFO_CUDA_DEVICE",
+                                               "CUPTI_ACTIVITY_KIND_KERNEL",
+                                               "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                               "CUPTI_ACTIVITY_KIND_MEMSET",
+                                               "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+                                               "CUPTI_ACTIVITY_KIND_RUNTIME",
+                                               "NVTX_EVENTS",
+                                               "TARGET_INFO_SYSTEM_ENV",
+                                               "ENUM_CUDA_MEMCPY_OPER",
+                                               "ENUM_CUDA_MEM_KIND"};
   for (auto t : kRead)
     if (t.size() == name.size() && sqlite3_strnicmp(t.data(), name.data(), static_cast<int>(t.size())) == 0) return true;
   return false;
@@ -204,8 +215,11 @@ HostMem mem_kind_of(std::int64_t nsys) {
   switch (nsys) {
     case 0: return HostMem::pageable;
     case 1: return HostMem::pinned;
-    case 2: case 3: case 5: return HostMem::none;
-    case 4: case 6: return HostMem::managed;
+    case 2:
+    case 3:
+    case 5: return HostMem::none;
+    case 4:
+    case 6: return HostMem::managed;
     default: return HostMem::unknown;
   }
 }
@@ -452,8 +466,8 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     if (kind == ActKind::graph) name = col("graphId");  // named "CUDA graph <graphId>"
     // A copy's bytes, direction and ends (NULL where the schema lacks the column: not known).
     auto col_or_null = [&](const char* c) { return cols.count(c) ? std::string(c) : std::string("NULL"); };
-    std::string copy_cols = kind == ActKind::memcpy ? ", " + col_or_null("bytes") + ", " + col_or_null("copyKind") + ", " + col_or_null("srcKind") + ", " +
-                                                          col_or_null("dstKind")
+    std::string copy_cols = kind == ActKind::memcpy ? ", " + col_or_null("bytes") + ", " + col_or_null("copyKind") + ", " +
+                                                          col_or_null("srcKind") + ", " + col_or_null("dstKind")
                                                     : "";
     std::string sql = "SELECT start, end, " + col("deviceId") + ", " + col("correlationId") + ", " + col("globalPid") + ", " +
                       col("streamId") + ", " + name + copy_cols + " FROM " + table;

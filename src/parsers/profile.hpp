@@ -51,9 +51,9 @@ struct GpuActivity {
   std::uint64_t msg_bytes = 0;                // Kineto NCCL args (In msg nelems x dtype size), a copy's bytes; 0 unknown
   ActKind kind = ActKind::kernel;
   Coll coll = Coll::none;
-  CopyKind copy = CopyKind::unknown;          // memcpy only
-  HostMem host_mem = HostMem::unknown;        // memcpy only
-  bool graph_launch = false;                  // its host call is a CUDA graph launch (cudaGraphLaunch, cuGraphLaunch)
+  CopyKind copy = CopyKind::unknown;    // memcpy only
+  HostMem host_mem = HostMem::unknown;  // memcpy only
+  bool graph_launch = false;            // its host call is a CUDA graph launch (cudaGraphLaunch, cuGraphLaunch)
 };
 
 struct GpuInfo {

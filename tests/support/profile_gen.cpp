@@ -441,17 +441,21 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSc
   // and ENUM_CUDA_MEM_KIND (nsys's memory kinds, not CUPTI's: 0 pageable, 1 pinned, 2 device).
   const std::map<std::string, std::pair<int, const char*>> copy_kinds = {
       {"HtoD", {1, "Host-to-Device"}}, {"DtoH", {2, "Device-to-Host"}}, {"DtoD", {8, "Device-to-Device"}}, {"PtoP", {10, "Peer-to-Peer"}}};
-  const std::map<std::string, std::pair<int, const char*>> mem_kinds = {{"Pageable", {0, "Pageable"}}, {"Pinned", {1, "Pinned"}}, {"Device", {2, "Device"}}};
+  const std::map<std::string, std::pair<int, const char*>> mem_kinds = {
+      {"Pageable", {0, "Pageable"}}, {"Pinned", {1, "Pinned"}}, {"Device", {2, "Device"}}};
   if (!old) {
     Ins eo(q.db, "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)");
     for (const auto& [w, v] : copy_kinds) eo.i(1, v.first).t(2, "CUDA_MEMCPY_KIND_" + w).t(3, v.second).go();
     Ins em(q.db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)");
     for (const auto& [w, v] : mem_kinds) em.i(1, v.first).t(2, "CUDA_MEMOPR_MEMORY_KIND_" + w).t(3, v.second).go();
   }
-  Ins c(q.db, late ? "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, copyCount) "
-                     "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 1)"
-                   : "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind) "
-                     "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)");
+  Ins c(
+      q.db,
+      late
+          ? "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, copyCount) "
+            "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 1)"
+          : "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind) "
+            "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)");
   const std::int64_t graph_api = id("cudaGraphLaunch_v10000");
   Ins ms(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, globalPid, value, bytes) VALUES (?, ?, ?, 1, ?, ?, ?, 0, 4096)");
   std::map<std::uint32_t, std::int64_t> corr;  // per process
@@ -483,7 +487,17 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSc
         const int kind = copy_kinds.count(cp.kind) ? copy_kinds.at(cp.kind).first : 0;
         const int host = mem_kinds.at(cp.host == "Pageable" ? "Pageable" : "Pinned").first, dev = mem_kinds.at("Device").first;
         const bool h2d = cp.kind == "HtoD", d2h = cp.kind == "DtoH";
-        c.i(1, cp.start).i(2, cp.end).i(3, gpu.device).i(4, cp.stream).i(5, cid).i(6, gpid).i(7, cp.bytes).i(8, kind).i(9, h2d ? host : dev).i(10, d2h ? host : dev).go();
+        c.i(1, cp.start)
+            .i(2, cp.end)
+            .i(3, gpu.device)
+            .i(4, cp.stream)
+            .i(5, cid)
+            .i(6, gpid)
+            .i(7, cp.bytes)
+            .i(8, kind)
+            .i(9, h2d ? host : dev)
+            .i(10, d2h ? host : dev)
+            .go();
       }
       if (cp.api_start >= 0) r.i(1, cp.api_start).i(2, cp.api_end).i(3, gtid).i(4, cid).i(5, memcpy_api).go();
     }
@@ -557,7 +571,8 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
               std::to_string(kn.nelems) + ", \"Group size\": " + std::to_string(s.gpus.size()) + ", \"dtype\": \"Float\"";
     ev("kernel", kn.name, gpu.device, kn.stream, kn.start, kn.end, args);
     if (kn.api_start >= 0 && (kn.graph < 0 || graph_first))
-      ev("cuda_runtime", kn.graph >= 0 ? "cudaGraphLaunch" : "cudaLaunchKernel", gpu.pid, gpu.pid, kn.api_start, kn.api_end, "\"correlation\": " + std::to_string(corr));
+      ev("cuda_runtime", kn.graph >= 0 ? "cudaGraphLaunch" : "cudaLaunchKernel", gpu.pid, gpu.pid, kn.api_start, kn.api_end,
+         "\"correlation\": " + std::to_string(corr));
     corr = my_corr;
   }
   for (const auto& cp : gpu.copies) {
@@ -565,9 +580,10 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
     // Kineto's names for copies: CUPTI's direction and the two ends' memory.
     const std::string host = cp.host == "Pageable" ? "Pageable" : "Pinned";
     const std::string ends = cp.kind == "HtoD" ? host + " -> Device" : cp.kind == "DtoH" ? "Device -> " + host : "Device -> Device";
-    ev(cp.memset ? "gpu_memset" : "gpu_memcpy", cp.memset ? "Memset (Device)" : "Memcpy " + cp.kind + " (" + ends + ")", gpu.device, cp.stream, cp.start, cp.end,
-       "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(cp.stream) + ", \"correlation\": " + std::to_string(corr) +
-           ", \"bytes\": " + std::to_string(cp.bytes));
+    ev(cp.memset ? "gpu_memset" : "gpu_memcpy", cp.memset ? "Memset (Device)" : "Memcpy " + cp.kind + " (" + ends + ")", gpu.device,
+       cp.stream, cp.start, cp.end,
+       "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(cp.stream) +
+           ", \"correlation\": " + std::to_string(corr) + ", \"bytes\": " + std::to_string(cp.bytes));
     if (cp.api_start >= 0)
       ev("cuda_runtime", cp.memset ? "cudaMemsetAsync" : "cudaMemcpyAsync", gpu.pid, gpu.pid, cp.api_start, cp.api_end, "\"correlation\": " + std::to_string(corr));
   }

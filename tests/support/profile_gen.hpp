@@ -18,14 +18,15 @@ struct Kernel {
   std::int64_t api_start = -1, api_end = -1;  // its launch call; -1: none
   std::string collective;                     // Kineto "Collective name" arg; empty: none
   std::int64_t nelems = 0;                    // Kineto "In msg nelems" (float)
-  int graph = -1;  // >= 0: run by a CUDA graph; the kernels of one graph number (per GPU) share its one cudaGraphLaunch (the first's api_start/end)
+  int graph =
+      -1;  // >= 0: run by a CUDA graph; the kernels of one graph number (per GPU) share its one cudaGraphLaunch (the first's api_start/end)
 };
 struct Copy {
   std::int64_t start = 0, end = 0;
   std::uint32_t stream = 7;
   std::int64_t api_start = -1, api_end = -1;
   bool memset = false;
-  std::string kind = "HtoD";   // CUPTI's words: HtoD, DtoH, DtoD, PtoP (nsys copyKind 1, 2, 8, 10)
+  std::string kind = "HtoD";    // CUPTI's words: HtoD, DtoH, DtoD, PtoP (nsys copyKind 1, 2, 8, 10)
   std::string host = "Pinned";  // the host side's memory: Pageable or Pinned (nsys srcKind/dstKind); device-only copies ignore it
   std::int64_t bytes = 1 << 20;
 };

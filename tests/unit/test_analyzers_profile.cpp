@@ -223,7 +223,8 @@ TEST(ProfileFindings, OverlappedRunPassesAndIdleThatIsNotHostBound) {
   auto& gi = find(idle, "profile.gpu_idle");
   EXPECT_EQ(gi.status, Status::warn);
   EXPECT_NEAR(metric(gi, "host_bound_pct"), 0, 1e-9);
-  EXPECT_NEAR(metric(gi, "idle_pct"), 100 * 8.0 / 58, 1e-6);  // the last window as long as its 58 ms step too (it was 50 ms, to its last kernel)
+  EXPECT_NEAR(metric(gi, "idle_pct"), 100 * 8.0 / 58,
+              1e-6);  // the last window as long as its 58 ms step too (it was 50 ms, to its last kernel)
   EXPECT_EQ(find(idle, "profile.launch_bound").status, Status::pass);
 }
 
@@ -309,8 +310,10 @@ TEST(ProfileFindings, CopyBoundGpuWarnsWithTheCopyShareByKindAndMemory) {
     EXPECT_EQ(metric(c, "copies"), 2 * 10 * 5);
     EXPECT_EQ(metric(c, "copies.h2d_pageable"), 20);
     EXPECT_NEAR(metric(c, "bytes.h2d_pageable"), 20 * 20e6, 1);
-    EXPECT_NE(c.title.find("memory copies 96.9% per iteration (28.40 of 29.30 ms), 96.9% with no kernel running (> 10%): H2D pageable 20.00 ms, H2D pinned 5.00 ms, D2D 2.00 ms"),
-              std::string::npos)
+    EXPECT_NE(
+        c.title.find(
+            "memory copies 96.9% per iteration (28.40 of 29.30 ms), 96.9% with no kernel running (> 10%): H2D pageable 20.00 ms, H2D pinned 5.00 ms, D2D 2.00 ms"),
+        std::string::npos)
         << c.title;
     EXPECT_NE(c.fix.find("pin_memory=True"), std::string::npos) << c.fix;
     EXPECT_FALSE(c.impact.empty());
@@ -347,7 +350,7 @@ TEST(ProfileFindings, GraphLaunchedKernelsAreCountedApartFromTheLaunchFigures) {
     auto& l = find(fs, "profile.launch_bound");
     EXPECT_NEAR(metric(l, "launch_api_us_p50"), 10, 1e-9);  // 16 (the graph launch) counting graph kernels
     EXPECT_NEAR(metric(l, "launch_delay_us_p50"), 5, 1e-9);
-    EXPECT_NEAR(metric(l, "short_kernel_pct"), 0, 1e-9);    // 75 counting graph kernels
+    EXPECT_NEAR(metric(l, "short_kernel_pct"), 0, 1e-9);  // 75 counting graph kernels
     EXPECT_NEAR(metric(l, "graph_kernel_pct"), 75, 1e-9);
     EXPECT_NE(l.title.find("75.0% of kernels ran under CUDA graphs"), std::string::npos) << l.title;
   }
@@ -843,8 +846,14 @@ TEST(ProfileFixtures, CopiesByKindAndMemoryMatchTheFilesOwnCounts) {
         if (cat == "gpu_memset") ++want["memset"];
         if (cat != "gpu_memcpy") continue;
         const bool h2d = nm.find("HtoD") != std::string::npos, d2h = nm.find("DtoH") != std::string::npos;
-        const std::string mem = nm.find("Pageable") != std::string::npos ? "_pageable" : nm.find("Pinned") != std::string::npos ? "_pinned" : "";
-        ++want[h2d ? "h2d" + mem : d2h ? "d2h" + mem : nm.find("DtoD") != std::string::npos ? "d2d" : nm.find("PtoP") != std::string::npos ? "p2p" : "other"];
+        const std::string mem = nm.find("Pageable") != std::string::npos ? "_pageable"
+                                : nm.find("Pinned") != std::string::npos ? "_pinned"
+                                                                         : "";
+        ++want[h2d                                    ? "h2d" + mem
+               : d2h                                  ? "d2h" + mem
+               : nm.find("DtoD") != std::string::npos ? "d2d"
+               : nm.find("PtoP") != std::string::npos ? "p2p"
+                                                      : "other"];
       }
     } else if (e.path().extension() == ".sqlite") {
       auto r = parsers::read_nsys_sqlite(read_file(e.path()));
@@ -854,20 +863,26 @@ TEST(ProfileFixtures, CopiesByKindAndMemoryMatchTheFilesOwnCounts) {
       sqlite3_open_v2(e.path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
       const bool labels = !sqlite_strings(db, "SELECT name FROM sqlite_master WHERE name='ENUM_CUDA_MEM_KIND'").empty();
       // nsys's memory kinds (0 pageable, 1 pinned) where the export has no enum table.
-      const std::string q = labels ? "SELECT o.label || '|' || coalesce(s.label, '') || '|' || coalesce(d.label, '') FROM CUPTI_ACTIVITY_KIND_MEMCPY c "
-                                     "LEFT JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = c.copyKind LEFT JOIN ENUM_CUDA_MEM_KIND s ON s.id = c.srcKind "
-                                     "LEFT JOIN ENUM_CUDA_MEM_KIND d ON d.id = c.dstKind"
-                                   : "SELECT CASE copyKind WHEN 1 THEN 'Host-to-Device' WHEN 2 THEN 'Device-to-Host' WHEN 8 THEN 'Device-to-Device' "
-                                     "WHEN 10 THEN 'Peer-to-Peer' ELSE 'x' END || '|' || CASE srcKind WHEN 0 THEN 'Pageable' WHEN 1 THEN 'Pinned' "
-                                     "ELSE '' END || '|' || CASE dstKind WHEN 0 THEN 'Pageable' WHEN 1 THEN 'Pinned' ELSE '' END FROM CUPTI_ACTIVITY_KIND_MEMCPY";
+      const std::string q =
+          labels
+              ? "SELECT o.label || '|' || coalesce(s.label, '') || '|' || coalesce(d.label, '') FROM CUPTI_ACTIVITY_KIND_MEMCPY c "
+                "LEFT JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = c.copyKind LEFT JOIN ENUM_CUDA_MEM_KIND s ON s.id = c.srcKind "
+                "LEFT JOIN ENUM_CUDA_MEM_KIND d ON d.id = c.dstKind"
+              : "SELECT CASE copyKind WHEN 1 THEN 'Host-to-Device' WHEN 2 THEN 'Device-to-Host' WHEN 8 THEN 'Device-to-Device' "
+                "WHEN 10 THEN 'Peer-to-Peer' ELSE 'x' END || '|' || CASE srcKind WHEN 0 THEN 'Pageable' WHEN 1 THEN 'Pinned' "
+                "ELSE '' END || '|' || CASE dstKind WHEN 0 THEN 'Pageable' WHEN 1 THEN 'Pinned' ELSE '' END FROM CUPTI_ACTIVITY_KIND_MEMCPY";
       if (!sqlite_strings(db, "SELECT name FROM sqlite_master WHERE name='CUPTI_ACTIVITY_KIND_MEMCPY'").empty())
         for (const auto& row : sqlite_strings(db, q)) {
           const auto a = row.find('|'), b = row.find('|', a + 1);
           const std::string kind = row.substr(0, a), src = row.substr(a + 1, b - a - 1), dst = row.substr(b + 1);
-          auto mem = [](const std::string& m) { return m == "Pageable" ? std::string("_pageable") : m == "Pinned" ? std::string("_pinned") : std::string(); };
-          ++want[kind == "Host-to-Device" ? "h2d" + mem(src) : kind == "Device-to-Host" ? "d2h" + mem(dst) : kind == "Device-to-Device" ? "d2d"
-                 : kind == "Peer-to-Peer"                                             ? "p2p"
-                                                                                      : "other"];
+          auto mem = [](const std::string& m) {
+            return m == "Pageable" ? std::string("_pageable") : m == "Pinned" ? std::string("_pinned") : std::string();
+          };
+          ++want[kind == "Host-to-Device"     ? "h2d" + mem(src)
+                 : kind == "Device-to-Host"   ? "d2h" + mem(dst)
+                 : kind == "Device-to-Device" ? "d2d"
+                 : kind == "Peer-to-Peer"     ? "p2p"
+                                              : "other"];
         }
       if (!sqlite_strings(db, "SELECT name FROM sqlite_master WHERE name='CUPTI_ACTIVITY_KIND_MEMSET'").empty())
         want["memset"] += std::stod(sqlite_strings(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET")[0]);

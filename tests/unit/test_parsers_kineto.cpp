@@ -176,10 +176,15 @@ std::pair<std::string, Profile> expected(const std::string& text) {
       const std::string n = str("name");
       using parsers::CopyKind;
       using parsers::HostMem;
-      a.copy = n.find("HtoD") != std::string::npos ? CopyKind::h2d : n.find("DtoH") != std::string::npos ? CopyKind::d2h
-               : n.find("DtoD") != std::string::npos ? CopyKind::d2d : n.find("PtoP") != std::string::npos ? CopyKind::p2p : CopyKind::other;
+      a.copy = n.find("HtoD") != std::string::npos   ? CopyKind::h2d
+               : n.find("DtoH") != std::string::npos ? CopyKind::d2h
+               : n.find("DtoD") != std::string::npos ? CopyKind::d2d
+               : n.find("PtoP") != std::string::npos ? CopyKind::p2p
+                                                     : CopyKind::other;
       a.host_mem = a.copy == CopyKind::d2d || a.copy == CopyKind::p2p ? HostMem::none
-                   : n.find("Pageable") != std::string::npos ? HostMem::pageable : n.find("Pinned") != std::string::npos ? HostMem::pinned : HostMem::unknown;
+                   : n.find("Pageable") != std::string::npos          ? HostMem::pageable
+                   : n.find("Pinned") != std::string::npos            ? HostMem::pinned
+                                                                      : HostMem::unknown;
       if (arg_int("bytes", 0) > 0) a.msg_bytes = static_cast<std::uint64_t>(arg_int("bytes", 0));
     }
     p.acts.push_back(a);
@@ -214,9 +219,9 @@ void expect_same(const Profile& got, const Profile& want) {
   std::size_t differ = 0;
   for (std::size_t i = 0; i < got.acts.size(); ++i) {
     const auto &a = got.acts[i], &b = want.acts[i];
-    bool same = a.start == b.start && a.end == b.end && a.api_start == b.api_start && a.api_end == b.api_end && a.gpu == b.gpu && a.name == b.name &&
-                a.stream == b.stream && a.group_size == b.group_size && a.msg_bytes == b.msg_bytes && a.kind == b.kind && a.coll == b.coll &&
-                a.copy == b.copy && a.host_mem == b.host_mem && a.graph_launch == b.graph_launch;
+    bool same = a.start == b.start && a.end == b.end && a.api_start == b.api_start && a.api_end == b.api_end && a.gpu == b.gpu &&
+                a.name == b.name && a.stream == b.stream && a.group_size == b.group_size && a.msg_bytes == b.msg_bytes &&
+                a.kind == b.kind && a.coll == b.coll && a.copy == b.copy && a.host_mem == b.host_mem && a.graph_launch == b.graph_launch;
     if (!same && differ++ < 3) ADD_FAILURE() << "activity " << i << " differs: start " << a.start << "/" << b.start << " api " << a.api_start << "/" << b.api_start;
   }
   EXPECT_EQ(differ, 0u);
