@@ -82,6 +82,16 @@ std::int64_t measure(const Ivs& u, std::int64_t ws, std::int64_t we) {
 
 double ms(double ns) { return ns / 1e6; }
 
+// The usual median: of an even count, the mean of the two middle values.
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t h = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(h), v.end());
+  const double hi = v[h];
+  if (v.size() % 2) return hi;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<long>(h)) + hi) / 2;
+}
+
 double percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
   auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
@@ -90,12 +100,59 @@ double percentile(std::vector<double>& v, double q) {
   return v[k];
 }
 
+// What profile.copies tells apart: a copy's direction and, for host copies, the host memory
+// (pageable copies are staged through a driver buffer and hold the host; pinned ones are DMA).
+enum CopyClass : std::uint8_t {
+  kH2dPageable,
+  kH2dPinned,
+  kH2dManaged,
+  kH2d,
+  kD2hPageable,
+  kD2hPinned,
+  kD2hManaged,
+  kD2h,
+  kD2d,
+  kP2p,
+  kOtherCopy,
+  kMemset,
+  kCopyClasses
+};
+constexpr std::array<std::string_view, kCopyClasses> kCopyClassName = {"H2D pageable", "H2D pinned", "H2D managed",  "H2D",
+                                                                       "D2H pageable", "D2H pinned", "D2H managed",  "D2H",
+                                                                       "D2D",          "P2P",        "other copies", "memset"};
+constexpr std::array<std::string_view, kCopyClasses> kCopyClassKey = {"h2d_pageable", "h2d_pinned", "h2d_managed", "h2d",
+                                                                      "d2h_pageable", "d2h_pinned", "d2h_managed", "d2h",
+                                                                      "d2d",          "p2p",        "other",       "memset"};
+
+CopyClass copy_class(const GpuActivity& a) {
+  using parsers::CopyKind;
+  using parsers::HostMem;
+  if (a.kind == ActKind::memset) return kMemset;
+  auto host = [&](CopyClass pageable) {
+    switch (a.host_mem) {
+      case HostMem::pageable: return pageable;
+      case HostMem::pinned: return static_cast<CopyClass>(pageable + 1);
+      case HostMem::managed: return static_cast<CopyClass>(pageable + 2);
+      default: return static_cast<CopyClass>(pageable + 3);
+    }
+  };
+  switch (a.copy) {
+    case CopyKind::h2d: return host(kH2dPageable);
+    case CopyKind::d2h: return host(kD2hPageable);
+    case CopyKind::d2d: return kD2d;
+    case CopyKind::p2p: return kP2p;
+    default: return kOtherCopy;
+  }
+}
+
 struct Win {
   std::int64_t s, e;
 };
 struct WinStats {
   double len = 0, compute = 0, busy = 0, idle = 0, host_idle = 0, copy = 0, comm_all = 0, exposed_all = 0;
   double wait = 0;  // inside collectives, waiting for a later rank (cross-rank profiles)
+  double copy_bare = 0;  // copies and memsets while no kernel runs
+  std::array<double, kCopyClasses> copy_by{};
   std::array<double, kCollCount> comm{}, exposed{};
   std::array<double, kCollCount> kernels{};  // collective kernels starting in the window
 };
@@ -124,6 +181,8 @@ struct GpuTimeline {
   Ivs comm_all, exposed_all;
   Ivs wait;  // parts of its collective kernels spent waiting for a later rank
   std::array<Ivs, kCollCount> comm, exposed;
+  std::array<Ivs, kCopyClasses> copies;              // copies and memsets of each class (profile.copies)
+  Ivs copy_bare;                                     // copies and memsets while no kernel runs
   std::vector<std::pair<std::int64_t, Coll>> colls;  // its NCCL kernels (start, collective), by start
   bool nccl = false;                                 // it ran NCCL kernels (a rank of the job)
   std::vector<RankCollective> seq;                   // its collectives that align ranks, by start
@@ -215,6 +274,9 @@ struct Digest {
   std::vector<std::string> shown;  // the first 3 step-like range names, in the ranges' order
   Hist api_ns, delay_ns;           // launch call durations, launch delays
   std::size_t launches = 0, short_kernels = 0;
+  std::size_t graph_kernels = 0;  // kernels launched by a CUDA graph launch: not in the launch figures
+  std::array<std::size_t, kCopyClasses> copy_count{};
+  std::array<std::uint64_t, kCopyClasses> copy_bytes{};
   std::array<std::size_t, kCollCount> coll_kernels{};
   std::array<std::uint64_t, kCollCount> coll_bytes{};
   std::array<std::uint32_t, kCollCount> coll_group{};
@@ -288,9 +350,12 @@ struct Analysis {
   std::string method;  // how iterations were found; empty: none
   std::string method_kind;  // "range", "step", "period", ""
   bool iterations = false;
-  std::size_t launches = 0;  // kernels joined to a host call
+  std::size_t launches = 0;  // kernels joined to a host call of their own (not a CUDA graph launch)
   Hist api_ns, delay_ns;  // launch call durations, launch delays (ns)
   std::size_t short_kernels = 0;
+  std::size_t graph_kernels = 0;  // kernels joined to a CUDA graph launch
+  std::array<std::size_t, kCopyClasses> copy_count{};
+  std::array<std::uint64_t, kCopyClasses> copy_bytes{};
   std::array<std::size_t, kCollCount> coll_kernels{};
   std::array<std::uint64_t, kCollCount> coll_bytes{};
   std::array<std::uint32_t, kCollCount> coll_group{};
@@ -355,6 +420,13 @@ bool windows_from_ranges(const Profile& p, const std::vector<std::vector<std::ui
         bool adjacent = n == i + 1 && R[n].s - R[i].e <= (R[i].e - R[i].s) / 20;
         if (adjacent) e = first[n];
         e = std::min(e, first[n]);
+      } else if (R[i].e > R[i].s) {
+        // The last range has no next one to end at: its window is as long as the range (the
+        // step) itself, from its first activity (the GPU's lag at the step's start taken for
+        // its lag at the end, as the other windows run first activity to first activity), not
+        // to the end of the last work it launched (that tail ran on into what was not
+        // profiled: 173.69 ms for a 122.15 ms ProfilerStep of HTA's trace_diff test trace).
+        e = s + (R[i].e - R[i].s);
       }
       if (e > s) wins.push_back({s, e});
     }
@@ -571,11 +643,12 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
     auto& lc = loc[g];
     gt.first = p.acts[v.front()].start;
     gt.last = INT64_MIN;
-    Ivs busy;
+    Ivs busy, kernels;
     std::vector<std::uint32_t> starter;  // the activity that opens each busy interval
     for (auto ai : v) {
       const auto& a = p.acts[ai];
       gt.last = std::max(gt.last, a.end);
+      if (a.kind == ActKind::kernel || a.kind == ActKind::graph) push(kernels, a.start, a.end);
       if (a.kind == ActKind::kernel) {
         ++gt.kernels;
         gt.kernel_ns += static_cast<double>(a.end - a.start);
@@ -592,6 +665,10 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
         push(lc.compute, a.start, a.end);  // a whole CUDA graph: busy, its kernels (NCCL ones too) not in the export
       } else {
         push(lc.copy, a.start, a.end);
+        const CopyClass k = copy_class(a);
+        push(gt.copies[k], a.start, a.end);
+        ++d.copy_count[k];
+        d.copy_bytes[k] += a.msg_bytes;
       }
       // Zero-length activities still open a busy interval (they end a gap).
       if (!busy.empty() && a.start <= busy.back().e) busy.back().e = std::max(busy.back().e, a.end);
@@ -600,6 +677,7 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
         starter.push_back(ai);
       }
     }
+    gt.copy_bare = minus(lc.copy, kernels);
     for (std::size_t i = 1; i < busy.size(); ++i) {
       std::int64_t a = busy[i - 1].e, b = busy[i].s;
       if (b <= a) continue;
@@ -607,6 +685,9 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
       const auto& next = p.acts[starter[i]];
       if (next.api_start >= 0 && next.api_start >= a) lc.host_idle.push_back({a, b});
     }
+    // After its last activity the GPU is idle too (a last step's window may run past it); no
+    // launch ends that gap, so it is not host-bound.
+    lc.idle.push_back({busy.back().e, INT64_MAX / 4});
     // The compute before each collective (cross-rank figures), then compute only where it can
     // hide communication: communication minus compute is all that is asked of it later.
     gt.compute_before.reserve(gt.seq.size());
@@ -626,6 +707,13 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
       if (a.group_size) d.coll_group[static_cast<int>(a.coll)] = a.group_size;
     }
     if (a.api_start < 0) continue;
+    // A graph's kernels all join the one graph launch: its duration and the delay to each of
+    // them say nothing about launching kernels one by one (HTA's launch statistics count only
+    // cudaLaunchKernel and cudaLaunchKernelExC), so they are counted apart.
+    if (a.graph_launch) {
+      ++d.graph_kernels;
+      continue;
+    }
     ++d.launches;
     const std::int64_t api = a.api_end - a.api_start;
     api_ns.push_back(api);
@@ -694,6 +782,8 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
     for (auto& v : gt.comm) v.shrink_to_fit();
     gt.colls.shrink_to_fit();
     gt.seq.shrink_to_fit();
+    for (auto& v : gt.copies) v.shrink_to_fit();
+    gt.copy_bare.shrink_to_fit();
     for (auto& c : gt.cuts) c.wins.shrink_to_fit();  // their stats were reserved
   }
   return d;
@@ -731,6 +821,8 @@ void absorb(Digest& job, Digest&& r, std::uint32_t file) {
   hist_add(job.delay_ns, r.delay_ns);
   job.launches += r.launches;
   job.short_kernels += r.short_kernels;
+  job.graph_kernels += r.graph_kernels;
+  for (int k = 0; k < kCopyClasses; ++k) job.copy_count[k] += r.copy_count[k], job.copy_bytes[k] += r.copy_bytes[k];
   for (int c = 0; c < kCollCount; ++c) {
     job.coll_kernels[c] += r.coll_kernels[c];
     job.coll_bytes[c] += r.coll_bytes[c];
@@ -745,6 +837,8 @@ std::size_t digest_bytes(const Digest& d) {
   for (const auto& t : d.tl) {
     b += sizeof(t) + (t.compute.capacity() + t.comm_all.capacity() + t.exposed_all.capacity() + t.wait.capacity()) * sizeof(Iv);
     for (int c = 0; c < kCollCount; ++c) b += (t.comm[c].capacity() + t.exposed[c].capacity()) * sizeof(Iv);
+    for (const auto& v : t.copies) b += v.capacity() * sizeof(Iv);
+    b += t.copy_bare.capacity() * sizeof(Iv);
     b += t.colls.capacity() * sizeof(t.colls[0]) + t.seq.capacity() * sizeof(RankCollective) + t.compute_before.capacity() * sizeof(std::int64_t);
     for (const auto& c : t.cuts) b += c.wins.capacity() * sizeof(Win) + c.stats.capacity() * sizeof(LocalStats);
     b += t.wins.capacity() * sizeof(Win);
@@ -770,6 +864,9 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
   }
   an.launches = d.launches;
   an.short_kernels = d.short_kernels;
+  an.graph_kernels = d.graph_kernels;
+  an.copy_count = d.copy_count;
+  an.copy_bytes = d.copy_bytes;
   an.api_ns = std::move(d.api_ns);
   an.delay_ns = std::move(d.delay_ns);
   an.coll_kernels = d.coll_kernels;
@@ -813,6 +910,8 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
   auto add = [](WinStats& a, const WinStats& b, double k) {
     a.len += b.len * k, a.compute += b.compute * k, a.busy += b.busy * k, a.idle += b.idle * k, a.host_idle += b.host_idle * k;
     a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k, a.wait += b.wait * k;
+    a.copy_bare += b.copy_bare * k;
+    for (int c = 0; c < kCopyClasses; ++c) a.copy_by[c] += b.copy_by[c] * k;
     for (int c = 0; c < kCollCount; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k, a.kernels[c] += b.kernels[c] * k;
   };
   std::size_t max_wins = 0;
@@ -847,6 +946,9 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
           s.exposed[c] = static_cast<double>(measure(gt.exposed[c], w.s, w.e));
         }
       s.wait = static_cast<double>(measure(gt.wait, w.s, w.e));
+      s.copy_bare = static_cast<double>(measure(gt.copy_bare, w.s, w.e));
+      for (int c = 0; c < kCopyClasses; ++c)
+        if (!gt.copies[c].empty()) s.copy_by[c] = static_cast<double>(measure(gt.copies[c], w.s, w.e));
       // The collectives of the window (by start): explain's collectives per step.
       auto from = std::lower_bound(gt.colls.begin(), gt.colls.end(), w.s, [](const std::pair<std::int64_t, Coll>& k, std::int64_t t) { return k.first < t; });
       for (auto k = from; k != gt.colls.end() && k->first < w.e; ++k) s.kernels[static_cast<int>(k->second)] += 1;
@@ -857,7 +959,7 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
     }
     gt.colls = {};
   }
-  an.iteration_ms_median = ms(percentile(lens, 0.5));
+  an.iteration_ms_median = ms(median(std::move(lens)));
   an.iteration_count = max_wins;
   cross_rank_figures(an);
   return an;
@@ -1318,6 +1420,93 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
     out.push_back(std::move(f));
   }
 
+  // ---- profile.copies
+  if (Finding f = started("profile.copies", "workload", source); too_few_kernels(f)) {
+    out.push_back(std::move(f));
+  } else {
+    std::size_t count = 0;
+    for (auto n : an.copy_count) count += n;
+    const double share = pct(it.copy, it.len), bare = pct(it.copy_bare, it.len);
+    f.metric("copies", static_cast<double>(count));
+    f.metric("copy_ms_per_iter", ms(it.copy));
+    f.metric("copy_pct_of_iter", share);
+    f.metric("copy_no_kernel_pct_of_iter", bare);
+    if (count == 0) {
+      f.status = report::Status::pass;
+      f.title = "no memory copies or memsets in the profile";
+    } else {
+      // The classes by time, most first (per iteration; over the profile without iterations).
+      std::vector<int> order;
+      for (int k = 0; k < kCopyClasses; ++k)
+        if (an.copy_count[k]) order.push_back(k);
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return it.copy_by[a] > it.copy_by[b]; });
+      std::string most;
+      for (std::size_t i = 0; i < order.size() && i < 3; ++i)
+        most += fmt::format("{}{} {:.2f} ms", i ? ", " : "", kCopyClassName[order[i]], ms(it.copy_by[order[i]]));
+      f.status = bare > 10 ? report::Status::warn : report::Status::pass;
+      f.title = fmt::format("memory copies {:.1f}% {} ({:.2f} of {:.2f} ms), {:.1f}% with no kernel running{}: {}", share,
+                            iteration_words(an), ms(it.copy), ms(it.len), bare, bare > 10 ? " (> 10%)" : "", most);
+      for (int k : order) {
+        const auto key = std::string(kCopyClassKey[k]);
+        f.metric("copy_ms_per_iter." + key, ms(it.copy_by[k]));
+        f.metric("copies." + key, static_cast<double>(an.copy_count[k]));
+        std::string bytes;
+        if (an.copy_bytes[k]) {
+          bytes = fmt::format(", {} in all", size_text(static_cast<double>(an.copy_bytes[k])));
+          f.metric("bytes." + key, static_cast<double>(an.copy_bytes[k]));
+        }
+        f.add(source,
+              fmt::format("{}: {:.2f} ms {} ({:.1f}%), {} cop{} in the profile{}", kCopyClassName[k], ms(it.copy_by[k]),
+                          iteration_words(an), pct(it.copy_by[k], it.len), an.copy_count[k], an.copy_count[k] == 1 ? "y" : "ies", bytes),
+              "copies off the critical path");
+      }
+      bool host_unknown = false;
+      for (int k : {kH2d, kD2h}) host_unknown = host_unknown || an.copy_count[k] > 0;
+      if (host_unknown)
+        f.add(
+            source,
+            "the profile does not say whether some host copies used pageable or pinned memory (nsys srcKind/dstKind, Kineto's memcpy names)");
+      if (f.status == report::Status::warn) {
+        const int top = order.front();
+        switch (top) {
+          case kH2dPageable:
+          case kD2hPageable:
+            f.fix =
+                "pageable host memory: each such copy is staged through a driver buffer and holds the host until it ends. Pin the host buffers "
+                "(DataLoader(pin_memory=True), tensor.pin_memory()) and copy with non_blocking=True on a side stream, so copies overlap compute";
+            break;
+          case kD2hPinned:
+          case kD2hManaged:
+          case kD2h:
+            f.fix =
+                "device-to-host copies inside the step are most often synchronisations (.item(), .cpu(), .tolist(), logging the loss every step): "
+                "keep metrics on the GPU and read them every N steps; copy what must come back with non_blocking=True into pinned memory";
+            break;
+          case kD2d:
+            f.fix =
+                "device-to-device copies are copies the model makes (.contiguous(), .clone(), torch.cat, dtype casts, copy_()): find the ops "
+                "that launch them in the trace and fuse or remove them (torch.compile fuses many)";
+            break;
+          case kP2p:
+            f.fix =
+                "peer copies between GPUs (tensor.to('cuda:N')) are slow without direct P2P: check nvidia-smi topo -m / -p2p r for NVLink or P2P "
+                "over PCIe, and perfgap check (pcie.link, iommu.dma_mode); between ranks use NCCL collectives instead of copies through the host";
+            break;
+          case kMemset:
+            f.fix =
+                "memsets each step (optimizer.zero_grad() without set_to_none, torch.zeros for buffers): use zero_grad(set_to_none=True) and reuse buffers";
+            break;
+          default:
+            f.fix =
+                "copy the next inputs while the current step computes: pinned host memory, non_blocking=True copies on a side stream "
+                "(prefetch), and data kept on the GPU between steps";
+        }
+        f.impact = fmt::format("{:.1f}% of {} the GPU only copies memory, no kernel running", bare, every(an));
+      }
+    }
+    out.push_back(std::move(f));
+  }
+
   // ---- profile.launch_bound
   {
     Finding f = started("profile.launch_bound", "workload", source);
@@ -1325,9 +1514,15 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       // skipped: title and evidence say why
     } else if (an.launches == 0) {
       f.status = report::Status::skip;
-      f.title = p.api_calls == 0 ? "no host launch calls in the profile (nsys --trace=cuda records them; Kineto cuda_runtime events)"
-                                 : "no kernel could be joined to its launch call by correlation id";
-      f.add(source, fmt::format("{} host API calls, {} kernels", p.api_calls, an.launches));
+      f.title =
+          an.graph_kernels > 0
+              ? fmt::format(
+                    "all {} kernels joined to a launch call ran under CUDA graphs (cudaGraphLaunch): no kernel launched on its own to time",
+                    an.graph_kernels)
+          : p.api_calls == 0 ? "no host launch calls in the profile (nsys --trace=cuda records them; Kineto cuda_runtime events)"
+                             : "no kernel could be joined to its launch call by correlation id";
+      f.add(source, fmt::format("{} host API calls, {} kernels joined to their own launch call, {} to a CUDA graph launch", p.api_calls,
+                                an.launches, an.graph_kernels));
     } else {
       std::size_t kernels = 0;
       for (const auto& gt : an.gpus) kernels += gt.kernels;
@@ -1335,18 +1530,28 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       double d50 = hist_percentile_us(an.delay_ns, 0.5), d99 = hist_percentile_us(an.delay_ns, 0.99);
       double short_pct = pct(static_cast<double>(an.short_kernels), static_cast<double>(an.launches));
       double host = pct(it.host_idle, it.len);
+      const double graph_pct = pct(static_cast<double>(an.graph_kernels), static_cast<double>(kernels));
       f.metric("launch_api_us_p50", api50);
       f.metric("launch_delay_us_p50", d50);
       f.metric("launch_delay_us_p99", d99);
       f.metric("short_kernel_pct", short_pct);
       f.metric("host_bound_pct", host);
+      f.metric("graph_kernel_pct", graph_pct);
       f.metric("kernels_per_iter", an.iterations ? static_cast<double>(kernels) / static_cast<double>(std::max<std::size_t>(1, an.gpus_with_windows)) /
                                                        static_cast<double>(std::max<std::size_t>(1, an.iteration_count))
                                                  : static_cast<double>(kernels));
       f.status = host > 10 ? report::Status::warn : report::Status::pass;
-      f.title = fmt::format("GPU waits on kernel launches {:.1f}% {}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call",
-                            host, iteration_words(an), host > 10 ? " (> 10%)" : "", api50, d50, d99, short_pct);
+      f.title = fmt::format(
+          "GPU waits on kernel launches {:.1f}% {}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call{}",
+          host, iteration_words(an), host > 10 ? " (> 10%)" : "", api50, d50, d99, short_pct,
+          an.graph_kernels ? fmt::format("; {:.1f}% of kernels ran under CUDA graphs (not in these launch figures)", graph_pct) : "");
       f.add(source, fmt::format("{} of {} kernels joined to their launch call by correlation id", an.launches, kernels));
+      if (an.graph_kernels)
+        f.add(
+            source,
+            fmt::format(
+                "{} kernels joined to a CUDA graph launch (cudaGraphLaunch) are counted apart: one launch call starts all of a graph's kernels",
+                an.graph_kernels));
       if (f.status == report::Status::warn) {
         f.fix = "The small-kernel/CPU-overhead signature: the host cannot launch kernels as fast as the GPU runs them. Fewer, larger kernels "
                 "(CUDA graphs, torch.compile mode='reduce-overhead', fused optimizers, larger micro-batches); then make the launching "

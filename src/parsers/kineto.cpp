@@ -265,6 +265,41 @@ std::uint64_t dtype_bytes(std::string_view t) {
   return 0;
 }
 
+// A copy's direction and host memory from Kineto's name for it, CUPTI's words: "Memcpy HtoD
+// (Pageable -> Device)", "Memcpy DtoH (Device -> Pinned)", "Memcpy DtoD (Device -> Device)",
+// "Memcpy PtoP (Device -> Device)"; what the name does not say stays unknown.
+void copy_of_name(std::string_view n, CopyKind& kind, HostMem& mem) {
+  if (n.starts_with("Memcpy ")) n.remove_prefix(7);
+  const std::string_view dir = n.substr(0, n.find(' '));
+  kind = dir == "HtoD"                     ? CopyKind::h2d
+         : dir == "DtoH"                   ? CopyKind::d2h
+         : dir == "DtoD"                   ? CopyKind::d2d
+         : dir == "PtoP"                   ? CopyKind::p2p
+         : dir.empty() || dir == "Unknown" ? CopyKind::unknown
+                                           : CopyKind::other;
+  const auto open = n.find('('), arrow = n.find("->"), close = n.find(')');
+  if (kind == CopyKind::d2d || kind == CopyKind::p2p) {
+    mem = HostMem::none;
+    return;
+  }
+  if (open == std::string_view::npos || arrow == std::string_view::npos || close == std::string_view::npos ||
+      !(open < arrow && arrow < close))
+    return;
+  auto word = [](std::string_view w) {
+    while (!w.empty() && w.front() == ' ') w.remove_prefix(1);
+    while (!w.empty() && w.back() == ' ') w.remove_suffix(1);
+    return w == "Pageable"                 ? HostMem::pageable
+           : w == "Pinned"                 ? HostMem::pinned
+           : w == "Managed"                ? HostMem::managed
+           : w == "Device" || w == "Array" ? HostMem::none
+                                           : HostMem::unknown;
+  };
+  const HostMem src = word(n.substr(open + 1, arrow - open - 1)), dst = word(n.substr(arrow + 2, close - arrow - 2));
+  if (kind == CopyKind::h2d) mem = src;
+  else if (kind == CopyKind::d2h) mem = dst;
+  else mem = src != HostMem::none ? src : dst;
+}
+
 // Nesting deeper than this is refused (RapidJSON's iterative parser would keep ~8 bytes per
 // level: 1.25 GB for a 152 KB .gz of '['). Real traces nest 4-6 levels.
 constexpr std::size_t kMaxDepth = 1000;
@@ -278,11 +313,31 @@ enum class Ctx : std::uint8_t { root, events, event, args, dist, props, prop };
 // The member a value belongs to (set by Key, used by the value that follows).
 enum class Slot : std::uint8_t {
   none,
-  events, dist, props,                                             // root
-  ph, cat, name, ts, dur, pid, tid, args,                          // an event
-  corr, device, stream, cname, in_nelems, out_nelems, group, dtype,  // its args
-  rank, world, backend,                                            // distributedInfo
-  prop_id, prop_name,                                              // a deviceProperties entry
+  events,
+  dist,
+  props,  // root
+  ph,
+  cat,
+  name,
+  ts,
+  dur,
+  pid,
+  tid,
+  args,  // an event
+  corr,
+  device,
+  stream,
+  cname,
+  in_nelems,
+  out_nelems,
+  group,
+  dtype,
+  bytes,  // its args
+  rank,
+  world,
+  backend,  // distributedInfo
+  prop_id,
+  prop_name,  // a deviceProperties entry
 };
 
 template <std::size_t N>
@@ -310,6 +365,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::vector<std::int64_t> corr_of;  // per activity
   struct Call {
     std::int64_t corr, start, end;
+    bool graph;  // cudaGraphLaunch / cuGraphLaunch
   };
   std::vector<Call> api;  // host calls with a correlation, in file order
   std::vector<std::int64_t> gpu_device;  // per Profile::gpus entry (labelled at the end, when rank and names are known)
@@ -332,7 +388,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::string name, cname, dtype_s, pid_text;
   Val ts, dur, pid, tid;
   bool has_args = false, has_cname = false;
-  std::int64_t corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
+  std::int64_t corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0;
 
   std::vector<Ctx> ctx;
   std::size_t skip = 0;  // depth inside a container that is not read
@@ -389,12 +445,12 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     name.clear(), cname.clear(), dtype_s.clear(), pid_text.clear();
     ts = dur = pid = tid = Val{};
     has_args = has_cname = false;
-    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
+    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0;
   }
   void reset_args() {
     cname.clear(), dtype_s.clear();
     has_cname = false;
-    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0;
+    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0;
   }
 
   // False when the trace is refused (`stop` says why).
@@ -416,7 +472,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     // Only the correlation of args is read for host calls and annotations.
     std::int64_t c = has_args ? corr : 0;
     if (host_call) {
-      if (c) api.push_back({c, t0, t0 + d});
+      if (c) api.push_back({c, t0, t0 + d, name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch")});
       ++p.api_calls;
       return true;
     }
@@ -447,6 +503,10 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         if (size && (in_n > 0 || out_n > 0)) a.msg_bytes = static_cast<std::uint64_t>(std::max(in_n, out_n)) * size;
         if (group_n > 0 && group_n < (1 << 30)) a.group_size = static_cast<std::uint32_t>(group_n);
       }
+    }
+    if (a.kind == ActKind::memcpy) {
+      copy_of_name(name, a.copy, a.host_mem);
+      if (has_args && copy_bytes > 0) a.msg_bytes = static_cast<std::uint64_t>(copy_bytes);
     }
     p.acts.push_back(a);
     corr_of.push_back(c);
@@ -479,6 +539,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
       case Slot::in_nelems: integer(v, in_n); break;
       case Slot::out_nelems: integer(v, out_n); break;
       case Slot::group: integer(v, group_n); break;
+      case Slot::bytes: integer(v, copy_bytes); break;
       case Slot::cname:
         has_cname = v.kind == Val::str;
         if (has_cname) cname.assign(s);
@@ -619,6 +680,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         else if (key_is(k, "Out msg nelems")) s = Slot::out_nelems;
         else if (key_is(k, "Group size")) s = Slot::group;
         else if (key_is(k, "dtype")) s = Slot::dtype;
+        else if (key_is(k, "bytes")) s = Slot::bytes;
         break;
       case Ctx::root:
         if (key_is(k, "traceEvents") && !std::exchange(events_seen, true)) s = Slot::events;
@@ -742,6 +804,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
     at = it;
     p.acts[i].api_start = it->start;
     p.acts[i].api_end = it->end;
+    p.acts[i].graph_launch = it->graph;
   }
   if (p.api_calls == 0) p.notes.push_back("no cuda_runtime/cuda_driver events: launch overhead and host-bound idle unknown");
   if (h.bad_times) p.notes.push_back(std::to_string(h.bad_times) + " events without a usable ts/dur were left out");

@@ -121,10 +121,21 @@ struct Names {
 
 // Tables this reader queries: each must be a real table of stored rows.
 bool read_table(std::string_view name) {
-  static constexpr std::string_view kRead[] = {
-      "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "TARGET_INFO_GPU", "TARGET_INFO_CUDA_GPU", "TARGET_INFO_CUDA_DEVICE",
-      "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-      "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "TARGET_INFO_SYSTEM_ENV"};
+  static constexpr std::string_view kRead[] = {"StringIds",
+                                               "META_DATA_EXPORT",
+                                               "EXPORT_META_DATA",
+                                               "TARGET_INFO_GPU",
+                                               "TARGET_INFO_CUDA_GPU",
+                                               "TARGET_INFO_CUDA_DEVICE",
+                                               "CUPTI_ACTIVITY_KIND_KERNEL",
+                                               "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                               "CUPTI_ACTIVITY_KIND_MEMSET",
+                                               "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+                                               "CUPTI_ACTIVITY_KIND_RUNTIME",
+                                               "NVTX_EVENTS",
+                                               "TARGET_INFO_SYSTEM_ENV",
+                                               "ENUM_CUDA_MEMCPY_OPER",
+                                               "ENUM_CUDA_MEM_KIND"};
   for (auto t : kRead)
     if (t.size() == name.size() && sqlite3_strnicmp(t.data(), name.data(), static_cast<int>(t.size())) == 0) return true;
   return false;
@@ -167,7 +178,60 @@ extern "C" int read_only_authorizer(void*, int action, const char* a, const char
 struct Api {
   std::uint64_t pid;
   std::int64_t corr, start, end;
+  bool graph = false;  // cudaGraphLaunch / cuGraphLaunch
 };
+
+// A copy's direction by its ENUM_CUDA_MEMCPY_OPER label ("Host-to-Device"), or by CUPTI's
+// number where the export has no enum table (the 2021 schema).
+CopyKind copy_kind_of(std::string_view label) {
+  if (label == "Host-to-Device") return CopyKind::h2d;
+  if (label == "Device-to-Host") return CopyKind::d2h;
+  if (label == "Device-to-Device") return CopyKind::d2d;
+  if (label == "Peer-to-Peer") return CopyKind::p2p;
+  if (label.empty() || label == "Unknown") return CopyKind::unknown;
+  return CopyKind::other;
+}
+CopyKind copy_kind_of(std::int64_t cupti) {
+  switch (cupti) {
+    case 0: return CopyKind::unknown;
+    case 1: return CopyKind::h2d;
+    case 2: return CopyKind::d2h;
+    case 8: return CopyKind::d2d;
+    case 10: return CopyKind::p2p;
+    default: return CopyKind::other;
+  }
+}
+// Memory kinds by ENUM_CUDA_MEM_KIND label, or by nsys's own numbering (0 pageable, 1 pinned,
+// 2 device, 3 array, 4 managed, 5 device static, 6 managed static, 7 unknown; the 2021 export's
+// host-to-device rows have srcKind 0, dstKind 2), which is not CUPTI's.
+HostMem mem_kind_of(std::string_view label) {
+  if (label == "Pageable") return HostMem::pageable;
+  if (label == "Pinned") return HostMem::pinned;
+  if (label.rfind("Managed", 0) == 0) return HostMem::managed;
+  if (label.rfind("Device", 0) == 0 || label == "Array") return HostMem::none;
+  return HostMem::unknown;
+}
+HostMem mem_kind_of(std::int64_t nsys) {
+  switch (nsys) {
+    case 0: return HostMem::pageable;
+    case 1: return HostMem::pinned;
+    case 2:
+    case 3:
+    case 5: return HostMem::none;
+    case 4:
+    case 6: return HostMem::managed;
+    default: return HostMem::unknown;
+  }
+}
+// The host memory of a copy from its two ends: the host side's kind (none for device-only copies).
+HostMem host_side(CopyKind k, HostMem src, HostMem dst) {
+  if (k == CopyKind::d2d || k == CopyKind::p2p) return HostMem::none;
+  if (k == CopyKind::h2d) return src;
+  if (k == CopyKind::d2h) return dst;
+  for (HostMem m : {HostMem::pageable, HostMem::managed, HostMem::pinned})
+    if (src == m || dst == m) return m;
+  return src == HostMem::none && dst == HostMem::none ? HostMem::none : HostMem::unknown;
+}
 
 }  // namespace
 
@@ -331,6 +395,35 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     return n == gpu_name.end() ? std::string() : n->second;
   };
 
+  // Copy directions and memory kinds: the export's enum tables where present, else the numbers.
+  std::map<std::int64_t, CopyKind> copy_enum;
+  std::map<std::int64_t, HostMem> mem_enum;
+  for (auto [t, is_copy] : {std::pair{"ENUM_CUDA_MEMCPY_OPER", true}, std::pair{"ENUM_CUDA_MEM_KIND", false}}) {
+    if (!r.has(t)) continue;
+    auto cols = r.columns(t);
+    if (!cols.count("id") || !cols.count("label")) continue;
+    r.each(std::string("SELECT id, label FROM ") + t, t, [&](sqlite3_stmt* st) {
+      const auto id = sqlite3_column_int64(st, 0);
+      const auto label = text_of(st, 1);
+      if (is_copy) copy_enum[id] = copy_kind_of(label);
+      else mem_enum[id] = mem_kind_of(label);
+    });
+  }
+  auto copy_kind = [&](sqlite3_stmt* st, int col) {
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return CopyKind::unknown;
+    const auto v = sqlite3_column_int64(st, col);
+    if (copy_enum.empty()) return copy_kind_of(v);
+    auto it = copy_enum.find(v);
+    return it == copy_enum.end() ? CopyKind::unknown : it->second;
+  };
+  auto mem_kind = [&](sqlite3_stmt* st, int col) {
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return HostMem::unknown;
+    const auto v = sqlite3_column_int64(st, col);
+    if (mem_enum.empty()) return mem_kind_of(v);
+    auto it = mem_enum.find(v);
+    return it == mem_enum.end() ? HostMem::unknown : it->second;
+  };
+
   // GPU activity tables: the same column names in every schema in use.
   std::unordered_map<std::uint64_t, std::uint32_t> gpu_index;  // (pid | device) -> index
   auto gpu_of = [&](std::uint64_t pid, std::int64_t dev) {
@@ -371,8 +464,13 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
           break;
         }
     if (kind == ActKind::graph) name = col("graphId");  // named "CUDA graph <graphId>"
+    // A copy's bytes, direction and ends (NULL where the schema lacks the column: not known).
+    auto col_or_null = [&](const char* c) { return cols.count(c) ? std::string(c) : std::string("NULL"); };
+    std::string copy_cols = kind == ActKind::memcpy ? ", " + col_or_null("bytes") + ", " + col_or_null("copyKind") + ", " +
+                                                          col_or_null("srcKind") + ", " + col_or_null("dstKind")
+                                                    : "";
     std::string sql = "SELECT start, end, " + col("deviceId") + ", " + col("correlationId") + ", " + col("globalPid") + ", " +
-                      col("streamId") + ", " + name + " FROM " + table;
+                      col("streamId") + ", " + name + copy_cols + " FROM " + table;
     r.each(std::string("SELECT count(*) FROM ") + table, table, [&](sqlite3_stmt* st) {
       p.acts.reserve(p.acts.size() + static_cast<std::size_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0))));
     });
@@ -402,6 +500,11 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       a.stream = static_cast<std::uint32_t>(sqlite3_column_int64(st, 5));
       a.kind = kind;
       if (kind == ActKind::kernel) a.name = names.of(st, 6);
+      if (kind == ActKind::memcpy) {
+        a.msg_bytes = static_cast<std::uint64_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 7)));
+        a.copy = copy_kind(st, 8);
+        a.host_mem = host_side(a.copy, mem_kind(st, 9), mem_kind(st, 10));
+      }
       if (kind == ActKind::graph) {
         auto g = sqlite3_column_int64(st, 6);
         auto [gi, fresh] = graph_name.emplace(g, 0);
@@ -434,15 +537,27 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   if (r.has("CUPTI_ACTIVITY_KIND_RUNTIME")) {
     auto cols = r.columns("CUPTI_ACTIVITY_KIND_RUNTIME");
     if (cols.count("start") && cols.count("end") && cols.count("correlationId")) {
-      std::string sql = "SELECT start, end, " + std::string(cols.count("globalTid") ? "globalTid" : "0") +
-                        ", correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME";
+      std::string sql = "SELECT start, end, " + std::string(cols.count("globalTid") ? "globalTid" : "0") + ", correlationId, " +
+                        (cols.count("nameId") ? "nameId" : "NULL") + " FROM CUPTI_ACTIVITY_KIND_RUNTIME";
+      // The calls that launch a whole CUDA graph (cudaGraphLaunch_v10000, cuGraphLaunch): their
+      // kernels are counted apart in the launch figures.
+      std::unordered_map<std::int64_t, bool> graph_call;
+      auto is_graph = [&](sqlite3_stmt* st) {
+        if (sqlite3_column_type(st, 4) == SQLITE_NULL) return false;
+        const auto id = sqlite3_column_int64(st, 4);
+        auto [it, fresh] = graph_call.emplace(id, false);
+        if (fresh)
+          if (auto s = names.strings.find(id); s != names.strings.end())
+            it->second = s->second.rfind("cudaGraphLaunch", 0) == 0 || s->second.rfind("cuGraphLaunch", 0) == 0;
+        return it->second;
+      };
       r.each("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_RUNTIME", [&](sqlite3_stmt* st) {
         api.reserve(static_cast<std::size_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0))));
       });
       if (!r.each(sql, "CUPTI_ACTIVITY_KIND_RUNTIME", [&](sqlite3_stmt* st) {
             if (sqlite3_column_type(st, 1) == SQLITE_NULL) return;
             api.push_back({static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)) & kPidMask, sqlite3_column_int64(st, 3),
-                           sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)});
+                           sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), is_graph(st)});
           }))
         return parse_fail(r.error);
     } else {
@@ -465,7 +580,7 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     std::int64_t corr = a.api_start;
     a.api_start = -1;
     if (corr == 0 || api.empty()) continue;
-    Api key{p.gpus[a.gpu].process, corr, 0, 0};
+    Api key{p.gpus[a.gpu].process, corr, 0, 0, false};
     std::size_t lo = 0, hi = api.size(), at = cursor[a.gpu];
     if (at < api.size() && !by_key(key, api[at])) {
       std::size_t step = 1;
@@ -480,6 +595,7 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     if (it != api.end() && it->pid == key.pid && it->corr == corr) {
       a.api_start = it->start;
       a.api_end = it->end;
+      a.graph_launch = it->graph;
       cursor[a.gpu] = static_cast<std::size_t>(it - api.begin());
     }
   }

@@ -21,6 +21,29 @@ std::string_view coll_name(Coll c) {
   return "?";
 }
 
+std::string_view copy_kind_name(CopyKind k) {
+  switch (k) {
+    case CopyKind::h2d: return "H2D";
+    case CopyKind::d2h: return "D2H";
+    case CopyKind::d2d: return "D2D";
+    case CopyKind::p2p: return "P2P";
+    case CopyKind::other: return "other";
+    case CopyKind::unknown: return "unknown";
+  }
+  return "?";
+}
+
+std::string_view host_mem_name(HostMem m) {
+  switch (m) {
+    case HostMem::pageable: return "pageable";
+    case HostMem::pinned: return "pinned";
+    case HostMem::managed: return "managed";
+    case HostMem::none: return "";
+    case HostMem::unknown: return "unknown";
+  }
+  return "?";
+}
+
 namespace {
 
 // Lower case without '_' (so "All_Reduce", "allreduce" and "AllReduce" read alike).

@@ -18,6 +18,17 @@ namespace perfgap::parsers {
 // CUPTI_ACTIVITY_KIND_GRAPH_TRACE table): GPU busy time whose kernels the export does not hold.
 enum class ActKind : std::uint8_t { kernel, memcpy, memset, graph };
 
+// A memory copy's direction (CUPTI's memcpy kinds: nsys copyKind, the word after Kineto's
+// "Memcpy "); `other` for host-to-host, array and unified-memory copies, `unknown` where the
+// profile does not say. Its host memory (nsys srcKind/dstKind, Kineto's "(Pageable -> Device)"):
+// `unknown` where not recorded, `none` for a copy that touches no host memory.
+enum class CopyKind : std::uint8_t { unknown, h2d, d2h, d2d, p2p, other };
+inline constexpr int kCopyKindCount = 6;
+std::string_view copy_kind_name(CopyKind k);  // "H2D", "D2H", "D2D", "P2P", "other", "unknown"
+enum class HostMem : std::uint8_t { unknown, none, pageable, pinned, managed };
+inline constexpr int kHostMemCount = 5;
+std::string_view host_mem_name(HostMem m);  // "pageable", "pinned", "managed", "" (none), "unknown"
+
 // NCCL collectives; `none` for a kernel that is not NCCL's, `other` for an NCCL kernel whose
 // collective the name does not say (NCCL 2.19+ `ncclDevKernel_Generic`, without Kineto args).
 enum class Coll : std::uint8_t { none, AllGather, ReduceScatter, AllReduce, Broadcast, Reduce, AllToAll, SendRecv, other };
@@ -37,9 +48,12 @@ struct GpuActivity {
   std::uint32_t name = 0;                     // index into Profile::names (kernels; 0 = "" otherwise)
   std::uint32_t stream = 0;
   std::uint32_t group_size = 0;               // Kineto NCCL args; 0 unknown
-  std::uint64_t msg_bytes = 0;                // Kineto NCCL args (In msg nelems x dtype size); 0 unknown
+  std::uint64_t msg_bytes = 0;                // Kineto NCCL args (In msg nelems x dtype size), a copy's bytes; 0 unknown
   ActKind kind = ActKind::kernel;
   Coll coll = Coll::none;
+  CopyKind copy = CopyKind::unknown;    // memcpy only
+  HostMem host_mem = HostMem::unknown;  // memcpy only
+  bool graph_launch = false;            // its host call is a CUDA graph launch (cudaGraphLaunch, cuGraphLaunch)
 };
 
 struct GpuInfo {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <tuple>
 
 namespace perfgap::gen {
 
@@ -116,6 +117,63 @@ Scenario overlapped(int gpus, int iterations, double idle_ms) {
       c.api_start = base - 14 * kMs, c.api_end = c.api_start + 4 * kUs;
       gpu.copies.push_back(c);
       if (g == 0) s.ranges.push_back({base - 20 * kMs, base + T - 20 * kMs, "step", 3000});
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
+Scenario copy_bound(int gpus, int iterations) {
+  Scenario s;
+  const std::int64_t T = ns(29.3);
+  for (int g = 0; g < gpus; ++g) {
+    Gpu gpu;
+    gpu.device = g;
+    gpu.pid = 4000 + static_cast<std::uint32_t>(g);
+    for (int i = 0; i < iterations; ++i) {
+      const std::int64_t base = kT0 + i * T;
+      for (int k = 0; k < 60; ++k) {  // 0.9 ms of compute
+        Kernel kn = kernel(base + k * 15 * kUs, base + (k + 1) * 15 * kUs, "sm90_gemm_" + std::to_string(k), 7);
+        kn.api_start = base - 50 * kUs + k * 10 * kUs, kn.api_end = kn.api_start + 5 * kUs;
+        gpu.kernels.push_back(kn);
+      }
+      std::int64_t at = base + 900 * kUs;
+      for (auto [kind, host, ms_] : {std::tuple{"HtoD", "Pageable", 20.0}, std::tuple{"HtoD", "Pinned", 5.0}, std::tuple{"DtoD", "", 2.0},
+                                     std::tuple{"DtoH", "Pageable", 1.0}, std::tuple{"PtoP", "", 0.4}}) {
+        Copy c = copy(at, at + ns(ms_), 9);
+        c.kind = kind, c.host = host, c.bytes = static_cast<std::int64_t>(ms_ * 1e6);  // 1 GB/s
+        c.api_start = base + 10 * kUs, c.api_end = c.api_start + 5 * kUs;
+        gpu.copies.push_back(c);
+        at = c.end;
+      }
+      s.ranges.push_back({base - 100 * kUs, base + T - 100 * kUs, "step", gpu.pid});
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
+Scenario graphs(int gpus, int iterations) {
+  Scenario s;
+  const std::int64_t T = 10 * kMs;
+  for (int g = 0; g < gpus; ++g) {
+    Gpu gpu;
+    gpu.device = g;
+    gpu.pid = 5000 + static_cast<std::uint32_t>(g);
+    for (int i = 0; i < iterations; ++i) {
+      const std::int64_t base = kT0 + i * T;
+      for (int k = 0; k < 100; ++k) {
+        Kernel kn = kernel(base + k * 50 * kUs, base + k * 50 * kUs + 20 * kUs, "eager_" + std::to_string(k % 10), 7);
+        kn.api_end = kn.start - 5 * kUs, kn.api_start = kn.api_end - 10 * kUs;
+        gpu.kernels.push_back(kn);
+      }
+      for (int k = 0; k < 300; ++k) {
+        Kernel kn = kernel(base + 5 * kMs + k * 10 * kUs, base + 5 * kMs + (k + 1) * 10 * kUs, "graph_node_" + std::to_string(k % 30), 7);
+        kn.graph = i;
+        kn.api_start = base + 4 * kMs, kn.api_end = kn.api_start + 16 * kUs;
+        gpu.kernels.push_back(kn);
+      }
+      s.ranges.push_back({base - 100 * kUs, base + T - 100 * kUs, "ProfilerStep#" + std::to_string(i + 1), gpu.pid});
     }
     s.gpus.push_back(std::move(gpu));
   }
@@ -243,14 +301,17 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
   correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, callchainId INTEGER);
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
-  greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL);
+  greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
+  srcKind INTEGER, dstKind INTEGER);
+CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color INTEGER,
   text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
 )";
 
-// The 2021 export (shared/fixtures/profiles/nsys_2021_*.sqlite): no version, environment or
+// The 2021 export (shared/fixtures/profiles/nsys_2021_*.sqlite): no version, environment, ENUM_* or
 // TARGET_INFO_GPU table; GPUs in TARGET_INFO_CUDA_GPU (deviceId, pid); no greenContextId or
 // mangledName. Its MEMSET and NVTX_EVENTS columns are the 3.7.2 ones that 2021 already had
 // (that file has neither table).
@@ -263,7 +324,8 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
   correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL);
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
-  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL);
+  streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, srcKind INTEGER,
+  dstKind INTEGER);
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
   streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL);
 CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color INTEGER,
@@ -375,17 +437,32 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSc
   Ins k(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid, demangledName, shortName, gridX, blockX) "
               "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, 1, 128)");
   Ins r(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue) VALUES (?, ?, 1, ?, ?, ?, 0)");
+  // Copy directions and memory kinds: the numbers and labels of the 3.7.2 export's ENUM_CUDA_MEMCPY_OPER
+  // and ENUM_CUDA_MEM_KIND (nsys's memory kinds, not CUPTI's: 0 pageable, 1 pinned, 2 device).
+  const std::map<std::string, std::pair<int, const char*>> copy_kinds = {
+      {"HtoD", {1, "Host-to-Device"}}, {"DtoH", {2, "Device-to-Host"}}, {"DtoD", {8, "Device-to-Device"}}, {"PtoP", {10, "Peer-to-Peer"}}};
+  const std::map<std::string, std::pair<int, const char*>> mem_kinds = {
+      {"Pageable", {0, "Pageable"}}, {"Pinned", {1, "Pinned"}}, {"Device", {2, "Device"}}};
+  if (!old) {
+    Ins eo(q.db, "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)");
+    for (const auto& [w, v] : copy_kinds) eo.i(1, v.first).t(2, "CUDA_MEMCPY_KIND_" + w).t(3, v.second).go();
+    Ins em(q.db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)");
+    for (const auto& [w, v] : mem_kinds) em.i(1, v.first).t(2, "CUDA_MEMOPR_MEMORY_KIND_" + w).t(3, v.second).go();
+  }
   Ins c(
       q.db,
       late
-          ? "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, copyCount) "
-            "VALUES (?, ?, ?, 1, ?, ?, ?, 1048576, 1, 1)"
-          : "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind) VALUES (?, ?, ?, 1, ?, ?, ?, 1048576, 1)");
+          ? "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind, copyCount) "
+            "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 1)"
+          : "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, dstKind) "
+            "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)");
+  const std::int64_t graph_api = id("cudaGraphLaunch_v10000");
   Ins ms(q.db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, globalPid, value, bytes) VALUES (?, ?, ?, 1, ?, ?, ?, 0, 4096)");
   std::map<std::uint32_t, std::int64_t> corr;  // per process
   for (const auto& gpu : s.gpus) {
     const std::int64_t gpid = static_cast<std::int64_t>(gpu.pid) << 24, gtid = gpid | gpu.pid;
     std::map<std::string, std::pair<std::int64_t, std::int64_t>> names;
+    std::map<int, std::int64_t> graph_corr;  // graph number -> the correlation of its one launch
     for (const auto& kn : gpu.kernels) {
       auto& n = names[kn.name];
       if (!n.first) {
@@ -395,15 +472,33 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSc
         if (auto lt = base.find('<'); lt != std::string::npos) base = base.substr(0, lt);
         n = {id(kn.name), id(base)};
       }
-      std::int64_t cid = ++corr[gpu.pid];
+      const bool graph_first = kn.graph >= 0 && !graph_corr.count(kn.graph);
+      std::int64_t cid = kn.graph >= 0 && !graph_first ? graph_corr[kn.graph] : ++corr[gpu.pid];
+      if (graph_first) graph_corr[kn.graph] = cid;
       k.i(1, kn.start).i(2, kn.end).i(3, gpu.device).i(4, kn.stream).i(5, cid).i(6, gpid).i(7, n.first).i(8, n.second);
       if (!k.go()) return std::string("insert kernel: ") + sqlite3_errmsg(q.db);
-      if (kn.api_start >= 0) r.i(1, kn.api_start).i(2, kn.api_end).i(3, gtid).i(4, cid).i(5, launch).go();
+      if (kn.api_start >= 0 && (kn.graph < 0 || graph_first))
+        r.i(1, kn.api_start).i(2, kn.api_end).i(3, gtid).i(4, cid).i(5, kn.graph >= 0 ? graph_api : launch).go();
     }
     for (const auto& cp : gpu.copies) {
       std::int64_t cid = ++corr[gpu.pid];
-      auto& ins = cp.memset ? ms : c;
-      ins.i(1, cp.start).i(2, cp.end).i(3, gpu.device).i(4, cp.stream).i(5, cid).i(6, gpid).go();
+      if (cp.memset) ms.i(1, cp.start).i(2, cp.end).i(3, gpu.device).i(4, cp.stream).i(5, cid).i(6, gpid).go();
+      else {
+        const int kind = copy_kinds.count(cp.kind) ? copy_kinds.at(cp.kind).first : 0;
+        const int host = mem_kinds.at(cp.host == "Pageable" ? "Pageable" : "Pinned").first, dev = mem_kinds.at("Device").first;
+        const bool h2d = cp.kind == "HtoD", d2h = cp.kind == "DtoH";
+        c.i(1, cp.start)
+            .i(2, cp.end)
+            .i(3, gpu.device)
+            .i(4, cp.stream)
+            .i(5, cid)
+            .i(6, gpid)
+            .i(7, cp.bytes)
+            .i(8, kind)
+            .i(9, h2d ? host : dev)
+            .i(10, d2h ? host : dev)
+            .go();
+      }
       if (cp.api_start >= 0) r.i(1, cp.api_start).i(2, cp.api_end).i(3, gtid).i(4, cid).i(5, memcpy_api).go();
     }
   }
@@ -463,19 +558,32 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
     o += "}";
   };
   std::int64_t corr = 0;
+  std::map<int, std::int64_t> graph_corr;  // graph number -> the correlation of its one launch
   for (const auto& kn : gpu.kernels) {
-    ++corr;
+    const bool graph_first = kn.graph >= 0 && !graph_corr.count(kn.graph);
+    if (kn.graph < 0 || graph_first) ++corr;
+    if (graph_first) graph_corr[kn.graph] = corr;
+    const std::int64_t my_corr = corr;
+    corr = kn.graph >= 0 ? graph_corr[kn.graph] : corr;
     std::string args = "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(kn.stream) + ", \"correlation\": " + std::to_string(corr);
     if (!kn.collective.empty())
       args += ", \"Collective name\": \"" + kn.collective + "\", \"In msg nelems\": " + std::to_string(kn.nelems) + ", \"Out msg nelems\": " +
               std::to_string(kn.nelems) + ", \"Group size\": " + std::to_string(s.gpus.size()) + ", \"dtype\": \"Float\"";
     ev("kernel", kn.name, gpu.device, kn.stream, kn.start, kn.end, args);
-    if (kn.api_start >= 0) ev("cuda_runtime", "cudaLaunchKernel", gpu.pid, gpu.pid, kn.api_start, kn.api_end, "\"correlation\": " + std::to_string(corr));
+    if (kn.api_start >= 0 && (kn.graph < 0 || graph_first))
+      ev("cuda_runtime", kn.graph >= 0 ? "cudaGraphLaunch" : "cudaLaunchKernel", gpu.pid, gpu.pid, kn.api_start, kn.api_end,
+         "\"correlation\": " + std::to_string(corr));
+    corr = my_corr;
   }
   for (const auto& cp : gpu.copies) {
     ++corr;
-    ev(cp.memset ? "gpu_memset" : "gpu_memcpy", cp.memset ? "Memset (Device)" : "Memcpy HtoD (Pinned -> Device)", gpu.device, cp.stream, cp.start, cp.end,
-       "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(cp.stream) + ", \"correlation\": " + std::to_string(corr));
+    // Kineto's names for copies: CUPTI's direction and the two ends' memory.
+    const std::string host = cp.host == "Pageable" ? "Pageable" : "Pinned";
+    const std::string ends = cp.kind == "HtoD" ? host + " -> Device" : cp.kind == "DtoH" ? "Device -> " + host : "Device -> Device";
+    ev(cp.memset ? "gpu_memset" : "gpu_memcpy", cp.memset ? "Memset (Device)" : "Memcpy " + cp.kind + " (" + ends + ")", gpu.device,
+       cp.stream, cp.start, cp.end,
+       "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(cp.stream) +
+           ", \"correlation\": " + std::to_string(corr) + ", \"bytes\": " + std::to_string(cp.bytes));
     if (cp.api_start >= 0)
       ev("cuda_runtime", cp.memset ? "cudaMemsetAsync" : "cudaMemcpyAsync", gpu.pid, gpu.pid, cp.api_start, cp.api_end, "\"correlation\": " + std::to_string(corr));
   }

@@ -18,12 +18,17 @@ struct Kernel {
   std::int64_t api_start = -1, api_end = -1;  // its launch call; -1: none
   std::string collective;                     // Kineto "Collective name" arg; empty: none
   std::int64_t nelems = 0;                    // Kineto "In msg nelems" (float)
+  int graph =
+      -1;  // >= 0: run by a CUDA graph; the kernels of one graph number (per GPU) share its one cudaGraphLaunch (the first's api_start/end)
 };
 struct Copy {
   std::int64_t start = 0, end = 0;
   std::uint32_t stream = 7;
   std::int64_t api_start = -1, api_end = -1;
   bool memset = false;
+  std::string kind = "HtoD";    // CUPTI's words: HtoD, DtoH, DtoD, PtoP (nsys copyKind 1, 2, 8, 10)
+  std::string host = "Pinned";  // the host side's memory: Pageable or Pinned (nsys srcKind/dstKind); device-only copies ignore it
+  std::int64_t bytes = 1 << 20;
 };
 struct Gpu {
   int device = 0;
@@ -60,6 +65,15 @@ Scenario launch_bound(int gpus, int iterations, int kernels_per_iter = 200);
 // host 15 ms ahead; idle only at the iteration's end (`idle_ms` < 15, never host-bound).
 // One process drives every GPU; iterations are NVTX ranges named 'step'.
 Scenario overlapped(int gpus, int iterations, double idle_ms = 1);
+// A GPU busy with copies (the shape of a real 2-GPU H100 Nsight export, issue 42): per
+// iteration of 29.3 ms, a 0.9 ms compute kernel, then a 20 ms pageable H2D copy, a 5 ms pinned
+// H2D copy, a 2 ms D2D copy, a 1 ms pageable D2H copy and a 0.4 ms P2P copy one after the
+// other (28.4 ms of copies, none under a kernel); NVTX ranges 'step'. Every GPU the same.
+Scenario copy_bound(int gpus, int iterations);
+// Kernels run by CUDA graphs: per iteration (10 ms, ProfilerStep#N), 100 kernels of 20 us
+// launched one by one (call 10 us, each starting 5 us after its call ends), then one graph of
+// 300 kernels of 10 us all joined to one cudaGraphLaunch of 16 us that began 1 ms before.
+Scenario graphs(int gpus, int iterations);
 // A large run for benchmarks: `gpus` GPUs with `kernels_per_gpu` kernels each (compute and
 // NCCL), every kernel with its launch call; with `steps`, a ProfilerStep#N range per iteration
 // of `kernels_per_iter` kernels (from its first launch call to the next iteration's).

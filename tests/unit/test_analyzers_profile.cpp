@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -99,14 +101,15 @@ TEST(ProfileNames, NcclKernelNamingsOfEveryVersion) {
 }
 
 // Seed scenario 1: AllGather 30 ms (20 exposed) and ReduceScatter 15 ms (all exposed) of a
-// 100 ms iteration; the last iteration's window ends at its last kernel (95 ms).
+// 100 ms iteration; the last iteration's window is as long as its ProfilerStep (100 ms: its
+// 5 ms of idle at the end count, as in the other iterations; it ended at its last kernel, 95 ms).
 TEST(ProfileFindings, ExposedAllGatherAndReduceScatterWarnInBothFormats) {
   auto s = gen::exposed_comm(2, 5, 30, 15);
   for (const auto* fmt : {"nsys", "kineto"}) {
     SCOPED_TRACE(fmt);
     auto p = std::string(fmt) == "nsys" ? nsys_of(s) : kineto_of(s);
     auto fs = run(p);
-    const double len = (4 * 100.0 + 95) / 5;
+    const double len = 100;
     auto& sum = find(fs, "profile.summary");
     EXPECT_EQ(metric(sum, "kernels"), 2 * 5 * 62);
     EXPECT_EQ(metric(sum, "devices"), 2);
@@ -136,8 +139,9 @@ TEST(ProfileFindings, ExposedAllGatherAndReduceScatterWarnInBothFormats) {
     EXPECT_EQ(all.layer, "network");
     auto& idle = find(fs, "profile.gpu_idle");
     EXPECT_EQ(idle.status, Status::pass);
-    EXPECT_NEAR(metric(idle, "idle_pct"), 100 * (4 * 5.0 / 5) / len, 1e-6);
-    EXPECT_NEAR(metric(idle, "host_bound_pct"), metric(idle, "idle_pct"), 1e-9);  // the next launch began after the GPU went idle
+    EXPECT_NEAR(metric(idle, "idle_pct"), 100 * 5.0 / len, 1e-6);
+    // The next launch began after the GPU went idle; the last window's tail has no next launch: other.
+    EXPECT_NEAR(metric(idle, "host_bound_pct"), 100 * (4 * 5.0 / 5) / len, 1e-9);
     EXPECT_EQ(find(fs, "profile.launch_bound").status, Status::pass);
   }
 }
@@ -195,10 +199,12 @@ TEST(ProfileFindings, LaunchBoundSmallKernelsWarn) {
     EXPECT_NE(lb.fix.find("placement"), std::string::npos);
     auto& idle = find(fs, "profile.gpu_idle");
     EXPECT_EQ(idle.status, Status::warn);
-    // Windows: 4 x 6100 µs and the last to its last kernel (5975 µs); 200 x 5 µs busy each.
-    const double len = (4 * 6100.0 + 5975) / 5, idle_us = (4 * 5100.0 + 4975) / 5;
+    // Windows: 4 x 6100 µs and the last as long as its range (6100 µs from its first kernel;
+    // it ended at its last kernel, 5975 µs); 200 x 5 µs busy each.
+    const double len = 6100, idle_us = 5100;
     EXPECT_NEAR(metric(idle, "idle_pct"), 100 * idle_us / len, 1e-6);
-    EXPECT_NEAR(metric(idle, "host_bound_pct"), 100 * idle_us / len, 1e-6);
+    // All host-bound but the last window's 125 µs after its last kernel (no next launch).
+    EXPECT_NEAR(metric(idle, "host_bound_pct"), 100 * (idle_us - 125.0 / 5) / len, 1e-6);
     EXPECT_EQ(find(fs, "profile.exposed_comm", "all").status, Status::skip);
   }
 }
@@ -217,7 +223,8 @@ TEST(ProfileFindings, OverlappedRunPassesAndIdleThatIsNotHostBound) {
   auto& gi = find(idle, "profile.gpu_idle");
   EXPECT_EQ(gi.status, Status::warn);
   EXPECT_NEAR(metric(gi, "host_bound_pct"), 0, 1e-9);
-  EXPECT_NEAR(metric(gi, "idle_pct"), 100 * (4 * 8.0 / 5) / ((4 * 58.0 + 50) / 5), 1e-6);
+  EXPECT_NEAR(metric(gi, "idle_pct"), 100 * 8.0 / 58,
+              1e-6);  // the last window as long as its 58 ms step too (it was 50 ms, to its last kernel)
   EXPECT_EQ(find(idle, "profile.launch_bound").status, Status::pass);
 }
 
@@ -274,6 +281,157 @@ TEST(ProfileFindings, CompareAgainstAReference) {
   EXPECT_EQ(fast.status, Status::pass);
   EXPECT_NEAR(metric(fast, "measured_ms.ReduceScatter"), 5, 1e-6);
   EXPECT_NEAR(metric(fast, "reference_ms.ReduceScatter"), 15, 1e-6);
+}
+
+// Issue 42 item 7: a GPU that copies 28.4 ms of every 29.3 ms iteration with no kernel running
+// passed every finding (no idle: copies are activity). profile.copies says the share by
+// direction and host memory, from the generator's schedule, in every format and schema.
+TEST(ProfileFindings, CopyBoundGpuWarnsWithTheCopyShareByKindAndMemory) {
+  const auto s = gen::copy_bound(2, 10);
+  TempDir t;
+  auto old_path = t.file("old.sqlite");
+  ASSERT_EQ(gen::write_nsys_sqlite(s, old_path, gen::NsysSchema::v2021), "");  // no ENUM_* tables: the numbers
+  auto old = parsers::read_nsys_sqlite(read_file(old_path));
+  ASSERT_TRUE(old) << old.error().describe();
+  for (const auto& p : {nsys_of(s), kineto_of(s), *old}) {
+    SCOPED_TRACE(p.format);
+    auto fs = run(p);
+    EXPECT_EQ(find(fs, "profile.gpu_idle").status, Status::pass);  // no gap: why a finding of its own is needed
+    auto& c = find(fs, "profile.copies");
+    EXPECT_EQ(c.status, Status::warn) << c.title;
+    EXPECT_NEAR(metric(c, "copy_ms_per_iter"), 28.4, 1e-6);
+    EXPECT_NEAR(metric(c, "copy_pct_of_iter"), 100 * 28.4 / 29.3, 1e-6);
+    EXPECT_NEAR(metric(c, "copy_no_kernel_pct_of_iter"), 100 * 28.4 / 29.3, 1e-6);
+    EXPECT_NEAR(metric(c, "copy_ms_per_iter.h2d_pageable"), 20, 1e-6);
+    EXPECT_NEAR(metric(c, "copy_ms_per_iter.h2d_pinned"), 5, 1e-6);
+    EXPECT_NEAR(metric(c, "copy_ms_per_iter.d2d"), 2, 1e-6);
+    EXPECT_NEAR(metric(c, "copy_ms_per_iter.d2h_pageable"), 1, 1e-6);
+    EXPECT_NEAR(metric(c, "copy_ms_per_iter.p2p"), 0.4, 1e-6);
+    EXPECT_EQ(metric(c, "copies"), 2 * 10 * 5);
+    EXPECT_EQ(metric(c, "copies.h2d_pageable"), 20);
+    EXPECT_NEAR(metric(c, "bytes.h2d_pageable"), 20 * 20e6, 1);
+    EXPECT_NE(
+        c.title.find(
+            "memory copies 96.9% per iteration (28.40 of 29.30 ms), 96.9% with no kernel running (> 10%): H2D pageable 20.00 ms, H2D pinned 5.00 ms, D2D 2.00 ms"),
+        std::string::npos)
+        << c.title;
+    EXPECT_NE(c.fix.find("pin_memory=True"), std::string::npos) << c.fix;
+    EXPECT_FALSE(c.impact.empty());
+  }
+}
+
+// Copies under compute are the healthy pattern: reported, not warned about.
+TEST(ProfileFindings, CopiesUnderComputePass) {
+  for (const auto& p : {nsys_of(gen::overlapped(2, 5, 1)), kineto_of(gen::overlapped(2, 5, 1))}) {
+    auto fs = run(p);
+    auto& c = find(fs, "profile.copies");
+    EXPECT_EQ(c.status, Status::pass) << c.title;
+    EXPECT_NEAR(metric(c, "copy_ms_per_iter.h2d_pinned"), 2, 1e-6);
+    EXPECT_NEAR(metric(c, "copy_no_kernel_pct_of_iter"), 0, 1e-9);
+    EXPECT_TRUE(c.fix.empty());
+  }
+  auto none_fs = run(nsys_of(gen::exposed_comm(1, 3, 20, 10)));
+  auto& none = find(none_fs, "profile.copies");
+  EXPECT_EQ(none.status, Status::pass);
+  EXPECT_EQ(none.title, "no memory copies or memsets in the profile");
+}
+
+// Issue 42 item 8: kernels run by a CUDA graph all join the one cudaGraphLaunch; counted as
+// launches they made the launch call p50 the graph launch's and most kernels "shorter than
+// their launch call". They are counted apart, and their share said.
+TEST(ProfileFindings, GraphLaunchedKernelsAreCountedApartFromTheLaunchFigures) {
+  const auto s = gen::graphs(1, 5);
+  for (const auto& p : {nsys_of(s), kineto_of(s)}) {
+    SCOPED_TRACE(p.format);
+    std::size_t graph = 0;
+    for (const auto& a : p.acts) graph += a.graph_launch;
+    EXPECT_EQ(graph, 5u * 300);
+    auto fs = run(p);
+    auto& l = find(fs, "profile.launch_bound");
+    EXPECT_NEAR(metric(l, "launch_api_us_p50"), 10, 1e-9);  // 16 (the graph launch) counting graph kernels
+    EXPECT_NEAR(metric(l, "launch_delay_us_p50"), 5, 1e-9);
+    EXPECT_NEAR(metric(l, "short_kernel_pct"), 0, 1e-9);  // 75 counting graph kernels
+    EXPECT_NEAR(metric(l, "graph_kernel_pct"), 75, 1e-9);
+    EXPECT_NE(l.title.find("75.0% of kernels ran under CUDA graphs"), std::string::npos) << l.title;
+  }
+  // Every joined kernel under graphs: no launch figures, said so.
+  auto only = s;
+  for (auto& k : only.gpus[0].kernels)
+    if (k.graph < 0) k.api_start = k.api_end = -1;
+  auto only_fs = run(kineto_of(only));
+  auto& l = find(only_fs, "profile.launch_bound");
+  EXPECT_EQ(l.status, Status::skip);
+  EXPECT_NE(l.title.find("all 1500 kernels joined to a launch call ran under CUDA graphs"), std::string::npos) << l.title;
+}
+
+// Issue 42 item 8: the median of an even number of iterations is the mean of the middle two
+// (it was the lower one), in profile.iterations and in what profile.compare compares.
+TEST(ProfileFindings, MedianOfAnEvenNumberOfIterationsIsTheMeanOfTheMiddleTwo) {
+  gen::Scenario s;
+  gen::Gpu gpu;
+  gpu.pid = 1000;
+  std::int64_t base = 1'000'000'000;
+  for (double len_ms : {10.0, 40.0, 20.0, 30.0}) {
+    const auto len = static_cast<std::int64_t>(len_ms * 1e6), step = len / 50;
+    for (int k = 0; k < 50; ++k) {
+      gen::Kernel kn;
+      kn.start = base + k * step, kn.end = base + (k + 1) * step, kn.name = "gemm" + std::to_string(k);
+      kn.api_start = base - 20'000 + k * 100, kn.api_end = kn.api_start + 50;
+      gpu.kernels.push_back(kn);
+    }
+    s.ranges.push_back({base - 50'000, base + len - 50'000, "ProfilerStep#" + std::to_string(s.ranges.size() + 1), 1000});
+    base += len;
+  }
+  s.gpus.push_back(gpu);
+  auto p = kineto_of(s);
+  auto fs = run(p);
+  auto& it = find(fs, "profile.iterations");
+  EXPECT_EQ(metric(it, "iterations"), 4);
+  EXPECT_NEAR(metric(it, "iteration_ms"), 25, 1e-6);  // (20 + 30) / 2; was 20
+  EXPECT_NE(it.title.find("median 25.00 ms"), std::string::npos) << it.title;
+  analyzers::ProfileOptions o;
+  auto ref = analyzers::profile_figures(p, o);
+  EXPECT_NEAR(ref.iteration_ms, 25, 1e-6);
+  o.reference = &ref;
+  o.reference_source = "ref";
+  auto cfs = run(p, o);
+  auto& c = find(cfs, "profile.compare");
+  EXPECT_NEAR(metric(c, "iteration_ms"), 25, 1e-6);
+  EXPECT_NEAR(metric(c, "reference_iteration_ms"), 25, 1e-6);
+}
+
+// Issue 42 item 8: the last iteration's window ends where its step ends, not where the last
+// work launched in it ends (HTA's trace_diff test trace: 173.69 ms for a 122.15 ms step).
+TEST(ProfileFindings, LastIterationWindowEndsWhereTheStepEnds) {
+  gen::Scenario s;
+  gen::Gpu gpu;
+  gpu.pid = 1000;
+  std::int64_t base = 1'000'000'000;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t len = 20'000'000, step = len / 50;
+    for (int k = 0; k < 50; ++k) {
+      gen::Kernel kn;
+      kn.start = base + k * step, kn.end = base + (k + 1) * step, kn.name = "gemm" + std::to_string(k);
+      kn.api_start = base - 20'000 + k * 100, kn.api_end = kn.api_start + 50;
+      gpu.kernels.push_back(kn);
+    }
+    if (i == 2) {  // launched in the last step, running 15 ms past its end
+      gen::Kernel tail;
+      tail.start = base + len, tail.end = base + len + 15'000'000, tail.name = "tail", tail.stream = 9;
+      tail.api_start = base - 10'000, tail.api_end = tail.api_start + 50;
+      gpu.kernels.push_back(tail);
+    }
+    s.ranges.push_back({base - 50'000, base + len - 50'000, "ProfilerStep#" + std::to_string(i + 1), 1000});
+    base += len;
+  }
+  s.gpus.push_back(gpu);
+  for (const auto& p : {kineto_of(s), nsys_of(s)}) {
+    auto fs = run(p);
+    auto& it = find(fs, "profile.iterations");
+    ASSERT_EQ(it.table.size(), 4u);
+    EXPECT_EQ(it.table[3][1], "20.00") << "the last window: as long as its step from its first kernel (was 35.00, to the tail's end)";
+    EXPECT_NEAR(metric(it, "iteration_ms_mean"), 20, 1e-6);
+  }
 }
 
 TEST(ProfileReaders, NsysAndKinetoAgreeOnTheSameTimeline) {
@@ -663,4 +821,112 @@ TEST(ProfileFixtures, EveryKinetoTraceParsesAndCountsMatchAJsonWalk) {
   auto nf = analyzers::analyze_profile(*nm, "nm", {});
   EXPECT_GT(metric(find(nf, "profile.exposed_comm", "AllReduce"), "msg_bytes"), 0);
   EXPECT_EQ(find(nf, "profile.exposed_comm", "Broadcast").subject, "Broadcast");
+}
+
+// profile.copies on every real capture: the copies of each direction and host memory counted
+// straight from the file (Kineto: the memcpy events' names; nsys: copyKind/srcKind/dstKind
+// through the export's own enum labels, or nsys's numbers where it has none).
+TEST(ProfileFixtures, CopiesByKindAndMemoryMatchTheFilesOwnCounts) {
+  REQUIRE_PROFILES();
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(shared_profiles())) {
+    const auto name = e.path().filename().string();
+    std::map<std::string, double> want;  // metric key -> count
+    std::optional<parsers::Profile> p;
+    if (name.rfind("kineto_", 0) == 0) {
+      auto z = parsers::gunzip(read_file(e.path()), 1u << 30);
+      ASSERT_TRUE(z) << z.error();
+      auto r = parsers::parse_kineto(*z);
+      ASSERT_TRUE(r) << r.error().describe();
+      p = std::move(*r);
+      const auto j = nlohmann::json::parse(*z);
+      for (const auto& ev : j["traceEvents"]) {
+        if (ev.value("ph", "") != "X") continue;
+        const auto cat = ev.value("cat", ""), nm = ev.value("name", "");
+        if (cat == "gpu_memset") ++want["memset"];
+        if (cat != "gpu_memcpy") continue;
+        const bool h2d = nm.find("HtoD") != std::string::npos, d2h = nm.find("DtoH") != std::string::npos;
+        const std::string mem = nm.find("Pageable") != std::string::npos ? "_pageable"
+                                : nm.find("Pinned") != std::string::npos ? "_pinned"
+                                                                         : "";
+        ++want[h2d                                    ? "h2d" + mem
+               : d2h                                  ? "d2h" + mem
+               : nm.find("DtoD") != std::string::npos ? "d2d"
+               : nm.find("PtoP") != std::string::npos ? "p2p"
+                                                      : "other"];
+      }
+    } else if (e.path().extension() == ".sqlite") {
+      auto r = parsers::read_nsys_sqlite(read_file(e.path()));
+      ASSERT_TRUE(r) << r.error().describe();
+      p = std::move(*r);
+      sqlite3* db = nullptr;
+      sqlite3_open_v2(e.path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+      const bool labels = !sqlite_strings(db, "SELECT name FROM sqlite_master WHERE name='ENUM_CUDA_MEM_KIND'").empty();
+      // nsys's memory kinds (0 pageable, 1 pinned) where the export has no enum table.
+      const std::string q =
+          labels
+              ? "SELECT o.label || '|' || coalesce(s.label, '') || '|' || coalesce(d.label, '') FROM CUPTI_ACTIVITY_KIND_MEMCPY c "
+                "LEFT JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = c.copyKind LEFT JOIN ENUM_CUDA_MEM_KIND s ON s.id = c.srcKind "
+                "LEFT JOIN ENUM_CUDA_MEM_KIND d ON d.id = c.dstKind"
+              : "SELECT CASE copyKind WHEN 1 THEN 'Host-to-Device' WHEN 2 THEN 'Device-to-Host' WHEN 8 THEN 'Device-to-Device' "
+                "WHEN 10 THEN 'Peer-to-Peer' ELSE 'x' END || '|' || CASE srcKind WHEN 0 THEN 'Pageable' WHEN 1 THEN 'Pinned' "
+                "ELSE '' END || '|' || CASE dstKind WHEN 0 THEN 'Pageable' WHEN 1 THEN 'Pinned' ELSE '' END FROM CUPTI_ACTIVITY_KIND_MEMCPY";
+      if (!sqlite_strings(db, "SELECT name FROM sqlite_master WHERE name='CUPTI_ACTIVITY_KIND_MEMCPY'").empty())
+        for (const auto& row : sqlite_strings(db, q)) {
+          const auto a = row.find('|'), b = row.find('|', a + 1);
+          const std::string kind = row.substr(0, a), src = row.substr(a + 1, b - a - 1), dst = row.substr(b + 1);
+          auto mem = [](const std::string& m) {
+            return m == "Pageable" ? std::string("_pageable") : m == "Pinned" ? std::string("_pinned") : std::string();
+          };
+          ++want[kind == "Host-to-Device"     ? "h2d" + mem(src)
+                 : kind == "Device-to-Host"   ? "d2h" + mem(dst)
+                 : kind == "Device-to-Device" ? "d2d"
+                 : kind == "Peer-to-Peer"     ? "p2p"
+                                              : "other"];
+        }
+      if (!sqlite_strings(db, "SELECT name FROM sqlite_master WHERE name='CUPTI_ACTIVITY_KIND_MEMSET'").empty())
+        want["memset"] += std::stod(sqlite_strings(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET")[0]);
+      sqlite3_close(db);
+    } else {
+      continue;
+    }
+    SCOPED_TRACE(name);
+    ++n;
+    auto fs = analyzers::analyze_profile(*p, name, {});
+    auto& c = find(fs, "profile.copies");
+    if (c.status == Status::skip) continue;  // too few kernels
+    double all = 0;
+    for (const auto& [k, v] : want) {
+      if (v == 0) continue;
+      all += v;
+      EXPECT_EQ(metric(c, "copies." + k), v) << k;
+    }
+    EXPECT_EQ(metric(c, "copies"), all);
+  }
+  EXPECT_GE(n, 8);
+}
+
+// Issue 42 item 8 on HTA's own trace_diff test trace (6 ProfilerSteps, 12 cudaGraphLaunch):
+// the usual median of 6 windows (107.22 and 122.21 ms in the middle; it took 107.22), the last
+// window as long as ProfilerStep#1014 (166.35 ms; it ran to 166.49), and launch figures without
+// the graph-launched kernels (p50 16.0 us and 68.2% shorter than their call with them).
+TEST(ProfileFixtures, HtaTraceDiffFiguresAsHtaDefinesThem) {
+  REQUIRE_PROFILES();
+  auto z = parsers::gunzip(read_file(shared_profiles() / "kineto_hta_a100_ws8_trace_diff_test.json.gz"), 1u << 30);
+  ASSERT_TRUE(z) << z.error();
+  auto p = parsers::parse_kineto(*z);
+  ASSERT_TRUE(p) << p.error().describe();
+  auto fs = analyzers::analyze_profile(*p, "test", {});
+  auto& it = find(fs, "profile.iterations");
+  EXPECT_EQ(metric(it, "iterations"), 6);
+  EXPECT_NEAR(metric(it, "iteration_ms"), 114.72, 0.005);
+  ASSERT_EQ(it.table.size(), 7u);
+  EXPECT_EQ(it.table[6][1], "166.35");
+  auto& l = find(fs, "profile.launch_bound");
+  EXPECT_NEAR(metric(l, "launch_api_us_p50"), 8, 1e-9);
+  EXPECT_NEAR(metric(l, "short_kernel_pct"), 39.3, 0.05);
+  EXPECT_NEAR(metric(l, "graph_kernel_pct"), 45.2, 0.05);
+  auto& c = find(fs, "profile.copies");
+  EXPECT_EQ(c.status, Status::warn) << c.title;  // 13% of the iteration copying with no kernel running
+  EXPECT_NEAR(metric(c, "copy_no_kernel_pct_of_iter"), 13.0, 0.05);
 }

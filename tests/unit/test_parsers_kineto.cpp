@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 #include <rapidjson/reader.h>
@@ -103,6 +104,7 @@ std::pair<std::string, Profile> expected(const std::string& text) {
   };
   std::map<std::int64_t, std::uint32_t> gpu_ix;
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> calls;
+  std::unordered_set<std::int64_t> graph_calls;  // correlations of cudaGraphLaunch / cuGraphLaunch calls
   std::vector<std::int64_t> corr_of;
   std::size_t bad = 0;
   for (const auto& ev : j["traceEvents"]) {
@@ -127,7 +129,10 @@ std::pair<std::string, Profile> expected(const std::string& text) {
     };
     std::int64_t corr = arg_int("correlation", 0);
     if (host) {
-      if (corr) calls.emplace(corr, std::make_pair(ts, ts + dur));
+      if (corr && calls.emplace(corr, std::make_pair(ts, ts + dur)).second) {
+        const std::string n = str("name");
+        if (n.rfind("cudaGraphLaunch", 0) == 0 || n.rfind("cuGraphLaunch", 0) == 0) graph_calls.insert(corr);
+      }
       ++p.api_calls;
       continue;
     }
@@ -166,6 +171,22 @@ std::pair<std::string, Profile> expected(const std::string& text) {
         if (group > 0 && group < (1 << 30)) a.group_size = static_cast<std::uint32_t>(group);
       }
     }
+    if (a.kind == ActKind::memcpy) {
+      // "Memcpy HtoD (Pageable -> Device)": the direction word, then the host side's memory.
+      const std::string n = str("name");
+      using parsers::CopyKind;
+      using parsers::HostMem;
+      a.copy = n.find("HtoD") != std::string::npos   ? CopyKind::h2d
+               : n.find("DtoH") != std::string::npos ? CopyKind::d2h
+               : n.find("DtoD") != std::string::npos ? CopyKind::d2d
+               : n.find("PtoP") != std::string::npos ? CopyKind::p2p
+                                                     : CopyKind::other;
+      a.host_mem = a.copy == CopyKind::d2d || a.copy == CopyKind::p2p ? HostMem::none
+                   : n.find("Pageable") != std::string::npos          ? HostMem::pageable
+                   : n.find("Pinned") != std::string::npos            ? HostMem::pinned
+                                                                      : HostMem::unknown;
+      if (arg_int("bytes", 0) > 0) a.msg_bytes = static_cast<std::uint64_t>(arg_int("bytes", 0));
+    }
     p.acts.push_back(a);
     corr_of.push_back(corr);
   }
@@ -176,6 +197,7 @@ std::pair<std::string, Profile> expected(const std::string& text) {
     if (it == calls.end()) continue;
     p.acts[i].api_start = it->second.first;
     p.acts[i].api_end = it->second.second;
+    p.acts[i].graph_launch = graph_calls.count(corr_of[i]) > 0;
   }
   if (p.api_calls == 0) p.notes.push_back("no cuda_runtime/cuda_driver events: launch overhead and host-bound idle unknown");
   if (bad) p.notes.push_back(std::to_string(bad) + " events without a usable ts/dur were left out");
@@ -197,8 +219,9 @@ void expect_same(const Profile& got, const Profile& want) {
   std::size_t differ = 0;
   for (std::size_t i = 0; i < got.acts.size(); ++i) {
     const auto &a = got.acts[i], &b = want.acts[i];
-    bool same = a.start == b.start && a.end == b.end && a.api_start == b.api_start && a.api_end == b.api_end && a.gpu == b.gpu && a.name == b.name &&
-                a.stream == b.stream && a.group_size == b.group_size && a.msg_bytes == b.msg_bytes && a.kind == b.kind && a.coll == b.coll;
+    bool same = a.start == b.start && a.end == b.end && a.api_start == b.api_start && a.api_end == b.api_end && a.gpu == b.gpu &&
+                a.name == b.name && a.stream == b.stream && a.group_size == b.group_size && a.msg_bytes == b.msg_bytes &&
+                a.kind == b.kind && a.coll == b.coll && a.copy == b.copy && a.host_mem == b.host_mem && a.graph_launch == b.graph_launch;
     if (!same && differ++ < 3) ADD_FAILURE() << "activity " << i << " differs: start " << a.start << "/" << b.start << " api " << a.api_start << "/" << b.api_start;
   }
   EXPECT_EQ(differ, 0u);
