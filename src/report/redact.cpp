@@ -36,6 +36,13 @@ bool status_word(std::string_view key) {
   return u == "PASS" || u == "FAIL" || u == "WARN" || u == "SKIP" || u == "ERROR";
 }
 
+// A header's name is made of name characters: "(XID_NAME_KEY_ROTATION):" in a sentence is not one.
+bool header_name(std::string_view key) {
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
 bool is_sep(char c) { return std::isspace(static_cast<unsigned char>(c)) || c == ',' || c == ';' || c == '&' || c == '?' || c == '\'' || c == '"'; }
 
 constexpr std::size_t npos = std::string_view::npos;
@@ -103,7 +110,8 @@ std::size_t secret_at(std::string_view v) {
     if (word.empty()) continue;
     const auto colon = word.find(':');
     if (colon != npos && colon + 1 == word.size()) {
-      if (secret_key(word.substr(0, colon)) && !status_word(word.substr(0, colon))) {  // "X-Auth-Token: abc", not "pass: TITLE"
+      const auto key = word.substr(0, colon);
+      if (header_name(key) && secret_key(key) && !status_word(key)) {  // "X-Auth-Token: abc", not "pass: TITLE"
         std::size_t k = i;
         while (k < v.size() && is_sep(v[k])) ++k;
         if (k < v.size()) first = std::min(first, k);

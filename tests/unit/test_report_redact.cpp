@@ -63,3 +63,12 @@ TEST(RedactHostile, StatusWordsBeforeAColonAreNotHeaders) {
   }
   EXPECT_EQ(redact_text("fixed: fail -> pass: ok; password: hunter2"), "fixed: fail -> pass: ok; password: <redacted>");
 }
+
+// A catalogue name in parentheses before a colon ("Xid 151 (ROBUST_CHANNEL_KEY_ROTATION_ERROR):
+// resolution RESTART_VM") is a sentence, not a header: found by the every-fixture-case
+// redaction property. A bare header of that name is still one.
+TEST(RedactHostile, AParenthesizedNameBeforeAColonIsNoHeader) {
+  const std::string t = "Xid 151 (ROBUST_CHANNEL_KEY_ROTATION_ERROR): resolution RESTART_VM";
+  EXPECT_EQ(redact_text(t), t);
+  EXPECT_EQ(redact_text("API_KEY: hunter2"), "API_KEY: " + std::string(kRedacted));
+}
