@@ -54,6 +54,11 @@ compare::Options compare_options(double tolerance_pct) {
     const auto* k = core::builtin_kb().find(id);
     return k && k->kind == core::KbImpact::Kind::estimated ? (k->low_pct + k->high_pct) / 2 : 0.0;
   };
+  const auto& ratios = core::builtin_kb().ratios;
+  if (auto it = ratios.find("perf_stat.dtlb"); it != ratios.end()) {
+    o.tlb_pass_within = it->second.pass_within;
+    o.tlb_fail_beyond = it->second.fail_beyond;
+  }
   return o;
 }
 

@@ -425,7 +425,7 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
     out.push_back(std::move(f));
     ++gone;
   }
-  if (auto p = tlb_parity(before, before_name, after, after_name)) out.push_back(std::move(*p));
+  if (auto p = tlb_parity(before, before_name, after, after_name, o)) out.push_back(std::move(*p));
   Finding s;
   s.id = "compare.summary";
   s.layer = "workload";

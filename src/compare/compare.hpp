@@ -51,6 +51,9 @@ struct Options {
   // findings that cost the most, then the largest relative moves (a move from 0 after any other).
   // Given by the command (compare sits below the knowledge base); empty ranks by the move alone.
   std::function<double(std::string_view id)> impact_pct;
+  // compare.tlb_parity: the after report's dTLB figure within this many times the before's is
+  // back to parity, beyond `tlb_fail_beyond` a fail (the knowledge base's reference_ratios).
+  double tlb_pass_within = 1.2, tlb_fail_beyond = 1.5;
 };
 
 // Findings matched by (id, subject), a subject that names one of its report's inputs standing

@@ -4,7 +4,6 @@
 
 #include <cmath>
 
-#include "core/kb.hpp"
 
 namespace perfgap::compare {
 namespace {
@@ -31,7 +30,7 @@ std::optional<Figure> figure(const ReportView& r, const std::string& name) {
 }  // namespace
 
 std::optional<report::Finding> tlb_parity(const ReportView& before, const std::string& before_name, const ReportView& after,
-                                          const std::string& after_name) {
+                                          const std::string& after_name, const Options& o) {
   // The same figure on both sides: the load miss ratio, else misses per 1k instructions.
   std::optional<Figure> b, a;
   for (const char* name : {"dtlb_load_miss_pct", "dtlb_mpki"}) {
@@ -40,9 +39,7 @@ std::optional<report::Finding> tlb_parity(const ReportView& before, const std::s
     if (a && b) break;
   }
   if (!a || !b) return std::nullopt;
-  double pass_within = 1.2, fail_beyond = 1.5;
-  const auto& ratios = core::builtin_kb().ratios;
-  if (auto it = ratios.find("perf_stat.dtlb"); it != ratios.end()) pass_within = it->second.pass_within, fail_beyond = it->second.fail_beyond;
+  const double pass_within = o.tlb_pass_within, fail_beyond = o.tlb_fail_beyond;
   const bool pct = a->name == "dtlb_load_miss_pct";
   auto show = [&](double v) { return pct ? fmt::format("{:.4g}%", v) : fmt::format("{:.4g} per 1k instructions", v); };
   const std::string what = pct ? "dTLB load miss ratio" : "dTLB misses per 1k instructions";

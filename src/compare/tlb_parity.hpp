@@ -14,6 +14,6 @@ namespace perfgap::compare {
 
 // compare.tlb_parity, or nullopt when either report has no dTLB figure to compare.
 std::optional<report::Finding> tlb_parity(const ReportView& before, const std::string& before_name, const ReportView& after,
-                                          const std::string& after_name);
+                                          const std::string& after_name, const Options& o);
 
 }  // namespace perfgap::compare
