@@ -19,23 +19,32 @@ namespace inspector_detail {
 
 using Json = nlohmann::json;
 
+// Bracket depth of JSON text fed a line at a time, strings skipped; pretty-printed records
+// span lines, so the state carries over.
+struct JsonScan {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  void scan(std::string_view s) {
+    for (char c : s) {
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false;
+        continue;
+      }
+      if (c == '"') in_string = true;
+      else if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
+      else if (c == '}' || c == ']') --depth;
+    }
+  }
+};
+
 // Deepest bracket nesting of a JSON text, strings skipped (checked before parsing, so a
 // hostile line cannot make the parser or the value's destructor recurse deeply).
 int json_depth(std::string_view s) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : s) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
-    else if (c == '}' || c == ']') --depth;
-  }
-  return deepest;
+  JsonScan scan;
+  scan.scan(s);
+  return scan.deepest;
 }
 
 const char* type_name(const Json& v) {
@@ -104,26 +113,6 @@ struct Fields {
       return std::nullopt;
     }
     return v->get<double>();
-  }
-};
-
-// Bracket depth of JSON text fed a line at a time, strings skipped; pretty-printed records
-// span lines, so the state carries over.
-struct JsonScan {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  void scan(std::string_view s) {
-    for (char c : s) {
-      if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
-        continue;
-      }
-      if (c == '"') in_string = true;
-      else if (c == '{' || c == '[') deepest = std::max(deepest, ++depth);
-      else if (c == '}' || c == ']') --depth;
-    }
   }
 };
 
