@@ -15,7 +15,7 @@ using report::Status;
 
 namespace {
 
-parsers::PerfStat load(const std::string& rel) {
+parsers::PerfStat perf_stat_load(const std::string& rel) {
   std::ifstream in(log_fixture("perf-stat/" + rel), std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -24,7 +24,7 @@ parsers::PerfStat load(const std::string& rel) {
   return s ? *s : parsers::PerfStat{};
 }
 
-const report::Finding& by_id(const std::vector<report::Finding>& v, const std::string& id) {
+const report::Finding& perf_stat_by_id(const std::vector<report::Finding>& v, const std::string& id) {
   for (const auto& f : v)
     if (f.id == id) return f;
   static report::Finding none;
@@ -32,7 +32,7 @@ const report::Finding& by_id(const std::vector<report::Finding>& v, const std::s
   return none;
 }
 
-double metric(const report::Finding& f, const std::string& name) {
+double perf_stat_metric(const report::Finding& f, const std::string& name) {
   for (const auto& [k, v] : f.metrics)
     if (k == name) return v;
   return -1;
@@ -41,28 +41,28 @@ double metric(const report::Finding& f, const std::string& name) {
 }  // namespace
 
 TEST(AnalyzersPerfStat, GraceVmAgainstBareMetalBeforeAndAfterCmdqv) {
-  auto bm = load("grace-baremetal.txt");
+  auto bm = perf_stat_load("grace-baremetal.txt");
   analyzers::PerfStatOptions o;
   o.reference = &bm;
   o.reference_source = "bm.txt";
-  auto before = analyzers::analyze_perf_stat(load("grace-vm-before-cmdqv.txt"), "vm.txt", o);
-  const auto& d = by_id(before, "perf_stat.dtlb");
+  auto before = analyzers::analyze_perf_stat(perf_stat_load("grace-vm-before-cmdqv.txt"), "vm.txt", o);
+  const auto& d = perf_stat_by_id(before, "perf_stat.dtlb");
   EXPECT_EQ(d.status, Status::fail) << d.title;
-  EXPECT_NEAR(metric(d, "dtlb_load_miss_pct"), 0.6100, 1e-3);
-  EXPECT_NEAR(metric(d, "reference_dtlb_load_miss_pct"), 0.2200, 1e-3);
-  EXPECT_NEAR(metric(d, "times_reference"), 2.77, 0.01);
+  EXPECT_NEAR(perf_stat_metric(d, "dtlb_load_miss_pct"), 0.6100, 1e-3);
+  EXPECT_NEAR(perf_stat_metric(d, "reference_dtlb_load_miss_pct"), 0.2200, 1e-3);
+  EXPECT_NEAR(perf_stat_metric(d, "times_reference"), 2.77, 0.01);
   EXPECT_NE(d.title.find("0.61%"), std::string::npos) << d.title;
   EXPECT_NE(d.title.find("0.22%"), std::string::npos) << d.title;
   EXPECT_FALSE(d.fix.empty());
-  EXPECT_GT(metric(d, "dtlb_mpki"), 0);
-  EXPECT_GT(metric(d, "dtlb_store_mpki"), 0);
-  auto after = analyzers::analyze_perf_stat(load("grace-vm-after-cmdqv.txt"), "vm.txt", o);
-  EXPECT_EQ(by_id(after, "perf_stat.dtlb").status, Status::pass) << by_id(after, "perf_stat.dtlb").title;
-  EXPECT_NE(by_id(after, "perf_stat.dtlb").title.find("at parity"), std::string::npos);
-  EXPECT_EQ(by_id(after, "perf_stat.itlb").status, Status::pass);
+  EXPECT_GT(perf_stat_metric(d, "dtlb_mpki"), 0);
+  EXPECT_GT(perf_stat_metric(d, "dtlb_store_mpki"), 0);
+  auto after = analyzers::analyze_perf_stat(perf_stat_load("grace-vm-after-cmdqv.txt"), "vm.txt", o);
+  EXPECT_EQ(perf_stat_by_id(after, "perf_stat.dtlb").status, Status::pass) << perf_stat_by_id(after, "perf_stat.dtlb").title;
+  EXPECT_NE(perf_stat_by_id(after, "perf_stat.dtlb").title.find("at parity"), std::string::npos);
+  EXPECT_EQ(perf_stat_by_id(after, "perf_stat.itlb").status, Status::pass);
   // The same run in every format against the reference: the same figures.
   for (const char* f : {"grace-vm-before-cmdqv-fr.txt", "grace-vm-before-cmdqv-semicolon.csv", "grace-vm-before-cmdqv.json"})
-    EXPECT_DOUBLE_EQ(metric(by_id(analyzers::analyze_perf_stat(load(f), "x", o), "perf_stat.dtlb"), "times_reference"), metric(d, "times_reference")) << f;
+    EXPECT_DOUBLE_EQ(perf_stat_metric(perf_stat_by_id(analyzers::analyze_perf_stat(perf_stat_load(f), "x", o), "perf_stat.dtlb"), "times_reference"), perf_stat_metric(d, "times_reference")) << f;
 }
 
 TEST(AnalyzersPerfStat, WarnBetweenTheKbRatiosAndSkipWithoutReference) {
@@ -75,11 +75,11 @@ TEST(AnalyzersPerfStat, WarnBetweenTheKbRatiosAndSkipWithoutReference) {
   analyzers::PerfStatOptions o;
   o.reference = &ref;
   o.reference_source = "ref";
-  auto f = by_id(analyzers::analyze_perf_stat(run, "x", o), "perf_stat.dtlb");
+  auto f = perf_stat_by_id(analyzers::analyze_perf_stat(run, "x", o), "perf_stat.dtlb");
   EXPECT_EQ(f.status, Status::warn) << f.title;
   o.dtlb = {1.4, 2.0};
-  EXPECT_EQ(by_id(analyzers::analyze_perf_stat(run, "x", o), "perf_stat.dtlb").status, Status::pass);
-  auto alone = by_id(analyzers::analyze_perf_stat(run, "x", {}), "perf_stat.dtlb");
+  EXPECT_EQ(perf_stat_by_id(analyzers::analyze_perf_stat(run, "x", o), "perf_stat.dtlb").status, Status::pass);
+  auto alone = perf_stat_by_id(analyzers::analyze_perf_stat(run, "x", {}), "perf_stat.dtlb");
   EXPECT_EQ(alone.status, Status::skip);
   EXPECT_NE(alone.title.find("0.13%"), std::string::npos) << alone.title;
   EXPECT_NE(alone.title.find("--reference"), std::string::npos) << alone.title;
@@ -87,21 +87,21 @@ TEST(AnalyzersPerfStat, WarnBetweenTheKbRatiosAndSkipWithoutReference) {
   auto ref2 = *parsers::parse_perf_stat("1000000000 instructions\n1000 dTLB-load-misses\n");
   auto run2 = *parsers::parse_perf_stat("1000000000 instructions\n900 dTLB-load-misses\n1000 dTLB-loads\n");
   o.reference = &ref2;
-  auto m = by_id(analyzers::analyze_perf_stat(run2, "x", o), "perf_stat.dtlb");
+  auto m = perf_stat_by_id(analyzers::analyze_perf_stat(run2, "x", o), "perf_stat.dtlb");
   EXPECT_EQ(m.status, Status::pass) << m.title;
   EXPECT_NE(m.title.find("per 1k instructions"), std::string::npos) << m.title;
   // A reference without any dTLB figure: skip naming what it lacks.
   auto ref3 = *parsers::parse_perf_stat("   <not supported>      dTLB-load-misses\n 12  page-faults\n");
   o.reference = &ref3;
-  auto s = by_id(analyzers::analyze_perf_stat(run, "x", o), "perf_stat.dtlb");
+  auto s = perf_stat_by_id(analyzers::analyze_perf_stat(run, "x", o), "perf_stat.dtlb");
   EXPECT_EQ(s.status, Status::skip);
   EXPECT_NE(s.title.find("<not supported>"), std::string::npos) << s.title;
 }
 
 TEST(AnalyzersPerfStat, EventsFindingNamesScalingAndUnsupported) {
-  auto f = by_id(analyzers::analyze_perf_stat(load("guest-no-pmu.txt"), "g", {}), "perf_stat.events");
+  auto f = perf_stat_by_id(analyzers::analyze_perf_stat(perf_stat_load("guest-no-pmu.txt"), "g", {}), "perf_stat.events");
   EXPECT_EQ(f.status, Status::pass);
   EXPECT_NE(f.title.find("3 <not supported>"), std::string::npos) << f.title;
-  auto g = by_id(analyzers::analyze_perf_stat(load("grace-baremetal.txt"), "b", {}), "perf_stat.events");
+  auto g = perf_stat_by_id(analyzers::analyze_perf_stat(perf_stat_load("grace-baremetal.txt"), "b", {}), "perf_stat.events");
   EXPECT_NE(g.title.find("7 scaled (multiplexed)"), std::string::npos) << g.title;
 }

@@ -15,20 +15,20 @@ using perfgap::fixture::log_fixture;
 
 namespace {
 
-std::string slurp(const std::string& rel) {
+std::string perf_stat_slurp(const std::string& rel) {
   std::ifstream in(log_fixture("perf-stat/" + rel), std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
 
-parsers::PerfStat parsed(const std::string& rel) {
-  auto s = parsers::parse_perf_stat(slurp(rel));
+parsers::PerfStat perf_stat_parsed(const std::string& rel) {
+  auto s = parsers::parse_perf_stat(perf_stat_slurp(rel));
   EXPECT_TRUE(s) << rel << ": " << (s ? "" : s.error().describe());
   return s ? *s : parsers::PerfStat{};
 }
 
-double value(const parsers::PerfStat& s, const char* name) {
+double perf_stat_value(const parsers::PerfStat& s, const char* name) {
   const auto* e = s.find(name);
   return e ? e->value : -1;
 }
@@ -37,46 +37,46 @@ double value(const parsers::PerfStat& s, const char* name) {
 
 TEST(ParsersPerfStat, TextCsvJsonAndLocalesGiveTheSameCounts) {
   const char* events[] = {"cycles", "instructions", "dTLB-loads", "dTLB-load-misses", "iTLB-loads", "iTLB-load-misses", "dTLB-store-misses"};
-  auto en = parsed("grace-baremetal.txt");
+  auto en = perf_stat_parsed("grace-baremetal.txt");
   EXPECT_EQ(en.format, "text");
-  EXPECT_EQ(value(en, "dTLB-loads"), 612004518775.0);
-  EXPECT_EQ(value(en, "dTLB-load-misses"), 1346409941.0);
+  EXPECT_EQ(perf_stat_value(en, "dTLB-loads"), 612004518775.0);
+  EXPECT_EQ(perf_stat_value(en, "dTLB-load-misses"), 1346409941.0);
   EXPECT_DOUBLE_EQ(en.find("dTLB-loads")->min_running_pct, 71.44);
   for (const char* other : {"grace-baremetal-de.txt", "grace-baremetal.csv", "grace-baremetal.json", "grace-baremetal-per-cpu.txt",
                             "grace-baremetal-per-socket.txt", "grace-baremetal-interval.txt", "grace-baremetal-interval-per-socket.csv",
                             "grace-baremetal-interval-per-socket.json", "grace-baremetal-r5.txt", "grace-baremetal-r5.csv", "grace-baremetal-r5.json"}) {
-    auto s = parsed(other);
+    auto s = perf_stat_parsed(other);
     ASSERT_EQ(s.events.size(), 7u) << other;
     for (const char* e : events) EXPECT_EQ(value(s, e), value(en, e)) << other << " " << e;
     EXPECT_DOUBLE_EQ(s.find("dTLB-load-misses")->min_running_pct, 71.43) << other;
   }
-  auto vm = parsed("grace-vm-before-cmdqv.txt");
+  auto vm = perf_stat_parsed("grace-vm-before-cmdqv.txt");
   for (const char* other : {"grace-vm-before-cmdqv-fr.txt", "grace-vm-before-cmdqv-ch.txt", "grace-vm-before-cmdqv-semicolon.csv", "grace-vm-before-cmdqv.json"}) {
-    auto s = parsed(other);
+    auto s = perf_stat_parsed(other);
     for (const char* e : events) EXPECT_EQ(value(s, e), value(vm, e)) << other << " " << e;
   }
 }
 
 TEST(ParsersPerfStat, AggregationIntervalsAndRuns) {
-  EXPECT_EQ(parsed("grace-baremetal-per-cpu.txt").aggregation, "cpu");
-  EXPECT_EQ(parsed("grace-baremetal-per-socket.txt").aggregation, "socket");
-  auto iv = parsed("grace-baremetal-interval.txt");
+  EXPECT_EQ(perf_stat_parsed("grace-baremetal-per-cpu.txt").aggregation, "cpu");
+  EXPECT_EQ(perf_stat_parsed("grace-baremetal-per-socket.txt").aggregation, "socket");
+  auto iv = perf_stat_parsed("grace-baremetal-interval.txt");
   EXPECT_TRUE(iv.intervals);
   EXPECT_EQ(iv.find("cycles")->counted, 3);
-  auto ivs = parsed("grace-baremetal-interval-per-socket.json");
+  auto ivs = perf_stat_parsed("grace-baremetal-interval-per-socket.json");
   EXPECT_TRUE(ivs.intervals);
   EXPECT_EQ(ivs.aggregation, "socket");
-  auto r5 = parsed("grace-baremetal-r5.txt");
+  auto r5 = perf_stat_parsed("grace-baremetal-r5.txt");
   EXPECT_EQ(r5.runs, 5);
   EXPECT_DOUBLE_EQ(*r5.find("dTLB-load-misses")->noise_pct, 2.87);
-  EXPECT_DOUBLE_EQ(*parsed("grace-baremetal-r5.csv").find("dTLB-load-misses")->noise_pct, 2.87);
-  EXPECT_DOUBLE_EQ(*parsed("grace-baremetal-r5.json").find("dTLB-load-misses")->noise_pct, 2.87);
+  EXPECT_DOUBLE_EQ(*perf_stat_parsed("grace-baremetal-r5.csv").find("dTLB-load-misses")->noise_pct, 2.87);
+  EXPECT_DOUBLE_EQ(*perf_stat_parsed("grace-baremetal-r5.json").find("dTLB-load-misses")->noise_pct, 2.87);
 }
 
 TEST(ParsersPerfStat, GuestWithoutPmu) {
   // Captured in a VM without a PMU (perf 6.1): the hardware events are <not supported>.
   for (const char* f : {"guest-no-pmu.txt", "guest-no-pmu.csv", "guest-no-pmu.json"}) {
-    auto s = parsed(f);
+    auto s = perf_stat_parsed(f);
     ASSERT_NE(s.find("dTLB-loads"), nullptr) << f;
     EXPECT_EQ(s.find("dTLB-loads")->not_supported, 1) << f;
     EXPECT_EQ(s.find("dTLB-loads")->counted, 0) << f;

@@ -33,11 +33,11 @@ namespace {
 
 // One credential in each shape the rule set covers (docs/CONTRACT.md, "Redaction"), and the
 // secret that must not survive.
-struct Shape {
+struct RedactShape {
   std::string text, secret;
 };
-const std::vector<Shape>& credential_shapes() {
-  static const std::vector<Shape> shapes = {
+const std::vector<RedactShape>& credential_shapes() {
+  static const std::vector<RedactShape> shapes = {
       {"password: hunter2secret", "hunter2secret"},
       {"Authorization: Bearer hunter2secret", "hunter2secret"},
       {"Bearer hunter2secret", "hunter2secret"},
@@ -75,7 +75,7 @@ void expect_nothing_hidden_but_credentials(const std::vector<report::Finding>& f
     }
 }
 
-std::vector<fs::path> sorted_entries(const fs::path& dir) {
+std::vector<fs::path> redact_sorted_entries(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path());
@@ -90,7 +90,7 @@ TEST(RedactReports, EveryGoldenTreesChecksComeOutUnchanged) {
   std::vector<const core::CheckInfo*> all;
   for (const auto& c : registry.all()) all.push_back(&c);
   int trees = 0;
-  for (const auto& tree : sorted_entries(fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/golden")) {
+  for (const auto& tree : redact_sorted_entries(fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/golden")) {
     if (tree.extension() != ".tree") continue;
     SCOPED_TRACE(tree.filename().string());
     fixture::TempDir tmp;
@@ -110,7 +110,7 @@ TEST(RedactReports, EveryGoldenTreesChecksComeOutUnchanged) {
 // NVIDIA_API_KEY is redacted by name in node.environment, which no finding quotes).
 TEST(RedactReports, NoGoldenReportFindingIsRedacted) {
   int reports = 0;
-  for (const auto& golden : sorted_entries(fs::path(PERFGAP_SOURCE_DIR) / "tests/golden")) {
+  for (const auto& golden : redact_sorted_entries(fs::path(PERFGAP_SOURCE_DIR) / "tests/golden")) {
     if (golden.extension() != ".json") continue;
     std::ifstream in(golden);
     auto j = nlohmann::json::parse(in);
@@ -147,15 +147,15 @@ TEST(RedactReports, EveryAnalyzerOverTheSharedCapturesComesOutUnchanged) {
     ++runs;
   };
   for (const char* kind : {"nccl-log", "nccl-tests", "numastat", "nvidia-smi", "perf", "steps", "turbostat"})
-    for (const auto& f : sorted_entries(shared / "fixtures" / kind))
+    for (const auto& f : redact_sorted_entries(shared / "fixtures" / kind))
       if (fs::is_regular_file(f) && f.extension() != ".md") analyze(kind, {f.string()});
-  for (const auto& f : sorted_entries(shared / "fixtures" / "profiles")) {
+  for (const auto& f : redact_sorted_entries(shared / "fixtures" / "profiles")) {
     const std::string name = f.filename().string();
     if (name.find(".json") != std::string::npos) analyze("kineto", {f.string()});
     else if (f.extension() == ".sqlite") analyze("nsys", {f.string()});
     else if (name.find("perf") != std::string::npos && name.find(".data") != std::string::npos) analyze("perf", {f.string()});
   }
-  for (const auto& dir : sorted_entries(shared / "field" / "logs")) {
+  for (const auto& dir : redact_sorted_entries(shared / "field" / "logs")) {
     const std::string name = dir.filename().string();
     const std::string kind = name.rfind("nt-", 0) == 0 ? "nccl-tests" : name.rfind("nl-", 0) == 0 ? "nccl-log" : name.rfind("st-", 0) == 0 ? "steps" : "";
     if (kind.empty() || !fs::exists(dir / "input.txt")) continue;
