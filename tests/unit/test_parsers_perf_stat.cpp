@@ -47,13 +47,13 @@ TEST(ParsersPerfStat, TextCsvJsonAndLocalesGiveTheSameCounts) {
                             "grace-baremetal-interval-per-socket.json", "grace-baremetal-r5.txt", "grace-baremetal-r5.csv", "grace-baremetal-r5.json"}) {
     auto s = perf_stat_parsed(other);
     ASSERT_EQ(s.events.size(), 7u) << other;
-    for (const char* e : events) EXPECT_EQ(value(s, e), value(en, e)) << other << " " << e;
+    for (const char* e : events) EXPECT_EQ(perf_stat_value(s, e), perf_stat_value(en, e)) << other << " " << e;
     EXPECT_DOUBLE_EQ(s.find("dTLB-load-misses")->min_running_pct, 71.43) << other;
   }
   auto vm = perf_stat_parsed("grace-vm-before-cmdqv.txt");
   for (const char* other : {"grace-vm-before-cmdqv-fr.txt", "grace-vm-before-cmdqv-ch.txt", "grace-vm-before-cmdqv-semicolon.csv", "grace-vm-before-cmdqv.json"}) {
     auto s = perf_stat_parsed(other);
-    for (const char* e : events) EXPECT_EQ(value(s, e), value(vm, e)) << other << " " << e;
+    for (const char* e : events) EXPECT_EQ(perf_stat_value(s, e), perf_stat_value(vm, e)) << other << " " << e;
   }
 }
 
@@ -100,9 +100,9 @@ TEST(ParsersPerfStat, LocaleNumbersAndNames) {
       "             766      cpu_atom/dTLB-load-misses/\n"
       "   <not counted>      iTLB-loads                                   (0,00%)\n");
   ASSERT_TRUE(s) << s.error().describe();
-  EXPECT_DOUBLE_EQ(value(*s, "task-clock"), 1234.56);
-  EXPECT_EQ(value(*s, "dTLB-loads"), 1234567.0);
-  EXPECT_EQ(value(*s, "dTLB-load-misses"), 2000.0);
+  EXPECT_DOUBLE_EQ(perf_stat_value(*s, "task-clock"), 1234.56);
+  EXPECT_EQ(perf_stat_value(*s, "dTLB-loads"), 1234567.0);
+  EXPECT_EQ(perf_stat_value(*s, "dTLB-load-misses"), 2000.0);
   EXPECT_EQ(s->find("iTLB-loads")->not_counted, 1);
   EXPECT_EQ(parsers::perf_stat_event_name("dTLB-loads [cpu_core]"), "dTLB-loads");
   EXPECT_EQ(parsers::perf_stat_event_name("sched:sched_switch"), "sched:sched_switch");
@@ -110,12 +110,12 @@ TEST(ParsersPerfStat, LocaleNumbersAndNames) {
   // A German -x, CSV splits "%.2f" values in two: the parts are put back together.
   auto csv = parsers::parse_perf_stat("0,94,msec,task-clock,935955,100,00,0,017,CPUs utilized\n74,,page-faults,935955,100,00,79,064,K/sec\n");
   ASSERT_TRUE(csv);
-  EXPECT_DOUBLE_EQ(value(*csv, "task-clock"), 0.94);
-  EXPECT_EQ(value(*csv, "page-faults"), 74.0);
+  EXPECT_DOUBLE_EQ(perf_stat_value(*csv, "task-clock"), 0.94);
+  EXPECT_EQ(perf_stat_value(*csv, "page-faults"), 74.0);
   // A German -j line is not JSON ("pcnt-running" : 100,00): read with its commas as points.
   auto js = parsers::parse_perf_stat(R"({"counter-value" : "74,000000", "unit" : "", "event" : "page-faults", "event-runtime" : 9, "pcnt-running" : 66,67, "metric-value" : 0,000000, "metric-unit" : ""})");
   ASSERT_TRUE(js) << js.error().describe();
-  EXPECT_EQ(value(*js, "page-faults"), 74.0);
+  EXPECT_EQ(perf_stat_value(*js, "page-faults"), 74.0);
   EXPECT_DOUBLE_EQ(js->find("page-faults")->min_running_pct, 66.67);
 }
 
