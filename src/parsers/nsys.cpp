@@ -398,7 +398,10 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   // Copy directions and memory kinds: the export's enum tables where present, else the numbers.
   std::map<std::int64_t, CopyKind> copy_enum;
   std::map<std::int64_t, HostMem> mem_enum;
-  for (auto [t, is_copy] : {std::pair{"ENUM_CUDA_MEMCPY_OPER", true}, std::pair{"ENUM_CUDA_MEM_KIND", false}}) {
+  for (auto [table, copies] : {std::pair{"ENUM_CUDA_MEMCPY_OPER", true}, std::pair{"ENUM_CUDA_MEM_KIND", false}}) {
+    // Plain copies: clang 14 cannot capture a structured binding in the lambda below.
+    const char* t = table;
+    const bool is_copy = copies;
     if (!r.has(t)) continue;
     auto cols = r.columns(t);
     if (!cols.count("id") || !cols.count("label")) continue;
