@@ -261,7 +261,9 @@ std::vector<report::Finding> measurement_verdicts(const std::vector<NodeReport>&
     }
   }
   std::vector<report::Finding> out;
-  for (auto& [id, j] : by_id) {
+  for (auto& entry : by_id) {
+    const std::string& id = entry.first;
+    Judged& j = entry.second;  // not a structured binding: the lambda below captures it (clang 14)
     report::Finding f;
     f.id = "fleet.measured";
     f.layer = "fleet";
