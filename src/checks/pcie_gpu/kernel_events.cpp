@@ -232,6 +232,7 @@ std::vector<Finding> sxid(facts::Facts& f, const core::Thresholds&) {
           fatal += e->fatal ? 1 : 0;
         }
         std::vector<std::string> parts;
+        parts.reserve(counts.size());
         for (const auto& [code, n] : counts) parts.push_back(fmt::format("SXid {} x{}", code, n));
         fnd.status = fatal ? Status::fail : Status::warn;
         fnd.title = fmt::format("NVSwitch {}: {} ({} fatal)", bdf, fmt::join(parts, ", "), fatal);
