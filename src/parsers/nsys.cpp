@@ -412,19 +412,19 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       else mem_enum[id] = mem_kind_of(label);
     });
   }
-  auto copy_kind = [&](sqlite3_stmt* st, int col) {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) return CopyKind::unknown;
+  // A column's value through the export's enum table where it has one, else by nsys's numbers.
+  auto enum_column = [](sqlite3_stmt* st, int col, const auto& table, auto by_number, auto unknown) {
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) return unknown;
     const auto v = sqlite3_column_int64(st, col);
-    if (copy_enum.empty()) return copy_kind_of(v);
-    auto it = copy_enum.find(v);
-    return it == copy_enum.end() ? CopyKind::unknown : it->second;
+    if (table.empty()) return by_number(v);
+    auto it = table.find(v);
+    return it == table.end() ? unknown : it->second;
+  };
+  auto copy_kind = [&](sqlite3_stmt* st, int col) {
+    return enum_column(st, col, copy_enum, [](std::int64_t v) { return copy_kind_of(v); }, CopyKind::unknown);
   };
   auto mem_kind = [&](sqlite3_stmt* st, int col) {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) return HostMem::unknown;
-    const auto v = sqlite3_column_int64(st, col);
-    if (mem_enum.empty()) return mem_kind_of(v);
-    auto it = mem_enum.find(v);
-    return it == mem_enum.end() ? HostMem::unknown : it->second;
+    return enum_column(st, col, mem_enum, [](std::int64_t v) { return mem_kind_of(v); }, HostMem::unknown);
   };
 
   // GPU activity tables: the same column names in every schema in use.
