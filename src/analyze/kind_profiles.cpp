@@ -46,8 +46,8 @@ tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request
   // not grow with the ranks. Ranks on every core (up to 8); `nsys export`s one at a time.
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
   auto job = analyzers::analyze_profile_job(files, [&](const std::string& f) { return read_profile(k, f); }, po, threads);
-  // Of a job's ranks, a missing one would silently change who is late: the whole run stops.
-  if (!job.unusable.empty() && files.size() > 1) return tl::unexpected(fmt::format("{}: {}", job.unusable[0].first, job.unusable[0].second));
+  // An unreadable rank is an error finding of its own; the others are analysed, and the job-level
+  // verdicts, missing it, cannot pass (profile.ranks).
   for (const auto& [file, why] : job.unusable) c.bad(file, why);
   if (job.used.empty()) return tl::unexpected(c.no_usable_input());
   c.usable = job.used.size();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -147,6 +148,7 @@ CopyClass copy_class(const GpuActivity& a) {
 
 struct Win {
   std::int64_t s, e;
+  std::int64_t step = -1;  // its ProfilerStep#N number; -1: none
 };
 struct WinStats {
   double len = 0, compute = 0, busy = 0, idle = 0, host_idle = 0, copy = 0, comm_all = 0, exposed_all = 0;
@@ -260,6 +262,19 @@ double hist_percentile_us(const Hist& h, double q) {
   return 0;
 }
 
+// A job's inputs as the rank-set check left them (profile.ranks): what was read, left out,
+// unreadable, and which of the recorded world's ranks are missing.
+struct JobRanks {
+  bool several = false;
+  std::size_t inputs = 0;
+  std::vector<std::pair<std::string, std::string>> left_out, unreadable;  // (file, why)
+  std::int64_t world = -1;
+  std::vector<std::int64_t> ranks, missing;
+  std::size_t kept = 0;
+  // Job-level verdicts cover only part of the job: they cannot pass.
+  bool partial() const { return !missing.empty() || !unreadable.empty(); }
+};
+
 // What the findings need of a profile (one rank's, or a job's ranks' absorbed in order): the
 // model's per-file facts and per-GPU timelines, never its activities.
 struct Digest {
@@ -280,6 +295,7 @@ struct Digest {
   std::array<std::size_t, kCollCount> coll_kernels{};
   std::array<std::uint64_t, kCollCount> coll_bytes{};
   std::array<std::uint32_t, kCollCount> coll_group{};
+  JobRanks job;  // a job of several inputs: which ranks it holds (analyze_profile_job)
 };
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -289,6 +305,14 @@ bool profiler_step(std::string_view n) {
   for (char c : n.substr(13))
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
   return true;
+}
+
+// N of "ProfilerStep#N"; -1 for any other name (or a number too long to be a step).
+std::int64_t profiler_step_number(std::string_view n) {
+  if (!profiler_step(n) || n.size() > 13 + 15) return -1;
+  std::int64_t v = 0;
+  for (char c : n.substr(13)) v = v * 10 + (c - '0');
+  return v;
 }
 
 // NVTX names that are iterations: step, iteration, iter, train_step, training step, ... with an
@@ -372,13 +396,17 @@ struct Analysis {
 // of the range to the first of the next when the ranges follow each other, else to its last end.
 bool windows_from_ranges(const Profile& p, const std::vector<std::vector<std::uint32_t>>& acts, const std::vector<bool>& chosen,
                          std::vector<std::vector<Win>>& out) {
-  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<Iv>> by_proc;
+  struct Step {
+    std::int64_t s, e;
+    std::int64_t number;  // ProfilerStep#N's N; -1: another name
+  };
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<Step>> by_proc;
   for (const auto& r : p.ranges)
-    if (chosen[r.name]) by_proc[{r.file, r.process}].push_back({r.start, r.end});
+    if (chosen[r.name]) by_proc[{r.file, r.process}].push_back({r.start, r.end, profiler_step_number(p.names[r.name])});
   if (by_proc.empty()) return false;
   for (auto& [k, v] : by_proc) {
-    std::sort(v.begin(), v.end(), [](const Iv& a, const Iv& b) { return a.s != b.s ? a.s < b.s : a.e > b.e; });
-    Ivs top;
+    std::sort(v.begin(), v.end(), [](const Step& a, const Step& b) { return a.s != b.s ? a.s < b.s : a.e > b.e; });
+    std::vector<Step> top;
     for (const auto& r : v)
       if (top.empty() || r.s >= top.back().e || r.e > top.back().e) top.push_back(r);  // nested copies are dropped
     v = std::move(top);
@@ -400,7 +428,7 @@ bool windows_from_ranges(const Profile& p, const std::vector<std::vector<std::ui
     for (auto ai : acts[g]) {
       const auto& a = p.acts[ai];
       std::int64_t t = a.api_start >= 0 ? a.api_start : a.start;
-      auto r = std::upper_bound(R.begin(), R.end(), t, [](std::int64_t x, const Iv& v) { return x < v.s; });
+      auto r = std::upper_bound(R.begin(), R.end(), t, [](std::int64_t x, const Step& v) { return x < v.s; });
       if (r == R.begin()) continue;
       --r;
       if (t >= r->e) continue;
@@ -428,7 +456,7 @@ bool windows_from_ranges(const Profile& p, const std::vector<std::vector<std::ui
         // profiled: 173.69 ms for a 122.15 ms ProfilerStep of HTA's trace_diff test trace).
         e = s + (R[i].e - R[i].s);
       }
-      if (e > s) wins.push_back({s, e});
+      if (e > s) wins.push_back({s, e, R[i].number});
     }
     any = any || !wins.empty();
   }
@@ -759,6 +787,15 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
       for (std::size_t g = 0; g < G; ++g) d.tl[g].period = period[g];
     }
   }
+  // Each collective's step number: ranks are paired by step, not by their clocks (profile_ranks).
+  for (auto& gt : d.tl) {
+    const auto& steps = gt.cuts[kCutStep].wins;
+    if (steps.empty()) continue;
+    for (auto& c : gt.seq) {
+      auto w = std::upper_bound(steps.begin(), steps.end(), c.start, [](std::int64_t x, const Win& v) { return x < v.s; });
+      if (w != steps.begin() && c.start < (--w)->e) c.step = w->step;
+    }
+  }
   for (auto& gt : d.tl)
     if (gt.acts) gt.cuts[kCutWhole].wins.push_back({gt.first, gt.last});  // the whole profile as one window
   for (std::size_t g = 0; g < G; ++g) {
@@ -1000,6 +1037,15 @@ std::string rank_name(const Digest& p, const CrossRanks& xr, std::size_t r) {
   return g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host);
 }
 
+// "ranks 2-7 were not given" / "2 traces were unreadable", for a job read in part.
+std::string missing_words(const JobRanks& j) {
+  std::string w;
+  if (!j.missing.empty()) w = fmt::format("rank{} {} of the {} {} not among the traces", j.missing.size() == 1 ? "" : "s", rank_ranges(j.missing), j.world,
+                                          j.missing.size() == 1 ? "is" : "are");
+  if (!j.unreadable.empty()) w += fmt::format("{}{} trace{} could not be read", w.empty() ? "" : " and ", j.unreadable.size(), j.unreadable.size() == 1 ? "" : "s");
+  return w;
+}
+
 Finding straggler_finding(const Digest& p, const Analysis& an, const std::string& source) {
   const auto& xr = an.xr;
   const auto& al = xr.al;
@@ -1078,6 +1124,13 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
                                      p.gpus[xr.gpu[S]].label);
     f.impact = fmt::format("{:.2f} ms of every {:.2f} ms iteration ({:.1f}%): the step would be that much shorter if {} arrived with the next-latest rank",
                            cost_ms, ms(xr.iteration_ns), cost_pct, p.gpus[xr.gpu[S]].label);
+  } else if (p.job.partial()) {
+    // Part of the job: a rank not read may be the late one.
+    f.status = report::Status::skip;
+    f.title = fmt::format("no straggler among the {} ranks read, but {}: one of those may be the late one (the last rank read costs at most {:.2f} ms, {:.1f}% "
+                          "of the {:.2f} ms iteration)",
+                          xr.aligned, missing_words(p.job), cost_ms, cost_pct, ms(xr.iteration_ns)) +
+              not_aligned;
   } else {
     f.status = report::Status::pass;
     f.title = fmt::format("no straggler among {} ranks: the last rank to arrive costs at most {:.2f} ms ({:.1f}%) of the {:.2f} ms iteration "
@@ -1085,8 +1138,18 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
                           xr.aligned, cost_ms, cost_pct, ms(xr.iteration_ns), ms(skew50), ms(skew_max)) +
               not_aligned;
   }
-  f.add(source, fmt::format("{} collectives matched on {} of {} ranks over {} iteration{}, clocks aligned on their ends (reference {}, tolerance {:.2f} ms)",
-                            matched, xr.aligned, n, cols, cols == 1 ? "" : "s", rank_name(p, xr, ref), ms(static_cast<double>(al.tolerance))));
+  if (f.status == report::Status::warn && p.job.partial()) f.title += fmt::format(" (of the ranks read: {})", missing_words(p.job));
+  std::size_t by_step = 0;
+  for (std::size_t r = 0; r < n; ++r) by_step += al.aligned[r] && r != ref && al.by_step[r];
+  const std::string paired = by_step + 1 == xr.aligned ? "ranks paired by step number (ProfilerStep#N) and collective order"
+                             : by_step == 0        ? "ranks paired where their collectives' ends meet at the smallest clock offset (no step numbers in common)"
+                                                   : fmt::format("{} of the {} other ranks paired by step number, the rest where the ends meet at the smallest clock "
+                                                                 "offset",
+                                                                 by_step, xr.aligned - 1);
+  f.metric("ranks_paired_by_step", static_cast<double>(by_step));
+  f.add(source, fmt::format("{} collectives matched on {} of {} ranks over {} iteration{}: {}, clocks aligned on the collectives' ends (reference {}, "
+                            "tolerance {:.2f} ms)",
+                            matched, xr.aligned, n, cols, cols == 1 ? "" : "s", paired, rank_name(p, xr, ref), ms(static_cast<double>(al.tolerance))));
   // Per rank: metrics for all, the text table for the latest 16.
   std::vector<std::size_t> order;
   for (std::size_t r = 0; r < n; ++r)
@@ -1134,7 +1197,7 @@ ProfileFigures profile_figures(const Profile& profile, const ProfileOptions& o) 
   auto an = analyze(d, o);
   ProfileFigures f;
   f.iterations = an.iterations;
-  f.iteration_ms = an.iteration_ms_median;
+  f.iteration_ms = ms(an.per_iter.len);  // the one iteration of every report (profile.iterations)
   f.iteration_ms_mean = ms(an.per_iter.len);
   f.compute_ms = ms(an.per_iter.compute);
   f.comm_all_ms = ms(an.per_iter.comm_all);
@@ -1150,6 +1213,47 @@ ProfileFigures profile_figures(const Profile& profile, const ProfileOptions& o) 
 }
 
 namespace {
+
+// What the job's files held as ranks: all of one run, or which were left out, unreadable or
+// missing (job-level verdicts over part of a job cannot pass: profile.straggler).
+Finding ranks_finding(const JobRanks& j, const std::string& source) {
+  Finding f = started("profile.ranks", "workload", source);
+  f.metric("inputs", static_cast<double>(j.inputs));
+  f.metric("ranks_read", static_cast<double>(j.kept));
+  f.metric("left_out", static_cast<double>(j.left_out.size()));
+  f.metric("unreadable", static_cast<double>(j.unreadable.size()));
+  if (j.world > 0) {
+    f.metric("world_size", static_cast<double>(j.world));
+    f.metric("ranks_missing", static_cast<double>(j.missing.size()));
+  }
+  for (const auto& [file, why] : j.left_out) f.add(file, "left out: " + why, "a rank of this run, read once");
+  for (const auto& [file, why] : j.unreadable) f.add(file, "unreadable: " + why, "a readable trace");
+  if (!j.missing.empty()) f.add(source, fmt::format("ranks {} of 0-{} not among the traces read", rank_ranges(j.missing), j.world - 1), "every rank's trace");
+  const std::string of = j.world > 0 ? fmt::format("{} of {} ranks", j.ranks.empty() ? j.kept : j.ranks.size(), j.world) : fmt::format("{} traces", j.kept);
+  std::vector<std::string> what;
+  if (!j.missing.empty()) what.push_back(fmt::format("rank{} {} missing", j.missing.size() == 1 ? "" : "s", rank_ranges(j.missing)));
+  if (!j.unreadable.empty()) what.push_back(fmt::format("{} unreadable", j.unreadable.size()));
+  if (!j.left_out.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < j.left_out.size() && i < 2; ++i) names += (i ? ", " : "") + j.left_out[i].first;
+    if (j.left_out.size() > 2) names += fmt::format(" and {} more", j.left_out.size() - 2);
+    what.push_back(fmt::format("{} left out ({}: {})", j.left_out.size(), names, j.left_out[0].second));
+  }
+  if (what.empty()) {
+    f.status = report::Status::pass;
+    f.title = j.world > 0 ? fmt::format("{} of one run (world_size {}), each read once", of, j.world)
+                          : fmt::format("{} of one run, each read once (the traces record no world size: whether ranks are missing is unknown)", of);
+    return f;
+  }
+  f.status = report::Status::warn;
+  std::string list;
+  for (const auto& w : what) list += (list.empty() ? "" : "; ") + w;
+  f.title = fmt::format("{} analysed as the job: {}{}", of, list, j.partial() ? "; job-level verdicts cover these ranks only and cannot pass" : "");
+  f.fix = j.partial() ? "give every rank's trace (torch.profiler writes one per rank; a directory or a quoted glob takes them all) so that the job-level "
+                        "verdicts cover the whole job"
+                      : "give the traces of one run only, each once";
+  return f;
+}
 
 // The findings of a profile's digest (one profile, or a job's ranks absorbed in order).
 std::vector<Finding> digest_findings(Digest& p, const std::string& source, const ProfileOptions& o) {
@@ -1214,10 +1318,15 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       f.metric("iterations", 0);
     } else {
       f.status = report::Status::pass;
-      f.title = fmt::format("{} iterations found by {}; median {:.2f} ms", an.iteration_count, an.method, an.iteration_ms_median);
+      // One iteration for the whole report: the mean window over the GPUs and their iterations,
+      // the one every per-iteration figure (communication, exposed, idle, the straggler's
+      // share) is a part of; the median window is said beside it.
+      f.title = fmt::format("{} iterations found by {}; {:.2f} ms per iteration (mean; median window {:.2f} ms)", an.iteration_count, an.method, ms(it.len),
+                            an.iteration_ms_median);
       f.metric("iterations", static_cast<double>(an.iteration_count));
-      f.metric("iteration_ms", an.iteration_ms_median);
+      f.metric("iteration_ms", ms(it.len));
       f.metric("iteration_ms_mean", ms(it.len));
+      f.metric("iteration_ms_median", an.iteration_ms_median);
       f.metric("compute_ms_per_iter", ms(it.compute));
       f.metric("memcpy_ms_per_iter", ms(it.copy));
       f.metric("gpus", static_cast<double>(an.gpus_with_windows));
@@ -1248,12 +1357,18 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
         row.push_back(fmt_ms(s.copy));
         f.table.push_back(std::move(row));
       }
+      f.add(source, fmt::format("the iteration of this report is the mean window over {} GPU{} and their iterations, {:.2f} ms: every per-iteration figure "
+                                "(communication, exposed, idle, copies, the straggler's share) is over it; the median window is {:.2f} ms",
+                                an.gpus_with_windows, an.gpus_with_windows == 1 ? "" : "s", ms(it.len), an.iteration_ms_median));
       f.add(source, fmt::format("per iteration, mean of {} GPU{}: {:.2f} ms, compute {:.2f} ms, communication {:.2f} ms ({:.2f} ms exposed), idle {:.2f} ms, memcpy/memset {:.2f} ms",
                                 an.gpus_with_windows, an.gpus_with_windows == 1 ? "" : "s", ms(it.len), ms(it.compute), ms(it.comm_all),
                                 ms(it.exposed_all), ms(it.idle), ms(it.copy)));
     }
     out.push_back(std::move(f));
   }
+
+  // ---- profile.ranks (a job of several files)
+  if (p.job.several) out.push_back(ranks_finding(p.job, source));
 
   // ---- profile.straggler (several ranks)
   if (an.xr.present) out.push_back(straggler_finding(p, an, source));
@@ -1632,7 +1747,7 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
         f.add(source, fmt::format("{} {:.2f} -> {:.2f} ms per iteration ({:+.2f} ms{})", what, ref, mea, mea - ref,
                                   ref > 0 ? fmt::format(", {:+.1f}%", 100.0 * (mea - ref) / ref) : ""));
       };
-      double mea_iter = an.iteration_ms_median;
+      double mea_iter = ms(it.len);
       line("iteration", r.iteration_ms, mea_iter);
       line("compute", r.compute_ms, ms(it.compute));
       for (int c = 1; c < kCollCount; ++c) {
@@ -1672,27 +1787,69 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
   return digest_findings(d, source, o);
 }
 
+namespace {
+
+// What the rank-set check needs of a rank's digest (profile_ranks.hpp check_rank_set).
+RankInput rank_input(const std::string& name, const Digest& d) {
+  RankInput in;
+  in.name = name;
+  std::int64_t base = -1;
+  for (const auto& [k, v] : d.system) {
+    std::int64_t x = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc() || ptr != v.data() + v.size()) continue;
+    if (k == "rank" && in.rank < 0) in.rank = x;
+    else if (k == "world_size" && in.world < 0) in.world = x;
+    else if (k == "base_time_ns" && base < 0) base = x;
+  }
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the timeline's shape
+  auto mix = [&h](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ULL;
+  };
+  std::int64_t first = INT64_MAX;
+  // Two ranks of a generated or perfectly even job may share a timeline: the rank and devices
+  // are part of what makes a trace the same one.
+  mix(static_cast<std::uint64_t>(in.rank));
+  for (const auto& g : d.gpus) mix(static_cast<std::uint64_t>(g.device)), mix(g.process);
+  mix(d.tl.size());
+  for (const auto& gt : d.tl) {
+    mix(gt.acts), mix(gt.kernels), mix(static_cast<std::uint64_t>(gt.first)), mix(static_cast<std::uint64_t>(gt.last));
+    mix(static_cast<std::uint64_t>(gt.kernel_ns)), mix(static_cast<std::uint64_t>(gt.nccl_ns));
+    if (gt.acts) first = std::min(first, gt.first);
+    for (const auto& w : gt.cuts[kCutStep].wins)
+      if (w.step >= 0) {
+        in.step_lo = in.step_lo < 0 ? w.step : std::min(in.step_lo, w.step);
+        in.step_hi = std::max(in.step_hi, w.step);
+      }
+    if (!gt.seq.empty()) in.seqs.push_back(gt.seq);
+  }
+  in.fingerprint = h;
+  // Kineto's ts: µs since the epoch in older traces, since baseTimeNanoseconds in newer ones
+  // (1e17 ns is 1973: a smaller first timestamp without a base is a clock of its own).
+  if (first != INT64_MAX && base >= 0) in.wall_start_ns = base + first;
+  else if (first != INT64_MAX && first >= 100'000'000'000'000'000LL) in.wall_start_ns = first;
+  return in;
+}
+
+}  // namespace
+
 ProfileJob analyze_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads) {
   ProfileJob job;
   const std::size_t n = files.size();
   if (n == 0) return job;
   const bool several = n > 1;
-  enum class State : std::uint8_t { pending, done, failed };
-  std::vector<State> state(n, State::pending);
-  std::vector<std::optional<Digest>> ready(n);  // digests read ahead of the next one to absorb
+  std::vector<std::optional<Digest>> ready(n);  // every rank's digest: the job is decided on all of them
   std::vector<std::string> why(n);
-  Digest all;
   std::mutex mu;
-  std::size_t next = 0, absorbed = 0, held = 0;
-  bool stop = false;
-  // Each thread takes the next file, reads it, reduces it to its digest and drops the profile;
-  // the digests are absorbed in the files' order (the report is the one of one thread).
+  std::size_t next = 0, held = 0;
+  // Each thread takes the next file, reads it, reduces it to its digest and drops the profile.
+  // An unreadable rank is said and the others are read: the rank-set check counts it missing.
   auto work = [&] {
     for (;;) {
       std::size_t i = 0;
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (stop || next == n) return;
+        if (next == n) return;
         i = next++;
         job.profiles_held_peak = std::max(job.profiles_held_peak, ++held);
       }
@@ -1712,32 +1869,55 @@ ProfileJob analyze_profile_job(const std::vector<std::string>& files, const Prof
       std::lock_guard<std::mutex> lock(mu);
       --held;
       job.activities += acts;
-      if (d) {
-        state[i] = State::done;
-        ready[i] = std::move(d);
-      } else {
-        state[i] = State::failed;
-        why[i] = std::move(err);
-        // Of a job's ranks, a missing one would silently change who is late: the rest is not read.
-        if (several) stop = true;
-      }
-      for (; absorbed < n && state[absorbed] != State::pending; ++absorbed) {
-        if (state[absorbed] == State::failed) continue;
-        absorb(all, std::move(*ready[absorbed]), static_cast<std::uint32_t>(absorbed));
-        ready[absorbed].reset();
-        job.used.push_back(files[absorbed]);
-        job.digest_bytes_peak = std::max(job.digest_bytes_peak, digest_bytes(all));
-      }
+      ready[i] = std::move(d);
+      why[i] = std::move(err);
     }
   };
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < std::clamp<std::size_t>(threads, 1, n); ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  for (std::size_t i = 0; i < n; ++i)
-    if (state[i] == State::failed) job.unusable.emplace_back(files[i], why[i]);
-  if (!job.unusable.empty() && several) return job;
+  // The job's rank set, then its digests absorbed in the files' order (the report is the one of
+  // one thread).
+  JobRanks jr;
+  jr.several = several;
+  jr.inputs = n;
+  std::vector<RankInput> inputs;
+  std::vector<std::size_t> input_file;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!ready[i]) {
+      job.unusable.emplace_back(files[i], why[i]);
+      jr.unreadable.emplace_back(files[i], why[i]);
+      continue;
+    }
+    inputs.push_back(rank_input(files[i], *ready[i]));
+    input_file.push_back(i);
+  }
+  RankSet set;
+  if (several) {
+    set = check_rank_set(inputs);
+    jr.world = set.world;
+    jr.ranks = set.ranks;
+    jr.missing = set.missing;
+  } else {
+    set.left_out.assign(inputs.size(), "");
+  }
+  Digest all;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const std::size_t i = input_file[k];
+    if (!set.left_out[k].empty()) {
+      jr.left_out.emplace_back(files[i], set.left_out[k]);
+      ready[i].reset();
+      continue;
+    }
+    absorb(all, std::move(*ready[i]), static_cast<std::uint32_t>(i));
+    ready[i].reset();
+    job.used.push_back(files[i]);
+  }
+  job.digest_bytes_peak = digest_bytes(all);
   if (job.used.empty()) return job;
+  jr.kept = job.used.size();
+  all.job = std::move(jr);
   const std::string source = job.used.size() == 1 ? job.used[0] : fmt::format("{} profiles", job.used.size());
   job.findings = digest_findings(all, source, o);
   return job;

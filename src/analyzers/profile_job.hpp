@@ -2,8 +2,10 @@
 // them: each rank is read (by the caller's reader: this layer reads no file), reduced at once to
 // its digest (per GPU its interval lists, collectives and candidate iteration windows; launch
 // figures as histograms) and dropped, on up to `threads` threads. Memory is the digests plus one
-// profile per thread, whatever the number of ranks; the findings are those analyze_profile gives
-// for the ranks' profiles merged in the files' order (docs/ANALYZE.md, cross-rank analysis).
+// profile per thread, whatever the number of ranks. The rank set is then checked (copies, ranks
+// of other runs left out; missing ranks counted: profile_ranks.hpp check_rank_set) and the
+// findings are those analyze_profile gives for the kept ranks' profiles merged in the files'
+// order, with profile.ranks saying what the set held (docs/ANALYZE.md, cross-rank analysis).
 #pragma once
 
 #include <cstddef>
@@ -22,10 +24,11 @@ namespace perfgap::analyzers {
 using ProfileReader = std::function<tl::expected<parsers::Profile, std::string>(const std::string& file)>;
 
 struct ProfileJob {
-  std::vector<Finding> findings;  // empty when no file was usable, or when one of several failed
-  std::vector<std::string> used;  // the files analysed, in order
-  // (file, why) in the files' order. Of several files the first failure stops the reading (a
-  // missing rank would change who is late): the caller says it and analyses nothing.
+  std::vector<Finding> findings;  // empty when no file was usable
+  std::vector<std::string> used;  // the files analysed, in order (those the rank-set check kept)
+  // (file, why) in the files' order: the files that could not be read. The others are analysed;
+  // profile.ranks counts these as missing ranks, so job-level verdicts (profile.straggler)
+  // cannot pass, and the caller gives each an error finding.
   std::vector<std::pair<std::string, std::string>> unusable;
   // What memory the job took (the unit test that memory is not held per rank reads them).
   std::size_t profiles_held_peak = 0;  // profiles being read or digested at once (<= threads)

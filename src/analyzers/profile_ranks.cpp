@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <numeric>
+#include <optional>
+#include <set>
 
 namespace perfgap::analyzers {
 
@@ -71,8 +74,37 @@ RanksFit ranks_try(const std::vector<RankCollective>& ref, const std::vector<Ran
   return fit;
 }
 
-// The pairing of `r` with `ref` whose offset is the smallest that fits, or why none does.
-RanksFit ranks_fit(const std::vector<RankCollective>& ref, const std::vector<RankCollective>& r, std::int64_t tol, std::string& why) {
+// The pairing that step numbers give: the first step both sequences hold, its first collective
+// on each; nullopt where either carries no step numbers or they share none.
+std::optional<long> step_shift(const std::vector<RankCollective>& ref, const std::vector<RankCollective>& r) {
+  std::map<std::int64_t, std::size_t> first_in_ref;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    if (ref[i].step >= 0) first_in_ref.emplace(ref[i].step, i);
+  if (first_in_ref.empty()) return std::nullopt;
+  // The first collective of each step of `r`, checked in order: a step whose count of
+  // collectives differs (a capture cut inside it) is passed over for the next.
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (r[i].step < 0 || (i > 0 && r[i - 1].step == r[i].step)) continue;
+    auto it = first_in_ref.find(r[i].step);
+    if (it == first_in_ref.end()) continue;
+    std::size_t nr = 0, nf = 0;
+    while (i + nr < r.size() && r[i + nr].step == r[i].step) ++nr;
+    while (it->second + nf < ref.size() && ref[it->second + nf].step == r[i].step) ++nf;
+    if (nr != nf) continue;
+    return static_cast<long>(it->second) - static_cast<long>(i);
+  }
+  return std::nullopt;
+}
+
+// The pairing of `r` with `ref`: by step numbers where both have them and it fits, else the one
+// whose offset is the smallest that fits; or why none does.
+RanksFit ranks_fit(const std::vector<RankCollective>& ref, const std::vector<RankCollective>& r, std::int64_t tol, std::string& why, bool& by_step) {
+  by_step = false;
+  if (auto shift = step_shift(ref, r))
+    if (auto f = ranks_try(ref, r, *shift, tol); f.ok) {
+      by_step = true;
+      return f;
+    }
   const std::size_t need = std::max<std::size_t>(2, (std::min(ref.size(), r.size()) + 1) / 2);
   struct Cand {
     std::int64_t mag;
@@ -121,6 +153,7 @@ RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks)
     al.offset.assign(n, 0);
     al.end_spread.assign(n, 0);
     al.why_not.assign(n, "");
+    al.by_step.assign(n, false);
     std::vector<std::int64_t> durs;
     for (const auto& c : ranks[ref]) durs.push_back(c.end - c.start);
     al.tolerance = std::clamp<std::int64_t>(ranks_median(durs) / 20, kRanksMinTolerance, kRanksMaxTolerance);
@@ -129,6 +162,7 @@ RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks)
     for (std::size_t r = 0; r < n; ++r) {
       if (r == ref) {
         al.aligned[r] = true;
+        al.by_step[r] = ranks[r].front().step >= 0;
         ++count;
         continue;
       }
@@ -137,12 +171,14 @@ RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks)
         continue;
       }
       std::string why;
-      auto f = ranks_fit(ranks[ref], ranks[r], al.tolerance, why);
+      bool by_step = false;
+      auto f = ranks_fit(ranks[ref], ranks[r], al.tolerance, why, by_step);
       if (!f.ok) {
         al.why_not[r] = why;
         continue;
       }
       al.aligned[r] = true;
+      al.by_step[r] = by_step;
       al.offset[r] = f.offset;
       al.end_spread[r] = f.spread;
       shift[r] = f.shift;
@@ -205,8 +241,123 @@ RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks)
     best.offset.assign(n, 0);
     best.end_spread.assign(n, 0);
     best.why_not.assign(n, "no NCCL collective kernels (AllReduce, AllGather, ReduceScatter, ...) to align on");
+    best.by_step.assign(n, false);
   }
   return best;
+}
+
+namespace {
+
+// Captures of one job start within seconds of each other (the same steps of one run); a trace
+// captured this far from the others' middle is of another run.
+constexpr std::int64_t kRunApartNs = 3600LL * 1'000'000'000;
+
+std::string duration_words(std::int64_t ns) {
+  const double h = static_cast<double>(ns) / 3.6e12;
+  if (h >= 48) return fmt::format("{:.0f} days", h / 24);
+  return fmt::format("{:.1f} hours", h);
+}
+
+std::string rank_words(const RankInput& in) { return in.rank >= 0 ? fmt::format("rank {}", in.rank) : std::string("its rank"); }
+
+}  // namespace
+
+std::string rank_ranges(const std::vector<std::int64_t>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    out += (out.empty() ? "" : ", ") + (j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+RankSet check_rank_set(const std::vector<RankInput>& in) {
+  const std::size_t n = in.size();
+  RankSet out;
+  out.left_out.assign(n, "");
+  auto kept = [&](std::size_t i) { return out.left_out[i].empty(); };
+  // A copy of a trace read before.
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i && kept(i); ++j)
+      if (kept(j) && in[i].fingerprint == in[j].fingerprint) out.left_out[i] = fmt::format("the same trace as {}: read once", in[j].name);
+  // The job's size: the one most traces record (of a tie, the first file's).
+  std::map<std::int64_t, std::size_t> worlds;
+  std::int64_t first_world = -1;
+  for (std::size_t i = 0; i < n; ++i)
+    if (kept(i) && in[i].world > 0) {
+      ++worlds[in[i].world];
+      if (first_world < 0) first_world = in[i].world;
+    }
+  if (!worlds.empty()) {
+    out.world = first_world;
+    for (const auto& [w, c] : worlds)
+      if (c > worlds[out.world]) out.world = w;
+    for (std::size_t i = 0; i < n; ++i)
+      if (kept(i) && in[i].world > 0 && in[i].world != out.world)
+        out.left_out[i] = fmt::format("{} of a {}-rank job, not of this {}-rank job (world_size): another run", rank_words(in[i]), in[i].world, out.world);
+  }
+  // A rank number read before: another run or a restart of that rank.
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i && kept(i); ++j)
+      if (kept(j) && in[i].rank >= 0 && in[i].rank == in[j].rank)
+        out.left_out[i] = fmt::format("rank {} again (also {}): another run or a restart of that rank; the first is kept", in[i].rank, in[j].name);
+  // Captured far from the others: the middle of the kept traces' wall-clock starts.
+  std::vector<std::int64_t> walls;
+  for (std::size_t i = 0; i < n; ++i)
+    if (kept(i) && in[i].wall_start_ns >= 0) walls.push_back(in[i].wall_start_ns);
+  if (walls.size() >= 2) {
+    std::nth_element(walls.begin(), walls.begin() + static_cast<long>((walls.size() - 1) / 2), walls.end());
+    const std::int64_t mid = walls[(walls.size() - 1) / 2];
+    for (std::size_t i = 0; i < n; ++i)
+      if (kept(i) && in[i].wall_start_ns >= 0 && std::llabs(in[i].wall_start_ns - mid) > kRunApartNs)
+        out.left_out[i] = fmt::format("{} was captured {} {} the other traces: another run", rank_words(in[i]),
+                                      duration_words(std::llabs(in[i].wall_start_ns - mid)), in[i].wall_start_ns < mid ? "before" : "after");
+  }
+  // Steps none of the others ran, where at least two others share theirs.
+  auto overlap = [&](std::size_t a, std::size_t b) { return in[a].step_lo <= in[b].step_hi && in[b].step_lo <= in[a].step_hi; };
+  std::vector<std::size_t> stepped;
+  for (std::size_t i = 0; i < n; ++i)
+    if (kept(i) && in[i].step_lo >= 0) stepped.push_back(i);
+  std::vector<std::size_t> shares(n, 0);
+  for (auto a : stepped)
+    for (auto b : stepped)
+      if (a != b && overlap(a, b)) ++shares[a];
+  const bool others_share = std::any_of(stepped.begin(), stepped.end(), [&](std::size_t i) { return shares[i] > 0; });
+  for (auto i : stepped)
+    if (others_share && shares[i] == 0)
+      out.left_out[i] = fmt::format("{} holds steps {}-{}, none of which the other traces ran: another run", rank_words(in[i]), in[i].step_lo, in[i].step_hi);
+  // Collectives that meet none of the others', where most ranks' meet: another job, or a
+  // communicator no other trace shares (pipeline stages, tensor-parallel groups of equal size
+  // never make such a minority, so they are kept).
+  std::vector<std::vector<RankCollective>> seqs;
+  std::vector<std::size_t> owner;
+  for (std::size_t i = 0; i < n; ++i)
+    if (kept(i))
+      for (const auto& q : in[i].seqs)
+        if (!q.empty()) seqs.push_back(q), owner.push_back(i);
+  if (seqs.size() >= 3) {
+    const auto al = align_ranks(seqs);
+    std::vector<int> state(n, 0);  // 1: a GPU of it aligned; 2: it has collectives, none aligned
+    for (std::size_t k = 0; k < seqs.size(); ++k) state[owner[k]] = al.aligned[k] ? 1 : std::max(state[owner[k]], 2);
+    std::size_t aligned = 0, apart = 0;
+    for (std::size_t i = 0; i < n; ++i) aligned += state[i] == 1, apart += state[i] == 2;
+    if (aligned >= 2 && apart > 0 && apart * 3 <= aligned)
+      for (std::size_t i = 0; i < n; ++i)
+        if (state[i] == 2)
+          out.left_out[i] = fmt::format("{}'s collectives meet none of the other {} ranks' at any clock offset: another job, or a communicator no other "
+                                        "trace shares (analyze it with its own group)",
+                                        rank_words(in[i]), aligned);
+  }
+  std::set<std::int64_t> ranks;
+  for (std::size_t i = 0; i < n; ++i)
+    if (kept(i) && in[i].rank >= 0) ranks.insert(in[i].rank);
+  out.ranks.assign(ranks.begin(), ranks.end());
+  if (out.world > 0 && !ranks.empty())
+    for (std::int64_t r = 0; r < out.world; ++r)
+      if (!ranks.count(r)) out.missing.push_back(r);
+  return out;
 }
 
 }  // namespace perfgap::analyzers

@@ -18,6 +18,7 @@ namespace perfgap::analyzers {
 struct RankCollective {
   parsers::Coll coll = parsers::Coll::none;
   std::int64_t start = 0, end = 0;
+  std::int64_t step = -1;  // the ProfilerStep#N it ran in; -1: none (no step annotations)
 };
 
 // A collective seen by several ranks (after alignment, on the reference rank's clock).
@@ -37,6 +38,7 @@ struct RankAlignment {
   std::vector<std::int64_t> offset;     // ns added to a rank's clock to put it on the reference's
   std::vector<std::int64_t> end_spread; // ns: the median distance of its collective ends from the reference's after alignment
   std::vector<std::string> why_not;     // per rank not aligned: why
+  std::vector<bool> by_step;            // per rank: paired with the reference by step number and order (else by the ends' times)
   std::vector<MatchedCollective> matches;  // in the reference rank's order
   std::int64_t tolerance = 0;           // ns: how far apart the ends of one collective may be
 };
@@ -45,9 +47,39 @@ struct RankAlignment {
 // do not end together across the job).
 bool aligns_ranks(parsers::Coll c);
 
-// Aligns the ranks (each sequence sorted by start). Ranks without collectives, and ranks whose
-// sequence matches the reference's at no offset where the ends coincide, are left out and named
-// in why_not; a rank's clock is never guessed.
+// Aligns the ranks (each sequence sorted by start). Where both a rank and the reference carry
+// step numbers, their collectives are paired by step and order within the step first, whatever
+// their clocks say (two hosts' clocks may be seconds apart: the nearest ends are then whole
+// iterations off); otherwise, or where that pairing does not hold, by the pairing whose ends
+// meet at the smallest offset. Ranks without collectives, and ranks whose sequence matches the
+// reference's at no offset where the ends coincide, are left out and named in why_not; a
+// rank's clock is never guessed.
 RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks);
+
+// One input (a rank's trace) of a job, as the rank-set check sees it before anything is judged.
+struct RankInput {
+  std::string name;                        // the file
+  std::int64_t rank = -1, world = -1;      // Kineto distributedInfo; -1: not recorded
+  std::int64_t wall_start_ns = -1;         // the capture's start on the wall clock (ns since the epoch); -1: unknown
+  std::int64_t step_lo = -1, step_hi = -1;  // the ProfilerStep numbers it holds; -1: none
+  std::uint64_t fingerprint = 0;           // of its timeline: equal for two copies of one trace
+  std::vector<std::vector<RankCollective>> seqs;  // its GPUs' collectives (those with any)
+};
+
+// Which inputs make the job: a copy of a trace already read, a rank number read twice (the
+// later trace is of another run or a restart), a trace of a job of another size, captured
+// hours from the others, at steps none of the others ran, or whose collectives meet none of
+// the others' while most ranks' do, is left out and said why; then which ranks of the job's
+// recorded size are missing.
+struct RankSet {
+  std::vector<std::string> left_out;  // per input: why it is left out; empty: in the job
+  std::int64_t world = -1;            // the job's size, where the traces record it
+  std::vector<std::int64_t> ranks;    // the rank numbers kept, sorted (those recorded)
+  std::vector<std::int64_t> missing;  // of 0..world-1, the ranks no kept input holds
+};
+RankSet check_rank_set(const std::vector<RankInput>& inputs);
+
+// "2-5, 7" for {2,3,4,5,7}.
+std::string rank_ranges(const std::vector<std::int64_t>& sorted);
 
 }  // namespace perfgap::analyzers

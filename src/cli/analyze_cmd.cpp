@@ -53,7 +53,11 @@ int run_analyze(const AnalyzeArgs& a) {
     throw UsageError(fmt::format("analyze {} does not render --format {}", a.kind, report::format_name(format)));
   auto result = analyze::run(*analyzer, a.request);
   if (!result) throw UsageError(result.error());
-  return emit_report("analyze", result->inputs, std::move(result->findings), format, a.output, a.verbose);
+  // An input that could not be used (an `error` finding naming it): the answer covers only part
+  // of what was given (a job's rank missing), which a script must notice as it notices a fail.
+  const bool unusable = std::any_of(result->findings.begin(), result->findings.end(), [](const report::Finding& f) { return f.status == report::Status::error; });
+  const int rc = emit_report("analyze", result->inputs, std::move(result->findings), format, a.output, a.verbose);
+  return unusable ? 1 : rc;
 }
 
 }  // namespace perfgap::cli

@@ -336,6 +336,7 @@ enum class Slot : std::uint8_t {
   rank,
   world,
   backend,  // distributedInfo
+  base_time,  // baseTimeNanoseconds (newer traces: ts is relative to it)
   prop_id,
   prop_name,  // a deviceProperties entry
 };
@@ -351,8 +352,9 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::size_t n_events = 0, bad_times = 0;
   // distributedInfo / deviceProperties: the first member of each name counts (as a DOM lookup).
   bool dist_seen = false, props_seen = false;
-  bool rank_seen = false, world_seen = false, backend_seen = false;
+  bool rank_seen = false, world_seen = false, backend_seen = false, base_seen = false;
   std::int64_t rank = -1;
+  std::optional<std::int64_t> base_time_ns;
   std::optional<std::int64_t> world_size;
   std::optional<std::string> backend;
   std::map<std::int64_t, std::string> dev_name;
@@ -552,6 +554,11 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         break;
       }
       case Slot::backend: if (v.kind == Val::str) backend = std::string(s); break;
+      case Slot::base_time: {
+        std::int64_t b;
+        if (integer(v, b)) base_time_ns = b;
+        break;
+      }
       case Slot::prop_id: prop_id = v; break;
       case Slot::prop_name:
         prop_name_ok = v.kind == Val::str;
@@ -686,6 +693,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         if (key_is(k, "traceEvents") && !std::exchange(events_seen, true)) s = Slot::events;
         else if (key_is(k, "distributedInfo") && !std::exchange(dist_seen, true)) s = Slot::dist;
         else if (key_is(k, "deviceProperties") && !std::exchange(props_seen, true)) s = Slot::props;
+        else if (key_is(k, "baseTimeNanoseconds") && !std::exchange(base_seen, true)) s = Slot::base_time;
         break;
       case Ctx::dist:
         if (key_is(k, "rank") && !std::exchange(rank_seen, true)) s = Slot::rank;
@@ -763,6 +771,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   Profile p = std::move(h.p);
   if (h.world_size) p.system.emplace_back("world_size", std::to_string(*h.world_size));
   if (h.backend) p.system.emplace_back("backend", *h.backend);
+  if (h.base_time_ns) p.system.emplace_back("base_time_ns", std::to_string(*h.base_time_ns));
   for (const auto& [id, n] : h.dev_name) p.system.emplace_back("GPU " + std::to_string(id), n);
   const std::int64_t rank = h.rank;
   if (rank >= 0) p.system.emplace_back("rank", std::to_string(rank));

@@ -54,7 +54,7 @@ TEST(Analyze, NcclTestsReferenceAndSizes) {
 }
 
 TEST(Analyze, DamagedRowIsAnErrorFindingNamingTheLine) {
-  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/cut-row.txt")}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log_fixture("nccl-tests/cut-row.txt")}, 1);
   bool named = false;
   for (const auto& f : j["findings"])
     if (f["status"] == "error")
@@ -85,7 +85,7 @@ TEST(Analyze, UnusableInputsAloneAreExit2) {
 TEST(Analyze, UnusableInputMixedWithGoodIsAnErrorFinding) {
   TempDir d;
   auto empty = write_in(d, "empty.txt", "");
-  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", empty, log_fixture("nccl-tests/ref-allreduce.txt"), log_fixture("perf/smmu-report.txt")}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", empty, log_fixture("nccl-tests/ref-allreduce.txt"), log_fixture("perf/smmu-report.txt")}, 1);
   auto e = finding(j, "nccl_tests.busbw", empty);
   ASSERT_TRUE(e);
   EXPECT_EQ((*e)["status"], "error");

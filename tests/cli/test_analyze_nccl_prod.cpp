@@ -73,10 +73,10 @@ TEST(AnalyzeNcclInspector, InputsThatAreNotInspectorOutputAreExit2NamingFileAndL
   EXPECT_EQ(empty_dir.status, 2);
   EXPECT_NE(empty_dir.err.find("holds no Inspector files"), std::string::npos) << empty_dir.err;
   // Next to good files: an error finding naming it; a damaged line of a good file too.
-  auto mixed = json_report(PERFGAP_BINARY, {"analyze", "nccl-inspector", log_fixture("nccl-inspector/healthy"), files[1].first}, 0);
+  auto mixed = json_report(PERFGAP_BINARY, {"analyze", "nccl-inspector", log_fixture("nccl-inspector/healthy"), files[1].first},1);
   EXPECT_EQ((*finding(mixed, "nccl_inspector.summary", files[1].first))["status"], "error") << mixed.dump(1);
   const auto damaged = write_in(d, "damaged.log", first + first.substr(0, 40) + "\n");
-  auto dm = json_report(PERFGAP_BINARY, {"analyze", "nccl-inspector", damaged}, 0);
+  auto dm = json_report(PERFGAP_BINARY, {"analyze", "nccl-inspector", damaged},1);
   const auto* df = finding(dm, "nccl_inspector.summary", damaged + " (unreadable lines)");
   ASSERT_NE(df, nullptr) << dm.dump(1);
   EXPECT_EQ((*df)["status"], "error");
@@ -192,7 +192,7 @@ TEST(AnalyzeNcclRas, InputsThatAreNotTheStatusAreExit2AndOptionsOfOtherKindsAreR
     EXPECT_NE(r.err.find(f), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
   }
-  auto mixed = json_report(PERFGAP_BINARY, {"analyze", "nccl-ras", log_fixture("nccl-ras/healthy.txt"), files[0].first}, 0);
+  auto mixed = json_report(PERFGAP_BINARY, {"analyze", "nccl-ras", log_fixture("nccl-ras/healthy.txt"), files[0].first}, 1);
   EXPECT_EQ((*finding(mixed, "nccl_ras.dead", files[0].first))["status"], "error");
   auto opt = run_binary(PERFGAP_BINARY, {"analyze", "nccl-ras", log_fixture("nccl-ras/healthy.txt"), "--nics", "4", "--link-gbps", "400"});
   EXPECT_EQ(opt.status, 2);

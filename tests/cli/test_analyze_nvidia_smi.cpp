@@ -124,7 +124,7 @@ TEST(AnalyzeNvidiaSmi, TopologyFilesAsPublishedAgainstAPublishedMatrix) {
 TEST(AnalyzeNvidiaSmi, UnusableNextToGoodIsAnErrorFindingAndStdinWorks) {
   TempDir d;
   auto empty = write_in(d, "empty.xml", "");
-  auto j = json_report(PERFGAP_BINARY, {"analyze", "nvidia-smi", empty, log_fixture("nvidia-smi/healthy.xml")}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nvidia-smi", empty, log_fixture("nvidia-smi/healthy.xml")}, 1);
   auto e = finding(j, "gpu.persistence", empty);
   ASSERT_TRUE(e);
   EXPECT_EQ((*e)["status"], "error");

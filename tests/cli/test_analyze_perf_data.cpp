@@ -87,7 +87,7 @@ TEST(AnalyzePerfData, DamagedInputsAndOptions) {
   EXPECT_NE(r.err.find("offset"), std::string::npos) << r.err;
   // Next to a good input: an error finding, the good one judged.
   auto ok = write_in(t, "ok.data", good);
-  auto j = json_report(PERFGAP_BINARY, {"analyze", "perf", cut, ok}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "perf", cut, ok}, 1);
   bool error = false;
   for (const auto& f : j["findings"]) error = error || (f["status"] == "error" && f["subject"] == cut);
   EXPECT_TRUE(error);

@@ -59,6 +59,6 @@ TEST(AnalyzePerfStat, BadInputIsOneLineNamingFileAndLine) {
   EXPECT_NE(ref.err.find("--reference"), std::string::npos) << ref.err;
   // A damaged row next to good ones: an error finding naming the line.
   auto mixed = write_in(d, "mixed.txt", "   1,000,000      dTLB-loads\n   12x4      dTLB-load-misses\n");
-  auto j = json_report(PERFGAP_BINARY, {"analyze", "perf-stat", mixed}, 0);  // an error finding is not a fail
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "perf-stat", mixed}, 1);  // a row it could not use: exit 1 (docs/CONTRACT.md)
   EXPECT_NE(j.dump().find("mixed.txt:2"), std::string::npos) << j.dump(2);
 }

@@ -1,6 +1,7 @@
 // `perfgap analyze kineto|nsys` over a job's rank files through the real binary: a directory, a
 // quoted glob, the straggler in JSON, text and HTML, a bad file among the ranks (one line naming
-// it, exit 2), and the real 8-rank-job traces of ../shared (two ranks of two different runs).
+// it as an error finding, the others analysed), and the real traces of ../shared (ranks of other
+// runs and copies left out and said).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -123,25 +124,47 @@ TEST(AnalyzeRanks, NoStragglerPassesAndNamesNobody) {
   EXPECT_FALSE(std::regex_search((*st)["title"].get<std::string>(), std::regex("rank [0-9]"))) << (*st)["title"];
 }
 
-TEST(AnalyzeRanks, BadOrForeignFileAmongTheRanksIsOneLineExit2) {
+// Issue 41: an unreadable rank among many is an error finding naming it (and the line), the
+// others are analysed and the job-level verdicts count it missing; exit 1. Before: exit 2 for
+// the whole job. A directory without traces and a glob matching nothing stay usage errors.
+TEST(AnalyzeRanks, AnUnreadableRankIsAnErrorFindingAndTheOthersAreAnalysed) {
   TempDir d;
   auto dir = xrank_cli_write(d, xrank_cli_job(3), false);
   auto other = write_in(d, "ranks/rank99.json", "{\"schema\": \"perfgap.report/1\"}\n");
-  auto r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", dir});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(other + ": "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("traceEvents"), std::string::npos) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_TRUE(r.out.empty());
-  // An nsys export among Kineto traces; a directory without traces; a glob that matches nothing.
+  // A truncated trace (a job killed while writing): cut inside its events.
+  const std::string whole = perfgap::fixture::read_file(dir + "/rank4.json");
+  const std::string cut = write_in(d, "ranks/rank4.json", whole.substr(0, whole.size() / 2));
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "kineto", dir}, 1);
+  std::size_t errors = 0;
+  for (const auto& f : j["findings"])
+    if (f["status"] == "error") {
+      ++errors;
+      const std::string t = f["title"];
+      if (t.find(other) != std::string::npos) EXPECT_NE(t.find("traceEvents"), std::string::npos) << t;
+      else EXPECT_TRUE(t.find(cut) != std::string::npos && t.find("line ") != std::string::npos) << t;
+    }
+  EXPECT_EQ(errors, 2u);
+  auto rk = finding(j, "profile.ranks");
+  ASSERT_TRUE(rk);
+  EXPECT_EQ((*rk)["status"], "warn");
+  EXPECT_EQ((*rk)["metrics"]["unreadable"], 2);
+  EXPECT_NE((*rk)["title"].get<std::string>().find("rank 4 missing"), std::string::npos) << (*rk)["title"];
+  auto st = finding(j, "profile.straggler");
+  ASSERT_TRUE(st);
+  EXPECT_EQ((*st)["status"], "warn");
+  EXPECT_NE((*st)["title"].get<std::string>().find("rank 3 GPU 3"), std::string::npos) << (*st)["title"];
+  EXPECT_EQ((*st)["metrics"]["ranks"], 15);
+  // An nsys export among Kineto traces: the same.
   fs::remove(other);
+  fs::remove(cut);
   TempDir e;
   auto sq = e.path() + "/rank5.sqlite";
   EXPECT_EQ(gen::write_nsys_sqlite(gen::rank_of(xrank_cli_job(3), 5), sq), "");
-  r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", dir + "/rank0.json", sq});
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find(sq + ": an SQLite database"), std::string::npos) << r.err;
-  r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", e.path()});
+  auto k = json_report(PERFGAP_BINARY, {"analyze", "kineto", dir + "/rank0.json", dir + "/rank1.json.gz", sq}, 1);
+  bool said = false;
+  for (const auto& f : k["findings"]) said = said || (f["status"] == "error" && f["title"].get<std::string>().find(sq + ": an SQLite database") != std::string::npos);
+  EXPECT_TRUE(said) << k.dump(1);
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", e.path()});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("holds no Kineto trace"), std::string::npos) << r.err;
   r = run_binary(PERFGAP_BINARY, {"analyze", "kineto", dir + "/none*.json"});
@@ -149,17 +172,39 @@ TEST(AnalyzeRanks, BadOrForeignFileAmongTheRanksIsOneLineExit2) {
   EXPECT_NE(r.err.find("no file matches"), std::string::npos) << r.err;
 }
 
-// The public 8-rank HTA traces are rank 3 of one run and rank 1 of another (five days apart):
-// given together they are not one job, and the report says so instead of naming a straggler.
-TEST(AnalyzeRanks, SharedTracesOfTwoRunsAreNotAligned) {
+// The public HTA traces read as a job (../shared, in place): rank 3 of an 8-rank run and rank 1
+// of a 2-rank run 8.5 days later are not one job; a copy of a trace is read once; three traces
+// of three runs keep the job the most of them agree on.
+TEST(AnalyzeRanks, SharedTracesOfOtherRunsAndCopiesAreLeftOutAndSaid) {
   fs::path dir = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles";
   auto control = dir / "kineto_hta_a100_ws8_trace_diff_control.json.gz", test = dir / "kineto_hta_a100_ws8_trace_diff_test.json.gz";
-  if (!fs::exists(control) || !fs::exists(test)) GTEST_SKIP() << "no " << control << " / " << test;
+  auto v100 = dir / "kineto_hta_v100x2_allreduce_df_index_resolver.json.gz", a100 = dir / "kineto_hta_a100x2_nccl_metadata.json.gz";
+  for (const auto& f : {control, test, v100, a100})
+    if (!fs::exists(f)) GTEST_SKIP() << "no " << f;
+  auto alone = json_report(PERFGAP_BINARY, {"analyze", "kineto", control.string()}, 0);
+  const double kernels = (*finding(alone, "profile.summary"))["metrics"]["kernels"];
+  const double iter = (*finding(alone, "profile.iterations"))["metrics"]["iteration_ms"];
   auto j = json_report(PERFGAP_BINARY, {"analyze", "kineto", control.string(), test.string()}, 0);
-  auto st = finding(j, "profile.straggler");
-  ASSERT_TRUE(st);
-  EXPECT_EQ((*st)["status"], "skip") << (*st)["title"];
-  EXPECT_EQ((*st)["metrics"]["ranks_unaligned"], 1);
+  auto rk = finding(j, "profile.ranks");
+  ASSERT_TRUE(rk);
+  EXPECT_EQ((*rk)["status"], "warn");
+  EXPECT_NE((*rk)["title"].get<std::string>().find("rank 1 of a 2-rank job, not of this 8-rank job"), std::string::npos) << (*rk)["title"];
+  EXPECT_EQ((*rk)["metrics"]["ranks_missing"], 7);
+  EXPECT_EQ((*finding(j, "profile.summary"))["metrics"]["kernels"], kernels) << "the other run's trace is in no figure";
+  EXPECT_EQ((*finding(j, "profile.iterations"))["metrics"]["iteration_ms"], iter);
+  EXPECT_FALSE(finding(j, "profile.straggler")) << "one rank left: no cross-rank verdict";
+  // A copy under a second name.
+  TempDir d;
+  fs::create_symlink(control, d.path() + "/rank3-again.json.gz");
+  auto c = json_report(PERFGAP_BINARY, {"analyze", "kineto", control.string(), d.path() + "/rank3-again.json.gz"}, 0);
+  EXPECT_EQ((*finding(c, "profile.summary"))["metrics"]["kernels"], kernels) << "kernels counted once";
+  EXPECT_NE((*finding(c, "profile.ranks"))["title"].get<std::string>().find("the same trace as " + control.string()), std::string::npos);
+  // Three runs: two 2-rank traces (the job size most agree on) captured 18 months apart.
+  auto t = json_report(PERFGAP_BINARY, {"analyze", "kineto", control.string(), v100.string(), a100.string()}, 0);
+  auto t_rk = finding(t, "profile.ranks");
+  ASSERT_TRUE(t_rk);
+  EXPECT_EQ((*t_rk)["metrics"]["world_size"], 2);
+  EXPECT_EQ((*t_rk)["metrics"]["left_out"], 2) << (*t_rk).dump(1);
 }
 
 // explain: the straggler's measured cost (waiting per iteration over the step) is a cause of the

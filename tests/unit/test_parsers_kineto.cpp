@@ -88,6 +88,10 @@ std::pair<std::string, Profile> expected(const std::string& text) {
     if (di.contains("world_size") && int_of(di["world_size"], v)) p.system.emplace_back("world_size", std::to_string(v));
     if (di.contains("backend") && di["backend"].is_string()) p.system.emplace_back("backend", di["backend"].get<std::string>());
   }
+  {
+    std::int64_t base;
+    if (j.contains("baseTimeNanoseconds") && int_of(j["baseTimeNanoseconds"], base)) p.system.emplace_back("base_time_ns", std::to_string(base));
+  }
   if (j.contains("deviceProperties") && j["deviceProperties"].is_array())
     for (const auto& d : j["deviceProperties"]) {
       std::int64_t id;
