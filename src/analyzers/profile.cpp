@@ -364,6 +364,13 @@ struct CrossRanks {
   std::size_t with_last = 0;
   std::int32_t straggler = -1;                   // the rank whose lateness costs the most; -1 none
   bool straggler_warn = false;
+  // Ranks late together (profile_ranks.hpp replay_collectives): each arrives later than the
+  // median rank by 1% of the iteration or more; replayed with all of them on time the job
+  // saves `set_saved_pct` of the replayed time. Warns where no single straggler explains it.
+  std::vector<std::size_t> late_set;
+  double set_saved_pct = 0;
+  Replay replay;             // as measured
+  bool set_warn = false;
   double iteration_ns = 0;
   std::vector<double> skews;                     // per match, last - first arrival
 };
@@ -619,6 +626,21 @@ void cross_rank_figures(Analysis& an) {
     const double per_iter = xr.cost[static_cast<std::size_t>(xr.straggler)] / static_cast<double>(cols);
     xr.straggler_warn = xr.iteration_ns > 0 && 100 * per_iter / xr.iteration_ns >= kStragglerPct;
   }
+  // The ranks late together, and what they cost as a set, by replay.
+  xr.replay = replay_collectives(xr.al, xr.seqs, {});
+  if (xr.replay.replayed <= 0 || cols == 0 || xr.iteration_ns <= 0) return;
+  const auto excess = excess_arrival(xr.al, xr.seqs);
+  const double steps_per_iter = static_cast<double>(xr.replay.intervals) / static_cast<double>(cols);
+  std::vector<bool> on_time(n, false);
+  for (std::size_t r = 0; r < n; ++r) {
+    const double per_iter = static_cast<double>(excess[r]) / static_cast<double>(std::max<std::size_t>(1, xr.replay.intervals)) * steps_per_iter;
+    if (per_iter >= 0.01 * xr.iteration_ns && per_iter >= 100'000) xr.late_set.push_back(r), on_time[r] = true;
+  }
+  if (xr.late_set.size() < 2) return;
+  const Replay cf = replay_collectives(xr.al, xr.seqs, on_time);
+  xr.set_saved_pct = 100.0 * static_cast<double>(xr.replay.replayed - cf.replayed) / static_cast<double>(xr.replay.replayed);
+  const double single_pct = xr.straggler >= 0 ? 100 * xr.cost[static_cast<std::size_t>(xr.straggler)] / static_cast<double>(cols) / xr.iteration_ns : 0;
+  xr.set_warn = xr.set_saved_pct >= kStragglerPct && xr.set_saved_pct > 1.5 * single_pct;
 }
 
 // Both merged and sorted.
@@ -1124,6 +1146,35 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
                                      p.gpus[xr.gpu[S]].label);
     f.impact = fmt::format("{:.2f} ms of every {:.2f} ms iteration ({:.1f}%): the step would be that much shorter if {} arrived with the next-latest rank",
                            cost_ms, ms(xr.iteration_ns), cost_pct, p.gpus[xr.gpu[S]].label);
+  } else if (xr.set_warn) {
+    // Several ranks late together: at each collective the last of them is only a little later
+    // than the next (so no one rank "costs" much), yet all the others wait for the set.
+    f.status = report::Status::warn;
+    const double set_ms = ms(xr.set_saved_pct / 100 * xr.iteration_ns);
+    std::string names;
+    for (std::size_t i = 0; i < xr.late_set.size() && i < 4; ++i)
+      names += (i == 0 ? "" : i + 1 == xr.late_set.size() ? " and " : ", ") + rank_name(p, xr, xr.late_set[i]);
+    if (xr.late_set.size() > 4) names += fmt::format(" and {} more", xr.late_set.size() - 4);
+    f.title = fmt::format("{} ranks arrive late together ({}): replayed with them on time the step is {:.2f} ms ({:.1f}%) shorter; alone, the latest of "
+                          "them costs {:.2f} ms (the others still hold every collective)",
+                          xr.late_set.size(), names, set_ms, xr.set_saved_pct, cost_ms) +
+              not_aligned;
+    f.metric("late_set_size", static_cast<double>(xr.late_set.size()));
+    f.metric("late_set_saved_ms_per_iter", set_ms);
+    // What explain budgets: the set's cost, measured by the replay, in place of one rank's.
+    for (auto& [k, v] : f.metrics) {
+      if (k == "cost_ms_per_iter") v = set_ms;
+      if (k == "cost_pct_of_iter") v = xr.set_saved_pct;
+    }
+    for (auto r : xr.late_set)
+      f.add(source, fmt::format("{}: {:.2f} ms of compute per iteration before its collectives, the other ranks' median {:.2f} ms", rank_name(p, xr, r),
+                                per_iter_ms(xr.compute_before, r), compute_median),
+            "about the others'");
+    f.fix = "these ranks compute longer or start later than their peers at every step: check their nodes together (perfgap check: gpu.clocks, "
+            "placement.*, cpu.governor; perfgap fleet over their reports), and look for uneven work (data or pipeline shards) given to them";
+    f.impact = fmt::format("{:.2f} ms of every {:.2f} ms iteration ({:.1f}%): the step would be that much shorter if these {} ranks arrived with the median rank "
+                           "(by replay of the job's collectives)",
+                           set_ms, ms(xr.iteration_ns), xr.set_saved_pct, xr.late_set.size());
   } else if (p.job.partial()) {
     // Part of the job: a rank not read may be the late one.
     f.status = report::Status::skip;
@@ -1147,6 +1198,14 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
                                                                  "offset",
                                                                  by_step, xr.aligned - 1);
   f.metric("ranks_paired_by_step", static_cast<double>(by_step));
+  if (xr.replay.intervals > 0) {
+    f.metric("replay_measured_ms", ms(static_cast<double>(xr.replay.measured)));
+    f.metric("replay_ms", ms(static_cast<double>(xr.replay.replayed)));
+    f.add(source, fmt::format("the job's {} collective-to-collective steps replayed (each collective starts at its last arrival and lasts its measured "
+                              "transfer): {:.2f} ms against {:.2f} ms measured ({:+.2f}%)",
+                              xr.replay.intervals, ms(static_cast<double>(xr.replay.replayed)), ms(static_cast<double>(xr.replay.measured)),
+                              xr.replay.measured > 0 ? 100.0 * static_cast<double>(xr.replay.replayed - xr.replay.measured) / static_cast<double>(xr.replay.measured) : 0));
+  }
   f.add(source, fmt::format("{} collectives matched on {} of {} ranks over {} iteration{}: {}, clocks aligned on the collectives' ends (reference {}, "
                             "tolerance {:.2f} ms)",
                             matched, xr.aligned, n, cols, cols == 1 ? "" : "s", paired, rank_name(p, xr, ref), ms(static_cast<double>(al.tolerance))));
@@ -1171,7 +1230,7 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
     else if (i == 16)
       f.table.push_back({fmt::format("... {} more ranks (all in the JSON metrics)", order.size() - 16), "", "", "", "", ""});
   }
-  f.table_always = xr.straggler_warn;
+  f.table_always = xr.straggler_warn || xr.set_warn;
   // HTML: rank x iteration, a cell warn where the rank's lateness took >= 5% of that iteration.
   report::Chart c;
   c.kind = report::Chart::Kind::heatmap;

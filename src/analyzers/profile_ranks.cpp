@@ -248,6 +248,75 @@ RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks)
 
 namespace {
 
+// Per consecutive pair of matched collectives (k-1, k) both seen by a rank: its own time from
+// the end of k-1 (on the reference clock) to its arrival at k. -1: not both seen.
+struct ReplayStep {
+  std::size_t k = 0;
+  std::vector<std::int64_t> gap;  // per rank
+  std::int64_t transfer = 0;      // k's end after its last arrival
+  std::int64_t measured = 0;      // end(k) - end(k-1)
+};
+
+std::vector<ReplayStep> replay_steps(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks) {
+  std::vector<ReplayStep> out;
+  const std::size_t n = ranks.size();
+  for (std::size_t k = 1; k < al.matches.size(); ++k) {
+    const auto& a = al.matches[k - 1];
+    const auto& b = al.matches[k];
+    if (b.ref_index != a.ref_index + 1) continue;  // a collective no other rank saw lies between
+    ReplayStep st;
+    st.k = k;
+    st.gap.assign(n, -1);
+    std::size_t both = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (a.index[r] < 0 || b.index[r] < 0) continue;
+      const std::int64_t prev_end = ranks[r][static_cast<std::size_t>(a.index[r])].end + al.offset[r];
+      st.gap[r] = std::max<std::int64_t>(0, b.arrival[r] - prev_end);
+      ++both;
+    }
+    if (both < 2) continue;
+    st.transfer = std::max<std::int64_t>(0, b.end - b.last);
+    st.measured = b.end - a.end;
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+std::int64_t median_gap(const std::vector<std::int64_t>& gap) {
+  std::vector<std::int64_t> v;
+  for (auto g : gap)
+    if (g >= 0) v.push_back(g);
+  return ranks_median(std::move(v));
+}
+
+}  // namespace
+
+Replay replay_collectives(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks, const std::vector<bool>& on_time) {
+  Replay out;
+  for (const auto& st : replay_steps(al, ranks)) {
+    const std::int64_t med = median_gap(st.gap);
+    std::int64_t last = 0;
+    for (std::size_t r = 0; r < st.gap.size(); ++r)
+      if (st.gap[r] >= 0) last = std::max(last, r < on_time.size() && on_time[r] ? std::min(st.gap[r], med) : st.gap[r]);
+    out.measured += st.measured;
+    out.replayed += last + st.transfer;
+    ++out.intervals;
+  }
+  return out;
+}
+
+std::vector<std::int64_t> excess_arrival(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks) {
+  std::vector<std::int64_t> out(ranks.size(), 0);
+  for (const auto& st : replay_steps(al, ranks)) {
+    const std::int64_t med = median_gap(st.gap);
+    for (std::size_t r = 0; r < st.gap.size(); ++r)
+      if (st.gap[r] > med) out[r] += st.gap[r] - med;
+  }
+  return out;
+}
+
+namespace {
+
 // Captures of one job start within seconds of each other (the same steps of one run); a trace
 // captured this far from the others' middle is of another run.
 constexpr std::int64_t kRunApartNs = 3600LL * 1'000'000'000;

@@ -56,6 +56,22 @@ bool aligns_ranks(parsers::Coll c);
 // rank's clock is never guessed.
 RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks);
 
+// The job's aligned collectives replayed: each collective starts when its last rank arrives and
+// lasts as long as it did after that (its transfer), and each rank arrives its own time after
+// the previous collective's end (what it computes and launches in between, on nothing else).
+// Replayed as measured this is the measured timeline between the first and the last matched
+// collective; with the ranks in `on_time` given, at every collective, the median rank's time
+// instead of their own, the difference is what those ranks cost the job together. Two ranks
+// late together are one cause: either alone saves nothing (the other still holds everyone).
+struct Replay {
+  std::int64_t measured = 0, replayed = 0;  // ns from the first matched collective's end to the last's
+  std::size_t intervals = 0;                // collective-to-collective steps replayed
+};
+Replay replay_collectives(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks, const std::vector<bool>& on_time);
+// Per rank: its time to arrive after the previous collective's end, beyond the median rank's,
+// summed over the replayed steps (ns); 0 for ranks not aligned.
+std::vector<std::int64_t> excess_arrival(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks);
+
 // One input (a rank's trace) of a job, as the rank-set check sees it before anything is judged.
 struct RankInput {
   std::string name;                        // the file

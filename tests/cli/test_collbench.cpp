@@ -127,7 +127,7 @@ void expect_checked_run(const std::string& collective, const RunResult& r, int r
   EXPECT_NE(r.out.find("# Collective test starting: " + collective + "_perf\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("validation: 1"), std::string::npos);
   for (int rank = 0; rank < ranks; ++rank) {
-    char rank_line[32];
+    char rank_line[48];
     std::snprintf(rank_line, sizeof rank_line, "#  Rank %2d Group  0 Pid ", rank);
     EXPECT_NE(r.out.find(rank_line), std::string::npos) << r.out;
   }

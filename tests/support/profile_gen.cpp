@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -233,7 +234,8 @@ Scenario job(const JobSpec& spec) {
     for (int r = 0; r < n; ++r) {
       const bool foreign = r == spec.foreign_rank;
       const std::int64_t base = kT0 + i * (foreign ? foreign_T : T);
-      const std::int64_t klen = ns((40 + (r == spec.late_rank ? late : 0)) / 40);
+      const bool is_late = r == spec.late_rank || std::find(spec.also_late.begin(), spec.also_late.end(), r) != spec.also_late.end();
+      const std::int64_t klen = ns((40 + (is_late ? late : 0)) / 40);
       auto& gpu = s.gpus[static_cast<std::size_t>(r)];
       const std::int64_t start = base + jitter(r, i);
       for (int k = 0; k < 40; ++k) {

@@ -89,6 +89,7 @@ struct JobSpec {
   int iterations = 10;
   int late_rank = -1;      // this rank computes `late_ms` longer each iteration; -1: none
   double late_ms = 30;
+  std::vector<int> also_late;  // these ranks too compute `late_ms` longer (late together with late_rank)
   double allreduce_ms = 20;
   std::vector<double> clock_offset_ms;  // per rank: its clock runs this far ahead (every timestamp of its trace); missing: 0
   int foreign_rank = -1;   // this rank's trace is of another job: iterations 3 ms longer, its collectives ending on their own

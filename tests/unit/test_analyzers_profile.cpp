@@ -960,8 +960,11 @@ TEST(ProfileFindings, OneIterationLengthInEveryFinding) {
   EXPECT_NEAR(metric(it, "iteration_ms_median"), 40, 1e-6);
   EXPECT_NE(it.title.find("30.00 ms per iteration"), std::string::npos) << it.title;
   for (const auto* id : {"profile.exposed_comm", "profile.gpu_idle"})
-    for (const auto& f : fs)
-      if (f.id == id && !f.title.empty()) EXPECT_EQ(f.title.find("40.00 ms iteration"), std::string::npos) << f.title;
+    for (const auto& f : fs) {
+      if (f.id == id && !f.title.empty()) {
+        EXPECT_EQ(f.title.find("40.00 ms iteration"), std::string::npos) << f.title;
+      }
+    }
   EXPECT_NE(find(fs, "profile.exposed_comm", "all").title.find("of the 30.00 ms iteration"), std::string::npos) << find(fs, "profile.exposed_comm", "all").title;
   EXPECT_NEAR(analyzers::profile_figures(kineto_of(s), {}).iteration_ms, 30, 1e-6);
 }

@@ -588,3 +588,41 @@ TEST(ProfileRanks, RankSetRulesOnTheirFacts) {
   EXPECT_TRUE(steps.missing.empty()) << "no world size recorded: nothing is known missing";
   EXPECT_EQ(analyzers::rank_ranges({0, 1, 2, 5, 7, 8}), "0-2, 5, 7-8");
 }
+
+// Issue 40's first case, a trust fix in profile.straggler: ranks 4 and 5 both compute 20 ms
+// longer. At each AllReduce the later of them is only microseconds after the other, so no one
+// rank "costs" anything, and the report said "no straggler ... at most 0.00 ms" while six ranks
+// wait 20 ms of every step. Replayed with both on time, the step is 20 ms shorter: they are
+// named together, and that cost is what explain budgets.
+TEST(ProfileRanks, RanksLateTogetherAreNamedAsASetByReplay) {
+  gen::JobSpec spec;
+  spec.late_rank = 4;
+  spec.also_late = {5};
+  spec.late_ms = 20;
+  spec.clock_offset_ms = kXrankOffsets;
+  auto fs = rankset_run(xrank_files(gen::job(spec))).findings;
+  const auto& st = find(fs, "profile.straggler");
+  EXPECT_EQ(st.status, Status::warn) << st.title;
+  EXPECT_NE(st.title.find("2 ranks arrive late together"), std::string::npos) << st.title;
+  EXPECT_NE(st.title.find("rank 4 GPU 4"), std::string::npos) << st.title;
+  EXPECT_NE(st.title.find("rank 5 GPU 5"), std::string::npos) << st.title;
+  EXPECT_DOUBLE_EQ(metric(st, "late_set_size"), 2);
+  // The job's schedule: iteration 40 + 20 + 20 + 3.2 ms = 83.2 ms, 20 ms of it the wait.
+  EXPECT_NEAR(metric(st, "late_set_saved_ms_per_iter"), 20, 0.5);
+  EXPECT_NEAR(metric(st, "cost_pct_of_iter"), 100 * 20 / 83.2, 1);
+  // The replay reproduces the measured timeline (within 2%) before it is changed.
+  EXPECT_NEAR(metric(st, "replay_ms"), metric(st, "replay_measured_ms"), 0.02 * metric(st, "replay_measured_ms"));
+  // One late rank: the single straggler as before, its replay cost the same as its measured one.
+  gen::JobSpec one;
+  one.late_rank = 5;
+  one.late_ms = 20;
+  const auto job1 = rankset_run(xrank_files(gen::job(one)));
+  const auto& st1 = find(job1.findings, "profile.straggler");
+  EXPECT_EQ(st1.status, Status::warn);
+  EXPECT_EQ(st1.title.find("late together"), std::string::npos) << st1.title;
+  EXPECT_NEAR(metric(st1, "cost_ms_per_iter"), 20, 0.5);
+  // Nobody late: no set.
+  const auto job0 = rankset_run(xrank_files(gen::job(gen::JobSpec{})));
+  const auto& st0 = find(job0.findings, "profile.straggler");
+  EXPECT_EQ(st0.status, Status::pass) << st0.title;
+}
