@@ -1059,6 +1059,58 @@ std::string rank_name(const Digest& p, const CrossRanks& xr, std::size_t r) {
   return g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host);
 }
 
+// What the job would save by replay (profile_ranks.hpp replay_collectives) if the latest ranks,
+// or all ranks of a node, arrived as the median rank does: the answer to "drain which node, fix
+// which rank". Only the 8 ranks and 8 nodes that arrive latest are replayed (each replay is a
+// pass over every collective of every rank).
+void whatif_lines(Finding& f, const Digest& p, const Analysis& an, const std::string& source) {
+  const auto& xr = an.xr;
+  const std::size_t n = xr.gpu.size();
+  const auto excess = excess_arrival(xr.al, xr.seqs);
+  const double base = static_cast<double>(xr.replay.replayed);
+  auto saved_pct = [&](const std::vector<bool>& on_time) {
+    return 100.0 * (base - static_cast<double>(replay_collectives(xr.al, xr.seqs, on_time).replayed)) / base;
+  };
+  constexpr std::size_t kReplayed = 8;
+  std::vector<std::size_t> latest;
+  for (std::size_t r = 0; r < n; ++r)
+    if (excess[r] > 0) latest.push_back(r);
+  std::stable_sort(latest.begin(), latest.end(), [&](std::size_t a, std::size_t b) { return excess[a] > excess[b]; });
+  if (latest.size() > kReplayed) latest.resize(kReplayed);
+  for (auto r : latest) {
+    std::vector<bool> on_time(n, false);
+    on_time[r] = true;
+    const double pct_saved = saved_pct(on_time);
+    f.metric("saved_ms_per_iter." + p.gpus[xr.gpu[r]].key, ms(pct_saved / 100 * xr.iteration_ns));
+  }
+  // Nodes: where the profiles name them (nsys Hostname).
+  std::map<std::string, std::vector<std::size_t>> by_host;
+  for (std::size_t r = 0; r < n; ++r)
+    if (!p.gpus[xr.gpu[r]].host.empty() && xr.al.aligned[r]) by_host[p.gpus[xr.gpu[r]].host].push_back(r);
+  if (by_host.size() < 2) return;
+  std::vector<std::pair<std::int64_t, std::string>> nodes;
+  for (const auto& [host, ranks] : by_host) {
+    std::int64_t sum = 0;
+    for (auto r : ranks) sum += excess[r];
+    if (sum > 0) nodes.emplace_back(sum, host);
+  }
+  std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (nodes.size() > kReplayed) nodes.resize(kReplayed);
+  std::vector<std::pair<double, std::string>> saved;
+  for (const auto& [sum, host] : nodes) {
+    std::vector<bool> on_time(n, false);
+    for (auto r : by_host[host]) on_time[r] = true;
+    saved.emplace_back(saved_pct(on_time), host);
+  }
+  std::stable_sort(saved.begin(), saved.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string list;
+  for (const auto& [pct_saved, host] : saved) {
+    f.metric("node_saved_ms_per_iter." + host, ms(pct_saved / 100 * xr.iteration_ns));
+    if (list.size() < 200) list += fmt::format("{}{} {:.2f} ms ({:.1f}%)", list.empty() ? "" : ", ", host, ms(pct_saved / 100 * xr.iteration_ns), pct_saved);
+  }
+  if (!list.empty()) f.add(source, "replayed with all of a node's ranks arriving as the median rank does, the step would be shorter by: " + list);
+}
+
 // "ranks 2-7 were not given" / "2 traces were unreadable", for a job read in part.
 std::string missing_words(const JobRanks& j) {
   std::string w;
@@ -1198,6 +1250,7 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
                                                                  "offset",
                                                                  by_step, xr.aligned - 1);
   f.metric("ranks_paired_by_step", static_cast<double>(by_step));
+  if (xr.replay.intervals > 0 && xr.replay.replayed > 0) whatif_lines(f, p, an, source);
   if (xr.replay.intervals > 0) {
     f.metric("replay_measured_ms", ms(static_cast<double>(xr.replay.measured)));
     f.metric("replay_ms", ms(static_cast<double>(xr.replay.replayed)));

@@ -626,3 +626,30 @@ TEST(ProfileRanks, RanksLateTogetherAreNamedAsASetByReplay) {
   const auto& st0 = find(job0.findings, "profile.straggler");
   EXPECT_EQ(st0.status, Status::pass) << st0.title;
 }
+
+// Issue 40 item 3 in profile.straggler: what each late rank, and each node, costs by replay.
+// 16 ranks on two nodes (nsys exports name them node0 and node1), rank 9 on node1 30 ms late:
+// on time, rank 9 or node1 saves the 30 ms; node0 saves nothing.
+TEST(ProfileRanks, ReplayGivesWhatEachLateRankAndNodeCosts) {
+  gen::JobSpec spec;
+  spec.ranks = 16;
+  spec.late_rank = 9;
+  spec.late_ms = 30;
+  spec.clock_offset_ms = gen::node_clock_offsets(16);
+  auto fs = xrank_run(xrank_nsys(gen::job(spec)));
+  const auto& st = find(fs, "profile.straggler");
+  EXPECT_EQ(st.status, Status::warn) << st.title;
+  double rank9 = -1;
+  for (const auto& [k, v] : st.metrics)
+    if (k.rfind("saved_ms_per_iter.", 0) == 0 && k.find("pid5009") != std::string::npos) rank9 = v;
+  EXPECT_NEAR(rank9, 30, 0.5);
+  EXPECT_NEAR(metric(st, "node_saved_ms_per_iter.node1"), 30, 0.5);
+  bool said = false;
+  for (const auto& e : st.evidence) said = said || e.observed.find("the step would be shorter by: node1 ") != std::string::npos;
+  EXPECT_TRUE(said);
+  for (const auto& [k, v] : st.metrics) {
+    if (k == "node_saved_ms_per_iter.node0") {
+      EXPECT_LT(v, 0.2) << "node0 holds no late rank";
+    }
+  }
+}
