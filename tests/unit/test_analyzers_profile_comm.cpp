@@ -294,3 +294,18 @@ TEST(ProfilePipeline, SendRecvBesideCollectivesIsNotAPipelineAndNotASweep) {
   const auto& st = find(fs, "profile.straggler");
   EXPECT_EQ(st.title.find("a pipeline"), std::string::npos) << st.title;
 }
+
+// PyTorch's all_to_all runs as grouped ncclSend/ncclRecv: its SendRecv kernels, which Kineto's
+// Collective name arg calls an all-to-all, are an AllToAll, not a pipeline's send/recv.
+TEST(ProfilePipeline, SendRecvKernelsOfAnAllToAllAreNotAPipeline) {
+  auto s = gen::pipeline(2, 5);
+  for (auto& g : s.gpus)
+    for (auto& k : g.kernels)
+      if (!k.collective.empty()) k.collective = "all_to_all";
+  auto fs = analyzers::analyze_profile(commk_kineto(s), "a2a", {});
+  EXPECT_FALSE(commk_has(fs, "profile.exposed_comm", "SendRecv"));
+  const auto& a2a = find(fs, "profile.exposed_comm", "AllToAll");
+  EXPECT_DOUBLE_EQ(metric(a2a, "kernels"), 2 * 5 * 2) << "both kernels of each stage and iteration";
+  EXPECT_EQ(a2a.title.find("pipeline"), std::string::npos) << a2a.title;
+  EXPECT_EQ(find(fs, "profile.straggler").title.find("a pipeline"), std::string::npos);
+}
