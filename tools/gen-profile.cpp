@@ -2,7 +2,8 @@
 //   perfgap-gen-profile SCENARIO nsys|nsys-2021|nsys-2025 OUT.sqlite | kineto OUT.json [GPU]
 // (nsys: the 3.7.2 schema; nsys-2021, nsys-2025: the other schema variants of profile_gen.hpp)
 // SCENARIO: exposed (AllGather 30 ms / ReduceScatter 15 ms exposed), exposed-tuned (15/5),
-// launch-bound, overlapped, large:GPUS:KERNELS_PER_GPU, large-steps:GPUS:KERNELS_PER_GPU (with
+// launch-bound, overlapped, moe-deepep (DeepEP dispatch/combine, 2 GPUs), nvshmem (NVSHMEM
+// on-stream kernels), pipeline (4 stages of send/recv only), large:GPUS:KERNELS_PER_GPU, large-steps:GPUS:KERNELS_PER_GPU (with
 // ProfilerStep#N ranges, one per 2000 kernels).
 //   perfgap-gen-profile job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR
 // writes one file per rank (OUTDIR/rank00000.json or .sqlite; nsys: host node<rank/8>) of a
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
   using namespace perfgap::gen;
   if (argc < 4) {
     std::fprintf(stderr,
-                 "usage: %s exposed|exposed-tuned|launch-bound|overlapped|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
+                 "usage: %s exposed|exposed-tuned|launch-bound|overlapped|moe-deepep|nvshmem|pipeline|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
                  "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR\n",
                  argv[0], argv[0]);
     return 2;
@@ -72,6 +73,9 @@ int main(int argc, char** argv) {
   else if (sc == "exposed-tuned") s = exposed_comm(8, 10, 15, 5);
   else if (sc == "launch-bound") s = launch_bound(8, 10);
   else if (sc == "overlapped") s = overlapped(8, 10);
+  else if (sc == "moe-deepep") s = moe_deepep(2, 10);
+  else if (sc == "nvshmem") s = nvshmem(1, 10);
+  else if (sc == "pipeline") s = pipeline(4, 10);
   else if (sc.rfind("large:", 0) == 0 || sc.rfind("large-steps:", 0) == 0) {
     const bool steps = sc[5] == '-';
     const std::size_t at = steps ? 12 : 6;

@@ -9,6 +9,7 @@
 #include "analyze/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 #include "analyzers/profile_job.hpp"
+#include "core/kb.hpp"
 #include "fleet/inputs.hpp"
 
 namespace perfgap::analyze::detail {
@@ -16,13 +17,22 @@ namespace perfgap::analyze::detail {
 namespace {
 // A job's rank files read together (docs/ANALYZE.md, cross-rank).
 constexpr std::size_t kMaxProfileRanks = 1024;
+// The site's knowledge base (docs/KB.md), read as explain reads it.
+constexpr const char* kProfileSystemKbDir = "/etc/perfgap/kb.d";
 }  // namespace
 
 tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request& r) {
   if (auto ok = reference_is_a_file(an, r, "profile"); !ok) return tl::unexpected(ok.error());
   const std::string_view k = an.kind;
+  // The knowledge base's communication kernels (data/kb/comm_kernels.yaml, kb.d, --kb) before any
+  // input: a malformed file is exit 2 naming its line.
+  std::vector<core::KbDir> dirs{{kProfileSystemKbDir, true}};
+  for (const auto& d : r.kb_dirs) dirs.push_back({d, false});
+  auto kb = core::load_kb(dirs);
+  if (!kb) return tl::unexpected(fmt::format("analyze {}: knowledge base {}", k, kb.error()));
   analyzers::ProfileOptions po;
   po.iteration_range = r.iteration_range;
+  po.comm_kernels = &kb->comm_kernels;
   analyzers::ProfileFigures ref;
   if (!r.reference.empty()) {
     auto p = read_profile(k, r.reference);

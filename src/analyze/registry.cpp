@@ -31,6 +31,7 @@ const OptionUse kOptionUses[] = {
     {"--reference-ms", [](const Request& r) { return r.reference_ms.has_value(); }},
     {"--warmup", [](const Request& r) { return r.warmup.has_value(); }},
     {"--kallsyms", [](const Request& r) { return !r.kallsyms.empty(); }},
+    {"--kb", [](const Request& r) { return !r.kb_dirs.empty(); }},
 };
 
 }  // namespace
@@ -52,9 +53,9 @@ const std::vector<Analyzer>& analyzers() {
       {"steps", "workload", "steps.gap", "training step logs (Megatron, throughput, JSON lines)", {"--reference", "--reference-ms", "--warmup"},
        kEveryFormat, detail::run_steps},
       {"nsys", "workload", "profile.summary", "Nsight Systems SQLite exports or .nsys-rep (a job's ranks: files, directories, globs)",
-       {"--reference", "--iteration-range"}, kEveryFormat, detail::run_profiles},
+       {"--reference", "--iteration-range", "--kb"}, kEveryFormat, detail::run_profiles},
       {"kineto", "workload", "profile.summary", "PyTorch profiler (Kineto) traces, .json or .json.gz (a job's ranks: files, directories, globs)",
-       {"--reference", "--iteration-range"}, kEveryFormat, detail::run_profiles},
+       {"--reference", "--iteration-range", "--kb"}, kEveryFormat, detail::run_profiles},
       {"nvidia-smi", "gpu", "gpu.persistence", "nvidia-smi -q -x and topo -m captures", {}, kEveryFormat, detail::run_nvidia_smi},
   };
   return table;

@@ -33,6 +33,7 @@ struct Request {
   std::optional<long> warmup;                   // steps
   std::string iteration_range;                  // nsys, kineto
   std::string kallsyms;                         // perf
+  std::vector<std::string> kb_dirs;             // nsys, kineto: knowledge-base directories (--kb) over the built-in one and /etc/perfgap/kb.d
 };
 
 // What an analysis gives the report: its findings and its inputs (source.inputs: the files

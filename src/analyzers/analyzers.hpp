@@ -23,6 +23,10 @@
 #include "parsers/turbostat.hpp"
 #include "report/model.hpp"
 
+namespace perfgap::core {
+struct KbCommKernel;  // core/kb.hpp
+}
+
 namespace perfgap::analyzers {
 
 using report::Finding;
@@ -194,20 +198,29 @@ struct StepsOptions {
 std::vector<Finding> analyze_steps(const StepStats& stats, const std::string& measured_source, const StepsOptions& o);
 
 // ---- profiles (nsys, kineto) ----------------------------------------------------------
+// Communication is counted per slot: the NCCL collectives (parsers::Coll, 0 .. kCollCount - 1),
+// then one slot per library of the communication-kernel table's other entries (DeepEP, NVSHMEM,
+// ...: data/kb/comm_kernels.yaml), in the table's order; from the kCommLibraries-th library on
+// they share the last slot ("other communication libraries").
+inline constexpr int kCommLibraries = 16;
+inline constexpr int kCommSlots = parsers::kCollCount + kCommLibraries;
 // The per-iteration figures of a profile that --reference compares (means over GPUs).
 struct ProfileFigures {
   bool iterations = false;
   double iteration_ms = 0;       // median window
   double iteration_ms_mean = 0;
   double compute_ms = 0, comm_all_ms = 0, exposed_all_ms = 0, idle_ms = 0;
-  std::array<bool, parsers::kCollCount> present{};
-  std::array<double, parsers::kCollCount> comm_ms{}, exposed_ms{};
+  std::array<bool, kCommSlots> present{};
+  std::array<double, kCommSlots> comm_ms{}, exposed_ms{};
 };
 struct ProfileOptions {
   std::string iteration_range;                 // --iteration-range NAME; empty: ProfilerStep#N, step-like ranges, the period
   const ProfileFigures* reference = nullptr;   // --reference OTHER_PROFILE
   std::string reference_source;
   double threshold = 0.95;
+  // The kernels that are communication besides NCCL's (core::Kb::comm_kernels, with --kb); null:
+  // the built-in table.
+  const std::vector<core::KbCommKernel>* comm_kernels = nullptr;
 };
 ProfileFigures profile_figures(const parsers::Profile& p, const ProfileOptions& o);
 // profile.summary, profile.iterations, profile.exposed_comm (per collective and `all`),

@@ -18,6 +18,7 @@
 #include "analyzers/analyzers.hpp"
 #include "analyzers/profile_job.hpp"
 #include "analyzers/profile_ranks.hpp"
+#include "core/kb.hpp"
 #include "facts/nccl.hpp"
 #include "report/redact.hpp"
 
@@ -33,6 +34,56 @@ namespace {
 
 // Fewer kernels than this in a profile: profile.gpu_idle and profile.launch_bound skip.
 constexpr std::size_t kMinKernelsToJudge = 50;
+
+// The communication kernels besides NCCL's (data/kb/comm_kernels.yaml, or the --kb table), their
+// libraries in slots after the NCCL collectives' (analyzers.hpp kCommSlots). The slots follow the
+// table's order, so every rank's digest numbers them alike. Entries of names starting with `nccl`
+// are NCCL's and RCCL's, told by parsers::nccl_collective: they take no slot.
+struct CommLibraries {
+  static constexpr auto kLibraries = static_cast<std::size_t>(kCommLibraries);
+  const std::vector<core::KbCommKernel>* table = nullptr;
+  std::vector<std::string> name, kind;  // per slot from kCollCount
+
+  explicit CommLibraries(const ProfileOptions& o) : table(o.comm_kernels ? o.comm_kernels : &core::builtin_kb().comm_kernels) {
+    for (const auto& e : *table) {
+      if (e.match.starts_with("nccl") || slot(e.library) >= 0) continue;
+      if (name.size() + 1 == kLibraries) {  // the last slot holds every further library
+        name.emplace_back("other communication libraries");
+        kind.emplace_back("collective");
+      }
+      if (name.size() == kLibraries) continue;
+      name.push_back(e.library);
+      kind.push_back(e.kind);
+    }
+  }
+  // The slot of a library; -1 for one with no slot of its own (NCCL's entries).
+  int slot(std::string_view library) const {
+    for (std::size_t i = 0; i < name.size(); ++i)
+      if (name[i] == library) return parsers::kCollCount + static_cast<int>(i);
+    return name.size() == kLibraries ? kCommSlots - 1 : -1;
+  }
+  std::string slot_name(int c) const {
+    return c < parsers::kCollCount ? std::string(parsers::coll_name(static_cast<Coll>(c))) : name[static_cast<std::size_t>(c - parsers::kCollCount)];
+  }
+  std::string_view slot_kind(int c) const {
+    if (c < parsers::kCollCount) return static_cast<Coll>(c) == Coll::SendRecv ? "sendrecv" : "collective";
+    return kind[static_cast<std::size_t>(c - parsers::kCollCount)];
+  }
+};
+
+// A library's name in metric names: lower-case letters and digits, `+` as `p` (MSCCL++: mscclpp),
+// every other run of characters one `_`.
+std::string library_key(std::string_view name) {
+  std::string k;
+  for (char ch : name) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (std::isalnum(u)) k.push_back(static_cast<char>(std::tolower(u)));
+    else if (ch == '+') k.push_back('p');
+    else if (!k.empty() && k.back() != '_') k.push_back('_');
+  }
+  while (!k.empty() && k.back() == '_') k.pop_back();
+  return k.empty() ? "library" : k;
+}
 
 // A finding of this analyzer, its status the default (skip) until the block decides.
 Finding started(std::string_view id, std::string_view layer, std::string subject) {
@@ -155,8 +206,8 @@ struct WinStats {
   double wait = 0;  // inside collectives, waiting for a later rank (cross-rank profiles)
   double copy_bare = 0;  // copies and memsets while no kernel runs
   std::array<double, kCopyClasses> copy_by{};
-  std::array<double, kCollCount> comm{}, exposed{};
-  std::array<double, kCollCount> kernels{};  // collective kernels starting in the window
+  std::array<double, kCommSlots> comm{}, exposed{};  // per slot: NCCL collective, then library
+  std::array<double, kCommSlots> kernels{};          // communication kernels starting in the window
 };
 
 // The ways of cutting iterations that analyze() chooses among over the whole job: each rank's
@@ -182,10 +233,10 @@ struct GpuTimeline {
   Ivs compute;  // compute kernels, cut to where communication runs
   Ivs comm_all, exposed_all;
   Ivs wait;  // parts of its collective kernels spent waiting for a later rank
-  std::array<Ivs, kCollCount> comm, exposed;
+  std::array<Ivs, kCommSlots> comm, exposed;  // per slot (analyzers.hpp kCommSlots)
   std::array<Ivs, kCopyClasses> copies;              // copies and memsets of each class (profile.copies)
   Ivs copy_bare;                                     // copies and memsets while no kernel runs
-  std::vector<std::pair<std::int64_t, Coll>> colls;  // its NCCL kernels (start, collective), by start
+  std::vector<std::pair<std::int64_t, Coll>> colls;  // its communication kernels (start, slot as Coll's uint8_t), by start
   bool nccl = false;                                 // it ran NCCL kernels (a rank of the job)
   std::vector<RankCollective> seq;                   // its collectives that align ranks, by start
   std::vector<std::int64_t> compute_before;          // per seq entry: compute since the previous one's end (its first activity)
@@ -292,9 +343,10 @@ struct Digest {
   std::size_t graph_kernels = 0;  // kernels launched by a CUDA graph launch: not in the launch figures
   std::array<std::size_t, kCopyClasses> copy_count{};
   std::array<std::uint64_t, kCopyClasses> copy_bytes{};
-  std::array<std::size_t, kCollCount> coll_kernels{};
-  std::array<std::uint64_t, kCollCount> coll_bytes{};
-  std::array<std::uint32_t, kCollCount> coll_group{};
+  std::array<std::size_t, kCommSlots> coll_kernels{};
+  std::array<std::uint64_t, kCommSlots> coll_bytes{};
+  std::array<std::uint32_t, kCommSlots> coll_group{};
+  std::array<double, kCommSlots> coll_ns{};  // kernel time per slot (profile.summary)
   JobRanks job;  // a job of several inputs: which ranks it holds (analyze_profile_job)
 };
 
@@ -387,9 +439,10 @@ struct Analysis {
   std::size_t graph_kernels = 0;  // kernels joined to a CUDA graph launch
   std::array<std::size_t, kCopyClasses> copy_count{};
   std::array<std::uint64_t, kCopyClasses> copy_bytes{};
-  std::array<std::size_t, kCollCount> coll_kernels{};
-  std::array<std::uint64_t, kCollCount> coll_bytes{};
-  std::array<std::uint32_t, kCollCount> coll_group{};
+  std::array<std::size_t, kCommSlots> coll_kernels{};
+  std::array<std::uint64_t, kCommSlots> coll_bytes{};
+  std::array<std::uint32_t, kCommSlots> coll_group{};
+  std::array<double, kCommSlots> coll_ns{};
   // Means over GPUs of the per-iteration figures.
   WinStats per_iter;
   std::vector<WinStats> by_index;  // iteration j, mean over the GPUs that have it
@@ -673,6 +726,21 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
   d.graphs = std::any_of(p.acts.begin(), p.acts.end(), [](const GpuActivity& a) { return a.kind == parsers::ActKind::graph; });
   const std::size_t G = p.gpus.size();
   d.tl.resize(G);
+  // Each kernel's communication slot: its NCCL collective (the parser's), else its library's
+  // when the table names the kernel, else -1 (compute). The table is looked up once per distinct
+  // name (a profile holds 10^5-10^6 kernels of a few thousand names).
+  const CommLibraries libs(o);
+  std::vector<std::int8_t> lib_of(p.names.size(), -2);  // -2: not looked up yet
+  auto slot_of = [&](const GpuActivity& a) -> int {
+    if (a.coll != Coll::none) return static_cast<int>(a.coll);
+    if (a.name >= lib_of.size()) return -1;
+    auto& known = lib_of[a.name];
+    if (known == -2) {
+      const auto* e = core::match_comm_kernel(*libs.table, p.names[a.name]);
+      known = static_cast<std::int8_t>(e ? libs.slot(e->library) : -1);
+    }
+    return known;
+  };
   std::vector<std::vector<std::uint32_t>> acts(G);  // per GPU, sorted by start
   for (std::uint32_t i = 0; i < p.acts.size(); ++i) acts[p.acts[i].gpu].push_back(i);
   struct Local {
@@ -702,14 +770,19 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
       if (a.kind == ActKind::kernel) {
         ++gt.kernels;
         gt.kernel_ns += static_cast<double>(a.end - a.start);
-        if (a.coll == Coll::none) push(lc.compute, a.start, a.end);
+        const int c = slot_of(a);
+        if (c < 0) push(lc.compute, a.start, a.end);
         else {
-          gt.nccl_ns += static_cast<double>(a.end - a.start);
-          push(gt.comm[static_cast<int>(a.coll)], a.start, a.end);
+          push(gt.comm[c], a.start, a.end);
           push(gt.comm_all, a.start, a.end);
-          gt.colls.emplace_back(a.start, a.coll);
-          gt.nccl = true;
-          if (aligns_ranks(a.coll)) gt.seq.push_back({a.coll, a.start, a.end});
+          gt.colls.emplace_back(a.start, static_cast<Coll>(c));  // a library's slot too: Coll is a uint8_t
+          // Only NCCL's kernels make the GPU a rank of the job and align ranks: a library's
+          // (DeepEP, NVSHMEM) do not end together across ranks.
+          if (a.coll != Coll::none) {
+            gt.nccl_ns += static_cast<double>(a.end - a.start);
+            gt.nccl = true;
+            if (aligns_ranks(a.coll)) gt.seq.push_back({a.coll, a.start, a.end});
+          }
         }
       } else if (a.kind == ActKind::graph) {
         push(lc.compute, a.start, a.end);  // a whole CUDA graph: busy, its kernels (NCCL ones too) not in the export
@@ -751,10 +824,11 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
   std::vector<std::int64_t> api_ns, delay_ns;
   for (const auto& a : p.acts) {
     if (a.kind != ActKind::kernel) continue;
-    if (a.coll != Coll::none) {
-      ++d.coll_kernels[static_cast<int>(a.coll)];
-      d.coll_bytes[static_cast<int>(a.coll)] += a.msg_bytes;
-      if (a.group_size) d.coll_group[static_cast<int>(a.coll)] = a.group_size;
+    if (const int c = slot_of(a); c >= 0) {
+      ++d.coll_kernels[c];
+      d.coll_bytes[c] += a.msg_bytes;
+      d.coll_ns[c] += static_cast<double>(a.end - a.start);
+      if (a.group_size) d.coll_group[c] = a.group_size;
     }
     if (a.api_start < 0) continue;
     // A graph's kernels all join the one graph launch: its duration and the delay to each of
@@ -882,9 +956,10 @@ void absorb(Digest& job, Digest&& r, std::uint32_t file) {
   job.short_kernels += r.short_kernels;
   job.graph_kernels += r.graph_kernels;
   for (int k = 0; k < kCopyClasses; ++k) job.copy_count[k] += r.copy_count[k], job.copy_bytes[k] += r.copy_bytes[k];
-  for (int c = 0; c < kCollCount; ++c) {
+  for (int c = 0; c < kCommSlots; ++c) {
     job.coll_kernels[c] += r.coll_kernels[c];
     job.coll_bytes[c] += r.coll_bytes[c];
+    job.coll_ns[c] += r.coll_ns[c];
     if (r.coll_group[c]) job.coll_group[c] = r.coll_group[c];
   }
 }
@@ -895,7 +970,7 @@ std::size_t digest_bytes(const Digest& d) {
   for (const auto& g : d.gpus) b += sizeof(g) + g.label.capacity() + g.key.capacity() + g.host.capacity();
   for (const auto& t : d.tl) {
     b += sizeof(t) + (t.compute.capacity() + t.comm_all.capacity() + t.exposed_all.capacity() + t.wait.capacity()) * sizeof(Iv);
-    for (int c = 0; c < kCollCount; ++c) b += (t.comm[c].capacity() + t.exposed[c].capacity()) * sizeof(Iv);
+    for (int c = 0; c < kCommSlots; ++c) b += (t.comm[c].capacity() + t.exposed[c].capacity()) * sizeof(Iv);
     for (const auto& v : t.copies) b += v.capacity() * sizeof(Iv);
     b += t.copy_bare.capacity() * sizeof(Iv);
     b += t.colls.capacity() * sizeof(t.colls[0]) + t.seq.capacity() * sizeof(RankCollective) + t.compute_before.capacity() * sizeof(std::int64_t);
@@ -913,11 +988,11 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
   align_cross_ranks(an);
   for (auto& gt : an.gpus) {
     if (!gt.wait.empty()) {
-      for (int c = 1; c < kCollCount; ++c)
+      for (int c = 1; c < kCommSlots; ++c)
         if (!gt.comm[c].empty()) gt.comm[c] = minus(gt.comm[c], gt.wait);
       gt.comm_all = minus(gt.comm_all, gt.wait);
     }
-    for (int c = 1; c < kCollCount; ++c)
+    for (int c = 1; c < kCommSlots; ++c)
       if (!gt.comm[c].empty()) gt.exposed[c] = minus(gt.comm[c], gt.compute);
     gt.exposed_all = minus(gt.comm_all, gt.compute);
   }
@@ -931,6 +1006,7 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
   an.coll_kernels = d.coll_kernels;
   an.coll_bytes = d.coll_bytes;
   an.coll_group = d.coll_group;
+  an.coll_ns = d.coll_ns;
 
   // Iterations: one cut for the whole job.
   auto any = [&](Cut c) { return std::any_of(an.gpus.begin(), an.gpus.end(), [&](const GpuTimeline& gt) { return !gt.cuts[c].wins.empty(); }); };
@@ -971,7 +1047,7 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
     a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k, a.wait += b.wait * k;
     a.copy_bare += b.copy_bare * k;
     for (int c = 0; c < kCopyClasses; ++c) a.copy_by[c] += b.copy_by[c] * k;
-    for (int c = 0; c < kCollCount; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k, a.kernels[c] += b.kernels[c] * k;
+    for (int c = 0; c < kCommSlots; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k, a.kernels[c] += b.kernels[c] * k;
   };
   std::size_t max_wins = 0;
   for (auto& gt : an.gpus) {
@@ -999,7 +1075,7 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
       s.busy = s.len - s.idle;
       s.comm_all = static_cast<double>(measure(gt.comm_all, w.s, w.e));
       s.exposed_all = static_cast<double>(measure(gt.exposed_all, w.s, w.e));
-      for (int c = 1; c < kCollCount; ++c)
+      for (int c = 1; c < kCommSlots; ++c)
         if (!gt.comm[c].empty()) {
           s.comm[c] = static_cast<double>(measure(gt.comm[c], w.s, w.e));
           s.exposed[c] = static_cast<double>(measure(gt.exposed[c], w.s, w.e));
@@ -1120,6 +1196,50 @@ std::string missing_words(const JobRanks& j) {
   return w;
 }
 
+// What a kind of communication kernel is, in a title.
+std::string_view kind_words(std::string_view kind) {
+  if (kind == "sendrecv") return "point-to-point send/recv";
+  if (kind == "expert_parallel") return "expert-parallel dispatch and combine";
+  if (kind == "one_sided") return "one-sided puts, gets and signals";
+  if (kind == "copy") return "cross-device copies";
+  return "collective";
+}
+
+// profile.exposed_comm's fix for what an NCCL sweep does not tune: point-to-point transfers and
+// the kernels of other libraries (data/kb/comm_kernels.yaml kinds).
+std::string comm_fix(std::string_view kind, const std::string& library, bool pipeline) {
+  if (kind == "sendrecv" && pipeline)
+    return "a send/recv kernel runs from the moment its stage posts it until the neighbouring stage's data has arrived: most of this time is the "
+           "pipeline's bubble, a stage waiting for the one before it, not the transfer. Shorten the bubble first: more micro-batches per step, an "
+           "interleaved 1F1B schedule (virtual pipeline stages), a zero-bubble or DualPipe schedule, stages of equal compute; then measure the "
+           "transfer between two stages' GPUs with sendrecv_perf (perfgap analyze nccl-tests): point-to-point transfers have no collective "
+           "algorithm to tune";
+  if (kind == "sendrecv")
+    return fmt::format("{} point-to-point kernels (all-to-all built from send/recv, pipeline stages) include the time they wait for their peer: "
+                       "overlap them with compute (another micro-batch's work), then measure the transfer with sendrecv_perf or alltoall_perf "
+                       "(perfgap analyze nccl-tests): point-to-point transfers have no collective algorithm to tune",
+                       library);
+  if (kind == "expert_parallel")
+    return fmt::format("{}'s dispatch and combine move tokens to and from the experts' GPUs: overlap them with compute, two micro-batches that run "
+                       "one's attention and experts while the other's dispatch or combine is in flight (DeepSeek-V3's DualPipe, SGLang's "
+                       "two-batch overlap), or the low-latency kernels with their receive hook, which hold no SM while the data arrives; then check "
+                       "the links they use: NVLink within the node (perfgap check, gpu layer), the RDMA NICs and GPUDirect RDMA between nodes "
+                       "(network layer)",
+                       library);
+  if (kind == "one_sided")
+    return fmt::format("{} kernels wait for or move one-sided transfers (puts, gets and signals on symmetric memory): run them on a stream of their "
+                       "own under compute, and check the transport: GPU-initiated IB (NVSHMEM_IB_ENABLE_IBGDA=1) or the CPU proxy thread, whose "
+                       "core must not be shared (perfgap check: placement), and the RDMA NICs between nodes",
+                       library);
+  if (kind == "copy")
+    return fmt::format("{}'s cross-device copies: overlap them with compute and check the peer path between the GPUs (NVLink or PCIe P2P: "
+                       "gpu.topology of perfgap analyze nvidia-smi on nvidia-smi topo -m)",
+                       library);
+  return fmt::format("{} runs collectives of its own, which NCCL's settings do not tune: overlap them with compute, and measure them against "
+                     "NCCL's on the same ranks (nccl-tests) to see which is faster here",
+                     library);
+}
+
 Finding straggler_finding(const Digest& p, const Analysis& an, const std::string& source) {
   const auto& xr = an.xr;
   const auto& al = xr.al;
@@ -1128,12 +1248,20 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
   std::vector<std::size_t> unaligned;
   for (std::size_t r = 0; r < n; ++r)
     if (!al.aligned[r]) unaligned.push_back(r);
+  // A rank whose only NCCL kernels are send/recv: a pipeline stage, with no collective whose end
+  // all ranks share to put its clock on the others'.
+  auto p2p_only = [&](std::size_t r) {
+    return r < xr.seqs.size() && xr.seqs[r].empty() && !an.gpus[xr.gpu[r]].comm[static_cast<int>(Coll::SendRecv)].empty();
+  };
+  auto why_not = [&](std::size_t r) {
+    return p2p_only(r) ? std::string("only point-to-point send/recv (a pipeline stage): no collective to align on") : al.why_not[r];
+  };
   f.metric("ranks", static_cast<double>(n));
   f.metric("ranks_aligned", static_cast<double>(xr.aligned));
   f.metric("ranks_unaligned", static_cast<double>(unaligned.size()));
   for (std::size_t i = 0; i < unaligned.size(); ++i) {
     const std::size_t r = unaligned[i];
-    if (i < 16) f.add(source, fmt::format("not aligned: {}: {}", rank_name(p, xr, r), al.why_not[r]), "collective ends that meet the other ranks'");
+    if (i < 16) f.add(source, fmt::format("not aligned: {}: {}", rank_name(p, xr, r), why_not(r)), "collective ends that meet the other ranks'");
     else if (i == 16) f.add(source, fmt::format("... {} more ranks not aligned", unaligned.size() - 16));
   }
   // The ranks left out, named in the title too (text shows a skip's or pass's title only).
@@ -1142,6 +1270,13 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
   if (unaligned.size() > 3) left_out += fmt::format(" and {} more", unaligned.size() - 3);
   const std::string not_aligned = unaligned.empty() ? "" : fmt::format("; not aligned, left out: {}", left_out);
   const std::size_t cols = xr.columns.size();
+  if (xr.aligned < 2 && unaligned.size() == n && std::all_of(unaligned.begin(), unaligned.end(), p2p_only)) {
+    f.status = report::Status::skip;
+    f.title = fmt::format("the {} ranks ran only point-to-point send/recv (a pipeline): arrivals at collectives cannot be compared; the time "
+                          "stages wait for each other is inside their send/recv kernels (profile.exposed_comm SendRecv)",
+                          n);
+    return f;
+  }
   if (xr.aligned < 2 || cols == 0) {
     f.status = report::Status::skip;
     f.title = xr.aligned < 2 ? fmt::format("the {} ranks' profiles cannot be put on one clock: no two share collectives whose ends meet{}", n, not_aligned)
@@ -1315,7 +1450,7 @@ ProfileFigures profile_figures(const Profile& profile, const ProfileOptions& o) 
   f.comm_all_ms = ms(an.per_iter.comm_all);
   f.exposed_all_ms = ms(an.per_iter.exposed_all);
   f.idle_ms = ms(an.per_iter.idle);
-  for (int c = 0; c < kCollCount; ++c) {
+  for (int c = 0; c < kCommSlots; ++c) {
     f.present[c] = false;
     for (const auto& gt : an.gpus) f.present[c] = f.present[c] || (c > 0 && !gt.comm[c].empty());
     f.comm_ms[c] = ms(an.per_iter.comm[c]);
@@ -1372,13 +1507,17 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
   auto an = analyze(p, o);
   std::vector<Finding> out;
   const auto& it = an.per_iter;
-  std::vector<int> colls;
-  for (int c = 1; c < kCollCount; ++c)
+  const CommLibraries libs(o);
+  std::vector<int> colls;  // the communication slots the profile has: NCCL collectives, then libraries
+  for (int c = 1; c < kCommSlots; ++c)
     for (const auto& gt : an.gpus)
       if (!gt.comm[c].empty()) {
         colls.push_back(c);
         break;
       }
+  // A pipeline: NCCL's only kernels are point-to-point send/recv (its stages pass activations on).
+  const bool pipeline = std::find(colls.begin(), colls.end(), static_cast<int>(Coll::SendRecv)) != colls.end() &&
+                        std::none_of(colls.begin(), colls.end(), [](int c) { return c < parsers::kCollCount && c != static_cast<int>(Coll::SendRecv); });
 
   // ---- profile.summary
   {
@@ -1394,8 +1533,19 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       nccl_ns += gt.nccl_ns;
       span = std::max(span, static_cast<double>(gt.last - gt.first));
     }
-    f.title = fmt::format("{}: {} kernels on {} GPU{}, {:.2f} ms of kernels ({:.2f} ms NCCL) over {:.2f} ms", p.format, kernels, devices,
-                          devices == 1 ? "" : "s", ms(kernel_ns), ms(nccl_ns), ms(span));
+    // The communication libraries besides NCCL whose kernels were found (comm_kernels table).
+    std::string libraries;
+    for (int c = parsers::kCollCount; c < kCommSlots; ++c) {
+      if (an.coll_kernels[c] == 0) continue;
+      const std::string name = libs.slot_name(c);
+      libraries += fmt::format("{}{} {} kernel{} ({:.2f} ms)", libraries.empty() ? "" : ", ", an.coll_kernels[c], name,
+                               an.coll_kernels[c] == 1 ? "" : "s", ms(an.coll_ns[c]));
+      f.metric("kernels." + library_key(name), static_cast<double>(an.coll_kernels[c]));
+      f.metric("kernel_ms." + library_key(name), ms(an.coll_ns[c]));
+    }
+    f.title = fmt::format("{}: {} kernels on {} GPU{}, {:.2f} ms of kernels ({:.2f} ms NCCL{}) over {:.2f} ms", p.format, kernels, devices,
+                          devices == 1 ? "" : "s", ms(kernel_ns), ms(nccl_ns), libraries.empty() ? "" : "; communication besides NCCL: " + libraries,
+                          ms(span));
     std::size_t shown = 0;
     for (std::size_t g = 0; g < an.gpus.size(); ++g) {
       const auto& gt = an.gpus[g];
@@ -1452,7 +1602,7 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
         f.metric("compute_ms_per_iter." + p.gpus[g].key, ms(cpt / k));
       }
       std::vector<std::string> head = {"iter", "ms", "compute"};
-      for (int c : colls) head.emplace_back(parsers::coll_name(static_cast<Coll>(c)));
+      for (int c : colls) head.emplace_back(libs.slot_name(c));
       const bool waits = an.xr.present && ms(it.wait) >= 0.005;
       head.emplace_back("exposed");
       if (waits) head.emplace_back("waiting");
@@ -1488,7 +1638,7 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
   // ---- profile.exposed_comm (one per collective, plus `all`)
   auto exposed_finding = [&](int c) {
     bool all = c == 0;
-    std::string name = all ? "all" : std::string(parsers::coll_name(static_cast<Coll>(c)));
+    std::string name = all ? "all" : libs.slot_name(c);
     Finding f = started("profile.exposed_comm", "network", name);
     double comm = all ? it.comm_all : it.comm[c];
     double exposed = all ? it.exposed_all : it.exposed[c];
@@ -1504,6 +1654,11 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
     }
     f.status = share > 10 ? report::Status::warn : report::Status::pass;
     std::string what = all ? "communication" : name;
+    if (!all && libs.slot_kind(c) != "collective")  // say what the time is where the name does not
+      what += fmt::format(" ({})", c == static_cast<int>(Coll::SendRecv) && pipeline ? "point-to-point: pipeline transfers and the stages' waiting for each other"
+                                                                                      : kind_words(libs.slot_kind(c)));
+    else if (!all && c >= parsers::kCollCount)
+      what += " (collective)";
     f.title = fmt::format("{} {:.2f} ms {}, {:.2f} ms ({:.1f}% of the {:.2f} ms iteration) not overlapped by compute{}", what, ms(comm),
                           iteration_words(an), ms(exposed), share, ms(it.len), share > 10 ? " (> 10%)" : "");
     // Several ranks: the time inside the kernels spent waiting for a later rank is left out above
@@ -1561,19 +1716,28 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       f.add(source, fmt::format("{} kernels moved {} in all (Kineto NCCL args){}", an.coll_kernels[c], size_text(static_cast<double>(an.coll_bytes[c])),
                                 an.coll_group[c] ? fmt::format(", group size {}", an.coll_group[c]) : ""));
     if (f.status == report::Status::warn) {
-      Coll col = static_cast<Coll>(c);
-      if (all) {  // the collective with the most exposed time says what to overlap and sweep
-        col = Coll::AllReduce;
+      int slot = c;
+      if (all) {  // the collective (or library) with the most exposed time says what to overlap and sweep
+        slot = static_cast<int>(Coll::AllReduce);
         double most = -1;
         for (int k : colls)
-          if (it.exposed[k] > most) most = it.exposed[k], col = static_cast<Coll>(k);
+          if (it.exposed[k] > most) most = it.exposed[k], slot = k;
       }
+      const Coll col = slot < parsers::kCollCount ? static_cast<Coll>(slot) : Coll::none;
+      // A sweep of NCCL's algorithms tunes NCCL's collectives only: not point-to-point transfers
+      // (no algorithm to choose), not another library's kernels.
+      const bool sweepable = col != Coll::none && col != Coll::SendRecv;
       std::string overlap = col == Coll::AllGather || col == Coll::ReduceScatter
                                 ? "prefetch the next layer's parameters (FSDP forward_prefetch/backward_prefetch, ZeRO-3 prefetch bucket) so it runs under compute; "
                             : col == Coll::AllReduce ? "overlap gradient buckets with the backward pass (DDP bucket_cap_mb, no find_unused_parameters); "
                             : col == Coll::AllToAll ? "overlap expert dispatch with compute (MoE comm/compute pipelining); "
                                                     : "";
-      if (an.xr.straggler_warn) {
+      if (!sweepable) {
+        f.fix = comm_fix(libs.slot_kind(slot), libs.slot_name(slot), pipeline);
+        if (an.xr.straggler_warn)
+          f.fix = fmt::format("first remove the straggler (profile.straggler: the other ranks wait for {} each iteration); then: {}",
+                              p.gpus[an.xr.gpu[static_cast<std::size_t>(an.xr.straggler)]].label, f.fix);
+      } else if (an.xr.straggler_warn) {
         // A straggler first: tuning NCCL while the ranks wait for one of them measures the wait.
         f.fix = fmt::format("first remove the straggler (profile.straggler: the other ranks wait for {} each iteration); then {}profile again "
                             "before tuning the collective itself",
@@ -1591,8 +1755,9 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
   if (colls.empty()) {
     Finding f = started("profile.exposed_comm", "network", "all");
     f.status = report::Status::skip;
-    f.title = "no NCCL kernels in the profile: no communication to expose";
-    f.add(source, "no kernel named ncclKernel_*, ncclDevKernel_* or nccl*Kernel*");
+    f.title = "no communication kernels in the profile (NCCL's, or a library's of the communication-kernel table): no communication to expose";
+    f.add(source, "no kernel named ncclKernel_*, ncclDevKernel_* or nccl*Kernel*, nor one the table names (data/kb/comm_kernels.yaml and --kb: DeepEP, "
+                  "NVSHMEM, MSCCL++, ...)");
     f.metric("comm_ms_per_iter", 0);
     f.metric("exposed_ms_per_iter", 0);
     f.metric("exposed_pct_of_iter", 0);
@@ -1862,10 +2027,10 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       double mea_iter = ms(it.len);
       line("iteration", r.iteration_ms, mea_iter);
       line("compute", r.compute_ms, ms(it.compute));
-      for (int c = 1; c < kCollCount; ++c) {
+      for (int c = 1; c < kCommSlots; ++c) {
         bool here = std::find(colls.begin(), colls.end(), c) != colls.end();
         if (!here && !r.present[c]) continue;
-        line(std::string(parsers::coll_name(static_cast<Coll>(c))), r.comm_ms[c], ms(it.comm[c]));
+        line(libs.slot_name(c), r.comm_ms[c], ms(it.comm[c]));
       }
       line("exposed communication", r.exposed_all_ms, ms(it.exposed_all));
       line("idle", r.idle_ms, ms(it.idle));
@@ -1873,9 +2038,9 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
       f.metric("reference_iteration_ms", r.iteration_ms);
       f.metric("iteration_ms", mea_iter);
       f.metric("pct_of_reference", 100 * ratio);
-      for (int c = 1; c < kCollCount; ++c)
+      for (int c = 1; c < kCommSlots; ++c)
         if (r.present[c] || std::find(colls.begin(), colls.end(), c) != colls.end()) {
-          std::string n(parsers::coll_name(static_cast<Coll>(c)));
+          std::string n = libs.slot_name(c);
           f.metric("reference_ms." + n, r.comm_ms[c]);
           f.metric("measured_ms." + n, ms(it.comm[c]));
         }

@@ -41,6 +41,8 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
   cmd->add_flag("--expect-gdr", a.request.expect_gdr, "nccl-log: inter-node channels should use GPUDirect RDMA");
   // Kept for scripts written before --reference took milliseconds.
   cmd->add_option("--reference-ms", a.request.reference_ms, "steps: deprecated spelling of --reference MS")->type_name("MS")->check(CLI::PositiveNumber);
+  cmd->add_option("--kb", a.request.kb_dirs, "nsys, kineto: a directory of knowledge-base files (*.yaml) over the built-in one and /etc/perfgap/kb.d, e.g. comm_kernels entries naming more communication kernels; repeatable, the later wins")
+      ->allow_extra_args(false);
   cmd->add_option("--kallsyms", a.request.kallsyms, "perf: kernel symbols (a copy of /proc/kallsyms taken as root on the recording node) to name perf.data's kernel addresses");
   cmd->add_option("--warmup", a.request.warmup, "steps: records to drop at the start (default 10% of the run, at least 1)")->check(CLI::NonNegativeNumber);
 }

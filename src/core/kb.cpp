@@ -1,5 +1,6 @@
 #include "core/kb.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/config.hpp"
+#include "parsers/profile.hpp"
 #include "sys/named_file.hpp"
 #include "sys/text.hpp"
 
@@ -122,8 +124,8 @@ KbImpact kb_impact(const std::string& file, const std::string& id, const YAML::N
 KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
   KbFile out;
   if (root.IsNull()) return out;  // an empty file overrides nothing
-  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements, symbols, causes, xids or reference_ratios");
-  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes", "xids", "xid_catalogue", "reference_ratios"}, "the file");
+  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements, symbols, causes, xids, reference_ratios or comm_kernels");
+  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes", "xids", "xid_catalogue", "reference_ratios", "comm_kernels"}, "the file");
   if (auto cat = root["xid_catalogue"]; cat && !cat.IsNull()) {
     if (!cat.IsScalar() || cat.Scalar().empty()) kb_fail(file, cat, "xid_catalogue must name the catalogue and its version");
     out.xid_catalogue = cat.Scalar();
@@ -256,10 +258,66 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
       out.ratios.push_back(std::move(r));
     }
   }
+  if (auto ck = root["comm_kernels"]; ck && !ck.IsNull()) {
+    if (!ck.IsSequence()) kb_fail(file, ck, "comm_kernels must be a list of {match, kind, library, note}");
+    std::set<std::string, std::less<>> seen;
+    for (const auto& e : ck) {
+      if (!e.IsMap()) kb_fail(file, e, "a comm_kernels entry must be a mapping (match, kind, library, note)");
+      kb_only_keys(file, e, {"match", "kind", "library", "note"}, "a comm_kernels entry");
+      KbCommKernel k;
+      k.match = kb_scalar(file, e, "match", true);
+      // A kernel's base name has no blanks at its ends and no lone `*` that matches everything.
+      if (k.match.empty() || k.match.find_first_not_of('*') == std::string::npos || k.match.front() == ' ' || k.match.back() == ' ')
+        kb_fail(file, e["match"], fmt::format("comm_kernels: match '{}' must name a kernel or a glob with some characters besides '*'", k.match));
+      if (!seen.insert(k.match).second) kb_fail(file, e["match"], fmt::format("comm_kernels: match '{}' is given twice in this file", k.match));
+      k.kind = kb_scalar(file, e, "kind", true);
+      bool known = false;
+      for (auto kind : kCommKinds) known |= kind == k.kind;
+      if (!known)
+        kb_fail(file, e["kind"], fmt::format("comm_kernels: {}: kind '{}' must be collective, sendrecv, expert_parallel, one_sided or copy", k.match, k.kind));
+      k.library = kb_scalar(file, e, "library", true);
+      if (k.library.empty()) kb_fail(file, e, fmt::format("comm_kernels: {}: library must name the library", k.match));
+      k.note = kb_scalar(file, e, "note", false);
+      k.file = fmt::format("{}:{}", file, e.Mark().line + 1);
+      out.comm_kernels.push_back(std::move(k));
+    }
+  }
   return out;
 }
 
+// `*` is any run of characters (none too); every other character stands for itself.
+bool kb_glob(std::string_view pattern, std::string_view name) {
+  std::size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p, ++n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
 }  // namespace
+
+const KbCommKernel* match_comm_kernel(const std::vector<KbCommKernel>& table, std::string_view kernel_name) {
+  const auto base = parsers::kernel_base_name(kernel_name);
+  const KbCommKernel* best = nullptr;
+  std::size_t best_literal = 0;
+  for (const auto& e : table) {
+    if (!kb_glob(e.match, base)) continue;
+    const auto literal = static_cast<std::size_t>(std::count_if(e.match.begin(), e.match.end(), [](char c) { return c != '*'; }));
+    if (!best || literal >= best_literal) best = &e, best_literal = literal;
+  }
+  return best;
+}
 
 std::string_view to_string(KbImpact::Kind k) {
   switch (k) {
@@ -315,6 +373,11 @@ void Kb::overlay(KbFile file) {
   }
   for (auto& x : file.xids) xids.insert_or_assign(x.code, std::move(x));
   for (auto& r : file.ratios) ratios.insert_or_assign(r.id, std::move(r));
+  for (auto& k : file.comm_kernels) {
+    auto have = std::find_if(comm_kernels.begin(), comm_kernels.end(), [&](const KbCommKernel& e) { return e.match == k.match; });
+    if (have != comm_kernels.end()) *have = std::move(k);
+    else comm_kernels.push_back(std::move(k));
+  }
   if (!file.xid_catalogue.empty()) xid_catalogue = std::move(file.xid_catalogue);
 }
 

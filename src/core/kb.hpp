@@ -1,6 +1,7 @@
 // The knowledge base (docs/KB.md): what each finding id is estimated to cost in training
 // throughput, where that figure comes from, the measurements that reveal what findings cannot,
-// and the known-costly kernel symbols of perf.smmu_cmdq / perf.hot_kernel. Data, not code: the
+// the known-costly kernel symbols of perf.smmu_cmdq / perf.hot_kernel, and the GPU kernels that
+// are communication (analyze nsys|kineto). Data, not code: the
 // files in data/kb/ are embedded at build time; /etc/perfgap/kb.d/*.yaml and `--kb DIR`
 // override entries (per id, the later file wins) without a rebuild.
 #pragma once
@@ -77,6 +78,19 @@ struct KbXid {
 std::string_view xid_resolution_action(std::string_view resolution);
 bool xid_resolution_fails(std::string_view resolution);
 
+// A GPU kernel that is communication (data/kb/comm_kernels.yaml): `match` is the kernel's base name
+// (parsers::kernel_base_name: no `void `, template or argument lists, namespaces kept) or a glob
+// over it whose `*` is any run of characters; `kind` one of kCommKinds; `library` the name its time
+// is reported under (profile.exposed_comm's subject).
+struct KbCommKernel {
+  std::string match, kind, library, note;
+  std::string file;  // "builtin:data/kb/comm_kernels.yaml:12"
+};
+inline constexpr std::string_view kCommKinds[] = {"collective", "sendrecv", "expert_parallel", "one_sided", "copy"};
+// The entry a kernel name matches: of several, the one with the most characters besides `*`
+// (the more specific), the later of equals; nullptr when none does.
+const KbCommKernel* match_comm_kernel(const std::vector<KbCommKernel>& table, std::string_view kernel_name);
+
 // How far a measured figure may stand from the same figure of a reference run (bare metal, a
 // known-good node), in multiples of the reference on its worse side: pass within `pass_within`,
 // fail beyond `fail_beyond`, warn between (analyze perf-stat --reference, compare's TLB parity).
@@ -95,6 +109,7 @@ struct KbFile {
   std::vector<KbCause> causes;
   std::vector<KbXid> xids;
   std::vector<KbRatio> ratios;
+  std::vector<KbCommKernel> comm_kernels;
   std::string xid_catalogue;  // which catalogue (source and version) the xids follow
 };
 tl::expected<KbFile, std::string> parse_kb(std::string_view text, const std::string& file);
@@ -106,6 +121,7 @@ struct Kb {
   std::vector<KbCause> causes;              // a later file's cause replaces the one of the same id in place
   std::map<long, KbXid> xids;               // by number; the built-in files' only
   std::map<std::string, KbRatio, std::less<>> ratios;  // by finding id; a later file's replaces
+  std::vector<KbCommKernel> comm_kernels;   // a later file's entry replaces the one of the same match in place, or is added
   std::string xid_catalogue;                // the catalogue version the xids follow
 
   const KbImpact* find(std::string_view id) const;

@@ -501,6 +501,9 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
       a.coll = static_cast<Coll>(coll_by_name[a.name]);
       if (has_args && has_cname) {
         if (a.coll == Coll::none || a.coll == Coll::other) a.coll = collective_from_arg(cname);
+        // PyTorch's all_to_all runs as grouped ncclSend/ncclRecv: a SendRecv kernel the arg calls
+        // an all-to-all is one (not a pipeline's transfer).
+        else if (a.coll == Coll::SendRecv && collective_from_arg(cname) == Coll::AllToAll) a.coll = Coll::AllToAll;
         std::uint64_t size = dtype_bytes(dtype_s);
         if (size && (in_n > 0 || out_n > 0)) a.msg_bytes = static_cast<std::uint64_t>(std::max(in_n, out_n)) * size;
         if (group_n > 0 && group_n < (1 << 30)) a.group_size = static_cast<std::uint32_t>(group_n);

@@ -117,6 +117,22 @@ struct Names {
     by_id.emplace(id, n);
     return n;
   }
+  // A kernel's demangled name column read as its qualified base name (kernel_base_name): shortName
+  // drops the namespaces (DeepEP's deep_ep::internode::dispatch is "dispatch" there, too common to
+  // tell a library by), the whole demangled name splits every template instance; this keeps the
+  // namespaces and shortName's one name per function. Once per distinct string.
+  std::unordered_map<std::int64_t, std::uint32_t> base_by_id;
+  std::uint32_t base_of(sqlite3_stmt* st, int col) {
+    int type = sqlite3_column_type(st, col);
+    if (type == SQLITE_NULL) return 0;
+    if (type == SQLITE_TEXT) return intern(std::string(kernel_base_name(text_of(st, col))));
+    auto id = sqlite3_column_int64(st, col);
+    if (auto it = base_by_id.find(id); it != base_by_id.end()) return it->second;
+    auto s = strings.find(id);
+    std::uint32_t n = intern(s == strings.end() ? "<string " + std::to_string(id) + ">" : std::string(kernel_base_name(s->second)));
+    base_by_id.emplace(id, n);
+    return n;
+  }
 };
 
 // Tables this reader queries: each must be a real table of stored rows.
@@ -346,7 +362,7 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   if (!r.has("CUPTI_ACTIVITY_KIND_KERNEL") && !r.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"))
     return parse_fail("Nsight Systems export without GPU kernels (no CUPTI_ACTIVITY_KIND_KERNEL table): profile with nsys profile --trace=cuda");
 
-  Names names{p, {}, {}, {}};
+  Names names{p, {}, {}, {}, {}};
   if (r.has("StringIds")) {
     auto cols = r.columns("StringIds");
     if (cols.count("id") && cols.count("value"))
@@ -460,8 +476,10 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       }
     auto col = [&](const char* c) { return cols.count(c) ? std::string(c) : std::string("0"); };
     std::string name = "0";
-    if (kind == ActKind::kernel)
-      for (const char* c : {"shortName", "demangledName", "mangledName", "name"})
+    const bool demangled = kind == ActKind::kernel && cols.count("demangledName");
+    if (demangled) name = "demangledName";
+    else if (kind == ActKind::kernel)
+      for (const char* c : {"shortName", "mangledName", "name"})
         if (cols.count(c)) {
           name = c;
           break;
@@ -502,7 +520,7 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       a.api_start = sqlite3_column_int64(st, 3);  // the correlation id until the join below
       a.stream = static_cast<std::uint32_t>(sqlite3_column_int64(st, 5));
       a.kind = kind;
-      if (kind == ActKind::kernel) a.name = names.of(st, 6);
+      if (kind == ActKind::kernel) a.name = demangled ? names.base_of(st, 6) : names.of(st, 6);
       if (kind == ActKind::memcpy) {
         a.msg_bytes = static_cast<std::uint64_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 7)));
         a.copy = copy_kind(st, 8);

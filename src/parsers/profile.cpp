@@ -79,6 +79,23 @@ Coll nccl_collective(std::string_view name) {
   return from_words(squash(name.substr(4)));
 }
 
+std::string_view kernel_base_name(std::string_view name) {
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+    while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+    return v;
+  };
+  name = trim(name);
+  if (name.substr(0, 5) == "void ") name = trim(name.substr(5));
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto rest = name.substr(i);
+    if (rest.starts_with("(anonymous namespace)")) i += 20;
+    else if (rest.starts_with("<unnamed>")) i += 8;
+    else if (name[i] == '(' || name[i] == '<') return trim(name.substr(0, i));
+  }
+  return name;
+}
+
 Coll collective_from_arg(std::string_view arg) {
   auto w = squash(arg);
   if (w.empty()) return Coll::other;

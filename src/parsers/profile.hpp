@@ -38,6 +38,11 @@ std::string_view coll_name(Coll c);
 // `ncclDevKernel_AllGather_RING_LL(...)`, `ncclKernel_SendRecv_*`, `ncclAllReduceRingLLKernel_sum_f32`
 // (2.0-2.6), with or without a leading `void `; Coll::none when the name is not NCCL's.
 Coll nccl_collective(std::string_view kernel_name);
+// A kernel's qualified base name: its demangled name without a leading `void `, template arguments
+// and argument list, namespaces kept (`void deep_ep::internode::dispatch<false, 8>(int4*, ...)` ->
+// `deep_ep::internode::dispatch`); `(anonymous namespace)` and nsys's `<unnamed>` stay part of it.
+// A view into `name`.
+std::string_view kernel_base_name(std::string_view name);
 // Kineto's `Collective name` arg (allreduce, all_gather, _allgather_base, reduce_scatter_tensor, send, recv, ...).
 Coll collective_from_arg(std::string_view arg);
 

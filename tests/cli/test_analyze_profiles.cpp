@@ -161,3 +161,32 @@ TEST(AnalyzeProfiles, SharedNsysReportExportsOrExplains) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("nsys is not on PATH"), std::string::npos) << r.err;
 }
+
+// --kb (nsys, kineto): a comm_kernels entry of a site's knowledge-base file makes the kernels it
+// names communication under its library; a malformed file is exit 2 naming its line; other kinds
+// refuse the option.
+TEST(AnalyzeProfiles, KbNamesMoreCommunicationKernels) {
+  TempDir d;
+  auto s = gen::moe_deepep(1, 4);
+  for (auto& k : s.gpus[0].kernels)
+    if (k.name.find("deep_ep::internode::combine") != std::string::npos) k.name = "void site_ep::combine_tokens<8>(int4*, float*)";
+  auto f = write_in(d, "rank0.json", gen::kineto_json(s, 0, 0));
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "kineto", f}, 0);
+  EXPECT_FALSE(finding(j, "profile.exposed_comm", "SiteEP"));
+  ASSERT_TRUE(finding(j, "profile.exposed_comm", "DeepEP")) << "the built-in table without --kb";
+  fs::create_directories(d.path() + "/kb");
+  write_in(d, "kb/site.yaml", "comm_kernels:\n  - {match: \"site_ep::*\", kind: expert_parallel, library: SiteEP}\n");
+  j = json_report(PERFGAP_BINARY, {"analyze", "kineto", f, "--kb", d.path() + "/kb"}, 0);
+  auto site = finding(j, "profile.exposed_comm", "SiteEP");
+  ASSERT_TRUE(site);
+  // The renamed combine, 50-58 ms of each 60 ms iteration, under nothing (the scenario's schedule).
+  EXPECT_DOUBLE_EQ((*site)["metrics"]["exposed_ms_per_iter"].get<double>(), 8);
+  EXPECT_DOUBLE_EQ((*finding(j, "profile.exposed_comm", "DeepEP"))["metrics"]["exposed_ms_per_iter"].get<double>(), 6);
+  write_in(d, "kb/site.yaml", "comm_kernels:\n  - {match: \"site_ep::*\", kind: everything, library: SiteEP}\n");
+  auto bad = run_binary(PERFGAP_BINARY, {"analyze", "kineto", f, "--kb", d.path() + "/kb"});
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.err.find("site.yaml:2:"), std::string::npos) << bad.err;
+  auto other = run_binary(PERFGAP_BINARY, {"analyze", "perf", f, "--kb", d.path() + "/kb"});
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("--kb applies to analyze nsys or analyze kineto"), std::string::npos) << other.err;
+}

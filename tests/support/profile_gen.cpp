@@ -273,6 +273,110 @@ Scenario job(const JobSpec& spec) {
   return s;
 }
 
+namespace {
+
+// `n` compute kernels of 1 ms on stream 7 from `from`, queued by the host 0.4 ms before the step.
+void compute_kernels(Gpu& gpu, std::int64_t base, std::int64_t from, int n, const std::string& name) {
+  for (int k = 0; k < n; ++k) {
+    Kernel kn = kernel(from + k * kMs, from + (k + 1) * kMs, name + std::to_string(k), 7);
+    kn.api_start = base - 400 * kUs + k * 5 * kUs;
+    kn.api_end = kn.api_start + 5 * kUs;
+    gpu.kernels.push_back(kn);
+  }
+}
+
+// A kernel on `stream` from `s` to `e` ms after `base`, launched 0.45 ms before the step.
+Kernel timed(std::int64_t base, double s, double e, std::string name, std::uint32_t stream) {
+  Kernel kn = kernel(base + ns(s), base + ns(e), std::move(name), stream);
+  kn.api_start = base - 450 * kUs;
+  kn.api_end = kn.api_start + 6 * kUs;
+  return kn;
+}
+
+}  // namespace
+
+Scenario moe_deepep(int gpus, int iterations) {
+  Scenario s;
+  const std::int64_t T = 60 * kMs;
+  for (int g = 0; g < gpus; ++g) {
+    Gpu gpu;
+    gpu.device = g;
+    gpu.pid = 6000 + static_cast<std::uint32_t>(g);
+    // The names as a trace shows them: deepseek-ai/DeepEP's template and argument lists, or the
+    // dpsk:: build of DeepSeek's own profiles.
+    const bool dpsk = g % 2 == 1;
+    const std::string notify = dpsk ? "void dpsk::ep::internode::notify_dispatch<false, 4>(int const*, long*, int, int const*, int*, int const*, int*, int)"
+                                    : "void deep_ep::internode::notify_dispatch<false, 8>(int const*, int*, int, int const*, int*, int const*, int*, int, bool const*, int)";
+    const std::string dispatch = dpsk ? "void dpsk::ep::internode::dispatch<false, 8, true, 8>(int4*, float*, long*, float*, int4 const*)"
+                                      : "void deep_ep::internode::dispatch<false, 8, false, 2, 8>(int4*, float*, long*, float*, deep_ep::internode::SourceMeta*, int4 const*)";
+    const std::string combine = dpsk ? "void dpsk::ep::internode::combine<false, 8>(int4*, float*, bool const*, int4 const*, float const*)"
+                                     : "void deep_ep::internode::combine<__nv_bfloat16, false, 8, 2, 8>(int4*, float*, bool const*, int4 const*, float const*)";
+    const std::string layout = dpsk ? "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, bool*, int, int, int, int)"
+                                    : "void deep_ep::internode::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, bool*, int, int, int, int)";
+    for (int i = 0; i < iterations; ++i) {
+      const std::int64_t base = kT0 + i * T;
+      compute_kernels(gpu, base, base, 40, "sm90_xmma_gemm_attn_mlp");
+      gpu.kernels.push_back(timed(base, 28, 28.2, layout, 8));
+      if (dpsk)
+        gpu.kernels.push_back(timed(base, 28.2, 28.4, "void cdpsk::ep::CUB_200700_900_NS::DeviceScanKernel<int, int*>(int*, int*, int)", 8));
+      gpu.kernels.push_back(timed(base, 30, 30.5, notify, 27));
+      gpu.kernels.push_back(timed(base, 31, 46, dispatch, 27));
+      for (int k = 0; k < 4; ++k) gpu.kernels.push_back(timed(base, 46 + k, 47 + k, "sm90_xmma_grouped_gemm_experts" + std::to_string(k), 7));
+      gpu.kernels.push_back(timed(base, 50, 58, combine, 27));
+      Kernel ar = timed(base, 58, 59, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 20);
+      ar.collective = "allreduce", ar.nelems = 1 << 20;
+      gpu.kernels.push_back(ar);
+      s.ranges.push_back({base - 500 * kUs, base + T - 500 * kUs, "ProfilerStep#" + std::to_string(i + 1), gpu.pid});
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
+Scenario nvshmem(int gpus, int iterations) {
+  Scenario s;
+  const std::int64_t T = 30 * kMs;
+  for (int g = 0; g < gpus; ++g) {
+    Gpu gpu;
+    gpu.device = g;
+    gpu.pid = 6500 + static_cast<std::uint32_t>(g);
+    for (int i = 0; i < iterations; ++i) {
+      const std::int64_t base = kT0 + i * T;
+      compute_kernels(gpu, base, base, 20, "sm90_xmma_gemm_layer");
+      // A template kernel's demangled name has its return type, a plain function's has none.
+      gpu.kernels.push_back(timed(base, 18, 24, "void alltoall_on_stream_kernel<float>(int, float*, float const*, unsigned long)", 30));
+      gpu.kernels.push_back(timed(base, 20, 23, "nvshmemi_signal_wait_until_on_stream_kernel(unsigned long volatile*, int, unsigned long)", 31));
+      s.ranges.push_back({base - 500 * kUs, base + T - 500 * kUs, "ProfilerStep#" + std::to_string(i + 1), gpu.pid});
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
+Scenario pipeline(int stages, int iterations) {
+  Scenario s;
+  const std::int64_t T = 50 * kMs;
+  for (int r = 0; r < stages; ++r) {
+    Gpu gpu;
+    gpu.device = r % 8;
+    gpu.pid = 7000 + static_cast<std::uint32_t>(r);
+    const double wait = 2 + r;
+    for (int i = 0; i < iterations; ++i) {
+      const std::int64_t base = kT0 + i * T;
+      Kernel recv = timed(base, 0, wait, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20);
+      recv.collective = "recv", recv.nelems = 1 << 22;
+      gpu.kernels.push_back(recv);
+      compute_kernels(gpu, base, base + ns(wait), 40, "sm90_xmma_gemm_stage");
+      Kernel send = timed(base, 39 + wait, 42 + wait, "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 20);
+      send.collective = "send", send.nelems = 1 << 22;
+      gpu.kernels.push_back(send);
+      s.ranges.push_back({base - 500 * kUs, base + T - 500 * kUs, "ProfilerStep#" + std::to_string(i + 1), gpu.pid});
+    }
+    s.gpus.push_back(std::move(gpu));
+  }
+  return s;
+}
+
 std::vector<double> node_clock_offsets(int ranks) {
   std::vector<double> out;
   for (int r = 0; r < ranks; ++r) out.push_back(static_cast<double>((r / 8 * 13 + 5) % 15 - 7) + 0.01 * (r % 8));
@@ -472,6 +576,9 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSc
         std::string base = kn.name.substr(0, p);
         if (base.rfind("void ", 0) == 0) base = base.substr(5);
         if (auto lt = base.find('<'); lt != std::string::npos) base = base.substr(0, lt);
+        // nsys's shortName is the function's own name, its namespaces dropped ("dispatch" for
+        // deep_ep::internode::dispatch, as real exports show "vectorized_elementwise_kernel").
+        if (auto colons = base.rfind("::"); colons != std::string::npos) base = base.substr(colons + 2);
         n = {id(kn.name), id(base)};
       }
       const bool graph_first = kn.graph >= 0 && !graph_corr.count(kn.graph);

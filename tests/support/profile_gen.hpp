@@ -79,6 +79,28 @@ Scenario graphs(int gpus, int iterations);
 // of `kernels_per_iter` kernels (from its first launch call to the next iteration's).
 Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t kernels_per_iter = 2000, bool steps = false);
 
+// Communication that is not NCCL's (data/kb/comm_kernels.yaml). An expert-parallel MoE step with
+// DeepEP's kernels, one GPU and process per rank, ProfilerStep#N ranges, iterations of 60 ms:
+// 40 compute kernels of 1 ms from 0 ms; DeepEP's notify_dispatch 30-30.5 ms (under compute),
+// dispatch 31-46 ms (9 ms under compute, 6 exposed), 4 expert kernels of 1 ms from 46 ms, combine
+// 50-58 ms (all exposed), an NCCL AllReduce 58-59 ms ending together on every rank (exposed),
+// idle to 60 ms; and DeepEP's get_dispatch_layout, a local count that is compute, 28-28.2 ms.
+// Per iteration DeepEP is 23.5 ms of communication, 14 ms exposed; all communication 24.5 ms,
+// 15 exposed. Even GPUs carry the names of deepseek-ai/DeepEP's first release
+// (`void deep_ep::internode::dispatch<...>(...)`), odd ones those of DeepSeek's public profiles
+// (`dpsk::ep::internode::*`), with a CUB kernel of theirs in `cdpsk::ep::` 28.2-28.4 ms (compute).
+Scenario moe_deepep(int gpus, int iterations);
+// NVSHMEM on-stream kernels: iterations of 30 ms (ProfilerStep#N), 20 compute kernels of 1 ms
+// from 0 ms, nvshmemx_alltoall_on_stream's kernel 18-24 ms and
+// nvshmemi_signal_wait_until_on_stream_kernel 20-23 ms on other streams: NVSHMEM 6 ms of
+// communication per iteration, 4 ms exposed.
+Scenario nvshmem(int gpus, int iterations);
+// A pipeline of `stages` ranks (one GPU and process each) whose only NCCL kernels are send/recv:
+// iterations of 50 ms (ProfilerStep#N); stage r waits (2 + r) ms in a receive from 0 ms, computes
+// 40 kernels of 1 ms from (2 + r) ms, and sends from (41 + r) to (44 + r) ms (1 ms under its last
+// compute kernel). SendRecv per stage: (5 + r) ms of communication, (4 + r) exposed.
+Scenario pipeline(int stages, int iterations);
+
 // A data-parallel job for the cross-rank analysis: one GPU and process per rank (rank r is GPU
 // r % 8 of node r / 8), per iteration 40 compute kernels of 1 ms, then an AllReduce that starts
 // on each rank when its compute ends and ends on every rank together `allreduce_ms` after the

@@ -295,8 +295,11 @@ void budget_check_identities(const Finding& f, const std::string& what) {
     }
   EXPECT_NEAR(points, shortfall, 1e-6) << "the steps and the residual add up to the shortfall";
   ASSERT_EQ(f.charts.size(), 1u);
-  for (const auto& s : f.charts[0].steps)
-    if (s.label != "measured" && s.label != "reference") EXPECT_GE(s.to, std::min(measured, 100.0) - 1e-6) << "below the measured level at " << s.label;
+  for (const auto& s : f.charts[0].steps) {
+    if (s.label != "measured" && s.label != "reference") {
+      EXPECT_GE(s.to, std::min(measured, 100.0) - 1e-6) << "below the measured level at " << s.label;
+    }
+  }
   ASSERT_GE(f.table.size(), 2u);
   EXPECT_EQ(f.table.back()[4], fmt::format("{:.1f}%", measured));
   // Every id in one cause's evidence at most.

@@ -158,8 +158,11 @@ TEST(CoreKb, DirectoriesInOrderMissingSystemDirIsNoError) {
 TEST(CoreKb, CausesGroupEveryEstimatedId) {
   const auto& kb = perfgap::core::builtin_kb();
   ASSERT_FALSE(kb.causes.empty());
-  for (const auto& [id, e] : kb.impact)
-    if (e.kind == KbImpact::Kind::estimated) EXPECT_NE(kb.cause_of(id), nullptr) << id << " (estimated) belongs to no cause";
+  for (const auto& [id, e] : kb.impact) {
+    if (e.kind == KbImpact::Kind::estimated) {
+      EXPECT_NE(kb.cause_of(id), nullptr) << id << " (estimated) belongs to no cause";
+    }
+  }
   for (const char* id : {"smmu.cmdqv", "perf.smmu_cmdq"}) EXPECT_EQ(kb.cause_of(id)->id, "smmu_command_queue") << id;
   for (const char* id : {"cpu.cstate.deep_idle", "turbostat.deep_idle", "turbostat.busy_mhz", "live.busy_mhz", "probe.cpu_busy_mhz"})
     EXPECT_EQ(kb.cause_of(id)->id, "cpu_cstates_turbo") << id;
@@ -172,7 +175,9 @@ TEST(CoreKb, CausesGroupEveryEstimatedId) {
   EXPECT_EQ(kb.cause_of("kernel.some_new_check"), nullptr) << "an id no cause names is its own cause";
   for (const auto& c : kb.causes) {
     EXPECT_FALSE(c.title.empty()) << c.id;
-    if (!c.absorbs.empty()) EXPECT_NE(kb.cause(c.absorbs), nullptr) << c.id << " absorbs an unknown cause";
+    if (!c.absorbs.empty()) {
+      EXPECT_NE(kb.cause(c.absorbs), nullptr) << c.id << " absorbs an unknown cause";
+    }
     // Each member in one cause only.
     for (const auto& m : c.members) EXPECT_EQ(kb.cause_of(m), &c) << m << " is in " << c.id << " and " << kb.cause_of(m)->id;
   }
@@ -196,4 +201,69 @@ TEST(CoreKb, CausesOverlayAndRefuseMalformedEntries) {
   EXPECT_NE(err("causes:\n  x:\n    title: t\n    members: [a.b]\n    estimate: remote_numa\n").find("needs the case's figures"), std::string::npos);
   EXPECT_NE(err("causes:\n  Bad:\n    title: t\n    members: [a.b]\n").find("not a cause id"), std::string::npos);
   EXPECT_NE(err("causes:\n  x:\n    title: t\n    members: [a.b]\n    colour: red\n").find("unknown key 'colour'"), std::string::npos);
+}
+
+// The communication-kernel table (data/kb/comm_kernels.yaml): built in, with a note per entry.
+TEST(CoreKb, CommKernelsBuiltinNameDeepEpAndNvshmem) {
+  const auto& table = perfgap::core::builtin_kb().comm_kernels;
+  ASSERT_FALSE(table.empty());
+  std::set<std::string> libraries;
+  for (const auto& e : table) {
+    libraries.insert(e.library);
+    EXPECT_FALSE(e.note.empty()) << e.match;
+    EXPECT_EQ(e.file.rfind("builtin:data/kb/comm_kernels.yaml:", 0), 0u) << e.file;
+  }
+  for (const char* l : {"NCCL", "RCCL", "DeepEP", "NVSHMEM", "MSCCL++"}) EXPECT_TRUE(libraries.count(l)) << l;
+}
+
+TEST(CoreKb, CommKernelsParseAndMalformedEntriesNameTheLine) {
+  auto f = perfgap::core::parse_kb("comm_kernels:\n  - match: \"my_ep::*\"\n    kind: expert_parallel\n    library: MyEP\n    note: ours\n", "site.yaml");
+  ASSERT_TRUE(f) << f.error();
+  ASSERT_EQ(f->comm_kernels.size(), 1u);
+  EXPECT_EQ(f->comm_kernels[0].match, "my_ep::*");
+  EXPECT_EQ(f->comm_kernels[0].kind, "expert_parallel");
+  EXPECT_EQ(f->comm_kernels[0].library, "MyEP");
+  EXPECT_EQ(f->comm_kernels[0].file, "site.yaml:2");
+  auto e = kb_error("comm_kernels:\n  - match: x\n    kind: collective\n    library: L\n  - match: y\n    kind: broadcast\n    library: L\n");
+  EXPECT_EQ(e.rfind("site.yaml:6:", 0), 0u) << e;
+  EXPECT_NE(e.find("kind 'broadcast'"), std::string::npos) << e;
+  e = kb_error("comm_kernels:\n  - match: x\n    kind: collective\n");
+  EXPECT_EQ(e.rfind("site.yaml:2:", 0), 0u) << e;
+  EXPECT_NE(e.find("'library' is missing"), std::string::npos) << e;
+  e = kb_error("comm_kernels:\n  - match: \"**\"\n    kind: collective\n    library: L\n");
+  EXPECT_EQ(e.rfind("site.yaml:2:", 0), 0u) << e;
+  e = kb_error("comm_kernels:\n  - {match: x, kind: copy, library: L}\n  - {match: x, kind: copy, library: M}\n");
+  EXPECT_EQ(e, "site.yaml:3: comm_kernels: match 'x' is given twice in this file");
+  e = kb_error("comm_kernels:\n  - {match: x, kind: copy, library: L, group: g}\n");
+  EXPECT_EQ(e.rfind("site.yaml:2: unknown key 'group'", 0), 0u) << e;
+  e = kb_error("comm_kernels: {match: x}\n");
+  EXPECT_NE(e.find("must be a list"), std::string::npos) << e;
+}
+
+// Unlike the kernel symbols, a kb.d or --kb file may add communication kernels; an entry of the
+// same match replaces the earlier one where it stood.
+TEST(CoreKb, CommKernelsLaterFileReplacesTheSameMatchInPlaceAndAdds) {
+  perfgap::core::Kb kb = perfgap::core::builtin_kb();
+  const auto before = kb.comm_kernels;
+  std::size_t at = before.size();
+  for (std::size_t i = 0; i < before.size(); ++i)
+    if (before[i].match == "deep_ep::*dispatch") at = i;
+  ASSERT_LT(at, before.size());
+  auto f = perfgap::core::parse_kb(
+      "comm_kernels:\n  - {match: \"deep_ep::*dispatch\", kind: expert_parallel, library: DeepEP dispatch}\n"
+      "  - {match: \"my_ep::*\", kind: expert_parallel, library: MyEP}\n",
+      "kb.d/ep.yaml");
+  ASSERT_TRUE(f) << f.error();
+  kb.overlay(std::move(*f));
+  ASSERT_EQ(kb.comm_kernels.size(), before.size() + 1);
+  EXPECT_EQ(kb.comm_kernels[at].library, "DeepEP dispatch");
+  EXPECT_EQ(kb.comm_kernels[at].file, "kb.d/ep.yaml:2");
+  EXPECT_EQ(kb.comm_kernels.back().match, "my_ep::*");
+  const auto* e = perfgap::core::match_comm_kernel(kb.comm_kernels, "void my_ep::a2a<8>(int*)");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->library, "MyEP");
+  // The more specific pattern wins over the broader one, whatever their order.
+  e = perfgap::core::match_comm_kernel(kb.comm_kernels, "void deep_ep::internode::dispatch<false, 8>(int4*)");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->library, "DeepEP dispatch");
 }
