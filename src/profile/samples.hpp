@@ -70,7 +70,9 @@ struct BusyThread {
 // (pid -1, as `perf stat -a`) and summed, as the perf stat facts `analyze perf-stat` judges (one
 // judge for both); or why they were not counted.
 struct TlbCounts {
-  enum class Missing { none, no_pmu, never_ran, permission, refused };
+  // no_pmu: no hardware event opens (a guest without a vPMU); no_event: instructions open, the
+  // dTLB read-miss event does not (this PMU, or vPMU, lacks it).
+  enum class Missing { none, no_pmu, no_event, never_ran, permission, refused };
   std::optional<parsers::PerfStat> stat;  // events "dTLB-loads", "dTLB-load-misses", "instructions"
   Missing missing = Missing::none;        // when `stat` is empty
   std::string why;                        // the refusal (errno, event, CPU; the missing right)

@@ -59,7 +59,9 @@ TlbCounting::TlbCounting(const std::vector<int>& cpus, EventOps ops, const std::
   const Event& misses = events_[1];
   if (!misses.refused) return;
   const Event& instructions = events_[2];
-  failed_.missing = no_pmu_errno(misses.refused->err) ? TlbCounts::Missing::no_pmu : TlbCounts::Missing::refused;
+  failed_.missing = !no_pmu_errno(misses.refused->err) ? TlbCounts::Missing::refused
+                    : instructions.refused                ? TlbCounts::Missing::no_pmu
+                                                          : TlbCounts::Missing::no_event;
   failed_.why = fmt::format("perf_event_open of dTLB-load-misses (PERF_TYPE_HW_CACHE) on CPU {}: {}; instructions {}", misses.refused_cpu,
                             misses.refused->describe(), instructions.refused ? "refused too: " + instructions.refused->describe() : std::string("opened"));
   events_.clear();

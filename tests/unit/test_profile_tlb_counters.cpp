@@ -153,7 +153,16 @@ TEST(ProfileTlbCounters, GuestWithoutPmuSkipsNamingTheVirtualPmu) {
   // EOPNOTSUPP says the same.
   FakeTlbPmu other;
   other.refuse[PERF_TYPE_HW_CACHE] = EOPNOTSUPP;
+  other.refuse[PERF_TYPE_HARDWARE] = EOPNOTSUPP;
   EXPECT_NE(tlb_window_finding(other).title.find("exposes no PMU counters"), std::string::npos);
+  // Instructions count but the dTLB event does not open: a PMU without it, not a missing PMU.
+  FakeTlbPmu partial;
+  partial.refuse[PERF_TYPE_HW_CACHE] = ENOENT;
+  const auto p = tlb_window_finding(partial);
+  EXPECT_EQ(p.status, Status::skip);
+  EXPECT_EQ(p.title.find("exposes no PMU counters"), std::string::npos) << p.title;
+  for (const char* words : {"counts instructions but offers no dTLB read-miss event", "ENOENT", "instructions opened", "-cpu host"})
+    EXPECT_NE(p.title.find(words), std::string::npos) << words << ": " << p.title;
 }
 
 TEST(ProfileTlbCounters, CountersThatNeverRanSkipAsWithoutPmu) {

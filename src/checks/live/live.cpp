@@ -368,6 +368,11 @@ std::vector<Finding> judge_dtlb(const LiveWindow& w) {
     std::string title;
     if (t.missing == Missing::no_pmu)
       title = fmt::format("no dTLB counts: this guest exposes no PMU counters for dTLB events ({}); {}", t.why, analyzers::kNoPmuAdvice);
+    else if (t.missing == Missing::no_event)
+      title = fmt::format("no dTLB counts: the PMU here counts instructions but offers no dTLB read-miss event ({}): perf has no generic dTLB "
+                          "event for this CPU model, or the hypervisor's vPMU exposes fewer events than the host's (KVM/QEMU -cpu host "
+                          "passes the host's model)",
+                          t.why);
     else if (t.missing == Missing::never_ran)
       title = fmt::format("no dTLB counts: the counters opened but never ran, so the guest exposes no working PMU counters for dTLB events "
                           "(or other users hold every counter); {}",
