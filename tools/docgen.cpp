@@ -109,7 +109,8 @@ std::string render() {
   for (const auto& c : reg.all()) render_entry(out, c);
   out += "\n# Live profile (perfgap profile, check --profile-seconds N)\n\n"
          "Judged over one live window (docs/PROFILE.md), not by `check`'s runner; the perf.* ids of the same\n"
-         "window follow the analyzer's rules (docs/ANALYZE.md).\n";
+         "window follow the analyzer's rules (docs/ANALYZE.md), and so does its dTLB count, `perf_stat.dtlb`\n"
+         "(subject `live`), analyze perf-stat's.\n";
   for (const auto& c : perfgap::checks::live::catalogue()) render_entry(out, c);
   out += "\n# Probes (perfgap probe --cpu --memory --gpu)\n\n"
          "Opt-in, active and bounded (docs/PROBE.md); never part of `check`.\n";

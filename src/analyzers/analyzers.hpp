@@ -75,7 +75,14 @@ struct PerfStatOptions {
     double pass_within = 1.2, fail_beyond = 1.5;  // x the reference (data/kb/reference_ratios.yaml)
   };
   Ratio dtlb, itlb;
+  // How to get a verdict without a reference, in the words of the command that judges.
+  std::string no_reference = "--reference a bare-metal or known-good perf stat of the same workload";
 };
+// Why a guest counts no hardware events, and what would give them: one wording for the perf
+// stat files' <not supported> rows and the live profile's refused perf_event_open.
+inline constexpr std::string_view kNoPmuAdvice =
+    "a guest without a PMU counts no hardware events: give the VM the hypervisor's virtual PMU (vPMU: KVM/QEMU -cpu host,pmu=on, "
+    "libvirt <pmu state='on'/>, a cloud instance type that exposes one)";
 // perf_stat.events (what was read, scaled, unsupported), perf_stat.dtlb and perf_stat.itlb.
 std::vector<Finding> analyze_perf_stat(const parsers::PerfStat& s, const std::string& source, const PerfStatOptions& o);
 

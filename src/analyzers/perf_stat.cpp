@@ -101,7 +101,7 @@ std::vector<Finding> analyze_perf_stat(const parsers::PerfStat& s, const std::st
       f.status = Status::skip;
       f.title = fmt::format("no {} miss figure: {}", name, fmt::join(t.missing, ", "));
       if (s.find(d ? "dTLB-load-misses" : "iTLB-load-misses") && !counted(s, d ? "dTLB-load-misses" : "iTLB-load-misses"))
-        f.title += " (a guest without a PMU counts no hardware events: give the VM the hypervisor's vPMU)";
+        f.title += fmt::format(" ({})", kNoPmuAdvice);
       f.add(source, fmt::format("perf stat -e {0}-loads,{0}-load-misses,instructions", name));
       out.push_back(std::move(f));
       continue;
@@ -127,7 +127,7 @@ std::vector<Finding> analyze_perf_stat(const parsers::PerfStat& s, const std::st
     f.add(source, figures + (t.min_running_pct < 100 ? fmt::format(" (scaled: counted {:.2f}% of the time)", t.min_running_pct) : ""));
     if (!o.reference) {
       f.status = Status::skip;
-      f.title = fmt::format("{}: {}; no reference to judge against (--reference a bare-metal or known-good perf stat of the same workload)", name, figures);
+      f.title = fmt::format("{}: {}; no reference to judge against ({})", name, figures, o.no_reference);
       out.push_back(std::move(f));
       continue;
     }

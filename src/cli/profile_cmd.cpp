@@ -1,5 +1,5 @@
 // perfgap profile [--seconds N] [--pid PID...]: one bounded, read-only window on the live
-// system (profile/collector), judged by checks/live into the perf.* and live.* findings.
+// system (profile/collector), judged by checks/live into the perf.*, perf_stat.dtlb and live.* findings.
 #include "cli/profile_cmd.hpp"
 
 #include <ctime>
@@ -82,7 +82,7 @@ std::vector<report::Finding> profile_findings(int seconds, const std::vector<int
 
 CommandRunner add_profile_command(CLI::App& app) {
   auto a = std::make_shared<ProfileArgs>();
-  auto* cmd = app.add_subcommand("profile", "Measure the live system for a bounded window (read-only): kernel hot frames, busy MHz, idle residency, training threads' scheduling");
+  auto* cmd = app.add_subcommand("profile", "Measure the live system for a bounded window (read-only): kernel hot frames, dTLB misses, busy MHz, idle residency, training threads' scheduling");
   // One spelling of the live window on every command (check --profile-seconds too); --seconds
   // stays for the scripts that use it.
   cmd->add_option("--profile-seconds,--seconds", a->seconds,

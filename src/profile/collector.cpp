@@ -15,6 +15,7 @@
 #include "parsers/live.hpp"
 #include "parsers/perf_data.hpp"
 #include "profile/perf_events.hpp"
+#include "profile/tlb_counters.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::profile {
@@ -280,7 +281,7 @@ std::string missing_right(const std::string& errno_text, const std::string& para
   } else {
     have = "perfgap's capabilities unknown";
   }
-  return fmt::format("perf_event_open: {}: system-wide sampling needs CAP_PERFMON (or CAP_SYS_ADMIN) or kernel.perf_event_paranoid <= 0; "
+  return fmt::format("perf_event_open: {}: system-wide sampling and counting need CAP_PERFMON (or CAP_SYS_ADMIN) or kernel.perf_event_paranoid <= 0; "
                      "{}, kernel.perf_event_paranoid is {} (a container may also block perf_event_open with seccomp)",
                      errno_text, have, paranoid);
 }
@@ -330,6 +331,8 @@ LiveWindow collect(facts::Facts& f, const ProfileOptions& o) {
   }
   w.freq.source = fc.source;
   w.freq.detail = fc.detail;
+  // dTLB loads, misses and instructions of every CPU: opened disabled, on with the sampler.
+  TlbCounting tlb(cpus, EventOps{}, paranoid, caps);
 
   // The window's start: counters, idle states, the training threads, their memory placement.
   fc.start = read_counter_sets(fc);
@@ -345,6 +348,7 @@ LiveWindow collect(facts::Facts& f, const ProfileOptions& o) {
   std::map<int, facts::NumaMapsRead> numa0;
   for (const auto& p : training.procs) numa0[p.pid] = facts::read_numa_maps(f, numa_reader, p.pid, std::chrono::milliseconds(200));
   for (const auto& fd : sampler.fds) enable_event(fd);
+  tlb.start();
   const double cpu_window0 = self_cpu_seconds();
 
   std::string records;
@@ -370,10 +374,12 @@ LiveWindow collect(facts::Facts& f, const ProfileOptions& o) {
     drainer.request_stop();
     drainer.join();
     for (const auto& fd : sampler.fds) disable_event(fd);
+    tlb.stop();
     for (auto& r : sampler.rings) r.drain(records, kMaxSampleBytes, dropped);
     w.self_cpu_s = self_cpu_seconds() - cpu_window0;
 
     w.seconds = win.seconds;
+    w.tlb = tlb.counts();
     w.stat_error = win.stat_error;
     if (win.first && win.second) {
       std::map<int, const parsers::CpuTimes*> first;

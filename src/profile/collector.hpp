@@ -1,6 +1,7 @@
 // `perfgap profile`'s measurement: one window on the live system. Opens the per-CPU sampling
 // events (hardware cycles where the PMU allows, else cpu-clock) with kernel call chains and the
-// frequency counters (msr PMU APERF/MPERF/TSC, else cycles, else scaling_cur_freq), reads the
+// frequency counters (msr PMU APERF/MPERF/TSC, else cycles, else scaling_cur_freq) and the dTLB
+// counters (profile/tlb_counters: dTLB loads, misses, instructions per CPU), reads the
 // counters the judges need at both ends of the window (cpuidle, /proc/stat through
 // Facts::window, schedstat of the training threads, numa_maps, vmstat), decodes the samples with
 // the perf.data reader and names kernel frames from /proc/kallsyms. A signal it has no right to

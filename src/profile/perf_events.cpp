@@ -41,12 +41,18 @@ tl::expected<PerfFd, OpenError> open_cpu_event(perf_event_attr attr, int cpu) {
   return PerfFd(static_cast<int>(fd));
 }
 
-std::optional<std::uint64_t> read_counter(const PerfFd& fd) {
+std::optional<CounterReading> read_counter_times(const PerfFd& fd) {
   std::uint64_t v[3] = {0, 0, 0};  // value, time enabled, time running
   if (::read(fd.get(), v, sizeof(v)) != static_cast<ssize_t>(sizeof(v))) return std::nullopt;
-  if (v[2] == 0) return std::uint64_t{0};
-  if (v[2] >= v[1]) return v[0];
-  return static_cast<std::uint64_t>(static_cast<long double>(v[0]) * v[1] / v[2]);
+  return CounterReading{v[0], v[1], v[2]};
+}
+
+std::optional<std::uint64_t> read_counter(const PerfFd& fd) {
+  auto r = read_counter_times(fd);
+  if (!r) return std::nullopt;
+  if (r->running == 0) return std::uint64_t{0};
+  if (r->running >= r->enabled) return r->value;
+  return static_cast<std::uint64_t>(static_cast<long double>(r->value) * r->enabled / r->running);
 }
 
 tl::expected<Ring, OpenError> Ring::map(const PerfFd& fd) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,13 @@ tl::expected<PerfFd, OpenError> open_cpu_event(perf_event_attr attr, int cpu);
 // The attr must have read_format PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING.
 std::optional<std::uint64_t> read_counter(const PerfFd& fd);
 
+// One read of a counting event (same read_format): its count, and how long it was enabled and
+// on a counter. Kept apart so that a caller can tell "never ran" (running 0) from a count of 0.
+struct CounterReading {
+  std::uint64_t value = 0, enabled = 0, running = 0;
+};
+std::optional<CounterReading> read_counter_times(const PerfFd& fd);
+
 // The ring buffer of a sampling event: 1 metadata page + 2^n data pages.
 class Ring {
  public:
@@ -70,5 +78,14 @@ class Ring {
 // ioctl ENABLE / DISABLE of an event (errors ignored: a closed event counts nothing anyway).
 void enable_event(const PerfFd& fd);
 void disable_event(const PerfFd& fd);
+
+// The perf_event_open calls of the counting code, so that tests count without a PMU (a fake
+// opener hands out descriptors of its own and the counts it wants read back); the real ones by
+// default.
+struct EventOps {
+  std::function<tl::expected<PerfFd, OpenError>(const perf_event_attr&, int cpu)> open = open_cpu_event;
+  std::function<std::optional<CounterReading>(const PerfFd&)> read = read_counter_times;
+  std::function<void(const PerfFd&)> enable = enable_event, disable = disable_event;
+};
 
 }  // namespace perfgap::profile

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parsers/perf.hpp"
+#include "parsers/perf_stat.hpp"
 #include "parsers/procfs.hpp"
 
 namespace perfgap::profile {
@@ -65,6 +66,19 @@ struct BusyThread {
   double cpu_share = 0;
 };
 
+// dTLB read accesses and misses and instructions over the window, counted per CPU system-wide
+// (pid -1, as `perf stat -a`) and summed, as the perf stat facts `analyze perf-stat` judges (one
+// judge for both); or why they were not counted.
+struct TlbCounts {
+  // no_pmu: no hardware event opens (a guest without a vPMU); no_event: instructions open, the
+  // dTLB read-miss event does not (this PMU, or vPMU, lacks it).
+  enum class Missing { none, no_pmu, no_event, never_ran, permission, refused };
+  std::optional<parsers::PerfStat> stat;  // events "dTLB-loads", "dTLB-load-misses", "instructions"
+  Missing missing = Missing::none;        // when `stat` is empty
+  std::string why;                        // the refusal (errno, event, CPU; the missing right)
+  std::string how;                        // how it was counted (evidence)
+};
+
 struct LiveWindow {
   double seconds = 0;
   int sample_hz = 0;
@@ -90,6 +104,7 @@ struct LiveWindow {
     std::uint64_t kernel = 0, total = 0;
   };
   std::map<int, SampleCount> training_samples;    // per training pid: its threads' samples
+  TlbCounts tlb;
   double self_cpu_s = 0;                          // perfgap's own user+system time in the window
   double setup_cpu_s = 0;                         // ... before and after it (detection, kallsyms, decoding)
 };

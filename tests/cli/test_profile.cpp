@@ -150,12 +150,33 @@ TEST(Profile, KernelHeavyWorkloadShowsMoreKernelTimeThanACpuBoundOne) {
   EXPECT_GE(node_pct[1] + 5, node_pct[0]) << "node kernel_pct: cpu-bound run " << node_pct[0] << "%, kernel-heavy run " << node_pct[1] << "%";
 }
 
+// The window counts dTLB loads, misses and instructions (issue 47): perf_stat.dtlb of subject
+// "live" gives the figures where the node has a PMU, and says why not where it has none (a
+// guest without a vPMU, as the CI VM: perf_event_open ENOENT) or perfgap lacks the right.
+TEST(Profile, DataTlbIsCountedOrTheSkipSaysWhy) {
+  auto p = profile_json({"--profile-seconds", "1"});
+  ASSERT_FALSE(p.report.is_null());
+  const auto* f = find_id(p.report, "perf_stat.dtlb");
+  ASSERT_TRUE(f) << p.report.dump(1).substr(0, 2000);
+  EXPECT_EQ((*f)["subject"], "live");
+  EXPECT_EQ((*f)["layer"], "virtualization");
+  EXPECT_EQ((*f)["status"], "skip") << "no reference in a live window: " << f->dump();
+  const auto title = (*f)["title"].get<std::string>();
+  if (f->contains("metrics") && (*f)["metrics"].contains("dtlb_mpki")) {
+    EXPECT_GE((*f)["metrics"]["dtlb_mpki"].get<double>(), 0) << f->dump();
+    EXPECT_NE(title.find("misses per 1k instructions"), std::string::npos) << title;
+  } else {
+    EXPECT_EQ(title.rfind("no dTLB counts: ", 0), 0u) << title;
+    if (title.find("exposes no PMU counters") != std::string::npos) EXPECT_NE(title.find("pmu=on"), std::string::npos) << title;
+  }
+}
+
 TEST(Profile, CheckWithProfileMergesTheWindowsFindings) {
   auto r = run_binary(PERFGAP_BINARY, {"check", "--profile", "1", "--only", "cpu.steal", "--format", "json"});
   ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(find_id(j, "cpu.steal"));
-  for (const char* id : {"perf.summary", "live.busy_mhz", "live.idle_residency", "live.sched_stalls"}) EXPECT_TRUE(find_id(j, id)) << id;
+  for (const char* id : {"perf.summary", "perf_stat.dtlb", "live.busy_mhz", "live.idle_residency", "live.sched_stalls"}) EXPECT_TRUE(find_id(j, id)) << id;
   // The profile also judges net.ib.counters over its window; check did not select it here.
   EXPECT_FALSE(find_id(j, "net.ib.counters")) << "a check left out by --only came back through --profile";
 }
@@ -212,8 +233,9 @@ TEST(Profile, RdmaCountersAreJudgedOverTheProfileWindow) {
   }
 }
 
-// Unprivileged: without CAP_PERFMON and with perf_event_paranoid > 0, system-wide sampling is
-// refused; the perf.* findings skip naming the missing right, the live.* ones still run.
+// Unprivileged: without CAP_PERFMON and with perf_event_paranoid > 0, system-wide sampling and
+// counting are refused; the perf.* findings and perf_stat.dtlb skip naming the missing right, the
+// live.* ones still run.
 TEST(Profile, WithoutPerfRightsTheSamplingFindingsSkipNamingTheRight) {
   auto level = paranoid();
   if (!level) GTEST_SKIP() << "no /proc/sys/kernel/perf_event_paranoid";
@@ -236,7 +258,7 @@ TEST(Profile, WithoutPerfRightsTheSamplingFindingsSkipNamingTheRight) {
   const auto* sum = find_id(j, "perf.summary");
   ASSERT_TRUE(sum);
   if (*level > 0) {
-    for (const char* id : {"perf.smmu_cmdq", "perf.hot_kernel", "perf.summary"}) {
+    for (const char* id : {"perf.smmu_cmdq", "perf.hot_kernel", "perf.summary", "perf_stat.dtlb"}) {
       const auto* f = find_id(j, id);
       ASSERT_TRUE(f) << id;
       if (::geteuid() != 0 && (*f)["status"] != "skip") GTEST_SKIP() << "this user has perf rights (CAP_PERFMON)";

@@ -361,8 +361,43 @@ std::vector<Finding> judge_kernel_frames(const LiveWindow& w) {
   return out;
 }
 
+std::vector<Finding> judge_dtlb(const LiveWindow& w) {
+  const auto& t = w.tlb;
+  if (!t.stat) {
+    using Missing = profile::TlbCounts::Missing;
+    std::string title;
+    if (t.missing == Missing::no_pmu)
+      title = fmt::format("no dTLB counts: this guest exposes no PMU counters for dTLB events ({}); {}", t.why, analyzers::kNoPmuAdvice);
+    else if (t.missing == Missing::no_event)
+      title = fmt::format("no dTLB counts: the PMU here counts instructions but offers no dTLB read-miss event ({}): perf has no generic dTLB "
+                          "event for this CPU model, or the hypervisor's vPMU exposes fewer events than the host's (KVM/QEMU -cpu host "
+                          "passes the host's model)",
+                          t.why);
+    else if (t.missing == Missing::never_ran)
+      title = fmt::format("no dTLB counts: the counters opened but never ran, so the guest exposes no working PMU counters for dTLB events "
+                          "(or other users hold every counter); {}",
+                          analyzers::kNoPmuAdvice);
+    else
+      title = "no dTLB counts: " + (t.why.empty() ? std::string("the window did not count them") : t.why);
+    Finding f = live_finding("perf_stat.dtlb", layer::virtualization, Status::skip, std::move(title));
+    f.subject = "live";
+    if (t.missing == Missing::never_ran) f.add("live", t.why);
+    return {f};
+  }
+  analyzers::PerfStatOptions o;
+  o.no_reference = "perfgap compare this report with a profile of the same workload on bare metal or a known-good node: compare.tlb_parity";
+  std::vector<Finding> out;
+  for (auto& f : analyzers::analyze_perf_stat(*t.stat, "live", o))
+    if (f.id == "perf_stat.dtlb") {
+      f.add("live", t.how);
+      out.push_back(std::move(f));
+    }
+  return out;
+}
+
 std::vector<Finding> judge_window(const LiveWindow& w) {
   std::vector<Finding> out = judge_kernel_frames(w);
+  for (auto& f : judge_dtlb(w)) out.push_back(std::move(f));
   for (auto& f : judge_busy_mhz(w, defaults("live.busy_mhz"))) out.push_back(std::move(f));
   for (auto& f : judge_idle_residency(w, defaults("live.idle_residency"))) out.push_back(std::move(f));
   for (auto& f : judge_sched_stalls(w, defaults("live.sched_stalls"))) out.push_back(std::move(f));

@@ -33,6 +33,11 @@ std::vector<report::Finding> judge_sched_stalls(const profile::LiveWindow& w, co
 // `skip` saying why sampling did not run (the missing perf_event_open right).
 std::vector<report::Finding> judge_kernel_frames(const profile::LiveWindow& w);
 
+// perf_stat.dtlb (subject "live") from the window's dTLB counts, judged by analyze perf-stat's own
+// rules (no reference: `skip` with the figures); `skip` saying why when they were not counted
+// (a guest without a PMU, a refused right, counters that never ran).
+std::vector<report::Finding> judge_dtlb(const profile::LiveWindow& w);
+
 // Every finding of a window, in report order, with the catalogue's default thresholds.
 std::vector<report::Finding> judge_window(const profile::LiveWindow& w);
 
