@@ -167,7 +167,9 @@ TEST(Profile, DataTlbIsCountedOrTheSkipSaysWhy) {
     EXPECT_NE(title.find("misses per 1k instructions"), std::string::npos) << title;
   } else {
     EXPECT_EQ(title.rfind("no dTLB counts: ", 0), 0u) << title;
-    if (title.find("exposes no PMU counters") != std::string::npos) EXPECT_NE(title.find("pmu=on"), std::string::npos) << title;
+    if (title.find("exposes no PMU counters") != std::string::npos) {
+      EXPECT_NE(title.find("pmu=on"), std::string::npos) << title;
+    }
   }
 }
 
