@@ -2098,7 +2098,7 @@ RankInput rank_input(const std::string& name, const Digest& d) {
         in.step_lo = in.step_lo < 0 ? w.step : std::min(in.step_lo, w.step);
         in.step_hi = std::max(in.step_hi, w.step);
       }
-    if (!gt.seq.empty()) in.seqs.push_back(gt.seq);
+    if (!gt.seq.empty()) in.seqs.push_back(&gt.seq);
   }
   in.fingerprint = h;
   // Kineto's ts: µs since the epoch in older traces, since baseTimeNanoseconds in newer ones

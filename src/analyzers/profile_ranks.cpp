@@ -404,8 +404,8 @@ RankSet check_rank_set(const std::vector<RankInput>& in) {
   std::vector<std::size_t> owner;
   for (std::size_t i = 0; i < n; ++i)
     if (kept(i))
-      for (const auto& q : in[i].seqs)
-        if (!q.empty()) seqs.push_back(q), owner.push_back(i);
+      for (const auto* q : in[i].seqs)
+        if (q && !q->empty()) seqs.push_back(*q), owner.push_back(i);
   if (seqs.size() >= 3) {
     const auto al = align_ranks(seqs);
     std::vector<int> state(n, 0);  // 1: a GPU of it aligned; 2: it has collectives, none aligned
