@@ -21,6 +21,7 @@
 #include "parsers/gunzip.hpp"
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
+#include "profile_read.hpp"
 #include "tree.hpp"
 
 namespace fs = std::filesystem;
@@ -33,26 +34,6 @@ using parsers::Coll;
 using report::Status;
 
 namespace {
-
-parsers::Profile nsys_of(const gen::Scenario& s) {
-  TempDir t;
-  auto path = t.file("p.sqlite");
-  auto err = gen::write_nsys_sqlite(s, path);
-  if (!err.empty()) throw std::runtime_error(err);
-  auto p = parsers::read_nsys_sqlite(read_file(path));
-  if (!p) throw std::runtime_error(p.error().describe());
-  return std::move(*p);
-}
-
-parsers::Profile kineto_of(const gen::Scenario& s) {
-  parsers::Profile all;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    auto p = parsers::parse_kineto(gen::kineto_json(s, g, static_cast<int>(g)));
-    if (!p) throw std::runtime_error(p.error().describe());
-    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
-  }
-  return all;
-}
 
 std::vector<report::Finding> run(const parsers::Profile& p, analyzers::ProfileOptions o = {}) { return analyzers::analyze_profile(p, "test", o); }
 
@@ -107,7 +88,7 @@ TEST(ProfileFindings, ExposedAllGatherAndReduceScatterWarnInBothFormats) {
   auto s = gen::exposed_comm(2, 5, 30, 15);
   for (const auto* fmt : {"nsys", "kineto"}) {
     SCOPED_TRACE(fmt);
-    auto p = std::string(fmt) == "nsys" ? nsys_of(s) : kineto_of(s);
+    auto p = std::string(fmt) == "nsys" ? fixture::profile_from_nsys(s) : fixture::profile_from_kineto_ranks(s);
     auto fs = run(p);
     const double len = 100;
     auto& sum = find(fs, "profile.summary");
@@ -147,14 +128,14 @@ TEST(ProfileFindings, ExposedAllGatherAndReduceScatterWarnInBothFormats) {
 }
 
 TEST(ProfileFindings, ExposedCommThatShrinksWithASettingPasses) {
-  auto fs = run(nsys_of(gen::exposed_comm(2, 4, 12, 2)));  // AG 2 ms exposed of a 69 ms iteration
+  auto fs = run(fixture::profile_from_nsys(gen::exposed_comm(2, 4, 12, 2)));  // AG 2 ms exposed of a 69 ms iteration
   EXPECT_EQ(find(fs, "profile.exposed_comm", "AllGather").status, Status::pass);
   EXPECT_EQ(find(fs, "profile.exposed_comm", "ReduceScatter").status, Status::pass);
   EXPECT_EQ(find(fs, "profile.exposed_comm", "all").status, Status::pass);  // 4 of 68 ms
 }
 
 TEST(ProfileFindings, PeriodOfTheTimelineGivesTheSameIterations) {
-  auto fs = run(nsys_of(gen::exposed_comm(2, 6, 30, 15, false)));
+  auto fs = run(fixture::profile_from_nsys(gen::exposed_comm(2, 6, 30, 15, false)));
   auto& it = find(fs, "profile.iterations");
   EXPECT_EQ(it.status, Status::pass);
   EXPECT_NE(it.title.find("period"), std::string::npos) << it.title;
@@ -166,7 +147,7 @@ TEST(ProfileFindings, PeriodOfTheTimelineGivesTheSameIterations) {
 
 TEST(ProfileFindings, IterationRangeOptionChoosesTheRange) {
   auto s = gen::exposed_comm(1, 3, 30, 15);
-  auto p = nsys_of(s);
+  auto p = fixture::profile_from_nsys(s);
   analyzers::ProfileOptions o;
   o.iteration_range = "ProfilerStep";
   auto fs = run(p, o);
@@ -185,7 +166,7 @@ TEST(ProfileFindings, LaunchBoundSmallKernelsWarn) {
   auto s = gen::launch_bound(2, 5, 200);
   for (const auto* fmt : {"nsys", "kineto"}) {
     SCOPED_TRACE(fmt);
-    auto fs = run(std::string(fmt) == "nsys" ? nsys_of(s) : kineto_of(s));
+    auto fs = run(std::string(fmt) == "nsys" ? fixture::profile_from_nsys(s) : fixture::profile_from_kineto_ranks(s));
     auto& it = find(fs, "profile.iterations");
     EXPECT_EQ(metric(it, "iterations"), 5);
     EXPECT_NE(it.title.find("train_step"), std::string::npos) << it.title;
@@ -211,7 +192,7 @@ TEST(ProfileFindings, LaunchBoundSmallKernelsWarn) {
 }
 
 TEST(ProfileFindings, OverlappedRunPassesAndIdleThatIsNotHostBound) {
-  auto fs = run(nsys_of(gen::overlapped(2, 5, 1)));
+  auto fs = run(fixture::profile_from_nsys(gen::overlapped(2, 5, 1)));
   EXPECT_EQ(find(fs, "profile.exposed_comm", "AllReduce").status, Status::pass);
   EXPECT_NEAR(metric(find(fs, "profile.exposed_comm", "AllReduce"), "comm_ms_per_iter"), 20, 1e-6);
   EXPECT_NEAR(metric(find(fs, "profile.exposed_comm", "AllReduce"), "exposed_ms_per_iter"), 0, 1e-9);
@@ -220,7 +201,7 @@ TEST(ProfileFindings, OverlappedRunPassesAndIdleThatIsNotHostBound) {
   EXPECT_NEAR(metric(find(fs, "profile.iterations"), "memcpy_ms_per_iter"), 2, 1e-6);
   EXPECT_NE(find(fs, "profile.iterations").title.find("'step'"), std::string::npos);
   // Idle of 8 ms per 58 ms iteration while the host is 15 ms ahead: idle, not host-bound.
-  auto idle = run(nsys_of(gen::overlapped(2, 5, 8)));
+  auto idle = run(fixture::profile_from_nsys(gen::overlapped(2, 5, 8)));
   auto& gi = find(idle, "profile.gpu_idle");
   EXPECT_EQ(gi.status, Status::warn);
   EXPECT_NEAR(metric(gi, "host_bound_pct"), 0, 1e-9);
@@ -232,7 +213,7 @@ TEST(ProfileFindings, OverlappedRunPassesAndIdleThatIsNotHostBound) {
 // profile.env and nccl.env.disabled_paths read the switches from one table, as NCCL reads
 // their values (strtoll for integers: "00" is 0, " 1" is 1; LOC in any case).
 TEST(ProfileFindings, EnvSwitchesAreReadAsTheNodeCheckReadsThem) {
-  auto p = nsys_of(gen::overlapped(1, 2));
+  auto p = fixture::profile_from_nsys(gen::overlapped(1, 2));
   p.env_present = true;
   p.env = {{"NCCL_P2P_DISABLE", "00"}, {"NCCL_SHM_DISABLE", " 1"}, {"NCCL_NVLS_ENABLE", "0x0"}, {"NCCL_NET_GDR_LEVEL", "loc"}, {"NCCL_IB_DISABLE", ""}};
   auto& e = find(run(p), "profile.env");
@@ -245,23 +226,23 @@ TEST(ProfileFindings, EnvSwitchesAreReadAsTheNodeCheckReadsThem) {
 }
 
 TEST(ProfileFindings, EnvFromTargetInfoSystemEnv) {
-  auto warn = run(nsys_of(gen::overlapped(1, 2)));
+  auto warn = run(fixture::profile_from_nsys(gen::overlapped(1, 2)));
   auto& e = find(warn, "profile.env");
   EXPECT_EQ(e.status, Status::warn);
   EXPECT_NE(e.title.find("NCCL_IB_DISABLE=1"), std::string::npos) << e.title;
   EXPECT_NE(e.title.find("driver 550.54.15"), std::string::npos) << e.title;
   EXPECT_EQ(metric(e, "cpu_sockets"), 2);
-  auto ok = run(nsys_of(gen::exposed_comm(1, 2, 30, 15)));
+  auto ok = run(fixture::profile_from_nsys(gen::exposed_comm(1, 2, 30, 15)));
   auto& o = find(ok, "profile.env");
   EXPECT_EQ(o.status, Status::pass);
   EXPECT_EQ(metric(o, "nccl_settings"), 3);
   EXPECT_NE(o.title.find("NCCL_MIN_NCHANNELS=4"), std::string::npos) << o.title;
-  EXPECT_EQ(find(run(kineto_of(gen::overlapped(1, 2))), "profile.env").status, Status::skip);
+  EXPECT_EQ(find(run(fixture::profile_from_kineto_ranks(gen::overlapped(1, 2))), "profile.env").status, Status::skip);
 }
 
 TEST(ProfileFindings, CompareAgainstAReference) {
-  auto before = nsys_of(gen::exposed_comm(2, 5, 30, 15));
-  auto after = nsys_of(gen::exposed_comm(2, 5, 15, 5));  // with the better NCCL setting: 75 ms iterations
+  auto before = fixture::profile_from_nsys(gen::exposed_comm(2, 5, 30, 15));
+  auto after = fixture::profile_from_nsys(gen::exposed_comm(2, 5, 15, 5));  // with the better NCCL setting: 75 ms iterations
   analyzers::ProfileOptions o;
   auto ref = analyzers::profile_figures(after, o);
   EXPECT_NEAR(ref.iteration_ms, 75, 1e-6);
@@ -294,7 +275,7 @@ TEST(ProfileFindings, CopyBoundGpuWarnsWithTheCopyShareByKindAndMemory) {
   ASSERT_EQ(gen::write_nsys_sqlite(s, old_path, gen::NsysSchema::v2021), "");  // no ENUM_* tables: the numbers
   auto old = parsers::read_nsys_sqlite(read_file(old_path));
   ASSERT_TRUE(old) << old.error().describe();
-  for (const auto& p : {nsys_of(s), kineto_of(s), *old}) {
+  for (const auto& p : {fixture::profile_from_nsys(s), fixture::profile_from_kineto_ranks(s), *old}) {
     SCOPED_TRACE(p.format);
     auto fs = run(p);
     EXPECT_EQ(find(fs, "profile.gpu_idle").status, Status::pass);  // no gap: why a finding of its own is needed
@@ -323,7 +304,7 @@ TEST(ProfileFindings, CopyBoundGpuWarnsWithTheCopyShareByKindAndMemory) {
 
 // Copies under compute are the healthy pattern: reported, not warned about.
 TEST(ProfileFindings, CopiesUnderComputePass) {
-  for (const auto& p : {nsys_of(gen::overlapped(2, 5, 1)), kineto_of(gen::overlapped(2, 5, 1))}) {
+  for (const auto& p : {fixture::profile_from_nsys(gen::overlapped(2, 5, 1)), fixture::profile_from_kineto_ranks(gen::overlapped(2, 5, 1))}) {
     auto fs = run(p);
     auto& c = find(fs, "profile.copies");
     EXPECT_EQ(c.status, Status::pass) << c.title;
@@ -331,7 +312,7 @@ TEST(ProfileFindings, CopiesUnderComputePass) {
     EXPECT_NEAR(metric(c, "copy_no_kernel_pct_of_iter"), 0, 1e-9);
     EXPECT_TRUE(c.fix.empty());
   }
-  auto none_fs = run(nsys_of(gen::exposed_comm(1, 3, 20, 10)));
+  auto none_fs = run(fixture::profile_from_nsys(gen::exposed_comm(1, 3, 20, 10)));
   auto& none = find(none_fs, "profile.copies");
   EXPECT_EQ(none.status, Status::pass);
   EXPECT_EQ(none.title, "no memory copies or memsets in the profile");
@@ -342,7 +323,7 @@ TEST(ProfileFindings, CopiesUnderComputePass) {
 // their launch call". They are counted apart, and their share said.
 TEST(ProfileFindings, GraphLaunchedKernelsAreCountedApartFromTheLaunchFigures) {
   const auto s = gen::graphs(1, 5);
-  for (const auto& p : {nsys_of(s), kineto_of(s)}) {
+  for (const auto& p : {fixture::profile_from_nsys(s), fixture::profile_from_kineto_ranks(s)}) {
     SCOPED_TRACE(p.format);
     std::size_t graph = 0;
     for (const auto& a : p.acts) graph += a.graph_launch;
@@ -359,7 +340,7 @@ TEST(ProfileFindings, GraphLaunchedKernelsAreCountedApartFromTheLaunchFigures) {
   auto only = s;
   for (auto& k : only.gpus[0].kernels)
     if (k.graph < 0) k.api_start = k.api_end = -1;
-  auto only_fs = run(kineto_of(only));
+  auto only_fs = run(fixture::profile_from_kineto_ranks(only));
   auto& l = find(only_fs, "profile.launch_bound");
   EXPECT_EQ(l.status, Status::skip);
   EXPECT_NE(l.title.find("all 1500 kernels joined to a launch call ran under CUDA graphs"), std::string::npos) << l.title;
@@ -384,7 +365,7 @@ TEST(ProfileFindings, MedianOfAnEvenNumberOfIterationsIsTheMeanOfTheMiddleTwo) {
     base += len;
   }
   s.gpus.push_back(gpu);
-  auto p = kineto_of(s);
+  auto p = fixture::profile_from_kineto_ranks(s);
   auto fs = run(p);
   auto& it = find(fs, "profile.iterations");
   EXPECT_EQ(metric(it, "iterations"), 4);
@@ -427,7 +408,7 @@ TEST(ProfileFindings, LastIterationWindowEndsWhereTheStepEnds) {
     base += len;
   }
   s.gpus.push_back(gpu);
-  for (const auto& p : {kineto_of(s), nsys_of(s)}) {
+  for (const auto& p : {fixture::profile_from_kineto_ranks(s), fixture::profile_from_nsys(s)}) {
     auto fs = run(p);
     auto& it = find(fs, "profile.iterations");
     ASSERT_EQ(it.table.size(), 4u);
@@ -438,7 +419,7 @@ TEST(ProfileFindings, LastIterationWindowEndsWhereTheStepEnds) {
 
 TEST(ProfileReaders, NsysAndKinetoAgreeOnTheSameTimeline) {
   auto s = gen::exposed_comm(3, 4, 25, 10);
-  auto a = run(nsys_of(s)), b = run(kineto_of(s));
+  auto a = run(fixture::profile_from_nsys(s)), b = run(fixture::profile_from_kineto_ranks(s));
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i].id == "profile.env" || a[i].id == "profile.summary") continue;
@@ -606,7 +587,7 @@ TEST(ProfileReaders, CudaGraphsTracedByNodeOrWhole) {
 }
 
 TEST(ProfileReaders, KinetoNcclArgs) {
-  auto fs = run(kineto_of(gen::exposed_comm(2, 3, 30, 15)));
+  auto fs = run(fixture::profile_from_kineto_ranks(gen::exposed_comm(2, 3, 30, 15)));
   auto& ag = find(fs, "profile.exposed_comm", "AllGather");
   EXPECT_EQ(metric(ag, "msg_bytes"), 2.0 * 3 * (1 << 24) * 4);
   bool group = false;
@@ -954,7 +935,7 @@ TEST(ProfileFindings, OneIterationLengthInEveryFinding) {
     base += len;
   }
   s.gpus.push_back(gpu);
-  auto fs = run(kineto_of(s));
+  auto fs = run(fixture::profile_from_kineto_ranks(s));
   const auto& it = find(fs, "profile.iterations");
   EXPECT_NEAR(metric(it, "iteration_ms"), 30, 1e-6);
   EXPECT_NEAR(metric(it, "iteration_ms_median"), 40, 1e-6);
@@ -966,5 +947,5 @@ TEST(ProfileFindings, OneIterationLengthInEveryFinding) {
       }
     }
   EXPECT_NE(find(fs, "profile.exposed_comm", "all").title.find("of the 30.00 ms iteration"), std::string::npos) << find(fs, "profile.exposed_comm", "all").title;
-  EXPECT_NEAR(analyzers::profile_figures(kineto_of(s), {}).iteration_ms, 30, 1e-6);
+  EXPECT_NEAR(analyzers::profile_figures(fixture::profile_from_kineto_ranks(s), {}).iteration_ms, 30, 1e-6);
 }

@@ -15,6 +15,7 @@
 #include "findings.hpp"
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
+#include "profile_read.hpp"
 
 namespace fs = std::filesystem;
 using namespace perfgap;
@@ -26,43 +27,6 @@ using parsers::Coll;
 using report::Status;
 
 namespace {
-
-// A scenario as one nsys export (every process of it).
-parsers::Profile commk_nsys(const gen::Scenario& s) {
-  TempDir t;
-  auto path = t.file("comm.sqlite");
-  auto err = gen::write_nsys_sqlite(s, path);
-  if (!err.empty()) throw std::runtime_error(err);
-  auto p = parsers::read_nsys_sqlite(read_file(path));
-  if (!p) throw std::runtime_error(p.error().describe());
-  return std::move(*p);
-}
-
-// A scenario as one Kineto trace per GPU (a rank each), merged as analyze kineto merges files.
-parsers::Profile commk_kineto(const gen::Scenario& s) {
-  parsers::Profile all;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    auto p = parsers::parse_kineto(gen::kineto_json(s, g, static_cast<int>(g)));
-    if (!p) throw std::runtime_error(p.error().describe());
-    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
-  }
-  return all;
-}
-
-// One nsys export per rank, each with its node's host name (a job's own exports).
-parsers::Profile commk_nsys_ranks(const gen::Scenario& s) {
-  TempDir t;
-  parsers::Profile all;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    auto path = t.file("rank" + std::to_string(g) + ".sqlite");
-    auto err = gen::write_nsys_sqlite(gen::rank_of(s, g), path);
-    if (!err.empty()) throw std::runtime_error(err);
-    auto p = parsers::read_nsys_sqlite(read_file(path));
-    if (!p) throw std::runtime_error(p.error().describe());
-    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
-  }
-  return all;
-}
 
 bool commk_has(const std::vector<report::Finding>& fs, const std::string& id, const std::string& subject) {
   for (const auto& f : fs)
@@ -166,7 +130,7 @@ TEST(ProfileCommKernels, DeepEpDispatchAndCombineAreCommunicationInBothFormats) 
   const auto s = gen::moe_deepep(2, 5);
   for (const std::string fmt : {"nsys", "kineto"}) {
     SCOPED_TRACE(fmt);
-    auto fs = analyzers::analyze_profile(fmt == "nsys" ? commk_nsys(s) : commk_kineto(s), "moe", {});
+    auto fs = analyzers::analyze_profile(fmt == "nsys" ? fixture::profile_from_nsys(s) : fixture::profile_from_kineto_ranks(s), "moe", {});
     const auto& ep = find(fs, "profile.exposed_comm", "DeepEP");
     EXPECT_EQ(ep.status, Status::warn) << ep.title;
     EXPECT_NEAR(metric(ep, "comm_ms_per_iter"), 23.5, 1e-6) << ep.title;
@@ -202,7 +166,7 @@ TEST(ProfileCommKernels, DeepEpDispatchAndCombineAreCommunicationInBothFormats) 
 }
 
 TEST(ProfileCommKernels, NvshmemOnStreamKernelsAreCommunication) {
-  auto fs = analyzers::analyze_profile(commk_kineto(gen::nvshmem(1, 4)), "nvshmem", {});
+  auto fs = analyzers::analyze_profile(fixture::profile_from_kineto_ranks(gen::nvshmem(1, 4)), "nvshmem", {});
   const auto& nv = find(fs, "profile.exposed_comm", "NVSHMEM");
   EXPECT_EQ(nv.status, Status::warn) << nv.title;
   EXPECT_NEAR(metric(nv, "comm_ms_per_iter"), 6, 1e-6) << nv.title;
@@ -222,7 +186,7 @@ TEST(ProfileCommKernels, KbEntryAddsAPatternThatThenCounts) {
   for (auto& k : s.gpus[0].kernels)
     if (k.name.find("deep_ep::internode::") != std::string::npos && k.name.find("get_dispatch_layout") == std::string::npos)
       k.name = "void my_ep::a2a_" + k.name.substr(k.name.find("internode::") + 11);
-  const auto p = commk_kineto(s);
+  const auto p = fixture::profile_from_kineto_ranks(s);
   auto before = analyzers::analyze_profile(p, "moe", {});
   EXPECT_FALSE(commk_has(before, "profile.exposed_comm", "MyEP"));
   EXPECT_NEAR(metric(find(before, "profile.exposed_comm", "all"), "exposed_ms_per_iter"), 1, 1e-6) << "only the AllReduce";
@@ -242,7 +206,7 @@ TEST(ProfileCommKernels, KbEntryAddsAPatternThatThenCounts) {
   EXPECT_NEAR(metric(mine, "comm_ms_per_iter"), 23.5, 1e-6);
   EXPECT_NEAR(metric(mine, "exposed_ms_per_iter"), 14, 1e-6);
   EXPECT_NEAR(metric(find(after, "profile.exposed_comm", "all"), "exposed_ms_per_iter"), 15, 1e-6);
-  const auto nvshmem = analyzers::analyze_profile(commk_kineto(gen::nvshmem(1, 2)), "nvshmem", o);
+  const auto nvshmem = analyzers::analyze_profile(fixture::profile_from_kineto_ranks(gen::nvshmem(1, 2)), "nvshmem", o);
   EXPECT_TRUE(commk_has(nvshmem, "profile.exposed_comm", "NVSHMEM (site)")) << "the replaced entry's library";
 }
 
@@ -253,7 +217,7 @@ TEST(ProfilePipeline, SendRecvOnlyJobIsPipelineWaitingAndTransferNotASweep) {
   const auto s = gen::pipeline(4, 5);
   for (const std::string fmt : {"kineto", "nsys"}) {
     SCOPED_TRACE(fmt);
-    auto fs = analyzers::analyze_profile(fmt == "nsys" ? commk_nsys_ranks(s) : commk_kineto(s), "pp", {});
+    auto fs = analyzers::analyze_profile(fmt == "nsys" ? fixture::profile_from_nsys_ranks(s) : fixture::profile_from_kineto_ranks(s), "pp", {});
     const auto& sr = find(fs, "profile.exposed_comm", "SendRecv");
     // Mean over the 4 stages of (5 + r) ms of send/recv and (4 + r) exposed, of 50 ms iterations.
     EXPECT_NEAR(metric(sr, "comm_ms_per_iter"), 6.5, 1e-6) << sr.title;
@@ -284,7 +248,7 @@ TEST(ProfilePipeline, SendRecvBesideCollectivesIsNotAPipelineAndNotASweep) {
   for (auto& g : s.gpus)
     for (auto& k : g.kernels)
       if (k.collective == "send") k.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", k.collective = "allreduce";
-  auto fs = analyzers::analyze_profile(commk_kineto(s), "mixed", {});
+  auto fs = analyzers::analyze_profile(fixture::profile_from_kineto_ranks(s), "mixed", {});
   const auto& sr = find(fs, "profile.exposed_comm", "SendRecv");
   EXPECT_EQ(sr.title.find("pipeline"), std::string::npos) << sr.title;
   EXPECT_NE(sr.title.find("point-to-point"), std::string::npos) << sr.title;
@@ -302,7 +266,7 @@ TEST(ProfilePipeline, SendRecvKernelsOfAnAllToAllAreNotAPipeline) {
   for (auto& g : s.gpus)
     for (auto& k : g.kernels)
       if (!k.collective.empty()) k.collective = "all_to_all";
-  auto fs = analyzers::analyze_profile(commk_kineto(s), "a2a", {});
+  auto fs = analyzers::analyze_profile(fixture::profile_from_kineto_ranks(s), "a2a", {});
   EXPECT_FALSE(commk_has(fs, "profile.exposed_comm", "SendRecv"));
   const auto& a2a = find(fs, "profile.exposed_comm", "AllToAll");
   EXPECT_DOUBLE_EQ(metric(a2a, "kernels"), 2 * 5 * 2) << "both kernels of each stage and iteration";

@@ -15,6 +15,7 @@
 #include "findings.hpp"
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
+#include "profile_read.hpp"
 #include "report/render.hpp"
 
 using namespace perfgap;
@@ -25,32 +26,6 @@ using fixture::TempDir;
 using report::Status;
 
 namespace {
-
-// The job as the ranks' Kineto traces, merged as analyze kineto merges several files.
-parsers::Profile xrank_kineto(const gen::Scenario& s) {
-  parsers::Profile all;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    auto p = parsers::parse_kineto(gen::kineto_json(s, g, static_cast<int>(g)));
-    if (!p) throw std::runtime_error(p.error().describe());
-    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
-  }
-  return all;
-}
-
-// The job as one nsys export per rank (each with its node's host name).
-parsers::Profile xrank_nsys(const gen::Scenario& s) {
-  TempDir t;
-  parsers::Profile all;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    auto path = t.file("rank" + std::to_string(g) + ".sqlite");
-    auto err = gen::write_nsys_sqlite(gen::rank_of(s, g), path);
-    if (!err.empty()) throw std::runtime_error(err);
-    auto p = parsers::read_nsys_sqlite(read_file(path));
-    if (!p) throw std::runtime_error(p.error().describe());
-    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
-  }
-  return all;
-}
 
 std::vector<report::Finding> xrank_run(const parsers::Profile& p) { return analyzers::analyze_profile(p, "job", {}); }
 
@@ -75,7 +50,7 @@ TEST(ProfileRanks, EightRanksOneThirtyMsLateIsWaitingNotCommunication) {
   spec.late_rank = 5;
   spec.late_ms = 30;
   spec.allreduce_ms = 20;
-  auto fs = xrank_run(xrank_kineto(gen::job(spec)));
+  auto fs = xrank_run(fixture::profile_from_kineto_ranks(gen::job(spec)));
   const auto& ar = find(fs, "profile.exposed_comm", "AllReduce");
   EXPECT_NEAR(metric(ar, "exposed_ms_per_iter"), 20, 0.1) << ar.title;
   EXPECT_NEAR(metric(ar, "comm_ms_per_iter"), 20, 0.1) << ar.title;
@@ -119,7 +94,7 @@ TEST(ProfileRanks, StragglerFoundThroughClockOffsetsInBothFormats) {
   spec.clock_offset_ms = kXrankOffsets;
   const auto s = gen::job(spec);
   for (int nsys = 0; nsys < 2; ++nsys) {
-    auto p = nsys ? xrank_nsys(s) : xrank_kineto(s);
+    auto p = nsys ? fixture::profile_from_nsys_ranks(s) : fixture::profile_from_kineto_ranks(s);
     auto fs = xrank_run(p);
     const auto& st = find(fs, "profile.straggler");
     SCOPED_TRACE(nsys ? "nsys" : "kineto");
@@ -146,7 +121,7 @@ TEST(ProfileRanks, StragglerFoundThroughClockOffsetsInBothFormats) {
 TEST(ProfileRanks, NoLateRankNamesNobody) {
   gen::JobSpec spec;
   spec.clock_offset_ms = kXrankOffsets;
-  auto fs = xrank_run(xrank_kineto(gen::job(spec)));
+  auto fs = xrank_run(fixture::profile_from_kineto_ranks(gen::job(spec)));
   const auto& st = find(fs, "profile.straggler");
   EXPECT_EQ(st.status, Status::pass) << st.title;
   EXPECT_FALSE(xrank_names_a_rank(st.title)) << st.title;
@@ -163,7 +138,7 @@ TEST(ProfileRanks, RankOfAnotherJobIsNamedNotAligned) {
   spec.late_rank = 5;
   spec.foreign_rank = 2;
   spec.clock_offset_ms = kXrankOffsets;
-  auto fs = xrank_run(xrank_kineto(gen::job(spec)));
+  auto fs = xrank_run(fixture::profile_from_kineto_ranks(gen::job(spec)));
   const auto& st = find(fs, "profile.straggler");
   EXPECT_EQ(st.status, Status::warn) << st.title;
   EXPECT_NE(st.title.find("rank 5 GPU 5"), std::string::npos) << st.title;
@@ -178,7 +153,7 @@ TEST(ProfileRanks, RankOfAnotherJobIsNamedNotAligned) {
   gen::JobSpec two;
   two.ranks = 2;
   two.foreign_rank = 1;
-  auto fs2 = xrank_run(xrank_kineto(gen::job(two)));
+  auto fs2 = xrank_run(fixture::profile_from_kineto_ranks(gen::job(two)));
   const auto& st2 = find(fs2, "profile.straggler");
   EXPECT_EQ(st2.status, Status::skip);
   EXPECT_NE(st2.title.find("cannot be put on one clock"), std::string::npos) << st2.title;
@@ -190,7 +165,7 @@ TEST(ProfileRanks, TwoRanksAndTwoHundredFiftySix) {
   two.late_rank = 1;
   two.late_ms = 10;
   two.clock_offset_ms = {0, -5.5};
-  auto fs = xrank_run(xrank_kineto(gen::job(two)));
+  auto fs = xrank_run(fixture::profile_from_kineto_ranks(gen::job(two)));
   const auto& st = find(fs, "profile.straggler");
   EXPECT_EQ(st.status, Status::warn) << st.title;
   EXPECT_NE(st.title.find("rank 1 GPU 1"), std::string::npos) << st.title;
@@ -202,7 +177,7 @@ TEST(ProfileRanks, TwoRanksAndTwoHundredFiftySix) {
   big.late_rank = 200;
   big.late_ms = 8;
   big.clock_offset_ms = gen::node_clock_offsets(256);
-  auto fsb = xrank_run(xrank_kineto(gen::job(big)));
+  auto fsb = xrank_run(fixture::profile_from_kineto_ranks(gen::job(big)));
   const auto& sb = find(fsb, "profile.straggler");
   EXPECT_EQ(sb.status, Status::warn) << sb.title;
   EXPECT_NE(sb.title.find("rank 200 GPU 0"), std::string::npos) << sb.title;
@@ -214,7 +189,7 @@ TEST(ProfileRanks, TwoRanksAndTwoHundredFiftySix) {
 TEST(ProfileRanks, OneRankIsNotACrossRankProfile) {
   gen::JobSpec one;
   one.ranks = 1;
-  auto fs = xrank_run(xrank_kineto(gen::job(one)));
+  auto fs = xrank_run(fixture::profile_from_kineto_ranks(gen::job(one)));
   EXPECT_FALSE(xrank_has(fs, "profile.straggler"));
   for (const auto& [k, v] : find(fs, "profile.exposed_comm", "AllReduce").metrics) EXPECT_NE(k, "waiting_ms_per_iter");
 }
@@ -255,7 +230,7 @@ TEST(ProfileRanks, AlignmentPairsSequencesThatStartApart) {
 TEST(ProfileRanks, StragglerCostIsAMeasuredCauseOfTheBudget) {
   gen::JobSpec spec;
   spec.late_rank = 5;
-  auto fs = xrank_run(xrank_kineto(gen::job(spec)));
+  auto fs = xrank_run(fixture::profile_from_kineto_ranks(gen::job(spec)));
   const auto& st = find(fs, "profile.straggler");
   compare::ReportView r;
   r.kind = "analyze";
@@ -636,7 +611,7 @@ TEST(ProfileRanks, ReplayGivesWhatEachLateRankAndNodeCosts) {
   spec.late_rank = 9;
   spec.late_ms = 30;
   spec.clock_offset_ms = gen::node_clock_offsets(16);
-  auto fs = xrank_run(xrank_nsys(gen::job(spec)));
+  auto fs = xrank_run(fixture::profile_from_nsys_ranks(gen::job(spec)));
   const auto& st = find(fs, "profile.straggler");
   EXPECT_EQ(st.status, Status::warn) << st.title;
   double rank9 = -1;
