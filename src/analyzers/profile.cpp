@@ -416,12 +416,13 @@ struct CrossRanks {
   std::size_t with_last = 0;
   std::int32_t straggler = -1;                   // the rank whose lateness costs the most; -1 none
   bool straggler_warn = false;
-  // Ranks late together (profile_ranks.hpp replay_collectives): each arrives later than the
+  // Ranks late together (profile_ranks.hpp CollectiveReplay): each arrives later than the
   // median rank by 1% of the iteration or more; replayed with all of them on time the job
   // saves `set_saved_pct` of the replayed time. Warns where no single straggler explains it.
   std::vector<std::size_t> late_set;
   double set_saved_pct = 0;
-  Replay replay;             // as measured
+  CollectiveReplay replayer;  // the job's collectives, read once for every set tried
+  Replay replay;              // as measured
   bool set_warn = false;
   double iteration_ns = 0;
   std::vector<double> skews;                     // per match, last - first arrival
@@ -680,9 +681,10 @@ void cross_rank_figures(Analysis& an) {
     xr.straggler_warn = xr.iteration_ns > 0 && 100 * per_iter / xr.iteration_ns >= kStragglerPct;
   }
   // The ranks late together, and what they cost as a set, by replay.
-  xr.replay = replay_collectives(xr.al, xr.seqs, {});
+  xr.replayer = CollectiveReplay(xr.al, xr.seqs);
+  xr.replay = xr.replayer.run({});
   if (xr.replay.replayed <= 0 || cols == 0 || xr.iteration_ns <= 0) return;
-  const auto excess = excess_arrival(xr.al, xr.seqs);
+  const auto& excess = xr.replayer.excess();
   const double steps_per_iter = static_cast<double>(xr.replay.intervals) / static_cast<double>(cols);
   std::vector<bool> on_time(n, false);
   for (std::size_t r = 0; r < n; ++r) {
@@ -690,7 +692,7 @@ void cross_rank_figures(Analysis& an) {
     if (per_iter >= 0.01 * xr.iteration_ns && per_iter >= 100'000) xr.late_set.push_back(r), on_time[r] = true;
   }
   if (xr.late_set.size() < 2) return;
-  const Replay cf = replay_collectives(xr.al, xr.seqs, on_time);
+  const Replay cf = xr.replayer.run(on_time);
   xr.set_saved_pct = 100.0 * static_cast<double>(xr.replay.replayed - cf.replayed) / static_cast<double>(xr.replay.replayed);
   const double single_pct = xr.straggler >= 0 ? 100 * xr.cost[static_cast<std::size_t>(xr.straggler)] / static_cast<double>(cols) / xr.iteration_ns : 0;
   xr.set_warn = xr.set_saved_pct >= kStragglerPct && xr.set_saved_pct > 1.5 * single_pct;
@@ -1135,17 +1137,17 @@ std::string rank_name(const Digest& p, const CrossRanks& xr, std::size_t r) {
   return g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host);
 }
 
-// What the job would save by replay (profile_ranks.hpp replay_collectives) if the latest ranks,
+// What the job would save by replay (profile_ranks.hpp CollectiveReplay) if the latest ranks,
 // or all ranks of a node, arrived as the median rank does: the answer to "drain which node, fix
 // which rank". Only the 8 ranks and 8 nodes that arrive latest are replayed (each replay is a
 // pass over every collective of every rank).
 void whatif_lines(Finding& f, const Digest& p, const Analysis& an, const std::string& source) {
   const auto& xr = an.xr;
   const std::size_t n = xr.gpu.size();
-  const auto excess = excess_arrival(xr.al, xr.seqs);
+  const auto& excess = xr.replayer.excess();
   const double base = static_cast<double>(xr.replay.replayed);
   auto saved_pct = [&](const std::vector<bool>& on_time) {
-    return 100.0 * (base - static_cast<double>(replay_collectives(xr.al, xr.seqs, on_time).replayed)) / base;
+    return 100.0 * (base - static_cast<double>(xr.replayer.run(on_time).replayed)) / base;
   };
   constexpr std::size_t kReplayed = 8;
   std::vector<std::size_t> latest;

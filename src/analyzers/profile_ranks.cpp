@@ -248,40 +248,6 @@ RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks)
 
 namespace {
 
-// Per consecutive pair of matched collectives (k-1, k) both seen by a rank: its own time from
-// the end of k-1 (on the reference clock) to its arrival at k. -1: not both seen.
-struct ReplayStep {
-  std::size_t k = 0;
-  std::vector<std::int64_t> gap;  // per rank
-  std::int64_t transfer = 0;      // k's end after its last arrival
-  std::int64_t measured = 0;      // end(k) - end(k-1)
-};
-
-std::vector<ReplayStep> replay_steps(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks) {
-  std::vector<ReplayStep> out;
-  const std::size_t n = ranks.size();
-  for (std::size_t k = 1; k < al.matches.size(); ++k) {
-    const auto& a = al.matches[k - 1];
-    const auto& b = al.matches[k];
-    if (b.ref_index != a.ref_index + 1) continue;  // a collective no other rank saw lies between
-    ReplayStep st;
-    st.k = k;
-    st.gap.assign(n, -1);
-    std::size_t both = 0;
-    for (std::size_t r = 0; r < n; ++r) {
-      if (a.index[r] < 0 || b.index[r] < 0) continue;
-      const std::int64_t prev_end = ranks[r][static_cast<std::size_t>(a.index[r])].end + al.offset[r];
-      st.gap[r] = std::max<std::int64_t>(0, b.arrival[r] - prev_end);
-      ++both;
-    }
-    if (both < 2) continue;
-    st.transfer = std::max<std::int64_t>(0, b.end - b.last);
-    st.measured = b.end - a.end;
-    out.push_back(std::move(st));
-  }
-  return out;
-}
-
 std::int64_t median_gap(const std::vector<std::int64_t>& gap) {
   std::vector<std::int64_t> v;
   for (auto g : gap)
@@ -291,26 +257,43 @@ std::int64_t median_gap(const std::vector<std::int64_t>& gap) {
 
 }  // namespace
 
-Replay replay_collectives(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks, const std::vector<bool>& on_time) {
+// Per consecutive pair of matched collectives (k-1, k) both seen by at least two ranks: each
+// rank's own time from the end of k-1 (on the reference clock) to its arrival at k.
+CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks) {
+  const std::size_t n = ranks.size();
+  excess_.assign(n, 0);
+  for (std::size_t k = 1; k < al.matches.size(); ++k) {
+    const auto& a = al.matches[k - 1];
+    const auto& b = al.matches[k];
+    if (b.ref_index != a.ref_index + 1) continue;  // a collective no other rank saw lies between
+    Step st;
+    st.gap.assign(n, -1);
+    std::size_t both = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (a.index[r] < 0 || b.index[r] < 0) continue;
+      const std::int64_t prev_end = ranks[r][static_cast<std::size_t>(a.index[r])].end + al.offset[r];
+      st.gap[r] = std::max<std::int64_t>(0, b.arrival[r] - prev_end);
+      ++both;
+    }
+    if (both < 2) continue;
+    st.median = median_gap(st.gap);
+    st.transfer = std::max<std::int64_t>(0, b.end - b.last);
+    st.measured = b.end - a.end;
+    for (std::size_t r = 0; r < n; ++r)
+      if (st.gap[r] > st.median) excess_[r] += st.gap[r] - st.median;
+    steps_.push_back(std::move(st));
+  }
+}
+
+Replay CollectiveReplay::run(const std::vector<bool>& on_time) const {
   Replay out;
-  for (const auto& st : replay_steps(al, ranks)) {
-    const std::int64_t med = median_gap(st.gap);
+  for (const auto& st : steps_) {
     std::int64_t last = 0;
     for (std::size_t r = 0; r < st.gap.size(); ++r)
-      if (st.gap[r] >= 0) last = std::max(last, r < on_time.size() && on_time[r] ? std::min(st.gap[r], med) : st.gap[r]);
+      if (st.gap[r] >= 0) last = std::max(last, r < on_time.size() && on_time[r] ? std::min(st.gap[r], st.median) : st.gap[r]);
     out.measured += st.measured;
     out.replayed += last + st.transfer;
     ++out.intervals;
-  }
-  return out;
-}
-
-std::vector<std::int64_t> excess_arrival(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks) {
-  std::vector<std::int64_t> out(ranks.size(), 0);
-  for (const auto& st : replay_steps(al, ranks)) {
-    const std::int64_t med = median_gap(st.gap);
-    for (std::size_t r = 0; r < st.gap.size(); ++r)
-      if (st.gap[r] > med) out[r] += st.gap[r] - med;
   }
   return out;
 }

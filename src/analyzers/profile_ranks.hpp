@@ -67,10 +67,29 @@ struct Replay {
   std::int64_t measured = 0, replayed = 0;  // ns from the first matched collective's end to the last's
   std::size_t intervals = 0;                // collective-to-collective steps replayed
 };
-Replay replay_collectives(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks, const std::vector<bool>& on_time);
-// Per rank: its time to arrive after the previous collective's end, beyond the median rank's,
-// summed over the replayed steps (ns); 0 for ranks not aligned.
-std::vector<std::int64_t> excess_arrival(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks);
+// The job's steps read once from the alignment; then replayed as often as there are sets of
+// ranks to try (the late set, each late rank, each node).
+class CollectiveReplay {
+ public:
+  CollectiveReplay() = default;
+  CollectiveReplay(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks);
+  // The timeline with the ranks in `on_time` arriving, at every collective, no later than the
+  // median rank; an empty set replays it as measured.
+  Replay run(const std::vector<bool>& on_time) const;
+  // Per rank: its time to arrive after the previous collective's end, beyond the median rank's,
+  // summed over the replayed steps (ns); 0 for ranks not aligned.
+  const std::vector<std::int64_t>& excess() const { return excess_; }
+
+ private:
+  struct Step {
+    std::vector<std::int64_t> gap;  // per rank: its time to arrive after the previous end; -1: not both seen
+    std::int64_t median = 0;        // the median rank's gap
+    std::int64_t transfer = 0;      // the collective's end after its last arrival
+    std::int64_t measured = 0;      // end(k) - end(k-1)
+  };
+  std::vector<Step> steps_;
+  std::vector<std::int64_t> excess_;
+};
 
 // One input (a rank's trace) of a job, as the rank-set check sees it before anything is judged.
 struct RankInput {
