@@ -43,7 +43,9 @@ bool docs_path_exists(const fs::path& root, const std::string& p) {
 // Whether `p` starts at a folder of the repository or of src/ (so it is meant as a path here,
 // not a report name such as perfgap.report/1 or an example like reports/node1.json).
 bool docs_is_repo_path(const fs::path& root, const std::string& p) {
-  if (p.empty() || p[0] == '/' || p.find('/') == std::string::npos) return false;
+  // Absolute paths and ../ (the shared data beside the checkout, absent in a user's clone) are
+  // not the repository's.
+  if (p.empty() || p[0] == '/' || p.starts_with("../") || p.find('/') == std::string::npos) return false;
   if (p.find_first_of(" *<>{}$:") != std::string::npos) return false;
   const std::string first = p.substr(0, p.find('/'));
   return fs::is_directory(root / first) || fs::is_directory(root / "src" / first);
@@ -100,5 +102,6 @@ TEST(DocsNames, EveryPathAndSymbolInArchitectureAndContributingExists) {
   EXPECT_FALSE(docs_path_exists(kDocsRoot, "analyzers/no_such_file.cpp"));
   EXPECT_TRUE(docs_is_repo_path(kDocsRoot, "analyzers/no_such_file.cpp"));
   EXPECT_FALSE(docs_is_repo_path(kDocsRoot, "perfgap.report/1"));
+  EXPECT_FALSE(docs_is_repo_path(kDocsRoot, "../shared/field/trees"));
   EXPECT_FALSE(docs_word_in_sources(std::string("no_function_named_") + "like_this_anywhere"));  // (split: this file is a source too)
 }
