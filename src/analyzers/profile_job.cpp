@@ -1,0 +1,151 @@
+// A job's files read into one digest (profile_model.hpp read_profile_job): what analyze and
+// whatif both start from.
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "analyzers/profile_model.hpp"
+
+namespace perfgap::analyzers::profile_model {
+
+namespace {
+
+// What the rank-set check needs of a rank's digest (profile_ranks.hpp check_rank_set).
+RankInput rank_input(const std::string& name, const Digest& d) {
+  RankInput in;
+  in.name = name;
+  std::int64_t base = -1;
+  for (const auto& [k, v] : d.system) {
+    std::int64_t x = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc() || ptr != v.data() + v.size()) continue;
+    if (k == "rank" && in.rank < 0) in.rank = x;
+    else if (k == "world_size" && in.world < 0) in.world = x;
+    else if (k == "base_time_ns" && base < 0) base = x;
+  }
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a over the timeline's shape
+  auto mix = [&h](std::uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ULL;
+  };
+  std::int64_t first = INT64_MAX;
+  // Two ranks of a generated or perfectly even job may share a timeline: the rank and devices
+  // are part of what makes a trace the same one.
+  mix(static_cast<std::uint64_t>(in.rank));
+  for (const auto& g : d.gpus) mix(static_cast<std::uint64_t>(g.device)), mix(g.process);
+  mix(d.tl.size());
+  for (const auto& gt : d.tl) {
+    mix(gt.acts), mix(gt.kernels), mix(static_cast<std::uint64_t>(gt.first)), mix(static_cast<std::uint64_t>(gt.last));
+    mix(static_cast<std::uint64_t>(gt.kernel_ns)), mix(static_cast<std::uint64_t>(gt.nccl_ns));
+    if (gt.acts) first = std::min(first, gt.first);
+    for (const auto& w : gt.cuts[kCutStep].wins)
+      if (w.step >= 0) {
+        in.step_lo = in.step_lo < 0 ? w.step : std::min(in.step_lo, w.step);
+        in.step_hi = std::max(in.step_hi, w.step);
+      }
+    if (!gt.seq.empty()) in.seqs.push_back(&gt.seq);
+  }
+  in.fingerprint = h;
+  // Kineto's ts: µs since the epoch in older traces, since baseTimeNanoseconds in newer ones
+  // (1e17 ns is 1973: a smaller first timestamp without a base is a clock of its own).
+  if (first != INT64_MAX && base >= 0) in.wall_start_ns = base + first;
+  else if (first != INT64_MAX && first >= 100'000'000'000'000'000LL) in.wall_start_ns = first;
+  return in;
+}
+
+
+}  // namespace
+
+JobDigest read_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads) {
+  JobDigest out;
+  ProfileJob& job = out.job;
+  Digest& all = out.all;
+  const std::size_t n = files.size();
+  if (n == 0) return out;
+  const bool several = n > 1;
+  std::vector<std::optional<Digest>> ready(n);  // every rank's digest: the job is decided on all of them
+  std::vector<std::string> why(n);
+  std::mutex mu;
+  std::size_t next = 0, held = 0;
+  // Each thread takes the next file, reads it, reduces it to its digest and drops the profile.
+  // An unreadable rank is said and the others are read: the rank-set check counts it missing.
+  auto work = [&] {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (next == n) return;
+        i = next++;
+        job.profiles_held_peak = std::max(job.profiles_held_peak, ++held);
+      }
+      std::optional<Digest> d;
+      std::string err;
+      std::size_t acts = 0;
+      {
+        auto r = read(files[i]);
+        if (!r) err = r.error();
+        else {
+          if (several)
+            for (auto& g : r->gpus) g.label = files[i] + ": " + g.label;
+          acts = r->acts.size();
+          d = digest(*r, o);
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      --held;
+      job.activities += acts;
+      ready[i] = std::move(d);
+      why[i] = std::move(err);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < std::clamp<std::size_t>(threads, 1, n); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  // The job's rank set, then its digests absorbed in the files' order (the report is the one of
+  // one thread).
+  JobRanks jr;
+  jr.several = several;
+  jr.inputs = n;
+  std::vector<RankInput> inputs;
+  std::vector<std::size_t> input_file;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!ready[i]) {
+      job.unusable.emplace_back(files[i], why[i]);
+      jr.unreadable.emplace_back(files[i], why[i]);
+      continue;
+    }
+    inputs.push_back(rank_input(files[i], *ready[i]));
+    input_file.push_back(i);
+  }
+  RankSet set;
+  if (several) {
+    set = check_rank_set(inputs);
+    jr.world = set.world;
+    jr.ranks = set.ranks;
+    jr.missing = set.missing;
+  } else {
+    set.left_out.assign(inputs.size(), "");
+  }
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const std::size_t i = input_file[k];
+    if (!set.left_out[k].empty()) {
+      jr.left_out.emplace_back(files[i], set.left_out[k]);
+      ready[i].reset();
+      continue;
+    }
+    absorb(all, std::move(*ready[i]), static_cast<std::uint32_t>(i));
+    ready[i].reset();
+    job.used.push_back(files[i]);
+  }
+  job.digest_bytes_peak = digest_bytes(all);
+  if (job.used.empty()) return out;
+  jr.kept = job.used.size();
+  all.job = std::move(jr);
+  out.source = job.used.size() == 1 ? job.used[0] : fmt::format("{} profiles", job.used.size());
+  return out;
+}
+
+
+}  // namespace perfgap::analyzers::profile_model

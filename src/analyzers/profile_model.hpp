@@ -1,0 +1,325 @@
+// What the profile analyzer keeps of a profile and how it reads it, shared by its parts: the
+// digest of a rank (profile_digest.cpp: per GPU its intervals, collectives and candidate
+// iteration windows), the job's analysis of the digests (profile_analysis.cpp: iterations, the
+// ranks on one clock, stragglers), the findings (profile.cpp), the job's files read into one
+// digest (profile_job.cpp) and the what-if replays (whatif.cpp). Internal to src/analyzers.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyzers/analyzers.hpp"
+#include "analyzers/profile_job.hpp"
+#include "analyzers/profile_ranks.hpp"
+#include "core/kb.hpp"
+#include "parsers/profile.hpp"
+
+namespace perfgap::analyzers::profile_model {
+
+using parsers::ActKind;
+using parsers::Coll;
+using parsers::GpuActivity;
+using parsers::kCollCount;
+using parsers::Profile;
+
+constexpr std::size_t kMinKernelsToJudge = 50;
+
+// The communication kernels besides NCCL's (data/kb/comm_kernels.yaml, or the --kb table), their
+// libraries in slots after the NCCL collectives' (analyzers.hpp kCommSlots). The slots follow the
+// table's order, so every rank's digest numbers them alike. Entries of names starting with `nccl`
+// are NCCL's and RCCL's, told by parsers::nccl_collective: they take no slot.
+struct CommLibraries {
+  static constexpr auto kLibraries = static_cast<std::size_t>(kCommLibraries);
+  const std::vector<core::KbCommKernel>* table = nullptr;
+  std::vector<std::string> name, kind;  // per slot from kCollCount
+
+  explicit CommLibraries(const ProfileOptions& o) : table(o.comm_kernels ? o.comm_kernels : &core::builtin_kb().comm_kernels) {
+    for (const auto& e : *table) {
+      if (e.match.starts_with("nccl") || slot(e.library) >= 0) continue;
+      if (name.size() + 1 == kLibraries) {  // the last slot holds every further library
+        name.emplace_back("other communication libraries");
+        kind.emplace_back("collective");
+      }
+      if (name.size() == kLibraries) continue;
+      name.push_back(e.library);
+      kind.push_back(e.kind);
+    }
+  }
+  // The slot of a library; -1 for one with no slot of its own (NCCL's entries).
+  int slot(std::string_view library) const {
+    for (std::size_t i = 0; i < name.size(); ++i)
+      if (name[i] == library) return parsers::kCollCount + static_cast<int>(i);
+    return name.size() == kLibraries ? kCommSlots - 1 : -1;
+  }
+  std::string slot_name(int c) const {
+    return c < parsers::kCollCount ? std::string(parsers::coll_name(static_cast<Coll>(c))) : name[static_cast<std::size_t>(c - parsers::kCollCount)];
+  }
+  std::string_view slot_kind(int c) const {
+    if (c < parsers::kCollCount) return static_cast<Coll>(c) == Coll::SendRecv ? "sendrecv" : "collective";
+    return kind[static_cast<std::size_t>(c - parsers::kCollCount)];
+  }
+};
+
+// A library's name in metric names: lower-case letters and digits, `+` as `p` (MSCCL++: mscclpp),
+// every other run of characters one `_`.
+std::string library_key(std::string_view name);
+
+// A finding of this analyzer, its status the default (skip) until the block decides.
+Finding started(std::string_view id, std::string_view layer, std::string subject);
+
+struct Iv {
+  std::int64_t s, e;
+};
+using Ivs = std::vector<Iv>;
+
+void push(Ivs& u, std::int64_t s, std::int64_t e);
+
+// a minus b (both merged and sorted).
+Ivs minus(const Ivs& a, const Ivs& b);
+
+// Length of a merged list inside [ws, we).
+std::int64_t measure(const Ivs& u, std::int64_t ws, std::int64_t we);
+
+double ms(double ns);
+
+// The usual median: of an even count, the mean of the two middle values.
+double median(std::vector<double> v);
+
+double percentile(std::vector<double>& v, double q);
+
+// What profile.copies tells apart: a copy's direction and, for host copies, the host memory
+// (pageable copies are staged through a driver buffer and hold the host; pinned ones are DMA).
+enum CopyClass : std::uint8_t {
+  kH2dPageable,
+  kH2dPinned,
+  kH2dManaged,
+  kH2d,
+  kD2hPageable,
+  kD2hPinned,
+  kD2hManaged,
+  kD2h,
+  kD2d,
+  kP2p,
+  kOtherCopy,
+  kMemset,
+  kCopyClasses
+};
+constexpr std::array<std::string_view, kCopyClasses> kCopyClassName = {"H2D pageable", "H2D pinned", "H2D managed",  "H2D",
+                                                                       "D2H pageable", "D2H pinned", "D2H managed",  "D2H",
+                                                                       "D2D",          "P2P",        "other copies", "memset"};
+constexpr std::array<std::string_view, kCopyClasses> kCopyClassKey = {"h2d_pageable", "h2d_pinned", "h2d_managed", "h2d",
+                                                                      "d2h_pageable", "d2h_pinned", "d2h_managed", "d2h",
+                                                                      "d2d",          "p2p",        "other",       "memset"};
+
+CopyClass copy_class(const GpuActivity& a);
+
+struct Win {
+  std::int64_t s, e;
+  std::int64_t step = -1;  // its ProfilerStep#N number; -1: none
+};
+struct WinStats {
+  double len = 0, compute = 0, busy = 0, idle = 0, host_idle = 0, copy = 0, comm_all = 0, exposed_all = 0;
+  double wait = 0;  // inside collectives, waiting for a later rank (cross-rank profiles)
+  double copy_bare = 0;  // copies and memsets while no kernel runs
+  std::array<double, kCopyClasses> copy_by{};
+  std::array<double, kCommSlots> comm{}, exposed{};  // per slot: NCCL collective, then library
+  std::array<double, kCommSlots> kernels{};          // communication kernels starting in the window
+};
+
+// The ways of cutting iterations that analyze() chooses among over the whole job: each rank's
+// windows for each are found while its activities are there (digest()), the choice is the job's.
+enum Cut : std::uint8_t { kCutRange, kCutStep, kCutStepLike, kCutPeriod, kCutWhole, kCuts };
+
+// A GPU's windows by one cut, with the figures of each window that need no other rank.
+struct LocalStats {
+  double len = 0, compute = 0, copy = 0, idle = 0, host_idle = 0;
+};
+struct CutWindows {
+  std::vector<Win> wins;
+  std::vector<LocalStats> stats;
+};
+
+// A GPU as analyze() needs it once its activities are dropped: its counts, its communication
+// (only where it runs: compute is kept where it overlaps communication, enough for the exposed
+// part), its NCCL kernels, its collective sequence for the cross-rank alignment, and its
+// candidate windows with their local figures. About 0.5 MB for a rank of 150k kernels in 3,500
+// iterations (the unit test ProfileRanks.JobHoldsAProfilePerThreadAndSmallDigestsNotTheRanks).
+struct GpuTimeline {
+  std::size_t acts = 0, kernels = 0;
+  Ivs compute;  // compute kernels, cut to where communication runs
+  Ivs comm_all, exposed_all;
+  Ivs wait;  // parts of its collective kernels spent waiting for a later rank
+  std::array<Ivs, kCommSlots> comm, exposed;  // per slot (analyzers.hpp kCommSlots)
+  std::array<Ivs, kCopyClasses> copies;              // copies and memsets of each class (profile.copies)
+  Ivs copy_bare;                                     // copies and memsets while no kernel runs
+  std::vector<std::pair<std::int64_t, Coll>> colls;  // its communication kernels (start, slot as Coll's uint8_t), by start
+  bool nccl = false;                                 // it ran NCCL kernels (a rank of the job)
+  std::vector<RankCollective> seq;                   // its collectives that align ranks, by start
+  std::vector<std::int64_t> compute_before;          // per seq entry: compute since the previous one's end (its first activity)
+  std::array<CutWindows, kCuts> cuts;
+  std::size_t period = 0;  // the period (kernels) that its timeline repeats at; 0: none found
+  double kernel_ns = 0, nccl_ns = 0;
+  std::int64_t first = 0, last = 0;
+  std::vector<Win> wins;  // the windows of the cut chosen
+  std::size_t windows = 0;
+  WinStats total;  // its windows' figures summed
+};
+
+// Launch figures as (value, count) sorted by value: exact percentiles without a value per
+// kernel (a job's launch calls and delays repeat the same few thousand nanosecond values).
+using Hist = std::vector<std::pair<std::int64_t, std::uint64_t>>;
+
+// Sorts `v` by LSD radix, 11 bits a pass (a pass whose digit all values share is skipped: the
+// high digits of nanosecond durations): a rank's ~10^5 values in a fraction of std::sort's time.
+void radix_sort(std::vector<std::int64_t>& v);
+
+Hist hist_of(std::vector<std::int64_t>& v);
+
+void hist_add(Hist& into, const Hist& more);
+
+// The value percentile() gives over the values the histogram counts, in microseconds.
+double hist_percentile_us(const Hist& h, double q);
+
+// A job's inputs as the rank-set check left them (profile.ranks): what was read, left out,
+// unreadable, and which of the recorded world's ranks are missing.
+struct JobRanks {
+  bool several = false;
+  std::size_t inputs = 0;
+  std::vector<std::pair<std::string, std::string>> left_out, unreadable;  // (file, why)
+  std::int64_t world = -1;
+  std::vector<std::int64_t> ranks, missing;
+  std::size_t kept = 0;
+  // Job-level verdicts cover only part of the job: they cannot pass.
+  bool partial() const { return !missing.empty() || !unreadable.empty(); }
+};
+
+// What the findings need of a profile (one rank's, or a job's ranks' absorbed in order): the
+// model's per-file facts and per-GPU timelines, never its activities.
+struct Digest {
+  std::string format;
+  std::vector<parsers::GpuInfo> gpus;
+  std::vector<GpuTimeline> tl;  // per GPU
+  std::size_t api_calls = 0, ranges = 0;
+  bool env_present = false, graphs = false, empty = true;
+  std::vector<std::pair<std::string, std::string>> env, system;
+  std::vector<std::string> notes;
+  std::array<bool, 3> found{};     // a range of the kind of kCutRange, kCutStep, kCutStepLike anywhere
+  std::vector<std::string> shown;  // the first 3 step-like range names, in the ranges' order
+  Hist api_ns, delay_ns;           // launch call durations, launch delays
+  std::size_t launches = 0, short_kernels = 0;
+  std::size_t graph_kernels = 0;  // kernels launched by a CUDA graph launch: not in the launch figures
+  std::array<std::size_t, kCopyClasses> copy_count{};
+  std::array<std::uint64_t, kCopyClasses> copy_bytes{};
+  std::array<std::size_t, kCommSlots> coll_kernels{};
+  std::array<std::uint64_t, kCommSlots> coll_bytes{};
+  std::array<std::uint32_t, kCommSlots> coll_group{};
+  std::array<double, kCommSlots> coll_ns{};  // kernel time per slot (profile.summary)
+  JobRanks job;  // a job of several inputs: which ranks it holds (analyze_profile_job)
+};
+
+bool starts_with(std::string_view s, std::string_view p);
+
+bool profiler_step(std::string_view n);
+
+// N of "ProfilerStep#N"; -1 for any other name (or a number too long to be a step).
+std::int64_t profiler_step_number(std::string_view n);
+
+// NVTX names that are iterations: step, iteration, iter, train_step, training step, ... with an
+// optional number ("step 12", "iteration_3", "train_step#4").
+bool step_like(std::string_view n);
+
+bool range_named(std::string_view n, std::string_view want);
+
+// The job's ranks (the GPUs with NCCL kernels) on one clock, and who arrives last at the
+// collectives (profile_ranks.hpp). Totals are ns over the matched collectives.
+struct CrossRanks {
+  bool present = false;                          // at least two GPUs with NCCL kernels
+  std::vector<std::size_t> gpu;                  // rank -> GPU index
+  std::vector<std::vector<RankCollective>> seqs;  // per rank, its own clock
+  RankAlignment al;
+  std::vector<std::int32_t> iter_of;             // per match: the reference rank's window, -1 outside every one
+  std::vector<std::size_t> columns;              // the windows that hold matched collectives
+  std::size_t aligned = 0;
+  std::vector<std::size_t> last_count, present_in;
+  std::vector<double> late, wait, cost, others_wait, compute_before;
+  std::vector<std::vector<double>> late_iter;    // [rank][column]
+  std::size_t with_last = 0;
+  std::int32_t straggler = -1;                   // the rank whose lateness costs the most; -1 none
+  bool straggler_warn = false;
+  // Ranks late together (profile_ranks.hpp CollectiveReplay): each arrives later than the
+  // median rank by 1% of the iteration or more; replayed with all of them on time the job
+  // saves `set_saved_pct` of the replayed time. Warns where no single straggler explains it.
+  std::vector<std::size_t> late_set;
+  double set_saved_pct = 0;
+  CollectiveReplay replayer;  // the job's collectives, read once for every set tried
+  Replay replay;              // as measured
+  bool set_warn = false;
+  double iteration_ns = 0;
+  std::vector<double> skews;                     // per match, last - first arrival
+};
+
+struct Analysis {
+  std::vector<GpuTimeline> gpus;
+  CrossRanks xr;
+  std::string method;  // how iterations were found; empty: none
+  std::string method_kind;  // "range", "step", "period", ""
+  bool iterations = false;
+  std::size_t launches = 0;  // kernels joined to a host call of their own (not a CUDA graph launch)
+  Hist api_ns, delay_ns;  // launch call durations, launch delays (ns)
+  std::size_t short_kernels = 0;
+  std::size_t graph_kernels = 0;  // kernels joined to a CUDA graph launch
+  std::array<std::size_t, kCopyClasses> copy_count{};
+  std::array<std::uint64_t, kCopyClasses> copy_bytes{};
+  std::array<std::size_t, kCommSlots> coll_kernels{};
+  std::array<std::uint64_t, kCommSlots> coll_bytes{};
+  std::array<std::uint32_t, kCommSlots> coll_group{};
+  std::array<double, kCommSlots> coll_ns{};
+  // Means over GPUs of the per-iteration figures.
+  WinStats per_iter;
+  std::vector<WinStats> by_index;  // iteration j, mean over the GPUs that have it
+  double iteration_ms_median = 0;
+  std::size_t iteration_count = 0;
+  std::size_t gpus_with_windows = 0;
+};
+
+// Both merged and sorted.
+Ivs intersect(const Ivs& a, const Ivs& b);
+
+// Below this share of the iteration, what the last rank costs is noise, not a straggler.
+constexpr double kStragglerPct = 5;
+
+// A profile (one rank's, or several merged) reduced to what analyze() needs: per GPU its
+// interval lists, collectives and candidate windows with their local figures; launch figures
+// as histograms. The activities are read here once; the digest holds none of them.
+Digest digest(const Profile& p, const ProfileOptions& o);
+// Appends a rank's digest (of input `file`) to the job's, as Profile::merge appends a profile:
+// its GPUs keep their identity (a key already taken gets the file's prefix).
+void absorb(Digest& job, Digest&& r, std::uint32_t file);
+// Bytes a digest holds (the job's memory once its ranks are read).
+std::size_t digest_bytes(const Digest& d);
+
+// The job's figures from its digest (the digest's timelines move into the analysis): the
+// iterations chosen, per-iteration figures, the ranks on one clock and who holds them.
+Analysis analyze(Digest& d, const ProfileOptions& o);
+
+// A rank's name in the cross-rank findings: its label, and its node where the profile names it.
+std::string rank_name(const Digest& p, const CrossRanks& xr, std::size_t r);
+
+// A job's files read into one digest: each rank read and digested on up to `threads` threads,
+// the rank set checked (profile_ranks.hpp check_rank_set), the kept ranks absorbed in the
+// files' order. `job` has everything but the findings; `source` names the job in them.
+struct JobDigest {
+  ProfileJob job;
+  Digest all;
+  std::string source;
+};
+JobDigest read_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads);
+
+}  // namespace perfgap::analyzers::profile_model
