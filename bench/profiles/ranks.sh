@@ -7,11 +7,12 @@
 # --gzip: the ranks also gzipped (as PyTorch's .pt.trace.json.gz), their floor `zcat` of them
 # and the analysis of the .json.gz directory (MB/s of the JSON inflated).
 # --before BIN: each input analysed by BIN too (an older perfgap), and the JSON reports compared.
+# --whatif: `perfgap whatif` over the same .json ranks too (issue 40: within 1.5x of analyze).
 # --cold (root): also from the disk, the page cache dropped before the floor's `cat` and before
 # the analysis (a job's ranks larger than memory, as 512 ranks of 50 MB are, are read so).
 #
 #   bench/profiles/ranks.sh [--ranks "16 64"] [--iters 3500] [--build-dir build] [--gzip]
-#                           [--cold] [--before BIN] [--keep] [--work DIR]
+#                           [--cold] [--before BIN] [--whatif] [--keep] [--work DIR]
 #
 # Prints the machine and load, then lines per rank count; exit 0 unless setup fails (2). The
 # traces are deleted after each count unless --keep.
@@ -24,8 +25,9 @@ KEEP=0
 GZIP=0
 COLD=0
 BEFORE=""
+WHATIF=0
 WORK=""
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --ranks) RANKS_LIST="$2"; shift 2 ;;
@@ -34,6 +36,7 @@ while [[ $# -gt 0 ]]; do
     --gzip) GZIP=1; shift ;;
     --cold) COLD=1; shift ;;
     --before) BEFORE="$2"; shift 2 ;;
+    --whatif) WHATIF=1; shift ;;
     --keep) KEEP=1; shift ;;
     --work) WORK="$2"; shift 2 ;;
     -h|--help) usage ;;
@@ -68,15 +71,19 @@ best_of_3() {
   done
   echo "$best"
 }
-# analyse LABEL PERFGAP DIR MB FLOOR_MS TAG: one analysis, its line; the report in $WORK/report.TAG.json.
+# analyse LABEL PERFGAP DIR MB FLOOR_MS TAG [COMMAND...]: one analysis (analyze kineto, or the
+# command given), its line; the report in $WORK/report.TAG.json.
 analyse() {
   local label=$1 bin=$2 dir=$3 mb=$4 floor_ms=$5 tag=$6 t ms rss cpu straggler
+  shift 6
+  local cmd=("$@")
+  [[ ${#cmd[@]} -gt 0 ]] || cmd=(analyze kineto)
   t=$(now)
-  /usr/bin/time -v -o "$WORK/time.$tag" "$bin" analyze kineto "$dir" --format json --output "$WORK/report.$tag.json" || [[ $? -eq 1 ]]
+  /usr/bin/time -v -o "$WORK/time.$tag" "$bin" "${cmd[@]}" "$dir" --format json --output "$WORK/report.$tag.json" || [[ $? -eq 1 ]]
   ms=$(( ($(now) - t) / 1000000 ))
   rss=$(( $(field 'Maximum resident set size (kbytes)' "$WORK/time.$tag") / 1024 ))
   cpu=$(awk -v u="$(field 'User time (seconds)' "$WORK/time.$tag")" -v s="$(field 'System time (seconds)' "$WORK/time.$tag")" 'BEGIN { printf "%.2f", u + s }')
-  straggler=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(next((f['title'].replace(sys.argv[2] + '/', '')[:50] for f in r['findings'] if f['id']=='profile.straggler'), 'no profile.straggler'))" "$WORK/report.$tag.json" "$dir" 2>/dev/null || echo '?')
+  straggler=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(next((f['title'].replace(sys.argv[2] + '/', '')[:50] for f in r['findings'] if f['id'] in ('profile.straggler', 'whatif.rank')), 'no profile.straggler'))" "$WORK/report.$tag.json" "$dir" 2>/dev/null || echo '?')
   awk -v l="$label" -v mb="$mb" -v fms="$floor_ms" -v ms="$ms" -v cpu="$cpu" -v rss="$rss" -v s="$straggler" 'BEGIN {
     printf "  %s: %d ms wall (%.0f MB/s, %.1fx the floor), %.2f s CPU (%.0f MB/s a CPU second), peak RSS %d MiB; %s\n",
       l, ms, mb / ms * 1000, ms / (fms > 0 ? fms : 1), cpu, mb / (cpu > 0 ? cpu : 0.01), rss, s }'
@@ -97,6 +104,7 @@ for n in $RANKS_LIST; do
   awk -v mb="$mb" -v ms="$cat_ms" 'BEGIN { printf "  floor cat of the .json: %d ms (%.0f MB/s)\n", ms, mb / (ms > 0 ? ms : 1) * 1000 }'
   [[ -n "$BEFORE" ]] && analyse "before, .json" "$BEFORE" "$dir" "$mb" "$cat_ms" "$n.before"
   analyse "analyze kineto, .json" "$BIN" "$dir" "$mb" "$cat_ms" "$n"
+  [[ $WHATIF -eq 1 ]] && analyse "whatif, .json" "$BIN" "$dir" "$mb" "$cat_ms" "$n.whatif" whatif
   [[ -n "$BEFORE" ]] && same "$n.before" "$n"
   if [[ $COLD -eq 1 ]]; then
     drop_caches; t=$(now); cat "$dir"/*.json > /dev/null; cold_ms=$(( ($(now) - t) / 1000000 ))

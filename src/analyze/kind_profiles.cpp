@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 #include "analyze/inputs.hpp"
@@ -11,6 +12,7 @@
 #include "analyzers/profile_job.hpp"
 #include "core/kb.hpp"
 #include "fleet/inputs.hpp"
+#include "parsers/nccl_tests.hpp"
 
 namespace perfgap::analyze::detail {
 
@@ -21,7 +23,14 @@ constexpr std::size_t kMaxProfileRanks = 1024;
 constexpr const char* kProfileSystemKbDir = "/etc/perfgap/kb.d";
 }  // namespace
 
-tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request& r) {
+namespace {
+
+// What analyze nsys|kineto and whatif run on the job once its inputs are known: its files read
+// by `read` and reduced on `threads` threads.
+using JobRunner = std::function<analyzers::ProfileJob(const std::vector<std::string>& files, const analyzers::ProfileReader& read,
+                                                      const analyzers::ProfileOptions& o, std::size_t threads)>;
+
+tl::expected<Result, std::string> run_profile_job(const Analyzer& an, const Request& r, const JobRunner& run_job) {
   if (auto ok = reference_is_a_file(an, r, "profile"); !ok) return tl::unexpected(ok.error());
   const std::string_view k = an.kind;
   // The knowledge base's communication kernels (data/kb/comm_kernels.yaml, kb.d, --kb) before any
@@ -42,11 +51,8 @@ tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request
     po.reference_source = r.reference;
   }
   // A job's ranks: files, directories (their traces/exports) and quoted globs.
-  auto profile_name = [&](std::string_view n) {
-    if (k == "nsys") return n.ends_with(".sqlite") || n.ends_with(".nsys-rep") || n.ends_with(".qdrep");
-    return n.ends_with(".json") || n.ends_with(".json.gz");
-  };
-  auto expanded = fleet::expand_inputs(r.files, profile_name, k == "nsys" ? "nsys export (.sqlite, .nsys-rep)" : "Kineto trace (.json, .json.gz)");
+  auto expanded = fleet::expand_inputs(r.files, [&](std::string_view n) { return is_profile_name(k, n); },
+                                       k == "nsys" ? "nsys export (.sqlite, .nsys-rep)" : "Kineto trace (.json, .json.gz)");
   if (!expanded.problems.empty()) return tl::unexpected(fmt::format("analyze {}: {}: {}", k, expanded.problems[0].file, expanded.problems[0].why));
   const auto& files = expanded.files;
   if (files.size() > kMaxProfileRanks)
@@ -55,7 +61,7 @@ tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request
   // Each rank read, reduced to its digest and dropped (analyzers/profile_job.hpp): memory does
   // not grow with the ranks. Ranks on every core (up to 8); `nsys export`s one at a time.
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  auto job = analyzers::analyze_profile_job(files, [&](const std::string& f) { return read_profile(k, f); }, po, threads);
+  auto job = run_job(files, [&](const std::string& f) { return read_profile(k, f); }, po, threads);
   // An unreadable rank is an error finding of its own; the others are analysed, and the job-level
   // verdicts, missing it, cannot pass (profile.ranks).
   for (const auto& [file, why] : job.unusable) c.bad(file, why);
@@ -65,4 +71,82 @@ tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request
   return c.finish(files);
 }
 
+}  // namespace
+
+bool is_profile_name(std::string_view kind, std::string_view n) {
+  if (kind == "nsys") return n.ends_with(".sqlite") || n.ends_with(".nsys-rep") || n.ends_with(".qdrep");
+  return n.ends_with(".json") || n.ends_with(".json.gz");
+}
+
+tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request& r) { return run_profile_job(an, r, analyzers::analyze_profile_job); }
+
+namespace {
+
+// "all_reduce_perf" (the run names it), else the file's name: the collective an nccl-tests run measured.
+parsers::Coll nccl_tests_coll(const std::string& name) {
+  using parsers::Coll;
+  for (auto [key, c] : {std::pair{"all_reduce", Coll::AllReduce}, {"all_gather", Coll::AllGather}, {"reduce_scatter", Coll::ReduceScatter},
+                        {"alltoall", Coll::AllToAll}, {"broadcast", Coll::Broadcast}, {"reduce", Coll::Reduce}, {"sendrecv", Coll::SendRecv}})
+    if (name.find(key) != std::string::npos) return c;
+  return Coll::none;
+}
+
+// Each --nccl-tests output as its collective's bandwidth by size (the better of in and out of place).
+tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const std::vector<std::string>& files) {
+  std::vector<analyzers::BusbwCurve> out;
+  for (const auto& file : files) {
+    auto run = parse_input<parsers::NcclTestsParser>(file);
+    if (!run) return tl::unexpected("--nccl-tests " + file + ": " + run.error());
+    analyzers::BusbwCurve c;
+    c.source = file;
+    c.coll = nccl_tests_coll(run->collective.empty() ? file : run->collective);
+    if (c.coll == parsers::Coll::none)
+      return tl::unexpected("--nccl-tests " + file + ": which collective it measured is not said (no all_reduce_perf-style line, and the file's name names none)");
+    for (const auto& row : run->rows) {
+      double best = 0;
+      for (const auto& f : {row.out_of_place, row.in_place})
+        if (f && f->busbw > best) best = f->busbw;
+      if (best > 0 && row.size > 0) c.points.emplace_back(row.size, best);
+    }
+    std::sort(c.points.begin(), c.points.end());
+    if (c.points.empty()) return tl::unexpected("--nccl-tests " + file + ": no row with a bus bandwidth");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
+tl::expected<Result, std::string> run_whatif(const Analyzer& an, const Request& r, const analyzers::WhatifOptions& given) {
+  analyzers::WhatifOptions w = given;
+  auto curves = busbw_curves(r.nccl_tests);
+  if (!curves) return tl::unexpected(curves.error());
+  w.curves = std::move(*curves);
+  return run_profile_job(an, r, [&](const auto& files, const auto& read, const auto& o, std::size_t threads) {
+    return analyzers::whatif_profile_job(files, read, o, w, threads);
+  });
+}
+
 }  // namespace perfgap::analyze::detail
+
+namespace perfgap::analyze {
+
+tl::expected<Result, std::string> whatif(const Analyzer& analyzer, const Request& request, const analyzers::WhatifOptions& w) {
+  return detail::run_whatif(analyzer, request, w);
+}
+
+std::string profile_kind_of(const std::vector<std::string>& inputs) {
+  // Files and globs by their names; directories by what they hold, as the job's inputs are
+  // found (fleet::expand_inputs): Kineto traces where there are any.
+  for (const auto& in : inputs) {
+    if (detail::is_profile_name("nsys", in)) return "nsys";
+    if (detail::is_profile_name("kineto", in)) return "kineto";
+  }
+  auto found = [&](const char* kind) {
+    auto x = fleet::expand_inputs(inputs, [&](std::string_view n) { return detail::is_profile_name(kind, n); }, kind);
+    return x.problems.empty() && !x.files.empty();
+  };
+  return !found("kineto") && found("nsys") ? "nsys" : "kineto";
+}
+
+}  // namespace perfgap::analyze

@@ -8,6 +8,7 @@
 
 #include "analyze/inputs.hpp"
 #include "analyze/registry.hpp"
+#include "analyzers/profile_job.hpp"
 
 namespace perfgap::analyze::detail {
 
@@ -84,6 +85,9 @@ tl::expected<Result, std::string> run_nccl_inspector(const Analyzer& an, const R
 tl::expected<Result, std::string> run_nccl_ras(const Analyzer& an, const Request& r);
 tl::expected<Result, std::string> run_steps(const Analyzer& an, const Request& r);
 tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request& r);  // nsys, kineto
+// A trace or export of `kind` (nsys, kineto) by its name, as directories are searched for them.
+bool is_profile_name(std::string_view kind, std::string_view name);
+tl::expected<Result, std::string> run_whatif(const Analyzer& an, const Request& r, const analyzers::WhatifOptions& w);
 tl::expected<Result, std::string> run_nvidia_smi(const Analyzer& an, const Request& r);
 
 }  // namespace perfgap::analyze::detail

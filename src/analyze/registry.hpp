@@ -14,6 +14,10 @@
 #include "report/model.hpp"
 #include "report/render.hpp"
 
+namespace perfgap::analyzers {
+struct WhatifOptions;
+}
+
 namespace perfgap::analyze {
 
 // What `perfgap analyze` was asked, every kind's options together (each kind reads its own;
@@ -34,6 +38,7 @@ struct Request {
   std::string iteration_range;                  // nsys, kineto
   std::string kallsyms;                         // perf
   std::vector<std::string> kb_dirs;             // nsys, kineto: knowledge-base directories (--kb) over the built-in one and /etc/perfgap/kb.d
+  std::vector<std::string> nccl_tests;          // whatif: healthy nccl-tests outputs (--nccl-tests), one collective each
 };
 
 // What an analysis gives the report: its findings and its inputs (source.inputs: the files
@@ -73,5 +78,12 @@ std::string kinds_accepting(std::string_view option);
 // Checks the request against the entry (options it does not take, options that go together),
 // then runs it.
 tl::expected<Result, std::string> run(const Analyzer& analyzer, const Request& request);
+
+// perfgap whatif: the inputs of `analyze nsys|kineto` (the entry `kind`) replayed
+// (analyzers/profile_job.hpp whatif_profile_job).
+tl::expected<Result, std::string> whatif(const Analyzer& analyzer, const Request& request, const analyzers::WhatifOptions& w);
+// The profile kind of these inputs: "nsys" where they are nsys exports (.sqlite, .nsys-rep,
+// .qdrep) or directories holding only those, else "kineto".
+std::string profile_kind_of(const std::vector<std::string>& inputs);
 
 }  // namespace perfgap::analyze

@@ -39,6 +39,7 @@ struct BudgetCause {
   bool has_prior = false;
   double prior_low = 0, prior_high = 0;  // the union of the found estimated members' ranges
   bool measured = false;
+  bool what_if = false;               // measured by replaying the job's own traces (perfgap whatif)
   std::string measured_how;           // what the measurement was and how it became the estimate
   double point = 0, low = 0, high = 0;  // the estimate and its range (measured: within the prior)
   double share = 0;                   // percent of throughput after fitting to the shortfall
@@ -82,6 +83,10 @@ struct BudgetMeasures {
   BudgetMeasure profile_iter_ms;
   double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
   std::string busbw_basis_name;
+  // perfgap whatif's changes: per id, the largest share of the step one change saves, replayed
+  // on the job's own traces, and that change's title.
+  std::map<std::string, BudgetMeasure, std::less<>> what_if_pct;
+  std::map<std::string, std::string, std::less<>> what_if_title;
 };
 
 constexpr std::size_t kBudgetWhereShown = 3;
@@ -259,6 +264,13 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.slow_node_busbw_how = fmt::format("the slowest node's best pair at {:.1f} GB/s against the fleet's {:.1f}", *worst, *ref);
     }
   }
+  // A change replayed on the job's own traces: what it saves of the step, measured.
+  if (x.id.starts_with("whatif.") && budget_problem(x.status))
+    if (auto pct = budget_metric(x, "saved_pct_of_step"); pct && *pct > 0) {
+      auto& w = m.what_if_pct[x.id];
+      if (!w.found || *pct > w.value) m.what_if_title[x.id] = x.subject.empty() ? x.title : x.subject + ": " + x.title;
+      w.more(*pct, at);
+    }
   // The step time lost to the last rank (measured on the job's rank profiles); of several
   // reports the largest, as the slowest node sets the pace.
   if (x.id == "profile.straggler")
@@ -332,9 +344,21 @@ std::string fmt_residual(double lo, double hi) { return std::fabs(hi - lo) < 0.0
 
 double budget_clamp(double v, double lo, double hi) { return std::clamp(v, lo, hi); }
 
-// The cause's estimate from what the reports measured; false when they measured nothing of it.
-bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high) {
-  if (!c.kb || c.kb->estimate.empty()) return false;
+// The cause's largest saving replayed on the job's traces (a whatif.* finding among its hits):
+// the job's own measurement, before any other and any prior.
+bool budget_what_if(const BudgetCause& c, const BudgetMeasures& m, double& e, std::string& how) {
+  const BudgetMeasure* best = nullptr;
+  std::string id;
+  for (const auto* h : c.hits)
+    if (auto it = m.what_if_pct.find(h->id); it != m.what_if_pct.end() && (!best || it->second.value > best->value)) best = &it->second, id = h->id;
+  if (!best) return false;
+  e = best->value;
+  how = fmt::format("the job's traces replayed ({} in {}): {}: {:.1f} points", id, best->where, m.what_if_title.at(id), e);
+  return true;
+}
+
+// The cause's estimate from the reports' measurements of its kind (causes.yaml estimate:).
+bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high) {
   const auto& k = *c.kb;
   double e = 0;
   std::string how;
@@ -407,6 +431,21 @@ bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, 
   c.high = budget_clamp(e * (1 + kMeasuredBand), bound_low, bound_high);
   if (c.point != e)
     how += fmt::format("; held to the knowledge base's {} for this cause: {:.1f}", budget_range(bound_low, bound_high), c.point);
+  c.measured_how = std::move(how);
+  return true;
+}
+
+// A measured estimate for the cause, if the reports hold one: replayed first, then of its kind.
+bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high) {
+  double e = 0;
+  std::string how;
+  if (!budget_what_if(c, m, e, how)) return c.kb && !c.kb->estimate.empty() && budget_estimate_kind(c, m, bound_low, bound_high);
+  c.what_if = true;
+  c.measured = true;
+  c.point = budget_clamp(e, bound_low, bound_high);
+  c.low = budget_clamp(e * (1 - kMeasuredBand), bound_low, bound_high);
+  c.high = budget_clamp(e * (1 + kMeasuredBand), bound_low, bound_high);
+  if (c.point != e) how += fmt::format("; held to the knowledge base's {} for this cause: {:.1f}", budget_range(bound_low, bound_high), c.point);
   c.measured_how = std::move(how);
   return true;
 }
@@ -662,13 +701,14 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
     const double drop = level * c->share / 100;
     chart.steps.push_back({c->id, level, level - drop, false});
     std::string est = c->measured ? fmt::format("{:.1f}%", c->point) : budget_range(c->low, c->high);
-    f.table.push_back({c->id, c->measured ? "measured" : "prior", est, fmt::format("-{:.1f}", drop), budget_pct(level - drop) + "%",
+    f.table.push_back({c->id, c->what_if ? "what-if" : c->measured ? "measured" : "prior", est, fmt::format("-{:.1f}", drop), budget_pct(level - drop) + "%",
                        budget_bar(100 - level, 100 - level + drop, scale, '#')});
     step_metrics.emplace_back("step." + c->id + ".low_pct", c->low);
     step_metrics.emplace_back("step." + c->id + ".high_pct", c->high);
     step_metrics.emplace_back("step." + c->id + ".estimate_pct", c->point);
     step_metrics.emplace_back("step." + c->id + ".points", drop);
     step_metrics.emplace_back("step." + c->id + ".measured", c->measured ? 1 : 0);
+    if (c->what_if) step_metrics.emplace_back("step." + c->id + ".what_if", 1);
     step_metrics.emplace_back("step." + c->id + ".findings", static_cast<double>(c->hits.size()));
     level -= drop;
   }
@@ -707,7 +747,7 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
     for (const auto* h : c->hits) members += fmt::format("{}{} ({} in {}: {})", members.empty() ? "" : "; ", h->id, report::to_string(h->status), budget_where(*h), h->title);
     std::string basis;
     if (c->measured) {
-      basis = "basis: measured: " + c->measured_how;
+      basis = (c->what_if ? "basis: what-if: " : "basis: measured: ") + c->measured_how;
     } else {
       const core::KbImpact* k = nullptr;
       for (const auto* h : c->hits)

@@ -112,7 +112,7 @@ void cross_rank_figures(Analysis& an) {
   }
   // The ranks late together, and what they cost as a set, by replay.
   xr.replayer = CollectiveReplay(xr.al, xr.seqs);
-  xr.replay = xr.replayer.run({});
+  xr.replay = xr.replayer.run(ReplayChange{});
   if (xr.replay.replayed <= 0 || cols == 0 || xr.iteration_ns <= 0) return;
   const auto& excess = xr.replayer.excess();
   const double steps_per_iter = static_cast<double>(xr.replay.intervals) / static_cast<double>(cols);

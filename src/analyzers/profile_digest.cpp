@@ -210,7 +210,7 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
           if (a.coll != Coll::none) {
             gt.nccl_ns += static_cast<double>(a.end - a.start);
             gt.nccl = true;
-            if (aligns_ranks(a.coll)) gt.seq.push_back({a.coll, a.start, a.end});
+            if (aligns_ranks(a.coll)) gt.seq.push_back({.coll = a.coll, .start = a.start, .end = a.end, .bytes = a.msg_bytes, .group = a.group_size});
           }
         }
       } else if (a.kind == ActKind::graph) {
@@ -246,6 +246,7 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
     for (std::size_t i = 0; i < gt.seq.size(); ++i) {
       const std::int64_t from = i > 0 ? gt.seq[i - 1].end : gt.first;
       gt.compute_before.push_back(measure(lc.compute, from, gt.seq[i].start));
+      gt.seq[i].host_wait = measure(lc.host_idle, from, gt.seq[i].start);
     }
     gt.compute = intersect(lc.compute, gt.comm_all);
   }

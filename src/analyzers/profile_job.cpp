@@ -57,6 +57,47 @@ RankInput rank_input(const std::string& name, const Digest& d) {
 
 }  // namespace
 
+// What the job's files held as ranks: all of one run, or which were left out, unreadable or
+// missing (job-level verdicts over part of a job cannot pass: profile.straggler).
+Finding ranks_finding(const JobRanks& j, const std::string& source) {
+  Finding f = started("profile.ranks", "workload", source);
+  f.metric("inputs", static_cast<double>(j.inputs));
+  f.metric("ranks_read", static_cast<double>(j.kept));
+  f.metric("left_out", static_cast<double>(j.left_out.size()));
+  f.metric("unreadable", static_cast<double>(j.unreadable.size()));
+  if (j.world > 0) {
+    f.metric("world_size", static_cast<double>(j.world));
+    f.metric("ranks_missing", static_cast<double>(j.missing.size()));
+  }
+  for (const auto& [file, why] : j.left_out) f.add(file, "left out: " + why, "a rank of this run, read once");
+  for (const auto& [file, why] : j.unreadable) f.add(file, "unreadable: " + why, "a readable trace");
+  if (!j.missing.empty()) f.add(source, fmt::format("ranks {} of 0-{} not among the traces read", rank_ranges(j.missing), j.world - 1), "every rank's trace");
+  const std::string of = j.world > 0 ? fmt::format("{} of {} ranks", j.ranks.empty() ? j.kept : j.ranks.size(), j.world) : fmt::format("{} traces", j.kept);
+  std::vector<std::string> what;
+  if (!j.missing.empty()) what.push_back(fmt::format("rank{} {} missing", j.missing.size() == 1 ? "" : "s", rank_ranges(j.missing)));
+  if (!j.unreadable.empty()) what.push_back(fmt::format("{} unreadable", j.unreadable.size()));
+  if (!j.left_out.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < j.left_out.size() && i < 2; ++i) names += (i ? ", " : "") + j.left_out[i].first;
+    if (j.left_out.size() > 2) names += fmt::format(" and {} more", j.left_out.size() - 2);
+    what.push_back(fmt::format("{} left out ({}: {})", j.left_out.size(), names, j.left_out[0].second));
+  }
+  if (what.empty()) {
+    f.status = report::Status::pass;
+    f.title = j.world > 0 ? fmt::format("{} of one run (world_size {}), each read once", of, j.world)
+                          : fmt::format("{} of one run, each read once (the traces record no world size: whether ranks are missing is unknown)", of);
+    return f;
+  }
+  f.status = report::Status::warn;
+  std::string list;
+  for (const auto& w : what) list += (list.empty() ? "" : "; ") + w;
+  f.title = fmt::format("{} analysed as the job: {}{}", of, list, j.partial() ? "; job-level verdicts cover these ranks only and cannot pass" : "");
+  f.fix = j.partial() ? "give every rank's trace (torch.profiler writes one per rank; a directory or a quoted glob takes them all) so that the job-level "
+                        "verdicts cover the whole job"
+                      : "give the traces of one run only, each once";
+  return f;
+}
+
 JobDigest read_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads) {
   JobDigest out;
   ProfileJob& job = out.job;

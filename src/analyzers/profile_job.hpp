@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,5 +39,28 @@ struct ProfileJob {
 
 // Labels get the file's name in front when there are several files (as the merged model's did).
 ProfileJob analyze_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads);
+
+// What `perfgap whatif` replays besides the ranks, nodes and launches it always tries.
+// A healthy run's bus bandwidth of one collective by size (nccl-tests output: --nccl-tests).
+struct BusbwCurve {
+  parsers::Coll coll = parsers::Coll::none;
+  std::vector<std::pair<std::uint64_t, double>> points;  // (size in bytes, busbw GB/s), by size
+  std::string source;                                    // the file
+};
+struct WhatifOptions {
+  double busbw_gbps = 0;  // --busbw: every collective of known size at this bus bandwidth; 0: not tried
+  // --nccl-tests: each collective of known size at the bandwidth a healthy run reached at its
+  // size (between two sizes measured, interpolated on the sizes' logarithm; beyond them, the
+  // nearest); collectives of a kind no curve has keep their time.
+  std::vector<BusbwCurve> curves;
+};
+// The bus bandwidth a curve gives at `bytes` (as WhatifOptions::curves says).
+double busbw_at(const BusbwCurve& c, std::uint64_t bytes);
+// The job read as analyze_profile_job reads it, then replayed (analyzers/whatif.cpp,
+// docs/WHATIF.md): whatif.replay (the replayed step against the measured one), then one finding
+// per change tried, sorted by what it saves: whatif.late_set, whatif.rank, whatif.node,
+// whatif.launch, whatif.busbw; profile.ranks first when the traces are several.
+ProfileJob whatif_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, const WhatifOptions& w,
+                              std::size_t threads);
 
 }  // namespace perfgap::analyzers

@@ -322,4 +322,8 @@ struct JobDigest {
 };
 JobDigest read_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads);
 
+// What the job's files held as ranks: all of one run, or which were left out, unreadable or
+// missing (job-level verdicts over part of a job cannot pass: profile.straggler).
+Finding ranks_finding(const JobRanks& j, const std::string& source);
+
 }  // namespace perfgap::analyzers::profile_model

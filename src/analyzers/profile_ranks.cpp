@@ -257,42 +257,106 @@ std::int64_t median_gap(const std::vector<std::int64_t>& gap) {
 
 }  // namespace
 
-// Per consecutive pair of matched collectives (k-1, k) both seen by at least two ranks: each
-// rank's own time from the end of k-1 (on the reference clock) to its arrival at k.
+double busbw_factor(parsers::Coll c, std::uint32_t ranks) {
+  using parsers::Coll;
+  if (ranks < 2) return 1;
+  const double n = ranks;
+  switch (c) {
+    case Coll::AllReduce: return 2 * (n - 1) / n;
+    case Coll::AllGather:
+    case Coll::ReduceScatter:
+    case Coll::AllToAll: return (n - 1) / n;
+    default: return 1;
+  }
+}
+
+// Per consecutive pair of matched collectives (k-1, k) both seen by at least two ranks (by the
+// one rank of a job of one): each rank's own time from the end of k-1 (on the reference clock)
+// to its arrival at k.
 CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks) {
   const std::size_t n = ranks.size();
   excess_.assign(n, 0);
+  host_wait_.assign(n, 0);
+  arriving_.assign(n, 0);
+  const std::size_t need = std::min<std::size_t>(2, n);
   for (std::size_t k = 1; k < al.matches.size(); ++k) {
     const auto& a = al.matches[k - 1];
     const auto& b = al.matches[k];
     if (b.ref_index != a.ref_index + 1) continue;  // a collective no other rank saw lies between
     Step st;
     st.gap.assign(n, -1);
+    st.host.assign(n, 0);
     std::size_t both = 0;
     for (std::size_t r = 0; r < n; ++r) {
       if (a.index[r] < 0 || b.index[r] < 0) continue;
       const std::int64_t prev_end = ranks[r][static_cast<std::size_t>(a.index[r])].end + al.offset[r];
       st.gap[r] = std::max<std::int64_t>(0, b.arrival[r] - prev_end);
+      // Host-bound idle counts since the rank's own previous collective: the same one here.
+      if (b.index[r] == a.index[r] + 1) st.host[r] = std::clamp<std::int64_t>(ranks[r][static_cast<std::size_t>(b.index[r])].host_wait, 0, st.gap[r]);
       ++both;
     }
-    if (both < 2) continue;
+    if (both < need) continue;
     st.median = median_gap(st.gap);
     st.transfer = std::max<std::int64_t>(0, b.end - b.last);
     st.measured = b.end - a.end;
-    for (std::size_t r = 0; r < n; ++r)
+    const auto& c = ranks[al.reference][b.ref_index];
+    st.coll = c.coll;
+    st.bytes = c.bytes;
+    if (c.bytes > 0) {
+      const std::uint32_t group = c.group ? c.group : static_cast<std::uint32_t>(both);
+      st.at_busbw = static_cast<std::int64_t>(static_cast<double>(c.bytes) * busbw_factor(c.coll, group));  // ns at 1 GB/s
+    }
+    for (std::size_t r = 0; r < n; ++r) {
       if (st.gap[r] > st.median) excess_[r] += st.gap[r] - st.median;
+      host_wait_[r] += st.host[r];
+      arriving_[r] += std::max<std::int64_t>(0, st.gap[r]);
+    }
     steps_.push_back(std::move(st));
   }
 }
 
-Replay CollectiveReplay::run(const std::vector<bool>& on_time) const {
+Replay CollectiveReplay::run(const ReplayChange& change) const {
   Replay out;
+  const auto& on_time = change.on_time;
+  auto in_set = [&](std::size_t r) { return r < on_time.size() && on_time[r]; };
+  const bool any = std::find(on_time.begin(), on_time.end(), true) != on_time.end();
+  std::vector<std::int64_t> others;
   for (const auto& st : steps_) {
+    // The ranks changed arrive as the median of the others does (of every rank where none is left:
+    // half a job late, its other half is the pace to compare with, not a late median).
+    std::int64_t pace = st.median;
+    if (any) {
+      others.clear();
+      for (std::size_t r = 0; r < st.gap.size(); ++r)
+        if (st.gap[r] >= 0 && !in_set(r)) others.push_back(st.gap[r]);
+      if (!others.empty()) {
+        auto mid = others.begin() + static_cast<long>(others.size() / 2);
+        std::nth_element(others.begin(), mid, others.end());
+        pace = *mid;
+      }
+    }
     std::int64_t last = 0;
-    for (std::size_t r = 0; r < st.gap.size(); ++r)
-      if (st.gap[r] >= 0) last = std::max(last, r < on_time.size() && on_time[r] ? std::min(st.gap[r], st.median) : st.gap[r]);
+    for (std::size_t r = 0; r < st.gap.size(); ++r) {
+      if (st.gap[r] < 0) continue;
+      std::int64_t g = st.gap[r];
+      if (change.no_host_wait) g -= st.host[r];
+      if (in_set(r)) g = std::min(g, pace);
+      last = std::max(last, g);
+    }
+    std::int64_t transfer = st.transfer;
+    if (st.at_busbw >= 0) {
+      ++out.sized;
+      out.sized_transfer += st.transfer;
+      out.sized_at_1gbps += st.at_busbw;
+      double gbps = change.busbw_gbps;
+      if (gbps <= 0 && change.busbw_at) gbps = change.busbw_at(st.coll, st.bytes);
+      if (gbps > 0) {
+        transfer = std::min(transfer, static_cast<std::int64_t>(static_cast<double>(st.at_busbw) / gbps));
+        ++out.at_known_busbw;
+      }
+    }
     out.measured += st.measured;
-    out.replayed += last + st.transfer;
+    out.replayed += last + transfer;
     ++out.intervals;
   }
   return out;

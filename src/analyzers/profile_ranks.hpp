@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,10 @@ namespace perfgap::analyzers {
 struct RankCollective {
   parsers::Coll coll = parsers::Coll::none;
   std::int64_t start = 0, end = 0;
-  std::int64_t step = -1;  // the ProfilerStep#N it ran in; -1: none (no step annotations)
+  std::int64_t step = -1;      // the ProfilerStep#N it ran in; -1: none (no step annotations)
+  std::int64_t host_wait = 0;  // ns the GPU sat idle waiting for a launch since the previous one's end (what-if: launches)
+  std::uint64_t bytes = 0;     // its message (nccl-tests' size: the larger of in and out); 0: unknown
+  std::uint32_t group = 0;     // ranks in its communicator (Kineto's args); 0: unknown
 };
 
 // A collective seen by several ranks (after alignment, on the reference rank's clock).
@@ -60,35 +64,61 @@ RankAlignment align_ranks(const std::vector<std::vector<RankCollective>>& ranks)
 // lasts as long as it did after that (its transfer), and each rank arrives its own time after
 // the previous collective's end (what it computes and launches in between, on nothing else).
 // Replayed as measured this is the measured timeline between the first and the last matched
-// collective; with the ranks in `on_time` given, at every collective, the median rank's time
-// instead of their own, the difference is what those ranks cost the job together. Two ranks
+// collective; with the ranks in `on_time` given, at every collective, the median time of the
+// other ranks instead of their own, the difference is what those ranks cost the job together. Two ranks
 // late together are one cause: either alone saves nothing (the other still holds everyone).
+// A job of one rank replays its own timeline (nothing waits for another rank).
 struct Replay {
   std::int64_t measured = 0, replayed = 0;  // ns from the first matched collective's end to the last's
   std::size_t intervals = 0;                // collective-to-collective steps replayed
+  std::size_t sized = 0;                    // of them, steps whose collective's size is known (busbw)
+  std::int64_t sized_transfer = 0;          // their transfers as measured (ns)
+  std::int64_t sized_at_1gbps = 0;          // their transfers at 1 GB/s bus bandwidth (ns): / sized_transfer is their busbw
+  std::size_t at_known_busbw = 0;           // of them, steps ReplayChange::busbw_at knew a bandwidth for
 };
-// The job's steps read once from the alignment; then replayed as often as there are sets of
-// ranks to try (the late set, each late rank, each node).
+// One change to the job, replayed (docs/WHATIF.md): what each rank and collective would do instead.
+struct ReplayChange {
+  std::vector<bool> on_time;   // these ranks arrive no later than the median of the others
+  bool no_host_wait = false;   // no GPU waits for a launch: each rank's host-bound idle removed
+  double busbw_gbps = 0;       // > 0: a collective of known size lasts no longer than at this bus bandwidth
+  // Else, where given: the bus bandwidth (GB/s) a collective of this kind and size reaches (a
+  // healthy nccl-tests run); 0 where unknown (the collective keeps its time).
+  std::function<double(parsers::Coll, std::uint64_t bytes)> busbw_at;
+};
+// nccl-tests' bus-bandwidth factor: busbw = size / time x factor (all-reduce 2(n-1)/n, all-gather,
+// reduce-scatter and all-to-all (n-1)/n, broadcast and reduce 1).
+double busbw_factor(parsers::Coll c, std::uint32_t ranks);
+// The job's steps read once from the alignment; then replayed as often as there are changes to
+// try (the late set, each late rank, each node, launches, a bandwidth).
 class CollectiveReplay {
  public:
   CollectiveReplay() = default;
   CollectiveReplay(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks);
+  Replay run(const ReplayChange& change) const;
   // The timeline with the ranks in `on_time` arriving, at every collective, no later than the
-  // median rank; an empty set replays it as measured.
-  Replay run(const std::vector<bool>& on_time) const;
+  // median of the other ranks; an empty set replays it as measured.
+  Replay run(const std::vector<bool>& on_time) const { return run(ReplayChange{on_time, false, 0, {}}); }
   // Per rank: its time to arrive after the previous collective's end, beyond the median rank's,
   // summed over the replayed steps (ns); 0 for ranks not aligned.
   const std::vector<std::int64_t>& excess() const { return excess_; }
+  // Per rank: its host-bound idle inside the replayed steps, summed (ns).
+  const std::vector<std::int64_t>& host_wait() const { return host_wait_; }
+  // Per rank: its time to arrive after the previous collective's end, summed over the steps (ns).
+  const std::vector<std::int64_t>& arriving() const { return arriving_; }
 
  private:
   struct Step {
-    std::vector<std::int64_t> gap;  // per rank: its time to arrive after the previous end; -1: not both seen
-    std::int64_t median = 0;        // the median rank's gap
-    std::int64_t transfer = 0;      // the collective's end after its last arrival
-    std::int64_t measured = 0;      // end(k) - end(k-1)
+    std::vector<std::int64_t> gap;   // per rank: its time to arrive after the previous end; -1: not both seen
+    std::vector<std::int64_t> host;  // per rank: of that, host-bound GPU idle
+    std::int64_t median = 0;         // the median rank's gap
+    std::int64_t transfer = 0;       // the collective's end after its last arrival
+    std::int64_t measured = 0;       // end(k) - end(k-1)
+    std::int64_t at_busbw = -1;      // its transfer at ReplayChange::busbw_gbps = 1 GB/s (ns); -1: size unknown
+    parsers::Coll coll = parsers::Coll::none;
+    std::uint64_t bytes = 0;         // its size (nccl-tests' size); 0: unknown
   };
   std::vector<Step> steps_;
-  std::vector<std::int64_t> excess_;
+  std::vector<std::int64_t> excess_, host_wait_, arriving_;
 };
 
 // One input (a rank's trace) of a job, as the rank-set check sees it before anything is judged.

@@ -116,6 +116,7 @@ int run(int argc, char** argv) {
   GapArgs gap;
   add_gap_command(app, gap);
   std::vector<std::pair<std::string, CommandRunner>> commands;
+  commands.emplace_back("whatif", add_whatif_command(app));
   commands.emplace_back("snapshot", add_snapshot_command(app));
   commands.emplace_back("fleet", add_fleet_command(app));
   commands.emplace_back("health", add_health_command(app));

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files.hpp"
+#include "profile_gen.hpp"
 #include "report_json.hpp"
 #include "run.hpp"
 #include "tree.hpp"
@@ -66,6 +67,14 @@ class OptionConsistency : public ::testing::Test {
     ASSERT_LT(run_binary(PERFGAP_BINARY, {"gap", "--reference", "830", "--measured", "850", "--format", "json", "--output", before_}).status, 2);
     ASSERT_LT(run_binary(PERFGAP_BINARY, {"gap", "--reference", "830", "--measured", "1000", "--format", "json", "--output", after_}).status, 2);
     const std::string steps = log_fixture("steps/measured.csv");
+    // A job of two ranks' Kineto traces for whatif.
+    perfgap::gen::JobSpec spec;
+    spec.ranks = 2;
+    spec.iterations = 4;
+    const auto job = perfgap::gen::job(spec);
+    const std::string ranks = dir_->path() + "/ranks";
+    for (std::size_t r = 0; r < job.gpus.size(); ++r)
+      ASSERT_TRUE(perfgap::fixture::write_file(ranks + "/rank" + std::to_string(r) + ".json", perfgap::gen::kineto_json(job, r, static_cast<int>(r))));
     const std::set<std::string> all(kOptFormats.begin(), kOptFormats.end());
     commands_ = {
         {"check", {"check", "--root", tree}, all},
@@ -75,6 +84,7 @@ class OptionConsistency : public ::testing::Test {
         {"explain", {"explain", "--reference", "880", "--measured", "1000", node_}, {"text", "json", "html", "prometheus"}},
         {"fleet", {"fleet", node_}, all},
         {"history", {"history", history_}, {"text", "json", "html"}},
+        {"whatif", {"whatif", ranks}, all},
         {"profile", {"profile", "--seconds", "1"}, all},
         {"probe", {"probe", "--cpu", "--seconds-per-probe", "0.1"}, all},
         {"sweep", {"sweep", "--env", "X=1", "--repeat", "1"}, {"text", "json", "html"}, false},

@@ -17,7 +17,7 @@ std::vector<std::string> contract_violations(const nlohmann::json& j) {
   need(j, "tool", [](auto& v) { return v.is_object() && v.value("name", "") == "perfgap" && v.contains("version"); }, "name and version");
   need(j, "generated_at", [](auto& v) { return v.is_string() && v.template get<std::string>().size() == 20 && v.template get<std::string>().back() == 'Z'; }, "RFC 3339 UTC");
   need(j, "source", [](auto& v) {
-    static const std::set<std::string> kinds{"live", "root", "analyze", "gap", "sweep", "fleet", "compare", "explain", "probe", "history"};
+    static const std::set<std::string> kinds{"live", "root", "analyze", "gap", "sweep", "fleet", "compare", "explain", "probe", "history", "whatif"};
     return v.is_object() && v.contains("kind") && kinds.count(v["kind"].template get<std::string>()) && v.contains("root") &&
            (v["root"].is_null() || v["root"].is_string()) && v.contains("inputs") && v["inputs"].is_array();
   }, "kind, root, inputs");

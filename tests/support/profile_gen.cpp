@@ -219,7 +219,8 @@ Scenario job(const JobSpec& spec) {
   Scenario s;
   const int n = spec.ranks;
   const double late = spec.late_rank >= 0 ? spec.late_ms : 0;
-  const std::int64_t T = ns(40 + late + spec.allreduce_ms + 3.2);
+  const std::int64_t gap = spec.launch_bound_rank >= 0 ? static_cast<std::int64_t>(spec.launch_gap_us * 1000) : 0;
+  const std::int64_t T = ns(40 + late + spec.allreduce_ms + 3.2) + 39 * gap;
   const std::int64_t foreign_T = T + 3 * kMs;
   s.gpus.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -238,13 +239,16 @@ Scenario job(const JobSpec& spec) {
       const std::int64_t klen = ns((40 + (is_late ? late : 0)) / 40);
       auto& gpu = s.gpus[static_cast<std::size_t>(r)];
       const std::int64_t start = base + jitter(r, i);
+      const std::int64_t wait = r == spec.launch_bound_rank ? gap : 0;
       for (int k = 0; k < 40; ++k) {
-        Kernel kn = kernel(start + k * klen, start + (k + 1) * klen, "sm90_xmma_gemm_bf16_layer" + std::to_string(k), 7);
+        const std::int64_t ks = start + k * (klen + wait);
+        Kernel kn = kernel(ks, ks + klen, "sm90_xmma_gemm_bf16_layer" + std::to_string(k), 7);
         kn.api_start = base - 400 * kUs + k * 5 * kUs;  // queued ahead of the GPU, inside the step's range
+        if (wait && k > 0) kn.api_start = ks - wait + 2 * kUs;  // launched only after the previous kernel ended
         kn.api_end = kn.api_start + 5 * kUs;
         gpu.kernels.push_back(kn);
       }
-      arrival[static_cast<std::size_t>(r)] = start + 40 * klen;
+      arrival[static_cast<std::size_t>(r)] = start + 40 * klen + 39 * wait;
       if (!foreign) last = std::max(last, arrival[static_cast<std::size_t>(r)]);
       s.ranges.push_back({base - 500 * kUs, base + (foreign ? foreign_T : T) - 500 * kUs, "ProfilerStep#" + std::to_string(i + 1), gpu.pid});
     }

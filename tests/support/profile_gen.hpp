@@ -115,6 +115,10 @@ struct JobSpec {
   double allreduce_ms = 20;
   std::vector<double> clock_offset_ms;  // per rank: its clock runs this far ahead (every timestamp of its trace); missing: 0
   int foreign_rank = -1;   // this rank's trace is of another job: iterations 3 ms longer, its collectives ending on their own
+  // This rank's GPU waits `launch_gap_us` before each of its compute kernels but the first: each
+  // launch call begins after the previous kernel ended (host-bound idle, 39 gaps an iteration).
+  int launch_bound_rank = -1;
+  double launch_gap_us = 500;
 };
 Scenario job(const JobSpec& spec);
 // Clock offsets of up to +-7 ms per node (the 8 ranks of a node share their node's, within 10 µs):

@@ -1,0 +1,344 @@
+// `perfgap whatif`: the job's own timeline replayed with one thing changed (profile_ranks.hpp
+// CollectiveReplay), and what each change would save per step (docs/WHATIF.md). The replay is
+// first held against the measured step: a replay that does not reproduce it offers nothing.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "analyzers/profile_model.hpp"
+#include "parsers/nccl_tests.hpp"
+
+namespace perfgap::analyzers {
+
+using namespace profile_model;
+
+namespace {
+
+// A replay further than this from the measured step misses a dependency the trace does not
+// show: no change is replayed on it.
+constexpr double kReplayTolerancePct = 5;
+// The ranks and nodes replayed one by one: those arriving latest (a replay is a pass over every
+// collective of every rank).
+constexpr std::size_t kSubjectsReplayed = 8;
+
+// What is replayed: the job's collectives on one clock (several ranks), one rank's own
+// collectives, or nothing to replay across collectives.
+struct Job {
+  CollectiveReplay replayer;
+  std::int64_t world = -1;             // the job's size its traces record; -1: not recorded
+  Replay base;                         // as measured
+  std::vector<std::size_t> gpu;        // replay rank -> GPU
+  std::vector<std::string> name;       // replay rank -> its name in findings
+  std::vector<std::size_t> late_set;   // ranks late together (the analysis's)
+  double step_ns = 0;                  // the measured step: the iterations' mean window
+  std::size_t iterations = 0;          // windows
+  std::string why_not;                 // nothing to replay: why
+};
+
+// One rank's collectives as an alignment of one: each matched with itself, its arrival its start.
+RankAlignment alone(const std::vector<RankCollective>& seq) {
+  RankAlignment al;
+  al.aligned = {true};
+  al.offset = {0};
+  al.end_spread = {0};
+  al.why_not = {""};
+  al.by_step = {false};
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    MatchedCollective m;
+    m.coll = seq[i].coll;
+    m.ref_index = i;
+    m.end = seq[i].end;
+    m.index = {static_cast<std::int32_t>(i)};
+    m.arrival = {seq[i].start};
+    m.first = m.last = m.second = seq[i].start;
+    al.matches.push_back(std::move(m));
+  }
+  return al;
+}
+
+Job replayable(const Digest& d, Analysis& an) {
+  Job j;
+  j.world = d.job.world;
+  for (const auto& [k, v] : d.system)
+    if (k == "world_size" && j.world < 0) j.world = std::atoll(v.c_str());
+  j.step_ns = an.per_iter.len;
+  j.iterations = an.iteration_count;
+  const auto& xr = an.xr;
+  if (xr.present) {
+    j.replayer = xr.replayer;
+    j.base = xr.replay;
+    j.gpu = xr.gpu;
+    j.late_set = xr.late_set;
+    for (std::size_t r = 0; r < xr.gpu.size(); ++r) j.name.push_back(rank_name(d, xr, r));
+    if (j.base.intervals == 0) j.why_not = "the ranks' collectives could not be put on one clock (profile.straggler says why)";
+    return j;
+  }
+  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+    const auto& seq = an.gpus[g].seq;
+    if (seq.size() < 2) continue;
+    j.replayer = CollectiveReplay(alone(seq), {seq});
+    j.base = j.replayer.run(ReplayChange{});
+    j.gpu = {g};
+    j.name = {d.gpus[g].host.empty() ? d.gpus[g].label : fmt::format("{} on {}", d.gpus[g].label, d.gpus[g].host)};
+    return j;
+  }
+  bool p2p = false;
+  for (const auto& gt : an.gpus) p2p = p2p || gt.nccl;
+  j.why_not = p2p ? "the NCCL kernels are point-to-point send/recv only (a pipeline): a stage's send waits for its peer, which this replay "
+                    "of collectives does not model yet (profile.exposed_comm and profile.straggler say what the stages wait)"
+                  : "no NCCL collectives: nothing ties the step to other ranks, so the step is the GPU's own timeline (profile.gpu_idle and "
+                    "profile.launch_bound say what its idle costs)";
+  return j;
+}
+
+double pct_of(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+
+// The replay held against the measured step.
+Finding replay_finding(const Job& j, const std::string& source, bool& trusted) {
+  Finding f = started("whatif.replay", "workload", source);
+  trusted = false;
+  if (!j.why_not.empty() || j.base.measured <= 0 || j.step_ns <= 0) {
+    f.title = "nothing to replay: " + (j.why_not.empty() ? std::string("no iteration of the job holds two collectives") : j.why_not);
+    f.add(source, f.title, "two or more collectives per rank (NCCL kernels in the trace)");
+    return f;
+  }
+  const double err = pct_of(static_cast<double>(j.base.replayed - j.base.measured), static_cast<double>(j.base.measured));
+  const double replayed = j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured);
+  const double spans = static_cast<double>(j.base.measured) / j.step_ns;
+  f.metric("replayed_ms_per_iter", ms(replayed));
+  f.metric("measured_ms_per_iter", ms(j.step_ns));
+  f.metric("replay_error_pct", err);
+  f.metric("ranks", static_cast<double>(j.gpu.size()));
+  f.metric("intervals", static_cast<double>(j.base.intervals));
+  f.metric("iterations_replayed", spans);
+  if (j.iterations) f.metric("coverage_pct", std::min(100.0, pct_of(spans, static_cast<double>(j.iterations))));
+  std::string what = fmt::format("{} ranks' collectives on one clock", j.gpu.size());
+  if (j.gpu.size() == 1)
+    what = j.world > 1 ? fmt::format("one rank of {} alone (what its collectives wait for the others counts as their transfer)", j.world)
+                       : "one rank's own timeline";
+  f.add(source, fmt::format("{} collective-to-collective intervals over {:.1f} iterations of {}", j.base.intervals, spans, what));
+  trusted = std::abs(err) <= kReplayTolerancePct;
+  f.status = trusted ? report::Status::pass : report::Status::warn;
+  f.title = fmt::format("replayed step {:.2f} ms against {:.2f} ms measured ({:+.1f}%), {}", ms(replayed), ms(j.step_ns), err, what);
+  if (!trusted) {
+    f.title += fmt::format(": more than {:.0f}% off, so no change is replayed on it", kReplayTolerancePct);
+    f.fix = "the trace misses a dependency the replay needs (a collective only some ranks ran, a stream waiting on another, host "
+            "synchronisation): capture every rank over the same steps, with NCCL kernels in the trace";
+  }
+  return f;
+}
+
+// A change replayed, as a finding: what the step would be and what it saves.
+struct Tried {
+  std::string kind, subject, what, fix;
+  ReplayChange change;
+  std::vector<std::string> evidence;
+  bool shown = true;  // said even when it saves little (else only when it saves 1% of the step)
+};
+
+Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
+  Finding f = started("whatif." + t.kind, "workload", t.subject);
+  const Replay cf = j.replayer.run(t.change);
+  const double base = static_cast<double>(j.base.replayed);
+  const double saved_frac = base > 0 ? std::max(0.0, (base - static_cast<double>(cf.replayed)) / base) : 0;
+  const double step = j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured);
+  const double saved = saved_frac * step;
+  f.metric("saved_ms_per_iter", ms(saved));
+  f.metric("saved_pct_of_step", 100 * saved_frac);
+  f.metric("replayed_ms_per_iter", ms(step - saved));
+  f.metric("step_ms_per_iter", ms(step));
+  f.status = 100 * saved_frac >= kStragglerPct ? report::Status::warn : report::Status::pass;
+  f.title = fmt::format("{}: the step {:.2f} ms ({:.1f}%) shorter, {:.2f} ms instead of {:.2f} ms", t.what, ms(saved), 100 * saved_frac, ms(step - saved),
+                        ms(step));
+  for (const auto& e : t.evidence) f.add(source, e);
+  if (f.status == report::Status::warn) f.fix = t.fix;
+  return f;
+}
+
+std::string names_of(const Job& j, const std::vector<std::size_t>& ranks) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size() && i < 4; ++i) s += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + j.name[ranks[i]];
+  if (ranks.size() > 4) s += fmt::format(" and {} more", ranks.size() - 4);
+  return s;
+}
+
+// The changes tried on this job: the ranks late together, each late rank, each node, launches, a
+// bandwidth.
+std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w) {
+  std::vector<Tried> out;
+  const std::size_t n = j.gpu.size();
+  const auto& excess = j.replayer.excess();
+  const auto& gaps = j.replayer.arriving();
+  const double per_iter = j.base.measured > 0 ? j.step_ns / static_cast<double>(j.base.measured) : 0;  // ns of the job per replayed ns
+  // Late enough to try: 1% of the step after the median rank, and 0.1 ms (profile_analysis.cpp's late set).
+  auto notable = [&](std::int64_t ns) { return static_cast<double>(ns) * per_iter >= std::max(0.01 * j.step_ns, 100'000.0); };
+  auto on_time = [&](const std::vector<std::size_t>& ranks) {
+    ReplayChange c;
+    c.on_time.assign(n, false);
+    for (auto r : ranks) c.on_time[r] = true;
+    return c;
+  };
+  if (n > 1) {
+    if (j.late_set.size() >= 2) {
+      Tried t{"late_set", names_of(j, j.late_set), fmt::format("{} ranks late together, all arriving as the other ranks' median does", j.late_set.size()),
+              "these ranks are late together: look for what they share (a node, a switch, a data shard, a pipeline stage) before any one "
+              "of them; each alone saves little because the others still hold the job",
+              on_time(j.late_set),
+              {}};
+      for (auto r : j.late_set)
+        t.evidence.push_back(fmt::format("{} arrives {:.2f} ms per iteration after the median rank", j.name[r], ms(static_cast<double>(excess[r]) * per_iter)));
+      out.push_back(std::move(t));
+    }
+    // The ranks that arrive late enough to matter (as the late set's), the latest one always: the
+    // answer for "each rank" when none stands out.
+    std::vector<std::size_t> latest;
+    for (std::size_t r = 0; r < n; ++r)
+      if (excess[r] > 0) latest.push_back(r);
+    std::stable_sort(latest.begin(), latest.end(), [&](std::size_t a, std::size_t b) { return excess[a] > excess[b]; });
+    std::size_t keep = std::min<std::size_t>(latest.size(), 1);
+    while (keep < latest.size() && keep < kSubjectsReplayed && notable(excess[latest[keep]])) ++keep;
+    latest.resize(keep);
+    for (auto r : latest)
+      out.push_back({"rank",
+                     j.name[r],
+                     "arriving as the other ranks' median does",
+                     "see why this rank computes or launches longer than the others (profile.straggler's table per iteration; perfgap "
+                     "check on its node; its data shard or pipeline stage)",
+                     on_time({r}),
+                     {fmt::format("it arrives {:.2f} ms per iteration after the median rank", ms(static_cast<double>(excess[r]) * per_iter))}});
+    std::map<std::string, std::vector<std::size_t>> by_host;
+    for (std::size_t r = 0; r < n; ++r)
+      if (!d.gpus[j.gpu[r]].host.empty()) by_host[d.gpus[j.gpu[r]].host].push_back(r);
+    if (by_host.size() >= 2) {
+      // The nodes whose ranks take longest to arrive (of a job of two nodes, one is the median).
+      std::vector<std::pair<std::int64_t, std::string>> nodes;
+      for (const auto& [host, ranks] : by_host) {
+        std::int64_t sum = 0;
+        for (auto r : ranks) sum += gaps[r];
+        nodes.emplace_back(sum / static_cast<std::int64_t>(ranks.size()), host);
+      }
+      std::stable_sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      if (nodes.size() > kSubjectsReplayed) nodes.resize(kSubjectsReplayed);
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const auto& host = nodes[i].second;
+        out.push_back({"node",
+                       host,
+                       fmt::format("its {} ranks arriving as the other ranks' median does", by_host[host].size()),
+                       fmt::format("perfgap check on {} (and fleet against its peers): a node whose ranks are all late is the node, not the ranks; "
+                                   "drain it if the check finds a cause",
+                                   host),
+                       on_time(by_host[host]),
+                       {fmt::format("its ranks take {:.2f} ms per iteration on average to arrive after the previous collective's end",
+                                    ms(static_cast<double>(nodes[i].first) * per_iter))},
+                       i == 0});
+      }
+    }
+  }
+  // Launches: every GPU's host-bound idle removed.
+  const auto& host = j.replayer.host_wait();
+  std::vector<std::size_t> waiting;
+  for (std::size_t r = 0; r < n; ++r)
+    if (host[r] > 0) waiting.push_back(r);
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return host[a] > host[b]; });
+  Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
+               "the host launches too late: CUDA graphs (torch.compile mode=\"reduce-overhead\"), fewer and larger kernels, data loading "
+               "off the training thread, the launching thread on an idle core of the GPU's NUMA node (profile.launch_bound)",
+               ReplayChange{{}, true, 0, {}},
+               {}};
+  for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
+    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between collectives", j.name[waiting[i]],
+                                          ms(static_cast<double>(host[waiting[i]]) * per_iter)));
+  if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between collectives");
+  out.push_back(std::move(launch));
+  if (!w.curves.empty() && j.base.sized > 0) {
+    ReplayChange c;
+    c.busbw_at = [&w](parsers::Coll coll, std::uint64_t bytes) {
+      for (const auto& curve : w.curves)
+        if (curve.coll == coll) return busbw_at(curve, bytes);
+      return 0.0;
+    };
+    const Replay known = j.replayer.run(c);
+    std::string runs;
+    for (const auto& curve : w.curves)
+      runs += fmt::format("{}{} ({}: {} sizes, {}-{})", runs.empty() ? "" : ", ", parsers::coll_name(curve.coll), curve.source, curve.points.size(),
+                          parsers::format_size(curve.points.front().first), parsers::format_size(curve.points.back().first));
+    out.push_back({"nccl_tests",
+                   "nccl-tests",
+                   "every collective at the bus bandwidth a healthy nccl-tests run reached at its size",
+                   "the collectives run slower than nccl-tests on a healthy fabric: the job's NCCL settings against the benchmark's "
+                   "(NCCL_DEBUG=INFO channels, algorithms, QPs; perfgap analyze nccl-log), then the nodes and links (perfgap fanout --pairs)",
+                   std::move(c),
+                   {fmt::format("{} of {} collectives of the job are of a kind the runs measured (beyond their sizes, the nearest size's bandwidth): {}",
+                                known.at_known_busbw, j.base.intervals, runs)}});
+  }
+  if (w.busbw_gbps > 0 && j.base.sized > 0)
+    out.push_back({"busbw",
+                   fmt::format("{:g} GB/s", w.busbw_gbps),
+                   fmt::format("every collective at {:g} GB/s bus bandwidth", w.busbw_gbps),
+                   "the collectives run slower than this bandwidth: nccl-tests on the job's nodes (perfgap fanout --pairs finds a slow "
+                   "node or link), then the NCCL settings (perfgap sweep)",
+                   ReplayChange{{}, false, w.busbw_gbps, {}},
+                   {fmt::format("{} of {} collectives have a known size (Kineto's message sizes); the others keep their measured time", j.base.sized,
+                                j.base.intervals),
+                    fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth once their last rank has arrived (nccl-tests' busbw)",
+                                j.base.sized_transfer > 0 ? static_cast<double>(j.base.sized_at_1gbps) / static_cast<double>(j.base.sized_transfer) : 0.0)}});
+  return out;
+}
+
+// Why --busbw or --nccl-tests was not replayed, as a skip finding.
+Finding busbw_unknown(const std::string& id, const std::string& subject, const std::string& option, const std::string& source) {
+  Finding f = started(id, "workload", subject);
+  f.title = "no collective's size is in the traces (nsys exports and older Kineto traces record none): " + option + " cannot be replayed";
+  f.add(source, f.title, "Kineto traces with NCCL's message sizes (\"In msg nelems\", PyTorch 2.1 or later)");
+  return f;
+}
+
+std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const ProfileOptions& o, const WhatifOptions& w) {
+  auto an = analyze(d, o);
+  Job j = replayable(d, an);
+  std::vector<Finding> out;
+  if (d.job.several) out.push_back(ranks_finding(d.job, source));
+  bool trusted = false;
+  out.push_back(replay_finding(j, source, trusted));
+  if (!trusted) return out;
+  std::vector<Finding> tried;
+  for (const auto& t : changes(j, d, w)) {
+    Finding f = tried_finding(j, t, source);
+    const double saved = ms(j.step_ns) * f.metrics[1].second / 100;
+    if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f));
+  }
+  std::stable_sort(tried.begin(), tried.end(), [](const Finding& a, const Finding& b) { return a.metrics[0].second > b.metrics[0].second; });
+  // Over part of the job the replay knows only the ranks read: the others may hold the job too.
+  if (d.job.partial() || (j.world > static_cast<std::int64_t>(j.gpu.size()) && !d.job.several))
+    for (auto& f : tried)
+      f.add(source, fmt::format("{} of the job's {} ranks are in the traces: the replay holds only those, as if the others kept pace (give every "
+                                "rank's trace for the job's answer)",
+                                j.gpu.size(), j.world > 0 ? std::to_string(j.world) : std::string("unknown number of")));
+  for (auto& f : tried) out.push_back(std::move(f));
+  if (w.busbw_gbps > 0 && j.base.sized == 0) out.push_back(busbw_unknown("whatif.busbw", fmt::format("{:g} GB/s", w.busbw_gbps), "--busbw", source));
+  if (!w.curves.empty() && j.base.sized == 0) out.push_back(busbw_unknown("whatif.nccl_tests", "nccl-tests", "--nccl-tests", source));
+  return out;
+}
+
+}  // namespace
+
+double busbw_at(const BusbwCurve& c, std::uint64_t bytes) {
+  const auto& p = c.points;
+  if (p.empty()) return 0;
+  if (bytes <= p.front().first) return p.front().second;
+  if (bytes >= p.back().first) return p.back().second;
+  auto hi = std::lower_bound(p.begin(), p.end(), bytes, [](const auto& x, std::uint64_t b) { return x.first < b; });
+  auto lo = hi - 1;
+  const double f = std::log(static_cast<double>(bytes) / static_cast<double>(lo->first)) / std::log(static_cast<double>(hi->first) / static_cast<double>(lo->first));
+  return lo->second + f * (hi->second - lo->second);
+}
+
+ProfileJob whatif_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, const WhatifOptions& w,
+                              std::size_t threads) {
+  auto jd = read_profile_job(files, read, o, threads);
+  if (!jd.job.used.empty()) jd.job.findings = whatif_findings(jd.all, jd.source, o, w);
+  return std::move(jd.job);
+}
+
+}  // namespace perfgap::analyzers

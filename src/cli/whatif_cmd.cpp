@@ -1,0 +1,65 @@
+// perfgap whatif TRACES...: a job's own traces (Kineto or nsys, one per rank) replayed with one
+// thing changed at a time, and what each change would save per step (docs/WHATIF.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "analyze/registry.hpp"
+#include "analyzers/profile_job.hpp"
+#include "cli/commands.hpp"
+#include "cli/errors.hpp"
+#include "cli/format_option.hpp"
+#include "cli/output.hpp"
+
+namespace perfgap::cli {
+namespace {
+
+struct WhatifArgs {
+  std::string kind;  // nsys|kineto; empty: from the inputs
+  analyze::Request request;
+  analyzers::WhatifOptions options;
+  std::string format, output;
+  bool verbose = false;
+};
+
+int run_whatif(const WhatifArgs& a) {
+  const std::string kind = a.kind.empty() ? analyze::profile_kind_of(a.request.files) : a.kind;
+  const auto* analyzer = analyze::find(kind);
+  if (!analyzer) throw UsageError(fmt::format("whatif: unknown --kind '{}' (kineto or nsys)", kind));
+  auto result = analyze::whatif(*analyzer, a.request, a.options);
+  if (!result) throw UsageError("whatif: " + result.error());
+  // As analyze: an unusable rank (an error finding) leaves the answer partial, exit 1.
+  const bool unusable = std::any_of(result->findings.begin(), result->findings.end(), [](const report::Finding& f) { return f.status == report::Status::error; });
+  // The changes are listed by what they save, largest first: their order is the answer.
+  const int rc = emit_report("whatif", result->inputs, std::move(result->findings), chosen_format(a.format), a.output, a.verbose, true);
+  return unusable ? 1 : rc;
+}
+
+}  // namespace
+
+CommandRunner add_whatif_command(CLI::App& app) {
+  auto a = std::make_shared<WhatifArgs>();
+  auto* cmd = app.add_subcommand("whatif",
+                                 "Replay a job's own traces (Kineto or nsys, one per rank) with one thing changed: each late rank, the ranks late "
+                                 "together, each node, launches, a bus bandwidth; what each would save per step, largest first");
+  cmd->add_option("files", a->request.files, "The job's traces: files, directories, quoted globs, .json.gz, .nsys-rep (as analyze kineto|nsys)")->required();
+  cmd->add_option("--kind", a->kind, "kineto or nsys (default: from the inputs' names)")->check(one_of({"kineto", "nsys"}));
+  cmd->add_option("--busbw", a->options.busbw_gbps, "Also replay every collective of known size at this bus bandwidth (GB/s, as nccl-tests' busbw)")
+      ->check(CLI::Range(0.001, 1e6));
+  cmd->add_option("--nccl-tests", a->request.nccl_tests,
+                  "Also replay every collective of known size at the bus bandwidth a healthy nccl-tests run reached at its size (its output; one "
+                  "file per collective, repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--iteration-range", a->request.iteration_range, "The NVTX/annotation range that is one iteration (as analyze kineto|nsys)");
+  cmd->add_option("--kb", a->request.kb_dirs, "A directory of knowledge-base files naming more communication kernels (as analyze kineto|nsys); repeatable")
+      ->allow_extra_args(false);
+  using report::Format;
+  add_format_option(cmd, a->format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one self-contained page; junit: each change a testcase; prometheus: the savings for graphs");
+  cmd->add_option("--output", a->output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
+  cmd->add_flag("-v,--verbose", a->verbose, "Show all evidence, metrics and passing details");
+  return [a] { return run_whatif(*a); };
+}
+
+}  // namespace perfgap::cli

@@ -1,0 +1,123 @@
+// `perfgap whatif` through the real binary: a job's directory of Kineto traces or nsys exports
+// (the kind from the inputs), the changes sorted by saving in JSON and text, a broken rank an
+// error finding naming its file and line (exit 1), bad usage exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "files.hpp"
+#include "profile_gen.hpp"
+#include "report_json.hpp"
+#include "run.hpp"
+
+namespace fs = std::filesystem;
+using perfgap::fixture::finding;
+using perfgap::fixture::json_report;
+using perfgap::fixture::run_binary;
+using perfgap::fixture::TempDir;
+using perfgap::fixture::write_in;
+namespace gen = perfgap::gen;
+
+namespace {
+
+// A 16-rank job on two nodes whose clocks differ, ranks 4 and 5 20 ms late together.
+gen::Scenario whatif_cli_job() {
+  gen::JobSpec spec;
+  spec.ranks = 16;
+  spec.late_rank = 4;
+  spec.also_late = {5};
+  spec.late_ms = 20;
+  spec.clock_offset_ms = gen::node_clock_offsets(16);
+  return gen::job(spec);
+}
+
+std::string whatif_cli_write(const TempDir& d, const gen::Scenario& s, bool nsys) {
+  fs::create_directories(d.path() + "/ranks");
+  for (std::size_t r = 0; r < s.gpus.size(); ++r) {
+    const std::string name = "ranks/rank" + std::to_string(r);
+    if (nsys) EXPECT_EQ(gen::write_nsys_sqlite(gen::rank_of(s, r), d.path() + "/" + name + ".sqlite"), "");
+    else write_in(d, name + (r % 2 ? ".json.gz" : ".json"), r % 2 ? perfgap::fixture::gzip_text(gen::kineto_json(s, r, static_cast<int>(r)))
+                                                                   : gen::kineto_json(s, r, static_cast<int>(r)));
+  }
+  return d.path() + "/ranks";
+}
+
+// The whatif.* changes of a report in its order, with their savings.
+std::vector<std::pair<std::string, double>> whatif_cli_savings(const nlohmann::json& j) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& f : j["findings"])
+    if (f["id"].get<std::string>().starts_with("whatif.") && f["id"] != "whatif.replay" && f["metrics"].contains("saved_ms_per_iter"))
+      out.emplace_back(f["id"].get<std::string>() + "@" + f["subject"].get<std::string>(), f["metrics"]["saved_ms_per_iter"].get<double>());
+  return out;
+}
+
+}  // namespace
+
+TEST(WhatifCli, KinetoRanksLateTogetherAreTheFirstChange) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), false);
+  auto j = json_report(PERFGAP_BINARY, {"whatif", dir, "--busbw", "400"}, 0);
+  EXPECT_EQ(j["source"]["kind"], "whatif");
+  EXPECT_EQ(j["source"]["inputs"].size(), 16u);
+  auto replay = finding(j, "whatif.replay");
+  ASSERT_TRUE(replay);
+  EXPECT_EQ((*replay)["status"], "pass") << (*replay)["title"];
+  const auto saved = whatif_cli_savings(j);
+  ASSERT_GE(saved.size(), 3u);
+  EXPECT_TRUE(saved[0].first.starts_with("whatif.late_set@")) << saved[0].first;
+  EXPECT_NEAR(saved[0].second, 20, 0.15);
+  for (std::size_t i = 1; i < saved.size(); ++i) EXPECT_LE(saved[i].second, saved[i - 1].second) << saved[i].first;
+  EXPECT_TRUE(finding(j, "whatif.busbw"));
+  // A healthy all_reduce_perf run reached 361.68 GB/s at 64 MiB, the job's AllReduce size.
+  auto n = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", perfgap::fixture::log_fixture("nccl-tests/ref-allreduce.txt")}, 0);
+  auto nt = finding(n, "whatif.nccl_tests");
+  ASSERT_TRUE(nt) << n.dump(1);
+  EXPECT_NEAR((*nt)["metrics"]["saved_ms_per_iter"].get<double>(), 20 - 67108864 * 1.875 / 361.68e9 * 1e3, 0.15);
+  auto bad = run_binary(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", dir + "/rank0.json"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--nccl-tests " + dir + "/rank0.json"), std::string::npos) << bad.err;
+  // The text report lists them in the same order, the replay first.
+  auto t = run_binary(PERFGAP_BINARY, {"whatif", dir});
+  EXPECT_EQ(t.status, 0) << t.err;
+  const auto at_replay = t.out.find("whatif.replay"), at_set = t.out.find("whatif.late_set"), at_launch = t.out.find("whatif.launch");
+  EXPECT_LT(at_replay, at_set) << t.out;
+  EXPECT_LT(at_set, at_launch) << t.out;
+}
+
+TEST(WhatifCli, NsysExportsAreReadAsNsysAndNameTheirNodes) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), true);
+  auto j = json_report(PERFGAP_BINARY, {"whatif", dir}, 0);
+  EXPECT_EQ(j["source"]["inputs"][0].get<std::string>().ends_with(".sqlite"), true);
+  auto set = finding(j, "whatif.late_set");
+  ASSERT_TRUE(set);
+  EXPECT_NEAR((*set)["metrics"]["saved_ms_per_iter"].get<double>(), 20, 0.15);
+  // Ranks 4 and 5 are on node0: the node's change saves what they cost.
+  auto node = finding(j, "whatif.node", "node0");
+  ASSERT_TRUE(node);
+  EXPECT_NEAR((*node)["metrics"]["saved_ms_per_iter"].get<double>(), 20, 0.15);
+}
+
+TEST(WhatifCli, ABrokenRankIsAnErrorFindingAndBadUsageIsExit2) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), false);
+  const std::string whole = perfgap::fixture::read_file(dir + "/rank6.json");
+  const std::string cut = write_in(d, "ranks/rank6.json", whole.substr(0, whole.size() / 3));
+  auto j = json_report(PERFGAP_BINARY, {"whatif", dir}, 1);
+  bool said = false;
+  for (const auto& f : j["findings"])
+    said = said || (f["status"] == "error" && f["title"].get<std::string>().find(cut) != std::string::npos &&
+                    f["title"].get<std::string>().find("line ") != std::string::npos);
+  EXPECT_TRUE(said) << j.dump(1);
+  auto rk = finding(j, "profile.ranks");
+  ASSERT_TRUE(rk);
+  EXPECT_EQ((*rk)["status"], "warn");
+  auto r = run_binary(PERFGAP_BINARY, {"whatif", d.path() + "/nothing-here"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("nothing-here"), std::string::npos) << r.err;
+  r = run_binary(PERFGAP_BINARY, {"whatif", dir, "--busbw", "-3"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  r = run_binary(PERFGAP_BINARY, {"whatif", dir, "--kind", "perf"});
+  EXPECT_EQ(r.status, 2) << r.err;
+}

@@ -1,0 +1,341 @@
+// perfgap whatif (analyzers/whatif.cpp): a job's traces replayed with one change at a time. The
+// expected savings come from the generator's own schedule (profile_gen.hpp gen::job): a rank
+// computing L ms longer holds every step L ms; two ranks late together are one cause; a GPU that
+// waits G for each of its 39 launches after the first arrives 39 G late; an AllReduce of S bytes
+// at B GB/s on n ranks lasts S x 2(n-1)/n / B.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "analyzers/profile_job.hpp"
+#include "analyzers/profile_ranks.hpp"
+#include "parsers/gunzip.hpp"
+#include "parsers/profile.hpp"
+#include "files.hpp"
+#include "findings.hpp"
+#include "profile_gen.hpp"
+#include "tree.hpp"
+
+namespace perfgap {
+namespace {
+
+using report::Status;
+
+// The generator's fixed parts of one iteration (gen::job): 40 ms of compute, a 20 ms AllReduce,
+// a 2 ms optimizer kernel, then 1.2 ms the GPU waits for the next step's first launch.
+constexpr double kWhatifIdleBeforeStepMs = 1.2;
+// Arrivals jitter by up to +-50 us a rank (gen::job): a saving is exact to within that.
+constexpr double kWhatifJitterMs = 0.15;
+
+struct WhatifTraces {
+  std::vector<std::string> files, json;
+  analyzers::ProfileReader reader() const {
+    return [this](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
+      for (std::size_t i = 0; i < files.size(); ++i)
+        if (files[i] == f) {
+          auto p = parsers::parse_kineto(json[i]);
+          if (!p) return tl::unexpected(p.error().describe());
+          return std::move(*p);
+        }
+      return tl::unexpected(std::string("no such file"));
+    };
+  }
+};
+
+WhatifTraces whatif_traces(const gen::Scenario& s) {
+  WhatifTraces t;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    t.files.push_back("trace/rank" + std::to_string(g) + ".json");
+    t.json.push_back(gen::kineto_json(s, g, static_cast<int>(g)));
+  }
+  return t;
+}
+
+std::vector<report::Finding> whatif_of(const gen::JobSpec& spec, double busbw = 0) {
+  const auto t = whatif_traces(gen::job(spec));
+  analyzers::WhatifOptions w;
+  w.busbw_gbps = busbw;
+  return analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings;
+}
+
+double metric_of(const report::Finding& f, const std::string& name) { return fixture::metric(f, name); }
+
+// The changes tried (every whatif.* but the replay), in the report's order.
+std::vector<const report::Finding*> changes_tried(const std::vector<report::Finding>& fs) {
+  std::vector<const report::Finding*> out;
+  for (const auto& f : fs)
+    if (f.id.starts_with("whatif.") && f.id != "whatif.replay") out.push_back(&f);
+  return out;
+}
+
+const report::Finding* change_for(const std::vector<report::Finding>& fs, const std::string& id, const std::string& subject_has) {
+  for (const auto& f : fs)
+    if (f.id == id && f.subject.find(subject_has) != std::string::npos) return &f;
+  return nullptr;
+}
+
+// What every report of changes holds: the replay reproduces the step, savings are sorted, never
+// negative nor larger than the step, and each replayed step is the step less its saving.
+void expect_sound(const std::vector<report::Finding>& fs, double max_error_pct) {
+  const auto& replay = fixture::find(fs, "whatif.replay");
+  ASSERT_EQ(replay.status, Status::pass) << replay.title;
+  EXPECT_LE(std::abs(metric_of(replay, "replay_error_pct")), max_error_pct) << replay.title;
+  const double step = metric_of(replay, "replayed_ms_per_iter");
+  double previous = INFINITY;
+  for (const auto* f : changes_tried(fs)) {
+    if (f->status == Status::skip) continue;
+    const double saved = metric_of(*f, "saved_ms_per_iter");
+    EXPECT_GE(saved, 0) << f->title;
+    EXPECT_LE(saved, step) << f->title;
+    EXPECT_LE(saved, previous + 1e-9) << "sorted by saving: " << f->title;
+    EXPECT_NEAR(metric_of(*f, "replayed_ms_per_iter"), step - saved, 0.01) << f->title;
+    previous = saved;
+  }
+}
+
+TEST(Whatif, OneLateRankIsTheChangeThatSavesMost) {
+  gen::JobSpec spec;
+  spec.ranks = 8;
+  spec.late_rank = 3;
+  spec.late_ms = 25;
+  const auto fs = whatif_of(spec);
+  expect_sound(fs, 2);
+  const auto& replay = fixture::find(fs, "whatif.replay");
+  EXPECT_NEAR(metric_of(replay, "measured_ms_per_iter"), 40 + 25 + 20 + 2 + kWhatifIdleBeforeStepMs, kWhatifJitterMs) << replay.title;
+  const auto tried = changes_tried(fs);
+  ASSERT_FALSE(tried.empty());
+  EXPECT_EQ(tried[0]->id, "whatif.rank");
+  EXPECT_NE(tried[0]->subject.find("rank 3 "), std::string::npos) << tried[0]->subject;
+  EXPECT_EQ(tried[0]->status, Status::warn);
+  EXPECT_NEAR(metric_of(*tried[0], "saved_ms_per_iter"), 25, kWhatifJitterMs) << tried[0]->title;
+  // No rank but rank 3 stands out, and no two ranks are late together.
+  for (const auto* f : tried) EXPECT_FALSE(f->id == "whatif.rank" && f != tried[0]) << f->subject;
+  EXPECT_EQ(change_for(fs, "whatif.late_set", ""), nullptr);
+  // Every GPU waits for the first launch of each step: the launches change saves that.
+  const auto* launch = change_for(fs, "whatif.launch", "");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_NEAR(metric_of(*launch, "saved_ms_per_iter"), kWhatifIdleBeforeStepMs, kWhatifJitterMs) << launch->title;
+  EXPECT_EQ(launch->status, Status::pass);
+}
+
+// The case: ranks 4 and 5 both 20 ms late. Either alone saves nothing (the other still
+// holds everyone); only the two together do, and they are named.
+TEST(Whatif, RanksLateTogetherSaveOnlyAsASet) {
+  gen::JobSpec spec;
+  spec.ranks = 8;
+  spec.late_rank = 4;
+  spec.also_late = {5};
+  spec.late_ms = 20;
+  const auto fs = whatif_of(spec);
+  expect_sound(fs, 2);
+  const auto tried = changes_tried(fs);
+  ASSERT_FALSE(tried.empty());
+  EXPECT_EQ(tried[0]->id, "whatif.late_set");
+  EXPECT_NE(tried[0]->subject.find("rank 4 "), std::string::npos) << tried[0]->subject;
+  EXPECT_NE(tried[0]->subject.find("rank 5 "), std::string::npos) << tried[0]->subject;
+  EXPECT_NEAR(metric_of(*tried[0], "saved_ms_per_iter"), 20, kWhatifJitterMs) << tried[0]->title;
+  for (const std::string r : {"rank 4 ", "rank 5 "}) {
+    const auto* alone = change_for(fs, "whatif.rank", r);
+    ASSERT_NE(alone, nullptr) << r;
+    EXPECT_LT(metric_of(*alone, "saved_ms_per_iter"), kWhatifJitterMs) << alone->title;
+    EXPECT_EQ(alone->status, Status::pass);
+  }
+}
+
+// Two nodes' clocks 2.3 s apart (more than an iteration): ranks are paired by step number, and
+// the late rank's saving is its lateness, not a pairing five iterations off.
+TEST(Whatif, ClocksSecondsApartReplayTheSameJob) {
+  gen::JobSpec spec;
+  spec.ranks = 8;
+  spec.late_rank = 5;
+  spec.late_ms = 30;
+  spec.clock_offset_ms = {0, 0, 0, 0, 2300, 2300, 2300, 2300};
+  const auto fs = whatif_of(spec);
+  expect_sound(fs, 2);
+  const auto* r5 = change_for(fs, "whatif.rank", "rank 5 ");
+  ASSERT_NE(r5, nullptr);
+  EXPECT_NEAR(metric_of(*r5, "saved_ms_per_iter"), 30, kWhatifJitterMs) << r5->title;
+}
+
+// A rank whose GPU waits 0.5 ms for each launch arrives 39 x 0.5 ms late: on time it saves that;
+// with no GPU waiting for launches the job also loses every rank's wait before the step.
+TEST(Whatif, ALaunchBoundRankIsTheLaunchesChange) {
+  gen::JobSpec spec;
+  spec.ranks = 8;
+  spec.launch_bound_rank = 2;
+  spec.launch_gap_us = 500;
+  const auto fs = whatif_of(spec);
+  expect_sound(fs, 2);
+  const double late = 39 * 0.5;
+  const auto* launch = change_for(fs, "whatif.launch", "");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_NEAR(metric_of(*launch, "saved_ms_per_iter"), late + kWhatifIdleBeforeStepMs, kWhatifJitterMs) << launch->title;
+  EXPECT_EQ(launch->status, Status::warn);
+  ASSERT_FALSE(launch->evidence.empty());
+  EXPECT_NE(launch->evidence[0].observed.find("rank 2 "), std::string::npos) << launch->evidence[0].observed;
+  const auto* r2 = change_for(fs, "whatif.rank", "rank 2 ");
+  ASSERT_NE(r2, nullptr);
+  EXPECT_NEAR(metric_of(*r2, "saved_ms_per_iter"), late, kWhatifJitterMs) << r2->title;
+  EXPECT_EQ(changes_tried(fs)[0], launch);
+}
+
+// Kineto records each AllReduce's size (2^24 floats): at 100 GB/s bus bandwidth over 8 ranks it
+// lasts 64 MiB x 1.75 / 100 GB/s; the saving is the rest of its 20 ms.
+TEST(Whatif, CollectivesAtABusBandwidth) {
+  gen::JobSpec spec;
+  spec.ranks = 8;
+  const auto fs = whatif_of(spec, 100);
+  expect_sound(fs, 2);
+  const double at_busbw_ms = (1 << 24) * 4.0 * 2 * 7 / 8 / 100e9 * 1e3;
+  const auto* bw = change_for(fs, "whatif.busbw", "100 GB/s");
+  ASSERT_NE(bw, nullptr);
+  EXPECT_NEAR(metric_of(*bw, "saved_ms_per_iter"), 20 - at_busbw_ms, kWhatifJitterMs) << bw->title;
+  // Faster than the job already runs: nothing saved.
+  const auto slow = whatif_of(spec, 1);
+  const auto* none = change_for(slow, "whatif.busbw", "1 GB/s");
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(metric_of(*none, "saved_ms_per_iter"), 0);
+}
+
+// A healthy nccl-tests run's bandwidth by size: the AllReduce of 64 MiB at what the run reached
+// at 64 MiB; between sizes measured, interpolated on the sizes' logarithm.
+TEST(Whatif, CollectivesAtAHealthyRunsBandwidthBySize) {
+  analyzers::BusbwCurve c;
+  c.coll = parsers::Coll::AllReduce;
+  c.source = "all_reduce.txt";
+  c.points = {{1u << 20, 50}, {64u << 20, 100}, {1u << 30, 200}};
+  EXPECT_DOUBLE_EQ(analyzers::busbw_at(c, 1u << 10), 50);
+  EXPECT_DOUBLE_EQ(analyzers::busbw_at(c, 8u << 20), 75);
+  EXPECT_DOUBLE_EQ(analyzers::busbw_at(c, 64u << 20), 100);
+  EXPECT_DOUBLE_EQ(analyzers::busbw_at(c, 4ull << 30), 200);
+  gen::JobSpec spec;
+  spec.ranks = 8;
+  const auto t = whatif_traces(gen::job(spec));
+  analyzers::WhatifOptions w;
+  w.curves = {c};
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings;
+  expect_sound(fs, 2);
+  const auto* nt = change_for(fs, "whatif.nccl_tests", "nccl-tests");
+  ASSERT_NE(nt, nullptr);
+  EXPECT_NEAR(metric_of(*nt, "saved_ms_per_iter"), 20 - (1 << 24) * 4.0 * 1.75 / 100e9 * 1e3, kWhatifJitterMs) << nt->title;
+  // A curve of another collective changes nothing.
+  w.curves[0].coll = parsers::Coll::AllGather;
+  const auto other = analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings;
+  const auto* none = change_for(other, "whatif.nccl_tests", "nccl-tests");
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(metric_of(*none, "saved_ms_per_iter"), 0);
+  EXPECT_NE(none->evidence[0].observed.find("0 of 9 collectives"), std::string::npos) << none->evidence[0].observed;
+}
+
+// A node whose ranks are all late: the node is the answer (nsys exports name their host).
+TEST(Whatif, ANodeWhoseRanksAreAllLate) {
+  gen::JobSpec spec;
+  spec.ranks = 16;
+  spec.late_rank = 8;
+  spec.also_late = {9, 10, 11, 12, 13, 14, 15};
+  spec.late_ms = 10;
+  const auto s = gen::job(spec);
+  fixture::TempDir d;
+  std::vector<std::string> files;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    files.push_back(d.file("rank" + std::to_string(g) + ".sqlite"));
+    ASSERT_EQ(gen::write_nsys_sqlite(gen::rank_of(s, g), files.back()), "");
+  }
+  auto read = [](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
+    auto p = parsers::read_nsys_sqlite(fixture::read_file(f));
+    if (!p) return tl::unexpected(p.error().describe());
+    return std::move(*p);
+  };
+  const auto fs = analyzers::whatif_profile_job(files, read, {}, {}, 2).findings;
+  expect_sound(fs, 2);
+  const auto* node = change_for(fs, "whatif.node", "node1");
+  ASSERT_NE(node, nullptr);
+  EXPECT_NEAR(metric_of(*node, "saved_ms_per_iter"), 10, kWhatifJitterMs) << node->title;
+  EXPECT_EQ(change_for(fs, "whatif.node", "node0"), nullptr) << "node0's ranks are on time";
+}
+
+// Properties of the replay itself: as measured it changes nothing, a rank arriving as the median
+// rank already does saves nothing, and no change makes the job longer.
+TEST(Whatif, ReplayProperties) {
+  gen::JobSpec spec;
+  spec.ranks = 8;
+  spec.late_rank = 6;
+  spec.late_ms = 12;
+  spec.launch_bound_rank = 1;
+  spec.launch_gap_us = 100;
+  const auto s = gen::job(spec);
+  std::vector<std::vector<analyzers::RankCollective>> seqs(s.gpus.size());
+  for (std::size_t g = 0; g < s.gpus.size(); ++g)
+    for (const auto& k : s.gpus[g].kernels)
+      if (!k.collective.empty()) seqs[g].push_back({parsers::Coll::AllReduce, k.start, k.end, -1, 0, 1u << 26, 8});
+  const auto al = analyzers::align_ranks(seqs);
+  const analyzers::CollectiveReplay replay(al, seqs);
+  const auto base = replay.run(analyzers::ReplayChange{});
+  EXPECT_GT(base.intervals, 0u);
+  EXPECT_LE(std::llabs(base.replayed - base.measured), base.measured / 100);
+  std::vector<bool> one(s.gpus.size(), false);
+  one[0] = true;  // rank 0 is neither late nor launch-bound: at most its jitter
+  EXPECT_GE(replay.run(one).replayed, base.replayed - static_cast<std::int64_t>(base.intervals) * 100'000);
+  for (std::size_t r = 0; r < s.gpus.size(); ++r) {
+    std::vector<bool> on(s.gpus.size(), false);
+    on[r] = true;
+    EXPECT_LE(replay.run(on).replayed, base.replayed) << r;
+  }
+  EXPECT_LE(replay.run(analyzers::ReplayChange{{}, true, 0, {}}).replayed, base.replayed);
+  EXPECT_LE(replay.run(analyzers::ReplayChange{{}, false, 50, {}}).replayed, base.replayed);
+  // A job of one rank replays its own timeline.
+  EXPECT_DOUBLE_EQ(analyzers::busbw_factor(parsers::Coll::AllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(analyzers::busbw_factor(parsers::Coll::AllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(analyzers::busbw_factor(parsers::Coll::Broadcast, 4), 1);
+}
+
+// A rank missing from the traces: the answer holds only the ranks read, and says so.
+TEST(Whatif, PartOfTheJobIsSaid) {
+  gen::JobSpec spec;
+  spec.ranks = 8;
+  spec.late_rank = 3;
+  auto t = whatif_traces(gen::job(spec));
+  t.files.pop_back();
+  t.json.pop_back();
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  EXPECT_EQ(fixture::find(fs, "profile.ranks").status, Status::warn);
+  for (const auto* f : changes_tried(fs)) {
+    bool said = false;
+    for (const auto& e : f->evidence) said = said || e.observed.find("7 of the job's 8 ranks are in the traces") != std::string::npos;
+    EXPECT_TRUE(said) << f->id << " " << f->subject;
+  }
+}
+
+// The real public traces (../shared/fixtures/profiles, one rank each): the replay reproduces each
+// measured step within 5%, or says there is nothing to replay; no change saves more than the step.
+TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
+  const std::string dir = std::string(PERFGAP_SHARED_DIR) + "/fixtures/profiles";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << dir << " is not here";
+  std::size_t replayed = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string f = e.path().string();
+    if (!f.ends_with(".json.gz")) continue;
+    auto read = [](const std::string& file) -> tl::expected<parsers::Profile, std::string> {
+      auto text = parsers::gunzip(fixture::read_file(file), 1u << 30);
+      if (!text) return tl::unexpected(std::string("gunzip"));
+      auto p = parsers::parse_kineto(*text);
+      if (!p) return tl::unexpected(p.error().describe());
+      return std::move(*p);
+    };
+    const auto fs = analyzers::whatif_profile_job({f}, read, {}, {}, 1).findings;
+    const auto& replay = fixture::find(fs, "whatif.replay");
+    if (replay.status == Status::skip) {
+      EXPECT_NE(replay.title.find("nothing to replay"), std::string::npos) << f << ": " << replay.title;
+      EXPECT_TRUE(changes_tried(fs).empty()) << f;
+      continue;
+    }
+    ++replayed;
+    expect_sound(fs, 5);
+  }
+  EXPECT_GE(replayed, 3u);
+}
+
+}  // namespace
+}  // namespace perfgap
