@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <thread>
 
@@ -82,26 +83,37 @@ tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request
 
 namespace {
 
-// "all_reduce_perf" (the run names it), else the file's name: the collective an nccl-tests run measured.
-parsers::Coll nccl_tests_coll(const std::string& name) {
+// The collective a name says: "all_reduce_perf", "allreduce", "all-reduce", "AllReduce" (the
+// run's own line, the user's COLL= or the file's path); none when it says none.
+parsers::Coll nccl_tests_coll(std::string_view name) {
   using parsers::Coll;
-  for (auto [key, c] : {std::pair{"all_reduce", Coll::AllReduce}, {"all_gather", Coll::AllGather}, {"reduce_scatter", Coll::ReduceScatter},
-                        {"alltoall", Coll::AllToAll}, {"broadcast", Coll::Broadcast}, {"reduce", Coll::Reduce}, {"sendrecv", Coll::SendRecv}})
-    if (name.find(key) != std::string::npos) return c;
+  std::string n;
+  for (char ch : name)
+    if (ch != '_' && ch != '-') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  // Longest first: "reduce" is in "allreduce" and "reducescatter".
+  for (auto [key, c] : {std::pair{"reducescatter", Coll::ReduceScatter}, {"allreduce", Coll::AllReduce}, {"allgather", Coll::AllGather},
+                        {"alltoall", Coll::AllToAll}, {"broadcast", Coll::Broadcast}, {"sendrecv", Coll::SendRecv}, {"reduce", Coll::Reduce}})
+    if (n.find(key) != std::string::npos) return c;
   return Coll::none;
 }
 
 // Each --nccl-tests output as its collective's bandwidth by size (the better of in and out of place).
 tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const std::vector<std::string>& files) {
   std::vector<analyzers::BusbwCurve> out;
-  for (const auto& file : files) {
+  for (const auto& given : files) {
+    // COLL=FILE says the collective where the output does not ("all_reduce=run.txt").
+    std::string file = given;
+    parsers::Coll said = parsers::Coll::none;
+    if (auto eq = given.find('='); eq != std::string::npos && (said = nccl_tests_coll(given.substr(0, eq))) != parsers::Coll::none)
+      file = given.substr(eq + 1);
     auto run = parse_input<parsers::NcclTestsParser>(file);
     if (!run) return tl::unexpected("--nccl-tests " + file + ": " + run.error());
     analyzers::BusbwCurve c;
     c.source = file;
-    c.coll = nccl_tests_coll(run->collective.empty() ? file : run->collective);
+    c.coll = said != parsers::Coll::none ? said : nccl_tests_coll(run->collective.empty() ? file : run->collective);
     if (c.coll == parsers::Coll::none)
-      return tl::unexpected("--nccl-tests " + file + ": which collective it measured is not said (no all_reduce_perf-style line, and the file's name names none)");
+      return tl::unexpected("--nccl-tests " + file + ": which collective it measured is not said (no all_reduce_perf-style line, and its path names "
+                            "none): give it as all_reduce=" + file);
     for (const auto& row : run->rows) {
       double best = 0;
       for (const auto& f : {row.out_of_place, row.in_place})

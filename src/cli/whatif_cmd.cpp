@@ -48,8 +48,8 @@ CommandRunner add_whatif_command(CLI::App& app) {
   cmd->add_option("--busbw", a->options.busbw_gbps, "Also replay every collective of known size at this bus bandwidth (GB/s, as nccl-tests' busbw)")
       ->check(CLI::Range(0.001, 1e6));
   cmd->add_option("--nccl-tests", a->request.nccl_tests,
-                  "Also replay every collective of known size at the bus bandwidth a healthy nccl-tests run reached at its size (its output; one "
-                  "file per collective, repeatable)")
+                  "Also replay every collective of known size at the bus bandwidth a healthy nccl-tests run reached at its size (its output, one "
+                  "file per collective, repeatable; COLL=FILE, e.g. all_reduce=run.txt, where the output does not name its collective)")
       ->allow_extra_args(false);
   cmd->add_option("--iteration-range", a->request.iteration_range, "The NVTX/annotation range that is one iteration (as analyze kineto|nsys)");
   cmd->add_option("--kb", a->request.kb_dirs, "A directory of knowledge-base files naming more communication kernels (as analyze kineto|nsys); repeatable")

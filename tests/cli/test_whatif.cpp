@@ -70,10 +70,30 @@ TEST(WhatifCli, KinetoRanksLateTogetherAreTheFirstChange) {
   for (std::size_t i = 1; i < saved.size(); ++i) EXPECT_LE(saved[i].second, saved[i - 1].second) << saved[i].first;
   EXPECT_TRUE(finding(j, "whatif.busbw"));
   // A healthy all_reduce_perf run reached 361.68 GB/s at 64 MiB, the job's AllReduce size.
+  const std::string ref = perfgap::fixture::read_file(perfgap::fixture::log_fixture("nccl-tests/ref-allreduce.txt"));
   auto n = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", perfgap::fixture::log_fixture("nccl-tests/ref-allreduce.txt")}, 0);
   auto nt = finding(n, "whatif.nccl_tests");
   ASSERT_TRUE(nt) << n.dump(1);
   EXPECT_NEAR((*nt)["metrics"]["saved_ms_per_iter"].get<double>(), 20 - 67108864 * 1.875 / 361.68e9 * 1e3, 0.15);
+  // An output that does not name its collective: its path does ("allreduce", not "reduce"), or
+  // all_reduce=FILE; else exit 2 saying how to give it.
+  std::string rows;
+  for (std::size_t at = 0, next = 0; at < ref.size(); at = next) {
+    next = ref.find('\n', at);
+    next = next == std::string::npos ? ref.size() : next + 1;
+    if (ref.substr(at, next - at).find("_perf") == std::string::npos) rows += ref.substr(at, next - at);
+  }
+  const auto unnamed = write_in(d, "bw/run.txt", rows);
+  auto why = run_binary(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", unnamed});
+  EXPECT_EQ(why.status, 2);
+  EXPECT_NE(why.err.find("give it as all_reduce=" + unnamed), std::string::npos) << why.err;
+  for (const auto& arg : {"all_reduce=" + unnamed, write_in(d, "bw/p5-allreduce-16g.txt", rows)}) {
+    auto k = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", arg}, 0);
+    auto f = finding(k, "whatif.nccl_tests");
+    ASSERT_TRUE(f) << arg;
+    EXPECT_NE((*f)["evidence"][0]["observed"].get<std::string>().find(": AllReduce ("), std::string::npos) << (*f)["evidence"].dump();
+    EXPECT_NEAR((*f)["metrics"]["saved_ms_per_iter"].get<double>(), (*nt)["metrics"]["saved_ms_per_iter"].get<double>(), 1e-9) << arg;
+  }
   auto bad = run_binary(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", dir + "/rank0.json"});
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--nccl-tests " + dir + "/rank0.json"), std::string::npos) << bad.err;
