@@ -23,6 +23,11 @@ page() {  # name, summary, help text
   } > "$out/$1.1"
 }
 page perfgap "find the configuration gap between a GPU node and the reference" "$("${bin[@]}" --help)"
-for c in check analyze gap whatif snapshot fleet health fanout sweep compare explain profile probe history version; do
+# The commands as the binary lists them (src/cli/cli.cpp is the one list): a page each, and no
+# page left from a command that is gone.
+cmds=$("${bin[@]}" --help | sed -n '/^Subcommands:/,$p' | awk 'NR>1 && NF {print $1}')
+[ -n "$cmds" ] || { echo "gen-man.sh: no Subcommands in ${bin[*]} --help" >&2; exit 1; }
+rm -f "$out"/perfgap-*.1
+for c in $cmds; do
   page "perfgap-$c" "perfgap $c" "$("${bin[@]}" "$c" --help)"
 done
