@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "analyze/inputs.hpp"
@@ -13,6 +15,8 @@
 #include "analyzers/profile_job.hpp"
 #include "core/kb.hpp"
 #include "fleet/inputs.hpp"
+#include "sys/named_file.hpp"
+#include "sys/output.hpp"
 #include "parsers/nccl_tests.hpp"
 
 namespace perfgap::analyze::detail {
@@ -28,8 +32,22 @@ namespace {
 
 // What analyze nsys|kineto and whatif run on the job once its inputs are known: its files read
 // by `read` and reduced on `threads` threads.
-using JobRunner = std::function<analyzers::ProfileJob(const std::vector<std::string>& files, const analyzers::ProfileReader& read,
+using JobRunner = std::function<analyzers::ProfileJob(const std::vector<std::string>& files, const analyzers::RankReader& read,
                                                       const analyzers::ProfileOptions& o, std::size_t threads)>;
+
+// A rank's input: a digest whatif --digest wrote (its bytes), else its trace or export.
+analyzers::RankReader rank_reader(std::string_view kind) {
+  return [kind](const std::string& f) -> tl::expected<analyzers::RankRead, std::string> {
+    if (f.ends_with(analyzers::kDigestSuffix)) {
+      auto bytes = sys::read_named_file(f, sys::kMaxInputBytes);
+      if (!bytes) return tl::unexpected(f + ": " + bytes.error());
+      return analyzers::RankRead{std::move(*bytes)};
+    }
+    auto p = read_profile(kind, f);
+    if (!p) return tl::unexpected(p.error());
+    return analyzers::RankRead{std::move(*p)};
+  };
+}
 
 tl::expected<Result, std::string> run_profile_job(const Analyzer& an, const Request& r, const JobRunner& run_job) {
   if (auto ok = reference_is_a_file(an, r, "profile"); !ok) return tl::unexpected(ok.error());
@@ -52,7 +70,7 @@ tl::expected<Result, std::string> run_profile_job(const Analyzer& an, const Requ
     po.reference_source = r.reference;
   }
   // A job's ranks: files, directories (their traces/exports) and quoted globs.
-  auto expanded = fleet::expand_inputs(r.files, [&](std::string_view n) { return is_profile_name(k, n); },
+  auto expanded = fleet::expand_inputs(r.files, [&](std::string_view n) { return is_profile_name(k, n) || n.ends_with(analyzers::kDigestSuffix); },
                                        k == "nsys" ? "nsys export (.sqlite, .nsys-rep)" : "Kineto trace (.json, .json.gz)");
   if (!expanded.problems.empty()) return tl::unexpected(fmt::format("analyze {}: {}: {}", k, expanded.problems[0].file, expanded.problems[0].why));
   const auto& files = expanded.files;
@@ -62,7 +80,7 @@ tl::expected<Result, std::string> run_profile_job(const Analyzer& an, const Requ
   // Each rank read, reduced to its digest and dropped (analyzers/profile_job.hpp): memory does
   // not grow with the ranks. Ranks on every core (up to 8); `nsys export`s one at a time.
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  auto job = run_job(files, [&](const std::string& f) { return read_profile(k, f); }, po, threads);
+  auto job = run_job(files, rank_reader(k), po, threads);
   // An unreadable rank is an error finding of its own; the others are analysed, and the job-level
   // verdicts, missing it, cannot pass (profile.ranks).
   for (const auto& [file, why] : job.unusable) c.bad(file, why);
@@ -79,7 +97,11 @@ bool is_profile_name(std::string_view kind, std::string_view n) {
   return n.ends_with(".json") || n.ends_with(".json.gz");
 }
 
-tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request& r) { return run_profile_job(an, r, analyzers::analyze_profile_job); }
+tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request& r) {
+  return run_profile_job(an, r, [](const auto& files, const auto& read, const auto& o, std::size_t threads) {
+    return analyzers::analyze_profile_job(files, read, o, threads);
+  });
+}
 
 namespace {
 
@@ -127,6 +149,40 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
   return out;
 }
 
+// whatif --digest DIR: each trace written as DIR/NAME.pgdigest (NAME: the trace's name without
+// its extension), a whatif.digest finding each; an unreadable trace an error finding.
+tl::expected<Result, std::string> write_digests(const Analyzer& an, const Request& r) {
+  if (auto made = sys::make_output_directory(r.digest_dir); !made) return tl::unexpected("--digest " + r.digest_dir + ": " + made.error());
+  std::set<std::string> names;
+  return run_profile_job(an, r, [&](const auto& files, const auto&, const auto& o, std::size_t) {
+    analyzers::ProfileJob job;
+    auto read = [&](const std::string& f) { return read_profile(an.kind, f); };
+    auto write = [&](const std::string& f, const std::string& bytes) -> std::string {
+      std::string name = std::filesystem::path(f).filename().string();
+      for (std::string_view ext : std::initializer_list<std::string_view>{".json.gz", ".json", ".nsys-rep", ".qdrep", ".sqlite", analyzers::kDigestSuffix})
+        if (name.ends_with(ext)) {
+          name.resize(name.size() - ext.size());
+          break;
+        }
+      const std::string out = r.digest_dir + "/" + name + std::string(analyzers::kDigestSuffix);
+      if (!names.insert(out).second) return "another trace of the same name was written to " + out + ": give the traces names of their own";
+      if (auto ok = sys::write_atomically(out, bytes); !ok) return out + ": " + ok.error();
+      report::Finding d;
+      d.id = "whatif.digest";
+      d.layer = "workload";
+      d.subject = f;
+      d.status = report::Status::pass;
+      d.title = fmt::format("wrote {} ({} bytes)", out, bytes.size());
+      d.metric("bytes", static_cast<double>(bytes.size()));
+      job.findings.push_back(std::move(d));
+      job.used.push_back(f);
+      return "";
+    };
+    job.unusable = analyzers::write_profile_digests(files, read, o, write);
+    return job;
+  });
+}
+
 }  // namespace
 
 tl::expected<Result, std::string> run_whatif(const Analyzer& an, const Request& r, const analyzers::WhatifOptions& given) {
@@ -134,6 +190,7 @@ tl::expected<Result, std::string> run_whatif(const Analyzer& an, const Request& 
   auto curves = busbw_curves(r.nccl_tests);
   if (!curves) return tl::unexpected(curves.error());
   w.curves = std::move(*curves);
+  if (!r.digest_dir.empty()) return write_digests(an, r);
   return run_profile_job(an, r, [&](const auto& files, const auto& read, const auto& o, std::size_t threads) {
     return analyzers::whatif_profile_job(files, read, o, w, threads);
   });

@@ -39,6 +39,7 @@ struct Request {
   std::string kallsyms;                         // perf
   std::vector<std::string> kb_dirs;             // nsys, kineto: knowledge-base directories (--kb) over the built-in one and /etc/perfgap/kb.d
   std::vector<std::string> nccl_tests;          // whatif: healthy nccl-tests outputs (--nccl-tests), one collective each
+  std::string digest_dir;                       // whatif --digest: write each trace's digest here instead of replaying
 };
 
 // What an analysis gives the report: its findings and its inputs (source.inputs: the files

@@ -947,7 +947,7 @@ std::vector<Finding> analyze_profile(const Profile& p, const std::string& source
   return digest_findings(d, source, o);
 }
 
-ProfileJob analyze_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads) {
+ProfileJob analyze_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, std::size_t threads) {
   auto jd = read_profile_job(files, read, o, threads);
   if (!jd.job.used.empty()) jd.job.findings = digest_findings(jd.all, jd.source, o);
   return std::move(jd.job);

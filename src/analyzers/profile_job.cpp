@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <variant>
 
 #include "analyzers/profile_model.hpp"
 
@@ -98,7 +99,7 @@ Finding ranks_finding(const JobRanks& j, const std::string& source) {
   return f;
 }
 
-JobDigest read_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads) {
+JobDigest read_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, std::size_t threads) {
   JobDigest out;
   ProfileJob& job = out.job;
   Digest& all = out.all;
@@ -125,12 +126,20 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const ProfileR
       std::size_t acts = 0;
       {
         auto r = read(files[i]);
-        if (!r) err = r.error();
-        else {
+        if (!r) {
+          err = r.error();
+        } else if (auto* p = std::get_if<Profile>(&*r)) {
           if (several)
-            for (auto& g : r->gpus) g.label = files[i] + ": " + g.label;
-          acts = r->acts.size();
-          d = digest(*r, o);
+            for (auto& g : p->gpus) g.label = files[i] + ": " + g.label;
+          acts = p->acts.size();
+          d = digest(*p, o);
+        } else if (auto sd = deserialize_digest(std::get<std::string>(*r)); !sd) {
+          err = sd.error();
+        } else {
+          // Labelled by the trace it was made from, as that trace would have been.
+          if (several)
+            for (auto& g : sd->digest.gpus) g.label = sd->source + ": " + g.label;
+          d = std::move(sd->digest);
         }
       }
       std::lock_guard<std::mutex> lock(mu);
@@ -190,3 +199,30 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const ProfileR
 
 
 }  // namespace perfgap::analyzers::profile_model
+
+namespace perfgap::analyzers {
+
+RankReader profiles_only(const ProfileReader& read) {
+  return [read](const std::string& file) -> tl::expected<RankRead, std::string> {
+    auto p = read(file);
+    if (!p) return tl::unexpected(p.error());
+    return RankRead{std::move(*p)};
+  };
+}
+
+std::vector<std::pair<std::string, std::string>> write_profile_digests(const std::vector<std::string>& files, const ProfileReader& read,
+                                                                        const ProfileOptions& o, const DigestWriter& write) {
+  std::vector<std::pair<std::string, std::string>> failed;
+  for (const auto& f : files) {
+    auto p = read(f);
+    if (!p) {
+      failed.emplace_back(f, p.error());
+      continue;
+    }
+    const std::string bytes = profile_model::serialize_digest(profile_model::digest(*p, o), f);
+    if (auto why = write(f, bytes); !why.empty()) failed.emplace_back(f, why);
+  }
+  return failed;
+}
+
+}  // namespace perfgap::analyzers

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <tl/expected.hpp>
@@ -23,6 +24,12 @@
 namespace perfgap::analyzers {
 
 using ProfileReader = std::function<tl::expected<parsers::Profile, std::string>(const std::string& file)>;
+// A rank's input as read: its profile, or the bytes of the digest `whatif --digest` wrote of it
+// (a file ending in kDigestSuffix).
+using RankRead = std::variant<parsers::Profile, std::string>;
+using RankReader = std::function<tl::expected<RankRead, std::string>(const std::string& file)>;
+inline constexpr std::string_view kDigestSuffix = ".pgdigest";
+RankReader profiles_only(const ProfileReader& read);
 
 struct ProfileJob {
   std::vector<Finding> findings;  // empty when no file was usable
@@ -38,7 +45,10 @@ struct ProfileJob {
 };
 
 // Labels get the file's name in front when there are several files (as the merged model's did).
-ProfileJob analyze_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads);
+ProfileJob analyze_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, std::size_t threads);
+inline ProfileJob analyze_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads) {
+  return analyze_profile_job(files, profiles_only(read), o, threads);
+}
 
 // What `perfgap whatif` replays besides the ranks, nodes and launches it always tries.
 // A healthy run's bus bandwidth of one collective by size (nccl-tests output: --nccl-tests).
@@ -60,7 +70,16 @@ double busbw_at(const BusbwCurve& c, std::uint64_t bytes);
 // docs/WHATIF.md): whatif.replay (the replayed step against the measured one), then one finding
 // per change tried, sorted by what it saves: whatif.late_set, whatif.rank, whatif.node,
 // whatif.launch, whatif.busbw; profile.ranks first when the traces are several.
-ProfileJob whatif_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, const WhatifOptions& w,
+ProfileJob whatif_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, const WhatifOptions& w,
                               std::size_t threads);
+inline ProfileJob whatif_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, const WhatifOptions& w,
+                                     std::size_t threads) {
+  return whatif_profile_job(files, profiles_only(read), o, w, threads);
+}
+// whatif --digest: each trace read and written as its digest by `write(file, bytes)` (which
+// returns why it could not, or ""), one at a time; the (file, why) of those that failed.
+using DigestWriter = std::function<std::string(const std::string& file, const std::string& bytes)>;
+std::vector<std::pair<std::string, std::string>> write_profile_digests(const std::vector<std::string>& files, const ProfileReader& read,
+                                                                        const ProfileOptions& o, const DigestWriter& write);
 
 }  // namespace perfgap::analyzers

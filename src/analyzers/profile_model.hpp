@@ -320,7 +320,17 @@ struct JobDigest {
   Digest all;
   std::string source;
 };
-JobDigest read_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, std::size_t threads);
+JobDigest read_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, std::size_t threads);
+
+// A rank's digest as bytes and back (whatif --digest; profile_digest_io.cpp). `source` names the
+// trace it was made from (its ranks' labels carry it in a job, as the trace's would).
+struct SourcedDigest {
+  Digest digest;
+  std::string source;
+};
+bool is_digest(std::string_view bytes);
+std::string serialize_digest(const Digest& d, const std::string& source);
+tl::expected<SourcedDigest, std::string> deserialize_digest(std::string_view bytes);
 
 // What the job's files held as ranks: all of one run, or which were left out, unreadable or
 // missing (job-level verdicts over part of a job cannot pass: profile.straggler).

@@ -334,7 +334,7 @@ double busbw_at(const BusbwCurve& c, std::uint64_t bytes) {
   return lo->second + f * (hi->second - lo->second);
 }
 
-ProfileJob whatif_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, const WhatifOptions& w,
+ProfileJob whatif_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, const WhatifOptions& w,
                               std::size_t threads) {
   auto jd = read_profile_job(files, read, o, threads);
   if (!jd.job.used.empty()) jd.job.findings = whatif_findings(jd.all, jd.source, o, w);

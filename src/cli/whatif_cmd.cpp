@@ -43,7 +43,9 @@ CommandRunner add_whatif_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("whatif",
                                  "Replay a job's own traces (Kineto or nsys, one per rank) with one thing changed: each late rank, the ranks late "
                                  "together, each node, launches, a bus bandwidth; what each would save per step, largest first");
-  cmd->add_option("files", a->request.files, "The job's traces: files, directories, quoted globs, .json.gz, .nsys-rep (as analyze kineto|nsys)")->required();
+  cmd->add_option("files", a->request.files,
+                  "The job's traces: files, directories, quoted globs, .json.gz, .nsys-rep (as analyze kineto|nsys), or the digests --digest wrote (.pgdigest)")
+      ->required();
   cmd->add_option("--kind", a->kind, "kineto or nsys (default: from the inputs' names)")->check(one_of({"kineto", "nsys"}));
   cmd->add_option("--busbw", a->options.busbw_gbps, "Also replay every collective of known size at this bus bandwidth (GB/s, as nccl-tests' busbw)")
       ->check(CLI::Range(0.001, 1e6));
@@ -51,6 +53,10 @@ CommandRunner add_whatif_command(CLI::App& app) {
                   "Also replay every collective of known size at the bus bandwidth a healthy nccl-tests run reached at its size (its output, one "
                   "file per collective, repeatable; COLL=FILE, e.g. all_reduce=run.txt, where the output does not name its collective)")
       ->allow_extra_args(false);
+  cmd->add_option("--digest", a->request.digest_dir,
+                  "Write each trace's digest (DIR/NAME.pgdigest, ~1/80 of a Kineto trace) instead of replaying: run it where the traces are (every "
+                  "node, e.g. through fanout) and whatif over the digests gives the same answers without moving the traces")
+      ->type_name("DIR");
   cmd->add_option("--iteration-range", a->request.iteration_range, "The NVTX/annotation range that is one iteration (as analyze kineto|nsys)");
   cmd->add_option("--kb", a->request.kb_dirs, "A directory of knowledge-base files naming more communication kernels (as analyze kineto|nsys); repeatable")
       ->allow_extra_args(false);

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <cstring>
 
 namespace perfgap::sys {
@@ -202,6 +203,15 @@ tl::expected<void, std::string> write_atomically(const std::string& path, const 
 
 tl::expected<void, std::string> write_stdout(const std::string& content) {
   if (!write_all(STDOUT_FILENO, content)) return tl::unexpected(std::string("stdout: ") + std::strerror(errno));
+  return {};
+}
+
+tl::expected<void, std::string> make_output_directory(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return {};
+  if (std::filesystem::exists(path, ec)) return tl::unexpected(std::string("is not a directory"));
+  std::filesystem::create_directories(path, ec);
+  if (ec) return tl::unexpected("cannot create: " + ec.message());
   return {};
 }
 

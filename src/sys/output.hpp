@@ -25,5 +25,8 @@ bool output_is_stdout(const std::string& path);  // "" or "-"
 // Temp file beside `path` + rename: for files perfgap owns (health state, sweep manifest).
 tl::expected<void, std::string> write_atomically(const std::string& path, const std::string& content);
 tl::expected<void, std::string> write_stdout(const std::string& content);
+// A directory for files perfgap writes (whatif --digest DIR): made with its parents where
+// missing; an error says why not ("is a file", "cannot create: ...").
+tl::expected<void, std::string> make_output_directory(const std::string& path);
 
 }  // namespace perfgap::sys

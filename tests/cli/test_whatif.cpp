@@ -141,3 +141,31 @@ TEST(WhatifCli, ABrokenRankIsAnErrorFindingAndBadUsageIsExit2) {
   r = run_binary(PERFGAP_BINARY, {"whatif", dir, "--kind", "perf"});
   EXPECT_EQ(r.status, 2) << r.err;
 }
+
+// whatif --digest DIR where the traces are, whatif DIR elsewhere: the same answers.
+TEST(WhatifCli, DigestsWrittenWhereTheTracesAreGiveTheSameAnswers) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), false);
+  const std::string out = d.path() + "/digests";
+  auto w = json_report(PERFGAP_BINARY, {"whatif", "--digest", out, dir}, 0);
+  std::size_t written = 0;
+  for (const auto& f : w["findings"]) written += f["id"] == "whatif.digest" && f["status"] == "pass";
+  EXPECT_EQ(written, 16u);
+  EXPECT_TRUE(fs::exists(out + "/rank3.pgdigest"));
+  EXPECT_TRUE(fs::exists(out + "/rank4.pgdigest")) << "rank4.json.gz: its name without .json.gz";
+  auto from_traces = json_report(PERFGAP_BINARY, {"whatif", dir}, 0);
+  auto from_digests = json_report(PERFGAP_BINARY, {"whatif", out}, 0);
+  EXPECT_EQ(from_digests["source"]["inputs"].size(), 16u);
+  EXPECT_EQ(from_digests["findings"], from_traces["findings"]);
+  // A damaged one: an error finding naming it and the byte, exit 1; a DIR that is a file: exit 2.
+  write_in(d, "digests/rank7.pgdigest", "perfgap-digest\n\x01\x00\x00\x00junk");
+  auto damaged = json_report(PERFGAP_BINARY, {"whatif", out}, 1);
+  bool said = false;
+  for (const auto& f : damaged["findings"])
+    said = said || (f["status"] == "error" && f["title"].get<std::string>().find("rank7.pgdigest") != std::string::npos &&
+                    f["title"].get<std::string>().find("damaged digest: byte") != std::string::npos);
+  EXPECT_TRUE(said) << damaged.dump(1);
+  auto r = run_binary(PERFGAP_BINARY, {"whatif", "--digest", dir + "/rank0.json", dir});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--digest " + dir + "/rank0.json: is not a directory"), std::string::npos) << r.err;
+}

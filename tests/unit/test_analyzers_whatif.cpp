@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "analyzers/profile_job.hpp"
 #include "analyzers/profile_ranks.hpp"
@@ -16,6 +17,7 @@
 #include "files.hpp"
 #include "findings.hpp"
 #include "profile_gen.hpp"
+#include "report/render.hpp"
 #include "tree.hpp"
 
 namespace perfgap {
@@ -61,6 +63,12 @@ std::vector<report::Finding> whatif_of(const gen::JobSpec& spec, double busbw = 
 }
 
 double metric_of(const report::Finding& f, const std::string& name) { return fixture::metric(f, name); }
+
+std::string whatif_json_of(std::vector<report::Finding> fs) {
+  report::Report r;
+  r.findings = std::move(fs);
+  return report::render_json(r);
+}
 
 // The changes tried (every whatif.* but the replay), in the report's order.
 std::vector<const report::Finding*> changes_tried(const std::vector<report::Finding>& fs) {
@@ -243,7 +251,7 @@ TEST(Whatif, ANodeWhoseRanksAreAllLate) {
     files.push_back(d.file("rank" + std::to_string(g) + ".sqlite"));
     ASSERT_EQ(gen::write_nsys_sqlite(gen::rank_of(s, g), files.back()), "");
   }
-  auto read = [](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
+  analyzers::ProfileReader read = [](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
     auto p = parsers::read_nsys_sqlite(fixture::read_file(f));
     if (!p) return tl::unexpected(p.error().describe());
     return std::move(*p);
@@ -317,7 +325,7 @@ TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string f = e.path().string();
     if (!f.ends_with(".json.gz")) continue;
-    auto read = [](const std::string& file) -> tl::expected<parsers::Profile, std::string> {
+    analyzers::ProfileReader read = [](const std::string& file) -> tl::expected<parsers::Profile, std::string> {
       auto text = parsers::gunzip(fixture::read_file(file), 1u << 30);
       if (!text) return tl::unexpected(std::string("gunzip"));
       auto p = parsers::parse_kineto(*text);
@@ -325,6 +333,14 @@ TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
       return std::move(*p);
     };
     const auto fs = analyzers::whatif_profile_job({f}, read, {}, {}, 1).findings;
+    // Its digest gives the same answers.
+    std::string digest;
+    EXPECT_TRUE(analyzers::write_profile_digests({f}, read, {}, [&](const std::string&, const std::string& b) {
+                  digest = b;
+                  return std::string();
+                }).empty());
+    analyzers::RankReader from_digest = [&](const std::string&) -> tl::expected<analyzers::RankRead, std::string> { return analyzers::RankRead{digest}; };
+    EXPECT_EQ(whatif_json_of(analyzers::whatif_profile_job({f}, from_digest, {}, {}, 1).findings), whatif_json_of(fs)) << f;
     const auto& replay = fixture::find(fs, "whatif.replay");
     if (replay.status == Status::skip) {
       EXPECT_NE(replay.title.find("nothing to replay"), std::string::npos) << f << ": " << replay.title;
@@ -335,6 +351,100 @@ TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
     expect_sound(fs, 5);
   }
   EXPECT_GE(replayed, 3u);
+}
+
+}  // namespace
+}  // namespace perfgap
+
+// ---- digests: whatif --digest where the traces are, whatif over the digests elsewhere ----------
+
+namespace perfgap {
+namespace {
+
+std::string whatif_report_json(std::vector<report::Finding> fs) {
+  report::Report r;
+  r.findings = std::move(fs);
+  return report::render_json(r);
+}
+
+// Every rank's digest written (as whatif --digest writes them), then read back as the job.
+analyzers::RankReader digests_of(const WhatifTraces& t, std::map<std::string, std::string>& bytes) {
+  const auto written = analyzers::write_profile_digests(t.files, t.reader(), {}, [&](const std::string& f, const std::string& b) {
+    bytes[f + std::string(analyzers::kDigestSuffix)] = b;
+    return std::string();
+  });
+  EXPECT_TRUE(written.empty());
+  return [&bytes](const std::string& f) -> tl::expected<analyzers::RankRead, std::string> {
+    auto it = bytes.find(f);
+    if (it == bytes.end()) return tl::unexpected(std::string("no such digest"));
+    return analyzers::RankRead{it->second};
+  };
+}
+
+// The same answers from the digests as from the traces: every finding of analyze and of whatif,
+// for jobs of every shape the generator makes.
+TEST(WhatifDigest, DigestsGiveTheSameAnswersAsTheTraces) {
+  gen::JobSpec late;
+  late.ranks = 8;
+  late.late_rank = 2;
+  late.also_late = {6};
+  late.clock_offset_ms = gen::node_clock_offsets(8);
+  gen::JobSpec launch;
+  launch.ranks = 4;
+  launch.launch_bound_rank = 1;
+  for (const auto& s : {gen::job(late), gen::job(launch), gen::exposed_comm(2, 5, 30, 15), gen::launch_bound(2, 4), gen::overlapped(2, 5),
+                        gen::copy_bound(2, 4), gen::graphs(2, 4), gen::moe_deepep(2, 4), gen::nvshmem(2, 4), gen::pipeline(4, 4)}) {
+    const auto t = whatif_traces(s);
+    std::map<std::string, std::string> bytes;
+    const auto from_digests = digests_of(t, bytes);
+    std::vector<std::string> names;
+    for (const auto& f : t.files) names.push_back(f + std::string(analyzers::kDigestSuffix));
+    analyzers::WhatifOptions w;
+    w.busbw_gbps = 100;
+    // Labels name the trace a digest was made from: the reports are the same byte for byte.
+    EXPECT_EQ(whatif_report_json(analyzers::whatif_profile_job(names, from_digests, {}, w, 2).findings),
+              whatif_report_json(analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings));
+    EXPECT_EQ(whatif_report_json(analyzers::analyze_profile_job(names, from_digests, {}, 2).findings),
+              whatif_report_json(analyzers::analyze_profile_job(t.files, t.reader(), {}, 2).findings));
+    // A digest is small next to its trace.
+    EXPECT_LT(bytes.begin()->second.size(), t.json[0].size() / 3) << bytes.begin()->second.size() << " of " << t.json[0].size();
+  }
+}
+
+// A damaged digest is an error finding naming its file and the byte, never a crash; the others
+// are replayed.
+TEST(WhatifDigest, ADamagedDigestIsSaidAndTheOthersAreRead) {
+  gen::JobSpec spec;
+  spec.ranks = 4;
+  spec.late_rank = 1;
+  const auto t = whatif_traces(gen::job(spec));
+  std::map<std::string, std::string> bytes;
+  const auto read = digests_of(t, bytes);
+  std::vector<std::string> names;
+  for (const auto& [f, b] : bytes) names.push_back(f);
+  auto& cut = bytes[names[2]];
+  const std::string whole = cut;
+  cut.resize(cut.size() / 2);
+  auto job = analyzers::whatif_profile_job(names, read, {}, {}, 1);
+  ASSERT_EQ(job.unusable.size(), 1u);
+  EXPECT_EQ(job.unusable[0].first, names[2]);
+  EXPECT_NE(job.unusable[0].second.find("damaged digest: byte "), std::string::npos) << job.unusable[0].second;
+  EXPECT_EQ(job.used.size(), 3u);
+  // Another version, bytes after the end, a flipped byte anywhere: refused or read, never a crash.
+  cut = whole;
+  cut[15] = 9;  // the version after "perfgap-digest\n"
+  job = analyzers::whatif_profile_job(names, read, {}, {}, 1);
+  ASSERT_EQ(job.unusable.size(), 1u);
+  EXPECT_NE(job.unusable[0].second.find("a digest of version 9"), std::string::npos) << job.unusable[0].second;
+  cut = whole + "x";
+  EXPECT_NE(analyzers::whatif_profile_job(names, read, {}, {}, 1).unusable.at(0).second.find("bytes after the digest's end"), std::string::npos);
+  for (std::size_t at = 16; at < whole.size(); at += 97) {
+    cut = whole;
+    cut[at] = static_cast<char>(cut[at] ^ 0x5a);
+    (void)analyzers::whatif_profile_job(names, read, {}, {}, 1);
+  }
+  cut = "{\"traceEvents\": []}";
+  EXPECT_NE(analyzers::whatif_profile_job(names, read, {}, {}, 1).unusable.at(0).second.find("not a perfgap digest"), std::string::npos);
 }
 
 }  // namespace

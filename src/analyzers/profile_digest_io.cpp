@@ -1,0 +1,234 @@
+// A rank's digest as bytes (whatif --digest, docs/WHATIF.md "Digests"): every field the job's
+// analysis reads, in one field list used both ways, little-endian fixed-width integers, IEEE
+// doubles, length-prefixed strings and vectors. A digest read back analyses exactly as the
+// digest it was written from. Bad bytes are an error naming the byte, never a crash.
+#include <bit>
+#include <cstring>
+#include <type_traits>
+
+#include "analyzers/profile_model.hpp"
+
+namespace perfgap::analyzers::profile_model {
+
+namespace {
+
+// "perfgap digest", then a version: a digest of another version is refused, not misread.
+constexpr std::string_view kDigestMagic = "perfgap-digest\n";
+constexpr std::uint32_t kDigestVersion = 1;
+// No vector of a rank's digest holds this many entries (150k kernels are ~10^5 intervals).
+constexpr std::uint64_t kMaxDigestEntries = std::uint64_t{1} << 32;
+
+static_assert(std::endian::native == std::endian::little, "digests are written little-endian as the machine holds them");
+
+// The one field list of each struct, for both directions (declared before the writer and the
+// reader, whose templates call them).
+template <class A>
+void fields(A& a, Iv& v) { a.all(v.s, v.e); }
+template <class A>
+void fields(A& a, Win& v) { a.all(v.s, v.e, v.step); }
+template <class A>
+void fields(A& a, LocalStats& v) { a.all(v.len, v.compute, v.copy, v.idle, v.host_idle); }
+template <class A>
+void fields(A& a, CutWindows& v) { a.all(v.wins, v.stats); }
+template <class A>
+void fields(A& a, WinStats& v) {
+  a.all(v.len, v.compute, v.busy, v.idle, v.host_idle, v.copy, v.comm_all, v.exposed_all, v.wait, v.copy_bare, v.copy_by, v.comm, v.exposed, v.kernels);
+}
+template <class A>
+void fields(A& a, RankCollective& v) { a.all(v.coll, v.start, v.end, v.step, v.host_wait, v.bytes, v.group); }
+template <class A>
+void fields(A& a, parsers::GpuInfo& v) { a.all(v.file, v.process, v.device, v.label, v.key, v.host); }
+template <class A>
+void fields(A& a, GpuTimeline& v) {
+  a.all(v.acts, v.kernels, v.compute, v.comm_all, v.exposed_all, v.wait, v.comm, v.exposed, v.copies, v.copy_bare, v.colls, v.nccl, v.seq,
+        v.compute_before, v.cuts, v.period, v.kernel_ns, v.nccl_ns, v.first, v.last, v.wins, v.windows, v.total);
+}
+template <class A>
+void fields(A& a, Digest& v) {
+  a.all(v.format, v.gpus, v.tl, v.api_calls, v.ranges, v.env_present, v.graphs, v.empty, v.env, v.system, v.notes, v.found, v.shown, v.api_ns,
+        v.delay_ns, v.launches, v.short_kernels, v.graph_kernels, v.copy_count, v.copy_bytes, v.coll_kernels, v.coll_bytes, v.coll_group, v.coll_ns);
+}
+
+class DigestBytesOut {
+ public:
+  std::string out;
+  template <class T>
+  void operator()(const T& v) {
+    if constexpr (std::is_enum_v<T>) {
+      (*this)(static_cast<std::underlying_type_t<T>>(v));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      out.push_back(v ? 1 : 0);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      char b[sizeof(T)];
+      std::memcpy(b, &v, sizeof(T));
+      out.append(b, sizeof(T));
+    } else {
+      fields(*this, const_cast<T&>(v));
+    }
+  }
+  void operator()(const std::string& s) {
+    (*this)(static_cast<std::uint64_t>(s.size()));
+    out += s;
+  }
+  template <class A, class B>
+  void operator()(const std::pair<A, B>& p) {
+    (*this)(p.first);
+    (*this)(p.second);
+  }
+  template <class T>
+  void operator()(const std::vector<T>& v) {
+    (*this)(static_cast<std::uint64_t>(v.size()));
+    for (const auto& x : v) (*this)(x);
+  }
+  template <class T, std::size_t N>
+  void operator()(const std::array<T, N>& v) {
+    for (const auto& x : v) (*this)(x);
+  }
+  template <class... T>
+  void all(const T&... v) {
+    ((*this)(v), ...);
+  }
+};
+
+class DigestBytesIn {
+ public:
+  explicit DigestBytesIn(std::string_view in) : in_(in) {}
+  std::string error;  // the first problem; the rest of the reads then leave values as they are
+  template <class T>
+  void operator()(T& v) {
+    if constexpr (std::is_enum_v<T>) {
+      std::underlying_type_t<T> u{};
+      (*this)(u);
+      v = static_cast<T>(u);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      std::uint8_t b = 0;
+      (*this)(b);
+      v = b != 0;
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      if (!take(sizeof(T))) return;
+      std::memcpy(&v, in_.data() + at_ - sizeof(T), sizeof(T));
+    } else {
+      fields(*this, v);
+    }
+  }
+  void operator()(std::string& s) {
+    std::uint64_t n = 0;
+    (*this)(n);
+    if (!error.empty() || !take(n)) return;
+    s.assign(in_.data() + at_ - n, n);
+  }
+  template <class A, class B>
+  void operator()(std::pair<A, B>& p) {
+    (*this)(p.first);
+    (*this)(p.second);
+  }
+  template <class T>
+  void operator()(std::vector<T>& v) {
+    std::uint64_t n = 0;
+    (*this)(n);
+    if (!error.empty()) return;
+    // Each entry takes at least a byte: a count beyond the bytes left is damage, not a size.
+    if (n > kMaxDigestEntries || n > in_.size() - at_) {
+      fail("a list of " + std::to_string(n) + " entries");
+      return;
+    }
+    v.resize(n);
+    for (auto& x : v) {
+      if (!error.empty()) return;
+      (*this)(x);
+    }
+  }
+  template <class T, std::size_t N>
+  void operator()(std::array<T, N>& v) {
+    for (auto& x : v) (*this)(x);
+  }
+  template <class... T>
+  void all(T&... v) {
+    ((*this)(v), ...);
+  }
+  bool done() const { return at_ == in_.size(); }
+  std::size_t at() const { return at_; }
+  void fail(const std::string& what) {
+    if (error.empty()) error = fmt::format("byte {}: {}", at_, what);
+  }
+
+ private:
+  bool take(std::uint64_t n) {
+    if (!error.empty()) return false;
+    if (n > in_.size() - at_) {
+      fail("cut short (" + std::to_string(in_.size()) + " bytes)");
+      return false;
+    }
+    at_ += static_cast<std::size_t>(n);
+    return true;
+  }
+  std::string_view in_;
+  std::size_t at_ = 0;
+};
+
+// Merged and sorted, as digest() leaves every interval list (the analysis measures by binary search).
+bool merged(const Ivs& v) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v[i].e < v[i].s || (i > 0 && v[i].s < v[i - 1].e)) return false;
+  return true;
+}
+
+// What digest() guarantees and the analysis relies on (indices and slots inside their arrays,
+// interval lists merged, windows ordered): "" when the digest holds it.
+std::string digest_damage(const Digest& d) {
+  if (d.tl.size() != d.gpus.size()) return "GPUs and timelines differ in count";
+  for (const auto& gt : d.tl) {
+    if (gt.compute_before.size() != gt.seq.size()) return "a GPU's collectives and their compute differ in count";
+    for (const Ivs* v : {&gt.compute, &gt.comm_all, &gt.exposed_all, &gt.wait, &gt.copy_bare})
+      if (!merged(*v)) return "an interval list out of order";
+    for (const auto& v : gt.comm)
+      if (!merged(v)) return "an interval list out of order";
+    for (const auto& v : gt.exposed)
+      if (!merged(v)) return "an interval list out of order";
+    for (const auto& v : gt.copies)
+      if (!merged(v)) return "an interval list out of order";
+    for (std::size_t i = 0; i < gt.colls.size(); ++i)
+      if (static_cast<int>(gt.colls[i].second) >= kCommSlots || (i > 0 && gt.colls[i].first < gt.colls[i - 1].first)) return "a communication kernel out of range";
+    for (std::size_t i = 0; i < gt.seq.size(); ++i)
+      if (gt.seq[i].coll > parsers::Coll::other || gt.seq[i].end < gt.seq[i].start || (i > 0 && gt.seq[i].start < gt.seq[i - 1].start))
+        return "a collective out of range";
+    for (const auto& c : gt.cuts) {
+      if (c.stats.size() != c.wins.size()) return "a cut's windows and their figures differ in count";
+      for (std::size_t i = 0; i < c.wins.size(); ++i)
+        if (c.wins[i].e < c.wins[i].s || (i > 0 && c.wins[i].s < c.wins[i - 1].s)) return "a window out of order";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+bool is_digest(std::string_view bytes) { return bytes.starts_with(kDigestMagic); }
+
+std::string serialize_digest(const Digest& d, const std::string& source) {
+  DigestBytesOut w;
+  w.out = kDigestMagic;
+  w(kDigestVersion);
+  w(source);
+  w(d);
+  return std::move(w.out);
+}
+
+tl::expected<SourcedDigest, std::string> deserialize_digest(std::string_view bytes) {
+  if (!is_digest(bytes)) return tl::unexpected(std::string("not a perfgap digest (whatif --digest writes them)"));
+  DigestBytesIn r(bytes.substr(kDigestMagic.size()));
+  std::uint32_t version = 0;
+  r(version);
+  if (r.error.empty() && version != kDigestVersion)
+    return tl::unexpected(fmt::format("a digest of version {}; this perfgap reads version {} (write it again with this perfgap's whatif --digest)", version,
+                                      kDigestVersion));
+  SourcedDigest out;
+  r(out.source);
+  r(out.digest);
+  if (r.error.empty() && !r.done()) r.fail("bytes after the digest's end");
+  if (!r.error.empty()) return tl::unexpected("damaged digest: " + r.error);
+  if (auto why = digest_damage(out.digest); !why.empty()) return tl::unexpected("damaged digest: " + why);
+  return out;
+}
+
+}  // namespace perfgap::analyzers::profile_model
