@@ -214,7 +214,8 @@ struct ParserState<NcclTestsRun> {
   std::unordered_map<std::uint64_t, ParkedRow> parked;  // size -> its last row, when plain
   std::unordered_set<long> ranks_seen;
   std::unordered_set<std::string> hosts_seen;
-  bool fast_rows = true;  // off: every line the general way (the reference the tests hold rows to)
+  // parse_nccl_tests_reference: every line the general way and every row kept to the end.
+  bool reference = false;
   void feed(std::string_view lines);
   void line(std::string_view raw);
   bool fast_row(std::string_view raw);
@@ -272,7 +273,7 @@ bool ParserState<NcclTestsRun>::fast_row(std::string_view raw) {
 
 void ParserState<NcclTestsRun>::line(std::string_view raw) {
   ++lineno;
-  if (fast_rows && fast_row(raw)) return;
+  if (!reference && fast_row(raw)) return;
   std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
   sys::split_ws_into(line, f);
   if (f.empty()) return;
@@ -427,7 +428,7 @@ bool checked(const NcclTestsRow& r) { return r.out_of_place && (r.out_of_place->
 // parked one.
 void ParserState<NcclTestsRun>::keep(NcclTestsRow&& row, std::string_view text) {
   if (checked(row)) run.results_checked = true;
-  if (plain(row)) {
+  if (plain(row) && !reference) {
     park(row.size, text);
     return;
   }
@@ -441,6 +442,22 @@ void ParserState<NcclTestsRun>::park(std::uint64_t size, std::string_view text) 
   p.hdr = hdr;
   p.line = lineno;
 }
+
+namespace {
+// The rule the parked rows implement, applied to every row at once: a plain row is dropped
+// when a later row of its size follows.
+void drop_superseded(std::vector<NcclTestsRow>& rows) {
+  std::unordered_map<std::uint64_t, std::size_t> last;  // size -> its last row
+  for (std::size_t i = 0; i < rows.size(); ++i) last[rows[i].size] = i;
+  std::size_t to = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (plain(rows[i]) && last[rows[i].size] != i) continue;
+    if (to != i) rows[to] = std::move(rows[i]);  // not onto itself: a self-moved string is emptied
+    ++to;
+  }
+  rows.resize(to);
+}
+}  // namespace
 
 Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
   auto& s = *this;
@@ -457,6 +474,7 @@ Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
     if (auto row = s.read_row(p.hdr, p.line)) run.rows.push_back(std::move(*row));
   }
   s.parked.clear();
+  if (s.reference) drop_superseded(run.rows);
   std::sort(run.rows.begin(), run.rows.end(), [](const NcclTestsRow& a, const NcclTestsRow& b) { return a.line < b.line; });
   if (run.rows.empty()) {
     if (!run.damaged.empty()) return parse_fail("no readable nccl-tests result row: " + run.damaged.front().message, run.damaged.front().line);
@@ -469,6 +487,13 @@ Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
 template class LineParser<NcclTestsRun>;
 
 Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) { return parse_whole<NcclTestsParser>(text); }
+
+Parsed<NcclTestsRun> parse_nccl_tests_reference(std::string_view text) {
+  ParserState<NcclTestsRun> s;
+  s.reference = true;
+  s.feed(text);
+  return s.finish();
+}
 
 std::optional<std::uint64_t> parse_size(std::string_view s) {
   s = sys::trim_ws(s);
