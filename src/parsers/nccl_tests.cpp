@@ -104,7 +104,8 @@ Quick quick_figures(const std::vector<std::string_view>& f, std::size_t at, bool
 std::optional<std::uint64_t> quick_plain_row(const std::vector<std::string_view>& f, const Header& hdr, bool& checked) {
   auto size = uint_tok(f[0]);
   if (!size || !is_word(f[2])) return std::nullopt;
-  // The count's value is read at the end, with the row: here only that uint_tok reads it.
+  // The count's value is read at the end, with the row; here only that uint_tok would read it
+  // (up to 19 digits always are).
   const auto count = f[1];
   if (count.size() > 19 || std::any_of(count.begin(), count.end(), [](char c) { return c < '0' || c > '9'; })) {
     if (!uint_tok(count)) return std::nullopt;
