@@ -214,7 +214,7 @@ struct ParserState<NcclTestsRun> {
   std::vector<std::string_view> f;  // its cells, reused from line to line
   std::unordered_map<std::uint64_t, ParkedRow> parked;  // size -> its last row, when plain
   std::unordered_set<long> ranks_seen;
-  std::unordered_set<std::string> hosts_seen;
+  std::unordered_set<std::string, sys::ViewHash, std::equal_to<>> hosts_seen;  // looked up by view
   // parse_nccl_tests_reference: every line the general way and every row kept to the end.
   bool reference = false;
   void feed(std::string_view lines);
@@ -308,14 +308,18 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
       return;
     }
     if (h.size() >= 2 && h[0] == "Rank" && tooltext::is_integer(h[1])) {
-      const long r = std::strtol(std::string(h[1]).c_str(), nullptr, 10);
+      long r = -1;  // out of long's range: strtol's clamp was refused by the range test too
+      std::from_chars(h[1].data(), h[1].data() + h[1].size(), r);
       if (r >= 0 && r < (1L << 24)) {
         if (ranks_seen.size() < kMaxNcclTestsRanks && ranks_seen.insert(r).second) ++run.rank_lines;
         run.max_rank = std::max(run.max_rank, r);
         for (std::size_t i = 2; i + 1 < h.size(); ++i)
           if (h[i] == "on") {
-            const std::string host(h[i + 1]);
-            if (run.hosts.size() < kMaxNcclTestsHosts && hosts_seen.insert(host).second) run.hosts.push_back(host);
+            // Every rank's line names its host again: found by view, copied only when new.
+            if (run.hosts.size() < kMaxNcclTestsHosts && !hosts_seen.contains(h[i + 1])) {
+              hosts_seen.emplace(h[i + 1]);
+              run.hosts.emplace_back(h[i + 1]);
+            }
             break;
           }
       }
