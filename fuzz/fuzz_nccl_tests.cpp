@@ -1,14 +1,42 @@
-// parse_nccl_tests and its analyzer: never crash; line numbers stay inside the input.
+// parse_nccl_tests and its analyzer: never crash; line numbers stay inside the input; the
+// model is the reference parse's (every line the general way, every row kept to the end).
 #include <algorithm>
 
 #include "analyzers/analyzers.hpp"
 #include "fuzz_common.hpp"
 #include "parsers/nccl_tests.hpp"
 
+namespace {
+bool same_figures(const std::optional<perfgap::parsers::NcclTestsFigures>& a, const std::optional<perfgap::parsers::NcclTestsFigures>& b) {
+  if (!a || !b) return !a && !b;
+  return a->time_us == b->time_us && a->algbw == b->algbw && a->busbw == b->busbw && a->wrong == b->wrong && a->max_error == b->max_error;
+}
+
+// The fast parse and the reference agree on everything the analyzer reads.
+void check_reference(const perfgap::parsers::Parsed<perfgap::parsers::NcclTestsRun>& r, std::string_view text) {
+  auto ref = perfgap::parsers::parse_nccl_tests_reference(text);
+  FUZZ_CHECK(r.has_value() == ref.has_value());
+  if (!r) {
+    FUZZ_CHECK(r.error().message == ref.error().message && r.error().line == ref.error().line);
+    return;
+  }
+  FUZZ_CHECK(r->rows.size() == ref->rows.size() && r->damaged.size() == ref->damaged.size());
+  FUZZ_CHECK(r->results_checked == ref->results_checked && r->elided == ref->elided);
+  for (std::size_t i = 0; i < r->rows.size(); ++i) {
+    const auto &a = r->rows[i], &b = ref->rows[i];
+    FUZZ_CHECK(a.line == b.line && a.size == b.size && a.count == b.count && a.type == b.type && a.redop == b.redop);
+    FUZZ_CHECK(same_figures(a.out_of_place, b.out_of_place) && same_figures(a.in_place, b.in_place));
+  }
+  for (std::size_t i = 0; i < r->damaged.size(); ++i)
+    FUZZ_CHECK(r->damaged[i].line == ref->damaged[i].line && r->damaged[i].message == ref->damaged[i].message);
+}
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
   auto r = perfgap::parsers::parse_nccl_tests(text);
+  check_reference(r, text);
   if (!r) {
     FUZZ_CHECK(r.error().line >= 0 && r.error().line <= lines);
     return 0;

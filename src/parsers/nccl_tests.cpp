@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -27,9 +29,17 @@ bool is_word(std::string_view t) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
+// Up to 19 digits cannot overflow and are summed inline (every row has two); anything else
+// (longer, or a trailing CR that to_int trims) goes through to_int.
 std::optional<std::uint64_t> uint_tok(std::string_view t) {
   if (t.empty() || t[0] < '0' || t[0] > '9') return std::nullopt;
-  return sys::to_int<std::uint64_t>(t);
+  if (t.size() > 19) return sys::to_int<std::uint64_t>(t);
+  std::uint64_t v = 0;
+  for (char c : t) {
+    if (c < '0' || c > '9') return sys::to_int<std::uint64_t>(t);
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
 }
 
 struct Header {
@@ -55,6 +65,72 @@ bool figures(const std::vector<std::string_view>& f, std::size_t at, const Heade
   (error ? out.max_error : out.wrong) = *w;
   return true;
 }
+
+// A cell that tooltext::number reads by its fast path ("[-]ddd[.ddd]", 1 to 15 digits), told
+// by its characters alone; `nonzero`: a digit is not 0.
+bool decimal_cell(std::string_view t, bool& nonzero) {
+  const std::size_t sign = t[0] == '-' ? 1 : 0;
+  bool dot = false;
+  unsigned any = 0;
+  for (std::size_t i = sign; i < t.size(); ++i) {
+    const auto d = static_cast<unsigned char>(t[i] - '0');
+    if (d < 10) any |= d;
+    else if (t[i] == '.' && !dot) dot = true;
+    else return false;
+  }
+  const std::size_t digits = t.size() - sign - (dot ? 1 : 0);
+  nonzero = any != 0;
+  return digits >= 1 && digits <= 15;
+}
+
+// What figures() makes of the 4 cells at `at`, told without reading the numbers: none (too few
+// cells), read with nothing wrong (#wrong or error 0, or N/A), or unsure (anything else:
+// figures() decides). `checked`: the last cell is not N/A.
+enum class Quick { none, plain, unsure };
+Quick quick_figures(const std::vector<std::string_view>& f, std::size_t at, bool& checked) {
+  if (at + 4 > f.size()) return Quick::none;
+  bool nonzero = false;
+  for (std::size_t k = at; k < at + 3; ++k)
+    if (!decimal_cell(f[k], nonzero)) return Quick::unsure;
+  const auto cell = f[at + 3];
+  checked = cell != "N/A";
+  if (checked && (cell[0] == '-' || !decimal_cell(cell, nonzero) || nonzero)) return Quick::unsure;
+  return Quick::plain;
+}
+
+// The size of the row in f (3 cells or more) when line() would keep it as a plain row (read
+// without damage, nothing wrong in place or out of place), told from the cells' characters;
+// nullopt when it would not or it is not sure. `checked` as checked() of that row.
+std::optional<std::uint64_t> quick_plain_row(const std::vector<std::string_view>& f, const Header& hdr, bool& checked) {
+  auto size = uint_tok(f[0]);
+  if (!size || !is_word(f[2])) return std::nullopt;
+  // The count's value is read at the end, with the row; here only that uint_tok would read it
+  // (up to 19 digits always are).
+  const auto count = f[1];
+  if (count.size() > 19 || std::any_of(count.begin(), count.end(), [](char c) { return c < '0' || c > '9'; })) {
+    if (!uint_tok(count)) return std::nullopt;
+  }
+  std::size_t i = 3;
+  if (i < f.size() && is_word(f[i]) && f[i] != "N/A") ++i;
+  const std::size_t left = f.size() - i;
+  if (hdr.seen ? hdr.root : left == 9 || left == 17 || (left > 9 && f[i] == "-1")) {
+    if (i >= f.size() || !tooltext::is_integer(f[i])) return std::nullopt;
+    ++i;
+  }
+  if (quick_figures(f, i, checked) != Quick::plain) return std::nullopt;
+  bool in_place_checked = false;
+  if (quick_figures(f, i + (hdr.per_iter ? 8 : 4), in_place_checked) == Quick::unsure) return std::nullopt;
+  return size;
+}
+
+// A plain row waits here until a later row of its size supersedes it (only the last row of a
+// size is judged): most rows of a long output are superseded, so only the rows left at the
+// end have their figures read.
+struct ParkedRow {
+  std::string text;  // the line as its cells were split (launcher prefixes and rank tags gone)
+  Header hdr;        // the table header in force there
+  int line = 0;
+};
 
 Parsed<NcclTestsRun> parse_json(std::string_view text) {
   NcclTestsRun run;
@@ -136,16 +212,17 @@ struct ParserState<NcclTestsRun> {
   std::string json_text;
   std::string scratch;              // a line whose rank tags had to be replaced
   std::vector<std::string_view> f;  // its cells, reused from line to line
-  // Rows superseded by a later row of the same size are dropped (alive false, then compacted).
-  std::unordered_map<std::uint64_t, std::size_t> last_plain;  // size -> its last plain row
-  std::vector<bool> alive;
-  std::size_t dead = 0;
+  std::unordered_map<std::uint64_t, ParkedRow> parked;  // size -> its last row, when plain
   std::unordered_set<long> ranks_seen;
-  std::unordered_set<std::string> hosts_seen;
+  std::unordered_set<std::string, sys::ViewHash, std::equal_to<>> hosts_seen;  // looked up by view
+  // parse_nccl_tests_reference: every line the general way and every row kept to the end.
+  bool reference = false;
   void feed(std::string_view lines);
   void line(std::string_view raw);
-  void keep(NcclTestsRow&& row);
-  void compact();
+  bool fast_row(std::string_view raw);
+  std::optional<NcclTestsRow> read_row(const Header& h, int at_line);  // from the cells in f
+  void keep(NcclTestsRow&& row, std::string_view text);
+  void park(std::uint64_t size, std::string_view text);
   Parsed<NcclTestsRun> finish();
 };
 
@@ -166,16 +243,46 @@ void ParserState<NcclTestsRun>::feed(std::string_view lines) {
   for_each_line(lines, [&](std::string_view raw) { s.line(raw); });
 }
 
+// A result row the short way: the first cell is digits and a blank (not srun's "0: " label),
+// the line holds no '[' (no Open MPI prefix or rank tag to replace) and no cell ends in "NCCL"
+// ("NCCL INFO", "NCCL version ") or "_perf" (the collective's binary). Then none of line()'s
+// searches can match and the row is what line() makes of it, for a fraction of the cost: such
+// rows are most of a large output.
+bool ParserState<NcclTestsRun>::fast_row(std::string_view raw) {
+  std::size_t i = 0;
+  while (i < raw.size() && (raw[i] == ' ' || raw[i] == '\t')) ++i;
+  std::size_t d = i;
+  while (d < raw.size() && raw[d] >= '0' && raw[d] <= '9') ++d;
+  if (d == i || d == raw.size() || (raw[d] != ' ' && raw[d] != '\t')) return false;
+  if (std::memchr(raw.data(), '[', raw.size()) != nullptr) return false;
+  const std::string_view text = tooltext::chomp(raw);
+  sys::split_ws_into(text, f);
+  if (f.size() < 3) return false;
+  for (auto t : f) {
+    const char last = t.back();
+    if ((last == 'L' && t.ends_with("NCCL")) || (last == 'f' && t.ends_with("_perf"))) return false;
+  }
+  bool checked = false;
+  if (auto size = quick_plain_row(f, hdr, checked)) {
+    run.results_checked = run.results_checked || checked;
+    park(*size, text);
+  } else if (auto row = read_row(hdr, lineno)) {
+    keep(std::move(*row), text);
+  }
+  return true;
+}
+
 void ParserState<NcclTestsRun>::line(std::string_view raw) {
   ++lineno;
+  if (!reference && fast_row(raw)) return;
   std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
   sys::split_ws_into(line, f);
   if (f.empty()) return;
   if (f[0][0] == '#') {
-    // Header lines.
-    std::vector<std::string_view> h(f.begin(), f.end());
-    if (h[0] == "#") h.erase(h.begin());
-    else h[0] = h[0].substr(1);
+    // Header lines: their cells less the '#' (f is scratch: trimmed in place, not copied).
+    std::span<std::string_view> h(f);
+    if (h[0] == "#") h = h.subspan(1);
+    else h[0].remove_prefix(1);
     if (h.size() >= 3 && h[0] == "size" && h[1] == "count") {
       hdr.seen = true;
       hdr.root = false;
@@ -201,14 +308,18 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
       return;
     }
     if (h.size() >= 2 && h[0] == "Rank" && tooltext::is_integer(h[1])) {
-      const long r = std::strtol(std::string(h[1]).c_str(), nullptr, 10);
+      long r = -1;  // out of long's range: strtol's clamp was refused by the range test too
+      std::from_chars(h[1].data(), h[1].data() + h[1].size(), r);
       if (r >= 0 && r < (1L << 24)) {
         if (ranks_seen.size() < kMaxNcclTestsRanks && ranks_seen.insert(r).second) ++run.rank_lines;
         run.max_rank = std::max(run.max_rank, r);
         for (std::size_t i = 2; i + 1 < h.size(); ++i)
           if (h[i] == "on") {
-            const std::string host(h[i + 1]);
-            if (run.hosts.size() < kMaxNcclTestsHosts && hosts_seen.insert(host).second) run.hosts.push_back(host);
+            // Every rank's line names its host again: found by view, copied only when new.
+            if (run.hosts.size() < kMaxNcclTestsHosts && !hosts_seen.contains(h[i + 1])) {
+              hosts_seen.emplace(h[i + 1]);
+              run.hosts.emplace_back(h[i + 1]);
+            }
             break;
           }
       }
@@ -256,47 +367,53 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
     }
   }
   // "..." where rows were cut out (a shortened paste): noted, so the report can say so.
-  if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos && (hdr.seen || !run.rows.empty())) {
+  if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos &&
+      (hdr.seen || !run.rows.empty() || !parked.empty())) {
     run.elided.push_back(lineno);
     return;
   }
-  // A result row starts with size and count.
+  if (auto row = read_row(hdr, lineno)) keep(std::move(*row), line);
+}
+
+// A result row starts with size and count; anything else is not a row. A row that cannot be
+// read is noted in `damaged`.
+std::optional<NcclTestsRow> ParserState<NcclTestsRun>::read_row(const Header& h, int at_line) {
   auto size = uint_tok(f[0]);
-  if (!size || f.size() < 2) return;
+  if (!size || f.size() < 2) return std::nullopt;
   auto count = uint_tok(f[1]);
-  if (!count) return;
+  if (!count) return std::nullopt;
   if (f.size() < 3 || !is_word(f[2])) {
-    if (f.size() >= 3) run.damaged.push_back({"result row without a data type", lineno});
-    return;
+    if (f.size() >= 3) run.damaged.push_back({"result row without a data type", at_line});
+    return std::nullopt;
   }
   NcclTestsRow row;
   row.size = *size;
   row.count = *count;
   row.type = std::string(f[2]);
-  row.line = lineno;
+  row.line = at_line;
   std::size_t i = 3;
   if (i < f.size() && is_word(f[i]) && f[i] != "N/A") row.redop = std::string(f[i++]);
   std::size_t left = f.size() - i;
   bool has_root;
-  if (hdr.seen) has_root = hdr.root;
+  if (h.seen) has_root = h.root;
   else has_root = left == 9 || left == 17 || (left > 9 && f[i] == "-1");
   if (has_root) {
     if (i >= f.size() || !tooltext::is_integer(f[i])) {
-      run.damaged.push_back({"result row without the root column", lineno});
-      return;
+      run.damaged.push_back({"result row without the root column", at_line});
+      return std::nullopt;
     }
     ++i;
   }
   NcclTestsFigures oop;
-  if (!figures(f, i, hdr, oop)) {
-    run.damaged.push_back({fmt::format("result row for size {} cut short or unreadable ({} cells)", row.size, f.size()), lineno});
-    return;
+  if (!figures(f, i, h, oop)) {
+    run.damaged.push_back({fmt::format("result row for size {} cut short or unreadable ({} cells)", row.size, f.size()), at_line});
+    return std::nullopt;
   }
   row.out_of_place = oop;
-  i += hdr.per_iter ? 8 : 4;
+  i += h.per_iter ? 8 : 4;
   NcclTestsFigures inp;
-  if (figures(f, i, hdr, inp)) row.in_place = inp;
-  keep(std::move(row));
+  if (figures(f, i, h, inp)) row.in_place = inp;
+  return row;
 }
 
 namespace {
@@ -310,35 +427,42 @@ bool plain(const NcclTestsRow& r) {
 bool checked(const NcclTestsRow& r) { return r.out_of_place && (r.out_of_place->wrong || r.out_of_place->max_error); }
 }  // namespace
 
-void ParserState<NcclTestsRun>::keep(NcclTestsRow&& row) {
+// Only the last row of each size is judged, so a file of many repeated runs keeps one row per
+// size (plus the rows with wrong results), not one per line: a plain row is parked until a
+// later row of its size replaces it; a row with wrong results is kept and supersedes the
+// parked one.
+void ParserState<NcclTestsRun>::keep(NcclTestsRow&& row, std::string_view text) {
   if (checked(row)) run.results_checked = true;
-  // A plain row of a size seen before is superseded by the later one: only the last row of
-  // each size is judged, so a file of many repeated runs keeps one row per size (plus the
-  // rows with wrong results), not one per line.
-  if (auto it = last_plain.find(row.size); it != last_plain.end()) {
-    alive[it->second] = false;
-    ++dead;
-    last_plain.erase(it);
+  if (plain(row) && !reference) {
+    park(row.size, text);
+    return;
   }
-  if (plain(row)) last_plain[row.size] = run.rows.size();
+  parked.erase(row.size);
   run.rows.push_back(std::move(row));
-  alive.push_back(true);
-  if (dead > 4096 && dead * 2 > run.rows.size()) compact();
 }
 
-void ParserState<NcclTestsRun>::compact() {
+void ParserState<NcclTestsRun>::park(std::uint64_t size, std::string_view text) {
+  auto& p = parked[size];
+  p.text.assign(text);  // the buffer of the row it replaces: no allocation once sizes repeat
+  p.hdr = hdr;
+  p.line = lineno;
+}
+
+namespace {
+// The rule the parked rows implement, applied to every row at once: a plain row is dropped
+// when a later row of its size follows.
+void drop_superseded(std::vector<NcclTestsRow>& rows) {
+  std::unordered_map<std::uint64_t, std::size_t> last;  // size -> its last row
+  for (std::size_t i = 0; i < rows.size(); ++i) last[rows[i].size] = i;
   std::size_t to = 0;
-  last_plain.clear();
-  for (std::size_t from = 0; from < run.rows.size(); ++from) {
-    if (!alive[from]) continue;
-    if (to != from) run.rows[to] = std::move(run.rows[from]);
-    if (plain(run.rows[to])) last_plain[run.rows[to].size] = to;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (plain(rows[i]) && last[rows[i].size] != i) continue;
+    if (to != i) rows[to] = std::move(rows[i]);  // not onto itself: a self-moved string is emptied
     ++to;
   }
-  run.rows.resize(to);  // capacity kept: the next runs fill it again
-  alive.assign(to, true);
-  dead = 0;
+  rows.resize(to);
 }
+}  // namespace
 
 Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
   auto& s = *this;
@@ -347,12 +471,19 @@ Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
     if (run) run->results_checked = std::any_of(run->rows.begin(), run->rows.end(), checked);
     return run;
   }
-  if (s.dead) s.compact();
   auto& run = s.run;
-  auto& hdr = s.hdr;
+  // The parked rows read as they were when parked (they were read or checked then: no damage),
+  // and put back in file order.
+  for (const auto& [size, p] : s.parked) {
+    sys::split_ws_into(p.text, s.f);
+    if (auto row = s.read_row(p.hdr, p.line)) run.rows.push_back(std::move(*row));
+  }
+  s.parked.clear();
+  if (s.reference) drop_superseded(run.rows);
+  std::sort(run.rows.begin(), run.rows.end(), [](const NcclTestsRow& a, const NcclTestsRow& b) { return a.line < b.line; });
   if (run.rows.empty()) {
     if (!run.damaged.empty()) return parse_fail("no readable nccl-tests result row: " + run.damaged.front().message, run.damaged.front().line);
-    if (hdr.seen) return parse_fail("nccl-tests table header without result rows");
+    if (s.hdr.seen) return parse_fail("nccl-tests table header without result rows");
     return parse_fail("no nccl-tests result table");
   }
   return std::move(run);
@@ -361,6 +492,13 @@ Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
 template class LineParser<NcclTestsRun>;
 
 Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text) { return parse_whole<NcclTestsParser>(text); }
+
+Parsed<NcclTestsRun> parse_nccl_tests_reference(std::string_view text) {
+  ParserState<NcclTestsRun> s;
+  s.reference = true;
+  s.feed(text);
+  return s.finish();
+}
 
 std::optional<std::uint64_t> parse_size(std::string_view s) {
   s = sys::trim_ws(s);

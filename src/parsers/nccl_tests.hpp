@@ -67,6 +67,10 @@ inline constexpr std::string_view kNcclTestsHostsEvidence = "nccl-tests hosts";
 
 // Error when neither a result table header nor result rows nor -J JSON results are found.
 Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text);
+// The same with every line read the general way and every row kept until the end (no short
+// way for table rows, no parking of plain rows): the reference the tests and the fuzzer hold
+// parse_nccl_tests to.
+Parsed<NcclTestsRun> parse_nccl_tests_reference(std::string_view text);
 // The same fed a piece at a time (parsers/line_feed.hpp); -J JSON output is kept whole.
 using NcclTestsParser = LineParser<NcclTestsRun>;
 extern template class LineParser<NcclTestsRun>;

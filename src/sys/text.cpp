@@ -72,26 +72,34 @@ namespace {
   return ((m >> 7) * 0x0102040810204080ULL) >> 56;  // gather the 8 high bits into one byte
 }
 
+#if defined(__SSE2__)
+// Bit i set when byte i of the 16 at `p` is a blank or a tab.
+inline std::uint64_t blank_bits16(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')));
+  return static_cast<unsigned>(_mm_movemask_epi8(m));
+}
+#endif
+
 // Bit i set when byte i of the `len` (<= 64) at `p` is a blank or a tab; bits past len set.
 inline std::uint64_t blank_bits64(const char* p, std::size_t len) {
-  char pad[64];
-  if (len < 64) {
-    std::memset(pad, ' ', sizeof pad);
-    std::memcpy(pad, p, len);
-    p = pad;
-  }
-  std::uint64_t bits = 0;
 #if defined(__SSE2__)
-  // x86-64 always has SSE2: 16 bytes per compare, the mask in one movemask.
-  const __m128i blank = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
-  for (int k = 0; k < 4; ++k) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
-    __m128i m = _mm_or_si128(_mm_cmpeq_epi8(v, blank), _mm_cmpeq_epi8(v, tab));
-    bits |= static_cast<std::uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(m))) << (16 * k);
+  // x86-64 always has SSE2: 16 bytes per compare, the mask in one movemask. A short tail is
+  // read as the 16 bytes that end the line, shifted: copying it into a padded buffer first
+  // made the loads wait on the copy's stores (a store-forwarding stall on every line).
+  if (len >= 16) {
+    std::uint64_t bits = 0;
+    std::size_t k = 0;
+    for (; k + 16 <= len; k += 16) bits |= blank_bits16(p + k) << k;
+    if (k < len) bits |= (blank_bits16(p + len - 16) >> (16 - (len - k))) << k;
+    return len < 64 ? bits | (~0ULL << len) : bits;
   }
-#else
-  for (int k = 0; k < 8; ++k) bits |= blank_bits8(p + 8 * k) << (8 * k);
 #endif
+  char pad[64];
+  std::memset(pad, ' ', sizeof pad);
+  std::memcpy(pad, p, len);
+  std::uint64_t bits = 0;
+  for (int k = 0; k < 8; ++k) bits |= blank_bits8(pad + 8 * k) << (8 * k);
   return bits;
 }
 
@@ -99,7 +107,9 @@ inline std::uint64_t blank_bits64(const char* p, std::size_t len) {
 
 // Fields are found 64 bytes at a time from a mask of blanks: a field starts at a non-blank
 // after a blank and ends at a blank after a non-blank. A byte loop mispredicts twice per
-// field, and split_ws_into is the inner loop of every table parser.
+// field, and split_ws_into is the inner loop of every table parser. Within a chunk the starts
+// and ends alternate, so after the end of a field carried in from the chunk before, the k-th
+// end closes the k-th start: pairs are taken without comparing which comes first.
 void split_ws_into(std::string_view line, std::vector<std::string_view>& out) {
   out.clear();
   const char* p = line.data();
@@ -112,18 +122,15 @@ void split_ws_into(std::string_view line, std::vector<std::string_view>& out) {
     std::uint64_t word = ~blank;
     std::uint64_t prev_word = (word << 1) | (inside ? 1 : 0);  // bit i: byte i-1 is in a field
     std::uint64_t starts = word & ~prev_word, ends = blank & prev_word;
-    while (starts | ends) {
-      // Starts and ends alternate; take whichever comes first.
-      int s = starts ? __builtin_ctzll(starts) : 64, e = ends ? __builtin_ctzll(ends) : 64;
-      if (s < e) {
-        start = base + static_cast<std::size_t>(s);
-        starts &= starts - 1;
-      } else {
-        std::size_t end = base + static_cast<std::size_t>(e);
-        out.push_back(line.substr(start, end - start));
-        ends &= ends - 1;
-      }
+    if (inside && ends) {
+      out.emplace_back(p + start, base + static_cast<std::size_t>(__builtin_ctzll(ends)) - start);
+      ends &= ends - 1;
     }
+    for (; ends; ends &= ends - 1, starts &= starts - 1) {
+      const auto s = static_cast<std::size_t>(__builtin_ctzll(starts)), e = static_cast<std::size_t>(__builtin_ctzll(ends));
+      out.emplace_back(p + base + s, e - s);
+    }
+    if (starts) start = base + static_cast<std::size_t>(__builtin_ctzll(starts));
     inside = (word >> 63) & 1;
   }
   if (inside) out.push_back(line.substr(start));

@@ -1,0 +1,159 @@
+// parse_nccl_tests (table rows the short way, plain rows parked until the end) held equal to
+// parse_nccl_tests_reference (every line the general way, every row kept, superseded rows
+// dropped at the end) on generated tables with damage, prefixes and odd cells, on the
+// committed captures and on the real outputs of ../shared (read in place; skipped when absent).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "parsers/nccl_tests.hpp"
+
+namespace fs = std::filesystem;
+using namespace perfgap;
+
+namespace {
+
+std::string fast_opt(const std::optional<double>& d) { return d ? fmt::format("{:.17g}", *d) : "-"; }
+
+std::string fast_fig(const std::optional<parsers::NcclTestsFigures>& f) {
+  if (!f) return "none";
+  return fmt::format("{:.17g}/{:.17g}/{:.17g}/{}/{}", f->time_us, f->algbw, f->busbw, fast_opt(f->wrong), fast_opt(f->max_error));
+}
+
+// Everything the model holds, one line per item, so a difference shows where it is.
+std::string fast_describe(const parsers::Parsed<parsers::NcclTestsRun>& r) {
+  if (!r) return "error " + r.error().describe() + "\n";
+  std::string out = fmt::format("collective {} version {} checked {} avg {} oob {}@{} rank_lines {} max_rank {} hosts {} info {}/{}\n",
+                                r->collective, r->nccl_version, r->results_checked, fast_opt(r->avg_busbw), fast_opt(r->out_of_bounds),
+                                r->out_of_bounds_line, r->rank_lines, r->max_rank, fmt::join(r->hosts, ","), r->info_ranks.value_or(-1),
+                                r->info_nodes.value_or(-1));
+  for (int e : r->elided) out += fmt::format("elided {}\n", e);
+  for (const auto& d : r->damaged) out += fmt::format("damaged {} {}\n", d.line, d.message);
+  for (const auto& row : r->rows)
+    out += fmt::format("row {} {} {} {} {} {} {}\n", row.line, row.size, row.count, row.type, row.redop, fast_fig(row.out_of_place),
+                       fast_fig(row.in_place));
+  return out;
+}
+
+// The streaming parser fed whole lines in pieces of 1 to 7 lines.
+parsers::Parsed<parsers::NcclTestsRun> fast_in_pieces(std::string_view text) {
+  parsers::NcclTestsParser p;
+  std::size_t pos = 0;
+  for (int k = 0; pos < text.size(); ++k) {
+    std::size_t end = pos;
+    for (int n = 0; n < 1 + k % 7 && end < text.size(); ++n) {
+      const auto nl = text.find('\n', end);
+      end = nl == std::string_view::npos ? text.size() : nl + 1;
+    }
+    p.feed(text.substr(pos, end - pos));
+    pos = end;
+  }
+  return p.finish();
+}
+
+void expect_same_as_reference(std::string_view text, const std::string& what) {
+  const std::string want = fast_describe(parsers::parse_nccl_tests_reference(text));
+  EXPECT_EQ(fast_describe(parsers::parse_nccl_tests(text)), want) << what;
+  EXPECT_EQ(fast_describe(fast_in_pieces(text)), want) << what << " (in pieces)";
+}
+
+// A table of repeated runs in one of the layouts, with the odd cells and lines real outputs
+// and damage bring: every branch of the short way and of its way out.
+std::string fast_generated(unsigned seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const char* kOdd[] = {"N/A", "0", "-0", "1", "1e-06", "0.00", "-1", "[3]", "NCCL", "x", "", "-", ".", "00", "0.0.0",
+                        "1234567890123456", "99999999999999999999", "+3", "inf", "nan", "float[1]", "all_reduce_perf", "..."};
+  const char* kPrefix[] = {"", "", "", "", "[1,0]<stdout>:", " 3: ", "[2] ", "\t"};
+  std::string out;
+  for (int run = 0; run < 6; ++run) {
+    const int layout = pick(3);  // current, old (error column, no root), per-iteration columns
+    if (pick(4) != 0) {
+      if (layout == 0) out += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+      if (layout == 1) out += "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n";
+      if (layout == 2)
+        out += "#  size count type redop root time algbw busbw #wrong i_min i_max i_avg i_stdev time algbw busbw #wrong i_min i_max i_avg i_stdev\n";
+    }
+    if (pick(5) == 0) out += "gpu001:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 - Init COMPLETE\n";
+    for (int i = 0; i < 24; ++i) {
+      std::vector<std::string> c = {std::to_string(8ull << pick(12)), std::to_string(2 + pick(1000)), "float", "sum"};
+      if (layout != 1) c.push_back("-1");
+      for (int place = 0; place < 2; ++place) {
+        c.push_back(fmt::format("{:.2f}", 10 + pick(100000) / 100.0));
+        c.push_back(fmt::format("{:.2f}", pick(50000) / 100.0));
+        c.push_back(fmt::format("{:.2f}", pick(90000) / 100.0));
+        c.push_back(pick(10) == 0 ? "N/A" : layout == 1 && pick(3) == 0 ? "1e-06" : pick(12) == 0 ? std::to_string(pick(5)) : "0");
+        if (layout == 2)
+          for (int k = 0; k < 4; ++k) c.push_back(fmt::format("{:.1f}", pick(1000) / 10.0));
+      }
+      if (pick(8) == 0) c[static_cast<std::size_t>(pick(static_cast<int>(c.size())))] = kOdd[pick(std::size(kOdd))];
+      if (pick(12) == 0) c.resize(static_cast<std::size_t>(pick(static_cast<int>(c.size()))));  // cut short
+      if (c.size() > 3 && pick(15) == 0) c.erase(c.begin() + 3);                             // no redop
+      std::string line = kPrefix[pick(std::size(kPrefix))];
+      for (const auto& cell : c) line += (pick(6) == 0 ? "\t" : "  ") + cell;
+      if (pick(10) == 0) line += "\r";
+      out += line + "\n";
+      if (pick(30) == 0) out += "...\n";
+    }
+    out += "# Out of bounds values : " + std::to_string(pick(3)) + " OK\n# Avg bus bandwidth    : 40.5\n#\n";
+  }
+  return out;
+}
+
+std::vector<fs::path> fast_real_inputs() {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const fs::path& dir : {fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/logs/nccl-tests", fs::path(PERFGAP_SHARED_DIR) / "fixtures/nccl-tests"})
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.is_regular_file()) out.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(fs::path(PERFGAP_SHARED_DIR) / "field/logs", ec))
+    if (e.path().filename().string().starts_with("nt-"))
+      for (const auto& f : fs::directory_iterator(e.path(), ec))
+        if (f.is_regular_file() && f.path().extension() == ".txt") out.push_back(f.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST(ParsersNcclTestsFast, GeneratedTablesReadAsTheReferenceReadsThem) {
+  for (unsigned seed = 1; seed <= 200; ++seed) expect_same_as_reference(fast_generated(seed), fmt::format("seed {}", seed));
+}
+
+TEST(ParsersNcclTestsFast, SupersededRowsDroppedAndWrongRowsKept) {
+  // Size 8 three times: the plain first is superseded by the wrong second, which stays; the
+  // plain third is the last of its size. Size 16's first row is superseded by its second.
+  const char* text =
+      "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "   8  2  float  sum  -1  10.00  0.00  0.00  0  10.00  0.00  0.00  0\n"
+      "  16  4  float  sum  -1  11.00  0.00  0.00  0  11.00  0.00  0.00  0\n"
+      "   8  2  float  sum  -1  12.00  0.00  0.00  3  12.00  0.00  0.00  0\n"
+      "  16  4  float  sum  -1  13.00  0.00  0.00  0  13.00  0.00  0.00  0\n"
+      "   8  2  float  sum  -1  14.00  0.00  0.00  0  14.00  0.00  0.00  N/A\n";
+  auto r = parsers::parse_nccl_tests(text);
+  ASSERT_TRUE(r) << r.error().describe();
+  ASSERT_EQ(r->rows.size(), 3u);
+  EXPECT_EQ(r->rows[0].line, 4);
+  EXPECT_EQ(r->rows[1].line, 5);
+  EXPECT_EQ(r->rows[2].line, 6);
+  EXPECT_DOUBLE_EQ(r->rows[2].out_of_place->time_us, 14.0);
+  EXPECT_TRUE(r->results_checked);
+  expect_same_as_reference(text, "superseded");
+}
+
+TEST(ParsersNcclTestsFast, RealOutputsReadAsTheReferenceReadsThem) {
+  const auto inputs = fast_real_inputs();
+  if (inputs.empty()) GTEST_SKIP() << "no nccl-tests outputs";
+  for (const auto& path : inputs) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    expect_same_as_reference(ss.str(), path.string());
+  }
+}
