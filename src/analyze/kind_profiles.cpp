@@ -23,7 +23,7 @@ namespace perfgap::analyze::detail {
 
 namespace {
 // A job's rank files read together (docs/ANALYZE.md, cross-rank).
-constexpr std::size_t kMaxProfileRanks = 1024;
+constexpr std::size_t kMaxProfileRanks = 16384;
 // The site's knowledge base (docs/KB.md), read as explain reads it.
 constexpr const char* kProfileSystemKbDir = "/etc/perfgap/kb.d";
 }  // namespace
