@@ -8,7 +8,7 @@
 set(PERFGAP_MAN_DIR ${PROJECT_BINARY_DIR}/man)
 set(PERFGAP_MAN_PAGES perfgap)
 # The commands of `perfgap --help`, as packaging/gen-man.sh lists them (ctest man.pages_cover_commands).
-foreach(c check analyze gap snapshot fleet health fanout sweep compare explain profile probe history version)
+foreach(c check analyze gap snapshot fleet health fanout sweep compare explain profile probe history expect version)
   list(APPEND PERFGAP_MAN_PAGES perfgap-${c})
 endforeach()
 list(TRANSFORM PERFGAP_MAN_PAGES PREPEND ${PERFGAP_MAN_DIR}/ OUTPUT_VARIABLE PERFGAP_MAN_FILES)

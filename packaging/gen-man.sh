@@ -23,6 +23,6 @@ page() {  # name, summary, help text
   } > "$out/$1.1"
 }
 page perfgap "find the configuration gap between a GPU node and the reference" "$("${bin[@]}" --help)"
-for c in check analyze gap snapshot fleet health fanout sweep compare explain profile probe history version; do
+for c in check analyze gap snapshot fleet health fanout sweep compare explain profile probe history expect version; do
   page "perfgap-$c" "perfgap $c" "$("${bin[@]}" "$c" --help)"
 done
