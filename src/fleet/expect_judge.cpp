@@ -194,7 +194,9 @@ void keep_reviewed(Expectations& learned, const Expectations& reviewed) {
         auto kept = e;
         kept.kept = true;
         it->entries[a][key] = std::move(kept);
-        std::erase_if(it->left_out, [&](const std::string& l) { return sys::starts_with(l, fmt::format("{}: {}: ", aspect_name(a), key)); });
+        // (a plain string: clang 14 lambdas cannot capture structured bindings)
+        const std::string said = fmt::format("{}: {}: ", aspect_name(a), key);
+        std::erase_if(it->left_out, [&said](const std::string& l) { return sys::starts_with(l, said); });
       }
   }
   std::sort(learned.kinds.begin(), learned.kinds.end(), [](const auto& x, const auto& y) { return x.kind < y.kind; });

@@ -101,8 +101,9 @@ std::string write_expectations(const Expectations& e, double agree_pct) {
   YAML::Emitter y;
   y << YAML::Comment(fmt::format(
            "perfgap expect learn: what at least {}% of each kind's nodes agree on. Review it: a value here is what\n"
-           "perfgap check --expect holds every node of the kind to; delete an entry to stop judging it. A comment says\n"
-           "how many nodes agreed and which did not; --update keeps the entries of a reviewed file.",
+           "perfgap check --expect holds every node of the kind to; delete an entry to stop judging it (a relearn\n"
+           "brings it back when the fleet agrees on it). A comment says how many nodes agreed and which did not;\n"
+           "--update keeps the values of a reviewed file.",
            agree_pct))
     << YAML::Newline;
   y << YAML::BeginMap << YAML::Key << "schema" << YAML::Value << std::string(kExpectSchema);
