@@ -16,6 +16,7 @@ namespace perfgap::cli {
 namespace {
 
 struct LearnArgs {
+  std::string action;  // "learn": the one action so far (a word, not a nested command: one level of options and errors)
   std::vector<std::string> inputs;
   std::string output, update;
   double agree_pct = 80;
@@ -27,6 +28,10 @@ void say_unused(const std::vector<fleet::Unreadable>& bad) {
 }
 
 int learn(const LearnArgs& a) {
+  if (a.action != "learn") throw UsageError("expect: unknown action '" + a.action + "': perfgap expect learn REPORTS... --output FILE");
+  // Checked here, not by CLI11: its error for a nested command's value names the wrong command.
+  if (!(a.agree_pct >= 50 && a.agree_pct <= 100))
+    throw UsageError(fmt::format("expect learn --agree {}: a percent from 50 to 100 (a value is learned from a majority, never a minority)", a.agree_pct));
   if (auto o = check_output(a.output); !o) throw UsageError(o.error());
   // The reviewed file first: a bad one is refused before any report is read.
   std::optional<fleet::Expectations> reviewed;
@@ -70,14 +75,12 @@ int learn(const LearnArgs& a) {
 
 CommandRunner add_expect_command(CLI::App& app) {
   auto args = std::make_shared<LearnArgs>();
-  auto* cmd = app.add_subcommand("expect", "Expected state per kind of node, learned from a fleet's check reports (check --expect)");
-  cmd->require_subcommand(1);
-  auto* l = cmd->add_subcommand("learn", "Learn what the nodes of each kind agree on from their reports (check --format json) into a YAML file");
+  auto* l = app.add_subcommand("expect", "expect learn REPORTS...: what the nodes of each kind agree on, from their check reports, into a YAML file (check --expect)");
+  l->add_option("action", args->action, "learn")->required();
   l->add_option("reports", args->inputs, "Report files, directories (their *.json) or quoted globs, as fleet reads them")->required();
   l->add_option("--output", args->output, "Write the expectations to FILE (atomically; default stdout)");
   l->add_option("--agree", args->agree_pct, "Percent of a kind's nodes that must agree on a value for it to be learned (default 80; never under half)")
-      ->type_name("PCT")
-      ->check(CLI::Range(50.0, 100.0));
+      ->type_name("PCT");
   l->add_option("--update", args->update, "A reviewed expectation file: its entries are kept over the learned ones");
   return [args]() -> int { return learn(*args); };
 }

@@ -246,6 +246,14 @@ TEST_F(ExpectFleet, BadFilesAreOneLineExitTwoAndNothingWritten) {
   // (the report's schema key is on its last lines: nlohmann writes keys in order)
   EXPECT_TRUE(std::regex_search(c.err, std::regex(": schema is 'perfgap.report/1', not perfgap.expect/1"))) << c.err;
   EXPECT_TRUE(std::regex_search(c.err, std::regex("gpu0001\\.json:[0-9]+: schema"))) << c.err;
+  // --agree under half would learn from a minority.
+  for (const char* pct : {"40", "101", "x"}) {
+    auto a = run_binary(PERFGAP_BINARY, {"expect", "learn", out_.file("reports"), "--agree", pct, "--output", out_.file("new.yaml")});
+    EXPECT_EQ(a.status, 2) << pct;
+    EXPECT_TRUE(perfgap::fixture::one_line(a.err)) << a.err;
+    EXPECT_NE(a.err.find("--agree"), std::string::npos) << a.err;
+    EXPECT_FALSE(fs::exists(out_.file("new.yaml")));
+  }
   // No report at all to learn from.
   auto none = run_binary(PERFGAP_BINARY, {"expect", "learn", out_.file("nothing-here"), "--output", out_.file("new.yaml")});
   EXPECT_EQ(none.status, 2);
