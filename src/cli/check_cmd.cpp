@@ -127,6 +127,7 @@ void add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
   cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
+  cmd->add_option("--expect", a.expect, "Hold the node to its kind's expected state (a file of perfgap expect learn): expect.* findings");
   cmd->add_flag("--nvml", a.nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (without it their gpu checks skip: NVML would initialise them)");
   // The live window is spelled as on profile (--profile-seconds); --profile stays for scripts.
   cmd->add_option("--profile-seconds,--profile", a.profile, "Also run a live profile window of N seconds (1-60) beside the checks and add its perf.* and live.* findings (as perfgap profile)")
@@ -145,6 +146,7 @@ int run_check(const CheckArgs& a) {
   request.config = a.config;
   request.dmesg = a.dmesg;
   request.baseline = a.baseline;
+  request.expect = a.expect;
   request.only = split_list(a.only);
   request.skip = split_list(a.skip);
   request.pids = a.pids;

@@ -18,6 +18,7 @@ struct CheckArgs {
   std::string output;
   std::string dmesg;     // --dmesg FILE
   std::string baseline;  // --baseline HOST.json
+  std::string expect;    // --expect FILE
   std::string sample_ms; // --sample-ms N (validated by core::parse_sample_ms)
   bool nvml = false;     // --nvml: perfgap-gpu queries GPUs out of persistence mode too
   int profile = 0;       // --profile N: a live profile window of N s beside the checks (0: none)

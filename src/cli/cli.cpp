@@ -127,6 +127,7 @@ int run(int argc, char** argv) {
   commands.emplace_back("profile", add_profile_command(app));
   commands.emplace_back("probe", add_probe_command(app));
   commands.emplace_back("history", add_history_command(app));
+  commands.emplace_back("expect", add_expect_command(app));
   app.add_subcommand("version", "Print version, git commit, build type, architecture and linkage");
   // Every command answers --version the same way (`perfgap check --version`).
   for (CLI::App* sub : app.get_subcommands({})) sub->set_version_flag("--version", version);

@@ -23,6 +23,7 @@ CommandRunner add_profile_command(CLI::App& app);   // profile_cmd.cpp (live win
 CommandRunner add_probe_command(CLI::App& app);     // probe_cmd.cpp (opt-in active probes)
 CommandRunner add_history_command(CLI::App& app);   // history_cmd.cpp (check --history DIR's runs)
 CommandRunner add_whatif_command(CLI::App& app);    // whatif_cmd.cpp (a job's traces replayed)
+CommandRunner add_expect_command(CLI::App& app);    // expect_cmd.cpp (expect learn; check --expect)
 
 // What `perfgap fleet` does once its options are read; fanout calls it on the reports it
 // collected. inputs: files, directories, globs. Returns the exit status of the contract.

@@ -13,6 +13,7 @@
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "fleet/aggregate.hpp"
+#include "fleet/expect.hpp"
 #include "fleet/inputs.hpp"
 #include "fleet/measured.hpp"
 #include "fleet/text_view.hpp"
@@ -50,18 +51,28 @@ struct FleetArgs {
   FleetRequest request;
   double outlier_z = 3.5;
   std::size_t outlier_min_nodes = 5;
+  std::string expect;  // --expect FILE
 };
 
-int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
+int run(const FleetRequest& req, const fleet::OutlierRule& rule, const std::string& expect_file = {}) {
   using report::Format;
   const auto parsed = req.format.empty() ? std::optional<Format>(Format::text) : report::parse_format(req.format);
   if (!parsed) throw UsageError(fmt::format("fleet: --format {}: use text, json, html, junit or prometheus", req.format));
   const Format format = *parsed;
   const std::time_t started = std::time(nullptr);
+  // Read first: a bad file is exit 2 before any report is read.
+  std::optional<fleet::Expectations> expect;
+  if (!expect_file.empty()) {
+    auto e = fleet::load_expectations(expect_file);
+    if (!e) throw UsageError("fleet --expect " + e.error());
+    expect = std::move(*e);
+  }
   auto expanded = fleet::expand_inputs(req.inputs);
-  // Only the machine formats list every node's findings; only JUnit shows their details.
-  auto loaded = fleet::load_reports(expanded.files, {.findings = format == Format::junit || format == Format::prometheus,
-                                                     .details = format == Format::junit, .metrics = format == Format::prometheus});
+  // Only the machine formats list every node's findings; only JUnit shows their details
+  // (--expect reads them all: the node's facts are in its findings' evidence and metrics).
+  auto loaded = fleet::load_reports(expanded.files, {.findings = expect || format == Format::junit || format == Format::prometheus,
+                                                     .details = expect || format == Format::junit,
+                                                     .metrics = expect || format == Format::prometheus});
   std::vector<fleet::Unreadable> bad = std::move(expanded.problems);
   for (auto& u : loaded.unreadable) bad.push_back(std::move(u));
   // Measurements (analyze reports) beside the node reports: fleet.pace, joined with them.
@@ -82,7 +93,10 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   if (fl.nodes.empty() && pace.empty()) throw UsageError(nothing_usable(bad));
   std::vector<report::Finding> findings;
   if (!fl.nodes.empty()) {
+    std::optional<report::Finding> expected;
+    if (expect) expected = fleet::judge_fleet(*expect, fl.nodes);
     findings = fleet::aggregate(fl, bad, rule);
+    if (expected) findings.insert(findings.begin() + 1, std::move(*expected));  // after fleet.node_failures
   } else {
     findings = fleet::unreadable(bad);  // measurements only: no node findings to aggregate
   }
@@ -97,6 +111,7 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule) {
   // Every file read, then the arguments that named none (a pattern that matched nothing).
   std::unordered_set<std::string> listed(expanded.files.begin(), expanded.files.end());
   rep.source.inputs = std::move(expanded.files);
+  if (expect) rep.source.inputs.push_back(expect_file);
   for (const auto& b : bad)
     if (listed.insert(b.file).second) rep.source.inputs.push_back(b.file);
   rep.findings = std::move(findings);
@@ -147,11 +162,12 @@ CommandRunner add_fleet_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--outlier-min-nodes", args->outlier_min_nodes, "fleet.outliers: nodes a metric needs before it is judged (default 5)")
       ->check(CLI::Range(3, 1000000));
+  cmd->add_option("--expect", args->expect, "Hold every node to its kind's expected state (perfgap expect learn): expect.* per node, fleet.expect groups them");
   return [args]() -> int {
     fleet::OutlierRule rule;
     rule.z_threshold = args->outlier_z;
     rule.min_nodes = args->outlier_min_nodes;
-    return run(args->request, rule);
+    return run(args->request, rule, args->expect);
   };
 }
 

@@ -163,6 +163,7 @@ int run_health(const HealthArgs& args) {
   request.config = slurm::expand_node(cfg.check.config, self);
   request.dmesg = slurm::expand_node(cfg.check.dmesg, self);
   request.baseline = slurm::expand_node(cfg.check.baseline, self);
+  request.expect = slurm::expand_node(cfg.check.expect, self);
   request.only = cfg.checks;
   request.skip = cfg.skip;
   request.check_timeout = std::max(milliseconds(100), limit - scontrol_reserve);

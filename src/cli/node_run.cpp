@@ -13,6 +13,7 @@
 #include "core/node.hpp"
 #include "core/runner.hpp"
 #include "facts/facts.hpp"
+#include "fleet/expect.hpp"
 #include "probe/probe.hpp"
 #include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
@@ -112,6 +113,13 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
     if (!b) return tl::unexpected("--baseline " + b.error());
     opts.baseline = std::move(*b);
   }
+  // Read before any check runs: a bad file is exit 2 at once, and judged after (it needs the report).
+  std::optional<fleet::Expectations> expect;
+  if (!rq.expect.empty()) {
+    auto e = fleet::load_expectations(rq.expect);
+    if (!e) return tl::unexpected("--expect " + e.error());
+    expect = std::move(*e);
+  }
   core::RunOptions run_opts;
   if (rq.check_timeout.count() > 0) run_opts.check_timeout = rq.check_timeout;
   else if (selection.config.check_timeout_s)
@@ -146,6 +154,13 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   // A tree without a hostname still names a node, so that a fleet of captured trees reads.
   if (!rq.node_name.empty()) rep.node->name = rq.node_name;
   else if (rep.node->name.empty() && !root.is_live()) rep.node->name = node_name_from_root(rq.root);
+  if (expect) {
+    // From the report itself, as fleet --expect reads a saved one: the same facts, the same verdict.
+    auto node = fleet::gather_facts(rep.node->name, rep.node->kernel, rep.node->settings, rep.findings);
+    auto judged = fleet::judge_expectations(*expect, node);
+    rep.findings.insert(rep.findings.end(), std::make_move_iterator(judged.begin()), std::make_move_iterator(judged.end()));
+    rep.source.inputs.push_back(rq.expect);
+  }
   return rep;
 }
 

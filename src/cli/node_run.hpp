@@ -22,6 +22,7 @@ struct NodeCheckRequest {
   std::string root;                      // empty: the live system; a directory or a .tar.gz
   std::string config;                    // empty: kDefaultCheckConfig when present
   std::string dmesg, baseline;
+  std::string expect;                    // --expect FILE (perfgap expect learn): expect.* findings
   std::vector<std::string> only, skip;   // ids or globs; win over the config's lists
   std::vector<int> pids;                 // empty: auto-detect training processes
   std::chrono::milliseconds check_timeout{0};  // 0: the config's, else the runner's default

@@ -402,14 +402,21 @@ std::vector<Finding> hardware(const std::vector<NodeReport>& nodes) {
   return out;
 }
 
+namespace {
+// Missing or degraded hardware against the node's kind (fleet --expect) drains as a hardware event does.
+bool drains(std::string_view id) { return is_hardware_id(id) || id == "expect.counts" || id == "expect.links" || id == "expect.placement"; }
+}  // namespace
+
 Finding drain(const std::vector<NodeReport>& nodes) {
-  if (!any_hardware(nodes)) return make("fleet.drain", Status::skip, "", "no node report holds the hardware checks: nothing to decide a drain on");
+  if (!any_hardware(nodes) && std::none_of(nodes.begin(), nodes.end(), [](const NodeReport& n) {
+        return std::any_of(n.findings.begin(), n.findings.end(), [](const NodeFinding& f) { return drains(f.id); });
+      })) return make("fleet.drain", Status::skip, "", "no node report holds the hardware checks: nothing to decide a drain on");
   std::map<std::string, std::vector<std::string_view>> by_reasons;
   std::size_t count = 0;
   for (const auto& n : nodes) {
     std::vector<std::string> reasons;
     for (const auto& f : n.findings)
-      if (f.status == Status::fail && is_hardware_id(f.id)) reasons.push_back(f.subject.empty() ? std::string(f.id) : fmt::format("{}@{}", f.id, f.subject));
+      if (f.status == Status::fail && drains(f.id)) reasons.push_back(f.subject.empty() ? std::string(f.id) : fmt::format("{}@{}", f.id, f.subject));
     if (reasons.empty()) continue;
     std::sort(reasons.begin(), reasons.end());
     reasons.erase(std::unique(reasons.begin(), reasons.end()), reasons.end());

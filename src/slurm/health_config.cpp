@@ -113,13 +113,14 @@ tl::expected<HealthConfig, std::string> fill(const YAML::Node& root, const std::
       if (!p) return Error(p.error());
       (key == "log_file" ? cfg.log_file : key == "state_dir" ? cfg.state_dir : key == "slurm_conf" ? cfg.slurm_conf : cfg.scontrol) = *p;
     } else if (key == "check") {
-      if (!v.IsMap()) return Error(at(file, v) + ": 'check' must be a mapping of check options (root, config, dmesg, baseline)");
+      if (!v.IsMap()) return Error(at(file, v) + ": 'check' must be a mapping of check options (root, config, dmesg, baseline, expect)");
       for (const auto& o : v) {
         if (!o.first.IsScalar()) return Error(at(file, o.first) + ": check options are plain words");
         const auto name = o.first.as<std::string>();
         std::string* dest = name == "root" ? &cfg.check.root : name == "config" ? &cfg.check.config
-                          : name == "dmesg" ? &cfg.check.dmesg : name == "baseline" ? &cfg.check.baseline : nullptr;
-        if (!dest) return Error(at(file, o.first) + ": unknown check option '" + name + "' (root, config, dmesg, baseline)");
+                          : name == "dmesg" ? &cfg.check.dmesg : name == "baseline" ? &cfg.check.baseline
+                          : name == "expect" ? &cfg.check.expect : nullptr;
+        if (!dest) return Error(at(file, o.first) + ": unknown check option '" + name + "' (root, config, dmesg, baseline, expect)");
         auto p = absolute_path(file, o.second, "check." + name);
         if (!p) return Error(p.error());
         *dest = *p;

@@ -19,6 +19,7 @@
 //     config: /etc/perfgap/config.yaml
 //     dmesg: /var/log/dmesg.txt
 //     baseline: /etc/perfgap/host.json
+//     expect: /etc/perfgap/expect.yaml         # perfgap expect learn's file (check --expect)
 //
 // Errors name the file and line, like the check configuration's.
 #pragma once
@@ -33,7 +34,7 @@
 namespace perfgap::slurm {
 
 struct HealthCheckOptions {
-  std::string root, config, dmesg, baseline;
+  std::string root, config, dmesg, baseline, expect;
 };
 
 struct HealthConfig {

@@ -1,0 +1,148 @@
+#include "fleet/expect.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "sys/text.hpp"
+
+namespace perfgap::fleet {
+
+namespace {
+
+using report::Finding;
+using report::Status;
+
+constexpr std::string_view kAspectNames[] = {"counts", "links", "placement", "versions", "settings"};
+constexpr std::string_view kAspectIds[] = {"expect.counts", "expect.links", "expect.placement", "expect.versions", "expect.settings"};
+
+bool ran(const Finding& f) { return f.status != Status::skip && f.status != Status::error; }
+
+std::optional<double> metric_of(const Finding& f, std::string_view name) {
+  for (const auto& [n, v] : f.metrics)
+    if (n == name) return v;
+  return std::nullopt;
+}
+
+// 16.0 -> "16", 2.5 -> "2.5": the way a person writes the figure in the file.
+std::string number(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
+  return fmt::format("{}", v);
+}
+
+// "2 GPU(s): 2 x NVIDIA H100 80GB HBM3, driver 550.90.07" -> "NVIDIA H100 80GB HBM3" (models, counts dropped:
+// the count is judged, so that a GPU fallen off the bus fails instead of making another kind).
+std::string gpu_models(std::string_view title) {
+  auto colon = title.find("): ");
+  if (colon == std::string_view::npos) return {};
+  auto rest = title.substr(colon + 3);
+  if (auto drv = rest.rfind(", driver "); drv != std::string_view::npos) rest = rest.substr(0, drv);
+  std::vector<std::string> models;
+  for (auto part : sys::split(rest, ',')) {
+    part = sys::trim_ws(part);
+    auto x = part.find(" x ");
+    models.emplace_back(x == std::string_view::npos ? part : part.substr(x + 3));
+  }
+  return fmt::format("{}", fmt::join(models, " + "));
+}
+
+// net.ib.counters names the port "mlx5_0:1 (0000:2a:00.0, NUMA node of GPU 0)": the GPUs
+// nearest it, or "none" when it names only the NIC's PCI address.
+std::optional<std::string> nearest_gpus(std::string_view title) {
+  auto open = title.find(" (");
+  auto close = title.find("):");
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+  auto inside = title.substr(open + 2, close - open - 2);
+  auto comma = inside.find(", ");
+  return comma == std::string_view::npos ? std::string("none") : std::string(inside.substr(comma + 2));
+}
+
+void gather_ports(const Finding& f, NodeFacts& out, int& ports, int& active) {
+  auto& counts = out.facts[Aspect::counts];
+  ++ports;
+  for (const auto& e : f.evidence)
+    if (e.source.ends_with("/state")) {
+      counts["port " + f.subject + " state"] = e.observed;
+      active += e.observed == "ACTIVE" ? 1 : 0;
+    }
+  if (auto r = metric_of(f, "rate_gbps")) out.facts[Aspect::links]["port " + f.subject + " rate_gbps"] = number(*r);
+}
+
+void gather_pcie(const Finding& f, NodeFacts& out) {
+  const std::string role = sys::starts_with(f.title, "GPU") ? "gpu" : sys::starts_with(f.title, "NIC") ? "nic" : "device";
+  auto& links = out.facts[Aspect::links];
+  if (auto w = metric_of(f, "link_width")) links[role + " " + f.subject + " pcie_width"] = number(*w);
+  if (auto s = metric_of(f, "link_speed_gts")) links[role + " " + f.subject + " pcie_gts"] = number(*s);
+}
+
+void add_source(NodeFacts& out, const std::string& id) {
+  if (std::find(out.sources_read.begin(), out.sources_read.end(), id) == out.sources_read.end()) out.sources_read.push_back(id);
+}
+
+}  // namespace
+
+std::string_view aspect_name(Aspect a) { return kAspectNames[static_cast<int>(a)]; }
+std::string_view aspect_id(Aspect a) { return kAspectIds[static_cast<int>(a)]; }
+std::optional<Aspect> aspect_from(std::string_view name) {
+  for (auto a : kAspects)
+    if (aspect_name(a) == name) return a;
+  return std::nullopt;
+}
+
+std::string_view source_of(Aspect a, std::string_view key) {
+  if (a == Aspect::versions || a == Aspect::settings) return "node";
+  if (sys::starts_with(key, "port ")) return a == Aspect::placement ? "net.ib.counters" : "net.ib.ports";
+  if (key == "rdma_ports" || key == "rdma_ports_active") return "net.ib.ports";
+  if (key == "gpus") return "gpu.inventory";
+  return "pcie.link";
+}
+
+NodeFacts gather_facts(std::string_view node, std::string_view kernel, const report::StringMap& settings,
+                       std::span<const report::Finding> findings) {
+  NodeFacts out;
+  out.node = std::string(node);
+  add_source(out, "node");
+  // gpu.inventory says whether there is a GPU; without it (not run, PCI unreadable) the kind cannot tell.
+  std::string gpus = "GPU not read";
+  int ports = 0, active = 0;
+  for (const auto& f : findings) {
+    if (f.id == "gpu.inventory" && f.status == report::Status::skip && sys::starts_with(f.title, "no NVIDIA GPU")) gpus = "no GPU";
+    if (!ran(f)) continue;
+    add_source(out, f.id);
+    if (f.id == "gpu.inventory") {
+      if (auto n = metric_of(f, "gpus_pci")) out.facts[Aspect::counts]["gpus"] = number(*n);
+      if (auto m = gpu_models(f.title); !m.empty()) gpus = m;
+    } else if (f.id == "net.ib.ports" && !f.subject.empty()) {
+      gather_ports(f, out, ports, active);
+    } else if (f.id == "pcie.link" && !f.subject.empty()) {
+      gather_pcie(f, out);
+    } else if (f.id == "net.ib.counters" && !f.subject.empty()) {
+      if (auto near = nearest_gpus(f.title)) out.facts[Aspect::placement]["port " + f.subject + " nearest_gpus"] = *near;
+    }
+  }
+  if (std::count(out.sources_read.begin(), out.sources_read.end(), "net.ib.ports")) {
+    out.facts[Aspect::counts]["rdma_ports"] = std::to_string(ports);
+    out.facts[Aspect::counts]["rdma_ports_active"] = std::to_string(active);
+  }
+  const auto known = [](const std::string& v) { return !v.empty() && v != report::kSettingUnknown; };
+  if (known(std::string(kernel))) out.facts[Aspect::versions]["kernel"] = std::string(kernel);
+  std::string cpu = "unknown CPU";
+  for (const auto& [k, v] : settings) {
+    if (!known(v)) continue;
+    if (k == "cpu_model") cpu = v;
+    else if (k == "nvidia_driver") out.facts[Aspect::versions][k] = v;
+    else out.facts[Aspect::settings][k] = v;
+  }
+  out.kind = gpus + " / " + cpu;
+  return out;
+}
+
+const KindExpectation* Expectations::find(std::string_view kind) const {
+  for (const auto& k : kinds)
+    if (k.kind == kind) return &k;
+  return nullptr;
+}
+
+}  // namespace perfgap::fleet

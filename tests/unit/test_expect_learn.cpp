@@ -1,0 +1,275 @@
+// fleet/expect: gather (a report's findings to facts), learn (a clear majority per kind, never
+// a minority), judge (fail for missing or degraded hardware, warn for versions and settings,
+// skip for a kind not in the file) and the YAML file, on findings written as the checks write them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "fleet/expect.hpp"
+
+namespace {
+
+using perfgap::fleet::Aspect;
+using perfgap::fleet::NodeFacts;
+using perfgap::report::Finding;
+using perfgap::report::Status;
+
+// The findings of a node with `gpus` GPUs and one RDMA port per GPU, as gpu.inventory,
+// pcie.link, net.ib.ports and net.ib.counters write them.
+struct ExpectNodeSpec {
+  std::string name = "gpu0001";
+  int gpus = 4;
+  std::string kernel = "6.8.0-45-generic";
+  int width = 16;             // every GPU's link
+  int narrow_gpu = -1;        // this GPU at x8
+  int slow_port = -1;         // this port at 200 Gb/s
+  int missing_nic = -1;       // this NIC gone (no port, no PCI link)
+  int moved_nic = -1;         // this NIC on the other socket
+  std::string cpu = "Neoverse-V2";
+};
+
+std::string expect_bdf(const char* bus, int i) { return std::string("0000:") + bus + std::to_string(i) + ":00.0"; }
+
+Finding expect_make(std::string id, std::string layer, std::string subject = "", std::string title = "") {
+  Finding f;
+  f.id = std::move(id);
+  f.layer = std::move(layer);
+  f.status = Status::pass;
+  f.subject = std::move(subject);
+  f.title = std::move(title);
+  return f;
+}
+
+std::vector<Finding> expect_findings(const ExpectNodeSpec& s) {
+  std::vector<Finding> out;
+  Finding inv = expect_make("gpu.inventory", "gpu");
+  inv.title = std::to_string(s.gpus) + " GPU(s): " + std::to_string(s.gpus) + " x NVIDIA GB200, driver 570.133.20";
+  inv.metric("gpus_pci", s.gpus).metric("gpus_visible", s.gpus);
+  out.push_back(inv);
+  for (int i = 0; i < s.gpus; ++i) {
+    Finding l = expect_make("pcie.link", "pcie", expect_bdf("1", i), "GPU link x16 at 32 GT/s (its maximum)");
+    l.metric("link_width", i == s.narrow_gpu ? 8 : s.width).metric("link_speed_gts", 32);
+    out.push_back(l);
+  }
+  for (int i = 0; i < s.gpus; ++i) {
+    if (i == s.missing_nic) continue;
+    Finding l = expect_make("pcie.link", "pcie", expect_bdf("2", i), "NIC link x16 at 32 GT/s (its maximum)");
+    l.metric("link_width", 16).metric("link_speed_gts", 32);
+    out.push_back(l);
+    const std::string port = "mlx5_" + std::to_string(i) + ":1";
+    Finding p = expect_make("net.ib.ports", "network", port, "ACTIVE, LinkUp");
+    p.add("/sys/class/infiniband/mlx5_" + std::to_string(i) + "/ports/1/state", "ACTIVE", "ACTIVE");
+    p.metric("rate_gbps", i == s.slow_port ? 200 : 400);
+    out.push_back(p);
+    Finding c = expect_make("net.ib.counters", "network", port);
+    const int gpu = i == s.moved_nic ? (i + 2) % s.gpus : i;
+    c.title = port + " (" + expect_bdf("2", i) + ", NUMA node of GPU " + std::to_string(gpu) + "): 0 link errors since boot";
+    out.push_back(c);
+  }
+  return out;
+}
+
+NodeFacts expect_node(const ExpectNodeSpec& s) {
+  perfgap::report::StringMap settings = {{"cpu_model", s.cpu}, {"nvidia_driver", "570.133.20"}, {"governor", "performance"},
+                                         {"page_size_kb", "64"}, {"iommu_mode", "unknown"}};
+  return perfgap::fleet::gather_facts(s.name, s.kernel, settings, expect_findings(s));
+}
+
+std::string expect_name(int i) { return "gpu" + std::string(i < 10 ? "000" : "00") + std::to_string(i); }
+
+// Ten nodes of one kind, each spec changed by `edit`.
+std::vector<NodeFacts> expect_fleet(const std::function<void(int, ExpectNodeSpec&)>& edit) {
+  std::vector<NodeFacts> out;
+  for (int i = 1; i <= 10; ++i) {
+    ExpectNodeSpec s;
+    s.name = expect_name(i);
+    edit(i, s);
+    out.push_back(expect_node(s));
+  }
+  return out;
+}
+
+const Finding& expect_finding(const std::vector<Finding>& fs, std::string_view id) {
+  auto it = std::find_if(fs.begin(), fs.end(), [&](const Finding& f) { return f.id == id; });
+  if (it == fs.end()) throw std::runtime_error("no " + std::string(id));
+  return *it;
+}
+
+TEST(ExpectGather, ReadsCountsLinksPlacementVersionsAndSettingsFromTheFindings) {
+  auto n = expect_node({});
+  EXPECT_EQ(n.kind, "NVIDIA GB200 / Neoverse-V2");
+  EXPECT_EQ(n.facts[Aspect::counts]["gpus"], "4");
+  EXPECT_EQ(n.facts[Aspect::counts]["rdma_ports"], "4");
+  EXPECT_EQ(n.facts[Aspect::counts]["port mlx5_2:1 state"], "ACTIVE");
+  EXPECT_EQ(n.facts[Aspect::links]["gpu 0000:13:00.0 pcie_width"], "16");
+  EXPECT_EQ(n.facts[Aspect::links]["nic 0000:21:00.0 pcie_gts"], "32");
+  EXPECT_EQ(n.facts[Aspect::links]["port mlx5_0:1 rate_gbps"], "400");
+  EXPECT_EQ(n.facts[Aspect::placement]["port mlx5_3:1 nearest_gpus"], "NUMA node of GPU 3");
+  EXPECT_EQ(n.facts[Aspect::versions]["kernel"], "6.8.0-45-generic");
+  EXPECT_EQ(n.facts[Aspect::versions]["nvidia_driver"], "570.133.20");
+  EXPECT_EQ(n.facts[Aspect::settings]["governor"], "performance");
+  // A setting not read is no fact: learning "unknown" would hold the fleet to not knowing.
+  EXPECT_EQ(n.facts[Aspect::settings].count("iommu_mode"), 0u);
+}
+
+TEST(ExpectLearn, MajorityLearnedMinorityNeverAndTheSplitLeftOut) {
+  // gpu0003 lost a NIC, gpu0005 runs a GPU at x8, gpu0007 a port at 200, gpu0009 another kernel.
+  auto nodes = expect_fleet([](int i, ExpectNodeSpec& s) {
+    if (i == 3) s.missing_nic = 1;
+    if (i == 5) s.narrow_gpu = 2;
+    if (i == 7) s.slow_port = 2;
+    if (i == 9) s.kernel = "6.8.0-99-generic";
+  });
+  // A setting 7 of the 10 nodes agree on: under 80%.
+  for (int i = 0; i < 5; ++i) nodes[i].facts[Aspect::settings]["numa_balancing"] = i < 3 ? "0" : "1";
+  for (int i = 5; i < 10; ++i) nodes[i].facts[Aspect::settings]["numa_balancing"] = "1";
+  auto e = perfgap::fleet::learn(nodes, 80);
+  ASSERT_EQ(e.kinds.size(), 1u);
+  const auto& k = e.kinds[0];
+  EXPECT_EQ(k.nodes, 10u);
+  const auto& links = k.entries.at(Aspect::links);
+  EXPECT_EQ(links.at("gpu 0000:12:00.0 pcie_width").value, "16");
+  EXPECT_EQ(links.at("gpu 0000:12:00.0 pcie_width").agreed, 9u);
+  ASSERT_EQ(links.at("gpu 0000:12:00.0 pcie_width").others.size(), 1u);
+  EXPECT_EQ(links.at("gpu 0000:12:00.0 pcie_width").others[0].first, "gpu0005");
+  EXPECT_EQ(links.at("port mlx5_2:1 rate_gbps").value, "400");
+  EXPECT_EQ(k.entries.at(Aspect::versions).at("kernel").value, "6.8.0-45-generic");
+  EXPECT_EQ(k.entries.at(Aspect::counts).at("rdma_ports").value, "4");
+  // 7 of 10 agree on numa_balancing=1: under 80%, left out and said so.
+  EXPECT_EQ(k.entries.at(Aspect::settings).count("numa_balancing"), 0u);
+  EXPECT_TRUE(std::any_of(k.left_out.begin(), k.left_out.end(), [](const std::string& l) { return l.find("numa_balancing") != std::string::npos; }));
+  // At --agree 60 the same 7 of 10 are a clear majority; at 50 a 5-5 split never is.
+  EXPECT_EQ(perfgap::fleet::learn(nodes, 60).kinds[0].entries.at(Aspect::settings).at("numa_balancing").value, "1");
+  for (int i = 0; i < 10; ++i) nodes[i].facts[Aspect::settings]["numa_balancing"] = i < 5 ? "0" : "1";
+  EXPECT_EQ(perfgap::fleet::learn(nodes, 50).kinds[0].entries.at(Aspect::settings).count("numa_balancing"), 0u);
+}
+
+TEST(ExpectJudge, MissingAndDegradedHardwareFailsVersionsWarnMatchingPasses) {
+  auto nodes = expect_fleet([](int i, ExpectNodeSpec& s) {
+    if (i == 3) s.missing_nic = 1;
+    if (i == 5) s.narrow_gpu = 2;
+    if (i == 7) s.slow_port = 2;
+    if (i == 8) s.moved_nic = 0;
+    if (i == 9) s.kernel = "6.8.0-99-generic";
+  });
+  auto e = perfgap::fleet::learn(nodes, 80);
+  e.file = "fleet.yaml";
+  auto judged = [&](int i) { return perfgap::fleet::judge_expectations(e, nodes[i - 1]); };
+
+  auto nic_gone = judged(3);
+  EXPECT_EQ(expect_finding(nic_gone, "expect.counts").status, Status::fail);
+  EXPECT_NE(expect_finding(nic_gone, "expect.counts").title.find("port mlx5_1:1 missing"), std::string::npos) << expect_finding(nic_gone, "expect.counts").title;
+  EXPECT_NE(expect_finding(nic_gone, "expect.counts").title.find("rdma_ports 3 (kind: 4)"), std::string::npos);
+  EXPECT_EQ(expect_finding(nic_gone, "expect.links").status, Status::fail);
+  EXPECT_EQ(expect_finding(nic_gone, "expect.versions").status, Status::pass);
+
+  auto narrow = expect_finding(judged(5), "expect.links");
+  EXPECT_EQ(narrow.status, Status::fail);
+  EXPECT_NE(narrow.title.find("gpu 0000:12:00.0 pcie_width 8 (kind: 16)"), std::string::npos) << narrow.title;
+  ASSERT_EQ(narrow.evidence.size(), 1u);
+  EXPECT_EQ(narrow.evidence[0].observed, "8");
+  EXPECT_EQ(narrow.evidence[0].expected, "16");
+
+  EXPECT_NE(expect_finding(judged(7), "expect.links").title.find("port mlx5_2:1 rate_gbps 200 (kind: 400)"), std::string::npos);
+  EXPECT_EQ(expect_finding(judged(8), "expect.placement").status, Status::fail);
+  auto kernel = judged(9);
+  EXPECT_EQ(expect_finding(kernel, "expect.versions").status, Status::warn);
+  EXPECT_EQ(expect_finding(kernel, "expect.links").status, Status::pass);
+
+  for (auto& f : judged(1)) EXPECT_EQ(f.status, Status::pass) << f.id << ": " << f.title;
+}
+
+TEST(ExpectJudge, KindWhoseNodesAllRunX8LearnsX8AndRaisesNothing) {
+  auto nodes = expect_fleet([](int, ExpectNodeSpec& s) { s.width = 8; });
+  auto e = perfgap::fleet::learn(nodes, 80);
+  EXPECT_EQ(e.kinds[0].entries.at(Aspect::links).at("gpu 0000:10:00.0 pcie_width").value, "8");
+  for (const auto& n : nodes)
+    for (auto& f : perfgap::fleet::judge_expectations(e, n)) EXPECT_EQ(f.status, Status::pass) << n.node << " " << f.id << ": " << f.title;
+  // A node of that kind at x16 has more than the kind: a warning, not a failure.
+  ExpectNodeSpec wide;
+  auto links = expect_finding(perfgap::fleet::judge_expectations(e, expect_node(wide)), "expect.links");
+  EXPECT_EQ(links.status, Status::warn) << links.title;
+}
+
+TEST(ExpectJudge, KindNotInTheFileSkipsNamingTheKindsItHas) {
+  auto e = perfgap::fleet::learn(expect_fleet([](int, ExpectNodeSpec&) {}), 80);
+  e.file = "fleet.yaml";
+  ExpectNodeSpec other;
+  other.cpu = "AMD EPYC 9654";
+  for (auto& f : perfgap::fleet::judge_expectations(e, expect_node(other))) {
+    EXPECT_EQ(f.status, Status::skip);
+    EXPECT_NE(f.title.find("NVIDIA GB200 / AMD EPYC 9654"), std::string::npos) << f.title;
+    EXPECT_NE(f.title.find("it has: NVIDIA GB200 / Neoverse-V2"), std::string::npos) << f.title;
+  }
+}
+
+TEST(ExpectJudge, SourceNotReadOnTheNodeWarnsInsteadOfCallingTheDeviceMissing) {
+  auto nodes = expect_fleet([](int, ExpectNodeSpec&) {});
+  auto e = perfgap::fleet::learn(nodes, 80);
+  // A report of check --skip 'net.*': the ports were not read, not lost.
+  auto n = nodes[0];
+  n.facts[Aspect::counts].erase("port mlx5_0:1 state");
+  std::erase(n.sources_read, "net.ib.ports");
+  auto counts = expect_finding(perfgap::fleet::judge_expectations(e, n), "expect.counts");
+  EXPECT_EQ(counts.status, Status::warn) << counts.title;
+  EXPECT_NE(counts.title.find("not read"), std::string::npos);
+}
+
+TEST(ExpectFile, WrittenFileReadsBackWithEveryEntryAndCommentsTheVote) {
+  auto nodes = expect_fleet([](int i, ExpectNodeSpec& s) {
+    if (i == 4) s.slow_port = 0;
+  });
+  auto learned = perfgap::fleet::learn(nodes, 80);
+  const auto text = perfgap::fleet::write_expectations(learned, 80);
+  EXPECT_NE(text.find("# 9 of 10 nodes; not: gpu0004 (200)"), std::string::npos) << text;
+  auto back = perfgap::fleet::read_expectations(text, "x.yaml");
+  ASSERT_TRUE(back) << back.error();
+  ASSERT_EQ(back->kinds.size(), 1u);
+  for (auto a : perfgap::fleet::kAspects) {
+    auto mine = learned.kinds[0].entries[a], theirs = back->kinds[0].entries[a];
+    ASSERT_EQ(mine.size(), theirs.size()) << perfgap::fleet::aspect_name(a);
+    for (const auto& [k, v] : mine) EXPECT_EQ(theirs.at(k).value, v.value) << k;
+  }
+}
+
+TEST(ExpectFile, UpdateKeepsReviewedEntriesOverLearnedOnes) {
+  auto nodes = expect_fleet([](int, ExpectNodeSpec& s) { s.width = 8; });
+  auto reviewed = perfgap::fleet::learn(nodes, 80);
+  reviewed.kinds[0].entries[Aspect::links]["gpu 0000:10:00.0 pcie_width"].value = "16";  // a person says x16
+  auto text = perfgap::fleet::write_expectations(reviewed, 80);
+  auto back = perfgap::fleet::read_expectations(text, "reviewed.yaml");
+  ASSERT_TRUE(back) << back.error();
+  auto learned = perfgap::fleet::learn(nodes, 80);
+  perfgap::fleet::keep_reviewed(learned, *back);
+  const auto& e = learned.kinds[0].entries[Aspect::links]["gpu 0000:10:00.0 pcie_width"];
+  EXPECT_EQ(e.value, "16");
+  EXPECT_TRUE(e.kept);
+  EXPECT_NE(perfgap::fleet::write_expectations(learned, 80).find("reviewed: kept by --update"), std::string::npos);
+}
+
+TEST(ExpectFile, BadInputIsOneLineNamingFileAndLine) {
+  auto not_yaml = perfgap::fleet::read_expectations("schema: perfgap.expect/1\nkinds: [\n  - {kind: x\n", "bad.yaml");
+  ASSERT_FALSE(not_yaml);
+  EXPECT_EQ(not_yaml.error().rfind("bad.yaml:", 0), 0u) << not_yaml.error();
+  EXPECT_NE(not_yaml.error().find("not valid YAML"), std::string::npos);
+
+  auto other = perfgap::fleet::read_expectations("schema: perfgap.report/1\nfindings: []\n", "report.json");
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().find("report.json:1: schema is 'perfgap.report/1', not perfgap.expect/1"), std::string::npos) << other.error();
+
+  auto config = perfgap::fleet::read_expectations("cpu.steal:\n  warn_pct: 2\n", "config.yaml");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().find("schema is missing"), std::string::npos) << config.error();
+
+  auto key = perfgap::fleet::read_expectations("schema: perfgap.expect/1\nkinds:\n  - kind: a\n    cuonts: {gpus: 8}\n", "typo.yaml");
+  ASSERT_FALSE(key);
+  EXPECT_NE(key.error().find("typo.yaml:4: unknown key 'cuonts'"), std::string::npos) << key.error();
+
+  auto nodes = perfgap::fleet::read_expectations("schema: perfgap.expect/1\nkinds:\n  - kind: a\n    nodes: ten\n", "n.yaml");
+  ASSERT_FALSE(nodes);
+  EXPECT_EQ(nodes.error().rfind("n.yaml:4:", 0), 0u) << nodes.error();
+  for (const auto* r : {&not_yaml, &other, &config, &key, &nodes}) EXPECT_EQ(r->error().find('\n'), std::string::npos) << r->error();
+}
+
+}  // namespace
