@@ -205,11 +205,12 @@ std::string digest_damage(const Digest& d) {
 
 bool is_digest(std::string_view bytes) { return bytes.starts_with(kDigestMagic); }
 
-std::string serialize_digest(const Digest& d, const std::string& source) {
+std::string serialize_digest(const Digest& d, const std::string& source, const std::vector<std::string>& libraries) {
   DigestBytesOut w;
   w.out = kDigestMagic;
   w(kDigestVersion);
   w(source);
+  w(libraries);
   w(d);
   return std::move(w.out);
 }
@@ -224,11 +225,34 @@ tl::expected<SourcedDigest, std::string> deserialize_digest(std::string_view byt
                                       kDigestVersion));
   SourcedDigest out;
   r(out.source);
+  r(out.libraries);
   r(out.digest);
   if (r.error.empty() && !r.done()) r.fail("bytes after the digest's end");
   if (!r.error.empty()) return tl::unexpected("damaged digest: " + r.error);
   if (auto why = digest_damage(out.digest); !why.empty()) return tl::unexpected("damaged digest: " + why);
   return out;
+}
+
+std::string digest_slots_damage(const SourcedDigest& sd, const CommLibraries& libs) {
+  if (sd.libraries != libs.name) {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s.empty() ? std::string("none") : s;
+    };
+    return fmt::format("written with other communication libraries ({}; this run's table has {}): read it with the --kb it was written with",
+                       list(sd.libraries), list(libs.name));
+  }
+  const auto& d = sd.digest;
+  for (int c = parsers::kCollCount + static_cast<int>(libs.name.size()); c < kCommSlots; ++c) {
+    bool used = d.coll_kernels[c] || d.coll_bytes[c] || d.coll_group[c] || d.coll_ns[c] != 0;
+    for (const auto& gt : d.tl) used = used || !gt.comm[c].empty() || !gt.exposed[c].empty();
+    if (used) return "damaged digest: communication in a slot no library names";
+  }
+  for (const auto& gt : d.tl)
+    for (const auto& [start, slot] : gt.colls)
+      if (static_cast<int>(slot) >= parsers::kCollCount + static_cast<int>(libs.name.size())) return "damaged digest: communication in a slot no library names";
+  return "";
 }
 
 }  // namespace perfgap::analyzers::profile_model

@@ -135,6 +135,8 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const RankRead
           d = digest(*p, o);
         } else if (auto sd = deserialize_digest(std::get<std::string>(*r)); !sd) {
           err = sd.error();
+        } else if (auto why = digest_slots_damage(*sd, CommLibraries(o)); !why.empty()) {
+          err = why;
         } else {
           // Labelled by the trace it was made from, as that trace would have been.
           if (several)
@@ -219,7 +221,7 @@ std::vector<std::pair<std::string, std::string>> write_profile_digests(const std
       failed.emplace_back(f, p.error());
       continue;
     }
-    const std::string bytes = profile_model::serialize_digest(profile_model::digest(*p, o), f);
+    const std::string bytes = profile_model::serialize_digest(profile_model::digest(*p, o), f, profile_model::CommLibraries(o).name);
     if (auto why = write(f, bytes); !why.empty()) failed.emplace_back(f, why);
   }
   return failed;

@@ -324,13 +324,19 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const RankRead
 
 // A rank's digest as bytes and back (whatif --digest; profile_digest_io.cpp). `source` names the
 // trace it was made from (its ranks' labels carry it in a job, as the trace's would).
+// `libraries`: the communication libraries of its slots (CommLibraries::name of the table it was
+// written with): read with another table, its slots would name other libraries.
 struct SourcedDigest {
   Digest digest;
   std::string source;
+  std::vector<std::string> libraries;
 };
 bool is_digest(std::string_view bytes);
-std::string serialize_digest(const Digest& d, const std::string& source);
+std::string serialize_digest(const Digest& d, const std::string& source, const std::vector<std::string>& libraries);
 tl::expected<SourcedDigest, std::string> deserialize_digest(std::string_view bytes);
+// Why a digest read back cannot be analysed with these libraries' slots ("" when it can): the
+// table differs from the one it was written with, or a slot no library names holds data.
+std::string digest_slots_damage(const SourcedDigest& sd, const CommLibraries& libs);
 
 // What the job's files held as ranks: all of one run, or which were left out, unreadable or
 // missing (job-level verdicts over part of a job cannot pass: profile.straggler).

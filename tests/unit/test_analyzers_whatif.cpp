@@ -12,6 +12,7 @@
 
 #include "analyzers/profile_job.hpp"
 #include "analyzers/profile_ranks.hpp"
+#include "core/kb.hpp"
 #include "parsers/gunzip.hpp"
 #include "parsers/profile.hpp"
 #include "files.hpp"
@@ -443,6 +444,25 @@ TEST(WhatifDigest, ADamagedDigestIsSaidAndTheOthersAreRead) {
     cut[at] = static_cast<char>(cut[at] ^ 0x5a);
     (void)analyzers::whatif_profile_job(names, read, {}, {}, 1);
   }
+  // Written with one communication-kernel table (--kb), read with another: its slots would name
+  // other libraries, so it is refused, saying which.
+  cut = whole;
+  auto table = core::builtin_kb().comm_kernels;
+  table.push_back({"my_allgather_kernel*", "collective", "MyCollectives", "", "test"});
+  analyzers::ProfileOptions with_kb;
+  with_kb.comm_kernels = &table;
+  std::string other;
+  EXPECT_TRUE(analyzers::write_profile_digests({t.files[0]}, t.reader(), with_kb, [&](const std::string&, const std::string& b) {
+                other = b;
+                return std::string();
+              }).empty());
+  cut = other;
+  const auto mismatch = analyzers::whatif_profile_job(names, read, {}, {}, 1).unusable;
+  ASSERT_EQ(mismatch.size(), 1u);
+  EXPECT_NE(mismatch[0].second.find("written with other communication libraries"), std::string::npos) << mismatch[0].second;
+  EXPECT_NE(mismatch[0].second.find("MyCollectives"), std::string::npos) << mismatch[0].second;
+  // Read with the table it was written with, it is used (the other three are the ones refused now).
+  for (const auto& [file, why] : analyzers::whatif_profile_job(names, read, with_kb, {}, 1).unusable) EXPECT_NE(file, names[2]) << why;
   cut = "{\"traceEvents\": []}";
   EXPECT_NE(analyzers::whatif_profile_job(names, read, {}, {}, 1).unusable.at(0).second.find("not a perfgap digest"), std::string::npos);
 }
