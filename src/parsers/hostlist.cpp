@@ -13,9 +13,9 @@
 namespace perfgap::parsers {
 namespace {
 
-using Names = std::vector<std::string>;
+using HostNames = std::vector<std::string>;
 
-tl::expected<void, std::string> expand_into(std::string_view item, const std::string& prefix, Names& out) {
+tl::expected<void, std::string> expand_into(std::string_view item, const std::string& prefix, HostNames& out) {
   auto open = item.find('[');
   if (open == std::string_view::npos) {
     if (item.find(']') != std::string_view::npos) return tl::unexpected("stray ']' in '" + std::string(item) + "'");
@@ -63,7 +63,7 @@ tl::expected<void, std::string> expand_into(std::string_view item, const std::st
 }  // namespace
 
 tl::expected<std::vector<std::string>, std::string> expand_hostlist(std::string_view list) {
-  Names out;
+  HostNames out;
   std::size_t depth = 0, start = 0;
   for (std::size_t i = 0; i <= list.size(); ++i) {
     if (i < list.size()) {
