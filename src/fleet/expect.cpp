@@ -27,7 +27,7 @@ std::optional<double> metric_of(const Finding& f, std::string_view name) {
 }
 
 // 16.0 -> "16", 2.5 -> "2.5": the way a person writes the figure in the file.
-std::string number(double v) {
+std::string expect_number(double v) {
   if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
   return fmt::format("{}", v);
 }
@@ -67,14 +67,14 @@ void gather_ports(const Finding& f, NodeFacts& out, int& ports, int& active) {
       counts["port " + f.subject + " state"] = e.observed;
       active += e.observed == "ACTIVE" ? 1 : 0;
     }
-  if (auto r = metric_of(f, "rate_gbps")) out.facts[Aspect::links]["port " + f.subject + " rate_gbps"] = number(*r);
+  if (auto r = metric_of(f, "rate_gbps")) out.facts[Aspect::links]["port " + f.subject + " rate_gbps"] = expect_number(*r);
 }
 
 void gather_pcie(const Finding& f, NodeFacts& out) {
   const std::string role = sys::starts_with(f.title, "GPU") ? "gpu" : sys::starts_with(f.title, "NIC") ? "nic" : "device";
   auto& links = out.facts[Aspect::links];
-  if (auto w = metric_of(f, "link_width")) links[role + " " + f.subject + " pcie_width"] = number(*w);
-  if (auto s = metric_of(f, "link_speed_gts")) links[role + " " + f.subject + " pcie_gts"] = number(*s);
+  if (auto w = metric_of(f, "link_width")) links[role + " " + f.subject + " pcie_width"] = expect_number(*w);
+  if (auto s = metric_of(f, "link_speed_gts")) links[role + " " + f.subject + " pcie_gts"] = expect_number(*s);
 }
 
 void add_source(NodeFacts& out, const std::string& id) {
@@ -112,7 +112,7 @@ NodeFacts gather_facts(std::string_view node, std::string_view kernel, const rep
     if (!ran(f)) continue;
     add_source(out, f.id);
     if (f.id == "gpu.inventory") {
-      if (auto n = metric_of(f, "gpus_pci")) out.facts[Aspect::counts]["gpus"] = number(*n);
+      if (auto n = metric_of(f, "gpus_pci")) out.facts[Aspect::counts]["gpus"] = expect_number(*n);
       if (auto m = gpu_models(f.title); !m.empty()) gpus = m;
     } else if (f.id == "net.ib.ports" && !f.subject.empty()) {
       gather_ports(f, out, ports, active);
