@@ -173,12 +173,38 @@ bool merged(const Ivs& v) {
   return true;
 }
 
+// A profiler capture spans seconds to minutes; 2^44 ns is almost five hours. Within it every
+// difference and sum the analysis takes of a GPU's times stays far inside 64 bits.
+constexpr std::int64_t kMaxDigestSpanNs = std::int64_t{1} << 44;
+constexpr std::int64_t kMaxDigestTimeNs = std::int64_t{1} << 61;
+
+// Inside the GPU's timeline [first, last].
+bool within(const Ivs& v, std::int64_t first, std::int64_t last) { return v.empty() || (v.front().s >= first && v.back().e <= last); }
+
 // What digest() guarantees and the analysis relies on (indices and slots inside their arrays,
-// interval lists merged, windows ordered): "" when the digest holds it.
+// interval lists merged, windows ordered, times within one capture): "" when the digest holds it.
 std::string digest_damage(const Digest& d) {
   if (d.tl.size() != d.gpus.size()) return "GPUs and timelines differ in count";
   for (const auto& gt : d.tl) {
     if (gt.compute_before.size() != gt.seq.size()) return "a GPU's collectives and their compute differ in count";
+    if (gt.acts > 0 && (gt.first < -kMaxDigestTimeNs || gt.last > kMaxDigestTimeNs || gt.last < gt.first || gt.last - gt.first > kMaxDigestSpanNs))
+      return "a GPU's timeline beyond one capture";
+    for (const Ivs* v : {&gt.compute, &gt.comm_all, &gt.exposed_all, &gt.wait, &gt.copy_bare})
+      if (!within(*v, gt.first, gt.last)) return "an interval outside its GPU's timeline";
+    for (const auto* arr : {&gt.comm, &gt.exposed})
+      for (const auto& v : *arr)
+        if (!within(v, gt.first, gt.last)) return "an interval outside its GPU's timeline";
+    for (const auto& v : gt.copies)
+      if (!within(v, gt.first, gt.last)) return "an interval outside its GPU's timeline";
+    for (const auto& c : gt.seq)
+      if (c.start < gt.first || c.end > gt.last || c.host_wait < 0 || c.host_wait > kMaxDigestSpanNs) return "a collective outside its GPU's timeline";
+    for (const auto& [start, slot] : gt.colls)
+      if (start < gt.first || start > gt.last) return "a communication kernel outside its GPU's timeline";
+    for (auto x : gt.compute_before)
+      if (x < 0 || x > kMaxDigestSpanNs) return "a collective's compute beyond one capture";
+    for (const auto& c : gt.cuts)
+      for (const auto& w : c.wins)
+        if (w.s < -kMaxDigestTimeNs || w.e > kMaxDigestTimeNs || w.e - w.s > kMaxDigestSpanNs) return "a window beyond one capture";
     for (const Ivs* v : {&gt.compute, &gt.comm_all, &gt.exposed_all, &gt.wait, &gt.copy_bare})
       if (!merged(*v)) return "an interval list out of order";
     for (const auto& v : gt.comm)

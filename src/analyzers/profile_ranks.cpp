@@ -302,10 +302,9 @@ CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<st
     const auto& c = ranks[al.reference][b.ref_index];
     st.coll = c.coll;
     st.bytes = c.bytes;
-    if (c.bytes > 0) {
-      const std::uint32_t group = c.group ? c.group : static_cast<std::uint32_t>(both);
-      st.at_busbw = static_cast<std::int64_t>(static_cast<double>(c.bytes) * busbw_factor(c.coll, group));  // ns at 1 GB/s
-    }
+    // ns at 1 GB/s; a size beyond any message (a damaged trace's) is no size.
+    const double at_1gbps = static_cast<double>(c.bytes) * busbw_factor(c.coll, c.group ? c.group : static_cast<std::uint32_t>(both));
+    if (c.bytes > 0 && at_1gbps < 1e18) st.at_busbw = static_cast<std::int64_t>(at_1gbps);
     for (std::size_t r = 0; r < n; ++r) {
       if (st.gap[r] > st.median) excess_[r] += st.gap[r] - st.median;
       host_wait_[r] += st.host[r];
@@ -346,12 +345,13 @@ Replay CollectiveReplay::run(const ReplayChange& change) const {
     std::int64_t transfer = st.transfer;
     if (st.at_busbw >= 0) {
       ++out.sized;
-      out.sized_transfer += st.transfer;
-      out.sized_at_1gbps += st.at_busbw;
+      out.sized_transfer += static_cast<double>(st.transfer);
+      out.sized_at_1gbps += static_cast<double>(st.at_busbw);
       double gbps = change.busbw_gbps;
       if (gbps <= 0 && change.busbw_at) gbps = change.busbw_at(st.coll, st.bytes);
       if (gbps > 0) {
-        transfer = std::min(transfer, static_cast<std::int64_t>(static_cast<double>(st.at_busbw) / gbps));
+        // Compared as doubles: a tiny bandwidth's time is beyond any int64 and never the shorter one.
+        if (const double t = static_cast<double>(st.at_busbw) / gbps; t < static_cast<double>(transfer)) transfer = static_cast<std::int64_t>(t);
         ++out.at_known_busbw;
       }
     }

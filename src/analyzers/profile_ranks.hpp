@@ -72,8 +72,8 @@ struct Replay {
   std::int64_t measured = 0, replayed = 0;  // ns from the first matched collective's end to the last's
   std::size_t intervals = 0;                // collective-to-collective steps replayed
   std::size_t sized = 0;                    // of them, steps whose collective's size is known (busbw)
-  std::int64_t sized_transfer = 0;          // their transfers as measured (ns)
-  std::int64_t sized_at_1gbps = 0;          // their transfers at 1 GB/s bus bandwidth (ns): / sized_transfer is their busbw
+  double sized_transfer = 0;                // their transfers as measured (ns)
+  double sized_at_1gbps = 0;                // their transfers at 1 GB/s bus bandwidth (ns): / sized_transfer is their busbw
   std::size_t at_known_busbw = 0;           // of them, steps ReplayChange::busbw_at knew a bandwidth for
 };
 // One change to the job, replayed (docs/WHATIF.md): what each rank and collective would do instead.

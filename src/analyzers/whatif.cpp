@@ -282,7 +282,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
                    {fmt::format("{} of {} collectives have a known size (Kineto's message sizes); the others keep their measured time", j.base.sized,
                                 j.base.intervals),
                     fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth once their last rank has arrived (nccl-tests' busbw)",
-                                j.base.sized_transfer > 0 ? static_cast<double>(j.base.sized_at_1gbps) / static_cast<double>(j.base.sized_transfer) : 0.0)}});
+                                j.base.sized_transfer > 0 ? j.base.sized_at_1gbps / j.base.sized_transfer : 0.0)}});
   return out;
 }
 
