@@ -107,6 +107,9 @@ class DigestBytesIn {
     } else if constexpr (std::is_arithmetic_v<T>) {
       if (!take(sizeof(T))) return;
       std::memcpy(&v, in_.data() + at_ - sizeof(T), sizeof(T));
+      // Every figure of a digest is a duration or a count: finite, >= 0, within one capture.
+      if constexpr (std::is_floating_point_v<T>)
+        if (!(v >= 0 && v <= 1e18)) fail("a figure out of range");
     } else {
       fields(*this, v);
     }

@@ -1,6 +1,7 @@
 // A job's files read into one digest (profile_model.hpp read_profile_job): what analyze and
 // whatif both start from.
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <mutex>
 #include <optional>
@@ -38,7 +39,7 @@ RankInput rank_input(const std::string& name, const Digest& d) {
   mix(d.tl.size());
   for (const auto& gt : d.tl) {
     mix(gt.acts), mix(gt.kernels), mix(static_cast<std::uint64_t>(gt.first)), mix(static_cast<std::uint64_t>(gt.last));
-    mix(static_cast<std::uint64_t>(gt.kernel_ns)), mix(static_cast<std::uint64_t>(gt.nccl_ns));
+    mix(std::bit_cast<std::uint64_t>(gt.kernel_ns)), mix(std::bit_cast<std::uint64_t>(gt.nccl_ns));
     if (gt.acts) first = std::min(first, gt.first);
     for (const auto& w : gt.cuts[kCutStep].wins)
       if (w.step >= 0) {
