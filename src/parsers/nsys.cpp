@@ -95,7 +95,7 @@ std::uint32_t be32(std::string_view b, std::size_t at) {
 }
 
 // Names: StringIds (id -> value), resolved lazily and interned into Profile::names.
-struct Names {
+struct NsysNames {
   Profile& p;
   std::unordered_map<std::int64_t, std::string> strings;
   std::unordered_map<std::int64_t, std::uint32_t> by_id;
@@ -358,7 +358,7 @@ void read_nsys_format(Reader& r, Profile& p, bool wal) {
 }
 
 // StringIds into names.strings; false on an SQLite error (in r.error).
-bool read_nsys_strings(Reader& r, Names& names, Profile& p) {
+bool read_nsys_strings(Reader& r, NsysNames& names, Profile& p) {
   if (r.has("StringIds")) {
     auto cols = r.columns("StringIds");
     if (cols.count("id") && cols.count("value"))
@@ -463,7 +463,7 @@ NsysCopyEnums read_nsys_copy_enums(Reader& r) {
 struct NsysActivityReader {
   Reader& r;
   Profile& p;
-  Names& names;
+  NsysNames& names;
   const NsysGpuNames& gpus;
   const NsysCopyEnums& enums;
   std::unordered_map<std::uint64_t, std::uint32_t> gpu_index;  // (pid | device) -> index
@@ -570,7 +570,7 @@ struct NsysActivityReader {
 
 // Launch calls: CUDA runtime and driver API rows, to be joined on (process, correlationId);
 // false on an SQLite error (in r.error).
-bool read_nsys_launch_calls(Reader& r, const Names& names, Profile& p, std::vector<Api>& api) {
+bool read_nsys_launch_calls(Reader& r, const NsysNames& names, Profile& p, std::vector<Api>& api) {
   if (r.has("CUPTI_ACTIVITY_KIND_RUNTIME")) {
     auto cols = r.columns("CUPTI_ACTIVITY_KIND_RUNTIME");
     if (cols.count("start") && cols.count("end") && cols.count("correlationId")) {
@@ -646,7 +646,7 @@ void join_nsys_launch_calls(Profile& p, std::vector<Api>& api) {
 
 // NVTX ranges (push/pop and start/end; marks have no end): text or StringIds[textId]; false on
 // an SQLite error (in r.error).
-bool read_nsys_ranges(Reader& r, Names& names, Profile& p) {
+bool read_nsys_ranges(Reader& r, NsysNames& names, Profile& p) {
   if (!r.has("NVTX_EVENTS")) return true;
   auto cols = r.columns("NVTX_EVENTS");
   if (!cols.count("start") || !cols.count("end") || (!cols.count("text") && !cols.count("textId"))) return true;
@@ -737,7 +737,7 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   if (!r.has("CUPTI_ACTIVITY_KIND_KERNEL") && !r.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"))
     return parse_fail("Nsight Systems export without GPU kernels (no CUPTI_ACTIVITY_KIND_KERNEL table): profile with nsys profile --trace=cuda");
 
-  Names names{p, {}, {}, {}, {}};
+  NsysNames names{p, {}, {}, {}, {}};
   if (!read_nsys_strings(r, names, p)) return parse_fail(r.error);
   const NsysGpuNames gpus = read_nsys_gpu_names(r);
   const NsysCopyEnums enums = read_nsys_copy_enums(r);
