@@ -310,7 +310,7 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   } else if (o.expect_net && *o.expect_net == "Socket" && !socket_used && !nets.empty()) {
     f.status = report::Status::pass;
     f.title = fmt::format("NCCL uses network {} (--expect-net Socket asked for sockets)", netlist);
-  } else if (!nets.empty() || transports.count("NET/IB") || gdr_by_dir.size()) {
+  } else if (!nets.empty() || transports.count("NET/IB") || !gdr_by_dir.empty()) {
     f.status = report::Status::pass;
     f.title = fmt::format("NCCL uses network {}{}{}", netlist, tlist.empty() ? "" : "; channels: " + tlist,
                           gdr_enabled ? ", GPUDirect RDMA enabled" : "");
