@@ -84,23 +84,24 @@ std::string insp_rank_item(const InspGroup& g, const InspRank& r) {
                              : fmt::format("{}: rank {} of '{}'{}", r.host, r.rank, g.comm_name, insp_pid(r.pid));
 }
 
-}  // namespace
-
-std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput>& in, const NcclInspectorOptions& o) {
-  std::vector<Finding> out;
-  std::string source = in.size() == 1 ? in[0].source : fmt::format("{} Inspector files", in.size());
-
-  // (communicator, collective, size) -> its ranks.
-  std::map<std::tuple<std::string, std::string, std::uint64_t>, InspGroup> groups;
+// What the Inspector files hold: the records grouped by (communicator, collective, size) and
+// summed over the files, and the counts the summary says.
+struct InspGroups {
+  std::map<std::tuple<std::string, std::string, std::uint64_t>, InspGroup> groups;  // (communicator, collective, size) -> its ranks
   std::size_t records = 0, p2p = 0, dropped = 0, cpu_timed = 0;
   std::string version;
   std::set<std::string> hosts, comms;
   std::set<std::pair<std::string, int>> comm_ranks;
+};
+
+InspGroups insp_group_records(const std::vector<NcclInspectorInput>& in) {
+  InspGroups s;
+  auto& groups = s.groups;
   for (const auto& input : in) {
-    records += input.run->coll_records;
-    p2p += input.run->p2p_records;
-    dropped += input.run->dropped;
-    if (version.empty()) version = input.run->version;
+    s.records += input.run->coll_records;
+    s.p2p += input.run->p2p_records;
+    s.dropped += input.run->dropped;
+    if (s.version.empty()) s.version = input.run->version;
     for (const auto& c : input.run->colls) {
       auto& g = groups[{c.comm_id, c.coll, c.msg_bytes}];
       if (g.comm_id.empty()) {
@@ -124,55 +125,71 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
       r.cpu_timed += c.cpu_timed;
       r.sum_exec_us += c.sum_exec_us;
       r.sum_busbw += c.sum_busbw_gbs;
-      cpu_timed += c.cpu_timed;
-      hosts.insert(c.host);
-      comms.insert(c.comm_id);
-      comm_ranks.insert({c.comm_id, c.rank});
+      s.cpu_timed += c.cpu_timed;
+      s.hosts.insert(c.host);
+      s.comms.insert(c.comm_id);
+      s.comm_ranks.insert({c.comm_id, c.rank});
     }
   }
+  return s;
+}
 
-  {
-    Finding f;
-    f.id = "nccl_inspector.summary";
-    f.layer = "network";
-    f.subject = source;
-    f.status = report::Status::pass;
-    f.title = fmt::format("{} collective record{} of {} rank{} in {} communicator{} on {} host{} (Inspector {})", records, records == 1 ? "" : "s",
-                          comm_ranks.size(), comm_ranks.size() == 1 ? "" : "s", comms.size(), comms.size() == 1 ? "" : "s", hosts.size(),
-                          hosts.size() == 1 ? "" : "s", version.empty() ? "output" : version);
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      if (i == 16) {
-        f.add(source, fmt::format("... {} more files", in.size() - 16));
-        break;
-      }
-      f.add(in[i].source, fmt::format("{} collective and {} point-to-point records ({})", in[i].run->coll_records, in[i].run->p2p_records,
-                                      in[i].run->form.empty() ? "JSON lines" : in[i].run->form));
+// nccl_inspector.summary: the records, ranks, communicators and hosts read, per file.
+Finding insp_summary_finding(const std::vector<NcclInspectorInput>& in, const InspGroups& s, const std::string& source) {
+  const auto records = s.records, p2p = s.p2p, dropped = s.dropped, cpu_timed = s.cpu_timed;
+  const auto& version = s.version;
+  const auto& hosts = s.hosts;
+  const auto& comms = s.comms;
+  const auto& comm_ranks = s.comm_ranks;
+  Finding f;
+  f.id = "nccl_inspector.summary";
+  f.layer = "network";
+  f.subject = source;
+  f.status = report::Status::pass;
+  f.title = fmt::format("{} collective record{} of {} rank{} in {} communicator{} on {} host{} (Inspector {})", records, records == 1 ? "" : "s",
+                        comm_ranks.size(), comm_ranks.size() == 1 ? "" : "s", comms.size(), comms.size() == 1 ? "" : "s", hosts.size(),
+                        hosts.size() == 1 ? "" : "s", version.empty() ? "output" : version);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (i == 16) {
+      f.add(source, fmt::format("... {} more files", in.size() - 16));
+      break;
     }
-    if (cpu_timed > 0)
-      f.add(source, fmt::format("{} record{} timed on the CPU, not by the GPU kernel (NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0): their times include launch overhead",
-                                cpu_timed, cpu_timed == 1 ? "" : "s"));
-    if (dropped > 0)
-      f.add(source, fmt::format("{} records beyond {} distinct (communicator, rank, collective, size) groups per file were not kept", dropped,
-                                parsers::kMaxInspectorGroups));
-    f.metric("coll_records", static_cast<double>(records));
-    f.metric("p2p_records", static_cast<double>(p2p));
-    f.metric("ranks", static_cast<double>(comm_ranks.size()));
-    f.metric("communicators", static_cast<double>(comms.size()));
-    f.metric("hosts", static_cast<double>(hosts.size()));
-    out.push_back(std::move(f));
+    f.add(in[i].source, fmt::format("{} collective and {} point-to-point records ({})", in[i].run->coll_records, in[i].run->p2p_records,
+                                    in[i].run->form.empty() ? "JSON lines" : in[i].run->form));
   }
+  if (cpu_timed > 0)
+    f.add(source, fmt::format("{} record{} timed on the CPU, not by the GPU kernel (NCCL_INSPECTOR_REQUIRE_KERNEL_TIMING=0): their times include launch overhead",
+                              cpu_timed, cpu_timed == 1 ? "" : "s"));
+  if (dropped > 0)
+    f.add(source, fmt::format("{} records beyond {} distinct (communicator, rank, collective, size) groups per file were not kept", dropped,
+                              parsers::kMaxInspectorGroups));
+  f.metric("coll_records", static_cast<double>(records));
+  f.metric("p2p_records", static_cast<double>(p2p));
+  f.metric("ranks", static_cast<double>(comm_ranks.size()));
+  f.metric("communicators", static_cast<double>(comms.size()));
+  f.metric("hosts", static_cast<double>(hosts.size()));
+  return f;
+}
 
-  // ---- ranks against the other ranks of their communicator -----------------------------
+// Each rank against the other ranks of its communicator, per (collective, size): the ranks
+// below their peers' busbw (slow) and above it (late: the others wait inside the collective).
+struct InspRankOutliers {
   std::map<std::pair<std::string, int>, InspRankHit> slow, late;
   std::size_t judged = 0, judged_ranks = 0;
-  for (const auto& [key, g] : groups) {
+};
+
+InspRankOutliers insp_rank_outliers(const InspGroups& s, const NcclInspectorOptions& o) {
+  InspRankOutliers x;
+  auto& slow = x.slow;
+  auto& late = x.late;
+  for (const auto& [key, g] : s.groups) {
     if (g.bytes < o.min_bytes) continue;
     std::vector<double> bw;
     for (const auto& [rank, r] : g.ranks)
       if (r.bw_count > 0) bw.push_back(r.busbw());
     if (bw.size() < kInspectorMinPeers) continue;
-    ++judged;
-    judged_ranks += bw.size();
+    ++x.judged;
+    x.judged_ranks += bw.size();
     auto [med, mad] = insp_median_mad(bw);
     std::vector<double> exec;
     for (const auto& [rank, r] : g.ranks) exec.push_back(r.exec_us());
@@ -208,53 +225,61 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
       }
     }
   }
+  return x;
+}
 
-  auto rank_finding = [&](const char* id, const InspRankHit& h, bool is_late) {
-    const auto& g = *h.worst;
-    const auto& r = *h.rank;
-    Finding f;
-    f.id = id;
-    f.layer = "network";
-    f.subject = fmt::format("{} rank {}", g.comm_id, r.rank);
-    const std::string who = fmt::format("rank {} of {} on {}{}", r.rank, insp_comm_label(g), r.host, insp_pid(r.pid));
-    if (!is_late) {
-      f.status = h.ratio < 0.5 ? report::Status::fail : report::Status::warn;
-      f.title = fmt::format("{}: {} {} at {:.1f} GB/s busbw, {:.0f}% of the median {:.1f} GB/s of its {} ranks", who, g.coll, format_size(g.bytes),
-                            r.busbw(), 100 * h.ratio, h.median, h.peers);
-      f.fix = fmt::format("this rank spends longer inside the collective than its peers: check its node {} (perfgap check there: net.ib.ports, "
-                          "pcie.link, gpu.clocks, gpu.nvlink, placement.gpu_affinity) and the path from its GPU to its NIC; a rank that reaches "
-                          "the collective before the others also waits longer inside it, so read it with nccl_inspector.late_rank",
-                          r.host);
-      f.impact = "in a collective every rank waits for the slowest: one slow rank sets the pace of the whole job";
-    } else {
-      f.status = report::Status::warn;
-      const double wait_ms = h.ops ? h.wait_us / 1000 : 0;
-      f.title = fmt::format("{}: its {} {} takes {:.0f} us against the median {:.0f} us of its {} ranks: the others wait inside the collective for "
-                            "it (it arrives late)",
-                            who, g.coll, format_size(g.bytes), r.exec_us(), h.median_exec_us, h.peers);
-      f.fix = fmt::format("find what delays rank {} before its collectives on {}: its GPU's clocks and throttling (gpu.clocks), its CPU placement and "
-                          "data loading (placement.*, cpu.*); a profile of that rank (perfgap analyze kineto) shows the time before the collective",
-                          r.rank, r.host);
-      f.impact = "the job runs at the pace of its latest rank: the others' waiting is lost time on every GPU";
-      f.metric("wait_ms_total", wait_ms);
-      f.metric("wait_us_per_op", h.ops ? h.wait_us / static_cast<double>(h.ops) : 0);
-      f.metric("wait_share_of_collective", h.median_exec_us > 0 ? std::max(0.0, 1 - r.exec_us() / h.median_exec_us) : 0);
-      // Per collective: explain multiplies it by the collectives per step a profile counts.
-      for (const auto& [coll, w] : h.wait_by_coll)
-        if (w.second > 0) f.metric("wait_us_per_op." + coll, w.first / static_cast<double>(w.second));
-    }
-    for (std::size_t i = 0; i < h.groups.size(); ++i) f.add(h.wheres[i], h.groups[i]);
-    f.add(std::string(parsers::kNcclRanksEvidence), insp_rank_item(g, r));
-    f.metric("rank", r.rank);
-    f.metric("busbw_gbps", r.busbw());
-    f.metric("median_busbw_gbps", h.median);
-    f.metric("busbw_ratio", h.ratio);
-    f.metric("exec_us", r.exec_us());
-    f.metric("median_exec_us", h.median_exec_us);
-    return f;
-  };
-  for (const auto& [id, hits] : {std::pair<const char*, decltype(&slow)>{"nccl_inspector.slow_rank", &slow}, {"nccl_inspector.late_rank", &late}}) {
-    const bool is_late = hits == &late;
+// nccl_inspector.slow_rank or late_rank of one rank, at its worst group.
+Finding insp_rank_finding(const char* id, const InspRankHit& h, bool is_late) {
+  const auto& g = *h.worst;
+  const auto& r = *h.rank;
+  Finding f;
+  f.id = id;
+  f.layer = "network";
+  f.subject = fmt::format("{} rank {}", g.comm_id, r.rank);
+  const std::string who = fmt::format("rank {} of {} on {}{}", r.rank, insp_comm_label(g), r.host, insp_pid(r.pid));
+  if (!is_late) {
+    f.status = h.ratio < 0.5 ? report::Status::fail : report::Status::warn;
+    f.title = fmt::format("{}: {} {} at {:.1f} GB/s busbw, {:.0f}% of the median {:.1f} GB/s of its {} ranks", who, g.coll, format_size(g.bytes),
+                          r.busbw(), 100 * h.ratio, h.median, h.peers);
+    f.fix = fmt::format("this rank spends longer inside the collective than its peers: check its node {} (perfgap check there: net.ib.ports, "
+                        "pcie.link, gpu.clocks, gpu.nvlink, placement.gpu_affinity) and the path from its GPU to its NIC; a rank that reaches "
+                        "the collective before the others also waits longer inside it, so read it with nccl_inspector.late_rank",
+                        r.host);
+    f.impact = "in a collective every rank waits for the slowest: one slow rank sets the pace of the whole job";
+  } else {
+    f.status = report::Status::warn;
+    const double wait_ms = h.ops ? h.wait_us / 1000 : 0;
+    f.title = fmt::format("{}: its {} {} takes {:.0f} us against the median {:.0f} us of its {} ranks: the others wait inside the collective for "
+                          "it (it arrives late)",
+                          who, g.coll, format_size(g.bytes), r.exec_us(), h.median_exec_us, h.peers);
+    f.fix = fmt::format("find what delays rank {} before its collectives on {}: its GPU's clocks and throttling (gpu.clocks), its CPU placement and "
+                        "data loading (placement.*, cpu.*); a profile of that rank (perfgap analyze kineto) shows the time before the collective",
+                        r.rank, r.host);
+    f.impact = "the job runs at the pace of its latest rank: the others' waiting is lost time on every GPU";
+    f.metric("wait_ms_total", wait_ms);
+    f.metric("wait_us_per_op", h.ops ? h.wait_us / static_cast<double>(h.ops) : 0);
+    f.metric("wait_share_of_collective", h.median_exec_us > 0 ? std::max(0.0, 1 - r.exec_us() / h.median_exec_us) : 0);
+    // Per collective: explain multiplies it by the collectives per step a profile counts.
+    for (const auto& [coll, w] : h.wait_by_coll)
+      if (w.second > 0) f.metric("wait_us_per_op." + coll, w.first / static_cast<double>(w.second));
+  }
+  for (std::size_t i = 0; i < h.groups.size(); ++i) f.add(h.wheres[i], h.groups[i]);
+  f.add(std::string(parsers::kNcclRanksEvidence), insp_rank_item(g, r));
+  f.metric("rank", r.rank);
+  f.metric("busbw_gbps", r.busbw());
+  f.metric("median_busbw_gbps", h.median);
+  f.metric("busbw_ratio", h.ratio);
+  f.metric("exec_us", r.exec_us());
+  f.metric("median_exec_us", h.median_exec_us);
+  return f;
+}
+
+void insp_rank_findings(std::vector<Finding>& out, const InspRankOutliers& x, const std::string& source, const NcclInspectorOptions& o) {
+  const auto judged = x.judged, judged_ranks = x.judged_ranks;
+  const auto* slow = &x.slow;
+  const auto* late = &x.late;
+  for (const auto& [id, hits] : {std::pair<const char*, decltype(slow)>{"nccl_inspector.slow_rank", slow}, {"nccl_inspector.late_rank", late}}) {
+    const bool is_late = hits == late;
     if (hits->empty()) {
       Finding f;
       f.id = id;
@@ -272,18 +297,52 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
       out.push_back(std::move(f));
       continue;
     }
-    for (const auto& [k, h] : *hits) out.push_back(rank_finding(id, h, is_late));
+    for (const auto& [k, h] : *hits) out.push_back(insp_rank_finding(id, h, is_late));
   }
+}
 
-  // ---- communicators against communicators of the same shape ---------------------------
+// A communicator's figure among those of its shape: the median busbw of its ranks.
+struct InspCommFig {
+  const InspGroup* g;
+  double busbw;
+};
+
+// nccl_inspector.slow_comm of one communicator, at its worst shape.
+Finding insp_slow_comm_finding(const InspCommFig& worst_fig, double worst_ratio, double med, std::size_t n) {
+  const auto& g = *worst_fig.g;
+  Finding f;
+  f.id = "nccl_inspector.slow_comm";
+  f.layer = "network";
+  f.subject = g.comm_id;
+  f.status = worst_ratio < 0.5 ? report::Status::fail : report::Status::warn;
+  std::set<std::string> on;
+  for (const auto& [rank, r] : g.ranks) on.insert(r.host);
+  std::string host_list;
+  for (const auto& h : on) host_list += (host_list.empty() ? "" : ", ") + h;
+  f.title = fmt::format("{} ({} ranks on {}): {} {} at {:.1f} GB/s busbw, {:.0f}% of the median {:.1f} GB/s of the {} communicators of its shape",
+                        insp_comm_label(g), g.n_ranks, host_list, g.coll, format_size(g.bytes), worst_fig.busbw, 100 * worst_ratio, med, n);
+  std::string items;
+  for (const auto& [rank, r] : g.ranks) {
+    if (f.evidence.size() < 16) f.add(insp_where(r), fmt::format("rank {} on {}{}: busbw {:.1f} GB/s", rank, r.host, insp_pid(r.pid), r.busbw()));
+    items += (items.empty() ? "" : "; ") + insp_rank_item(g, r);
+  }
+  f.add(std::string(parsers::kNcclRanksEvidence), items);
+  f.fix = fmt::format("the hosts of this communicator ({}) move its data slower than their peers move theirs: compare their nodes (perfgap check on "
+                      "each, then perfgap fleet: net.ib.ports, gpu.nvlink, pcie.link) and run nccl-tests on them alone",
+                      host_list);
+  f.impact = "the ranks of the other communicators wait for this one at the next collective that spans them";
+  f.metric("busbw_gbps", worst_fig.busbw);
+  f.metric("median_busbw_gbps", med);
+  f.metric("busbw_ratio", worst_ratio);
+  return f;
+}
+
+// Communicators against communicators of the same shape.
+void insp_comm_findings(std::vector<Finding>& out, const InspGroups& s, const std::string& source, const NcclInspectorOptions& o) {
   // Shape: ranks, nodes, collective, size (names differ per group: "TP Group 0", "TP Group 1");
   // a communicator's figure is the median busbw of its ranks.
-  struct CommFig {
-    const InspGroup* g;
-    double busbw;
-  };
-  std::map<std::tuple<int, std::uint64_t, std::string, std::uint64_t>, std::vector<CommFig>> shapes;
-  for (const auto& [key, g] : groups) {
+  std::map<std::tuple<int, std::uint64_t, std::string, std::uint64_t>, std::vector<InspCommFig>> shapes;
+  for (const auto& [key, g] : s.groups) {
     if (g.bytes < o.min_bytes) continue;
     std::vector<double> bw;
     for (const auto& [rank, r] : g.ranks)
@@ -291,7 +350,7 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
     if (bw.empty()) continue;
     shapes[{g.n_ranks, g.nnodes, g.coll, g.bytes}].push_back({&g, insp_median(bw)});
   }
-  std::map<std::string, std::pair<const CommFig*, double>> slow_comms;  // comm id -> worst (figure, ratio)
+  std::map<std::string, std::pair<const InspCommFig*, double>> slow_comms;  // comm id -> worst (figure, ratio)
   std::map<std::string, std::pair<double, std::size_t>> slow_comm_median;
   std::size_t shapes_judged = 0;
   for (const auto& [shape, figs] : shapes) {
@@ -323,82 +382,71 @@ std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput
     out.push_back(std::move(f));
   }
   for (const auto& [id, worst] : slow_comms) {
-    const auto& g = *worst.first->g;
     const auto [med, n] = slow_comm_median[id];
-    Finding f;
-    f.id = "nccl_inspector.slow_comm";
-    f.layer = "network";
-    f.subject = g.comm_id;
-    f.status = worst.second < 0.5 ? report::Status::fail : report::Status::warn;
-    std::set<std::string> on;
-    for (const auto& [rank, r] : g.ranks) on.insert(r.host);
-    std::string host_list;
-    for (const auto& h : on) host_list += (host_list.empty() ? "" : ", ") + h;
-    f.title = fmt::format("{} ({} ranks on {}): {} {} at {:.1f} GB/s busbw, {:.0f}% of the median {:.1f} GB/s of the {} communicators of its shape",
-                          insp_comm_label(g), g.n_ranks, host_list, g.coll, format_size(g.bytes), worst.first->busbw, 100 * worst.second, med, n);
-    std::string items;
-    for (const auto& [rank, r] : g.ranks) {
-      if (f.evidence.size() < 16) f.add(insp_where(r), fmt::format("rank {} on {}{}: busbw {:.1f} GB/s", rank, r.host, insp_pid(r.pid), r.busbw()));
-      items += (items.empty() ? "" : "; ") + insp_rank_item(g, r);
-    }
-    f.add(std::string(parsers::kNcclRanksEvidence), items);
-    f.fix = fmt::format("the hosts of this communicator ({}) move its data slower than their peers move theirs: compare their nodes (perfgap check on "
-                        "each, then perfgap fleet: net.ib.ports, gpu.nvlink, pcie.link) and run nccl-tests on them alone",
-                        host_list);
-    f.impact = "the ranks of the other communicators wait for this one at the next collective that spans them";
-    f.metric("busbw_gbps", worst.first->busbw);
-    f.metric("median_busbw_gbps", med);
-    f.metric("busbw_ratio", worst.second);
-    out.push_back(std::move(f));
+    out.push_back(insp_slow_comm_finding(*worst.first, worst.second, med, n));
   }
+}
 
-  // ---- bandwidth against the node's line rate -----------------------------------------
-  {
-    std::map<std::string, std::tuple<double, const InspGroup*>> peak;  // multi-node comm -> best median busbw
-    for (const auto& [key, g] : groups) {
-      if (g.bytes < o.min_bytes || g.nnodes < 2) continue;
-      std::vector<double> bw;
-      for (const auto& [rank, r] : g.ranks)
-        if (r.bw_count > 0) bw.push_back(r.busbw());
-      if (bw.empty()) continue;
-      const double m = insp_median(bw);
-      auto it = peak.find(g.comm_id);
-      if (it == peak.end() || m > std::get<0>(it->second)) peak[g.comm_id] = {m, &g};
-    }
-    if (peak.empty() || o.nic_gbps_total <= 0) {
+// nccl_inspector.busbw: each communicator across nodes, its best median busbw against the node's line rate.
+void insp_busbw_findings(std::vector<Finding>& out, const InspGroups& s, const std::string& source, const NcclInspectorOptions& o) {
+  std::map<std::string, std::tuple<double, const InspGroup*>> peak;  // multi-node comm -> best median busbw
+  for (const auto& [key, g] : s.groups) {
+    if (g.bytes < o.min_bytes || g.nnodes < 2) continue;
+    std::vector<double> bw;
+    for (const auto& [rank, r] : g.ranks)
+      if (r.bw_count > 0) bw.push_back(r.busbw());
+    if (bw.empty()) continue;
+    const double m = insp_median(bw);
+    auto it = peak.find(g.comm_id);
+    if (it == peak.end() || m > std::get<0>(it->second)) peak[g.comm_id] = {m, &g};
+  }
+  if (peak.empty() || o.nic_gbps_total <= 0) {
+    Finding f;
+    f.id = "nccl_inspector.busbw";
+    f.layer = "network";
+    f.subject = source;
+    f.status = report::Status::skip;
+    f.title = peak.empty() ? fmt::format("no communicator across nodes with collectives of {} or more: the NICs' rate is no basis within a node",
+                                         format_size(o.min_bytes))
+                           : "no basis for the busbw of communicators across nodes: give --nics N --link-gbps G or --node-report FILE";
+    out.push_back(std::move(f));
+  } else {
+    const double expected = o.nic_gbps_total / 8;  // GB/s
+    for (const auto& [id, pk] : peak) {
+      const auto& [bw, g] = pk;
+      const double r = bw / expected;
       Finding f;
       f.id = "nccl_inspector.busbw";
       f.layer = "network";
-      f.subject = source;
-      f.status = report::Status::skip;
-      f.title = peak.empty() ? fmt::format("no communicator across nodes with collectives of {} or more: the NICs' rate is no basis within a node",
-                                           format_size(o.min_bytes))
-                             : "no basis for the busbw of communicators across nodes: give --nics N --link-gbps G or --node-report FILE";
+      f.subject = id;
+      f.status = r < kNcclExpectedFail ? report::Status::fail : r < kNcclExpectedWarn ? report::Status::warn : report::Status::pass;
+      f.title = fmt::format("{} across {} nodes: best busbw {:.1f} GB/s ({} {}), {:.0f}% of the {:.1f} GB/s the node's NICs give", insp_comm_label(*g),
+                            g->nnodes, bw, g->coll, format_size(g->bytes), 100 * r, expected);
+      f.add(source, fmt::format("median busbw of its ranks {:.1f} GB/s", bw), fmt::format("{:.1f} GB/s ({})", expected, o.nic_basis));
+      if (f.status != report::Status::pass)
+        f.fix = "collectives across nodes below the NICs' rate: check the RDMA ports of the nodes (net.ib.ports), NCCL's transport in its log "
+                "(perfgap analyze nccl-log: nccl_log.net), and sweep NCCL_IB_QPS_PER_CONNECTION with nccl-tests at the job's scale";
+      f.metric("peak_ratio", r);
+      f.metric("max_busbw_gbps", bw);
+      f.metric("expected_busbw_gbps", expected);
       out.push_back(std::move(f));
-    } else {
-      const double expected = o.nic_gbps_total / 8;  // GB/s
-      for (const auto& [id, pk] : peak) {
-        const auto& [bw, g] = pk;
-        const double r = bw / expected;
-        Finding f;
-        f.id = "nccl_inspector.busbw";
-        f.layer = "network";
-        f.subject = id;
-        f.status = r < kNcclExpectedFail ? report::Status::fail : r < kNcclExpectedWarn ? report::Status::warn : report::Status::pass;
-        f.title = fmt::format("{} across {} nodes: best busbw {:.1f} GB/s ({} {}), {:.0f}% of the {:.1f} GB/s the node's NICs give", insp_comm_label(*g),
-                              g->nnodes, bw, g->coll, format_size(g->bytes), 100 * r, expected);
-        f.add(source, fmt::format("median busbw of its ranks {:.1f} GB/s", bw), fmt::format("{:.1f} GB/s ({})", expected, o.nic_basis));
-        if (f.status != report::Status::pass)
-          f.fix = "collectives across nodes below the NICs' rate: check the RDMA ports of the nodes (net.ib.ports), NCCL's transport in its log "
-                  "(perfgap analyze nccl-log: nccl_log.net), and sweep NCCL_IB_QPS_PER_CONNECTION with nccl-tests at the job's scale";
-        f.metric("peak_ratio", r);
-        f.metric("max_busbw_gbps", bw);
-        f.metric("expected_busbw_gbps", expected);
-        out.push_back(std::move(f));
-      }
     }
   }
+}
 
+}  // namespace
+
+std::vector<Finding> analyze_nccl_inspector(const std::vector<NcclInspectorInput>& in, const NcclInspectorOptions& o) {
+  std::vector<Finding> out;
+  std::string source = in.size() == 1 ? in[0].source : fmt::format("{} Inspector files", in.size());
+  const InspGroups s = insp_group_records(in);
+  out.push_back(insp_summary_finding(in, s, source));
+  // ---- ranks against the other ranks of their communicator -----------------------------
+  insp_rank_findings(out, insp_rank_outliers(s, o), source, o);
+  // ---- communicators against communicators of the same shape ---------------------------
+  insp_comm_findings(out, s, source, o);
+  // ---- bandwidth against the node's line rate -----------------------------------------
+  insp_busbw_findings(out, s, source, o);
   for (const auto& input : in) {
     auto d = damaged_lines("nccl_inspector.summary", "network", input.source, input.run->damaged);
     for (auto& f : d) out.push_back(std::move(f));

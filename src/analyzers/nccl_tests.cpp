@@ -24,32 +24,29 @@ double max_error_tolerance(const std::string& type) {
   return 1e-3;
 }
 
-std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o) {
-  using parsers::format_size;
-  std::vector<Finding> out;
-  Finding f;
-  f.id = "nccl_tests.busbw";
-  f.layer = "network";
-  f.subject = source;
+namespace {
 
-  // Per size, the last row wins (a file may hold several runs of the same sizes).
-  std::map<std::uint64_t, const parsers::NcclTestsRow*> rows;
-  for (const auto& r : run.rows)
-    if (r.out_of_place) rows[r.size] = &r;
-  std::map<std::uint64_t, const parsers::NcclTestsRow*> ref;
-  if (o.reference)
-    for (const auto& r : o.reference->rows)
-      if (r.out_of_place) ref[r.size] = &r;
+using parsers::format_size;
+using NcclTestsBySize = std::map<std::uint64_t, const parsers::NcclTestsRow*>;
 
-  auto where = [&](const parsers::NcclTestsRow& r) { return r.line > 0 ? fmt::format("{}:{}", source, r.line) : source; };
+std::string nccl_tests_where(const std::string& source, const parsers::NcclTestsRow& r) { return r.line > 0 ? fmt::format("{}:{}", source, r.line) : source; }
 
-  // #wrong: out-of-place and in-place counts. The old layout's `error` column is a max
-  // absolute error: above the type's tolerance it is wrong, unless the run's "Out of bounds
-  // values" line (a count over all sizes) says none was.
+// The decisive numbers for text output (the same figures are metrics in JSON).
+std::string nccl_tests_gbps(double v) { return fmt::format("{:.2f}", v); }
+
+// #wrong: out-of-place and in-place counts. The old layout's `error` column is a max
+// absolute error: above the type's tolerance it is wrong, unless the run's "Out of bounds
+// values" line (a count over all sizes) says none was.
+struct NcclTestsWrong {
   double wrong_total = 0;
   std::vector<const parsers::NcclTestsRow*> wrong_rows;
   std::vector<const parsers::NcclTestsRow*> rounding_rows;   // old error > 0 within the tolerance
   std::vector<const parsers::NcclTestsRow*> overruled_rows;  // above it, but the out-of-bounds count says none wrong
+};
+
+NcclTestsWrong nccl_tests_wrong(const parsers::NcclTestsRun& run) {
+  NcclTestsWrong x;
+  auto& wrong_total = x.wrong_total;
   for (const auto& r : run.rows) {
     double w = 0;
     bool over = false, rounding = false, over_but_counted_ok = false;
@@ -64,25 +61,19 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     }
     if (w > 0 || over) {
       wrong_total += w > 0 ? w : 1;
-      wrong_rows.push_back(&r);
+      x.wrong_rows.push_back(&r);
     } else if (over_but_counted_ok) {
-      overruled_rows.push_back(&r);
+      x.overruled_rows.push_back(&r);
     } else if (rounding) {
-      rounding_rows.push_back(&r);
+      x.rounding_rows.push_back(&r);
     }
   }
   if (run.out_of_bounds && *run.out_of_bounds > 0) wrong_total = std::max(wrong_total, *run.out_of_bounds);
+  return x;
+}
 
-  // The sizes that matter.
-  std::vector<std::uint64_t> sizes;
-  std::vector<std::uint64_t> missing;
-  if (!o.sizes.empty()) {
-    for (auto s : o.sizes) (rows.count(s) ? sizes : missing).push_back(s);
-  } else {
-    for (const auto& [s, r] : rows)
-      if (s >= (1ull << 20)) sizes.push_back(s);
-  }
-
+// The busbw of every size, with its in-place/out-of-place spread; returns the peak.
+double nccl_tests_busbw_metrics(Finding& f, const parsers::NcclTestsRun& run, const NcclTestsBySize& rows, double wrong_total) {
   double max_busbw = 0;
   for (const auto& [s, r] : rows) {
     max_busbw = std::max(max_busbw, r->out_of_place->busbw);
@@ -96,134 +87,130 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   f.metric("sizes", static_cast<double>(rows.size()));
   f.metric("wrong", wrong_total);
   if (run.avg_busbw) f.metric("avg_busbw_gbps", *run.avg_busbw);
-  // Every title names the collective and the scale it ran at: a busbw means nothing without them.
-  const auto ranks = run.ranks();
-  const auto nodes = run.nodes();
-  std::string what = fmt::format("{} on {}, {}", run.collective.empty() ? "nccl-tests" : run.collective,
-                                 ranks ? fmt::format("{} rank{}", *ranks, *ranks == 1 ? "" : "s") : std::string("ranks not shown"),
-                                 nodes ? fmt::format("{} node{}", *nodes, *nodes == 1 ? "" : "s") : std::string("nodes not shown"));
-  if (ranks) f.metric("ranks", static_cast<double>(*ranks));
-  if (nodes) f.metric("nodes", static_cast<double>(*nodes));
+  return max_busbw;
+}
 
-  std::vector<std::string> below;
+// What the verdict weighs: the run's scale in words, its peak, and how its sizes compare.
+struct NcclTestsJudged {
+  std::string what;
+  double max_busbw = 0;
+  std::vector<std::uint64_t> sizes;  // the sizes that matter
+  std::vector<std::string> below;    // sizes below the reference's threshold
   std::size_t compared = 0;
   double worst_ratio = 1e9;
-  // The decisive numbers for text output (the same figures are metrics in JSON).
-  auto gbps = [](double v) { return fmt::format("{:.2f}", v); };
-  if (o.reference) f.table.push_back({"size", "busbw GB/s", "reference GB/s", "ratio"});
-  else f.table.push_back({"size", "busbw GB/s", "algbw GB/s", "time us"});
-  if (o.reference) {
-    for (auto s : sizes) {
-      const auto* r = rows[s];
-      auto it = ref.find(s);
-      if (it == ref.end() || it->second->out_of_place->busbw <= 0)
-        f.table.push_back({format_size(s), gbps(r->out_of_place->busbw), it == ref.end() ? "-" : gbps(it->second->out_of_place->busbw), "-"});
-      else
-        f.table.push_back({format_size(s), gbps(r->out_of_place->busbw), gbps(it->second->out_of_place->busbw),
-                           fmt::format("{:.1f}%", 100 * r->out_of_place->busbw / it->second->out_of_place->busbw)});
-      if (it == ref.end()) {
-        f.add(where(*r), fmt::format("{:>9}  busbw {:8.2f} GB/s  reference: size not in {}", format_size(s), r->out_of_place->busbw, o.reference_source));
-        continue;
-      }
-      double rb = it->second->out_of_place->busbw;
-      if (rb <= 0) continue;
-      ++compared;
-      double ratio = r->out_of_place->busbw / rb;
-      worst_ratio = std::min(worst_ratio, ratio);
-      f.metric(fmt::format("ratio.{}", s), ratio);
-      std::string line = fmt::format("{:>9}  busbw {:8.2f} GB/s  reference {:8.2f}  {:6.1f}%", format_size(s), r->out_of_place->busbw, rb, 100 * ratio);
-      if (ratio < o.threshold) below.push_back(format_size(s));
-      f.add(where(*r), line, fmt::format(">= {:.0f}% of reference", 100 * o.threshold));
-    }
-    if (compared) f.metric("min_ratio", worst_ratio);
-    double ref_peak = 0;
-    for (const auto& [sz, r] : ref) ref_peak = std::max(ref_peak, r->out_of_place->busbw);
-    if (ref_peak > 0 && max_busbw > 0) {
-      f.metric("reference_peak_busbw_gbps", ref_peak);
-      f.metric("peak_ratio", max_busbw / ref_peak);
-    }
-  } else {
-    for (auto s : sizes) {
-      const auto* r = rows[s];
-      f.table.push_back({format_size(s), gbps(r->out_of_place->busbw), gbps(r->out_of_place->algbw), fmt::format("{:.1f}", r->out_of_place->time_us)});
-      f.add(where(*r), fmt::format("{:>9}  busbw {:8.2f} GB/s  algbw {:8.2f} GB/s  time {:.1f} us", format_size(s), r->out_of_place->busbw,
-                                   r->out_of_place->algbw, r->out_of_place->time_us));
-    }
-  }
-  for (auto s : missing) f.add(source, fmt::format("{}: size not in this run", format_size(s)));
-  // The hosts of the run, when the log shows every rank's: fleet names the measurement's node by them.
-  if (!run.hosts.empty() && run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1)
-    f.add(std::string(parsers::kNcclTestsHostsEvidence), fmt::format("{}", fmt::join(run.hosts, ",")));
-  if (!run.elided.empty())
-    f.add(fmt::format("{}:{}", source, run.elided.front()),
-          fmt::format("rows cut out of the table ('...' on {} line{}): only the {} printed sizes are judged", run.elided.size(),
-                      run.elided.size() == 1 ? "" : "s", rows.size()));
-  if (f.table.size() == 1) f.table.clear();  // no size to show
-  {
-    report::Chart c;
-    c.title = fmt::format("{} bus bandwidth by message size", what);
-    c.x_label = "message size";
-    c.y_label = "busbw GB/s (out of place)";
-    c.log_x = c.x_bytes = true;
-    report::ChartSeries measured{"this run", {}};
-    for (const auto& [s, r] : rows) measured.points.push_back({static_cast<double>(s), r->out_of_place->busbw, std::nullopt, std::nullopt});
-    c.series.push_back(std::move(measured));
-    if (o.reference) {
-      report::ChartSeries reference{"reference", {}};
-      for (const auto& [s, r] : ref) reference.points.push_back({static_cast<double>(s), r->out_of_place->busbw, std::nullopt, std::nullopt});
-      c.series.push_back(std::move(reference));
-    }
-    f.charts.push_back(std::move(c));
-  }
-  // Wrong results first in the evidence: they decide.
-  auto cell = [](const std::optional<parsers::NcclTestsFigures>& fig) {
-    if (!fig) return std::string("-");
-    if (fig->max_error) return fmt::format("max error {:g}", *fig->max_error);
-    return fig->wrong ? fmt::format("#wrong {:g}", *fig->wrong) : std::string("N/A");
-  };
-  {
-    std::vector<report::Evidence> ev;
-    if (run.out_of_bounds)
-      ev.push_back({run.out_of_bounds_line > 0 ? fmt::format("{}:{}", source, run.out_of_bounds_line) : source,
-                    fmt::format("Out of bounds values: {:g}", *run.out_of_bounds), std::string("0")});
-    for (const auto* r : wrong_rows)
-      ev.push_back({where(*r),
-                    fmt::format("{:>9}  out-of-place {}, in-place {}", format_size(r->size), cell(r->out_of_place), cell(r->in_place)),
-                    r->out_of_place && r->out_of_place->max_error
-                        ? fmt::format("max error <= {:g} ({})", max_error_tolerance(r->type), r->type)
-                        : std::string("0")});
-    if (!rounding_rows.empty()) {
-      const auto* r = rounding_rows.front();
-      ev.push_back({where(*r),
-                    fmt::format("old layout: the error column is a max absolute error, not a count; {} size(s) with errors of rounding size "
-                                "(first {}: out-of-place {}, in-place {}){}",
-                                rounding_rows.size(), format_size(r->size), cell(r->out_of_place), cell(r->in_place),
-                                run.out_of_bounds ? "; the out-of-bounds count decides"
-                                                  : fmt::format("; within the tolerance {:g} for {}", max_error_tolerance(r->type), r->type)),
-                    std::nullopt});
-    }
-    for (std::size_t i = 0; i < overruled_rows.size() && i < 3; ++i) {
-      const auto* r = overruled_rows[i];
-      ev.push_back({where(*r),
-                    fmt::format("{:>9}  out-of-place {}, in-place {}: above the {} tolerance {:g}, but nccl-tests' own check counted no "
-                                "out-of-bounds value (its tolerance grows with the rank count; an unsupported in-place mode also shows here)",
-                                format_size(r->size), cell(r->out_of_place), cell(r->in_place), r->type, max_error_tolerance(r->type)),
-                    std::nullopt});
-    }
-    f.evidence.insert(f.evidence.begin(), ev.begin(), ev.end());
-  }
+  double expected = 0;               // the NICs' line rate, GB/s; 0: no such basis
+};
 
-  // Without a reference: the line rate of the node's NICs is the basis, for a run across nodes.
-  const bool multi_node = nodes && *nodes >= 2;
-  const double expected = !o.reference && multi_node && o.nic_gbps_total > 0 ? o.nic_gbps_total / 8 : 0;
-  if (expected > 0) {
-    f.metric("expected_busbw_gbps", expected);
-    if (max_busbw > 0) f.metric("peak_ratio", max_busbw / expected);
-    f.add(o.nic_basis, fmt::format("expected busbw {:.1f} GB/s: the node's RDMA line rate ({:g} Gb/s / 8) bounds a collective across {} nodes; "
-                                   "peak busbw {:.2f} GB/s is {:.1f}% of it",
-                                   expected, o.nic_gbps_total, *nodes, max_busbw, 100 * max_busbw / expected),
-          fmt::format(">= {:.0f}% of it", 100 * kNcclExpectedWarn));
+// Each size that matters against the same size of the reference run: table, evidence, ratios.
+void nccl_tests_against_reference(Finding& f, NcclTestsJudged& j, const NcclTestsBySize& rows, const NcclTestsBySize& ref, const std::string& source,
+                                  const NcclTestsOptions& o) {
+  auto& below = j.below;
+  auto& compared = j.compared;
+  auto& worst_ratio = j.worst_ratio;
+  const double max_busbw = j.max_busbw;
+  auto gbps = nccl_tests_gbps;
+  for (auto s : j.sizes) {
+    const auto* r = rows.at(s);
+    auto it = ref.find(s);
+    if (it == ref.end() || it->second->out_of_place->busbw <= 0)
+      f.table.push_back({format_size(s), gbps(r->out_of_place->busbw), it == ref.end() ? "-" : gbps(it->second->out_of_place->busbw), "-"});
+    else
+      f.table.push_back({format_size(s), gbps(r->out_of_place->busbw), gbps(it->second->out_of_place->busbw),
+                         fmt::format("{:.1f}%", 100 * r->out_of_place->busbw / it->second->out_of_place->busbw)});
+    if (it == ref.end()) {
+      f.add(nccl_tests_where(source, *r), fmt::format("{:>9}  busbw {:8.2f} GB/s  reference: size not in {}", format_size(s), r->out_of_place->busbw, o.reference_source));
+      continue;
+    }
+    double rb = it->second->out_of_place->busbw;
+    if (rb <= 0) continue;
+    ++compared;
+    double ratio = r->out_of_place->busbw / rb;
+    worst_ratio = std::min(worst_ratio, ratio);
+    f.metric(fmt::format("ratio.{}", s), ratio);
+    std::string line = fmt::format("{:>9}  busbw {:8.2f} GB/s  reference {:8.2f}  {:6.1f}%", format_size(s), r->out_of_place->busbw, rb, 100 * ratio);
+    if (ratio < o.threshold) below.push_back(format_size(s));
+    f.add(nccl_tests_where(source, *r), line, fmt::format(">= {:.0f}% of reference", 100 * o.threshold));
   }
+  if (compared) f.metric("min_ratio", worst_ratio);
+  double ref_peak = 0;
+  for (const auto& [sz, r] : ref) ref_peak = std::max(ref_peak, r->out_of_place->busbw);
+  if (ref_peak > 0 && max_busbw > 0) {
+    f.metric("reference_peak_busbw_gbps", ref_peak);
+    f.metric("peak_ratio", max_busbw / ref_peak);
+  }
+}
+
+// Wrong results first in the evidence: they decide.
+std::string nccl_tests_cell(const std::optional<parsers::NcclTestsFigures>& fig) {
+  if (!fig) return std::string("-");
+  if (fig->max_error) return fmt::format("max error {:g}", *fig->max_error);
+  return fig->wrong ? fmt::format("#wrong {:g}", *fig->wrong) : std::string("N/A");
+}
+
+void nccl_tests_wrong_evidence(Finding& f, const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsWrong& x) {
+  auto cell = nccl_tests_cell;
+  const auto& wrong_rows = x.wrong_rows;
+  const auto& rounding_rows = x.rounding_rows;
+  const auto& overruled_rows = x.overruled_rows;
+  std::vector<report::Evidence> ev;
+  if (run.out_of_bounds)
+    ev.push_back({run.out_of_bounds_line > 0 ? fmt::format("{}:{}", source, run.out_of_bounds_line) : source,
+                  fmt::format("Out of bounds values: {:g}", *run.out_of_bounds), std::string("0")});
+  for (const auto* r : wrong_rows)
+    ev.push_back({nccl_tests_where(source, *r),
+                  fmt::format("{:>9}  out-of-place {}, in-place {}", format_size(r->size), cell(r->out_of_place), cell(r->in_place)),
+                  r->out_of_place && r->out_of_place->max_error
+                      ? fmt::format("max error <= {:g} ({})", max_error_tolerance(r->type), r->type)
+                      : std::string("0")});
+  if (!rounding_rows.empty()) {
+    const auto* r = rounding_rows.front();
+    ev.push_back({nccl_tests_where(source, *r),
+                  fmt::format("old layout: the error column is a max absolute error, not a count; {} size(s) with errors of rounding size "
+                              "(first {}: out-of-place {}, in-place {}){}",
+                              rounding_rows.size(), format_size(r->size), cell(r->out_of_place), cell(r->in_place),
+                              run.out_of_bounds ? "; the out-of-bounds count decides"
+                                                : fmt::format("; within the tolerance {:g} for {}", max_error_tolerance(r->type), r->type)),
+                  std::nullopt});
+  }
+  for (std::size_t i = 0; i < overruled_rows.size() && i < 3; ++i) {
+    const auto* r = overruled_rows[i];
+    ev.push_back({nccl_tests_where(source, *r),
+                  fmt::format("{:>9}  out-of-place {}, in-place {}: above the {} tolerance {:g}, but nccl-tests' own check counted no "
+                              "out-of-bounds value (its tolerance grows with the rank count; an unsupported in-place mode also shows here)",
+                              format_size(r->size), cell(r->out_of_place), cell(r->in_place), r->type, max_error_tolerance(r->type)),
+                  std::nullopt});
+  }
+  f.evidence.insert(f.evidence.begin(), ev.begin(), ev.end());
+}
+
+report::Chart nccl_tests_chart(const std::string& what, const NcclTestsBySize& rows, const NcclTestsBySize& ref, const NcclTestsOptions& o) {
+  report::Chart c;
+  c.title = fmt::format("{} bus bandwidth by message size", what);
+  c.x_label = "message size";
+  c.y_label = "busbw GB/s (out of place)";
+  c.log_x = c.x_bytes = true;
+  report::ChartSeries measured{"this run", {}};
+  for (const auto& [s, r] : rows) measured.points.push_back({static_cast<double>(s), r->out_of_place->busbw, std::nullopt, std::nullopt});
+  c.series.push_back(std::move(measured));
+  if (o.reference) {
+    report::ChartSeries reference{"reference", {}};
+    for (const auto& [s, r] : ref) reference.points.push_back({static_cast<double>(s), r->out_of_place->busbw, std::nullopt, std::nullopt});
+    c.series.push_back(std::move(reference));
+  }
+  return c;
+}
+
+// The status, title, fix and impact: wrong results, then the reference, then the NICs' line
+// rate; without a basis a busbw alone cannot pass.
+void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWrong& x, const parsers::NcclTestsRun& run, std::size_t sizes_printed,
+                        const std::string& source, const NcclTestsOptions& o) {
+  const auto& what = j.what;
+  const auto& below = j.below;
+  const auto& sizes = j.sizes;
+  const auto nodes = run.nodes();
+  const double wrong_total = x.wrong_total, max_busbw = j.max_busbw, worst_ratio = j.worst_ratio, expected = j.expected;
+  const auto& wrong_rows = x.wrong_rows;
+  const std::size_t compared = j.compared;
   if (wrong_total > 0) {
     f.status = report::Status::fail;
     if (run.out_of_bounds && *run.out_of_bounds > 0 && wrong_rows.empty())
@@ -283,10 +270,89 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     else
       why = "pass --reference with a run of the same collective on known-good nodes, or the NICs' line rate (--nics N --link-gbps G, or --node-report "
             "with a perfgap check report of a node) for a run across nodes";
-    f.title = fmt::format("{}: peak busbw {:.2f} GB/s over {} size{}{}{}, no basis to judge it: {}", what, max_busbw, rows.size(), rows.size() == 1 ? "" : "s",
+    f.title = fmt::format("{}: peak busbw {:.2f} GB/s over {} size{}{}{}, no basis to judge it: {}", what, max_busbw, sizes_printed, sizes_printed == 1 ? "" : "s",
                           run.elided.empty() ? " printed" : " printed (rows elided)",
                           run.rows.empty() || run.results_checked || wrong_total > 0 ? "" : " (results not checked: -c 0)", why);
   }
+}
+
+}  // namespace
+
+std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o) {
+  std::vector<Finding> out;
+  Finding f;
+  f.id = "nccl_tests.busbw";
+  f.layer = "network";
+  f.subject = source;
+
+  // Per size, the last row wins (a file may hold several runs of the same sizes).
+  std::map<std::uint64_t, const parsers::NcclTestsRow*> rows;
+  for (const auto& r : run.rows)
+    if (r.out_of_place) rows[r.size] = &r;
+  std::map<std::uint64_t, const parsers::NcclTestsRow*> ref;
+  if (o.reference)
+    for (const auto& r : o.reference->rows)
+      if (r.out_of_place) ref[r.size] = &r;
+
+  const NcclTestsWrong x = nccl_tests_wrong(run);
+  NcclTestsJudged j;
+  auto& sizes = j.sizes;
+  // The sizes that matter.
+  std::vector<std::uint64_t> missing;
+  if (!o.sizes.empty()) {
+    for (auto s : o.sizes) (rows.count(s) ? sizes : missing).push_back(s);
+  } else {
+    for (const auto& [s, r] : rows)
+      if (s >= (1ull << 20)) sizes.push_back(s);
+  }
+
+  const double max_busbw = j.max_busbw = nccl_tests_busbw_metrics(f, run, rows, x.wrong_total);
+  // Every title names the collective and the scale it ran at: a busbw means nothing without them.
+  const auto ranks = run.ranks();
+  const auto nodes = run.nodes();
+  std::string& what = j.what;
+  what = fmt::format("{} on {}, {}", run.collective.empty() ? "nccl-tests" : run.collective,
+                     ranks ? fmt::format("{} rank{}", *ranks, *ranks == 1 ? "" : "s") : std::string("ranks not shown"),
+                     nodes ? fmt::format("{} node{}", *nodes, *nodes == 1 ? "" : "s") : std::string("nodes not shown"));
+  if (ranks) f.metric("ranks", static_cast<double>(*ranks));
+  if (nodes) f.metric("nodes", static_cast<double>(*nodes));
+
+  if (o.reference) f.table.push_back({"size", "busbw GB/s", "reference GB/s", "ratio"});
+  else f.table.push_back({"size", "busbw GB/s", "algbw GB/s", "time us"});
+  if (o.reference) {
+    nccl_tests_against_reference(f, j, rows, ref, source, o);
+  } else {
+    for (auto s : sizes) {
+      const auto* r = rows[s];
+      f.table.push_back({format_size(s), nccl_tests_gbps(r->out_of_place->busbw), nccl_tests_gbps(r->out_of_place->algbw), fmt::format("{:.1f}", r->out_of_place->time_us)});
+      f.add(nccl_tests_where(source, *r), fmt::format("{:>9}  busbw {:8.2f} GB/s  algbw {:8.2f} GB/s  time {:.1f} us", format_size(s),
+                                                      r->out_of_place->busbw, r->out_of_place->algbw, r->out_of_place->time_us));
+    }
+  }
+  for (auto s : missing) f.add(source, fmt::format("{}: size not in this run", format_size(s)));
+  // The hosts of the run, when the log shows every rank's: fleet names the measurement's node by them.
+  if (!run.hosts.empty() && run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1)
+    f.add(std::string(parsers::kNcclTestsHostsEvidence), fmt::format("{}", fmt::join(run.hosts, ",")));
+  if (!run.elided.empty())
+    f.add(fmt::format("{}:{}", source, run.elided.front()),
+          fmt::format("rows cut out of the table ('...' on {} line{}): only the {} printed sizes are judged", run.elided.size(),
+                      run.elided.size() == 1 ? "" : "s", rows.size()));
+  if (f.table.size() == 1) f.table.clear();  // no size to show
+  f.charts.push_back(nccl_tests_chart(what, rows, ref, o));
+  nccl_tests_wrong_evidence(f, run, source, x);
+
+  // Without a reference: the line rate of the node's NICs is the basis, for a run across nodes.
+  const bool multi_node = nodes && *nodes >= 2;
+  const double expected = j.expected = !o.reference && multi_node && o.nic_gbps_total > 0 ? o.nic_gbps_total / 8 : 0;
+  if (expected > 0) {
+    f.metric("expected_busbw_gbps", expected);
+    if (max_busbw > 0) f.metric("peak_ratio", max_busbw / expected);
+    f.add(o.nic_basis, fmt::format("expected busbw {:.1f} GB/s: the node's RDMA line rate ({:g} Gb/s / 8) bounds a collective across {} nodes; "
+                                   "peak busbw {:.2f} GB/s is {:.1f}% of it",
+                                   expected, o.nic_gbps_total, *nodes, max_busbw, 100 * max_busbw / expected),
+          fmt::format(">= {:.0f}% of it", 100 * kNcclExpectedWarn));
+  }
+  nccl_tests_verdict(f, j, x, run, rows.size(), source, o);
   if (!run.nccl_version.empty()) {
     unsigned a = 0, b = 0, c = 0;
     if (std::sscanf(run.nccl_version.c_str(), "%u.%u.%u", &a, &b, &c) == 3) f.metric("nccl_version", a * 10000.0 + b * 100.0 + c);

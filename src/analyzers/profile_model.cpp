@@ -1,4 +1,5 @@
-// The profile analyzer's small shared pieces: interval lists, medians, histograms, step names.
+// The profile analyzer's small shared pieces: interval lists, medians, histograms, step names,
+// the findings' percentages and words.
 #include "analyzers/profile_model.hpp"
 
 #include <algorithm>
@@ -59,6 +60,19 @@ std::int64_t measure(const Ivs& u, std::int64_t ws, std::int64_t we) {
 }
 
 double ms(double ns) { return ns / 1e6; }
+
+double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
+
+std::string size_text(double bytes) {
+  if (bytes >= 1 << 30) return fmt::format("{:.2f} GiB", bytes / (1 << 30));
+  if (bytes >= 1 << 20) return fmt::format("{:.2f} MiB", bytes / (1 << 20));
+  if (bytes >= 1 << 10) return fmt::format("{:.1f} KiB", bytes / (1 << 10));
+  return fmt::format("{:.0f} B", bytes);
+}
+
+std::string iteration_words(const Analysis& an) {
+  return an.iterations ? "per iteration" : "over the whole profile (no iterations found)";
+}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;

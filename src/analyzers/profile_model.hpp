@@ -1,7 +1,8 @@
 // What the profile analyzer keeps of a profile and how it reads it, shared by its parts: the
 // digest of a rank (profile_digest.cpp: per GPU its intervals, collectives and candidate
 // iteration windows), the job's analysis of the digests (profile_analysis.cpp: iterations, the
-// ranks on one clock, stragglers), the findings (profile.cpp), the job's files read into one
+// ranks on one clock, stragglers), the findings (profile.cpp; the straggler's and exposed
+// communication's in profile_comm_findings.cpp), the job's files read into one
 // digest (profile_job.cpp) and the what-if replays (whatif.cpp). Internal to src/analyzers.
 #pragma once
 
@@ -341,5 +342,29 @@ std::string digest_slots_damage(const SourcedDigest& sd, const CommLibraries& li
 // What the job's files held as ranks: all of one run, or which were left out, unreadable or
 // missing (job-level verdicts over part of a job cannot pass: profile.straggler).
 Finding ranks_finding(const JobRanks& j, const std::string& source);
+
+// What the findings of one digest read (profile.cpp, profile_comm_findings.cpp): the digest, its
+// analysis, the options and the communication slots found.
+struct DigestFindingInputs {
+  const Digest& p;
+  const Analysis& an;
+  const std::string& source;
+  const ProfileOptions& o;
+  const CommLibraries& libs;
+  std::vector<int> colls;  // the communication slots the profile has: NCCL collectives, then libraries
+  bool pipeline = false;   // NCCL's only kernels are point-to-point send/recv (its stages pass activations on)
+};
+
+// part's share of whole in percent; 0 of nothing.
+double pct(double part, double whole);
+// Bytes as B, KiB, MiB or GiB.
+std::string size_text(double bytes);
+// "per iteration", or "over the whole profile" where no iterations were found.
+std::string iteration_words(const Analysis& an);
+
+// profile.straggler (a job of several ranks): who arrives last at the collectives, what it costs.
+Finding straggler_finding(const Digest& p, const Analysis& an, const std::string& source);
+// profile.exposed_comm: one per communication slot and one for all communication, or one skip.
+std::vector<Finding> exposed_comm_findings(const DigestFindingInputs& in);
 
 }  // namespace perfgap::analyzers::profile_model

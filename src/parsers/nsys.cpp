@@ -95,7 +95,7 @@ std::uint32_t be32(std::string_view b, std::size_t at) {
 }
 
 // Names: StringIds (id -> value), resolved lazily and interned into Profile::names.
-struct Names {
+struct NsysNames {
   Profile& p;
   std::unordered_map<std::int64_t, std::string> strings;
   std::unordered_map<std::int64_t, std::uint32_t> by_id;
@@ -249,35 +249,26 @@ HostMem host_side(CopyKind k, HostMem src, HostMem dst) {
   return src == HostMem::none && dst == HostMem::none ? HostMem::none : HostMem::unknown;
 }
 
-}  // namespace
-
-Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
-  if (!looks_sqlite(bytes)) return parse_fail("not an SQLite database (no 'SQLite format 3' header): pass the output of nsys export --type sqlite");
-  if (bytes.size() < 100) return parse_fail("truncated SQLite file: " + std::to_string(bytes.size()) + " bytes, shorter than its 100-byte header");
+// A file SQLite would read past its end: too short for its header, or shorter than the pages its
+// header announces. Empty when the header is whole.
+std::string nsys_header_problem(std::string_view bytes) {
+  if (bytes.size() < 100) return "truncated SQLite file: " + std::to_string(bytes.size()) + " bytes, shorter than its 100-byte header";
   std::uint64_t page = (static_cast<unsigned char>(bytes[16]) << 8) | static_cast<unsigned char>(bytes[17]);
   if (page == 1) page = 65536;
   std::uint64_t pages = be32(bytes, 28);
   if (pages > 0 && be32(bytes, 92) == be32(bytes, 24) && page * pages > bytes.size())
-    return parse_fail("truncated SQLite file: " + std::to_string(bytes.size()) + " bytes of the " + std::to_string(page * pages) +
-                      " its header announces");
+    return "truncated SQLite file: " + std::to_string(bytes.size()) + " bytes of the " + std::to_string(page * pages) + " its header announces";
+  return {};
+}
 
-  // A WAL-mode database (file format bytes 2/2) cannot be opened over memory; checkpointed, its
-  // main file holds every row, so a copy marked as a rollback-journal database reads the same.
-  std::string legacy;
-  bool wal = static_cast<unsigned char>(bytes[18]) == 2 && static_cast<unsigned char>(bytes[19]) == 2;
-  if (wal) {
-    legacy.assign(bytes);
-    legacy[18] = legacy[19] = 1;
-    bytes = legacy;
-  }
-
+// Opens the bytes as a read-only database with perfgap's bounds; the error's text, empty when open.
+std::string open_nsys_db(Db& db, std::string_view bytes, Budget& budget) {
   // Bounds that hold whatever the file says: SQLite's heap (process-wide; only this reader uses
   // SQLite), one value's length, and the work of every statement (below).
   sqlite3_hard_heap_limit64(kSqliteHeapLimit);
-  Db db;
   // One thread reads this connection: no SQLite mutexes (they cost ~10% per column call).
   if (sqlite3_open_v2(":memory:", &db.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK)
-    return parse_fail("cannot open an in-memory SQLite database");
+    return "cannot open an in-memory SQLite database";
   // Nothing stored in the file runs: no triggers, no views, no functions from the schema, no
   // writes to the schema; only plain reads pass the authorizer (no ATTACH, no recursion).
   sqlite3_db_config(db.db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
@@ -292,17 +283,20 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   auto* data = reinterpret_cast<unsigned char*>(const_cast<char*>(bytes.data()));
   if (sqlite3_deserialize(db.db, "main", data, static_cast<sqlite3_int64>(bytes.size()), static_cast<sqlite3_int64>(bytes.size()),
                           SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
-    return parse_fail(std::string("not a readable SQLite database: ") + sqlite3_errmsg(db.db));
+    return std::string("not a readable SQLite database: ") + sqlite3_errmsg(db.db);
 
   // From here only reads (deserialize attaches the bytes itself, which the authorizer would refuse).
   sqlite3_set_authorizer(db.db, read_only_authorizer, nullptr);
-  Budget budget{kSqliteStepBase + kSqliteStepsPerByte * bytes.size(), 0};
+  budget = Budget{kSqliteStepBase + kSqliteStepsPerByte * bytes.size(), 0};
   sqlite3_progress_handler(db.db, kSqliteProgressEvery, over_budget, &budget);
   // Pages are read in place from the bytes (memdb supports mmap) instead of copied into the page cache.
   sqlite3_exec(db.db, ("PRAGMA mmap_size=" + std::to_string(bytes.size())).c_str(), nullptr, nullptr, nullptr);
-  Reader r{db.db, {}, {}, {}};
-  r.limits = "perfgap's bounds for one export: " + std::to_string(budget.left / 1'000'000) + " million SQLite steps, " +
-             std::to_string(kSqliteHeapLimit >> 20) + " MiB of SQLite memory, " + std::to_string(kSqliteMaxValue >> 20) + " MiB per value";
+  return {};
+}
+
+// Lists the real tables into r.tables, and refuses SQL stored in the file: the error's text,
+// empty when every table read is stored rows.
+std::string nsys_refused_schema(Reader& r) {
   // Only real tables are tables: a view, a virtual table or a trigger under the name of a table
   // perfgap reads is refused (SQL stored in a file never runs here: a recursive view would never
   // end, a view of views overflows the stack).
@@ -317,9 +311,9 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
         else if (type == "trigger" && read_table(table))
           refused = "a trigger (" + name + ") on " + table;
       }))
-    return parse_fail("corrupt or unreadable SQLite database: " + r.error);
+    return "corrupt or unreadable SQLite database: " + r.error;
   if (!refused.empty())
-    return parse_fail(refused + ": not an Nsight Systems export (perfgap runs no SQL stored in a profile; export it again with nsys export --type sqlite)");
+    return refused + ": not an Nsight Systems export (perfgap runs no SQL stored in a profile; export it again with nsys export --type sqlite)";
   // A virtual generated column computes its value from SQL in the schema: refused in the tables read.
   for (const auto& t : r.tables) {
     if (!read_table(t)) continue;
@@ -327,23 +321,28 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     r.each("PRAGMA table_xinfo(\"" + t + "\")", t.c_str(), [&](sqlite3_stmt* st) {
       if (sqlite3_column_int(st, 6) == 2 && generated.empty()) generated = text_of(st, 1);
     });
-    if (!r.error.empty()) return parse_fail(r.error);
+    if (!r.error.empty()) return r.error;
     if (!generated.empty())
-      return parse_fail(t + "." + generated + " is a generated column, not stored data: not an Nsight Systems export (perfgap runs no SQL stored in a profile)");
+      return t + "." + generated + " is a generated column, not stored data: not an Nsight Systems export (perfgap runs no SQL stored in a profile)";
   }
+  return {};
+}
 
+// An SQLite database without any of the export's tables: what it has instead; empty for an export.
+std::string not_nsys_message(const Reader& r) {
   bool nsys = r.has("StringIds") || r.has("TARGET_INFO_GPU") || r.has("TARGET_INFO_CUDA_GPU") || r.has("META_DATA_EXPORT") ||
               r.has("EXPORT_META_DATA") || r.has("CUPTI_ACTIVITY_KIND_KERNEL") || r.has("CUPTI_ACTIVITY_KIND_RUNTIME");
-  if (!nsys) {
-    std::string some;
-    int n = 0;
-    for (const auto& t : r.tables)
-      if (n++ < 4) some += (some.empty() ? "" : ", ") + t;
-    return parse_fail("an SQLite database, but not an Nsight Systems export (no StringIds, TARGET_INFO_* or CUPTI_ACTIVITY_KIND_* tables" +
-                      (some.empty() ? std::string("; no tables at all") : "; has " + some + (r.tables.size() > 4 ? ", ..." : "")) + ")");
-  }
+  if (nsys) return {};
+  std::string some;
+  int n = 0;
+  for (const auto& t : r.tables)
+    if (n++ < 4) some += (some.empty() ? "" : ", ") + t;
+  return "an SQLite database, but not an Nsight Systems export (no StringIds, TARGET_INFO_* or CUPTI_ACTIVITY_KIND_* tables" +
+         (some.empty() ? std::string("; no tables at all") : "; has " + some + (r.tables.size() > 4 ? ", ..." : "")) + ")";
+}
 
-  Profile p;
+// The export's schema version into p.format, its product version into p.system.
+void read_nsys_format(Reader& r, Profile& p, bool wal) {
   // Schema version: META_DATA_EXPORT (3.x) or EXPORT_META_DATA (older); the 2021 exports have neither.
   std::string schema;
   for (const char* t : {"META_DATA_EXPORT", "EXPORT_META_DATA"})
@@ -356,47 +355,27 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   if (wal) p.notes.push_back("a WAL-mode database: read from its main file as checkpointed (a -wal file beside it is not read)");
   p.format = "Nsight Systems SQLite export, schema " +
              (schema.empty() ? std::string(r.has("TARGET_INFO_CUDA_GPU") ? "of ~2021 (TARGET_INFO_CUDA_GPU, no version table)" : "unknown (no version table)") : schema);
+}
 
-  // A capture whose GPU work all ran in CUDA graphs traced whole (--cuda-graph-trace=graph) may
-  // have CUPTI_ACTIVITY_KIND_GRAPH_TRACE and no kernel table.
-  if (!r.has("CUPTI_ACTIVITY_KIND_KERNEL") && !r.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"))
-    return parse_fail("Nsight Systems export without GPU kernels (no CUPTI_ACTIVITY_KIND_KERNEL table): profile with nsys profile --trace=cuda");
-
-  Names names{p, {}, {}, {}, {}};
+// StringIds into names.strings; false on an SQLite error (in r.error).
+bool read_nsys_strings(Reader& r, NsysNames& names, Profile& p) {
   if (r.has("StringIds")) {
     auto cols = r.columns("StringIds");
     if (cols.count("id") && cols.count("value"))
       if (!r.each("SELECT id, value FROM StringIds", "StringIds", [&](sqlite3_stmt* st) { names.strings.emplace(sqlite3_column_int64(st, 0), text_of(st, 1)); }))
-        return parse_fail(r.error);
+        return false;
   } else {
     p.notes.push_back("no StringIds table: kernel names unknown");
   }
+  return true;
+}
 
-  // GPU names by device id.
+// GPU names by device id, and what maps a process's CUDA device to its GPU.
+struct NsysGpuNames {
   std::map<std::int64_t, std::string> gpu_name;
-  for (auto [t, idcol] : {std::pair{"TARGET_INFO_GPU", "id"}, std::pair{"TARGET_INFO_CUDA_GPU", "deviceId"}}) {
-    if (!r.has(t)) continue;
-    auto cols = r.columns(t);
-    if (!cols.count(idcol) || !cols.count("name")) continue;
-    r.each(std::string("SELECT ") + idcol + ", name FROM " + t, t, [&](sqlite3_stmt* st) {
-      gpu_name.emplace(sqlite3_column_int64(st, 0), text_of(st, 1));
-    });
-  }
-
-  // Exports of 2024 on key TARGET_INFO_GPU by a GPU id of their own and map each process's CUDA
-  // device (the activity tables' deviceId) to it in TARGET_INFO_CUDA_DEVICE (pid, cudaId, gpuId):
-  // under CUDA_VISIBLE_DEVICES the two differ. Older exports: the deviceId is the GPU's id.
   std::map<std::pair<std::uint64_t, std::int64_t>, std::int64_t> cuda_to_gpu;  // (pid, cudaId) -> gpuId
-  if (r.has("TARGET_INFO_CUDA_DEVICE")) {
-    auto cols = r.columns("TARGET_INFO_CUDA_DEVICE");
-    if (cols.count("gpuId") && cols.count("cudaId"))
-      r.each(std::string("SELECT cudaId, gpuId, ") + (cols.count("pid") ? "pid" : "0") + " FROM TARGET_INFO_CUDA_DEVICE",
-             "TARGET_INFO_CUDA_DEVICE", [&](sqlite3_stmt* st) {
-               cuda_to_gpu[{static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 0)}] =
-                   sqlite3_column_int64(st, 1);
-             });
-  }
-  auto name_of = [&](std::uint64_t pid, std::int64_t dev) -> std::string {
+
+  std::string name_of(std::uint64_t pid, std::int64_t dev) const {
     std::int64_t id = dev;
     if (!cuda_to_gpu.empty()) {
       // Its pid column holds the plain pid (as TARGET_INFO_CUDA_CONTEXT_INFO.processId does); a
@@ -409,11 +388,59 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     }
     auto n = gpu_name.find(id);
     return n == gpu_name.end() ? std::string() : n->second;
-  };
+  }
+};
 
-  // Copy directions and memory kinds: the export's enum tables where present, else the numbers.
+NsysGpuNames read_nsys_gpu_names(Reader& r) {
+  NsysGpuNames g;
+  for (auto [t, idcol] : {std::pair{"TARGET_INFO_GPU", "id"}, std::pair{"TARGET_INFO_CUDA_GPU", "deviceId"}}) {
+    if (!r.has(t)) continue;
+    auto cols = r.columns(t);
+    if (!cols.count(idcol) || !cols.count("name")) continue;
+    r.each(std::string("SELECT ") + idcol + ", name FROM " + t, t, [&](sqlite3_stmt* st) {
+      g.gpu_name.emplace(sqlite3_column_int64(st, 0), text_of(st, 1));
+    });
+  }
+  // Exports of 2024 on key TARGET_INFO_GPU by a GPU id of their own and map each process's CUDA
+  // device (the activity tables' deviceId) to it in TARGET_INFO_CUDA_DEVICE (pid, cudaId, gpuId):
+  // under CUDA_VISIBLE_DEVICES the two differ. Older exports: the deviceId is the GPU's id.
+  if (r.has("TARGET_INFO_CUDA_DEVICE")) {
+    auto cols = r.columns("TARGET_INFO_CUDA_DEVICE");
+    if (cols.count("gpuId") && cols.count("cudaId"))
+      r.each(std::string("SELECT cudaId, gpuId, ") + (cols.count("pid") ? "pid" : "0") + " FROM TARGET_INFO_CUDA_DEVICE",
+             "TARGET_INFO_CUDA_DEVICE", [&](sqlite3_stmt* st) {
+               g.cuda_to_gpu[{static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)), sqlite3_column_int64(st, 0)}] =
+                   sqlite3_column_int64(st, 1);
+             });
+  }
+  return g;
+}
+
+// A column's value through the export's enum table where it has one, else by nsys's numbers.
+template <class Table, class ByNumber, class Value>
+Value nsys_enum_value(sqlite3_stmt* st, int col, const Table& table, ByNumber by_number, Value unknown) {
+  if (sqlite3_column_type(st, col) == SQLITE_NULL) return unknown;
+  const auto v = sqlite3_column_int64(st, col);
+  if (table.empty()) return by_number(v);
+  auto it = table.find(v);
+  return it == table.end() ? unknown : it->second;
+}
+
+// Copy directions and memory kinds: the export's enum tables where present, else the numbers.
+struct NsysCopyEnums {
   std::map<std::int64_t, CopyKind> copy_enum;
   std::map<std::int64_t, HostMem> mem_enum;
+
+  CopyKind copy_kind(sqlite3_stmt* st, int col) const {
+    return nsys_enum_value(st, col, copy_enum, [](std::int64_t v) { return copy_kind_of(v); }, CopyKind::unknown);
+  }
+  HostMem mem_kind(sqlite3_stmt* st, int col) const {
+    return nsys_enum_value(st, col, mem_enum, [](std::int64_t v) { return mem_kind_of(v); }, HostMem::unknown);
+  }
+};
+
+NsysCopyEnums read_nsys_copy_enums(Reader& r) {
+  NsysCopyEnums e;
   for (auto [table, copies] : {std::pair{"ENUM_CUDA_MEMCPY_OPER", true}, std::pair{"ENUM_CUDA_MEM_KIND", false}}) {
     // Plain copies: clang 14 cannot capture a structured binding in the lambda below.
     const char* t = table;
@@ -424,59 +451,45 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     r.each(std::string("SELECT id, label FROM ") + t, t, [&](sqlite3_stmt* st) {
       const auto id = sqlite3_column_int64(st, 0);
       const auto label = text_of(st, 1);
-      if (is_copy) copy_enum[id] = copy_kind_of(label);
-      else mem_enum[id] = mem_kind_of(label);
+      if (is_copy) e.copy_enum[id] = copy_kind_of(label);
+      else e.mem_enum[id] = mem_kind_of(label);
     });
   }
-  // A column's value through the export's enum table where it has one, else by nsys's numbers.
-  auto enum_column = [](sqlite3_stmt* st, int col, const auto& table, auto by_number, auto unknown) {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) return unknown;
-    const auto v = sqlite3_column_int64(st, col);
-    if (table.empty()) return by_number(v);
-    auto it = table.find(v);
-    return it == table.end() ? unknown : it->second;
-  };
-  auto copy_kind = [&](sqlite3_stmt* st, int col) {
-    return enum_column(st, col, copy_enum, [](std::int64_t v) { return copy_kind_of(v); }, CopyKind::unknown);
-  };
-  auto mem_kind = [&](sqlite3_stmt* st, int col) {
-    return enum_column(st, col, mem_enum, [](std::int64_t v) { return mem_kind_of(v); }, HostMem::unknown);
-  };
+  return e;
+}
 
-  // GPU activity tables: the same column names in every schema in use.
+// The GPU activity tables (kernels, copies, memsets, whole-graph executions) into p.acts, each
+// activity's correlation id in api_start until the launch calls are joined.
+struct NsysActivityReader {
+  Reader& r;
+  Profile& p;
+  NsysNames& names;
+  const NsysGpuNames& gpus;
+  const NsysCopyEnums& enums;
   std::unordered_map<std::uint64_t, std::uint32_t> gpu_index;  // (pid | device) -> index
-  auto gpu_of = [&](std::uint64_t pid, std::int64_t dev) {
+  std::size_t no_end = 0, graphs = 0;
+  std::unordered_map<std::int64_t, std::uint32_t> graph_name;  // graphId -> name index
+
+  std::uint32_t gpu_of(std::uint64_t pid, std::int64_t dev) {
     std::uint64_t key = pid ^ (static_cast<std::uint64_t>(dev) & 0xFFFFFF);
     auto [it, fresh] = gpu_index.emplace(key, static_cast<std::uint32_t>(p.gpus.size()));
     if (fresh) {
       GpuInfo g;
       g.process = pid;
       g.device = dev;
-      auto n = name_of(pid, dev);
+      auto n = gpus.name_of(pid, dev);
       g.key = (pid ? "pid" + std::to_string((pid >> 24) & 0xFFFFFF) + "." : std::string()) + "gpu" + std::to_string(dev);
       g.label =
           "GPU " + std::to_string(dev) + (!n.empty() ? " (" + n + ")" : "") + (pid ? " pid " + std::to_string((pid >> 24) & 0xFFFFFF) : "");
       p.gpus.push_back(std::move(g));
     }
     return it->second;
-  };
-  std::size_t no_end = 0, graphs = 0;
-  std::unordered_map<std::int64_t, std::uint32_t> graph_name;  // graphId -> name index
-  auto read_acts = [&](const char* table, ActKind kind) -> bool {
-    if (!r.has(table)) return true;
-    auto cols = r.columns(table);
-    for (const char* need : {"start", "end"})
-      if (!cols.count(need)) {
-        if (kind == ActKind::kernel) {
-          if (r.error.empty()) r.error = std::string(table) + " has no " + need + " column: not an Nsight Systems schema this reader knows";
-          return false;
-        }
-        p.notes.push_back(std::string(table) + " has no " + need + " column: left out");
-        return true;
-      }
+  }
+
+  // The SELECT of one activity table from the columns it has ("0" or NULL for those it lacks).
+  static std::string query(const char* table, ActKind kind, const std::set<std::string>& cols, bool demangled) {
     auto col = [&](const char* c) { return cols.count(c) ? std::string(c) : std::string("0"); };
     std::string name = "0";
-    const bool demangled = kind == ActKind::kernel && cols.count("demangledName");
     if (demangled) name = "demangledName";
     else if (kind == ActKind::kernel)
       for (const char* c : {"shortName", "mangledName", "name"})
@@ -490,8 +503,25 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     std::string copy_cols = kind == ActKind::memcpy ? ", " + col_or_null("bytes") + ", " + col_or_null("copyKind") + ", " +
                                                           col_or_null("srcKind") + ", " + col_or_null("dstKind")
                                                     : "";
-    std::string sql = "SELECT start, end, " + col("deviceId") + ", " + col("correlationId") + ", " + col("globalPid") + ", " +
-                      col("streamId") + ", " + name + copy_cols + " FROM " + table;
+    return "SELECT start, end, " + col("deviceId") + ", " + col("correlationId") + ", " + col("globalPid") + ", " + col("streamId") + ", " + name +
+           copy_cols + " FROM " + table;
+  }
+
+  // One table; false where the kernel table cannot be read (the error in r.error).
+  bool read(const char* table, ActKind kind) {
+    if (!r.has(table)) return true;
+    auto cols = r.columns(table);
+    for (const char* need : {"start", "end"})
+      if (!cols.count(need)) {
+        if (kind == ActKind::kernel) {
+          if (r.error.empty()) r.error = std::string(table) + " has no " + need + " column: not an Nsight Systems schema this reader knows";
+          return false;
+        }
+        p.notes.push_back(std::string(table) + " has no " + need + " column: left out");
+        return true;
+      }
+    const bool demangled = kind == ActKind::kernel && cols.count("demangledName");
+    std::string sql = query(table, kind, cols, demangled);
     r.each(std::string("SELECT count(*) FROM ") + table, table, [&](sqlite3_stmt* st) {
       p.acts.reserve(p.acts.size() + static_cast<std::size_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0))));
     });
@@ -523,8 +553,8 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       if (kind == ActKind::kernel) a.name = demangled ? names.base_of(st, 6) : names.of(st, 6);
       if (kind == ActKind::memcpy) {
         a.msg_bytes = static_cast<std::uint64_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 7)));
-        a.copy = copy_kind(st, 8);
-        a.host_mem = host_side(a.copy, mem_kind(st, 9), mem_kind(st, 10));
+        a.copy = enums.copy_kind(st, 8);
+        a.host_mem = host_side(a.copy, enums.mem_kind(st, 9), enums.mem_kind(st, 10));
       }
       if (kind == ActKind::graph) {
         auto g = sqlite3_column_int64(st, 6);
@@ -535,26 +565,12 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       }
       p.acts.push_back(a);
     });
-  };
-  if (!read_acts("CUPTI_ACTIVITY_KIND_KERNEL", ActKind::kernel) || !read_acts("CUPTI_ACTIVITY_KIND_MEMCPY", ActKind::memcpy) ||
-      !read_acts("CUPTI_ACTIVITY_KIND_MEMSET", ActKind::memset) || !read_acts("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", ActKind::graph))
-    return parse_fail(r.error);
-  if (no_end) p.notes.push_back(std::to_string(no_end) + " GPU activity rows without a valid end were left out");
-  if (graphs)
-    p.notes.push_back(
-        std::to_string(graphs) +
-        " CUDA graph executions were traced whole (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): their kernels, NCCL ones included, are not in "
-        "the export and count as compute; profile with nsys profile --cuda-graph-trace=node to see them");
-  if (p.acts.empty()) return parse_fail("Nsight Systems export with an empty CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels");
+  }
+};
 
-  // Collective per distinct name.
-  std::vector<Coll> coll_of(p.names.size(), Coll::none);
-  for (std::size_t i = 0; i < p.names.size(); ++i) coll_of[i] = nccl_collective(p.names[i]);
-  for (auto& a : p.acts)
-    if (a.kind == ActKind::kernel) a.coll = coll_of[a.name];
-
-  // Launch calls: CUDA runtime and driver API rows, joined on (process, correlationId).
-  std::vector<Api> api;
+// Launch calls: CUDA runtime and driver API rows, to be joined on (process, correlationId);
+// false on an SQLite error (in r.error).
+bool read_nsys_launch_calls(Reader& r, const NsysNames& names, Profile& p, std::vector<Api>& api) {
   if (r.has("CUPTI_ACTIVITY_KIND_RUNTIME")) {
     auto cols = r.columns("CUPTI_ACTIVITY_KIND_RUNTIME");
     if (cols.count("start") && cols.count("end") && cols.count("correlationId")) {
@@ -580,20 +596,26 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
             api.push_back({static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)) & kPidMask, sqlite3_column_int64(st, 3),
                            sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), is_graph(st)});
           }))
-        return parse_fail(r.error);
+        return false;
     } else {
       p.notes.push_back("CUPTI_ACTIVITY_KIND_RUNTIME lacks start/end/correlationId: no launch data");
     }
   } else {
     p.notes.push_back("no CUPTI_ACTIVITY_KIND_RUNTIME table: no launch calls (launch overhead and host-bound idle unknown)");
   }
-  p.api_calls = api.size();
+  return true;
+}
+
+bool nsys_api_before(const Api& a, const Api& b) { return a.pid != b.pid ? a.pid < b.pid : a.corr < b.corr; }
+
+// Each activity's launch call by (process, correlation id): its start and end in api_start and
+// api_end (-1: none), and whether it was a CUDA graph launch.
+void join_nsys_launch_calls(Profile& p, std::vector<Api>& api) {
   bool any_pid = false;
   for (const auto& g : p.gpus) any_pid = any_pid || g.process != 0;
   if (!any_pid)  // no process in the activity tables: correlation ids alone
     for (auto& x : api) x.pid = 0;
-  auto by_key = [](const Api& a, const Api& b) { return a.pid != b.pid ? a.pid < b.pid : a.corr < b.corr; };
-  if (!std::is_sorted(api.begin(), api.end(), by_key)) std::sort(api.begin(), api.end(), by_key);
+  if (!std::is_sorted(api.begin(), api.end(), nsys_api_before)) std::sort(api.begin(), api.end(), nsys_api_before);
   // A GPU's activities mostly come in launch order: search forward from where its last one
   // matched (galloping), a full binary search otherwise.
   std::vector<std::size_t> cursor(p.gpus.size(), 0);
@@ -603,16 +625,16 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
     if (corr == 0 || api.empty()) continue;
     Api key{p.gpus[a.gpu].process, corr, 0, 0, false};
     std::size_t lo = 0, hi = api.size(), at = cursor[a.gpu];
-    if (at < api.size() && !by_key(key, api[at])) {
+    if (at < api.size() && !nsys_api_before(key, api[at])) {
       std::size_t step = 1;
       lo = at;
-      while (at + step < api.size() && by_key(api[at + step], key)) {
+      while (at + step < api.size() && nsys_api_before(api[at + step], key)) {
         lo = at + step;
         step *= 2;
       }
       hi = std::min(api.size(), at + step + 1);
     }
-    auto it = std::lower_bound(api.begin() + static_cast<long>(lo), api.begin() + static_cast<long>(hi), key, by_key);
+    auto it = std::lower_bound(api.begin() + static_cast<long>(lo), api.begin() + static_cast<long>(hi), key, nsys_api_before);
     if (it != api.end() && it->pid == key.pid && it->corr == corr) {
       a.api_start = it->start;
       a.api_end = it->end;
@@ -620,64 +642,132 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
       cursor[a.gpu] = static_cast<std::size_t>(it - api.begin());
     }
   }
+}
 
-  // NVTX ranges (push/pop and start/end; marks have no end): text or StringIds[textId].
-  if (r.has("NVTX_EVENTS")) {
-    auto cols = r.columns("NVTX_EVENTS");
-    if (cols.count("start") && cols.count("end") && (cols.count("text") || cols.count("textId"))) {
-      std::string text = cols.count("text") && cols.count("textId") ? "text, textId" : cols.count("text") ? "text, NULL" : "NULL, textId";
-      std::string sql = "SELECT start, end, " + std::string(cols.count("globalTid") ? "globalTid" : "0") + ", " + text +
-                        " FROM NVTX_EVENTS WHERE end IS NOT NULL AND end > start";
-      if (!r.each(sql, "NVTX_EVENTS", [&](sqlite3_stmt* st) {
-            ProfileRange g;
-            g.start = sqlite3_column_int64(st, 0);
-            g.end = sqlite3_column_int64(st, 1);
-            g.process = static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)) & kPidMask;
-            g.name = sqlite3_column_type(st, 3) != SQLITE_NULL ? names.of(st, 3) : names.of(st, 4);
-            p.ranges.push_back(g);
-          }))
-        return parse_fail(r.error);
+// NVTX ranges (push/pop and start/end; marks have no end): text or StringIds[textId]; false on
+// an SQLite error (in r.error).
+bool read_nsys_ranges(Reader& r, NsysNames& names, Profile& p) {
+  if (!r.has("NVTX_EVENTS")) return true;
+  auto cols = r.columns("NVTX_EVENTS");
+  if (!cols.count("start") || !cols.count("end") || (!cols.count("text") && !cols.count("textId"))) return true;
+  std::string text = cols.count("text") && cols.count("textId") ? "text, textId" : cols.count("text") ? "text, NULL" : "NULL, textId";
+  std::string sql = "SELECT start, end, " + std::string(cols.count("globalTid") ? "globalTid" : "0") + ", " + text +
+                    " FROM NVTX_EVENTS WHERE end IS NOT NULL AND end > start";
+  return r.each(sql, "NVTX_EVENTS", [&](sqlite3_stmt* st) {
+    ProfileRange g;
+    g.start = sqlite3_column_int64(st, 0);
+    g.end = sqlite3_column_int64(st, 1);
+    g.process = static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)) & kPidMask;
+    g.name = sqlite3_column_type(st, 3) != SQLITE_NULL ? names.of(st, 3) : names.of(st, 4);
+    p.ranges.push_back(g);
+  });
+}
+
+// DeviceEnvironment's NAME=value;NAME=value into p.env (a ';' inside a value continues it).
+void nsys_device_environment(const std::string& v, Profile& p) {
+  std::size_t at = 0;
+  while (at <= v.size()) {
+    auto semi = v.find(';', at);
+    std::string item = v.substr(at, semi == std::string::npos ? std::string::npos : semi - at);
+    auto eq = item.find('=');
+    bool named = eq != std::string::npos && eq > 0 &&
+                 std::all_of(item.begin(), item.begin() + static_cast<long>(eq), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (named) p.env.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    else if (!p.env.empty() && !item.empty()) p.env.back().second += ";" + item;
+    if (semi == std::string::npos) break;
+    at = semi + 1;
+  }
+}
+
+// The profiled job's environment and system: TARGET_INFO_SYSTEM_ENV (name, value).
+void read_nsys_env(Reader& r, Profile& p) {
+  if (!r.has("TARGET_INFO_SYSTEM_ENV")) return;
+  auto cols = r.columns("TARGET_INFO_SYSTEM_ENV");
+  if (!cols.count("name") || !cols.count("value")) return;
+  p.env_present = true;
+  r.each("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SYSTEM_ENV", [&](sqlite3_stmt* st) {
+    auto n = text_of(st, 0);
+    auto v = text_of(st, 1);
+    if (n == "DeviceEnvironment") {
+      nsys_device_environment(v, p);
+    } else if (n == "NvDriverVersion" || n == "CudaDriverVersion" || n == "CpuDescription" || n == "Hostname" || n == "OsDescription" ||
+               n == "CpuCores") {
+      p.system.emplace_back(n, v);
+    } else if (n == "CpuInfo") {
+      auto j = nlohmann::json::parse(v, nullptr, false);
+      if (!j.is_discarded() && j.contains("items") && j["items"].is_array()) {
+        std::set<long> sockets;
+        for (const auto& it : j["items"])
+          if (it.is_object() && it.contains("socket") && it["socket"].is_number_integer()) sockets.insert(it["socket"].get<long>());
+        if (!sockets.empty()) p.system.emplace_back("CpuSockets", std::to_string(sockets.size()));
+      }
     }
+  });
+}
+
+}  // namespace
+
+Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
+  if (!looks_sqlite(bytes)) return parse_fail("not an SQLite database (no 'SQLite format 3' header): pass the output of nsys export --type sqlite");
+  if (auto problem = nsys_header_problem(bytes); !problem.empty()) return parse_fail(problem);
+
+  // A WAL-mode database (file format bytes 2/2) cannot be opened over memory; checkpointed, its
+  // main file holds every row, so a copy marked as a rollback-journal database reads the same.
+  std::string legacy;
+  bool wal = static_cast<unsigned char>(bytes[18]) == 2 && static_cast<unsigned char>(bytes[19]) == 2;
+  if (wal) {
+    legacy.assign(bytes);
+    legacy[18] = legacy[19] = 1;
+    bytes = legacy;
   }
 
-  // The profiled job's environment and system: TARGET_INFO_SYSTEM_ENV (name, value).
-  if (r.has("TARGET_INFO_SYSTEM_ENV")) {
-    auto cols = r.columns("TARGET_INFO_SYSTEM_ENV");
-    if (cols.count("name") && cols.count("value")) {
-      p.env_present = true;
-      r.each("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV", "TARGET_INFO_SYSTEM_ENV", [&](sqlite3_stmt* st) {
-        auto n = text_of(st, 0);
-        auto v = text_of(st, 1);
-        if (n == "DeviceEnvironment") {
-          // NAME=value;NAME=value (a ';' inside a value continues it).
-          std::size_t at = 0;
-          while (at <= v.size()) {
-            auto semi = v.find(';', at);
-            std::string item = v.substr(at, semi == std::string::npos ? std::string::npos : semi - at);
-            auto eq = item.find('=');
-            bool named = eq != std::string::npos && eq > 0 &&
-                         std::all_of(item.begin(), item.begin() + static_cast<long>(eq), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-            if (named) p.env.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-            else if (!p.env.empty() && !item.empty()) p.env.back().second += ";" + item;
-            if (semi == std::string::npos) break;
-            at = semi + 1;
-          }
-        } else if (n == "NvDriverVersion" || n == "CudaDriverVersion" || n == "CpuDescription" || n == "Hostname" ||
-                   n == "OsDescription" || n == "CpuCores") {
-          p.system.emplace_back(n, v);
-        } else if (n == "CpuInfo") {
-          auto j = nlohmann::json::parse(v, nullptr, false);
-          if (!j.is_discarded() && j.contains("items") && j["items"].is_array()) {
-            std::set<long> sockets;
-            for (const auto& it : j["items"])
-              if (it.is_object() && it.contains("socket") && it["socket"].is_number_integer()) sockets.insert(it["socket"].get<long>());
-            if (!sockets.empty()) p.system.emplace_back("CpuSockets", std::to_string(sockets.size()));
-          }
-        }
-      });
-    }
-  }
-  for (const auto& [id, n] : gpu_name)
+  Db db;
+  Budget budget{0, 0};  // the progress handler's, for as long as db is open
+  if (auto problem = open_nsys_db(db, bytes, budget); !problem.empty()) return parse_fail(problem);
+  Reader r{db.db, {}, {}, {}};
+  r.limits = "perfgap's bounds for one export: " + std::to_string(budget.left / 1'000'000) + " million SQLite steps, " +
+             std::to_string(kSqliteHeapLimit >> 20) + " MiB of SQLite memory, " + std::to_string(kSqliteMaxValue >> 20) + " MiB per value";
+  if (auto problem = nsys_refused_schema(r); !problem.empty()) return parse_fail(problem);
+  if (auto problem = not_nsys_message(r); !problem.empty()) return parse_fail(problem);
+
+  Profile p;
+  read_nsys_format(r, p, wal);
+  // A capture whose GPU work all ran in CUDA graphs traced whole (--cuda-graph-trace=graph) may
+  // have CUPTI_ACTIVITY_KIND_GRAPH_TRACE and no kernel table.
+  if (!r.has("CUPTI_ACTIVITY_KIND_KERNEL") && !r.has("CUPTI_ACTIVITY_KIND_GRAPH_TRACE"))
+    return parse_fail("Nsight Systems export without GPU kernels (no CUPTI_ACTIVITY_KIND_KERNEL table): profile with nsys profile --trace=cuda");
+
+  NsysNames names{p, {}, {}, {}, {}};
+  if (!read_nsys_strings(r, names, p)) return parse_fail(r.error);
+  const NsysGpuNames gpus = read_nsys_gpu_names(r);
+  const NsysCopyEnums enums = read_nsys_copy_enums(r);
+
+  // GPU activity tables: the same column names in every schema in use.
+  NsysActivityReader acts{r, p, names, gpus, enums, {}, 0, 0, {}};
+  if (!acts.read("CUPTI_ACTIVITY_KIND_KERNEL", ActKind::kernel) || !acts.read("CUPTI_ACTIVITY_KIND_MEMCPY", ActKind::memcpy) ||
+      !acts.read("CUPTI_ACTIVITY_KIND_MEMSET", ActKind::memset) || !acts.read("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", ActKind::graph))
+    return parse_fail(r.error);
+  if (acts.no_end) p.notes.push_back(std::to_string(acts.no_end) + " GPU activity rows without a valid end were left out");
+  if (acts.graphs)
+    p.notes.push_back(
+        std::to_string(acts.graphs) +
+        " CUDA graph executions were traced whole (CUPTI_ACTIVITY_KIND_GRAPH_TRACE): their kernels, NCCL ones included, are not in "
+        "the export and count as compute; profile with nsys profile --cuda-graph-trace=node to see them");
+  if (p.acts.empty()) return parse_fail("Nsight Systems export with an empty CUPTI_ACTIVITY_KIND_KERNEL table: no GPU kernels");
+
+  // Collective per distinct name.
+  std::vector<Coll> coll_of(p.names.size(), Coll::none);
+  for (std::size_t i = 0; i < p.names.size(); ++i) coll_of[i] = nccl_collective(p.names[i]);
+  for (auto& a : p.acts)
+    if (a.kind == ActKind::kernel) a.coll = coll_of[a.name];
+
+  std::vector<Api> api;
+  if (!read_nsys_launch_calls(r, names, p, api)) return parse_fail(r.error);
+  p.api_calls = api.size();
+  join_nsys_launch_calls(p, api);
+  if (!read_nsys_ranges(r, names, p)) return parse_fail(r.error);
+  read_nsys_env(r, p);
+  for (const auto& [id, n] : gpus.gpu_name)
     if (!n.empty()) p.system.emplace_back("GPU " + std::to_string(id), n);
   for (const auto& [k, v] : p.system)
     if (k == "Hostname" && !v.empty()) {

@@ -63,7 +63,7 @@ std::vector<report::Finding> whatif_of(const gen::JobSpec& spec, double busbw = 
   return analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings;
 }
 
-double metric_of(const report::Finding& f, const std::string& name) { return fixture::metric(f, name); }
+double whatif_metric_of(const report::Finding& f, const std::string& name) { return fixture::metric(f, name); }
 
 std::string whatif_json_of(std::vector<report::Finding> fs) {
   report::Report r;
@@ -90,16 +90,16 @@ const report::Finding* change_for(const std::vector<report::Finding>& fs, const 
 void expect_sound(const std::vector<report::Finding>& fs, double max_error_pct) {
   const auto& replay = fixture::find(fs, "whatif.replay");
   ASSERT_EQ(replay.status, Status::pass) << replay.title;
-  EXPECT_LE(std::abs(metric_of(replay, "replay_error_pct")), max_error_pct) << replay.title;
-  const double step = metric_of(replay, "replayed_ms_per_iter");
+  EXPECT_LE(std::abs(whatif_metric_of(replay, "replay_error_pct")), max_error_pct) << replay.title;
+  const double step = whatif_metric_of(replay, "replayed_ms_per_iter");
   double previous = INFINITY;
   for (const auto* f : changes_tried(fs)) {
     if (f->status == Status::skip) continue;
-    const double saved = metric_of(*f, "saved_ms_per_iter");
+    const double saved = whatif_metric_of(*f, "saved_ms_per_iter");
     EXPECT_GE(saved, 0) << f->title;
     EXPECT_LE(saved, step) << f->title;
     EXPECT_LE(saved, previous + 1e-9) << "sorted by saving: " << f->title;
-    EXPECT_NEAR(metric_of(*f, "replayed_ms_per_iter"), step - saved, 0.01) << f->title;
+    EXPECT_NEAR(whatif_metric_of(*f, "replayed_ms_per_iter"), step - saved, 0.01) << f->title;
     previous = saved;
   }
 }
@@ -112,20 +112,20 @@ TEST(Whatif, OneLateRankIsTheChangeThatSavesMost) {
   const auto fs = whatif_of(spec);
   expect_sound(fs, 2);
   const auto& replay = fixture::find(fs, "whatif.replay");
-  EXPECT_NEAR(metric_of(replay, "measured_ms_per_iter"), 40 + 25 + 20 + 2 + kWhatifIdleBeforeStepMs, kWhatifJitterMs) << replay.title;
+  EXPECT_NEAR(whatif_metric_of(replay, "measured_ms_per_iter"), 40 + 25 + 20 + 2 + kWhatifIdleBeforeStepMs, kWhatifJitterMs) << replay.title;
   const auto tried = changes_tried(fs);
   ASSERT_FALSE(tried.empty());
   EXPECT_EQ(tried[0]->id, "whatif.rank");
   EXPECT_NE(tried[0]->subject.find("rank 3 "), std::string::npos) << tried[0]->subject;
   EXPECT_EQ(tried[0]->status, Status::warn);
-  EXPECT_NEAR(metric_of(*tried[0], "saved_ms_per_iter"), 25, kWhatifJitterMs) << tried[0]->title;
+  EXPECT_NEAR(whatif_metric_of(*tried[0], "saved_ms_per_iter"), 25, kWhatifJitterMs) << tried[0]->title;
   // No rank but rank 3 stands out, and no two ranks are late together.
   for (const auto* f : tried) EXPECT_FALSE(f->id == "whatif.rank" && f != tried[0]) << f->subject;
   EXPECT_EQ(change_for(fs, "whatif.late_set", ""), nullptr);
   // Every GPU waits for the first launch of each step: the launches change saves that.
   const auto* launch = change_for(fs, "whatif.launch", "");
   ASSERT_NE(launch, nullptr);
-  EXPECT_NEAR(metric_of(*launch, "saved_ms_per_iter"), kWhatifIdleBeforeStepMs, kWhatifJitterMs) << launch->title;
+  EXPECT_NEAR(whatif_metric_of(*launch, "saved_ms_per_iter"), kWhatifIdleBeforeStepMs, kWhatifJitterMs) << launch->title;
   EXPECT_EQ(launch->status, Status::pass);
 }
 
@@ -144,11 +144,11 @@ TEST(Whatif, RanksLateTogetherSaveOnlyAsASet) {
   EXPECT_EQ(tried[0]->id, "whatif.late_set");
   EXPECT_NE(tried[0]->subject.find("rank 4 "), std::string::npos) << tried[0]->subject;
   EXPECT_NE(tried[0]->subject.find("rank 5 "), std::string::npos) << tried[0]->subject;
-  EXPECT_NEAR(metric_of(*tried[0], "saved_ms_per_iter"), 20, kWhatifJitterMs) << tried[0]->title;
+  EXPECT_NEAR(whatif_metric_of(*tried[0], "saved_ms_per_iter"), 20, kWhatifJitterMs) << tried[0]->title;
   for (const std::string r : {"rank 4 ", "rank 5 "}) {
     const auto* alone = change_for(fs, "whatif.rank", r);
     ASSERT_NE(alone, nullptr) << r;
-    EXPECT_LT(metric_of(*alone, "saved_ms_per_iter"), kWhatifJitterMs) << alone->title;
+    EXPECT_LT(whatif_metric_of(*alone, "saved_ms_per_iter"), kWhatifJitterMs) << alone->title;
     EXPECT_EQ(alone->status, Status::pass);
   }
 }
@@ -165,7 +165,7 @@ TEST(Whatif, ClocksSecondsApartReplayTheSameJob) {
   expect_sound(fs, 2);
   const auto* r5 = change_for(fs, "whatif.rank", "rank 5 ");
   ASSERT_NE(r5, nullptr);
-  EXPECT_NEAR(metric_of(*r5, "saved_ms_per_iter"), 30, kWhatifJitterMs) << r5->title;
+  EXPECT_NEAR(whatif_metric_of(*r5, "saved_ms_per_iter"), 30, kWhatifJitterMs) << r5->title;
 }
 
 // A rank whose GPU waits 0.5 ms for each launch arrives 39 x 0.5 ms late: on time it saves that;
@@ -180,13 +180,13 @@ TEST(Whatif, ALaunchBoundRankIsTheLaunchesChange) {
   const double late = 39 * 0.5;
   const auto* launch = change_for(fs, "whatif.launch", "");
   ASSERT_NE(launch, nullptr);
-  EXPECT_NEAR(metric_of(*launch, "saved_ms_per_iter"), late + kWhatifIdleBeforeStepMs, kWhatifJitterMs) << launch->title;
+  EXPECT_NEAR(whatif_metric_of(*launch, "saved_ms_per_iter"), late + kWhatifIdleBeforeStepMs, kWhatifJitterMs) << launch->title;
   EXPECT_EQ(launch->status, Status::warn);
   ASSERT_FALSE(launch->evidence.empty());
   EXPECT_NE(launch->evidence[0].observed.find("rank 2 "), std::string::npos) << launch->evidence[0].observed;
   const auto* r2 = change_for(fs, "whatif.rank", "rank 2 ");
   ASSERT_NE(r2, nullptr);
-  EXPECT_NEAR(metric_of(*r2, "saved_ms_per_iter"), late, kWhatifJitterMs) << r2->title;
+  EXPECT_NEAR(whatif_metric_of(*r2, "saved_ms_per_iter"), late, kWhatifJitterMs) << r2->title;
   EXPECT_EQ(changes_tried(fs)[0], launch);
 }
 
@@ -200,12 +200,12 @@ TEST(Whatif, CollectivesAtABusBandwidth) {
   const double at_busbw_ms = (1 << 24) * 4.0 * 2 * 7 / 8 / 100e9 * 1e3;
   const auto* bw = change_for(fs, "whatif.busbw", "100 GB/s");
   ASSERT_NE(bw, nullptr);
-  EXPECT_NEAR(metric_of(*bw, "saved_ms_per_iter"), 20 - at_busbw_ms, kWhatifJitterMs) << bw->title;
+  EXPECT_NEAR(whatif_metric_of(*bw, "saved_ms_per_iter"), 20 - at_busbw_ms, kWhatifJitterMs) << bw->title;
   // Faster than the job already runs: nothing saved.
   const auto slow = whatif_of(spec, 1);
   const auto* none = change_for(slow, "whatif.busbw", "1 GB/s");
   ASSERT_NE(none, nullptr);
-  EXPECT_EQ(metric_of(*none, "saved_ms_per_iter"), 0);
+  EXPECT_EQ(whatif_metric_of(*none, "saved_ms_per_iter"), 0);
 }
 
 // A healthy nccl-tests run's bandwidth by size: the AllReduce of 64 MiB at what the run reached
@@ -228,13 +228,13 @@ TEST(Whatif, CollectivesAtAHealthyRunsBandwidthBySize) {
   expect_sound(fs, 2);
   const auto* nt = change_for(fs, "whatif.nccl_tests", "nccl-tests");
   ASSERT_NE(nt, nullptr);
-  EXPECT_NEAR(metric_of(*nt, "saved_ms_per_iter"), 20 - (1 << 24) * 4.0 * 1.75 / 100e9 * 1e3, kWhatifJitterMs) << nt->title;
+  EXPECT_NEAR(whatif_metric_of(*nt, "saved_ms_per_iter"), 20 - (1 << 24) * 4.0 * 1.75 / 100e9 * 1e3, kWhatifJitterMs) << nt->title;
   // A curve of another collective changes nothing.
   w.curves[0].coll = parsers::Coll::AllGather;
   const auto other = analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings;
   const auto* none = change_for(other, "whatif.nccl_tests", "nccl-tests");
   ASSERT_NE(none, nullptr);
-  EXPECT_EQ(metric_of(*none, "saved_ms_per_iter"), 0);
+  EXPECT_EQ(whatif_metric_of(*none, "saved_ms_per_iter"), 0);
   EXPECT_NE(none->evidence[0].observed.find("0 of 9 collectives"), std::string::npos) << none->evidence[0].observed;
 }
 
@@ -261,7 +261,7 @@ TEST(Whatif, ANodeWhoseRanksAreAllLate) {
   expect_sound(fs, 2);
   const auto* node = change_for(fs, "whatif.node", "node1");
   ASSERT_NE(node, nullptr);
-  EXPECT_NEAR(metric_of(*node, "saved_ms_per_iter"), 10, kWhatifJitterMs) << node->title;
+  EXPECT_NEAR(whatif_metric_of(*node, "saved_ms_per_iter"), 10, kWhatifJitterMs) << node->title;
   EXPECT_EQ(change_for(fs, "whatif.node", "node0"), nullptr) << "node0's ranks are on time";
 }
 

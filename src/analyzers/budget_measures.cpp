@@ -1,0 +1,310 @@
+// gap.budget's measures: what the reports' findings measured, whatever their status
+// (budget_measure), and the estimate a cause takes from them (budget_estimate: a whatif replay
+// of the job first, then its knowledge-base kind of estimate), held to its range.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "analyzers/budget_model.hpp"
+#include "parsers/nccl_tests.hpp"
+
+namespace perfgap::analyzers::budget_model {
+
+namespace {
+
+using report::Status;
+
+// A measured estimate's own band: the measurement is one run, the sensitivity one public case.
+constexpr double kMeasuredBand = 0.25;
+
+std::optional<double> budget_metric(const compare::ReportFinding& f, std::string_view name) {
+  for (const auto& [k, v] : f.metrics)
+    if (k == name && std::isfinite(v)) return v;
+  return std::nullopt;
+}
+
+// A host as fleet and nccl-tests meet on it: the short name (before the first '.').
+std::string budget_short_node(std::string_view name) {
+  auto dot = name.find('.');
+  return std::string(dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot));
+}
+
+}  // namespace
+
+// The nodes an nccl-tests measurement ran on, as its report says them ("nccl-tests hosts"
+// evidence); empty when it does not say.
+std::set<std::string, std::less<>> budget_measured_nodes(const compare::ReportFinding& x) {
+  std::set<std::string, std::less<>> nodes;
+  for (const auto& [source, observed] : x.evidence) {
+    if (source != parsers::kNcclTestsHostsEvidence) continue;
+    std::string_view list = observed;
+    while (!list.empty()) {
+      auto comma = list.find(',');
+      if (auto item = list.substr(0, comma); !item.empty()) nodes.insert(budget_short_node(item));
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+  }
+  return nodes;
+}
+
+// The measurements of one finding, any status but skip and error (they measured nothing).
+void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m) {
+  if (x.status == Status::skip || x.status == Status::error) return;
+  if (x.id == "perf.smmu_cmdq")
+    if (auto v = budget_metric(x, "smmu_cmdq_pct")) m.smmu_pct.more(*v, at);
+  if (x.id == "perf_stat.dtlb" && (x.status == Status::fail || x.status == Status::warn))
+    if (auto v = budget_metric(x, "times_reference")) m.tlb_times_reference.more(*v, at);
+  if (x.id == "profile.gpu_idle" || x.id == "profile.launch_bound")
+    if (auto v = budget_metric(x, "host_bound_pct")) m.host_bound_pct.more(*v, at);
+  if (x.id == "numa.remote_memory" || x.id == "numastat.remote") {
+    if (auto v = budget_metric(x, "remote_pct")) m.remote_pct.more(*v, at);
+    if (auto v = budget_metric(x, "other_node_pct")) m.remote_pct.more(*v, at);
+  }
+  if (x.id == "turbostat.busy_mhz" || x.id == "live.busy_mhz" || x.id == "probe.cpu_busy_mhz") {
+    auto busy = budget_metric(x, "busy_mhz"), rated = budget_metric(x, "rated_mhz");
+    if (busy && rated && *rated > 0 && *busy > 0) {
+      const double ratio = std::min(1.0, *busy / *rated);
+      if (!m.busy_ratio.found || ratio < m.busy_ratio.value) {
+        m.busy_ratio.less(ratio, at);
+        m.busy_mhz = *busy;
+        m.rated_mhz = *rated;
+      }
+    }
+  }
+  if (x.id == "profile.exposed_comm" && x.subject == "all") {
+    auto pct = budget_metric(x, "exposed_pct_of_iter");
+    if (pct && (!m.exposed_pct.found || *pct > m.exposed_pct.value)) {
+      m.exposed_pct.more(*pct, at);
+      m.exposed_ms = budget_metric(x, "exposed_ms_per_iter").value_or(0);
+    }
+  }
+  if (x.id == "fleet.pace" && x.status == Status::warn) {
+    for (const auto& [k, v] : x.metrics)
+      if (k.starts_with("node.")) m.slow_nodes.insert(budget_short_node(k.substr(5)));
+    auto pace = budget_metric(x, "pace"), median = budget_metric(x, "median");
+    if (pace && median && *pace > 0 && *median > 0) {
+      const bool time = x.subject.ends_with("_ms");
+      const bool busbw = x.subject.starts_with("nccl_tests.");
+      if (busbw && *pace < *median) {
+        if (!m.slow_node_busbw_ratio.found || *pace / *median < m.slow_node_busbw_ratio.value) {
+          m.slow_node_busbw_ratio.less(*pace / *median, at);
+          m.slow_node_busbw_how = fmt::format("the slowest node's peak busbw {:.1f} GB/s against the fleet's median {:.1f}", *pace, *median);
+        }
+      } else if (!busbw) {
+        // Every data-parallel step waits for the slowest node: the job runs at its pace.
+        const double lost = 100 * (time ? 1 - *median / *pace : 1 - *pace / *median);
+        if (lost > 0 && (!m.slow_node_step_pct.found || lost > m.slow_node_step_pct.value)) {
+          m.slow_node_step_pct.more(lost, at);
+          m.slow_node_step_how = fmt::format("the slowest node's {} {:.1f} against the fleet's median {:.1f}",
+                                             time ? "time per step" : "throughput", *pace, *median);
+        }
+      }
+    }
+  }
+  if (x.id == "fanout.pairs" && x.status == Status::fail) {
+    if (!x.subject.empty()) m.slow_nodes.insert(budget_short_node(x.subject));
+    auto ref = budget_metric(x, "reference_busbw_gbps");
+    std::optional<double> worst;
+    for (const auto& [k, v] : x.metrics)
+      if (k.starts_with("best_busbw_gbps.") && std::isfinite(v)) worst = std::min(worst.value_or(v), v);
+    if (ref && worst && *ref > 0 && *worst < *ref && (!m.slow_node_busbw_ratio.found || *worst / *ref < m.slow_node_busbw_ratio.value)) {
+      m.slow_node_busbw_ratio.less(*worst / *ref, at);
+      m.slow_node_busbw_how = fmt::format("the slowest node's best pair at {:.1f} GB/s against the fleet's {:.1f}", *worst, *ref);
+    }
+  }
+  // A change replayed on the job's own traces: what it saves of the step, measured.
+  if (x.id.starts_with("whatif.") && budget_problem(x.status))
+    if (auto pct = budget_metric(x, "saved_pct_of_step"); pct && *pct > 0) {
+      auto& w = m.what_if_pct[x.id];
+      if (!w.found || *pct > w.value) m.what_if_title[x.id] = x.subject.empty() ? x.title : x.subject + ": " + x.title;
+      w.more(*pct, at);
+    }
+  // The step time lost to the last rank (measured on the job's rank profiles); of several
+  // reports the largest, as the slowest node sets the pace.
+  if (x.id == "profile.straggler")
+    if (auto pct = budget_metric(x, "cost_pct_of_iter"); pct && *pct > 0 && (!m.straggler_pct.found || *pct > m.straggler_pct.value)) {
+      m.straggler_pct.more(*pct, at);
+      m.straggler_ms = budget_metric(x, "cost_ms_per_iter").value_or(0);
+      m.straggler_wait_ms = budget_metric(x, "wait_ms_per_iter").value_or(0);
+      m.straggler_iter_ms = budget_metric(x, "iteration_ms").value_or(0);
+    }
+  if (x.id == "nccl_inspector.late_rank" && budget_problem(x.status)) {
+    BudgetMeasures::LateRank lr;
+    lr.where = at;
+    for (const auto& [k, v] : x.metrics)
+      if (k.starts_with("wait_us_per_op.") && std::isfinite(v) && v > 0) lr.wait_us_per_op[k.substr(15)] = v;
+    if (!lr.wait_us_per_op.empty()) m.late_ranks.push_back(std::move(lr));
+  }
+  if (x.id == "profile.exposed_comm" && x.subject != "all")
+    if (auto k = budget_metric(x, "kernels_per_iter"); k && *k > 0 && !m.kernels_per_iter.count(x.subject))
+      m.kernels_per_iter[x.subject] = {*k, at};
+  if (x.id == "profile.iterations" && !m.profile_iter_ms.found)
+    if (auto v = budget_metric(x, "iteration_ms"); v && *v > 0 && budget_metric(x, "iterations").value_or(0) >= 1) m.profile_iter_ms.more(*v, at);
+  if (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw")
+    if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
+      if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
+        m.busbw_ratio.less(std::min(1.0, *r), at);
+        m.busbw_nodes = budget_measured_nodes(x);
+        m.busbw = budget_metric(x, "max_busbw_gbps").value_or(0);
+        if (auto ref = budget_metric(x, "reference_peak_busbw_gbps")) {
+          m.busbw_basis = *ref;
+          m.busbw_basis_name = "the reference";
+        } else if (auto exp = budget_metric(x, "expected_busbw_gbps")) {
+          m.busbw_basis = *exp;
+          m.busbw_basis_name = "the expected";
+        }
+      }
+    }
+}
+
+namespace {
+
+// A late rank of NCCL's Inspector as a share of the step: the others' wait per operation x the
+// operations per iteration (a profile of the job counts them) over the profile's iteration
+// time; of several late ranks the costliest (the job waits for the latest). False when no
+// collective the rank is late in is counted by the profile.
+bool budget_late_rank(const BudgetMeasures& m, double& e, std::string& how) {
+  bool any = false;
+  for (const auto& lr : m.late_ranks) {
+    double wait_ms = 0;
+    std::string parts, uncounted;
+    for (const auto& [coll, us] : lr.wait_us_per_op) {
+      auto k = m.kernels_per_iter.find(coll);
+      if (k == m.kernels_per_iter.end()) {
+        uncounted += (uncounted.empty() ? "" : ", ") + coll;
+        continue;
+      }
+      wait_ms += us * k->second.first / 1000;
+      parts += fmt::format("{}{:.0f} us per {} x {:.1f} per iteration ({})", parts.empty() ? "" : " + ", us, coll, k->second.first, k->second.second);
+    }
+    if (parts.empty()) continue;
+    const double pct = 100 * wait_ms / m.profile_iter_ms.value;
+    if (any && pct <= e) continue;
+    any = true;
+    e = pct;
+    how = fmt::format("NCCL's Inspector: the other ranks wait for the late rank ({}) {} = {:.2f} ms per iteration, {:.1f}% of the {:.2f} ms iteration "
+                      "({}): {:.1f} points",
+                      lr.where, parts, wait_ms, pct, m.profile_iter_ms.value, m.profile_iter_ms.where, pct);
+    if (!uncounted.empty()) how += fmt::format(" (its wait in {} is not counted: the profile has no such collective per iteration)", uncounted);
+  }
+  return any;
+}
+
+double budget_clamp(double v, double lo, double hi) { return std::clamp(v, lo, hi); }
+
+// The cause's largest saving replayed on the job's traces (a whatif.* finding among its hits):
+// the job's own measurement, before any other and any prior.
+bool budget_what_if(const BudgetCause& c, const BudgetMeasures& m, double& e, std::string& how) {
+  const BudgetMeasure* best = nullptr;
+  std::string id;
+  for (const auto* h : c.hits)
+    if (auto it = m.what_if_pct.find(h->id); it != m.what_if_pct.end() && (!best || it->second.value > best->value)) best = &it->second, id = h->id;
+  if (!best) return false;
+  e = best->value;
+  how = fmt::format("the job's traces replayed ({} in {}): {}: {:.1f} points", id, best->where, m.what_if_title.at(id), e);
+  return true;
+}
+
+// The cause's estimate from the reports' measurements of its kind (causes.yaml estimate:).
+bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high) {
+  const auto& k = *c.kb;
+  double e = 0;
+  std::string how;
+  if (k.estimate == "smmu_share" && m.smmu_pct.found) {
+    if (m.host_bound_pct.found) {
+      e = m.host_bound_pct.value * m.smmu_pct.value / 100;
+      how = fmt::format("SMMU command-queue frames hold {:.1f}% of CPU samples ({}) and the GPU waits on the host {:.1f}% of the iteration ({}): "
+                        "{:.1f} x {:.2f} = {:.1f} points",
+                        m.smmu_pct.value, m.smmu_pct.where, m.host_bound_pct.value, m.host_bound_pct.where, m.host_bound_pct.value,
+                        m.smmu_pct.value / 100, e);
+    } else {
+      e = k.case_cost * m.smmu_pct.value / k.case_measured;
+      how = fmt::format("SMMU command-queue frames hold {:.1f}% of CPU samples ({}); scaled by the public case ({:g}% of cycles cost {:g} points): "
+                        "{:.1f} points (a profile's host-bound share would decide it for this job)",
+                        m.smmu_pct.value, m.smmu_pct.where, k.case_measured, k.case_cost, e);
+    }
+    // The dTLB ratio against the reference is evidence of the same cause, not a second cost.
+    if (m.tlb_times_reference.found)
+      how += fmt::format("; the dTLB miss ratio is {:.2f}x the reference's ({}): the same cause seen from the TLB, counted once", m.tlb_times_reference.value,
+                         m.tlb_times_reference.where);
+  } else if (k.estimate == "cpu_frequency" && m.busy_ratio.found) {
+    const double deficit = 100 * (1 - m.busy_ratio.value);
+    if (m.host_bound_pct.found) {
+      e = m.host_bound_pct.value * deficit / 100;
+      how = fmt::format("busy cores at {:.0f} of {:.0f} MHz ({:.1f}% below the rated turbo, {}) and the GPU waits on the host {:.1f}% of the "
+                        "iteration ({}): {:.1f} points",
+                        m.busy_mhz, m.rated_mhz, deficit, m.busy_ratio.where, m.host_bound_pct.value, m.host_bound_pct.where, e);
+    } else {
+      e = k.case_cost * deficit / k.case_measured;
+      how = fmt::format("busy cores at {:.0f} of {:.0f} MHz, {:.1f}% below the rated turbo ({}); scaled by the public case ({:g}% below cost {:g} "
+                        "points): {:.1f} points",
+                        m.busy_mhz, m.rated_mhz, deficit, m.busy_ratio.where, k.case_measured, k.case_cost, e);
+    }
+  } else if (k.estimate == "remote_numa" && m.remote_pct.found) {
+    e = k.case_cost * m.remote_pct.value / k.case_measured;
+    how = fmt::format("{:.1f}% of memory remote ({}); scaled by the public case ({:g}% remote cost {:g} points): {:.1f} points", m.remote_pct.value,
+                      m.remote_pct.where, k.case_measured, k.case_cost, e);
+  } else if (k.estimate == "collective" && m.exposed_pct.found && m.busbw_ratio.found) {
+    const double r = m.busbw_ratio.value;
+    e = m.exposed_pct.value * (1 - r);
+    const double iter_ms = m.exposed_pct.value > 0 ? m.exposed_ms * 100 / m.exposed_pct.value : 0;
+    how = fmt::format("communication not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); busbw {:.1f} GB/s, {:.1f}% of {} "
+                      "{:.1f} GB/s ({}): at that bandwidth the exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points",
+                      m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, m.busbw, 100 * r, m.busbw_basis_name, m.busbw_basis,
+                      m.busbw_ratio.where, m.exposed_ms * r, m.exposed_ms * (1 - r), e);
+  } else if (k.estimate == "slowest_node" && m.slow_node_step_pct.found) {
+    e = m.slow_node_step_pct.value;
+    how = fmt::format("{} ({}): every step waits for it, so the job runs {:.1f}% below the fleet's median pace", m.slow_node_step_how,
+                      m.slow_node_step_pct.where, e);
+  } else if (k.estimate == "slowest_node" && m.slow_node_busbw_ratio.found && m.exposed_pct.found) {
+    const double r = m.slow_node_busbw_ratio.value;
+    e = m.exposed_pct.value * (1 - r);
+    how = fmt::format("{} ({}), {:.1f}% of it; communication not overlapped is {:.1f}% of the iteration ({}): {:.1f} points", m.slow_node_busbw_how,
+                      m.slow_node_busbw_ratio.where, 100 * r, m.exposed_pct.value, m.exposed_pct.where, e);
+  } else if ((k.estimate == "waiting" || k.estimate == "slowest_node") && m.straggler_pct.found) {
+    // slowest_node without a fleet measure of its own: the straggler it absorbed measures it.
+    e = m.straggler_pct.value;
+    how = fmt::format("the other ranks wait {:.2f} ms per iteration for the last one; it arrives {:.2f} ms after the next-latest, {:.1f}% of the {:.2f} ms "
+                      "iteration ({}): {:.1f} points",
+                      m.straggler_wait_ms, m.straggler_ms, m.straggler_pct.value, m.straggler_iter_ms, m.straggler_pct.where, e);
+  } else if ((k.estimate == "waiting" || k.estimate == "slowest_node") && !m.late_ranks.empty() && m.profile_iter_ms.found &&
+             budget_late_rank(m, e, how)) {
+    // computed by budget_late_rank
+  } else {
+    return false;
+  }
+  c.measured = true;
+  c.point = budget_clamp(e, bound_low, bound_high);
+  c.low = budget_clamp(e * (1 - kMeasuredBand), bound_low, bound_high);
+  c.high = budget_clamp(e * (1 + kMeasuredBand), bound_low, bound_high);
+  if (c.point != e)
+    how += fmt::format("; held to the knowledge base's {} for this cause: {:.1f}", budget_range(bound_low, bound_high), c.point);
+  c.measured_how = std::move(how);
+  return true;
+}
+
+}  // namespace
+
+std::string budget_range(double lo, double hi) { return lo == hi ? fmt::format("{:g}%", lo) : fmt::format("{:g}-{:g}%", lo, hi); }
+
+// A measured estimate for the cause, if the reports hold one: replayed first, then of its kind.
+bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high) {
+  double e = 0;
+  std::string how;
+  if (!budget_what_if(c, m, e, how)) return c.kb && !c.kb->estimate.empty() && budget_estimate_kind(c, m, bound_low, bound_high);
+  c.what_if = true;
+  c.measured = true;
+  c.point = budget_clamp(e, bound_low, bound_high);
+  c.low = budget_clamp(e * (1 - kMeasuredBand), bound_low, bound_high);
+  c.high = budget_clamp(e * (1 + kMeasuredBand), bound_low, bound_high);
+  if (c.point != e) how += fmt::format("; held to the knowledge base's {} for this cause: {:.1f}", budget_range(bound_low, bound_high), c.point);
+  c.measured_how = std::move(how);
+  return true;
+}
+
+}  // namespace perfgap::analyzers::budget_model

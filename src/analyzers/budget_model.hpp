@@ -1,0 +1,108 @@
+// What gap.budget's parts share (budget.cpp: the reports' findings into causes and the fitted
+// waterfall; budget_measures.cpp: what the reports measured and the estimate each cause takes
+// from it): a finding id's hits, a cause, the reports' measures. Internal to src/analyzers.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compare/compare.hpp"
+#include "core/kb.hpp"
+#include "report/model.hpp"
+
+namespace perfgap::analyzers::budget_model {
+
+// One finding id of the reports, whatever its subjects and reports: in data-parallel training the
+// slowest node sets the pace, so a finding seen on many nodes (or for many processes) costs once.
+struct BudgetHit {
+  std::string id;
+  report::Status status = report::Status::warn;
+  std::string title;
+  std::vector<std::string> where;  // "REPORT" or "REPORT [subject]", in the order found
+  std::set<std::string, std::less<>> where_seen;  // a fleet's reports name thousands of places
+  const core::KbImpact* kb = nullptr;
+  // The nodes a measurement of it ran on (nccl-tests' hosts); unknown when one did not say.
+  std::set<std::string, std::less<>> nodes;
+  bool nodes_unknown = false;
+};
+
+// A root cause (core::KbCause, or an id no cause names): the findings that see it count once.
+struct BudgetCause {
+  std::string id, title;
+  const core::KbCause* kb = nullptr;
+  std::vector<const BudgetHit*> hits;
+  report::Status status = report::Status::warn;
+  bool has_prior = false;
+  double prior_low = 0, prior_high = 0;  // the union of the found estimated members' ranges
+  bool measured = false;
+  bool what_if = false;               // measured by replaying the job's own traces (perfgap whatif)
+  std::string measured_how;           // what the measurement was and how it became the estimate
+  double point = 0, low = 0, high = 0;  // the estimate and its range (measured: within the prior)
+  double share = 0;                   // percent of throughput after fitting to the shortfall
+  bool estimated() const { return has_prior || measured; }
+  bool not_counted = false;  // every finding behind it is not_a_cause
+};
+
+// What the reports measured, whatever the status of the finding that carries it.
+struct BudgetMeasure {
+  double value = 0;
+  std::string where;
+  bool found = false;
+  void more(double v, const std::string& at) {  // keep the largest
+    if (!found || v > value) { value = v; where = at; found = true; }
+  }
+  void less(double v, const std::string& at) {  // keep the smallest
+    if (!found || v < value) { value = v; where = at; found = true; }
+  }
+};
+struct BudgetMeasures {
+  BudgetMeasure tlb_times_reference;  // perf_stat.dtlb above its reference (the SMMU cause's other sign)
+  BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio, straggler_pct;
+  // The slowest node: its step (iteration) time or throughput against the fleet's median, as a
+  // share of throughput lost (fleet.pace); its collective bandwidth against the fleet's
+  // (fleet.pace on nccl-tests, fanout.pairs), which costs through the exposed communication.
+  BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio;
+  std::string slow_node_step_how, slow_node_busbw_how;
+  // The nodes that fleet.pace names (its outliers and pace node) and fanout.pairs' slow node:
+  // a measurement taken on these nodes alone is theirs, not a second cause.
+  std::set<std::string, std::less<>> slow_nodes;
+  std::set<std::string, std::less<>> busbw_nodes;  // where busbw_ratio was measured (empty: unknown)
+  double straggler_ms = 0, straggler_wait_ms = 0, straggler_iter_ms = 0;
+  // A late rank of NCCL's Inspector: the others' wait per operation, per collective; with a
+  // profile's collectives per iteration and iteration time it is a share of the step.
+  struct LateRank {
+    std::string where;
+    std::map<std::string, double> wait_us_per_op;
+  };
+  std::vector<LateRank> late_ranks;
+  std::map<std::string, std::pair<double, std::string>> kernels_per_iter;  // collective -> (per GPU and iteration, where)
+  BudgetMeasure profile_iter_ms;
+  double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
+  std::string busbw_basis_name;
+  // perfgap whatif's changes: per id, the largest share of the step one change saves, replayed
+  // on the job's own traces, and that change's title.
+  std::map<std::string, BudgetMeasure, std::less<>> what_if_pct;
+  std::map<std::string, std::string, std::less<>> what_if_title;
+};
+
+// A finding that is a problem: fail or warn.
+inline bool budget_problem(report::Status s) { return s == report::Status::fail || s == report::Status::warn; }
+
+// "5%" or "2-8%".
+std::string budget_range(double lo, double hi);
+
+// The nodes an nccl-tests measurement ran on, as its report says them ("nccl-tests hosts"
+// evidence); empty when it does not say.
+std::set<std::string, std::less<>> budget_measured_nodes(const compare::ReportFinding& x);
+
+// The measurements of one finding, any status but skip and error (they measured nothing).
+void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m);
+
+// A measured estimate for the cause, if the reports hold one: replayed first, then of its kind,
+// held to [bound_low, bound_high]. False when nothing measures it.
+bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high);
+
+}  // namespace perfgap::analyzers::budget_model
