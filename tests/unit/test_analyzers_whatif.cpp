@@ -362,12 +362,6 @@ TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
 namespace perfgap {
 namespace {
 
-std::string whatif_report_json(std::vector<report::Finding> fs) {
-  report::Report r;
-  r.findings = std::move(fs);
-  return report::render_json(r);
-}
-
 // Every rank's digest written (as whatif --digest writes them), then read back as the job.
 analyzers::RankReader digests_of(const WhatifTraces& t, std::map<std::string, std::string>& bytes) {
   const auto written = analyzers::write_profile_digests(t.files, t.reader(), {}, [&](const std::string& f, const std::string& b) {
@@ -403,10 +397,10 @@ TEST(WhatifDigest, DigestsGiveTheSameAnswersAsTheTraces) {
     analyzers::WhatifOptions w;
     w.busbw_gbps = 100;
     // Labels name the trace a digest was made from: the reports are the same byte for byte.
-    EXPECT_EQ(whatif_report_json(analyzers::whatif_profile_job(names, from_digests, {}, w, 2).findings),
-              whatif_report_json(analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings));
-    EXPECT_EQ(whatif_report_json(analyzers::analyze_profile_job(names, from_digests, {}, 2).findings),
-              whatif_report_json(analyzers::analyze_profile_job(t.files, t.reader(), {}, 2).findings));
+    EXPECT_EQ(whatif_json_of(analyzers::whatif_profile_job(names, from_digests, {}, w, 2).findings),
+              whatif_json_of(analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings));
+    EXPECT_EQ(whatif_json_of(analyzers::analyze_profile_job(names, from_digests, {}, 2).findings),
+              whatif_json_of(analyzers::analyze_profile_job(t.files, t.reader(), {}, 2).findings));
     // A digest is small next to its trace.
     EXPECT_LT(bytes.begin()->second.size(), t.json[0].size() / 3) << bytes.begin()->second.size() << " of " << t.json[0].size();
   }
