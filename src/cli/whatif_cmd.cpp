@@ -54,8 +54,8 @@ CommandRunner add_whatif_command(CLI::App& app) {
                   "file per collective, repeatable; COLL=FILE, e.g. all_reduce=run.txt, where the output does not name its collective)")
       ->allow_extra_args(false);
   cmd->add_option("--digest", a->request.digest_dir,
-                  "Write each trace's digest (DIR/NAME.pgdigest, ~1/80 of a Kineto trace) instead of replaying: run it where the traces are (every "
-                  "node, e.g. through fanout) and whatif over the digests gives the same answers without moving the traces")
+                  "Write each trace's digest (DIR/NAME.pgdigest, ~1/80 of a Kineto trace) instead of replaying: run it where the traces are (on every "
+                  "node, e.g. srun --ntasks-per-node=1) and whatif over the digests gives the same answers without moving the traces")
       ->type_name("DIR");
   cmd->add_option("--iteration-range", a->request.iteration_range, "The NVTX/annotation range that is one iteration (as analyze kineto|nsys)");
   cmd->add_option("--kb", a->request.kb_dirs, "A directory of knowledge-base files naming more communication kernels (as analyze kineto|nsys); repeatable")
