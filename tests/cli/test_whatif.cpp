@@ -108,8 +108,13 @@ TEST(WhatifCli, KinetoRanksLateTogetherAreTheFirstChange) {
 TEST(WhatifCli, NsysExportsAreReadAsNsysAndNameTheirNodes) {
   TempDir d;
   const auto dir = whatif_cli_write(d, whatif_cli_job(), true);
-  auto j = json_report(PERFGAP_BINARY, {"whatif", dir}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"whatif", dir, "--busbw", "100"}, 0);
   EXPECT_EQ(j["source"]["inputs"][0].get<std::string>().ends_with(".sqlite"), true);
+  // nsys exports record no message sizes: --busbw cannot be replayed, and says so.
+  auto bw = finding(j, "whatif.busbw");
+  ASSERT_TRUE(bw);
+  EXPECT_EQ((*bw)["status"], "skip");
+  EXPECT_NE((*bw)["title"].get<std::string>().find("no collective's size is in the traces"), std::string::npos) << (*bw)["title"];
   auto set = finding(j, "whatif.late_set");
   ASSERT_TRUE(set);
   EXPECT_NEAR((*set)["metrics"]["saved_ms_per_iter"].get<double>(), 20, 0.15);

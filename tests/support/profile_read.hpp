@@ -4,8 +4,11 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "analyzers/profile_job.hpp"
 #include "files.hpp"
+#include "report/render.hpp"
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
 #include "tree.hpp"
@@ -47,6 +50,40 @@ inline parsers::Profile profile_from_nsys_ranks(const gen::Scenario& s) {
     all.merge(std::move(*p), static_cast<std::uint32_t>(g));
   }
   return all;
+}
+
+// One Kineto trace per GPU held in memory as the job's files ("trace/rankG.json"), and the
+// reader analyze_profile_job and whatif_profile_job take: a job without a file system.
+struct KinetoRankTraces {
+  std::vector<std::string> files;
+  std::vector<std::string> json;
+  analyzers::ProfileReader reader() const {
+    return [this](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
+      for (std::size_t i = 0; i < files.size(); ++i)
+        if (files[i] == f) {
+          auto p = parsers::parse_kineto(json[i]);
+          if (!p) return tl::unexpected(p.error().describe());
+          return std::move(*p);
+        }
+      return tl::unexpected(std::string("no such file"));
+    };
+  }
+};
+
+inline KinetoRankTraces kinetos_of_ranks(const gen::Scenario& s) {
+  KinetoRankTraces j;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    j.files.push_back("trace/rank" + std::to_string(g) + ".json");
+    j.json.push_back(gen::kineto_json(s, g, static_cast<int>(g)));
+  }
+  return j;
+}
+
+// Findings as the JSON report renders them: two jobs' answers compared byte for byte.
+inline std::string findings_json(std::vector<report::Finding> fs) {
+  report::Report r;
+  r.findings = std::move(fs);
+  return report::render_json(r);
 }
 
 }  // namespace perfgap::fixture

@@ -304,36 +304,9 @@ TEST(ProfileRanks, RandomSequencesAreHandledAndEveryMatchIsConsistent) {
 // threads (ranks read out of order are absorbed in order).
 namespace {
 
-struct XrankJob {
-  std::vector<std::string> files;
-  std::vector<std::string> json;
-  analyzers::ProfileReader reader() const {
-    return [this](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
-      for (std::size_t i = 0; i < files.size(); ++i)
-        if (files[i] == f) {
-          auto p = parsers::parse_kineto(json[i]);
-          if (!p) return tl::unexpected(p.error().describe());
-          return std::move(*p);
-        }
-      return tl::unexpected(std::string("no such file"));
-    };
-  }
-};
-
-XrankJob xrank_files(const gen::Scenario& s) {
-  XrankJob j;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    j.files.push_back("trace/rank" + std::to_string(g) + ".json");
-    j.json.push_back(gen::kineto_json(s, g, static_cast<int>(g)));
-  }
-  return j;
-}
-
-std::string xrank_report(std::vector<report::Finding> fs) {
-  report::Report r;
-  r.findings = std::move(fs);
-  return report::render_json(r);
-}
+using XrankJob = fixture::KinetoRankTraces;
+constexpr auto xrank_files = fixture::kinetos_of_ranks;
+constexpr auto xrank_report = fixture::findings_json;
 
 // The merged model's report, labels named by file as the job names them.
 std::string xrank_merged_report(const XrankJob& j, const analyzers::ProfileOptions& o) {

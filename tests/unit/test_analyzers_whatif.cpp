@@ -18,6 +18,7 @@
 #include "files.hpp"
 #include "findings.hpp"
 #include "profile_gen.hpp"
+#include "profile_read.hpp"
 #include "report/render.hpp"
 #include "tree.hpp"
 
@@ -32,29 +33,8 @@ constexpr double kWhatifIdleBeforeStepMs = 1.2;
 // Arrivals jitter by up to +-50 us a rank (gen::job): a saving is exact to within that.
 constexpr double kWhatifJitterMs = 0.15;
 
-struct WhatifTraces {
-  std::vector<std::string> files, json;
-  analyzers::ProfileReader reader() const {
-    return [this](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
-      for (std::size_t i = 0; i < files.size(); ++i)
-        if (files[i] == f) {
-          auto p = parsers::parse_kineto(json[i]);
-          if (!p) return tl::unexpected(p.error().describe());
-          return std::move(*p);
-        }
-      return tl::unexpected(std::string("no such file"));
-    };
-  }
-};
-
-WhatifTraces whatif_traces(const gen::Scenario& s) {
-  WhatifTraces t;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    t.files.push_back("trace/rank" + std::to_string(g) + ".json");
-    t.json.push_back(gen::kineto_json(s, g, static_cast<int>(g)));
-  }
-  return t;
-}
+using WhatifTraces = fixture::KinetoRankTraces;
+constexpr auto whatif_traces = fixture::kinetos_of_ranks;
 
 std::vector<report::Finding> whatif_of(const gen::JobSpec& spec, double busbw = 0) {
   const auto t = whatif_traces(gen::job(spec));
@@ -65,11 +45,7 @@ std::vector<report::Finding> whatif_of(const gen::JobSpec& spec, double busbw = 
 
 double whatif_metric_of(const report::Finding& f, const std::string& name) { return fixture::metric(f, name); }
 
-std::string whatif_json_of(std::vector<report::Finding> fs) {
-  report::Report r;
-  r.findings = std::move(fs);
-  return report::render_json(r);
-}
+constexpr auto whatif_json_of = fixture::findings_json;
 
 // The changes tried (every whatif.* but the replay), in the report's order.
 std::vector<const report::Finding*> changes_tried(const std::vector<report::Finding>& fs) {
