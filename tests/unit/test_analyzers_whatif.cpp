@@ -439,3 +439,42 @@ TEST(WhatifDigest, ADamagedDigestIsSaidAndTheOthersAreRead) {
 
 }  // namespace
 }  // namespace perfgap
+
+namespace perfgap {
+namespace {
+
+// Two collectives on two streams that overlap (an AllGather starting 1 ms after an AllReduce,
+// both 20 ms): the replay puts each after the previous one's end, so it runs 19 ms of a 63 ms
+// step longer than measured. A dependency the trace does not show: whatif.replay warns and no
+// change is offered.
+TEST(Whatif, AReplayThatDoesNotReproduceTheStepOffersNoChange) {
+  constexpr std::int64_t ms = 1'000'000, t0 = 1'000'000'000, step = 63 * ms;
+  gen::Scenario s;
+  s.gpus.resize(1);
+  s.gpus[0].pid = 4000;
+  for (int i = 0; i < 8; ++i) {
+    const std::int64_t b = t0 + i * step;
+    auto k = [&](std::int64_t from, std::int64_t to, std::string name, std::uint32_t stream, std::string coll) {
+      gen::Kernel x;
+      x.start = b + from, x.end = b + to, x.name = std::move(name), x.stream = stream;
+      x.api_start = b - ms / 2, x.api_end = x.api_start + 5000;
+      x.collective = std::move(coll);
+      s.gpus[0].kernels.push_back(std::move(x));
+    };
+    k(0, 40 * ms, "sm90_gemm", 7, "");
+    k(40 * ms, 60 * ms, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 20, "allreduce");
+    k(41 * ms, 61 * ms, "ncclKernel_AllGather_RING_LL_Sum_float(ncclWorkElem)", 21, "allgather");
+    s.ranges.push_back({b - ms, b + step - ms, "ProfilerStep#" + std::to_string(i + 1), 4000});
+  }
+  const auto t = whatif_traces(s);
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 1).findings;
+  const auto& replay = fixture::find(fs, "whatif.replay");
+  EXPECT_EQ(replay.status, Status::warn) << replay.title;
+  EXPECT_GT(whatif_metric_of(replay, "replay_error_pct"), 5) << replay.title;
+  EXPECT_NE(replay.title.find("no change is replayed"), std::string::npos) << replay.title;
+  EXPECT_FALSE(replay.fix.empty());
+  EXPECT_TRUE(changes_tried(fs).empty());
+}
+
+}  // namespace
+}  // namespace perfgap
