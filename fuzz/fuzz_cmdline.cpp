@@ -6,7 +6,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/procfs.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(cmdline) {
   auto cmd = perfgap::parsers::parse_cmdline(perfgap::fuzz::as_text(data, size));
   for (const auto& w : cmd.words) {
     FUZZ_CHECK(w.find('"') == std::string::npos);

@@ -10,7 +10,7 @@
 #include "collbench/options.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(collbench_options) {
   using namespace perfgap::collbench;
   auto text = perfgap::fuzz::as_text(data, size);
   std::vector<std::string_view> args;

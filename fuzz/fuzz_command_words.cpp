@@ -8,7 +8,7 @@
 #include "slurm/fanout.hpp"
 #include "sys/spawn.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(command_words) {
   if (size > 4096) return 0;
   auto r = perfgap::slurm::split_command_words(perfgap::fuzz::as_text(data, size));
   if (!r) {

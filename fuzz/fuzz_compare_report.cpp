@@ -10,7 +10,7 @@
 #include "report/reader.hpp"
 #include "report/render.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(compare_report) {
   static perfgap::report::Reader reader;
   auto text = perfgap::fuzz::as_text(data, size);
   auto one = reader.read(text);

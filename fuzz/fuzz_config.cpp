@@ -8,7 +8,7 @@
 #include "core/config.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(config) {
   const auto& registry = perfgap::core::builtin_registry();
   std::string text(reinterpret_cast<const char*>(data), size);
   auto r = perfgap::core::parse_config(text, "fuzz.yaml", registry);

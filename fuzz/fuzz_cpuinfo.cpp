@@ -3,7 +3,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/procfs.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(cpuinfo) {
   auto r = perfgap::parsers::parse_cpuinfo(perfgap::fuzz::as_text(data, size));
   if (!r) return 0;
   FUZZ_CHECK(r->processors >= 0);

@@ -8,7 +8,7 @@
 using perfgap::parsers::CpuSet;
 using perfgap::parsers::parse_cpulist;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(cpulist) {
   auto r = parse_cpulist(perfgap::fuzz::as_text(data, size));
   if (!r) {
     FUZZ_CHECK(!r.error().message.empty());

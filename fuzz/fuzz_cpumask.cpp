@@ -9,7 +9,7 @@
 using perfgap::parsers::parse_cpulist;
 using perfgap::parsers::parse_cpumask;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(cpumask) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto r = parse_cpumask(text);
   if (!r) return 0;

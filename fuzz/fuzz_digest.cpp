@@ -4,7 +4,7 @@
 #include "analyzers/profile_job.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(digest) {
   const std::string bytes(perfgap::fuzz::as_text(data, size));
   perfgap::analyzers::RankReader read = [&](const std::string&) -> tl::expected<perfgap::analyzers::RankRead, std::string> {
     return perfgap::analyzers::RankRead{bytes};

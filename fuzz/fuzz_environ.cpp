@@ -5,7 +5,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/procfs.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(environ) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto env = perfgap::parsers::parse_environ(text);
   std::string expect;

@@ -17,7 +17,7 @@ bool trimmed(std::string_view s) { return perfgap::sys::trim_ws(s) == s; }
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(facts_text) {
   namespace p = perfgap::parsers;
   if (size == 0) return 0;
   auto text = perfgap::fuzz::as_text(data + 1, size - 1);

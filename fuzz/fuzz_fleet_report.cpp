@@ -8,7 +8,7 @@
 #include "report/reader.hpp"
 #include "report/render.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(fleet_report) {
   static perfgap::fleet::ReportReader reader;
   auto text = perfgap::fuzz::as_text(data, size);
   auto r = reader.parse(text, {.findings = true, .details = true});

@@ -7,7 +7,7 @@
 #include "parsers/gpu_probe_json.hpp"
 #include "probe/probe.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(gpu_probe_json) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto doc = perfgap::parsers::parse_gpu_probe_json(text);
   if (!doc) {

@@ -3,7 +3,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/gunzip.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(gunzip) {
   constexpr std::size_t kLimit = 1u << 20;
   auto out = perfgap::parsers::gunzip(perfgap::fuzz::as_text(data, size), kLimit);
   if (out) FUZZ_CHECK(out->size() <= kLimit);

@@ -6,7 +6,7 @@
 #include "parsers/procfs.hpp"
 #include "sys/text.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(interrupts) {
   auto r = perfgap::parsers::parse_interrupts(perfgap::fuzz::as_text(data, size));
   if (!r) {
     FUZZ_CHECK(!r.error().message.empty());

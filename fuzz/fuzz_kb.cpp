@@ -9,7 +9,7 @@
 #include "core/kb.hpp"
 #include "fuzz_common.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(kb) {
   auto r = perfgap::core::parse_kb(perfgap::fuzz::as_text(data, size), "fuzz.yaml");
   if (!r) {
     FUZZ_CHECK(r.error().rfind("fuzz.yaml", 0) == 0);

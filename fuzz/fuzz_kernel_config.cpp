@@ -5,7 +5,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/kernel_config.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(kernel_config) {
   auto c = perfgap::parsers::parse_kernel_config(perfgap::fuzz::as_text(data, size));
   if (!c) {
     FUZZ_CHECK(!c.error().empty());

@@ -7,7 +7,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/kernel_events.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(kernel_events) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto records = perfgap::parsers::parse_kernel_records(text);
   auto events = perfgap::parsers::kernel_events(records);

@@ -5,7 +5,7 @@
 #include "parsers/kernel_log.hpp"
 #include "sys/text.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(kernel_log) {
   for (const auto& r : perfgap::parsers::parse_kernel_records(perfgap::fuzz::as_text(data, size)))
     FUZZ_CHECK(!r.since_boot_s || *r.since_boot_s >= 0);
   auto messages = perfgap::parsers::parse_kernel_log(perfgap::fuzz::as_text(data, size));

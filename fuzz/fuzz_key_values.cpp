@@ -5,7 +5,7 @@
 #include "parsers/procfs.hpp"
 #include "sys/text.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(key_values) {
   auto kv = perfgap::parsers::parse_key_values(perfgap::fuzz::as_text(data, size));
   for (const auto& [k, v] : kv) {
     FUZZ_CHECK(k.find(':') == std::string::npos);

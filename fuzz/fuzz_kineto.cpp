@@ -8,7 +8,7 @@
 #include "parsers/profile.hpp"
 #include "report/render.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(kineto) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto p = perfgap::parsers::parse_kineto(text);
   auto cut = perfgap::parsers::read_kineto(perfgap::parsers::blocks_of(text, 1 + size % 67));

@@ -2,7 +2,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/procfs.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(limits) {
   auto l = perfgap::parsers::parse_memlock_limit(perfgap::fuzz::as_text(data, size));
   if (l) FUZZ_CHECK(!l->text.empty());
   else FUZZ_CHECK(!l.error().empty());

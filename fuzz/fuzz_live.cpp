@@ -6,7 +6,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/live.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(live) {
   const auto text = perfgap::fuzz::as_text(data, size);
   const int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
   if (auto s = perfgap::parsers::parse_schedstat(text); !s) FUZZ_CHECK(!s.error().message.empty());

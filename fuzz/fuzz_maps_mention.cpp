@@ -5,7 +5,7 @@
 
 using perfgap::parsers::maps_mention;
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(maps_mention) {
   auto text = perfgap::fuzz::as_text(data, size);
   for (std::string_view needle : {"libnccl", "libcuda.so", "nvidia", "x", "/"}) {
     if (maps_mention(text, {needle})) FUZZ_CHECK(text.find(needle) != std::string_view::npos);

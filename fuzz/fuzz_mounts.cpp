@@ -6,7 +6,7 @@
 #include "parsers/host_files.hpp"
 #include "parsers/mounts.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(mounts) {
   auto text = perfgap::fuzz::as_text(data, size);
   for (const auto& m : perfgap::parsers::parse_mounts(text)) {
     FUZZ_CHECK(!m.fstype.empty() && !m.options.empty());

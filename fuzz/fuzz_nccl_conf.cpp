@@ -8,7 +8,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/nccl_conf.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(nccl_conf) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto entries = perfgap::parsers::parse_nccl_conf(text);
   std::set<std::string> seen;

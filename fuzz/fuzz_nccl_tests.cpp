@@ -32,7 +32,7 @@ void check_reference(const perfgap::parsers::Parsed<perfgap::parsers::NcclTestsR
 }
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(nccl_tests) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
   auto r = perfgap::parsers::parse_nccl_tests(text);

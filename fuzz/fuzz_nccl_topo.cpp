@@ -7,7 +7,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/nccl_topo.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(nccl_topo) {
   auto t = perfgap::parsers::parse_nccl_topo(perfgap::fuzz::as_text(data, size));
   if (!t) {
     FUZZ_CHECK(!t.error().empty());

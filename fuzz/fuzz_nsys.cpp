@@ -7,7 +7,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/profile.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(nsys) {
   auto p = perfgap::parsers::read_nsys_sqlite(perfgap::fuzz::as_text(data, size));
   if (!p) {
     FUZZ_CHECK(!p.error().message.empty());

@@ -19,7 +19,7 @@ void check_topo(const perfgap::parsers::GpuTopology& t, int lines) {
 }
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(nvidia_smi) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
   // Both readers on every input, whatever the content says it is.

@@ -8,7 +8,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/perf_data.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(perf_data) {
   if (size < 1) return 0;
   const int choice = data[0] % 3;
   auto bytes = perfgap::fuzz::as_text(data + 1, size - 1);

@@ -7,7 +7,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/perf_stat.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(perf_stat) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
   auto r = perfgap::parsers::parse_perf_stat(text);

@@ -3,7 +3,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/procfs.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(proc_stat) {
   auto r = perfgap::parsers::parse_proc_stat(perfgap::fuzz::as_text(data, size));
   if (!r) {
     FUZZ_CHECK(!r.error().message.empty());

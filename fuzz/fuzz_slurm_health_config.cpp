@@ -8,7 +8,7 @@
 #include "fuzz_common.hpp"
 #include "slurm/health_config.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(slurm_health_config) {
   const auto& registry = perfgap::core::builtin_registry();
   std::string text(reinterpret_cast<const char*>(data), size);
   auto r = perfgap::slurm::parse_health_config(text, "health.yaml", registry);

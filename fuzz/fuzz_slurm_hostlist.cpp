@@ -9,7 +9,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/hostlist.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(slurm_hostlist) {
   if (size > 4096) return 0;
   auto r = perfgap::parsers::expand_hostlist(perfgap::fuzz::as_text(data, size));
   if (!r) {

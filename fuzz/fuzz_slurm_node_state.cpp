@@ -6,7 +6,7 @@
 #include "fuzz_common.hpp"
 #include "slurm/node_state.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(slurm_node_state) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto st = perfgap::slurm::parse_node_state(text, "n1");
   if (!st) return 0;

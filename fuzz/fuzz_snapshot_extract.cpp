@@ -37,7 +37,7 @@ bool only_child(const fs::path& dir, const char* name) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(snapshot_extract) {
   const fs::path outer = scratch() / "outer", dest = outer / "dest";
   fs::create_directories(dest);
   perfgap::snapshot::ExtractLimits limits;

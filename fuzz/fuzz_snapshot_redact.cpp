@@ -25,7 +25,7 @@ std::vector<std::string_view> entries(std::string_view text) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(snapshot_redact) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto out = perfgap::report::redact_environ(text);
   auto in_entries = entries(text), out_entries = entries(out);

@@ -5,7 +5,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/steps.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(steps) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto lines = static_cast<int>(std::count(text.begin(), text.end(), '\n')) + 1;
   auto r = perfgap::parsers::parse_steps(text);

@@ -48,7 +48,7 @@ void same(std::string_view text, unsigned seed, A analyze) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(streaming) {
   if (size < 2) return 0;
   auto text = fuzz::as_text(data + 2, size - 2);
   unsigned seed = data[1];

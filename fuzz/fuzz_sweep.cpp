@@ -4,7 +4,7 @@
 #include "fuzz_common.hpp"
 #include "sweep/sweep.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(sweep) {
   auto text = perfgap::fuzz::as_text(data, size);
   if (auto a = perfgap::sweep::parse_axis(text)) {
     FUZZ_CHECK(!a->name.empty() && !a->values.empty());

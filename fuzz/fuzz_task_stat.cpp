@@ -3,7 +3,7 @@
 #include "fuzz_common.hpp"
 #include "parsers/procfs.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+PERFGAP_FUZZ_TARGET(task_stat) {
   auto text = perfgap::fuzz::as_text(data, size);
   auto r = perfgap::parsers::parse_task_stat(text);
   if (!r) {

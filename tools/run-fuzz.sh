@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (cmake preset `fuzz`, build-fuzz/) and runs each for
+# Builds the libFuzzer targets (cmake preset `fuzz`, build-fuzz/: one executable, perfgap-fuzz,
+# with a link build-fuzz/fuzz/fuzz_<target> to it per target) and runs each for
 # SECONDS_PER_TARGET seconds (default 8) on a scratch copy of its seed corpus (fuzz/corpus/),
 # with its dictionary when there is one (fuzz/<target>.dict), as many at once as there are
 # CPUs. Exits non-zero when any target crashes, leaks, times out, or cannot run; the
@@ -9,6 +10,8 @@
 #   FUZZ_TARGETS="cpulist config" tools/run-fuzz.sh 30   # a subset
 #   FUZZ_JOBS=1 tools/run-fuzz.sh                       # one at a time
 #   FUZZ_SEED=1 tools/run-fuzz.sh                       # a fixed seed (the test command's default)
+#   FUZZ_OPT=-O0 tools/run-fuzz.sh 1                    # build at -O0 (the test command's): faster
+#                                                       # to build, slower to fuzz; default -O1
 set -euo pipefail
 
 secs=${1:-8}
@@ -32,6 +35,9 @@ echo "== configure + build (preset fuzz)"
 unity=()
 if [ -n "${PERFGAP_UNITY:-}" ]; then unity=(-DCMAKE_UNITY_BUILD="$PERFGAP_UNITY")
 elif [ ! -f build-fuzz/CMakeCache.txt ]; then unity=(-DCMAKE_UNITY_BUILD=ON); fi
+# FUZZ_OPT=-O0|-O1 sets the build's optimisation (fuzz/CMakeLists.txt, PERFGAP_FUZZ_OPT); the
+# build directory keeps it until told otherwise.
+[ -z "${FUZZ_OPT:-}" ] || unity+=(-DPERFGAP_FUZZ_OPT="$FUZZ_OPT")
 cmake --preset fuzz "${unity[@]}" > /dev/null
 cmake --build --preset fuzz
 echo "== built in $((SECONDS - start))s; fuzzing ${#targets[@]} targets x ${secs}s, $jobs at a time"
