@@ -16,12 +16,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Whatever happens from here on, the Slurm daemons started below are stopped (by PID) and the
-# tests' scratch directory removed.
+# Whatever happens from here on, the Slurm daemons started below are stopped (by PID), the
+# tests' scratch directory removed, and the time of each phase printed (a failed run's too).
 slurm_dir=""
 test_tmp=""
+phases=()
+phase_start=$SECONDS
 stop_slurm() {
   local rc=$?
+  if [ "$rc" = 0 ]; then echo "== test.sh done in ${SECONDS}s: ${phases[*]}"
+  else echo "== test.sh FAILED (exit $rc) after ${SECONDS}s: ${phases[*]} (then $(( SECONDS - phase_start ))s in the failing phase)" >&2; fi
   [ -z "$test_tmp" ] || rm -rf "$test_tmp"
   if [ -n "$slurm_dir" ]; then
     tools/slurm-test-cluster.sh stop "$slurm_dir" || true
@@ -33,9 +37,7 @@ stop_slurm() {
 trap stop_slurm EXIT
 
 release=${PERFGAP_RELEASE_CHECK:-1}
-phases=()
 phase() { phases+=("$1 $(( SECONDS - phase_start ))s"); phase_start=$SECONDS; }
-phase_start=$SECONDS
 if [ "$release" = 1 ]; then tools/setup-debian.sh --test --release; else tools/setup-debian.sh --test; fi
 phase setup
 chroots_pid=""
@@ -65,8 +67,10 @@ if [ "${PERFGAP_FUZZ_SECONDS:-1}" != "0" ] && [ -x tools/run-fuzz.sh ]; then
   phase fuzz
 fi
 if [ "$release" = 1 ]; then
-  tools/release-check.sh static aarch64
-  phase release-builds
+  tools/release-check.sh static
+  phase release-static
+  tools/release-check.sh aarch64
+  phase release-aarch64
 fi
 if [ "${PERFGAP_SLURM_TESTS:-1}" != "0" ] && [ "$(id -u)" = 0 ]; then
   slurm_start=$SECONDS
@@ -105,4 +109,3 @@ if [ "$release" = 1 ] && [ "$(id -u)" = 0 ]; then
 elif [ "$release" = 1 ]; then
   echo "== release-check chroot and package need root: left out"
 fi
-echo "== test.sh done in ${SECONDS}s: ${phases[*]}"
