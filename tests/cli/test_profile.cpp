@@ -113,7 +113,7 @@ TEST(Profile, RootTreesAndBadWindowsAreRefused) {
 }
 
 TEST(Profile, KernelHeavyWorkloadShowsMoreKernelTimeThanACpuBoundOne) {
-  double kernel_pct[2] = {0, 0}, node_pct[2] = {0, 0};
+  double kernel_pct[2] = {0, 0}, node_pct[2] = {0, 0};  // the child's share, the node's
   const char* names[2] = {"pg_cpu_bound", "pg_kernel_heavy"};
   for (int i = 0; i < 2; ++i) {
     Workload w(names[i], i == 0 ? spin : read_zero);
@@ -131,6 +131,10 @@ TEST(Profile, KernelHeavyWorkloadShowsMoreKernelTimeThanACpuBoundOne) {
     ASSERT_TRUE((*sum)["metrics"].contains("kernel_pct." + pid)) << sum->dump(1);
     EXPECT_GE((*sum)["metrics"]["samples." + pid].get<double>(), 5) << sum->dump(1);
     kernel_pct[i] = (*sum)["metrics"]["kernel_pct." + pid].get<double>();
+    // The node's kernel samples hold the child's (whatever else the node runs meanwhile).
+    const double node_kernel = (*sum)["metrics"]["samples"].get<double>() * node_pct[i] / 100;
+    const double child_kernel = (*sum)["metrics"]["samples." + pid].get<double>() * kernel_pct[i] / 100;
+    EXPECT_GE(node_kernel + 0.5, child_kernel) << sum->dump(1);
     // Its scheduling was measured (subject pid:N), and every live.* id is there.
     const auto* stalls = find_id(p.report, "live.sched_stalls");
     ASSERT_TRUE(stalls);
@@ -146,8 +150,9 @@ TEST(Profile, KernelHeavyWorkloadShowsMoreKernelTimeThanACpuBoundOne) {
   EXPECT_GT(kernel_pct[1], 50) << "kernel-heavy child";
   EXPECT_LT(kernel_pct[0], 20) << "cpu-bound child";
   EXPECT_GT(kernel_pct[1], kernel_pct[0] + 30);
-  // The node-wide share moves the same way (loosely: the rest of the node's load is in both).
-  EXPECT_GE(node_pct[1] + 5, node_pct[0]) << "node kernel_pct: cpu-bound run " << node_pct[0] << "%, kernel-heavy run " << node_pct[1] << "%";
+  // The two runs' node-wide shares are not compared: they hold whatever else the node ran in
+  // each window (a test beside this one creating a million files, a build), so no order between
+  // them holds on a loaded machine.
 }
 
 // The window counts dTLB loads, misses and instructions (issue 47): perf_stat.dtlb of subject
