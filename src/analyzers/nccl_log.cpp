@@ -254,14 +254,22 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
     if (forced) f.add(forced->first, forced->second);
     if (o.expect_net) f.add("--expect-net", *o.expect_net);
   }
-  // GDRDMA: expected, or mixed within one direction of the same run.
+  // GDRDMA: expected, or mixed within one direction of the same run. With --expect-gdr, send
+  // channels without it beside receive channels with it are NCCL's default GDR-read policy
+  // ("GPU Direct RDMA Enabled ..., read 0"): the receive side shows GPUDirect RDMA works.
+  const auto recv = gdr_by_dir.find("receive");
+  const bool recv_gdr = recv != gdr_by_dir.end() && recv->second.second > 0;
   bool gdr_problem = false;
   for (const auto& [dir, g] : gdr_by_dir) {
     if (g.first == 0) continue;
-    if ((o.expect_gdr && g.second < g.first) || (g.second > 0 && g.second < g.first)) gdr_problem = true;
+    const bool read_policy = dir == "send" && recv_gdr;
+    if ((o.expect_gdr && g.second < g.first && !read_policy) || (g.second > 0 && g.second < g.first)) gdr_problem = true;
     f.metric(fmt::format("net_channels{}", dir.empty() ? "" : "." + dir), g.first);
     f.metric(fmt::format("gdrdma_channels{}", dir.empty() ? "" : "." + dir), g.second);
   }
+  if (const auto send = gdr_by_dir.find("send");
+      !gdr_problem && recv_gdr && send != gdr_by_dir.end() && send->second.second < send->second.first)
+    f.add("GDRDMA", "send channels without GDRDMA beside receive channels with it: NCCL's default GPUDirect RDMA read policy ('read 0'), not a failure");
   if (gdr_problem) {
     problems.push_back(o.expect_gdr ? "inter-node channels run without GPUDirect RDMA (--expect-gdr)"
                                     : "some inter-node channels use GDRDMA and others do not");
@@ -310,6 +318,12 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   } else if (o.expect_net && *o.expect_net == "Socket" && !socket_used && !nets.empty()) {
     f.status = report::Status::pass;
     f.title = fmt::format("NCCL uses network {} (--expect-net Socket asked for sockets)", netlist);
+  } else if (o.expect_gdr && !net_channels && !nets.empty() && !single_node) {
+    // --expect-gdr asks what only channel lines show; a network chosen says nothing of it.
+    f.status = report::Status::skip;
+    f.title = fmt::format("NCCL uses network {}, but whether its channels use GPUDirect RDMA (--expect-gdr) is not in the log: "
+                          "no channel lines ('via NET/...': NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS including INIT)",
+                          netlist);
   } else if (!nets.empty() || transports.count("NET/IB") || !gdr_by_dir.empty()) {
     f.status = report::Status::pass;
     f.title = fmt::format("NCCL uses network {}{}{}", netlist, tlist.empty() ? "" : "; channels: " + tlist,

@@ -73,6 +73,25 @@ TEST(AnalyzersNcclLog, NetStatuses) {
   gdr.expect_gdr = true;
   f = judge("h:1:2 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0\n", gdr);
   EXPECT_EQ(f[1].status, report::Status::fail);
+  // --expect-gdr: send without GDRDMA beside receive with it is the GDR-read policy ("read 0"),
+  // said in the evidence; send without it and no receive with it fails.
+  const std::string read_off = "h:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Enabled for GPU 18100000 / HCA 0 (distance 1 < 2), read 0\n"
+                               "h:1:2 [0] NCCL INFO Ring 00 : 1[18100000] -> 0[435e00000] [receive] via NET/IB/0/GDRDMA\n"
+                               "h:1:2 [0] NCCL INFO Ring 00 : 0[435e00000] -> 1[18100000] [send] via NET/IB/0\n";
+  f = judge(read_off, gdr);
+  EXPECT_EQ(f[1].status, report::Status::pass) << f[1].title;
+  bool policy_said = false;
+  for (const auto& e : f[1].evidence) policy_said = policy_said || e.observed.find("GDR-read") != std::string::npos ||
+                                                    e.observed.find("read policy") != std::string::npos;
+  EXPECT_TRUE(policy_said);
+  f = judge("h:1:2 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] [send] via NET/IB/0\ng:1:2 [0] NCCL INFO Ring 00 : 1[1] -> 0[0] [send] via NET/IB/0\n", gdr);
+  EXPECT_EQ(f[1].status, report::Status::fail);
+  // --expect-gdr over a log that names the network but has no channel lines: not seen, skip.
+  f = judge("a:1:2 [0] NCCL INFO Using network IBext_v8\nb:1:2 [0] NCCL INFO Using network IBext_v8\n", gdr);
+  EXPECT_EQ(f[1].status, report::Status::skip) << f[1].title;
+  EXPECT_NE(f[1].title.find("not in the log"), std::string::npos) << f[1].title;
+  EXPECT_EQ(judge("a:1:2 [0] NCCL INFO Using network IBext_v8\nb:1:2 [0] NCCL INFO Using network IBext_v8\n")[1].status,
+            report::Status::pass);
   // Different versions across hosts.
   f = judge("a:1:2 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\nb:1:2 [0] NCCL INFO NCCL version 2.19.3+cuda12.2\n"
             "a:1:2 [0] NCCL INFO Using network IB\n");
