@@ -65,6 +65,10 @@ StepStats step_figure(double ms) {
 
 namespace {
 
+// The fewest steps after warm-up among which steps.tail passes (finds no slow tail); a slow
+// step is reported among fewer.
+constexpr std::size_t kMinTailRecords = 10;
+
 std::string fmt_value(double v, const StepStats& s) { return s.throughput ? fmt::format("{:.2f} {}", v, s.unit) : fmt::format("{:.1f} ms", v); }
 
 // At most this many points per series in the chart; longer runs are drawn as bucket means
@@ -251,6 +255,11 @@ std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source
                                : fmt::format("p99 step time {:.1f} ms is {:.1f}% above the median {:.1f} ms: stalls", s.tail, 100 * over, s.median);
         f.fix = "look for stalls on the loader/launcher cores: housekeeping or hypervisor threads sharing them (perfgap check: placement.shared_cores, cpu.steal), checkpointing, GC";
         f.impact = "synchronous training waits for the slowest rank at every step";
+      } else if (s.used < kMinTailRecords) {
+        // A slow step seen among a few is seen; its absence among a few rules out no tail.
+        f.status = report::Status::skip;
+        f.title = fmt::format("{} records after warm-up: too few to rule out a slow tail (at least {}); the slowest is {:.1f}% {} the median",
+                              s.used, kMinTailRecords, 100 * over, s.throughput ? "below" : "above");
       } else {
         f.status = report::Status::pass;
         f.title = s.throughput ? fmt::format("p1 throughput within {:.1f}% of the median (in step time)", 100 * over)

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "analyzers/analyzers.hpp"
 #include "parsers/steps.hpp"
 
@@ -209,6 +211,22 @@ TEST(AnalyzersSteps, ThroughputFlipsTheDirection) {
   auto ss = analyzers::step_stats(slow, std::nullopt);
   EXPECT_DOUBLE_EQ(ss->tail, 8);  // the warm-up record (1) is dropped
   EXPECT_EQ(analyzers::analyze_steps(*ss, "m", {})[1].status, report::Status::warn);
+}
+
+// A tail is ruled out over 10 steps or more; a slow step among fewer is still reported.
+TEST(AnalyzersSteps, AFewStepsRuleOutNoTail) {
+  const auto tail_of = [](int steps, double slow_ms) {
+    std::string log = "elapsed time per iteration (ms): 500.0\n";  // the warm-up
+    for (int i = 0; i < steps; ++i) log += fmt::format("elapsed time per iteration (ms): {}\n", i == steps - 1 ? slow_ms : 87.5);
+    auto st = analyzers::step_stats(*parsers::parse_steps(log), std::nullopt);
+    return analyzers::analyze_steps(*st, "m", {})[1];
+  };
+  auto f = tail_of(2, 88.4);
+  EXPECT_EQ(f.status, report::Status::skip) << f.title;
+  EXPECT_NE(f.title.find("too few to rule out a slow tail"), std::string::npos) << f.title;
+  EXPECT_EQ(tail_of(9, 88.4).status, report::Status::skip);
+  EXPECT_EQ(tail_of(10, 88.4).status, report::Status::pass);
+  EXPECT_EQ(tail_of(3, 120.0).status, report::Status::warn);
 }
 
 TEST(AnalyzersSteps, SkippedIterationsAreLeftOut) {
