@@ -1,12 +1,11 @@
 // What the kinds share: collecting findings and unusable inputs, the busbw basis, --reference checks.
 #include <fmt/format.h>
 
-#include <filesystem>
-
 #include "analyze/inputs.hpp"
 #include "analyze/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 #include "compare/compare.hpp"
+#include "sys/paths.hpp"
 
 namespace perfgap::analyze::detail {
 
@@ -67,7 +66,7 @@ tl::expected<NicBasis, std::string> nic_basis(const Request& r) {
 }
 
 tl::expected<void, std::string> reference_is_a_file(const Analyzer& an, const Request& r, const char* what) {
-  if (!r.reference.empty() && looks_like_milliseconds(r.reference) && r.reference != "-" && !std::filesystem::exists(r.reference))
+  if (!r.reference.empty() && looks_like_milliseconds(r.reference) && r.reference != "-" && !sys::exists(r.reference))
     return tl::unexpected(fmt::format("--reference {}: analyze {} takes a reference {} file, not a number (milliseconds per iteration are a "
                                       "reference for analyze steps, gap and explain)",
                                       r.reference, an.kind, what));

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <functional>
 #include <set>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "core/kb.hpp"
 #include "fleet/inputs.hpp"
 #include "sys/named_file.hpp"
+#include "sys/paths.hpp"
 #include "sys/output.hpp"
 #include "parsers/nccl_tests.hpp"
 
@@ -158,7 +158,7 @@ tl::expected<Result, std::string> write_digests(const Analyzer& an, const Reques
     analyzers::ProfileJob job;
     auto read = [&](const std::string& f) { return read_profile(an.kind, f); };
     auto write = [&](const std::string& f, const std::string& bytes) -> std::string {
-      std::string name = std::filesystem::path(f).filename().string();
+      std::string name = sys::base_name(f);
       for (std::string_view ext : std::initializer_list<std::string_view>{".json.gz", ".json", ".nsys-rep", ".qdrep", ".sqlite", analyzers::kDigestSuffix})
         if (name.ends_with(ext)) {
           name.resize(name.size() - ext.size());

@@ -1,13 +1,17 @@
 // analyze perf inputs: perf's text (report/script) or perf.data, with kernel symbols.
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
-#include <filesystem>
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
 #include "analyze/inputs.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/named_file.hpp"
+#include "sys/paths.hpp"
 #include "sys/sysroot.hpp"
 
 namespace perfgap::analyze {
@@ -81,9 +85,10 @@ tl::expected<parsers::PerfProfile, std::string> read_perf_input(const std::strin
     if (data) {
       if (bytes->empty()) {
         // One allocation for a regular file (no regrowth copies of a large recording).
-        std::error_code ec;
-        auto size = file == "-" ? 0 : std::filesystem::file_size(file, ec);
-        if (!ec && size > 0) bytes->reserve(std::min<std::uintmax_t>(size, sys::kMaxInputBytes));
+        std::uintmax_t size = 0;
+        if (file != "-")
+          if (auto st = sys::stat_path(file); st && S_ISREG(st->st_mode)) size = static_cast<std::uintmax_t>(st->st_size);
+        if (size > 0) bytes->reserve(std::min<std::uintmax_t>(size, sys::kMaxInputBytes));
       }
       if (block.size() > sys::kStreamBlockBytes) {
         cut = true;

@@ -1,11 +1,9 @@
 // analyze nsys / kineto inputs: an SQLite export (a .nsys-rep through `nsys export`), a Kineto trace.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -14,6 +12,7 @@
 #include "parsers/gunzip.hpp"
 #include "sys/executable.hpp"
 #include "sys/named_file.hpp"
+#include "sys/paths.hpp"
 #include "sys/process.hpp"
 #include "sys/stop_signals.hpp"
 
@@ -42,17 +41,14 @@ tl::expected<std::string, std::string> export_nsys_report(const std::string& fil
   }
   if (file == "-") return tl::unexpected(std::string("an Nsight Systems report on stdin: nsys export needs a file; export it and pass the .sqlite file"));
   // The report as an absolute path after `--`: a name that looks like an option stays a file name.
-  std::error_code abs_ec;
-  std::string report = std::filesystem::absolute(file, abs_ec).string();
-  if (abs_ec) return tl::unexpected(fmt::format("cannot make an absolute path of it: {}", abs_ec.message()));
-  std::error_code tmp_ec;
-  auto tmp_dir = std::filesystem::temp_directory_path(tmp_ec);
-  if (tmp_ec) tmp_dir = "/tmp";
-  std::string tmpl = (tmp_dir / "perfgap-nsys.XXXXXX").string();
+  auto absolute = sys::absolute_path(file);
+  if (!absolute) return tl::unexpected(fmt::format("cannot make an absolute path of it: {}", absolute.error()));
+  const std::string& report = *absolute;
+  std::string tmpl = sys::in_temp_directory("perfgap-nsys.XXXXXX");
   // SIGINT, SIGTERM and SIGHUP only set a flag: nsys's process group is stopped, the temporary
   // directory removed, and the signal then raised again (exit 128+N, nothing left behind).
   sys::StopSignals signals;  // from before the directory exists until it is gone
-  if (!::mkdtemp(tmpl.data())) return tl::unexpected(fmt::format("cannot make a temporary directory for nsys export: {}", std::strerror(errno)));
+  if (!sys::make_temp_directory(tmpl)) return tl::unexpected(fmt::format("cannot make a temporary directory for nsys export: {}", std::strerror(errno)));
   std::string out = tmpl + "/export.sqlite";
   sys::CommandOptions o;
   o.timeout = std::chrono::minutes(10);
@@ -70,8 +66,7 @@ tl::expected<std::string, std::string> export_nsys_report(const std::string& fil
     bytes = sys::read_named_file(out, sys::kMaxInputBytes);
     if (!bytes) bytes = tl::unexpected("the export of nsys: " + bytes.error());
   }
-  std::error_code ec;
-  std::filesystem::remove_all(tmpl, ec);
+  sys::remove_tree(tmpl);
   sys::StopSignals::raise_pending();
   return bytes;
 }

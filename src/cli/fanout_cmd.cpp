@@ -15,7 +15,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -30,6 +29,7 @@
 #include "parsers/hostlist.hpp"
 #include "slurm/locate.hpp"
 #include "slurm/pair_search.hpp"
+#include "sys/paths.hpp"
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 #include "sys/sysroot.hpp"
@@ -55,16 +55,14 @@ std::string env_or_empty(const char* name) {
 }
 
 std::string absolute(const std::string& path) {
-  std::error_code ec;
-  auto p = std::filesystem::absolute(path, ec);
-  return ec ? path : p.lexically_normal().string();
+  auto p = sys::absolute_path(path);
+  return p ? sys::lexically_normal(*p) : path;
 }
 
 std::string self_executable() {
-  char buf[4096];
-  auto n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw UsageError("cannot find the perfgap binary (/proc/self/exe); give --perfgap PATH");
-  return std::string(buf, static_cast<std::size_t>(n));
+  auto exe = sys::read_link("/proc/self/exe");
+  if (!exe) throw UsageError("cannot find the perfgap binary (/proc/self/exe); give --perfgap PATH");
+  return *exe;
 }
 
 // On one node: check with {node} expanded, its JSON report into the shared directory.
@@ -73,8 +71,7 @@ int run_node_task(const FanoutArgs& a) {
   if (node.empty()) throw UsageError("fanout --node-task: no node name (SLURMD_NODENAME unset, no hostname)");
   if (a.report_dir.empty()) throw UsageError(node + ": fanout --node-task needs --report-dir");
   if (auto v = slurm::validate_check_args(a.check_args); !v) throw UsageError(node + ": " + v.error());
-  std::error_code ec;
-  std::filesystem::create_directories(a.report_dir, ec);  // the launcher made it; a shared FS may lag
+  (void)sys::make_directories(a.report_dir);  // the launcher made it; a shared FS may lag
   std::vector<std::string> words = {"perfgap", "check"};
   for (const auto& arg : a.check_args) words.push_back(slurm::expand_node(arg, node));
   words.insert(words.end(), {"--format", "json", "--output", slurm::report_path(a.report_dir, node)});
@@ -212,7 +209,7 @@ int run_fanout(const FanoutArgs& a) {
     plan.report_dir = absolute(a.report_dir);
   } else if (!a.dry_run) {
     std::string pattern = absolute(fmt::format("perfgap-fanout-{}-XXXXXX", job));
-    if (!::mkdtemp(pattern.data())) throw UsageError(pattern + ": cannot create the report directory: " + std::strerror(errno));
+    if (!sys::make_temp_directory(pattern)) throw UsageError(pattern + ": cannot create the report directory: " + std::strerror(errno));
     plan.report_dir = pattern;
   } else {
     plan.report_dir = absolute(fmt::format("perfgap-fanout-{}-XXXXXX", job.empty() ? "JOBID" : job));
@@ -222,11 +219,10 @@ int run_fanout(const FanoutArgs& a) {
     std::printf("%s\n", sys::quote_command(command).c_str());
     return 0;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(plan.report_dir, ec);
-  if (ec) throw UsageError(plan.report_dir + ": cannot create the report directory: " + ec.message());
+  if (auto made = sys::make_directories(plan.report_dir); !made)
+    throw UsageError(plan.report_dir + ": cannot create the report directory: " + made.error());
   // Reports of an earlier run in the same directory would pass for this run's.
-  for (const auto& node : plan.nodes) std::filesystem::remove(slurm::report_path(plan.report_dir, node), ec);
+  for (const auto& node : plan.nodes) sys::remove_path(slurm::report_path(plan.report_dir, node));
 
   sys::CommandOptions opts;
   opts.capture_output = false;  // the tasks' messages reach the user as they come
@@ -239,7 +235,7 @@ int run_fanout(const FanoutArgs& a) {
   std::vector<std::string> missing;
   for (const auto& node : plan.nodes) {
     auto path = slurm::report_path(plan.report_dir, node);
-    if (::access(path.c_str(), F_OK) != 0) missing.push_back(node);
+    if (!sys::exists(path)) missing.push_back(node);
     fleet.inputs.push_back(path);
   }
   std::fprintf(stderr, "perfgap fanout: %zu node%s, %zu report%s in %s%s%s\n", plan.nodes.size(),

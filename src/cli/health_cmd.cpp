@@ -3,16 +3,12 @@
 // fails, resumes only its own drains when they pass again, never touches a node someone else
 // took out of service, and writes one log line per run. Everything is bounded by the
 // configured time limit: checks, scontrol calls, and a watchdog over the whole run.
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 #include <ctime>
 #include <set>
@@ -32,6 +28,7 @@
 #include "slurm/node_state.hpp"
 #include "sys/process.hpp"
 #include "sys/dir_lock.hpp"
+#include "sys/paths.hpp"
 #include "sys/bounded.hpp"
 #include "sys/text.hpp"
 #include "sys/spawn.hpp"
@@ -59,13 +56,7 @@ class RunLog {
     std::fputs(line.c_str(), stderr);
     std::fflush(stderr);
     if (file_.empty()) return;
-    int fd = ::open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      std::fprintf(stderr, "perfgap-health: %s: cannot open the log file\n", file_.c_str());
-      return;
-    }
-    (void)!::write(fd, line.data(), line.size());
-    ::close(fd);
+    if (!sys::append_to_file(file_, line)) std::fprintf(stderr, "perfgap-health: %s: cannot open the log file\n", file_.c_str());
   }
 
  private:

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -13,6 +12,7 @@
 #include "cli/output.hpp"
 #include "compare/compare.hpp"
 #include "history/history.hpp"
+#include "sys/paths.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::cli {
@@ -69,8 +69,7 @@ const history::Run& pick(const history::Past& past, const std::string& ref) {
 }
 
 int run_history(const HistoryArgs& a) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(a.dir, ec)) throw UsageError("history: " + a.dir + ": not a directory");
+  if (!sys::is_directory(a.dir)) throw UsageError("history: " + a.dir + ": not a directory");
   auto past = history::load(a.dir, a.node);
   const report::Format format = chosen_format(a.format);
   if (!a.compare.empty()) {

@@ -1,8 +1,5 @@
 #include "cli/node_run.hpp"
 
-#include <unistd.h>
-
-#include <fstream>
 #include <memory>
 
 #include <fmt/format.h>
@@ -18,6 +15,7 @@
 #include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
 #include "sys/named_file.hpp"
+#include "sys/paths.hpp"
 #include "sys/sysroot.hpp"
 #include "sys/text.hpp"
 
@@ -63,7 +61,7 @@ tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckReque
     if (auto why = owned_elsewhere(registry, *list)) return tl::unexpected("--only/--skip: " + *why);
   NodeSelection sel;
   std::string config_path = rq.config;
-  if (config_path.empty() && ::access(kDefaultCheckConfig, F_OK) == 0) config_path = kDefaultCheckConfig;
+  if (config_path.empty() && sys::exists(kDefaultCheckConfig)) config_path = kDefaultCheckConfig;
   if (!config_path.empty()) {
     auto loaded = core::load_config(config_path, registry);
     if (!loaded) return tl::unexpected(loaded.error());

@@ -1,8 +1,9 @@
 // perfgap snapshot OUT: captures what the checks read into a sysroot directory or OUT.tar.gz
 // that `check --root` replays anywhere (src/snapshot, docs/SNAPSHOT.md).
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
-#include <filesystem>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -14,6 +15,7 @@
 #include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
 #include "snapshot/capture.hpp"
+#include "sys/paths.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -58,9 +60,8 @@ CommandRunner add_snapshot_command(CLI::App& app) {
     if (archive) {
       if (auto o = check_output(a->out); !o) throw UsageError(o.error());
     } else {
-      std::error_code ec;
-      if (std::filesystem::exists(std::filesystem::symlink_status(a->out, ec)) &&
-          (!std::filesystem::is_directory(std::filesystem::symlink_status(a->out, ec)) || !std::filesystem::is_empty(a->out, ec)))
+      auto st = sys::lstat_path(a->out);
+      if (st && (!S_ISDIR(st->st_mode) || !sys::is_empty_directory(a->out)))
         throw UsageError(a->out + ": exists and is not an empty directory (a snapshot goes into a new or empty directory, or OUT.tar.gz)");
     }
     std::unique_ptr<snapshot::ReplayRoot> tree;

@@ -3,16 +3,13 @@
 // in the run directory, and reports per setting and size the median busbw with the
 // recommendation (src/sweep, docs/SWEEP.md).
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -25,6 +22,7 @@
 #include "sweep/manifest.hpp"
 #include "sweep/process.hpp"
 #include "sys/executable.hpp"
+#include "sys/paths.hpp"
 #include "sweep/sweep.hpp"
 #include "sys/text.hpp"
 #include "sys/spawn.hpp"
@@ -56,30 +54,23 @@ std::string utc(std::time_t t, const char* fmt) {
 
 std::string now_rfc3339() { return sys::rfc3339_utc(std::time(nullptr)); }
 
-bool is_dir(const std::string& p) {
-  struct stat st{};
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // --run-dir: an empty or new directory (never mix two sweeps' files); default: a new
 // perfgap-sweep-<UTC time> in the current directory.
 std::string make_run_dir(const std::string& asked) {
-  namespace fs = std::filesystem;
   if (!asked.empty()) {
-    std::error_code ec;
-    if (fs::exists(asked, ec)) {
-      if (!is_dir(asked)) throw UsageError("--run-dir " + asked + ": exists and is not a directory");
-      if (!fs::is_empty(asked, ec) || ec) throw UsageError("--run-dir " + asked + ": not empty (give a new or empty directory)");
-      if (::access(asked.c_str(), W_OK) != 0) throw UsageError("--run-dir " + asked + ": not writable");
+    if (sys::stat_path(asked)) {
+      if (!sys::is_directory(asked)) throw UsageError("--run-dir " + asked + ": exists and is not a directory");
+      if (!sys::is_empty_directory(asked)) throw UsageError("--run-dir " + asked + ": not empty (give a new or empty directory)");
+      if (!sys::can_access(asked, W_OK)) throw UsageError("--run-dir " + asked + ": not writable");
       return asked;
     }
-    if (::mkdir(asked.c_str(), 0755) != 0) throw UsageError("--run-dir " + asked + ": cannot create: " + std::strerror(errno));
+    if (!sys::make_directory(asked)) throw UsageError("--run-dir " + asked + ": cannot create: " + std::strerror(errno));
     return asked;
   }
   std::string base = "perfgap-sweep-" + utc(std::time(nullptr), "%Y%m%dT%H%M%SZ");
   for (int i = 1; i < 100; ++i) {
     std::string d = i == 1 ? base : fmt::format("{}-{}", base, i);
-    if (::mkdir(d.c_str(), 0755) == 0) return d;
+    if (sys::make_directory(d)) return d;
     if (errno != EEXIST) throw UsageError("cannot create the run directory " + d + ": " + std::strerror(errno));
   }
   throw UsageError("cannot create a run directory " + base + "-N in the current directory");
@@ -105,8 +96,7 @@ int run_sweep(const SweepArgs& a) {
 
   sweep::Launcher launcher = sweep::Launcher::direct;
   if (sweep::is_mpi_launcher_name(a.command[0])) {
-    char real[PATH_MAX];
-    std::string resolved = ::realpath(exe.c_str(), real) ? real : exe;
+    std::string resolved = sys::real_path(exe).value_or(exe);
     launcher = sweep::classify_launcher(a.command[0], resolved, "");
     if (launcher == sweep::Launcher::direct) launcher = sweep::classify_launcher(a.command[0], resolved, sweep::launcher_version(exe));
   }

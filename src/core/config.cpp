@@ -4,7 +4,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>

@@ -2,7 +2,6 @@
 
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 
 #include "parsers/host_files.hpp"
 #include "parsers/mounts.hpp"
+#include "sys/paths.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::facts {
@@ -273,8 +273,11 @@ ContainerInfo detect_container(Facts& f) {
   // A root other than PID 1's (chroot, pivot_root without a PID namespace): live only, the
   // two directories compared by device and inode.
   if (root.is_live()) {
-    struct stat mine {}, init {};
-    if (::stat("/", &mine) == 0 && ::stat("/proc/1/root/", &init) == 0) {
+    auto mine_st = sys::stat_path("/");
+    auto init_st = sys::stat_path("/proc/1/root/");
+    if (mine_st && init_st) {
+      const struct stat& mine = *mine_st;
+      const struct stat& init = *init_st;
       readable = true;
       if (mine.st_dev != init.st_dev || mine.st_ino != init.st_ino) {
         d.c.evidence.emplace_back("stat(/), stat(/proc/1/root)",
@@ -327,12 +330,13 @@ ShmSize read_shm(Facts& f) {
   ShmSize s;
   const auto& root = f.root();
   if (root.is_live()) {
-    struct statvfs st {};
     s.source = "statvfs(/dev/shm)";
-    if (::statvfs("/dev/shm", &st) != 0) {
+    auto vfs = sys::stat_file_system("/dev/shm");
+    if (!vfs) {
       s.error = "statvfs(/dev/shm) failed";
       return s;
     }
+    const struct statvfs& st = *vfs;
     s.bytes = static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize;
     s.how = std::to_string(st.f_blocks) + " blocks of " + std::to_string(st.f_frsize) + " bytes";
     return s;

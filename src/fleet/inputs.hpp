@@ -1,5 +1,6 @@
 // The fleet's inputs: REPORTS... arguments expanded into files (directories give their
-// *.json, quoted globs are expanded here), then read in parallel into NodeReports.
+// *.json, quoted globs are expanded by sys/input_expand.hpp), then read in parallel into
+// NodeReports.
 #pragma once
 
 #include <functional>
@@ -8,23 +9,20 @@
 #include <vector>
 
 #include "fleet/reader.hpp"
+#include "sys/input_expand.hpp"
 
 namespace perfgap::fleet {
 
 // An input that gave no node report, and why (a fleet.unreadable finding).
-struct Unreadable {
-  std::string file;
-  std::string why;
-};
+using Unreadable = sys::InputProblem;
 
-struct ExpandedInputs {
-  std::vector<std::string> files;     // in argument order; a directory's and a glob's sorted; no repeats
-  std::vector<Unreadable> problems;   // arguments that named nothing readable
-};
+// The expander itself lives in sys/ (sys/input_expand.hpp): the file system is read there.
+using sys::ExpandedInputs;
+// REPORTS...: a directory gives its *.json, a quoted glob its matches.
 ExpandedInputs expand_inputs(const std::vector<std::string>& args);
 // The same for other inputs: a directory gives its files whose names `accept` takes (`what`
 // names them when there is none), a quoted glob its matches (analyze kineto/nsys over a job's ranks).
-ExpandedInputs expand_inputs(const std::vector<std::string>& args, const std::function<bool(std::string_view)>& accept, const std::string& what);
+using sys::expand_inputs;
 
 struct LoadedReports {
   std::vector<NodeReport> nodes;       // in file order

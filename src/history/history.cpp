@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 #include <map>
-#include <system_error>
 
 #include <fmt/format.h>
 
 #include "sys/named_file.hpp"
 #include "sys/output.hpp"
+#include "sys/paths.hpp"
 #include "sys/spawn.hpp"
 #include "sys/text.hpp"
 
@@ -191,19 +190,17 @@ struct Entry {
 std::pair<std::vector<Entry>, std::vector<std::string>> list_dir(const std::string& dir, std::string& error) {
   std::vector<Entry> runs;
   std::vector<std::string> others;
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const auto name = it->path().filename().string();
+  auto listing = sys::list_directory(dir);
+  for (const auto& e : listing.entries) {
+    const auto& name = e.name;
     if (name == kLockName || sys::starts_with(name, ".")) continue;  // the lock, temporary files of a write
-    std::error_code sec;
-    const bool regular = it->is_regular_file(sec);
-    if (auto seq = sequence_of(name); seq && regular) {
-      runs.push_back({*seq, name, static_cast<std::uint64_t>(it->file_size(sec))});
+    if (auto seq = sequence_of(name); seq && e.regular) {
+      runs.push_back({*seq, name, e.size});
     } else {
       others.push_back(name);
     }
   }
-  if (ec) error = fmt::format("{}: cannot list ({})", dir, ec.message());
+  if (!listing.error.empty()) error = fmt::format("{}: cannot list ({})", dir, listing.error);
   std::sort(runs.begin(), runs.end(), [](const Entry& a, const Entry& b) { return a.seq < b.seq; });
   std::sort(others.begin(), others.end());
   return {runs, others};
@@ -263,8 +260,7 @@ tl::expected<std::string, std::string> keep(const std::string& dir, const std::s
   std::size_t first = 0;
   // Oldest first, never the run just written.
   while (first + 1 < runs.size() && (runs.size() - first > limits.max_runs || total > limits.max_bytes)) {
-    std::error_code ec;
-    std::filesystem::remove(dir + "/" + runs[first].name, ec);
+    sys::remove_path(dir + "/" + runs[first].name);
     total -= runs[first].bytes;
     ++first;
   }

@@ -3,23 +3,18 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <utility>
 
 #include "sys/executable.hpp"
+#include "sys/paths.hpp"
 
 namespace perfgap::slurm {
 namespace {
 
-bool is_file(const std::string& path) { return !path.empty() && ::access(path.c_str(), R_OK) == 0; }
-bool is_executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+bool is_file(const std::string& path) { return !path.empty() && sys::can_access(path, R_OK); }
+bool is_executable(const std::string& path) { return !path.empty() && sys::can_access(path, X_OK); }
 
-std::string read_small(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str().substr(0, 1 << 20);
-}
+std::string read_small(const std::string& path) { return sys::read_file_head(path, 1 << 20); }
 
 std::vector<std::string> split_nul(const std::string& text) {
   std::vector<std::string> out;
@@ -46,9 +41,7 @@ std::optional<ParentSlurmd> parent_slurmd() {
   ParentSlurmd p;
   p.argv = split_nul(read_small(proc + "/cmdline"));
   p.environ = split_nul(read_small(proc + "/environ"));
-  char buf[4096];
-  auto n = ::readlink((proc + "/exe").c_str(), buf, sizeof buf - 1);
-  if (n > 0) p.exe.assign(buf, static_cast<std::size_t>(n));
+  if (auto exe = sys::read_link(proc + "/exe")) p.exe = std::move(*exe);
   return p;
 }
 

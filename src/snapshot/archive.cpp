@@ -2,29 +2,26 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <fcntl.h>
-#include <stdlib.h>  // NOLINT(modernize-deprecated-headers): mkdtemp is POSIX, not in <cstdlib>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "sys/output.hpp"
+#include "sys/paths.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::snapshot {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr const char* kManifestPath = "/.perfgap/snapshot.json";
 
@@ -68,45 +65,6 @@ tl::expected<Plan, std::string> plan(const Capture& c, const Entry& manifest) {
   }
   if (auto r = add(kManifestPath, &manifest); !r) return tl::unexpected(r.error());
   return p;
-}
-
-// "dir/.name.tmp-XXXXXX" beside `out`, the way write_atomically names its temporary.
-std::string temp_template(const std::string& out) {
-  fs::path o(out);
-  if (!o.has_filename()) o = o.parent_path();  // "out/" names the directory out
-  fs::path parent = o.parent_path();
-  std::string base = o.filename().string();
-  return (parent.empty() ? fs::path(".") : parent).string() + "/." + base + ".tmp-XXXXXX";
-}
-
-bool write_all(int fd, const std::string& data) {
-  std::size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-tl::expected<void, std::string> write_items(int dirfd, const Plan& p) {
-  for (const auto& [path, e] : p.items) {
-    const std::string rel = path.substr(1);
-    if (e == nullptr || e->kind == Entry::dir) {
-      if (::mkdirat(dirfd, rel.c_str(), 0755) != 0 && errno != EEXIST) return tl::unexpected(rel + ": " + errno_text(errno));
-    } else if (e->kind == Entry::link) {
-      if (::symlinkat(e->content.c_str(), dirfd, rel.c_str()) != 0) return tl::unexpected(rel + ": " + errno_text(errno));
-    } else {
-      int fd = ::openat(dirfd, rel.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-      if (fd < 0) return tl::unexpected(rel + ": " + errno_text(errno));
-      bool ok = write_all(fd, e->content);
-      int err = errno;
-      ::close(fd);
-      if (!ok) return tl::unexpected(rel + ": " + errno_text(err));
-    }
-  }
-  return {};
 }
 
 tl::expected<void, std::string> archive_failure(struct archive* a, const std::string& what) {
@@ -202,8 +160,9 @@ tl::expected<void, std::string> check_space(const std::string& dest, const Neede
   if (limits.assume_free) {
     free = *limits.assume_free;
   } else {
-    struct statvfs vfs {};
-    if (::statvfs(dest.c_str(), &vfs) != 0) return tl::unexpected(dest + ": " + errno_text(errno));
+    auto st = sys::stat_file_system(dest);
+    if (!st) return tl::unexpected(dest + ": " + errno_text(st.error()));
+    const struct statvfs& vfs = *st;
     free.bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
     // Some file systems (tmpfs without nr_inodes, btrfs) report no inode count: no limit.
     free.inodes = vfs.f_files == 0 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(vfs.f_favail);
@@ -218,9 +177,8 @@ tl::expected<void, std::string> check_space(const std::string& dest, const Neede
 // Pass 2: the same rules again (the file could have changed since the scan), and every
 // write error with its cause.
 tl::expected<void, std::string> extract_from(struct archive* in, const std::string& dest, const ExtractLimits& limits) {
-  std::error_code ec;
-  auto real = fs::canonical(dest, ec);  // libarchive refuses paths through links, /tmp's own included
-  if (ec) return tl::unexpected(dest + ": " + ec.message());
+  auto real = sys::canonical_path(dest);  // libarchive refuses paths through links, /tmp's own included
+  if (!real) return tl::unexpected(dest + ": " + real.error());
   struct archive* out = archive_write_disk_new();
   if (out == nullptr) return tl::unexpected(std::string("out of memory"));
   // No owners, times, ACLs, xattrs or flags from the archive; modes are set below.
@@ -248,7 +206,7 @@ tl::expected<void, std::string> extract_from(struct archive* in, const std::stri
       if (total + size > limits.max_total_bytes)
         return finish(tl::unexpected("unpacks to more than " + mib_text(limits.max_total_bytes)));
     }
-    archive_entry_set_pathname(e, (real / *name).c_str());
+    archive_entry_set_pathname(e, sys::join(*real, *name).c_str());
     archive_entry_set_perm(e, type == AE_IFDIR ? 0755 : 0644);
     if (archive_write_header(out, e) < ARCHIVE_WARN) return finish(write_failure(out, "cannot unpack " + *name));
     if (type != AE_IFREG) continue;
@@ -289,31 +247,24 @@ bool names_archive(std::string_view path) {
 }
 
 tl::expected<void, std::string> write_directory(const Capture& c, const std::string& manifest, const std::string& out) {
-  struct stat st {};
-  if (::lstat(out.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) return tl::unexpected(out + ": exists and is not a directory");
-    std::error_code ec;
-    if (!fs::is_empty(out, ec) || ec) return tl::unexpected(out + ": exists and is not empty (a snapshot goes into a new or empty directory)");
-  } else if (errno != ENOENT) {
-    return tl::unexpected(out + ": " + errno_text(errno));
+  if (auto st = sys::lstat_path(out)) {
+    if (!S_ISDIR(st->st_mode)) return tl::unexpected(out + ": exists and is not a directory");
+    if (!sys::is_empty_directory(out)) return tl::unexpected(out + ": exists and is not empty (a snapshot goes into a new or empty directory)");
+  } else if (st.error() != ENOENT) {
+    return tl::unexpected(out + ": " + errno_text(st.error()));
   }
   const Entry manifest_entry{Entry::file, manifest};
   auto p = plan(c, manifest_entry);
   if (!p) return tl::unexpected(out + ": " + p.error());
-  std::string staging = temp_template(out);
-  if (::mkdtemp(staging.data()) == nullptr) return tl::unexpected(out + ": cannot create a directory beside it: " + errno_text(errno));
-  auto fail = [&](const std::string& why) -> tl::expected<void, std::string> {
-    std::error_code ec;
-    fs::remove_all(staging, ec);
-    return tl::unexpected(out + ": " + why);
-  };
-  int dirfd = ::open(staging.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) return fail(errno_text(errno));
-  auto w = write_items(dirfd, *p);
-  ::close(dirfd);
-  if (!w) return fail(w.error());
-  // rename() replaces an empty directory, and nothing else: OUT appears whole or not at all.
-  if (::rename(staging.c_str(), out.c_str()) != 0) return fail(errno_text(errno));
+  std::vector<std::pair<std::string, sys::NewItem>> items;
+  items.reserve(p->items.size());
+  for (const auto& [path, e] : p->items) {
+    sys::NewItem item;
+    if (e != nullptr && e->kind == Entry::link) item = {sys::NewItem::link, &e->content};
+    else if (e != nullptr && e->kind != Entry::dir) item = {sys::NewItem::file, &e->content};
+    items.emplace_back(path.substr(1), item);
+  }
+  if (auto w = sys::write_new_directory(out, items); !w) return tl::unexpected(out + ": " + w.error());
   return {};
 }
 
@@ -384,8 +335,8 @@ namespace {
 // Both passes over one archive, each from a fresh reader that `open` prepares.
 template <class Open>
 tl::expected<void, std::string> scan_then_extract(Open open, const std::string& dest, const ExtractLimits& limits) {
-  struct statvfs vfs {};
-  const std::uint64_t block = ::statvfs(dest.c_str(), &vfs) == 0 && vfs.f_frsize > 0 ? vfs.f_frsize : 4096;
+  const auto vfs = sys::stat_file_system(dest);
+  const std::uint64_t block = vfs && vfs->f_frsize > 0 ? vfs->f_frsize : 4096;
   for (int pass = 0; pass < 2; ++pass) {
     struct archive* in = new_reader();
     if (in == nullptr) return tl::unexpected(std::string("out of memory"));
@@ -427,8 +378,7 @@ tl::expected<void, std::string> extract_memory(const void* data, std::size_t siz
 
 ReplayRoot::~ReplayRoot() {
   if (temp_.empty()) return;
-  std::error_code ec;
-  fs::remove_all(temp_, ec);
+  sys::remove_tree(temp_);
   // The tree is gone: the signal that came meanwhile now takes its normal course.
   signals_.reset();
   sys::StopSignals::raise_pending();
@@ -437,8 +387,9 @@ ReplayRoot::~ReplayRoot() {
 void ReplayRoot::catch_signals() { signals_ = std::make_unique<sys::StopSignals>(); }
 
 tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const std::string& path, const ExtractLimits& limits) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return tl::unexpected(path + ": " + errno_text(errno));
+  auto found = sys::stat_path(path);
+  if (!found) return tl::unexpected(path + ": " + errno_text(found.error()));
+  const struct stat& st = *found;
   if (S_ISDIR(st.st_mode)) {
     auto r = sys::Sysroot::at(path);
     if (!r) return tl::unexpected(r.error());
@@ -447,12 +398,8 @@ tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const st
   // A file is taken for an archive by its name or its gzip magic; anything else is a
   // mistaken path, said as such.
   auto gzip_magic = [&] {
-    unsigned char magic[2] = {0, 0};
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return false;
-    ssize_t n = ::read(fd, magic, 2);
-    ::close(fd);
-    return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    const std::string magic = sys::read_file_head(path, 2);
+    return magic.size() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b;
   };
   if (!S_ISREG(st.st_mode) || (!names_archive(path) && !gzip_magic())) {
     // A test fixture's text form (docs/FIXTURES.md) is the likeliest such file: say how to use it.
@@ -462,7 +409,7 @@ tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const st
   }
   const char* tmpdir = std::getenv("TMPDIR");
   std::string temp = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/perfgap-root.XXXXXX";
-  if (::mkdtemp(temp.data()) == nullptr) return tl::unexpected(path + ": cannot create a directory to unpack it: " + temp + ": " + errno_text(errno));
+  if (!sys::make_temp_directory(temp)) return tl::unexpected(path + ": cannot create a directory to unpack it: " + temp + ": " + errno_text(errno));
   // From here the directory belongs to the ReplayRoot, whose destructor removes it, on an
   // error, a signal (SIGINT, SIGTERM, SIGHUP: caught until then) or the end of the replay.
   std::unique_ptr<ReplayRoot> replay(new ReplayRoot(sys::Sysroot::live(), temp));

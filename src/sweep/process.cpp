@@ -1,7 +1,5 @@
 #include "sweep/process.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): sigaction and kill are POSIX, not in <csignal>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -19,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "sys/paths.hpp"
 #include "sys/process.hpp"
 #include "sys/stop_signals.hpp"
 
@@ -102,57 +101,23 @@ InterruptGuard::~InterruptGuard() {
   ::prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
 }
 
-namespace {
-
-// Our children now: with the subreaper flag, what a finished benchmark left behind.
-std::vector<pid_t> our_children() {
-  std::vector<pid_t> out;
-  const pid_t self = ::getpid();
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) return out;
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[512];
-    ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (n <= 0) continue;
-    buf[n] = '\0';
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
-    const char* close = std::strrchr(buf, ')');
-    char state = 0;
-    long ppid = 0;
-    if (close == nullptr || std::sscanf(close + 1, " %c %ld", &state, &ppid) != 2) continue;
-    if (ppid == self) out.push_back(static_cast<pid_t>(pid));
-  }
-  ::closedir(d);
-  return out;
-}
-
-}  // namespace
-
 void stop_orphans(double grace_s) {
   auto reap = [] {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
   };
   reap();
-  auto left = our_children();
+  auto left = sys::own_children();
   if (left.empty()) return;
   for (pid_t p : left) ::kill(p, SIGTERM);
   const auto until = Clock::now() + std::chrono::milliseconds(static_cast<long>(grace_s * 1000));
   while (Clock::now() < until) {
     reap();
-    if (our_children().empty()) return;
+    if (sys::own_children().empty()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  for (pid_t p : our_children()) ::kill(p, SIGKILL);
-  for (int i = 0; i < 100 && !our_children().empty(); ++i) {
+  for (pid_t p : sys::own_children()) ::kill(p, SIGKILL);
+  for (int i = 0; i < 100 && !sys::own_children().empty(); ++i) {
     reap();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -165,7 +130,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
                           const RunLimits& limits, std::string& kept) {
   ProcessResult res;
   kept.clear();
-  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int log_fd = sys::create_file(log_path);
   if (log_fd < 0) {
     res.spawn_error = fmt::format("cannot write {}: {}", log_path, std::strerror(errno));
     return res;
@@ -200,10 +165,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::vecto
 }
 
 std::string launcher_version(const std::string& launcher) {
-  char tmpl[] = "/tmp/perfgap-sweep-version-XXXXXX";
-  int fd = ::mkstemp(tmpl);
-  if (fd < 0) return {};
-  ::close(fd);
+  std::string tmpl = "/tmp/perfgap-sweep-version-XXXXXX";
+  if (!sys::make_temp_file(tmpl)) return {};
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
   RunLimits l;
@@ -213,7 +176,7 @@ std::string launcher_version(const std::string& launcher) {
   l.tail_bytes = 0;
   std::string text;
   run_process({launcher, "--version"}, env, tmpl, l, text);
-  ::unlink(tmpl);
+  sys::remove_path(tmpl);
   return text;
 }
 

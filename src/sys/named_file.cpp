@@ -243,4 +243,52 @@ tl::expected<std::vector<std::string>, std::string> named_dir_files(const std::s
   return out;
 }
 
+std::optional<std::string> read_padded_file(const std::string& path, std::size_t max_bytes, std::size_t padding,
+                                            std::string& buf, std::size_t& size,
+                                            const std::function<std::string(std::optional<std::uint64_t>)>& too_large) {
+  // Not waiting in open() (a FIFO without a writer); the reads of a pipe may wait.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return "cannot open: " + std::string(std::strerror(errno));
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return "cannot stat: " + std::string(std::strerror(err));
+  }
+  if (int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  if (auto bad = refused_kind(st, false); !bad.empty()) {
+    ::close(fd);
+    return bad;
+  }
+  if (S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return too_large(static_cast<std::uint64_t>(st.st_size));
+  }
+  // Regular files are read at their size; anything else (a pipe) until EOF, within the limit.
+  std::size_t cap = S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) + 1 : 1u << 16;
+  size = 0;
+  for (;;) {
+    if (buf.size() < cap + padding) buf.resize(cap + padding);
+    ssize_t n = ::read(fd, buf.data() + size, cap - size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return "read error: " + std::string(std::strerror(err));
+    }
+    if (n == 0) break;
+    size += static_cast<std::size_t>(n);
+    if (size == cap) {
+      if (cap > max_bytes) {
+        ::close(fd);
+        return too_large(std::nullopt);
+      }
+      cap *= 2;
+    }
+  }
+  ::close(fd);
+  std::memset(buf.data() + size, 0, padding);
+  return std::nullopt;
+}
+
 }  // namespace perfgap::sys

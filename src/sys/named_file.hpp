@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,5 +79,15 @@ tl::expected<void, std::string> probe_named_file(const std::string& path);
 // Why not ("cannot open directory: ..."); `missing` is set when the directory does not exist.
 tl::expected<std::vector<std::string>, std::string> named_dir_files(const std::string& dir, std::string_view suffix,
                                                                     bool* missing = nullptr);
+
+// A whole file into `buf` (grown as needed, reused across calls) followed by `padding` zero
+// bytes, for a parser that reads past the end (fleet's simdjson-style report reader); `size`
+// is the file's length. A regular file is read at its size, anything else (a pipe) until
+// EOF, both within `max_bytes`. The problem, or nullopt: "cannot open: ...", "cannot stat:
+// ...", refused_kind's, "read error: ...", or `too_large(size)` where size is the regular
+// file's size (nullopt: it passed the limit while read).
+std::optional<std::string> read_padded_file(const std::string& path, std::size_t max_bytes, std::size_t padding,
+                                            std::string& buf, std::size_t& size,
+                                            const std::function<std::string(std::optional<std::uint64_t>)>& too_large);
 
 }  // namespace perfgap::sys

@@ -1,5 +1,6 @@
 #include "sys/process.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>  // NOLINT(modernize-deprecated-headers): kill() is POSIX, not in <csignal>
@@ -8,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "sys/spawn.hpp"
@@ -159,6 +162,35 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   if (r.duration_s == 0) r.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (stopping) ::kill(-pid, SIGKILL);  // anything of the group still there
   return r;
+}
+
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses; the last ')' ends it.
+    const char* close = std::strrchr(buf, ')');
+    char state = 0;
+    long ppid = 0;
+    if (close == nullptr || std::sscanf(close + 1, " %c %ld", &state, &ppid) != 2) continue;
+    if (ppid == self) out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
 }
 
 }  // namespace perfgap::sys

@@ -5,6 +5,8 @@
 // open does not hang the caller: the holders get `exit_drain`, then the group is killed.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <csignal>
 #include <functional>
@@ -51,5 +53,9 @@ struct CommandOptions {
 };
 
 CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options);
+
+// This process's children now, as /proc lists them (their parent is us): with the subreaper
+// flag, what a finished benchmark left behind (sweep stops them).
+std::vector<pid_t> own_children();
 
 }  // namespace perfgap::sys
