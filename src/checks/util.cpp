@@ -9,6 +9,10 @@
 
 namespace perfgap::checks {
 
+std::string pid_subject(int pid) { return "pid:" + std::to_string(pid); }
+
+std::string proc_path(int pid, std::string_view file) { return fmt::format("/proc/{}/{}", pid, file); }
+
 std::string pct(double v) { return fmt::format("{:.1f}", v); }
 
 std::string cpus_text(const parsers::CpuSet& s) {

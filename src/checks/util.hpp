@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 
 #include "core/check.hpp"
 #include "facts/reads.hpp"
+#include "report/model.hpp"
 
 namespace perfgap::checks {
 
@@ -18,13 +20,18 @@ using report::Status;
 // What facts read, for composing `reads` (facts/reads.hpp).
 namespace reads = facts::reads;
 
-// The layer of each check module's findings (report::kLayers spells the contract's list).
+// The report layer of each folder's findings, taken from report::kLayers (the contract's list,
+// in report order) so that no check spells a layer's name: checks/<folder>/ registers the
+// checks of layer::<folder> only (tests/unit/test_checks_layers.cpp holds both to it).
 namespace layer {
-inline constexpr std::string_view virtualization = "virtualization";
-inline constexpr std::string_view cpu_power = "cpu-power";
-inline constexpr std::string_view placement = "placement";
-inline constexpr std::string_view runtime_topology = "runtime-topology";
-inline constexpr std::string_view network = "network";
+static_assert(std::size(report::kLayers) == 10, "report::kLayers changed: revisit checks::layer");
+inline constexpr std::string_view virtualization = report::kLayers[0];
+inline constexpr std::string_view cpu_power = report::kLayers[1];
+inline constexpr std::string_view placement = report::kLayers[2];
+inline constexpr std::string_view runtime_topology = report::kLayers[3];
+inline constexpr std::string_view network = report::kLayers[4];
+inline constexpr std::string_view gpu = report::kLayers[5];
+inline constexpr std::string_view pcie = report::kLayers[6];
 }  // namespace layer
 
 // A measured share against its limit when the counters leave it +/- `margin`: `fail` above
@@ -40,6 +47,10 @@ std::chrono::milliseconds window_to_decide(double seconds, double margin, double
 // A setting's value as evidence may show it: credentials redacted (report::redact).
 std::string shown(std::string_view name, const std::string& value);
 
+// A process as a finding's subject: "pid:1234".
+std::string pid_subject(int pid);
+// The path of a process's /proc file, for evidence: "/proc/1234/numa_maps".
+std::string proc_path(int pid, std::string_view file);
 // "12.3" with one decimal.
 std::string pct(double v);
 // "cpu3, cpu7 and 12 more" style summary of a CPU set, as a kernel list.

@@ -1,6 +1,6 @@
 // A check: its id, layer, documentation, the paths it reads, its tunable thresholds, and a
-// pure function from facts to findings. Checks are registered explicitly per layer
-// (checks/<layer>/module.cpp), so the whole list reads in one place and the linker keeps it.
+// pure function from facts to findings. Checks are registered explicitly per layer (checks/
+// <layer>/register.cpp) and ordered in one list (checks/all.cpp); the linker keeps them all.
 #pragma once
 
 #include <functional>

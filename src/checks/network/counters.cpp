@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "checks/all.hpp"
 #include "checks/util.hpp"
 #include "facts/infiniband.hpp"
 
@@ -233,7 +232,7 @@ std::vector<Finding> ib_counters(facts::Facts& f, const core::Thresholds& th) {
 }  // namespace
 }  // namespace ib_counter_checks
 
-void register_network_counters(core::Registry& r) {
+void add_network_counters(core::Registry& r) {
   using ib_counter_checks::ib_counters;
   r.add({.id = "net.ib.counters",
          .layer = layer::network,

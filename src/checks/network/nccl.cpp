@@ -7,7 +7,6 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "checks/all.hpp"
 #include "checks/util.hpp"
 #include "facts/infiniband.hpp"
 #include "facts/nccl.hpp"
@@ -342,7 +341,7 @@ std::vector<Finding> ib_qps(facts::Facts& f, const core::Thresholds& th) {
 
 }  // namespace
 
-void register_nccl(core::Registry& r) {
+void add_network_nccl(core::Registry& r) {
   r.add({.id = "nccl.env.disabled_paths",
          .layer = layer::network,
          .summary = "no NCCL setting switches off NVLink P2P, shared memory, RDMA, NVLS or GPUDirect",

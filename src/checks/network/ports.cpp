@@ -5,7 +5,6 @@
 #include <map>
 #include <set>
 
-#include "checks/all.hpp"
 #include "checks/util.hpp"
 #include "facts/infiniband.hpp"
 #include "sys/text.hpp"
@@ -133,7 +132,7 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
 
 }  // namespace
 
-void register_network_ports(core::Registry& r) {
+void add_network_ports(core::Registry& r) {
   r.add({.id = "net.ib.ports",
          .layer = layer::network,
          .summary = "every RDMA port is ACTIVE/LinkUp and none is slower than its peers",

@@ -6,7 +6,6 @@
 #include <map>
 #include <set>
 
-#include "checks/all.hpp"
 #include "checks/util.hpp"
 #include "facts/infiniband.hpp"
 #include "facts/platform.hpp"
@@ -310,7 +309,7 @@ std::vector<Finding> page_size(facts::Facts& f, const core::Thresholds&) {
 
 }  // namespace
 
-void register_platform(core::Registry& r) {
+void add_virtualization_platform(core::Registry& r) {
   r.add({.id = "smmu.cmdqv",
          .layer = layer::virtualization,
          .summary = "on Grace, the SMMU's command-queue virtualization (CMDQV) is exposed and used",

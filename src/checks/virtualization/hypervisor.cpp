@@ -1,5 +1,4 @@
-// virtualization layer: what runs the node.
-#include "checks/all.hpp"
+// virt.hypervisor: what runs the node (a hypervisor, or bare metal); other checks use it.
 #include "checks/util.hpp"
 
 namespace perfgap::checks {
@@ -21,7 +20,7 @@ std::vector<Finding> hypervisor(facts::Facts& f, const core::Thresholds&) {
 
 }  // namespace
 
-void register_virtualization(core::Registry& r) {
+void add_virtualization_hypervisor(core::Registry& r) {
   r.add({.id = "virt.hypervisor",
          .layer = layer::virtualization,
          .summary = "names the hypervisor, or bare metal (other checks use it)",

@@ -1,62 +1,18 @@
-// gpu.persistence, gpu.clocks, gpu.ecc, gpu.pcie, gpu.nvlink, gpu.fabric on the node: NVML
-// facts from perfgap-gpu (facts/gpu.hpp: two runs live, the snapshot's documents under
-// --root), judged by the very rules `analyze nvidia-smi` applies to captures
-// (analyzers::judge_gpu_snapshots). The helper asks a GPU out of persistence mode nothing but
-// its identity and mode unless --nvml: gpu.persistence warns and the others skip saying so.
+// gpu.nvml (whether the GPUs' health was read at all) and the NVML rules of the gpu layer:
+// gpu.persistence, gpu.clocks, gpu.ecc, gpu.nvlink, gpu.fabric (checks/nvml: perfgap-gpu's
+// facts judged by analyze nvidia-smi's rules).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "analyzers/analyzers.hpp"
-#include "checks/all.hpp"
+#include "checks/nvml.hpp"
 #include "checks/util.hpp"
 #include "facts/gpu.hpp"
 
 namespace perfgap::checks {
 namespace {
 
-constexpr const char* kForceHint = "--nvml (check or snapshot) queries it anyway";
-
-// The findings of rule `id` over the helper's samples, one per GPU.
-std::vector<Finding> judged(facts::Facts& f, std::string_view id, std::string_view layer) {
-  const auto& s = facts::nvml_samples(f);
-  if (!s) return {core::finding(id, layer, Status::skip, s.error())};
-  std::vector<analyzers::GpuSnapshotInput> in;
-  in.push_back({s->first.source, &s->first.doc.snapshot, &s->first.doc.skipped, kForceHint});
-  if (s->second) in.push_back({s->second->source, &s->second->doc.snapshot, &s->second->doc.skipped, kForceHint});
-  std::vector<Finding> out;
-  for (auto& fnd : analyzers::judge_gpu_snapshots(in)) {
-    if (fnd.id != id) continue;
-    // The growth rules say why they saw one sample only.
-    if ((id == "gpu.pcie" || id == "gpu.nvlink") && !s->second && fnd.status != Status::skip) fnd.add(s->first.source, s->second_why);
-    out.push_back(std::move(fnd));
-  }
-  if (out.empty()) {
-    auto none = core::finding(id, layer, Status::skip,
-                              fmt::format("NVML lists no GPU (driver {})", s->first.doc.snapshot.driver_version.empty()
-                                                                            ? "version unknown"
-                                                                            : s->first.doc.snapshot.driver_version));
-    none.add(s->first.source, "gpus: []");
-    return {none};
-  }
-  return out;
-}
-
-// The check of rule `id`: the registry keeps the function, the id and layer are its own.
-core::CheckFn rule(std::string_view id, std::string_view layer) {
-  return [id, layer](facts::Facts& f, const core::Thresholds&) { return judged(f, id, layer); };
-}
-
-constexpr std::string_view kGpu = "gpu", kPcie = "pcie";
-constexpr std::string_view kPersistence = "gpu.persistence", kClocks = "gpu.clocks", kEcc = "gpu.ecc", kGpuPcie = "gpu.pcie",
-                           kNvlink = "gpu.nvlink", kFabric = "gpu.fabric";
-
-// Said by every rule: where the facts come from and when they skip.
-#define PERFGAP_NVML_SOURCE                                                                                                   \
-  " From perfgap-gpu (the copy embedded in perfgap, started from memory; else the one installed next to perfgap; or $PERFGAP_GPU_HELPER), run twice 1 s apart with a deadline (at most 5 s " \
-  "each) cut from the check's budget; under --root the documents perfgap snapshot stored (.perfgap/nvml-1.json, "         \
-  "nvml-2.json). `skip` when the helper is not installed, there is no NVIDIA driver library (libnvidia-ml.so.1), NVML did "  \
-  "not initialise or answer in time, or the tree did not capture it (gpu.nvml then warns where NVIDIA GPUs are on PCI)."
-#define PERFGAP_NVML_LEFT_ALONE " A GPU whose persistence mode is off is not queried: `skip` saying so, unless --nvml."
+constexpr std::string_view kPersistence = "gpu.persistence", kClocks = "gpu.clocks", kEcc = "gpu.ecc", kNvlink = "gpu.nvlink",
+                           kFabric = "gpu.fabric";
 
 // gpu.nvml: whether the GPU health checks had anything to judge. A node with NVIDIA GPUs on
 // PCI whose NVML facts could not be read is not a healthy node, only an unexamined one: warn,
@@ -84,7 +40,7 @@ std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
     const auto queried = listed - std::min(listed, doc.skipped.size());
     const std::string driver = doc.snapshot.driver_version.empty() ? "version unknown" : doc.snapshot.driver_version;
     if (listed == 0 && !on_pci.empty()) {
-      auto fnd = core::finding(id, kGpu, Status::warn,
+      auto fnd = core::finding(id, layer::gpu, Status::warn,
                                fmt::format("GPU health not checked: NVML lists no GPU (driver {}) while PCI shows {}", driver, pci_text));
       fnd.add(s->first.source, "gpus: []");
       fnd.add("/sys/bus/pci/devices", pci_text);
@@ -92,20 +48,20 @@ std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
       fnd.impact = kNvmlReadImpact;
       return {fnd};
     }
-    auto fnd = core::finding(id, kGpu, Status::pass,
+    auto fnd = core::finding(id, layer::gpu, Status::pass,
                              fmt::format("NVML facts read for {} of {} GPU{} (driver {})", queried, listed, listed == 1 ? "" : "s", driver));
     fnd.add(s->first.source, fmt::format("{} GPUs listed, {} queried", listed, queried));
     if (pci) fnd.add("/sys/bus/pci/devices", pci_text);
     return {fnd};
   }
   if (!pci)
-    return {core::finding(id, kGpu, Status::skip, fmt::format("PCI devices not readable ({}); NVML: {}", pci.error(), s.error()))};
+    return {core::finding(id, layer::gpu, Status::skip, fmt::format("PCI devices not readable ({}); NVML: {}", pci.error(), s.error()))};
   if (on_pci.empty()) {
-    auto fnd = core::finding(id, kGpu, Status::skip, "no NVIDIA GPU on PCI");
+    auto fnd = core::finding(id, layer::gpu, Status::skip, "no NVIDIA GPU on PCI");
     fnd.add("NVML", s.error());
     return {fnd};
   }
-  auto fnd = core::finding(id, kGpu, Status::warn, fmt::format("GPU health not checked on {}: {}", pci_text, s.error()));
+  auto fnd = core::finding(id, layer::gpu, Status::warn, fmt::format("GPU health not checked on {}: {}", pci_text, s.error()));
   fnd.add("/sys/bus/pci/devices", pci_text);
   fnd.add("NVML (perfgap-gpu)", s.error());
   fnd.fix = kNvmlReadFix;
@@ -115,10 +71,10 @@ std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
 
 }  // namespace
 
-void register_gpu_nvml(core::Registry& r) {
+void add_gpu_nvml(core::Registry& r) {
   const auto reads = reads::of({reads::nvml_samples()});
   r.add({.id = "gpu.nvml",
-         .layer = kGpu,
+         .layer = layer::gpu,
          .summary = "the NVIDIA GPUs on PCI had their health read (NVML, through perfgap-gpu)",
          .rule = "`pass` when perfgap-gpu's NVML document was read (GPUs listed and queried, driver version); `warn` when "
                  "NVIDIA GPUs are on PCI but their NVML facts could not be read for any reason (the helper could not "
@@ -130,7 +86,7 @@ void register_gpu_nvml(core::Registry& r) {
          .params = {},
          .run = nvml_read});
   r.add({.id = kPersistence,
-         .layer = kGpu,
+         .layer = layer::gpu,
          .summary = "every GPU is in persistence mode (NVML, through perfgap-gpu)",
          .rule = "Per GPU (subject: its PCI bus id): `pass` when persistence mode is on, `warn` when it is off (every NVML/CUDA "
                  "initialisation then pays the GPU's setup again, and the other gpu checks skip that GPU unless --nvml), `skip` "
@@ -138,9 +94,9 @@ void register_gpu_nvml(core::Registry& r) {
          .fix = "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1 until the next boot).",
          .reads = reads,
          .params = {},
-         .run = rule(kPersistence, kGpu)});
+         .run = nvml::rule(kPersistence, layer::gpu)});
   r.add({.id = kClocks,
-         .layer = kGpu,
+         .layer = layer::gpu,
          .summary = "no GPU is held below its clocks (slowdown reasons, power limit, application clocks)",
          .rule = "Per GPU: `fail` while HW slowdown, HW or SW thermal slowdown or the power brake is an active clock event "
                  "reason; `warn` for an enforced power limit below the default, or application clocks below the default (or "
@@ -150,9 +106,9 @@ void register_gpu_nvml(core::Registry& r) {
                 "application clocks (nvidia-smi -rac).",
          .reads = reads,
          .params = {},
-         .run = rule(kClocks, kGpu)});
+         .run = nvml::rule(kClocks, layer::gpu)});
   r.add({.id = kEcc,
-         .layer = kGpu,
+         .layer = layer::gpu,
          .summary = "no GPU has volatile uncorrectable ECC errors or a pending/failed row remap",
          .rule = "Per GPU: `fail` for volatile uncorrectable ECC errors, a row-remapping failure, a pending row remap or "
                  "page retirement; `pass` otherwise (lifetime counts noted); `skip` when ECC is off or not "
@@ -161,22 +117,9 @@ void register_gpu_nvml(core::Registry& r) {
                 "errors mean an RMA.",
          .reads = reads,
          .params = {},
-         .run = rule(kEcc, kGpu)});
-  r.add({.id = kGpuPcie,
-         .layer = kPcie,
-         .summary = "GPU PCIe links at their max under load, replay counters not growing (NVML)",
-         .rule = "Per GPU: `warn` when the link width is below its max, the generation is below its max under load (busy "
-                 "above 0%, or P0 where utilisation is not reported), or the replay counter grew between the two runs; `pass` "
-                 "at its max; `skip` for a lower generation while idle (GPUs save power so) or no link state. One run only "
-                 "(a short budget, or a tree with one document): growth not judged, said in the evidence." PERFGAP_NVML_LEFT_ALONE
-                     PERFGAP_NVML_SOURCE,
-         .fix = "Reseat the GPU or riser, check bifurcation and PCIe generation in the BIOS; growing replays point at the "
-                "cable, riser or retimer.",
-         .reads = reads,
-         .params = {},
-         .run = rule(kGpuPcie, kPcie)});
+         .run = nvml::rule(kEcc, layer::gpu)});
   r.add({.id = kNvlink,
-         .layer = kGpu,
+         .layer = layer::gpu,
          .summary = "every GPU has as many NVLinks up as its same-model peers, error counters not growing",
          .rule = "Per GPU: `fail` with fewer NVLinks up than the best GPU of the same model; `warn` when CRC, replay or "
                  "recovery counters grew between the two runs; `pass` otherwise (one run: growth not judged, said in the "
@@ -184,9 +127,9 @@ void register_gpu_nvml(core::Registry& r) {
          .fix = "Reset the GPU; links that stay down mean reseating the baseboard or NVLink bridge, or an RMA.",
          .reads = reads,
          .params = {},
-         .run = rule(kNvlink, kGpu)});
+         .run = nvml::rule(kNvlink, layer::gpu)});
   r.add({.id = kFabric,
-         .layer = kGpu,
+         .layer = layer::gpu,
          .summary = "NVLink-switch fabric registration completed and healthy (NVL systems)",
          .rule = "Per GPU on an NVLink-switch fabric: `fail` when the fabric state is not Completed, the status is not "
                  "Success, the health summary is not Healthy, or the health mask shows degraded bandwidth, a route or access "
@@ -196,7 +139,6 @@ void register_gpu_nvml(core::Registry& r) {
                 "and NMX logs).",
          .reads = reads,
          .params = {},
-         .run = rule(kFabric, kGpu)});
+         .run = nvml::rule(kFabric, layer::gpu)});
 }
-
 }  // namespace perfgap::checks

@@ -1,12 +1,12 @@
-// pcie and gpu layers: PCIe link width/speed of GPUs and NICs, and the GPU inventory. Both read
-// /sys and /proc/driver/nvidia only: never an NVML/CUDA call, never open() of a GPU device node.
+// gpu.inventory: the NVIDIA driver sees every GPU on PCI (count, models, driver version), and a
+// container sees the GPUs its job names. Reads /sys and /proc/driver/nvidia only: never an
+// NVML/CUDA call, never open() of a GPU device node.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "checks/all.hpp"
 #include "checks/util.hpp"
 #include "facts/platform.hpp"
 #include "sys/text.hpp"
@@ -18,93 +18,6 @@ std::string join_listed(const std::vector<std::string>& items, std::size_t max =
   std::string out;
   for (std::size_t i = 0; i < items.size() && i < max; ++i) out += (i ? ", " : "") + items[i];
   if (items.size() > max) out += fmt::format(" and {} more", items.size() - max);
-  return out;
-}
-
-std::string gts(double v) { return fmt::format("{:g} GT/s", v); }
-
-// ---- pcie.link ---------------------------------------------------------------------------
-std::vector<Finding> pcie_link(facts::Facts& f, const core::Thresholds&) {
-  constexpr std::string_view id = "pcie.link", layer = "pcie";
-  const auto& pci = f.pci();
-  if (!pci) return {core::finding(id, layer, Status::skip, "PCI devices not readable: " + pci.error())};
-  std::vector<Finding> out;
-  std::size_t unreadable = 0;
-  std::string first_error;
-  for (const auto& d : *pci) {
-    const bool gpu = d.is_gpu();
-    if (!gpu && !facts::is_nvidia_nic(d)) continue;
-    const std::string kind = gpu ? "GPU" : "NIC";
-    const std::string base = "/sys/bus/pci/devices/" + d.bdf + "/";
-    auto l = facts::read_pcie_link(f, d.bdf);
-    auto fnd = core::finding(id, layer, Status::pass, "");
-    fnd.subject = d.bdf;
-    if (!l.error.empty()) {
-      if (unreadable++ == 0) first_error = l.error;
-      fnd.status = Status::skip;
-      fnd.title = kind + " link attributes not readable (not a PCIe function, or not captured): " + l.error;
-      out.push_back(std::move(fnd));
-      continue;
-    }
-    // Present but not a width/speed: an unusable input, said with the value.
-    auto garbage = [&](const char* attr, const std::string& text) {
-      fnd.status = Status::error;
-      fnd.title = fmt::format("{} {} unreadable: '{}'", kind, attr, text.substr(0, 40));
-      fnd.add(base + attr, text.substr(0, 80), "a link width (1-32) or speed (N GT/s)");
-    };
-    if (!l.cur_width) { garbage("current_link_width", l.cur_width_text); out.push_back(std::move(fnd)); continue; }
-    if (!l.max_width) { garbage("max_link_width", l.max_width_text); out.push_back(std::move(fnd)); continue; }
-    auto unknown_speed = [](const std::string& t) { return sys::lower(t).rfind("unknown", 0) == 0; };
-    if (*l.cur_width == 0 || *l.max_width == 0 || unknown_speed(l.cur_speed_text) || unknown_speed(l.max_speed_text)) {
-      fnd.status = Status::skip;
-      fnd.title = fmt::format("{} link state unknown (width {}, speed '{}'): a virtual function, or a link that is down", kind,
-                              l.cur_width_text, l.cur_speed_text);
-      fnd.add(base + "current_link_width", l.cur_width_text);
-      fnd.add(base + "current_link_speed", l.cur_speed_text);
-      out.push_back(std::move(fnd));
-      continue;
-    }
-    if (!l.cur_speed) { garbage("current_link_speed", l.cur_speed_text); out.push_back(std::move(fnd)); continue; }
-    if (!l.max_speed) { garbage("max_link_speed", l.max_speed_text); out.push_back(std::move(fnd)); continue; }
-
-    const bool narrow = *l.cur_width < *l.max_width;
-    const bool slow = *l.cur_speed + 1e-9 < *l.max_speed;
-    fnd.add(base + "current_link_width", l.cur_width_text, l.max_width_text);
-    fnd.add(base + "current_link_speed", l.cur_speed_text, l.max_speed_text);
-    fnd.metric("link_width", *l.cur_width).metric("max_link_width", *l.max_width);
-    fnd.metric("link_speed_gts", *l.cur_speed).metric("max_link_speed_gts", *l.max_speed);
-    if (narrow) {
-      fnd.status = Status::fail;
-      fnd.title = fmt::format("{} link trained at x{} of x{}{}", kind, *l.cur_width, *l.max_width,
-                              slow ? fmt::format(" and {} of {}", gts(*l.cur_speed), gts(*l.max_speed)) : "");
-      fnd.fix = "Reseat the card and its riser/cable (a damaged lane or a half-inserted card trains narrow), check the "
-                "slot's bifurcation and link-width settings in the BIOS, and compare `lspci -vv -s " + d.bdf +
-                "` LnkCap/LnkSta (\"downgraded\"); move the card to another slot to tell card from slot.";
-      fnd.impact = fmt::format("Host-device bandwidth cut to {}/{} of the link: slower host-to-device copies, checkpointing, "
-                               "data loading{}", *l.cur_width, *l.max_width,
-                               gpu ? " and GPUDirect traffic through this GPU" : " and every RDMA transfer through this NIC");
-    } else if (slow) {
-      fnd.status = Status::warn;
-      fnd.title = fmt::format("{} link at {} of {} (width x{} is full){}", kind, gts(*l.cur_speed), gts(*l.max_speed),
-                              *l.cur_width, gpu ? ": GPUs lower the link speed when idle; recheck under load" : "");
-      fnd.fix = gpu ? "Re-read current_link_speed while the GPU is busy (or `nvidia-smi -q -d PCIE`): at idle a lower "
-                      "generation is normal power saving; if it stays low under load, reseat the card and check the slot's "
-                      "PCIe generation setting in the BIOS."
-                    : "Check the slot's PCIe generation setting in the BIOS and the riser/cable; reseat the NIC.";
-      fnd.impact = "Under load, a link below its maximum speed cuts host-device bandwidth in proportion.";
-    } else {
-      fnd.title = fmt::format("{} link x{} at {} (its maximum)", kind, *l.cur_width, gts(*l.cur_speed));
-    }
-    out.push_back(std::move(fnd));
-  }
-  if (out.empty()) return {core::finding(id, layer, Status::skip, "no NVIDIA GPU or NVIDIA/Mellanox NIC on PCI")};
-  // No device has link attributes (a tree captured without them, a platform without PCIe
-  // capabilities): one skip says it, rather than one per device.
-  if (out.size() > 1 && unreadable == out.size()) {
-    auto fnd = core::finding(id, layer, Status::skip,
-                             fmt::format("link attributes not readable for any of the {} GPUs/NICs: {}", out.size(), first_error));
-    return {fnd};
-  }
   return out;
 }
 
@@ -121,7 +34,7 @@ std::optional<std::vector<std::string>> visible_entries(std::string_view value) 
 }
 
 std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
-  constexpr std::string_view id = "gpu.inventory", layer = "gpu";
+  constexpr std::string_view id = "gpu.inventory", layer = layer::gpu;
   const auto& pci = f.pci();
   if (!pci) return {core::finding(id, layer, Status::skip, "PCI devices not readable: " + pci.error())};
   std::vector<std::string> pci_gpus;
@@ -259,17 +172,9 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
 
 }  // namespace
 
-void register_pcie_gpu(core::Registry& r) {
-  r.add({.id = "pcie.link",
-         .layer = "pcie",
-         .summary = "GPU and NIC PCIe links run at their maximum width (and speed)",
-         .rule = "Per NVIDIA GPU and NVIDIA/Mellanox NIC (vendor 0x15b3, network class), one finding with the BDF as subject: `fail` when current_link_width is below max_link_width; `warn` when only current_link_speed is below max_link_speed (GPUs lower the link speed when idle); `pass` otherwise. `skip` when the link attributes are absent or Unknown (virtual functions); `error` for values that are not a width or speed.",
-         .fix = "Reseat the card/riser, check the slot's bifurcation and PCIe generation in the BIOS, compare lspci LnkCap/LnkSta.",
-         .reads = reads::of({reads::pci(), reads::pcie_link()}),
-         .params = {},
-         .run = pcie_link});
+void add_gpu_inventory(core::Registry& r) {
   r.add({.id = "gpu.inventory",
-         .layer = "gpu",
+         .layer = layer::gpu,
          .summary = "the NVIDIA driver sees every GPU on PCI (count, models, driver version)",
          .rule = "`pass` with the count, models and driver version. Outside a container: `fail` when the driver (/proc/driver/nvidia/gpus) lists fewer GPUs than PCI has (GPUs bound to vfio-pci excepted). Inside one: `fail` when NVIDIA_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES name more GPUs than are visible (or a CUDA index/UUID that is not). `skip` without GPUs, or when fewer are listed and whether this is a container is unknown. Reads /sys and /proc/driver/nvidia only; never initialises a GPU.",
          .fix = "Find why the driver lost the GPU (kernel log NVRM/Xid 79, nvidia-smi -L), reset/reseat it; in containers, match the allocation and CUDA_VISIBLE_DEVICES.",

@@ -1,0 +1,206 @@
+// cpu.turbo and cpu.governor: turbo/boost and frequency caps, the governor and EPP (cpufreq).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "checks/util.hpp"
+#include "sys/text.hpp"
+
+namespace perfgap::checks {
+namespace {
+
+// ---- cpu.turbo ---------------------------------------------------------------------------
+std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "cpu.turbo";
+  if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
+  const auto& freq = f.cpufreq();
+  Finding out = core::finding(id, layer::cpu_power, Status::pass, "");
+  std::vector<std::string> problems;
+  bool any_signal = false;
+  const std::string pstate = "/sys/devices/system/cpu/intel_pstate";
+  if (freq.no_turbo) {
+    any_signal = true;
+    if (*freq.no_turbo != 0) {
+      problems.push_back("turbo disabled (intel_pstate no_turbo=1)");
+      out.add(pstate + "/no_turbo", std::to_string(*freq.no_turbo), "0");
+    } else {
+      out.add(pstate + "/no_turbo", "0");
+    }
+  }
+  if (freq.max_perf_pct) {
+    any_signal = true;
+    if (*freq.max_perf_pct < 100) {
+      problems.push_back(fmt::format("intel_pstate max_perf_pct={}", *freq.max_perf_pct));
+      out.add(pstate + "/max_perf_pct", std::to_string(*freq.max_perf_pct), "100");
+    }
+  }
+  if (freq.pstate_status) out.add(pstate + "/status", *freq.pstate_status);
+  if (freq.boost) {
+    any_signal = true;
+    if (*freq.boost == 0) {
+      problems.push_back("boost disabled (cpufreq/boost=0)");
+      out.add("/sys/devices/system/cpu/cpufreq/boost", "0", "1");
+    } else {
+      out.add("/sys/devices/system/cpu/cpufreq/boost", std::to_string(*freq.boost));
+    }
+  }
+  parsers::CpuSet capped, policy_off, at_max, limits_unread = freq.unread;
+  const facts::CpuFreqCpu* example = nullptr;
+  const facts::CpuFreqCpu* boost_example = nullptr;
+  const facts::CpuFreqCpu* max_example = nullptr;
+  for (const auto& c : freq.cpus) {
+    if (!c.scaling_max_khz || !c.cpuinfo_max_khz) limits_unread.insert(c.cpu);
+    if (c.policy_boost) {
+      any_signal = true;
+      if (*c.policy_boost == 0) {
+        policy_off.insert(c.cpu);
+        if (!boost_example) boost_example = &c;
+      }
+    }
+    if (c.scaling_max_khz && c.cpuinfo_max_khz) {
+      any_signal = true;
+      if (*c.scaling_max_khz < *c.cpuinfo_max_khz) {
+        capped.insert(c.cpu);
+        if (!example) example = &c;
+      } else {
+        at_max.insert(c.cpu);
+        if (!max_example) max_example = &c;
+      }
+    }
+  }
+  if (!policy_off.empty()) {
+    problems.push_back(fmt::format("boost disabled on {} CPUs", policy_off.count()));
+    out.add(boost_example->dir + "/boost", "0", "1");
+    out.add("cpufreq/boost = 0 on CPUs", cpus_text(policy_off));
+  }
+  if (!capped.empty()) {
+    problems.push_back(fmt::format("scaling_max_freq below cpuinfo_max_freq on {} CPUs", capped.count()));
+    out.add(example->dir + "/scaling_max_freq", fmt::format("{} kHz", *example->scaling_max_khz),
+            fmt::format("{} kHz (cpuinfo_max_freq)", *example->cpuinfo_max_khz));
+    out.add("CPUs with scaling_max_freq < cpuinfo_max_freq", cpus_text(capped));
+    out.metric("capped_cpus", static_cast<double>(capped.count()));
+  }
+  if (max_example) {
+    out.add(max_example->dir + "/scaling_max_freq", fmt::format("{} kHz (= cpuinfo_max_freq)", *max_example->scaling_max_khz));
+    out.add("CPUs with scaling_max_freq = cpuinfo_max_freq", cpus_text(at_max));
+  }
+  if (!any_signal) {
+    const auto& hyp = f.hypervisor();  // only the skip's title needs it
+    bool virt = hyp && hyp->virtualized;
+    out.status = Status::skip;
+    std::string why = "none of intel_pstate/no_turbo, intel_pstate/max_perf_pct, cpufreq/boost, cpu*/cpufreq/{boost,scaling_max_freq,cpuinfo_max_freq} is readable";
+    if (!freq.unread_reason.empty()) why += " (" + freq.unread_reason + ")";
+    out.title = virt ? "virtualized (" + hyp->name + "): no turbo or frequency limit is visible to the guest; the host decides"
+                     : "no turbo control or frequency limit visible: " + why;
+    return {out};
+  }
+  if (!problems.empty()) {
+    out.status = Status::fail;
+    out.title = "CPU frequency capped: " + problems.front();
+    for (std::size_t i = 1; i < problems.size(); ++i) out.title += "; " + problems[i];
+    out.fix = "Enable turbo/boost in the BIOS and the OS (echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo, echo 100 > .../max_perf_pct, echo 1 > /sys/devices/system/cpu/cpufreq/boost), and raise scaling_max_freq to cpuinfo_max_freq (`cpupower frequency-set -u <max>`); find the service or tuned profile that set them.";
+    out.impact = "busy cores run below their rated turbo frequency: data loading, kernel launches and NCCL proxy threads slow down (a few percent of step time)";
+  } else if (!limits_unread.empty()) {
+    // Turbo is on, but the CPUs whose limits were not read could still be capped.
+    out.status = Status::warn;
+    out.title = at_max.empty()
+        ? fmt::format("turbo/boost enabled, but no CPU's frequency limit is readable ({} online CPUs)", freq.online.count())
+        : fmt::format("turbo/boost enabled and no cap on {} CPUs, but the limits of {} of {} online CPUs are not readable",
+                      at_max.count(), limits_unread.count(), freq.online.count());
+    out.add("cpu*/cpufreq/{scaling_max_freq,cpuinfo_max_freq} not readable",
+            cpus_text(limits_unread) + (freq.unread_reason.empty() ? "" : ": " + freq.unread_reason));
+    out.metric("cpus_unread", static_cast<double>(limits_unread.count()));
+  } else {
+    out.title = fmt::format("turbo/boost enabled; no frequency cap on {} of {} online CPUs", at_max.count(), freq.online.count());
+  }
+  return {out};
+}
+
+// ---- cpu.governor ------------------------------------------------------------------------
+std::vector<Finding> governor(facts::Facts& f, const core::Thresholds&) {
+  constexpr std::string_view id = "cpu.governor";
+  if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
+  const auto& freq = f.cpufreq();
+  if (freq.cpus.empty()) {
+    const auto& hyp = f.hypervisor();  // only the skip's title needs it
+    bool virt = hyp && hyp->virtualized;
+    return {core::finding(id, layer::cpu_power, Status::skip,
+                          virt ? "virtualized (" + hyp->name + "): no cpufreq governor in the guest; the host decides"
+                               : "no cpufreq driver: no governor to check (" + (freq.unread_reason.empty() ? std::string("no online CPU has cpufreq") : freq.unread_reason) + ")")};
+  }
+  // Group CPUs by (driver, governor, EPP) so evidence stays short on 384-CPU nodes.
+  std::map<std::tuple<std::string, std::string, std::string>, parsers::CpuSet> groups;
+  std::map<std::tuple<std::string, std::string, std::string>, const facts::CpuFreqCpu*> examples;
+  parsers::CpuSet bad;
+  facts::CpuFreq judged = freq;  // CPUs with neither a governor nor an EPP value join the unread ones
+  judged.cpus.clear();
+  for (const auto& c : freq.cpus) {
+    if (!c.governor && !c.epp) {
+      if (judged.unread.empty()) judged.unread_reason = c.dir + "/scaling_governor: empty or not readable";
+      judged.unread.insert(c.cpu);
+    } else {
+      judged.cpus.push_back(c);
+    }
+  }
+  if (judged.cpus.empty())
+    return {core::finding(id, layer::cpu_power, Status::skip, "no CPU's governor is readable: " + judged.unread_reason)};
+  for (const auto& c : judged.cpus) {
+    auto key = std::make_tuple(c.driver.value_or("?"), c.governor.value_or("?"), c.epp.value_or(""));
+    groups[key].insert(c.cpu);
+    examples.emplace(key, &c);
+    bool ok = c.governor == std::optional<std::string>("performance") || c.epp == std::optional<std::string>("performance");
+    if (!ok) bad.insert(c.cpu);
+  }
+  Finding out = core::finding(id, layer::cpu_power, bad.empty() ? Status::pass : Status::warn, "");
+  for (const auto& [key, cpus] : groups) {
+    const auto& [drv, gov, epp] = key;
+    const auto* ex = examples[key];
+    out.evidence.push_back({ex->dir + "/scaling_governor", gov,
+                            bad.intersects(cpus) ? std::optional<std::string>("performance") : std::nullopt});
+    if (!epp.empty()) out.add(ex->dir + "/energy_performance_preference", epp);
+    out.evidence.back().source += fmt::format(" (driver {}, CPUs {})", drv, cpus_text(cpus));
+  }
+  if (bad.empty() && !judged.unread.empty()) {
+    out.status = Status::warn;
+    out.title = fmt::format("performance governor or EPP on {} CPUs, but {} of {} online CPUs have no readable cpufreq ({})",
+                            judged.cpus.size(), judged.unread.count(), judged.online.count(), cpus_text(judged.unread));
+    out.add("cpu*/cpufreq/scaling_governor not readable", cpus_text(judged.unread) + ": " + judged.unread_reason);
+  } else if (bad.empty()) {
+    out.title = fmt::format("performance governor or EPP on all {} online CPUs", judged.cpus.size());
+  } else {
+    out.title = fmt::format("{} of {} CPUs run neither the performance governor nor EPP 'performance'", bad.count(), judged.cpus.size());
+    if (!judged.unread.empty()) {
+      out.title += fmt::format(" ({} more online CPUs not readable)", judged.unread.count());
+      out.add("cpu*/cpufreq/scaling_governor not readable", cpus_text(judged.unread) + ": " + judged.unread_reason);
+    }
+    out.fix = "Set the performance governor (`cpupower frequency-set -g performance`), or with intel_pstate/amd-pstate in active mode set EPP: echo performance > /sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference (tuned: throughput-performance).";
+    out.impact = "cores ramp frequency up late on bursty work (data loading, kernel launches); typically 1-3% of step time";
+  }
+  out.metric("cpus_not_performance", static_cast<double>(bad.count()));
+  return {out};
+}
+
+}  // namespace
+
+void add_cpu_power_frequency(core::Registry& r) {
+  r.add({.id = "cpu.turbo",
+         .layer = layer::cpu_power,
+         .summary = "turbo/boost is on and no CPU's frequency is capped below its maximum",
+         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `warn` when turbo is on but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped). `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
+         .fix = "Enable turbo in BIOS and OS, set max_perf_pct to 100, raise scaling_max_freq to cpuinfo_max_freq.",
+         .reads = reads::of({reads::cpufreq(), reads::hypervisor()}),
+         .params = {},
+         .run = turbo});
+  r.add({.id = "cpu.governor",
+         .layer = layer::cpu_power,
+         .summary = "CPUs run the performance governor or EPP 'performance'",
+         .rule = "`warn` for CPUs whose scaling_governor is not `performance` and whose energy_performance_preference (where present) is not `performance`; evidence groups CPUs by driver, governor and EPP; also `warn` when every readable CPU is fine but some online CPUs have no readable cpufreq (named). `skip` without cpufreq.",
+         .fix = "`cpupower frequency-set -g performance`, or EPP 'performance' with intel_pstate/amd-pstate active.",
+         .reads = reads::of({reads::cpufreq(), reads::hypervisor()}),
+         .params = {},
+         .run = governor});
+}
+
+}  // namespace perfgap::checks

@@ -1,0 +1,206 @@
+// GPU events in the kernel log, one check per class: NVIDIA Xid (named with NVIDIA's Xid
+// catalogue), GPUs fallen off the bus, NVLink error Xids and NVSwitch SXids (checks/kernel_log).
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "checks/kernel_log.hpp"
+#include "core/kb.hpp"
+
+namespace perfgap::checks {
+namespace gpu_xid_checks {
+namespace {
+
+using namespace kernel_log;
+
+// The Xids of NVLink errors (gpu.nvlink_xid rather than gpu.xid): 74, and Blackwell's per-unit
+// ones (144-149) and the MSE's (150).
+bool nvlink_xid(long code) { return code == 74 || (code >= 144 && code <= 150); }
+
+const core::KbXid* xid_info(long code) {
+  const auto& xids = core::builtin_kb().xids;
+  auto it = xids.find(code);
+  return it == xids.end() ? nullptr : &it->second;
+}
+
+// One Xid line's severity: the line's own words first (Xid 154's new recovery action, an
+// NVLink Xid's Fatal/Nonfatal, "RST: Yes"), else the catalogue's resolution; a number not in
+// the catalogue warns.
+bool xid_event_fails(const KernelEvent& e) {
+  if (e.code == 154) return !e.recovery.empty() && e.recovery != "None";
+  if (e.nonfatal) return false;
+  if (e.fatal) return true;
+  const auto* info = xid_info(e.code);
+  return info && info->severity == "fail";
+}
+
+// "Xid 48 x2 (Double-bit ECC error), Xid 63 x1 (...)" and the worst severity, fixes in order.
+struct XidSummary {
+  std::string text;
+  std::map<long, std::size_t> counts;
+  bool fail = false;
+  std::vector<std::string> actions;
+  std::vector<std::string> meanings;
+};
+XidSummary summarize_xids(const Group& g) {
+  std::map<long, std::size_t> counts;
+  std::map<long, std::set<std::string>> said;  // what the lines say of themselves, per number
+  XidSummary s;
+  for (const auto* e : g.events) {
+    ++counts[e->code];
+    if (xid_event_fails(*e)) s.fail = true;
+    if (e->code == 154 && !e->recovery.empty()) said[e->code].insert("recovery: " + e->recovery);
+    if (e->nonfatal) said[e->code].insert("Nonfatal");
+    if (e->fatal) said[e->code].insert(e->line.find("RST: Yes") != std::string::npos ? "RST: Yes" : "Fatal");
+  }
+  std::vector<std::string> parts;
+  for (const auto& [code, n] : counts) {
+    const auto* info = xid_info(code);
+    std::string words = said.count(code) ? fmt::format("; the line says {}", fmt::join(said[code], ", ")) : std::string();
+    parts.push_back(fmt::format("Xid {} x{} ({}{})", code, n, info ? info->name : "not in the Xid catalogue", words));
+    if (!info) {
+      s.actions.push_back(fmt::format("Xid {}: look it up in NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors).", code));
+      continue;
+    }
+    s.meanings.push_back(fmt::format("Xid {} ({}): resolution {}{}", code, info->name, info->resolution,
+                                     info->meaning.empty() ? std::string() : "; " + info->meaning));
+    if (code == 154 && said.count(code))
+      s.actions.push_back(fmt::format("Xid 154: the driver asks for {}.", fmt::join(said[code], ", ")));
+    else
+      s.actions.push_back(fmt::format("Xid {}: {}", code, info->action.empty() ? core::xid_resolution_action(info->resolution) : info->action));
+  }
+  s.text = fmt::format("{}", fmt::join(parts, ", "));
+  s.counts = std::move(counts);
+  return s;
+}
+
+// Each Xid number's count as a metric (xid_48): what health's drain_on_xids reads.
+void xid_metrics(Finding& fnd, const XidSummary& s) {
+  for (const auto& [code, n] : s.counts) fnd.metric(fmt::format("xid_{}", code), static_cast<double>(n));
+}
+
+std::vector<Finding> xid(facts::Facts& f, const core::Thresholds&) {
+  return per_subject(
+      f, "gpu.xid", layer::gpu, "NVIDIA Xid (other than 79 and the NVLink ones)",
+      [](const KernelEvent& e) { return e.kind == KernelEventKind::xid && e.code != 79 && !nvlink_xid(e.code); }, bdf_subject,
+      [&](Finding& fnd, const std::string& bdf, const Group& g) {
+        auto s = summarize_xids(g);
+        xid_metrics(fnd, s);
+        fnd.status = s.fail ? Status::fail : Status::warn;
+        fnd.title = fmt::format("{}: {}", named_device(f, bdf == "unnamed" ? "" : bdf), s.text);
+        fnd.add("Xid catalogue", core::builtin_kb().xid_catalogue);
+        for (const auto& m : s.meanings) fnd.add("Xid catalogue", m);
+        fnd.fix = fmt::format("{}", fmt::join(s.actions, " "));
+        fnd.impact = s.fail ? "The GPU needs service: jobs on it fail or stall, and a job spanning this node waits on it. Drain the node."
+                            : "The application on this GPU faulted or the driver recorded a contained event: that job failed or restarted.";
+      });
+}
+
+std::vector<Finding> fallen_off_bus(facts::Facts& f, const core::Thresholds&) {
+  return per_subject(
+      f, "gpu.fallen_off_bus", layer::gpu, "GPU fallen off the bus",
+      [](const KernelEvent& e) { return e.kind == KernelEventKind::fallen_off_bus || (e.kind == KernelEventKind::xid && e.code == 79); },
+      bdf_subject,
+      [&](Finding& fnd, const std::string& bdf, const Group& g) {
+        fnd.status = Status::fail;
+        fnd.metric("xid_79", static_cast<double>(g.events.size()));
+        fnd.title = fmt::format("{} fell off the bus ({} kernel log lines)", named_device(f, bdf == "unnamed" ? "" : bdf), g.events.size());
+        const auto* info = xid_info(79);
+        fnd.fix = info ? info->action : "Drain the node and reboot it; check the GPU's seating, power and cooling.";
+        fnd.impact = "The GPU is gone until the node reboots: every job using it fails, and a job spanning this node cannot run. Drain the node.";
+      });
+}
+
+std::vector<Finding> nvlink(facts::Facts& f, const core::Thresholds&) {
+  return per_subject(
+      f, "gpu.nvlink_xid", layer::gpu, "NVLink error (Xid 74, 144-150)",
+      [](const KernelEvent& e) { return e.kind == KernelEventKind::xid && nvlink_xid(e.code); }, bdf_subject,
+      [&](Finding& fnd, const std::string& bdf, const Group& g) {
+        auto s = summarize_xids(g);
+        xid_metrics(fnd, s);
+        fnd.status = s.fail ? Status::fail : Status::warn;
+        fnd.title = fmt::format("{}: NVLink errors, {}", named_device(f, bdf == "unnamed" ? "" : bdf), s.text);
+        fnd.add("Xid catalogue", core::builtin_kb().xid_catalogue);
+        for (const auto& m : s.meanings) fnd.add("Xid catalogue", m);
+        fnd.fix = fmt::format("{}", fmt::join(s.actions, " "));
+        fnd.impact = s.fail ? "A GPU whose NVLinks report fatal errors has links down: collectives between its GPUs fall back to slower paths or the job fails."
+                            : "The NVLink errors were corrected (the lines say Nonfatal): retries cost bandwidth; a rising rate comes before fatal ones.";
+      });
+}
+
+std::vector<Finding> sxid(facts::Facts& f, const core::Thresholds&) {
+  return per_subject(
+      f, "gpu.nvswitch_sxid", layer::gpu, "NVSwitch SXid",
+      [](const KernelEvent& e) { return e.kind == KernelEventKind::sxid; }, bdf_subject,
+      [&](Finding& fnd, const std::string& bdf, const Group& g) {
+        std::map<long, std::size_t> counts;
+        std::size_t fatal = 0;
+        for (const auto* e : g.events) {
+          ++counts[e->code];
+          fatal += e->fatal ? 1 : 0;
+        }
+        std::vector<std::string> parts;
+        parts.reserve(counts.size());
+        for (const auto& [code, n] : counts) parts.push_back(fmt::format("SXid {} x{}", code, n));
+        fnd.status = fatal ? Status::fail : Status::warn;
+        fnd.title = fmt::format("NVSwitch {}: {} ({} fatal)", bdf, fmt::join(parts, ", "), fatal);
+        fnd.fix = fatal ? "A fatal SXid leaves the NVSwitch (and the GPUs behind it) unusable until it is reset: drain the node, reset the GPUs "
+                          "and switches (or reboot) and restart Fabric Manager; replace the switch tray or baseboard when it recurs."
+                        : "Non-fatal SXids are corrected by the switch: watch how often they come (`nvidia-smi nvlink -e`), and check the "
+                          "NVLink fabric (cables/trays) when they repeat.";
+        fnd.impact = "NVLink traffic through this switch is retried or stopped: collectives between the node's GPUs slow down or fail.";
+      });
+}
+
+}  // namespace
+}  // namespace gpu_xid_checks
+
+void add_gpu_xid(core::Registry& r) {
+  using namespace gpu_xid_checks;
+  static const std::string xid_rule =
+      std::string("Per GPU (subject: the PCI address in the NVRM line), the NVIDIA Xids in the kernel log other than 79 (gpu.fallen_off_bus) and the NVLink ones (gpu.nvlink_xid), each named with the resolution NVIDIA's Xid catalogue gives it (data/kb/xid.yaml: ") +
+      core::builtin_kb().xid_catalogue +
+      "; the evidence names this version): `fail` when one needs service (RESET_GPU, RESTART_BM, RESTART_VM, the Xid 48 workflow: 46, 48, 62, 64, 95, 109, 110, 119, 136, 155, 156, 158, ...), or its line says so itself (an Xid 154 whose new recovery action is not None, 'RST: Yes'); `warn` for RESTART_APP, IGNORE, CONTACT_SUPPORT and the other buckets, for Xid 154 changed to None, and for numbers not in the catalogue; `pass` when the log has none." +
+      kernel_log::skip_rule();
+  r.add({.id = "gpu.xid",
+         .layer = layer::gpu,
+         .summary = "no NVIDIA Xid in the kernel log (each named with NVIDIA's meaning and action)",
+         .rule = xid_rule,
+         .fix = "What NVIDIA's catalogue recommends for the Xid: restart the application, reset the GPU, or drain the node and service the GPU.",
+         .reads = kernel_log::log_reads(),
+         .params = {},
+         .run = xid});
+  static const std::string fob_rule =
+      std::string("Per GPU: `fail` when the kernel log says it fell off the bus (Xid 79, or the driver's 'GPU has fallen off the bus' lines, its three-line 'The NVIDIA GPU <address> / ... / fallen off the bus' report counted on the GPU its first line names); `pass` when it never does.") + kernel_log::skip_rule();
+  r.add({.id = "gpu.fallen_off_bus",
+         .layer = layer::gpu,
+         .summary = "no GPU fell off the bus (Xid 79)",
+         .rule = fob_rule,
+         .fix = "Drain and reboot the node; check the GPU's seating, power and cooling; replace it when it recurs.",
+         .reads = kernel_log::log_reads(),
+         .params = {},
+         .run = fallen_off_bus});
+  static const std::string nvl_rule =
+      std::string("Per GPU: the NVLink error Xids (74, and 144-150 on Blackwell): `fail` when one is fatal (the line says Fatal, or says nothing and the catalogue's NVLink workflow applies), `warn` when every line says Nonfatal (corrected); `pass` when the log has none.") + kernel_log::skip_rule();
+  r.add({.id = "gpu.nvlink_xid",
+         .layer = layer::gpu,
+         .summary = "no NVLink error Xid in the kernel log",
+         .rule = nvl_rule,
+         .fix = "Drain the node and reset the GPUs of the link; check the NVLink connections and NVSwitches when it recurs.",
+         .reads = kernel_log::log_reads(),
+         .params = {},
+         .run = nvlink});
+  static const std::string sxid_rule =
+      std::string("Per NVSwitch (subject: its PCI address): `fail` when the kernel log has a Fatal SXid, `warn` for non-fatal SXids; one report (its head line and the Severity and Data lines after it) is one event; `pass` when it has none.") + kernel_log::skip_rule();
+  r.add({.id = "gpu.nvswitch_sxid",
+         .layer = layer::gpu,
+         .summary = "no NVSwitch SXid in the kernel log",
+         .rule = sxid_rule,
+         .fix = "Fatal: drain, reset the switches and GPUs (or reboot), restart Fabric Manager; non-fatal: watch the rate, check the fabric.",
+         .reads = kernel_log::log_reads(),
+         .params = {},
+         .run = sxid});
+}
+
+}  // namespace perfgap::checks
