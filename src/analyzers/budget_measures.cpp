@@ -76,7 +76,7 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       }
     }
   }
-  if (x.id == "profile.exposed_comm" && x.subject == "all") {
+  if (x.id == "profile.exposed_comm" && (x.subject == "all" || budget_metric(x, "all_communication").value_or(0) == 1)) {
     auto pct = budget_metric(x, "exposed_pct_of_iter");
     if (pct && (!m.exposed_pct.found || *pct > m.exposed_pct.value)) {
       m.exposed_pct.more(*pct, at);

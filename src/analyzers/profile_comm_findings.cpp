@@ -552,7 +552,14 @@ std::vector<Finding> exposed_comm_findings(const DigestFindingInputs& in) {
     out.push_back(std::move(f));
   } else {
     for (int c : in.colls) out.push_back(exposed_comm_finding(in, c));
-    out.push_back(exposed_comm_finding(in, 0));
+    if (in.colls.size() == 1) {
+      // One kind is all the communication: its finding is the total too (all_communication 1),
+      // not a second one with the same figures and warning.
+      out.back().metric("all_communication", 1);
+      out.back().title += " (all the communication)";
+    } else {
+      out.push_back(exposed_comm_finding(in, 0));
+    }
   }
   return out;
 }
