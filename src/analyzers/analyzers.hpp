@@ -219,6 +219,10 @@ struct ProfileFigures {
   double compute_ms = 0, comm_all_ms = 0, exposed_all_ms = 0, idle_ms = 0;
   std::array<bool, kCommSlots> present{};
   std::array<double, kCommSlots> comm_ms{}, exposed_ms{};
+  // What run it is: its GPUs' models (sorted, unique; where the trace names them) and the job's
+  // world size (where recorded; -1 not), so that a reference of another job is said to be one.
+  std::vector<std::string> gpu_models;
+  std::int64_t world = -1;
 };
 struct ProfileOptions {
   std::string iteration_range;                 // --iteration-range NAME; empty: ProfilerStep#N, step-like ranges, the period

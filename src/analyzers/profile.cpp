@@ -37,10 +37,33 @@ std::string every(const Analysis& an) { return an.iterations ? "every iteration"
 
 }  // namespace
 
+namespace {
+
+// "rank 1 GPU 1 (Tesla V100-SXM2-32GB)" -> "Tesla V100-SXM2-32GB"; "" where the label names none.
+std::string gpu_model_of(std::string_view label) {
+  const auto open = label.find(" (");
+  const auto close = open == std::string_view::npos ? open : label.find(')', open);
+  return close == std::string_view::npos ? std::string() : std::string(label.substr(open + 2, close - open - 2));
+}
+
+// The run a digest is of: its GPU models and its world size (profile.compare's same-job test).
+void run_identity(const Digest& d, std::vector<std::string>& models, std::int64_t& world) {
+  std::set<std::string> seen;
+  for (const auto& g : d.gpus)
+    if (auto m = gpu_model_of(g.label); !m.empty()) seen.insert(m);
+  models.assign(seen.begin(), seen.end());
+  world = d.job.world;
+  for (const auto& [k, v] : d.system)
+    if (k == "world_size" && world < 0) world = std::atoll(v.c_str());
+}
+
+}  // namespace
+
 ProfileFigures profile_figures(const Profile& profile, const ProfileOptions& o) {
   auto d = digest(profile, o);
   auto an = analyze(d, o);
   ProfileFigures f;
+  run_identity(d, f.gpu_models, f.world);
   f.iterations = an.iterations;
   f.iteration_ms = ms(an.per_iter.len);  // the one iteration of every report (profile.iterations)
   f.iteration_ms_mean = ms(an.per_iter.len);
@@ -471,6 +494,21 @@ Finding compare_finding(const DigestFindingInputs& in) {
     f.status = ratio < o.threshold ? report::Status::fail : report::Status::pass;
     f.title = fmt::format("iteration {:.2f} ms against {:.2f} ms in {} ({:.1f}% of the reference pace{})", mea_iter, r.iteration_ms, o.reference_source,
                           100 * ratio, ratio < o.threshold ? fmt::format(", below {:.0f}%", 100 * o.threshold) : "");
+    // A reference of another job (other GPUs, another world size) says how two runs differ,
+    // not that this one regressed: no verdict, the rows kept.
+    std::vector<std::string> models;
+    std::int64_t world = -1;
+    run_identity(in.p, models, world);
+    std::vector<std::string> other;
+    if (!models.empty() && !r.gpu_models.empty() && models != r.gpu_models)
+      other.push_back(fmt::format("GPUs {} here, {} in the reference", fmt::join(models, " + "), fmt::join(r.gpu_models, " + ")));
+    if (world > 0 && r.world > 0 && world != r.world) other.push_back(fmt::format("world size {} here, {} in the reference", world, r.world));
+    if (!other.empty()) {
+      f.status = report::Status::skip;
+      f.title = fmt::format("the reference is another job ({}): iteration {:.2f} ms against {:.2f} ms in {} compares two setups, not a regression",
+                            fmt::join(other, "; "), mea_iter, r.iteration_ms, o.reference_source);
+      for (const auto& w : other) f.add(o.reference_source, w, "the same GPUs and world size");
+    }
     if (f.status == report::Status::fail) {
       f.fix = "the rows above say where the time went: a collective that grew points to the network (profile.exposed_comm, perfgap sweep), compute that grew to the GPUs or clocks, idle that grew to the host (profile.launch_bound)";
       f.impact = fmt::format("{:.2f} ms more per iteration than the reference", mea_iter - r.iteration_ms);

@@ -265,6 +265,31 @@ TEST(ProfileFindings, CompareAgainstAReference) {
   EXPECT_NEAR(metric(fast, "reference_ms.ReduceScatter"), 15, 1e-6);
 }
 
+// A reference of another job (other GPU models) gives no verdict: the field's HTA pair (a
+// 2-rank V100 trace against rank 3 of an 8-rank A100 job) read "62.4% of the reference pace".
+TEST(ProfileFindings, AReferenceOfAnotherJobIsNoVerdict) {
+  auto scenario = gen::exposed_comm(2, 5, 15, 5);
+  auto other = fixture::profile_from_nsys(scenario);
+  scenario.gpu_name = "NVIDIA A100-SXM4-80GB";
+  auto a100 = fixture::profile_from_nsys(scenario);
+  auto before = fixture::profile_from_nsys(gen::exposed_comm(2, 5, 30, 15));
+  analyzers::ProfileOptions o;
+  const auto ref_a100 = analyzers::profile_figures(a100, o);
+  EXPECT_EQ(ref_a100.gpu_models, std::vector<std::string>{"NVIDIA A100-SXM4-80GB"});
+  o.reference = &ref_a100;
+  o.reference_source = "a100.sqlite";
+  auto fs = run(before, o);
+  const auto& c = find(fs, "profile.compare");
+  EXPECT_EQ(c.status, Status::skip) << c.title;
+  EXPECT_NE(c.title.find("another job"), std::string::npos) << c.title;
+  EXPECT_NE(c.title.find("NVIDIA A100-SXM4-80GB in the reference"), std::string::npos) << c.title;
+  EXPECT_NEAR(metric(c, "pct_of_reference"), 75, 1e-6);  // the rows and figures are kept
+  // The same GPUs: the verdict as before.
+  const auto ref_same = analyzers::profile_figures(other, {});
+  o.reference = &ref_same;
+  EXPECT_EQ(find(run(before, o), "profile.compare").status, Status::fail);
+}
+
 // Issue 42 item 7: a GPU that copies 28.4 ms of every 29.3 ms iteration with no kernel running
 // passed every finding (no idle: copies are activity). profile.copies says the share by
 // direction and host memory, from the generator's schedule, in every format and schema.
