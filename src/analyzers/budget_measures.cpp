@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -140,9 +141,14 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       if (k.starts_with("wait_us_per_op.") && std::isfinite(v) && v > 0) lr.wait_us_per_op[k.substr(15)] = v;
     if (!lr.wait_us_per_op.empty()) m.late_ranks.push_back(std::move(lr));
   }
-  if (x.id == "profile.exposed_comm" && x.subject != "all")
+  if (x.id == "profile.exposed_comm" && x.subject != "all") {
     if (auto k = budget_metric(x, "kernels_per_iter"); k && *k > 0 && !m.kernels_per_iter.count(x.subject))
       m.kernels_per_iter[x.subject] = {*k, at};
+    const auto bytes = budget_metric(x, "msg_bytes"), kernels = budget_metric(x, "kernels");
+    const double exposed = budget_metric(x, "exposed_ms_per_iter").value_or(0);
+    if (bytes && kernels && *bytes > 0 && *kernels > 0 && (!m.job_message || exposed > m.job_message->exposed_ms))
+      m.job_message = BudgetMeasures::JobMessage{x.subject, at, *bytes / *kernels, exposed};
+  }
   if (x.id == "profile.iterations" && !m.profile_iter_ms.found)
     if (auto v = budget_metric(x, "iteration_ms"); v && *v > 0 && budget_metric(x, "iterations").value_or(0) >= 1) m.profile_iter_ms.more(*v, at);
   if (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw")
@@ -150,6 +156,14 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
         m.busbw_ratio.less(std::min(1.0, *r), at);
         m.busbw_nodes = budget_measured_nodes(x);
+        m.busbw_ratio_by_size.clear();
+        for (const auto& [k, v] : x.metrics)
+          if (k.starts_with("ratio.") && std::isfinite(v) && v > 0) {
+            double bytes = 0;
+            if (std::from_chars(k.data() + 6, k.data() + k.size(), bytes).ec == std::errc() && bytes > 0)
+              m.busbw_ratio_by_size.push_back({bytes, v, budget_metric(x, "busbw_gbps." + k.substr(6)).value_or(0)});
+          }
+        std::sort(m.busbw_ratio_by_size.begin(), m.busbw_ratio_by_size.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
         m.busbw = budget_metric(x, "max_busbw_gbps").value_or(0);
         if (auto ref = budget_metric(x, "reference_peak_busbw_gbps")) {
           m.busbw_basis = *ref;
@@ -161,6 +175,50 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       }
     }
 }
+
+namespace {
+
+// The collective measurement's ratio where the job's collectives are: at the job's mean
+// message size (the nearest size measured, on a log scale) where a profile gives one; else
+// `found` false and, when the sizes disagree with the peak, `how` says that the peak's ratio
+// is a lower bound of the cost (a 2-node run at 100% of its reference at 16 GiB and at 25-91%
+// from 1 MiB to 512 MiB read "0.0 points").
+struct SizedRatio {
+  bool found = false;
+  double ratio = 1;
+  std::string how;
+};
+SizedRatio collective_ratio_at_job_size(const BudgetMeasures& m) {
+  SizedRatio out;
+  const auto& sizes = m.busbw_ratio_by_size;
+  if (sizes.empty()) return out;
+  const auto size_text = [](double b) {
+    return b >= 1024.0 * 1024 * 1024 ? fmt::format("{:g} GiB", b / (1024.0 * 1024 * 1024))
+           : b >= 1024.0 * 1024      ? fmt::format("{:g} MiB", b / (1024.0 * 1024))
+                                     : fmt::format("{:g} KiB", b / 1024.0);
+  };
+  if (m.job_message) {
+    const double want = std::log(m.job_message->bytes);
+    const auto* best = &sizes.front();
+    for (const auto& s : sizes)
+      if (std::fabs(std::log(s.bytes) - want) < std::fabs(std::log(best->bytes) - want)) best = &s;
+    out.found = true;
+    out.ratio = std::min(1.0, best->ratio);
+    out.how = fmt::format("the job's {} messages average {} ({}: msg_bytes / kernels); at {} the measurement's busbw is {}{:.1f}% of {}{}",
+                          m.job_message->coll, size_text(m.job_message->bytes), m.job_message->where, size_text(best->bytes),
+                          best->busbw_gbps > 0 ? fmt::format("{:.1f} GB/s, ", best->busbw_gbps) : "", 100 * out.ratio, m.busbw_basis_name,
+                          best->busbw_gbps > 0 ? fmt::format(" {:.1f} GB/s", best->busbw_gbps / best->ratio) : "");
+    return out;
+  }
+  const auto worst = std::min_element(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.ratio < b.ratio; });
+  if (worst->ratio < 0.95 && m.busbw_ratio.value >= 0.95 && m.exposed_pct.found)
+    out.how = fmt::format("; that is the peak's ratio: at {} it is {:.1f}%, which would make it {:.1f} points, and the job's message sizes are not "
+                          "in the inputs (an analyze report of its Kineto trace gives them: profile.exposed_comm msg_bytes)",
+                          size_text(worst->bytes), 100 * worst->ratio, m.exposed_pct.value * (1 - worst->ratio));
+  return out;
+}
+
+}  // namespace
 
 namespace {
 
@@ -250,13 +308,21 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
     how = fmt::format("{:.1f}% of memory remote ({}); scaled by the public case ({:g}% remote cost {:g} points): {:.1f} points", m.remote_pct.value,
                       m.remote_pct.where, k.case_measured, k.case_cost, e);
   } else if (k.estimate == "collective" && m.exposed_pct.found && m.busbw_ratio.found) {
-    const double r = m.busbw_ratio.value;
+    double r = m.busbw_ratio.value;
+    const auto sized = collective_ratio_at_job_size(m);
+    if (sized.found) r = sized.ratio;
     e = m.exposed_pct.value * (1 - r);
     const double iter_ms = m.exposed_pct.value > 0 ? m.exposed_ms * 100 / m.exposed_pct.value : 0;
-    how = fmt::format("communication not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); busbw {:.1f} GB/s, {:.1f}% of {} "
-                      "{:.1f} GB/s ({}): at that bandwidth the exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points",
-                      m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, m.busbw, 100 * r, m.busbw_basis_name, m.busbw_basis,
-                      m.busbw_ratio.where, m.exposed_ms * r, m.exposed_ms * (1 - r), e);
+    if (sized.found)
+      how = fmt::format("communication not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); {} ({}): at that bandwidth the "
+                        "exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points",
+                        m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, sized.how, m.busbw_ratio.where, m.exposed_ms * r,
+                        m.exposed_ms * (1 - r), e);
+    else
+      how = fmt::format("communication not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); busbw {:.1f} GB/s, {:.1f}% of {} "
+                        "{:.1f} GB/s ({}): at that bandwidth the exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points{}",
+                        m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, m.busbw, 100 * r, m.busbw_basis_name, m.busbw_basis,
+                        m.busbw_ratio.where, m.exposed_ms * r, m.exposed_ms * (1 - r), e, sized.how);
   } else if (k.estimate == "slowest_node" && m.slow_node_step_pct.found) {
     e = m.slow_node_step_pct.value;
     how = fmt::format("{} ({}): every step waits for it, so the job runs {:.1f}% below the fleet's median pace", m.slow_node_step_how,

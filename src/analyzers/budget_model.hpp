@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -80,6 +81,18 @@ struct BudgetMeasures {
   std::vector<LateRank> late_ranks;
   std::map<std::string, std::pair<double, std::string>> kernels_per_iter;  // collective -> (per GPU and iteration, where)
   BudgetMeasure profile_iter_ms;
+  // busbw_ratio's measurement by size (its ratio to its basis, its busbw), by size, where it has one,
+  // and the job's collective with the most exposed time with its mean message size
+  // (profile.exposed_comm msg_bytes / kernels): the ratio at the job's size, not the peak's.
+  struct SizeRatio {
+    double bytes = 0, ratio = 0, busbw_gbps = 0;  // busbw_gbps 0: not given
+  };
+  std::vector<SizeRatio> busbw_ratio_by_size;
+  struct JobMessage {
+    std::string coll, where;
+    double bytes = 0, exposed_ms = 0;
+  };
+  std::optional<JobMessage> job_message;
   double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
   std::string busbw_basis_name;
   // perfgap whatif's changes: per id, the largest share of the step one change saves, replayed

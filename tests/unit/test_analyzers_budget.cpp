@@ -446,6 +446,37 @@ TEST(AnalyzersBudget, AnInspectorLateRankIsMeasuredByAProfilesCollectivesPerIter
   EXPECT_NE(why->observed.find("a profile of one rank of the job"), std::string::npos) << why->observed;
 }
 
+// nccl-tests at 100% of its reference at its peak size and at 25% at 1 MiB: the collective
+// cause is priced at the job's message size where a profile gives it (msg_bytes / kernels),
+// and otherwise the peak's "0 points" says it is a lower bound and what the smallest size gives.
+TEST(AnalyzersBudget, TheCollectiveRatioIsTakenAtTheJobsMessageSize) {
+  perfgap::compare::ReportView nt;
+  nt.kind = "analyze";
+  auto bw = budget_rf("nccl_tests.busbw", Status::fail, "nt.txt");
+  bw.metrics = {{"peak_ratio", 1.008}, {"max_busbw_gbps", 487}, {"reference_peak_busbw_gbps", 483}, {"ratio.1048576", 0.25},
+                {"ratio.67108864", 0.6}, {"ratio.17179869184", 1.008}};
+  nt.findings = {bw};
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto all = budget_rf("profile.exposed_comm", Status::warn, "AllReduce");
+  all.metrics = {{"exposed_pct_of_iter", 20}, {"exposed_ms_per_iter", 70}, {"all_communication", 1}};
+  prof.findings = {all};
+  auto peak = explain_budget({{"nt.json", nt}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(80));
+  EXPECT_NEAR(budget_metric(peak, "step.collective_bandwidth.estimate_pct"), 0, 1e-9);
+  const auto* c = budget_evidence(peak, "collective_bandwidth");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("that is the peak's ratio: at 1 MiB it is 25.0%, which would make it 15.0 points"), std::string::npos) << c->observed;
+  // The profile's AllReduce moves 64 MiB per kernel: the 64 MiB ratio, (1 - 0.6) x 20%.
+  all.metrics.emplace_back("msg_bytes", 64.0 * 1024 * 1024 * 10);
+  all.metrics.emplace_back("kernels", 10);
+  prof.findings = {all};
+  auto sized = explain_budget({{"nt.json", nt}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(80));
+  EXPECT_NEAR(budget_metric(sized, "step.collective_bandwidth.estimate_pct"), 20 * (1 - 0.6), 1e-9);
+  c = budget_evidence(sized, "collective_bandwidth");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("the job's AllReduce messages average 64 MiB"), std::string::npos) << c->observed;
+}
+
 // analyze nccl-inspector's busbw against the NICs is measured as nccl-tests' is; the RAS
 // findings of a stopped job are one cause, without an estimate.
 TEST(AnalyzersBudget, NcclInspectorBusbwAndRasFindingsEnterTheBudget) {
