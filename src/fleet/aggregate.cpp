@@ -260,10 +260,10 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
       }
     }
   // The printed key of each compared metric, in a stable order for the findings.
-  std::map<std::string, const std::vector<Sample>*> by_key;
+  std::map<std::string, std::pair<const std::vector<Sample>*, double>> by_key;  // and the metric's absolute floor
   for (const auto& [k, samples] : samples_of) {
     if (samples.size() < rule.min_nodes) continue;
-    by_key.emplace(format_key(k.id, k.metric, k.subject), &samples);
+    by_key.emplace(format_key(k.id, k.metric, k.subject), std::make_pair(&samples, absolute_floor(k.metric)));
   }
   struct Hit {
     std::uint32_t node;
@@ -275,12 +275,13 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
   std::vector<Hit> hits;
   std::size_t compared = by_key.size();
   std::vector<double> xs;
-  for (const auto& [key, samples] : by_key) {
+  for (const auto& [key, entry] : by_key) {
+    const auto& [samples, floor] = entry;
     xs.clear();
     for (const auto& s : *samples) xs.push_back(s.value);
     auto sp = spread(xs);
     for (const auto& s : *samples)
-      if (is_outlier(s.value, *sp, rule)) hits.push_back({s.node, &key, s.value, *sp, samples->size()});
+      if (is_outlier(s.value, *sp, rule, floor)) hits.push_back({s.node, &key, s.value, *sp, samples->size()});
   }
   if (compared == 0)
     return {make("fleet.outliers", Status::skip, "",

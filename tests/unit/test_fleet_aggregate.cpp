@@ -85,6 +85,17 @@ TEST(FleetOutliers, NamesNodeMetricValueAndMedian) {
   EXPECT_NE(o[1].title.find("fleet median"), std::string::npos);
 }
 
+// Field reports: one node's cpu.steal.steal_pct 0.006 among nodes at 0 (MAD 0) was flagged
+// against a check limit of 2%; under one percentage point is no outlier.
+TEST(FleetOutliers, NegligiblePercentOverZeroMedianIsNoOutlier) {
+  auto nodes = fleet_of(12, [](std::size_t i, fleetgen::NodeSpec& s) {
+    s.metrics["cpu.steal.steal_pct"] = i == 3 ? 0.006 : 0.0;
+  });
+  auto o = outliers(nodes, {});
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].status, Status::pass) << o[0].title;
+}
+
 TEST(FleetOutliers, NoOutlierPassesAndTooFewNodesSkips) {
   auto nodes = fleet_of(10);
   auto o = outliers(nodes, {});
