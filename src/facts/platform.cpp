@@ -165,6 +165,14 @@ Avail<KernelLog> read_kernel_log(Facts& f) {
   if (const auto& path = f.options().dmesg_path) {
     auto text = sys::Sysroot::live().read(*path, kMax);
     if (!text) return missing("--dmesg " + describe(text.error()));
+    // A file given by hand may be anything (a perf.data, an NCCL log): it stands for the
+    // kernel log only when some line has a kernel log's layout; else every check of the log
+    // would pass on a file that holds none.
+    if (sys::trim_ws(*text).empty()) return missing(*path + ": empty");
+    const auto records = parsers::parse_kernel_records(*text);
+    if (std::none_of(records.begin(), records.end(), [](const parsers::KernelRecord& r) { return r.layout; }))
+      return missing(*path + ": not a kernel log: no line in a kernel-log layout (dmesg \"[ 12.345678] ...\", dmesg -T, "
+                     "journalctl -k or syslog \"Mon DD HH:MM:SS host kernel: ...\", /dev/kmsg records, ISO stamps)");
     return kernel_log_of(*path, *text, nullptr);
   }
   const auto& root = f.root();

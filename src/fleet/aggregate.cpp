@@ -37,6 +37,39 @@ std::string number(double v) { return fmt::format("{:.6g}", v); }
 
 }  // namespace
 
+namespace {
+
+// What a report says of its machine: its CPU model and architecture ("" when not said).
+struct Machine {
+  std::string cpu, arch;
+  bool known() const { return !cpu.empty() || !arch.empty(); }
+  // Two machines are told apart only by what both reports say.
+  bool same(const Machine& o) const { return (cpu.empty() || o.cpu.empty() || cpu == o.cpu) && (arch.empty() || o.arch.empty() || arch == o.arch); }
+  void fill(const Machine& o) {
+    if (cpu.empty()) cpu = o.cpu;
+    if (arch.empty()) arch = o.arch;
+  }
+};
+
+Machine machine_fields(const NodeReport& r) {
+  Machine m;
+  auto cpu = r.settings.find("cpu_model");
+  if (cpu != r.settings.end() && cpu->second != report::kSettingUnknown) m.cpu = cpu->second;
+  if (r.arch != report::kSettingUnknown) m.arch = r.arch;
+  return m;
+}
+
+std::string describe_machine(const Machine& m) {
+  std::string out;
+  if (!m.cpu.empty()) out = "cpu_model " + m.cpu;
+  if (!m.arch.empty()) out += (out.empty() ? "arch " : ", arch ") + m.arch;
+  return out;
+}
+
+}  // namespace
+
+std::string machine_of(const NodeReport& r) { return describe_machine(machine_fields(r)); }
+
 Fleet dedupe_nodes(std::vector<NodeReport> reports) {
   // Input order breaks ties, so remember it before sorting by name.
   std::vector<std::size_t> order(reports.size());
@@ -50,21 +83,77 @@ Fleet dedupe_nodes(std::vector<NodeReport> reports) {
   };
   Fleet fleet;
   fleet.nodes.reserve(reports.size());
+  std::vector<NodeReport> renamed;  // NAME#2...: sorted in with the others at the end
   std::size_t i = 0;
   while (i < order.size()) {
     std::size_t end = i + 1;
     while (end < order.size() && reports[order[end]].name == reports[order[i]].name) ++end;
-    std::size_t keep = order[i];
-    for (std::size_t j = i + 1; j < end; ++j)
-      if (newer(order[j], keep)) keep = order[j];
-    for (std::size_t j = i; j < end; ++j)
-      if (order[j] != keep)
-        fleet.superseded.push_back({reports[keep].name, reports[keep].file, reports[keep].generated_at, reports[order[j]].file,
-                                    reports[order[j]].generated_at});
-    fleet.nodes.push_back(std::move(reports[keep]));
+    // The machines among the reports of this name, in input order; a report that does not say
+    // its machine belongs to the first.
+    std::vector<Machine> machines;
+    std::vector<std::vector<std::size_t>> members;
+    for (std::size_t j = i; j < end; ++j) {
+      auto m = machine_fields(reports[order[j]]);
+      std::size_t k = 0;
+      if (m.known())
+        k = static_cast<std::size_t>(std::find_if(machines.begin(), machines.end(), [&](const Machine& x) { return x.same(m); }) - machines.begin());
+      if (k == machines.size()) {
+        machines.push_back(m);
+        members.emplace_back();
+      } else {
+        machines[k].fill(m);
+      }
+      members[k].push_back(order[j]);
+    }
+    std::string first_file;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const auto& group = members[k];
+      std::size_t keep = group[0];
+      for (std::size_t j = 1; j < group.size(); ++j)
+        if (newer(group[j], keep)) keep = group[j];
+      const std::string name = reports[keep].name;
+      const std::string kept_as = k == 0 ? name : fmt::format("{}#{}", name, k + 1);
+      for (auto j : group)
+        if (j != keep)
+          fleet.superseded.push_back({kept_as, reports[keep].file, reports[keep].generated_at, reports[j].file, reports[j].generated_at});
+      if (k == 0) {
+        first_file = reports[keep].file;
+        fleet.nodes.push_back(std::move(reports[keep]));
+      } else {
+        fleet.clashes.push_back({name, kept_as, reports[keep].file, describe_machine(machines[k]), first_file, describe_machine(machines[0])});
+        reports[keep].name = kept_as;
+        renamed.push_back(std::move(reports[keep]));
+      }
+    }
     i = end;
   }
+  if (!renamed.empty()) {
+    for (auto& r : renamed) fleet.nodes.push_back(std::move(r));
+    std::stable_sort(fleet.nodes.begin(), fleet.nodes.end(), [](const NodeReport& a, const NodeReport& b) { return a.name < b.name; });
+  }
   return fleet;
+}
+
+std::vector<Finding> node_names(const Fleet& fleet) {
+  std::vector<Finding> out;
+  for (std::size_t i = 0; i < fleet.clashes.size();) {
+    std::size_t end = i;
+    while (end < fleet.clashes.size() && fleet.clashes[end].name == fleet.clashes[i].name) ++end;
+    const auto& c = fleet.clashes[i];
+    std::string as = c.name;
+    for (std::size_t j = i; j < end; ++j) as += ", " + fleet.clashes[j].kept_as;
+    Finding f = make("fleet.node_names", Status::warn, c.name,
+                     fmt::format("{} different machines report the node name {}: kept apart as {}, not deduplicated", end - i + 1, c.name, as));
+    f.add(c.first_file, fmt::format("{} ({})", c.name, c.first_machine.empty() ? "machine not said" : c.first_machine));
+    for (std::size_t j = i; j < end; ++j)
+      f.add(fleet.clashes[j].file, fmt::format("{} ({})", fleet.clashes[j].kept_as, fleet.clashes[j].machine));
+    f.fix = "Give each machine its own name: run `perfgap check` on the node itself (its hostname), or capture a tree with its "
+            "hostname (proc/sys/kernel/hostname); a name from a folder (fsroot, a fixture) is no node's.";
+    f.metric("machines", static_cast<double>(end - i + 1));
+    out.push_back(std::move(f));
+    i = end;
+  }
+  return out;
 }
 
 Finding node_failures(const Fleet& fleet) {
@@ -260,10 +349,10 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
       }
     }
   // The printed key of each compared metric, in a stable order for the findings.
-  std::map<std::string, const std::vector<Sample>*> by_key;
+  std::map<std::string, std::pair<const std::vector<Sample>*, double>> by_key;  // and the metric's absolute floor
   for (const auto& [k, samples] : samples_of) {
     if (samples.size() < rule.min_nodes) continue;
-    by_key.emplace(format_key(k.id, k.metric, k.subject), &samples);
+    by_key.emplace(format_key(k.id, k.metric, k.subject), std::make_pair(&samples, absolute_floor(k.metric)));
   }
   struct Hit {
     std::uint32_t node;
@@ -275,12 +364,13 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
   std::vector<Hit> hits;
   std::size_t compared = by_key.size();
   std::vector<double> xs;
-  for (const auto& [key, samples] : by_key) {
+  for (const auto& [key, entry] : by_key) {
+    const auto& [samples, floor] = entry;
     xs.clear();
     for (const auto& s : *samples) xs.push_back(s.value);
     auto sp = spread(xs);
     for (const auto& s : *samples)
-      if (is_outlier(s.value, *sp, rule)) hits.push_back({s.node, &key, s.value, *sp, samples->size()});
+      if (is_outlier(s.value, *sp, rule, floor)) hits.push_back({s.node, &key, s.value, *sp, samples->size()});
   }
   if (compared == 0)
     return {make("fleet.outliers", Status::skip, "",
@@ -526,6 +616,7 @@ std::vector<report::NodeStanding> node_standings(const Fleet& fleet) {
 std::vector<Finding> aggregate(const Fleet& fleet, const std::vector<Unreadable>& bad, const OutlierRule& rule) {
   std::vector<Finding> out;
   out.push_back(node_failures(fleet));
+  for (auto& f : node_names(fleet)) out.push_back(std::move(f));
   for (auto& f : hardware(fleet.nodes)) out.push_back(std::move(f));
   out.push_back(drain(fleet.nodes));
   for (auto& f : drift(fleet.nodes)) out.push_back(std::move(f));

@@ -19,14 +19,37 @@ struct Superseded {
   std::string dropped_file, dropped_generated_at;
 };
 
+// A node name that reports of different machines share (a fallback name: a tree without a
+// hostname is named after its folder, "fsroot"): each machine kept, the later ones renamed.
+struct NameClash {
+  std::string name;      // the name the reports share
+  std::string kept_as;   // "fsroot#2" (the first machine keeps "fsroot")
+  std::string file;      // the report kept under kept_as
+  std::string machine;   // what tells it apart: "cpu_model Intel(R) Core(TM) i7-8650U, arch x86_64"
+  std::string first_file, first_machine;  // the report kept under `name`, and its machine
+};
+
 struct Fleet {
   std::vector<NodeReport> nodes;  // one per node.name, sorted by name
   std::vector<Superseded> superseded;
+  std::vector<NameClash> clashes;
 };
 
-// One report per node.name: the newest generated_at wins (a time that does not parse counts
-// as oldest); with equal times the later input wins.
+// The machine a report describes, as far as it tells: settings.cpu_model and node.arch
+// ("cpu_model X, arch Y"; "" when it says neither). Two reports of one name are two machines
+// when a field both say differs.
+std::string machine_of(const NodeReport& r);
+
+// One report per node: the newest generated_at wins (a time that does not parse counts as
+// oldest); with equal times the later input wins. Reports of one node.name that describe
+// different machines (a field of machine_of that both say differs) are not one node: the first machine in input
+// order keeps the name, the others become NAME#2, NAME#3, ... (each still deduplicated),
+// listed in `clashes` for fleet.node_names.
 Fleet dedupe_nodes(std::vector<NodeReport> reports);
+
+// fleet.node_names: one warn per name that different machines' reports share (subject: the
+// name), naming each machine's report and the name it was kept under; none when no name clashes.
+std::vector<report::Finding> node_names(const Fleet& fleet);
 
 // fleet.node_failures: fail when a node has a fail finding; evidence groups the nodes by their
 // set of failing ids (hostlist + ids), and names superseded duplicate reports.

@@ -93,6 +93,7 @@ tl::expected<NodeReport, std::string> node_report(const report::ReadReport& r, c
     // the loader names it from its file.
     out.name = r.node->name.value_or("");
     out.kernel = r.node->kernel.value_or("");
+    out.arch = r.node->arch.value_or("");
     keep_entries(r.node->settings, out.settings, false);
     keep_entries(r.node->environment, out.environment, true);
     keep_entries(r.node->nccl_conf, out.nccl_conf, true);

@@ -58,6 +58,7 @@ struct NodeReport {
   std::string generated_at;  // as written
   std::optional<long long> generated_unix;  // generated_at in seconds, when it parses
   std::string kernel;
+  std::string arch;  // node.arch: with settings.cpu_model, which machine the report is of
   report::StringMap settings;
   report::StringMap environment;  // NCCL_ and UCX_ entries only: what fleet.drift compares
   report::StringMap nccl_conf;    // same

@@ -33,10 +33,18 @@ std::optional<double> modified_z(double x, const Spread& s) {
   return 0.6745 * (x - s.median) / s.mad;
 }
 
-bool is_outlier(double x, const Spread& s, const OutlierRule& rule) {
+double absolute_floor(std::string_view metric) {
+  for (std::string_view unit : {"_pct", "_percent"})
+    if (metric.ends_with(unit)) return 1.0;
+  for (std::string_view unit : {"_share", "_ratio", "_fraction"})
+    if (metric.ends_with(unit)) return 0.01;
+  return 0;
+}
+
+bool is_outlier(double x, const Spread& s, const OutlierRule& rule, double abs_floor) {
   double diff = std::fabs(x - s.median);
-  bool beyond_floor = s.median != 0 ? diff > rule.relative_floor * std::fabs(s.median) : diff > 0;
-  if (!beyond_floor) return false;
+  double floor = std::max(rule.relative_floor * std::fabs(s.median), abs_floor);
+  if (!(diff > floor)) return false;
   auto z = modified_z(x, s);
   return !z || std::fabs(*z) > rule.z_threshold;
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 namespace perfgap::fleet {
@@ -25,11 +26,18 @@ struct Spread {
 };
 std::optional<Spread> spread(const std::vector<double>& values);
 
-// Whether `x` is an outlier of a fleet with this spread. With MAD > 0: |M| above the
-// threshold and a difference above the relative floor. MAD = 0 (more than half the nodes
-// share one value, so M is undefined): any value further from the median than the relative
-// floor, or any other value at all when the median is 0.
-bool is_outlier(double x, const Spread& s, const OutlierRule& rule);
+// The least difference from the median that counts, whatever the spread, for a metric of
+// this name, from its unit: 1 (one percentage point) for a percentage ("..._pct",
+// "..._percent"), 0.01 for a share or ratio ("..._share", "..._ratio", "..._fraction"); 0
+// (any difference) otherwise, counts among them.
+double absolute_floor(std::string_view metric);
+
+// Whether `x` is an outlier of a fleet with this spread: further from the median than the
+// floor (the larger of the relative floor times |median| and `absolute_floor`; when both are
+// 0, any difference), and with MAD > 0 |M| above the threshold. MAD = 0 (more than half the
+// nodes share one value, so M is undefined): the floor alone decides, so a steal of 0.006%
+// against a median of 0 is no outlier.
+bool is_outlier(double x, const Spread& s, const OutlierRule& rule, double absolute_floor = 0);
 // M for x; nullopt when MAD is 0.
 std::optional<double> modified_z(double x, const Spread& s);
 

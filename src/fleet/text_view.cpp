@@ -186,6 +186,9 @@ std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, con
   // The nodes to take out for hardware, as fleet.drain names them: what an operator acts on first.
   for (const auto& f : findings)
     if (f.id == "fleet.drain" && f.status == Status::fail) out += line("  " + paint(Status::fail, "to drain") + ": " + report::printable(f.title.substr(f.title.find(": ") + 2)));
+  // Machines that shared a node name, kept apart: the node count above depends on it.
+  for (const auto& f : findings)
+    if (f.id == "fleet.node_names" && f.status == Status::warn) out += line("  " + paint(Status::warn, "same name") + ": " + report::printable(f.title));
   // The measurements' own verdicts and the pace outliers: the fleet's verdict counts them too.
   for (const auto& f : findings) {
     const bool judged = f.status == Status::fail || f.status == Status::warn;

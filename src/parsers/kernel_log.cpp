@@ -9,6 +9,21 @@ namespace perfgap::parsers {
 
 namespace {
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+
+// A line of a binary file, not text: a NUL or another control byte (tab and ESC, a terminal's
+// colours, are text), or more bytes above 0x7f than not.
+bool binary_line(std::string_view line) {
+  std::size_t high = 0;
+  for (char ch : line) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t' && c != 0x1b) || c == 0x7f) return true;
+    if (c >= 0x80) ++high;
+  }
+  return high * 2 > line.size();
+}
+
 // "6,1234,5678901,-;" or "6,1234,5678901,-,caller=T1;" : /dev/kmsg's record prefix. Returns
 // the message's offset and the record's microseconds since boot.
 std::optional<std::pair<std::size_t, std::string_view>> kmsg_prefix(std::string_view line) {
@@ -49,15 +64,27 @@ bool bracket_stamp(std::string_view& line, KernelRecord& rec) {
   auto close = line.find(']');
   if (close == std::string_view::npos || close >= 48) return false;
   auto inside = sys::trim_ws(line.substr(1, close - 1));
-  if (auto s = sys::to_double(inside); s && *s >= 0) rec.since_boot_s = *s;
-  else if (!inside.empty() && inside.find_first_of("0123456789") != std::string_view::npos) rec.wall = printable(inside, 48);
-  else return false;
+  if (auto s = sys::to_double(inside); s && *s >= 0) {
+    rec.since_boot_s = *s;
+    // dmesg prints "%5lu.%06lu": "[0]" or "[12]" (a rank, an index) is no kernel stamp.
+    if (inside.find('.') != std::string_view::npos) rec.layout = true;
+  } else if (!inside.empty() && inside.find_first_of("0123456789") != std::string_view::npos) {
+    rec.wall = printable(inside, 48);
+    // dmesg -T (ctime): "Mon Dec  1 10:00:00 2025", a weekday first and a clock time in it
+    // ("[2024-04-06 03:02:12]", a training log's stamp, is not one)
+    auto colon = inside.find(':');
+    bool weekday = false;
+    for (std::string_view d : {"Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun "}) weekday |= sys::starts_with(inside, d);
+    if (weekday && colon != std::string_view::npos && colon >= 2 && colon + 5 < inside.size() && is_digit(inside[colon - 1]) &&
+        is_digit(inside[colon + 1]) && is_digit(inside[colon + 2]) && inside[colon + 3] == ':')
+      rec.layout = true;
+  } else {
+    return false;
+  }
   line.remove_prefix(close + 1);
   return true;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
 
 // CONFIG_PRINTK_CALLER's "[    T1] " / "[  C12] " after the stamp.
 bool caller_field(std::string_view& line) {
@@ -104,7 +131,7 @@ bool decode_field(std::string_view& line) {
   if (!word(facilities) || !word(levels)) return false;
   if (pos < line.size() && line[pos] != ' ') return false;
   line.remove_prefix(pos);
-  return true;
+  return true;  // the caller marks the layout
 }
 
 // dmesg --time-format iso "2025-01-21T04:41:44,283302+00:00 " and journalctl -o short-iso
@@ -160,6 +187,7 @@ void strip_prefixes(std::string_view& line, KernelRecord& rec) {
             (!iso && !stamp && (iso = iso_stamp(line, rec))) ||
             (!syslog && (syslog = syslog_head(line, rec, stamp || iso)));
   }
+  if (decode || iso || syslog) rec.layout = true;  // a bracket stamp marked it when it is dmesg's
 }
 
 }  // namespace
@@ -173,8 +201,10 @@ std::vector<KernelRecord> parse_kernel_records(std::string_view text) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (prev_kmsg && !line.empty() && line.front() == ' ') continue;  // " SUBSYSTEM=..." dictionary lines
     prev_kmsg = false;
+    if (binary_line(line)) continue;
     KernelRecord rec;
     if (auto p = kmsg_prefix(line)) {
+      rec.layout = true;
       if (auto usec = sys::to_int<unsigned long long>(p->second)) rec.since_boot_s = static_cast<double>(*usec) / 1e6;
       line.remove_prefix(p->first);
       prev_kmsg = true;

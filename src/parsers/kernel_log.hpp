@@ -16,6 +16,7 @@ struct KernelRecord {
   std::optional<double> since_boot_s;  // /dev/kmsg usec, dmesg "[  12.345678]"
   std::string wall;                    // dmesg -T "[Mon Dec  1 10:00:00 2025]", a journal/syslog stamp
   std::string message;
+  bool layout = false;  // the line had a kernel log's prefix (a kmsg record, a dmesg/ISO/syslog stamp, dmesg -x), not plain text
 };
 
 // Kernel log text as /dev/kmsg records ("6,1234,5678,-;message" plus " KEY=value"
@@ -24,7 +25,8 @@ struct KernelRecord {
 // plain lines; every known prefix is removed once: "<N>" priorities (dmesg -r, pstore), dmesg
 // -x / --decode "kern  :warn  : ", dmesg --time-format iso and journalctl short-iso stamps,
 // journalctl short-monotonic "[ 12.3] host kernel: ", CONFIG_PRINTK_CALLER "[  T12] ". Bytes outside printable ASCII become '?', so messages are safe in any report;
-// lines longer than 512 bytes are cut. Records with an empty message are dropped.
+// lines longer than 512 bytes are cut. Records with an empty message are dropped, and so are
+// binary lines (a NUL or another control byte but tab and ESC, or mostly bytes above 0x7f).
 std::vector<KernelRecord> parse_kernel_records(std::string_view text);
 
 // The records' messages.

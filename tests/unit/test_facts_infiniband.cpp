@@ -159,8 +159,29 @@ TEST(IbCounters, SinceBootRatesSaturationAndSendWaits) {
   loose.link_errors_per_hour_warn = 10;
   loose.xmit_wait_share_warn = 0.5;
   auto g = checks::judge_ib_counters(s, s, false, 0, ctx, loose);
-  EXPECT_EQ(of(g, "mlx5_0:1").status, report::Status::pass);
+  // mlx5_0 has link_error_recovery alone: no symbol_error, no port_rcv_errors, so no verdict.
+  EXPECT_EQ(of(g, "mlx5_0:1").status, report::Status::skip) << of(g, "mlx5_0:1").title;
   EXPECT_EQ(of(g, "mlx5_2:1").status, report::Status::pass);
+}
+
+// Found on node_exporter's tree: mlx4_0:2 passed "0 link errors since boot" on
+// link_error_recovery and link_downed alone. The counters not read are named; without both
+// core counters (symbol_error, port_rcv_errors) the port skips; with one it passes on what was
+// read and says what was not.
+TEST(IbCounters, MissingPortCountersAreNamedAndCoreOnesSkip) {
+  auto s = sample({port("mlx4_0", {{"counters/link_error_recovery", 0}, {"counters/link_downed", 0}}, false),
+                   port("mlx4_1", {{"counters/symbol_error", 0}, {"counters/link_downed", 0}}, false)});
+  auto f = checks::judge_ib_counters(s, s, false, 0, {}, {});
+  const auto& partial = of(f, "mlx4_0:1");
+  EXPECT_EQ(partial.status, report::Status::skip) << partial.title;
+  EXPECT_NE(partial.title.find("symbol_error and port_rcv_errors not present: link errors unknown"), std::string::npos) << partial.title;
+  EXPECT_EQ(partial.title.find("0 link errors since boot"), std::string::npos) << partial.title;
+  EXPECT_NE(evidence(partial).find("counters = not present: symbol_error, port_rcv_errors, port_rcv_remote_physical_errors"), std::string::npos)
+      << evidence(partial);
+  const auto& one = of(f, "mlx4_1:1");
+  EXPECT_EQ(one.status, report::Status::pass) << one.title;
+  EXPECT_NE(one.title.find("0 link errors since boot in the PortCounters read (not present: link_error_recovery, port_rcv_errors"),
+            std::string::npos) << one.title;
 }
 
 // Found on node_exporter's fixture tree: 5 port_xmit_discards since boot and no /proc/uptime

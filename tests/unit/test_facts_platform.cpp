@@ -109,6 +109,21 @@ TEST(PlatformFacts, KernelLogSources) {
   EXPECT_EQ(b->source, t.root + "/saved.log");
   EXPECT_EQ(b->messages.at(0), "from the option");
 
+  // A file given with --dmesg that is empty or holds no kernel log line: the log is missing
+  // (its checks skip saying why), never a log without events.
+  Tree files("== file empty.log\n\n== file nccl.log\ngpu01:1:1 [0] NCCL INFO Bootstrap\ngpu01:1:1 [0] NCCL INFO ring 0\n"
+             "== file perf.data noeol esc\nPERFILE2\\x00\\x00\\x68\\x00\\x0a\\x01\\x02ab\\x0a\n");
+  for (const auto& [name, why] : std::vector<std::pair<std::string, std::string>>{
+           {"empty.log", ": empty"}, {"nccl.log", ": not a kernel log: no line in a kernel-log layout"},
+           {"perf.data", ": not a kernel log: no line in a kernel-log layout"}}) {
+    facts::Options fo;
+    fo.dmesg_path = files.root + "/" + name;
+    auto ff = files.facts(fo);
+    const auto& l = facts::kernel_log(ff);
+    ASSERT_FALSE(l) << name;
+    EXPECT_NE(l.error().find(*fo.dmesg_path + why), std::string::npos) << l.error();
+  }
+
   Tree empty("== dir proc\n");
   auto e = empty.facts();
   ASSERT_FALSE(facts::kernel_log(e));

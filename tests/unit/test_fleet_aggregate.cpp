@@ -85,6 +85,17 @@ TEST(FleetOutliers, NamesNodeMetricValueAndMedian) {
   EXPECT_NE(o[1].title.find("fleet median"), std::string::npos);
 }
 
+// Field reports: one node's cpu.steal.steal_pct 0.006 among nodes at 0 (MAD 0) was flagged
+// against a check limit of 2%; under one percentage point is no outlier.
+TEST(FleetOutliers, NegligiblePercentOverZeroMedianIsNoOutlier) {
+  auto nodes = fleet_of(12, [](std::size_t i, fleetgen::NodeSpec& s) {
+    s.metrics["cpu.steal.steal_pct"] = i == 3 ? 0.006 : 0.0;
+  });
+  auto o = outliers(nodes, {});
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].status, Status::pass) << o[0].title;
+}
+
 TEST(FleetOutliers, NoOutlierPassesAndTooFewNodesSkips) {
   auto nodes = fleet_of(10);
   auto o = outliers(nodes, {});
@@ -120,6 +131,46 @@ TEST(FleetFailures, GroupsByFailingIdsAndNewestDuplicateWins) {
   EXPECT_EQ(f.evidence[0].observed, "cpu.governor (2 nodes)");
   EXPECT_EQ(f.evidence.back().source, "old/n002.json");
   EXPECT_NE(f.evidence.back().observed.find("n002.json has the newer report"), std::string::npos) << f.evidence.back().observed;
+}
+
+// Found over 30 field trees: two trees named "fsroot" after their folder (a laptop and a
+// 64-core server) were one node, one of them dropped with a line in fleet.node_failures.
+// Different machines under one name stay two nodes, and fleet.node_names says so; another
+// report of the same machine (or one that does not say its machine) is still deduplicated.
+TEST(FleetNodeNames, DifferentMachinesSharingANameAreKeptApart) {
+  std::vector<NodeReport> v = fleet_of(3);
+  auto add = [&](const std::string& cpu, const std::string& at, const std::string& file) {
+    fleetgen::NodeSpec s;
+    s.name = "fsroot";
+    s.generated_at = at;
+    s.settings["cpu_model"] = cpu;
+    v.push_back(node(s));
+    v.back().file = file;
+  };
+  add("Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz", "2026-11-30T12:00:00Z", "laptop.json");
+  add("AMD EPYC 7702P 64-Core Processor", "2026-11-29T12:00:00Z", "server.json");
+  add("Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz", "2026-11-28T12:00:00Z", "laptop-old.json");
+  add("unknown", "2026-11-27T12:00:00Z", "nameless.json");
+  auto fl = dedupe_nodes(std::move(v));
+  ASSERT_EQ(fl.nodes.size(), 5u);
+  EXPECT_EQ(fl.nodes[0].name, "fsroot");
+  EXPECT_EQ(fl.nodes[0].file, "laptop.json");
+  EXPECT_EQ(fl.nodes[1].name, "fsroot#2");
+  EXPECT_EQ(fl.nodes[1].file, "server.json");
+  ASSERT_EQ(fl.superseded.size(), 2u);  // the laptop's older report and the one that says no machine
+  ASSERT_EQ(fl.clashes.size(), 1u);
+  auto f = node_names(fl);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].status, Status::warn);
+  EXPECT_EQ(f[0].subject, "fsroot");
+  EXPECT_EQ(f[0].title, "2 different machines report the node name fsroot: kept apart as fsroot, fsroot#2, not deduplicated");
+  ASSERT_EQ(f[0].evidence.size(), 2u);
+  EXPECT_EQ(f[0].evidence[1].source, "server.json");
+  EXPECT_NE(f[0].evidence[1].observed.find("fsroot#2 (cpu_model AMD EPYC 7702P"), std::string::npos) << f[0].evidence[1].observed;
+  auto all = aggregate(fl, {}, {});
+  EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const report::Finding& x) { return x.id == "fleet.node_names"; }));
+  // One machine's reports: no finding.
+  EXPECT_TRUE(node_names(dedupe_nodes(fleet_of(3))).empty());
 }
 
 TEST(FleetHeatmap, OneRowPerFailingSetWithItsCountHealthyLast) {

@@ -55,6 +55,26 @@ TEST(FleetStats, MadZeroAtMedianZeroFlagsAnyOtherValue) {
   EXPECT_FALSE(is_outlier(0.0, s, rule));
 }
 
+// Found on field reports: cpu.steal.steal_pct 0.006 against a median of 0 (MAD 0) was an
+// outlier. A percentage must differ by more than one point, a share by more than 0.01,
+// whatever the spread; a count keeps "any other value".
+TEST(FleetStats, AbsoluteFloorByUnitOfTheMetric) {
+  EXPECT_EQ(absolute_floor("steal_pct"), 1.0);
+  EXPECT_EQ(absolute_floor("xmit_wait_share"), 0.01);
+  EXPECT_EQ(absolute_floor("link_width"), 0.0);
+  OutlierRule rule;
+  Spread zero{0.0, 0.0};
+  EXPECT_FALSE(is_outlier(0.006, zero, rule, absolute_floor("steal_pct")));
+  EXPECT_FALSE(is_outlier(1.0, zero, rule, absolute_floor("steal_pct")));
+  EXPECT_TRUE(is_outlier(1.5, zero, rule, absolute_floor("steal_pct")));
+  EXPECT_FALSE(is_outlier(0.004, zero, rule, absolute_floor("xmit_wait_share")));
+  EXPECT_TRUE(is_outlier(1.0, zero, rule, absolute_floor("uncorrected")));
+  // With MAD > 0 too: a huge z over a negligible difference is no outlier.
+  Spread tight{0.001, 0.0001};
+  EXPECT_FALSE(is_outlier(0.02, tight, rule, absolute_floor("steal_pct")));
+  EXPECT_TRUE(is_outlier(3.0, tight, rule, absolute_floor("steal_pct")));
+}
+
 TEST(FleetStats, SmallSpreadNeedsBothZAndFloor) {
   OutlierRule rule;
   // Large |z| but within 10% of the median: not an outlier.

@@ -76,6 +76,29 @@ TEST(ParsersKernelLog, KmsgDmesgJournalAndBinary) {
   EXPECT_TRUE(parsers::parse_kernel_log("\n\n  \n").empty());
 }
 
+// Which lines have a kernel log's layout (--dmesg FILE stands for the kernel log only when
+// some line does), and binary lines are no records at all.
+TEST(ParsersKernelLog, LayoutOfEveryFormatAndBinaryLinesDropped) {
+  for (std::string_view line : {"[    1.912530] x", "[Mon Nov 30 12:00:00 2026] x", "6,513,1912530,-;x", "Nov 30 12:00:00 gpu01 kernel: x",
+                                "2025-01-21T04:41:44,283302+00:00 x", "2025-01-21T04:41:44+0000 gpu01 kernel: x", "kern  :warn  : x",
+                                "<4>[   12.000001] x", "[   12.300000] gpu01 kernel: x"}) {
+    auto r = parsers::parse_kernel_records(line);
+    ASSERT_EQ(r.size(), 1u) << line;
+    EXPECT_TRUE(r[0].layout) << line;
+  }
+  for (std::string_view line : {"gpu01:1234:1234 [0] NCCL INFO Bootstrap", "[0] rank 0 ready", "[rank3]: step 10", "plain words", "<4>x",
+                                "[2024-04-06 03:02:12] iteration 71/ 100 | elapsed time per iteration (ms): 5361.6"}) {
+    auto r = parsers::parse_kernel_records(line);
+    ASSERT_EQ(r.size(), 1u) << line;
+    EXPECT_FALSE(r[0].layout) << line;
+  }
+  // A perf.data-like blob: NULs and control bytes, high bytes; none of it is a record.
+  const char raw[] = "PERFILE2\x00\x00\x68\x00\n\x01\x02" "ab\n\xff\xfe\xfd\xfc" "z\n";
+  std::string blob(raw, sizeof raw - 1);
+  EXPECT_TRUE(parsers::parse_kernel_records(blob).empty());
+  EXPECT_EQ(parsers::parse_kernel_records("caf\xc3\xa9 [ 1.0] \x1b[31mred\n").size(), 1u);  // UTF-8 and colour are text
+}
+
 TEST(ParsersSysfsValues, LinkSpeedAndWidth) {
   EXPECT_EQ(parsers::parse_link_speed("16.0 GT/s PCIe\n"), 16.0);
   EXPECT_EQ(parsers::parse_link_speed("8 GT/s"), 8.0);

@@ -9,6 +9,7 @@
 
 #include "checks/util.hpp"
 #include "facts/infiniband.hpp"
+#include "sys/text.hpp"
 
 namespace perfgap::checks {
 
@@ -112,6 +113,19 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
     }
     if (!zero.empty()) fnd.add(port.dir, fmt::format("{} counters at 0: {}", zero.size(), fmt::join(zero, ", ")));
     for (const auto& u : port.unreadable) fnd.add("not readable", u);
+    // The PortCounters this port does not give (an old driver, a partial tree): named, and the
+    // verdict says it stands on the others only.
+    std::vector<std::string> not_read, core_missing;
+    std::size_t port_counters = 0;
+    for (const auto& c : facts::rdma_counter_catalogue()) {
+      if (!sys::starts_with(c.name, "counters/")) continue;
+      ++port_counters;
+      if (port.values.count(c.name)) continue;
+      const auto shortname = std::string(c.name.substr(c.name.find('/') + 1));
+      not_read.push_back(shortname);
+      if (shortname == "symbol_error" || shortname == "port_rcv_errors") core_missing.push_back(shortname);
+    }
+    if (!not_read.empty()) fnd.add(port.dir + "/counters", fmt::format("not present: {}", fmt::join(not_read, ", ")));
     const auto link_rate = hours > 0 ? std::optional<double>(link_total / hours) : std::nullopt;
     const auto transport_rate = hours > 0 ? std::optional<double>(transport_total / hours) : std::nullopt;
     if (link_rate) fnd.metric("link_errors_per_hour", *link_rate);
@@ -155,10 +169,20 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
       out.push_back(std::move(fnd));
       continue;
     }
+    // Without both symbol_error and port_rcv_errors (the counters a bad cable or transceiver
+    // moves first) the link's health is unknown, whatever the others say.
+    if (problems.empty() && core_missing.size() == 2) {
+      fnd.status = Status::skip;
+      fnd.title = fmt::format("{}: {} not present: link errors unknown ({} in the {} of {} PortCounters read)", name,
+                              fmt::join(core_missing, " and "), link_total, port_counters - not_read.size(), port_counters);
+      out.push_back(std::move(fnd));
+      continue;
+    }
     if (problems.empty()) {
-      fnd.title = fmt::format("{}: {} link errors since boot{}{}", name, link_total,
+      fnd.title = fmt::format("{}: {} link errors since boot{}{}{}", name, link_total,
                               live ? fmt::format(", none during the {:.2f} s window", seconds) : std::string(),
-                              saturated.empty() ? "" : fmt::format(" ({} saturated)", fmt::join(saturated, ", ")));
+                              saturated.empty() ? "" : fmt::format(" ({} saturated)", fmt::join(saturated, ", ")),
+                              not_read.empty() ? "" : fmt::format(" in the PortCounters read (not present: {})", fmt::join(not_read, ", ")));
     } else {
       fnd.title = fmt::format("{}: {}", name, fmt::join(problems, "; "));
       fnd.fix = "Link errors: reseat or replace the cable/transceiver and check the switch port (`mlxlink -d " + port.device +
@@ -237,7 +261,7 @@ void add_network_counters(core::Registry& r) {
   r.add({.id = "net.ib.counters",
          .layer = layer::network,
          .summary = "no RDMA port counts link errors, transport retries or send waits above its thresholds",
-         .rule = "Per RDMA port (subject `device:port`; named with its PCI device and the GPUs it serves: those under the same root port or PCIe switch, else those on its NUMA node), from ports/N/counters (IB PortCounters: symbol_error, link_error_recovery, link_downed, port_rcv_errors, port_rcv_remote_physical_errors, local_link_integrity_errors, excessive_buffer_overrun_errors, port_xmit_discards, port_rcv/xmit_constraint_errors, port_xmit_wait) and hw_counters where the driver has them (out_of_buffer, out_of_sequence, packet_seq_err, local_ack_timeout_err, rnr_nak_retry_err, implied_nak_seq_err, req/resp_cqe_error, roce_adp_retrans(_to), roce_slow_restart, rx_icrc_encapsulated): `fail` when a link error or discard counter grew during the live sample window; `warn` when link errors and discards since boot reach link_errors_per_hour_warn per hour of uptime, when transport errors/retries reach transport_errors_per_hour_warn per hour (over the window live, else since boot), or when port_xmit_wait (ticks of xmit_wait_bytes_per_tick bytes at the port's rate) is xmit_wait_share_warn of the window (of the uptime under --root; not judged when saturated); `pass` otherwise. A counter lower at the window's end than at its start wrapped or was cleared: said so, never counted as growth; a PortCounters field at its width's maximum is said saturated. `skip` for a port whose counters cannot be read (naming why), without RDMA ports, and under --root for a port with errors counted since boot when /proc/uptime cannot be read (their rate is unknown). Under --root (a tree, a snapshot) there is one sample: totals since boot only. `perfgap profile` judges the counters over its own window (and `check --profile-seconds N` reports that window in place of check's shorter one).",
+         .rule = "Per RDMA port (subject `device:port`; named with its PCI device and the GPUs it serves: those under the same root port or PCIe switch, else those on its NUMA node), from ports/N/counters (IB PortCounters: symbol_error, link_error_recovery, link_downed, port_rcv_errors, port_rcv_remote_physical_errors, local_link_integrity_errors, excessive_buffer_overrun_errors, port_xmit_discards, port_rcv/xmit_constraint_errors, port_xmit_wait) and hw_counters where the driver has them (out_of_buffer, out_of_sequence, packet_seq_err, local_ack_timeout_err, rnr_nak_retry_err, implied_nak_seq_err, req/resp_cqe_error, roce_adp_retrans(_to), roce_slow_restart, rx_icrc_encapsulated): `fail` when a link error or discard counter grew during the live sample window; `warn` when link errors and discards since boot reach link_errors_per_hour_warn per hour of uptime, when transport errors/retries reach transport_errors_per_hour_warn per hour (over the window live, else since boot), or when port_xmit_wait (ticks of xmit_wait_bytes_per_tick bytes at the port's rate) is xmit_wait_share_warn of the window (of the uptime under --root; not judged when saturated); `pass` otherwise. A counter lower at the window's end than at its start wrapped or was cleared: said so, never counted as growth; a PortCounters field at its width's maximum is said saturated. PortCounters a port does not give are named (evidence `counters = not present: ...`): with symbol_error or port_rcv_errors read, a `pass` says it stands on the counters read and names the others; without both (the counters a bad cable or transceiver moves first) the port is `skip` (link errors unknown) unless what was read warns or fails. `skip` for a port whose counters cannot be read (naming why), without RDMA ports, and under --root for a port with errors counted since boot when /proc/uptime cannot be read (their rate is unknown). Under --root (a tree, a snapshot) there is one sample: totals since boot only. `perfgap profile` judges the counters over its own window (and `check --profile-seconds N` reports that window in place of check's shorter one).",
          .fix = "Reseat or replace the cable/transceiver, check the switch port (mlxlink, perfquery); find the lossy or congested hop for transport retries.",
          .reads = reads::of({reads::window(), reads::infiniband(), reads::pci(), reads::visible_gpus()}),
          .params = {{"link_errors_per_hour_warn", 1, "link errors and discards since boot per hour of uptime from which a port warns"},
