@@ -35,7 +35,9 @@ report::Node describe_node(facts::Facts& f) {
   if (auto t = facts::turbo_enabled(freq)) s["turbo"] = *t ? "on" : "off";
   if (const auto& ps = facts::page_size(f)) s["page_size_kb"] = std::to_string(ps->kb);
   if (const auto& nb = facts::sysctl(f, "kernel.numa_balancing")) s["numa_balancing"] = *nb;
-  s["nccl_topo_file"] = facts::nccl_topo_file_state(f);
+  // "unset" only where the audited environment was read: unread, NCCL_TOPO_FILE may be set
+  // there, so the setting stays unknown (and expect learn does not learn "unset").
+  if (auto t = facts::nccl_topo_file_state(f); t != "unset" || f.audited_env_error().empty()) s["nccl_topo_file"] = t;
   // What NCCL reads from its config files (NCCL_CONF_FILE or ~/.nccl.conf, then
   // /etc/nccl.conf; first setting wins), redacted like the environment.
   for (const auto& [k, v] : facts::nccl_config(f).conf)

@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include <fmt/format.h>
+
 #include "parsers/sysfs_values.hpp"
 #include "sys/text.hpp"
 
@@ -68,6 +70,34 @@ std::string IbDevice::driver_name() const {
 
 const Avail<std::vector<IbDevice>>& infiniband(Facts& f) {
   return f.memo<Avail<std::vector<IbDevice>>>("infiniband", [&] { return read_infiniband(f.root()); });
+}
+
+namespace {
+// A NIC whose RDMA device appears under /sys/class/infiniband once its RDMA driver runs.
+const char* rdma_nic_kind(const PciDevice& d) {
+  const auto cls = d.class_code >> 8;
+  if (d.vendor == 0x15b3 && (d.class_code >> 16) == 0x02) return cls == 0x0207 ? "NVIDIA/Mellanox InfiniBand" : "NVIDIA/Mellanox";
+  if (cls == 0x0207) return "InfiniBand";
+  if (d.vendor == 0x1d0f && d.device >= 0xefa0 && d.device <= 0xefa3) return "Amazon EFA";
+  return nullptr;
+}
+}  // namespace
+
+std::string rdma_not_captured(Facts& f) {
+  const auto& ib = infiniband(f);
+  if (!ib || !ib->empty() || f.absence_is_real()) return {};
+  const auto& pci = f.pci();
+  if (!pci)
+    return "RDMA devices not captured: /sys/class/infiniband is not in this tree, and PCI devices, which would show an "
+           "RDMA-capable NIC, are not readable (" + pci.error() + ")";
+  std::vector<std::string> nics;
+  for (const auto& d : *pci)
+    if (const char* kind = rdma_nic_kind(d))
+      nics.push_back(fmt::format("{} ({} NIC, {:04x}:{:04x})", d.bdf, kind, d.vendor, d.device));
+  if (nics.empty()) return {};
+  return fmt::format("RDMA devices not captured: /sys/class/infiniband is not in this tree, yet PCI shows {} RDMA-capable NIC{}: {}{}",
+                     nics.size(), nics.size() == 1 ? "" : "s", nics.front(),
+                     nics.size() == 1 ? std::string() : fmt::format(" and {} more", nics.size() - 1));
 }
 
 const Avail<std::vector<std::string>>& net_interfaces(Facts& f) {

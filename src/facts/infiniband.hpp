@@ -33,6 +33,13 @@ struct IbDevice {
 // devices on this node), missing() when it exists but cannot be read.
 const Avail<std::vector<IbDevice>>& infiniband(Facts& f);
 
+// Where the RDMA device list is empty but this may be a gap in a tree from elsewhere
+// (!absence_is_real()) and PCI shows a NIC with RDMA (NVIDIA/Mellanox 0x15b3 network class,
+// any InfiniBand-class device, Amazon EFA): the skip title that says so, naming the NIC, so
+// no check says "no RDMA devices" of a node that has them; the same where PCI is not readable
+// either. "" otherwise.
+std::string rdma_not_captured(Facts& f);
+
 // The network interfaces /sys/class/net lists, by name (what NCCL_SOCKET_IFNAME and a
 // topology file's <net name> are matched against); missing() with why when it cannot be listed.
 const Avail<std::vector<std::string>>& net_interfaces(Facts& f);

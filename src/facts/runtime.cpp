@@ -171,6 +171,10 @@ void mountinfo_markers(Detector& d, const std::string& text, const std::string& 
     if (std::find(std::begin(kOciMasked), std::end(kOciMasked), m.target) != std::end(kOciMasked)) masked.push_back(m.target);
     for (const auto& pm : kPathMarks) {
       if (path_named.count(pm.runtime)) continue;
+      // Mounted at a path inside the engine's storage (/var/lib/containers/storage/overlay
+      // bound over itself, a container's .../merged, the kubelet's volumes): the engine's
+      // storage as the host sees it, not this process's files coming from there.
+      if (m.target.find(pm.needle) != std::string::npos) continue;
       const bool in_root = m.root.find(pm.needle) != std::string::npos;
       const bool in_layers = m.fstype == "overlay" && m.super_options.find(pm.needle) != std::string::npos;
       if (!in_root && !in_layers) continue;

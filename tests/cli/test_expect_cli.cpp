@@ -137,6 +137,31 @@ TEST_F(ExpectFleet, LearnsEachKindWithTheVoteOnEveryEntry) {
   EXPECT_NE(text.find("kind: NVIDIA GB200 / Neoverse-V2 (x8 risers)"), std::string::npos) << text;
 }
 
+// node.settings.nccl_topo_file is "unset" only where the audited environment was read.
+TEST(ExpectSettings, TopoFileUnknownWhereTheEnvironmentWasNotRead) {
+  TempDir tree;
+  ASSERT_TRUE(perfgap::fixture::unpack_tree(perfgap::fixture::fixture_path("golden/healthy-x86.tree"), tree.path()));
+  TempDir out;
+  fs::create_directories(out.file("reports"));
+  // The setting the tree's report holds, and what expect learn takes from it.
+  auto setting = [&](std::string* learned) {
+    auto r = run_binary(PERFGAP_BINARY, {"check", "--root", tree.path(), "--format", "json"});
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    auto j = json::parse(r.out);
+    EXPECT_TRUE(perfgap::fixture::write_file(out.file("reports/n1.json"), r.out));
+    auto l = run_binary(PERFGAP_BINARY, {"expect", "learn", out.file("reports"), "--output", out.file("expect.yaml")});
+    EXPECT_EQ(l.status, 0) << l.err;
+    *learned = perfgap::fixture::read_file(out.file("expect.yaml"));
+    return j["node"]["settings"]["nccl_topo_file"].get<std::string>();
+  };
+  std::string learned;
+  EXPECT_EQ(setting(&learned), "unset");
+  EXPECT_NE(learned.find("nccl_topo_file: unset"), std::string::npos) << learned;
+  ASSERT_TRUE(fs::remove(tree.path() + "/proc/1000/environ"));
+  EXPECT_EQ(setting(&learned), "unknown");
+  EXPECT_EQ(learned.find("nccl_topo_file"), std::string::npos) << learned;
+}
+
 TEST_F(ExpectFleet, FleetGroupsNodesByWhatDiffersAndDrainsTheBrokenHardware) {
   learn();
   auto r = run_binary(PERFGAP_BINARY, {"fleet", out_.file("reports"), "--expect", out_.file("expect.yaml"), "--format", "json"});

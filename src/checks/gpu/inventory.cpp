@@ -68,7 +68,7 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   if (drv.listed) {
     for (const auto& g : drv.gpus) {
       visible.push_back(g.bdf);
-      ++models[g.model.empty() ? fmt::format("GPU {}", g.bdf) : g.model];
+      ++models[g.model.empty() ? std::string("NVIDIA GPU (model not read)") : g.model];
       if (g.uuid) visible_uuids.insert(*g.uuid);
     }
   } else {

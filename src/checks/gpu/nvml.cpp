@@ -4,9 +4,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "checks/nvml.hpp"
 #include "checks/util.hpp"
 #include "facts/gpu.hpp"
+#include "facts/platform.hpp"
 
 namespace perfgap::checks {
 namespace {
@@ -32,6 +35,14 @@ std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
   if (pci)
     for (const auto& d : *pci)
       if (d.is_gpu()) on_pci.push_back(d.bdf);
+  // The GPUs the NVIDIA driver lists whose PCI identity files were not captured: GPUs all the
+  // same (gpu.inventory counts them).
+  bool driver_only = false;
+  for (const auto& g : facts::driver_gpus(f).gpus)
+    if (!pci || std::none_of(pci->begin(), pci->end(), [&](const facts::PciDevice& d) { return d.bdf == g.bdf; })) {
+      on_pci.push_back(g.bdf);
+      driver_only = true;
+    }
   const std::string pci_text = fmt::format("{} NVIDIA GPU{}{}{}", on_pci.size(), on_pci.size() == 1 ? "" : "s",
                                            on_pci.empty() ? "" : ": ", fmt::join(on_pci, ", "));
   if (s) {
@@ -54,7 +65,7 @@ std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
     if (pci) fnd.add("/sys/bus/pci/devices", pci_text);
     return {fnd};
   }
-  if (!pci)
+  if (!pci && on_pci.empty())
     return {core::finding(id, layer::gpu, Status::skip, fmt::format("PCI devices not readable ({}); NVML: {}", pci.error(), s.error()))};
   if (on_pci.empty()) {
     auto fnd = core::finding(id, layer::gpu, Status::skip, "no NVIDIA GPU on PCI");
@@ -62,7 +73,7 @@ std::vector<Finding> nvml_read(facts::Facts& f, const core::Thresholds&) {
     return {fnd};
   }
   auto fnd = core::finding(id, layer::gpu, Status::warn, fmt::format("GPU health not checked on {}: {}", pci_text, s.error()));
-  fnd.add("/sys/bus/pci/devices", pci_text);
+  fnd.add(!driver_only ? "/sys/bus/pci/devices" : pci ? "/sys/bus/pci/devices, /proc/driver/nvidia/gpus" : "/proc/driver/nvidia/gpus", pci_text);
   fnd.add("NVML (perfgap-gpu)", s.error());
   fnd.fix = kNvmlReadFix;
   fnd.impact = kNvmlReadImpact;
@@ -77,12 +88,12 @@ void add_gpu_nvml(core::Registry& r) {
          .layer = layer::gpu,
          .summary = "the NVIDIA GPUs on PCI had their health read (NVML, through perfgap-gpu)",
          .rule = "`pass` when perfgap-gpu's NVML document was read (GPUs listed and queried, driver version); `warn` when "
-                 "NVIDIA GPUs are on PCI but their NVML facts could not be read for any reason (the helper could not "
+                 "NVIDIA GPUs are on PCI (or listed by the driver in /proc/driver/nvidia/gpus) but their NVML facts could not be read for any reason (the helper could not "
                  "start, no libnvidia-ml.so.1 in this container, NVML did not initialise or answer, a tree that did not "
                  "capture them) or NVML lists none of them: the gpu.* health checks then judged nothing, and the report "
                  "must not read as healthy; `skip` without NVIDIA GPUs on PCI, or when PCI is not readable." PERFGAP_NVML_SOURCE,
          .fix = kNvmlReadFix,
-         .reads = reads::of({reads::nvml_samples(), reads::pci()}),
+         .reads = reads::of({reads::nvml_samples(), reads::pci(), reads::driver_gpus()}),
          .params = {},
          .run = nvml_read});
   r.add({.id = kPersistence,

@@ -230,6 +230,7 @@ std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "nccl.gdr";
   const auto& ib = facts::infiniband(f);
   if (!ib) return {core::finding(id, layer::network, Status::skip, "RDMA devices unknown: " + ib.error())};
+  if (auto why = facts::rdma_not_captured(f); !why.empty()) return {core::finding(id, layer::network, Status::skip, why)};
   if (ib->empty()) return {core::finding(id, layer::network, Status::skip, "no RDMA devices (/sys/class/infiniband): GPUDirect RDMA does not apply")};
   const auto& pci = f.pci();
   if (!pci) return {core::finding(id, layer::network, Status::skip, "GPUs unknown: " + pci.error())};
@@ -288,6 +289,7 @@ std::vector<Finding> ib_qps(facts::Facts& f, const core::Thresholds& th) {
   const double min_rate = th.get("min_rate_gbps");
   const auto& ib = facts::infiniband(f);
   if (!ib) return {core::finding(id, layer::network, Status::skip, "RDMA ports unknown: " + ib.error())};
+  if (auto why = facts::rdma_not_captured(f); !why.empty()) return {core::finding(id, layer::network, Status::skip, why)};
   if (ib->empty()) return {core::finding(id, layer::network, Status::skip, "no RDMA devices (/sys/class/infiniband)")};
   auto out = core::finding(id, layer::network, Status::pass, "");
   std::vector<std::string> fast, unknown;
@@ -369,7 +371,8 @@ void add_network_nccl(core::Registry& r) {
   r.add({.id = "nccl.gdr",
          .layer = layer::network,
          .summary = "GPUDirect RDMA is available where GPUs and RDMA NICs share the node",
-         .rule = "With RDMA devices and NVIDIA GPUs on PCI: `pass` when /sys/module/nvidia_peermem (or nv_peer_mem) is loaded, the driver is the open kernel module (dma-buf; /proc/driver/nvidia/version says \"Open Kernel Module\"), or on Grace NCCL_NET_GDR_C2C is set non-zero; `warn` when none is; `skip` without RDMA devices or GPUs, or when the driver version is unreadable and nvidia_peermem is absent.",
+         .rule = "With RDMA devices and NVIDIA GPUs on PCI: `pass` when /sys/module/nvidia_peermem (or nv_peer_mem) is loaded, the driver is the open kernel module (dma-buf; /proc/driver/nvidia/version says \"Open Kernel Module\"), or on Grace NCCL_NET_GDR_C2C is set non-zero; `warn` when none is; `skip` without RDMA devices or GPUs, or when the driver version is unreadable and nvidia_peermem is absent."
+                 " In a tree from elsewhere without /sys/class/infiniband, `skip` says RDMA devices were not captured where PCI shows an RDMA-capable NIC (NVIDIA/Mellanox network class, InfiniBand class, Amazon EFA; named) or is unreadable, instead of \"no RDMA devices\".",
          .fix = "modprobe nvidia_peermem (persisted), or the open GPU kernel modules for dma-buf.",
          .reads = reads::of({reads::infiniband(), reads::pci(), reads::nccl_config(), reads::grace(),
                              reads::nvidia_driver_version(), reads::kernel_modules()}),
@@ -378,7 +381,8 @@ void add_network_nccl(core::Registry& r) {
   r.add({.id = "nccl.ib.qps",
          .layer = layer::network,
          .summary = "QPs per connection are measured, not left at 1, on ports of 400 Gb/s and more",
-         .rule = "`warn` when an ACTIVE RDMA port's rate is at least min_rate_gbps (400) and NCCL_IB_QPS_PER_CONNECTION is unset or 1: sweep it (1, 2, 4, 8) at the workload's message sizes with perfgap sweep; never a blind fix. `pass` when it is above 1 or no port is that fast; `skip` without RDMA devices.",
+         .rule = "`warn` when an ACTIVE RDMA port's rate is at least min_rate_gbps (400) and NCCL_IB_QPS_PER_CONNECTION is unset or 1: sweep it (1, 2, 4, 8) at the workload's message sizes with perfgap sweep; never a blind fix. `pass` when it is above 1 or no port is that fast; `skip` without RDMA devices."
+                 " In a tree from elsewhere without /sys/class/infiniband, `skip` says RDMA devices were not captured where PCI shows an RDMA-capable NIC (NVIDIA/Mellanox network class, InfiniBand class, Amazon EFA; named) or is unreadable, instead of \"no RDMA devices\".",
          .fix = "perfgap sweep --env NCCL_IB_QPS_PER_CONNECTION=1,2,4,8 -- <benchmark>.",
          .reads = reads::of({reads::infiniband(), reads::nccl_config(), reads::pci(), reads::net_interfaces()}),
          .params = {{"min_rate_gbps", 400, "port rate (Gb/s) from which one QP per connection is worth a sweep"}},

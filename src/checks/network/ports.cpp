@@ -19,6 +19,7 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "net.ib.ports";
   const auto& ib = facts::infiniband(f);
   if (!ib) return {core::finding(id, layer::network, Status::skip, "RDMA devices not readable: " + ib.error())};
+  if (auto why = facts::rdma_not_captured(f); !why.empty()) return {core::finding(id, layer::network, Status::skip, why)};
   if (ib->empty()) return {core::finding(id, layer::network, Status::skip, "no RDMA devices (/sys/class/infiniband absent or empty)")};
 
   // Peers: ports of the same link layer on the same NIC model (a storage or management NIC of
@@ -136,7 +137,8 @@ void add_network_ports(core::Registry& r) {
   r.add({.id = "net.ib.ports",
          .layer = layer::network,
          .summary = "every RDMA port is ACTIVE/LinkUp and none is slower than its peers",
-         .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer, driver and NIC model: PCI device id, else hca_type, else board_id; ports whose model is unknown are compared with none; at least two ports); `warn` for an ACTIVE port whose phys_state is no value the kernel prints; `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices.",
+         .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer, driver and NIC model: PCI device id, else hca_type, else board_id; ports whose model is unknown are compared with none; at least two ports); `warn` for an ACTIVE port whose phys_state is no value the kernel prints; `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices."
+                 " In a tree from elsewhere without /sys/class/infiniband, `skip` says RDMA devices were not captured where PCI shows an RDMA-capable NIC (NVIDIA/Mellanox network class, InfiniBand class, Amazon EFA; named) or is unreadable, instead of \"no RDMA devices\".",
          .fix = "Cable, transceiver and switch port (mlxlink, ibstat); a subnet manager for ports stuck in INIT.",
          .reads = reads::of({reads::infiniband(), reads::pci()}),
          .params = {},

@@ -2,6 +2,8 @@
 // CUDA call, never open() of a GPU device node).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "checks/util.hpp"
 #include "facts/platform.hpp"
 #include "sys/text.hpp"
@@ -19,9 +21,19 @@ std::vector<Finding> pcie_link(facts::Facts& f, const core::Thresholds&) {
   std::vector<Finding> out;
   std::size_t unreadable = 0;
   std::string first_error;
-  for (const auto& d : *pci) {
-    const bool gpu = d.is_gpu();
-    if (!gpu && !facts::is_nvidia_nic(d)) continue;
+  // The GPUs and NICs on PCI, and the GPUs the NVIDIA driver lists whose PCI identity files
+  // were not captured (hwloc's trees keep only some attributes): gpu.inventory counts those.
+  struct Dev {
+    std::string bdf;
+    bool gpu;
+  };
+  std::vector<Dev> devs;
+  for (const auto& d : *pci)
+    if (d.is_gpu() || facts::is_nvidia_nic(d)) devs.push_back({d.bdf, d.is_gpu()});
+  for (const auto& g : facts::driver_gpus(f).gpus)
+    if (std::none_of(pci->begin(), pci->end(), [&](const facts::PciDevice& d) { return d.bdf == g.bdf; })) devs.push_back({g.bdf, true});
+  for (const auto& d : devs) {
+    const bool gpu = d.gpu;
     const std::string kind = gpu ? "GPU" : "NIC";
     const std::string base = "/sys/bus/pci/devices/" + d.bdf + "/";
     auto l = facts::read_pcie_link(f, d.bdf);
@@ -90,7 +102,10 @@ std::vector<Finding> pcie_link(facts::Facts& f, const core::Thresholds&) {
   // capabilities): one skip says it, rather than one per device.
   if (out.size() > 1 && unreadable == out.size()) {
     auto fnd = core::finding(id, layer, Status::skip,
-                             fmt::format("link attributes not readable for any of the {} GPUs/NICs: {}", out.size(), first_error));
+                             fmt::format("link attributes not readable for any of the {} {}: {}", out.size(),
+                                         std::all_of(devs.begin(), devs.end(), [](const Dev& d) { return d.gpu; }) ? "NVIDIA GPUs"
+                                                                                                                : "GPUs/NICs",
+                                         first_error));
     return {fnd};
   }
   return out;
@@ -102,9 +117,9 @@ void add_pcie_link(core::Registry& r) {
   r.add({.id = "pcie.link",
          .layer = layer::pcie,
          .summary = "GPU and NIC PCIe links run at their maximum width (and speed)",
-         .rule = "Per NVIDIA GPU and NVIDIA/Mellanox NIC (vendor 0x15b3, network class), one finding with the BDF as subject: `fail` when current_link_width is below max_link_width; `warn` when only current_link_speed is below max_link_speed (GPUs lower the link speed when idle); `pass` otherwise. `skip` when the link attributes are absent or Unknown (virtual functions); `error` for values that are not a width or speed.",
+         .rule = "Per NVIDIA GPU (on PCI, or listed by the driver in /proc/driver/nvidia/gpus) and NVIDIA/Mellanox NIC (vendor 0x15b3, network class), one finding with the BDF as subject: `fail` when current_link_width is below max_link_width; `warn` when only current_link_speed is below max_link_speed (GPUs lower the link speed when idle); `pass` otherwise. `skip` when the link attributes are absent or Unknown (virtual functions); `error` for values that are not a width or speed.",
          .fix = "Reseat the card/riser, check the slot's bifurcation and PCIe generation in the BIOS, compare lspci LnkCap/LnkSta.",
-         .reads = reads::of({reads::pci(), reads::pcie_link()}),
+         .reads = reads::of({reads::pci(), reads::pcie_link(), reads::driver_gpus()}),
          .params = {},
          .run = pcie_link});
 }

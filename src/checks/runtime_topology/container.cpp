@@ -374,7 +374,8 @@ void add_runtime_topology_container(core::Registry& r) {
                  "another OCI runtime (/proc/kcore and the other default masked paths in /proc/self/mountinfo); without a marker, "
                  "a container all the same when the root differs from PID 1's (live), or two of: a mount namespace other than PID "
                  "1's, PID 1 not an init system, PID 1 at the root of every cgroup hierarchy, an overlay/squashfs/tmpfs root. "
-                 "Else \"not in a container\". `skip` when nothing of /proc/1 or /proc/self/mountinfo is readable and no marker "
+                 "Else \"not in a container\". An engine's storage path counts where it is a bind's source or the root's layers, "
+                 "never for a mount that itself sits under it (the host running the engine). `skip` when nothing of /proc/1 or /proc/self/mountinfo is readable and no marker "
                  "is present. Host-only checks skip wherever this says a container.",
          .fix = "None: information for the other runtime checks.",
          .reads = reads::container(),
