@@ -12,6 +12,7 @@
 
 #include "analyzers/budget_model.hpp"
 #include "parsers/nccl_tests.hpp"
+#include "report/text_style.hpp"
 
 namespace perfgap::analyzers::budget_model {
 
@@ -192,11 +193,7 @@ SizedRatio collective_ratio_at_job_size(const BudgetMeasures& m) {
   SizedRatio out;
   const auto& sizes = m.busbw_ratio_by_size;
   if (sizes.empty()) return out;
-  const auto size_text = [](double b) {
-    return b >= 1024.0 * 1024 * 1024 ? fmt::format("{:g} GiB", b / (1024.0 * 1024 * 1024))
-           : b >= 1024.0 * 1024      ? fmt::format("{:g} MiB", b / (1024.0 * 1024))
-                                     : fmt::format("{:g} KiB", b / 1024.0);
-  };
+  using report::size_text;
   if (m.job_message) {
     const double want = std::log(m.job_message->bytes);
     const auto* best = &sizes.front();

@@ -52,9 +52,7 @@ void run_identity(const Digest& d, std::vector<std::string>& models, std::int64_
   for (const auto& g : d.gpus)
     if (auto m = gpu_model_of(g.label); !m.empty()) seen.insert(m);
   models.assign(seen.begin(), seen.end());
-  world = d.job.world;
-  for (const auto& [k, v] : d.system)
-    if (k == "world_size" && world < 0) world = std::atoll(v.c_str());
+  world = recorded_world(d);
 }
 
 }  // namespace

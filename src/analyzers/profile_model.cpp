@@ -3,6 +3,7 @@
 #include "analyzers/profile_model.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <cmath>
 
@@ -68,6 +69,13 @@ std::string size_text(double bytes) {
   if (bytes >= 1 << 20) return fmt::format("{:.2f} MiB", bytes / (1 << 20));
   if (bytes >= 1 << 10) return fmt::format("{:.1f} KiB", bytes / (1 << 10));
   return fmt::format("{:.0f} B", bytes);
+}
+
+std::int64_t recorded_world(const Digest& d) {
+  if (d.job.world >= 0) return d.job.world;
+  for (const auto& [k, v] : d.system)
+    if (k == "world_size") return std::atoll(v.c_str());
+  return -1;
 }
 
 std::string iteration_words(const Analysis& an) {

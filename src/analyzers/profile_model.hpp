@@ -359,6 +359,10 @@ struct DigestFindingInputs {
 double pct(double part, double whole);
 // Bytes as B, KiB, MiB or GiB.
 std::string size_text(double bytes);
+
+// The job's world size the digest records (its rank set, else Kineto's distributedInfo
+// world_size); -1 where neither says.
+std::int64_t recorded_world(const Digest& d);
 // "per iteration", or "over the whole profile" where no iterations were found.
 std::string iteration_words(const Analysis& an);
 

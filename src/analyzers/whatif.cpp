@@ -59,9 +59,7 @@ RankAlignment alone(const std::vector<RankCollective>& seq) {
 
 Job replayable(const Digest& d, Analysis& an) {
   Job j;
-  j.world = d.job.world;
-  for (const auto& [k, v] : d.system)
-    if (k == "world_size" && j.world < 0) j.world = std::atoll(v.c_str());
+  j.world = recorded_world(d);
   j.step_ns = an.per_iter.len;
   j.iterations = an.iteration_count;
   const auto& xr = an.xr;
