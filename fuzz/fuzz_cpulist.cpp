@@ -1,5 +1,6 @@
 // parse_cpulist: never crashes; an accepted list survives to_list() -> parse_cpulist() and the
-// set operations agree with each other.
+// set operations agree with each other. parse_cpu_words (cpufreq's affected_cpus) on the same
+// bytes: never crashes, and what it accepts is a list parse_cpulist reads back.
 #include <algorithm>
 
 #include "fuzz_common.hpp"
@@ -9,6 +10,10 @@ using perfgap::parsers::CpuSet;
 using perfgap::parsers::parse_cpulist;
 
 PERFGAP_FUZZ_TARGET(cpulist) {
+  if (auto words = perfgap::parsers::parse_cpu_words(perfgap::fuzz::as_text(data, size))) {
+    auto back = parse_cpulist(words->to_list());
+    FUZZ_CHECK(back.has_value() && *back == *words);
+  }
   auto r = parse_cpulist(perfgap::fuzz::as_text(data, size));
   if (!r) {
     FUZZ_CHECK(!r.error().message.empty());

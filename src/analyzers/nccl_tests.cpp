@@ -98,6 +98,9 @@ struct NcclTestsJudged {
   std::vector<std::string> below;    // sizes below the reference's threshold
   std::size_t compared = 0;
   double worst_ratio = 1e9;
+  // Of the sizes below the threshold: the worst and the mildest, to say the range of the loss.
+  std::string worst_size, mildest_size;
+  double mildest_ratio = 0;
   double expected = 0;               // the NICs' line rate, GB/s; 0: no such basis
 };
 
@@ -125,10 +128,17 @@ void nccl_tests_against_reference(Finding& f, NcclTestsJudged& j, const NcclTest
     if (rb <= 0) continue;
     ++compared;
     double ratio = r->out_of_place->busbw / rb;
+    if (ratio < worst_ratio) j.worst_size = format_size(s);
     worst_ratio = std::min(worst_ratio, ratio);
     f.metric(fmt::format("ratio.{}", s), ratio);
     std::string line = fmt::format("{:>9}  busbw {:8.2f} GB/s  reference {:8.2f}  {:6.1f}%", format_size(s), r->out_of_place->busbw, rb, 100 * ratio);
-    if (ratio < o.threshold) below.push_back(format_size(s));
+    if (ratio < o.threshold) {
+      below.push_back(format_size(s));
+      if (ratio > j.mildest_ratio) {
+        j.mildest_ratio = ratio;
+        j.mildest_size = format_size(s);
+      }
+    }
     f.add(nccl_tests_where(source, *r), line, fmt::format(">= {:.0f}% of reference", 100 * o.threshold));
   }
   if (compared) f.metric("min_ratio", worst_ratio);
@@ -226,7 +236,12 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
     if (below.size() > 6) list += fmt::format(" (+{} more)", below.size() - 6);
     f.title = fmt::format("{}: busbw below {:.0f}% of the reference at {} (worst {:.1f}%)", what, 100 * o.threshold, list, 100 * worst_ratio);
     f.fix = "compare the NCCL log of both runs (perfgap analyze nccl-log): transport (Socket vs IB), GDRDMA, channel count, topology file; then sweep NCCL_IB_QPS_PER_CONNECTION etc. with perfgap sweep";
-    f.impact = fmt::format("bus bandwidth down to {:.1f}% of the reference: collectives of these sizes take {:.2f}x as long", 100 * worst_ratio, 1 / worst_ratio);
+    // The range, not the worst size alone: a user pricing the loss needs the size their job moves.
+    f.impact = below.size() > 1 && j.mildest_ratio > worst_ratio
+                   ? fmt::format("bus bandwidth at {:.1f}% ({}) to {:.1f}% ({}) of the reference: collectives of these sizes take {:.2f}x to {:.2f}x as long",
+                                 100 * worst_ratio, j.worst_size, 100 * j.mildest_ratio, j.mildest_size, 1 / j.mildest_ratio, 1 / worst_ratio)
+                   : fmt::format("bus bandwidth down to {:.1f}% of the reference at {}: collectives of that size take {:.2f}x as long", 100 * worst_ratio,
+                                 j.worst_size, 1 / worst_ratio);
   } else if (o.reference && compared == 0) {
     f.status = report::Status::skip;
     f.title = fmt::format("{}: no size of {} and the reference {} in common{}", what, source, o.reference_source,

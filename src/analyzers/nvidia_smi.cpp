@@ -501,30 +501,41 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
     nv.status = Status::skip;
     nv.title = fmt::format("no NVLink between the {} GPUs of the matrix (PCIe only)", gpus.size());
   } else {
-    std::vector<std::string> low;
+    // "NV18 x7": the bonded sets to its peers, as the matrix prints them. The sum of the cells
+    // ranks the GPUs but is no link count: through NVSwitch every cell is the GPU's whole
+    // count (an H100 has 18 links, not 7 x 18).
+    std::vector<std::string> described(gpus.size());
     for (std::size_t k = 0; k < gpus.size(); ++k) {
-      // "NV18 x7": the bonded sets to its peers, as the matrix prints them.
       std::map<std::string, int> cells;
       for (auto c : gpu_cols)
         if (parsers::topo_nvlinks(gpus[k]->links[c]) > 0) ++cells[gpus[k]->links[c]];
       std::vector<std::string> sets;
       sets.reserve(cells.size());
       for (const auto& [cell, n] : cells) sets.push_back(fmt::format("{} x{}", cell, n));
+      described[k] = sets.empty() ? "no NVLink" : join(sets);
+    }
+    std::size_t best = 0;
+    for (std::size_t k = 0; k < gpus.size(); ++k)
+      if (total[k] == most) {
+        best = k;
+        break;
+      }
+    std::vector<std::string> low;
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
       nv.add(fmt::format("{}:{}", source, gpus[k]->line),
-             fmt::format("{}: {} ({} NVLinks to its peers in all)", gpus[k]->name, sets.empty() ? "no NVLink" : join(sets), total[k]),
-             std::to_string(most));
+             fmt::format("{}: {} (the per-peer cells sum to {})", gpus[k]->name, described[k], total[k]), std::to_string(most));
       nv.metric("nvlinks." + gpus[k]->name, total[k]);
-      if (total[k] < most) low.push_back(fmt::format("{} ({})", gpus[k]->name, total[k]));
+      if (total[k] < most) low.push_back(fmt::format("{} ({})", gpus[k]->name, described[k]));
     }
     if (!low.empty()) {
       nv.status = Status::fail;
-      nv.title = fmt::format("{} of {} GPUs have fewer bonded NVLinks to their peers than the best GPU's {}: {}", low.size(), gpus.size(),
-                             most, join(low));
+      nv.title = fmt::format("{} of {} GPUs have fewer bonded NVLinks to their peers than {}'s {}: {}", low.size(), gpus.size(),
+                             gpus[best]->name, described[best], join(low));
       nv.fix = "nvidia-smi nvlink -s on those GPUs; reset them, and if links stay down reseat the baseboard or NVLink bridge, or RMA";
       nv.impact = "collectives between those GPUs lose NVLink bandwidth or fall back to PCIe";
     } else {
       nv.status = Status::pass;
-      nv.title = fmt::format("every GPU of the matrix has the same bonded NVLinks to its peers ({} per GPU)", most);
+      nv.title = fmt::format("every GPU of the matrix has the same bonded NVLinks to its peers ({})", described[best]);
     }
   }
   out.push_back(std::move(nv));

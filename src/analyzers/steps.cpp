@@ -250,9 +250,12 @@ std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source
                   fmt::format("{:.1f}", s.throughput ? s.min : s.max), fmt::format("{:.1f}%", 100 * over)}};
       if (over > 0.05) {
         f.status = report::Status::warn;
-        f.title = s.throughput ? fmt::format("p1 throughput {} is {:.1f}% below the median {}: the slowest steps take {:.1f}% longer (stalls)",
+        // Among fewer records than a percentile needs, the tail is the slowest record: said so.
+        const std::string which = s.used < kMinTailRecords ? fmt::format("the slowest of {} records:", s.used)
+                                                           : std::string(s.throughput ? "p1" : "p99");
+        f.title = s.throughput ? fmt::format("{} throughput {} is {:.1f}% below the median {}: the slowest steps take {:.1f}% longer (stalls)", which,
                                              fmt_value(s.tail, s), 100 * (1 - s.tail / s.median), fmt_value(s.median, s), 100 * over)
-                               : fmt::format("p99 step time {:.1f} ms is {:.1f}% above the median {:.1f} ms: stalls", s.tail, 100 * over, s.median);
+                               : fmt::format("{} step time {:.1f} ms is {:.1f}% above the median {:.1f} ms: stalls", which, s.tail, 100 * over, s.median);
         f.fix = "look for stalls on the loader/launcher cores: housekeeping or hypervisor threads sharing them (perfgap check: placement.shared_cores, cpu.steal), checkpointing, GC";
         f.impact = "synchronous training waits for the slowest rank at every step";
       } else if (s.used < kMinTailRecords) {

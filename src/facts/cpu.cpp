@@ -125,6 +125,34 @@ CpuIdle read_cpuidle(const sys::Sysroot& root, const CpuSet& online) {
   return idle;
 }
 
+namespace {
+
+// A CPU without a cpufreq directory of its own that another CPU's policy lists in
+// affected_cpus is governed by that policy: live, cpuN/cpufreq is a link to the policy's
+// directory; a capture that kept only the policy owner's copy still says so. Such a CPU takes
+// the policy's readings (and its directory, the files actually read).
+void cover_by_policies(const sys::Sysroot& root, CpuFreq& f) {
+  if (f.unread.empty() || f.cpus.empty()) return;
+  const std::size_t owners = f.cpus.size();
+  for (std::size_t i = 0; i < owners; ++i) {
+    auto text = root.read_value(f.cpus[i].dir + "/affected_cpus");
+    if (!text) continue;
+    auto covered = parsers::parse_cpu_words(*text);
+    if (!covered) continue;
+    const CpuSet taken = covered->intersect(f.unread);
+    for (int cpu : taken.members()) {
+      CpuFreqCpu c = f.cpus[i];
+      c.cpu = cpu;
+      f.cpus.push_back(std::move(c));
+    }
+    f.unread = f.unread.minus(taken);
+  }
+  if (f.unread.empty()) f.unread_reason.clear();
+  std::sort(f.cpus.begin(), f.cpus.end(), [](const CpuFreqCpu& a, const CpuFreqCpu& b) { return a.cpu < b.cpu; });
+}
+
+}  // namespace
+
 CpuFreq read_cpufreq(const sys::Sysroot& root, const CpuSet& online) {
   CpuFreq f;
   f.online = online;
@@ -163,6 +191,7 @@ CpuFreq read_cpufreq(const sys::Sysroot& root, const CpuSet& online) {
     if (policy_boost) c.policy_boost = read_int(root, c.dir + "/boost");
     f.cpus.push_back(std::move(c));
   }
+  cover_by_policies(root, f);
   return f;
 }
 

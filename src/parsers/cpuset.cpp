@@ -135,6 +135,24 @@ Parsed<CpuSet> parse_cpulist(std::string_view text) {
   return set;
 }
 
+Parsed<CpuSet> parse_cpu_words(std::string_view text) {
+  CpuSet set;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    if (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\n') {
+      ++pos;
+      continue;
+    }
+    int cpu = -1;
+    auto [p, ec] = std::from_chars(text.data() + pos, text.data() + text.size(), cpu);
+    if (ec != std::errc() || cpu < 0 || cpu >= kMaxCpu || (p != text.data() + text.size() && *p != ' ' && *p != '\t' && *p != '\n'))
+      return parse_fail("bad cpu word list '" + std::string(sys::trim_ws(text)) + "' at column " + std::to_string(pos + 1));
+    set.insert(cpu);
+    pos = static_cast<std::size_t>(p - text.data());
+  }
+  return set;
+}
+
 Parsed<CpuSet> parse_cpumask(std::string_view text) {
   std::string_view s = sys::trim_ws(text);
   if (s.empty()) return parse_fail("empty cpu mask");

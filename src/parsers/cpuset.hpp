@@ -33,6 +33,8 @@ class CpuSet {
 // Kernel cpulist (also used for node lists and smp_affinity_list). Empty text is the empty
 // set (an offline node). Rejects anything else that is not the format, with the column.
 Parsed<CpuSet> parse_cpulist(std::string_view text);
+// cpufreq's affected_cpus/related_cpus: CPU numbers separated by spaces ("0 1 2 3").
+Parsed<CpuSet> parse_cpu_words(std::string_view text);
 // Kernel cpumask ("ff,00000001", 32-bit hex words, most significant first).
 Parsed<CpuSet> parse_cpumask(std::string_view text);
 

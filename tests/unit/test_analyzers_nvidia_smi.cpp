@@ -240,8 +240,9 @@ TEST(AnalyzerNvidiaSmi, TopologyAffinityAndBondedLinks) {
   EXPECT_DOUBLE_EQ(metric(tf, "gpus_far_from_nic"), 2);
   const auto& nv = find(far, "gpu.nvlink");
   EXPECT_EQ(nv.status, Status::fail);  // GPU0<->GPU3 NV12 where the others have NV18
-  EXPECT_NE(nv.title.find("GPU0 (48)"), std::string::npos) << nv.title;
-  EXPECT_NE(nv.title.find("GPU3 (48)"), std::string::npos) << nv.title;
+  // Said as the matrix prints the cells, not as a sum of them (a sum is no link count).
+  EXPECT_NE(nv.title.find("than GPU1's NV18 x3: GPU0 (NV12 x1, NV18 x2), GPU3 (NV12 x1, NV18 x2)"), std::string::npos) << nv.title;
+  EXPECT_DOUBLE_EQ(metric(nv, "nvlinks.GPU0"), 48);
 
   // No NIC, no NVLink: nothing to judge, and said so.
   auto none = analyze({{"t.txt", "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tPHB\t0-7\nGPU1\tPHB\t X \t0-7\n"}});

@@ -238,3 +238,17 @@ TEST(CpumaskParser, AgreesWithCpulist) {
   ASSERT_TRUE(l);
   EXPECT_EQ(*m, *l);
 }
+
+// cpufreq's affected_cpus/related_cpus: "0 1 2 3 \n" as the kernel prints them.
+TEST(CpuWordsParser, ReadsSpaceSeparatedCpus) {
+  auto r = perfgap::parsers::parse_cpu_words("0 1 6 7 \n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->to_list(), "0-1,6-7");
+  auto empty = perfgap::parsers::parse_cpu_words("\n");
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->empty());
+  EXPECT_FALSE(perfgap::parsers::parse_cpu_words("0-3"));
+  EXPECT_FALSE(perfgap::parsers::parse_cpu_words("0,1"));
+  EXPECT_FALSE(perfgap::parsers::parse_cpu_words("-1"));
+  EXPECT_FALSE(perfgap::parsers::parse_cpu_words("99999999"));
+}

@@ -12,6 +12,25 @@ namespace perfgap::checks {
 namespace {
 
 // ---- cpu.turbo ---------------------------------------------------------------------------
+// Said only of what was read: a node whose cpufreq driver exposes no boost switch (most Arm
+// drivers, old kernels) has its limits judged, not a turbo state nobody saw.
+std::string boost_state(bool boost_control) {
+  return boost_control ? "turbo/boost enabled" : "no turbo/boost switch exposed (intel_pstate/no_turbo, cpufreq/boost)";
+}
+
+// The fix for what was found: intel_pstate's files only where intel_pstate is the driver.
+std::string turbo_fix(const facts::CpuFreq& freq, bool policy_boost_off, bool capped) {
+  std::vector<std::string> steps;
+  if ((freq.no_turbo && *freq.no_turbo != 0) || (freq.max_perf_pct && *freq.max_perf_pct < 100))
+    steps.push_back("echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo and echo 100 > /sys/devices/system/cpu/intel_pstate/max_perf_pct");
+  if (freq.boost && *freq.boost == 0) steps.push_back("echo 1 > /sys/devices/system/cpu/cpufreq/boost");
+  if (policy_boost_off) steps.push_back("echo 1 > /sys/devices/system/cpu/cpu*/cpufreq/boost");
+  if (capped) steps.push_back("raise scaling_max_freq to cpuinfo_max_freq (`cpupower frequency-set -u <max>`)");
+  std::string fix = "Enable turbo/boost in the BIOS (where it has the setting) and the OS: ";
+  for (std::size_t i = 0; i < steps.size(); ++i) fix += (i == 0 ? "" : (i + 1 == steps.size() ? ", and " : ", ")) + steps[i];
+  return fix + "; find the service or tuned profile that set them.";
+}
+
 std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.turbo";
   if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
@@ -19,9 +38,10 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   Finding out = core::finding(id, layer::cpu_power, Status::pass, "");
   std::vector<std::string> problems;
   bool any_signal = false;
+  bool boost_control = false;  // a turbo/boost switch was read (not only frequency limits)
   const std::string pstate = "/sys/devices/system/cpu/intel_pstate";
   if (freq.no_turbo) {
-    any_signal = true;
+    any_signal = boost_control = true;
     if (*freq.no_turbo != 0) {
       problems.push_back("turbo disabled (intel_pstate no_turbo=1)");
       out.add(pstate + "/no_turbo", std::to_string(*freq.no_turbo), "0");
@@ -38,7 +58,7 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   }
   if (freq.pstate_status) out.add(pstate + "/status", *freq.pstate_status);
   if (freq.boost) {
-    any_signal = true;
+    any_signal = boost_control = true;
     if (*freq.boost == 0) {
       problems.push_back("boost disabled (cpufreq/boost=0)");
       out.add("/sys/devices/system/cpu/cpufreq/boost", "0", "1");
@@ -53,7 +73,7 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   for (const auto& c : freq.cpus) {
     if (!c.scaling_max_khz || !c.cpuinfo_max_khz) limits_unread.insert(c.cpu);
     if (c.policy_boost) {
-      any_signal = true;
+      any_signal = boost_control = true;
       if (*c.policy_boost == 0) {
         policy_off.insert(c.cpu);
         if (!boost_example) boost_example = &c;
@@ -100,20 +120,20 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
     out.status = Status::fail;
     out.title = "CPU frequency capped: " + problems.front();
     for (std::size_t i = 1; i < problems.size(); ++i) out.title += "; " + problems[i];
-    out.fix = "Enable turbo/boost in the BIOS and the OS (echo 0 > /sys/devices/system/cpu/intel_pstate/no_turbo, echo 100 > .../max_perf_pct, echo 1 > /sys/devices/system/cpu/cpufreq/boost), and raise scaling_max_freq to cpuinfo_max_freq (`cpupower frequency-set -u <max>`); find the service or tuned profile that set them.";
+    out.fix = turbo_fix(freq, !policy_off.empty(), !capped.empty());
     out.impact = "busy cores run below their rated turbo frequency: data loading, kernel launches and NCCL proxy threads slow down (a few percent of step time)";
   } else if (!limits_unread.empty()) {
     // Turbo is on, but the CPUs whose limits were not read could still be capped.
     out.status = Status::warn;
     out.title = at_max.empty()
-        ? fmt::format("turbo/boost enabled, but no CPU's frequency limit is readable ({} online CPUs)", freq.online.count())
-        : fmt::format("turbo/boost enabled and no cap on {} CPUs, but the limits of {} of {} online CPUs are not readable",
+        ? fmt::format("{}, but no CPU's frequency limit is readable ({} online CPUs)", boost_state(boost_control), freq.online.count())
+        : fmt::format("{} and no cap on {} CPUs, but the limits of {} of {} online CPUs are not readable", boost_state(boost_control),
                       at_max.count(), limits_unread.count(), freq.online.count());
     out.add("cpu*/cpufreq/{scaling_max_freq,cpuinfo_max_freq} not readable",
             cpus_text(limits_unread) + (freq.unread_reason.empty() ? "" : ": " + freq.unread_reason));
     out.metric("cpus_unread", static_cast<double>(limits_unread.count()));
   } else {
-    out.title = fmt::format("turbo/boost enabled; no frequency cap on {} of {} online CPUs", at_max.count(), freq.online.count());
+    out.title = fmt::format("{}; no frequency cap on {} of {} online CPUs", boost_state(boost_control), at_max.count(), freq.online.count());
   }
   return {out};
 }
@@ -188,7 +208,7 @@ void add_cpu_power_frequency(core::Registry& r) {
   r.add({.id = "cpu.turbo",
          .layer = layer::cpu_power,
          .summary = "turbo/boost is on and no CPU's frequency is capped below its maximum",
-         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `warn` when turbo is on but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped). `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
+         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `warn` when nothing is capped but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped); a CPU without a cpufreq directory of its own that another CPU's policy lists in `affected_cpus` is read through that policy. The title says \"turbo/boost enabled\" only where a switch (no_turbo, cpufreq/boost) was read. `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
          .fix = "Enable turbo in BIOS and OS, set max_perf_pct to 100, raise scaling_max_freq to cpuinfo_max_freq.",
          .reads = reads::of({reads::cpufreq(), reads::hypervisor()}),
          .params = {},
