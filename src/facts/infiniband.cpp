@@ -35,6 +35,7 @@ Avail<std::vector<IbDevice>> read_infiniband(const sys::Sysroot& root) {
     if (auto it = uverbs_of.find(name); it != uverbs_of.end()) d.uverbs = it->second;
     if (auto v = root.read_value(base + "/" + name + "/hca_type")) d.hca_type = *v;
     if (auto v = root.read_value(base + "/" + name + "/board_id")) d.board_id = *v;
+    if (auto v = root.read_value(base + "/" + name + "/fw_ver")) d.fw_ver = *v;
     auto ports = root.list(base + "/" + name + "/ports");
     if (ports) {
       for (const auto& p : *ports) {

@@ -26,6 +26,7 @@ struct IbDevice {
   std::vector<IbPort> ports;
   std::optional<std::string> uverbs;  // "uverbs0" from /sys/class/infiniband_verbs/*/ibdev
   std::string hca_type, board_id;     // "MT4123", "MT_0000000223" where the driver has them
+  std::string fw_ver;                 // "28.39.1002" where the driver has it
   std::string driver_name() const;    // the name without its instance number: mlx5_0 -> mlx5, i40iw0 -> i40iw
 };
 

@@ -83,7 +83,7 @@ PERFGAP_READS(container, of({{"/.dockerenv", "/run/.containerenv", "/.singularit
 PERFGAP_READS(nvidia_driver_version, {"/proc/driver/nvidia/version"})
 PERFGAP_READS(numa_balancing, {"/proc/sys/kernel/numa_balancing"})
 PERFGAP_READS(infiniband, {"/sys/class/infiniband/*", "/sys/class/infiniband/*/device", "/sys/class/infiniband/*/hca_type",
-                           "/sys/class/infiniband/*/board_id", "/sys/class/infiniband/*/ports/*/state",
+                           "/sys/class/infiniband/*/board_id", "/sys/class/infiniband/*/fw_ver", "/sys/class/infiniband/*/ports/*/state",
                            "/sys/class/infiniband/*/ports/*/phys_state", "/sys/class/infiniband/*/ports/*/link_layer",
                            "/sys/class/infiniband/*/ports/*/rate", "/sys/class/infiniband_verbs/*/ibdev"})
 // A listing whose entries' names are the fact (interfaces are matched by name).

@@ -66,6 +66,9 @@ void gather_ports(const Finding& f, NodeFacts& out, int& ports, int& active) {
     if (e.source.ends_with("/state")) {
       counts["port " + f.subject + " state"] = e.observed;
       active += e.observed == "ACTIVE" ? 1 : 0;
+    } else if (e.source.ends_with("/fw_ver") && !e.observed.empty()) {
+      // "mlx5_0:1" -> the device's firmware, one entry per NIC however many ports it has.
+      out.facts[Aspect::versions]["nic " + f.subject.substr(0, f.subject.find(':')) + " firmware"] = e.observed;
     }
   if (auto r = metric_of(f, "rate_gbps")) out.facts[Aspect::links]["port " + f.subject + " rate_gbps"] = expect_number(*r);
 }
@@ -92,6 +95,9 @@ std::optional<Aspect> aspect_from(std::string_view name) {
 }
 
 std::string_view source_of(Aspect a, std::string_view key) {
+  if (sys::starts_with(key, "nic ")) return "net.ib.ports";
+  if (sys::starts_with(key, "gpu ") && key.ends_with(" nvlinks_up")) return "gpu.nvlink";
+  if (sys::starts_with(key, "gpu ") && key.ends_with(" numa_node")) return "gpu.inventory";
   if (a == Aspect::versions || a == Aspect::settings) return "node";
   if (sys::starts_with(key, "port ")) return a == Aspect::placement ? "net.ib.counters" : "net.ib.ports";
   if (key == "rdma_ports" || key == "rdma_ports_active") return "net.ib.ports";
@@ -114,6 +120,10 @@ NodeFacts gather_facts(std::string_view node, std::string_view kernel, const rep
     if (f.id == "gpu.inventory") {
       if (auto n = metric_of(f, "gpus_pci")) out.facts[Aspect::counts]["gpus"] = expect_number(*n);
       if (auto m = gpu_models(f.title); !m.empty()) gpus = m;
+      for (const auto& [name, v] : f.metrics)
+        if (sys::starts_with(name, "numa_node.")) out.facts[Aspect::placement]["gpu " + name.substr(10) + " numa_node"] = expect_number(v);
+    } else if (f.id == "gpu.nvlink" && !f.subject.empty()) {
+      if (auto up = metric_of(f, "links_up")) out.facts[Aspect::counts]["gpu " + f.subject + " nvlinks_up"] = expect_number(*up);
     } else if (f.id == "net.ib.ports" && !f.subject.empty()) {
       gather_ports(f, out, ports, active);
     } else if (f.id == "pcie.link" && !f.subject.empty()) {

@@ -26,6 +26,9 @@ struct ExpectNodeSpec {
   int slow_port = -1;         // this port at 200 Gb/s
   int missing_nic = -1;       // this NIC gone (no port, no PCI link)
   int moved_nic = -1;         // this NIC on the other socket
+  int moved_gpu = -1;         // this GPU on the other socket
+  int nvlink_down_gpu = -1;   // this GPU with 16 of its 18 NVLinks up
+  int old_firmware_nic = -1;  // this NIC on another firmware
   std::string cpu = "Neoverse-V2";
 };
 
@@ -46,7 +49,13 @@ std::vector<Finding> expect_findings(const ExpectNodeSpec& s) {
   Finding inv = expect_make("gpu.inventory", "gpu");
   inv.title = std::to_string(s.gpus) + " GPU(s): " + std::to_string(s.gpus) + " x NVIDIA GB200, driver 570.133.20";
   inv.metric("gpus_pci", s.gpus).metric("gpus_visible", s.gpus);
+  for (int i = 0; i < s.gpus; ++i) inv.metric("numa_node." + expect_bdf("1", i), (i < s.gpus / 2) == (i != s.moved_gpu) ? 0 : 1);
   out.push_back(inv);
+  for (int i = 0; i < s.gpus; ++i) {
+    Finding nv = expect_make("gpu.nvlink", "gpu", expect_bdf("1", i), "18 NVLinks up");
+    nv.metric("links_up", i == s.nvlink_down_gpu ? 16 : 18).metric("errors", 0);
+    out.push_back(nv);
+  }
   for (int i = 0; i < s.gpus; ++i) {
     Finding l = expect_make("pcie.link", "pcie", expect_bdf("1", i), "GPU link x16 at 32 GT/s (its maximum)");
     l.metric("link_width", i == s.narrow_gpu ? 8 : s.width).metric("link_speed_gts", 32);
@@ -60,6 +69,7 @@ std::vector<Finding> expect_findings(const ExpectNodeSpec& s) {
     const std::string port = "mlx5_" + std::to_string(i) + ":1";
     Finding p = expect_make("net.ib.ports", "network", port, "ACTIVE, LinkUp");
     p.add("/sys/class/infiniband/mlx5_" + std::to_string(i) + "/ports/1/state", "ACTIVE", "ACTIVE");
+    p.add("/sys/class/infiniband/mlx5_" + std::to_string(i) + "/fw_ver", i == s.old_firmware_nic ? "28.39.1002" : "28.43.1014");
     p.metric("rate_gbps", i == s.slow_port ? 200 : 400);
     out.push_back(p);
     Finding c = expect_make("net.ib.counters", "network", port);
@@ -106,6 +116,9 @@ TEST(ExpectGather, ReadsCountsLinksPlacementVersionsAndSettingsFromTheFindings) 
   EXPECT_EQ(n.facts[Aspect::links]["nic 0000:21:00.0 pcie_gts"], "32");
   EXPECT_EQ(n.facts[Aspect::links]["port mlx5_0:1 rate_gbps"], "400");
   EXPECT_EQ(n.facts[Aspect::placement]["port mlx5_3:1 nearest_gpus"], "NUMA node of GPU 3");
+  EXPECT_EQ(n.facts[Aspect::placement]["gpu 0000:13:00.0 numa_node"], "1");
+  EXPECT_EQ(n.facts[Aspect::counts]["gpu 0000:10:00.0 nvlinks_up"], "18");
+  EXPECT_EQ(n.facts[Aspect::versions]["nic mlx5_2 firmware"], "28.43.1014");
   EXPECT_EQ(n.facts[Aspect::versions]["kernel"], "6.8.0-45-generic");
   EXPECT_EQ(n.facts[Aspect::versions]["nvidia_driver"], "570.133.20");
   EXPECT_EQ(n.facts[Aspect::settings]["governor"], "performance");
@@ -273,3 +286,27 @@ TEST(ExpectFile, BadInputIsOneLineNamingFileAndLine) {
 }
 
 }  // namespace
+
+// The NUMA node of each GPU (gpu.inventory), its NVLinks up (gpu.nvlink from NVML) and each
+// NIC's firmware (net.ib.ports' fw_ver) are learned like the rest: a GPU on the other socket
+// and NVLinks down fail, another firmware warns.
+TEST(ExpectJudge, GpuSocketNvlinksAndNicFirmwareAreHeldToTheKind) {
+  auto nodes = expect_fleet([](int i, ExpectNodeSpec& s) {
+    if (i == 4) s.moved_gpu = 1;
+    if (i == 6) s.nvlink_down_gpu = 2;
+    if (i == 8) s.old_firmware_nic = 0;
+  });
+  auto e = perfgap::fleet::learn(nodes, 80);
+  e.file = "fleet.yaml";
+  auto judged = [&](int i) { return perfgap::fleet::judge_expectations(e, nodes[i - 1]); };
+  auto socket = expect_finding(judged(4), "expect.placement");
+  EXPECT_EQ(socket.status, Status::fail);
+  EXPECT_NE(socket.title.find("gpu 0000:11:00.0 numa_node 1 (kind: 0)"), std::string::npos) << socket.title;
+  auto links = expect_finding(judged(6), "expect.counts");
+  EXPECT_EQ(links.status, Status::fail);
+  EXPECT_NE(links.title.find("gpu 0000:12:00.0 nvlinks_up 16 (kind: 18)"), std::string::npos) << links.title;
+  auto firmware = expect_finding(judged(8), "expect.versions");
+  EXPECT_EQ(firmware.status, Status::warn);
+  EXPECT_NE(firmware.title.find("nic mlx5_0 firmware 28.39.1002 (kind: 28.43.1014)"), std::string::npos) << firmware.title;
+  for (auto& f : judged(2)) EXPECT_EQ(f.status, Status::pass) << f.id << ": " << f.title;
+}

@@ -39,10 +39,12 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   if (!pci) return {core::finding(id, layer, Status::skip, "PCI devices not readable: " + pci.error())};
   std::vector<std::string> pci_gpus;
   std::map<std::string, std::uint32_t> device_id;
+  std::map<std::string, int> numa_of;  // the NUMA node each GPU sits on, where the kernel says one
   for (const auto& d : *pci)
     if (d.is_gpu()) {
       pci_gpus.push_back(d.bdf);
       device_id[d.bdf] = d.device;
+      if (d.numa_node && *d.numa_node >= 0) numa_of[d.bdf] = *d.numa_node;
     }
   const auto& drv = facts::driver_gpus(f);
   // A GPU the driver lists is a GPU on PCI even when its PCI identity files were not
@@ -87,6 +89,8 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   out.add("container", container);
   out.metric("gpus_pci", static_cast<double>(pci_gpus.size()));
   out.metric("gpus_visible", static_cast<double>(visible.size()));
+  // Per GPU, so that expect learns which socket each GPU of a kind sits on.
+  for (const auto& [bdf, node] : numa_of) out.metric("numa_node." + bdf, node);
   const std::string driver_text = version ? ", driver " + *version : ", driver version unknown";
 
   if (in_container) {

@@ -71,6 +71,7 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
       fnd.add(p.dir + "/phys_state", p.phys_state, "LinkUp");
       fnd.add(p.dir + "/rate", p.rate_text.empty() ? "not readable" : p.rate_text);
       fnd.add(p.dir + "/link_layer", p.link_layer.empty() ? "not readable" : p.link_layer);
+      if (!d.fw_ver.empty()) fnd.add("/sys/class/infiniband/" + d.name + "/fw_ver", d.fw_ver);  // expect learns the firmware from it
       if (p.rate_gbps) fnd.metric("rate_gbps", *p.rate_gbps);
       static const std::set<std::string> kPhysStates = {"Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
                                                          "LinkErrorRecovery", "Phy Test"};
