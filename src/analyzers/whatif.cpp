@@ -371,6 +371,9 @@ std::vector<Tried> pipeline_changes(const Job& j) {
                          per_it(mean_of(p.waiting(), ranks[s])), per_it(mean_of(p.transfer(), ranks[s])))},
             i == 0,
             std::move(c)};
+    if (p.unpaired())
+      t.evidence.push_back(fmt::format("{} send/recv of the job have no pair among the traces: they keep their measured length, their waiting included",
+                                       p.unpaired()));
     out.push_back(std::move(t));
   }
   // A rank of a stage of several: its own time against its stage's median rank.
