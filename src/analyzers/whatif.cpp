@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 
 #include "analyzers/profile_model.hpp"
 #include "parsers/nccl_tests.hpp"
@@ -445,11 +446,15 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
                                 "rank's trace for the job's answer)",
                                 j.gpu.size(), j.world > 0 ? std::to_string(j.world) : std::string("unknown number of")));
   for (auto& f : tried) out.push_back(std::move(f));
-  if (j.pipeline && (w.busbw_gbps > 0 || !w.curves.empty())) {
-    Finding f = started(w.busbw_gbps > 0 ? "whatif.busbw" : "whatif.nccl_tests", "workload", w.busbw_gbps > 0 ? fmt::format("{:g} GB/s", w.busbw_gbps) : "nccl-tests");
-    f.title = "a pipeline's sends and receives are not replayed at a bandwidth (collectives only): the stage changes say what their waiting costs";
-    f.add(source, f.title, "collectives of known size");
-    out.push_back(std::move(f));
+  if (j.pipeline) {  // --busbw and --nccl-tests are for collectives
+    for (const auto& [asked, id, subject] : {std::tuple{w.busbw_gbps > 0, "whatif.busbw", fmt::format("{:g} GB/s", w.busbw_gbps)},
+                                             std::tuple{!w.curves.empty(), "whatif.nccl_tests", std::string("nccl-tests")}}) {
+      if (!asked) continue;
+      Finding f = started(id, "workload", subject);
+      f.title = "a pipeline's sends and receives are not replayed at a bandwidth (collectives only): the stage changes say what their waiting costs";
+      f.add(source, f.title, "collectives of known size");
+      out.push_back(std::move(f));
+    }
     return out;
   }
   if (w.busbw_gbps > 0 && j.base.sized == 0) out.push_back(busbw_unknown("whatif.busbw", fmt::format("{:g} GB/s", w.busbw_gbps), "--busbw", source));

@@ -161,6 +161,18 @@ TEST(WhatifPipeline, SlowRankOfAStageOfReplicas) {
   EXPECT_LE(fixture::metric(*rank, "saved_ms_per_iter"), answer.step_ms - answer.balanced_step_ms + kPipeSavingPct / 100 * answer.step_ms) << rank->title;
 }
 
+// --busbw and --nccl-tests are for collectives: on a pipeline they skip, saying so.
+TEST(WhatifPipeline, BandwidthChangesSkipOnSendRecv) {
+  gen::PipelineAnswer answer;
+  const auto t = fixture::kinetos_of_ranks(gen::pipeline_job({}, &answer));
+  analyzers::WhatifOptions w;
+  w.busbw_gbps = 100;
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, w, 2).findings;
+  const auto& busbw = fixture::find(fs, "whatif.busbw");
+  EXPECT_EQ(busbw.status, Status::skip);
+  EXPECT_NE(busbw.title.find("collectives only"), std::string::npos) << busbw.title;
+}
+
 // Kineto's send/recv metadata: "Collective name" gives the direction, "Dst Rank"/"Src Rank" the peer
 // (a number, or the number as a string).
 TEST(WhatifPipeline, KinetoSendRecvPeers) {
