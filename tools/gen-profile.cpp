@@ -9,6 +9,11 @@
 // writes one file per rank (OUTDIR/rank00000.json or .sqlite; nsys: host node<rank/8>) of a
 // data-parallel job (profile_gen.hpp gen::job) whose rank LATE_RANK (-1: none) computes LATE_MS
 // longer before each AllReduce; `skewed`: the nodes' clocks apart by up to +-7 ms.
+//   perfgap-gen-profile gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers] kineto|nsys OUTDIR
+// writes one file per rank of a pipeline of send/recv (profile_gen.hpp gen::pipeline_job) whose
+// stage SLOW_STAGE (-1: none) computes 1.5x longer, and prints the generator's own answers: the
+// step and the step with the slow stage computing as the others do (ms); `nopeers`: the
+// kernels name no peer (traces before PyTorch's "Dst Rank"/"Src Rank").
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,13 +22,41 @@
 
 #include "profile_gen.hpp"
 
+namespace {
+
+using namespace perfgap::gen;
+
+// One file per rank: OUTDIR/rank00000.json or .sqlite (nsys: host node<rank/8>).
+int write_ranks(const Scenario& s, const std::string& kind, const std::string& out) {
+  for (std::size_t r = 0; r < s.gpus.size(); ++r) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/rank%05zu.%s", r, kind == "kineto" ? "json" : "sqlite");
+    if (kind == "kineto") {
+      std::ofstream f(out + name, std::ios::binary);
+      f << kineto_json(s, r, static_cast<int>(r));
+      if (!f) return 1;
+    } else if (kind == "nsys") {
+      auto err = write_nsys_sqlite(rank_of(s, r), out + name);
+      if (!err.empty()) {
+        std::fprintf(stderr, "%s\n", err.c_str());
+        return 1;
+      }
+    } else {
+      return 2;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace perfgap::gen;
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: %s exposed|exposed-tuned|launch-bound|overlapped|moe-deepep|nvshmem|pipeline|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
-                 "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR\n",
-                 argv[0], argv[0]);
+                 "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR\n"
+                 "       %s gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers] kineto|nsys OUTDIR\n",
+                 argv[0], argv[0], argv[0]);
     return 2;
   }
   std::string sc = argv[1], kind = argv[2], out = argv[3];
@@ -48,25 +81,25 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (skewed) spec.clock_offset_ms = node_clock_offsets(spec.ranks);
-    Scenario s = job(spec);
-    for (std::size_t r = 0; r < s.gpus.size(); ++r) {
-      char name[64];
-      std::snprintf(name, sizeof name, "/rank%05zu.%s", r, kind == "kineto" ? "json" : "sqlite");
-      if (kind == "kineto") {
-        std::ofstream f(out + name, std::ios::binary);
-        f << kineto_json(s, r, static_cast<int>(r));
-        if (!f) return 1;
-      } else if (kind == "nsys") {
-        auto err = write_nsys_sqlite(rank_of(s, r), out + name);
-        if (!err.empty()) {
-          std::fprintf(stderr, "%s\n", err.c_str());
-          return 1;
-        }
-      } else {
-        return 2;
-      }
+    return write_ranks(job(spec), kind, out);
+  }
+  if (sc.rfind("gpipe:", 0) == 0 || sc.rfind("1f1b:", 0) == 0) {
+    PipelineSpec spec;
+    spec.one_f_one_b = sc[0] == '1';
+    int used = 0;
+    const auto at = sc.find(':');
+    int got = std::sscanf(sc.c_str() + at, ":%d:%d:%d%n", &spec.stages, &spec.microbatches, &spec.slow_stage, &used);
+    const std::string rest = got == 3 ? sc.substr(at + static_cast<std::size_t>(used)) : "?";
+    if ((rest != "" && rest != ":nopeers") || spec.stages < 2 || spec.stages > 1024 || spec.microbatches < 1 || spec.microbatches > 4096 ||
+        spec.slow_stage >= spec.stages) {
+      std::fprintf(stderr, "gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers]\n");
+      return 2;
     }
-    return 0;
+    spec.peers = rest.empty();
+    PipelineAnswer answer;
+    const Scenario s = pipeline_job(spec, &answer);
+    std::printf("step_ms %.3f\nbalanced_step_ms %.3f\n", answer.step_ms, answer.balanced_step_ms);
+    return write_ranks(s, kind, out);
   }
   Scenario s;
   if (sc == "exposed") s = exposed_comm(8, 10, 30, 15);

@@ -377,7 +377,7 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
   if (xr.aligned < 2 && unaligned.size() == n && std::all_of(unaligned.begin(), unaligned.end(), p2p_only)) {
     f.status = report::Status::skip;
     f.title = fmt::format("the {} ranks ran only point-to-point send/recv (a pipeline): arrivals at collectives cannot be compared; the time "
-                          "stages wait for each other is inside their send/recv kernels (profile.exposed_comm SendRecv)",
+                          "stages wait for each other is inside their send/recv kernels (profile.exposed_comm SendRecv; perfgap whatif pairs them and prices each stage, whatif.stage)",
                           n);
     return f;
   }

@@ -211,6 +211,7 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
             gt.nccl_ns += static_cast<double>(a.end - a.start);
             gt.nccl = true;
             if (aligns_ranks(a.coll)) gt.seq.push_back({.coll = a.coll, .start = a.start, .end = a.end, .bytes = a.msg_bytes, .group = a.group_size});
+            else if (a.coll == Coll::SendRecv) gt.p2p.push_back({.start = a.start, .end = a.end, .bytes = a.msg_bytes, .peer = a.peer, .dir = a.p2p});
           }
         }
       } else if (a.kind == ActKind::graph) {
@@ -247,6 +248,10 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
       const std::int64_t from = i > 0 ? gt.seq[i - 1].end : gt.first;
       gt.compute_before.push_back(measure(lc.compute, from, gt.seq[i].start));
       gt.seq[i].host_wait = measure(lc.host_idle, from, gt.seq[i].start);
+    }
+    for (std::size_t i = 0; i < gt.p2p.size(); ++i) {
+      const std::int64_t from = i > 0 ? gt.p2p[i - 1].end : gt.first;
+      gt.p2p[i].host_wait = gt.p2p[i].start > from ? measure(lc.host_idle, from, gt.p2p[i].start) : 0;
     }
     gt.compute = intersect(lc.compute, gt.comm_all);
   }
@@ -313,14 +318,22 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
       for (std::size_t g = 0; g < G; ++g) d.tl[g].period = period[g];
     }
   }
-  // Each collective's step number: ranks are paired by step, not by their clocks (profile_ranks).
+  // Each collective's and send/recv's step number: ranks are paired by step, not by their
+  // clocks (profile_ranks, profile_pipeline).
+  std::int64_t rank = -1;
+  for (const auto& [k, v] : p.system)
+    if (k == "rank" && rank < 0 && !v.empty() && v.size() < 10 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      rank = std::stoll(v);
   for (auto& gt : d.tl) {
+    if (gt.nccl) gt.rank = rank;
     const auto& steps = gt.cuts[kCutStep].wins;
     if (steps.empty()) continue;
-    for (auto& c : gt.seq) {
-      auto w = std::upper_bound(steps.begin(), steps.end(), c.start, [](std::int64_t x, const Win& v) { return x < v.s; });
-      if (w != steps.begin() && c.start < (--w)->e) c.step = w->step;
-    }
+    auto step_of = [&](std::int64_t start) {
+      auto w = std::upper_bound(steps.begin(), steps.end(), start, [](std::int64_t x, const Win& v) { return x < v.s; });
+      return w != steps.begin() && start < (w - 1)->e ? (w - 1)->step : std::int64_t{-1};
+    };
+    for (auto& c : gt.seq) c.step = step_of(c.start);
+    for (auto& c : gt.p2p) c.step = step_of(c.start);
   }
   for (auto& gt : d.tl)
     if (gt.acts) gt.cuts[kCutWhole].wins.push_back({gt.first, gt.last});  // the whole profile as one window
@@ -403,7 +416,7 @@ std::size_t digest_bytes(const Digest& d) {
     for (int c = 0; c < kCommSlots; ++c) b += (t.comm[c].capacity() + t.exposed[c].capacity()) * sizeof(Iv);
     for (const auto& v : t.copies) b += v.capacity() * sizeof(Iv);
     b += t.copy_bare.capacity() * sizeof(Iv);
-    b += t.colls.capacity() * sizeof(t.colls[0]) + t.seq.capacity() * sizeof(RankCollective) + t.compute_before.capacity() * sizeof(std::int64_t);
+    b += t.colls.capacity() * sizeof(t.colls[0]) + t.seq.capacity() * sizeof(RankCollective) + t.p2p.capacity() * sizeof(P2pOp) + t.compute_before.capacity() * sizeof(std::int64_t);
     for (const auto& c : t.cuts) b += c.wins.capacity() * sizeof(Win) + c.stats.capacity() * sizeof(LocalStats);
     b += t.wins.capacity() * sizeof(Win);
   }

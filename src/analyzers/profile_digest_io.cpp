@@ -14,7 +14,7 @@ namespace {
 
 // "perfgap digest", then a version: a digest of another version is refused, not misread.
 constexpr std::string_view kDigestMagic = "perfgap-digest\n";
-constexpr std::uint32_t kDigestVersion = 1;
+constexpr std::uint32_t kDigestVersion = 2;  // 2: each GPU's send/recv kernels and its rank (pipelines)
 // No vector of a rank's digest holds this many entries (150k kernels are ~10^5 intervals).
 constexpr std::uint64_t kMaxDigestEntries = std::uint64_t{1} << 32;
 
@@ -37,11 +37,13 @@ void fields(A& a, WinStats& v) {
 template <class A>
 void fields(A& a, RankCollective& v) { a.all(v.coll, v.start, v.end, v.step, v.host_wait, v.bytes, v.group); }
 template <class A>
+void fields(A& a, P2pOp& v) { a.all(v.start, v.end, v.step, v.host_wait, v.bytes, v.peer, v.dir); }
+template <class A>
 void fields(A& a, parsers::GpuInfo& v) { a.all(v.file, v.process, v.device, v.label, v.key, v.host); }
 template <class A>
 void fields(A& a, GpuTimeline& v) {
   a.all(v.acts, v.kernels, v.compute, v.comm_all, v.exposed_all, v.wait, v.comm, v.exposed, v.copies, v.copy_bare, v.colls, v.nccl, v.seq,
-        v.compute_before, v.cuts, v.period, v.kernel_ns, v.nccl_ns, v.first, v.last, v.wins, v.windows, v.total);
+        v.compute_before, v.p2p, v.rank, v.cuts, v.period, v.kernel_ns, v.nccl_ns, v.first, v.last, v.wins, v.windows, v.total);
 }
 template <class A>
 void fields(A& a, Digest& v) {
@@ -201,6 +203,13 @@ std::string digest_damage(const Digest& d) {
       if (!within(v, gt.first, gt.last)) return "an interval outside its GPU's timeline";
     for (const auto& c : gt.seq)
       if (c.start < gt.first || c.end > gt.last || c.host_wait < 0 || c.host_wait > kMaxDigestSpanNs) return "a collective outside its GPU's timeline";
+    for (std::size_t i = 0; i < gt.p2p.size(); ++i) {
+      const auto& c = gt.p2p[i];
+      if (c.start < gt.first || c.end > gt.last || c.end < c.start || (i > 0 && c.start < gt.p2p[i - 1].start) || c.host_wait < 0 ||
+          c.host_wait > kMaxDigestSpanNs || c.peer < -1 || c.dir > parsers::P2pDir::recv)
+        return "a send/recv out of range";
+    }
+    if (gt.rank < -1) return "a rank out of range";
     for (const auto& [start, slot] : gt.colls)
       if (start < gt.first || start > gt.last) return "a communication kernel outside its GPU's timeline";
     for (auto x : gt.compute_before)

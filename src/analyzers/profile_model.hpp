@@ -18,6 +18,7 @@
 
 #include "analyzers/analyzers.hpp"
 #include "analyzers/profile_job.hpp"
+#include "analyzers/profile_pipeline.hpp"
 #include "analyzers/profile_ranks.hpp"
 #include "core/kb.hpp"
 #include "parsers/profile.hpp"
@@ -163,6 +164,8 @@ struct GpuTimeline {
   std::vector<std::pair<std::int64_t, Coll>> colls;  // its communication kernels (start, slot as Coll's uint8_t), by start
   bool nccl = false;                                 // it ran NCCL kernels (a rank of the job)
   std::vector<RankCollective> seq;                   // its collectives that align ranks, by start
+  std::vector<P2pOp> p2p;                            // its point-to-point send/recv kernels, by start (pipelines: profile_pipeline.hpp)
+  std::int64_t rank = -1;                            // its process's rank in the job (Kineto's distributedInfo); -1: unknown
   std::vector<std::int64_t> compute_before;          // per seq entry: compute since the previous one's end (its first activity)
   std::array<CutWindows, kCuts> cuts;
   std::size_t period = 0;  // the period (kernels) that its timeline repeats at; 0: none found

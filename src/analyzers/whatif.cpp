@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <tuple>
 
 #include "analyzers/profile_model.hpp"
 #include "parsers/nccl_tests.hpp"
@@ -23,9 +24,11 @@ constexpr double kReplayTolerancePct = 5;
 constexpr std::size_t kSubjectsReplayed = 8;
 
 // What is replayed: the job's collectives on one clock (several ranks), one rank's own
-// collectives, or nothing to replay across collectives.
+// collectives, a pipeline's sends and receives paired, or nothing to replay.
 struct Job {
   CollectiveReplay replayer;
+  bool pipeline = false;               // NCCL's only kernels are send/recv: `pipe` replays them
+  PipelineReplay pipe;
   std::int64_t world = -1;             // the job's size its traces record; -1: not recorded
   Replay base;                         // as measured
   std::vector<std::size_t> gpu;        // replay rank -> GPU
@@ -57,12 +60,43 @@ RankAlignment alone(const std::vector<RankCollective>& seq) {
   return al;
 }
 
+std::string gpu_name(const Digest& d, std::size_t g) {
+  return d.gpus[g].host.empty() ? d.gpus[g].label : fmt::format("{} on {}", d.gpus[g].label, d.gpus[g].host);
+}
+
+// A job whose NCCL kernels are send/recv only: its pipeline paired and replayed.
+void pipeline_job(const Digest& d, const Analysis& an, Job& j) {
+  j.pipeline = true;
+  std::vector<std::vector<P2pOp>> ops;
+  std::vector<std::int64_t> rank;
+  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+    if (an.gpus[g].p2p.empty()) continue;
+    j.gpu.push_back(g);
+    j.name.push_back(gpu_name(d, g));
+    ops.push_back(an.gpus[g].p2p);
+    rank.push_back(an.gpus[g].rank);
+  }
+  j.pipe = PipelineReplay(ops, rank);
+  if (!j.pipe.why_not().empty()) {
+    j.why_not = "the NCCL kernels are point-to-point send/recv only (a pipeline, or an all-to-all of send/recv), and " + j.pipe.why_not();
+    return;
+  }
+  j.base = j.pipe.run(PipelineChange{});
+}
+
 Job replayable(const Digest& d, Analysis& an) {
   Job j;
   j.world = recorded_world(d);
   j.step_ns = an.per_iter.len;
   j.iterations = an.iteration_count;
   const auto& xr = an.xr;
+  bool collectives = false, p2p = false;
+  for (const auto& s : xr.seqs) collectives = collectives || !s.empty();
+  for (const auto& gt : an.gpus) collectives = collectives || !gt.seq.empty(), p2p = p2p || !gt.p2p.empty();
+  if (p2p && !collectives) {
+    pipeline_job(d, an, j);
+    return j;
+  }
   if (xr.present) {
     j.replayer = xr.replayer;
     j.base = xr.replay;
@@ -78,15 +112,11 @@ Job replayable(const Digest& d, Analysis& an) {
     j.replayer = CollectiveReplay(alone(seq), {seq});
     j.base = j.replayer.run(ReplayChange{});
     j.gpu = {g};
-    j.name = {d.gpus[g].host.empty() ? d.gpus[g].label : fmt::format("{} on {}", d.gpus[g].label, d.gpus[g].host)};
+    j.name = {gpu_name(d, g)};
     return j;
   }
-  bool p2p = false;
-  for (const auto& gt : an.gpus) p2p = p2p || gt.nccl;
-  j.why_not = p2p ? "the NCCL kernels are point-to-point send/recv only (a pipeline): a stage's send waits for its peer, which this replay "
-                    "of collectives does not model yet (profile.exposed_comm and profile.straggler say what the stages wait)"
-                  : "no NCCL collectives: nothing ties the step to other ranks, so the step is the GPU's own timeline (profile.gpu_idle and "
-                    "profile.launch_bound say what its idle costs)";
+  j.why_not = "no NCCL collectives or send/recv: nothing ties the step to other ranks, so the step is the GPU's own timeline (profile.gpu_idle "
+              "and profile.launch_bound say what its idle costs)";
   return j;
 }
 
@@ -98,7 +128,8 @@ Finding replay_finding(const Job& j, const std::string& source, bool& trusted) {
   trusted = false;
   if (!j.why_not.empty() || j.base.measured <= 0 || j.step_ns <= 0) {
     f.title = "nothing to replay: " + (j.why_not.empty() ? std::string("no iteration of the job holds two collectives") : j.why_not);
-    f.add(source, f.title, "two or more collectives per rank (NCCL kernels in the trace)");
+    f.add(source, f.title, j.pipeline ? "every stage's trace, with each send's and receive's peer (Kineto's \"Dst Rank\"/\"Src Rank\")"
+                                      : "two or more collectives per rank (NCCL kernels in the trace)");
     return f;
   }
   const double err = pct_of(static_cast<double>(j.base.replayed - j.base.measured), static_cast<double>(j.base.measured));
@@ -112,10 +143,16 @@ Finding replay_finding(const Job& j, const std::string& source, bool& trusted) {
   f.metric("iterations_replayed", spans);
   if (j.iterations) f.metric("coverage_pct", std::min(100.0, pct_of(spans, static_cast<double>(j.iterations))));
   std::string what = fmt::format("{} ranks' collectives on one clock", j.gpu.size());
-  if (j.gpu.size() == 1)
+  if (j.pipeline) {
+    what = fmt::format("{} ranks' sends and receives paired on one clock", j.gpu.size());
+    f.metric("pairs", static_cast<double>(j.pipe.pairs()));
+    f.add(source, fmt::format("{} sends joined to their receives by step and order (never by time); peers from {}{}", j.pipe.pairs(), j.pipe.peers_from(),
+                              j.pipe.unpaired() ? fmt::format("; {} send/recv with no pair among the traces keep their measured length", j.pipe.unpaired())
+                                                : std::string()));
+  } else if (j.gpu.size() == 1)
     what = j.world > 1 ? fmt::format("one rank of {} alone (what its collectives wait for the others counts as their transfer)", j.world)
                        : "one rank's own timeline";
-  f.add(source, fmt::format("{} collective-to-collective intervals over {:.1f} iterations of {}", j.base.intervals, spans, what));
+  if (!j.pipeline) f.add(source, fmt::format("{} collective-to-collective intervals over {:.1f} iterations of {}", j.base.intervals, spans, what));
   trusted = std::abs(err) <= kReplayTolerancePct;
   f.status = trusted ? report::Status::pass : report::Status::warn;
   f.title = fmt::format("replayed step {:.2f} ms against {:.2f} ms measured ({:+.1f}%), {}", ms(replayed), ms(j.step_ns), err, what);
@@ -133,11 +170,12 @@ struct Tried {
   ReplayChange change;
   std::vector<std::string> evidence;
   bool shown = true;  // said even when it saves little (else only when it saves 1% of the step)
+  PipelineChange pchange{};  // the change for a pipeline's replay
 };
 
 Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   Finding f = started("whatif." + t.kind, "workload", t.subject);
-  const Replay cf = j.replayer.run(t.change);
+  const Replay cf = j.pipeline ? j.pipe.run(t.pchange) : j.replayer.run(t.change);
   const double base = static_cast<double>(j.base.replayed);
   const double saved_frac = base > 0 ? std::max(0.0, (base - static_cast<double>(cf.replayed)) / base) : 0;
   const double step = j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured);
@@ -284,6 +322,94 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
   return out;
 }
 
+// The changes tried on a pipeline: each stage computing like the median stage (the slowest
+// always, up to 8 that are slower by 1% of the step), each rank of a stage of several ranks
+// (data-parallel replicas) computing like its stage's median rank, and launches.
+std::vector<Tried> pipeline_changes(const Job& j) {
+  std::vector<Tried> out;
+  const auto& p = j.pipe;
+  const std::size_t n = j.gpu.size();
+  const double per_iter = j.base.measured > 0 ? j.step_ns / static_cast<double>(j.base.measured) : 0;
+  auto per_it = [&](double ns) { return ms(ns * per_iter); };
+  auto notable = [&](double ns) { return ns * per_iter >= std::max(0.01 * j.step_ns, 100'000.0); };
+  std::vector<std::vector<std::size_t>> ranks(p.stages());
+  for (std::size_t r = 0; r < n; ++r)
+    if (p.stage()[r] >= 0) ranks[static_cast<std::size_t>(p.stage()[r])].push_back(r);
+  auto mean_of = [&](const std::vector<std::int64_t>& v, const std::vector<std::size_t>& rs) {
+    double sum = 0;
+    for (auto r : rs) sum += static_cast<double>(v[r]);
+    return rs.empty() ? 0.0 : sum / static_cast<double>(rs.size());
+  };
+  std::vector<double> own(p.stages());
+  for (std::size_t s = 0; s < p.stages(); ++s) own[s] = mean_of(p.own(), ranks[s]);
+  // "The median stage" is the other stages' median (of two stages, the other one).
+  auto others = [&](std::size_t s) {
+    std::vector<double> v;
+    for (std::size_t o = 0; o < own.size(); ++o)
+      if (o != s) v.push_back(own[o]);
+    return median(v);
+  };
+  std::vector<std::size_t> order(p.stages());
+  for (std::size_t s = 0; s < order.size(); ++s) order[s] = s;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return own[a] > own[b]; });
+  for (std::size_t i = 0; i < order.size() && i < kSubjectsReplayed; ++i) {
+    const std::size_t s = order[i];
+    const double med = others(s);
+    if (i > 0 && !notable(own[s] - med)) break;
+    PipelineChange c;
+    c.scale.assign(n, 1.0);
+    for (auto r : ranks[s]) c.scale[r] = own[s] > med && own[s] > 0 ? med / own[s] : 1.0;
+    Tried t{"stage",
+            fmt::format("stage {} of {} ({})", s, p.stages(), names_of(j, ranks[s])),
+            "computing like the other stages' median",
+            "balance the stages: move layers off this stage (the first stage also holds the embedding, the last the loss and output layer: "
+            "Megatron's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers, or a custom layout), or see why its GPUs run "
+            "slower (perfgap check on its nodes)",
+            {},
+            {fmt::format("its ranks spend {:.2f} ms per iteration between their sends and receives (compute, launches), the other stages' median {:.2f} ms",
+                         per_it(own[s]), per_it(med)),
+             fmt::format("inside their sends and receives: {:.2f} ms per iteration waiting for the peer to arrive, {:.2f} ms transferring once both had",
+                         per_it(mean_of(p.waiting(), ranks[s])), per_it(mean_of(p.transfer(), ranks[s])))},
+            i == 0,
+            std::move(c)};
+    if (p.unpaired())
+      t.evidence.push_back(fmt::format("{} send/recv of the job have no pair among the traces: they keep their measured length, their waiting included",
+                                       p.unpaired()));
+    out.push_back(std::move(t));
+  }
+  // A rank of a stage of several: its own time against its stage's median rank.
+  for (std::size_t s = 0; s < ranks.size(); ++s) {
+    if (ranks[s].size() < 2) continue;
+    std::vector<double> v;
+    for (auto r : ranks[s]) v.push_back(static_cast<double>(p.own()[r]));
+    const double m = median(v);
+    for (auto r : ranks[s]) {
+      const double mine = static_cast<double>(p.own()[r]);
+      if (!notable(mine - m)) continue;
+      PipelineChange c;
+      c.scale.assign(n, 1.0);
+      c.scale[r] = m / mine;
+      out.push_back({"rank", j.name[r], fmt::format("computing like the median rank of its stage {}", s),
+                     "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
+                     {fmt::format("it spends {:.2f} ms per iteration between its sends and receives, its stage's median rank {:.2f} ms", per_it(mine), per_it(m))},
+                     true, std::move(c)});
+    }
+  }
+  std::vector<std::size_t> waiting;
+  for (std::size_t r = 0; r < n; ++r)
+    if (p.host_wait()[r] > 0) waiting.push_back(r);
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return p.host_wait()[a] > p.host_wait()[b]; });
+  Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
+               "the host launches too late: CUDA graphs, fewer and larger kernels, data loading off the training thread (profile.launch_bound)", {}, {}};
+  for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
+    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between sends and receives", j.name[waiting[i]],
+                                          per_it(static_cast<double>(p.host_wait()[waiting[i]]))));
+  if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between sends and receives");
+  launch.pchange.no_host_wait = true;
+  out.push_back(std::move(launch));
+  return out;
+}
+
 // Why --busbw or --nccl-tests was not replayed, as a skip finding.
 Finding busbw_unknown(const std::string& id, const std::string& subject, const std::string& option, const std::string& source) {
   Finding f = started(id, "workload", subject);
@@ -301,7 +427,13 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
   out.push_back(replay_finding(j, source, trusted));
   if (!trusted) return out;
   std::vector<Finding> tried;
-  for (const auto& t : changes(j, d, w)) {
+  if (j.pipeline && j.pipe.stages() == 0) {
+    Finding f = started("whatif.stage", "workload", source);
+    f.title = "no stage change replayed: " + j.pipe.stages_why();
+    f.add(source, f.title, "ranks joined by sends and receives in a chain of stages (GPipe, 1F1B)");
+    out.push_back(std::move(f));
+  }
+  for (const auto& t : j.pipeline ? pipeline_changes(j) : changes(j, d, w)) {
     Finding f = tried_finding(j, t, source);
     const double saved = ms(j.step_ns) * f.metrics[1].second / 100;
     if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f));
@@ -314,6 +446,17 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
                                 "rank's trace for the job's answer)",
                                 j.gpu.size(), j.world > 0 ? std::to_string(j.world) : std::string("unknown number of")));
   for (auto& f : tried) out.push_back(std::move(f));
+  if (j.pipeline) {  // --busbw and --nccl-tests are for collectives
+    for (const auto& [asked, id, subject] : {std::tuple{w.busbw_gbps > 0, "whatif.busbw", fmt::format("{:g} GB/s", w.busbw_gbps)},
+                                             std::tuple{!w.curves.empty(), "whatif.nccl_tests", std::string("nccl-tests")}}) {
+      if (!asked) continue;
+      Finding f = started(id, "workload", subject);
+      f.title = "a pipeline's sends and receives are not replayed at a bandwidth (collectives only): the stage changes say what their waiting costs";
+      f.add(source, f.title, "collectives of known size");
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
   if (w.busbw_gbps > 0 && j.base.sized == 0) out.push_back(busbw_unknown("whatif.busbw", fmt::format("{:g} GB/s", w.busbw_gbps), "--busbw", source));
   if (!w.curves.empty() && j.base.sized == 0) out.push_back(busbw_unknown("whatif.nccl_tests", "nccl-tests", "--nccl-tests", source));
   return out;

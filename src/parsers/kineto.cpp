@@ -332,7 +332,8 @@ enum class Slot : std::uint8_t {
   out_nelems,
   group,
   dtype,
-  bytes,  // its args
+  bytes,
+  p2p_peer,  // its args ("Src Rank" / "Dst Rank": a point-to-point kernel's peer)
   rank,
   world,
   backend,  // distributedInfo
@@ -390,7 +391,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::string name, cname, dtype_s, pid_text;
   Val ts, dur, pid, tid;
   bool has_args = false, has_cname = false;
-  std::int64_t corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0;
+  std::int64_t corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0, peer_n = -1;
 
   std::vector<Ctx> ctx;
   std::size_t skip = 0;  // depth inside a container that is not read
@@ -447,12 +448,12 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     name.clear(), cname.clear(), dtype_s.clear(), pid_text.clear();
     ts = dur = pid = tid = Val{};
     has_args = has_cname = false;
-    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0;
+    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0, peer_n = -1;
   }
   void reset_args() {
     cname.clear(), dtype_s.clear();
     has_cname = false;
-    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0;
+    corr = 0, dev = -1, stream_id = 0, in_n = 0, out_n = 0, group_n = 0, copy_bytes = 0, peer_n = -1;
   }
 
   // False when the trace is refused (`stop` says why).
@@ -507,6 +508,10 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         std::uint64_t size = dtype_bytes(dtype_s);
         if (size && (in_n > 0 || out_n > 0)) a.msg_bytes = static_cast<std::uint64_t>(std::max(in_n, out_n)) * size;
         if (group_n > 0 && group_n < (1 << 30)) a.group_size = static_cast<std::uint32_t>(group_n);
+        if (a.coll == Coll::SendRecv) {
+          a.p2p = cname == "send" ? P2pDir::send : cname == "recv" ? P2pDir::recv : P2pDir::unknown;
+          if (peer_n >= 0 && peer_n < (1 << 30)) a.peer = static_cast<std::int32_t>(peer_n);
+        }
       }
     }
     if (a.kind == ActKind::memcpy) {
@@ -544,6 +549,10 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
       case Slot::in_nelems: integer(v, in_n); break;
       case Slot::out_nelems: integer(v, out_n); break;
       case Slot::group: integer(v, group_n); break;
+      case Slot::p2p_peer:  // a number, or the number as a string
+        if (!integer(v, peer_n) && v.kind == Val::str && !s.empty() && s.size() < 10 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+          peer_n = std::stoll(std::string(s));
+        break;
       case Slot::bytes: integer(v, copy_bytes); break;
       case Slot::cname:
         has_cname = v.kind == Val::str;
@@ -691,6 +700,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         else if (key_is(k, "Group size")) s = Slot::group;
         else if (key_is(k, "dtype")) s = Slot::dtype;
         else if (key_is(k, "bytes")) s = Slot::bytes;
+        else if (key_is(k, "Src Rank") || key_is(k, "Dst Rank")) s = Slot::p2p_peer;
         break;
       case Ctx::root:
         if (key_is(k, "traceEvents") && !std::exchange(events_seen, true)) s = Slot::events;

@@ -46,6 +46,10 @@ std::string_view kernel_base_name(std::string_view name);
 // Kineto's `Collective name` arg (allreduce, all_gather, _allgather_base, reduce_scatter_tensor, send, recv, ...).
 Coll collective_from_arg(std::string_view arg);
 
+// A point-to-point kernel's direction: Kineto's "Collective name" `send` or `recv`; `unknown`
+// where the trace does not say (nsys kernel names, Kineto traces before PyTorch 2.1).
+enum class P2pDir : std::uint8_t { unknown, send, recv };
+
 struct GpuActivity {
   std::int64_t start = 0, end = 0;            // ns on the GPU timeline
   std::int64_t api_start = -1, api_end = -1;  // the host call that launched it (joined by correlation), -1: none
@@ -54,11 +58,16 @@ struct GpuActivity {
   std::uint32_t stream = 0;
   std::uint32_t group_size = 0;               // Kineto NCCL args; 0 unknown
   std::uint64_t msg_bytes = 0;                // Kineto NCCL args (In msg nelems x dtype size), a copy's bytes; 0 unknown
+  // A point-to-point kernel's peer, the job's (global) rank it sends to or receives from:
+  // Kineto's "Dst Rank" of a send, "Src Rank" of a recv (PyTorch's record_param_comms
+  // metadata, copied onto the kernel); -1 unknown (older traces, nsys exports).
+  std::int32_t peer = -1;
   ActKind kind = ActKind::kernel;
   Coll coll = Coll::none;
   CopyKind copy = CopyKind::unknown;    // memcpy only
   HostMem host_mem = HostMem::unknown;  // memcpy only
   bool graph_launch = false;            // its host call is a CUDA graph launch (cudaGraphLaunch, cuGraphLaunch)
+  P2pDir p2p = P2pDir::unknown;         // a SendRecv kernel's direction (Kineto's "Collective name" send or recv)
 };
 
 struct GpuInfo {

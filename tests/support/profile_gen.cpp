@@ -682,6 +682,7 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
     if (!kn.collective.empty())
       args += ", \"Collective name\": \"" + kn.collective + "\", \"In msg nelems\": " + std::to_string(kn.nelems) + ", \"Out msg nelems\": " +
               std::to_string(kn.nelems) + ", \"Group size\": " + std::to_string(s.gpus.size()) + ", \"dtype\": \"Float\"";
+    if (kn.peer >= 0) args += std::string(kn.collective == "send" ? ", \"Dst Rank\": " : ", \"Src Rank\": ") + std::to_string(kn.peer);
     ev("kernel", kn.name, gpu.device, kn.stream, kn.start, kn.end, args);
     if (kn.api_start >= 0 && (kn.graph < 0 || graph_first))
       ev("cuda_runtime", kn.graph >= 0 ? "cudaGraphLaunch" : "cudaLaunchKernel", gpu.pid, gpu.pid, kn.api_start, kn.api_end,

@@ -18,6 +18,7 @@ struct Kernel {
   std::int64_t api_start = -1, api_end = -1;  // its launch call; -1: none
   std::string collective;                     // Kineto "Collective name" arg; empty: none
   std::int64_t nelems = 0;                    // Kineto "In msg nelems" (float)
+  int peer = -1;  // a send's "Dst Rank" or a recv's "Src Rank" (PyTorch's metadata on the kernel); -1: none written
   int graph =
       -1;  // >= 0: run by a CUDA graph; the kernels of one graph number (per GPU) share its one cudaGraphLaunch (the first's api_start/end)
 };
@@ -100,6 +101,35 @@ Scenario nvshmem(int gpus, int iterations);
 // 40 kernels of 1 ms from (2 + r) ms, and sends from (41 + r) to (44 + r) ms (1 ms under its last
 // compute kernel). SendRecv per stage: (5 + r) ms of communication, (4 + r) exposed.
 Scenario pipeline(int stages, int iterations);
+
+// A pipeline-parallel job with send/recv only, and the answers of its own schedule model: S
+// stages (one GPU and process each; `replicas` independent copies of the pipeline, rank
+// replica x S + stage), M microbatches an iteration, a forward of `fwd_ms` and a backward of
+// `bwd_ms` per microbatch and stage (the slow stage's `slow_factor` times longer), an optimizer
+// kernel of `opt_ms` at each iteration's end; every send joined to its receive as NCCL does:
+// both kernels start when posted, and end together `transfer_ms` after the later one was posted.
+// GPipe: every forward, then every backward (last microbatch first). 1F1B (PipeDream-flush,
+// Megatron's non-interleaved): min(S - s - 1, M) warm-up forwards, then one forward and one
+// backward in turn, then the remaining backwards; a stage sending to and receiving from one
+// neighbour at one point of the schedule sends first on even stages and receives first on odd
+// ones (blocking send/recv do not deadlock). The iteration of a stage is its ProfilerStep#N, from
+// its first send/recv or kernel to the next iteration's. The simulation is the generator's own:
+// each op matched to its peer's by microbatch, never by order.
+struct PipelineSpec {
+  bool one_f_one_b = true;  // else GPipe
+  int stages = 4, microbatches = 8, iterations = 6, replicas = 1;
+  double fwd_ms = 2, bwd_ms = 4, opt_ms = 1, transfer_ms = 0.5;
+  int slow_stage = -1;  // -1: none
+  double slow_factor = 1.5;
+  int slow_rank = -1;   // this one rank (of a stage of several replicas) computes `slow_factor` longer; -1: none
+  std::vector<double> clock_offset_ms;  // per rank: its clock runs this far ahead; missing: 0
+  bool peers = true;    // write "Dst Rank"/"Src Rank" (Kineto since 2024); false: the kernels name no peer (older traces)
+};
+struct PipelineAnswer {
+  double step_ms = 0;           // the iterations' mean ProfilerStep window, mean over the ranks
+  double balanced_step_ms = 0;  // the same with the slow stage (or rank) computing as the others do
+};
+Scenario pipeline_job(const PipelineSpec& spec, PipelineAnswer* answer = nullptr);
 
 // A data-parallel job for the cross-rank analysis: one GPU and process per rank (rank r is GPU
 // r % 8 of node r / 8), per iteration 40 compute kernels of 1 ms, then an AllReduce that starts

@@ -363,8 +363,11 @@ TEST(WhatifDigest, DigestsGiveTheSameAnswersAsTheTraces) {
   gen::JobSpec launch;
   launch.ranks = 4;
   launch.launch_bound_rank = 1;
+  gen::PipelineSpec pipe;  // send/recv paired across clocks 2.3 s apart, a stage slow
+  pipe.slow_stage = 1;
+  pipe.clock_offset_ms = {0, 0, 2300, 2300};
   for (const auto& s : {gen::job(late), gen::job(launch), gen::exposed_comm(2, 5, 30, 15), gen::launch_bound(2, 4), gen::overlapped(2, 5),
-                        gen::copy_bound(2, 4), gen::graphs(2, 4), gen::moe_deepep(2, 4), gen::nvshmem(2, 4), gen::pipeline(4, 4)}) {
+                        gen::copy_bound(2, 4), gen::graphs(2, 4), gen::moe_deepep(2, 4), gen::nvshmem(2, 4), gen::pipeline(4, 4), gen::pipeline_job(pipe)}) {
     const auto t = whatif_traces(s);
     std::map<std::string, std::string> bytes;
     const auto from_digests = digests_of(t, bytes);

@@ -1,0 +1,294 @@
+#include "analyzers/profile_pipeline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace perfgap::analyzers {
+
+using parsers::P2pDir;
+
+namespace {
+
+// The two ends of a pair meet within this of one clock offset (as a collective's ends do,
+// profile_ranks.cpp): a few µs within a node, tens across nodes, plus two clocks' drift.
+constexpr std::int64_t kPairMinTolerance = 100'000;   // 100 µs
+constexpr std::int64_t kPairMaxTolerance = 1'000'000;  // 1 ms
+
+std::int64_t median_of(std::vector<std::int64_t> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + static_cast<long>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+}  // namespace
+
+PipelineReplay::PipelineReplay(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::int64_t>& rank) {
+  const std::size_t n = ops.size();
+  first_op_.assign(n + 1, 0);
+  for (std::size_t r = 0; r < n; ++r) first_op_[r + 1] = first_op_[r] + ops[r].size();
+  ops_.resize(first_op_[n]);
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t i = first_op_[r]; i < first_op_[r + 1]; ++i) ops_[i].rank = r;
+  own_.assign(n, 0), waiting_.assign(n, 0), transfer_.assign(n, 0), host_.assign(n, 0);
+  offset_.assign(n, 0);
+  component_.assign(n, -1);
+  stage_.assign(n, -1);
+  pair(ops, rank);
+  if (!why_not_.empty() || !clocks(ops)) return;
+  build(ops);
+  find_stages(ops);
+  if (run(PipelineChange{}).intervals == 0 && why_not_.empty())
+    why_not_ = "the sends and receives wait on each other in a cycle (sends and receives of one rank on concurrent streams): not replayed";
+}
+
+// Every op's partner: the n-th op of its channel (sender, receiver) in its step on the other side.
+void PipelineReplay::pair(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::int64_t>& rank) {
+  const std::size_t n = ops.size();
+  std::map<std::int64_t, std::size_t> index_of;
+  for (std::size_t r = 0; r < n; ++r)
+    if (rank[r] >= 0 && !ops[r].empty()) index_of.emplace(rank[r], r);
+  bool any_peer = false;
+  std::vector<std::size_t> with_ops;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (!ops[r].empty()) with_ops.push_back(r);
+    for (const auto& o : ops[r]) any_peer = any_peer || o.peer >= 0;
+  }
+  // Per op, the peer's index among the ranks; -1 where unknown or not among the traces.
+  auto peer_of = [&](std::size_t r, const P2pOp& o) -> std::int64_t {
+    if (!any_peer) return static_cast<std::int64_t>(with_ops[0] == r ? with_ops[1] : with_ops[0]);
+    if (o.peer < 0) return -1;
+    auto it = index_of.find(o.peer);
+    return it == index_of.end() || it->second == r ? -1 : static_cast<std::int64_t>(it->second);
+  };
+  if (with_ops.size() < 2) {
+    why_not_ = "only one rank's trace holds send/recv: the peers' traces are not among the inputs (give every stage's trace)";
+    return;
+  }
+  if (!any_peer) {
+    if (with_ops.size() != 2) {
+      why_not_ = fmt::format(
+          "the traces name no send's or receive's peer (Kineto's \"Dst Rank\"/\"Src Rank\", on the kernel since 2024; nsys kernel names never do), and "
+          "among {} ranks with send/recv which rank each one pairs with is ambiguous: capture with a newer PyTorch profiler",
+          with_ops.size());
+      return;
+    }
+    peers_from_ = "inferred: the traces name no peer (no \"Dst Rank\"/\"Src Rank\"), and in a job of two ranks each one's only peer is the other";
+  } else {
+    peers_from_ = "each send's \"Dst Rank\" and each receive's \"Src Rank\" (PyTorch's record_param_comms metadata on the kernel)";
+  }
+  // (sender, receiver, step) -> the ops of each side, in order. A side whose direction the trace
+  // does not say is the lower or higher rank of the pair.
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::array<std::vector<std::size_t>, 2>> channel;
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t i = 0; i < ops[r].size(); ++i) {
+      const auto& o = ops[r][i];
+      const std::int64_t p = peer_of(r, o), me = static_cast<std::int64_t>(r);
+      if (p < 0) continue;
+      std::int64_t src = me, dst = p;
+      int side = 0;
+      if (o.dir == P2pDir::recv) src = p, dst = me, side = 1;
+      else if (o.dir == P2pDir::unknown) src = std::min(me, p), dst = std::max(me, p), side = me == src ? 0 : 1;
+      channel[{src, dst, o.step}][static_cast<std::size_t>(side)].push_back(first_op_[r] + i);
+    }
+  for (const auto& [key, sides] : channel) {
+    if (sides[0].size() != sides[1].size()) continue;  // a step the capture cut on one side
+    for (std::size_t k = 0; k < sides[0].size(); ++k) {
+      ops_[sides[0][k]].partner = static_cast<std::int64_t>(sides[1][k]);
+      ops_[sides[1][k]].partner = static_cast<std::int64_t>(sides[0][k]);
+      ++pairs_;
+    }
+  }
+  unpaired_ = ops_.size() - 2 * pairs_;
+  if (pairs_ == 0)
+    why_not_ = "no send is paired with a receive of another trace (each rank's peers are not among the traces, or their steps do not meet)";
+}
+
+// The ranks on one clock per set of ranks joined by pairs: offsets from the pairs' ends.
+bool PipelineReplay::clocks(const std::vector<std::vector<P2pOp>>& ops) {
+  const std::size_t n = ops.size();
+  auto at = [&](std::size_t k) -> const P2pOp& { return ops[ops_[k].rank][k - first_op_[ops_[k].rank]]; };
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::int64_t>> diffs;  // (a < b) -> end_a - end_b
+  std::vector<std::int64_t> durs;
+  for (std::size_t k = 0; k < ops_.size(); ++k) {
+    durs.push_back(at(k).end - at(k).start);
+    const auto p = ops_[k].partner;
+    if (p < 0 || static_cast<std::size_t>(p) < k) continue;
+    diffs[{ops_[k].rank, ops_[static_cast<std::size_t>(p)].rank}].push_back(at(k).end - at(static_cast<std::size_t>(p)).end);
+  }
+  const std::int64_t tol = std::clamp<std::int64_t>(median_of(durs) / 20, kPairMinTolerance, kPairMaxTolerance);
+  std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> adj(n);  // neighbour, offset(neighbour) - offset(me)
+  for (const auto& [ab, d] : diffs) {
+    const std::int64_t m = median_of(d);
+    std::size_t near = 0;
+    for (auto x : d) near += std::llabs(x - m) <= tol;
+    if (near * 10 < d.size() * 9) {
+      why_not_ = fmt::format("the ends of the sends and receives between two ranks do not meet at one clock offset (within {:.2f} ms for 90% of {} pairs): "
+                             "a send that returns before its receive ends (small messages NCCL buffers) leaves the pair's end unknown",
+                             static_cast<double>(tol) / 1e6, d.size());
+      return false;
+    }
+    adj[ab.first].emplace_back(ab.second, m);
+    adj[ab.second].emplace_back(ab.first, -m);
+  }
+  int comps = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    if (component_[s] >= 0 || ops[s].empty()) continue;
+    std::vector<std::size_t> todo{s};
+    component_[s] = comps;
+    while (!todo.empty()) {
+      const auto a = todo.back();
+      todo.pop_back();
+      for (const auto& [b, m] : adj[a])
+        if (component_[b] < 0) component_[b] = comps, offset_[b] = offset_[a] + m, todo.push_back(b);
+    }
+    ++comps;
+  }
+  measured_.assign(static_cast<std::size_t>(comps), 0);
+  return true;
+}
+
+// Each op's own time before it, its transfer, and the ranks' totals of waiting and transfer.
+void PipelineReplay::build(const std::vector<std::vector<P2pOp>>& ops) {
+  const std::size_t n = ops.size();
+  std::vector<std::int64_t> arrival(ops_.size());
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t i = 0; i < ops[r].size(); ++i) arrival[first_op_[r] + i] = ops[r][i].start + offset_[r];
+  std::vector<std::int64_t> lo(measured_.size(), INT64_MAX), hi(measured_.size(), INT64_MIN);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (ops[r].empty()) continue;
+    for (std::size_t i = 0; i < ops[r].size(); ++i) {
+      const auto& o = ops[r][i];
+      auto& op = ops_[first_op_[r] + i];
+      const std::int64_t arr = arrival[first_op_[r] + i], end = o.end + offset_[r];
+      if (i == 0) op.gap = arr;
+      else {
+        op.gap = std::max<std::int64_t>(0, o.start - ops[r][i - 1].end);
+        op.host = std::clamp<std::int64_t>(o.host_wait, 0, op.gap);
+        own_[r] += op.gap;
+        host_[r] += op.host;
+      }
+      if (op.partner >= 0) {
+        const std::int64_t other = arrival[static_cast<std::size_t>(op.partner)];
+        op.transfer = std::max<std::int64_t>(0, end - std::max(arr, other));
+        waiting_[r] += std::max<std::int64_t>(0, other - arr);
+      } else {
+        op.transfer = o.end - o.start;
+      }
+      transfer_[r] += op.transfer;
+    }
+    const auto c = static_cast<std::size_t>(component_[r]);
+    lo[c] = std::min(lo[c], arrival[first_op_[r]]);
+    hi[c] = std::max(hi[c], ops[r].back().end + offset_[r]);
+  }
+  for (std::size_t c = 0; c < measured_.size(); ++c) measured_[c] = hi[c] > lo[c] ? hi[c] - lo[c] : 0;
+}
+
+Replay PipelineReplay::run(const PipelineChange& change) const {
+  Replay out;
+  if (!why_not_.empty() || ops_.empty()) return out;
+  const std::size_t n = first_op_.size() - 1;
+  std::vector<std::int64_t> arr(ops_.size(), -1), end(ops_.size(), 0);
+  std::vector<bool> arrived(ops_.size(), false);
+  std::vector<std::size_t> next(n);
+  for (std::size_t r = 0; r < n; ++r) next[r] = first_op_[r];
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (std::size_t r = 0; r < n; ++r)
+      while (next[r] < first_op_[r + 1]) {
+        const std::size_t k = next[r];
+        const auto& op = ops_[k];
+        if (!arrived[k]) {
+          double g = static_cast<double>(op.gap - (change.no_host_wait ? op.host : 0));
+          if (k != first_op_[r] && r < change.scale.size()) g *= change.scale[r];
+          arr[k] = k == first_op_[r] ? op.gap : end[k - 1] + static_cast<std::int64_t>(g);
+          arrived[k] = true;
+        }
+        std::int64_t start = arr[k];
+        if (op.partner >= 0) {
+          const auto p = static_cast<std::size_t>(op.partner);
+          if (!arrived[p]) break;  // the peer has not arrived yet: another rank first
+          start = std::max(start, arr[p]);
+        }
+        end[k] = start + op.transfer;
+        ++next[r];
+        progress = true;
+      }
+  }
+  for (std::size_t r = 0; r < n; ++r)
+    if (next[r] != first_op_[r + 1]) return out;  // a cycle: nothing replayed
+  std::vector<std::int64_t> lo(measured_.size(), INT64_MAX), hi(measured_.size(), INT64_MIN);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (first_op_[r] == first_op_[r + 1]) continue;
+    const auto c = static_cast<std::size_t>(component_[r]);
+    lo[c] = std::min(lo[c], arr[first_op_[r]]);
+    hi[c] = std::max(hi[c], end[first_op_[r + 1] - 1]);
+  }
+  for (std::size_t c = 0; c < measured_.size(); ++c) {
+    out.measured += measured_[c];
+    out.replayed += hi[c] > lo[c] ? hi[c] - lo[c] : 0;
+  }
+  out.intervals = pairs_;
+  return out;
+}
+
+// Stages: each set of ranks joined by pairs is a chain (every rank paired with at most two
+// others, no loop); its first stage is the end whose first op sends (activations go forward),
+// else the end of the lower rank number. Chains of one length number their stages alike.
+void PipelineReplay::find_stages(const std::vector<std::vector<P2pOp>>& ops) {
+  const std::size_t n = ops.size();
+  std::vector<std::set<std::size_t>> adj(n);
+  for (const auto& op : ops_)
+    if (op.partner >= 0) adj[op.rank].insert(ops_[static_cast<std::size_t>(op.partner)].rank);
+  std::map<int, std::vector<std::size_t>> members;
+  for (std::size_t r = 0; r < n; ++r)
+    if (component_[r] >= 0) members[component_[r]].push_back(r);
+  std::size_t length = 0;
+  std::vector<int> stage(n, -1);
+  for (const auto& [c, rs] : members) {
+    if (rs.size() < 2) continue;
+    std::size_t edges = 0;
+    std::vector<std::size_t> ends;
+    bool chain = true;
+    for (auto r : rs) {
+      edges += adj[r].size();
+      chain = chain && adj[r].size() <= 2;
+      if (adj[r].size() == 1) ends.push_back(r);
+    }
+    if (!chain || edges / 2 + 1 != rs.size() || ends.size() != 2) {
+      stages_why_ = "the sends and receives do not join the ranks in a chain of stages (an interleaved schedule's last stage sends back to the first, "
+                    "or a rank exchanges with more than two others)";
+      return;
+    }
+    auto sends_first = [&](std::size_t r) { return ops[r].front().dir == P2pDir::send; };
+    std::size_t head = ends[0] < ends[1] ? ends[0] : ends[1];
+    if (sends_first(ends[0]) != sends_first(ends[1])) head = sends_first(ends[0]) ? ends[0] : ends[1];
+    if (length != 0 && length != rs.size()) {
+      stages_why_ = "the chains of stages differ in length";
+      return;
+    }
+    length = rs.size();
+    std::size_t prev = n, at = head;
+    for (int s = 0; at < n; ++s) {
+      stage[at] = s;
+      std::size_t nxt = n;
+      for (auto b : adj[at])
+        if (b != prev) nxt = b;
+      prev = at, at = nxt;
+    }
+  }
+  if (length < 2) {
+    stages_why_ = "no two ranks exchange sends and receives";
+    return;
+  }
+  stage_ = std::move(stage);
+  stages_ = length;
+}
+
+}  // namespace perfgap::analyzers

@@ -1,0 +1,91 @@
+// A pipeline's send/recv replayed (docs/WHATIF.md "Pipelines"): every send joined to its
+// receive, the ranks put on one clock from the pairs' ends, and the job replayed op to op with
+// each stage's own time between its sends and receives changed. Pure: each rank's point-to-point
+// kernels in, pairs, stages and replays out (whatif.cpp builds the findings).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzers/profile_ranks.hpp"
+#include "parsers/profile.hpp"
+
+namespace perfgap::analyzers {
+
+// One send or recv kernel of a rank, on that rank's own clock (ns).
+struct P2pOp {
+  std::int64_t start = 0, end = 0;
+  std::int64_t step = -1;      // the ProfilerStep#N it ran in; -1: none
+  std::int64_t host_wait = 0;  // ns its GPU sat idle waiting for a launch since the previous send/recv's end
+  std::uint64_t bytes = 0;     // its message; 0: unknown
+  std::int32_t peer = -1;      // the job's rank it sends to or receives from (Kineto's Dst Rank / Src Rank); -1: unknown
+  parsers::P2pDir dir = parsers::P2pDir::unknown;
+};
+
+// One change to a pipeline, replayed: per rank, the factor its own time between two of its
+// sends/receives is multiplied by (missing or 1: as measured); and no GPU waiting for launches.
+struct PipelineChange {
+  std::vector<double> scale;
+  bool no_host_wait = false;
+};
+
+// The job's sends and receives paired and replayed. Pairing (never by time): the n-th send of
+// rank a to rank b in step s is the n-th receive of b from a in step s (NCCL matches a pair's
+// point-to-point operations in the order they were posted); without step numbers, the n-th of
+// the whole capture where both ranks hold as many. A peer the trace does not name is inferred
+// only where it is unambiguous: a job of two ranks (each one's only peer is the other).
+// Replay: each rank runs its sends and receives in order, its own time (compute, launches)
+// between one's end and the next one's start; a pair starts when its later side has arrived and
+// each side ends its own transfer after that (as measured). A send or receive whose peer's trace
+// is not among the inputs keeps its measured length (as if the peer kept pace).
+class PipelineReplay {
+ public:
+  PipelineReplay() = default;
+  // `ops`: per rank its sends and receives, by start; `rank`: per rank its number in the job
+  // (-1 unknown: it can be paired only by inference).
+  PipelineReplay(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::int64_t>& rank);
+  // Empty when the job replays; else what is missing.
+  const std::string& why_not() const { return why_not_; }
+  // How the pairs' peers were known (the traces' fields, or the inference).
+  const std::string& peers_from() const { return peers_from_; }
+  Replay run(const PipelineChange& change) const;
+  std::size_t pairs() const { return pairs_; }
+  std::size_t unpaired() const { return unpaired_; }
+  // Per rank, summed over the replay (ns): its own time between its sends and receives; inside
+  // them, waiting for the peer to arrive; and transferring once both have.
+  const std::vector<std::int64_t>& own() const { return own_; }
+  const std::vector<std::int64_t>& waiting() const { return waiting_; }
+  const std::vector<std::int64_t>& transfer() const { return transfer_; }
+  const std::vector<std::int64_t>& host_wait() const { return host_; }
+  // Per rank its pipeline stage (0: the first, whose activations go out first), -1 where the
+  // send/recv graph is not a chain of stages; stages() 0 then, and why in stages_why().
+  const std::vector<int>& stage() const { return stage_; }
+  std::size_t stages() const { return stages_; }
+  const std::string& stages_why() const { return stages_why_; }
+
+ private:
+  struct Op {
+    std::size_t rank = 0;
+    std::int64_t partner = -1;  // index of the paired op; -1: none
+    std::int64_t gap = 0;       // own time since the rank's previous op ended (its first: its arrival on the common clock)
+    std::int64_t host = 0;      // of the gap, host-bound idle
+    std::int64_t transfer = 0;  // its end after the later side's arrival (unpaired: its whole length)
+  };
+  void pair(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::int64_t>& rank);
+  bool clocks(const std::vector<std::vector<P2pOp>>& ops);
+  void build(const std::vector<std::vector<P2pOp>>& ops);
+  void find_stages(const std::vector<std::vector<P2pOp>>& ops);
+  std::vector<Op> ops_;                      // every rank's ops, rank after rank, each rank's in order
+  std::vector<std::size_t> first_op_;        // per rank: index of its first op in ops_; one more entry: ops_.size()
+  std::vector<std::int64_t> offset_;         // per rank: ns added to its clock to put it on the common one
+  std::vector<int> component_;               // per rank: which ranks its pairs join it to (each set on its own clock); -1: no ops
+  std::vector<std::int64_t> measured_;       // per component: from its first arrival to its last end, as measured
+  std::size_t pairs_ = 0, unpaired_ = 0, stages_ = 0;
+  std::vector<std::int64_t> own_, waiting_, transfer_, host_;
+  std::vector<int> stage_;
+  std::string why_not_, peers_from_, stages_why_;
+};
+
+}  // namespace perfgap::analyzers
