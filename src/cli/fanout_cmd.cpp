@@ -8,7 +8,6 @@
 // REPORT_DIR/<node>.json, so per-node trees or configs work: `-- --root /captures/{node}`.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -199,17 +198,9 @@ int run_fanout(const FanoutArgs& a) {
     std::printf("%s\n", sys::quote_command(command).c_str());
     return 0;
   }
-  if (auto made = sys::make_directories(plan.report_dir); !made)
-    throw UsageError(plan.report_dir + ": cannot create the report directory: " + made.error());
-  // Reports of an earlier run in the same directory would pass for this run's.
-  for (const auto& node : plan.nodes) sys::remove_path(slurm::report_path(plan.report_dir, node));
-
-  sys::CommandOptions opts;
-  opts.capture_output = false;  // the tasks' messages reach the user as they come
-  opts.timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
-  opts.term_grace = std::chrono::seconds(10);  // srun cancels its step on SIGTERM
-  auto step = sys::run_command(command, opts);
-  if (!step.started) throw UsageError("cannot run srun: " + step.error);
+  auto ran = slurm::run_fanout_step(plan, command, a.timeout_s);
+  if (!ran) throw UsageError(ran.error());
+  const auto& step = *ran;
 
   auto collected = slurm::collect_reports(plan);
   const auto& missing = collected.missing;

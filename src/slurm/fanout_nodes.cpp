@@ -1,6 +1,7 @@
 #include "slurm/fanout_nodes.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "parsers/hostlist.hpp"
@@ -37,6 +38,19 @@ tl::expected<std::vector<std::string>, std::string> allocation_nodes(const std::
         return tl::unexpected("--nodelist names " + n + ", which is not in the allocation (" + alloc + ")");
   }
   return std::move(*nodes);
+}
+
+tl::expected<sys::CommandResult, std::string> run_fanout_step(const FanoutPlan& plan, const std::vector<std::string>& command, double timeout_s) {
+  if (auto made = sys::make_directories(plan.report_dir); !made)
+    return tl::unexpected(plan.report_dir + ": cannot create the report directory: " + made.error());
+  for (const auto& node : plan.nodes) sys::remove_path(report_path(plan.report_dir, node));
+  sys::CommandOptions opts;
+  opts.capture_output = false;  // the tasks' messages reach the user as they come
+  opts.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+  opts.term_grace = std::chrono::seconds(10);  // srun cancels its step on SIGTERM
+  auto step = sys::run_command(command, opts);
+  if (!step.started) return tl::unexpected("cannot run srun: " + step.error);
+  return step;
 }
 
 CollectedReports collect_reports(const FanoutPlan& plan) {
