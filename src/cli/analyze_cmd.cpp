@@ -1,18 +1,47 @@
-#include "cli/analyze_cmd.hpp"
-
+// perfgap analyze KIND FILE...: the registry's KIND (analyze/registry) reads the inputs and calls its analyzer.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "analyze/registry.hpp"
+#include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "report/render.hpp"
 
 namespace perfgap::cli {
+namespace {
 
-void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
+struct AnalyzeArgs {
+  std::string kind;
+  std::string format;  // "" = text
+  std::string output;
+  bool verbose = false;
+  analyze::Request request;  // the inputs and every kind's options (analyze/registry.hpp)
+};
+
+int run_analyze(const AnalyzeArgs& a) {
+  const auto* analyzer = analyze::find(a.kind);
+  if (!analyzer) throw UsageError(fmt::format("unknown analyze KIND '{}' (one of: {})", a.kind, analyze::kind_list()));
+  const auto format = chosen_format(a.format);
+  if (std::find(analyzer->formats.begin(), analyzer->formats.end(), format) == analyzer->formats.end())
+    throw UsageError(fmt::format("analyze {} does not render --format {}", a.kind, report::format_name(format)));
+  auto result = analyze::run(*analyzer, a.request);
+  if (!result) throw UsageError(result.error());
+  // An input that could not be used (an `error` finding naming it): the answer covers only part
+  // of what was given (a job's rank missing), which a script must notice as it notices a fail.
+  const bool unusable = std::any_of(result->findings.begin(), result->findings.end(), [](const report::Finding& f) { return f.status == report::Status::error; });
+  const int rc = emit_report("analyze", result->inputs, std::move(result->findings), format, a.output, a.verbose);
+  return unusable ? 1 : rc;
+}
+
+}  // namespace
+
+CommandRunner add_analyze_command(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  auto& a = *args;
   // The kinds, their inputs and formats: the registry (analyze/registry.cpp).
   auto* cmd = app.add_subcommand("analyze", fmt::format("Turn profiler or benchmark outputs into findings (KIND: {})", analyze::kind_list()));
   std::string kinds_help;
@@ -45,21 +74,7 @@ void add_analyze_command(CLI::App& app, AnalyzeArgs& a) {
       ->allow_extra_args(false);
   cmd->add_option("--kallsyms", a.request.kallsyms, "perf: kernel symbols (a copy of /proc/kallsyms taken as root on the recording node) to name perf.data's kernel addresses");
   cmd->add_option("--warmup", a.request.warmup, "steps: records to drop at the start (default 10% of the run, at least 1)")->check(CLI::NonNegativeNumber);
-}
-
-int run_analyze(const AnalyzeArgs& a) {
-  const auto* analyzer = analyze::find(a.kind);
-  if (!analyzer) throw UsageError(fmt::format("unknown analyze KIND '{}' (one of: {})", a.kind, analyze::kind_list()));
-  const auto format = chosen_format(a.format);
-  if (std::find(analyzer->formats.begin(), analyzer->formats.end(), format) == analyzer->formats.end())
-    throw UsageError(fmt::format("analyze {} does not render --format {}", a.kind, report::format_name(format)));
-  auto result = analyze::run(*analyzer, a.request);
-  if (!result) throw UsageError(result.error());
-  // An input that could not be used (an `error` finding naming it): the answer covers only part
-  // of what was given (a job's rank missing), which a script must notice as it notices a fail.
-  const bool unusable = std::any_of(result->findings.begin(), result->findings.end(), [](const report::Finding& f) { return f.status == report::Status::error; });
-  const int rc = emit_report("analyze", result->inputs, std::move(result->findings), format, a.output, a.verbose);
-  return unusable ? 1 : rc;
+  return [args] { return run_analyze(*args); };
 }
 
 }  // namespace perfgap::cli

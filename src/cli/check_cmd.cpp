@@ -1,85 +1,50 @@
-#include "cli/check_cmd.hpp"
-
+// perfgap check: the node checks of this machine or of a captured tree (node/check_run), with
+// an optional live profile window beside them (node/profile_window) and the history step
+// (history::record_run).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <future>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
-#include "cli/node_run.hpp"
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
 #include "cli/profile_cmd.hpp"
-#include "compare/compare.hpp"
 #include "history/history.hpp"
-#include "sys/dir_lock.hpp"
+#include "node/check_run.hpp"
+#include "node/profile_window.hpp"
+#include "profile/collector.hpp"
 #include "report/render.hpp"
 
 namespace perfgap::cli {
 
-namespace check_profile_merge {
 namespace {
 
-// The profile window's findings join check's: perf.* and live.* are added; a node check the
-// profile also judges (kProfileWindowChecks) replaces check's own finding, since the profile's
-// window is the longer one, and stays out when check did not select it.
-void merge_profile_findings(std::vector<report::Finding>& findings, std::vector<report::Finding> extra) {
-  auto is_window_check = [](const std::string& id) {
-    return std::find(std::begin(kProfileWindowChecks), std::end(kProfileWindowChecks), id) != std::end(kProfileWindowChecks);
-  };
-  for (auto& e : extra)
-    if (!is_window_check(e.id)) findings.push_back(std::move(e));
-  for (auto id : kProfileWindowChecks) {
-    auto first = std::find_if(findings.begin(), findings.end(), [&](const report::Finding& f) { return f.id == id; });
-    if (first == findings.end()) continue;  // not selected
-    std::vector<report::Finding> replacement;
-    for (auto& e : extra)
-      if (e.id == id) replacement.push_back(std::move(e));
-    if (replacement.empty()) continue;
-    const auto at = first - findings.begin();
-    findings.erase(std::remove_if(findings.begin(), findings.end(), [&](const report::Finding& f) { return f.id == id; }), findings.end());
-    findings.insert(findings.begin() + at, std::make_move_iterator(replacement.begin()), std::make_move_iterator(replacement.end()));
-  }
-}
-
-}  // namespace
-}  // namespace check_profile_merge
-namespace check_history {
-namespace {
-
-// The history step of check --history DIR: under DIR's lock, the findings of what changed
-// join the report, then the report is kept. A busy or unusable DIR is said in those findings;
-// the check itself still reports.
-void record(const std::string& dir, report::Report& rep) {
-  sys::DirLock lock(dir, history::kLockName, std::chrono::seconds(5));
-  if (!lock.held()) {
-    auto why = lock.busy() ? "another perfgap run holds its lock (" + dir + "/" + history::kLockName + ")" : lock.error();
-    for (auto& f : history::unusable(dir, why)) rep.findings.push_back(std::move(f));
-    return;
-  }
-  auto now = compare::read_report(report::render_json(rep));
-  if (!now) {
-    for (auto& f : history::unusable(dir, "this run's report could not be read back: " + now.error())) rep.findings.push_back(std::move(f));
-    return;
-  }
-  auto past = history::load(dir, now->node);
-  for (auto& f : history::judge(*now, past)) rep.findings.push_back(std::move(f));
-  auto kept = history::keep(dir, report::render_json(rep), rep.generated_at, history::Limits{});
-  if (!kept) {
-    for (auto& f : rep.findings)
-      if (f.id == "history.changed") f.add(dir, "this run was not kept: " + kept.error());
-  }
-}
-
-}  // namespace
-}  // namespace check_history
-
-namespace {
+struct CheckArgs {
+  std::string root;
+  std::vector<int> pids;
+  std::vector<std::string> only, skip;
+  bool list = false;
+  std::string config;
+  bool verbose = false;
+  std::string format;  // "" = text
+  std::string output;
+  std::string dmesg;     // --dmesg FILE
+  std::string baseline;  // --baseline HOST.json
+  std::string expect;    // --expect FILE
+  std::string sample_ms; // --sample-ms N (validated by core::parse_sample_ms)
+  bool nvml = false;     // --nvml: perfgap-gpu queries GPUs out of persistence mode too
+  int profile = 0;       // --profile N: a live profile window of N s beside the checks (0: none)
+  std::string history;   // --history DIR: keep this run, say what changed (config: history)
+  std::string node_name; // --node-name NAME: the report's node.name (default: hostname, SLURMD_NODENAME, or a tree's name)
+};
 
 std::vector<std::string> split_list(const std::vector<std::string>& items) {
   std::vector<std::string> out;
@@ -110,38 +75,8 @@ std::string render_list(const std::vector<const core::CheckInfo*>& checks, const
   return out;
 }
 
-}  // namespace
-
-void add_check_command(CLI::App& app, CheckArgs& a) {
-  auto* cmd = app.add_subcommand("check", "Run the node checks on this machine (or on a captured tree with --root)");
-  cmd->add_option("--root", a.root, "Check a captured node tree (a sysroot directory, or a .tar.gz made by perfgap snapshot) instead of the live system");
-  cmd->add_option("--pid", a.pids, "Training process to examine (repeatable); default: auto-detect")->check(process_id());
-  cmd->add_option("--only", a.only, "Run only these checks: comma list of ids or globs (cpu.*)");
-  cmd->add_option("--skip", a.skip, "Skip these checks: comma list of ids or globs");
-  cmd->add_flag("--list", a.list, "List every check id with its layer and one line, then exit");
-  cmd->add_option("--config", a.config, std::string("Thresholds and only/skip lists (YAML); default ") + kDefaultCheckConfig + " when present");
-  cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
-  using report::Format;
-  add_format_option(cmd, a.format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
-                    "html: one self-contained page; prometheus: node_exporter textfile; --list: text or json");
-  cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
-  cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
-  cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
-  cmd->add_option("--expect", a.expect, "Hold the node to its kind's expected state (a file of perfgap expect learn): expect.* findings");
-  cmd->add_flag("--nvml", a.nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (without it their gpu checks skip: NVML would initialise them)");
-  // The live window is spelled as on profile (--profile-seconds); --profile stays for scripts.
-  cmd->add_option("--profile-seconds,--profile", a.profile, "Also run a live profile window of N seconds (1-60) beside the checks and add its perf.* and live.* findings (as perfgap profile)")
-      ->type_name("N")
-      ->check(CLI::Range(1, 60));
-  cmd->add_option("--history", a.history, "Keep this run's report in DIR (bounded, oldest removed) and say what changed since the previous run and since the last run without fail (history.changed, history.since_good; config: history)");
-  cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)")
-      ->type_name("MS");
-  cmd->add_option("--node-name", a.node_name, "The node's name in the report (node.name); default: SLURMD_NODENAME or the hostname, and for a --root tree without one the tree's directory or archive name")
-      ->type_name("NAME");
-}
-
 int run_check(const CheckArgs& a) {
-  NodeCheckRequest request;
+  node::NodeCheckRequest request;
   request.root = a.root;
   request.config = a.config;
   request.dmesg = a.dmesg;
@@ -165,7 +100,7 @@ int run_check(const CheckArgs& a) {
   if (a.list && format != report::Format::text && format != report::Format::json) throw UsageError("--list takes --format text or json");
   // The config is read once: its selection is listed or run, and its `history:` applies
   // without --history. A bad one is refused before any window or check starts.
-  auto selection = select_node_checks(request);
+  auto selection = node::select_node_checks(request);
   if (!selection) throw UsageError(selection.error());
   if (a.list) {
     auto text = render_list(selection->checks, format == report::Format::json ? "json" : "text");
@@ -175,22 +110,56 @@ int run_check(const CheckArgs& a) {
   }
 
   if (a.profile > 0 && !a.root.empty()) throw UsageError(std::string("--profile-seconds: ") + kProfileRootRefusal);
+  if (a.profile > profile::kMaxSeconds) throw UsageError(fmt::format("--profile-seconds {}: 1 to {} seconds", a.profile, profile::kMaxSeconds));
   // The profile window runs on its own thread while the checks run: its counters see the node
   // as the checks leave it, and the run takes the longer of the two, not their sum.
   std::future<std::vector<report::Finding>> profiled;
-  if (a.profile > 0) profiled = std::async(std::launch::async, [&] { return profile_findings(a.profile, a.pids, std::nullopt); });
-  auto rep = run_node_checks(request, *selection);
+  if (a.profile > 0) profiled = std::async(std::launch::async, [&] { return node::profile_findings(a.profile, a.pids, std::nullopt); });
+  auto rep = node::run_node_checks(request, *selection);
   if (profiled.valid()) {
     auto extra = profiled.get();
-    if (rep) check_profile_merge::merge_profile_findings(rep->findings, std::move(extra));
+    if (rep) node::merge_profile_findings(rep->findings, std::move(extra));
   }
   if (!rep) throw UsageError(rep.error());
   std::string history_dir = a.history;
   if (history_dir.empty() && selection->config.history) history_dir = *selection->config.history;
-  if (!history_dir.empty()) check_history::record(history_dir, *rep);
+  if (!history_dir.empty()) history::record_run(history_dir, *rep);
   auto w = write_output(a.output, report::render(*rep, format, render_options(a.output, a.verbose, static_cast<long long>(request.started))));
   if (!w) throw UsageError(w.error());
   return rep->has_fail() ? 1 : 0;
+}
+
+}  // namespace
+
+CommandRunner add_check_command(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  auto& a = *args;
+  auto* cmd = app.add_subcommand("check", "Run the node checks on this machine (or on a captured tree with --root)");
+  cmd->add_option("--root", a.root, "Check a captured node tree (a sysroot directory, or a .tar.gz made by perfgap snapshot) instead of the live system");
+  cmd->add_option("--pid", a.pids, "Training process to examine (repeatable); default: auto-detect")->check(process_id());
+  cmd->add_option("--only", a.only, "Run only these checks: comma list of ids or globs (cpu.*)");
+  cmd->add_option("--skip", a.skip, "Skip these checks: comma list of ids or globs");
+  cmd->add_flag("--list", a.list, "List every check id with its layer and one line, then exit");
+  cmd->add_option("--config", a.config, std::string("Thresholds and only/skip lists (YAML); default ") + node::kDefaultCheckConfig + " when present");
+  cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
+  using report::Format;
+  add_format_option(cmd, a.format, {Format::text, Format::json, Format::html, Format::junit, Format::prometheus},
+                    "html: one self-contained page; prometheus: node_exporter textfile; --list: text or json");
+  cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
+  cmd->add_option("--dmesg", a.dmesg, "A saved kernel log to read instead of the live one (or the tree's .perfgap/dmesg.txt)");
+  cmd->add_option("--baseline", a.baseline, "A JSON report taken on the host: compare this environment (e.g. a container) with it");
+  cmd->add_option("--expect", a.expect, "Hold the node to its kind's expected state (a file of perfgap expect learn): expect.* findings");
+  cmd->add_flag("--nvml", a.nvml, "Let perfgap-gpu query GPUs whose persistence mode is off too (without it their gpu checks skip: NVML would initialise them)");
+  // The live window is spelled as on profile (--profile-seconds); --profile stays for scripts.
+  cmd->add_option("--profile-seconds,--profile", a.profile, "Also run a live profile window of N seconds (1-60) beside the checks and add its perf.* and live.* findings (as perfgap profile)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 60));
+  cmd->add_option("--history", a.history, "Keep this run's report in DIR (bounded, oldest removed) and say what changed since the previous run and since the last run without fail (history.changed, history.since_good; config: history)");
+  cmd->add_option("--sample-ms", a.sample_ms, "Fixed live sample window of cpu.steal and placement.shared_cores in ms (10-60000); default: 100 ms, taken on to at most 1000 while their counters cannot decide (config: sample_ms)")
+      ->type_name("MS");
+  cmd->add_option("--node-name", a.node_name, "The node's name in the report (node.name); default: SLURMD_NODENAME or the hostname, and for a --root tree without one the tree's directory or archive name")
+      ->type_name("NAME");
+  return [args] { return run_check(*args); };
 }
 
 }  // namespace perfgap::cli

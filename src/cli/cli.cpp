@@ -10,10 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analyze/registry.hpp"
-#include "cli/analyze_cmd.hpp"
-#include "cli/check_cmd.hpp"
 #include "cli/commands.hpp"
-#include "cli/gap_cmd.hpp"
 #include "cli/errors.hpp"
 #include "cli/suggest.hpp"
 #include "cli/version.hpp"
@@ -21,6 +18,19 @@
 
 namespace perfgap::cli {
 namespace {
+
+// Every command, in the order --help lists them (version, which only prints, comes last).
+struct CommandEntry {
+  const char* name;
+  CommandRunner (*add)(CLI::App&);
+};
+constexpr CommandEntry kCommands[] = {
+    {"check", add_check_command},     {"analyze", add_analyze_command}, {"gap", add_gap_command},
+    {"whatif", add_whatif_command},   {"snapshot", add_snapshot_command}, {"fleet", add_fleet_command},
+    {"health", add_health_command},   {"fanout", add_fanout_command},   {"sweep", add_sweep_command},
+    {"compare", add_compare_command}, {"explain", add_explain_command}, {"profile", add_profile_command},
+    {"probe", add_probe_command},     {"history", add_history_command}, {"expect", add_expect_command},
+};
 
 // Errors quote file and entry names that may come from a tree or an archive: control
 // characters are shown escaped, never sent to the terminal.
@@ -109,26 +119,13 @@ int run(int argc, char** argv) {
   const std::string version = version_text();
   app.set_version_flag("--version", version);
   app.require_subcommand(1);
-  CheckArgs check;
-  add_check_command(app, check);
-  AnalyzeArgs analyze;
-  add_analyze_command(app, analyze);
-  GapArgs gap;
-  add_gap_command(app, gap);
   std::vector<std::pair<std::string, CommandRunner>> commands;
-  commands.emplace_back("whatif", add_whatif_command(app));
-  commands.emplace_back("snapshot", add_snapshot_command(app));
-  commands.emplace_back("fleet", add_fleet_command(app));
-  commands.emplace_back("health", add_health_command(app));
-  commands.emplace_back("fanout", add_fanout_command(app));
-  commands.emplace_back("sweep", add_sweep_command(app));
-  commands.emplace_back("compare", add_compare_command(app));
-  commands.emplace_back("explain", add_explain_command(app));
-  commands.emplace_back("profile", add_profile_command(app));
-  commands.emplace_back("probe", add_probe_command(app));
-  commands.emplace_back("history", add_history_command(app));
-  commands.emplace_back("expect", add_expect_command(app));
+  for (const auto& c : kCommands) commands.emplace_back(c.name, c.add(app));
   app.add_subcommand("version", "Print version, git commit, build type, architecture and linkage");
+  commands.emplace_back("version", [&version] {
+    std::printf("%s\n", version.c_str());
+    return 0;
+  });
   // Every command answers --version the same way (`perfgap check --version`).
   for (CLI::App* sub : app.get_subcommands({})) sub->set_version_flag("--version", version);
   try {
@@ -145,13 +142,6 @@ int run(int argc, char** argv) {
     return 2;
   }
   try {
-    if (app.got_subcommand("check")) return run_check(check);
-    if (app.got_subcommand("analyze")) return run_analyze(analyze);
-    if (app.got_subcommand("gap")) return run_gap(gap);
-    if (app.got_subcommand("version")) {
-      std::printf("%s\n", version.c_str());
-      return 0;
-    }
     for (const auto& [name, runner] : commands)
       if (app.got_subcommand(name)) return runner();
   } catch (const UsageError& e) {

@@ -1,5 +1,6 @@
-// The commands added after check/analyze/gap. Each registers its subcommand on the app and
-// returns what runs it once the command line is parsed (its options live in the closure).
+// Every command of perfgap: each registers its subcommand on the app and returns what runs it
+// once the command line is parsed (its options live in the closure). cli.cpp lists them in
+// the order --help shows them; a runner throws UsageError for exit status 2.
 #pragma once
 
 #include <functional>
@@ -12,6 +13,9 @@ namespace perfgap::cli {
 
 using CommandRunner = std::function<int()>;
 
+CommandRunner add_check_command(CLI::App& app);     // check_cmd.cpp (node/check_run; fanout --node-task too)
+CommandRunner add_analyze_command(CLI::App& app);   // analyze_cmd.cpp (the analyze registry)
+CommandRunner add_gap_command(CLI::App& app);       // gap_cmd.cpp (step logs scored)
 CommandRunner add_snapshot_command(CLI::App& app);  // snapshot_cmd.cpp
 CommandRunner add_fleet_command(CLI::App& app);     // fleet_cmd.cpp
 CommandRunner add_health_command(CLI::App& app);    // health_cmd.cpp (also argv[0] perfgap-health)

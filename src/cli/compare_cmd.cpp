@@ -12,14 +12,9 @@
 #include "cli/output.hpp"
 #include "compare/compare.hpp"
 #include "core/kb.hpp"
-#include "sys/named_file.hpp"
 
 namespace perfgap::cli {
 namespace {
-
-// A fleet report of thousands of nodes is larger than a --baseline; the JSON model of one is
-// about ten times its text.
-constexpr std::size_t kMaxCompareBytes = 256u << 20;
 
 struct CompareArgs {
   std::string before, after, format, output;
@@ -28,9 +23,7 @@ struct CompareArgs {
 };
 
 compare::ReportView load(const std::string& path) {
-  auto text = sys::read_named_file(path, kMaxCompareBytes);
-  if (!text) throw UsageError(fmt::format("compare: {}: {}", path, text.error()));
-  auto r = compare::read_report(*text);
+  auto r = compare::load_report(path);
   if (!r) throw UsageError(fmt::format("compare: {}: {}", path, r.error()));
   return std::move(*r);
 }

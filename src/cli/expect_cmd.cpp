@@ -1,6 +1,6 @@
 // perfgap expect learn REPORTS... --output FILE: the expected state of each kind of node, from
 // what its nodes' check reports agree on (docs/EXPECT.md). The reports are read as fleet reads
-// them (fleet/inputs: files, directories, globs; the one report reader).
+// them (fleet/run: learn_expectations; files, directories, globs; the one report reader).
 #include <fmt/format.h>
 
 #include <iostream>
@@ -8,9 +8,9 @@
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
-#include "fleet/aggregate.hpp"
 #include "fleet/expect.hpp"
 #include "fleet/inputs.hpp"
+#include "fleet/run.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -33,32 +33,10 @@ int learn(const LearnArgs& a) {
   if (!(a.agree_pct >= 50 && a.agree_pct <= 100))
     throw UsageError(fmt::format("expect learn --agree {}: a percent from 50 to 100 (a value is learned from a majority, never a minority)", a.agree_pct));
   if (auto o = check_output(a.output); !o) throw UsageError(o.error());
-  // The reviewed file first: a bad one is refused before any report is read.
-  std::optional<fleet::Expectations> reviewed;
-  if (!a.update.empty()) {
-    auto r = fleet::load_expectations(a.update);
-    if (!r) throw UsageError("expect learn --update " + r.error());
-    reviewed = std::move(*r);
-  }
-  auto expanded = fleet::expand_inputs(a.inputs);
-  auto loaded = fleet::load_reports(expanded.files, {.findings = true, .details = true, .metrics = true});
-  auto bad = std::move(expanded.problems);
-  bad.insert(bad.end(), loaded.unreadable.begin(), loaded.unreadable.end());
-  std::erase_if(loaded.nodes, [&](const fleet::NodeReport& n) {
-    if (n.kind != "analyze") return false;
-    bad.push_back({n.file, "a measurement (analyze report), not a node's check report"});
-    return true;
-  });
-  auto fl = fleet::dedupe_nodes(std::move(loaded.nodes));
-  if (fl.nodes.empty())
-    throw UsageError(bad.empty() ? "expect learn: no report given"
-                                 : fmt::format("expect learn: no usable node report: {}: {}{}", bad[0].file, bad[0].why,
-                                               bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : ""));
-  std::vector<fleet::NodeFacts> facts;
-  facts.reserve(fl.nodes.size());
-  for (const auto& n : fl.nodes) facts.push_back(fleet::gather_facts(n.name, n.kernel, n.settings, n.report_findings));
-  auto learned = fleet::learn(facts, a.agree_pct);
-  if (reviewed) fleet::keep_reviewed(learned, *reviewed);
+  auto result = fleet::learn_expectations({.inputs = a.inputs, .agree_pct = a.agree_pct, .update = a.update});
+  if (!result) throw UsageError(result.error());
+  const auto& learned = result->expectations;
+  const auto& bad = result->unused;
   auto w = write_output(a.output, fleet::write_expectations(learned, a.agree_pct));
   if (!w) throw UsageError(w.error());
   say_unused(bad);

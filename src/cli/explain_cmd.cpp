@@ -1,26 +1,18 @@
 // perfgap explain --reference R --measured M REPORT...: the measured gap (gap's reading of R and
 // M) and the fail/warn findings of the reports (compare's report reader), as a budget against
-// the knowledge base (gap.budget, analyzers/budget.hpp).
+// the knowledge base (analyze/explain: gap.budget, analyzers/budget.hpp).
 #include <fmt/format.h>
 
 #include <memory>
 
-#include "analyzers/budget.hpp"
+#include "analyze/explain.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
-#include "analyze/gap.hpp"
-#include "compare/compare.hpp"
-#include "core/kb.hpp"
-#include "sys/named_file.hpp"
 
 namespace perfgap::cli {
 namespace {
-
-// As compare's: a fleet report of thousands of nodes is large.
-constexpr std::size_t kMaxExplainReportBytes = 256u << 20;
-constexpr const char* kSystemKbDir = "/etc/perfgap/kb.d";
 
 struct ExplainArgs {
   std::string reference, measured, format, output;
@@ -31,61 +23,10 @@ struct ExplainArgs {
 };
 
 int run_explain(const ExplainArgs& a) {
-  // The knowledge base first: a malformed file is exit 2 before any input is read.
-  std::vector<core::KbDir> dirs{{kSystemKbDir, true}};
-  for (const auto& d : a.kb_dirs) dirs.push_back({d, false});
-  auto kb = core::load_kb(dirs);
-  if (!kb) throw UsageError("explain: knowledge base " + kb.error());
-
-  auto scored = analyze::score_gap(a.reference, a.measured, a.threshold, a.warmup);
-  if (!scored) throw UsageError(scored.error());
-  auto& score = *scored;
-  const report::Finding* gap = nullptr;
-  for (const auto& f : score.findings)
-    if (f.id == "steps.gap" && f.status != report::Status::error) gap = &f;
-  std::optional<double> pct;
-  if (gap)
-    for (const auto& [k, v] : gap->metrics)
-      if (k == "percent_of_reference") pct = v;
-  if (!pct) throw UsageError(fmt::format("explain: --measured {} cannot be scored against --reference {}", a.measured, a.reference));
-
-  std::vector<analyzers::BudgetInput> inputs;
-  std::vector<report::Finding> unusable;
-  for (const auto& path : a.reports) {
-    tl::expected<compare::ReportView, std::string> view = tl::unexpected(std::string("not read"));
-    if (auto text = sys::read_named_file(path, kMaxExplainReportBytes)) view = compare::read_report(*text);
-    else view = tl::unexpected(text.error());
-    if (!view) {
-      // As analyze does with several inputs: an unusable one is an error finding, the rest are read.
-      report::Finding e;
-      e.id = "gap.budget";
-      e.layer = "workload";
-      e.status = report::Status::error;
-      e.subject = path;
-      e.title = fmt::format("unusable report {}: {}", path, view.error());
-      e.add(path, view.error());
-      e.fix = "pass a perfgap report written with --format json (check, analyze, fleet, compare, gap)";
-      unusable.push_back(std::move(e));
-      continue;
-    }
-    inputs.push_back({path, std::move(*view)});
-  }
-  if (inputs.empty())
-    throw UsageError(a.reports.size() == 1 ? unusable.front().title : fmt::format("explain: none of the {} reports is usable (first: {})",
-                                                                                  a.reports.size(), unusable.front().title));
-
-  analyzers::BudgetOptions o;
-  o.measured_pct = *pct;
-  o.threshold = a.threshold;
-  o.measured_evidence = gap->evidence;
-  std::vector<report::Finding> findings;
-  findings.push_back(analyzers::explain_budget(inputs, *kb, o));
-  for (auto& f : score.findings)
-    if (f.status == report::Status::error) findings.push_back(std::move(f));  // damaged lines of the step logs
-  for (auto& e : unusable) findings.push_back(std::move(e));
-  std::vector<std::string> source_inputs = score.inputs;
-  source_inputs.insert(source_inputs.end(), a.reports.begin(), a.reports.end());
-  return emit_report("explain", source_inputs, std::move(findings), chosen_format(a.format), a.output, a.verbose);
+  auto result = analyze::explain({.reference = a.reference, .measured = a.measured, .reports = a.reports, .kb_dirs = a.kb_dirs,
+                                  .threshold = a.threshold, .warmup = a.warmup});
+  if (!result) throw UsageError(result.error());
+  return emit_report("explain", result->inputs, std::move(result->findings), chosen_format(a.format), a.output, a.verbose);
 }
 
 }  // namespace

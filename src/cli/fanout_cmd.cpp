@@ -8,10 +8,8 @@
 // REPORT_DIR/<node>.json, so per-node trees or configs work: `-- --root /captures/{node}`.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
-#include <optional>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -20,13 +18,12 @@
 #include <fmt/format.h>
 
 #include "cli/output.hpp"
-#include "cli/check_cmd.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "facts/runtime.hpp"
 #include "slurm/fanout.hpp"
-#include "parsers/hostlist.hpp"
+#include "slurm/fanout_nodes.hpp"
 #include "slurm/locate.hpp"
 #include "slurm/pair_search.hpp"
 #include "sys/paths.hpp"
@@ -76,8 +73,7 @@ int run_node_task(const FanoutArgs& a) {
   for (const auto& arg : a.check_args) words.push_back(slurm::expand_node(arg, node));
   words.insert(words.end(), {"--format", "json", "--output", slurm::report_path(a.report_dir, node)});
   CLI::App app{"perfgap fanout node task"};
-  CheckArgs check;
-  add_check_command(app, check);
+  const CommandRunner run_check = add_check_command(app);
   std::vector<char*> argv;
   argv.reserve(words.size());
   for (auto& w : words) argv.push_back(w.data());
@@ -87,29 +83,15 @@ int run_node_task(const FanoutArgs& a) {
     throw UsageError(node + ": check " + e.what());
   }
   try {
-    return run_check(check);
+    return run_check();
   } catch (const UsageError& e) {
     throw UsageError(node + ": " + e.what());
   }
 }
 
-// The nodes fanout may use: the allocation's, or --nodelist's, which must lie inside it (a
-// step outside the allocation would be refused by srun, or worse, land on another job's node).
 std::vector<std::string> allocation_nodes(const FanoutArgs& a) {
-  std::string alloc = env_or_empty("SLURM_JOB_NODELIST");
-  if (alloc.empty()) alloc = env_or_empty("SLURM_NODELIST");
-  std::string nodelist = a.nodelist.empty() ? alloc : a.nodelist;
-  if (nodelist.empty()) throw UsageError("no node list: SLURM_JOB_NODELIST is unset; give --nodelist");
-  auto nodes = parsers::expand_hostlist(nodelist);
-  if (!nodes) throw UsageError("node list '" + nodelist + "': " + nodes.error());
-  if (nodes->empty()) throw UsageError("node list '" + nodelist + "' names no node");
-  if (a.pairs && !a.nodelist.empty() && !alloc.empty()) {
-    auto inside = parsers::expand_hostlist(alloc);
-    if (!inside) throw UsageError("SLURM_JOB_NODELIST '" + alloc + "': " + inside.error());
-    for (const auto& n : *nodes)
-      if (std::find(inside->begin(), inside->end(), n) == inside->end())
-        throw UsageError("--nodelist names " + n + ", which is not in the allocation (" + alloc + ")");
-  }
+  auto nodes = slurm::allocation_nodes(a.nodelist, a.pairs);
+  if (!nodes) throw UsageError(nodes.error());
   return std::move(*nodes);
 }
 
@@ -167,13 +149,10 @@ int run_fanout(const FanoutArgs& a) {
   const std::string job = env_or_empty("SLURM_JOB_ID");
   if (job.empty() && !a.dry_run)
     throw UsageError("fanout runs inside a Slurm allocation (SLURM_JOB_ID is unset): start it under salloc or sbatch");
-  std::string nodelist = a.nodelist;
-  if (nodelist.empty()) nodelist = env_or_empty("SLURM_JOB_NODELIST");
-  if (nodelist.empty()) nodelist = env_or_empty("SLURM_NODELIST");
-  auto nodes = std::optional<std::vector<std::string>>(allocation_nodes(a));
+  const std::string nodelist = a.nodelist.empty() ? slurm::allocation_nodelist() : a.nodelist;
 
   slurm::FanoutPlan plan;
-  plan.nodes = *nodes;
+  plan.nodes = allocation_nodes(a);
   plan.nodelist = nodelist;
   plan.perfgap = a.perfgap.empty() ? self_executable() : absolute(a.perfgap);
   if (!a.srun.empty()) {
@@ -219,25 +198,14 @@ int run_fanout(const FanoutArgs& a) {
     std::printf("%s\n", sys::quote_command(command).c_str());
     return 0;
   }
-  if (auto made = sys::make_directories(plan.report_dir); !made)
-    throw UsageError(plan.report_dir + ": cannot create the report directory: " + made.error());
-  // Reports of an earlier run in the same directory would pass for this run's.
-  for (const auto& node : plan.nodes) sys::remove_path(slurm::report_path(plan.report_dir, node));
+  auto ran = slurm::run_fanout_step(plan, command, a.timeout_s);
+  if (!ran) throw UsageError(ran.error());
+  const auto& step = *ran;
 
-  sys::CommandOptions opts;
-  opts.capture_output = false;  // the tasks' messages reach the user as they come
-  opts.timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_s * 1000));
-  opts.term_grace = std::chrono::seconds(10);  // srun cancels its step on SIGTERM
-  auto step = sys::run_command(command, opts);
-  if (!step.started) throw UsageError("cannot run srun: " + step.error);
-
+  auto collected = slurm::collect_reports(plan);
+  const auto& missing = collected.missing;
   FleetRequest fleet;
-  std::vector<std::string> missing;
-  for (const auto& node : plan.nodes) {
-    auto path = slurm::report_path(plan.report_dir, node);
-    if (!sys::exists(path)) missing.push_back(node);
-    fleet.inputs.push_back(path);
-  }
+  fleet.inputs = std::move(collected.files);
   std::fprintf(stderr, "perfgap fanout: %zu node%s, %zu report%s in %s%s%s\n", plan.nodes.size(),
                plan.nodes.size() == 1 ? "" : "s", plan.nodes.size() - missing.size(),
                plan.nodes.size() - missing.size() == 1 ? "" : "s", plan.report_dir.c_str(),

@@ -1,24 +1,21 @@
-// perfgap fleet REPORTS...: node reports (check --format json) in, the fleet findings out.
+// perfgap fleet REPORTS...: node reports (check --format json) in, the fleet findings out
+// (fleet/run: reading and aggregating; here: the options, the terminal and the chosen format).
 #include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <ctime>
-#include <unordered_set>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "fleet/aggregate.hpp"
-#include "fleet/expect.hpp"
-#include "fleet/inputs.hpp"
-#include "fleet/measured.hpp"
+#include "fleet/run.hpp"
 #include "fleet/text_view.hpp"
 #include "report/render.hpp"
-#include "sys/text.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -38,15 +35,6 @@ std::size_t text_width(bool to_stdout) {
   return fleet::kUnlimitedWidth;
 }
 
-// The one-line exit-2 message when no input gave a node report: the first few, then a count.
-std::string nothing_usable(const std::vector<fleet::Unreadable>& bad) {
-  if (bad.empty()) return "fleet: no report given";
-  std::string msg = "fleet: no usable node report: ";
-  for (std::size_t i = 0; i < bad.size() && i < 3; ++i) msg += fmt::format("{}{}: {}", i ? "; " : "", bad[i].file, bad[i].why);
-  if (bad.size() > 3) msg += fmt::format("; and {} more", bad.size() - 3);
-  return msg;
-}
-
 struct FleetArgs {
   FleetRequest request;
   double outlier_z = 3.5;
@@ -54,67 +42,24 @@ struct FleetArgs {
   std::string expect;  // --expect FILE
 };
 
-int run(const FleetRequest& req, const fleet::OutlierRule& rule, const std::string& expect_file = {}) {
+int render_fleet(const FleetRequest& req, const fleet::OutlierRule& rule, const std::string& expect_file = {}) {
   using report::Format;
   const auto parsed = req.format.empty() ? std::optional<Format>(Format::text) : report::parse_format(req.format);
   if (!parsed) throw UsageError(fmt::format("fleet: --format {}: use text, json, html, junit or prometheus", req.format));
   const Format format = *parsed;
   const std::time_t started = std::time(nullptr);
-  // Read first: a bad file is exit 2 before any report is read.
-  std::optional<fleet::Expectations> expect;
-  if (!expect_file.empty()) {
-    auto e = fleet::load_expectations(expect_file);
-    if (!e) throw UsageError("fleet --expect " + e.error());
-    expect = std::move(*e);
-  }
-  auto expanded = fleet::expand_inputs(req.inputs);
-  // Only the machine formats list every node's findings; only JUnit shows their details
-  // (--expect reads them all: the node's facts are in its findings' evidence and metrics).
-  auto loaded = fleet::load_reports(expanded.files, {.findings = expect || format == Format::junit || format == Format::prometheus,
-                                                     .details = expect || format == Format::junit,
-                                                     .metrics = expect || format == Format::prometheus});
-  std::vector<fleet::Unreadable> bad = std::move(expanded.problems);
-  for (auto& u : loaded.unreadable) bad.push_back(std::move(u));
-  // Measurements (analyze reports) beside the node reports: fleet.pace, joined with them.
-  std::vector<fleet::NodeReport> measured;
-  std::erase_if(loaded.nodes, [&](fleet::NodeReport& n) {
-    if (n.kind != "analyze") return false;
-    measured.push_back(std::move(n));
-    return true;
-  });
-  auto fl = fleet::dedupe_nodes(std::move(loaded.nodes));
-  const std::size_t unreadable_before_pace = bad.size();
-  auto pace = fleet::pace(measured, fl.nodes, rule, bad);  // appends the analyze reports it cannot use
-  const std::size_t measurements = measured.size() - (bad.size() - unreadable_before_pace);
-  auto job = fleet::job_ranks(measured, fl.nodes);  // the job's ranks (NCCL Inspector, RAS)
-  pace.insert(pace.end(), std::make_move_iterator(job.begin()), std::make_move_iterator(job.end()));
-  auto verdicts = fleet::measurement_verdicts(measured);  // the measurements' own fail and warn
-  pace.insert(pace.begin(), std::make_move_iterator(verdicts.begin()), std::make_move_iterator(verdicts.end()));
-  if (fl.nodes.empty() && pace.empty()) throw UsageError(nothing_usable(bad));
-  std::vector<report::Finding> findings;
-  if (!fl.nodes.empty()) {
-    std::optional<report::Finding> expected;
-    if (expect) expected = fleet::judge_fleet(*expect, fl.nodes);
-    findings = fleet::aggregate(fl, bad, rule);
-    if (expected) findings.insert(findings.begin() + 1, std::move(*expected));  // after fleet.node_failures
-  } else {
-    findings = fleet::unreadable(bad);  // measurements only: no node findings to aggregate
-  }
-  // After the node findings and before fleet.unreadable (the last).
-  auto first_unreadable = std::find_if(findings.begin(), findings.end(), [](const report::Finding& f) { return f.id == "fleet.unreadable"; });
-  findings.insert(first_unreadable, std::make_move_iterator(pace.begin()), std::make_move_iterator(pace.end()));
-
-  report::Report rep;
-  rep.tool_version = PERFGAP_VERSION;
-  rep.generated_at = sys::rfc3339_utc(started);
-  rep.source.kind = "fleet";
-  // Every file read, then the arguments that named none (a pattern that matched nothing).
-  std::unordered_set<std::string> listed(expanded.files.begin(), expanded.files.end());
-  rep.source.inputs = std::move(expanded.files);
-  if (expect) rep.source.inputs.push_back(expect_file);
-  for (const auto& b : bad)
-    if (listed.insert(b.file).second) rep.source.inputs.push_back(b.file);
-  rep.findings = std::move(findings);
+  fleet::FleetRequest request;
+  request.inputs = req.inputs;
+  request.expect_file = expect_file;
+  request.rule = rule;
+  // Only the machine formats list every node's findings; only JUnit shows their details.
+  request.read = {.findings = format == Format::junit || format == Format::prometheus, .details = format == Format::junit,
+                  .metrics = format == Format::prometheus};
+  request.started = started;
+  auto run = fleet::run_fleet(request);
+  if (!run) throw UsageError(run.error());
+  const auto& fl = run->fleet;
+  auto& rep = run->report;
 
   std::string text;
   if (format != Format::text) {
@@ -137,7 +82,7 @@ int run(const FleetRequest& req, const fleet::OutlierRule& rule, const std::stri
     o.verbose = req.verbose;
     o.color = output_is_stdout(req.output) && color_wanted();
     o.width = text_width(output_is_stdout(req.output));
-    text = fleet::render_fleet_text(fl, {.unreadable = bad.size(), .measurements = measurements}, rep.findings, o);
+    text = fleet::render_fleet_text(fl, {.unreadable = run->bad.size(), .measurements = run->measurements}, rep.findings, o);
   }
   auto w = write_output(req.output, text);
   if (!w) throw UsageError(w.error());
@@ -167,10 +112,10 @@ CommandRunner add_fleet_command(CLI::App& app) {
     fleet::OutlierRule rule;
     rule.z_threshold = args->outlier_z;
     rule.min_nodes = args->outlier_min_nodes;
-    return run(args->request, rule, args->expect);
+    return render_fleet(args->request, rule, args->expect);
   };
 }
 
-int run_fleet(const FleetRequest& request) { return run(request, fleet::OutlierRule{}); }
+int run_fleet(const FleetRequest& request) { return render_fleet(request, fleet::OutlierRule{}); }
 
 }  // namespace perfgap::cli

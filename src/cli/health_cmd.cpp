@@ -11,32 +11,29 @@
 #include <cstdlib>
 #include <optional>
 #include <ctime>
-#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "cli/node_run.hpp"
 #include "cli/errors.hpp"
 #include "cli/output.hpp"
 #include "core/check.hpp"
-#include "core/config.hpp"
+#include "node/check_run.hpp"
 #include "report/render.hpp"
 #include "slurm/health_config.hpp"
+#include "slurm/health_run.hpp"
 #include "slurm/locate.hpp"
-#include "slurm/node_state.hpp"
-#include "sys/process.hpp"
 #include "sys/dir_lock.hpp"
 #include "sys/paths.hpp"
 #include "sys/bounded.hpp"
 #include "sys/text.hpp"
-#include "sys/spawn.hpp"
 
 namespace perfgap::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = slurm::HealthClock;
+using slurm::seconds_text;
 using std::chrono::milliseconds;
 
 struct HealthArgs {
@@ -62,26 +59,6 @@ class RunLog {
  private:
   std::string node_, file_;
 };
-
-milliseconds left_until(Clock::time_point deadline) {
-  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-}
-
-std::string seconds_text(Clock::duration d) {
-  return fmt::format("{:.1f}s", std::chrono::duration<double>(d).count());
-}
-
-bool matches_any(const std::vector<std::string>& patterns, const std::string& id) {
-  for (const auto& p : patterns)
-    if (core::id_matches(p, id)) return true;
-  return false;
-}
-
-std::string first_line(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  auto nl = text.find('\n');
-  return nl == std::string::npos ? text : text.substr(0, nl);
-}
 
 // Where this run stands, gathered into the one log line.
 struct Outcome {
@@ -149,19 +126,9 @@ int run_health(const HealthArgs& args) {
 
   // Checks get the time limit less what the two scontrol calls may need.
   const auto scontrol_reserve = std::min(milliseconds(10000), limit / 3);
-  NodeCheckRequest request;
-  request.root = slurm::expand_node(cfg.check.root, self);
-  request.config = slurm::expand_node(cfg.check.config, self);
-  request.dmesg = slurm::expand_node(cfg.check.dmesg, self);
-  request.baseline = slurm::expand_node(cfg.check.baseline, self);
-  request.expect = slurm::expand_node(cfg.check.expect, self);
-  request.only = cfg.checks;
-  request.skip = cfg.skip;
-  request.check_timeout = std::max(milliseconds(100), limit - scontrol_reserve);
-  request.sample = milliseconds(cfg.sample_ms);
-  request.sample_max = milliseconds(slurm::kHealthSampleMaxMs);
+  const auto request = slurm::health_check_request(cfg, self, limit - scontrol_reserve);
   using Result = tl::expected<report::Report, std::string>;
-  auto result = sys::run_bounded<Result>([request] { return run_node_checks(request); },
+  auto result = sys::run_bounded<Result>([request] { return node::run_node_checks(request); },
                                          std::max(milliseconds(1), limit - scontrol_reserve));
 
   Outcome outcome;
@@ -178,20 +145,11 @@ int run_health(const HealthArgs& args) {
     return 2;
   } else {
     const auto& rep = **result;
-    std::set<std::string> ids, drain_ids, other;
-    for (const auto& f : rep.findings) {
-      ids.insert(f.id);
-      if (f.status != report::Status::fail) continue;
-      if (cfg.drain_on.empty() || matches_any(cfg.drain_on, f.id)) drain_ids.insert(f.id);
-      else other.insert(f.id);
-    }
-    checks_run = ids.size();
-    // Hardware the configuration drains on whatever the finding's status (an Xid listed in
-    // drain_on_xids, an RDMA counter over its drain_on_counters threshold).
-    for (auto& r : slurm::hardware_drain_reasons(cfg, rep.findings)) drain_ids.insert(std::move(r));
-    failing.assign(drain_ids.begin(), drain_ids.end());
+    auto verdict = slurm::judge_health(cfg, rep.findings);
+    checks_run = verdict.checks_run;
+    failing = std::move(verdict.failing);
     outcome.health = failing.empty() ? "ok" : "FAIL " + fmt::format("{}", fmt::join(failing, ","));
-    if (!other.empty()) outcome.notes = fmt::format("also failing, not draining: {}", fmt::join(other, ","));
+    if (!verdict.other.empty()) outcome.notes = fmt::format("also failing, not draining: {}", fmt::join(verdict.other, ","));
     if (!cfg.state_dir.empty()) {
       // The last report beside the lock: what an operator reads to learn why a node drained.
       if (auto w = write_atomically(cfg.state_dir + "/last.json", report::render_json(rep)); !w)
@@ -199,68 +157,13 @@ int run_health(const HealthArgs& args) {
     }
   }
 
-  auto finish = [&](int status) {
-    std::string line = outcome.health;
-    if (!outcome.action.empty()) line += "; " + outcome.action;
-    if (!outcome.notes.empty()) line += "; " + outcome.notes;
-    line += fmt::format("; {} check{} in {}{}", checks_run, checks_run == 1 ? "" : "s", seconds_text(Clock::now() - started), context);
-    log.write(line);
-    return status;
-  };
-  const int health_status = failing.empty() ? 0 : 1;
-
-  auto scontrol = slurm::find_slurm_command("scontrol", cfg.scontrol);
-  if (!scontrol) {
-    outcome.action = "error: scontrol not found (PATH, next to slurmd, /usr/bin, /usr/local/bin, /opt/slurm/bin); node left as it is";
-    return finish(health_status);
-  }
-  sys::CommandOptions run_opts;
-  if (auto conf = slurm::find_slurm_conf(cfg.slurm_conf)) run_opts.env.emplace_back("SLURM_CONF", conf->path);
-  auto call = [&](const std::vector<std::string>& argv) {
-    run_opts.timeout = std::max(milliseconds(1), std::min(left_until(deadline), milliseconds(15000)));
-    return sys::run_command(argv, run_opts);
-  };
-  auto trouble = [&](const sys::CommandResult& r, const std::string& what) -> std::string {
-    if (!r.started) return "error: " + what + ": " + r.error;
-    if (r.timed_out) return "error: " + what + " did not answer within " + seconds_text(run_opts.timeout) + " (killed)";
-    if (r.status != 0) return fmt::format("error: {} exited {}: {}", what, r.status, first_line(r.err.empty() ? r.out : r.err));
-    return "";
-  };
-
-  auto shown = call({scontrol->path, "show", "node", "-o", self});
-  if (auto t = trouble(shown, "scontrol show node " + self); !t.empty()) {
-    outcome.action = t + "; node left as it is";
-    return finish(health_status);
-  }
-  auto state = slurm::parse_node_state(shown.out, self);
-  if (!state) {
-    outcome.action = "error: " + state.error() + "; node left as it is";
-    return finish(health_status);
-  }
-  auto decision = slurm::decide(*state, failing);
-  if (decision.action == slurm::Action::none) {
-    outcome.action = decision.why;
-    return finish(health_status);
-  }
-  std::vector<std::string> update = {scontrol->path, "update", "nodename=" + self};
-  if (decision.action == slurm::Action::drain) {
-    update.push_back("state=drain");
-    update.push_back("reason=" + decision.reason);
-  } else {
-    update.push_back("state=resume");
-  }
-  if (args.dry_run) {
-    outcome.action = "dry run, would run: " + sys::quote_command(update) + " (" + decision.why + ")";
-    return finish(health_status);
-  }
-  auto updated = call(update);
-  if (auto t = trouble(updated, "scontrol update"); !t.empty()) {
-    outcome.action = t + " (wanted: " + decision.why + ")";
-    return finish(health_status);
-  }
-  outcome.action = decision.why;
-  if (decision.action == slurm::Action::drain) outcome.action += " reason=\"" + decision.reason + "\"";
-  return finish(health_status);
+  outcome.action = slurm::act_on_node(cfg, self, failing, deadline, args.dry_run);
+  std::string line = outcome.health;
+  if (!outcome.action.empty()) line += "; " + outcome.action;
+  if (!outcome.notes.empty()) line += "; " + outcome.notes;
+  line += fmt::format("; {} check{} in {}{}", checks_run, checks_run == 1 ? "" : "s", seconds_text(Clock::now() - started), context);
+  log.write(line);
+  return failing.empty() ? 0 : 1;
 }
 
 }  // namespace

@@ -1,8 +1,5 @@
 // perfgap history DIR: the runs `check --history DIR` kept, one line each, and any two of them
 // side by side (--compare A B, through compare).
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -13,7 +10,6 @@
 #include "compare/compare.hpp"
 #include "history/history.hpp"
 #include "sys/paths.hpp"
-#include "sys/text.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -25,47 +21,10 @@ struct HistoryArgs {
   bool verbose = false;
 };
 
-// One line per kept run: its worst status and the ids that failed or warned.
-report::Finding run_line(const history::Run& run) {
-  report::Finding f;
-  f.id = "history.run";
-  f.layer = "workload";
-  f.subject = run.file;
-  int fail = 0, warn = 0;
-  std::vector<std::string> failed, warned;
-  for (const auto& x : run.view.findings) {
-    if (sys::starts_with(x.id, "history.")) continue;
-    if (x.status == report::Status::fail) {
-      ++fail;
-      failed.push_back(x.subject.empty() ? x.id : x.id + "@" + x.subject);
-    } else if (x.status == report::Status::warn) {
-      ++warn;
-      warned.push_back(x.subject.empty() ? x.id : x.id + "@" + x.subject);
-    }
-  }
-  f.status = fail ? report::Status::fail : warn ? report::Status::warn : report::Status::pass;
-  f.title = fmt::format("{} {}: {} fail, {} warn{}", run.view.generated_at, run.view.node.empty() ? "(no node)" : run.view.node, fail, warn,
-                        failed.empty() ? "" : fmt::format(" ({})", fmt::join(failed, ", ")));
-  for (const auto& w : warned) f.add("warn", w);
-  f.metric("fail", fail).metric("warn", warn);
-  return f;
-}
-
-// "latest", "previous", a 1-based position in the listing, or a file name.
 const history::Run& pick(const history::Past& past, const std::string& ref) {
-  if (past.runs.empty()) throw UsageError("history: no kept runs to compare");
-  if (ref == "latest") return past.runs.back();
-  if (ref == "previous") {
-    if (past.runs.size() < 2) throw UsageError("history: only one kept run: there is no previous");
-    return past.runs[past.runs.size() - 2];
-  }
-  if (auto n = sys::to_int<std::size_t>(ref)) {
-    if (*n < 1 || *n > past.runs.size()) throw UsageError(fmt::format("history: run {} not kept (1 to {})", ref, past.runs.size()));
-    return past.runs[*n - 1];
-  }
-  auto it = std::find_if(past.runs.begin(), past.runs.end(), [&](const history::Run& r) { return r.file == ref; });
-  if (it == past.runs.end()) throw UsageError("history: no kept run named " + ref + " (give latest, previous, a number from the listing or a file name)");
-  return *it;
+  auto run = history::find_run(past, ref);
+  if (!run) throw UsageError(run.error());
+  return **run;
 }
 
 int run_history(const HistoryArgs& a) {
@@ -79,17 +38,7 @@ int run_history(const HistoryArgs& a) {
     auto findings = compare::compare_reports(before.view, before.file, after.view, after.file, compare_options(a.tolerance_pct));
     return emit_report("compare", {before.file, after.file}, std::move(findings), format, a.output, a.verbose);
   }
-  std::vector<report::Finding> findings;
-  for (const auto& r : past.runs) findings.push_back(run_line(r));
-  for (const auto& s : past.skipped) {
-    report::Finding f;
-    f.id = "history.run";
-    f.layer = "workload";
-    f.status = report::Status::skip;
-    f.subject = s.substr(0, s.find(':'));
-    f.title = "not used: " + s;
-    findings.push_back(std::move(f));
-  }
+  auto findings = history::listing(past);
   // A listing, not a verdict: exit 0 whatever the runs say (check is the verdict); the runs in
   // time order, as kept, whatever their status.
   (void)emit_report("history", {a.dir}, std::move(findings), format, a.output, a.verbose, true);

@@ -1,6 +1,6 @@
 // perfgap probe --cpu --memory --gpu: opt-in active measurements of this machine (docs/PROBE.md).
 // Each probe runs bounded work and writes nothing to the system; its judge (probe/judge.cpp)
-// turns the figures into probe.* findings, reported like `analyze`'s.
+// turns the figures into probe.* findings (probe/run.cpp), reported like `analyze`'s.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -35,32 +35,13 @@ int run_probe(const ProbeArgs& a) {
   if (a.rated_mhz && !a.cpu) throw UsageError("probe: --rated-mhz is for --cpu");
   // Checked before anything runs: a bad --output must not cost the probes' time.
   if (auto w = sys::check_output(a.output); !w) throw UsageError(w.error());
-  facts::Facts f(sys::Sysroot::live(), facts::Options{});
-  const auto per_probe = std::chrono::milliseconds(static_cast<long long>(std::llround(a.seconds * 1000)));
-  std::vector<report::Finding> findings;
-  auto append = [&](std::vector<report::Finding> v) {
-    for (auto& x : v) findings.push_back(std::move(x));
-  };
-  if (a.cpu) {
-    probe::CpuOptions o;
-    o.duration = per_probe;
-    o.rated_mhz = a.rated_mhz;
-    append(probe::judge_cpu(probe::measure_cpu(f, o), probe::probe_param("probe.cpu_busy_mhz", "fail_ratio")));
-  }
-  if (a.memory) {
-    probe::MemoryOptions o;
-    o.per_pair = per_probe;
-    append(probe::judge_memory(probe::measure_memory(f, o), probe::probe_param("probe.memory_bw", "warn_local_ratio")));
-  }
-  if (a.gpu) {
-    probe::GpuOptions o;
-    // Context creation (about 1.5 s a GPU) dominates; copies and launches take well under
-    // a second each. 60 s covers 8 GPUs x 2 nodes; a longer --seconds-per-probe raises it.
-    o.budget = std::max<std::chrono::milliseconds>(std::chrono::seconds(60), per_probe * 40);
-    auto m = probe::measure_gpu(f, o);
-    append(probe::judge_h2d(m, probe::probe_param("probe.h2d", "warn_ratio"), probe::probe_param("probe.h2d", "fastest_tolerance")));
-    append(probe::judge_launch(m));
-  }
+  probe::ProbeRequest request;
+  request.cpu = a.cpu;
+  request.memory = a.memory;
+  request.gpu = a.gpu;
+  request.per_probe = std::chrono::milliseconds(static_cast<long long>(std::llround(a.seconds * 1000)));
+  request.rated_mhz = a.rated_mhz;
+  auto findings = probe::run_probes(request);
   return emit_report("probe", {}, std::move(findings), chosen_format(a.format), a.output, a.verbose);
 }
 

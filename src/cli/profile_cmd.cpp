@@ -1,5 +1,6 @@
 // perfgap profile [--seconds N] [--pid PID...]: one bounded, read-only window on the live
-// system (profile/collector), judged by checks/live into the perf.*, perf_stat.dtlb and live.* findings.
+// system (node/profile_window: profile/collector, judged by checks/live into the perf.*,
+// perf_stat.dtlb and live.* findings).
 #include "cli/profile_cmd.hpp"
 
 #include <ctime>
@@ -7,19 +8,14 @@
 
 #include <fmt/format.h>
 
-#include "checks/live/live.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
-#include "core/config.hpp"
-#include "core/node.hpp"
-#include "core/runner.hpp"
-#include "facts/facts.hpp"
+#include "node/profile_window.hpp"
 #include "profile/collector.hpp"
 #include "report/render.hpp"
-#include "sys/text.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -32,53 +28,17 @@ struct ProfileArgs {
   bool verbose = false;
 };
 
-std::shared_ptr<facts::Facts> profile_facts(int seconds, const std::vector<int>& pids) {
-  facts::Options opts;
-  opts.pids = pids;
-  opts.sample = std::chrono::milliseconds(seconds * 1000);
-  opts.sample_max = opts.sample;
-  return std::make_shared<facts::Facts>(sys::Sysroot::live(), opts);
-}
-
-// The perf.* and live.* findings of the window, then the registry's checks that judge the
-// same window (net.ib.counters: the RDMA counters read at both of its ends).
-std::vector<report::Finding> judge_profile_window(const std::shared_ptr<facts::Facts>& f, int seconds, std::optional<double> rated_mhz) {
-  profile::ProfileOptions o;
-  o.window = std::chrono::milliseconds(seconds * 1000);
-  o.rated_mhz = rated_mhz;
-  auto out = checks::live::judge_window(profile::collect(*f, o));
-  std::vector<const core::CheckInfo*> window_checks;
-  for (auto id : kProfileWindowChecks)
-    if (const auto* info = core::builtin_registry().find(id)) window_checks.push_back(info);
-  for (auto& finding : core::run_checks(window_checks, f, core::Config{}, core::RunOptions{}))
-    out.push_back(std::move(finding));
-  return out;
-}
-
 int run_profile(const ProfileArgs& a) {
   if (!a.root.empty()) throw UsageError(kProfileRootRefusal);
   if (auto o = check_output(a.output); !o) throw UsageError(o.error());
   const auto started = std::time(nullptr);
-  auto facts = profile_facts(a.seconds, a.pids);
-  report::Report rep;
-  rep.tool_version = PERFGAP_VERSION;
-  rep.generated_at = sys::rfc3339_utc(started);
-  rep.source.kind = "live";
-  rep.source.command = "profile";
-  rep.findings = judge_profile_window(facts, a.seconds, a.rated_mhz);
-  rep.node = core::describe_node(*facts);
+  auto rep = node::profile_report(a.seconds, a.pids, a.rated_mhz, started);
   auto w = write_output(a.output, report::render(rep, chosen_format(a.format), render_options(a.output, a.verbose, static_cast<long long>(started))));
   if (!w) throw UsageError(w.error());
   return rep.has_fail() ? 1 : 0;
 }
 
 }  // namespace
-
-std::vector<report::Finding> profile_findings(int seconds, const std::vector<int>& pids, std::optional<double> rated_mhz) {
-  if (seconds < 1 || seconds > profile::kMaxSeconds) throw UsageError(fmt::format("--profile-seconds {}: 1 to {} seconds", seconds, profile::kMaxSeconds));
-  auto facts = profile_facts(seconds, pids);
-  return judge_profile_window(facts, seconds, rated_mhz);
-}
 
 CommandRunner add_profile_command(CLI::App& app) {
   auto a = std::make_shared<ProfileArgs>();

@@ -1,5 +1,5 @@
 // perfgap snapshot OUT: captures what the checks read into a sysroot directory or OUT.tar.gz
-// that `check --root` replays anywhere (src/snapshot, docs/SNAPSHOT.md).
+// that `check --root` replays anywhere (snapshot/take: the capture and its writing; docs/SNAPSHOT.md).
 #include <sys/stat.h>
 
 #include <fmt/format.h>
@@ -12,9 +12,8 @@
 #include "cli/output.hpp"
 #include "cli/pid_option.hpp"
 #include "report/text_style.hpp"
-#include "sys/root_content.hpp"
 #include "snapshot/archive.hpp"
-#include "snapshot/capture.hpp"
+#include "snapshot/take.hpp"
 #include "sys/paths.hpp"
 
 namespace perfgap::cli {
@@ -64,26 +63,10 @@ CommandRunner add_snapshot_command(CLI::App& app) {
       if (st && (!S_ISDIR(st->st_mode) || !sys::is_empty_directory(a->out)))
         throw UsageError(a->out + ": exists and is not an empty directory (a snapshot goes into a new or empty directory, or OUT.tar.gz)");
     }
-    std::unique_ptr<snapshot::ReplayRoot> tree;
-    auto source = sys::Sysroot::live();
-    if (!a->root.empty()) {
-      auto r = snapshot::ReplayRoot::open(a->root);
-      if (!r) throw UsageError("--root " + r.error());
-      tree = std::move(*r);
-      source = tree->root();
-      if (auto ok = sys::check_tree_content(source, a->root); !ok) throw UsageError("--root " + ok.error());
-    }
-    snapshot::Options opts;
-    opts.pids = a->pids;
-    opts.nvml = a->nvml;
-    auto captured = snapshot::capture(source, opts);
-    if (tree) captured.source_root = a->root;  // the tree as the user named it, not its unpacked copy
-    // The unpacked copy is not needed past the capture: removed now, and a signal that came
-    // meanwhile ends the process here, before OUT is written.
-    tree.reset();
-    auto manifest = snapshot::manifest_json(captured, PERFGAP_VERSION);
-    auto written = archive ? snapshot::write_tar_gz(captured, manifest, a->out) : snapshot::write_directory(captured, manifest, a->out);
-    if (!written) throw UsageError(written.error());
+    auto taken = snapshot::take({.out = a->out, .root = a->root, .pids = a->pids, .nvml = a->nvml});
+    if (!taken) throw UsageError(taken.error());
+    const auto& manifest = taken->manifest;
+    const auto& captured = taken->capture;
     auto w = write_stdout(a->format == "json" ? manifest : summary_text(captured, a->out, a->verbose));
     if (!w) throw UsageError(w.error());
     return 0;

@@ -1,14 +1,11 @@
 // perfgap sweep --env NAME=v1,v2,... [--repeat N] [--sizes LIST] [--timeout S] [--run-dir DIR] -- CMD...
 // Runs CMD once per setting and repeat (interleaved), keeps every raw output and a manifest
 // in the run directory, and reports per setting and size the median busbw with the
-// recommendation (src/sweep, docs/SWEEP.md).
+// recommendation (sweep/run: the runs and their judging; docs/SWEEP.md).
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <csignal>
-#include <cstdlib>
-#include <cstring>
+#include <cstdio>
 #include <ctime>
 #include <memory>
 
@@ -16,18 +13,12 @@
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
-#include "core/node.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "report/render.hpp"
-#include "sweep/manifest.hpp"
-#include "sweep/process.hpp"
-#include "sys/executable.hpp"
-#include "sys/paths.hpp"
+#include "sweep/run.hpp"
 #include "sweep/sweep.hpp"
-#include "sys/text.hpp"
+#include "sys/executable.hpp"
 #include "sys/spawn.hpp"
-
-extern char** environ;
 
 namespace perfgap::cli {
 namespace {
@@ -43,39 +34,6 @@ struct SweepArgs {
   bool verbose = false;
   std::vector<std::string> command;
 };
-
-std::string utc(std::time_t t, const char* fmt) {
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, fmt, &tm);
-  return buf;
-}
-
-std::string now_rfc3339() { return sys::rfc3339_utc(std::time(nullptr)); }
-
-// --run-dir: an empty or new directory (never mix two sweeps' files); default: a new
-// perfgap-sweep-<UTC time> in the current directory.
-std::string make_run_dir(const std::string& asked) {
-  if (!asked.empty()) {
-    if (sys::stat_path(asked)) {
-      if (!sys::is_directory(asked)) throw UsageError("--run-dir " + asked + ": exists and is not a directory");
-      if (!sys::is_empty_directory(asked)) throw UsageError("--run-dir " + asked + ": not empty (give a new or empty directory)");
-      if (!sys::can_access(asked, W_OK)) throw UsageError("--run-dir " + asked + ": not writable");
-      return asked;
-    }
-    if (!sys::make_directory(asked)) throw UsageError("--run-dir " + asked + ": cannot create: " + std::strerror(errno));
-    return asked;
-  }
-  std::string base = "perfgap-sweep-" + utc(std::time(nullptr), "%Y%m%dT%H%M%SZ");
-  for (int i = 1; i < 100; ++i) {
-    std::string d = i == 1 ? base : fmt::format("{}-{}", base, i);
-    if (sys::make_directory(d)) return d;
-    if (errno != EEXIST) throw UsageError("cannot create the run directory " + d + ": " + std::strerror(errno));
-  }
-  throw UsageError("cannot create a run directory " + base + "-N in the current directory");
-}
-
 
 int run_sweep(const SweepArgs& a) {
   auto axes = sweep::parse_axes(a.env);
@@ -94,87 +52,28 @@ int run_sweep(const SweepArgs& a) {
   if (plan.size() > 100000) throw UsageError(fmt::format("sweep: {} runs ({} settings x {} repeats) is too many", plan.size(), settings.size(), a.repeat));
   if (auto o = check_output(a.output); !o) throw UsageError("--output " + o.error());
 
-  sweep::Launcher launcher = sweep::Launcher::direct;
-  if (sweep::is_mpi_launcher_name(a.command[0])) {
-    std::string resolved = sys::real_path(exe).value_or(exe);
-    launcher = sweep::classify_launcher(a.command[0], resolved, "");
-    if (launcher == sweep::Launcher::direct) launcher = sweep::classify_launcher(a.command[0], resolved, sweep::launcher_version(exe));
+  sweep::SweepRequest request;
+  request.command = a.command;
+  request.exe = exe;
+  request.axes = std::move(*axes);
+  request.settings = settings;
+  request.plan = plan;
+  request.repeat = a.repeat;
+  request.timeout_s = a.timeout_s;
+  request.sizes = sizes;
+  request.run_dir = a.run_dir;
+  sweep::SweepProgress progress;
+  if (::isatty(2)) {
+    progress.started = [](std::size_t number, std::size_t total, const sweep::Setting& setting) {
+      std::fprintf(stderr, "perfgap sweep: run %zu/%zu %s ...", number, total, setting.label().c_str());
+    };
+    progress.finished = [](const sweep::RunOutcome& outcome) { std::fprintf(stderr, " %s\n", outcome.ok ? "ok" : outcome.problem.c_str()); };
   }
-
-  const std::string run_dir = make_run_dir(a.run_dir);
-  const std::string manifest_path = run_dir + "/manifest.json";
-  sweep::Manifest man;
-  man.started_at = now_rfc3339();
-  man.command = a.command;
-  man.launcher = launcher == sweep::Launcher::open_mpi ? "open-mpi" : "direct";
-  man.grid = *axes;
-  man.settings = settings;
-  man.order = plan;
-  man.repeat = a.repeat;
-  man.timeout_s = a.timeout_s;
-  man.sizes = sizes;
-  auto save_manifest = [&] {
-    auto w = write_atomically(manifest_path, sweep::manifest_json(man));
-    if (!w) throw UsageError(w.error());
-  };
-  save_manifest();
-
-  std::vector<std::string> base_env;
-  for (char** e = environ; *e; ++e) base_env.emplace_back(*e);
-  sweep::RunLimits limits;
-  limits.timeout_s = a.timeout_s;
-  const bool progress = ::isatty(2);
-  const int width = plan.size() >= 1000 ? static_cast<int>(std::to_string(plan.size()).size()) : 3;
-
-  sweep::InterruptGuard guard;
-  for (std::size_t i = 0; i < plan.size() && !sweep::interrupt_signal(); ++i) {
-    const auto& p = plan[i];
-    const auto& setting = settings[p.setting];
-    sweep::ManifestRun run;
-    run.number = i + 1;
-    run.setting = p.setting;
-    run.repeat = p.repeat;
-    run.argv = sweep::launch_argv(a.command, setting, launcher);
-    run.started_at = now_rfc3339();
-    const std::string file = fmt::format("{:0{}}-{}.log", i + 1, width, setting.file_part());
-    if (progress) std::fprintf(stderr, "perfgap sweep: run %zu/%zu %s ...", i + 1, plan.size(), setting.label().c_str());
-    std::string output;
-    run.process = sweep::run_process(run.argv, sweep::build_environment(base_env, setting), run_dir + "/" + file, limits, output);
-    run.outcome = sweep::judge_run(run.process, output, setting, a.timeout_s);
-    run.outcome.file = file;
-    if (progress) std::fprintf(stderr, " %s\n", run.outcome.ok ? "ok" : run.outcome.problem.c_str());
-    man.runs.push_back(std::move(run));
-    save_manifest();
-  }
-  const int stopped_by = sweep::interrupt_signal();
-  man.status = stopped_by ? "interrupted" : "complete";
-  man.finished_at = now_rfc3339();
-  save_manifest();
-
-  // Runs cut short by the interruption are in the manifest but not in the statistics.
-  std::vector<sweep::SettingRuns> data;
-  data.reserve(settings.size());
-  for (const auto& s : settings) data.push_back({s, {}});
-  std::vector<std::string> inputs{manifest_path};
-  for (const auto& r : man.runs) {
-    if (r.process.interrupted) continue;
-    data[r.setting].runs.push_back(r.outcome);
-    inputs.push_back(run_dir + "/" + r.outcome.file);
-  }
-  const auto decision = sweep::decide(data, sizes);
-  const std::string interrupted =
-      stopped_by ? fmt::format("sweep interrupted by {} after {} of {} runs", stopped_by == SIGINT ? "SIGINT" : stopped_by == SIGHUP ? "SIGHUP" : "SIGTERM", inputs.size() - 1, plan.size()) : "";
-  auto made = sweep::make_findings(data, decision, run_dir, interrupted);
-
-  report::Report rep;
-  rep.tool_version = PERFGAP_VERSION;
-  rep.generated_at = now_rfc3339();
-  rep.source.kind = "sweep";
-  rep.source.inputs = inputs;
-  facts::Facts facts(sys::Sysroot::live(), facts::Options{});
-  rep.node = core::describe_node(facts);
-  rep.findings = std::move(made.findings);
-  rep.recommendation = made.recommendation;
+  auto swept = sweep::run_sweep(request, progress);
+  if (!swept) throw UsageError(swept.error());
+  auto& rep = swept->report;
+  const auto& data = swept->data;
+  const int stopped_by = swept->stopped_by;
 
   const report::Format format = chosen_format(a.format);
   std::string text;
@@ -183,9 +82,9 @@ int run_sweep(const SweepArgs& a) {
     text = report::render(rep, format, render_options(a.output, a.verbose, static_cast<long long>(std::time(nullptr))));
   } else {
     // The sweep's own text view (the table of settings and the recommendation).
-    sweep::TextContext ctx{sys::quote_command(a.command), run_dir, a.verbose, output_is_stdout(a.output) && color_wanted()};
-    text = sweep::render_text(rep, data, decision, ctx);
-    if (stopped_by) text += fmt::format("\n{}: the table and the recommendation use the finished runs only\n", interrupted);
+    sweep::TextContext ctx{sys::quote_command(a.command), swept->run_dir, a.verbose, output_is_stdout(a.output) && color_wanted()};
+    text = sweep::render_text(rep, data, swept->decision, ctx);
+    if (stopped_by) text += fmt::format("\n{}: the table and the recommendation use the finished runs only\n", swept->interrupted);
   }
   auto w = write_output(a.output, text);
   if (!w) throw UsageError(w.error());

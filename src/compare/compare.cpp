@@ -12,6 +12,7 @@
 
 #include "report/reader.hpp"
 #include "report/text_style.hpp"
+#include "sys/named_file.hpp"
 
 namespace perfgap::compare {
 namespace {
@@ -277,6 +278,12 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
 }
 
 }  // namespace
+
+tl::expected<ReportView, std::string> load_report(const std::string& path) {
+  auto text = sys::read_named_file(path, kMaxReportFileBytes);
+  if (!text) return tl::unexpected(text.error());
+  return read_report(*text);
+}
 
 tl::expected<ReportView, std::string> read_report(std::string_view text) {
   report::Reader reader;

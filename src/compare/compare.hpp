@@ -2,6 +2,7 @@
 // takes the report's text (parsers take text); the comparison is a pure function of the two.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,13 @@ struct ReportView {
 // A perfgap.report/1 document, or why it is not one in report::Reader's words ("byte 120: not
 // JSON (...)", "findings[3]: no id"): the view is built from that reader's checked one.
 tl::expected<ReportView, std::string> read_report(std::string_view text);
+
+// A fleet report of thousands of nodes is larger than a --baseline; the JSON model of one is
+// about ten times its text.
+inline constexpr std::size_t kMaxReportFileBytes = 256u << 20;
+// A report file named on the command line (compare, explain), read (sys::read_named_file, at
+// most kMaxReportFileBytes) and then read_report; the error says why, without the path.
+tl::expected<ReportView, std::string> load_report(const std::string& path);
 
 // live and root are both node reports; the rest compare only with their own kind.
 std::string comparable_kind(std::string_view kind);

@@ -52,4 +52,17 @@ Past load(const std::string& dir, const std::string& node);
 tl::expected<std::string, std::string> keep(const std::string& dir, const std::string& report_json, const std::string& generated_at,
                                             const Limits& limits);
 
+// `perfgap history DIR`'s listing: one history.run finding per kept run (its worst status and
+// the ids that failed or warned), then one skip finding per file not used.
+std::vector<report::Finding> listing(const Past& past);
+
+// A kept run named as `history --compare` takes it: "latest", "previous", a 1-based position in
+// the listing, or a file name. The error says which runs there are, for exit status 2.
+tl::expected<const Run*, std::string> find_run(const Past& past, const std::string& ref);
+
+// The history step of check --history DIR: under DIR's lock, the findings of what changed
+// (judge) join `report`, then the report is kept (keep). A busy or unusable DIR is said in
+// those findings (unusable); the check itself still reports.
+void record_run(const std::string& dir, report::Report& report);
+
 }  // namespace perfgap::history

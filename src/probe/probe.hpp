@@ -113,4 +113,14 @@ struct GpuOptions {
 };
 GpuMeasurement measure_gpu(facts::Facts& f, const GpuOptions& o);
 
+// ---- one `perfgap probe` run (run.cpp) ---------------------------------------------------
+struct ProbeRequest {
+  bool cpu = false, memory = false, gpu = false;
+  std::chrono::milliseconds per_probe{1500};  // each CPU load, each NUMA pair; the GPU budget grows with it
+  std::optional<double> rated_mhz;             // --cpu's rated all-core turbo MHz
+};
+// The asked probes on the live machine, in the order cpu, memory, gpu, each judged against its
+// catalogue defaults: their probe.* findings.
+std::vector<report::Finding> run_probes(const ProbeRequest& request);
+
 }  // namespace perfgap::probe

@@ -1,4 +1,4 @@
-#include "cli/node_run.hpp"
+#include "node/check_run.hpp"
 
 #include <memory>
 
@@ -12,14 +12,13 @@
 #include "facts/facts.hpp"
 #include "fleet/expect.hpp"
 #include "probe/probe.hpp"
-#include "sys/root_content.hpp"
-#include "snapshot/archive.hpp"
+#include "snapshot/take.hpp"
 #include "sys/named_file.hpp"
 #include "sys/paths.hpp"
 #include "sys/sysroot.hpp"
 #include "sys/text.hpp"
 
-namespace perfgap::cli {
+namespace perfgap::node {
 
 namespace {
 
@@ -90,11 +89,10 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   std::unique_ptr<snapshot::ReplayRoot> tree;
   auto root = sys::Sysroot::live();
   if (!rq.root.empty()) {
-    auto r = snapshot::ReplayRoot::open(rq.root);
+    auto r = snapshot::open_checked_root(rq.root);
     if (!r) return tl::unexpected("--root " + r.error());
     tree = std::move(*r);
     root = tree->root();
-    if (auto ok = sys::check_tree_content(root, rq.root); !ok) return tl::unexpected("--root " + ok.error());
   }
   facts::Options opts;
   opts.pids = rq.pids;
@@ -162,4 +160,4 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   return rep;
 }
 
-}  // namespace perfgap::cli
+}  // namespace perfgap::node

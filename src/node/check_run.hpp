@@ -1,6 +1,7 @@
-// The node checks as `perfgap check` runs them: config, selection, sysroot (a directory or a
-// snapshot archive), facts, runner, node description. `check` and `health` share it; errors
-// are bad input, one line naming the file (and line), for exit status 2.
+// One node's check run as `perfgap check` and `perfgap health` run it: config, selection,
+// sysroot (a directory or a snapshot archive), facts, runner, node description, and the
+// --expect verdict. Errors are bad input, one line naming the file (and line), which the CLI
+// turns into exit status 2.
 #pragma once
 
 #include <chrono>
@@ -14,7 +15,7 @@
 #include "core/config.hpp"
 #include "report/model.hpp"
 
-namespace perfgap::cli {
+namespace perfgap::node {
 
 inline constexpr const char* kDefaultCheckConfig = "/etc/perfgap/config.yaml";
 
@@ -49,4 +50,4 @@ tl::expected<NodeSelection, std::string> select_node_checks(const NodeCheckReque
 tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest& request);
 tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest& request, const NodeSelection& selection);
 
-}  // namespace perfgap::cli
+}  // namespace perfgap::node
