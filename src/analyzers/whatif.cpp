@@ -123,7 +123,7 @@ Job replayable(const Digest& d, Analysis& an) {
 double pct_of(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
 
 // The replay held against the measured step.
-Finding replay_finding(const Job& j, const std::string& source, bool& trusted) {
+Finding replay_finding(const Job& j, const std::string& source, bool partial, bool& trusted) {
   Finding f = started("whatif.replay", "workload", source);
   trusted = false;
   if (!j.why_not.empty() || j.base.measured <= 0 || j.step_ns <= 0) {
@@ -154,9 +154,25 @@ Finding replay_finding(const Job& j, const std::string& source, bool& trusted) {
                        : "one rank's own timeline";
   if (!j.pipeline) f.add(source, fmt::format("{} collective-to-collective intervals over {:.1f} iterations of {}", j.base.intervals, spans, what));
   trusted = std::abs(err) <= kReplayTolerancePct;
+  // A replay spanning more iterations than the capture holds has joined pieces of different
+  // iterations (a stage's trace missing from a pipeline): its per-iteration figures are not the job's.
+  // (A pipeline's replay spans each replica's chain: not comparable, and held by its rank set below.)
+  const bool overspans = !j.pipeline && j.iterations > 0 && spans > 1.05 * static_cast<double>(j.iterations);
+  // A pipeline missing a rank's trace breaks its chain of stages: the stages of the ranks given
+  // are not the job's, nor their waits.
+  const bool broken_chain = j.pipeline && (partial || (j.world > 0 && j.world > static_cast<std::int64_t>(j.gpu.size())));
+  if (overspans || broken_chain) trusted = false;
   f.status = trusted ? report::Status::pass : report::Status::warn;
   f.title = fmt::format("replayed step {:.2f} ms against {:.2f} ms measured ({:+.1f}%), {}", ms(replayed), ms(j.step_ns), err, what);
-  if (!trusted) {
+  if (broken_chain) {
+    f.title += fmt::format(": but {} of the job's {} ranks are in the traces, and a pipeline's stages cannot be told from part of its chain, so no change is replayed on it",
+                           j.gpu.size(), j.world > 0 ? std::to_string(j.world) : std::string("unknown number of"));
+    f.fix = "give every rank's trace of the job over the same steps (each stage's, with the sends' and receives' peers)";
+  } else if (overspans) {
+    f.title += fmt::format(": but it spans {:.1f} iterations of a capture of {}, so the traces' iterations do not line up and no change is replayed on it",
+                           spans, j.iterations);
+    f.fix = "give every rank's trace of the job over the same steps (a pipeline missing a stage's trace cannot be replayed as the job)";
+  } else if (!trusted) {
     f.title += fmt::format(": more than {:.0f}% off, so no change is replayed on it", kReplayTolerancePct);
     f.fix = "the trace misses a dependency the replay needs (a collective only some ranks ran, a stream waiting on another, host "
             "synchronisation): capture every rank over the same steps, with NCCL kernels in the trace";
@@ -171,7 +187,13 @@ struct Tried {
   std::vector<std::string> evidence;
   bool shown = true;  // said even when it saves little (else only when it saves 1% of the step)
   PipelineChange pchange{};  // the change for a pipeline's replay
+  std::string skip_why;      // not replayed: the traces cannot decide it (a skip finding says why)
 };
+
+// Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
+// without them the launch change cannot decide, and says so rather than pass.
+constexpr const char* kNoLaunchCalls =
+    "no host launch calls in the traces (Kineto cuda_runtime events; nsys --trace=cuda): whether a GPU waits for its launches is unknown";
 
 Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   Finding f = started("whatif." + t.kind, "workload", t.subject);
@@ -286,6 +308,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
     launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between collectives", j.name[waiting[i]],
                                           ms(static_cast<double>(host[waiting[i]]) * per_iter)));
   if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between collectives");
+  if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   out.push_back(std::move(launch));
   if (!w.curves.empty() && j.base.sized > 0) {
     ReplayChange c;
@@ -325,7 +348,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
 // The changes tried on a pipeline: each stage computing like the median stage (the slowest
 // always, up to 8 that are slower by 1% of the step), each rank of a stage of several ranks
 // (data-parallel replicas) computing like its stage's median rank, and launches.
-std::vector<Tried> pipeline_changes(const Job& j) {
+std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
   std::vector<Tried> out;
   const auto& p = j.pipe;
   const std::size_t n = j.gpu.size();
@@ -405,6 +428,7 @@ std::vector<Tried> pipeline_changes(const Job& j) {
     launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between sends and receives", j.name[waiting[i]],
                                           per_it(static_cast<double>(p.host_wait()[waiting[i]]))));
   if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between sends and receives");
+  if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   launch.pchange.no_host_wait = true;
   out.push_back(std::move(launch));
   return out;
@@ -424,7 +448,7 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
   std::vector<Finding> out;
   if (d.job.several) out.push_back(ranks_finding(d.job, source));
   bool trusted = false;
-  out.push_back(replay_finding(j, source, trusted));
+  out.push_back(replay_finding(j, source, d.job.partial(), trusted));
   if (!trusted) return out;
   std::vector<Finding> tried;
   if (j.pipeline && j.pipe.stages() == 0) {
@@ -433,7 +457,15 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
     f.add(source, f.title, "ranks joined by sends and receives in a chain of stages (GPipe, 1F1B)");
     out.push_back(std::move(f));
   }
-  for (const auto& t : j.pipeline ? pipeline_changes(j) : changes(j, d, w)) {
+  std::vector<Finding> undecided;
+  for (const auto& t : j.pipeline ? pipeline_changes(j, d) : changes(j, d, w)) {
+    if (!t.skip_why.empty()) {
+      Finding f = started("whatif." + t.kind, "workload", t.subject);
+      f.title = t.skip_why;
+      f.add(source, t.skip_why);
+      undecided.push_back(std::move(f));
+      continue;
+    }
     Finding f = tried_finding(j, t, source);
     const double saved = ms(j.step_ns) * f.metrics[1].second / 100;
     if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f));
@@ -446,6 +478,7 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
                                 "rank's trace for the job's answer)",
                                 j.gpu.size(), j.world > 0 ? std::to_string(j.world) : std::string("unknown number of")));
   for (auto& f : tried) out.push_back(std::move(f));
+  for (auto& f : undecided) out.push_back(std::move(f));
   if (j.pipeline) {  // --busbw and --nccl-tests are for collectives
     for (const auto& [asked, id, subject] : {std::tuple{w.busbw_gbps > 0, "whatif.busbw", fmt::format("{:g} GB/s", w.busbw_gbps)},
                                              std::tuple{!w.curves.empty(), "whatif.nccl_tests", std::string("nccl-tests")}}) {
