@@ -194,5 +194,27 @@ TEST(WhatifPipeline, KinetoSendRecvPeers) {
   EXPECT_EQ(p->acts[2].peer, -1);
 }
 
+// From a review of the answers: a pipeline missing a stage's trace (rank 1 of 4 left out) was
+// replayed from part of its chain, naming rank 2 "stage 0 of 2" with half its saving under a
+// PASS replay. Now the replay warns and no change is offered; and where the traces hold no
+// launch calls (the generator writes none) whatif.launch skips instead of passing.
+TEST(WhatifPipeline, MissingStageTraceOffersNoChangeAndNoLaunchCallsSkip) {
+  gen::PipelineSpec spec;
+  spec.one_f_one_b = true;
+  spec.slow_stage = 2;
+  gen::PipelineAnswer answer;
+  auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec, &answer));
+  const auto whole = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  EXPECT_EQ(fixture::find(whole, "whatif.launch").status, Status::skip);
+  EXPECT_NE(fixture::find(whole, "whatif.launch").title.find("no host launch calls"), std::string::npos);
+  t.files.erase(t.files.begin() + 1);
+  t.json.erase(t.json.begin() + 1);
+  const auto part = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  const auto& replay = fixture::find(part, "whatif.replay");
+  EXPECT_EQ(replay.status, Status::warn) << replay.title;
+  EXPECT_NE(replay.title.find("3 of the job's 4 ranks"), std::string::npos) << replay.title;
+  EXPECT_EQ(pipe_change(part, "whatif.stage", ""), nullptr);
+}
+
 }  // namespace
 }  // namespace perfgap
