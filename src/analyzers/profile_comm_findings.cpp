@@ -489,6 +489,13 @@ void exposed_comm_fix(Finding& f, const DigestFindingInputs& in, int c, const st
   }
   f.impact = an.iterations ? fmt::format("{:.2f} ms of every {:.2f} ms iteration the GPU waits on {}: up to {:.1f}% faster iterations if it were hidden", ms(exposed), ms(it.len), what, share)
                            : fmt::format("{:.2f} ms of the {:.2f} ms profile the GPU waits on {}", ms(exposed), ms(it.len), what);
+  // A pipeline's send/recv time is mostly its bubble, which no transfer makes shorter: no
+  // "faster if hidden" bound is offered for it (a balanced pipeline saves nothing).
+  if (col == Coll::SendRecv && in.pipeline)
+    f.impact = fmt::format("{:.2f} ms of every {:.2f} ms the GPU sits in send/recv kernels, mostly the pipeline's bubble and the stages waiting for each "
+                           "other rather than transfer: what balancing the stages saves is perfgap whatif's whatif.stage; what a shorter bubble saves "
+                           "depends on the schedule",
+                           ms(exposed), ms(it.len));
 }
 
 // profile.exposed_comm of one communication slot, or of all communication (c == 0).
