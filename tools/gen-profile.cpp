@@ -34,7 +34,10 @@ int write_ranks(const Scenario& s, const std::string& kind, const std::string& o
     if (kind == "kineto") {
       std::ofstream f(out + name, std::ios::binary);
       f << kineto_json(s, r, static_cast<int>(r));
-      if (!f) return 1;
+      if (!f) {  // said, not a silent exit 1 (a directory that does not exist)
+        std::fprintf(stderr, "cannot write %s%s (does the directory %s exist?)\n", out.c_str(), name, out.c_str());
+        return 1;
+      }
     } else if (kind == "nsys") {
       auto err = write_nsys_sqlite(rank_of(s, r), out + name);
       if (!err.empty()) {
