@@ -138,124 +138,94 @@ bool windows_from_period(const Profile& p, const std::vector<std::vector<std::ui
   return any;
 }
 
+// A GPU's own intervals, kept while its digest is made (the window statistics measure them).
+struct DigestLocalIvs {
+  Ivs compute, copy, idle, host_idle;
+};
 
-}  // namespace
-
-Digest digest(const Profile& p, const ProfileOptions& o) {
-  Digest d;
-  d.format = p.format;
-  d.gpus = p.gpus;
-  d.api_calls = p.api_calls;
-  d.ranges = p.ranges.size();
-  d.env_present = p.env_present;
-  d.env = p.env;
-  d.system = p.system;
-  d.notes = p.notes;
-  d.empty = p.gpus.empty() && p.acts.empty() && p.ranges.empty() && p.env.empty() && p.system.empty() && p.notes.empty();
-  d.graphs = std::any_of(p.acts.begin(), p.acts.end(), [](const GpuActivity& a) { return a.kind == parsers::ActKind::graph; });
-  const std::size_t G = p.gpus.size();
-  d.tl.resize(G);
-  // Each kernel's communication slot: its NCCL collective (the parser's), else its library's
-  // when the table names the kernel, else -1 (compute). The table is looked up once per distinct
-  // name (a profile holds 10^5-10^6 kernels of a few thousand names).
-  const CommLibraries libs(o);
-  std::vector<std::int8_t> lib_of(p.names.size(), -2);  // -2: not looked up yet
-  auto slot_of = [&](const GpuActivity& a) -> int {
-    if (a.coll != Coll::none) return static_cast<int>(a.coll);
-    if (a.name >= lib_of.size()) return -1;
-    auto& known = lib_of[a.name];
-    if (known == -2) {
-      const auto* e = core::match_comm_kernel(*libs.table, p.names[a.name]);
-      known = static_cast<std::int8_t>(e ? libs.slot(e->library) : -1);
-    }
-    return known;
+// One GPU's timeline from its activities (sorted here by start): its kernels, communication,
+// copies, busy and idle intervals, and the compute before each collective.
+template <class SlotOf>
+void digest_gpu_timeline(const Profile& p, std::vector<std::uint32_t>& v, GpuTimeline& gt, DigestLocalIvs& lc, Digest& d, SlotOf& slot_of) {
+  auto earlier = [&](std::uint32_t a, std::uint32_t b) {
+    const auto& x = p.acts[a];
+    const auto& y = p.acts[b];
+    return x.start != y.start ? x.start < y.start : x.end < y.end;
   };
-  std::vector<std::vector<std::uint32_t>> acts(G);  // per GPU, sorted by start
-  for (std::uint32_t i = 0; i < p.acts.size(); ++i) acts[p.acts[i].gpu].push_back(i);
-  struct Local {
-    Ivs compute, copy, idle, host_idle;
-  };
-  std::vector<Local> loc(G);
-  for (std::size_t g = 0; g < G; ++g) {
-    auto& gt = d.tl[g];
-    auto& v = acts[g];
-    auto earlier = [&](std::uint32_t a, std::uint32_t b) {
-      const auto& x = p.acts[a];
-      const auto& y = p.acts[b];
-      return x.start != y.start ? x.start < y.start : x.end < y.end;
-    };
-    if (!std::is_sorted(v.begin(), v.end(), earlier)) std::stable_sort(v.begin(), v.end(), earlier);
-    gt.acts = v.size();
-    if (v.empty()) continue;
-    auto& lc = loc[g];
-    gt.first = p.acts[v.front()].start;
-    gt.last = INT64_MIN;
-    Ivs busy, kernels;
-    std::vector<std::uint32_t> starter;  // the activity that opens each busy interval
-    for (auto ai : v) {
-      const auto& a = p.acts[ai];
-      gt.last = std::max(gt.last, a.end);
-      if (a.kind == ActKind::kernel || a.kind == ActKind::graph) push(kernels, a.start, a.end);
-      if (a.kind == ActKind::kernel) {
-        ++gt.kernels;
-        gt.kernel_ns += static_cast<double>(a.end - a.start);
-        const int c = slot_of(a);
-        if (c < 0) push(lc.compute, a.start, a.end);
-        else {
-          push(gt.comm[c], a.start, a.end);
-          push(gt.comm_all, a.start, a.end);
-          gt.colls.emplace_back(a.start, static_cast<Coll>(c));  // a library's slot too: Coll is a uint8_t
-          // Only NCCL's kernels make the GPU a rank of the job and align ranks: a library's
-          // (DeepEP, NVSHMEM) do not end together across ranks.
-          if (a.coll != Coll::none) {
-            gt.nccl_ns += static_cast<double>(a.end - a.start);
-            gt.nccl = true;
-            if (aligns_ranks(a.coll)) gt.seq.push_back({.coll = a.coll, .start = a.start, .end = a.end, .bytes = a.msg_bytes, .group = a.group_size});
-            else if (a.coll == Coll::SendRecv) gt.p2p.push_back({.start = a.start, .end = a.end, .bytes = a.msg_bytes, .peer = a.peer, .dir = a.p2p});
-          }
-        }
-      } else if (a.kind == ActKind::graph) {
-        push(lc.compute, a.start, a.end);  // a whole CUDA graph: busy, its kernels (NCCL ones too) not in the export
-      } else {
-        push(lc.copy, a.start, a.end);
-        const CopyClass k = copy_class(a);
-        push(gt.copies[k], a.start, a.end);
-        ++d.copy_count[k];
-        d.copy_bytes[k] += a.msg_bytes;
-      }
-      // Zero-length activities still open a busy interval (they end a gap).
-      if (!busy.empty() && a.start <= busy.back().e) busy.back().e = std::max(busy.back().e, a.end);
+  if (!std::is_sorted(v.begin(), v.end(), earlier)) std::stable_sort(v.begin(), v.end(), earlier);
+  gt.acts = v.size();
+  if (v.empty()) return;
+  gt.first = p.acts[v.front()].start;
+  gt.last = INT64_MIN;
+  Ivs busy, kernels;
+  std::vector<std::uint32_t> starter;  // the activity that opens each busy interval
+  for (auto ai : v) {
+    const auto& a = p.acts[ai];
+    gt.last = std::max(gt.last, a.end);
+    if (a.kind == ActKind::kernel || a.kind == ActKind::graph) push(kernels, a.start, a.end);
+    if (a.kind == ActKind::kernel) {
+      ++gt.kernels;
+      gt.kernel_ns += static_cast<double>(a.end - a.start);
+      const int c = slot_of(a);
+      if (c < 0) push(lc.compute, a.start, a.end);
       else {
-        busy.push_back({a.start, a.end});
-        starter.push_back(ai);
+        push(gt.comm[c], a.start, a.end);
+        push(gt.comm_all, a.start, a.end);
+        gt.colls.emplace_back(a.start, static_cast<Coll>(c));  // a library's slot too: Coll is a uint8_t
+        // Only NCCL's kernels make the GPU a rank of the job and align ranks: a library's
+        // (DeepEP, NVSHMEM) do not end together across ranks.
+        if (a.coll != Coll::none) {
+          gt.nccl_ns += static_cast<double>(a.end - a.start);
+          gt.nccl = true;
+          if (aligns_ranks(a.coll)) gt.seq.push_back({.coll = a.coll, .start = a.start, .end = a.end, .bytes = a.msg_bytes, .group = a.group_size});
+          else if (a.coll == Coll::SendRecv) gt.p2p.push_back({.start = a.start, .end = a.end, .bytes = a.msg_bytes, .peer = a.peer, .dir = a.p2p});
+        }
       }
+    } else if (a.kind == ActKind::graph) {
+      push(lc.compute, a.start, a.end);  // a whole CUDA graph: busy, its kernels (NCCL ones too) not in the export
+    } else {
+      push(lc.copy, a.start, a.end);
+      const CopyClass k = copy_class(a);
+      push(gt.copies[k], a.start, a.end);
+      ++d.copy_count[k];
+      d.copy_bytes[k] += a.msg_bytes;
     }
-    gt.copy_bare = minus(lc.copy, kernels);
-    for (std::size_t i = 1; i < busy.size(); ++i) {
-      std::int64_t a = busy[i - 1].e, b = busy[i].s;
-      if (b <= a) continue;
-      lc.idle.push_back({a, b});
-      const auto& next = p.acts[starter[i]];
-      if (next.api_start >= 0 && next.api_start >= a) lc.host_idle.push_back({a, b});
+    // Zero-length activities still open a busy interval (they end a gap).
+    if (!busy.empty() && a.start <= busy.back().e) busy.back().e = std::max(busy.back().e, a.end);
+    else {
+      busy.push_back({a.start, a.end});
+      starter.push_back(ai);
     }
-    // After its last activity the GPU is idle too (a last step's window may run past it); no
-    // launch ends that gap, so it is not host-bound.
-    lc.idle.push_back({busy.back().e, INT64_MAX / 4});
-    // The compute before each collective (cross-rank figures), then compute only where it can
-    // hide communication: communication minus compute is all that is asked of it later.
-    gt.compute_before.reserve(gt.seq.size());
-    for (std::size_t i = 0; i < gt.seq.size(); ++i) {
-      const std::int64_t from = i > 0 ? gt.seq[i - 1].end : gt.first;
-      gt.compute_before.push_back(measure(lc.compute, from, gt.seq[i].start));
-      gt.seq[i].host_wait = measure(lc.host_idle, from, gt.seq[i].start);
-    }
-    for (std::size_t i = 0; i < gt.p2p.size(); ++i) {
-      const std::int64_t from = i > 0 ? gt.p2p[i - 1].end : gt.first;
-      gt.p2p[i].host_wait = gt.p2p[i].start > from ? measure(lc.host_idle, from, gt.p2p[i].start) : 0;
-    }
-    gt.compute = intersect(lc.compute, gt.comm_all);
   }
-  // Launch overhead.
+  gt.copy_bare = minus(lc.copy, kernels);
+  for (std::size_t i = 1; i < busy.size(); ++i) {
+    std::int64_t a = busy[i - 1].e, b = busy[i].s;
+    if (b <= a) continue;
+    lc.idle.push_back({a, b});
+    const auto& next = p.acts[starter[i]];
+    if (next.api_start >= 0 && next.api_start >= a) lc.host_idle.push_back({a, b});
+  }
+  // After its last activity the GPU is idle too (a last step's window may run past it); no
+  // launch ends that gap, so it is not host-bound.
+  lc.idle.push_back({busy.back().e, INT64_MAX / 4});
+  // The compute before each collective (cross-rank figures), then compute only where it can
+  // hide communication: communication minus compute is all that is asked of it later.
+  gt.compute_before.reserve(gt.seq.size());
+  for (std::size_t i = 0; i < gt.seq.size(); ++i) {
+    const std::int64_t from = i > 0 ? gt.seq[i - 1].end : gt.first;
+    gt.compute_before.push_back(measure(lc.compute, from, gt.seq[i].start));
+    gt.seq[i].host_wait = measure(lc.host_idle, from, gt.seq[i].start);
+  }
+  for (std::size_t i = 0; i < gt.p2p.size(); ++i) {
+    const std::int64_t from = i > 0 ? gt.p2p[i - 1].end : gt.first;
+    gt.p2p[i].host_wait = gt.p2p[i].start > from ? measure(lc.host_idle, from, gt.p2p[i].start) : 0;
+  }
+  gt.compute = intersect(lc.compute, gt.comm_all);
+}
+
+// Launch overhead, and each communication slot's kernels, bytes and time.
+template <class SlotOf>
+void digest_launches(const Profile& p, Digest& d, SlotOf& slot_of) {
   std::vector<std::int64_t> api_ns, delay_ns;
   for (const auto& a : p.acts) {
     if (a.kind != ActKind::kernel) continue;
@@ -281,7 +251,10 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
   }
   d.api_ns = hist_of(api_ns);
   d.delay_ns = hist_of(delay_ns);
+}
 
+void digest_windows(const Profile& p, const ProfileOptions& o, const std::vector<std::vector<std::uint32_t>>& acts, Digest& d) {
+  const std::size_t G = p.gpus.size();
   // The candidate windows (analyze() chooses among them over the job): a range method this
   // profile has windows for is the one chosen, so the next ones are not looked for.
   auto choose = [&](auto pred, std::vector<bool>& chosen) {
@@ -318,6 +291,46 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
       for (std::size_t g = 0; g < G; ++g) d.tl[g].period = period[g];
     }
   }
+}
+
+}  // namespace
+
+Digest digest(const Profile& p, const ProfileOptions& o) {
+  Digest d;
+  d.format = p.format;
+  d.gpus = p.gpus;
+  d.api_calls = p.api_calls;
+  d.ranges = p.ranges.size();
+  d.env_present = p.env_present;
+  d.env = p.env;
+  d.system = p.system;
+  d.notes = p.notes;
+  d.empty = p.gpus.empty() && p.acts.empty() && p.ranges.empty() && p.env.empty() && p.system.empty() && p.notes.empty();
+  d.graphs = std::any_of(p.acts.begin(), p.acts.end(), [](const GpuActivity& a) { return a.kind == parsers::ActKind::graph; });
+  const std::size_t G = p.gpus.size();
+  d.tl.resize(G);
+  // Each kernel's communication slot: its NCCL collective (the parser's), else its library's
+  // when the table names the kernel, else -1 (compute). The table is looked up once per distinct
+  // name (a profile holds 10^5-10^6 kernels of a few thousand names).
+  const CommLibraries libs(o);
+  std::vector<std::int8_t> lib_of(p.names.size(), -2);  // -2: not looked up yet
+  auto slot_of = [&](const GpuActivity& a) -> int {
+    if (a.coll != Coll::none) return static_cast<int>(a.coll);
+    if (a.name >= lib_of.size()) return -1;
+    auto& known = lib_of[a.name];
+    if (known == -2) {
+      const auto* e = core::match_comm_kernel(*libs.table, p.names[a.name]);
+      known = static_cast<std::int8_t>(e ? libs.slot(e->library) : -1);
+    }
+    return known;
+  };
+  std::vector<std::vector<std::uint32_t>> acts(G);  // per GPU, sorted by start
+  for (std::uint32_t i = 0; i < p.acts.size(); ++i) acts[p.acts[i].gpu].push_back(i);
+  std::vector<DigestLocalIvs> loc(G);
+  for (std::size_t g = 0; g < G; ++g) digest_gpu_timeline(p, acts[g], d.tl[g], loc[g], d, slot_of);
+  digest_launches(p, d, slot_of);
+
+  digest_windows(p, o, acts, d);
   // Each collective's and send/recv's step number: ranks are paired by step, not by their
   // clocks (profile_ranks, profile_pipeline).
   std::int64_t rank = -1;

@@ -118,159 +118,166 @@ report::Chart steps_chart(const StepStats& s, const StepsOptions& o, bool compar
   return c;
 }
 
-}  // namespace
-
-std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source, const StepsOptions& o) {
-  std::vector<Finding> out;
+// steps.gap: the run's median against the reference, when there is one to score against.
+Finding steps_gap_finding(const StepStats& s, const std::string& source, const StepsOptions& o) {
   const bool number_only = s.records == 0;
   const std::string per = s.throughput ? "" : " per iteration";
   // What was compared, for titles and evidence.
   const std::string quantity = s.throughput ? fmt::format("throughput ({})", s.unit) : "time per iteration";
-  {
-    Finding f;
-    f.id = "steps.gap";
-    f.layer = "workload";
-    f.subject = source;
-    if (s.throughput) {
-      f.metric("median_throughput", s.median);
-      f.metric("mean_throughput", s.mean);
-      f.metric("p1_throughput", s.tail);
+  Finding f;
+  f.id = "steps.gap";
+  f.layer = "workload";
+  f.subject = source;
+  if (s.throughput) {
+    f.metric("median_throughput", s.median);
+    f.metric("mean_throughput", s.mean);
+    f.metric("p1_throughput", s.tail);
+  } else {
+    f.metric("median_ms", s.median);
+  }
+  if (!number_only) {
+    if (!s.throughput) {
+      f.metric("mean_ms", s.mean);
+      f.metric("p99_ms", s.tail);
+    }
+    f.metric("records", static_cast<double>(s.records));
+    f.metric("warmup_records", static_cast<double>(s.warmup));
+    if (s.skipped) f.metric("skipped_iterations", static_cast<double>(s.skipped));
+  }
+  std::string measured;
+  if (number_only) {
+    measured = fmt::format("{:g} ms per iteration", s.median);
+  } else {
+    measured = fmt::format("median {}{} over {} record{} ({} warm-up dropped{}; mean {}, {} {}) from {} ({})", fmt_value(s.median, s), per, s.used,
+                           s.used == 1 ? "" : "s", s.warmup, s.skipped ? fmt::format(", {} skipped iterations left out", s.skipped) : "",
+                           fmt_value(s.mean, s), s.throughput ? "p1" : "p99", fmt_value(s.tail, s), s.field, s.layout);
+  }
+  auto notes = [&] {
+    if (number_only) return;
+    if (s.used == 1 && s.warmup == 0)
+      f.add(source, fmt::format("a single record{}: no warm-up could be dropped, and a run's first steps include start-up costs",
+                                s.first_iteration >= 0 ? fmt::format(" (iteration {})", s.first_iteration) : ""));
+    if (s.all_skipped)
+      f.add(source, fmt::format("all {} record(s) after the warm-up are skipped iterations (loss-scale overflow: no optimizer step); "
+                                "they are used, but steady-state steps may differ",
+                                s.used));
+  };
+  const char* single = !number_only && s.used == 1 ? ", from a single record" : "";
+  const char* all_skipped = s.all_skipped ? ", skipped iterations only" : "";
+  bool comparable = o.reference && o.reference_throughput == s.throughput && o.reference_unit == s.unit;
+  if (!o.reference) {
+    f.status = report::Status::skip;
+    f.title = fmt::format("median {}{}{}{}; no reference to score against ({})", fmt_value(s.median, s), per, single, all_skipped,
+                          s.throughput ? "--reference FILE with the same throughput" : "--reference MS or a reference step log");
+    f.add(source, measured);
+    notes();
+  } else if (!comparable) {
+    f.status = report::Status::skip;
+    f.title = fmt::format("the log reports {}, the reference {} is {}: nothing comparable", quantity, o.reference_source,
+                          o.reference_throughput ? fmt::format("a throughput ({})", o.reference_unit) : "a time per iteration");
+    f.add(source, measured);
+    f.add(o.reference_source, o.reference_throughput ? fmt::format("reference {:.2f} {}", *o.reference, o.reference_unit)
+                                                     : fmt::format("reference {:.1f} ms per iteration", *o.reference));
+    notes();
+  } else {
+    double ref = *o.reference;
+    double pct = s.throughput ? s.median / ref : ref / s.median;
+    if (s.throughput) f.metric("reference_throughput", ref);
+    else f.metric("reference_ms", ref);
+    f.metric("percent_of_reference", 100 * pct);
+    f.add(source, measured);
+    f.add(o.reference_source, fmt::format("reference {}{}", fmt_value(ref, s), per));
+    f.add("percent of reference",
+          fmt::format("{:.1f}% ({})", 100 * pct, s.throughput ? "measured / reference throughput" : "reference_ms / median_ms"),
+          fmt::format(">= {:.0f}%", 100 * o.threshold));
+    notes();
+    f.table = {{s.throughput ? "median " + s.unit : "median ms", s.throughput ? "reference " + s.unit : "reference ms", "% of reference", "bar"},
+               {s.throughput ? fmt::format("{:.2f}", s.median) : fmt::format("{:.1f}", s.median),
+                s.throughput ? fmt::format("{:.2f}", ref) : fmt::format("{:.1f}", ref), fmt::format("{:.1f}%", 100 * pct),
+                fmt::format("{:.0f}%", 100 * o.threshold)}};
+    std::string vs = s.throughput ? fmt::format("{} vs {}", fmt_value(s.median, s), fmt_value(ref, s))
+                                  : fmt::format("{:.1f} ms vs {:.1f} ms per iteration", s.median, ref);
+    if (pct < o.threshold) {
+      f.status = report::Status::fail;
+      f.title = fmt::format("{:.1f}% of reference {}({}{}{}), below the {:.0f}% bar", 100 * pct, s.throughput ? "throughput " : "", vs, single,
+                            all_skipped, 100 * o.threshold);
+      f.fix = "run perfgap check on the nodes and perfgap analyze on the run's profiles (perf, turbostat, nccl-tests, NCCL log) to find the configuration gap";
+      f.impact = s.throughput ? fmt::format("{:.1f}% less throughput than the reference", 100 * (1 - pct))
+                              : fmt::format("iterations {:.1f}% slower than the reference", 100 * (s.median / ref - 1));
     } else {
+      f.status = report::Status::pass;
+      f.title = fmt::format("{:.1f}% of reference {}({}{}{}), at or above the {:.0f}% bar", 100 * pct, s.throughput ? "throughput " : "", vs, single,
+                            all_skipped, 100 * o.threshold);
+    }
+  }
+  if (!number_only && !s.series.empty()) f.charts.push_back(steps_chart(s, o, comparable));
+  return f;
+}
+
+// steps.tail: the slow tail of the step times over their median.
+Finding steps_tail_finding(const StepStats& s, const std::string& source) {
+  const bool number_only = s.records == 0;
+  Finding f;
+  f.id = "steps.tail";
+  f.layer = "workload";
+  f.subject = source;
+  if (number_only) {
+    f.status = report::Status::skip;
+    f.title = "a single figure has no step-time distribution (give a step log)";
+  } else if (s.used < 2) {
+    f.status = report::Status::skip;
+    f.title = fmt::format("{} record(s) after warm-up: too few for a tail", s.used);
+  } else {
+    // In time terms: the slow tail's step time over the median's. For a throughput the slow
+    // tail is the 1st percentile, and its step takes median / p1 as long.
+    double over = s.throughput ? s.median / s.tail - 1 : s.tail / s.median - 1;
+    const char* tail_name = s.throughput ? "p1" : "p99";
+    if (s.throughput) {
+      f.metric("p1_throughput", s.tail);
+      f.metric("median_throughput", s.median);
+    } else {
+      f.metric("p99_ms", s.tail);
       f.metric("median_ms", s.median);
     }
-    if (!number_only) {
-      if (!s.throughput) {
-        f.metric("mean_ms", s.mean);
-        f.metric("p99_ms", s.tail);
-      }
-      f.metric("records", static_cast<double>(s.records));
-      f.metric("warmup_records", static_cast<double>(s.warmup));
-      if (s.skipped) f.metric("skipped_iterations", static_cast<double>(s.skipped));
-    }
-    std::string measured;
-    if (number_only) {
-      measured = fmt::format("{:g} ms per iteration", s.median);
-    } else {
-      measured = fmt::format("median {}{} over {} record{} ({} warm-up dropped{}; mean {}, {} {}) from {} ({})", fmt_value(s.median, s), per, s.used,
-                             s.used == 1 ? "" : "s", s.warmup, s.skipped ? fmt::format(", {} skipped iterations left out", s.skipped) : "",
-                             fmt_value(s.mean, s), s.throughput ? "p1" : "p99", fmt_value(s.tail, s), s.field, s.layout);
-    }
-    auto notes = [&] {
-      if (number_only) return;
-      if (s.used == 1 && s.warmup == 0)
-        f.add(source, fmt::format("a single record{}: no warm-up could be dropped, and a run's first steps include start-up costs",
-                                  s.first_iteration >= 0 ? fmt::format(" (iteration {})", s.first_iteration) : ""));
-      if (s.all_skipped)
-        f.add(source, fmt::format("all {} record(s) after the warm-up are skipped iterations (loss-scale overflow: no optimizer step); "
-                                  "they are used, but steady-state steps may differ",
-                                  s.used));
-    };
-    const char* single = !number_only && s.used == 1 ? ", from a single record" : "";
-    const char* all_skipped = s.all_skipped ? ", skipped iterations only" : "";
-    bool comparable = o.reference && o.reference_throughput == s.throughput && o.reference_unit == s.unit;
-    if (!o.reference) {
+    f.metric("p99_over_median_pct", 100 * over);
+    f.add(source,
+          fmt::format("{} {}, median {}, {} {} over {} records", tail_name, fmt_value(s.tail, s), fmt_value(s.median, s), s.throughput ? "min" : "max",
+                      fmt_value(s.throughput ? s.min : s.max, s), s.used),
+          s.throughput ? "p1 >= median / 1.05 (slowest steps at most 5% longer)" : "p99 <= median + 5%");
+    f.table = {{"records", s.throughput ? "median " + s.unit : "median ms", s.throughput ? "mean " + s.unit : "mean ms",
+                s.throughput ? "p1 " + s.unit : "p99 ms", s.throughput ? "min " + s.unit : "max ms", "slow tail over median"},
+               {std::to_string(s.used), fmt::format("{:.1f}", s.median), fmt::format("{:.1f}", s.mean), fmt::format("{:.1f}", s.tail),
+                fmt::format("{:.1f}", s.throughput ? s.min : s.max), fmt::format("{:.1f}%", 100 * over)}};
+    if (over > 0.05) {
+      f.status = report::Status::warn;
+      // Among fewer records than a percentile needs, the tail is the slowest record: said so.
+      const std::string which = s.used < kMinTailRecords ? fmt::format("the slowest of {} records:", s.used)
+                                                         : std::string(s.throughput ? "p1" : "p99");
+      f.title = s.throughput ? fmt::format("{} throughput {} is {:.1f}% below the median {}: the slowest steps take {:.1f}% longer (stalls)", which,
+                                           fmt_value(s.tail, s), 100 * (1 - s.tail / s.median), fmt_value(s.median, s), 100 * over)
+                             : fmt::format("{} step time {:.1f} ms is {:.1f}% above the median {:.1f} ms: stalls", which, s.tail, 100 * over, s.median);
+      f.fix = "look for stalls on the loader/launcher cores: housekeeping or hypervisor threads sharing them (perfgap check: placement.shared_cores, cpu.steal), checkpointing, GC";
+      f.impact = "synchronous training waits for the slowest rank at every step";
+    } else if (s.used < kMinTailRecords) {
+      // A slow step seen among a few is seen; its absence among a few rules out no tail.
       f.status = report::Status::skip;
-      f.title = fmt::format("median {}{}{}{}; no reference to score against ({})", fmt_value(s.median, s), per, single, all_skipped,
-                            s.throughput ? "--reference FILE with the same throughput" : "--reference MS or a reference step log");
-      f.add(source, measured);
-      notes();
-    } else if (!comparable) {
-      f.status = report::Status::skip;
-      f.title = fmt::format("the log reports {}, the reference {} is {}: nothing comparable", quantity, o.reference_source,
-                            o.reference_throughput ? fmt::format("a throughput ({})", o.reference_unit) : "a time per iteration");
-      f.add(source, measured);
-      f.add(o.reference_source, o.reference_throughput ? fmt::format("reference {:.2f} {}", *o.reference, o.reference_unit)
-                                                       : fmt::format("reference {:.1f} ms per iteration", *o.reference));
-      notes();
+      f.title = fmt::format("{} records after warm-up: too few to rule out a slow tail (at least {}); the slowest is {:.1f}% {} the median",
+                            s.used, kMinTailRecords, 100 * over, s.throughput ? "below" : "above");
     } else {
-      double ref = *o.reference;
-      double pct = s.throughput ? s.median / ref : ref / s.median;
-      if (s.throughput) f.metric("reference_throughput", ref);
-      else f.metric("reference_ms", ref);
-      f.metric("percent_of_reference", 100 * pct);
-      f.add(source, measured);
-      f.add(o.reference_source, fmt::format("reference {}{}", fmt_value(ref, s), per));
-      f.add("percent of reference",
-            fmt::format("{:.1f}% ({})", 100 * pct, s.throughput ? "measured / reference throughput" : "reference_ms / median_ms"),
-            fmt::format(">= {:.0f}%", 100 * o.threshold));
-      notes();
-      f.table = {{s.throughput ? "median " + s.unit : "median ms", s.throughput ? "reference " + s.unit : "reference ms", "% of reference", "bar"},
-                 {s.throughput ? fmt::format("{:.2f}", s.median) : fmt::format("{:.1f}", s.median),
-                  s.throughput ? fmt::format("{:.2f}", ref) : fmt::format("{:.1f}", ref), fmt::format("{:.1f}%", 100 * pct),
-                  fmt::format("{:.0f}%", 100 * o.threshold)}};
-      std::string vs = s.throughput ? fmt::format("{} vs {}", fmt_value(s.median, s), fmt_value(ref, s))
-                                    : fmt::format("{:.1f} ms vs {:.1f} ms per iteration", s.median, ref);
-      if (pct < o.threshold) {
-        f.status = report::Status::fail;
-        f.title = fmt::format("{:.1f}% of reference {}({}{}{}), below the {:.0f}% bar", 100 * pct, s.throughput ? "throughput " : "", vs, single,
-                              all_skipped, 100 * o.threshold);
-        f.fix = "run perfgap check on the nodes and perfgap analyze on the run's profiles (perf, turbostat, nccl-tests, NCCL log) to find the configuration gap";
-        f.impact = s.throughput ? fmt::format("{:.1f}% less throughput than the reference", 100 * (1 - pct))
-                                : fmt::format("iterations {:.1f}% slower than the reference", 100 * (s.median / ref - 1));
-      } else {
-        f.status = report::Status::pass;
-        f.title = fmt::format("{:.1f}% of reference {}({}{}{}), at or above the {:.0f}% bar", 100 * pct, s.throughput ? "throughput " : "", vs, single,
-                              all_skipped, 100 * o.threshold);
-      }
+      f.status = report::Status::pass;
+      f.title = s.throughput ? fmt::format("p1 throughput within {:.1f}% of the median (in step time)", 100 * over)
+                             : fmt::format("p99 step time within {:.1f}% of the median", 100 * over);
     }
-    if (!number_only && !s.series.empty()) f.charts.push_back(steps_chart(s, o, comparable));
-    out.push_back(std::move(f));
   }
-  {
-    Finding f;
-    f.id = "steps.tail";
-    f.layer = "workload";
-    f.subject = source;
-    if (number_only) {
-      f.status = report::Status::skip;
-      f.title = "a single figure has no step-time distribution (give a step log)";
-    } else if (s.used < 2) {
-      f.status = report::Status::skip;
-      f.title = fmt::format("{} record(s) after warm-up: too few for a tail", s.used);
-    } else {
-      // In time terms: the slow tail's step time over the median's. For a throughput the slow
-      // tail is the 1st percentile, and its step takes median / p1 as long.
-      double over = s.throughput ? s.median / s.tail - 1 : s.tail / s.median - 1;
-      const char* tail_name = s.throughput ? "p1" : "p99";
-      if (s.throughput) {
-        f.metric("p1_throughput", s.tail);
-        f.metric("median_throughput", s.median);
-      } else {
-        f.metric("p99_ms", s.tail);
-        f.metric("median_ms", s.median);
-      }
-      f.metric("p99_over_median_pct", 100 * over);
-      f.add(source,
-            fmt::format("{} {}, median {}, {} {} over {} records", tail_name, fmt_value(s.tail, s), fmt_value(s.median, s), s.throughput ? "min" : "max",
-                        fmt_value(s.throughput ? s.min : s.max, s), s.used),
-            s.throughput ? "p1 >= median / 1.05 (slowest steps at most 5% longer)" : "p99 <= median + 5%");
-      f.table = {{"records", s.throughput ? "median " + s.unit : "median ms", s.throughput ? "mean " + s.unit : "mean ms",
-                  s.throughput ? "p1 " + s.unit : "p99 ms", s.throughput ? "min " + s.unit : "max ms", "slow tail over median"},
-                 {std::to_string(s.used), fmt::format("{:.1f}", s.median), fmt::format("{:.1f}", s.mean), fmt::format("{:.1f}", s.tail),
-                  fmt::format("{:.1f}", s.throughput ? s.min : s.max), fmt::format("{:.1f}%", 100 * over)}};
-      if (over > 0.05) {
-        f.status = report::Status::warn;
-        // Among fewer records than a percentile needs, the tail is the slowest record: said so.
-        const std::string which = s.used < kMinTailRecords ? fmt::format("the slowest of {} records:", s.used)
-                                                           : std::string(s.throughput ? "p1" : "p99");
-        f.title = s.throughput ? fmt::format("{} throughput {} is {:.1f}% below the median {}: the slowest steps take {:.1f}% longer (stalls)", which,
-                                             fmt_value(s.tail, s), 100 * (1 - s.tail / s.median), fmt_value(s.median, s), 100 * over)
-                               : fmt::format("{} step time {:.1f} ms is {:.1f}% above the median {:.1f} ms: stalls", which, s.tail, 100 * over, s.median);
-        f.fix = "look for stalls on the loader/launcher cores: housekeeping or hypervisor threads sharing them (perfgap check: placement.shared_cores, cpu.steal), checkpointing, GC";
-        f.impact = "synchronous training waits for the slowest rank at every step";
-      } else if (s.used < kMinTailRecords) {
-        // A slow step seen among a few is seen; its absence among a few rules out no tail.
-        f.status = report::Status::skip;
-        f.title = fmt::format("{} records after warm-up: too few to rule out a slow tail (at least {}); the slowest is {:.1f}% {} the median",
-                              s.used, kMinTailRecords, 100 * over, s.throughput ? "below" : "above");
-      } else {
-        f.status = report::Status::pass;
-        f.title = s.throughput ? fmt::format("p1 throughput within {:.1f}% of the median (in step time)", 100 * over)
-                               : fmt::format("p99 step time within {:.1f}% of the median", 100 * over);
-      }
-    }
-    out.push_back(std::move(f));
-  }
+  return f;
+}
+
+}  // namespace
+
+std::vector<Finding> analyze_steps(const StepStats& s, const std::string& source, const StepsOptions& o) {
+  std::vector<Finding> out;
+  out.push_back(steps_gap_finding(s, source, o));
+  out.push_back(steps_tail_finding(s, source));
   return out;
 }
 

@@ -19,6 +19,163 @@ struct Avg {
   double value() const { return n ? sum / n : 0; }
 };
 
+// turbostat.busy_mhz: the busy cores' clock against the rated maximum.
+Finding turbostat_busy_mhz_finding(const parsers::Turbostat& t, const std::vector<parsers::TurbostatRow>& rows, const std::string& src_rows,
+                                   const std::string& source, const TurbostatOptions& o) {
+  Finding f;
+  f.id = "turbostat.busy_mhz";
+  f.layer = "cpu-power";
+  f.subject = source;
+  Avg mhz;
+  std::vector<int> busy_cpus;
+  for (const auto& r : rows) {
+    auto busy = r.get("Busy%");
+    auto bzy = r.get("Bzy_MHz");
+    if (!busy || !bzy || *busy < 50) continue;
+    mhz.add(*bzy);
+    if (r.cpu && std::find(busy_cpus.begin(), busy_cpus.end(), *r.cpu) == busy_cpus.end()) busy_cpus.push_back(*r.cpu);
+  }
+  int busy_n = static_cast<int>(busy_cpus.size());
+  std::optional<double> rated = o.rated_mhz;
+  std::string rated_from = "--rated-mhz";
+  if (!rated && !t.max_turbo_mhz.empty()) {
+    // The nearest "max turbo N active cores" at or above the number of busy cores (turbostat
+    // counts cores; busy CPUs include SMT siblings, so this is conservative), else the largest N.
+    auto it = t.max_turbo_mhz.lower_bound(std::max(1, busy_n));
+    if (it == t.max_turbo_mhz.end()) it = std::prev(t.max_turbo_mhz.end());
+    rated = it->second;
+    rated_from = fmt::format("turbostat header: max turbo {} active cores", it->first);
+  }
+  if (mhz.n == 0) {
+    f.status = report::Status::skip;
+    f.title = t.columns.empty() || std::find(t.columns.begin(), t.columns.end(), "Bzy_MHz") == t.columns.end()
+                  ? "no Bzy_MHz/Busy% columns in the turbostat output"
+                  : "no busy cores (Busy% >= 50) in the " + src_rows;
+  } else if (!rated) {
+    f.status = report::Status::skip;
+    f.title = fmt::format("busy cores average {:.0f} MHz, but no rated maximum: pass --rated-mhz (TSC_MHz is not a rated maximum)", mhz.value());
+    f.metric("busy_mhz", mhz.value());
+  } else {
+    double ratio = mhz.value() / *rated;
+    f.metric("busy_mhz", mhz.value());
+    f.metric("rated_mhz", *rated);
+    f.metric("ratio", ratio);
+    f.add(source, fmt::format("busy cores ({} {}{}) average {:.0f} MHz", mhz.n, src_rows, busy_n ? fmt::format(", {} CPUs", busy_n) : "", mhz.value()),
+          fmt::format(">= {:.0f} MHz (90% of {:.0f} MHz, {})", 0.9 * *rated, *rated, rated_from));
+    f.table = {{"busy cores", "avg MHz", "rated MHz", "% of rated", "bar"},
+               {fmt::format("{} {}{}", mhz.n, src_rows, busy_n ? fmt::format(", {} CPUs", busy_n) : ""), fmt::format("{:.0f}", mhz.value()),
+                fmt::format("{:.0f}", *rated), fmt::format("{:.1f}%", 100 * ratio), "90%"}};
+    if (ratio < 0.9) {
+      f.status = report::Status::fail;
+      f.title = fmt::format("busy cores run at {:.0f} MHz, {:.0f}% of the rated {:.0f} MHz", mhz.value(), 100 * ratio, *rated);
+      f.fix = "allow turbo and deep C-states (idle cores in C6 give busy cores turbo headroom): BIOS C-state/turbo settings, cpu.turbo and cpu.cstate.deep_idle checks; performance governor";
+      f.impact = "~4% of training throughput at 3.0 instead of 3.8 GHz";
+    } else {
+      f.status = report::Status::pass;
+      f.title = fmt::format("busy cores run at {:.0f} MHz, {:.0f}% of the rated {:.0f} MHz", mhz.value(), 100 * ratio, *rated);
+    }
+  }
+  return f;
+}
+
+// turbostat.deep_idle: whether idle cores reach a deep C-state.
+Finding turbostat_deep_idle_finding(const parsers::Turbostat& t, const std::vector<parsers::TurbostatRow>& rows,
+                                    const std::string& src_rows, const std::string& source) {
+  Finding f;
+  f.id = "turbostat.deep_idle";
+  f.layer = "cpu-power";
+  f.subject = source;
+  static const char* kDeep[] = {"CPU%c6", "CPU%c7", "CPU%c8", "CPU%c9", "CPU%c10"};
+  std::vector<std::string> deep_cols;
+  for (const char* c : kDeep)
+    if (std::find(t.columns.begin(), t.columns.end(), c) != t.columns.end()) deep_cols.push_back(c);
+  bool has_c1 = std::find(t.columns.begin(), t.columns.end(), "CPU%c1") != t.columns.end();
+  Avg c1, deep;
+  int idle = 0, inherited = 0, mate_busy = 0;
+  auto deep_of = [&](const parsers::TurbostatRow& r) -> std::optional<double> {
+    double d = 0;
+    bool any = false;
+    for (const auto& c : deep_cols)
+      if (auto v = r.get(c)) {
+        d += *v;
+        any = true;
+      }
+    return any ? std::optional<double>(d) : std::nullopt;
+  };
+  // Core-level columns (CPU%c6, CPU%c7, ...) are printed on the first thread of a core
+  // only; its sibling threads' rows end before them. Such a row takes its core's value from
+  // the row of the same interval, package and core that has it (when that thread is idle
+  // too: a core with a busy thread cannot enter C6, so that value says nothing about idle).
+  struct CoreKey {
+    int block;
+    double pkg, core;
+    bool operator<(const CoreKey& o) const { return std::tie(block, pkg, core) < std::tie(o.block, o.pkg, o.core); }
+  };
+  std::map<CoreKey, std::pair<double, bool>> core_deep;  // -> (deep value, that thread idle)
+  for (const auto& r : rows) {
+    auto core = r.get("Core");
+    auto d = deep_of(r);
+    if (!core || !d) continue;
+    auto busy = r.get("Busy%");
+    core_deep.emplace(CoreKey{r.block, r.get("Package").value_or(-1), *core}, std::make_pair(*d, busy && *busy < 10));
+  }
+  for (const auto& r : rows) {
+    auto busy = r.get("Busy%");
+    auto rc1 = r.get("CPU%c1");
+    if (!busy || *busy >= 10 || !rc1) continue;
+    ++idle;
+    c1.add(*rc1);
+    if (auto d = deep_of(r)) {
+      deep.add(*d);
+      continue;
+    }
+    auto core = r.get("Core");
+    if (!core) continue;
+    auto it = core_deep.find(CoreKey{r.block, r.get("Package").value_or(-1), *core});
+    if (it == core_deep.end()) continue;
+    if (!it->second.second) {
+      ++mate_busy;
+      continue;
+    }
+    ++inherited;
+    deep.add(it->second.first);
+  }
+  std::string deep_name;
+  for (const auto& c : deep_cols) deep_name += (deep_name.empty() ? "" : "+") + c;
+  if (deep_cols.empty() || !has_c1) {
+    f.status = report::Status::skip;
+    f.title = "no CPU%c1 and deep core C-state columns (CPU%c6/c7/c10) in the turbostat output";
+  } else if (idle == 0) {
+    f.status = report::Status::skip;
+    f.title = "no idle cores (Busy% < 10) in the " + src_rows;
+  } else if (deep.n == 0) {
+    f.status = report::Status::skip;
+    f.title = fmt::format("{} idle {} but none with a {} value (its core's first thread is busy or not printed)", idle, src_rows, deep_name);
+    f.metric("idle_cpus", idle);
+  } else {
+    f.metric("idle_cpus", idle);
+    f.metric("c1_pct", c1.value());
+    f.metric("deep_pct", deep.value());
+    f.add(source, fmt::format("idle cores ({} {}): CPU%c1 {:.2f}%, {} {:.2f}%", idle, src_rows, c1.value(), deep_name, deep.value()),
+          fmt::format("{} >= 1% or CPU%c1 <= 50%", deep_name));
+    if (inherited || mate_busy)
+      f.add(source, fmt::format("{} sibling-thread row(s) without core-level columns: {} take their core's {} from its first thread{}", inherited + mate_busy,
+                                inherited, deep_name, mate_busy ? fmt::format(", {} left out of the {} average (their core's first thread is busy)", mate_busy, deep_name) : ""));
+    f.table = {{"idle cores", "CPU%c1", deep_name},
+               {fmt::format("{} {}", idle, src_rows), fmt::format("{:.2f}%", c1.value()), fmt::format("{:.2f}%", deep.value())}};
+    if (deep.value() < 1.0 && c1.value() > 50.0) {
+      f.status = report::Status::fail;
+      f.title = fmt::format("idle cores sit in C1 ({:.1f}%) and never reach a deep C-state ({} {:.2f}%)", c1.value(), deep_name, deep.value());
+      f.fix = "allow C6 in the BIOS (package C-state limit) and drop intel_idle.max_cstate/processor.max_cstate caps; see cpu.cstate.deep_idle";
+      f.impact = "~4%: busy cores lose turbo headroom when idle cores cannot sleep";
+    } else {
+      f.status = report::Status::pass;
+      f.title = fmt::format("idle cores reach deep C-states ({} {:.1f}%, CPU%c1 {:.1f}%)", deep_name, deep.value(), c1.value());
+    }
+  }
+  return f;
+}
+
 }  // namespace
 
 std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::string& source, const TurbostatOptions& o) {
@@ -28,159 +185,8 @@ std::vector<Finding> analyze_turbostat(const parsers::Turbostat& t, const std::s
   const bool per_cpu = !t.cpu_rows.empty();
   const std::string src_rows = per_cpu ? "per-CPU rows" : "summary rows";
 
-  // ---- busy MHz
-  {
-    Finding f;
-    f.id = "turbostat.busy_mhz";
-    f.layer = "cpu-power";
-    f.subject = source;
-    Avg mhz;
-    std::vector<int> busy_cpus;
-    for (const auto& r : rows) {
-      auto busy = r.get("Busy%");
-      auto bzy = r.get("Bzy_MHz");
-      if (!busy || !bzy || *busy < 50) continue;
-      mhz.add(*bzy);
-      if (r.cpu && std::find(busy_cpus.begin(), busy_cpus.end(), *r.cpu) == busy_cpus.end()) busy_cpus.push_back(*r.cpu);
-    }
-    int busy_n = static_cast<int>(busy_cpus.size());
-    std::optional<double> rated = o.rated_mhz;
-    std::string rated_from = "--rated-mhz";
-    if (!rated && !t.max_turbo_mhz.empty()) {
-      // The nearest "max turbo N active cores" at or above the number of busy cores (turbostat
-      // counts cores; busy CPUs include SMT siblings, so this is conservative), else the largest N.
-      auto it = t.max_turbo_mhz.lower_bound(std::max(1, busy_n));
-      if (it == t.max_turbo_mhz.end()) it = std::prev(t.max_turbo_mhz.end());
-      rated = it->second;
-      rated_from = fmt::format("turbostat header: max turbo {} active cores", it->first);
-    }
-    if (mhz.n == 0) {
-      f.status = report::Status::skip;
-      f.title = t.columns.empty() || std::find(t.columns.begin(), t.columns.end(), "Bzy_MHz") == t.columns.end()
-                    ? "no Bzy_MHz/Busy% columns in the turbostat output"
-                    : "no busy cores (Busy% >= 50) in the " + src_rows;
-    } else if (!rated) {
-      f.status = report::Status::skip;
-      f.title = fmt::format("busy cores average {:.0f} MHz, but no rated maximum: pass --rated-mhz (TSC_MHz is not a rated maximum)", mhz.value());
-      f.metric("busy_mhz", mhz.value());
-    } else {
-      double ratio = mhz.value() / *rated;
-      f.metric("busy_mhz", mhz.value());
-      f.metric("rated_mhz", *rated);
-      f.metric("ratio", ratio);
-      f.add(source, fmt::format("busy cores ({} {}{}) average {:.0f} MHz", mhz.n, src_rows, busy_n ? fmt::format(", {} CPUs", busy_n) : "", mhz.value()),
-            fmt::format(">= {:.0f} MHz (90% of {:.0f} MHz, {})", 0.9 * *rated, *rated, rated_from));
-      f.table = {{"busy cores", "avg MHz", "rated MHz", "% of rated", "bar"},
-                 {fmt::format("{} {}{}", mhz.n, src_rows, busy_n ? fmt::format(", {} CPUs", busy_n) : ""), fmt::format("{:.0f}", mhz.value()),
-                  fmt::format("{:.0f}", *rated), fmt::format("{:.1f}%", 100 * ratio), "90%"}};
-      if (ratio < 0.9) {
-        f.status = report::Status::fail;
-        f.title = fmt::format("busy cores run at {:.0f} MHz, {:.0f}% of the rated {:.0f} MHz", mhz.value(), 100 * ratio, *rated);
-        f.fix = "allow turbo and deep C-states (idle cores in C6 give busy cores turbo headroom): BIOS C-state/turbo settings, cpu.turbo and cpu.cstate.deep_idle checks; performance governor";
-        f.impact = "~4% of training throughput at 3.0 instead of 3.8 GHz";
-      } else {
-        f.status = report::Status::pass;
-        f.title = fmt::format("busy cores run at {:.0f} MHz, {:.0f}% of the rated {:.0f} MHz", mhz.value(), 100 * ratio, *rated);
-      }
-    }
-    out.push_back(std::move(f));
-  }
-  // ---- deep idle
-  {
-    Finding f;
-    f.id = "turbostat.deep_idle";
-    f.layer = "cpu-power";
-    f.subject = source;
-    static const char* kDeep[] = {"CPU%c6", "CPU%c7", "CPU%c8", "CPU%c9", "CPU%c10"};
-    std::vector<std::string> deep_cols;
-    for (const char* c : kDeep)
-      if (std::find(t.columns.begin(), t.columns.end(), c) != t.columns.end()) deep_cols.push_back(c);
-    bool has_c1 = std::find(t.columns.begin(), t.columns.end(), "CPU%c1") != t.columns.end();
-    Avg c1, deep;
-    int idle = 0, inherited = 0, mate_busy = 0;
-    auto deep_of = [&](const parsers::TurbostatRow& r) -> std::optional<double> {
-      double d = 0;
-      bool any = false;
-      for (const auto& c : deep_cols)
-        if (auto v = r.get(c)) {
-          d += *v;
-          any = true;
-        }
-      return any ? std::optional<double>(d) : std::nullopt;
-    };
-    // Core-level columns (CPU%c6, CPU%c7, ...) are printed on the first thread of a core
-    // only; its sibling threads' rows end before them. Such a row takes its core's value from
-    // the row of the same interval, package and core that has it (when that thread is idle
-    // too: a core with a busy thread cannot enter C6, so that value says nothing about idle).
-    struct CoreKey {
-      int block;
-      double pkg, core;
-      bool operator<(const CoreKey& o) const { return std::tie(block, pkg, core) < std::tie(o.block, o.pkg, o.core); }
-    };
-    std::map<CoreKey, std::pair<double, bool>> core_deep;  // -> (deep value, that thread idle)
-    for (const auto& r : rows) {
-      auto core = r.get("Core");
-      auto d = deep_of(r);
-      if (!core || !d) continue;
-      auto busy = r.get("Busy%");
-      core_deep.emplace(CoreKey{r.block, r.get("Package").value_or(-1), *core}, std::make_pair(*d, busy && *busy < 10));
-    }
-    for (const auto& r : rows) {
-      auto busy = r.get("Busy%");
-      auto rc1 = r.get("CPU%c1");
-      if (!busy || *busy >= 10 || !rc1) continue;
-      ++idle;
-      c1.add(*rc1);
-      if (auto d = deep_of(r)) {
-        deep.add(*d);
-        continue;
-      }
-      auto core = r.get("Core");
-      if (!core) continue;
-      auto it = core_deep.find(CoreKey{r.block, r.get("Package").value_or(-1), *core});
-      if (it == core_deep.end()) continue;
-      if (!it->second.second) {
-        ++mate_busy;
-        continue;
-      }
-      ++inherited;
-      deep.add(it->second.first);
-    }
-    std::string deep_name;
-    for (const auto& c : deep_cols) deep_name += (deep_name.empty() ? "" : "+") + c;
-    if (deep_cols.empty() || !has_c1) {
-      f.status = report::Status::skip;
-      f.title = "no CPU%c1 and deep core C-state columns (CPU%c6/c7/c10) in the turbostat output";
-    } else if (idle == 0) {
-      f.status = report::Status::skip;
-      f.title = "no idle cores (Busy% < 10) in the " + src_rows;
-    } else if (deep.n == 0) {
-      f.status = report::Status::skip;
-      f.title = fmt::format("{} idle {} but none with a {} value (its core's first thread is busy or not printed)", idle, src_rows, deep_name);
-      f.metric("idle_cpus", idle);
-    } else {
-      f.metric("idle_cpus", idle);
-      f.metric("c1_pct", c1.value());
-      f.metric("deep_pct", deep.value());
-      f.add(source, fmt::format("idle cores ({} {}): CPU%c1 {:.2f}%, {} {:.2f}%", idle, src_rows, c1.value(), deep_name, deep.value()),
-            fmt::format("{} >= 1% or CPU%c1 <= 50%", deep_name));
-      if (inherited || mate_busy)
-        f.add(source, fmt::format("{} sibling-thread row(s) without core-level columns: {} take their core's {} from its first thread{}", inherited + mate_busy,
-                                  inherited, deep_name, mate_busy ? fmt::format(", {} left out of the {} average (their core's first thread is busy)", mate_busy, deep_name) : ""));
-      f.table = {{"idle cores", "CPU%c1", deep_name},
-                 {fmt::format("{} {}", idle, src_rows), fmt::format("{:.2f}%", c1.value()), fmt::format("{:.2f}%", deep.value())}};
-      if (deep.value() < 1.0 && c1.value() > 50.0) {
-        f.status = report::Status::fail;
-        f.title = fmt::format("idle cores sit in C1 ({:.1f}%) and never reach a deep C-state ({} {:.2f}%)", c1.value(), deep_name, deep.value());
-        f.fix = "allow C6 in the BIOS (package C-state limit) and drop intel_idle.max_cstate/processor.max_cstate caps; see cpu.cstate.deep_idle";
-        f.impact = "~4%: busy cores lose turbo headroom when idle cores cannot sleep";
-      } else {
-        f.status = report::Status::pass;
-        f.title = fmt::format("idle cores reach deep C-states ({} {:.1f}%, CPU%c1 {:.1f}%)", deep_name, deep.value(), c1.value());
-      }
-    }
-    out.push_back(std::move(f));
-  }
+  out.push_back(turbostat_busy_mhz_finding(t, rows, src_rows, source, o));
+  out.push_back(turbostat_deep_idle_finding(t, rows, src_rows, source));
   for (auto& d : damaged_lines("turbostat.busy_mhz", "cpu-power", source, t.damaged)) out.push_back(std::move(d));
   return out;
 }

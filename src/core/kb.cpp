@@ -121,6 +121,97 @@ KbImpact kb_impact(const std::string& file, const std::string& id, const YAML::N
   return k;
 }
 
+// causes: named groups of findings, each with its title, members and how its cost is estimated.
+void kb_parse_causes(const YAML::Node& cs, const std::string& file, KbFile& out) {
+  if (!cs.IsMap()) kb_fail(file, cs, "causes must be a mapping of cause ids to entries");
+  std::set<std::string, std::less<>> seen;
+  for (const auto& kv : cs) {
+    const std::string id = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (!kb_valid_cause_id(id)) kb_fail(file, kv.first, fmt::format("'{}' is not a cause id (lowercase words joined by _ or .)", id));
+    if (!seen.insert(id).second) kb_fail(file, kv.first, fmt::format("cause {} is given twice in this file", id));
+    const auto& e = kv.second;
+    if (!e.IsMap()) kb_fail(file, e, fmt::format("cause {}: expected a mapping (title, members, ...)", id));
+    kb_only_keys(file, e, {"title", "members", "absorbs", "estimate", "case", "next"}, id.c_str());
+    KbCause c;
+    c.id = id;
+    c.title = kb_scalar(file, e, "title", true);
+    c.absorbs = kb_scalar(file, e, "absorbs", false);
+    c.estimate = kb_scalar(file, e, "estimate", false);
+    c.next = kb_scalar(file, e, "next", false);
+    if (!c.estimate.empty() && c.estimate != "smmu_share" && c.estimate != "cpu_frequency" && c.estimate != "remote_numa" &&
+        c.estimate != "collective" && c.estimate != "slowest_node" && c.estimate != "waiting")
+      kb_fail(file, e["estimate"], fmt::format("cause {}: estimate must be smmu_share, cpu_frequency, remote_numa, collective, slowest_node or waiting", id));
+    auto m = e["members"];
+    if (!m || !m.IsSequence() || m.size() == 0) kb_fail(file, e, fmt::format("cause {}: members must be a list of finding ids or globs", id));
+    for (const auto& p : m) {
+      if (!p.IsScalar() || p.Scalar().empty()) kb_fail(file, p, fmt::format("cause {}: members must be finding ids or globs", id));
+      c.members.push_back(p.Scalar());
+    }
+    if (auto cf = e["case"]) {
+      if (!cf.IsMap()) kb_fail(file, cf, fmt::format("cause {}: case must be a mapping (measured, cost_pct)", id));
+      kb_only_keys(file, cf, {"measured", "cost_pct"}, "case");
+      if (!cf["measured"] || !cf["cost_pct"]) kb_fail(file, cf, fmt::format("cause {}: case needs measured and cost_pct", id));
+      c.case_measured = kb_percent(file, cf["measured"]);
+      c.case_cost = kb_percent(file, cf["cost_pct"]);
+      if (c.case_measured <= 0 || c.case_cost < 0) kb_fail(file, cf, fmt::format("cause {}: case figures must be positive", id));
+    }
+    if ((c.estimate == "smmu_share" || c.estimate == "cpu_frequency" || c.estimate == "remote_numa") && c.case_measured <= 0)
+      kb_fail(file, e, fmt::format("cause {}: estimate {} needs the case's figures (case: {{measured, cost_pct}})", id, c.estimate));
+    c.file = fmt::format("{}:{}", file, kv.first.Mark().line + 1);
+    out.causes.push_back(std::move(c));
+  }
+}
+
+// xids: the XID catalogue's entries, each with its resolution bucket (which sets the severity).
+void kb_parse_xids(const YAML::Node& xs, const std::string& file, KbFile& out) {
+  if (!xs.IsSequence()) kb_fail(file, xs, "xids must be a list");
+  std::set<long> seen;
+  for (const auto& e : xs) {
+    if (!e.IsMap()) kb_fail(file, e, "an xid must be a mapping (code, name, resolution, meaning, action)");
+    kb_only_keys(file, e, {"code", "name", "resolution", "meaning", "action"}, "an xid");
+    KbXid x;
+    auto code = kb_scalar(file, e, "code", true);
+    auto n = sys::to_int<long>(code);
+    if (!n || *n <= 0) kb_fail(file, e["code"], fmt::format("xid code '{}' is not a positive number", code));
+    x.code = *n;
+    if (!seen.insert(x.code).second) kb_fail(file, e["code"], fmt::format("xid {} is given twice in this file", x.code));
+    x.name = kb_scalar(file, e, "name", true);
+    x.resolution = kb_scalar(file, e, "resolution", true);
+    if (xid_resolution_action(x.resolution).empty())
+      kb_fail(file, e["resolution"], fmt::format("xid {}: resolution '{}' is not one of the catalogue's buckets", x.code, x.resolution));
+    x.severity = xid_resolution_fails(x.resolution) ? "fail" : "warn";
+    x.meaning = kb_scalar(file, e, "meaning", false);
+    x.action = kb_scalar(file, e, "action", false);
+    out.xids.push_back(std::move(x));
+  }
+}
+
+// comm_kernels: the communication libraries' kernels, by base name or glob.
+void kb_parse_comm_kernels(const YAML::Node& ck, const std::string& file, KbFile& out) {
+  if (!ck.IsSequence()) kb_fail(file, ck, "comm_kernels must be a list of {match, kind, library, note}");
+  std::set<std::string, std::less<>> seen;
+  for (const auto& e : ck) {
+    if (!e.IsMap()) kb_fail(file, e, "a comm_kernels entry must be a mapping (match, kind, library, note)");
+    kb_only_keys(file, e, {"match", "kind", "library", "note"}, "a comm_kernels entry");
+    KbCommKernel k;
+    k.match = kb_scalar(file, e, "match", true);
+    // A kernel's base name has no blanks at its ends and no lone `*` that matches everything.
+    if (k.match.empty() || k.match.find_first_not_of('*') == std::string::npos || k.match.front() == ' ' || k.match.back() == ' ')
+      kb_fail(file, e["match"], fmt::format("comm_kernels: match '{}' must name a kernel or a glob with some characters besides '*'", k.match));
+    if (!seen.insert(k.match).second) kb_fail(file, e["match"], fmt::format("comm_kernels: match '{}' is given twice in this file", k.match));
+    k.kind = kb_scalar(file, e, "kind", true);
+    bool known = false;
+    for (auto kind : kCommKinds) known |= kind == k.kind;
+    if (!known)
+      kb_fail(file, e["kind"], fmt::format("comm_kernels: {}: kind '{}' must be collective, sendrecv, expert_parallel, one_sided or copy", k.match, k.kind));
+    k.library = kb_scalar(file, e, "library", true);
+    if (k.library.empty()) kb_fail(file, e, fmt::format("comm_kernels: {}: library must name the library", k.match));
+    k.note = kb_scalar(file, e, "note", false);
+    k.file = fmt::format("{}:{}", file, e.Mark().line + 1);
+    out.comm_kernels.push_back(std::move(k));
+  }
+}
+
 KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
   KbFile out;
   if (root.IsNull()) return out;  // an empty file overrides nothing
@@ -160,45 +251,7 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
       out.measurements.push_back(std::move(m));
     }
   }
-  if (auto cs = root["causes"]; cs && !cs.IsNull()) {
-    if (!cs.IsMap()) kb_fail(file, cs, "causes must be a mapping of cause ids to entries");
-    std::set<std::string, std::less<>> seen;
-    for (const auto& kv : cs) {
-      const std::string id = kv.first.IsScalar() ? kv.first.Scalar() : "";
-      if (!kb_valid_cause_id(id)) kb_fail(file, kv.first, fmt::format("'{}' is not a cause id (lowercase words joined by _ or .)", id));
-      if (!seen.insert(id).second) kb_fail(file, kv.first, fmt::format("cause {} is given twice in this file", id));
-      const auto& e = kv.second;
-      if (!e.IsMap()) kb_fail(file, e, fmt::format("cause {}: expected a mapping (title, members, ...)", id));
-      kb_only_keys(file, e, {"title", "members", "absorbs", "estimate", "case", "next"}, id.c_str());
-      KbCause c;
-      c.id = id;
-      c.title = kb_scalar(file, e, "title", true);
-      c.absorbs = kb_scalar(file, e, "absorbs", false);
-      c.estimate = kb_scalar(file, e, "estimate", false);
-      c.next = kb_scalar(file, e, "next", false);
-      if (!c.estimate.empty() && c.estimate != "smmu_share" && c.estimate != "cpu_frequency" && c.estimate != "remote_numa" &&
-          c.estimate != "collective" && c.estimate != "slowest_node" && c.estimate != "waiting")
-        kb_fail(file, e["estimate"], fmt::format("cause {}: estimate must be smmu_share, cpu_frequency, remote_numa, collective, slowest_node or waiting", id));
-      auto m = e["members"];
-      if (!m || !m.IsSequence() || m.size() == 0) kb_fail(file, e, fmt::format("cause {}: members must be a list of finding ids or globs", id));
-      for (const auto& p : m) {
-        if (!p.IsScalar() || p.Scalar().empty()) kb_fail(file, p, fmt::format("cause {}: members must be finding ids or globs", id));
-        c.members.push_back(p.Scalar());
-      }
-      if (auto cf = e["case"]) {
-        if (!cf.IsMap()) kb_fail(file, cf, fmt::format("cause {}: case must be a mapping (measured, cost_pct)", id));
-        kb_only_keys(file, cf, {"measured", "cost_pct"}, "case");
-        if (!cf["measured"] || !cf["cost_pct"]) kb_fail(file, cf, fmt::format("cause {}: case needs measured and cost_pct", id));
-        c.case_measured = kb_percent(file, cf["measured"]);
-        c.case_cost = kb_percent(file, cf["cost_pct"]);
-        if (c.case_measured <= 0 || c.case_cost < 0) kb_fail(file, cf, fmt::format("cause {}: case figures must be positive", id));
-      }
-      if ((c.estimate == "smmu_share" || c.estimate == "cpu_frequency" || c.estimate == "remote_numa") && c.case_measured <= 0)
-        kb_fail(file, e, fmt::format("cause {}: estimate {} needs the case's figures (case: {{measured, cost_pct}})", id, c.estimate));
-      c.file = fmt::format("{}:{}", file, kv.first.Mark().line + 1);
-      out.causes.push_back(std::move(c));
-    }
-  }
+  if (auto cs = root["causes"]; cs && !cs.IsNull()) kb_parse_causes(cs, file, out);
   if (auto syms = root["symbols"]; syms && !syms.IsNull()) {
     if (!syms.IsSequence()) kb_fail(file, syms, "symbols must be a list");
     for (std::size_t i = 0; i < syms.size(); ++i) {
@@ -213,28 +266,7 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
       out.symbols.push_back(std::move(s));
     }
   }
-  if (auto xs = root["xids"]; xs && !xs.IsNull()) {
-    if (!xs.IsSequence()) kb_fail(file, xs, "xids must be a list");
-    std::set<long> seen;
-    for (const auto& e : xs) {
-      if (!e.IsMap()) kb_fail(file, e, "an xid must be a mapping (code, name, resolution, meaning, action)");
-      kb_only_keys(file, e, {"code", "name", "resolution", "meaning", "action"}, "an xid");
-      KbXid x;
-      auto code = kb_scalar(file, e, "code", true);
-      auto n = sys::to_int<long>(code);
-      if (!n || *n <= 0) kb_fail(file, e["code"], fmt::format("xid code '{}' is not a positive number", code));
-      x.code = *n;
-      if (!seen.insert(x.code).second) kb_fail(file, e["code"], fmt::format("xid {} is given twice in this file", x.code));
-      x.name = kb_scalar(file, e, "name", true);
-      x.resolution = kb_scalar(file, e, "resolution", true);
-      if (xid_resolution_action(x.resolution).empty())
-        kb_fail(file, e["resolution"], fmt::format("xid {}: resolution '{}' is not one of the catalogue's buckets", x.code, x.resolution));
-      x.severity = xid_resolution_fails(x.resolution) ? "fail" : "warn";
-      x.meaning = kb_scalar(file, e, "meaning", false);
-      x.action = kb_scalar(file, e, "action", false);
-      out.xids.push_back(std::move(x));
-    }
-  }
+  if (auto xs = root["xids"]; xs && !xs.IsNull()) kb_parse_xids(xs, file, out);
   if (auto rs = root["reference_ratios"]; rs && !rs.IsNull()) {
     if (!rs.IsMap()) kb_fail(file, rs, "reference_ratios must be a mapping of finding ids to {pass_within, fail_beyond, why}");
     for (const auto& kv : rs) {
@@ -258,30 +290,7 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
       out.ratios.push_back(std::move(r));
     }
   }
-  if (auto ck = root["comm_kernels"]; ck && !ck.IsNull()) {
-    if (!ck.IsSequence()) kb_fail(file, ck, "comm_kernels must be a list of {match, kind, library, note}");
-    std::set<std::string, std::less<>> seen;
-    for (const auto& e : ck) {
-      if (!e.IsMap()) kb_fail(file, e, "a comm_kernels entry must be a mapping (match, kind, library, note)");
-      kb_only_keys(file, e, {"match", "kind", "library", "note"}, "a comm_kernels entry");
-      KbCommKernel k;
-      k.match = kb_scalar(file, e, "match", true);
-      // A kernel's base name has no blanks at its ends and no lone `*` that matches everything.
-      if (k.match.empty() || k.match.find_first_not_of('*') == std::string::npos || k.match.front() == ' ' || k.match.back() == ' ')
-        kb_fail(file, e["match"], fmt::format("comm_kernels: match '{}' must name a kernel or a glob with some characters besides '*'", k.match));
-      if (!seen.insert(k.match).second) kb_fail(file, e["match"], fmt::format("comm_kernels: match '{}' is given twice in this file", k.match));
-      k.kind = kb_scalar(file, e, "kind", true);
-      bool known = false;
-      for (auto kind : kCommKinds) known |= kind == k.kind;
-      if (!known)
-        kb_fail(file, e["kind"], fmt::format("comm_kernels: {}: kind '{}' must be collective, sendrecv, expert_parallel, one_sided or copy", k.match, k.kind));
-      k.library = kb_scalar(file, e, "library", true);
-      if (k.library.empty()) kb_fail(file, e, fmt::format("comm_kernels: {}: library must name the library", k.match));
-      k.note = kb_scalar(file, e, "note", false);
-      k.file = fmt::format("{}:{}", file, e.Mark().line + 1);
-      out.comm_kernels.push_back(std::move(k));
-    }
-  }
+  if (auto ck = root["comm_kernels"]; ck && !ck.IsNull()) kb_parse_comm_kernels(ck, file, out);
   return out;
 }
 

@@ -384,6 +384,91 @@ std::string job_nodes(const std::vector<std::string>& names) {
   return parsers::compress_hostlist(views);
 }
 
+// The ranks the job's reports name, each on its node (an address RAS gives is placed on the host
+// the Inspector names for its process); `judged` is set when a report judged its ranks at all.
+std::vector<JobRank> job_ranks_gather(const std::vector<const NodeReport*>& reps, const std::map<std::string, const NodeReport*>& checks,
+                                      const std::map<long, std::set<std::string>>& pid_hosts, bool& judged) {
+  std::vector<JobRank> ranks;
+  for (const auto* r : reps) {
+    for (const auto& f : r->findings)
+      if ((f.id == "nccl_inspector.slow_rank" || f.id == "nccl_inspector.late_rank" || f.id == "nccl_ras.dead" || f.id == "nccl_ras.missing") &&
+          f.status != report::Status::skip && f.status != report::Status::error)
+        judged = true;
+    for (const auto& ref : r->ranks) {
+      const auto& f = r->findings[ref.finding];
+      const JobKind* k = job_kind(f.id);
+      if (!k) continue;
+      JobRank jr{std::string(job_is_address(ref.host) ? std::string_view(ref.host) : short_node_name(ref.host)), ref.what, "", k, r, &f};
+      if (job_is_address(ref.host) && !checks.count(jr.node))
+        if (auto pid = job_pid(ref.what); pid && pid_hosts.count(*pid) && pid_hosts.at(*pid).size() == 1) {
+          jr.address = jr.node;
+          jr.node = *pid_hosts.at(*pid).begin();
+        }
+      ranks.push_back(std::move(jr));
+    }
+  }
+  return ranks;
+}
+
+// fleet.job_ranks for one node: the processes on it the job's NCCL reports name, and its check report.
+report::Finding job_ranks_node_finding(const std::string& node, const std::vector<const JobRank*>& rs,
+                                       const std::map<std::string, const NodeReport*>& checks) {
+  report::Finding f;
+  f.id = "fleet.job_ranks";
+  f.layer = "fleet";
+  f.subject = node;
+  f.status = report::Status::warn;
+  // One line per process, its labels together (RAS names a dead process in several blocks,
+  // the Inspector a process once per communicator), shown by its first item naming a rank.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const JobRank*>> by_rank;
+  std::map<std::string, std::string> shown;
+  std::map<std::string, double> counts;
+  for (const auto* jr : rs) {
+    if (jr->finding->status == report::Status::fail) f.status = report::Status::fail;
+    const std::string key = job_process(*jr);
+    if (by_rank[key].empty()) order.push_back(key);
+    by_rank[key].push_back(jr);
+    auto& sh = shown[key];
+    if (sh.empty() || (sh.find("rank ") == std::string::npos && jr->what.find("rank ") != std::string::npos)) sh = jr->what;
+  }
+  for (auto& [key, v] : by_rank)
+    std::stable_sort(v.begin(), v.end(), [](const JobRank* a, const JobRank* b) { return a->kind->order < b->kind->order; });
+  std::vector<std::string> parts;
+  for (const auto& key : order) {
+    const std::string& what = shown[key];
+    std::vector<std::string_view> labels, ids;
+    std::string details;
+    std::set<std::string_view> keys;
+    for (const auto* jr : by_rank[key]) {
+      if (std::find(labels.begin(), labels.end(), jr->kind->label) == labels.end()) labels.push_back(jr->kind->label);
+      if (std::find(ids.begin(), ids.end(), jr->finding->id) == ids.end()) ids.push_back(jr->finding->id);
+      details += job_detail(*jr);
+      keys.insert(jr->kind->key);
+    }
+    for (auto key : keys) counts[std::string(key)] += 1;
+    parts.push_back(fmt::format("{} {}", what, fmt::join(labels, ", ")));
+    f.add(by_rank[key].front()->rep->file, fmt::format("{}: {}{} ({})", what, fmt::join(labels, ", "), details, fmt::join(ids, ", ")));
+  }
+  std::string list;
+  for (std::size_t i = 0; i < parts.size() && i < 4; ++i) list += (i ? "; " : "") + parts[i];
+  if (parts.size() > 4) list += fmt::format("; and {} more", parts.size() - 4);
+  f.title = fmt::format("{}: {} process{} the job's NCCL reports name: {}", node, parts.size(), parts.size() == 1 ? "" : "es", list);
+  for (const auto* jr : rs)
+    if (!jr->address.empty()) {
+      f.add("node address", fmt::format("RAS names this node {}: {} is on {} in the Inspector's files", jr->address, jr->what, node));
+      break;
+    }
+  if (auto it = checks.find(node); it != checks.end()) f.add(it->second->file, fmt::format("check report of {}: {}", node, job_checks(*it->second)));
+  else f.add("check report", fmt::format("none of {} in the input: run perfgap check --format json there and add it", node));
+  f.fix = fmt::format("look at {} first: perfgap check there (gpu.clocks, gpu.xid, net.ib.ports, placement.*), its ranks' logs and processes; "
+                      "drain it if its hardware is at fault",
+                      node);
+  f.metric("processes", static_cast<double>(parts.size()));
+  for (const auto& [k, v] : counts) f.metric("processes." + k, v);
+  return f;
+}
+
 }  // namespace
 
 bool is_job_report(const NodeReport& r) {
@@ -406,87 +491,14 @@ std::vector<report::Finding> job_ranks(const std::vector<NodeReport>& measured, 
   std::map<std::string, const NodeReport*> checks;  // short name -> check report
   for (const auto& n : nodes) checks.emplace(std::string(short_node_name(n.name)), &n);
 
-  std::vector<JobRank> ranks;
   bool judged = false;
-  for (const auto* r : reps) {
-    for (const auto& f : r->findings)
-      if ((f.id == "nccl_inspector.slow_rank" || f.id == "nccl_inspector.late_rank" || f.id == "nccl_ras.dead" || f.id == "nccl_ras.missing") &&
-          f.status != report::Status::skip && f.status != report::Status::error)
-        judged = true;
-    for (const auto& ref : r->ranks) {
-      const auto& f = r->findings[ref.finding];
-      const JobKind* k = job_kind(f.id);
-      if (!k) continue;
-      JobRank jr{std::string(job_is_address(ref.host) ? std::string_view(ref.host) : short_node_name(ref.host)), ref.what, "", k, r, &f};
-      if (job_is_address(ref.host) && !checks.count(jr.node))
-        if (auto pid = job_pid(ref.what); pid && pid_hosts.count(*pid) && pid_hosts[*pid].size() == 1) {
-          jr.address = jr.node;
-          jr.node = *pid_hosts[*pid].begin();
-        }
-      ranks.push_back(std::move(jr));
-    }
-  }
+  const std::vector<JobRank> ranks = job_ranks_gather(reps, checks, pid_hosts, judged);
 
   std::vector<report::Finding> out;
   // ---- fleet.job_ranks: per node
   std::map<std::string, std::vector<const JobRank*>> by_node;
   for (const auto& jr : ranks) by_node[jr.node].push_back(&jr);
-  for (const auto& [node, rs] : by_node) {
-    report::Finding f;
-    f.id = "fleet.job_ranks";
-    f.layer = "fleet";
-    f.subject = node;
-    f.status = report::Status::warn;
-    // One line per process, its labels together (RAS names a dead process in several blocks,
-    // the Inspector a process once per communicator), shown by its first item naming a rank.
-    std::vector<std::string> order;
-    std::map<std::string, std::vector<const JobRank*>> by_rank;
-    std::map<std::string, std::string> shown;
-    std::map<std::string, double> counts;
-    for (const auto* jr : rs) {
-      if (jr->finding->status == report::Status::fail) f.status = report::Status::fail;
-      const std::string key = job_process(*jr);
-      if (by_rank[key].empty()) order.push_back(key);
-      by_rank[key].push_back(jr);
-      auto& sh = shown[key];
-      if (sh.empty() || (sh.find("rank ") == std::string::npos && jr->what.find("rank ") != std::string::npos)) sh = jr->what;
-    }
-    for (auto& [key, v] : by_rank)
-      std::stable_sort(v.begin(), v.end(), [](const JobRank* a, const JobRank* b) { return a->kind->order < b->kind->order; });
-    std::vector<std::string> parts;
-    for (const auto& key : order) {
-      const std::string& what = shown[key];
-      std::vector<std::string_view> labels, ids;
-      std::string details;
-      std::set<std::string_view> keys;
-      for (const auto* jr : by_rank[key]) {
-        if (std::find(labels.begin(), labels.end(), jr->kind->label) == labels.end()) labels.push_back(jr->kind->label);
-        if (std::find(ids.begin(), ids.end(), jr->finding->id) == ids.end()) ids.push_back(jr->finding->id);
-        details += job_detail(*jr);
-        keys.insert(jr->kind->key);
-      }
-      for (auto key : keys) counts[std::string(key)] += 1;
-      parts.push_back(fmt::format("{} {}", what, fmt::join(labels, ", ")));
-      f.add(by_rank[key].front()->rep->file, fmt::format("{}: {}{} ({})", what, fmt::join(labels, ", "), details, fmt::join(ids, ", ")));
-    }
-    std::string list;
-    for (std::size_t i = 0; i < parts.size() && i < 4; ++i) list += (i ? "; " : "") + parts[i];
-    if (parts.size() > 4) list += fmt::format("; and {} more", parts.size() - 4);
-    f.title = fmt::format("{}: {} process{} the job's NCCL reports name: {}", node, parts.size(), parts.size() == 1 ? "" : "es", list);
-    for (const auto* jr : rs)
-      if (!jr->address.empty()) {
-        f.add("node address", fmt::format("RAS names this node {}: {} is on {} in the Inspector's files", jr->address, jr->what, node));
-        break;
-      }
-    if (auto it = checks.find(node); it != checks.end()) f.add(it->second->file, fmt::format("check report of {}: {}", node, job_checks(*it->second)));
-    else f.add("check report", fmt::format("none of {} in the input: run perfgap check --format json there and add it", node));
-    f.fix = fmt::format("look at {} first: perfgap check there (gpu.clocks, gpu.xid, net.ib.ports, placement.*), its ranks' logs and processes; "
-                        "drain it if its hardware is at fault",
-                        node);
-    f.metric("processes", static_cast<double>(parts.size()));
-    for (const auto& [k, v] : counts) f.metric("processes." + k, v);
-    out.push_back(std::move(f));
-  }
+  for (const auto& [node, rs] : by_node) out.push_back(job_ranks_node_finding(node, rs, checks));
 
   // ---- fleet.waits_on: the job
   report::Finding w;

@@ -102,6 +102,80 @@ constexpr std::size_t kFailingGroups = 20;    // failing-node lines shown withou
 constexpr std::size_t kFindingsPerId = 10;    // fleet findings of one id shown without -v
 constexpr std::size_t kEvidenceLines = 3;     // evidence lines per finding without -v
 
+// The node groups by per-layer status: one row per group, its count, its cells and its names.
+std::string fleet_text_node_groups(const std::map<std::vector<int>, std::vector<std::string_view>>& groups,
+                                   const std::vector<std::string_view>& cols, std::size_t width, const TextViewOptions& opts) {
+  auto paint = [&](Status s, std::string_view text) { return report::paint(s, text, opts.color); };
+  std::string out;
+  std::vector<std::pair<const std::vector<int>*, const std::vector<std::string_view>*>> rows;
+  rows.reserve(groups.size());
+  for (const auto& [row, names] : groups) rows.emplace_back(&row, &names);
+  auto worst = [](const std::vector<int>& row) {
+    int best = 9;
+    for (int cell : row)
+      if (cell >= 0) best = std::min(best, report::action_rank(status_of_severity(cell)));
+    return best;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    int ra = worst(*a.first), rb = worst(*b.first);
+    return ra != rb ? ra < rb : a.second->size() > b.second->size();
+  });
+  std::vector<std::size_t> cw;
+  std::string header = "   nodes";
+  for (auto c : cols) {
+    auto name = report::printable(short_layer(c));
+    cw.push_back(std::max<std::size_t>(name.size(), 4));
+    header += fmt::format("  {:<{}}", name, cw.back());
+  }
+  const std::size_t names_at = header.size() + 2;
+  header += "  names";
+  out += fmt::format("\nnodes by layer (worst status of each layer's findings; - none)\n{}\n", header);
+  std::size_t shown = opts.verbose ? rows.size() : std::min(rows.size(), kGroupRows);
+  for (std::size_t r = 0; r < shown; ++r) {
+    const auto& [row, names] = rows[r];
+    std::string text = fmt::format("  {:>6}", names->size());
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      std::string_view cell = cell_text((*row)[c]);
+      std::string pad(cw[c] - cell.size(), ' ');
+      text += "  " + ((*row)[c] >= 0 && (*row)[c] != 1 ? paint(status_of_severity((*row)[c]), cell) : std::string(cell)) + pad;
+    }
+    text += "  ";
+    if (opts.verbose) {
+      auto wrapped = wrap_hostlist(parsers::compress_hostlist(*names), width > names_at + 20 ? width - names_at : 20);
+      out += text + wrapped[0] + "\n";
+      for (std::size_t i = 1; i < wrapped.size(); ++i) out += std::string(names_at, ' ') + wrapped[i] + "\n";
+    } else {
+      const std::size_t room = width > names_at + 20 ? width - names_at : 20;
+      out += text + fit(parsers::compress_hostlist_fit(*names, room), room) + "\n";
+    }
+  }
+  if (shown < rows.size()) out += fmt::format("  ... {} more groups (-v shows all)\n", rows.size() - shown);
+  return out;
+}
+
+// The failing nodes, grouped by their failing ids.
+std::string fleet_text_failing_nodes(const std::map<std::vector<std::string_view>, std::vector<std::string_view>>& failing,
+                                     std::size_t failing_nodes, std::size_t width, const TextViewOptions& opts) {
+  auto line = [&](std::string s) { return (opts.verbose ? s : fit(std::move(s), width)) + "\n"; };
+  std::string out;
+  std::vector<std::pair<const std::vector<std::string_view>*, const std::vector<std::string_view>*>> rows;
+  rows.reserve(failing.size());
+  for (const auto& [ids, names] : failing) rows.emplace_back(&ids, &names);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
+  out += fmt::format("\nfailing nodes ({})\n", failing_nodes);
+  std::size_t shown = opts.verbose ? rows.size() : std::min(rows.size(), kFailingGroups);
+  for (std::size_t r = 0; r < shown; ++r) {
+    std::string ids;
+    for (auto id : *rows[r].first) ids += (ids.empty() ? "" : ", ") + std::string(id);
+    std::string count = fmt::format(" ({})", rows[r].second->size());
+    std::string names = opts.verbose ? parsers::compress_hostlist(*rows[r].second)
+                                     : parsers::compress_hostlist_fit(*rows[r].second, std::max<std::size_t>(width / 2, 20));
+    out += line(fmt::format("  {}{}  {}", names, count, ids));
+  }
+  if (shown < rows.size()) out += fmt::format("  ... {} more (-v shows all)\n", rows.size() - shown);
+  return out;
+}
+
 }  // namespace
 
 std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, const std::vector<Finding>& given,
@@ -197,70 +271,10 @@ std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, con
   }
 
   // Node groups by per-layer status.
-  if (!nodes.empty()) {
-    std::vector<std::pair<const std::vector<int>*, const std::vector<std::string_view>*>> rows;
-    rows.reserve(groups.size());
-    for (const auto& [row, names] : groups) rows.emplace_back(&row, &names);
-    auto worst = [](const std::vector<int>& row) {
-      int best = 9;
-      for (int cell : row)
-        if (cell >= 0) best = std::min(best, report::action_rank(status_of_severity(cell)));
-      return best;
-    };
-    std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
-      int ra = worst(*a.first), rb = worst(*b.first);
-      return ra != rb ? ra < rb : a.second->size() > b.second->size();
-    });
-    std::vector<std::size_t> cw;
-    std::string header = "   nodes";
-    for (auto c : cols) {
-      auto name = report::printable(short_layer(c));
-      cw.push_back(std::max<std::size_t>(name.size(), 4));
-      header += fmt::format("  {:<{}}", name, cw.back());
-    }
-    const std::size_t names_at = header.size() + 2;
-    header += "  names";
-    out += fmt::format("\nnodes by layer (worst status of each layer's findings; - none)\n{}\n", header);
-    std::size_t shown = opts.verbose ? rows.size() : std::min(rows.size(), kGroupRows);
-    for (std::size_t r = 0; r < shown; ++r) {
-      const auto& [row, names] = rows[r];
-      std::string text = fmt::format("  {:>6}", names->size());
-      for (std::size_t c = 0; c < cols.size(); ++c) {
-        std::string_view cell = cell_text((*row)[c]);
-        std::string pad(cw[c] - cell.size(), ' ');
-        text += "  " + ((*row)[c] >= 0 && (*row)[c] != 1 ? paint(status_of_severity((*row)[c]), cell) : std::string(cell)) + pad;
-      }
-      text += "  ";
-      if (opts.verbose) {
-        auto wrapped = wrap_hostlist(parsers::compress_hostlist(*names), width > names_at + 20 ? width - names_at : 20);
-        out += text + wrapped[0] + "\n";
-        for (std::size_t i = 1; i < wrapped.size(); ++i) out += std::string(names_at, ' ') + wrapped[i] + "\n";
-      } else {
-        const std::size_t room = width > names_at + 20 ? width - names_at : 20;
-        out += text + fit(parsers::compress_hostlist_fit(*names, room), room) + "\n";
-      }
-    }
-    if (shown < rows.size()) out += fmt::format("  ... {} more groups (-v shows all)\n", rows.size() - shown);
-  }
+  if (!nodes.empty()) out += fleet_text_node_groups(groups, cols, width, opts);
 
   // Failing nodes, grouped by their failing ids.
-  if (!failing.empty()) {
-    std::vector<std::pair<const std::vector<std::string_view>*, const std::vector<std::string_view>*>> rows;
-    rows.reserve(failing.size());
-    for (const auto& [ids, names] : failing) rows.emplace_back(&ids, &names);
-    std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second->size() > b.second->size(); });
-    out += fmt::format("\nfailing nodes ({})\n", failing_nodes);
-    std::size_t shown = opts.verbose ? rows.size() : std::min(rows.size(), kFailingGroups);
-    for (std::size_t r = 0; r < shown; ++r) {
-      std::string ids;
-      for (auto id : *rows[r].first) ids += (ids.empty() ? "" : ", ") + std::string(id);
-      std::string count = fmt::format(" ({})", rows[r].second->size());
-      std::string names = opts.verbose ? parsers::compress_hostlist(*rows[r].second)
-                                       : parsers::compress_hostlist_fit(*rows[r].second, std::max<std::size_t>(width / 2, 20));
-      out += line(fmt::format("  {}{}  {}", names, count, ids));
-    }
-    if (shown < rows.size()) out += fmt::format("  ... {} more (-v shows all)\n", rows.size() - shown);
-  }
+  if (!failing.empty()) out += fleet_text_failing_nodes(failing, failing_nodes, width, opts);
 
   // The fleet findings, as the node report's text shows findings.
   out += "\nfleet\n";

@@ -111,6 +111,7 @@ struct ParserState<NcclLog> : FeedsLines<ParserState<NcclLog>> {
     out.channels.push_back(std::move(ch));
   }
   void line(std::string_view raw);
+  void message(std::string_view msg, std::string_view host);
   Parsed<NcclLog> finish();
 };
 
@@ -174,6 +175,11 @@ void ParserState<NcclLog>::line(std::string_view raw) {
       if (out.topo_xml_warnings.size() < NcclLog::kFirstLines) out.topo_xml_warnings.emplace_back(std::string(msg), lineno);
     }
   }
+  message(msg, host);
+}
+
+// One INFO or WARN message (after its tag), from `host`: what it says, into out.
+void ParserState<NcclLog>::message(std::string_view msg, std::string_view host) {
   const ByteSet have(msg);
   static constexpr Needle kVersion("NCCL version "), kNodes(" nNodes "), kAwsOfi("Initializing aws-ofi-nccl "), kP2pPlugin("P2P plugin "),
       kNetPlugin("Loaded net plugin "), kNoDevice("No device found"), kNoVerbs("Failed to open libibverbs"), kGdr("GPU Direct RDMA Enabled"),

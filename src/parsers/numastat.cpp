@@ -38,6 +38,62 @@ bool dashes(std::string_view line) {
   return true;
 }
 
+// "Per-node process memory usage (in MBs) for PID 914487 (python)": the PID and the name.
+void numastat_title_pid(std::string_view line, std::string& pid, std::string& name) {
+  pid.clear();
+  name.clear();
+  auto p = line.find("for PID ");
+  if (p != std::string_view::npos) {
+    auto rest = sys::split_ws(line.substr(p + 8));
+    if (!rest.empty()) pid = std::string(rest[0]);
+    if (rest.size() > 1) {
+      name = std::string(rest[1]);
+      if (name.size() >= 2 && name.front() == '(' && name.back() == ')') name = name.substr(1, name.size() - 2);
+    }
+  }
+}
+
+// Raw sysfs counters: "numa_hit 31409426", one node's file; false when the line is not one.
+bool numastat_raw_counter(const std::vector<std::string_view>& f, NumastatCounters& raw, int lineno) {
+  auto v = tooltext::number(f[1]);
+  static const std::string_view keys[] = {"numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node"};
+  bool known = false;
+  for (auto k : keys) known = known || f[0] == k;
+  if (!known || !v) return false;
+  if (raw.nodes.empty()) {
+    raw.nodes = {0};
+    raw.line = lineno;
+  }
+  raw.rows[std::string(f[0])] = {*v};
+  return true;
+}
+
+// A data row's per-node values (the last `want` fields, less the total); false on a
+// non-numeric cell.
+bool numastat_row_values(const std::vector<std::string_view>& f, std::size_t want, bool has_total, std::vector<double>& vals) {
+  for (std::size_t i = f.size() - want; i < f.size() - (has_total ? 1 : 0); ++i) {
+    auto v = tooltext::number(f[i]);
+    if (!v) return false;
+    vals.push_back(*v);
+  }
+  return true;
+}
+
+// A row of the all-processes table: "3567 (qemu-kvm)" and its per-node values.
+NumastatProcess numastat_process_row(const std::string& label, const std::vector<double>& vals, const std::vector<int>& nodes, int lineno) {
+  NumastatProcess p;
+  auto sp = label.find(' ');
+  p.pid = label.substr(0, sp);
+  if (sp != std::string::npos) {
+    p.name = label.substr(sp + 1);
+    if (p.name.size() >= 2 && p.name.front() == '(' && p.name.back() == ')') p.name = p.name.substr(1, p.name.size() - 2);
+  }
+  p.per_node = vals;
+  p.nodes = nodes;
+  p.line = lineno;
+  return p;
+}
+
 }  // namespace
 
 Parsed<Numastat> parse_numastat(std::string_view text) {
@@ -73,17 +129,7 @@ Parsed<Numastat> parse_numastat(std::string_view text) {
     if (line.find("Per-node process memory usage") != std::string_view::npos) {
       close_process();
       table = Table::none;
-      pid.clear();
-      name.clear();
-      auto p = line.find("for PID ");
-      if (p != std::string_view::npos) {
-        auto rest = sys::split_ws(line.substr(p + 8));
-        if (!rest.empty()) pid = std::string(rest[0]);
-        if (rest.size() > 1) {
-          name = std::string(rest[1]);
-          if (name.size() >= 2 && name.front() == '(' && name.back() == ')') name = name.substr(1, name.size() - 2);
-        }
-      }
+      numastat_title_pid(line, pid, name);
       meminfo_title = false;
       out.layout = Numastat::Layout::process;
       table = pid.empty() ? Table::process_rows : Table::process_one;
@@ -132,20 +178,7 @@ Parsed<Numastat> parse_numastat(std::string_view text) {
       }
     }
     // Raw sysfs counters: "numa_hit 31409426".
-    if (f.size() == 2 && nodes.empty() && table == Table::none) {
-      auto v = tooltext::number(f[1]);
-      static const std::string_view keys[] = {"numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node"};
-      bool known = false;
-      for (auto k : keys) known = known || f[0] == k;
-      if (known && v) {
-        if (raw.nodes.empty()) {
-          raw.nodes = {0};
-          raw.line = lineno;
-        }
-        raw.rows[std::string(f[0])] = {*v};
-        continue;
-      }
-    }
+    if (f.size() == 2 && nodes.empty() && table == Table::none && numastat_raw_counter(f, raw, lineno)) continue;
     if (nodes.empty()) continue;
     // A data row: label (may hold spaces: "3567 (qemu-kvm)") then one value per node [+ total].
     std::size_t want = nodes.size() + (has_total ? 1 : 0);
@@ -154,16 +187,7 @@ Parsed<Numastat> parse_numastat(std::string_view text) {
       continue;
     }
     std::vector<double> vals;
-    bool ok = true;
-    for (std::size_t i = f.size() - want; i < f.size() - (has_total ? 1 : 0); ++i) {
-      auto v = tooltext::number(f[i]);
-      if (!v) {
-        ok = false;
-        break;
-      }
-      vals.push_back(*v);
-    }
-    if (!ok) {
+    if (!numastat_row_values(f, want, has_total, vals)) {
       if (table != Table::none && table != Table::meminfo) out.damaged.push_back({"non-numeric cell", lineno});
       continue;
     }
@@ -182,17 +206,7 @@ Parsed<Numastat> parse_numastat(std::string_view text) {
         break;
       case Table::process_rows: {
         if (label == "Total") break;
-        NumastatProcess p;
-        auto sp = label.find(' ');
-        p.pid = label.substr(0, sp);
-        if (sp != std::string::npos) {
-          p.name = label.substr(sp + 1);
-          if (p.name.size() >= 2 && p.name.front() == '(' && p.name.back() == ')') p.name = p.name.substr(1, p.name.size() - 2);
-        }
-        p.per_node = vals;
-        p.nodes = nodes;
-        p.line = lineno;
-        out.processes.push_back(std::move(p));
+        out.processes.push_back(numastat_process_row(label, vals, nodes, lineno));
         break;
       }
       case Table::counters:

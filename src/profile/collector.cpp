@@ -271,6 +271,144 @@ std::map<int, ThreadEnd> read_threads(facts::Facts& f, int pid, std::string& err
   return out;
 }
 
+// The kernel's symbols, for the samples' kernel frames; `symbol_source` says where from, or why
+// there are none.
+std::optional<parsers::Kallsyms> collector_kernel_symbols(const sys::Sysroot& root, std::string& symbol_source) {
+  std::optional<parsers::Kallsyms> kallsyms;
+  if (auto ks = root.read("/proc/kallsyms", 256u << 20)) {
+    if (auto parsed = parsers::parse_kallsyms(*ks)) {
+      if (parsed->zero_addresses) symbol_source += " (addresses hidden: kernel.kptr_restrict, or perfgap lacks CAP_SYSLOG)";
+      kallsyms = std::move(*parsed);
+    } else {
+      symbol_source += ": " + parsed.error().describe();
+    }
+  } else {
+    symbol_source += ": " + facts::describe(ks.error());
+  }
+  return kallsyms;
+}
+
+// Each CPU's busy share, and the steal share, between the window's two /proc/stat samples.
+void collector_busy_and_steal(const facts::Window& win, LiveWindow& w) {
+  if (!win.first || !win.second) return;
+  std::map<int, const parsers::CpuTimes*> first;
+  for (const auto& c : win.first->cpus) first[c.cpu] = &c;
+  for (const auto& c : win.second->cpus) {
+    auto it = first.find(c.cpu);
+    if (it == first.end() || c.fields.size() < 5 || it->second->fields.size() < 5) continue;
+    const double total = static_cast<double>(c.total()) - static_cast<double>(it->second->total());
+    const double idle = static_cast<double>(c.fields[3] + c.fields[4]) - static_cast<double>(it->second->fields[3] + it->second->fields[4]);
+    if (total > 0) w.busy_pct[c.cpu] = std::clamp(100.0 * (total - idle) / total, 0.0, 100.0);
+  }
+  if (win.first->all && win.second->all && win.second->all->has_steal()) {
+    const double total = static_cast<double>(win.second->all->total()) - static_cast<double>(win.first->all->total());
+    if (total > 0) w.steal_pct = 100.0 * static_cast<double>(win.second->all->steal() - win.first->all->steal()) / total;
+  }
+}
+
+// The frequency counters' deltas over the window, per CPU.
+void collector_freq_deltas(FreqCounters& fc, LiveWindow& w) {
+  auto ends = read_counter_sets(fc);
+  for (const auto& end : ends) {
+    const int cpu = end.first;
+    const auto& v = end.second;  // not a structured binding: clang 14 (fuzz build) cannot capture one
+    const auto& s = fc.start[cpu];
+    auto d = [&](std::size_t i) -> std::uint64_t { return i < v.size() && i < s.size() && v[i] >= s[i] ? v[i] - s[i] : 0; };
+    CpuCounters c;
+    if (fc.source == "aperf_mperf") {
+      c.aperf = d(0);
+      c.mperf = d(1);
+      c.tsc = d(2);
+    } else {
+      c.cycles = d(0);
+    }
+    w.freq.cpus[cpu] = c;
+  }
+}
+
+// The idle states' time and usage over the window: the end's counts less the start's.
+void collector_idle_deltas(std::map<int, std::vector<IdleStateDelta>>& idle1, std::map<int, std::vector<IdleStateDelta>>& idle0) {
+  for (auto& [cpu, states] : idle1) {
+    const auto& before = idle0[cpu];
+    for (auto& s : states) {
+      auto it = std::find_if(before.begin(), before.end(), [&](const IdleStateDelta& b) { return b.index == s.index; });
+      if (it == before.end()) continue;
+      s.time_us = s.time_us >= it->time_us ? s.time_us - it->time_us : 0;
+      s.usage = s.usage >= it->usage ? s.usage - it->usage : 0;
+    }
+  }
+}
+
+// The rated maximum: --rated-mhz, else the highest cpuinfo_max_freq of the busy CPUs.
+void collector_rated(const ProfileOptions& o, const facts::CpuFreq& freq_facts, LiveWindow& w) {
+  if (o.rated_mhz) {
+    w.rated_mhz = o.rated_mhz;
+    w.rated_source = "--rated-mhz";
+  } else {
+    std::uint64_t best = 0;
+    for (const auto& c : freq_facts.cpus) {
+      auto b = w.busy_pct.find(c.cpu);
+      if (b == w.busy_pct.end() || b->second < 50 || !c.cpuinfo_max_khz) continue;
+      best = std::max(best, *c.cpuinfo_max_khz);
+    }
+    if (best > 0) {
+      w.rated_mhz = static_cast<double>(best) / 1000.0;
+      w.rated_source = "cpufreq cpuinfo_max_freq: the single-core maximum; give --rated-mhz for the all-core turbo";
+    } else {
+      w.rated_source = freq_facts.cpus.empty() ? "no cpufreq (" + freq_facts.unread_reason + ")" : "cpuinfo_max_freq not readable";
+    }
+  }
+}
+
+// The samples, decoded as the perf.data they are, with the threads' names and the training
+// processes' shares.
+void collector_decode_samples(facts::Facts& f, const Sampler& sampler, const std::string& records, std::uint64_t dropped,
+                              const std::vector<int>& cpus, const std::map<std::uint32_t, int>& training_tid,
+                              const std::optional<parsers::Kallsyms>& kallsyms, const std::string& symbol_source, LiveWindow& w) {
+  const auto& root = f.root();
+  if (sampler.fds.empty()) {
+    w.perf_unavailable = sampler.unavailable;
+  } else {
+    auto data = parsers::parse_perf_data(as_pipe_perf_data(sampler.attr, records));
+    if (!data) {
+      w.perf_unavailable = "decoding the live samples: " + data.error().describe();
+    } else {
+      auto& d = *data;
+      if (!d.dsos.empty()) d.dsos[0] = "[user]";  // user frames are not resolved live
+      std::set<std::uint32_t> tids;
+      for (const auto& l : d.leaves) tids.insert(l.tid);
+      std::size_t reads = 0;
+      for (auto tid : tids) {
+        if (tid == 0) {
+          d.comms.emplace_back(0, "[idle]");
+          continue;
+        }
+        if (++reads > 4096) break;  // names for the rest stay ":TID"
+        if (auto c = root.read_value(fmt::format("/proc/{}/comm", tid))) d.comms.emplace_back(tid, *c);
+      }
+      std::sort(d.comms.begin(), d.comms.end());
+      // The "recording" is this node now.
+      const auto& id = f.identity();
+      d.hostname = id.hostname;
+      d.osrelease = id.kernel;
+      d.arch = id.arch;
+      d.nr_cpus_online = static_cast<std::uint32_t>(cpus.size());
+      d.pipe = false;
+      for (const auto& l : d.leaves) {
+        auto it = training_tid.find(l.tid);
+        if (it == training_tid.end()) continue;
+        auto& s = w.training_samples[it->second];
+        s.total += l.samples;
+        if (l.kind == parsers::PerfLeaf::Kind::kernel) s.kernel += l.samples;
+      }
+      w.perf = parsers::perf_data_profile(d, kallsyms ? &*kallsyms : nullptr, symbol_source);
+      w.perf->layout = parsers::PerfProfile::Layout::live;
+      w.perf_event = sampler.event;
+      if (dropped > 0) w.perf_event += fmt::format("; {} bytes of samples dropped past {} MiB", dropped, kMaxSampleBytes >> 20);
+    }
+  }
+}
+
 }  // namespace
 
 std::string missing_right(const std::string& errno_text, const std::string& paranoid, std::optional<std::uint64_t> caps) {
@@ -301,18 +439,8 @@ LiveWindow collect(facts::Facts& f, const ProfileOptions& o) {
   const auto caps = cap_eff(root);
 
   // Kernel symbols first: reading them is not part of the window.
-  std::optional<parsers::Kallsyms> kallsyms;
   std::string symbol_source = "/proc/kallsyms";
-  if (auto ks = root.read("/proc/kallsyms", 256u << 20)) {
-    if (auto parsed = parsers::parse_kallsyms(*ks)) {
-      if (parsed->zero_addresses) symbol_source += " (addresses hidden: kernel.kptr_restrict, or perfgap lacks CAP_SYSLOG)";
-      kallsyms = std::move(*parsed);
-    } else {
-      symbol_source += ": " + parsed.error().describe();
-    }
-  } else {
-    symbol_source += ": " + facts::describe(ks.error());
-  }
+  const std::optional<parsers::Kallsyms> kallsyms = collector_kernel_symbols(root, symbol_source);
 
   Sampler sampler;
   if (cpus.empty()) sampler.unavailable = "the online CPU list could not be read";
@@ -381,21 +509,7 @@ LiveWindow collect(facts::Facts& f, const ProfileOptions& o) {
     w.seconds = win.seconds;
     w.tlb = tlb.counts();
     w.stat_error = win.stat_error;
-    if (win.first && win.second) {
-      std::map<int, const parsers::CpuTimes*> first;
-      for (const auto& c : win.first->cpus) first[c.cpu] = &c;
-      for (const auto& c : win.second->cpus) {
-        auto it = first.find(c.cpu);
-        if (it == first.end() || c.fields.size() < 5 || it->second->fields.size() < 5) continue;
-        const double total = static_cast<double>(c.total()) - static_cast<double>(it->second->total());
-        const double idle = static_cast<double>(c.fields[3] + c.fields[4]) - static_cast<double>(it->second->fields[3] + it->second->fields[4]);
-        if (total > 0) w.busy_pct[c.cpu] = std::clamp(100.0 * (total - idle) / total, 0.0, 100.0);
-      }
-      if (win.first->all && win.second->all && win.second->all->has_steal()) {
-        const double total = static_cast<double>(win.second->all->total()) - static_cast<double>(win.first->all->total());
-        if (total > 0) w.steal_pct = 100.0 * static_cast<double>(win.second->all->steal() - win.first->all->steal()) / total;
-      }
-    }
+    collector_busy_and_steal(win, w);
     std::set<int> training_pids;
     for (const auto& p : training.procs) training_pids.insert(p.pid);
     std::map<std::pair<int, int>, int> last_cpu;
@@ -406,33 +520,10 @@ LiveWindow collect(facts::Facts& f, const ProfileOptions& o) {
       w.busy_threads.push_back({t.pid, t.tid, t.comm, t.last_cpu, t.cpu_share});
     }
     // The window's end.
-    auto ends = read_counter_sets(fc);
-    for (const auto& end : ends) {
-      const int cpu = end.first;
-      const auto& v = end.second;  // not a structured binding: clang 14 (fuzz build) cannot capture one
-      const auto& s = fc.start[cpu];
-      auto d = [&](std::size_t i) -> std::uint64_t { return i < v.size() && i < s.size() && v[i] >= s[i] ? v[i] - s[i] : 0; };
-      CpuCounters c;
-      if (fc.source == "aperf_mperf") {
-        c.aperf = d(0);
-        c.mperf = d(1);
-        c.tsc = d(2);
-      } else {
-        c.cycles = d(0);
-      }
-      w.freq.cpus[cpu] = c;
-    }
+    collector_freq_deltas(fc, w);
     for (auto& [cpu, k] : cur_khz) w.freq.cpus[cpu].cur_khz = std::move(k);
     auto idle1 = read_idle(root, idle_facts);
-    for (auto& [cpu, states] : idle1) {
-      const auto& before = idle0[cpu];
-      for (auto& s : states) {
-        auto it = std::find_if(before.begin(), before.end(), [&](const IdleStateDelta& b) { return b.index == s.index; });
-        if (it == before.end()) continue;
-        s.time_us = s.time_us >= it->time_us ? s.time_us - it->time_us : 0;
-        s.usage = s.usage >= it->usage ? s.usage - it->usage : 0;
-      }
-    }
+    collector_idle_deltas(idle1, idle0);
     w.idle = std::move(idle1);
     if (w.idle.empty()) w.idle_error = idle_facts.unread.empty() ? "no CPU has a cpuidle directory (" + (idle_facts.driver.empty() ? idle_facts.driver_reason : "driver " + idle_facts.driver) + ")"
                                                                : idle_facts.unread_reason;
@@ -471,67 +562,9 @@ LiveWindow collect(facts::Facts& f, const ProfileOptions& o) {
       for (const auto& pr : training.problems) w.training_note += (w.training_note.empty() ? "" : "; ") + pr;
   }
 
-  // The rated maximum: --rated-mhz, else the highest cpuinfo_max_freq of the busy CPUs.
-  if (o.rated_mhz) {
-    w.rated_mhz = o.rated_mhz;
-    w.rated_source = "--rated-mhz";
-  } else {
-    std::uint64_t best = 0;
-    for (const auto& c : freq_facts.cpus) {
-      auto b = w.busy_pct.find(c.cpu);
-      if (b == w.busy_pct.end() || b->second < 50 || !c.cpuinfo_max_khz) continue;
-      best = std::max(best, *c.cpuinfo_max_khz);
-    }
-    if (best > 0) {
-      w.rated_mhz = static_cast<double>(best) / 1000.0;
-      w.rated_source = "cpufreq cpuinfo_max_freq: the single-core maximum; give --rated-mhz for the all-core turbo";
-    } else {
-      w.rated_source = freq_facts.cpus.empty() ? "no cpufreq (" + freq_facts.unread_reason + ")" : "cpuinfo_max_freq not readable";
-    }
-  }
+  collector_rated(o, freq_facts, w);
 
-  // The samples, decoded as the perf.data they are.
-  if (sampler.fds.empty()) {
-    w.perf_unavailable = sampler.unavailable;
-  } else {
-    auto data = parsers::parse_perf_data(as_pipe_perf_data(sampler.attr, records));
-    if (!data) {
-      w.perf_unavailable = "decoding the live samples: " + data.error().describe();
-    } else {
-      auto& d = *data;
-      if (!d.dsos.empty()) d.dsos[0] = "[user]";  // user frames are not resolved live
-      std::set<std::uint32_t> tids;
-      for (const auto& l : d.leaves) tids.insert(l.tid);
-      std::size_t reads = 0;
-      for (auto tid : tids) {
-        if (tid == 0) {
-          d.comms.emplace_back(0, "[idle]");
-          continue;
-        }
-        if (++reads > 4096) break;  // names for the rest stay ":TID"
-        if (auto c = root.read_value(fmt::format("/proc/{}/comm", tid))) d.comms.emplace_back(tid, *c);
-      }
-      std::sort(d.comms.begin(), d.comms.end());
-      // The "recording" is this node now.
-      const auto& id = f.identity();
-      d.hostname = id.hostname;
-      d.osrelease = id.kernel;
-      d.arch = id.arch;
-      d.nr_cpus_online = static_cast<std::uint32_t>(cpus.size());
-      d.pipe = false;
-      for (const auto& l : d.leaves) {
-        auto it = training_tid.find(l.tid);
-        if (it == training_tid.end()) continue;
-        auto& s = w.training_samples[it->second];
-        s.total += l.samples;
-        if (l.kind == parsers::PerfLeaf::Kind::kernel) s.kernel += l.samples;
-      }
-      w.perf = parsers::perf_data_profile(d, kallsyms ? &*kallsyms : nullptr, symbol_source);
-      w.perf->layout = parsers::PerfProfile::Layout::live;
-      w.perf_event = sampler.event;
-      if (dropped > 0) w.perf_event += fmt::format("; {} bytes of samples dropped past {} MiB", dropped, kMaxSampleBytes >> 20);
-    }
-  }
+  collector_decode_samples(f, sampler, records, dropped, cpus, training_tid, kallsyms, symbol_source, w);
   w.setup_cpu_s = self_cpu_seconds() - cpu0 - w.self_cpu_s;
   return w;
 }

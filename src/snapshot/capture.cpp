@@ -403,57 +403,15 @@ std::vector<Matched> declared_patterns() {
   return out;
 }
 
-Capture capture(const sys::Sysroot& source, const Options& opts) {
-  const auto t0 = Clock::now();
-  Capture c;
-  c.live = source.is_live();
-  c.source_root = source.root();
-  c.started_at = sys::rfc3339_utc(std::time(nullptr));
-  if (auto h = source.read_value("/proc/sys/kernel/hostname"); h && !h->empty()) {
-    c.hostname = *h;
-  } else if (c.live) {
-    struct utsname u {};
-    if (::uname(&u) == 0) c.hostname = u.nodename;
-  }
+namespace {
 
-  // The training processes, found as check finds them (same facts layer, same bounds).
-  facts::Options fopts;
-  fopts.pids = opts.pids;
-  fopts.proc_read_timeout = opts.proc_read_timeout;
-  fopts.nvml = opts.nvml;
-  facts::Facts facts(source, fopts);
-  const auto& training = facts.training();
-  std::vector<std::string> pid_names;
-  for (const auto& p : training.procs) {
-    c.training_pids.push_back(p.pid);
-    pid_names.push_back(std::to_string(p.pid));
-  }
-  c.process_problems = training.problems;
-
-  WalkConfig config;
-  config.live = c.live;
-  config.max_file_bytes = opts.max_file_bytes;
-  config.numa_maps_budget = opts.numa_maps_budget;
-  config.proc_names = pid_names;
-
-  auto patterns = declared_patterns();
-  std::vector<Matched*> process_patterns;
-  {
-    Haul haul;
-    Walker walker(source, config, haul);
-    for (auto& m : patterns) {
-      if (facts::is_named_read(m.pattern)) continue;  // resolved below, with the node's settings
-      if (is_process_pattern(m.pattern)) process_patterns.push_back(&m);
-      else m.count = walker.expand(m.pattern);
-    }
-    merge(c, std::move(haul));
-  }
-
-  // Per-process files of the training processes, each process on a worker that is left
-  // behind when the process is stuck in the kernel. Every process's thread statistics
-  // (task/*/stat: names and CPU counters, no secrets) are kept too: placement.shared_cores
-  // looks for other busy threads on the training cores, and a replay without them would
-  // see none and pass.
+// Per-process files of the training processes, each process on a worker that is left
+// behind when the process is stuck in the kernel. Every process's thread statistics
+// (task/*/stat: names and CPU counters, no secrets) are kept too: placement.shared_cores
+// looks for other busy threads on the training cores, and a replay without them would
+// see none and pass.
+void capture_processes(const sys::Sysroot& source, const Options& opts, const WalkConfig& config, const std::vector<std::string>& pid_names,
+                       const std::vector<Matched*>& process_patterns, Capture& c) {
   using Result = std::pair<Haul, std::vector<std::size_t>>;
   std::vector<std::pair<std::function<Result()>, std::chrono::milliseconds>> jobs;
   const auto per_process = opts.proc_read_timeout + opts.numa_maps_budget;
@@ -513,49 +471,104 @@ Capture capture(const sys::Sysroot& source, const Options& opts) {
   }
   for (auto* m : process_patterns)
     if (m->pattern == thread_stats) m->count = thread_stat_count;
+}
+
+// What only a live node has: the machine's architecture, the kernel log tail and perfgap-gpu's
+// NVML documents, each added to the patterns with its count.
+void capture_live_extras(const sys::Sysroot& source, const Options& opts, facts::Facts& facts, std::vector<Matched>& patterns, Capture& c) {
+  // The machine's own architecture name, for kernels without the kernel.arch sysctl: a
+  // replay must not have to guess it from cpuinfo.
+  struct utsname u {};
+  if (::uname(&u) == 0) {
+    c.entries.insert_or_assign("/.perfgap/uname-machine", Entry{Entry::file, std::string(u.machine) + "\n"});
+    patterns.push_back({"/.perfgap/uname-machine", "the machine's architecture (uname -m)", 1});
+  }
+  auto log = kernel_log_tail(source, opts.max_kernel_log_bytes);
+  Matched m{"/.perfgap/dmesg.txt", "the kernel log tail (/dev/kmsg, last " + mib(opts.max_kernel_log_bytes) + ")", 0};
+  if (log) {
+    c.entries.insert_or_assign("/.perfgap/dmesg.txt", Entry{Entry::file, std::move(*log)});
+    m.count = 1;
+  } else {
+    std::string why = log.error().reason();
+    if (log.error().err == EPERM || log.error().err == EACCES) why += " (kernel.dmesg_restrict: run as root)";
+    c.skipped.push_back({"/dev/kmsg", why + ": no kernel log captured"});
+  }
+  patterns.push_back(std::move(m));
+  // perfgap-gpu's documents (facts/gpu.hpp, both runs), which gpu.* replays under --root,
+  // or why there are none, so the replay says why rather than "not captured".
+  const auto& nvml = facts::nvml_samples(facts);
+  Matched n{facts::kNvmlFirstPath, std::string("perfgap-gpu's NVML documents (two runs") + (opts.nvml ? ", --nvml)" : ")"), 0};
+  if (nvml) {
+    c.entries.insert_or_assign(facts::kNvmlFirstPath, Entry{Entry::file, nvml->first.json});
+    n.count = 1;
+    if (nvml->second) {
+      c.entries.insert_or_assign(facts::kNvmlSecondPath, Entry{Entry::file, nvml->second->json});
+      ++n.count;
+    } else {
+      c.skipped.push_back({facts::kNvmlSecondPath, nvml->second_why});
+    }
+  } else {
+    c.entries.insert_or_assign(facts::kNvmlWhyPath, Entry{Entry::file, nvml.error() + "\n"});
+    c.skipped.push_back({facts::kNvmlFirstPath, nvml.error()});
+  }
+  patterns.push_back(std::move(n));
+}
+
+}  // namespace
+
+Capture capture(const sys::Sysroot& source, const Options& opts) {
+  const auto t0 = Clock::now();
+  Capture c;
+  c.live = source.is_live();
+  c.source_root = source.root();
+  c.started_at = sys::rfc3339_utc(std::time(nullptr));
+  if (auto h = source.read_value("/proc/sys/kernel/hostname"); h && !h->empty()) {
+    c.hostname = *h;
+  } else if (c.live) {
+    struct utsname u {};
+    if (::uname(&u) == 0) c.hostname = u.nodename;
+  }
+
+  // The training processes, found as check finds them (same facts layer, same bounds).
+  facts::Options fopts;
+  fopts.pids = opts.pids;
+  fopts.proc_read_timeout = opts.proc_read_timeout;
+  fopts.nvml = opts.nvml;
+  facts::Facts facts(source, fopts);
+  const auto& training = facts.training();
+  std::vector<std::string> pid_names;
+  for (const auto& p : training.procs) {
+    c.training_pids.push_back(p.pid);
+    pid_names.push_back(std::to_string(p.pid));
+  }
+  c.process_problems = training.problems;
+
+  WalkConfig config;
+  config.live = c.live;
+  config.max_file_bytes = opts.max_file_bytes;
+  config.numa_maps_budget = opts.numa_maps_budget;
+  config.proc_names = pid_names;
+
+  auto patterns = declared_patterns();
+  std::vector<Matched*> process_patterns;
+  {
+    Haul haul;
+    Walker walker(source, config, haul);
+    for (auto& m : patterns) {
+      if (facts::is_named_read(m.pattern)) continue;  // resolved below, with the node's settings
+      if (is_process_pattern(m.pattern)) process_patterns.push_back(&m);
+      else m.count = walker.expand(m.pattern);
+    }
+    merge(c, std::move(haul));
+  }
+
+  capture_processes(source, opts, config, pid_names, process_patterns, c);
 
   // Files no check can declare: the kernel log and the machine's architecture; then the
   // files the checks declare by placeholder.
   Haul extra;
   Walker walker(source, config, extra);
-  if (c.live) {
-    // The machine's own architecture name, for kernels without the kernel.arch sysctl: a
-    // replay must not have to guess it from cpuinfo.
-    struct utsname u {};
-    if (::uname(&u) == 0) {
-      c.entries.insert_or_assign("/.perfgap/uname-machine", Entry{Entry::file, std::string(u.machine) + "\n"});
-      patterns.push_back({"/.perfgap/uname-machine", "the machine's architecture (uname -m)", 1});
-    }
-    auto log = kernel_log_tail(source, opts.max_kernel_log_bytes);
-    Matched m{"/.perfgap/dmesg.txt", "the kernel log tail (/dev/kmsg, last " + mib(opts.max_kernel_log_bytes) + ")", 0};
-    if (log) {
-      c.entries.insert_or_assign("/.perfgap/dmesg.txt", Entry{Entry::file, std::move(*log)});
-      m.count = 1;
-    } else {
-      std::string why = log.error().reason();
-      if (log.error().err == EPERM || log.error().err == EACCES) why += " (kernel.dmesg_restrict: run as root)";
-      c.skipped.push_back({"/dev/kmsg", why + ": no kernel log captured"});
-    }
-    patterns.push_back(std::move(m));
-    // perfgap-gpu's documents (facts/gpu.hpp, both runs), which gpu.* replays under --root,
-    // or why there are none, so the replay says why rather than "not captured".
-    const auto& nvml = facts::nvml_samples(facts);
-    Matched n{facts::kNvmlFirstPath, std::string("perfgap-gpu's NVML documents (two runs") + (opts.nvml ? ", --nvml)" : ")"), 0};
-    if (nvml) {
-      c.entries.insert_or_assign(facts::kNvmlFirstPath, Entry{Entry::file, nvml->first.json});
-      n.count = 1;
-      if (nvml->second) {
-        c.entries.insert_or_assign(facts::kNvmlSecondPath, Entry{Entry::file, nvml->second->json});
-        ++n.count;
-      } else {
-        c.skipped.push_back({facts::kNvmlSecondPath, nvml->second_why});
-      }
-    } else {
-      c.entries.insert_or_assign(facts::kNvmlWhyPath, Entry{Entry::file, nvml.error() + "\n"});
-      c.skipped.push_back({facts::kNvmlFirstPath, nvml.error()});
-    }
-    patterns.push_back(std::move(n));
-  }
+  if (c.live) capture_live_extras(source, opts, facts, patterns, c);
   // Files declared by a placeholder (facts/reads.hpp: $NCCL_CONF_FILE, ~/.nccl.conf,
   // $NCCL_TOPO_FILE): the paths they name here, as check resolves them, each listed as a
   // pattern of its own after the placeholder (whose count is theirs together).

@@ -18,23 +18,11 @@ std::string state_path(int cpu, int index, std::string_view attr) {
   return fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle/state{}/{}", cpu, index, attr);
 }
 
-// ---- cpu.cstate.deep_idle ----------------------------------------------------------------
-std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
-  constexpr std::string_view id = "cpu.cstate.deep_idle";
-  const double deep_us = th.get("deep_latency_us");
-  if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
-  const auto& idle = f.cpuidle();
-  const auto& cmd = f.cmdline();
-  const auto& hyp = f.hypervisor();
-  const bool virt = hyp && hyp->virtualized;
-  const bool bare = hyp && !hyp->virtualized;
-  const std::string impact = "~4% training throughput: busy cores lose turbo headroom when idle siblings cannot sleep (3.0 GHz instead of 3.8 GHz in the public case)";
-  const std::string cmdline_fix = "Remove the idle cap (intel_idle.max_cstate=, processor.max_cstate=, idle=) from the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub), regenerate the boot config and reboot.";
-  const std::string bios_fix = "Allow deep C-states in the BIOS/BMC (C6 / 'Package C-State' not limited to C0/C1; on some vendors the 'Max Performance' profile also caps C-states: use a custom profile with C6 enabled and performance frequency).";
-
-  // Command-line signals, kept as evidence whatever the outcome.
+// The kernel command line's and intel_idle's caps on idle states, as evidence; `poll` is set
+// on idle=poll.
+std::vector<report::Evidence> deep_idle_cmdline_caps(const facts::Avail<parsers::KernelCmdline>& cmd, const facts::CpuIdle& idle,
+                                                     bool& poll) {
   std::vector<report::Evidence> caps;
-  bool poll = false;
   if (cmd) {
     if (auto v = cmd->value("idle")) {
       if (*v == "poll") poll = true;
@@ -50,6 +38,109 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   }
   if (idle.intel_max_cstate && *idle.intel_max_cstate <= 1)
     caps.push_back({"/sys/module/intel_idle/parameters/max_cstate", std::to_string(*idle.intel_max_cstate), std::string(">= 2")});
+  return caps;
+}
+
+// Per CPU: deep states exposed, and deep states enabled.
+struct DeepIdleScan {
+  parsers::CpuSet exposed, enabled, all_disabled;
+  std::optional<facts::IdleState> deepest_seen;
+  std::optional<std::pair<int, facts::IdleState>> unknown_latency;
+  int example_cpu = -1;
+};
+
+DeepIdleScan deep_idle_scan(const facts::CpuIdle& idle, double deep_us) {
+  DeepIdleScan r;
+  auto& [exposed, enabled, all_disabled, deepest_seen, unknown_latency, example_cpu] = r;
+  for (const auto& [cpu, states] : idle.per_cpu) {
+    bool any_deep = false, any_enabled = false;
+    for (const auto& s : states) {
+      if (!s.latency_us) {
+        if (!unknown_latency) unknown_latency.emplace(cpu, s);
+        continue;
+      }
+      if (!deepest_seen || *s.latency_us > *deepest_seen->latency_us) deepest_seen = s;
+      if (static_cast<double>(*s.latency_us) < deep_us) continue;
+      any_deep = true;
+      if (!s.disabled.value_or(false)) any_enabled = true;
+    }
+    if (any_deep) exposed.insert(cpu);
+    if (any_enabled) enabled.insert(cpu);
+    if (any_deep && !any_enabled) {
+      all_disabled.insert(cpu);
+      if (example_cpu < 0) example_cpu = cpu;
+    }
+  }
+  return r;
+}
+
+// A CPU's idle states with their exit latencies, for evidence.
+std::string deep_idle_state_list(const facts::CpuIdle& idle, int cpu) {
+  std::string s;
+  auto it = idle.per_cpu.find(cpu);
+  if (it == idle.per_cpu.end()) return s;
+  for (const auto& st : it->second)
+    s += fmt::format("{}{} ({} us{})", s.empty() ? "" : ", ", st.name,
+                     st.latency_us ? std::to_string(*st.latency_us) : "?",
+                     st.disabled.value_or(false) ? ", disabled" : "");
+  return s;
+}
+
+// CPUs whose every deep state is disabled: a problem, with one such CPU's states as evidence.
+void deep_idle_all_disabled(const facts::CpuIdle& idle, double deep_us, const parsers::CpuSet& all_disabled, int example_cpu, Finding& out,
+                            std::vector<std::string>& problems) {
+  if (all_disabled.empty()) return;
+  problems.push_back(fmt::format("every deep idle state is disabled on {} of {} CPUs", all_disabled.count(), idle.per_cpu.size()));
+  auto it = idle.per_cpu.find(example_cpu);
+  for (const auto& s : it->second)
+    if (s.latency_us && static_cast<double>(*s.latency_us) >= deep_us)
+      out.add(state_path(example_cpu, s.index, "disable"), fmt::format("1 ({}, {} us)", s.name, *s.latency_us), "0");
+  out.add("/sys/devices/system/cpu/cpu*/cpuidle (CPUs with all deep states disabled)", cpus_text(all_disabled));
+  out.fix = "Re-enable the states (`cpupower idle-set -E`, or echo 0 > /sys/devices/system/cpu/cpu*/cpuidle/stateN/disable) and remove whatever disabled them (a tuned profile, a cpupower service, a job prolog).";
+}
+
+// The shallowest enabled deep state is what a PM QoS request must let through: a request below
+// it is a problem, and /dev/cpu_dma_latency is evidence either way.
+void deep_idle_pm_qos(const facts::CpuIdle& idle, double deep_us, Finding& out, std::vector<std::string>& problems) {
+  std::optional<std::uint64_t> min_deep;
+  std::string min_deep_name;
+  for (const auto& [cpu, states] : idle.per_cpu)
+    for (const auto& s : states)
+      if (s.latency_us && static_cast<double>(*s.latency_us) >= deep_us && !s.disabled.value_or(false) &&
+          (!min_deep || *s.latency_us < *min_deep)) {
+        min_deep = *s.latency_us;
+        min_deep_name = s.name;
+      }
+  if (idle.pm_qos_us && min_deep && *idle.pm_qos_us >= 0 && static_cast<std::uint64_t>(*idle.pm_qos_us) < *min_deep) {
+    problems.push_back(fmt::format("a PM QoS request limits exit latency to {} us, below {}'s {} us", *idle.pm_qos_us, min_deep_name, *min_deep));
+    out.add("/dev/cpu_dma_latency", fmt::format("{} us", *idle.pm_qos_us), fmt::format(">= {} us (no request: {})", *min_deep, kPmQosDefault));
+    if (idle.tuned_profile) out.add("/etc/tuned/active_profile", *idle.tuned_profile);
+    auto qos_fix = "Find the holder of /dev/cpu_dma_latency (`fuser -v /dev/cpu_dma_latency`; tuned's latency-performance and network-latency profiles set force_latency) and release or relax it, e.g. `tuned-adm profile throughput-performance`.";
+    out.fix = out.fix.empty() ? qos_fix : out.fix + " " + qos_fix;
+  } else if (idle.pm_qos_us) {
+    out.add("/dev/cpu_dma_latency", *idle.pm_qos_us == kPmQosDefault ? std::string("no request") : fmt::format("{} us", *idle.pm_qos_us));
+  } else {
+    out.add("/dev/cpu_dma_latency", "unknown: " + idle.pm_qos_reason);
+  }
+}
+
+// ---- cpu.cstate.deep_idle ----------------------------------------------------------------
+std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
+  constexpr std::string_view id = "cpu.cstate.deep_idle";
+  const double deep_us = th.get("deep_latency_us");
+  if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
+  const auto& idle = f.cpuidle();
+  const auto& cmd = f.cmdline();
+  const auto& hyp = f.hypervisor();
+  const bool virt = hyp && hyp->virtualized;
+  const bool bare = hyp && !hyp->virtualized;
+  const std::string impact = "~4% training throughput: busy cores lose turbo headroom when idle siblings cannot sleep (3.0 GHz instead of 3.8 GHz in the public case)";
+  const std::string cmdline_fix = "Remove the idle cap (intel_idle.max_cstate=, processor.max_cstate=, idle=) from the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub), regenerate the boot config and reboot.";
+  const std::string bios_fix = "Allow deep C-states in the BIOS/BMC (C6 / 'Package C-State' not limited to C0/C1; on some vendors the 'Max Performance' profile also caps C-states: use a custom profile with C6 enabled and performance frequency).";
+
+  // Command-line signals, kept as evidence whatever the outcome.
+  bool poll = false;
+  const std::vector<report::Evidence> caps = deep_idle_cmdline_caps(cmd, idle, poll);
 
   auto with_caps = [&](Finding out) {
     for (auto& e : caps) out.evidence.push_back(e);
@@ -80,40 +171,9 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   }
 
   // Per CPU: deep states exposed, and deep states enabled.
-  parsers::CpuSet exposed, enabled, all_disabled;
-  std::optional<facts::IdleState> deepest_seen;
-  std::optional<std::pair<int, facts::IdleState>> unknown_latency;
-  int example_cpu = -1;
-  for (const auto& [cpu, states] : idle.per_cpu) {
-    bool any_deep = false, any_enabled = false;
-    for (const auto& s : states) {
-      if (!s.latency_us) {
-        if (!unknown_latency) unknown_latency.emplace(cpu, s);
-        continue;
-      }
-      if (!deepest_seen || *s.latency_us > *deepest_seen->latency_us) deepest_seen = s;
-      if (static_cast<double>(*s.latency_us) < deep_us) continue;
-      any_deep = true;
-      if (!s.disabled.value_or(false)) any_enabled = true;
-    }
-    if (any_deep) exposed.insert(cpu);
-    if (any_enabled) enabled.insert(cpu);
-    if (any_deep && !any_enabled) {
-      all_disabled.insert(cpu);
-      if (example_cpu < 0) example_cpu = cpu;
-    }
-  }
+  auto [exposed, enabled, all_disabled, deepest_seen, unknown_latency, example_cpu] = deep_idle_scan(idle, deep_us);
 
-  auto state_list = [&](int cpu) {
-    std::string s;
-    auto it = idle.per_cpu.find(cpu);
-    if (it == idle.per_cpu.end()) return s;
-    for (const auto& st : it->second)
-      s += fmt::format("{}{} ({} us{})", s.empty() ? "" : ", ", st.name,
-                       st.latency_us ? std::to_string(*st.latency_us) : "?",
-                       st.disabled.value_or(false) ? ", disabled" : "");
-    return s;
-  };
+  auto state_list = [&](int cpu) { return deep_idle_state_list(idle, cpu); };
   const int first_cpu = idle.per_cpu.begin()->first;
 
   if (exposed.empty() && unknown_latency) {
@@ -164,36 +224,8 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   std::vector<Finding> result;
   Finding out = with_caps(core::finding(id, layer::cpu_power, Status::pass, ""));
   std::vector<std::string> problems;
-  if (!all_disabled.empty()) {
-    problems.push_back(fmt::format("every deep idle state is disabled on {} of {} CPUs", all_disabled.count(), idle.per_cpu.size()));
-    auto it = idle.per_cpu.find(example_cpu);
-    for (const auto& s : it->second)
-      if (s.latency_us && static_cast<double>(*s.latency_us) >= deep_us)
-        out.add(state_path(example_cpu, s.index, "disable"), fmt::format("1 ({}, {} us)", s.name, *s.latency_us), "0");
-    out.add("/sys/devices/system/cpu/cpu*/cpuidle (CPUs with all deep states disabled)", cpus_text(all_disabled));
-    out.fix = "Re-enable the states (`cpupower idle-set -E`, or echo 0 > /sys/devices/system/cpu/cpu*/cpuidle/stateN/disable) and remove whatever disabled them (a tuned profile, a cpupower service, a job prolog).";
-  }
-  // The shallowest enabled deep state is what a PM QoS request must let through.
-  std::optional<std::uint64_t> min_deep;
-  std::string min_deep_name;
-  for (const auto& [cpu, states] : idle.per_cpu)
-    for (const auto& s : states)
-      if (s.latency_us && static_cast<double>(*s.latency_us) >= deep_us && !s.disabled.value_or(false) &&
-          (!min_deep || *s.latency_us < *min_deep)) {
-        min_deep = *s.latency_us;
-        min_deep_name = s.name;
-      }
-  if (idle.pm_qos_us && min_deep && *idle.pm_qos_us >= 0 && static_cast<std::uint64_t>(*idle.pm_qos_us) < *min_deep) {
-    problems.push_back(fmt::format("a PM QoS request limits exit latency to {} us, below {}'s {} us", *idle.pm_qos_us, min_deep_name, *min_deep));
-    out.add("/dev/cpu_dma_latency", fmt::format("{} us", *idle.pm_qos_us), fmt::format(">= {} us (no request: {})", *min_deep, kPmQosDefault));
-    if (idle.tuned_profile) out.add("/etc/tuned/active_profile", *idle.tuned_profile);
-    auto qos_fix = "Find the holder of /dev/cpu_dma_latency (`fuser -v /dev/cpu_dma_latency`; tuned's latency-performance and network-latency profiles set force_latency) and release or relax it, e.g. `tuned-adm profile throughput-performance`.";
-    out.fix = out.fix.empty() ? qos_fix : out.fix + " " + qos_fix;
-  } else if (idle.pm_qos_us) {
-    out.add("/dev/cpu_dma_latency", *idle.pm_qos_us == kPmQosDefault ? std::string("no request") : fmt::format("{} us", *idle.pm_qos_us));
-  } else {
-    out.add("/dev/cpu_dma_latency", "unknown: " + idle.pm_qos_reason);
-  }
+  deep_idle_all_disabled(idle, deep_us, all_disabled, example_cpu, out, problems);
+  deep_idle_pm_qos(idle, deep_us, out, problems);
   auto deepest = facts::deepest_enabled_state(idle);
   // Every online CPU is judged: CPUs whose states have no deep one, and CPUs not read at all.
   parsers::CpuSet lacking;

@@ -28,6 +28,30 @@ constexpr std::string_view kNoPorts = "no RDMA ports (/sys/class/infiniband abse
 
 std::string per_hour(double v) { return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
 
+// Why a port's counters cannot be judged at all, if they cannot.
+std::optional<std::string> ib_port_unreadable(const facts::RdmaPortCounters& port) {
+  if (!port.has_counters && !port.has_hw_counters)
+    return port.counters_error.empty() ? port.dir + "/counters and hw_counters absent" : port.counters_error;
+  if (port.values.empty()) return port.unreadable.empty() ? "none of the judged counters present in " + port.dir : port.unreadable.front();
+  return std::nullopt;
+}
+
+// The PortCounters of the catalogue this port does not give, and those of them a bad link moves
+// first (symbol_error, port_rcv_errors); returns how many PortCounters the catalogue has.
+std::size_t ib_port_counters_not_read(const facts::RdmaPortCounters& port, std::vector<std::string>& not_read,
+                                      std::vector<std::string>& core_missing) {
+  std::size_t port_counters = 0;
+  for (const auto& c : facts::rdma_counter_catalogue()) {
+    if (!sys::starts_with(c.name, "counters/")) continue;
+    ++port_counters;
+    if (port.values.count(c.name)) continue;
+    const auto shortname = std::string(c.name.substr(c.name.find('/') + 1));
+    not_read.push_back(shortname);
+    if (shortname == "symbol_error" || shortname == "port_rcv_errors") core_missing.push_back(shortname);
+  }
+  return port_counters;
+}
+
 }  // namespace
 }  // namespace ib_counter_checks
 
@@ -47,15 +71,9 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
     const IbPortContext ctx = ctx_it == ports.end() ? IbPortContext{} : ctx_it->second;
     std::string name = fnd.subject;
     if (!ctx.bdf.empty()) name += " (" + ctx.bdf + (ctx.gpus.empty() ? "" : ", " + ctx.gpus) + ")";
-    if (!port.has_counters && !port.has_hw_counters) {
+    if (auto why = ib_port_unreadable(port)) {
       fnd.status = Status::skip;
-      fnd.title = "counters not readable: " + (port.counters_error.empty() ? port.dir + "/counters and hw_counters absent" : port.counters_error);
-      out.push_back(std::move(fnd));
-      continue;
-    }
-    if (port.values.empty()) {
-      fnd.status = Status::skip;
-      fnd.title = "counters not readable: " + (port.unreadable.empty() ? "none of the judged counters present in " + port.dir : port.unreadable.front());
+      fnd.title = "counters not readable: " + *why;
       out.push_back(std::move(fnd));
       continue;
     }
@@ -116,15 +134,7 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
     // The PortCounters this port does not give (an old driver, a partial tree): named, and the
     // verdict says it stands on the others only.
     std::vector<std::string> not_read, core_missing;
-    std::size_t port_counters = 0;
-    for (const auto& c : facts::rdma_counter_catalogue()) {
-      if (!sys::starts_with(c.name, "counters/")) continue;
-      ++port_counters;
-      if (port.values.count(c.name)) continue;
-      const auto shortname = std::string(c.name.substr(c.name.find('/') + 1));
-      not_read.push_back(shortname);
-      if (shortname == "symbol_error" || shortname == "port_rcv_errors") core_missing.push_back(shortname);
-    }
+    const std::size_t port_counters = ib_port_counters_not_read(port, not_read, core_missing);
     if (!not_read.empty()) fnd.add(port.dir + "/counters", fmt::format("not present: {}", fmt::join(not_read, ", ")));
     const auto link_rate = hours > 0 ? std::optional<double>(link_total / hours) : std::nullopt;
     const auto transport_rate = hours > 0 ? std::optional<double>(transport_total / hours) : std::nullopt;
