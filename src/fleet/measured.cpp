@@ -498,6 +498,7 @@ std::vector<report::Finding> job_ranks(const std::vector<NodeReport>& measured, 
   // ---- fleet.job_ranks: per node
   std::map<std::string, std::vector<const JobRank*>> by_node;
   for (const auto& jr : ranks) by_node[jr.node].push_back(&jr);
+  out.reserve(by_node.size() + 1);  // a finding per node, then fleet.waits_on
   for (const auto& [node, rs] : by_node) out.push_back(job_ranks_node_finding(node, rs, checks));
 
   // ---- fleet.waits_on: the job
