@@ -187,7 +187,7 @@ struct Tried {
   std::vector<std::string> evidence;
   bool shown = true;  // said even when it saves little (else only when it saves 1% of the step)
   PipelineChange pchange{};  // the change for a pipeline's replay
-  std::string skip_why;      // not replayed: the traces cannot decide it (a skip finding says why)
+  std::string skip_why{};    // not replayed: the traces cannot decide it (a skip finding says why)
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
