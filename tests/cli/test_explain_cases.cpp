@@ -378,6 +378,28 @@ TEST_F(ExplainCases, InspectorLateRankIsMeasuredWithAProfilesCollectivesPerStep)
   EXPECT_NE(why.find("a profile of one rank of the job"), std::string::npos) << why;
 }
 
+// A pipeline's whatif report: whatif.stage measures pipeline_stage_imbalance (basis what-if),
+// and whatif.launch, a bound on the host's causes and here a skip (no launch calls), is never a
+// step of its own. The generator's schedule gives the step and the balanced step.
+TEST_F(ExplainCases, PipelineStageIsAMeasuredCauseAndLaunchesAreNone) {
+  perfgap::gen::PipelineSpec spec;
+  spec.one_f_one_b = true;
+  spec.slow_stage = 2;
+  perfgap::gen::PipelineAnswer answer;
+  const auto s = perfgap::gen::pipeline_job(spec, &answer);
+  const std::string dir = out_.path() + "/pipe";
+  for (std::size_t r = 0; r < s.gpus.size(); ++r)
+    perfgap::fixture::write_in(out_, "pipe/rank" + std::to_string(r) + ".json", perfgap::gen::kineto_json(s, r, static_cast<int>(r)));
+  const auto wi = save("pipe-whatif.json", {"whatif", dir, "--format", "json"}, 0);
+  const std::vector<std::string> args{"explain", "--reference", std::to_string(answer.balanced_step_ms), "--measured",
+                                      std::to_string(answer.step_ms), wi};
+  auto j = json_report(PERFGAP_BINARY, args, 1);
+  const auto& b = perfgap::fixture::required_finding(j, "gap.budget");
+  EXPECT_DOUBLE_EQ(m(b, "step.pipeline_stage_imbalance.what_if"), 1) << b.dump(1);
+  EXPECT_EQ(b["metrics"].count("step.whatif.launch.estimate_pct"), 0u) << b.dump(1);
+  adds_up(b, args);
+}
+
 // Issue 40: a whatif report is the job's own measurement. Rank 5 of 8 computes 20 ms longer: the
 // step is 83.2 ms against 63.2 ms without it. With the analyze report of the same traces the
 // straggler is one cause (profile.straggler and whatif.rank), its basis what-if: the replayed
