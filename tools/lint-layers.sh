@@ -9,7 +9,7 @@ set -uo pipefail
 src=${1:-"$(dirname "$0")/../src"}
 [ -d "$src" ] || { echo "lint-layers: $src: not a directory" >&2; exit 2; }
 layers=(sys parsers report compare facts core profile analyzers checks probe snapshot sweep history
-        fleet node analyze slurm cli static gpu_helper collbench)
+        fleet node tool_outputs slurm cli static gpu_helper collbench)
 declare -A rank
 for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 

@@ -31,7 +31,7 @@ namespace perfgap::analyzers {
 
 using report::Finding;
 
-// An `error` finding for an input of `kind` (analyze/registry) that could not be used at all:
+// An `error` finding for an input of `kind` (tool_outputs/registry) that could not be used at all:
 // the kind's main id and layer, so a fleet sees it where the kind's findings would be.
 Finding unusable_input(std::string_view kind, std::string_view layer, std::string_view main_id, const std::string& source, const std::string& why);
 // One `error` finding listing the lines of a usable input that could not be read (none when

@@ -1,10 +1,10 @@
-// perfgap analyze KIND FILE...: the registry's KIND (analyze/registry) reads the inputs and calls its analyzer.
+// perfgap analyze KIND FILE...: the registry's KIND (tool_outputs/registry) reads the inputs and calls its analyzer.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
 
-#include "analyze/registry.hpp"
+#include "tool_outputs/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
@@ -19,16 +19,16 @@ struct AnalyzeArgs {
   std::string format;  // "" = text
   std::string output;
   bool verbose = false;
-  analyze::Request request;  // the inputs and every kind's options (analyze/registry.hpp)
+  tool_outputs::Request request;  // the inputs and every kind's options (tool_outputs/registry.hpp)
 };
 
 int run_analyze(const AnalyzeArgs& a) {
-  const auto* analyzer = analyze::find(a.kind);
-  if (!analyzer) throw UsageError(fmt::format("unknown analyze KIND '{}' (one of: {})", a.kind, analyze::kind_list()));
+  const auto* analyzer = tool_outputs::find(a.kind);
+  if (!analyzer) throw UsageError(fmt::format("unknown analyze KIND '{}' (one of: {})", a.kind, tool_outputs::kind_list()));
   const auto format = chosen_format(a.format);
   if (std::find(analyzer->formats.begin(), analyzer->formats.end(), format) == analyzer->formats.end())
     throw UsageError(fmt::format("analyze {} does not render --format {}", a.kind, report::format_name(format)));
-  auto result = analyze::run(*analyzer, a.request);
+  auto result = tool_outputs::run(*analyzer, a.request);
   if (!result) throw UsageError(result.error());
   // An input that could not be used (an `error` finding naming it): the answer covers only part
   // of what was given (a job's rank missing), which a script must notice as it notices a fail.
@@ -42,14 +42,14 @@ int run_analyze(const AnalyzeArgs& a) {
 CommandRunner add_analyze_command(CLI::App& app) {
   auto args = std::make_shared<AnalyzeArgs>();
   auto& a = *args;
-  // The kinds, their inputs and formats: the registry (analyze/registry.cpp).
-  auto* cmd = app.add_subcommand("analyze", fmt::format("Turn profiler or benchmark outputs into findings (KIND: {})", analyze::kind_list()));
+  // The kinds, their inputs and formats: the registry (tool_outputs/registry.cpp).
+  auto* cmd = app.add_subcommand("analyze", fmt::format("Turn profiler or benchmark outputs into findings (KIND: {})", tool_outputs::kind_list()));
   std::string kinds_help;
-  for (const auto& k : analyze::analyzers()) kinds_help += fmt::format("{}{}: {}", kinds_help.empty() ? "" : "; ", k.kind, k.reads);
+  for (const auto& k : tool_outputs::analyzers()) kinds_help += fmt::format("{}{}: {}", kinds_help.empty() ? "" : "; ", k.kind, k.reads);
   cmd->add_option("kind", a.kind, kinds_help)->required();
   cmd->add_option("files", a.request.files, "Input files (several: each is read; an unusable one becomes an error finding; nccl-inspector: also directories of the plugin's .log files)")->required();
   std::vector<report::Format> formats;
-  for (const auto& k : analyze::analyzers())
+  for (const auto& k : tool_outputs::analyzers())
     for (auto f : k.formats)
       if (std::find(formats.begin(), formats.end(), f) == formats.end()) formats.push_back(f);
   add_format_option(cmd, a.format, formats,

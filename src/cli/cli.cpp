@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analyze/registry.hpp"
+#include "tool_outputs/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/suggest.hpp"
@@ -77,7 +77,7 @@ std::string explain_parse_error(const CLI::App& app, const std::vector<std::stri
   }
   if (first == "analyze" && dynamic_cast<const CLI::RequiredError*>(&e)) {
     std::vector<std::string> kinds;
-    for (const auto& k : analyze::analyzers()) kinds.emplace_back(k.kind);
+    for (const auto& k : tool_outputs::analyzers()) kinds.emplace_back(k.kind);
     std::string kind;
     for (std::size_t i = 1; i < args.size() && kind.empty(); ++i)
       if (!args[i].empty() && args[i][0] != '-') kind = args[i];

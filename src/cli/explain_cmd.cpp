@@ -1,11 +1,11 @@
 // perfgap explain --reference R --measured M REPORT...: the measured gap (gap's reading of R and
 // M) and the fail/warn findings of the reports (compare's report reader), as a budget against
-// the knowledge base (analyze/explain: gap.budget, analyzers/budget.hpp).
+// the knowledge base (tool_outputs/explain: gap.budget, analyzers/budget.hpp).
 #include <fmt/format.h>
 
 #include <memory>
 
-#include "analyze/explain.hpp"
+#include "tool_outputs/explain.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
@@ -23,7 +23,7 @@ struct ExplainArgs {
 };
 
 int run_explain(const ExplainArgs& a) {
-  auto result = analyze::explain({.reference = a.reference, .measured = a.measured, .reports = a.reports, .kb_dirs = a.kb_dirs,
+  auto result = tool_outputs::explain({.reference = a.reference, .measured = a.measured, .reports = a.reports, .kb_dirs = a.kb_dirs,
                                   .threshold = a.threshold, .warmup = a.warmup});
   if (!result) throw UsageError(result.error());
   return emit_report("explain", result->inputs, std::move(result->findings), chosen_format(a.format), a.output, a.verbose);

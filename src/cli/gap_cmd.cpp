@@ -1,10 +1,10 @@
-// perfgap gap --reference R --measured M: the run scored against the reference (analyze::score_gap).
+// perfgap gap --reference R --measured M: the run scored against the reference (tool_outputs::score_gap).
 #include <fmt/format.h>
 
 #include <memory>
 #include <optional>
 
-#include "analyze/gap.hpp"
+#include "tool_outputs/gap.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
@@ -24,7 +24,7 @@ struct GapArgs {
 };
 
 int run_gap(const GapArgs& a) {
-  auto score = analyze::score_gap(a.reference, a.measured, a.threshold, a.warmup);
+  auto score = tool_outputs::score_gap(a.reference, a.measured, a.threshold, a.warmup);
   if (!score) throw UsageError(score.error());
   return emit_report("gap", score->inputs, std::move(score->findings), chosen_format(a.format), a.output, a.verbose);
 }

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "analyze/registry.hpp"
+#include "tool_outputs/registry.hpp"
 #include "analyzers/profile_job.hpp"
 #include "cli/commands.hpp"
 #include "cli/errors.hpp"
@@ -17,17 +17,17 @@ namespace {
 
 struct WhatifArgs {
   std::string kind;  // nsys|kineto; empty: from the inputs
-  analyze::Request request;
+  tool_outputs::Request request;
   analyzers::WhatifOptions options;
   std::string format, output;
   bool verbose = false;
 };
 
 int run_whatif(const WhatifArgs& a) {
-  const std::string kind = a.kind.empty() ? analyze::profile_kind_of(a.request.files) : a.kind;
-  const auto* analyzer = analyze::find(kind);
+  const std::string kind = a.kind.empty() ? tool_outputs::profile_kind_of(a.request.files) : a.kind;
+  const auto* analyzer = tool_outputs::find(kind);
   if (!analyzer) throw UsageError(fmt::format("whatif: unknown --kind '{}' (kineto or nsys)", kind));
-  auto result = analyze::whatif(*analyzer, a.request, a.options);
+  auto result = tool_outputs::whatif(*analyzer, a.request, a.options);
   if (!result) throw UsageError("whatif: " + result.error());
   // As analyze: an unusable rank (an error finding) leaves the answer partial, exit 1.
   const bool unusable = std::any_of(result->findings.begin(), result->findings.end(), [](const report::Finding& f) { return f.status == report::Status::error; });

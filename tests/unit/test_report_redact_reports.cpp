@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyze/registry.hpp"
+#include "tool_outputs/registry.hpp"
 #include "core/check.hpp"
 #include "core/config.hpp"
 #include "core/runner.hpp"
@@ -136,12 +136,12 @@ TEST(RedactReports, EveryAnalyzerOverTheSharedCapturesComesOutUnchanged) {
   if (!fs::is_directory(shared / "fixtures")) GTEST_SKIP() << "no shared fixtures at " << shared;
   int runs = 0;
   auto analyze = [&](const std::string& kind, const std::vector<std::string>& files, const std::string& reference = "") {
-    const auto* a = analyze::find(kind);
+    const auto* a = tool_outputs::find(kind);
     ASSERT_NE(a, nullptr) << kind;
-    analyze::Request req;
+    tool_outputs::Request req;
     req.files = files;
     req.reference = reference;
-    auto r = analyze::run(*a, req);
+    auto r = tool_outputs::run(*a, req);
     if (!r) return;  // a capture the kind refuses whole (its own tests say why): no report to redact
     expect_nothing_hidden_but_credentials(r->findings, kind + " " + files.front());
     ++runs;

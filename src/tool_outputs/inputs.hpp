@@ -16,7 +16,7 @@
 #include "parsers/profile.hpp"
 #include "sys/named_file.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 
 // A text input (a file, or - for standard input) parsed as it is read, block by block, so
 // memory is one block plus the parser's model, whatever the input's size. A file named *.gz is
@@ -67,4 +67,4 @@ bool looks_like_milliseconds(const std::string& arg);
 // when the number is not positive.
 tl::expected<std::optional<double>, std::string> milliseconds_argument(const char* opt, const std::string& arg);
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 
-#include "analyze/inputs.hpp"
-#include "analyze/kinds.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 #include "fleet/inputs.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 tl::expected<Result, std::string> run_nccl_tests(const Analyzer& an, const Request& r) {
   if (auto ok = reference_is_a_file(an, r, "run's output"); !ok) return tl::unexpected(ok.error());
@@ -101,4 +101,4 @@ tl::expected<Result, std::string> run_nccl_inspector(const Analyzer& an, const R
   return c.finish(files);
 }
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail

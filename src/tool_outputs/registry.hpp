@@ -18,7 +18,7 @@ namespace perfgap::analyzers {
 struct WhatifOptions;
 }
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 
 // What `perfgap analyze` was asked, every kind's options together (each kind reads its own;
 // options given to a kind that does not list them are refused before it runs).
@@ -87,4 +87,4 @@ tl::expected<Result, std::string> whatif(const Analyzer& analyzer, const Request
 // .qdrep) or directories holding only those, else "kineto".
 std::string profile_kind_of(const std::vector<std::string>& inputs);
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

@@ -1,9 +1,9 @@
 // analyze nvidia-smi: -q -x and topo -m captures -> the gpu.* rules.
-#include "analyze/inputs.hpp"
-#include "analyze/kinds.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 // Read together: a GPU in two -q -x captures has the growth of its counters judged.
 tl::expected<Result, std::string> run_nvidia_smi(const Analyzer& an, const Request& r) {
@@ -15,4 +15,4 @@ tl::expected<Result, std::string> run_nvidia_smi(const Analyzer& an, const Reque
   return std::move(kept->result);
 }
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail

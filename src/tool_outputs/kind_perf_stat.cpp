@@ -1,11 +1,11 @@
 // analyze perf-stat: perf stat output (text, -x CSV, -j JSON), its TLB figures against a
 // reference run's, with the ratios of the knowledge base (data/kb/reference_ratios.yaml).
-#include "analyze/inputs.hpp"
-#include "analyze/kinds.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 #include "core/kb.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 tl::expected<Result, std::string> run_perf_stat(const Analyzer& an, const Request& r) {
   if (auto ok = reference_is_a_file(an, r, "perf stat output"); !ok) return tl::unexpected(ok.error());
@@ -29,4 +29,4 @@ tl::expected<Result, std::string> run_perf_stat(const Analyzer& an, const Reques
   });
 }
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail

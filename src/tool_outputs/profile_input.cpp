@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "analyze/inputs.hpp"
+#include "tool_outputs/inputs.hpp"
 #include "parsers/gunzip.hpp"
 #include "sys/executable.hpp"
 #include "sys/named_file.hpp"
@@ -16,7 +16,7 @@
 #include "sys/process.hpp"
 #include "sys/stop_signals.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 namespace {
 
 bool ends_with(const std::string& s, const char* suffix) {
@@ -127,4 +127,4 @@ tl::expected<parsers::Profile, std::string> read_profile(std::string_view kind, 
   return std::move(*p);
 }
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

@@ -1,9 +1,9 @@
 // analyze turbostat and numastat: the host's CPU frequency and NUMA placement tools.
-#include "analyze/inputs.hpp"
-#include "analyze/kinds.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 tl::expected<Result, std::string> run_turbostat(const Analyzer& an, const Request& r) {
   return each_input(an, r, [&](const std::string& file, Collected& c) -> std::optional<std::string> {
@@ -23,4 +23,4 @@ tl::expected<Result, std::string> run_numastat(const Analyzer& an, const Request
   });
 }
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail

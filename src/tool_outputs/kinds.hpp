@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "analyze/inputs.hpp"
-#include "analyze/registry.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/registry.hpp"
 #include "analyzers/profile_job.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 // The findings of one run, an `error` finding for each input that could not be used.
 struct Collected {
@@ -90,4 +90,4 @@ bool is_profile_name(std::string_view kind, std::string_view name);
 tl::expected<Result, std::string> run_whatif(const Analyzer& an, const Request& r, const analyzers::WhatifOptions& w);
 tl::expected<Result, std::string> run_nvidia_smi(const Analyzer& an, const Request& r);
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail

@@ -8,8 +8,8 @@
 #include <set>
 #include <thread>
 
-#include "analyze/inputs.hpp"
-#include "analyze/kinds.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 #include "analyzers/profile_job.hpp"
 #include "core/kb.hpp"
@@ -19,7 +19,7 @@
 #include "sys/output.hpp"
 #include "parsers/nccl_tests.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 namespace {
 // A job's rank files read together (docs/ANALYZE.md, cross-rank).
@@ -196,9 +196,9 @@ tl::expected<Result, std::string> run_whatif(const Analyzer& an, const Request& 
   });
 }
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 
 tl::expected<Result, std::string> whatif(const Analyzer& analyzer, const Request& request, const analyzers::WhatifOptions& w) {
   return detail::run_whatif(analyzer, request, w);
@@ -218,4 +218,4 @@ std::string profile_kind_of(const std::vector<std::string>& inputs) {
   return !found("kineto") && found("nsys") ? "nsys" : "kineto";
 }
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

@@ -1,9 +1,9 @@
 // analyze perf: perf report/script text or perf.data -> perf.smmu_cmdq, perf.hot_kernel, perf.summary.
-#include "analyze/inputs.hpp"
-#include "analyze/kinds.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 tl::expected<Result, std::string> run_perf(const Analyzer& an, const Request& r) {
   KernelNames kernel_names;
@@ -17,4 +17,4 @@ tl::expected<Result, std::string> run_perf(const Analyzer& an, const Request& r)
   });
 }
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail

@@ -1,11 +1,11 @@
-#include "analyze/inputs.hpp"
+#include "tool_outputs/inputs.hpp"
 
 #include <fmt/format.h>
 
 #include "parsers/gunzip.hpp"
 #include "parsers/tool_text.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 namespace {
 
 std::optional<double> number_of_ms(std::string_view v) {
@@ -88,4 +88,4 @@ tl::expected<std::optional<double>, std::string> milliseconds_argument(const cha
   return n;
 }
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

@@ -11,7 +11,7 @@
 
 #include "report/model.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 
 inline constexpr const char* kSystemKbDir = "/etc/perfgap/kb.d";
 
@@ -32,4 +32,4 @@ struct ExplainResult {
 // usable report.
 tl::expected<ExplainResult, std::string> explain(const ExplainRequest& request);
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

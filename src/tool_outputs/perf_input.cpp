@@ -8,13 +8,13 @@
 #include <optional>
 #include <utility>
 
-#include "analyze/inputs.hpp"
+#include "tool_outputs/inputs.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/named_file.hpp"
 #include "sys/paths.hpp"
 #include "sys/sysroot.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 namespace {
 
 const parsers::Kallsyms* kernel_names_for(KernelNames& kn, const parsers::PerfData& d, std::string& source) {
@@ -117,4 +117,4 @@ tl::expected<parsers::PerfProfile, std::string> read_perf_input(const std::strin
   return parsers::perf_data_profile(*d, ks, source);
 }
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

@@ -1,11 +1,11 @@
 // analyze steps: training step logs against a reference (a step log or milliseconds per iteration).
 #include <fmt/format.h>
 
-#include "analyze/inputs.hpp"
-#include "analyze/kinds.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 tl::expected<Result, std::string> run_steps(const Analyzer& an, const Request& r) {
   std::optional<std::size_t> warmup;
@@ -43,4 +43,4 @@ tl::expected<Result, std::string> run_steps(const Analyzer& an, const Request& r
   });
 }
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail

@@ -1,12 +1,12 @@
-#include "analyze/registry.hpp"
+#include "tool_outputs/registry.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "analyze/kinds.hpp"
+#include "tool_outputs/kinds.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 namespace {
 
 using report::Format;
@@ -98,4 +98,4 @@ tl::expected<Result, std::string> run(const Analyzer& analyzer, const Request& r
   return analyzer.run(analyzer, request);
 }
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

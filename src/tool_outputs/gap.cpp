@@ -1,11 +1,11 @@
-#include "analyze/gap.hpp"
+#include "tool_outputs/gap.hpp"
 
 #include <fmt/format.h>
 
-#include "analyze/inputs.hpp"
+#include "tool_outputs/inputs.hpp"
 #include "analyzers/analyzers.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 namespace {
 
 struct GapSide {
@@ -65,4 +65,4 @@ tl::expected<GapScore, std::string> score_gap(const std::string& reference, cons
   return out;
 }
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

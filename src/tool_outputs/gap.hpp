@@ -10,7 +10,7 @@
 
 #include "report/model.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 
 struct GapScore {
   std::vector<report::Finding> findings;  // steps.gap, steps.tail, damaged lines of the logs
@@ -19,4 +19,4 @@ struct GapScore {
 // Bad arguments or unusable logs: the error (exit 2).
 tl::expected<GapScore, std::string> score_gap(const std::string& reference, const std::string& measured, double threshold, std::optional<long> warmup);
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs

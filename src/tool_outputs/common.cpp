@@ -1,13 +1,13 @@
 // What the kinds share: collecting findings and unusable inputs, the busbw basis, --reference checks.
 #include <fmt/format.h>
 
-#include "analyze/inputs.hpp"
-#include "analyze/kinds.hpp"
+#include "tool_outputs/inputs.hpp"
+#include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
 #include "compare/compare.hpp"
 #include "sys/paths.hpp"
 
-namespace perfgap::analyze::detail {
+namespace perfgap::tool_outputs::detail {
 
 namespace {
 // A check report is a few hundred KiB; a fleet-sized one is not a node report.
@@ -73,4 +73,4 @@ tl::expected<void, std::string> reference_is_a_file(const Analyzer& an, const Re
   return {};
 }
 
-}  // namespace perfgap::analyze::detail
+}  // namespace perfgap::tool_outputs::detail

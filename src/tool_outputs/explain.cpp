@@ -1,13 +1,13 @@
-#include "analyze/explain.hpp"
+#include "tool_outputs/explain.hpp"
 
 #include <fmt/format.h>
 
-#include "analyze/gap.hpp"
+#include "tool_outputs/gap.hpp"
 #include "analyzers/budget.hpp"
 #include "compare/compare.hpp"
 #include "core/kb.hpp"
 
-namespace perfgap::analyze {
+namespace perfgap::tool_outputs {
 namespace {
 
 // As analyze does with several inputs: an unusable report is an error finding, the rest are read.
@@ -74,4 +74,4 @@ tl::expected<ExplainResult, std::string> explain(const ExplainRequest& a) {
   return out;
 }
 
-}  // namespace perfgap::analyze
+}  // namespace perfgap::tool_outputs
