@@ -53,7 +53,7 @@ int learn(const LearnArgs& a) {
 
 CommandRunner add_expect_command(CLI::App& app) {
   auto args = std::make_shared<LearnArgs>();
-  auto* l = app.add_subcommand("expect", "expect learn REPORTS...: what the nodes of each kind agree on, from their check reports, into a YAML file (check --expect)");
+  auto* l = app.add_subcommand("expect", "expect learn REPORTS...: what the nodes of each kind agree on, from their check reports (and the analyze nccl-tests reports of their runs), into a YAML file (check --expect)");
   l->add_option("action", args->action, "learn")->required();
   l->add_option("reports", args->inputs, "Report files, directories (their *.json) or quoted globs, as fleet reads them")->required();
   l->add_option("--output", args->output, "Write the expectations to FILE (atomically; default stdout)");

@@ -15,8 +15,9 @@ namespace {
 using report::Finding;
 using report::Status;
 
-constexpr std::string_view kAspectNames[] = {"counts", "links", "placement", "versions", "settings"};
-constexpr std::string_view kAspectIds[] = {"expect.counts", "expect.links", "expect.placement", "expect.versions", "expect.settings"};
+constexpr std::string_view kAspectNames[] = {"counts", "links", "placement", "versions", "settings", "measured"};
+constexpr std::string_view kAspectIds[] = {"expect.counts",   "expect.links",    "expect.placement",
+                                           "expect.versions", "expect.settings", "expect.measured"};
 
 bool ran(const Finding& f) { return f.status != Status::skip && f.status != Status::error; }
 
@@ -95,6 +96,7 @@ std::optional<Aspect> aspect_from(std::string_view name) {
 }
 
 std::string_view source_of(Aspect a, std::string_view key) {
+  if (from_measurement(key)) return "nccl-tests";
   if (sys::starts_with(key, "nic ")) return "net.ib.ports";
   if (sys::starts_with(key, "gpu ") && key.ends_with(" nvlinks_up")) return "gpu.nvlink";
   if (sys::starts_with(key, "gpu ") && key.ends_with(" numa_node")) return "gpu.inventory";

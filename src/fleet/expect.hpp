@@ -23,9 +23,11 @@ namespace perfgap::fleet {
 
 inline constexpr std::string_view kExpectSchema = "perfgap.expect/1";
 
-// The aspects, in report order: each is one finding id, expect.<aspect>.
-enum class Aspect { counts, links, placement, versions, settings };
-inline constexpr Aspect kAspects[] = {Aspect::counts, Aspect::links, Aspect::placement, Aspect::versions, Aspect::settings};
+// The aspects, in report order: each is one finding id, expect.<aspect>. `measured` holds the
+// figures of analyze reports given beside the check reports (nccl-tests bus bandwidth): a
+// floor learned from the kind's own spread, judged where a measurement of the node is given.
+enum class Aspect { counts, links, placement, versions, settings, measured };
+inline constexpr Aspect kAspects[] = {Aspect::counts, Aspect::links, Aspect::placement, Aspect::versions, Aspect::settings, Aspect::measured};
 std::string_view aspect_name(Aspect a);  // "counts", ...
 std::optional<Aspect> aspect_from(std::string_view name);
 // "expect.counts", ...: static storage (the fleet pools ids as views).
@@ -45,8 +47,20 @@ struct NodeFacts {
 // The node's facts from its report's parts. `kernel` and `settings` are node.kernel and node.settings.
 NodeFacts gather_facts(std::string_view node, std::string_view kernel, const report::StringMap& settings,
                        std::span<const report::Finding> findings);
-// The finding id a key is read from ("net.ib.ports" for "port mlx5_0:1 rate_gbps").
+// The finding id a key is read from ("net.ib.ports" for "port mlx5_0:1 rate_gbps"; "nccl-tests"
+// for a figure of an analyze nccl-tests report).
 std::string_view source_of(Aspect a, std::string_view key);
+// A key read from a measurement given beside the node's report (not from the report itself):
+// where no measurement of the node was given it is not judged, neither absent nor unread.
+bool from_measurement(std::string_view key);
+
+// The figures of analyze nccl-tests reports ("nccl-tests all_reduce_perf 16 ranks 2 nodes
+// busbw_gbps 1073741824" -> "371.2", the collective where the log names it, sizes of 1 MiB and
+// more; "nccl-tests nccl_version" -> "2.21.5") added to the facts of
+// the nodes each run shows in its log (a run over several hosts counts for each; a node's
+// figure is the median of its runs). Reports of other kinds, and runs whose hosts are none of
+// `nodes`, are left alone; returns the indices in `measured` of the reports that gave none.
+std::vector<std::size_t> add_measurements(std::span<const NodeReport> measured, std::vector<NodeFacts>& nodes);
 
 // One learned entry with how the fleet voted.
 struct Entry {
@@ -54,7 +68,17 @@ struct Entry {
   std::size_t agreed = 0, nodes = 0;                  // nodes holding the value, of nodes of the kind
   std::vector<std::pair<std::string, std::string>> others;  // nodes that did not: name, their value ("" = absent)
   bool kept = false;                                  // from the file --update kept (reviewed)
+  std::string note;  // the file's comment where a vote is not the whole story (a floor's median and spread)
 };
+
+// The measured aspect's entries are floors: ">= 356.2" (the figure of a node may be higher).
+// Learned per kind from at least three nodes and more than half of the kind: the median less
+// the larger of 5% and four times the fleet's spread (1.4826 x MAD, a standard deviation's
+// worth), so that a node below it is slower than its kind's own noise explains.
+inline constexpr double kMeasuredFloorPct = 5.0, kMeasuredSpreads = 4.0;
+std::optional<Entry> learn_floor(const std::vector<std::pair<std::string, double>>& node_values, std::size_t kind_nodes);
+std::optional<double> floor_of(std::string_view value);  // ">= 356.2" -> 356.2
+
 struct KindExpectation {
   std::string kind;
   std::size_t nodes = 0;
@@ -90,12 +114,13 @@ std::vector<ExpectDifference> expect_differences(const KindExpectation& kind, co
 
 // One expect.<aspect> finding per aspect for the node: fail for missing or degraded hardware,
 // warn for versions and settings that differ, pass when it matches, skip when its kind is not
-// in the expectations.
+// in the expectations. expect.measured only where the kind has measured entries.
 std::vector<report::Finding> judge_expectations(const Expectations& e, const NodeFacts& node);
 
 // fleet --expect: every node report judged as check --expect judges the node (its expect.*
 // findings replaced by these, so fleet.node_failures and fleet.drain see them), and
 // fleet.expect: the nodes grouped by what differs ("gpu[0004,0011]: port mlx5_1:1 missing").
-report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& nodes);
+// `measured`: the analyze reports given beside them (the measured aspect).
+report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& nodes, std::span<const NodeReport> measured = {});
 
 }  // namespace perfgap::fleet

@@ -33,13 +33,18 @@ std::string plural_nodes(std::size_t n) { return fmt::format("{} node{}", n, n =
 
 }  // namespace
 
-report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& nodes) {
+report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& nodes, std::span<const NodeReport> measured) {
   // (status, what differs) -> nodes; fail groups first, then warn, each by text.
   std::map<std::pair<int, std::string>, std::vector<std::string_view>> groups;
   std::vector<std::string_view> unknown_kind, differing;
   std::size_t failing = 0;
-  for (auto& n : nodes) {
-    const auto facts = gather_facts(n.name, n.kernel, n.settings, n.report_findings);
+  std::vector<NodeFacts> all_facts;
+  all_facts.reserve(nodes.size());
+  for (const auto& n : nodes) all_facts.push_back(gather_facts(n.name, n.kernel, n.settings, n.report_findings));
+  add_measurements(measured, all_facts);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    auto& n = nodes[i];
+    const auto& facts = all_facts[i];
     replace_expect_findings(n, judge_expectations(e, facts));
     const auto* k = e.find(facts.kind);
     if (!k) {

@@ -44,6 +44,41 @@ std::string tally_text(const Entry& e) {
   return out + fmt::format(" of {} nodes", e.nodes);
 }
 
+// A key of a measurement given beside the reports: voted (versions) or a floor learned
+// (measured) among the nodes measured, which must be more than half of the kind.
+void learn_measured(KindExpectation& k, const std::vector<const NodeFacts*>& nodes, Aspect a, const std::string& key, double agree_pct) {
+  std::vector<const NodeFacts*> measured;
+  std::vector<std::pair<std::string, double>> figures;
+  for (const auto* n : nodes)
+    if (auto fa = n->facts.find(a); fa != n->facts.end())
+      if (auto it = fa->second.find(key); it != fa->second.end()) {
+        measured.push_back(n);
+        if (auto v = sys::to_double(it->second)) figures.emplace_back(n->node, *v);
+      }
+  const auto left_out = [&](const std::string& why) {
+    k.left_out.push_back(fmt::format("{}: {}: {}", aspect_name(a), key, why));
+  };
+  if (measured.size() * 2 <= nodes.size()) {
+    left_out(fmt::format("measured on {} of {} nodes (more than half needed)", measured.size(), nodes.size()));
+    return;
+  }
+  if (a != Aspect::measured) {
+    auto e = vote(measured, a, key);
+    const bool clear = static_cast<double>(e.agreed) * 100.0 >= agree_pct * static_cast<double>(e.nodes) && e.agreed * 2 > e.nodes;
+    if (clear) k.entries[a][key] = std::move(e);
+    else left_out(tally_text(e));
+    return;
+  }
+  auto e = learn_floor(figures, nodes.size());
+  if (!e) {
+    left_out(fmt::format("measured on {} of {} nodes (at least 3 needed)", figures.size(), nodes.size()));
+  } else if (static_cast<double>(e->agreed) * 100.0 < agree_pct * static_cast<double>(e->nodes)) {
+    left_out(fmt::format("{} of {} measured nodes below {} ({})", e->others.size(), e->nodes, e->value, e->note));
+  } else {
+    k.entries[a][key] = std::move(*e);
+  }
+}
+
 KindExpectation learn_kind(const std::string& kind, const std::vector<const NodeFacts*>& nodes, double agree_pct) {
   KindExpectation k;
   k.kind = kind;
@@ -54,6 +89,10 @@ KindExpectation learn_kind(const std::string& kind, const std::vector<const Node
       if (auto fa = n->facts.find(a); fa != n->facts.end())
         for (const auto& [key, v] : fa->second) keys.insert(key);
     for (const auto& key : keys) {
+      if (from_measurement(key)) {
+        learn_measured(k, nodes, a, key, agree_pct);
+        continue;
+      }
       auto e = vote(nodes, a, key);
       // A clear majority: the share asked for, and always more than half (never a minority).
       const bool clear = static_cast<double>(e.agreed) * 100.0 >= agree_pct * static_cast<double>(e.nodes) && e.agreed * 2 > e.nodes;
@@ -82,7 +121,7 @@ Status weigh(Aspect a, const std::string& key, const std::string& expected, cons
 
 // The differences of one aspect, devices missing altogether said once ("port mlx5_1:1 missing").
 std::vector<ExpectDifference> differences(Aspect a, const std::map<std::string, Entry>& expected, const NodeFacts& node,
-                                    const std::string& where) {
+                                    const std::string& where, std::size_t& not_judged) {
   static const std::map<std::string, std::string> kNone;
   auto fa = node.facts.find(a);
   const auto& facts = fa == node.facts.end() ? kNone : fa->second;
@@ -94,7 +133,7 @@ std::vector<ExpectDifference> differences(Aspect a, const std::map<std::string, 
   std::map<std::string, bool> device_gone;
   for (const auto& [key, e] : expected) {
     auto dev = device_of(key);
-    if (dev.empty()) continue;
+    if (dev.empty() || from_measurement(key)) continue;
     const bool absent = !facts.count(key) && read(key);
     auto [it, fresh] = device_gone.emplace(dev, absent);
     if (!fresh) it->second = it->second && absent;
@@ -104,6 +143,24 @@ std::vector<ExpectDifference> differences(Aspect a, const std::map<std::string, 
   for (const auto& [key, e] : expected) {
     auto it = facts.find(key);
     const std::string src = where + ": " + std::string(aspect_name(a)) + ": " + key;
+    // A measurement not given for this node says nothing of it: not judged.
+    if (from_measurement(key) && it == facts.end()) {
+      ++not_judged;
+      continue;
+    }
+    if (it != facts.end() && a == Aspect::measured) {
+      auto floor = floor_of(e.value);
+      auto found = sys::to_double(it->second);
+      // Below the kind's floor: slower than the kind's own noise explains. A run over one node is
+      // that node's; a run over several names each of its nodes, and which one is slow it
+      // cannot tell (perfgap pairs can): a warning, not a failure of this node.
+      const bool own = key.find(" 1 node ") != std::string::npos;
+      if (floor && found && *found < *floor)
+        out.push_back({a, own ? Status::fail : Status::warn,
+                       fmt::format("{} {} (kind: {}){}", key, it->second, e.value, own ? "" : ", in a run over several nodes"),
+                       {src, it->second, e.value}});
+      continue;
+    }
     if (it != facts.end()) {
       if (it->second != e.value)
         out.push_back({a, weigh(a, key, e.value, it->second), fmt::format("{} {} (kind: {})", key, it->second, e.value), {src, it->second, e.value}});
@@ -130,6 +187,10 @@ std::string fix_for(Aspect a) {
     case Aspect::settings:
       return "Bring the node to its kind's versions and settings (the image, the driver, the boot parameters), or if the "
              "difference is meant, review the expectation file (perfgap expect learn --update keeps reviewed entries).";
+    case Aspect::measured:
+      return "Run nccl-tests on this node alone and with a node of its kind that meets the floor (perfgap pairs finds the slow "
+             "node of a run over several); the node's own findings (net.ib.*, pcie.link, gpu.*, nccl.*) and fleet.pace "
+             "name the usual causes. If the kind's figures changed for good (a new NCCL, another fabric), relearn.";
     default:
       return "Find what changed against the node's kind (a NIC or GPU gone from PCI, a link trained narrow or slow, a port down "
              "or at a lower rate, a device on the other socket): reseat or replace it, or drain the node; if the difference "
@@ -137,7 +198,13 @@ std::string fix_for(Aspect a) {
   }
 }
 
-Finding judge_aspect(Aspect a, const KindExpectation& k, std::vector<ExpectDifference> diffs, const std::string& file) {
+// "(2 not judged: no nccl-tests measurement of this node was given)", or "".
+std::string not_judged_text(std::size_t n) {
+  return n ? fmt::format(" ({} not judged: no nccl-tests measurement of this node was given)", n) : std::string();
+}
+
+Finding judge_aspect(Aspect a, const KindExpectation& k, std::vector<ExpectDifference> diffs, std::size_t not_judged,
+                     const std::string& file) {
   Finding f;
   f.id = std::string(aspect_id(a));
   f.layer = "fleet";
@@ -147,11 +214,19 @@ Finding judge_aspect(Aspect a, const KindExpectation& k, std::vector<ExpectDiffe
     f.title = fmt::format("{} expects no {} of kind {}", file, aspect_name(a), k.kind);
     return f;
   }
+  const std::size_t judged = ex->second.size() - not_judged;
   f.metric("entries", static_cast<double>(ex->second.size())).metric("differences", static_cast<double>(diffs.size()));
+  if (judged == 0) {
+    f.status = Status::skip;
+    f.title = fmt::format("no measurement of this node was given for the {} {} entries of its kind ({}): perfgap fleet "
+                          "--expect with the node's analyze nccl-tests reports judges them",
+                          ex->second.size(), aspect_name(a), k.kind);
+    return f;
+  }
   if (diffs.empty()) {
     f.status = Status::pass;
-    f.title = fmt::format("the node matches the {} {} entries of its kind ({})", ex->second.size(), aspect_name(a), k.kind);
-    f.add(fmt::format("{}: {}: {}", file, k.kind, aspect_name(a)), fmt::format("{} entries as expected", ex->second.size()));
+    f.title = fmt::format("the node matches the {} {} entries of its kind ({}){}", judged, aspect_name(a), k.kind, not_judged_text(not_judged));
+    f.add(fmt::format("{}: {}: {}", file, k.kind, aspect_name(a)), fmt::format("{} entries as expected{}", judged, not_judged_text(not_judged)));
     return f;
   }
   f.status = Status::warn;
@@ -171,7 +246,8 @@ Finding judge_aspect(Aspect a, const KindExpectation& k, std::vector<ExpectDiffe
 std::vector<ExpectDifference> expect_differences(const KindExpectation& k, const NodeFacts& node, const std::string& file) {
   std::vector<ExpectDifference> out;
   for (const auto& [a, entries] : k.entries) {
-    auto d = differences(a, entries, node, file + ": " + k.kind);
+    std::size_t not_judged = 0;
+    auto d = differences(a, entries, node, file + ": " + k.kind, not_judged);
     out.insert(out.end(), std::make_move_iterator(d.begin()), std::make_move_iterator(d.end()));
   }
   return out;
@@ -212,6 +288,7 @@ std::vector<report::Finding> judge_expectations(const Expectations& e, const Nod
     std::vector<std::string> kinds;
     for (const auto& x : e.kinds) kinds.push_back(x.kind);
     for (auto a : kAspects) {
+      if (a == Aspect::measured) continue;  // said only where the file has measured entries (below)
       Finding f;
       f.id = std::string(aspect_id(a));
       f.layer = "fleet";
@@ -222,12 +299,15 @@ std::vector<report::Finding> judge_expectations(const Expectations& e, const Nod
     }
     return out;
   }
-  auto diffs = expect_differences(*k, node, e.file);
+  static const std::map<std::string, Entry> kNone;
   for (auto a : kAspects) {
-    std::vector<ExpectDifference> mine;
-    for (auto& d : diffs)
-      if (d.aspect == a) mine.push_back(std::move(d));
-    out.push_back(judge_aspect(a, *k, std::move(mine), e.file));
+    auto ex = k->entries.find(a);
+    // The measured aspect holds figures given beside the reports, never in a check report: a
+    // file without any says nothing of it (no finding), rather than a skip on every node.
+    if (a == Aspect::measured && (ex == k->entries.end() || ex->second.empty())) continue;
+    std::size_t not_judged = 0;
+    auto mine = differences(a, ex == k->entries.end() ? kNone : ex->second, node, e.file + ": " + k->kind, not_judged);
+    out.push_back(judge_aspect(a, *k, std::move(mine), not_judged, e.file));
   }
   return out;
 }

@@ -14,7 +14,7 @@ namespace {
 // "9 of 10 nodes; not: gpu0004 (8)": who agreed, and who held what instead.
 std::string vote_comment(const Entry& e) {
   if (e.kept) return "reviewed: kept by --update";
-  std::string out = fmt::format("{} of {} nodes", e.agreed, e.nodes);
+  std::string out = e.note.empty() ? fmt::format("{} of {} nodes", e.agreed, e.nodes) : e.note;
   if (e.others.empty()) return out;
   out += "; not:";
   constexpr std::size_t kNamed = 8;
@@ -66,11 +66,13 @@ tl::expected<KindExpectation, std::string> read_kind(const YAML::Node& n, const 
         if (!e.second.IsScalar()) return tl::unexpected(at(file, e.second) + ": the value of " + e.first.as<std::string>() + " is not a single value");
         Entry entry;
         entry.value = e.second.as<std::string>();
+        if (*a == Aspect::measured && !floor_of(entry.value))
+          return tl::unexpected(at(file, e.second) + ": the value of " + e.first.as<std::string>() + " is not a floor ('>= 356.2')");
         entry.kept = true;
         k.entries[*a][e.first.as<std::string>()] = std::move(entry);
       }
     } else {
-      return tl::unexpected(at(file, kv.first) + ": unknown key '" + key + "' (kind, nodes, counts, links, placement, versions, settings, left_out)");
+      return tl::unexpected(at(file, kv.first) + ": unknown key '" + key + "' (kind, nodes, counts, links, placement, versions, settings, measured, left_out)");
     }
   }
   if (k.kind.empty()) return tl::unexpected(at(file, n) + ": an entry of kinds without kind");

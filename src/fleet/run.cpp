@@ -60,7 +60,7 @@ tl::expected<FleetRun, std::string> run_fleet(const FleetRequest& req) {
   std::vector<report::Finding> findings;
   if (!fl.nodes.empty()) {
     std::optional<report::Finding> expected;
-    if (expect) expected = judge_fleet(*expect, fl.nodes);
+    if (expect) expected = judge_fleet(*expect, fl.nodes, measured);
     findings = aggregate(fl, bad, req.rule);
     if (expected) findings.insert(findings.begin() + 1, std::move(*expected));  // after fleet.node_failures
   } else {
@@ -98,12 +98,16 @@ tl::expected<Learned, std::string> learn_expectations(const LearnRequest& rq) {
   auto& bad = out.unused;
   bad = std::move(expanded.problems);
   bad.insert(bad.end(), loaded.unreadable.begin(), loaded.unreadable.end());
-  std::erase_if(loaded.nodes, [&](const NodeReport& n) {
+  // Measurements (analyze nccl-tests reports) give the nodes their logs name the measured aspect.
+  std::vector<NodeReport> measured;
+  std::erase_if(loaded.nodes, [&](NodeReport& n) {
     if (n.kind != "analyze") return false;
-    bad.push_back({n.file, "a measurement (analyze report), not a node's check report"});
+    measured.push_back(std::move(n));
     return true;
   });
   auto fl = dedupe_nodes(std::move(loaded.nodes));
+  if (fl.nodes.empty())
+    for (const auto& m : measured) bad.push_back({m.file, "a measurement (analyze report): it needs the check reports of the nodes it measured"});
   if (fl.nodes.empty())
     return tl::unexpected(bad.empty() ? std::string("expect learn: no report given")
                                       : fmt::format("expect learn: no usable node report: {}: {}{}", bad[0].file, bad[0].why,
@@ -111,6 +115,11 @@ tl::expected<Learned, std::string> learn_expectations(const LearnRequest& rq) {
   std::vector<NodeFacts> facts;
   facts.reserve(fl.nodes.size());
   for (const auto& n : fl.nodes) facts.push_back(gather_facts(n.name, n.kernel, n.settings, n.report_findings));
+  for (auto i : add_measurements(measured, facts)) {
+    const auto& m = measured[i];
+    bad.push_back({m.file, m.hosts.empty() ? "an analyze report that names no host (only nccl-tests runs whose log shows its hosts are learned)"
+                                           : fmt::format("no figure for these nodes (the run's hosts: {})", fmt::join(m.hosts, ", "))});
+  }
   out.expectations = learn(facts, rq.agree_pct);
   if (reviewed) keep_reviewed(out.expectations, *reviewed);
   return out;

@@ -217,6 +217,46 @@ namespace {
 // Eight node reports that only warn and one pair's nccl-tests at 23% of the line rate: the
 // fleet's verdict and exit status count the measurement's own fail, and its headline names it
 // (issue 41 item 6).
+// expect learn over the check reports and the nccl-tests reports beside them: the measured
+// aspect is a floor from the kind's own spread (the generator's figures: six nodes at 181-188
+// GB/s, median 183, MAD 2.5; two at 120), and fleet --expect fails the two slow nodes against it.
+TEST_F(FleetMeasured, ExpectLearnsTheKindsFloorAndFleetFailsTheNodesBelowIt) {
+  const std::string file = dir.path() + "/expect.yaml";
+  // The default 80%: two of eight below any floor the six agree on is 75%: left out, said so.
+  auto strict = run_binary(PERFGAP_BINARY, {"expect", "learn", dir.path() + "/in", "--output", file});
+  ASSERT_EQ(strict.status, 0) << strict.err;
+  auto text = perfgap::fixture::read_file(file);
+  EXPECT_NE(text.find("measured: nccl-tests 8 ranks 1 node busbw_gbps 1073741824: 2 of 8 measured nodes below >= 168.2"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("\n  measured:"), std::string::npos) << text;
+
+  auto learned = run_binary(PERFGAP_BINARY, {"expect", "learn", dir.path() + "/in", "--agree", "75", "--output", file});
+  ASSERT_EQ(learned.status, 0) << learned.err;
+  text = perfgap::fixture::read_file(file);
+  // 183 - max(5% = 9.15, 4 x 1.4826 x 2.5 = 14.8) = 168.2; the steps reports give no figure and are named.
+  EXPECT_NE(text.find("nccl-tests 8 ranks 1 node busbw_gbps 1073741824: \">= 168.2\"  # median 183.0 over 8 of 8 nodes, spread 3.7"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("not: gpu0003 (120.0, below) gpu0007 (120.0, below)"), std::string::npos) << text;
+  EXPECT_NE(text.find("nccl-tests 8 ranks 1 node busbw_gbps 1048576: \">= 50.6\""), std::string::npos) << text;
+  EXPECT_NE(learned.err.find(".steps.json: not used: an analyze report that names no host"), std::string::npos) << learned.err;
+
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--expect", file, "--format", "json"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto rep = json::parse(r.out);
+  auto grouped = measured_findings(rep, "fleet.expect");
+  ASSERT_EQ(grouped.size(), 1u) << r.out;
+  EXPECT_EQ(grouped[0]["status"], "fail");
+  EXPECT_EQ(grouped[0]["title"].get<std::string>().substr(0, 18), "2 nodes of 8 diffe") << grouped[0];
+  bool named = false;
+  for (const auto& e : grouped[0]["evidence"])
+    named = named || (e["source"] == "gpu[0003,0007]" &&
+                      e["observed"] == "fail: measured: nccl-tests 8 ranks 1 node busbw_gbps 1073741824 120.0 (kind: >= 168.2)");
+  EXPECT_TRUE(named) << grouped[0];
+
+}
+
 TEST(FleetMeasuredVerdict, AFailingMeasurementFailsTheFleet) {
   TempDir dir;
   for (std::size_t i = 1; i <= 8; ++i) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <functional>
 
+#include <fmt/format.h>
+
 #include "fleet/expect.hpp"
 
 namespace {
@@ -309,4 +311,64 @@ TEST(ExpectJudge, GpuSocketNvlinksAndNicFirmwareAreHeldToTheKind) {
   EXPECT_EQ(firmware.status, Status::warn);
   EXPECT_NE(firmware.title.find("nic mlx5_0 firmware 28.39.1002 (kind: 28.43.1014)"), std::string::npos) << firmware.title;
   for (auto& f : judged(2)) EXPECT_EQ(f.status, Status::pass) << f.id << ": " << f.title;
+}
+
+// Figures of nccl-tests runs given beside the reports: a floor learned from the kind's spread;
+// a one-node run below it fails its node, a run over several warns each of them, a node with
+// no measurement given is not judged on it (neither absent nor failed), the NCCL version is voted.
+TEST(ExpectMeasured, FloorFromTheKindsSpreadJudgedOnlyWhereAMeasurementIsGiven) {
+  const std::string one = "nccl-tests all_reduce_perf 8 ranks 1 node busbw_gbps 1073741824";
+  const std::string two = "nccl-tests all_reduce_perf 16 ranks 2 nodes busbw_gbps 1073741824";
+  auto nodes = expect_fleet([](int, ExpectNodeSpec&) {});
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const double v = 360.0 + static_cast<double>(i % 5);  // 360-364: median 362, MAD 1
+    nodes[i].facts[Aspect::measured][one] = fmt::format("{:.1f}", v);
+    nodes[i].facts[Aspect::measured][two] = fmt::format("{:.1f}", v - 20);
+    nodes[i].facts[Aspect::versions]["nccl-tests nccl_version"] = "2.21.5";
+    nodes[i].sources_read.emplace_back("nccl-tests");
+  }
+  auto e = perfgap::fleet::learn(nodes, 80);
+  e.file = "fleet.yaml";
+  ASSERT_EQ(e.kinds.size(), 1u);
+  const auto& k = e.kinds[0];
+  // 362 - max(5% = 18.1, 4 x 1.4826 x 1 = 5.9) = 343.9
+  EXPECT_EQ(k.entries.at(Aspect::measured).at(one).value, ">= 343.9");
+  EXPECT_EQ(k.entries.at(Aspect::versions).at("nccl-tests nccl_version").value, "2.21.5");
+  EXPECT_NE(perfgap::fleet::write_expectations(e, 80).find("median 362.0 over 10 of 10 nodes, spread 1.5"), std::string::npos);
+
+  auto slow = nodes[2];
+  slow.facts[Aspect::measured][one] = "300.0";
+  slow.facts[Aspect::measured][two] = "290.0";
+  slow.facts[Aspect::versions]["nccl-tests nccl_version"] = "2.18.3";
+  auto judged = perfgap::fleet::judge_expectations(e, slow);
+  auto m = expect_finding(judged, "expect.measured");
+  EXPECT_EQ(m.status, Status::fail);
+  EXPECT_NE(m.title.find(one + " 300.0 (kind: >= 343.9)"), std::string::npos) << m.title;
+  auto diffs = perfgap::fleet::expect_differences(k, slow, "fleet.yaml");
+  auto pair = std::find_if(diffs.begin(), diffs.end(), [&](const auto& d) { return d.line.rfind(two, 0) == 0; });
+  ASSERT_NE(pair, diffs.end());
+  EXPECT_EQ(pair->status, Status::warn) << pair->line;
+  EXPECT_NE(pair->line.find("in a run over several nodes"), std::string::npos) << pair->line;
+  EXPECT_EQ(expect_finding(judged, "expect.versions").status, Status::warn);
+
+  // A node whose check report came without measurements (check --expect on the node).
+  auto bare = nodes[4];
+  bare.facts.erase(Aspect::measured);
+  bare.facts[Aspect::versions].erase("nccl-tests nccl_version");
+  std::erase(bare.sources_read, "nccl-tests");
+  auto plain = perfgap::fleet::judge_expectations(e, bare);
+  auto none = expect_finding(plain, "expect.measured");
+  EXPECT_EQ(none.status, Status::skip);
+  EXPECT_NE(none.title.find("no measurement of this node was given for the 2 measured entries"), std::string::npos) << none.title;
+  auto versions = expect_finding(plain, "expect.versions");
+  EXPECT_EQ(versions.status, Status::pass) << versions.title;
+  EXPECT_NE(versions.title.find("(1 not judged: no nccl-tests measurement of this node was given)"), std::string::npos) << versions.title;
+
+  // Fewer than three nodes measured, or not more than half of the kind: no floor, said so.
+  auto few = nodes;
+  for (std::size_t i = 2; i < few.size(); ++i) few[i].facts.erase(Aspect::measured);
+  auto sparse = perfgap::fleet::learn(few, 80);
+  EXPECT_EQ(sparse.kinds[0].entries.count(Aspect::measured), 0u);
+  EXPECT_NE(fmt::format("{}", fmt::join(sparse.kinds[0].left_out, "|")).find("measured: " + one + ": measured on 2 of 10 nodes (more than half needed)"),
+            std::string::npos);
 }
