@@ -498,7 +498,7 @@ void budget_rest_evidence(Finding& f, const BudgetSorted& sorted, const BudgetTo
                                c->id != h->id ? " (cause: " + c->id + ")" : ""));
     }
   for (const auto* c : sorted.not_counted)
-    for (const auto* h : c->hits) f.add(h->id, fmt::format("{} in {}: not counted: {}", report::to_string(h->status), budget_where(*h), h->title, h->kb->note));
+    for (const auto* h : c->hits) f.add(h->id, fmt::format("{} in {}: {}; not counted: {}", report::to_string(h->status), budget_where(*h), h->title, h->kb->note));
 
   if (t.fit_stage > 0 && t.shortfall > 0) {
     static const char* const kHow[] = {"", "the suspected (prior) causes are taken toward the low ends of their ranges",

@@ -189,6 +189,10 @@ CpuFreq read_cpufreq(const sys::Sysroot& root, const CpuSet& online) {
     c.scaling_max_khz = read_u64(root, c.dir + "/scaling_max_freq");
     c.cpuinfo_max_khz = read_u64(root, c.dir + "/cpuinfo_max_freq");
     if (policy_boost) c.policy_boost = read_int(root, c.dir + "/boost");
+    if ((f.boost && *f.boost == 0) || (c.policy_boost && *c.policy_boost == 0)) {
+      c.cppc_highest = read_u64(root, cpu_dir(cpu) + "/acpi_cppc/highest_perf");
+      c.cppc_nominal = read_u64(root, cpu_dir(cpu) + "/acpi_cppc/nominal_perf");
+    }
     f.cpus.push_back(std::move(c));
   }
   cover_by_policies(root, f);

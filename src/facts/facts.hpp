@@ -95,6 +95,9 @@ struct CpuFreqCpu {
   std::optional<std::string> driver, governor, epp;
   std::optional<std::uint64_t> scaling_max_khz, cpuinfo_max_khz;
   std::optional<int> policy_boost;  // per-policy boost (amd-pstate, newer kernels)
+  // ACPI CPPC's performance levels (cpuN/acpi_cppc), read only where boost is off: what boost
+  // would unlock is highest_perf over nominal_perf (none where they are equal).
+  std::optional<std::uint64_t> cppc_highest, cppc_nominal;
 };
 
 struct CpuFreq {

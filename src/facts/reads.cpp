@@ -50,7 +50,9 @@ PERFGAP_READS(cpufreq, of({topology(),
                             "/sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference",
                             "/sys/devices/system/cpu/cpu*/cpufreq/scaling_max_freq",
                             "/sys/devices/system/cpu/cpu*/cpufreq/cpuinfo_max_freq",
-                            "/sys/devices/system/cpu/cpu*/cpufreq/affected_cpus"}}))
+                            "/sys/devices/system/cpu/cpu*/cpufreq/affected_cpus",
+                            "/sys/devices/system/cpu/cpu*/acpi_cppc/highest_perf",
+                            "/sys/devices/system/cpu/cpu*/acpi_cppc/nominal_perf"}}))
 PERFGAP_READS(pci, {"/sys/bus/pci/devices/*", "/sys/bus/pci/devices/*/vendor", "/sys/bus/pci/devices/*/class", "/sys/bus/pci/devices/*/device",
                     "/sys/bus/pci/devices/*/numa_node", "/sys/bus/pci/devices/*/local_cpulist"})
 // Listings are declared with the entries' names ("DIR/*") where the names themselves are

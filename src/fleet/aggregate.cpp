@@ -214,6 +214,31 @@ Finding node_failures(const Fleet& fleet) {
   return f;
 }
 
+namespace {
+// fleet.drift's pass names only what was compared: a kernel no node reported, or NCCL_/UCX_
+// variables no node's environment held, match nothing (nodes checked without their job's
+// environment, or reports whose kernel was not read).
+template <class Values>
+Finding drift_pass(bool kernel, const Values& values, std::size_t nodes) {
+  std::size_t settings = 0, variables = 0;
+  for (const auto& [key, by_value] : values) {
+    if (key.first == 1) ++settings;
+    if (key.first >= 2) ++variables;
+  }
+  std::vector<std::string> compared, not_compared;
+  (kernel ? compared : not_compared).emplace_back("the kernel");
+  (settings ? compared : not_compared).push_back(settings ? plural(settings, "setting") : "settings");
+  (variables ? compared : not_compared).push_back(variables ? plural(variables, "NCCL_/UCX_ variable") : "NCCL_/UCX_ variables");
+  if (compared.empty())
+    return make("fleet.drift", Status::skip, "", fmt::format("no node reported its kernel, settings or NCCL_/UCX_ variables: nothing to compare ({})", plural(nodes, "node")));
+  Finding f = make("fleet.drift", Status::pass, "", fmt::format("{} match on all {}", fmt::join(compared, ", "), plural(nodes, "node")));
+  if (!not_compared.empty())
+    f.add("not compared", fmt::format("{}: no node reported them (not read there, or none set in the environment checked)", fmt::join(not_compared, ", ")));
+  f.metric("settings_compared", static_cast<double>(values.size()));
+  return f;
+}
+}  // namespace
+
 std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
   if (nodes.size() < 2)
     return {make("fleet.drift", Status::skip, "", fmt::format("{}: no other node to compare settings with", plural(nodes.size(), "node")))};
@@ -288,13 +313,7 @@ std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
     f.metric("nodes_off_majority", static_cast<double>(majority ? off : compared));
     out.push_back(std::move(f));
   }
-  if (out.empty()) {
-    Finding f = make("fleet.drift", Status::pass, "",
-                     fmt::format("kernel, {} and the NCCL_/UCX_ variables match on all {}", plural(values.size() - 1, "other setting"),
-                                 plural(nodes.size(), "node")));
-    f.metric("settings_compared", static_cast<double>(values.size()));
-    out.push_back(std::move(f));
-  }
+  if (out.empty()) out.push_back(drift_pass(values.count({0, "kernel"}) > 0, values, nodes.size()));
   return out;
 }
 
@@ -438,12 +457,37 @@ bool is_hardware_id(std::string_view id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-// Whether any report holds a hardware id at all (reports of an older perfgap do not).
+bool ran(const NodeFinding& f) { return f.status != Status::skip && f.status != Status::error; }
+
+// Whether any report read a hardware source at all: a hardware id that ran, not only skipped
+// (reports of an older perfgap hold none; a node checked without root skips them all).
 bool any_hardware(const std::vector<NodeReport>& nodes) {
   for (const auto& n : nodes)
     for (const auto& f : n.findings)
-      if (is_hardware_id(f.id)) return true;
+      if (is_hardware_id(f.id) && ran(f)) return true;
   return false;
+}
+
+// The nodes that read none of the hardware sources: a pass says nothing of them.
+std::vector<std::string_view> read_no_hardware(const std::vector<NodeReport>& nodes) {
+  std::vector<std::string_view> none;
+  for (const auto& n : nodes)
+    if (std::none_of(n.findings.begin(), n.findings.end(), [](const NodeFinding& f) { return is_hardware_id(f.id) && ran(f); }))
+      none.push_back(n.name);
+  return none;
+}
+
+// Per hardware id, the nodes that did not read it (its finding absent or only skipped): the
+// pass speaks only for the nodes that did.
+std::vector<std::pair<std::string_view, std::vector<std::string_view>>> hardware_unread(const std::vector<NodeReport>& nodes) {
+  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> out;
+  for (auto id : hardware_ids()) {
+    std::vector<std::string_view> names;
+    for (const auto& n : nodes)
+      if (std::none_of(n.findings.begin(), n.findings.end(), [&](const NodeFinding& f) { return f.id == id && ran(f); })) names.push_back(n.name);
+    if (!names.empty()) out.emplace_back(id, std::move(names));
+  }
+  return out;
 }
 
 std::string joined(const std::vector<std::string>& v, std::size_t max) {
@@ -457,7 +501,7 @@ std::string joined(const std::vector<std::string>& v, std::size_t max) {
 
 std::vector<Finding> hardware(const std::vector<NodeReport>& nodes) {
   if (!any_hardware(nodes))
-    return {make("fleet.hardware", Status::skip, "", "no node report holds the hardware checks (kernel-log events, RDMA counters): reports of an older perfgap, or those checks skipped with --skip")};
+    return {make("fleet.hardware", Status::skip, "", fmt::format("no node read the hardware sources (kernel-log events, RDMA counters; {}): checks skipped there (no root, dmesg_restrict, no RDMA device, --skip) or reports of an older perfgap", plural(nodes.size(), "node")))};
   std::vector<Finding> out;
   for (auto id : hardware_ids()) {
     // (status, devices) -> nodes
@@ -488,7 +532,17 @@ std::vector<Finding> hardware(const std::vector<NodeReport>& nodes) {
     f.fix = fmt::format("perfgap check --only {} on a node named shows its devices, lines and fix; fleet.drain names the nodes to take out.", id);
     out.push_back(std::move(f));
   }
-  if (out.empty()) out.push_back(make("fleet.hardware", Status::pass, "", fmt::format("no node reports hardware events or RDMA port errors ({})", plural(nodes.size(), "node"))));
+  if (out.empty()) {
+    const auto unread = hardware_unread(nodes);
+    auto f = make("fleet.hardware", Status::pass, "", fmt::format("no node reports hardware events or RDMA port errors ({})", plural(nodes.size(), "node")));
+    const auto none = read_no_hardware(nodes);
+    if (!none.empty())
+      f.title = fmt::format("no hardware events or RDMA port errors on the {} that read them; {} read none: {}",
+                            plural(nodes.size() - none.size(), "node"), plural(none.size(), "node"), parsers::compress_hostlist(none));
+    for (const auto& [id, names] : unread)
+      f.add(std::string(id), fmt::format("not read on {} (skipped there): {}", plural(names.size(), "node"), parsers::compress_hostlist(names)));
+    out.push_back(std::move(f));
+  }
   return out;
 }
 
@@ -499,8 +553,8 @@ bool drains(std::string_view id) { return is_hardware_id(id) || id == "expect.co
 
 Finding drain(const std::vector<NodeReport>& nodes) {
   if (!any_hardware(nodes) && std::none_of(nodes.begin(), nodes.end(), [](const NodeReport& n) {
-        return std::any_of(n.findings.begin(), n.findings.end(), [](const NodeFinding& f) { return drains(f.id); });
-      })) return make("fleet.drain", Status::skip, "", "no node report holds the hardware checks: nothing to decide a drain on");
+        return std::any_of(n.findings.begin(), n.findings.end(), [](const NodeFinding& f) { return drains(f.id) && ran(f); });
+      })) return make("fleet.drain", Status::skip, "", "no node read the hardware sources (every hardware check skipped or absent): nothing to decide a drain on");
   std::map<std::string, std::vector<std::string_view>> by_reasons;
   std::size_t count = 0;
   for (const auto& n : nodes) {
@@ -513,7 +567,13 @@ Finding drain(const std::vector<NodeReport>& nodes) {
     by_reasons[joined(reasons, 8)].push_back(n.name);
     ++count;
   }
-  if (!count) return make("fleet.drain", Status::pass, "", fmt::format("no node to drain for hardware ({})", plural(nodes.size(), "node")));
+  if (!count) {
+    const auto none = read_no_hardware(nodes);
+    if (none.empty()) return make("fleet.drain", Status::pass, "", fmt::format("no node to drain for hardware ({})", plural(nodes.size(), "node")));
+    return make("fleet.drain", Status::pass, "",
+                fmt::format("no node to drain for hardware among the {} that read it; {} read none (not judged): {}",
+                            plural(nodes.size() - none.size(), "node"), plural(none.size(), "node"), parsers::compress_hostlist(none)));
+  }
   std::vector<std::string_view> all;
   for (const auto& [reasons, names] : by_reasons) all.insert(all.end(), names.begin(), names.end());
   std::sort(all.begin(), all.end());

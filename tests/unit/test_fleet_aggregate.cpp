@@ -366,5 +366,49 @@ TEST(FleetHardware, GroupsNodesByEventAndNamesTheNodesToDrain) {
   EXPECT_EQ(drain(old).status, Status::skip);
 }
 
+// Checked without root (dmesg_restrict, no RDMA device readable): every hardware check skipped.
+// The fleet says it read nothing rather than "no node reports hardware events"; where only some
+// nodes read nothing, the pass names them and says it speaks for the others.
+TEST(FleetHardware, NodesThatReadNoHardwareSourceAreNotCalledClean) {
+  const auto skipped = [](std::string name) {
+    return hw_node(std::move(name), {{"gpu.xid", Status::skip, ""}, {"kernel.edac", Status::skip, ""}, {"net.ib.counters", Status::skip, ""}});
+  };
+  std::vector<NodeReport> blind = {skipped("gpu001"), skipped("gpu002")};
+  auto hw = hardware(blind);
+  ASSERT_EQ(hw.size(), 1u);
+  EXPECT_EQ(hw[0].status, Status::skip);
+  EXPECT_NE(hw[0].title.find("no node read the hardware sources"), std::string::npos) << hw[0].title;
+  EXPECT_EQ(drain(blind).status, Status::skip);
+
+  std::vector<NodeReport> mixed = {hw_node("gpu001", {{"gpu.xid", Status::pass, ""}, {"net.ib.counters", Status::skip, ""}}), skipped("gpu002"),
+                                   skipped("gpu003")};
+  hw = hardware(mixed);
+  ASSERT_EQ(hw.size(), 1u);
+  EXPECT_EQ(hw[0].status, Status::pass);
+  EXPECT_EQ(hw[0].title, "no hardware events or RDMA port errors on the 1 node that read them; 2 nodes read none: gpu[002-003]");
+  bool xid_named = false;
+  for (const auto& e : hw[0].evidence) xid_named = xid_named || (e.source == "gpu.xid" && e.observed == "not read on 2 nodes (skipped there): gpu[002-003]");
+  EXPECT_TRUE(xid_named);
+  EXPECT_EQ(drain(mixed).title, "no node to drain for hardware among the 1 node that read it; 2 nodes read none (not judged): gpu[002-003]");
+}
+
+// Reports whose kernel was not read and whose environment held no NCCL_/UCX_ variable: drift
+// names what it compared, not a kernel nobody reported.
+TEST(FleetDrift, PassNamesOnlyWhatWasCompared) {
+  auto nodes = fleet_of(4, [](std::size_t, fleetgen::NodeSpec& s) {
+    s.kernel = "";
+    s.environment["NCCL_IB_QPS_PER_CONNECTION"] = "";
+    s.environment["NCCL_DEBUG"] = "";
+  });
+  for (auto& n : nodes) n.environment.clear(), n.nccl_conf.clear();
+  auto d = drift(nodes);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].status, Status::pass);
+  EXPECT_EQ(d[0].title.find("the kernel"), std::string::npos) << d[0].title;
+  EXPECT_NE(d[0].title.find("settings match on all 4 nodes"), std::string::npos) << d[0].title;
+  ASSERT_FALSE(d[0].evidence.empty());
+  EXPECT_EQ(d[0].evidence.back().observed, "the kernel, NCCL_/UCX_ variables: no node reported them (not read there, or none set in the environment checked)");
+}
+
 }  // namespace
 }  // namespace perfgap::fleet

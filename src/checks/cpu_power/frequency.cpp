@@ -31,6 +31,53 @@ std::string turbo_fix(const facts::CpuFreq& freq, bool policy_boost_off, bool ca
   return fix + "; find the service or tuned profile that set them.";
 }
 
+// What boost would unlock on the CPUs where it is off, from ACPI CPPC (highest_perf over
+// nominal_perf): known only when every such CPU has both levels. On parts whose highest level is
+// their nominal one (NVIDIA GB10's performance cores) boost has nothing to give.
+struct BoostHeadroom {
+  bool known = false;
+  double max_pct = 0;
+  parsers::CpuSet none, some;  // CPUs with no headroom, with some
+};
+// Boost off costs less than this share of a core's speed: a warning, not a failure.
+constexpr double kMinorHeadroomPct = 5.0;
+
+BoostHeadroom boost_headroom(const facts::CpuFreq& freq) {
+  BoostHeadroom h;
+  const bool all_off = freq.boost && *freq.boost == 0;
+  std::size_t off = 0, read = 0;
+  for (const auto& c : freq.cpus) {
+    if (!all_off && !(c.policy_boost && *c.policy_boost == 0)) continue;
+    ++off;
+    if (!c.cppc_highest || !c.cppc_nominal || *c.cppc_nominal == 0) continue;
+    ++read;
+    const double pct = 100.0 * (static_cast<double>(*c.cppc_highest) / static_cast<double>(*c.cppc_nominal) - 1.0);
+    (pct > 0 ? h.some : h.none).insert(c.cpu);
+    h.max_pct = std::max(h.max_pct, pct);
+  }
+  h.known = off > 0 && read == off;
+  return h;
+}
+
+// The boost problems weighed by what boost would unlock: dropped where nothing, a warning where
+// under kMinorHeadroomPct, the figure added to the failure otherwise.
+void weigh_boost(const facts::CpuFreq& freq, Finding& out, std::vector<std::string>& problems, std::vector<std::string>& minor) {
+  const auto h = boost_headroom(freq);
+  if (!h.known) return;
+  const auto is_boost = [](const std::string& p) { return p.find("boost disabled") != std::string::npos; };
+  std::vector<std::string> boost;
+  for (const auto& p : problems)
+    if (is_boost(p)) boost.push_back(p);
+  std::erase_if(problems, is_boost);
+  if (!h.none.empty()) out.add("acpi_cppc highest_perf = nominal_perf (boost unlocks nothing) on CPUs", cpus_text(h.none));
+  if (!h.some.empty())
+    out.add("acpi_cppc highest_perf above nominal_perf on CPUs", fmt::format("{}: up to {:.1f}% above nominal", cpus_text(h.some), h.max_pct));
+  out.metric("boost_headroom_pct", h.max_pct);
+  if (h.max_pct <= 0) return;
+  const auto with_figure = fmt::format("{}: up to {:.1f}% above nominal (acpi_cppc) on {} CPUs", fmt::join(boost, "; "), h.max_pct, h.some.count());
+  (h.max_pct < kMinorHeadroomPct ? minor : problems).insert((h.max_pct < kMinorHeadroomPct ? minor : problems).begin(), with_figure);
+}
+
 std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.turbo";
   if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
@@ -116,24 +163,31 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
                      : "no turbo control or frequency limit visible: " + why;
     return {out};
   }
-  if (!problems.empty()) {
-    out.status = Status::fail;
-    out.title = "CPU frequency capped: " + problems.front();
-    for (std::size_t i = 1; i < problems.size(); ++i) out.title += "; " + problems[i];
+  std::vector<std::string> minor;
+  weigh_boost(freq, out, problems, minor);
+  // Boost off and still no problem: CPPC showed it has nothing to unlock.
+  const bool boost_off = (freq.boost && *freq.boost == 0) || !policy_off.empty();
+  const std::string state = boost_off ? "boost disabled, but it unlocks nothing here (acpi_cppc highest_perf = nominal_perf)" : boost_state(boost_control);
+  if (!problems.empty() || !minor.empty()) {
+    out.status = problems.empty() ? Status::warn : Status::fail;
+    for (const auto* list : {&problems, &minor})
+      for (const auto& p : *list) out.title += (out.title.empty() ? "CPU frequency capped: " : "; ") + p;
     out.fix = turbo_fix(freq, !policy_off.empty(), !capped.empty());
-    out.impact = "busy cores run below their rated turbo frequency: data loading, kernel launches and NCCL proxy threads slow down (a few percent of step time)";
+    out.impact = problems.empty()
+                     ? "boost off holds these cores a few percent below what they could run: small, but free to take back"
+                     : "busy cores run below their rated turbo frequency: data loading, kernel launches and NCCL proxy threads slow down (a few percent of step time)";
   } else if (!limits_unread.empty()) {
     // Turbo is on, but the CPUs whose limits were not read could still be capped.
     out.status = Status::warn;
     out.title = at_max.empty()
-        ? fmt::format("{}, but no CPU's frequency limit is readable ({} online CPUs)", boost_state(boost_control), freq.online.count())
-        : fmt::format("{} and no cap on {} CPUs, but the limits of {} of {} online CPUs are not readable", boost_state(boost_control),
+        ? fmt::format("{}, but no CPU's frequency limit is readable ({} online CPUs)", state, freq.online.count())
+        : fmt::format("{} and no cap on {} CPUs, but the limits of {} of {} online CPUs are not readable", state,
                       at_max.count(), limits_unread.count(), freq.online.count());
     out.add("cpu*/cpufreq/{scaling_max_freq,cpuinfo_max_freq} not readable",
             cpus_text(limits_unread) + (freq.unread_reason.empty() ? "" : ": " + freq.unread_reason));
     out.metric("cpus_unread", static_cast<double>(limits_unread.count()));
   } else {
-    out.title = fmt::format("{}; no frequency cap on {} of {} online CPUs", boost_state(boost_control), at_max.count(), freq.online.count());
+    out.title = fmt::format("{}; no frequency cap on {} of {} online CPUs", state, at_max.count(), freq.online.count());
   }
   return {out};
 }
@@ -208,7 +262,7 @@ void add_cpu_power_frequency(core::Registry& r) {
   r.add({.id = "cpu.turbo",
          .layer = layer::cpu_power,
          .summary = "turbo/boost is on and no CPU's frequency is capped below its maximum",
-         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. `warn` when nothing is capped but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped); a CPU without a cpufreq directory of its own that another CPU's policy lists in `affected_cpus` is read through that policy. The title says \"turbo/boost enabled\" only where a switch (no_turbo, cpufreq/boost) was read. `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
+         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. Where boost is off and every such CPU has ACPI CPPC levels (cpuN/acpi_cppc highest_perf, nominal_perf), what boost would unlock is weighed: nothing (highest = nominal on all of them) is no problem, under 5% above nominal is `warn`, more stays `fail` with the figure. `warn` also when nothing is capped but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped); a CPU without a cpufreq directory of its own that another CPU's policy lists in `affected_cpus` is read through that policy. The title says \"turbo/boost enabled\" only where a switch (no_turbo, cpufreq/boost) was read. `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
          .fix = "Enable turbo in BIOS and OS, set max_perf_pct to 100, raise scaling_max_freq to cpuinfo_max_freq.",
          .reads = reads::of({reads::cpufreq(), reads::hypervisor()}),
          .params = {},

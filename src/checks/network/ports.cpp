@@ -126,6 +126,15 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
         continue;
       }
       fnd.title = fmt::format("ACTIVE, LinkUp, {}{}", p.rate_text, p.link_layer.empty() ? "" : ", " + p.link_layer);
+      // One lane of an InfiniBand port's four (a lane or cable fault; 2X is a split port by
+      // design): seen even with no peer to compare the rate with.
+      if (p.link_layer == "InfiniBand" && p.rate_text.find("(1X ") != std::string::npos) {
+        fnd.status = Status::warn;
+        fnd.title = fmt::format("port trained at one lane: {} (InfiniBand ports run 4X, or 2X when split)", p.rate_text);
+        fnd.fix = "Check the link's width with `mlxlink -d " + d.name + " -p " + std::to_string(p.port) +
+                  "` (lanes up, cable type) and the switch port; reseat or replace the cable or transceiver.";
+        fnd.impact = "a 1X link moves a quarter of a 4X port's bandwidth: collectives through this rail run at its pace";
+      }
       out.push_back(std::move(fnd));
     }
   }
@@ -138,7 +147,7 @@ void add_network_ports(core::Registry& r) {
   r.add({.id = "net.ib.ports",
          .layer = layer::network,
          .summary = "every RDMA port is ACTIVE/LinkUp and none is slower than its peers",
-         .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer, driver and NIC model: PCI device id, else hca_type, else board_id; ports whose model is unknown are compared with none; at least two ports); `warn` for an ACTIVE port whose phys_state is no value the kernel prints; `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices."
+         .rule = "Per RDMA port (subject `device:port`): `fail` when state is not ACTIVE or phys_state not LinkUp, or when an active port's rate is below the fastest active port of its peers (same link layer, driver and NIC model: PCI device id, else hca_type, else board_id; ports whose model is unknown are compared with none; at least two ports); `warn` for an ACTIVE port whose phys_state is no value the kernel prints, and for an active InfiniBand port trained at one lane (rate `(1X ...)`; 4X is the norm, 2X a split port); `error` for an active port whose rate is unreadable; `pass` otherwise. `skip` without RDMA devices."
                  " In a tree from elsewhere without /sys/class/infiniband, `skip` says RDMA devices were not captured where PCI shows an RDMA-capable NIC (NVIDIA/Mellanox network class, InfiniBand class, Amazon EFA; named) or is unreadable, instead of \"no RDMA devices\".",
          .fix = "Cable, transceiver and switch port (mlxlink, ibstat); a subnet manager for ports stuck in INIT.",
          .reads = reads::of({reads::infiniband(), reads::pci()}),

@@ -175,6 +175,9 @@ std::vector<Finding> dma_mode(facts::Facts& f, const core::Thresholds&) {
     if (d.is_gpu()) devices[d.bdf] = "GPU";
     else if (facts::is_nvidia_nic(d) || rdma.count(d.bdf)) devices[d.bdf] = "NIC";
   }
+  // GPUs the driver lists though their PCI vendor/class files were not readable (as gpu.inventory counts them).
+  for (const auto& g : facts::driver_gpus(f).gpus)
+    if (!g.bdf.empty()) devices.emplace(g.bdf, "GPU");
   if (devices.empty()) return {core::finding(id, layer::virtualization, Status::skip, "no GPU or RDMA/NVIDIA NIC on PCI: nothing whose DMA mode matters")};
   const auto& groups = facts::iommu_groups(f);
   if (!groups) return {core::finding(id, layer::virtualization, Status::skip, "IOMMU groups not readable: " + groups.error())};
@@ -323,7 +326,7 @@ void add_virtualization_platform(core::Registry& r) {
          .summary = "GPU and NIC IOMMU groups use identity (passthrough), not translated DMA",
          .rule = "`warn` when the IOMMU group of a GPU or NIC (NVIDIA/Mellanox, or any RDMA device) has type DMA or DMA-FQ rather than identity, listing the devices; /proc/cmdline's iommu=, iommu.passthrough=, intel_iommu=, amd_iommu= are evidence. Devices bound to vfio-pci (assigned to VMs) are not judged. `pass` when all are identity or in no group; `skip` without PCI, GPUs/NICs, or readable groups.",
          .fix = "iommu.passthrough=1 (arm64) or iommu=pt (x86) on the kernel command line, or `echo identity > /sys/kernel/iommu_groups/N/type` with the driver unbound.",
-         .reads = reads::of({reads::pci(), reads::pci_driver(), reads::iommu_groups(), reads::cmdline(), reads::infiniband()}),
+         .reads = reads::of({reads::pci(), reads::pci_driver(), reads::driver_gpus(), reads::iommu_groups(), reads::cmdline(), reads::infiniband()}),
          .params = {},
          .run = dma_mode});
   r.add({.id = "mem.page_size",
