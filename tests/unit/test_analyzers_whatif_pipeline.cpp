@@ -216,5 +216,26 @@ TEST(WhatifPipeline, MissingStageTraceOffersNoChangeAndNoLaunchCallsSkip) {
   EXPECT_EQ(pipe_change(part, "whatif.stage", ""), nullptr);
 }
 
+// whatif.stage carries its stage, the number of stages and its ranks as metrics (stage_rank.K:
+// the job's rank of the stage's K-th rank), not only in its subject's words.
+TEST(WhatifPipeline, StageFindingCarriesItsStageAndRanksAsMetrics) {
+  gen::PipelineSpec spec;
+  spec.replicas = 2;  // stage 2 holds ranks 2 and 6
+  spec.slow_stage = 2;
+  gen::PipelineAnswer answer;
+  const auto fs = pipe_whatif(spec, answer);
+  const auto* stage = pipe_change(fs, "whatif.stage", "stage 2 of 4");
+  ASSERT_NE(stage, nullptr);
+  EXPECT_EQ(fixture::metric(*stage, "stage"), 2);
+  EXPECT_EQ(fixture::metric(*stage, "stages"), 4);
+  EXPECT_EQ(fixture::metric(*stage, "stage_ranks"), 2);
+  EXPECT_EQ(fixture::metric(*stage, "stage_rank.0"), 2);
+  EXPECT_EQ(fixture::metric(*stage, "stage_rank.1"), 6);
+  // The savings stay the first metrics (explain and the sort read them there).
+  ASSERT_GE(stage->metrics.size(), 4u);
+  EXPECT_EQ(stage->metrics[0].first, "saved_ms_per_iter");
+  EXPECT_EQ(stage->metrics[1].first, "saved_pct_of_step");
+}
+
 }  // namespace
 }  // namespace perfgap
