@@ -518,6 +518,31 @@ double busbw_at(const BusbwCurve& c, std::uint64_t bytes) {
   return lo->second + f * (hi->second - lo->second);
 }
 
+std::string whatif_undecided(const std::vector<Finding>& findings) {
+  const Finding* replay = nullptr;
+  const Finding* first_skip = nullptr;
+  for (const auto& f : findings) {
+    if (!f.id.starts_with("whatif.") || f.id == "whatif.digest") continue;
+    if (f.id == "whatif.replay") {
+      replay = &f;
+      continue;
+    }
+    if (f.status != report::Status::skip) return "";  // a change replayed
+    if (!first_skip) first_skip = &f;
+  }
+  if (!replay) return "";  // --digest, or no trace read
+  constexpr std::string_view kNothing = "nothing to replay: ";
+  if (replay->status == report::Status::skip) {
+    std::string_view why = replay->title;
+    if (why.starts_with(kNothing)) why.remove_prefix(kNothing.size());
+    return "nothing could be replayed: " + std::string(why);
+  }
+  // A replay not trusted (it says why) or changes that could not be decided.
+  if (replay->status != report::Status::pass) return "no change could be replayed: " + replay->title;
+  if (first_skip) return "no change could be replayed: " + first_skip->title;
+  return "";
+}
+
 ProfileJob whatif_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, const WhatifOptions& w,
                               std::size_t threads) {
   auto jd = read_profile_job(files, read, o, threads);

@@ -214,6 +214,9 @@ TEST(WhatifPipeline, MissingStageTraceOffersNoChangeAndNoLaunchCallsSkip) {
   EXPECT_EQ(replay.status, Status::warn) << replay.title;
   EXPECT_NE(replay.title.find("3 of the job's 4 ranks"), std::string::npos) << replay.title;
   EXPECT_EQ(pipe_change(part, "whatif.stage", ""), nullptr);
+  // No change replayed: the headline says so and why, not OK (whatif_undecided).
+  EXPECT_EQ(analyzers::whatif_undecided(part), "no change could be replayed: " + replay.title);
+  EXPECT_EQ(analyzers::whatif_undecided(whole), "");  // changes were replayed
 }
 
 // whatif.stage carries its stage, the number of stages and its ranks as metrics (stage_rank.K:
@@ -235,6 +238,19 @@ TEST(WhatifPipeline, StageFindingCarriesItsStageAndRanksAsMetrics) {
   ASSERT_GE(stage->metrics.size(), 4u);
   EXPECT_EQ(stage->metrics[0].first, "saved_ms_per_iter");
   EXPECT_EQ(stage->metrics[1].first, "saved_pct_of_step");
+}
+
+// One rank of a pipeline alone (its peers' traces not given): nothing could be replayed, and the
+// headline's words say why.
+TEST(WhatifPipeline, OneRankAloneIsUndecided) {
+  auto t = fixture::kinetos_of_ranks(gen::pipeline_job({}));
+  t.files.resize(1);
+  t.json.resize(1);
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  const auto& replay = fixture::find(fs, "whatif.replay");
+  ASSERT_EQ(replay.status, Status::skip) << replay.title;
+  const auto why = analyzers::whatif_undecided(fs);
+  EXPECT_TRUE(why.starts_with("nothing could be replayed: the NCCL kernels are point-to-point")) << why;
 }
 
 }  // namespace
