@@ -84,12 +84,30 @@ Finding ranks_finding(const JobRanks& j, const std::string& source) {
     if (j.left_out.size() > 2) names += fmt::format(" and {} more", j.left_out.size() - 2);
     what.push_back(fmt::format("{} left out ({}: {})", j.left_out.size(), names, j.left_out[0].second));
   }
+  // Traces that say nothing of their run (no rank, no capture time) are taken as this run's:
+  // said, with the files, wherever the set is judged.
+  std::string assumed;
+  if (!j.assumed.empty()) {
+    f.metric("assumed_of_this_run", static_cast<double>(j.assumed.size()));
+    for (const auto& file : j.assumed)
+      f.add(file, "records neither its rank nor its capture's start time: assumed to be of this run",
+            "a rank (Kineto distributedInfo) or a capture time (nsys TARGET_INFO_SESSION_START_TIME) to tell its run by");
+    std::string names;
+    for (std::size_t i = 0; i < j.assumed.size() && i < 2; ++i) names += (i ? ", " : "") + j.assumed[i];
+    if (j.assumed.size() > 2) names += fmt::format(" and {} more", j.assumed.size() - 2);
+    assumed = fmt::format("assumed one run: {} record{} neither rank nor capture time to tell", names, j.assumed.size() == 1 ? "s" : "");
+  }
   if (what.empty()) {
     f.status = report::Status::pass;
+    if (!assumed.empty()) {
+      f.title = fmt::format("{}, each read once, {}{}", of, assumed, j.world > 0 ? "" : " (whether ranks are missing is unknown)");
+      return f;
+    }
     f.title = j.world > 0 ? fmt::format("{} of one run (world_size {}), each read once", of, j.world)
                           : fmt::format("{} of one run, each read once (the traces record no world size: whether ranks are missing is unknown)", of);
     return f;
   }
+  if (!assumed.empty()) what.push_back(assumed);
   f.status = report::Status::warn;
   std::string list;
   for (const auto& w : what) list += (list.empty() ? "" : "; ") + w;
@@ -178,6 +196,7 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const RankRead
     jr.world = set.world;
     jr.ranks = set.ranks;
     jr.missing = set.missing;
+    for (auto k : set.untied) jr.assumed.push_back(files[input_file[k]]);
   } else {
     set.left_out.assign(inputs.size(), "");
   }

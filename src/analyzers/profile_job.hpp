@@ -76,6 +76,11 @@ inline ProfileJob whatif_profile_job(const std::vector<std::string>& files, cons
                                      std::size_t threads) {
   return whatif_profile_job(files, profiles_only(read), o, w, threads);
 }
+// Why a whatif report replayed no change, for its headline (report::Report::undecided): "nothing
+// could be replayed: WHY" where whatif.replay skipped, "no change could be replayed: WHY" where
+// the replay was not trusted (its title) or every change skipped (the first one's reason); empty
+// where a change was replayed (or, --digest, nothing was asked to be).
+std::string whatif_undecided(const std::vector<Finding>& findings);
 // whatif --digest: each trace read and written as its digest by `write(file, bytes)` (which
 // returns why it could not, or ""), one at a time; the (file, why) of those that failed.
 using DigestWriter = std::function<std::string(const std::string& file, const std::string& bytes)>;

@@ -200,6 +200,8 @@ struct JobRanks {
   std::int64_t world = -1;
   std::vector<std::int64_t> ranks, missing;
   std::size_t kept = 0;
+  // Kept files that record neither rank nor capture time: assumed of this run (RankSet::untied).
+  std::vector<std::string> assumed;
   // Job-level verdicts cover only part of the job: they cannot pass.
   bool partial() const { return !missing.empty() || !unreadable.empty(); }
 };

@@ -374,7 +374,8 @@ std::string duration_words(std::int64_t ns) {
   return fmt::format("{:.1f} hours", h);
 }
 
-std::string rank_words(const RankInput& in) { return in.rank >= 0 ? fmt::format("rank {}", in.rank) : std::string("its rank"); }
+// Who the input is, in a sentence: its rank where it records one, else "this trace".
+std::string rank_words(const RankInput& in) { return in.rank >= 0 ? fmt::format("rank {}", in.rank) : std::string("this trace"); }
 
 }  // namespace
 
@@ -469,6 +470,12 @@ RankSet check_rank_set(const std::vector<RankInput>& in) {
   std::set<std::int64_t> ranks;
   for (std::size_t i = 0; i < n; ++i)
     if (kept(i) && in[i].rank >= 0) ranks.insert(in[i].rank);
+  std::vector<std::size_t> kept_inputs;
+  for (std::size_t i = 0; i < n; ++i)
+    if (kept(i)) kept_inputs.push_back(i);
+  if (kept_inputs.size() >= 2)
+    for (auto i : kept_inputs)
+      if (in[i].rank < 0 && in[i].wall_start_ns < 0) out.untied.push_back(i);
   out.ranks.assign(ranks.begin(), ranks.end());
   if (out.world > 0 && !ranks.empty())
     for (std::int64_t r = 0; r < out.world; ++r)

@@ -143,6 +143,10 @@ struct RankSet {
   std::int64_t world = -1;            // the job's size, where the traces record it
   std::vector<std::int64_t> ranks;    // the rank numbers kept, sorted (those recorded)
   std::vector<std::int64_t> missing;  // of 0..world-1, the ranks no kept input holds
+  // Kept inputs (indices) that record neither their rank nor their capture's wall-clock start
+  // (nsys exports before 2022, Kineto traces of no distributed run): nothing tells whether
+  // they are of this run, so they are assumed to be. Empty with one kept input.
+  std::vector<std::size_t> untied;
 };
 RankSet check_rank_set(const std::vector<RankInput>& inputs);
 

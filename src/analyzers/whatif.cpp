@@ -33,6 +33,7 @@ struct Job {
   Replay base;                         // as measured
   std::vector<std::size_t> gpu;        // replay rank -> GPU
   std::vector<std::string> name;       // replay rank -> its name in findings
+  std::vector<std::int64_t> rank;      // replay rank -> the job's rank its trace records (pipelines); -1: not recorded
   std::vector<std::size_t> late_set;   // ranks late together (the analysis's)
   double step_ns = 0;                  // the measured step: the iterations' mean window
   std::size_t iterations = 0;          // windows
@@ -76,6 +77,7 @@ void pipeline_job(const Digest& d, const Analysis& an, Job& j) {
     ops.push_back(an.gpus[g].p2p);
     rank.push_back(an.gpus[g].rank);
   }
+  j.rank = rank;
   j.pipe = PipelineReplay(ops, rank);
   if (!j.pipe.why_not().empty()) {
     j.why_not = "the NCCL kernels are point-to-point send/recv only (a pipeline, or an all-to-all of send/recv), and " + j.pipe.why_not();
@@ -188,6 +190,8 @@ struct Tried {
   bool shown = true;  // said even when it saves little (else only when it saves 1% of the step)
   PipelineChange pchange{};  // the change for a pipeline's replay
   std::string skip_why{};    // not replayed: the traces cannot decide it (a skip finding says why)
+  // The subject as numbers, after the savings' (whatif.stage: its stage index, the stages, its ranks).
+  std::vector<std::pair<std::string, double>> metrics{};
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
@@ -206,6 +210,7 @@ Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   f.metric("saved_pct_of_step", 100 * saved_frac);
   f.metric("replayed_ms_per_iter", ms(step - saved));
   f.metric("step_ms_per_iter", ms(step));
+  for (const auto& [k, v] : t.metrics) f.metric(k, v);
   f.status = 100 * saved_frac >= kStragglerPct ? report::Status::warn : report::Status::pass;
   f.title = fmt::format("{}: the step {:.2f} ms ({:.1f}%) shorter, {:.2f} ms instead of {:.2f} ms", t.what, ms(saved), 100 * saved_frac, ms(step - saved),
                         ms(step));
@@ -395,6 +400,11 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                          per_it(mean_of(p.waiting(), ranks[s])), per_it(mean_of(p.transfer(), ranks[s])))},
             i == 0,
             std::move(c)};
+    // The stage and its ranks as numbers (the subject says them in words): stage_rank.K is the
+    // job's rank (the trace's distributedInfo.rank) of the stage's K-th rank, where recorded.
+    t.metrics = {{"stage", static_cast<double>(s)}, {"stages", static_cast<double>(p.stages())}, {"stage_ranks", static_cast<double>(ranks[s].size())}};
+    for (std::size_t k = 0; k < ranks[s].size(); ++k)
+      if (j.rank[ranks[s][k]] >= 0) t.metrics.emplace_back(fmt::format("stage_rank.{}", k), static_cast<double>(j.rank[ranks[s][k]]));
     if (p.unpaired())
       t.evidence.push_back(fmt::format("{} send/recv of the job have no pair among the traces: they keep their measured length, their waiting included",
                                        p.unpaired()));
@@ -506,6 +516,31 @@ double busbw_at(const BusbwCurve& c, std::uint64_t bytes) {
   auto lo = hi - 1;
   const double f = std::log(static_cast<double>(bytes) / static_cast<double>(lo->first)) / std::log(static_cast<double>(hi->first) / static_cast<double>(lo->first));
   return lo->second + f * (hi->second - lo->second);
+}
+
+std::string whatif_undecided(const std::vector<Finding>& findings) {
+  const Finding* replay = nullptr;
+  const Finding* first_skip = nullptr;
+  for (const auto& f : findings) {
+    if (!f.id.starts_with("whatif.") || f.id == "whatif.digest") continue;
+    if (f.id == "whatif.replay") {
+      replay = &f;
+      continue;
+    }
+    if (f.status != report::Status::skip) return "";  // a change replayed
+    if (!first_skip) first_skip = &f;
+  }
+  if (!replay) return "";  // --digest, or no trace read
+  constexpr std::string_view kNothing = "nothing to replay: ";
+  if (replay->status == report::Status::skip) {
+    std::string_view why = replay->title;
+    if (why.starts_with(kNothing)) why.remove_prefix(kNothing.size());
+    return "nothing could be replayed: " + std::string(why);
+  }
+  // A replay not trusted (it says why) or changes that could not be decided.
+  if (replay->status != report::Status::pass) return "no change could be replayed: " + replay->title;
+  if (first_skip) return "no change could be replayed: " + first_skip->title;
+  return "";
 }
 
 ProfileJob whatif_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, const WhatifOptions& w,

@@ -29,7 +29,7 @@ report::RenderOptions render_options(const std::string& output, bool verbose, lo
 }
 
 int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
-                report::Format format, const std::string& output, bool verbose, bool in_order) {
+                report::Format format, const std::string& output, bool verbose, bool in_order, const std::string& undecided) {
   report::Report rep;
   rep.tool_version = PERFGAP_VERSION;
   const auto now = std::time(nullptr);
@@ -37,6 +37,7 @@ int emit_report(const std::string& kind, const std::vector<std::string>& inputs,
   rep.source.kind = kind;
   rep.source.inputs = inputs;
   rep.findings = std::move(findings);
+  rep.undecided = undecided;
   auto options = render_options(output, verbose, static_cast<long long>(now));
   options.text.in_order = options.html.in_order = in_order;
   auto w = write_output(output, report::render(rep, format, options));

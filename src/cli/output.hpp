@@ -26,8 +26,9 @@ report::RenderOptions render_options(const std::string& output, bool verbose, lo
 // A report of `kind` (analyze, gap, compare, explain, probe, history, fleet) for these inputs,
 // rendered by report::render to stdout or --output; returns the exit status (1 with a fail
 // finding). A bad --output throws UsageError. in_order: the findings are a listing shown in
-// their order (report::TextOptions::in_order).
+// their order (report::TextOptions::in_order). undecided: the command could not decide what it was
+// asked, and why (report::Report::undecided: the headline says it instead of OK).
 int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
-                report::Format format, const std::string& output, bool verbose, bool in_order = false);
+                report::Format format, const std::string& output, bool verbose, bool in_order = false, const std::string& undecided = {});
 
 }  // namespace perfgap::cli

@@ -31,8 +31,11 @@ int run_whatif(const WhatifArgs& a) {
   if (!result) throw UsageError("whatif: " + result.error());
   // As analyze: an unusable rank (an error finding) leaves the answer partial, exit 1.
   const bool unusable = std::any_of(result->findings.begin(), result->findings.end(), [](const report::Finding& f) { return f.status == report::Status::error; });
+  // No change replayed (one rank of a pipeline, a missing rank, no NCCL kernels): the headline
+  // says so and why, never OK (the contract's exit status stays 0: it has none for "could not decide").
+  const std::string undecided = analyzers::whatif_undecided(result->findings);
   // The changes are listed by what they save, largest first: their order is the answer.
-  const int rc = emit_report("whatif", result->inputs, std::move(result->findings), chosen_format(a.format), a.output, a.verbose, true);
+  const int rc = emit_report("whatif", result->inputs, std::move(result->findings), chosen_format(a.format), a.output, a.verbose, true, undecided);
   return unusable ? 1 : rc;
 }
 

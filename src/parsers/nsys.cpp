@@ -352,6 +352,12 @@ void read_nsys_format(Reader& r, Profile& p, bool wal) {
         if (n == "EXPORT_SCHEMA_VERSION") schema = text_of(st, 1);
         if (n == "EXPORT_PRODUCT_VERSION") p.system.emplace_back("nsys_export_version", text_of(st, 1));
       });
+  // The session's start on the wall clock (exports of 2022 on): the activity tables' times count
+  // from it, as a Kineto trace's from baseTimeNanoseconds, so it goes by the same name. It tells
+  // one run's ranks from another run's (analyzers/profile_ranks check_rank_set).
+  if (r.has("TARGET_INFO_SESSION_START_TIME") && r.columns("TARGET_INFO_SESSION_START_TIME").count("utcEpochNs"))
+    r.each("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1", "TARGET_INFO_SESSION_START_TIME",
+           [&](sqlite3_stmt* st) { p.system.emplace_back("base_time_ns", text_of(st, 0)); });
   if (wal) p.notes.push_back("a WAL-mode database: read from its main file as checkpointed (a -wal file beside it is not read)");
   p.format = "Nsight Systems SQLite export, schema " +
              (schema.empty() ? std::string(r.has("TARGET_INFO_CUDA_GPU") ? "of ~2021 (TARGET_INFO_CUDA_GPU, no version table)" : "unknown (no version table)") : schema);

@@ -46,4 +46,11 @@ bool Report::has_fail() const {
   return false;
 }
 
+std::string Report::undecided_why() const {
+  if (!undecided.empty()) return undecided;
+  const Summary s = summary();
+  if (s.skip == 0 || s.pass || s.warn || s.fail || s.error) return "";
+  return "nothing could be decided: " + findings.front().title;
+}
+
 }  // namespace perfgap::report

@@ -138,9 +138,15 @@ struct Report {
   std::vector<Finding> findings;
   std::optional<Recommendation> recommendation;
   std::vector<Chart> charts;  // HTML only: figures about the whole report (a fleet's heatmap)
+  // Non-empty: the command could not decide what it was asked (whatif: no change could be
+  // replayed) and why; the headline says so, SKIP instead of OK (JSON: `undecided`).
+  std::string undecided;
 
   Summary summary() const;
   bool has_fail() const;
+  // Why the report decides nothing, for its headline: `undecided`, else, when every finding is a
+  // skip, "nothing could be decided: " and the first one's reason; empty when something was decided.
+  std::string undecided_why() const;
 };
 
 // The contract's layers, in report order: every finding's `layer` is one of these.

@@ -25,6 +25,7 @@ std::vector<Finding> outgoing(const std::vector<Finding>& findings) {
 Report outgoing(const Report& r) {
   Report out = r;
   for (auto& f : out.findings) prepare_outgoing(f);
+  if (!out.undecided.empty()) out.undecided = redact_text(out.undecided);  // a finding's title, quoted
   return out;
 }
 

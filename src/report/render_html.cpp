@@ -240,9 +240,11 @@ std::string render_html(const Report& shown, const HtmlOptions& opts) {
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">";
   out += fmt::format("<title>perfgap {}{}</title><style>{}</style></head><body>\n", html_escape(kind), html_escape(where), kStyle);
-  const Status verdict = s.fail ? Status::fail : s.error ? Status::error : s.warn ? Status::warn : Status::pass;
-  const char* word = s.fail ? "FAIL" : s.error ? "ERROR" : s.warn ? "WARN" : "OK";
-  const std::string findings_count = fmt::format("{} fail, {} warn, {} pass, {} skip, {} error", s.fail, s.warn, s.pass, s.skip, s.error);
+  const std::string undecided = r.undecided_why();  // decided nothing: SKIP and why, never OK
+  const Status verdict = s.fail ? Status::fail : s.error ? Status::error : s.warn ? Status::warn : !undecided.empty() ? Status::skip : Status::pass;
+  const char* word = s.fail ? "FAIL" : s.error ? "ERROR" : s.warn ? "WARN" : !undecided.empty() ? "SKIP" : "OK";
+  const std::string findings_count = fmt::format("{} fail, {} warn, {} pass, {} skip, {} error{}", s.fail, s.warn, s.pass, s.skip, s.error,
+                                                 undecided.empty() ? "" : "; " + html_escape(undecided));
   if (!opts.nodes.empty()) {
     // A fleet is judged in nodes: how many fail, warn, are healthy; its own findings second.
     std::size_t failing = 0, warning = 0;

@@ -34,6 +34,8 @@ std::string render_json(const Report& shown) {
   }
   auto s = r.summary();
   j["summary"] = {{"pass", s.pass}, {"warn", s.warn}, {"fail", s.fail}, {"skip", s.skip}, {"error", s.error}};
+  // Only where the report decided nothing (the text's SKIP headline): why.
+  if (auto why = r.undecided_why(); !why.empty()) j["undecided"] = std::move(why);
   json findings = json::array();
   for (const auto& f : r.findings) {
     json fj;

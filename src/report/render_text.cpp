@@ -30,9 +30,12 @@ std::string render_text(const Report& shown, const TextOptions& opts) {
     where += ")";
   }
   if (r.source.root) where += " from tree " + printable(*r.source.root);
-  std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : paint(Status::pass, "OK");
-  out += fmt::format("perfgap {}{}: {}  {} fail, {} warn, {} pass, {} skip, {} error\n", !r.source.command.empty() ? r.source.command : r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind,
-                     where, verdict, s.fail, s.warn, s.pass, s.skip, s.error);
+  // A report that decided nothing (every finding a skip, or a command's own "could not") heads
+  // SKIP and why, never OK: missing is not healthy.
+  const std::string undecided = r.undecided_why();
+  std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : !undecided.empty() ? paint(Status::skip, "SKIP") : paint(Status::pass, "OK");
+  out += fmt::format("perfgap {}{}: {}  {} fail, {} warn, {} pass, {} skip, {} error{}\n", !r.source.command.empty() ? r.source.command : r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind,
+                     where, verdict, s.fail, s.warn, s.pass, s.skip, s.error, undecided.empty() ? "" : "; " + printable(undecided));
 
   std::vector<std::string> layers(std::begin(report::kLayers), std::end(report::kLayers));
   for (const auto& f : r.findings)

@@ -207,6 +207,76 @@ TEST(AnalyzeRanks, SharedTracesOfOtherRunsAndCopiesAreLeftOutAndSaid) {
   EXPECT_EQ((*t_rk)["metrics"]["left_out"], 2) << (*t_rk).dump(1);
 }
 
+// nsys exports of different runs were "3 traces of one run" (profile.ranks pass) and their GPUs
+// one job's. The session's start (TARGET_INFO_SESSION_START_TIME) tells runs apart: the public
+// jax exports of report1 and report2 started 13.7 hours apart, so report2 is left out, saying so;
+// the 2021 export records no session time (nor rank): it is kept, and said to be assumed.
+TEST(AnalyzeRanks, NsysExportsOfOtherRunsAreLeftOutOrSaidAssumed) {
+  fs::path dir = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles";
+  auto old = dir / "nsys_2021_v100pcie_x2_openmp_report2.sqlite";
+  auto r1 = dir / "nsys_2023.2.3_v100x8_jax_report1.exported-by-nsys-2023.4.4.sqlite";
+  auto r2 = dir / "nsys_2023.2.3_v100x8_jax_report2.exported-by-nsys-2023.4.4.sqlite";
+  for (const auto& f : {old, r1, r2})
+    if (!fs::exists(f)) GTEST_SKIP() << "no " << f;
+  for (const char* cmd : {"analyze", "whatif"}) {
+    std::vector<std::string> args{cmd};
+    if (std::string(cmd) == "analyze") args.emplace_back("nsys");
+    for (const auto& f : {old, r1, r2}) args.push_back(f.string());
+    auto j = json_report(PERFGAP_BINARY, args, 0);
+    auto rk = finding(j, "profile.ranks");
+    ASSERT_TRUE(rk) << cmd;
+    const std::string title = (*rk)["title"];
+    EXPECT_EQ((*rk)["status"], "warn") << title;
+    EXPECT_NE(title.find(r2.string() + ": this trace was captured 13.7 hours after the other traces: another run"), std::string::npos) << title;
+    EXPECT_NE(title.find("assumed one run: " + old.string() + " records neither rank nor capture time to tell"), std::string::npos) << title;
+    EXPECT_EQ((*rk)["metrics"]["left_out"], 1);
+    EXPECT_EQ((*rk)["metrics"]["assumed_of_this_run"], 1);
+  }
+  // report1 and report2 alone: report2 is left out, nothing assumed.
+  auto two = json_report(PERFGAP_BINARY, {"analyze", "nsys", r1.string(), r2.string()}, 0);
+  auto rk = finding(two, "profile.ranks");
+  ASSERT_TRUE(rk);
+  EXPECT_EQ((*rk)["metrics"]["left_out"], 1);
+  EXPECT_FALSE((*rk)["metrics"].contains("assumed_of_this_run")) << (*rk).dump(1);
+}
+
+// Generated nsys exports of one job with rank 3 (the late one) from a capture five hours later:
+// it is left out, naming the file and the time, and no straggler is named across the two runs.
+// Exports of 2021 (no session time) are kept and said assumed of one run.
+TEST(AnalyzeRanks, NsysExportOfAnotherSessionIsNoStraggler) {
+  gen::JobSpec spec;
+  spec.ranks = 4;
+  spec.late_rank = 3;
+  const auto s = gen::job(spec);
+  TempDir d;
+  fs::create_directories(d.path() + "/ranks");
+  for (std::size_t r = 0; r < s.gpus.size(); ++r) {
+    auto one = gen::rank_of(s, r);
+    if (r == 3) one.session_start_utc_ns += 5 * 3'600'000'000'000LL;
+    ASSERT_EQ(gen::write_nsys_sqlite(one, d.path() + "/ranks/rank" + std::to_string(r) + ".sqlite"), "");
+  }
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nsys", d.path() + "/ranks"}, 0);
+  auto rk = finding(j, "profile.ranks");
+  ASSERT_TRUE(rk);
+  EXPECT_EQ((*rk)["status"], "warn");
+  EXPECT_NE((*rk)["title"].get<std::string>().find("rank3.sqlite: this trace was captured 5.0 hours after the other traces: another run"), std::string::npos)
+      << (*rk)["title"];
+  // Rank 3's GPU is in no other finding (before: profile.straggler named it, 30 ms late).
+  for (const auto& f : j["findings"]) {
+    if (f["id"] != "profile.ranks") EXPECT_EQ(f.dump().find("rank3.sqlite"), std::string::npos) << f.dump(1);
+  }
+  // The same job's exports of 2021: nothing tells their run; kept and said assumed.
+  TempDir o;
+  fs::create_directories(o.path() + "/ranks");
+  for (std::size_t r = 0; r < 3; ++r) ASSERT_EQ(gen::write_nsys_sqlite(gen::rank_of(s, r), o.path() + "/ranks/rank" + std::to_string(r) + ".sqlite", gen::NsysSchema::v2021), "");
+  auto a = json_report(PERFGAP_BINARY, {"analyze", "nsys", o.path() + "/ranks"}, 0);
+  auto ark = finding(a, "profile.ranks");
+  ASSERT_TRUE(ark);
+  EXPECT_EQ((*ark)["status"], "pass");
+  EXPECT_NE((*ark)["title"].get<std::string>().find("3 traces, each read once, assumed one run: "), std::string::npos) << (*ark)["title"];
+  EXPECT_EQ((*ark)["metrics"]["assumed_of_this_run"], 3);
+}
+
 // explain: the straggler's measured cost (waiting per iteration over the step) is a cause of the
 // gap budget, and the waiting is not counted again as communication. The job's step is 93.2 ms
 // with rank 5 30 ms late and would be 63.2 ms without: the straggler explains the shortfall.

@@ -174,3 +174,38 @@ TEST(WhatifCli, DigestsWrittenWhereTheTracesAreGiveTheSameAnswers) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--digest " + dir + "/rank0.json: is not a directory"), std::string::npos) << r.err;
 }
+
+// A whatif report that replayed nothing headed "OK", read as "nothing to gain". One rank of a
+// pipeline alone (its peers' traces not given), generated and the public HTA trace (rank 0 of
+// 16, send/recv only): SKIP and why in the text headline and the JSON's `undecided`; exit 0
+// (the contract has no exit status of its own for "could not decide").
+TEST(WhatifCli, NothingReplayedHeadsSkipAndWhyNotOk) {
+  TempDir d;
+  const auto one = write_in(d, "rank0.json", gen::kineto_json(gen::pipeline_job({}), 0, 0));
+  std::vector<std::string> inputs{one};
+  const auto hta = std::string(PERFGAP_SHARED_DIR) + "/fixtures/profiles/kineto_hta_a100_ws16_rank0_sendrecv.json.gz";
+  if (fs::exists(hta)) inputs.push_back(hta);
+  for (const auto& in : inputs) {
+    auto t = run_binary(PERFGAP_BINARY, {"whatif", in});
+    EXPECT_EQ(t.status, 0) << t.err;
+    const auto head = t.out.substr(0, t.out.find('\n'));
+    EXPECT_EQ(head.rfind("perfgap whatif: SKIP  0 fail, 0 warn, 0 pass, 1 skip, 0 error; nothing could be replayed: the NCCL kernels are point-to-point", 0), 0u)
+        << head;
+    EXPECT_EQ(head.find(" OK "), std::string::npos) << head;
+    auto j = json_report(PERFGAP_BINARY, {"whatif", in}, 0);
+    ASSERT_TRUE(j.contains("undecided")) << j.dump(1);
+    EXPECT_TRUE(j["undecided"].get<std::string>().starts_with("nothing could be replayed: the NCCL kernels are point-to-point")) << j["undecided"];
+  }
+  // A pipeline missing a rank's trace: the replay warns and no change is replayed; the headline
+  // says that too. The whole pipeline: changes replayed, no `undecided`.
+  gen::PipelineSpec spec;
+  spec.slow_stage = 2;
+  const auto job = gen::pipeline_job(spec);
+  fs::create_directories(d.path() + "/pipe");
+  for (std::size_t r = 0; r < job.gpus.size(); ++r) write_in(d, "pipe/rank" + std::to_string(r) + ".json", gen::kineto_json(job, r, static_cast<int>(r)));
+  EXPECT_FALSE(json_report(PERFGAP_BINARY, {"whatif", d.path() + "/pipe"}, 0).contains("undecided"));
+  fs::remove(d.path() + "/pipe/rank1.json");
+  auto part = run_binary(PERFGAP_BINARY, {"whatif", d.path() + "/pipe"});
+  EXPECT_EQ(part.status, 0) << part.err;
+  EXPECT_NE(part.out.substr(0, part.out.find('\n')).find("; no change could be replayed: replayed step"), std::string::npos) << part.out;
+}

@@ -403,6 +403,7 @@ namespace {
 const char* const kDdl372 = R"(
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);
 CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, name TEXT NOT NULL, nameEnum INTEGER NOT NULL, value TEXT NOT NULL);
 CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT, isDiscrete INTEGER, smCount INTEGER);
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
@@ -520,6 +521,7 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSc
     const std::string version = late ? "3.17.2" : "3.7.2";
     m.t(1, "EXPORT_SCHEMA_VERSION").t(2, version).go();
     if (!late) m.t(1, "EXPORT_PRODUCT_VERSION").t(2, "2023.4.4.54").go();
+    if (s.session_start_utc_ns >= 0) Ins(q.db, "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '', '')").i(1, s.session_start_utc_ns).go();
     Ins e(q.db, "INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (0, 'Online', ?, 0, ?)");
     std::string env;
     for (const auto& [k, v] : s.env) env += (env.empty() ? "" : ";") + k + "=" + v;

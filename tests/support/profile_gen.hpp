@@ -50,6 +50,9 @@ struct Scenario {
   std::string driver = "550.54.15";
   int sockets = 2;
   std::string host;  // nsys TARGET_INFO_SYSTEM_ENV Hostname (one export is one node's); empty: none written
+  // nsys TARGET_INFO_SESSION_START_TIME.utcEpochNs (3.7.2 and later; the times count from it):
+  // one generated job's ranks started together (2023-11-14 22:13:20 UTC); < 0: none written.
+  std::int64_t session_start_utc_ns = 1'700'000'000'000'000'000;
 };
 
 // Seed scenario 1 (FSDP-like): per iteration, 60 x 1 ms compute kernels, an AllGather of

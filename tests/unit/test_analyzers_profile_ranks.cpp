@@ -537,6 +537,31 @@ TEST(ProfileRanks, RankSetRulesOnTheirFacts) {
   EXPECT_EQ(analyzers::rank_ranges({0, 1, 2, 5, 7, 8}), "0-2, 5, 7-8");
 }
 
+// Traces that record neither rank nor capture time (nsys exports before 2022) cannot be told
+// apart from another run's: they are kept, and named as assumed to be of this run.
+TEST(ProfileRanks, TracesThatCannotBeToldApartAreAssumedOneRunAndSaid) {
+  using analyzers::RankInput;
+  auto input = [](const char* name, std::int64_t rank, std::int64_t wall, std::uint64_t fp) {
+    RankInput in;
+    in.name = name;
+    in.rank = rank;
+    in.wall_start_ns = wall;
+    in.fingerprint = fp;
+    return in;
+  };
+  constexpr std::int64_t kWall = 1'697'005'457'075'676'061;
+  auto set = analyzers::check_rank_set({input("old.sqlite", -1, -1, 1), input("a.sqlite", -1, kWall, 2), input("b.sqlite", 1, -1, 3)});
+  EXPECT_EQ(set.untied, std::vector<std::size_t>{0});
+  // Alone, nothing is compared: nothing assumed.
+  EXPECT_TRUE(analyzers::check_rank_set({input("old.sqlite", -1, -1, 1)}).untied.empty());
+  // Two exports of sessions 13.7 hours apart: the later is another run; the one with no session
+  // time is kept, assumed.
+  auto apart = analyzers::check_rank_set(
+      {input("old.sqlite", -1, -1, 1), input("r1.sqlite", -1, kWall, 2), input("r2.sqlite", -1, kWall + 49'158'490'109'475LL, 3)});
+  EXPECT_NE(apart.left_out[2].find("was captured 13.7 hours after the other traces: another run"), std::string::npos) << apart.left_out[2];
+  EXPECT_EQ(apart.untied, std::vector<std::size_t>{0});
+}
+
 // Issue 40's first case, a trust fix in profile.straggler: ranks 4 and 5 both compute 20 ms
 // longer. At each AllReduce the later of them is only microseconds after the other, so no one
 // rank "costs" anything, and the report said "no straggler ... at most 0.00 ms" while six ranks

@@ -214,6 +214,43 @@ TEST(WhatifPipeline, MissingStageTraceOffersNoChangeAndNoLaunchCallsSkip) {
   EXPECT_EQ(replay.status, Status::warn) << replay.title;
   EXPECT_NE(replay.title.find("3 of the job's 4 ranks"), std::string::npos) << replay.title;
   EXPECT_EQ(pipe_change(part, "whatif.stage", ""), nullptr);
+  // No change replayed: the headline says so and why, not OK (whatif_undecided).
+  EXPECT_EQ(analyzers::whatif_undecided(part), "no change could be replayed: " + replay.title);
+  EXPECT_EQ(analyzers::whatif_undecided(whole), "");  // changes were replayed
+}
+
+// whatif.stage carries its stage, the number of stages and its ranks as metrics (stage_rank.K:
+// the job's rank of the stage's K-th rank), not only in its subject's words.
+TEST(WhatifPipeline, StageFindingCarriesItsStageAndRanksAsMetrics) {
+  gen::PipelineSpec spec;
+  spec.replicas = 2;  // stage 2 holds ranks 2 and 6
+  spec.slow_stage = 2;
+  gen::PipelineAnswer answer;
+  const auto fs = pipe_whatif(spec, answer);
+  const auto* stage = pipe_change(fs, "whatif.stage", "stage 2 of 4");
+  ASSERT_NE(stage, nullptr);
+  EXPECT_EQ(fixture::metric(*stage, "stage"), 2);
+  EXPECT_EQ(fixture::metric(*stage, "stages"), 4);
+  EXPECT_EQ(fixture::metric(*stage, "stage_ranks"), 2);
+  EXPECT_EQ(fixture::metric(*stage, "stage_rank.0"), 2);
+  EXPECT_EQ(fixture::metric(*stage, "stage_rank.1"), 6);
+  // The savings stay the first metrics (explain and the sort read them there).
+  ASSERT_GE(stage->metrics.size(), 4u);
+  EXPECT_EQ(stage->metrics[0].first, "saved_ms_per_iter");
+  EXPECT_EQ(stage->metrics[1].first, "saved_pct_of_step");
+}
+
+// One rank of a pipeline alone (its peers' traces not given): nothing could be replayed, and the
+// headline's words say why.
+TEST(WhatifPipeline, OneRankAloneIsUndecided) {
+  auto t = fixture::kinetos_of_ranks(gen::pipeline_job({}));
+  t.files.resize(1);
+  t.json.resize(1);
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  const auto& replay = fixture::find(fs, "whatif.replay");
+  ASSERT_EQ(replay.status, Status::skip) << replay.title;
+  const auto why = analyzers::whatif_undecided(fs);
+  EXPECT_TRUE(why.starts_with("nothing could be replayed: the NCCL kernels are point-to-point")) << why;
 }
 
 }  // namespace

@@ -124,3 +124,33 @@ TEST(Render, PrometheusTextfileFormat) {
   r.findings[0].subject = "a\"b\\c";
   EXPECT_NE(render_prometheus(r, 0).find("subject=\"a\\\"b\\\\c\""), std::string::npos);
 }
+
+// A report that decided nothing never heads OK: every finding a skip (or a command's own
+// "could not", Report::undecided) heads SKIP with why, in text, HTML and the JSON's `undecided`.
+TEST(Render, AReportThatDecidedNothingHeadsSkipWithWhy) {
+  auto r = sample();
+  r.findings.resize(1);
+  r.findings[0].status = Status::skip;
+  r.findings[0].title = "no trace of the job";
+  const auto text = render_text(r, {false, false});
+  EXPECT_NE(text.find(": SKIP  0 fail, 0 warn, 0 pass, 1 skip, 0 error; nothing could be decided: no trace of the job\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find(" OK "), std::string::npos) << text;
+  auto j = nlohmann::json::parse(render_json(r));
+  EXPECT_EQ(j["undecided"], "nothing could be decided: no trace of the job");
+  EXPECT_NE(render_html(r, {}).find("SKIP: 0 fail, 0 warn, 0 pass, 1 skip, 0 error; nothing could be decided: no trace of the job"), std::string::npos);
+  // A command's own words win; with a pass beside them it still heads SKIP, with a warn WARN
+  // (and the words stay).
+  r.findings.push_back(sample().findings[0]);
+  r.undecided = "nothing could be replayed: one rank alone";
+  EXPECT_NE(render_text(r, {false, false}).find(": SKIP  0 fail, 0 warn, 1 pass, 1 skip, 0 error; nothing could be replayed: one rank alone\n"),
+            std::string::npos)
+      << render_text(r, {false, false});
+  r.findings[1].status = Status::warn;
+  EXPECT_NE(render_text(r, {false, false}).find(": WARN  0 fail, 1 warn, 0 pass, 1 skip, 0 error; nothing could be replayed: one rank alone\n"),
+            std::string::npos);
+  // Decided: no `undecided`, OK as before.
+  auto ok = sample();
+  ok.findings.resize(1);
+  EXPECT_FALSE(nlohmann::json::parse(render_json(ok)).contains("undecided"));
+  EXPECT_NE(render_text(ok, {false, false}).find(": OK  0 fail"), std::string::npos);
+}
