@@ -386,6 +386,7 @@ rapidjson::ParseResult Scanner<Handler>::run() {
         if (c == '"') {
           if (!value(p, e, true)) return res_;
           st = member_key;
+          if (*p == ':') ++p, st = kv_delim;  // the colon right after the key: its step taken here
           continue;
         }
         if (c == '}' && st == obj_init) break;  // the end of the object, below
@@ -421,6 +422,7 @@ rapidjson::ParseResult Scanner<Handler>::run() {
         if (c == ',' || c == ':' || c == ']' || c == '}') return in_.seek(p), res_.Set(error_in(st), in_.offset_of(p)), res_;
         if (!value(p, e, false)) return res_;
         st = after_value(st);
+        if (*p == ',' && st != finish) ++p, ++counts_.back(), st = st == member_value ? member_delim : elem_delim;  // ditto the comma
         continue;
     }
     // The end of the container: `c` closes it.
