@@ -1,8 +1,9 @@
 // A JSON scanner over json_pull's blocks in place that calls a RapidJSON SAX handler with
 // exactly the events, values and result (error code and byte offset) of RapidJSON's iterative
-// Reader with kParseIterativeFlag | kParseFullPrecisionFlag over the same stream, several times
-// faster: whitespace and string bodies are skipped 16 bytes a step (SSE2; a byte loop
-// elsewhere), and the common tokens are read in the block without a call per byte.
+// Reader with kParseIterativeFlag | kParseFullPrecisionFlag over the same stream, about twice as
+// fast (bench/README.md, issue 45): whitespace and string bodies are skipped 16 bytes a step
+// (SSE2; 8-byte SWAR and a byte loop elsewhere), and the common tokens are read in the block
+// without a call per byte.
 //
 // It is RapidJSON's state machine (reader.h: Predict, Transit, HandleError), step for step:
 // - the structure (braces, brackets, commas, colons, whitespace) is read here, and an

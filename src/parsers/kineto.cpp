@@ -584,7 +584,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   h.api.reserve(last_calls);
   // json_scan's scanner: RapidJSON's Reader::Parse<kParseIterativeFlag | kParseFullPrecisionFlag>
   // (in, h), the same events and result (tests/unit/test_parsers_json_scan.cpp holds them equal,
-  // fuzz/fuzz_kineto.cpp too), several times faster (bench/README.md, issue 45).
+  // fuzz/fuzz_kineto.cpp too), about twice as fast (bench/README.md, issue 45).
   rapidjson::ParseResult r = json_scan::scan(in, h);
   if (r.IsError()) in.settle_utf8(r.Offset());
   if (const std::size_t bad = in.utf8().bad(); bad != json_pull::Utf8Scan::kNone && (!r.IsError() || r.Offset() > bad) &&
