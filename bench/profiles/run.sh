@@ -12,7 +12,8 @@
 # --kineto: instead, one generated Kineto trace of N kernels (default 1 M, each with its
 # cuda_runtime call, ProfilerStep#N every 2000 kernels) side by side: the whole `perfgap analyze
 # kineto` (and of the trace gzipped), the bare SAX parse with the reader's RapidJSON and flags
-# (perfgap-bench-time-profile kineto-sax) and the DOM parse (kineto-parse), python3's json.load,
+# (perfgap-bench-time-profile kineto-sax), RapidJSON's Reader and json_scan's scanner as the
+# reader runs them (kineto-stream, kineto-scan), the DOM parse (kineto-parse), python3's json.load,
 # and HTA-style pandas (hta_style.py, when /usr/bin/python3 has pandas); prints the ratios.
 # Exit 0 unless setup fails.
 # Exit status: 0 when both hold, 1 when one does not, 2 on a usage or setup error.
@@ -89,6 +90,8 @@ if [[ $KINETO -eq 1 ]]; then
     line=$(taskset -c "$CORE" "$TIMER" kineto-sax "$WORK/trace.json" "$REPS")
     parse=$(sed -n 's/.* \([0-9]*\) ms (.*/\1/p' <<< "$line")
     echo "RapidJSON SAX parse only (in-process):   $parse ms  [$line]"
+    echo "RapidJSON Reader as the reader ran it:   $(taskset -c "$CORE" "$TIMER" kineto-stream "$WORK/trace.json" "$REPS")"
+    echo "json_scan scanner (the reader's parse):  $(taskset -c "$CORE" "$TIMER" kineto-scan "$WORK/trace.json" "$REPS")"
     line=$(taskset -c "$CORE" "$TIMER" kineto-parse "$WORK/trace.json" "$REPS")
     dom=$(sed -n 's/.* \([0-9]*\) ms (.*/\1/p' <<< "$line")
     echo "RapidJSON DOM parse only (in-process):   $dom ms  [$line]"
