@@ -60,11 +60,13 @@ std::optional<std::string> nearest_gpus(std::string_view title) {
   return comma == std::string_view::npos ? std::string("none") : std::string(inside.substr(comma + 2));
 }
 
-void gather_ports(const Finding& f, NodeFacts& out, int& ports, int& active) {
+void gather_ports(const Finding& f, NodeFacts& out, int& ports, int& active, std::set<std::string>& models) {
   auto& counts = out.facts[Aspect::counts];
   ++ports;
   for (const auto& e : f.evidence)
-    if (e.source.ends_with("/state")) {
+    if (e.source == "NIC model" && !e.observed.empty() && !sys::starts_with(e.observed, "unknown")) {
+      models.insert(e.observed);
+    } else if (e.source.ends_with("/state")) {
       counts["port " + f.subject + " state"] = e.observed;
       active += e.observed == "ACTIVE" ? 1 : 0;
     } else if (e.source.ends_with("/fw_ver") && !e.observed.empty()) {
@@ -102,7 +104,7 @@ std::string_view source_of(Aspect a, std::string_view key) {
   if (sys::starts_with(key, "gpu ") && key.ends_with(" numa_node")) return "gpu.inventory";
   if (a == Aspect::versions || a == Aspect::settings) return "node";
   if (sys::starts_with(key, "port ")) return a == Aspect::placement ? "net.ib.counters" : "net.ib.ports";
-  if (key == "rdma_ports" || key == "rdma_ports_active") return "net.ib.ports";
+  if (key == "rdma_ports" || key == "rdma_ports_active" || key == "nic_models") return "net.ib.ports";
   if (key == "gpus") return "gpu.inventory";
   return "pcie.link";
 }
@@ -115,6 +117,7 @@ NodeFacts gather_facts(std::string_view node, std::string_view kernel, const rep
   // gpu.inventory says whether there is a GPU; without it (not run, PCI unreadable) the kind cannot tell.
   std::string gpus = "GPU not read";
   int ports = 0, active = 0;
+  std::set<std::string> nic_models;
   for (const auto& f : findings) {
     if (f.id == "gpu.inventory" && f.status == report::Status::skip && sys::starts_with(f.title, "no NVIDIA GPU")) gpus = "no GPU";
     if (!ran(f)) continue;
@@ -127,7 +130,7 @@ NodeFacts gather_facts(std::string_view node, std::string_view kernel, const rep
     } else if (f.id == "gpu.nvlink" && !f.subject.empty()) {
       if (auto up = metric_of(f, "links_up")) out.facts[Aspect::counts]["gpu " + f.subject + " nvlinks_up"] = expect_number(*up);
     } else if (f.id == "net.ib.ports" && !f.subject.empty()) {
-      gather_ports(f, out, ports, active);
+      gather_ports(f, out, ports, active, nic_models);
     } else if (f.id == "pcie.link" && !f.subject.empty()) {
       gather_pcie(f, out);
     } else if (f.id == "net.ib.counters" && !f.subject.empty()) {
@@ -148,7 +151,37 @@ NodeFacts gather_facts(std::string_view node, std::string_view kernel, const rep
     else out.facts[Aspect::settings][k] = v;
   }
   out.kind = gpus + " / " + cpu;
+  // The RDMA NICs' models make part of the kind (one fleet may hold nodes of two NIC SKUs); a
+  // node that lost every NIC of a model still finds its kind (find_kind) and fails on it.
+  if (!nic_models.empty()) {
+    const auto models = fmt::format("{}", fmt::join(nic_models, " + "));
+    out.facts[Aspect::counts]["nic_models"] = models;
+    out.kind += " / " + models;
+  }
   return out;
+}
+
+namespace {
+// "GPU / CPU / NICs" -> "GPU / CPU": what a node keeps of its kind whatever NIC it lost.
+std::string_view kind_base(std::string_view kind) {
+  auto first = kind.find(" / ");
+  if (first == std::string_view::npos) return kind;
+  auto second = kind.find(" / ", first + 3);
+  return second == std::string_view::npos ? kind : kind.substr(0, second);
+}
+}  // namespace
+
+const KindExpectation* find_kind(const Expectations& e, const NodeFacts& n) {
+  if (const auto* k = e.find(n.kind)) return k;
+  // The one kind of the same GPUs and CPU: the node lost every NIC of a model (counts'
+  // nic_models then fails), or the file was learned before NIC models made part of the kind.
+  const KindExpectation* found = nullptr;
+  for (const auto& k : e.kinds)
+    if (kind_base(k.kind) == kind_base(n.kind)) {
+      if (found) return nullptr;  // two NIC SKUs of this GPU and CPU: not ours to choose
+      found = &k;
+    }
+  return found;
 }
 
 const KindExpectation* Expectations::find(std::string_view kind) const {

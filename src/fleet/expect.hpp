@@ -37,7 +37,7 @@ std::string_view aspect_id(Aspect a);
 // "gpu 0000:18:00.0 pcie_width", "gpus") to values ("400", "16", "8").
 struct NodeFacts {
   std::string node;
-  std::string kind;  // "NVIDIA H100 80GB HBM3 / Intel(R) Xeon(R) Platinum 8480+"
+  std::string kind;  // "NVIDIA H100 80GB HBM3 / Intel(R) Xeon(R) Platinum 8480+ / ConnectX-7 (pci 15b3:1021)"
   std::map<Aspect, std::map<std::string, std::string>> facts;
   // Finding ids the report ran with a result (not only skipped): an expected key whose source
   // was read and is absent is a device missing; one whose source was not read is unknown.
@@ -90,6 +90,9 @@ struct Expectations {
   std::vector<KindExpectation> kinds;
   const KindExpectation* find(std::string_view kind) const;
 };
+// The node's kind in `e`: its own, else the only kind of the same GPUs and CPU (a node that lost
+// every NIC of a model; a file learned before NIC models made part of the kind); null if none.
+const KindExpectation* find_kind(const Expectations& e, const NodeFacts& n);
 
 // Learns per kind what at least `agree_pct` percent of its nodes hold (and more than half, so
 // never a minority); what no value reaches is left out and said so.

@@ -46,7 +46,7 @@ report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& node
     auto& n = nodes[i];
     const auto& facts = all_facts[i];
     replace_expect_findings(n, judge_expectations(e, facts));
-    const auto* k = e.find(facts.kind);
+    const auto* k = find_kind(e, facts);
     if (!k) {
       unknown_kind.push_back(n.name);
       continue;

@@ -114,6 +114,12 @@ Status weigh(Aspect a, const std::string& key, const std::string& expected, cons
   if (a == Aspect::versions || a == Aspect::settings) return Status::warn;
   if (a == Aspect::placement) return Status::fail;
   if (key.ends_with(" state")) return expected == "ACTIVE" ? Status::fail : Status::warn;
+  if (key == "nic_models") {
+    // A model of the kind's NICs gone fails; another model fitted beside them warns.
+    for (auto model : sys::split(expected, '+'))
+      if (found.find(sys::trim_ws(model)) == std::string::npos) return Status::fail;
+    return Status::warn;
+  }
   auto e = sys::to_double(expected), f = sys::to_double(found);
   if (e && f) return *f < *e ? Status::fail : Status::warn;
   return Status::warn;
@@ -283,7 +289,7 @@ void keep_reviewed(Expectations& learned, const Expectations& reviewed) {
 
 std::vector<report::Finding> judge_expectations(const Expectations& e, const NodeFacts& node) {
   std::vector<Finding> out;
-  const auto* k = e.find(node.kind);
+  const auto* k = find_kind(e, node);
   if (!k) {
     std::vector<std::string> kinds;
     for (const auto& x : e.kinds) kinds.push_back(x.kind);

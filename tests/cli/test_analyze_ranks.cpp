@@ -263,7 +263,9 @@ TEST(AnalyzeRanks, NsysExportOfAnotherSessionIsNoStraggler) {
       << (*rk)["title"];
   // Rank 3's GPU is in no other finding (before: profile.straggler named it, 30 ms late).
   for (const auto& f : j["findings"]) {
-    if (f["id"] != "profile.ranks") EXPECT_EQ(f.dump().find("rank3.sqlite"), std::string::npos) << f.dump(1);
+    if (f["id"] != "profile.ranks") {
+      EXPECT_EQ(f.dump().find("rank3.sqlite"), std::string::npos) << f.dump(1);
+    }
   }
   // The same job's exports of 2021: nothing tells their run; kept and said assumed.
   TempDir o;

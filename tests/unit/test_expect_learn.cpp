@@ -32,6 +32,8 @@ struct ExpectNodeSpec {
   int nvlink_down_gpu = -1;   // this GPU with 16 of its 18 NVLinks up
   int old_firmware_nic = -1;  // this NIC on another firmware
   std::string cpu = "Neoverse-V2";
+  std::string nic_model;        // net.ib.ports' "NIC model" evidence on every port ("" = none)
+  std::string other_nic_model;  // ... except NIC 0 and 1, which are of this model
 };
 
 std::string expect_bdf(const char* bus, int i) { return std::string("0000:") + bus + std::to_string(i) + ":00.0"; }
@@ -72,6 +74,7 @@ std::vector<Finding> expect_findings(const ExpectNodeSpec& s) {
     Finding p = expect_make("net.ib.ports", "network", port, "ACTIVE, LinkUp");
     p.add("/sys/class/infiniband/mlx5_" + std::to_string(i) + "/ports/1/state", "ACTIVE", "ACTIVE");
     p.add("/sys/class/infiniband/mlx5_" + std::to_string(i) + "/fw_ver", i == s.old_firmware_nic ? "28.39.1002" : "28.43.1014");
+    if (!s.nic_model.empty()) p.add("NIC model", i < 2 && !s.other_nic_model.empty() ? s.other_nic_model : s.nic_model);
     p.metric("rate_gbps", i == s.slow_port ? 200 : 400);
     out.push_back(p);
     Finding c = expect_make("net.ib.counters", "network", port);
@@ -371,4 +374,45 @@ TEST(ExpectMeasured, FloorFromTheKindsSpreadJudgedOnlyWhereAMeasurementIsGiven) 
   EXPECT_EQ(sparse.kinds[0].entries.count(Aspect::measured), 0u);
   EXPECT_NE(fmt::format("{}", fmt::join(sparse.kinds[0].left_out, "|")).find("measured: " + one + ": measured on 2 of 10 nodes (more than half needed)"),
             std::string::npos);
+}
+
+// The NICs' models make part of the kind: two NIC SKUs of one GPU and CPU are two kinds. A node
+// that lost every NIC of its kind's model still finds its kind by GPU and CPU and fails on it;
+// a file learned before NIC models made part of the kind still applies.
+TEST(ExpectKind, NicModelsMakePartOfTheKindAndANodeThatLostAModelStillFindsIt) {
+  const std::string cx7 = "ConnectX-7 (pci 15b3:1021)", bf3 = "BlueField-3 (pci 15b3:a2dc)";
+  auto nodes = expect_fleet([&](int i, ExpectNodeSpec& s) { s.nic_model = i > 7 ? bf3 : cx7; });
+  EXPECT_EQ(nodes[0].kind, "NVIDIA GB200 / Neoverse-V2 / " + cx7);
+  EXPECT_EQ(nodes[9].kind, "NVIDIA GB200 / Neoverse-V2 / " + bf3);
+  auto e = perfgap::fleet::learn(nodes, 80);
+  e.file = "fleet.yaml";
+  EXPECT_EQ(e.kinds.size(), 2u);
+
+  // Half its NICs swapped for the other model: its kind is not in the file, and two kinds share
+  // its GPU and CPU: not ours to choose.
+  ExpectNodeSpec mixed;
+  mixed.nic_model = cx7;
+  mixed.other_nic_model = bf3;
+  EXPECT_EQ(perfgap::fleet::find_kind(e, expect_node(mixed)), nullptr);
+
+  // One SKU only in the file: a node whose NICs are all of another model is held to it and fails.
+  std::vector<NodeFacts> seven(nodes.begin(), nodes.begin() + 7);
+  auto one = perfgap::fleet::learn(seven, 80);
+  one.file = "fleet.yaml";
+  ExpectNodeSpec swapped;
+  swapped.nic_model = bf3;
+  const auto n = expect_node(swapped);
+  ASSERT_NE(perfgap::fleet::find_kind(one, n), nullptr);
+  auto counts = expect_finding(perfgap::fleet::judge_expectations(one, n), "expect.counts");
+  EXPECT_EQ(counts.status, Status::fail);
+  EXPECT_NE(counts.title.find("nic_models " + bf3 + " (kind: " + cx7 + ")"), std::string::npos) << counts.title;
+
+  // A file learned without NIC models: a node that has them is held to it (more than it knew: warn).
+  auto old = perfgap::fleet::learn(expect_fleet([](int, ExpectNodeSpec&) {}), 80);
+  old.file = "old.yaml";
+  ExpectNodeSpec with_model;
+  with_model.nic_model = cx7;
+  const auto now = expect_node(with_model);
+  ASSERT_NE(perfgap::fleet::find_kind(old, now), nullptr);
+  for (const auto& f : perfgap::fleet::judge_expectations(old, now)) EXPECT_EQ(f.status, Status::pass) << f.id << ": " << f.title;
 }

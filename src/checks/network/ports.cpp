@@ -12,6 +12,18 @@
 namespace perfgap::checks {
 namespace {
 
+// NVIDIA (Mellanox) NICs by PCI device id, as pci.ids names them: what `expect` tells node
+// kinds apart by, and what a person reads. Others are named by their ids.
+std::string nic_model_name(std::uint32_t vendor, std::uint32_t device) {
+  static const std::map<std::uint32_t, const char*> kMellanox = {
+      {0x1013, "ConnectX-4"},    {0x1015, "ConnectX-4 Lx"}, {0x1017, "ConnectX-5"},  {0x1019, "ConnectX-5 Ex"},
+      {0x101b, "ConnectX-6"},    {0x101d, "ConnectX-6 Dx"}, {0x101f, "ConnectX-6 Lx"}, {0x1021, "ConnectX-7"},
+      {0x1023, "ConnectX-8"},    {0xa2d6, "BlueField-2"},   {0xa2dc, "BlueField-3"}};
+  auto ids = fmt::format("pci {:04x}:{:04x}", vendor, device);
+  if (vendor == 0x15b3)
+    if (auto it = kMellanox.find(device); it != kMellanox.end()) return fmt::format("{} ({})", it->second, ids);
+  return ids;
+}
 
 std::string gbps(double v) { return fmt::format("{:g} Gb/s", v); }
 
@@ -25,8 +37,12 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
   // Peers: ports of the same link layer on the same NIC model (a storage or management NIC of
   // another model is not a peer of the compute rails).
   std::map<std::string, std::uint32_t> device_of;
+  std::map<std::string, std::string> model_name_of;  // bdf -> "ConnectX-7 (pci 15b3:1021)"
   if (const auto& pci = f.pci())
-    for (const auto& d : *pci) device_of[d.bdf] = d.device;
+    for (const auto& d : *pci) {
+      device_of[d.bdf] = d.device;
+      model_name_of[d.bdf] = nic_model_name(d.vendor, d.device);
+    }
   // The NIC model: its PCI device id, else the driver's hca_type, else its board id. Ports
   // whose model is unknown are compared with nobody: an mlx4 at 40 Gb/s is no peer of an
   // Omni-Path HFI at 100 Gb/s.
@@ -72,6 +88,10 @@ std::vector<Finding> ib_ports(facts::Facts& f, const core::Thresholds&) {
       fnd.add(p.dir + "/rate", p.rate_text.empty() ? "not readable" : p.rate_text);
       fnd.add(p.dir + "/link_layer", p.link_layer.empty() ? "not readable" : p.link_layer);
       if (!d.fw_ver.empty()) fnd.add("/sys/class/infiniband/" + d.name + "/fw_ver", d.fw_ver);  // expect learns the firmware from it
+      // The NIC's model (expect's kind of node holds it): the PCI ids, else the driver's names.
+      if (auto it = model_name_of.find(d.bdf); it != model_name_of.end()) fnd.add("NIC model", it->second);
+      else if (!d.hca_type.empty()) fnd.add("NIC model", "hca_type " + d.hca_type);
+      else if (!d.board_id.empty()) fnd.add("NIC model", "board_id " + d.board_id);
       if (p.rate_gbps) fnd.metric("rate_gbps", *p.rate_gbps);
       static const std::set<std::string> kPhysStates = {"Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
                                                          "LinkErrorRecovery", "Phy Test"};
