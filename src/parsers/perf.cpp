@@ -451,7 +451,7 @@ void ParserState<PerfProfile>::row(std::string_view line) {
     }
     if (!script_like) {
       std::size_t after = 0;
-      if (line.size() > 0 && line[0] != '#' && script_header(line, after)) script_like = true;
+      if (!line.empty() && line[0] != '#' && script_header(line, after)) script_like = true;
     }
     return;
   }
