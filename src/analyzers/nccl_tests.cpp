@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -102,6 +103,9 @@ struct NcclTestsJudged {
   std::string worst_size, mildest_size;
   double mildest_ratio = 0;
   double expected = 0;               // the NICs' line rate, GB/s; 0: no such basis
+  // With a reference of another kind (collective, ranks, nodes): each difference; the shapes in words.
+  std::vector<std::string> unlike;
+  std::string shape, reference_shape;
 };
 
 // Each size that matters against the same size of the reference run: table, evidence, ratios.
@@ -148,6 +152,153 @@ void nccl_tests_against_reference(Finding& f, NcclTestsJudged& j, const NcclTest
     f.metric("reference_peak_busbw_gbps", ref_peak);
     f.metric("peak_ratio", max_busbw / ref_peak);
   }
+}
+
+// What a run is, so that a reference of another kind is said to be one: the collective (its
+// binary's name, or reducing or not by the redop column), the ranks (printed, or inferred from
+// busbw/algbw where the collective's bus factor says it) and the nodes (printed).
+struct NcclTestsShape {
+  std::string collective;  // "all_reduce" (the name's key); empty: not named
+  std::string redop;       // the rows' redop ("sum", "none"); empty: not printed
+  std::optional<long> ranks, nodes;
+  bool ranks_inferred = false;
+  // Where busbw/algbw leaves several rank counts: the range they lie in (1404 to 1472 for a
+  // 1440-rank all_reduce printed to 0.01 GB/s): not a count, but enough to tell it is not 72.
+  std::optional<std::pair<long, long>> ranks_range;
+};
+
+// busbw = algbw x k(n-1)/n (nccl-tests' PERFORMANCE.md); k 0: the factor does not depend on n
+// the way the formula can invert (or is not known here).
+struct NcclBusFactor {
+  const char* key;
+  double k;
+  bool reduces;
+};
+constexpr NcclBusFactor kNcclBusFactors[] = {
+    {"all_reduce", 2, true}, {"all_gather", 1, false}, {"reduce_scatter", 1, true}, {"alltoall", 1, false}, {"broadcast", 0, false},
+    {"reduce", 0, true},     {"sendrecv", 0, false},   {"gather", 0, false},        {"scatter", 0, false},  {"hypercube", 0, false},
+};
+
+// "all_reduce_perf", "/opt/nccl-tests/build/all_reduce_perf_mpi", "allreduce": "all_reduce".
+std::string nccl_tests_collective_key(std::string name) {
+  if (auto p = name.find("_perf"); p != std::string::npos) name.resize(p);
+  std::string bare;
+  for (char c : name)
+    if (c != '_' && c != '-') bare += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& f : kNcclBusFactors) {
+    std::string k = f.key;
+    k.erase(std::remove(k.begin(), k.end(), '_'), k.end());
+    if (bare == k) return f.key;
+  }
+  return name;
+}
+
+const NcclBusFactor* nccl_bus_factor(const std::string& key) {
+  for (const auto& f : kNcclBusFactors)
+    if (key == f.key) return &f;
+  return nullptr;
+}
+
+// The rank counts n for which every printed busbw/algbw pair is k(n-1)/n, each figure printed
+// to 0.01 GB/s: [first, last]; nullopt when none fits or the figures bound n from below only.
+std::optional<std::pair<long, long>> nccl_ranks_from_busbw(const parsers::NcclTestsRun& run, double k) {
+  constexpr double kHalf = 0.005 + 1e-9;
+  double lo = 0, hi = 1e300;
+  bool any = false;
+  for (const auto& r : run.rows)
+    for (const auto* fig : {&r.out_of_place, &r.in_place}) {
+      if (!*fig || (*fig)->algbw <= 2 * kHalf || (*fig)->busbw < 0) continue;
+      const double a = (*fig)->algbw, b = (*fig)->busbw;
+      lo = std::max(lo, (b - kHalf) / (a + kHalf));
+      hi = std::min(hi, (b + kHalf) / (a - kHalf));
+      any = true;
+    }
+  if (!any || lo > hi || hi >= k) return std::nullopt;
+  // k(n-1)/n in [lo, hi]  <=>  n in [k/(k-lo), k/(k-hi)]
+  const auto first = std::max(1L, static_cast<long>(std::ceil(k / (k - lo) - 1e-9)));
+  const auto last = static_cast<long>(std::floor(k / (k - hi) + 1e-9));
+  if (first > last) return std::nullopt;
+  return std::make_pair(first, last);
+}
+
+NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
+  NcclTestsShape s;
+  s.ranks = run.ranks();
+  s.nodes = run.nodes();
+  if (!run.collective.empty()) s.collective = nccl_tests_collective_key(run.collective);
+  std::optional<long> root;
+  for (const auto& r : run.rows)
+    if (!r.redop.empty()) {
+      s.redop = r.redop;
+      root = r.root;
+      break;
+    }
+  if (s.ranks) return s;
+  // The bus factors the collective may have: its own where named; else, with root -1 (no root),
+  // all_reduce (ratio 1 or more) or reduce_scatter (below 1) for a reducing redop, and
+  // all_gather or alltoall (the same factor) for redop none.
+  std::vector<double> ks;
+  if (const auto* f = nccl_bus_factor(s.collective)) {
+    if (f->k > 0) ks.push_back(f->k);
+  } else if (s.collective.empty() && root && *root == -1) {
+    if (s.redop == "none") ks = {1};
+    else ks = {2, 1};
+  }
+  std::optional<std::pair<long, long>> n;
+  for (double k : ks)
+    if (auto m = nccl_ranks_from_busbw(run, k)) {
+      if (n) return s;  // two collectives fit: no reading
+      n = m;
+    }
+  if (n && n->first == n->second) {
+    s.ranks = n->first;
+    s.ranks_inferred = true;
+  } else if (n) {
+    s.ranks_range = n;
+  }
+  return s;
+}
+
+// "16 ranks", "16 ranks (by busbw/algbw)", "1404 to 1472 ranks (by busbw/algbw)"; empty: unknown.
+std::string nccl_tests_ranks_words(const NcclTestsShape& s) {
+  if (s.ranks) return fmt::format("{} rank{}{}", *s.ranks, *s.ranks == 1 ? "" : "s", s.ranks_inferred ? " (by busbw/algbw)" : "");
+  if (s.ranks_range) return fmt::format("{} to {} ranks (by busbw/algbw)", s.ranks_range->first, s.ranks_range->second);
+  return {};
+}
+
+std::string nccl_tests_shape_words(const NcclTestsShape& s) {
+  std::string what = !s.collective.empty() ? s.collective : !s.redop.empty() ? fmt::format("collective not named (redop {})", s.redop) : "collective not named";
+  const auto ranks = nccl_tests_ranks_words(s);
+  what += ranks.empty() ? ", ranks not shown" : ", " + ranks;
+  what += s.nodes ? fmt::format(", {} node{}", *s.nodes, *s.nodes == 1 ? "" : "s") : ", nodes not shown";
+  return what;
+}
+
+// How the reference differs in kind from the run, where both say: each difference in words.
+std::vector<std::string> nccl_tests_unlike(const NcclTestsShape& a, const NcclTestsShape& b) {
+  std::vector<std::string> out;
+  auto reduces = [](const NcclTestsShape& s) -> std::optional<bool> {
+    if (!s.redop.empty()) return s.redop != "none";
+    if (const auto* f = nccl_bus_factor(s.collective)) return f->reduces;
+    return std::nullopt;
+  };
+  const auto ra = reduces(a), rb = reduces(b);
+  if (nccl_bus_factor(a.collective) && nccl_bus_factor(b.collective) && a.collective != b.collective)
+    out.push_back(fmt::format("collective {} here, {} in the reference", a.collective, b.collective));
+  else if (ra && rb && *ra != *rb)
+    out.push_back(fmt::format("{} here, {} in the reference", *ra ? "a reducing collective" : "a collective that does not reduce",
+                              *rb ? "a reducing one" : "one that does not reduce") +
+                  fmt::format(" (redop {} and {})", a.redop.empty() ? a.collective : a.redop, b.redop.empty() ? b.collective : b.redop));
+  // Counts, or ranges of counts, that cannot be the same.
+  auto span = [](const NcclTestsShape& s) -> std::optional<std::pair<long, long>> {
+    if (s.ranks) return std::make_pair(*s.ranks, *s.ranks);
+    return s.ranks_range;
+  };
+  const auto na = span(a), nb = span(b);
+  if (na && nb && (na->second < nb->first || nb->second < na->first))
+    out.push_back(fmt::format("{} here, {} in the reference", nccl_tests_ranks_words(a), nccl_tests_ranks_words(b)));
+  if (a.nodes && b.nodes && *a.nodes != *b.nodes) out.push_back(fmt::format("{} node{} here, {} in the reference", *a.nodes, *a.nodes == 1 ? "" : "s", *b.nodes));
+  return out;
 }
 
 // Wrong results first in the evidence: they decide.
@@ -229,6 +380,14 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
       f.title = fmt::format("{}: wrong results (#wrong > 0, or an old-layout error above the tolerance) at {} size(s)", what, wrong_rows.size());
     f.fix = "data corruption or a broken transport: rerun with -c 1 and NCCL_DEBUG=WARN; check GPU/NIC health (XID errors, link errors) and the NCCL version across ranks";
     f.impact = "collective results are not trustworthy";
+  } else if (o.reference && !j.unlike.empty()) {
+    // A reference of another collective or job shape says how two setups differ, not that this
+    // run is slow: no verdict, the rows and ratios kept (as profile.compare's "another job").
+    f.status = report::Status::skip;
+    f.title = fmt::format("{}: the reference is another kind of run ({}: {} here, {} in {}): busbw against it{} compares two setups, not a "
+                          "regression; pass a reference of the same collective on as many ranks and nodes",
+                          what, fmt::join(j.unlike, "; "), j.shape, j.reference_shape, o.reference_source,
+                          compared ? fmt::format(" (worst {:.1f}%)", 100 * worst_ratio) : "");
   } else if (o.reference && !below.empty()) {
     f.status = report::Status::fail;
     std::string list;
@@ -336,6 +495,11 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   else f.table.push_back({"size", "busbw GB/s", "algbw GB/s", "time us"});
   if (o.reference) {
     nccl_tests_against_reference(f, j, rows, ref, source, o);
+    const auto here = nccl_tests_shape(run), there = nccl_tests_shape(*o.reference);
+    j.unlike = nccl_tests_unlike(here, there);
+    j.shape = nccl_tests_shape_words(here);
+    j.reference_shape = nccl_tests_shape_words(there);
+    for (const auto& w : j.unlike) f.add(o.reference_source, w, std::string("the same collective, ranks and nodes"));
   } else {
     for (auto s : sizes) {
       const auto* r = rows[s];

@@ -93,6 +93,16 @@ Finding perf_summary(const parsers::PerfProfile& p, const std::string& source) {
     f.add(source, fmt::format("{:.2f}% {}{}", pct, sym, who.empty() ? "" : " (" + who + ")"));
   }
   std::string counts = p.samples > 0 ? fmt::format("{:.0f} samples", p.samples) : fmt::format("{} row{}", p.symbols.size(), p.symbols.size() == 1 ? "" : "s");
+  if (!p.event.empty()) {
+    // Several events sampled: the shares are of one event's samples; the others are named, not added.
+    std::string others;
+    for (const auto& [name, n] : p.other_events) others += fmt::format("{}{} {:.0f}", others.empty() ? "" : ", ", name, n);
+    counts += fmt::format(" of {} ({} left out)", p.event, others);
+    f.add(source, fmt::format("{} events sampled: the shares are of {} alone; {} not added (samples of different events count different "
+                              "things: cycles first, then cpu-clock, task-clock, else the event with most samples)",
+                              p.other_events.size() + 1, p.event, others));
+    f.metric("events_sampled", static_cast<double>(p.other_events.size() + 1));
+  }
   if (p.lost) counts += fmt::format(", {:.0f} lost", *p.lost);
   f.title = fmt::format("{} ({}), {:.2f}% in the kernel{}", counts, layout_name(p.layout), kernel,
                         top.empty() ? "" : fmt::format("; hottest {} {:.2f}%", top.front().second, top.front().first));

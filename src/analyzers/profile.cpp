@@ -128,6 +128,9 @@ Finding summary_finding(const DigestFindingInputs& in) {
   f.metric("gpu_kernel_ms", ms(kernel_ns));
   f.metric("nccl_kernel_ms", ms(nccl_ns));
   f.metric("span_ms", ms(span));
+  // The job's world size where the trace records it: what compare tells one job from another by
+  // (with the GPU models of the evidence lines).
+  if (const auto world = recorded_world(p); world > 0) f.metric("world_size", static_cast<double>(world));
   f.metric("api_calls", static_cast<double>(p.api_calls));
   return f;
 }

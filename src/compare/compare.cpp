@@ -1,4 +1,5 @@
 #include "compare/compare.hpp"
+#include "compare/same_job.hpp"
 #include "compare/tlb_parity.hpp"
 
 #include <fmt/format.h>
@@ -277,6 +278,20 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
   return f;
 }
 
+// compare's answer for reports of different jobs or machines: no verdict, the differences named.
+Finding another_job(const std::vector<std::string>& other, const std::string& before_name, const std::string& after_name) {
+  Finding s;
+  s.id = "compare.summary";
+  s.layer = "workload";
+  s.status = Status::skip;
+  s.title = fmt::format("the reports are of different jobs or machines ({}): a difference between them is the setups', not a fix or a "
+                        "regression; nothing compared (compare two runs of the same job, before and after a change)",
+                        fmt::join(other, "; "));
+  for (const auto& w : other) s.add(after_name, w, fmt::format("the same job and machine as {}", before_name));
+  s.metric("different_jobs", static_cast<double>(other.size()));
+  return s;
+}
+
 }  // namespace
 
 tl::expected<ReportView, std::string> load_report(const std::string& path) {
@@ -358,6 +373,8 @@ Direction metric_direction(std::string_view n) {
 
 std::vector<Finding> compare_reports(const ReportView& before, const std::string& before_name, const ReportView& after,
                                      const std::string& after_name, const Options& o) {
+  // Two different jobs or machines: what differs between them is the setups', not a change's.
+  if (auto other = different_jobs(before, before_name, after, after_name); !other.empty()) return {another_job(other, before_name, after_name)};
   const Index was = index(before);
   const Index now = index(after);
   std::vector<Finding> out;

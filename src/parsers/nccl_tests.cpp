@@ -171,6 +171,7 @@ Parsed<NcclTestsRun> parse_json(std::string_view text) {
     if (r.contains("count") && r["count"].is_number_unsigned()) row.count = r["count"].get<std::uint64_t>();
     if (r.contains("type") && r["type"].is_string()) row.type = r["type"].get<std::string>();
     if (r.contains("redop") && r["redop"].is_string()) row.redop = r["redop"].get<std::string>();
+    if (r.contains("root") && r["root"].is_number_integer()) row.root = r["root"].get<long>();
     if (r.contains("out_of_place")) row.out_of_place = fig(r["out_of_place"]);
     if (r.contains("in_place")) row.in_place = fig(r["in_place"]);
     if (!row.out_of_place && !row.in_place) {
@@ -402,6 +403,7 @@ std::optional<NcclTestsRow> ParserState<NcclTestsRun>::read_row(const Header& h,
       run.damaged.push_back({"result row without the root column", at_line});
       return std::nullopt;
     }
+    row.root = std::strtol(std::string(f[i]).c_str(), nullptr, 10);
     ++i;
   }
   NcclTestsFigures oop;

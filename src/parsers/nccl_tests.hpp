@@ -29,6 +29,7 @@ struct NcclTestsFigures {
 struct NcclTestsRow {
   std::uint64_t size = 0, count = 0;
   std::string type, redop;
+  std::optional<long> root;  // the root column (-1: none, as all_reduce prints); nullopt: not printed
   std::optional<NcclTestsFigures> out_of_place, in_place;
   int line = 0;
 };

@@ -115,11 +115,12 @@ class ScriptFolder {
     if (c0 == '\t') return;
     std::size_t after = 0;
     if (script_header(line, after)) {
-      samples_ += 1;
       awaiting_ = true;
       // Without call graphs the leaf sits on the header line, after the event name.
       auto rest = line.substr(after);
       auto ev_end = rest.find(": ");
+      select_event(ev_end == std::string_view::npos ? std::string_view() : rest.substr(0, ev_end));
+      events_[cur_].samples += 1;
       if (ev_end != std::string_view::npos) {
         auto frame = rest.substr(ev_end + 1);
         if (script_frame(frame, sym, dso, &kaddr)) {
@@ -133,10 +134,24 @@ class ScriptFolder {
   Parsed<PerfProfile> finish() {
     PerfProfile out;
     out.layout = PerfProfile::Layout::script;
-    out.samples = samples_;
-    if (out.samples <= 0) return parse_fail("no perf sample rows or perf script samples");
-    out.symbols.reserve(order_.size());
-    for (const auto* e : order_) {
+    // Samples of several events are not added up: one is counted, the others named.
+    std::vector<std::pair<std::string, double>> evs;
+    for (const auto& e : events_)
+      if (e.samples > 0) evs.emplace_back(e.name.empty() ? std::string("(event not printed)") : e.name, e.samples);
+    if (evs.empty()) return parse_fail("no perf sample rows or perf script samples");
+    const std::size_t pick = perf_pick_event(evs);
+    std::size_t with_samples = 0;
+    const EventFold* ev = nullptr;
+    for (const auto& e : events_)
+      if (e.samples > 0 && with_samples++ == pick) ev = &e;
+    if (evs.size() > 1) {
+      out.event = evs[pick].first;
+      for (std::size_t i = 0; i < evs.size(); ++i)
+        if (i != pick) out.other_events.push_back(evs[i]);
+    }
+    out.samples = ev->samples;
+    out.symbols.reserve(ev->order.size());
+    for (const auto* e : ev->order) {
       const auto& s = e->first;
       const auto& c = e->second;
       PerfSymbol ps;
@@ -162,17 +177,50 @@ class ScriptFolder {
   // kernel frame is kept apart from unnamed user frames (both print as "[unknown]").
   void add(std::string_view sym, std::string_view dso, int lineno, bool kernel_addr) {
     if (kernel_addr && sym == "[unknown]") sym = kUnknownKernel;
-    auto it = counts_.find(sym);
-    if (it == counts_.end()) {
-      it = counts_.emplace(std::string(sym), Count{0, std::string(dso), lineno, kernel_addr}).first;
-      order_.push_back(&*it);
+    auto& ev = events_[cur_];
+    auto it = ev.counts.find(sym);
+    if (it == ev.counts.end()) {
+      it = ev.counts.emplace(std::string(sym), Count{0, std::string(dso), lineno, kernel_addr}).first;
+      ev.order.push_back(&*it);
     }
     it->second.n += 1;
   }
+  // The event of a sample header ("... 1234.5678: 250000 cycles:pp: ..." : its last word before
+  // the ": "); the folds are per event, a few at most (events past kMaxEvents share the last).
+  void select_event(std::string_view before) {
+    auto t = sys::trim_ws(before);
+    auto sp = t.find_last_of(" \t");
+    auto name = sp == std::string_view::npos ? t : t.substr(sp + 1);
+    if (name.ends_with(':')) name.remove_suffix(1);
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) name = {};  // a period alone
+    if (events_[cur_].name == name) return;
+    for (std::size_t i = 0; i < events_.size(); ++i)
+      if (events_[i].name == name) {
+        cur_ = i;
+        return;
+      }
+    if (events_.size() == 1 && events_[0].samples == 0) {
+      events_[0].name = std::string(name);
+      return;
+    }
+    if (events_.size() >= kMaxEvents) {
+      cur_ = events_.size() - 1;
+      return;
+    }
+    events_.emplace_back();
+    events_.back().name = std::string(name);
+    cur_ = events_.size() - 1;
+  }
   static constexpr std::string_view kUnknownKernel = "[unknown kernel address]";
-  std::unordered_map<std::string, Count, sys::ViewHash, std::equal_to<>> counts_;
-  std::vector<const std::pair<const std::string, Count>*> order_;  // by first appearance
-  double samples_ = 0;
+  static constexpr std::size_t kMaxEvents = 64;
+  struct EventFold {
+    std::string name;
+    double samples = 0;
+    std::unordered_map<std::string, Count, sys::ViewHash, std::equal_to<>> counts;
+    std::vector<const std::pair<const std::string, Count>*> order;  // by first appearance
+  };
+  std::vector<EventFold> events_ = std::vector<EventFold>(1);
+  std::size_t cur_ = 0;
   bool awaiting_ = false;
 };
 
@@ -228,6 +276,24 @@ bool looks_like_dso(std::string_view t) {
 }  // namespace perf_detail
 using namespace perf_detail;
 
+std::size_t perf_pick_event(const std::vector<std::pair<std::string, double>>& events) {
+  // "cycles:pp" -> "cycles", "cpu_core/cycles/u" -> "cycles".
+  auto base = [](std::string_view n) {
+    if (auto a = n.find('/'); a != std::string_view::npos) {
+      n = n.substr(a + 1);
+      n = n.substr(0, n.find('/'));
+    }
+    return n.substr(0, n.find(':'));
+  };
+  for (std::string_view want : {"cycles", "cpu-cycles", "cpu-clock", "task-clock"})
+    for (std::size_t i = 0; i < events.size(); ++i)
+      if (base(events[i].first) == want) return i;
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < events.size(); ++i)
+    if (events[i].second > events[best].second) best = i;
+  return best;
+}
+
 std::string perf_base_symbol(std::string_view sym) {
   auto plus = sym.find("+0x");
   if (plus != std::string_view::npos && plus > 0) sym = sym.substr(0, plus);
@@ -262,8 +328,13 @@ struct ParserState<PerfProfile> {
   // A report row whose symbol may be wrapped onto the next line (mail archives): decided
   // by that line, which may come in the next block.
   std::optional<PerfSymbol> wrap;
+  // perf report of several events: one section per event ("# Samples: 97  of event 'cycles:pp'"),
+  // each its own 100%: the events (name, samples) and where each one's rows start in `frame`.
+  std::vector<std::pair<std::string, double>> sections;
+  std::vector<std::size_t> section_start;
   void feed(std::string_view text);
   void row(std::string_view line);
+  void event_section(std::string_view header_line, std::size_t of_event);
   Parsed<PerfProfile> finish();
   Parsed<PerfProfile> finish_rows();
 };
@@ -305,6 +376,10 @@ void ParserState<PerfProfile>::feed(std::string_view text) {
       }
       if (auto c = raw.find_first_not_of(" \t"); c != std::string_view::npos && (raw[c] == '#' || raw[c] == '>')) {
         auto h = tooltext::unquote_mail(raw);
+        if (auto ev = h.find(" of event '"); ev != std::string_view::npos) {
+          event_section(h, ev);
+          continue;
+        }
         if (h.find("Overhead") != std::string_view::npos && read_header(h, header)) {
           header_known = true;
           continue;
@@ -320,6 +395,27 @@ void ParserState<PerfProfile>::feed(std::string_view text) {
     }
     row(tooltext::unquote_mail(raw));
   }
+}
+
+// "# Samples: 97  of event 'cycles:pp'" (counts may be "3K"): a new event's section of rows.
+void ParserState<PerfProfile>::event_section(std::string_view h, std::size_t of_event) {
+  auto name = h.substr(of_event + 11);
+  name = name.substr(0, name.find('\''));
+  double samples = 0;
+  if (auto at = h.find("Samples:"); at != std::string_view::npos && at < of_event) {
+    auto w = sys::split_ws(h.substr(at + 8, of_event - at - 8));
+    if (!w.empty()) {
+      auto t = w[0];
+      double mult = 1;
+      if (!t.empty() && (t.back() == 'K' || t.back() == 'M' || t.back() == 'G')) {
+        mult = t.back() == 'K' ? 1e3 : t.back() == 'M' ? 1e6 : 1e9;
+        t.remove_suffix(1);
+      }
+      if (auto v = number(t)) samples = *v * mult;
+    }
+  }
+  sections.emplace_back(std::string(name), samples);
+  section_start.push_back(frame.size());
 }
 
 // A line with a percent cell somewhere: a report/top/legacy row, or a header.
@@ -355,7 +451,7 @@ void ParserState<PerfProfile>::row(std::string_view line) {
     }
     if (!script_like) {
       std::size_t after = 0;
-      if (line.size() > 0 && line[0] != '#' && script_header(line, after)) script_like = true;
+      if (!line.empty() && line[0] != '#' && script_header(line, after)) script_like = true;
     }
     return;
   }
@@ -439,6 +535,18 @@ Parsed<PerfProfile> ParserState<PerfProfile>::finish_rows() {
     return parse_fail("no perf sample rows (perf report/top) or perf script samples");
   }
   out.symbols = std::move(st.frame);
+  // Several events' sections: one event's rows, the others named (their shares are of other things).
+  if (st.sections.size() > 1 && !st.saw_top) {
+    const std::size_t pick = perf_pick_event(st.sections);
+    const std::size_t begin = std::min(st.section_start[pick], out.symbols.size());
+    const std::size_t end = pick + 1 < st.section_start.size() ? std::min(st.section_start[pick + 1], out.symbols.size()) : out.symbols.size();
+    out.symbols = std::vector<PerfSymbol>(std::make_move_iterator(out.symbols.begin() + static_cast<std::ptrdiff_t>(begin)),
+                                          std::make_move_iterator(out.symbols.begin() + static_cast<std::ptrdiff_t>(end)));
+    out.event = st.sections[pick].first;
+    for (std::size_t i = 0; i < st.sections.size(); ++i)
+      if (i != pick) out.other_events.push_back(st.sections[i]);
+    if (out.symbols.empty()) return parse_fail("perf report: no sample rows in the section of event " + out.event);
+  }
   out.command_column = std::any_of(out.symbols.begin(), out.symbols.end(), [](const PerfSymbol& s) { return !s.comm.empty(); });
   out.layout = st.saw_top ? PerfProfile::Layout::top : st.saw_legacy ? PerfProfile::Layout::legacy : PerfProfile::Layout::report;
   return std::move(out);

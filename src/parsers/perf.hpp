@@ -47,7 +47,16 @@ struct PerfProfile {
   std::optional<double> lost;         // LOST/LOST_SAMPLES records' count; absent for text
   double unresolved_kernel_pct = 0;   // kernel self share whose addresses no symbol table named
   std::string symbol_source;          // perf.data: where kernel names came from, or why there are none
+  // Several events sampled (perf record -e a,b, or a group): samples of different events are not
+  // added up, one is counted (perf_pick_event) and named here ("cycles"), the others' sample
+  // counts kept, left out. Empty: one event (or the text does not say).
+  std::string event;
+  std::vector<std::pair<std::string, double>> other_events;
 };
+
+// Of several sampled events (name, samples), the one a profile counts: cycles (any modifiers or
+// PMU: "cycles:pp", "cpu/cycles/"), then cpu-clock, then task-clock, else the one with most samples.
+std::size_t perf_pick_event(const std::vector<std::pair<std::string, double>>& events);
 
 // Error when no sample row or perf-script sample is found.
 Parsed<PerfProfile> parse_perf(std::string_view text);

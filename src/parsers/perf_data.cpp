@@ -39,6 +39,19 @@ enum : unsigned {
   kFeatCmdline = 11, kFeatCpuTopology = 13, kFeatNumaTopology = 14, kFeatCompressed = 27,
 };
 
+// An attr's event as perf names it: the generic hardware and software events (the PMU type of a
+// hybrid CPU rides in config's upper 32 bits of a hardware event); others by "type:config".
+std::string perf_data_event_name(std::uint32_t type, std::uint64_t config) {
+  static const char* kHw[] = {"cycles", "instructions", "cache-references", "cache-misses", "branch-instructions",
+                              "branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles"};
+  static const char* kSw[] = {"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations", "minor-faults",
+                              "major-faults", "alignment-faults", "emulation-faults", "dummy", "bpf-output", "cgroup-switches"};
+  const std::uint64_t c = config & 0xffffffffULL;
+  if (type == 0 && c < std::size(kHw)) return kHw[c];
+  if (type == 1 && config < std::size(kSw)) return kSw[config];
+  return fmt::format("{}:{:#x}", type, config);
+}
+
 std::uint64_t align8(std::uint64_t n) { return (n + 7) & ~std::uint64_t{7}; }
 
 struct Attr {
@@ -50,11 +63,12 @@ struct Key {
   std::uint64_t a;
   std::uint32_t tid;
   PerfLeaf::Kind kind;
-  bool operator==(const Key& o) const { return a == o.a && tid == o.tid && kind == o.kind; }
+  std::uint16_t event = 0;
+  bool operator==(const Key& o) const { return a == o.a && tid == o.tid && kind == o.kind && event == o.event; }
 };
 struct KeyHash {
   std::size_t operator()(const Key& k) const {
-    std::uint64_t h = (k.a * 0x9E3779B97F4A7C15ULL) ^ ((std::uint64_t{k.tid} << 3) | static_cast<std::uint64_t>(k.kind));
+    std::uint64_t h = (k.a * 0x9E3779B97F4A7C15ULL) ^ ((std::uint64_t{k.tid} << 3) | static_cast<std::uint64_t>(k.kind)) ^ (std::uint64_t{k.event} << 40);
     return static_cast<std::size_t>(h ^ (h >> 29));
   }
 };
@@ -127,6 +141,9 @@ class Reader {
     for (int i = 7; i >= 0; --i) a.flags = (a.flags << 8) | fb[i];
     if (size >= 80) a.branch_sample_type = u64(b, off + 72);
     d_.events.push_back(fmt::format("{}:{:#x}", a.type, a.config));
+    d_.event_names.push_back(perf_data_event_name(a.type, a.config));
+    d_.event_samples.push_back(0);
+    d_.event_weight.push_back(0);
     return a;
   }
 
@@ -336,7 +353,12 @@ class Reader {
     double w = (st & kPeriod) ? static_cast<double>(period)
                               : ((a->flags & kFlagFreq) || a->sample_period == 0 ? 1.0 : static_cast<double>(a->sample_period));
     d_.total_weight += w;
-    Key k{0, tid, PerfLeaf::Kind::user};
+    const auto ev = static_cast<std::size_t>(a - attrs_.data());
+    if (ev < d_.event_samples.size()) {
+      ++d_.event_samples[ev];
+      d_.event_weight[ev] += w;
+    }
+    Key k{0, tid, PerfLeaf::Kind::user, static_cast<std::uint16_t>(std::min<std::size_t>(ev, 0xffff))};
     switch (misc & 7) {
       case 1: k.kind = PerfLeaf::Kind::kernel; k.a = ip; break;
       case 3: k.kind = PerfLeaf::Kind::hypervisor; k.a = ip; break;
@@ -509,6 +531,7 @@ class Reader {
       PerfLeaf l;
       l.kind = k.kind;
       l.tid = k.tid;
+      l.event = k.event;
       if (k.kind == PerfLeaf::Kind::user) l.dso = static_cast<std::uint32_t>(k.a);
       else l.ip = k.a;
       l.weight = v.first;
@@ -681,6 +704,27 @@ PerfProfile perf_data_profile(const PerfData& d, const Kallsyms* ks, std::string
   p.layout = PerfProfile::Layout::data;
   p.command_column = true;
   p.samples = static_cast<double>(d.samples - d.unmatched_samples);
+  // Several events sampled: one counted (its samples and periods alone), the others named.
+  std::optional<std::uint16_t> only;
+  double total_weight = d.total_weight;
+  {
+    std::vector<std::pair<std::string, double>> evs;
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < d.event_samples.size() && i < d.event_names.size(); ++i)
+      if (d.event_samples[i] > 0) {
+        evs.emplace_back(d.event_names[i], static_cast<double>(d.event_samples[i]));
+        index.push_back(i);
+      }
+    if (evs.size() > 1) {
+      const std::size_t pick = perf_pick_event(evs);
+      only = static_cast<std::uint16_t>(std::min<std::size_t>(index[pick], 0xffff));
+      p.event = evs[pick].first;
+      for (std::size_t i = 0; i < evs.size(); ++i)
+        if (i != pick) p.other_events.push_back(evs[i]);
+      p.samples = evs[pick].second;
+      total_weight = d.event_weight[index[pick]];
+    }
+  }
   p.lost = static_cast<double>(d.lost);
   p.symbol_source = std::move(symbol_source);
   PerfProfile::Recording rec;
@@ -719,6 +763,7 @@ PerfProfile perf_data_profile(const PerfData& d, const Kallsyms* ks, std::string
   std::map<std::pair<std::string, std::string>, Row> rows;  // (symbol, comm)
   double unresolved = 0;
   for (const auto& l : d.leaves) {
+    if (only && l.event != *only) continue;
     std::string sym, dso;
     bool kernel = false;
     switch (l.kind) {
@@ -745,7 +790,7 @@ PerfProfile perf_data_profile(const PerfData& d, const Kallsyms* ks, std::string
     row.kernel = kernel;
     row.weight += l.weight;
   }
-  const double total = d.total_weight > 0 ? d.total_weight : 1;
+  const double total = total_weight > 0 ? total_weight : 1;
   for (auto& [k, r] : rows) {
     PerfSymbol s;
     s.symbol = k.first;

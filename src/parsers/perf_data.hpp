@@ -31,6 +31,7 @@ struct PerfLeaf {
   std::uint64_t ip = 0;        // kernel/guest/hypervisor: the address; user: 0
   std::uint32_t dso = 0;       // user: index into dsos (0 = "[unknown]")
   std::uint32_t tid = 0;
+  std::uint16_t event = 0;     // index into PerfData::events
   double weight = 0;           // summed periods (1 per sample when the period is not recorded)
   std::uint64_t samples = 0;
 };
@@ -40,6 +41,9 @@ struct PerfData {
   bool big_endian = false;
   std::uint32_t attr_size = 0;          // perf_event_attr.size of the first event
   std::vector<std::string> events;      // "type:config" of each attr, in order
+  std::vector<std::string> event_names;  // each attr's event as perf names it ("cycles", "task-clock"; else "type:config")
+  std::vector<std::uint64_t> event_samples;  // SAMPLE records of each attr
+  std::vector<double> event_weight;          // their summed weight (periods)
   // Feature sections (file mode) or HEADER_FEATURE records (pipe mode); empty when absent.
   std::string hostname, osrelease, arch, version, cmdline;
   std::uint32_t nr_cpus_avail = 0, nr_cpus_online = 0;

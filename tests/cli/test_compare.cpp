@@ -93,3 +93,25 @@ TEST_F(CompareCli, RefusesMixedKindsAndBrokenReportsInOneLine) {
 }
 
 }  // namespace
+
+// The analyze kineto reports of two different jobs (A100-PG509-200 at world size 8, Tesla
+// V100-SXM2-16GB at world size 2): compare said fixed and regressed (exit 1); analyze kineto
+// --reference skips the same pair as another job, and so does compare now (exit 0: nothing failed).
+TEST_F(CompareCli, ProfilesOfTwoDifferentJobsAreNotCompared) {
+  const fs::path dir = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles";
+  if (!fs::exists(dir / "kineto_hta_a100_ws8_trace_diff_control.json.gz")) GTEST_SKIP() << dir << " absent";
+  auto control = save("control.json", {"analyze", "kineto", (dir / "kineto_hta_a100_ws8_trace_diff_control.json.gz").string(), "--format", "json"}, 0);
+  auto test = save("test.json", {"analyze", "kineto", (dir / "kineto_hta_a100_ws8_trace_diff_test.json.gz").string(), "--format", "json"}, 0);
+  auto j = json_report(PERFGAP_BINARY, {"compare", control.string(), test.string()}, 0);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump(1);
+  const auto& s = j["findings"][0];
+  EXPECT_EQ(s["id"], "compare.summary");
+  EXPECT_EQ(s["status"], "skip");
+  const std::string title = s["title"];
+  EXPECT_NE(title.find("NVIDIA A100-PG509-200"), std::string::npos) << title;
+  EXPECT_NE(title.find("Tesla V100-SXM2-16GB"), std::string::npos) << title;
+  EXPECT_NE(title.find("world size 8 in"), std::string::npos) << title;
+  // One job against itself is compared as before.
+  auto self = json_report(PERFGAP_BINARY, {"compare", control.string(), control.string()}, 0);
+  EXPECT_GT(self["findings"].size(), 1u);
+}

@@ -210,3 +210,61 @@ TEST(AnalyzersPerf, RowsOfOneSymbolAreSummed) {
   EXPECT_EQ(g[1].status, report::Status::warn);
   EXPECT_NE(g[1].title.find("clear_page_erms 6.00%"), std::string::npos) << g[1].title;
 }
+
+// perf script of two events (perf record -e cycles,instructions): the samples of different events
+// are not added up; cycles is counted, instructions named and left out.
+TEST(ParsersPerf, ScriptOfSeveralEventsCountsCyclesAlone) {
+  std::string text;
+  for (int i = 0; i < 3; ++i)
+    text += fmt::format("python3  4242 [002] 100.00000{}:     250000 cycles:pp:  ffffffff8108b1c5 arm_smmu_cmdq_issue_cmdlist+0x125 ([kernel.kallsyms])\n", i);
+  text += "python3  4242 [002] 100.000004:     250000 cycles:pp:  7f1c2b3e4d5c memcpy+0x10 (/usr/lib/libc.so.6)\n";
+  for (int i = 0; i < 6; ++i) text += fmt::format("python3  4242 [002] 100.10000{}:     100000 instructions:pp:  7f1c2b3e4d5c memcpy+0x10 (/usr/lib/libc.so.6)\n", i);
+  auto p = parsers::parse_perf(text);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_DOUBLE_EQ(p->samples, 4);
+  EXPECT_EQ(p->event, "cycles:pp");
+  ASSERT_EQ(p->other_events.size(), 1u);
+  EXPECT_EQ(p->other_events[0].first, "instructions:pp");
+  EXPECT_DOUBLE_EQ(p->other_events[0].second, 6);
+  ASSERT_EQ(p->symbols.size(), 2u);
+  EXPECT_EQ(p->symbols[0].symbol, "arm_smmu_cmdq_issue_cmdlist");
+  EXPECT_DOUBLE_EQ(p->symbols[0].self_pct, 75.0);
+  auto f = analyzers::analyze_perf(*p, "x", analyzers::kernel_symbols(), 1);
+  const report::Finding* summary = nullptr;
+  for (const auto& x : f)
+    if (x.id == "perf.summary") summary = &x;
+  ASSERT_TRUE(summary);
+  EXPECT_NE(summary->title.find("4 samples of cycles:pp (instructions:pp 6 left out)"), std::string::npos) << summary->title;
+  // The choice: cycles, then cpu-clock, then task-clock, else the event with most samples.
+  EXPECT_EQ(parsers::perf_pick_event({{"instructions", 9}, {"cpu_core/cycles/u", 1}}), 1u);
+  EXPECT_EQ(parsers::perf_pick_event({{"instructions", 9}, {"task-clock", 1}, {"cpu-clock", 2}}), 2u);
+  EXPECT_EQ(parsers::perf_pick_event({{"instructions", 3}, {"branch-misses", 9}}), 1u);
+}
+
+// perf report --stdio of two events: one section per event, each its own 100%; cycles' section
+// is read, the other named.
+TEST(ParsersPerf, ReportOfSeveralEventsReadsOneSection) {
+  const char* text =
+      "# Samples: 80  of event 'instructions:pp'\n"
+      "# Event count (approx.): 123456\n"
+      "#\n"
+      "# Overhead  Command  Shared Object      Symbol\n"
+      "    90.00%  python   libc.so.6          [.] memcpy\n"
+      "    10.00%  python   [kernel.kallsyms]  [k] arm_smmu_cmdq_issue_cmdlist\n"
+      "\n"
+      "# Samples: 3K  of event 'cycles:pp'\n"
+      "# Event count (approx.): 999999\n"
+      "#\n"
+      "# Overhead  Command  Shared Object      Symbol\n"
+      "    60.00%  python   [kernel.kallsyms]  [k] arm_smmu_cmdq_issue_cmdlist\n"
+      "    40.00%  python   libc.so.6          [.] memcpy\n";
+  auto p = parsers::parse_perf(text);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_EQ(p->event, "cycles:pp");
+  ASSERT_EQ(p->other_events.size(), 1u);
+  EXPECT_EQ(p->other_events[0], (std::pair<std::string, double>{"instructions:pp", 80}));
+  ASSERT_EQ(p->symbols.size(), 2u);
+  EXPECT_EQ(p->symbols[0].symbol, "arm_smmu_cmdq_issue_cmdlist");
+  EXPECT_DOUBLE_EQ(p->symbols[0].self_pct, 60.0);
+  EXPECT_DOUBLE_EQ(p->symbols[1].self_pct, 40.0);
+}

@@ -306,6 +306,49 @@ TEST(AnalyzersPerfData, EachStatusOfEachFinding) {
   EXPECT_EQ(by_id(f, "perf.smmu_cmdq")->status, report::Status::fail);
 }
 
+// A recording of two events (cycles and cpu-clock): each sample counts for its own event, the
+// shares are of cycles' samples and periods alone, and cpu-clock is named, left out.
+TEST(ParsersPerfData, SeveralEventsAreNotAddedUp) {
+  PerfDataSpec s = gen::demo_spec(kSmmu, 40);
+  s.two_events = true;
+  for (auto& g : s.samples)
+    if (!g.kernel) {
+      g.event = 1;
+      g.period = 1000;  // cpu-clock's period is nanoseconds, not cycles
+    }
+  auto p = profile_of(gen::write_perf_data(s), gen::demo_kallsyms(kSmmu));
+  EXPECT_EQ(p.event, "cycles");
+  EXPECT_DOUBLE_EQ(p.samples, 40);
+  ASSERT_EQ(p.other_events.size(), 1u);
+  EXPECT_EQ(p.other_events[0].first, "cpu-clock");
+  EXPECT_DOUBLE_EQ(p.other_events[0].second, 40);
+  EXPECT_NEAR(share(p, "arm_smmu_cmdq_issue_cmdlist"), 75.0, 1e-9);
+  EXPECT_NEAR(share(p, "do_syscall_64"), 25.0, 1e-9);
+  EXPECT_EQ(share(p, "libc.so.6"), 0);
+  auto f = analyzers::analyze_perf(p, "two.data", analyzers::kernel_symbols(), 1);
+  ASSERT_TRUE(by_id(f, "perf.summary"));
+  EXPECT_NE(by_id(f, "perf.summary")->title.find("40 samples of cycles (cpu-clock 40 left out)"), std::string::npos) << by_id(f, "perf.summary")->title;
+}
+
+// The real group of cycles:pp (97 samples), instructions:pp (80) and branch-instructions:pp (14):
+// perf report gives ld-2.23.so 22.68% of cycles.
+TEST(ParsersPerfData, SharedGroupOfThreeEventsCountsCycles) {
+  const auto path = std::filesystem::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/quipper_perf.data.lost_samples-4.4";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " absent";
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto d = parsers::parse_perf_data(ss.str());
+  ASSERT_TRUE(d) << d.error().describe();
+  auto p = parsers::perf_data_profile(*d, nullptr, "none");
+  EXPECT_EQ(p.event, "cycles");
+  EXPECT_DOUBLE_EQ(p.samples, 97);
+  ASSERT_EQ(p.other_events.size(), 2u);
+  EXPECT_EQ(p.other_events[0], (std::pair<std::string, double>{"instructions", 80}));
+  EXPECT_EQ(p.other_events[1], (std::pair<std::string, double>{"branch-instructions", 14}));
+  EXPECT_NEAR(share(p, "ld-2.23.so"), 22.68, 0.005);
+}
+
 TEST(ParsersPerfData, SharedRealRecordingsAllParse) {
   const std::filesystem::path dir = std::filesystem::path(PERFGAP_SHARED_DIR) / "fixtures/profiles";
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " absent";

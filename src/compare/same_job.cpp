@@ -1,0 +1,97 @@
+#include "compare/same_job.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+#include <string_view>
+
+namespace perfgap::compare {
+namespace {
+
+// What a report says of the job or machine it is of; empty fields: not said.
+struct JobIdentity {
+  std::set<std::string> gpu_models;
+  std::set<long long> world_sizes;
+  std::string cpu_model;
+};
+
+// "rank 3 GPU 3 (NVIDIA A100-PG509-200): 8568 kernels, ..." -> "NVIDIA A100-PG509-200".
+std::string same_job_profile_gpu(std::string_view observed) {
+  const auto close = observed.find("): ");
+  if (close == std::string_view::npos) return {};
+  const auto open = observed.rfind(" (", close);
+  if (open == std::string_view::npos || observed.substr(0, open).find("GPU") == std::string_view::npos) return {};
+  // The per-GPU line ("...: 8568 kernels, ..."), not a note that happens to hold parentheses.
+  if (observed.find(" kernels, ", close) == std::string_view::npos) return {};
+  return std::string(observed.substr(open + 2, close - open - 2));
+}
+
+// gpu.inventory's title "8 GPU(s): 8 x NVIDIA H100 80GB HBM3, driver 550.90.07" (or "8 GPU(s) visible in
+// this docker container (8 on PCI): ...") -> its models; the titles of a partial read name none, and
+// models only PCI names ("NVIDIA 10de:2330", driver list unread) are left out.
+void same_job_inventory_gpus(std::string_view title, std::set<std::string>& out) {
+  std::size_t digits = 0;
+  while (digits < title.size() && title[digits] >= '0' && title[digits] <= '9') ++digits;
+  if (digits == 0) return;
+  auto rest = title.substr(digits);
+  if (rest.starts_with(" GPU(s): ")) {
+    rest.remove_prefix(9);
+  } else if (rest.starts_with(" GPU(s) visible in this ")) {
+    const auto pci = rest.find(" on PCI): ");
+    if (pci == std::string_view::npos) return;
+    rest.remove_prefix(pci + 10);
+  } else {
+    return;
+  }
+  if (auto drv = rest.rfind(", driver "); drv != std::string_view::npos) rest = rest.substr(0, drv);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    auto part = rest.substr(0, comma);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    if (const auto x = part.find(" x "); x != std::string_view::npos) part = part.substr(x + 3);
+    if (!part.empty() && !part.starts_with("NVIDIA 10de:") && part.find("model not read") == std::string_view::npos) out.emplace(part);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+}
+
+JobIdentity same_job_identity(const ReportView& r) {
+  JobIdentity id;
+  for (const auto& f : r.findings) {
+    if (f.id == "profile.summary") {
+      for (const auto& [source, observed] : f.evidence)
+        if (auto m = same_job_profile_gpu(observed); !m.empty()) id.gpu_models.insert(std::move(m));
+      for (const auto& [name, v] : f.metrics)
+        if (name == "world_size" && std::isfinite(v) && v > 0) id.world_sizes.insert(std::llround(v));
+    } else if (f.id == "gpu.inventory") {
+      same_job_inventory_gpus(f.title, id.gpu_models);
+    }
+  }
+  for (const auto& [key, value] : r.node_facts)
+    if (key == "settings.cpu_model" && !value.empty() && value != "unknown") id.cpu_model = value;
+  return id;
+}
+
+template <class T>
+std::string same_job_list(const std::set<T>& s) {
+  return fmt::format("{}", fmt::join(s, " + "));
+}
+
+}  // namespace
+
+std::vector<std::string> different_jobs(const ReportView& before, const std::string& before_name, const ReportView& after,
+                                        const std::string& after_name) {
+  const auto a = same_job_identity(before), b = same_job_identity(after);
+  std::vector<std::string> out;
+  if (!a.gpu_models.empty() && !b.gpu_models.empty() && a.gpu_models != b.gpu_models)
+    out.push_back(fmt::format("GPUs {} in {}, {} in {}", same_job_list(a.gpu_models), before_name, same_job_list(b.gpu_models), after_name));
+  if (!a.world_sizes.empty() && !b.world_sizes.empty() && a.world_sizes != b.world_sizes)
+    out.push_back(fmt::format("world size {} in {}, {} in {}", same_job_list(a.world_sizes), before_name, same_job_list(b.world_sizes), after_name));
+  if (!a.cpu_model.empty() && !b.cpu_model.empty() && a.cpu_model != b.cpu_model)
+    out.push_back(fmt::format("CPU {} in {}, {} in {}", a.cpu_model, before_name, b.cpu_model, after_name));
+  return out;
+}
+
+}  // namespace perfgap::compare

@@ -1,0 +1,110 @@
+// analyze nccl-tests --reference refuses a reference of another kind of run: another collective,
+// another rank or node count, where both runs say (rank counts read from busbw/algbw where the
+// output prints none and the collective's bus factor says it).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "analyzers/analyzers.hpp"
+#include "parsers/nccl_tests.hpp"
+
+using namespace perfgap;
+
+namespace {
+
+const char* kHeader =
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+
+// A table of 1, 2 and 4 MiB rows with these algbw figures, busbw = algbw x factor (printed to 0.01).
+std::string nccl_shape_table(double factor, const char* redop, double a1, double a2, double a4, const std::string& head = "") {
+  std::string t = head + kHeader;
+  std::uint64_t size = 1 << 20;
+  for (double a : {a1, a2, a4}) {
+    t += fmt::format("{:>12} {:>13}     float {:>7}      -1    100.0 {:7.2f} {:7.2f}       0    100.0 {:7.2f} {:7.2f}       0\n", size, size / 4, redop, a,
+                     a * factor, a, a * factor);
+    size *= 2;
+  }
+  return t;
+}
+
+std::string nccl_rank_lines(int ranks, int per_node) {
+  std::string t;
+  for (int r = 0; r < ranks; ++r)
+    t += fmt::format("#  Rank {:2} Group  0 Pid {} on node{:02} device {:2} [0x01] NVIDIA H100 80GB HBM3\n", r, 1000 + r, r / per_node, r % per_node);
+  return t;
+}
+
+report::Finding nccl_judge(const std::string& run_text, const std::string& ref_text) {
+  auto run = parsers::parse_nccl_tests(run_text);
+  auto ref = parsers::parse_nccl_tests(ref_text);
+  EXPECT_TRUE(run && ref);
+  analyzers::NcclTestsOptions o;
+  o.reference = &*ref;
+  o.reference_source = "ref.txt";
+  return analyzers::analyze_nccl_tests(*run, "run.txt", o)[0];
+}
+
+}  // namespace
+
+// 16 ranks (all_reduce: busbw/algbw 2 x 15/16 = 1.875) against 8 (1.75), no Rank lines in
+// either, collective not named: the rank counts differ, so no verdict (it failed at ~40%).
+TEST(AnalyzersNcclTestsShape, RankCountsReadFromBusbwOverAlgbwDiffer) {
+  auto f = nccl_judge(nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00), nccl_shape_table(1.75, "sum", 60.00, 100.00, 150.00));
+  EXPECT_EQ(f.status, report::Status::skip) << f.title;
+  EXPECT_NE(f.title.find("the reference is another kind of run"), std::string::npos) << f.title;
+  EXPECT_NE(f.title.find("16 ranks (by busbw/algbw) here, 8 ranks (by busbw/algbw) in the reference"), std::string::npos) << f.title;
+  // The figures are kept.
+  EXPECT_EQ(f.table.size(), 4u);
+}
+
+// all_reduce (redop sum) against an all_gather (redop none): another collective, whatever the
+// figures say (it passed at 1382.9% on real captures).
+TEST(AnalyzersNcclTestsShape, ReducingAgainstNonReducingCollective) {
+  auto f = nccl_judge("# Collective test starting: all_reduce_perf\n" + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00),
+                      nccl_shape_table(31.0 / 32, "none", 0.61, 1.24, 0.72));
+  EXPECT_EQ(f.status, report::Status::skip) << f.title;
+  EXPECT_NE(f.title.find("a reducing collective here, one that does not reduce in the reference"), std::string::npos) << f.title;
+  // Both named: the names decide.
+  f = nccl_judge("# Collective test starting: all_reduce_perf\n" + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00),
+                 "# Collective test starting: reduce_scatter_perf\n" + nccl_shape_table(15.0 / 16, "sum", 20.00, 40.00, 60.00));
+  EXPECT_EQ(f.status, report::Status::skip) << f.title;
+  EXPECT_NE(f.title.find("collective all_reduce here, reduce_scatter in the reference"), std::string::npos) << f.title;
+}
+
+// Rank lines: 16 ranks on 2 nodes against 8 on 1.
+TEST(AnalyzersNcclTestsShape, PrintedRanksAndNodesDiffer) {
+  auto f = nccl_judge(nccl_rank_lines(16, 8) + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00),
+                      nccl_rank_lines(8, 8) + nccl_shape_table(1.75, "sum", 60.00, 100.00, 150.00));
+  EXPECT_EQ(f.status, report::Status::skip) << f.title;
+  EXPECT_NE(f.title.find("16 ranks here, 8 ranks in the reference"), std::string::npos) << f.title;
+  EXPECT_NE(f.title.find("2 nodes here, 1 in the reference"), std::string::npos) << f.title;
+  EXPECT_NE(f.title.find("16 ranks, 2 nodes here, collective not named (redop sum), 8 ranks, 1 node in ref.txt"), std::string::npos) << f.title;
+}
+
+// The same shape still fails and passes as before; a rank count the figures do not settle (small
+// algbw: several n fit) is a range, which refuses only a count outside it.
+TEST(AnalyzersNcclTestsShape, SameShapeAndUnsettledCountsAreJudged) {
+  auto same = nccl_judge(nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00), nccl_shape_table(1.875, "sum", 60.00, 100.00, 150.00));
+  EXPECT_EQ(same.status, report::Status::fail) << same.title;
+  auto pass = nccl_judge(nccl_shape_table(1.875, "sum", 60.00, 100.00, 150.00), nccl_shape_table(1.875, "sum", 60.00, 100.00, 150.00));
+  EXPECT_EQ(pass.status, report::Status::pass) << pass.title;
+  // all_gather at 32 ranks with algbw below 1.3 GB/s: about 27 to 37 ranks fit. Against a named
+  // all_gather whose Rank lines show 32 the figures are compared; against 8, not.
+  const std::string ag = "# Collective test starting: all_gather_perf\n";
+  auto in_range = nccl_judge(nccl_shape_table(31.0 / 32, "none", 0.61, 1.24, 0.72), ag + nccl_rank_lines(32, 8) + nccl_shape_table(31.0 / 32, "none", 0.61, 1.24, 0.72));
+  EXPECT_EQ(in_range.status, report::Status::pass) << in_range.title;
+  auto outside = nccl_judge(nccl_shape_table(31.0 / 32, "none", 0.61, 1.24, 0.72), ag + nccl_rank_lines(8, 8) + nccl_shape_table(0.875, "none", 0.61, 1.24, 0.72));
+  EXPECT_EQ(outside.status, report::Status::skip) << outside.title;
+  EXPECT_NE(outside.title.find(" ranks (by busbw/algbw) here, 8 ranks in the reference"), std::string::npos) << outside.title;
+}
+
+// Wrong results fail whatever the reference.
+TEST(AnalyzersNcclTestsShape, WrongResultsStillFailAgainstAnotherShape) {
+  std::string run = nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00);
+  run.replace(run.find("       0"), 8, "       5");
+  auto f = nccl_judge(run, nccl_shape_table(1.75, "sum", 60.00, 100.00, 150.00));
+  EXPECT_EQ(f.status, report::Status::fail) << f.title;
+}

@@ -1,0 +1,94 @@
+// compare refuses two reports of evidently different jobs or machines: profile reports of other
+// GPUs or another world size, node reports of another GPU or CPU model (a skip naming the
+// differences, nothing fixed or regressed); two runs of one job are compared as before.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compare/compare.hpp"
+
+using namespace perfgap;
+using compare::compare_reports;
+using compare::read_report;
+using report::Status;
+
+namespace {
+
+std::string same_job_report(const std::string& findings, const std::string& kind, const std::string& node) {
+  return R"({"schema":"perfgap.report/1","tool":{"name":"perfgap","version":"0.1.0"},"generated_at":"2026-12-01T00:00:00Z",
+    "source":{"kind":")" + kind + R"(","root":null,"inputs":["in.json.gz"]},"node":)" + node + R"(,
+    "summary":{"pass":0,"warn":0,"fail":0,"skip":0,"error":0},"findings":[)" + findings + "]}";
+}
+
+// analyze kineto's profile.summary (GPU label in its evidence, world size where recorded) and a
+// verdict that differs between the two runs.
+std::string same_job_profile(const std::string& gpu, int world, const std::string& iteration_status) {
+  std::string metrics = world > 0 ? R"({"kernels":10,"world_size":)" + std::to_string(world) + "}" : R"({"kernels":10})";
+  return same_job_report(
+      R"({"id":"profile.summary","layer":"workload","status":"pass","subject":"in.json.gz","title":"Kineto trace","evidence":[{"source":"in.json.gz","observed":"rank 1 GPU 1 ()" +
+          gpu + R"(): 10 kernels, 1.00 ms of kernels"}],"fix":"","impact":"","metrics":)" + metrics +
+          R"(},{"id":"profile.gpu_idle","layer":"workload","status":")" + iteration_status +
+          R"(","subject":"in.json.gz","title":"idle","evidence":[],"fix":"","impact":"","metrics":{"idle_pct":5}})",
+      "analyze", "null");
+}
+
+std::string same_job_node(const std::string& gpus, const std::string& cpu, const std::string& numa_status) {
+  return same_job_report(
+      R"({"id":"gpu.inventory","layer":"gpu","status":"pass","title":")" + gpus +
+          R"(","evidence":[],"fix":"","impact":"","metrics":{}},{"id":"numa.balancing","layer":"placement","status":")" + numa_status +
+          R"(","title":"numa","evidence":[],"fix":"","impact":"","metrics":{}})",
+      "root", R"({"name":"gpu1","settings":{"cpu_model":")" + cpu + R"("}})");
+}
+
+std::vector<report::Finding> same_job_compare(const std::string& before, const std::string& after) {
+  auto b = read_report(before);
+  auto a = read_report(after);
+  EXPECT_TRUE(b) << (b ? "" : b.error());
+  EXPECT_TRUE(a) << (a ? "" : a.error());
+  if (!a || !b) return {};
+  return compare_reports(*b, "before.json", *a, "after.json", {});
+}
+
+}  // namespace
+
+// The reviewer's pair: A100 at world size 8 against V100 at world size 2 said fixed and regressed.
+TEST(CompareSameJob, ProfilesOfOtherGpusOrWorldSizeAreRefused) {
+  auto fs = same_job_compare(same_job_profile("NVIDIA A100-PG509-200", 8, "pass"), same_job_profile("Tesla V100-SXM2-16GB", 2, "fail"));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].id, "compare.summary");
+  EXPECT_EQ(fs[0].status, Status::skip);
+  EXPECT_NE(fs[0].title.find("different jobs or machines"), std::string::npos) << fs[0].title;
+  EXPECT_NE(fs[0].title.find("GPUs NVIDIA A100-PG509-200 in before.json, Tesla V100-SXM2-16GB in after.json"), std::string::npos) << fs[0].title;
+  EXPECT_NE(fs[0].title.find("world size 8 in before.json, 2 in after.json"), std::string::npos) << fs[0].title;
+  // The world size alone, where the GPUs match.
+  fs = same_job_compare(same_job_profile("NVIDIA A100", 8, "pass"), same_job_profile("NVIDIA A100", 16, "fail"));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::skip);
+}
+
+TEST(CompareSameJob, RunsOfOneJobAreComparedAsBefore) {
+  auto fs = same_job_compare(same_job_profile("NVIDIA A100", 8, "pass"), same_job_profile("NVIDIA A100", 8, "fail"));
+  ASSERT_GT(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::pass) << fs[0].title;
+  bool regressed = false;
+  for (const auto& f : fs) regressed = regressed || (f.id == "compare.regressed" && f.status == Status::fail);
+  EXPECT_TRUE(regressed);
+  // A side that does not say (no world size recorded) is no difference.
+  fs = same_job_compare(same_job_profile("NVIDIA A100", -1, "pass"), same_job_profile("NVIDIA A100", 8, "fail"));
+  ASSERT_GT(fs.size(), 1u);
+}
+
+TEST(CompareSameJob, NodesOfAnotherKindAreRefused) {
+  auto fs = same_job_compare(same_job_node("8 GPU(s): 8 x NVIDIA H100 80GB HBM3, driver 550.90.07", "Intel(R) Xeon(R) Platinum 8480+", "fail"),
+                             same_job_node("4 GPU(s): 4 x NVIDIA GB200, driver 570.1", "Neoverse-V2", "pass"));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::skip);
+  EXPECT_NE(fs[0].title.find("GPUs NVIDIA H100 80GB HBM3 in before.json, NVIDIA GB200 in after.json"), std::string::npos) << fs[0].title;
+  EXPECT_NE(fs[0].title.find("CPU Intel(R) Xeon(R) Platinum 8480+ in before.json, Neoverse-V2 in after.json"), std::string::npos) << fs[0].title;
+  // The same kind: a fix is a fix, also with a GPU fallen off the bus before (a title naming no model).
+  fs = same_job_compare(same_job_node("the NVIDIA driver sees 7 of 8 GPUs on PCI (missing: 0000:18:00.0)", "Intel(R) Xeon(R) Platinum 8480+", "fail"),
+                        same_job_node("8 GPU(s): 8 x NVIDIA H100 80GB HBM3, driver 550.90.07", "Intel(R) Xeon(R) Platinum 8480+", "pass"));
+  bool fixed = false;
+  for (const auto& f : fs) fixed = fixed || f.id == "compare.fixed";
+  EXPECT_TRUE(fixed);
+}
