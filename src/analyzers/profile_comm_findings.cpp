@@ -470,7 +470,9 @@ void exposed_comm_fix(Finding& f, const DigestFindingInputs& in, int c, const st
   std::string overlap = col == Coll::AllGather || col == Coll::ReduceScatter
                             ? "prefetch the next layer's parameters (FSDP forward_prefetch/backward_prefetch, ZeRO-3 prefetch bucket) so it runs under compute; "
                         : col == Coll::AllReduce ? "overlap gradient buckets with the backward pass (DDP bucket_cap_mb, no find_unused_parameters); "
-                        : col == Coll::AllToAll ? "overlap expert dispatch with compute (MoE comm/compute pipelining); "
+                        : col == Coll::AllToAll ? "overlap the all-to-all with compute: an embedding model's sparse-feature and pooled-embedding exchange "
+                                                  "(TorchRec's pipelined training, TrainPipelineSparseDist, starts the next batch's input all-to-all during "
+                                                  "this batch's compute), an MoE's expert dispatch and combine (comm/compute pipelining); "
                                                 : "";
   if (!sweepable) {
     f.fix = comm_fix(in.libs.slot_kind(slot), in.libs.slot_name(slot), in.pipeline);

@@ -213,6 +213,8 @@ struct Digest {
   std::vector<parsers::GpuInfo> gpus;
   std::vector<GpuTimeline> tl;  // per GPU
   std::size_t api_calls = 0, ranges = 0;
+  std::size_t sync_calls = 0;  // host calls that wait for the GPU (parsers::is_sync_call) and their time
+  std::int64_t sync_ns = 0;
   bool env_present = false, graphs = false, empty = true;
   std::vector<std::pair<std::string, std::string>> env, system;
   std::vector<std::string> notes;
