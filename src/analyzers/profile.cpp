@@ -132,6 +132,21 @@ Finding summary_finding(const DigestFindingInputs& in) {
   return f;
 }
 
+// The trace's own step number (ProfilerStep#N) of each row of the iteration table: the row j
+// of every GPU that has one names the same step; empty when any row has none or GPUs disagree
+// (the rows are then numbered 1..N).
+std::vector<std::int64_t> iteration_step_numbers(const Analysis& an) {
+  std::vector<std::int64_t> out(an.by_index.size(), -1);
+  for (const auto& gt : an.gpus)
+    for (std::size_t j = 0; j < gt.windows && j < gt.wins.size() && j < out.size(); ++j) {
+      const std::int64_t n = gt.wins[j].step;
+      if (n < 0 || (out[j] >= 0 && out[j] != n)) return {};
+      out[j] = n;
+    }
+  if (std::any_of(out.begin(), out.end(), [](std::int64_t n) { return n < 0; })) return {};
+  return out;
+}
+
 // profile.iterations: how iterations were found, the report's iteration and a row per iteration.
 Finding iterations_finding(const DigestFindingInputs& in) {
   const Digest& p = in.p;
@@ -173,7 +188,8 @@ Finding iterations_finding(const DigestFindingInputs& in) {
       f.metric("iteration_ms_mean." + p.gpus[g].key, ms(l / k));
       f.metric("compute_ms_per_iter." + p.gpus[g].key, ms(cpt / k));
     }
-    std::vector<std::string> head = {"iter", "ms", "compute"};
+    const auto steps = iteration_step_numbers(an);
+    std::vector<std::string> head = {steps.empty() ? "iter" : "step", "ms", "compute"};
     for (int c : colls) head.emplace_back(libs.slot_name(c));
     const bool waits = an.xr.present && ms(it.wait) >= 0.005;
     head.emplace_back("exposed");
@@ -183,7 +199,7 @@ Finding iterations_finding(const DigestFindingInputs& in) {
     f.table_always = true;
     for (std::size_t j = 0; j < an.by_index.size(); ++j) {
       const auto& s = an.by_index[j];
-      std::vector<std::string> row = {std::to_string(j + 1), fmt_ms(s.len), fmt_ms(s.compute)};
+      std::vector<std::string> row = {steps.empty() ? std::to_string(j + 1) : "#" + std::to_string(steps[j]), fmt_ms(s.len), fmt_ms(s.compute)};
       for (int c : colls) row.push_back(fmt_ms(s.comm[c]));
       row.push_back(fmt_ms(s.exposed_all));
       if (waits) row.push_back(fmt_ms(s.wait));

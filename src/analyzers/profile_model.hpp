@@ -372,6 +372,9 @@ std::string size_text(double bytes);
 std::int64_t recorded_world(const Digest& d);
 // "per iteration", or "over the whole profile" where no iterations were found.
 std::string iteration_words(const Analysis& an);
+// What the figures' window is, in "of the 660.55 ms {}": "iteration", or "capture" when no
+// iterations were found (the window is the whole profile of a GPU).
+std::string_view window_noun(const Analysis& an);
 
 // profile.straggler (a job of several ranks): who arrives last at the collectives, what it costs.
 Finding straggler_finding(const Digest& p, const Analysis& an, const std::string& source);

@@ -98,3 +98,37 @@ TEST(ProfileLaunchBound, RealOpenMpExportSynchronisesAfterEveryKernel) {
   EXPECT_EQ(lb.fix.find("small-kernel"), std::string::npos) << lb.fix;
 }
 
+// The iteration table numbers its rows by the trace's own steps (ProfilerStep#2 to #6 here), not 1..N.
+TEST(ProfileWords, IterationTableShowsTheTracesStepNumbers) {
+  auto fs = analyzers::analyze_profile(fixture::profile_from_kineto_ranks(sync_every_kernel(true)), "omp", {});
+  const auto& it = find(fs, "profile.iterations");
+  ASSERT_EQ(it.table.size(), 6u) << it.title;
+  EXPECT_EQ(it.table[0][0], "step");
+  for (std::size_t r = 1; r < it.table.size(); ++r) EXPECT_EQ(it.table[r][0], "#" + std::to_string(r + 1));
+}
+
+// Without iterations the share is of the capture, not of an "iteration" that was never found.
+TEST(ProfileWords, ExposedCommWithoutIterationsIsAShareOfTheCapture) {
+  gen::Scenario s;
+  gen::Gpu g;
+  std::int64_t t = 1'000'000;
+  for (int k = 0; k < 60; ++k) {  // no two kernels alike: no period, no ranges
+    gen::Kernel kn;
+    kn.name = "kernel_" + std::to_string(k) + "(float*)";
+    kn.api_start = t - 20'000, kn.api_end = t - 10'000;
+    kn.start = t, kn.end = t + 1'000'000;
+    g.kernels.push_back(kn);
+    t = kn.end + 10'000;
+  }
+  gen::Kernel ar;
+  ar.name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+  ar.api_start = t - 20'000, ar.api_end = t - 10'000;
+  ar.start = t, ar.end = t + 20'000'000;
+  g.kernels.push_back(ar);
+  s.gpus.push_back(g);
+  auto fs = analyzers::analyze_profile(fixture::profile_from_kineto_ranks(s), "cap", {});
+  EXPECT_EQ(find(fs, "profile.iterations").status, Status::skip);
+  const auto& ec = find(fs, "profile.exposed_comm", "AllReduce");
+  EXPECT_NE(ec.title.find(" ms capture)"), std::string::npos) << ec.title;
+  EXPECT_EQ(ec.title.find(" ms iteration)"), std::string::npos) << ec.title;
+}
