@@ -172,6 +172,7 @@ struct StepStats {
   std::string field;          // what the log's records are ("elapsed time per iteration (ms)", ...)
   std::string layout;         // "Megatron-LM", "throughput", ...
   long first_iteration = -1;  // of the records used, when the log numbers them
+  bool warmup_default = true; // the warm-up is the default share (no --warmup given)
   double mean = 0, median = 0, min = 0, max = 0;
   double tail = 0;            // the slow end: p99 of step times, p1 of throughputs (nearest rank)
   // Every record in log order as (iteration, or record number when the log has none; value),

@@ -135,6 +135,21 @@ Finding summary_finding(const DigestFindingInputs& in) {
   return f;
 }
 
+// The trace's own step number (ProfilerStep#N) of each row of the iteration table: the row j
+// of every GPU that has one names the same step; empty when any row has none or GPUs disagree
+// (the rows are then numbered 1..N).
+std::vector<std::int64_t> iteration_step_numbers(const Analysis& an) {
+  std::vector<std::int64_t> out(an.by_index.size(), -1);
+  for (const auto& gt : an.gpus)
+    for (std::size_t j = 0; j < gt.windows && j < gt.wins.size() && j < out.size(); ++j) {
+      const std::int64_t n = gt.wins[j].step;
+      if (n < 0 || (out[j] >= 0 && out[j] != n)) return {};
+      out[j] = n;
+    }
+  if (std::any_of(out.begin(), out.end(), [](std::int64_t n) { return n < 0; })) return {};
+  return out;
+}
+
 // profile.iterations: how iterations were found, the report's iteration and a row per iteration.
 Finding iterations_finding(const DigestFindingInputs& in) {
   const Digest& p = in.p;
@@ -176,7 +191,8 @@ Finding iterations_finding(const DigestFindingInputs& in) {
       f.metric("iteration_ms_mean." + p.gpus[g].key, ms(l / k));
       f.metric("compute_ms_per_iter." + p.gpus[g].key, ms(cpt / k));
     }
-    std::vector<std::string> head = {"iter", "ms", "compute"};
+    const auto steps = iteration_step_numbers(an);
+    std::vector<std::string> head = {steps.empty() ? "iter" : "step", "ms", "compute"};
     for (int c : colls) head.emplace_back(libs.slot_name(c));
     const bool waits = an.xr.present && ms(it.wait) >= 0.005;
     head.emplace_back("exposed");
@@ -186,7 +202,7 @@ Finding iterations_finding(const DigestFindingInputs& in) {
     f.table_always = true;
     for (std::size_t j = 0; j < an.by_index.size(); ++j) {
       const auto& s = an.by_index[j];
-      std::vector<std::string> row = {std::to_string(j + 1), fmt_ms(s.len), fmt_ms(s.compute)};
+      std::vector<std::string> row = {steps.empty() ? std::to_string(j + 1) : "#" + std::to_string(steps[j]), fmt_ms(s.len), fmt_ms(s.compute)};
       for (int c : colls) row.push_back(fmt_ms(s.comm[c]));
       row.push_back(fmt_ms(s.exposed_all));
       if (waits) row.push_back(fmt_ms(s.wait));
@@ -335,6 +351,31 @@ Finding copies_finding(const DigestFindingInputs& in) {
   return f;
 }
 
+// The host's synchronising calls beside the launches (profile.launch_bound): the share of
+// launches they follow, their evidence and metrics; the words for the title when about one
+// follows every other launch or more (the GPU then waits on the host's syncs, not on slow
+// launches); empty otherwise.
+std::string launch_bound_sync_words(Finding& f, const DigestFindingInputs& in, std::size_t kernels) {
+  const Digest& p = in.p;
+  const Analysis& an = in.an;
+  if (p.sync_calls == 0) return {};
+  const double per_launch = static_cast<double>(p.sync_calls) / static_cast<double>(std::max<std::size_t>(1, an.launches));
+  double kernel_ns = 0;
+  for (const auto& gt : an.gpus) kernel_ns += gt.kernel_ns;
+  const double mean_kernel_ms = kernels ? kernel_ns / static_cast<double>(kernels) / 1e6 : 0;
+  f.metric("sync_calls", static_cast<double>(p.sync_calls));
+  f.metric("sync_ms", ms(static_cast<double>(p.sync_ns)));
+  f.metric("syncs_per_launch", per_launch);
+  f.add(in.source, fmt::format("{} host calls that wait for the GPU (cudaStreamSynchronize/cuStreamSynchronize, cudaDeviceSynchronize/cuCtxSynchronize, "
+                               "cudaEventSynchronize, synchronous cudaMemcpy) took {:.1f} ms: {:.2f} per kernel launch; kernels average {:.3f} ms",
+                               p.sync_calls, ms(static_cast<double>(p.sync_ns)), per_launch, mean_kernel_ms),
+        "well under one per launch");
+  if (per_launch < 0.5) return {};
+  return fmt::format("the host synchronises with the GPU after {} ({} synchronising calls, {:.1f} ms, for {} kernel launches; kernels average {:.3f} ms)",
+                     per_launch >= 0.8 ? "(nearly) every kernel" : "most kernels", p.sync_calls, ms(static_cast<double>(p.sync_ns)), an.launches,
+                     mean_kernel_ms);
+}
+
 // profile.launch_bound: launch calls and delays, and the share of the iteration the GPU waits on launches.
 Finding launch_bound_finding(const DigestFindingInputs& in) {
   const Digest& p = in.p;
@@ -373,9 +414,10 @@ Finding launch_bound_finding(const DigestFindingInputs& in) {
                                                      static_cast<double>(std::max<std::size_t>(1, an.iteration_count))
                                                : static_cast<double>(kernels));
     f.status = host > 10 ? report::Status::warn : report::Status::pass;
+    const std::string sync = launch_bound_sync_words(f, in, kernels);
     f.title = fmt::format(
-        "GPU waits on kernel launches {:.1f}% {}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call{}",
-        host, iteration_words(an), host > 10 ? " (> 10%)" : "", api50, d50, d99, short_pct,
+        "GPU waits on kernel launches {:.1f}% {}{}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call{}",
+        host, iteration_words(an), host > 10 ? " (> 10%)" : "", sync.empty() ? "" : ": " + sync, api50, d50, d99, short_pct,
         an.graph_kernels ? fmt::format("; {:.1f}% of kernels ran under CUDA graphs (not in these launch figures)", graph_pct) : "");
     f.add(source, fmt::format("{} of {} kernels joined to their launch call by correlation id", an.launches, kernels));
     if (an.graph_kernels)
@@ -384,7 +426,15 @@ Finding launch_bound_finding(const DigestFindingInputs& in) {
           fmt::format(
               "{} kernels joined to a CUDA graph launch (cudaGraphLaunch) are counted apart: one launch call starts all of a graph's kernels",
               an.graph_kernels));
-    if (f.status == report::Status::warn) {
+    if (f.status == report::Status::warn && !sync.empty()) {
+      f.fix = "The host waits for the GPU to finish before it launches more work, so the GPU idles while the host catches up: synchronisation, "
+              "not launch overhead (CUDA graphs or fewer kernels would not remove it). Drop the per-step syncs: .item(), .cpu(), .tolist() and "
+              "printing or logging tensors, torch.cuda.synchronize(), blocking copies (copy into pinned memory with non_blocking=True), "
+              "cudaStreamSynchronize/cudaDeviceSynchronize in your own code; keep the one sync a step needs at its end, and overlap: queue the "
+              "next kernels before waiting, wait on CUDA events instead of whole streams. torch.cuda.set_sync_debug_mode('warn') names each "
+              "synchronising call";
+      f.impact = fmt::format("{:.1f}% of {} the GPU waits for the host, which waits on the GPU", host, every(an));
+    } else if (f.status == report::Status::warn) {
       f.fix = "The small-kernel/CPU-overhead signature: the host cannot launch kernels as fast as the GPU runs them. Fewer, larger kernels "
               "(CUDA graphs, torch.compile mode='reduce-overhead', fused optimizers, larger micro-batches); then make the launching "
               "thread fast: SMMU/IOMMU overhead (perf.smmu_cmdq, smmu.cmdqv), deep C-states and clocks (cpu.cstate.deep_idle, cpu.governor), "

@@ -447,7 +447,7 @@ void exposed_comm_per_gpu(Finding& f, const DigestFindingInputs& in, int c) {
     double k = static_cast<double>(gt.windows);
     f.add(in.source, fmt::format("{}: {:.2f} ms communication, {:.2f} ms exposed {} ({:.1f}%)", in.p.gpus[g].label, ms(cm / k), ms(e / k),
                                  iteration_words(an), share_g),
-          "<= 10% of the iteration exposed");
+          fmt::format("<= 10% of the {} exposed", window_noun(an)));
   }
 }
 
@@ -470,7 +470,9 @@ void exposed_comm_fix(Finding& f, const DigestFindingInputs& in, int c, const st
   std::string overlap = col == Coll::AllGather || col == Coll::ReduceScatter
                             ? "prefetch the next layer's parameters (FSDP forward_prefetch/backward_prefetch, ZeRO-3 prefetch bucket) so it runs under compute; "
                         : col == Coll::AllReduce ? "overlap gradient buckets with the backward pass (DDP bucket_cap_mb, no find_unused_parameters); "
-                        : col == Coll::AllToAll ? "overlap expert dispatch with compute (MoE comm/compute pipelining); "
+                        : col == Coll::AllToAll ? "overlap the all-to-all with compute: an embedding model's sparse-feature and pooled-embedding exchange "
+                                                  "(TorchRec's pipelined training, TrainPipelineSparseDist, starts the next batch's input all-to-all during "
+                                                  "this batch's compute), an MoE's expert dispatch and combine (comm/compute pipelining); "
                                                 : "";
   if (!sweepable) {
     f.fix = comm_fix(in.libs.slot_kind(slot), in.libs.slot_name(slot), in.pipeline);
@@ -524,8 +526,8 @@ Finding exposed_comm_finding(const DigestFindingInputs& in, int c) {
                                                                                        : kind_words(in.libs.slot_kind(c)));
   else if (!all && c >= parsers::kCollCount)
     what += " (collective)";
-  f.title = fmt::format("{} {:.2f} ms {}, {:.2f} ms ({:.1f}% of the {:.2f} ms iteration) not overlapped by compute{}", what, ms(comm),
-                        iteration_words(an), ms(exposed), share, ms(it.len), share > 10 ? " (> 10%)" : "");
+  f.title = fmt::format("{} {:.2f} ms {}, {:.2f} ms ({:.1f}% of the {:.2f} ms {}) not overlapped by compute{}", what, ms(comm),
+                        iteration_words(an), ms(exposed), share, ms(it.len), window_noun(an), share > 10 ? " (> 10%)" : "");
   // Several ranks: the time inside the kernels spent waiting for a later rank is left out above
   // and said apart (profile.straggler), so that waiting is not tuned as communication.
   if (an.xr.present) {

@@ -300,6 +300,8 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
   d.format = p.format;
   d.gpus = p.gpus;
   d.api_calls = p.api_calls;
+  d.sync_calls = p.sync_calls;
+  d.sync_ns = p.sync_ns;
   d.ranges = p.ranges.size();
   d.env_present = p.env_present;
   d.env = p.env;
@@ -395,6 +397,8 @@ void absorb(Digest& job, Digest&& r, std::uint32_t file) {
   }
   for (auto& t : r.tl) job.tl.push_back(std::move(t));
   job.api_calls += r.api_calls;
+  job.sync_calls += r.sync_calls;
+  job.sync_ns += r.sync_ns;
   job.ranges += r.ranges;
   if (job.format.empty()) job.format = r.format;
   else if (job.format.find(r.format) == std::string::npos) job.format += "; " + r.format;

@@ -14,7 +14,8 @@ namespace {
 
 // "perfgap digest", then a version: a digest of another version is refused, not misread.
 constexpr std::string_view kDigestMagic = "perfgap-digest\n";
-constexpr std::uint32_t kDigestVersion = 2;  // 2: each GPU's send/recv kernels and its rank (pipelines)
+// 2: each GPU's send/recv kernels and its rank (pipelines); 3: the host's synchronising calls
+constexpr std::uint32_t kDigestVersion = 3;
 // No vector of a rank's digest holds this many entries (150k kernels are ~10^5 intervals).
 constexpr std::uint64_t kMaxDigestEntries = std::uint64_t{1} << 32;
 
@@ -47,7 +48,7 @@ void fields(A& a, GpuTimeline& v) {
 }
 template <class A>
 void fields(A& a, Digest& v) {
-  a.all(v.format, v.gpus, v.tl, v.api_calls, v.ranges, v.env_present, v.graphs, v.empty, v.env, v.system, v.notes, v.found, v.shown, v.api_ns,
+  a.all(v.format, v.gpus, v.tl, v.api_calls, v.ranges, v.sync_calls, v.sync_ns, v.env_present, v.graphs, v.empty, v.env, v.system, v.notes, v.found, v.shown, v.api_ns,
         v.delay_ns, v.launches, v.short_kernels, v.graph_kernels, v.copy_count, v.copy_bytes, v.coll_kernels, v.coll_bytes, v.coll_group, v.coll_ns);
 }
 

@@ -78,6 +78,8 @@ std::int64_t recorded_world(const Digest& d) {
   return -1;
 }
 
+std::string_view window_noun(const Analysis& an) { return an.iterations ? "iteration" : "capture"; }
+
 std::string iteration_words(const Analysis& an) {
   return an.iterations ? "per iteration" : "over the whole profile (no iterations found)";
 }

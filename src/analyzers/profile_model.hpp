@@ -213,6 +213,8 @@ struct Digest {
   std::vector<parsers::GpuInfo> gpus;
   std::vector<GpuTimeline> tl;  // per GPU
   std::size_t api_calls = 0, ranges = 0;
+  std::size_t sync_calls = 0;  // host calls that wait for the GPU (parsers::is_sync_call) and their time
+  std::int64_t sync_ns = 0;
   bool env_present = false, graphs = false, empty = true;
   std::vector<std::pair<std::string, std::string>> env, system;
   std::vector<std::string> notes;
@@ -370,6 +372,9 @@ std::string size_text(double bytes);
 std::int64_t recorded_world(const Digest& d);
 // "per iteration", or "over the whole profile" where no iterations were found.
 std::string iteration_words(const Analysis& an);
+// What the figures' window is, in "of the 660.55 ms {}": "iteration", or "capture" when no
+// iterations were found (the window is the whole profile of a GPU).
+std::string_view window_noun(const Analysis& an);
 
 // profile.straggler (a job of several ranks): who arrives last at the collectives, what it costs.
 Finding straggler_finding(const Digest& p, const Analysis& an, const std::string& source);

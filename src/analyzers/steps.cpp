@@ -17,6 +17,7 @@ std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<s
   std::size_t w;
   if (warmup) {
     w = *warmup;
+    s.warmup_default = false;
   } else {
     w = std::max<std::size_t>(1, s.records / 10);
     if (w >= s.records) w = s.records > 0 ? s.records - 1 : 0;
@@ -68,6 +69,24 @@ namespace {
 // The fewest steps after warm-up among which steps.tail passes (finds no slow tail); a slow
 // step is reported among fewer.
 constexpr std::size_t kMinTailRecords = 10;
+
+// A share in percent with the digits it needs: 95.3%, 0.036% (never 0.0% for a share that is not nothing).
+std::string steps_pct_text(double pct) {
+  if (pct == 0 || std::abs(pct) >= 1 || !std::isfinite(pct)) return fmt::format("{:.1f}%", pct);
+  return fmt::format("{:.2g}%", pct);
+}
+
+// Which records the warm-up dropped, by the log's own iteration numbers, and why.
+std::string steps_warmup_words(const StepStats& s) {
+  const std::size_t w = std::min(s.warmup, s.series.size());
+  auto label = [&](std::size_t i) { return fmt::format("{:g}", s.series[i].first); };
+  const std::string which = w == 1 ? "iteration " + label(0) : fmt::format("iterations {} to {}", label(0), label(w - 1));
+  return fmt::format("warm-up dropped: {} (the first {}; {}): a run's first steps, also the first after a restart from a checkpoint, "
+                     "include start-up costs (compilation, allocator and NCCL set-up, data loader start){}",
+                     which, w == 1 ? std::string("record") : fmt::format("{} records", w),
+                     s.warmup_default ? "by default 10% of the records, at least 1, never all" : "--warmup",
+                     s.warmup_default ? "; --warmup 0 keeps them" : "");
+}
 
 std::string fmt_value(double v, const StepStats& s) { return s.throughput ? fmt::format("{:.2f} {}", v, s.unit) : fmt::format("{:.1f} ms", v); }
 
@@ -154,6 +173,11 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
   }
   auto notes = [&] {
     if (number_only) return;
+    if (s.warmup > 0 && !s.series.empty()) f.add(source, steps_warmup_words(s));
+    if (s.used > 1 && s.used < kMinTailRecords)
+      f.add(source, fmt::format("the median rests on {} records after the warm-up, fewer than the {} steps.tail needs to rule out a slow tail: "
+                                "a short log's median may still hold start-up or stalled steps; a longer log makes it firm",
+                                s.used, kMinTailRecords));
     if (s.used == 1 && s.warmup == 0)
       f.add(source, fmt::format("a single record{}: no warm-up could be dropped, and a run's first steps include start-up costs",
                                 s.first_iteration >= 0 ? fmt::format(" (iteration {})", s.first_iteration) : ""));
@@ -162,7 +186,10 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
                                 "they are used, but steady-state steps may differ",
                                 s.used));
   };
-  const char* single = !number_only && s.used == 1 ? ", from a single record" : "";
+  const std::string single = number_only ? ""
+                             : s.used == 1 ? ", from a single record"
+                             : s.used < kMinTailRecords ? fmt::format(", from only {} records after warm-up", s.used)
+                                                        : "";
   const char* all_skipped = s.all_skipped ? ", skipped iterations only" : "";
   bool comparable = o.reference && o.reference_throughput == s.throughput && o.reference_unit == s.unit;
   if (!o.reference) {
@@ -188,25 +215,26 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
     f.add(source, measured);
     f.add(o.reference_source, fmt::format("reference {}{}", fmt_value(ref, s), per));
     f.add("percent of reference",
-          fmt::format("{:.1f}% ({})", 100 * pct, s.throughput ? "measured / reference throughput" : "reference_ms / median_ms"),
+          fmt::format("{} ({})", steps_pct_text(100 * pct), s.throughput ? "measured / reference throughput" : "reference_ms / median_ms"),
           fmt::format(">= {:.0f}%", 100 * o.threshold));
     notes();
     f.table = {{s.throughput ? "median " + s.unit : "median ms", s.throughput ? "reference " + s.unit : "reference ms", "% of reference", "bar"},
                {s.throughput ? fmt::format("{:.2f}", s.median) : fmt::format("{:.1f}", s.median),
-                s.throughput ? fmt::format("{:.2f}", ref) : fmt::format("{:.1f}", ref), fmt::format("{:.1f}%", 100 * pct),
+                s.throughput ? fmt::format("{:.2f}", ref) : fmt::format("{:.1f}", ref), steps_pct_text(100 * pct),
                 fmt::format("{:.0f}%", 100 * o.threshold)}};
     std::string vs = s.throughput ? fmt::format("{} vs {}", fmt_value(s.median, s), fmt_value(ref, s))
                                   : fmt::format("{:.1f} ms vs {:.1f} ms per iteration", s.median, ref);
     if (pct < o.threshold) {
       f.status = report::Status::fail;
-      f.title = fmt::format("{:.1f}% of reference {}({}{}{}), below the {:.0f}% bar", 100 * pct, s.throughput ? "throughput " : "", vs, single,
+      f.title = fmt::format("{} of reference {}({}{}{}), below the {:.0f}% bar", steps_pct_text(100 * pct), s.throughput ? "throughput " : "", vs, single,
                             all_skipped, 100 * o.threshold);
       f.fix = "run perfgap check on the nodes and perfgap analyze on the run's profiles (perf, turbostat, nccl-tests, NCCL log) to find the configuration gap";
-      f.impact = s.throughput ? fmt::format("{:.1f}% less throughput than the reference", 100 * (1 - pct))
-                              : fmt::format("iterations {:.1f}% slower than the reference", 100 * (s.median / ref - 1));
+      f.impact = s.throughput ? fmt::format("{} less throughput than the reference", steps_pct_text(100 * (1 - pct)))
+                 : s.median >= 2 * ref ? fmt::format("iterations take {:.1f} times the reference's time", s.median / ref)
+                                       : fmt::format("iterations {:.1f}% slower than the reference", 100 * (s.median / ref - 1));
     } else {
       f.status = report::Status::pass;
-      f.title = fmt::format("{:.1f}% of reference {}({}{}{}), at or above the {:.0f}% bar", 100 * pct, s.throughput ? "throughput " : "", vs, single,
+      f.title = fmt::format("{} of reference {}({}{}{}), at or above the {:.0f}% bar", steps_pct_text(100 * pct), s.throughput ? "throughput " : "", vs, single,
                             all_skipped, 100 * o.threshold);
     }
   }

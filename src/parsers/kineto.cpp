@@ -188,6 +188,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     bool graph;  // cudaGraphLaunch / cuGraphLaunch
   };
   std::vector<Call> api;  // host calls with a correlation, in file order
+  std::vector<ProfileRange> comm_ops;  // cpu_op events named nccl:* (the op that launched a send/recv kernel)
   std::vector<std::int64_t> gpu_device;  // per Profile::gpus entry (labelled at the end, when rank and names are known)
 
   // The current event's fields.
@@ -283,7 +284,8 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     bool host_call = cat == Cat::host_call;
     // Kineto of 2021 recorded ProfilerStep#N as an operator (cat Operator or cpu_op), later as a user_annotation.
     bool annotation = cat == Cat::user_annotation || (cat == Cat::op && name.starts_with("ProfilerStep#"));
-    if (!gpu && !host_call && !annotation) return true;
+    const bool comm_op = cat == Cat::op && name.starts_with("nccl:");
+    if (!gpu && !host_call && !annotation && !comm_op) return true;
     std::int64_t t0, d;
     if (!micros_to_ns(ts, t0) || !micros_to_ns(dur, d) || d < 0) {
       ++bad_times;
@@ -294,14 +296,15 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     if (host_call) {
       if (c) api.push_back({c, t0, t0 + d, name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch")});
       ++p.api_calls;
+      if (is_sync_call(name)) ++p.sync_calls, p.sync_ns += d;
       return true;
     }
-    if (annotation) {
+    if (annotation || comm_op) {
       ProfileRange r;
       r.start = t0;
       r.end = t0 + d;
       r.name = intern(name);
-      p.ranges.push_back(r);
+      (annotation ? p.ranges : comm_ops).push_back(r);
       return true;
     }
     std::int64_t device = has_args ? dev : -1;
@@ -319,9 +322,11 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
       a.coll = static_cast<Coll>(coll_by_name[a.name]);
       if (has_args && has_cname) {
         if (a.coll == Coll::none || a.coll == Coll::other) a.coll = collective_from_arg(cname);
-        // PyTorch's all_to_all runs as grouped ncclSend/ncclRecv: a SendRecv kernel the arg calls
-        // an all-to-all is one (not a pipeline's transfer).
-        else if (a.coll == Coll::SendRecv && collective_from_arg(cname) == Coll::AllToAll) a.coll = Coll::AllToAll;
+        // PyTorch's all_to_all runs as grouped ncclSend/ncclRecv (and some NCCL builds run other
+        // collectives so): a SendRecv kernel the arg names a collective is one (not a pipeline's transfer).
+        else if (const Coll named = collective_from_arg(cname);
+                 a.coll == Coll::SendRecv && named != Coll::SendRecv && named != Coll::other && named != Coll::none)
+          a.coll = named;
         std::uint64_t size = dtype_bytes(dtype_s);
         if (size && (in_n > 0 || out_n > 0)) a.msg_bytes = static_cast<std::uint64_t>(std::max(in_n, out_n)) * size;
         if (group_n > 0 && group_n < (1 << 30)) a.group_size = static_cast<std::uint32_t>(group_n);
@@ -646,6 +651,8 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
     p.acts[i].api_end = it->end;
     p.acts[i].graph_launch = it->graph;
   }
+  if (const std::size_t named = name_sendrecv_collectives(p, h.comm_ops))
+    p.notes.push_back(std::to_string(named) + " SendRecv kernels counted as the collective of the nccl:* op that launched them (NCCL runs all-to-all as send/recv)");
   if (p.api_calls == 0) p.notes.push_back("no cuda_runtime/cuda_driver events: launch overhead and host-bound idle unknown");
   if (h.bad_times) p.notes.push_back(std::to_string(h.bad_times) + " events without a usable ts/dur were left out");
   return p;

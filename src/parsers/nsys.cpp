@@ -597,8 +597,19 @@ bool read_nsys_launch_calls(Reader& r, const NsysNames& names, Profile& p, std::
       r.each("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_RUNTIME", [&](sqlite3_stmt* st) {
         api.reserve(static_cast<std::size_t>(std::max<sqlite3_int64>(0, sqlite3_column_int64(st, 0))));
       });
+      // The calls that make the host wait for the GPU (cuStreamSynchronize, a synchronous cudaMemcpy).
+      std::unordered_map<std::int64_t, bool> sync_call;
+      auto is_sync = [&](sqlite3_stmt* st) {
+        if (sqlite3_column_type(st, 4) == SQLITE_NULL) return false;
+        const auto id = sqlite3_column_int64(st, 4);
+        auto [it, fresh] = sync_call.emplace(id, false);
+        if (fresh)
+          if (auto s = names.strings.find(id); s != names.strings.end()) it->second = is_sync_call(s->second);
+        return it->second;
+      };
       if (!r.each(sql, "CUPTI_ACTIVITY_KIND_RUNTIME", [&](sqlite3_stmt* st) {
             if (sqlite3_column_type(st, 1) == SQLITE_NULL) return;
+            if (is_sync(st)) ++p.sync_calls, p.sync_ns += sqlite3_column_int64(st, 1) - sqlite3_column_int64(st, 0);
             api.push_back({static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)) & kPidMask, sqlite3_column_int64(st, 3),
                            sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), is_graph(st)});
           }))
@@ -772,6 +783,10 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   p.api_calls = api.size();
   join_nsys_launch_calls(p, api);
   if (!read_nsys_ranges(r, names, p)) return parse_fail(r.error);
+  // Under emit_nvtx PyTorch's communication ops are NVTX ranges (nccl:all_to_all): they name the
+  // collective of the SendRecv kernels launched inside them.
+  if (const std::size_t named = name_sendrecv_collectives(p))
+    p.notes.push_back(std::to_string(named) + " SendRecv kernels counted as the collective of the nccl:* NVTX range that launched them (NCCL runs all-to-all as send/recv)");
   read_nsys_env(r, p);
   for (const auto& [id, n] : gpus.gpu_name)
     if (!n.empty()) p.system.emplace_back("GPU " + std::to_string(id), n);

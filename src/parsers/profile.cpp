@@ -102,6 +102,64 @@ Coll collective_from_arg(std::string_view arg) {
   return from_words(w);
 }
 
+std::size_t name_sendrecv_collectives(Profile& p, const std::vector<ProfileRange>& ops) {
+  struct Op {
+    std::int64_t start, end;
+    std::uint64_t process;
+    Coll coll;
+    P2pDir dir;
+  };
+  std::vector<Op> comm;
+  auto take = [&](const ProfileRange& r) {
+    std::string_view n = p.names[r.name];
+    if (!n.starts_with("nccl:")) return;
+    n.remove_prefix(5);
+    // emit_nvtx appends ", seq = N, op_id = M" and the like: the op's own name only.
+    std::size_t len = 0;
+    while (len < n.size() && (std::isalnum(static_cast<unsigned char>(n[len])) || n[len] == '_')) ++len;
+    n = n.substr(0, len);
+    const Coll c = collective_from_arg(n);
+    const P2pDir d = n == "send" || n == "isend" ? P2pDir::send : n == "recv" || n == "irecv" ? P2pDir::recv : P2pDir::unknown;
+    comm.push_back({r.start, r.end, r.process, c, d});
+  };
+  for (const auto& r : p.ranges) take(r);
+  for (const auto& r : ops) take(r);
+  if (comm.empty()) return 0;
+  std::sort(comm.begin(), comm.end(), [](const Op& a, const Op& b) { return a.start < b.start; });
+  std::size_t renamed = 0;
+  for (auto& a : p.acts) {
+    if (a.kind != ActKind::kernel || a.coll != Coll::SendRecv || a.api_start < 0) continue;
+    const std::uint64_t proc = a.gpu < p.gpus.size() ? p.gpus[a.gpu].process : 0;
+    auto it = std::upper_bound(comm.begin(), comm.end(), a.api_start, [](std::int64_t t, const Op& o) { return t < o.start; });
+    // The innermost op holding the launch call: the latest start that still ends after it (a
+    // few ops of other threads may start in between).
+    for (int tried = 0; it != comm.begin() && tried < 64; ++tried) {
+      --it;
+      if (it->process != proc || it->end < a.api_end) continue;
+      if (it->coll != Coll::SendRecv && it->coll != Coll::other && it->coll != Coll::none) {
+        a.coll = it->coll;
+        a.p2p = P2pDir::unknown;
+        a.peer = -1;
+        ++renamed;
+      } else if (it->coll == Coll::SendRecv && a.p2p == P2pDir::unknown) {
+        a.p2p = it->dir;
+      }
+      break;
+    }
+  }
+  return renamed;
+}
+
+bool is_sync_call(std::string_view n) {
+  if (!n.starts_with("cuda") && !n.starts_with("cu")) return false;
+  for (std::string_view w : {"cudaStreamSynchronize", "cuStreamSynchronize", "cudaDeviceSynchronize", "cuCtxSynchronize", "cudaEventSynchronize",
+                             "cuEventSynchronize", "cudaThreadSynchronize"})
+    if (n.starts_with(w)) return true;
+  // Synchronous copies: cudaMemcpy, cudaMemcpy2D, cudaMemcpyToSymbol, cuMemcpyDtoH_v2 (not the *Async ones,
+  // not cudaMemcpyPeer's Async, not cudaMemset).
+  return (n.starts_with("cudaMemcpy") || n.starts_with("cuMemcpy")) && n.find("Async") == std::string_view::npos;
+}
+
 void Profile::merge(Profile&& o, std::uint32_t file) {
   if (gpus.empty() && acts.empty() && ranges.empty() && names.size() <= 1 && env.empty() && system.empty() && notes.empty()) {
     // The first profile: taken over whole (no copy of millions of activities).
@@ -141,6 +199,8 @@ void Profile::merge(Profile&& o, std::uint32_t file) {
     ranges.push_back(r);
   }
   api_calls += o.api_calls;
+  sync_calls += o.sync_calls;
+  sync_ns += o.sync_ns;
   if (format.empty()) format = o.format;
   else if (format.find(o.format) == std::string::npos) format += "; " + o.format;
   if (o.env_present) env_present = true;

@@ -46,6 +46,12 @@ std::string_view kernel_base_name(std::string_view name);
 // Kineto's `Collective name` arg (allreduce, all_gather, _allgather_base, reduce_scatter_tensor, send, recv, ...).
 Coll collective_from_arg(std::string_view arg);
 
+// True for a CUDA runtime/driver call that makes the host wait for the GPU: cudaStreamSynchronize,
+// cuStreamSynchronize, cudaDeviceSynchronize, cuCtxSynchronize, cudaEventSynchronize,
+// cuEventSynchronize, and the synchronous copies (cudaMemcpy, cudaMemcpy2D, cuMemcpyDtoH_v2, ...:
+// a Memcpy call without Async in its name); nsys's version suffixes (`_v3020`) allowed.
+bool is_sync_call(std::string_view name);
+
 // A point-to-point kernel's direction: Kineto's "Collective name" `send` or `recv`; `unknown`
 // where the trace does not say (nsys kernel names, Kineto traces before PyTorch 2.1).
 enum class P2pDir : std::uint8_t { unknown, send, recv };
@@ -94,6 +100,9 @@ struct Profile {
   std::vector<GpuActivity> acts;
   std::vector<ProfileRange> ranges;
   std::size_t api_calls = 0;            // host API calls read (0: no launch data in the profile)
+  // Host calls that block until the GPU is done (is_sync_call): how many and their summed time (ns).
+  std::size_t sync_calls = 0;
+  std::int64_t sync_ns = 0;
   bool env_present = false;             // nsys TARGET_INFO_SYSTEM_ENV was there
   std::vector<std::pair<std::string, std::string>> env;     // the profiled job's environment (NAME, value)
   std::vector<std::pair<std::string, std::string>> system;  // driver version, CPU sockets, GPU names ...
@@ -102,6 +111,16 @@ struct Profile {
   // Appends another profile (of input `file`): its GPUs, activities and ranges keep their own identity.
   void merge(Profile&& other, std::uint32_t file);
 };
+
+// NCCL runs all-to-all (and, in some builds, other collectives) as grouped send/recv: its
+// kernels are named SendRecv whatever the call was. Each SendRecv kernel whose launch call lies
+// inside a PyTorch communication op's range (`nccl:all_to_all`, `nccl:_all_gather_base`: the
+// record_param_comms annotation, a Kineto user_annotation or cpu_op, an NVTX range under
+// emit_nvtx) takes the collective that op names, the innermost op of the kernel's process;
+// `nccl:send`/`nccl:recv` (and batch_isend_irecv) keep SendRecv with their direction. `ops`:
+// such ranges read apart from Profile::ranges (Kineto's cpu_op events); Profile::ranges are
+// searched too. Returns the number of kernels given another collective.
+std::size_t name_sendrecv_collectives(Profile& p, const std::vector<ProfileRange>& ops = {});
 
 // Nsight Systems `nsys export --type sqlite` output (schema of 2021, TARGET_INFO_CUDA_GPU,
 // through 2025's, docs/ANALYZE.md "Nsight Systems export schemas"): tables and columns are

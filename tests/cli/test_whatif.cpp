@@ -176,15 +176,22 @@ TEST(WhatifCli, DigestsWrittenWhereTheTracesAreGiveTheSameAnswers) {
 }
 
 // A whatif report that replayed nothing headed "OK", read as "nothing to gain". One rank of a
-// pipeline alone (its peers' traces not given), generated and the public HTA trace (rank 0 of
-// 16, send/recv only): SKIP and why in the text headline and the JSON's `undecided`; exit 0
-// (the contract has no exit status of its own for "could not decide").
+// pipeline alone (its peers' traces not given): SKIP and why in the text headline and the JSON's
+// `undecided`; exit 0 (the contract has no exit status of its own for "could not decide"). The
+// public HTA trace (rank 0 of 16) is no pipeline: its SendRecv kernels were launched by
+// nccl:all_to_all, nccl:all_reduce, nccl:_all_gather_base and nccl:_reduce_scatter_base, so its
+// collectives are replayed.
 TEST(WhatifCli, NothingReplayedHeadsSkipAndWhyNotOk) {
   TempDir d;
   const auto one = write_in(d, "rank0.json", gen::kineto_json(gen::pipeline_job({}), 0, 0));
   std::vector<std::string> inputs{one};
   const auto hta = std::string(PERFGAP_SHARED_DIR) + "/fixtures/profiles/kineto_hta_a100_ws16_rank0_sendrecv.json.gz";
-  if (fs::exists(hta)) inputs.push_back(hta);
+  if (fs::exists(hta)) {
+    auto t = run_binary(PERFGAP_BINARY, {"whatif", hta});
+    EXPECT_EQ(t.status, 0) << t.err;
+    EXPECT_EQ(t.out.find("point-to-point"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("whatif.replay"), std::string::npos) << t.out;
+  }
   for (const auto& in : inputs) {
     auto t = run_binary(PERFGAP_BINARY, {"whatif", in});
     EXPECT_EQ(t.status, 0) << t.err;

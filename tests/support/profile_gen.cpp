@@ -595,6 +595,9 @@ std::string write_nsys_sqlite(const Scenario& s, const std::string& path, NsysSc
       if (kn.api_start >= 0 && (kn.graph < 0 || graph_first))
         r.i(1, kn.api_start).i(2, kn.api_end).i(3, gtid).i(4, cid).i(5, kn.graph >= 0 ? graph_api : launch).go();
     }
+    for (const auto& hc : gpu.calls)
+      if (!r.i(1, hc.start).i(2, hc.end).i(3, gtid).i(4, ++corr[gpu.pid]).i(5, id(hc.name + "_v3020")).go())
+        return std::string("insert runtime call: ") + sqlite3_errmsg(q.db);
     for (const auto& cp : gpu.copies) {
       std::int64_t cid = ++corr[gpu.pid];
       if (cp.memset) ms.i(1, cp.start).i(2, cp.end).i(3, gpu.device).i(4, cp.stream).i(5, cid).i(6, gpid).go();
@@ -703,6 +706,7 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
     if (cp.api_start >= 0)
       ev("cuda_runtime", cp.memset ? "cudaMemsetAsync" : "cudaMemcpyAsync", gpu.pid, gpu.pid, cp.api_start, cp.api_end, "\"correlation\": " + std::to_string(corr));
   }
+  for (const auto& hc : gpu.calls) ev("cuda_runtime", hc.name, gpu.pid, gpu.pid, hc.start, hc.end, "\"correlation\": " + std::to_string(++corr));
   for (const auto& rg : s.ranges)
     if (rg.pid == gpu.pid) ev("user_annotation", rg.name, gpu.pid, gpu.pid, rg.start, rg.end, "");
   o += "\n],\n\"traceName\": \"generated\"}\n";

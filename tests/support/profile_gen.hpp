@@ -31,11 +31,16 @@ struct Copy {
   std::string host = "Pinned";  // the host side's memory: Pageable or Pinned (nsys srcKind/dstKind); device-only copies ignore it
   std::int64_t bytes = 1 << 20;
 };
+struct HostCall {  // a runtime call that launches nothing (cudaStreamSynchronize, a synchronous cudaMemcpy's API side)
+  std::int64_t start = 0, end = 0;
+  std::string name;  // Kineto's name; nsys's gets the _v3020 suffix
+};
 struct Gpu {
   int device = 0;
   std::uint32_t pid = 1000;
   std::vector<Kernel> kernels;
   std::vector<Copy> copies;
+  std::vector<HostCall> calls;
 };
 struct Range {  // NVTX push/pop (nsys) or user_annotation (Kineto) of process `pid`
   std::int64_t start = 0, end = 0;

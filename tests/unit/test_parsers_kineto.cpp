@@ -110,6 +110,7 @@ std::pair<std::string, Profile> expected(const std::string& text) {
   std::unordered_map<std::int64_t, std::pair<std::int64_t, std::int64_t>> calls;
   std::unordered_set<std::int64_t> graph_calls;  // correlations of cudaGraphLaunch / cuGraphLaunch calls
   std::vector<std::int64_t> corr_of;
+  std::vector<parsers::ProfileRange> comm_ops;  // cpu_op nccl:* events
   std::size_t bad = 0;
   for (const auto& ev : j["traceEvents"]) {
     if (!ev.is_object()) continue;
@@ -118,7 +119,8 @@ std::pair<std::string, Profile> expected(const std::string& text) {
     std::string cat = str("cat");
     bool gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "Kernel" || cat == "Memcpy" || cat == "Memset";
     bool host = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "Driver";
-    if (!gpu && !host && cat != "user_annotation") continue;
+    const bool comm_op = (cat == "cpu_op" || cat == "Operator") && str("name").rfind("nccl:", 0) == 0;
+    if (!gpu && !host && cat != "user_annotation" && !comm_op) continue;
     std::int64_t ts, dur;
     if (!ns_of(ev.contains("ts") ? &ev["ts"] : nullptr, ts) || !ns_of(ev.contains("dur") ? &ev["dur"] : nullptr, dur) || dur < 0) {
       ++bad;
@@ -138,12 +140,13 @@ std::pair<std::string, Profile> expected(const std::string& text) {
         if (n.rfind("cudaGraphLaunch", 0) == 0 || n.rfind("cuGraphLaunch", 0) == 0) graph_calls.insert(corr);
       }
       ++p.api_calls;
+      if (parsers::is_sync_call(str("name"))) ++p.sync_calls, p.sync_ns += dur;
       continue;
     }
     if (!gpu) {
       parsers::ProfileRange r;
       r.start = ts, r.end = ts + dur, r.name = intern(str("name"));
-      p.ranges.push_back(r);
+      (comm_op ? comm_ops : p.ranges).push_back(r);
       continue;
     }
     parsers::GpuActivity a;
@@ -168,7 +171,9 @@ std::pair<std::string, Profile> expected(const std::string& text) {
       a.name = intern(name);
       a.coll = parsers::nccl_collective(name);
       if (args.contains("Collective name") && args["Collective name"].is_string()) {
-        if (a.coll == Coll::none || a.coll == Coll::other) a.coll = parsers::collective_from_arg(args["Collective name"].get<std::string>());
+        const Coll named = parsers::collective_from_arg(args["Collective name"].get<std::string>());
+        if (a.coll == Coll::none || a.coll == Coll::other) a.coll = named;
+        else if (a.coll == Coll::SendRecv && named != Coll::SendRecv && named != Coll::other && named != Coll::none) a.coll = named;
         std::uint64_t size = dtype_size(args.contains("dtype") && args["dtype"].is_string() ? args["dtype"].get<std::string>() : "");
         std::int64_t in = arg_int("In msg nelems", 0), out = arg_int("Out msg nelems", 0), group = arg_int("Group size", 0);
         if (size && (in > 0 || out > 0)) a.msg_bytes = static_cast<std::uint64_t>(std::max(in, out)) * size;
@@ -203,6 +208,8 @@ std::pair<std::string, Profile> expected(const std::string& text) {
     p.acts[i].api_end = it->second.second;
     p.acts[i].graph_launch = graph_calls.count(corr_of[i]) > 0;
   }
+  if (const std::size_t named = parsers::name_sendrecv_collectives(p, comm_ops))
+    p.notes.push_back(std::to_string(named) + " SendRecv kernels counted as the collective of the nccl:* op that launched them (NCCL runs all-to-all as send/recv)");
   if (p.api_calls == 0) p.notes.push_back("no cuda_runtime/cuda_driver events: launch overhead and host-bound idle unknown");
   if (bad) p.notes.push_back(std::to_string(bad) + " events without a usable ts/dur were left out");
   return {"", p};
@@ -233,6 +240,8 @@ void expect_same(const Profile& got, const Profile& want) {
   for (std::size_t i = 0; i < got.ranges.size(); ++i)
     EXPECT_TRUE(got.ranges[i].start == want.ranges[i].start && got.ranges[i].end == want.ranges[i].end && got.ranges[i].name == want.ranges[i].name) << i;
   EXPECT_EQ(got.api_calls, want.api_calls);
+  EXPECT_EQ(got.sync_calls, want.sync_calls);
+  EXPECT_EQ(got.sync_ns, want.sync_ns);
   EXPECT_EQ(got.system, want.system);
   EXPECT_EQ(got.notes, want.notes);
 }
