@@ -92,8 +92,6 @@ TEST_F(CompareCli, RefusesMixedKindsAndBrokenReportsInOneLine) {
   EXPECT_NE(missing.err.find("nope.json"), std::string::npos);
 }
 
-}  // namespace
-
 // The analyze kineto reports of two different jobs (A100-PG509-200 at world size 8, Tesla
 // V100-SXM2-16GB at world size 2): compare said fixed and regressed (exit 1); analyze kineto
 // --reference skips the same pair as another job, and so does compare now (exit 0: nothing failed).
@@ -115,3 +113,5 @@ TEST_F(CompareCli, ProfilesOfTwoDifferentJobsAreNotCompared) {
   auto self = json_report(PERFGAP_BINARY, {"compare", control.string(), control.string()}, 0);
   EXPECT_GT(self["findings"].size(), 1u);
 }
+
+}  // namespace
