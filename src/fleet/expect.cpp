@@ -21,12 +21,6 @@ constexpr std::string_view kAspectIds[] = {"expect.counts",   "expect.links",   
 
 bool ran(const Finding& f) { return f.status != Status::skip && f.status != Status::error; }
 
-std::optional<double> metric_of(const Finding& f, std::string_view name) {
-  for (const auto& [n, v] : f.metrics)
-    if (n == name) return v;
-  return std::nullopt;
-}
-
 // 16.0 -> "16", 2.5 -> "2.5": the way a person writes the figure in the file.
 std::string expect_number(double v) {
   if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{}", static_cast<long long>(v));
@@ -88,6 +82,12 @@ void add_source(NodeFacts& out, const std::string& id) {
 }
 
 }  // namespace
+
+std::optional<double> metric_of(const Finding& f, std::string_view name) {
+  for (const auto& [n, v] : f.metrics)
+    if (n == name) return v;
+  return std::nullopt;
+}
 
 std::string_view aspect_name(Aspect a) { return kAspectNames[static_cast<int>(a)]; }
 std::string_view aspect_id(Aspect a) { return kAspectIds[static_cast<int>(a)]; }

@@ -44,6 +44,9 @@ struct NodeFacts {
   std::vector<std::string> sources_read;
 };
 
+// A finding's metric by name (the facts are read from findings' metrics).
+std::optional<double> metric_of(const report::Finding& f, std::string_view name);
+
 // The node's facts from its report's parts. `kernel` and `settings` are node.kernel and node.settings.
 NodeFacts gather_facts(std::string_view node, std::string_view kernel, const report::StringMap& settings,
                        std::span<const report::Finding> findings);

@@ -14,12 +14,6 @@ namespace perfgap::fleet {
 
 namespace {
 
-std::optional<double> metric_of(const report::Finding& f, std::string_view name) {
-  for (const auto& [n, v] : f.metrics)
-    if (n == name) return v;
-  return std::nullopt;
-}
-
 // "all_reduce_perf on 16 ranks, 2 nodes: peak busbw ..." -> "all_reduce_perf 16 ranks 2 nodes":
 // a bus bandwidth means nothing without the collective and the scale it ran at.
 std::string run_scale(const report::Finding& f) {
