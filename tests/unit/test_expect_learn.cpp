@@ -287,7 +287,12 @@ TEST(ExpectFile, BadInputIsOneLineNamingFileAndLine) {
   auto nodes = perfgap::fleet::read_expectations("schema: perfgap.expect/1\nkinds:\n  - kind: a\n    nodes: ten\n", "n.yaml");
   ASSERT_FALSE(nodes);
   EXPECT_EQ(nodes.error().rfind("n.yaml:4:", 0), 0u) << nodes.error();
-  for (const auto* r : {&not_yaml, &other, &config, &key, &nodes}) EXPECT_EQ(r->error().find('\n'), std::string::npos) << r->error();
+  // A measured entry is a floor: any other value is refused where it stands.
+  auto floor = perfgap::fleet::read_expectations("schema: perfgap.expect/1\nkinds:\n  - kind: a\n    measured:\n      nccl-tests 8 ranks 1 node busbw_gbps 1048576: 50.6\n", "f.yaml");
+  ASSERT_FALSE(floor);
+  EXPECT_NE(floor.error().find("f.yaml:5: the value of nccl-tests 8 ranks 1 node busbw_gbps 1048576 is not a floor ('>= 356.2')"), std::string::npos)
+      << floor.error();
+  for (const auto* r : {&not_yaml, &other, &config, &key, &nodes, &floor}) EXPECT_EQ(r->error().find('\n'), std::string::npos) << r->error();
 }
 
 }  // namespace
@@ -338,6 +343,11 @@ TEST(ExpectMeasured, FloorFromTheKindsSpreadJudgedOnlyWhereAMeasurementIsGiven) 
   EXPECT_EQ(k.entries.at(Aspect::measured).at(one).value, ">= 343.9");
   EXPECT_EQ(k.entries.at(Aspect::versions).at("nccl-tests nccl_version").value, "2.21.5");
   EXPECT_NE(perfgap::fleet::write_expectations(e, 80).find("median 362.0 over 10 of 10 nodes, spread 1.5"), std::string::npos);
+
+  // A node at or above every floor passes the aspect.
+  auto fine = expect_finding(perfgap::fleet::judge_expectations(e, nodes[0]), "expect.measured");
+  EXPECT_EQ(fine.status, Status::pass) << fine.title;
+  EXPECT_NE(fine.title.find("matches the 2 measured entries"), std::string::npos) << fine.title;
 
   auto slow = nodes[2];
   slow.facts[Aspect::measured][one] = "300.0";
