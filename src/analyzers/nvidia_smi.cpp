@@ -330,7 +330,16 @@ Finding nvlink(const std::vector<Obs>& o, const std::string& subject, int peers_
           if (grown) grew.push_back(fmt::format("link {} +{}", l.link, grown));
         }
   f.metric("links_up", up).metric("errors", static_cast<double>(errors));
-  f.add(src, fmt::format("{} of {} links up; {} CRC/replay/recovery errors counted", up, g.nvlinks->size(), errors),
+  // The active links' speed: NVML's common figure, else the slowest link up that nvlink -s shows
+  // (one link trained slower is what a fleet comparison must see).
+  std::optional<double> speed = g.nvlink_speed_gbps;
+  if (!speed)
+    for (const auto& l : *g.nvlinks)
+      if (l.up.value_or(false) && l.speed_gbps && (!speed || *l.speed_gbps < *speed)) speed = l.speed_gbps;
+  if (speed) f.metric("link_gbps", *speed);
+  f.add(src,
+        fmt::format("{} of {} links up{}; {} CRC/replay/recovery errors counted", up, g.nvlinks->size(),
+                    speed ? fmt::format(" at {:g} GB/s per link and direction", *speed) : "", errors),
         fmt::format("{} up (the best same-model GPU)", peers_best_up));
   if (up == 0 && peers_best_up == 0) {
     // No link up here nor on a GPU of the same model: a GPU without NVLink, or every link down.

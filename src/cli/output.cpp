@@ -29,13 +29,15 @@ report::RenderOptions render_options(const std::string& output, bool verbose, lo
 }
 
 int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
-                report::Format format, const std::string& output, bool verbose, bool in_order, const std::string& undecided) {
+                report::Format format, const std::string& output, bool verbose, bool in_order, const std::string& undecided,
+                std::optional<report::Node> node) {
   report::Report rep;
   rep.tool_version = PERFGAP_VERSION;
   const auto now = std::time(nullptr);
   rep.generated_at = sys::rfc3339_utc(now);
   rep.source.kind = kind;
   rep.source.inputs = inputs;
+  rep.node = std::move(node);
   rep.findings = std::move(findings);
   rep.undecided = undecided;
   auto options = render_options(output, verbose, static_cast<long long>(now));

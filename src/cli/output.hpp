@@ -2,6 +2,7 @@
 // only the CLI needs to know about its terminal.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,10 @@ report::RenderOptions render_options(const std::string& output, bool verbose, lo
 // rendered by report::render to stdout or --output; returns the exit status (1 with a fail
 // finding). A bad --output throws UsageError. in_order: the findings are a listing shown in
 // their order (report::TextOptions::in_order). undecided: the command could not decide what it was
-// asked, and why (report::Report::undecided: the headline says it instead of OK).
+// asked, and why (report::Report::undecided: the headline says it instead of OK). node: the machine
+// the report is of (probe measures this one), else null.
 int emit_report(const std::string& kind, const std::vector<std::string>& inputs, std::vector<report::Finding> findings,
-                report::Format format, const std::string& output, bool verbose, bool in_order = false, const std::string& undecided = {});
+                report::Format format, const std::string& output, bool verbose, bool in_order = false, const std::string& undecided = {},
+                std::optional<report::Node> node = std::nullopt);
 
 }  // namespace perfgap::cli

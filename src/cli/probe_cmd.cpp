@@ -10,8 +10,11 @@
 #include "cli/errors.hpp"
 #include "cli/format_option.hpp"
 #include "cli/output.hpp"
+#include "core/node.hpp"
+#include "facts/facts.hpp"
 #include "probe/probe.hpp"
 #include "sys/output.hpp"
+#include "sys/sysroot.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -42,7 +45,10 @@ int run_probe(const ProbeArgs& a) {
   request.per_probe = std::chrono::milliseconds(static_cast<long long>(std::llround(a.seconds * 1000)));
   request.rated_mhz = a.rated_mhz;
   auto findings = probe::run_probes(request);
-  return emit_report("probe", {}, std::move(findings), chosen_format(a.format), a.output, a.verbose);
+  // The machine measured, named as check names it, so that fleet --expect and expect learn join
+  // the figures to the node's check report (docs/EXPECT.md).
+  facts::Facts live(sys::Sysroot::live(), facts::Options{});
+  return emit_report("probe", {}, std::move(findings), chosen_format(a.format), a.output, a.verbose, false, {}, core::describe_node(live));
 }
 
 }  // namespace

@@ -98,9 +98,10 @@ std::optional<Aspect> aspect_from(std::string_view name) {
 }
 
 std::string_view source_of(Aspect a, std::string_view key) {
+  if (from_probe(key)) return "probe";
   if (from_measurement(key)) return "nccl-tests";
   if (sys::starts_with(key, "nic ")) return "net.ib.ports";
-  if (sys::starts_with(key, "gpu ") && key.ends_with(" nvlinks_up")) return "gpu.nvlink";
+  if (sys::starts_with(key, "gpu ") && (key.ends_with(" nvlinks_up") || key.ends_with(" nvlink_gbps"))) return "gpu.nvlink";
   if (sys::starts_with(key, "gpu ") && key.ends_with(" numa_node")) return "gpu.inventory";
   if (a == Aspect::versions || a == Aspect::settings) return "node";
   if (sys::starts_with(key, "port ")) return a == Aspect::placement ? "net.ib.counters" : "net.ib.ports";
@@ -129,6 +130,7 @@ NodeFacts gather_facts(std::string_view node, std::string_view kernel, const rep
         if (sys::starts_with(name, "numa_node.")) out.facts[Aspect::placement]["gpu " + name.substr(10) + " numa_node"] = expect_number(v);
     } else if (f.id == "gpu.nvlink" && !f.subject.empty()) {
       if (auto up = metric_of(f, "links_up")) out.facts[Aspect::counts]["gpu " + f.subject + " nvlinks_up"] = expect_number(*up);
+      if (auto gbps = metric_of(f, "link_gbps")) out.facts[Aspect::links]["gpu " + f.subject + " nvlink_gbps"] = expect_number(*gbps);
     } else if (f.id == "net.ib.ports" && !f.subject.empty()) {
       gather_ports(f, out, ports, active, nic_models);
     } else if (f.id == "pcie.link" && !f.subject.empty()) {

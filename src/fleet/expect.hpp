@@ -51,17 +51,21 @@ std::optional<double> metric_of(const report::Finding& f, std::string_view name)
 NodeFacts gather_facts(std::string_view node, std::string_view kernel, const report::StringMap& settings,
                        std::span<const report::Finding> findings);
 // The finding id a key is read from ("net.ib.ports" for "port mlx5_0:1 rate_gbps"; "nccl-tests"
-// for a figure of an analyze nccl-tests report).
+// for a figure of an analyze nccl-tests report, "probe" for one of a probe report).
 std::string_view source_of(Aspect a, std::string_view key);
 // A key read from a measurement given beside the node's report (not from the report itself):
 // where no measurement of the node was given it is not judged, neither absent nor unread.
 bool from_measurement(std::string_view key);
+// ... of a probe report: the node's own figure ("probe memory cpu 0 mem 0 triad_gbps").
+bool from_probe(std::string_view key);
 
 // The figures of analyze nccl-tests reports ("nccl-tests all_reduce_perf 16 ranks 2 nodes
 // busbw_gbps 1073741824" -> "371.2", the collective where the log names it, sizes of 1 MiB and
 // more; "nccl-tests nccl_version" -> "2.21.5") added to the facts of
 // the nodes each run shows in its log (a run over several hosts counts for each; a node's
-// figure is the median of its runs). Reports of other kinds, and runs whose hosts are none of
+// figure is the median of its runs), and the figures of probe reports ("probe memory cpu 0 mem 1
+// triad_gbps", "probe gpu BDF node N h2d_gbps" and d2h_gbps, "probe cpu busy_mhz") to the node
+// each names. Reports of other kinds, and measurements of none of
 // `nodes`, are left alone; returns the indices in `measured` of the reports that gave none.
 std::vector<std::size_t> add_measurements(std::span<const NodeReport> measured, std::vector<NodeFacts>& nodes);
 

@@ -160,7 +160,7 @@ std::vector<ExpectDifference> differences(Aspect a, const std::map<std::string, 
       // Below the kind's floor: slower than the kind's own noise explains. A run over one node is
       // that node's; a run over several names each of its nodes, and which one is slow it
       // cannot tell (perfgap pairs can): a warning, not a failure of this node.
-      const bool own = key.find(" 1 node ") != std::string::npos;
+      const bool own = from_probe(key) || key.find(" 1 node ") != std::string::npos;
       if (floor && found && *found < *floor)
         out.push_back({a, own ? Status::fail : Status::warn,
                        fmt::format("{} {} (kind: {}){}", key, it->second, e.value, own ? "" : ", in a run over several nodes"),
@@ -196,7 +196,10 @@ std::string fix_for(Aspect a) {
     case Aspect::measured:
       return "Run nccl-tests on this node alone and with a node of its kind that meets the floor (perfgap pairs finds the slow "
              "node of a run over several); the node's own findings (net.ib.*, pcie.link, gpu.*, nccl.*) and fleet.pace "
-             "name the usual causes. If the kind's figures changed for good (a new NCCL, another fabric), relearn.";
+             "name the usual causes. A probe figure below its kind's: run perfgap probe again on the idle node, then compare "
+             "its DIMMs (dmidecode -t memory; memory triad), the GPU's link and socket (pcie.link, gpu.inventory; h2d/d2h) or "
+             "its BIOS power settings (cpu.*; busy MHz) with a node that meets the floor. If the kind's figures changed for "
+             "good (a new NCCL, another fabric, new firmware), relearn.";
     default:
       return "Find what changed against the node's kind (a NIC or GPU gone from PCI, a link trained narrow or slow, a port down "
              "or at a lower rate, a device on the other socket): reseat or replace it, or drain the node; if the difference "
@@ -204,9 +207,9 @@ std::string fix_for(Aspect a) {
   }
 }
 
-// "(2 not judged: no nccl-tests measurement of this node was given)", or "".
+// "(2 not judged: no nccl-tests or probe measurement of this node was given)", or "".
 std::string not_judged_text(std::size_t n) {
-  return n ? fmt::format(" ({} not judged: no nccl-tests measurement of this node was given)", n) : std::string();
+  return n ? fmt::format(" ({} not judged: no nccl-tests or probe measurement of this node was given)", n) : std::string();
 }
 
 Finding judge_aspect(Aspect a, const KindExpectation& k, std::vector<ExpectDifference> diffs, std::size_t not_judged,
@@ -225,7 +228,7 @@ Finding judge_aspect(Aspect a, const KindExpectation& k, std::vector<ExpectDiffe
   if (judged == 0) {
     f.status = Status::skip;
     f.title = fmt::format("no measurement of this node was given for the {} {} entries of its kind ({}): perfgap fleet "
-                          "--expect with the node's analyze nccl-tests reports judges them",
+                          "--expect with the node's analyze nccl-tests and probe reports judges them",
                           ex->second.size(), aspect_name(a), k.kind);
     return f;
   }

@@ -1,7 +1,9 @@
-// The measured aspect of expectations (expect.hpp): nccl-tests figures given beside the check
-// reports, joined to the nodes their logs name, and learned as floors from the kind's spread.
+// The measured aspect of expectations (expect.hpp): nccl-tests and probe figures given beside the
+// check reports, joined to the nodes they name, and learned as floors from the kind's spread.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -51,11 +53,36 @@ std::map<std::string, double> report_figures(const NodeReport& r, std::string& n
   return out;
 }
 
+// The figures of one probe report (perfgap probe, of the node it names): what more is better.
+// Memory triad GB/s per (CPU node, memory node) pair (a starved pair's figure is named apart and
+// not taken), host<->GPU copy GB/s per GPU and host node, the all-core busy MHz. Launch latency
+// is left out: a floor does not fit a figure where less is better.
+std::map<std::string, double> probe_figures(const NodeReport& r) {
+  std::map<std::string, double> out;
+  for (const auto& f : r.report_findings) {
+    if (f.status == report::Status::error) continue;
+    for (const auto& [name, v] : f.metrics) {
+      int a = 0, b = 0;
+      char end = 0;
+      if (f.id == "probe.memory_bw" && std::sscanf(name.c_str(), "gbps_cpu%d_mem%d%c", &a, &b, &end) == 2)
+        out[fmt::format("probe memory cpu {} mem {} triad_gbps", a, b)] = v;
+      else if (f.id == "probe.h2d" && !f.subject.empty() && std::sscanf(name.c_str(), "h2d_gbps_node%d%c", &a, &end) == 1)
+        out[fmt::format("probe gpu {} node {} h2d_gbps", f.subject, a)] = v;
+      else if (f.id == "probe.h2d" && !f.subject.empty() && std::sscanf(name.c_str(), "d2h_gbps_node%d%c", &a, &end) == 1)
+        out[fmt::format("probe gpu {} node {} d2h_gbps", f.subject, a)] = v;
+      else if (f.id == "probe.cpu_busy_mhz" && f.status != report::Status::skip && name == "busy_mhz")
+        out["probe cpu busy_mhz"] = v;
+    }
+  }
+  return out;
+}
+
 std::string figure_text(double v) { return fmt::format("{:.1f}", v); }
 
 }  // namespace
 
-bool from_measurement(std::string_view key) { return sys::starts_with(key, "nccl-tests "); }
+bool from_measurement(std::string_view key) { return sys::starts_with(key, "nccl-tests ") || from_probe(key); }
+bool from_probe(std::string_view key) { return sys::starts_with(key, "probe "); }
 
 std::vector<std::size_t> add_measurements(std::span<const NodeReport> measured, std::vector<NodeFacts>& nodes) {
   std::map<std::string_view, NodeFacts*> by_name;
@@ -63,30 +90,38 @@ std::vector<std::size_t> add_measurements(std::span<const NodeReport> measured, 
   // node -> key -> the figure of each run that named the node
   std::map<NodeFacts*, std::map<std::string, std::vector<double>>> runs;
   std::map<NodeFacts*, std::string> versions;
+  std::set<NodeFacts*> tested_nodes, probed_nodes;  // which measurement each node was given
   std::vector<std::size_t> unused;
   for (std::size_t i = 0; i < measured.size(); ++i) {
     const auto& r = measured[i];
-    if (r.kind != "analyze" || r.hosts.empty()) {
+    const bool probe = r.kind == "probe";
+    // A probe measured the node it names; an nccl-tests run, the hosts its log names.
+    const std::vector<std::string> probed{r.name};
+    const auto& hosts = probe ? probed : r.hosts;
+    if ((r.kind != "analyze" && !probe) || hosts.empty() || hosts.front().empty()) {
       unused.push_back(i);
       continue;
     }
     std::string nccl;
-    const auto figures = report_figures(r, nccl);
+    const auto figures = probe ? probe_figures(r) : report_figures(r, nccl);
     bool gave = false;
-    for (const auto& h : r.hosts) {
+    for (const auto& h : hosts) {
       auto it = by_name.find(short_node_name(h));
       if (it == by_name.end() || (figures.empty() && nccl.empty())) continue;
       gave = true;
       for (const auto& [key, v] : figures) runs[it->second][key].push_back(v);
       if (!nccl.empty()) versions[it->second] = nccl;
+      (probe ? probed_nodes : tested_nodes).insert(it->second);
     }
     if (!gave) unused.push_back(i);
   }
   for (auto& [node, keys] : runs)
     for (auto& [key, values] : keys) node->facts[Aspect::measured][key] = figure_text(*median(values));
   for (auto& [node, v] : versions) node->facts[Aspect::versions]["nccl-tests nccl_version"] = v;
-  for (auto& n : nodes)
-    if (runs.count(&n) || versions.count(&n)) n.sources_read.emplace_back("nccl-tests");
+  for (auto& n : nodes) {
+    if (tested_nodes.count(&n)) n.sources_read.emplace_back("nccl-tests");
+    if (probed_nodes.count(&n)) n.sources_read.emplace_back("probe");
+  }
   return unused;
 }
 

@@ -65,7 +65,7 @@ LoadedReports load_reports(const std::vector<std::string>& files, const ReadOpti
         auto r = reader.parse_padded(buf.data(), size, opts);
         if (r) {
           r->file = files[i];
-          if (r->name.empty() && r->kind != "analyze") {
+          if (r->name.empty() && r->kind != "analyze" && r->kind != "probe") {
             r->name = node_name_from_file(files[i]);
             r->name_from_file = true;
           }

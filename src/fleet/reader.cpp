@@ -80,14 +80,18 @@ void read_measured_evidence(const report::ReadFinding& f, std::uint32_t finding,
 // not a report the fleet reads: a node report (live, root) with a named node, or a measurement.
 tl::expected<NodeReport, std::string> node_report(const report::ReadReport& r, const ReadOptions& opts, Interner& names) {
   NodeReport out;
-  if (r.kind != "live" && r.kind != "root" && r.kind != "analyze")
+  if (r.kind != "live" && r.kind != "root" && r.kind != "analyze" && r.kind != "probe")
     return tl::unexpected(fmt::format("source.kind is '{}': neither a node report (`perfgap check --format json`) nor a measurement "
-                                      "(`perfgap analyze nccl-tests|steps|nsys|kineto|nccl-inspector|nccl-ras --format json`)",
+                                      "(`perfgap analyze nccl-tests|steps|nsys|kineto|nccl-inspector|nccl-ras --format json`, "
+                                      "`perfgap probe --format json`)",
                                       report::shown_in_error(r.kind)));
   out.kind = r.kind;
   if (!r.has_node) return tl::unexpected(std::string("no \"node\" field: not a node report"));
-  // An analyze report's node is null: the node is the one its measurement names.
-  const bool measured = out.kind == "analyze";
+  // An analyze report's node is null: the node is the one its measurement names. A probe report
+  // is a measurement of the node it names.
+  const bool measured = out.kind == "analyze" || out.kind == "probe";
+  if (out.kind == "probe" && (!r.node || !r.node->name || r.node->name->empty()))
+    return tl::unexpected(std::string("a probe report that names no node (written before perfgap probe named it): run the probe again"));
   if (r.node) {
     // A report without a name (a captured tree that recorded no hostname) is still a node:
     // the loader names it from its file.

@@ -38,7 +38,8 @@ struct NodeReport {
   std::string name;          // node.name: the fleet's key (empty for an analyze report)
   bool name_from_file = false;  // the report had no node.name: `name` is its file's (the loader's)
   // "live" or "root" (a node report), or "analyze": a measurement (analyze nccl-tests, steps,
-  // nsys/kineto) that fleet/measured aggregates per node; its `node` is null.
+  // nsys/kineto) that fleet/measured aggregates per node; its `node` is null. Or "probe": the
+  // figures `perfgap probe` measured on the node `name` (read for expect's floors only).
   std::string kind;
   std::vector<std::string> hosts;  // analyze nccl-tests: the hosts its ranks ran on, as the log shows
   // analyze nccl-inspector|nccl-ras: the ranks each finding names (its "nccl ranks" evidence

@@ -40,11 +40,13 @@ tl::expected<FleetRun, std::string> run_fleet(const FleetRequest& req) {
   run.bad = std::move(expanded.problems);
   auto& bad = run.bad;
   for (auto& u : loaded.unreadable) bad.push_back(std::move(u));
-  // Measurements (analyze reports) beside the node reports: fleet.pace, joined with them.
-  std::vector<NodeReport> measured;
+  // Measurements (analyze reports) beside the node reports: fleet.pace, joined with them. Probe
+  // reports hold nodes to their kind's floors (--expect) and to nothing else.
+  std::vector<NodeReport> measured, probes;
   std::erase_if(loaded.nodes, [&](NodeReport& n) {
-    if (n.kind != "analyze") return false;
-    measured.push_back(std::move(n));
+    if (n.kind != "analyze" && n.kind != "probe") return false;
+    if (n.kind == "probe" && !expect) bad.push_back({n.file, "a probe report: fleet holds its figures to the floors of an expectation file (--expect)"});
+    else (n.kind == "probe" ? probes : measured).push_back(std::move(n));
     return true;
   });
   run.fleet = dedupe_nodes(std::move(loaded.nodes));
@@ -60,7 +62,10 @@ tl::expected<FleetRun, std::string> run_fleet(const FleetRequest& req) {
   std::vector<report::Finding> findings;
   if (!fl.nodes.empty()) {
     std::optional<report::Finding> expected;
-    if (expect) expected = judge_fleet(*expect, fl.nodes, measured);
+    if (expect) {
+      measured.insert(measured.end(), std::make_move_iterator(probes.begin()), std::make_move_iterator(probes.end()));
+      expected = judge_fleet(*expect, fl.nodes, measured);
+    }
     findings = aggregate(fl, bad, req.rule);
     if (expected) findings.insert(findings.begin() + 1, std::move(*expected));  // after fleet.node_failures
   } else {
@@ -98,16 +103,17 @@ tl::expected<Learned, std::string> learn_expectations(const LearnRequest& rq) {
   auto& bad = out.unused;
   bad = std::move(expanded.problems);
   bad.insert(bad.end(), loaded.unreadable.begin(), loaded.unreadable.end());
-  // Measurements (analyze nccl-tests reports) give the nodes their logs name the measured aspect.
+  // Measurements (analyze nccl-tests reports, probe reports) give the nodes they name the measured aspect.
   std::vector<NodeReport> measured;
   std::erase_if(loaded.nodes, [&](NodeReport& n) {
-    if (n.kind != "analyze") return false;
+    if (n.kind != "analyze" && n.kind != "probe") return false;
     measured.push_back(std::move(n));
     return true;
   });
   auto fl = dedupe_nodes(std::move(loaded.nodes));
   if (fl.nodes.empty())
-    for (const auto& m : measured) bad.push_back({m.file, "a measurement (analyze report): it needs the check reports of the nodes it measured"});
+    for (const auto& m : measured)
+      bad.push_back({m.file, fmt::format("a measurement ({} report): it needs the check reports of the nodes it measured", m.kind)});
   if (fl.nodes.empty())
     return tl::unexpected(bad.empty() ? std::string("expect learn: no report given")
                                       : fmt::format("expect learn: no usable node report: {}: {}{}", bad[0].file, bad[0].why,
@@ -117,8 +123,11 @@ tl::expected<Learned, std::string> learn_expectations(const LearnRequest& rq) {
   for (const auto& n : fl.nodes) facts.push_back(gather_facts(n.name, n.kernel, n.settings, n.report_findings));
   for (auto i : add_measurements(measured, facts)) {
     const auto& m = measured[i];
-    bad.push_back({m.file, m.hosts.empty() ? "an analyze report that names no host (only nccl-tests runs whose log shows its hosts are learned)"
-                                           : fmt::format("no figure for these nodes (the run's hosts: {})", fmt::join(m.hosts, ", "))});
+    if (m.kind == "probe")
+      bad.push_back({m.file, fmt::format("no figure for these nodes (a probe of {}: no check report of it, or no figure measured)", m.name)});
+    else
+      bad.push_back({m.file, m.hosts.empty() ? "an analyze report that names no host (only nccl-tests runs whose log shows its hosts are learned)"
+                                             : fmt::format("no figure for these nodes (the run's hosts: {})", fmt::join(m.hosts, ", "))});
   }
   out.expectations = learn(facts, rq.agree_pct);
   if (reviewed) keep_reviewed(out.expectations, *reviewed);

@@ -145,6 +145,7 @@ void put_bool(const char* k, bool v) {
   X(nvmlDeviceGetPcieReplayCounter, Return (*)(Device, unsigned*))                             \
   X(nvmlDeviceGetNvLinkState, Return (*)(Device, unsigned, EnableState*))                      \
   X(nvmlDeviceGetNvLinkErrorCounter, Return (*)(Device, unsigned, int, unsigned long long*))   \
+  X(nvmlDeviceGetFieldValues, Return (*)(Device, int, FieldValue*))                            \
   X(nvmlDeviceGetGpuFabricInfoV, Return (*)(Device, void*))                                    \
   X(nvmlDeviceGetGpuFabricInfo, Return (*)(Device, GpuFabricInfo*))
 
@@ -291,8 +292,23 @@ void pcie(Device d) {
   close('}');
 }
 
-void nvlinks(Device d) {
-  if (!api.nvmlDeviceGetNvLinkState) return;
+// The speed of the GPU's active NVLinks (MB/s per link and direction), where the driver says it.
+void nvlink_speed(Device d) {
+  if (!api.nvmlDeviceGetFieldValues) return;
+  FieldValue v{};
+  v.field_id = kFieldNvLinkSpeedCommon;
+  if (!ok("nvmlDeviceGetFieldValues", api.nvmlDeviceGetFieldValues(d, 1, &v)) || !ok("nvmlDeviceGetFieldValues", v.nvml_return)) return;
+  unsigned long long mbps = 0;
+  if (v.value_type == kValueTypeUnsignedInt) mbps = v.value.ui;
+  else if (v.value_type == kValueTypeUnsignedLong) mbps = v.value.ul;
+  else if (v.value_type == kValueTypeUnsignedLongLong) mbps = v.value.ull;
+  else return;
+  if (mbps > 0) put_u("nvlink_speed_mbps", mbps);  // 0: no link active, no speed to say
+}
+
+// True when the GPU has NVLinks (the list was written).
+bool nvlinks(Device d) {
+  if (!api.nvmlDeviceGetNvLinkState) return false;
   // Links are numbered from 0; the first one the driver refuses ends the list (a GPU without
   // NVLink refuses link 0, and the list stays empty).
   bool opened = false;
@@ -318,6 +334,7 @@ void nvlinks(Device d) {
     close('}');
   }
   if (opened) close(']');
+  return opened;
 }
 
 void put_fabric(const unsigned char* uuid, Return status, unsigned clique, unsigned char state) {
@@ -401,7 +418,7 @@ void gpu(unsigned index, bool force) {
   power_and_temperature(d);
   memory_errors(d);
   pcie(d);
-  nvlinks(d);
+  if (nvlinks(d)) nvlink_speed(d);
   fabric(d);
   put_failures();
   close('}');

@@ -48,6 +48,31 @@ inline constexpr int kNvLinkErrorDlCrcData = 3;
 // driver refuses, so the larger bound is safe on older drivers.
 inline constexpr unsigned kNvLinkMaxLinks = 36;
 
+// nvmlDeviceGetFieldValues: one field asked and answered (nvmlFieldValue_t). The value is a
+// union of 8 bytes read by its type; NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON is the speed of the
+// GPU's active NVLinks in MB/s per link and direction (an unsigned int).
+inline constexpr unsigned kFieldNvLinkSpeedCommon = 90;
+inline constexpr int kValueTypeDouble = 0;
+inline constexpr int kValueTypeUnsignedInt = 1;
+inline constexpr int kValueTypeUnsignedLong = 2;
+inline constexpr int kValueTypeUnsignedLongLong = 3;
+struct FieldValue {
+  unsigned field_id;
+  unsigned scope_id;
+  long long timestamp;
+  long long latency_us;
+  int value_type;  // nvmlValueType_t
+  Return nvml_return;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+  } value;
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+
 // nvmlClocksEventReason* (nvmlClocksThrottleReason* before r535: the same bits).
 struct ReasonBit {
   unsigned long long bit;

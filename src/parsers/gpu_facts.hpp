@@ -44,6 +44,7 @@ struct GpuNvLink {
   int link = 0;
   std::optional<bool> up;
   std::optional<std::uint64_t> crc_errors, replay_errors, recovery_errors;
+  std::optional<double> speed_gbps;  // GB/s per direction (nvidia-smi nvlink -s)
 };
 
 struct GpuFabric {
@@ -79,6 +80,7 @@ struct GpuFacts {
   std::optional<GpuRemappedRows> remapped_rows;
   GpuPcie pcie;
   std::optional<std::vector<GpuNvLink>> nvlinks;  // nullopt: the source has no NVLink state
+  std::optional<double> nvlink_speed_gbps;        // the active links' common GB/s per link and direction (NVML)
   std::optional<GpuFabric> fabric;                // nullopt: no fabric block at all
 };
 

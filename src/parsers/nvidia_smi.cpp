@@ -496,6 +496,7 @@ Parsed<GpuSnapshot> parse_nvidia_smi_nvlink(std::string_view text) {
           GpuNvLink l;
           l.link = *n;
           l.up = state != "<inactive>" && *speed > 0;
+          if (l.up.value_or(false) && state.ends_with(" GB/s")) l.speed_gbps = *speed;
           s.gpus.back().nvlinks->push_back(l);
           return;
         }

@@ -207,6 +207,7 @@ GpuFacts read_gpu(const json& g, const std::string& where) {
     }
     f.nvlinks = std::move(out);
   }
+  if (auto mbps = count(&g, "nvlink_speed_mbps", where)) f.nvlink_speed_gbps = static_cast<double>(*mbps) / 1000.0;
   if (const json* fb = object(g, "fabric", where)) f.fabric = read_fabric(*fb, where + ".fabric");
   return f;
 }

@@ -40,8 +40,8 @@ std::vector<core::CheckInfo> make_probe_catalogue() {
                        "mbind(MPOL_BIND) and first-touched by those threads, then a triad a[i] = b[i] + s*c[i] repeated until the "
                        "pair's time cap (--seconds-per-probe, shortened so the whole matrix stays within 30 s, at least 0.2 s); "
                        "GB/s counts 24 bytes per element. Arrays are 4x the last-level cache (at least 64 MiB) and at "
-                       "most an eighth of the node's free memory (and 1 GiB). GB/s per pair are metrics (`gbps_cpuC_memM`), the matrix "
-                       "a table. `warn` when a local pair (CPU node = memory node) is below `warn_local_ratio` of the best local pair, "
+                       "most an eighth of the node's free memory (and 1 GiB). GB/s per pair are metrics (`gbps_cpuC_memM`; "
+                       "a starved pair's, not judged, `starved_gbps_cpuC_memM`), the matrix a table. `warn` when a local pair (CPU node = memory node) is below `warn_local_ratio` of the best local pair, "
                        "or some pairs could not be measured (mbind refused: named); `skip` when no local pair could be measured.",
                .fix = "Compare the slow node's DIMM population and speed (dmidecode -t memory), the BIOS memory settings (interleave, "
                       "sub-NUMA clustering) and memory errors (rasdaemon, edac-util).",

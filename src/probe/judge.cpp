@@ -128,8 +128,10 @@ std::vector<Finding> judge_memory(const MemoryMeasurement& m, double warn_local_
     f.table.push_back(row);
   }
   f.table_always = true;
+  // A starved pair's figure is the busy machine's, not the memory's: named apart, so that nothing
+  // reading the metrics (compare, expect learn's floors) takes it for the memory's bandwidth.
   for (const auto& p : m.pairs)
-    if (p.gbps) f.metric(fmt::format("gbps_cpu{}_mem{}", p.cpu_node, p.mem_node), *p.gbps);
+    if (p.gbps) f.metric(fmt::format("{}gbps_cpu{}_mem{}", is_starved(p) ? "starved_" : "", p.cpu_node, p.mem_node), *p.gbps);
   for (const auto* p : failed) f.add(fmt::format("cpu node {} -> memory node {}", p->cpu_node, p->mem_node), "not measured: " + p->error);
   for (const auto& [p, why] : starved)
     f.add(fmt::format("cpu node {} -> memory node {}", p->cpu_node, p->mem_node), fmt::format("{:.3f} GB/s triad, not judged: {}", *p->gbps, why));

@@ -257,6 +257,57 @@ TEST_F(FleetMeasured, ExpectLearnsTheKindsFloorAndFleetFailsTheNodesBelowIt) {
 
 }
 
+// Probe reports beside the check reports: this machine's own `perfgap probe --memory` report,
+// its node renamed to each fleet node and its memory figures set (the fleet's model: seven nodes
+// at 101-108 GB/s, gpu0005 at 60). expect learn holds the kind to a floor from their spread,
+// fleet --expect fails the slow node on its own figure, and fleet without --expect names the
+// probe reports instead of reading them as node reports.
+TEST_F(FleetMeasured, ProbeFiguresGiveTheKindAFloorAndFleetFailsTheNodeBelowIt) {
+  auto live = run_binary(PERFGAP_BINARY, {"probe", "--memory", "--seconds-per-probe", "0.2", "--format", "json"});
+  ASSERT_TRUE(live.status == 0 || live.status == 1) << live.err;
+  const auto probe = json::parse(live.out);
+  ASSERT_TRUE(probe["node"].is_object()) << live.out;  // the probe names the machine it measured
+  EXPECT_FALSE(probe["node"]["name"].get<std::string>().empty()) << live.out;
+  for (int i = 1; i <= 8; ++i) {
+    const std::string node = perfgap::fleetgen::node_name(static_cast<std::size_t>(i));
+    auto r = probe;
+    r["node"]["name"] = node;
+    json mem;
+    for (const auto& f : r["findings"])
+      if (f["id"] == "probe.memory_bw") mem = f;
+    ASSERT_FALSE(mem.is_null()) << live.out;
+    mem["status"] = "pass";
+    mem["metrics"] = {{"gbps_cpu0_mem0", i == 5 ? 60.0 : 100.0 + i}};
+    r["findings"] = json::array({mem});
+    r["summary"] = {{"pass", 1}, {"warn", 0}, {"fail", 0}, {"skip", 0}, {"error", 0}};
+    r.erase("undecided");
+    write_file(dir.path() + "/probes/" + node + ".probe.json", r.dump());
+  }
+  const std::string file = dir.path() + "/expect.yaml";
+  auto learned = run_binary(PERFGAP_BINARY, {"expect", "learn", dir.path() + "/in", dir.path() + "/probes", "--output", file});
+  ASSERT_EQ(learned.status, 0) << learned.err;
+  const auto text = perfgap::fixture::read_file(file);
+  // Median 103.5, MAD 2.5: 103.5 - max(5% = 5.2, 4 x 1.4826 x 2.5 = 14.8) = 88.7; 7 of 8 reach it.
+  EXPECT_NE(text.find("probe memory cpu 0 mem 0 triad_gbps: \">= 88.7\"  # median 103.5 over 8 of 8 nodes"), std::string::npos) << text;
+  EXPECT_NE(text.find("not: gpu0005 (60.0, below)"), std::string::npos) << text;
+
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", dir.path() + "/probes", "--expect", file, "--format", "json"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto grouped = measured_findings(json::parse(r.out), "fleet.expect");
+  ASSERT_EQ(grouped.size(), 1u) << r.out;
+  bool named = false;
+  for (const auto& e : grouped[0]["evidence"])
+    named = named || (e["source"] == "gpu0005" && e["observed"] == "fail: measured: probe memory cpu 0 mem 0 triad_gbps 60.0 (kind: >= 88.7)");
+  EXPECT_TRUE(named) << grouped[0];
+
+  auto plain = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", dir.path() + "/probes", "--format", "json"});
+  ASSERT_EQ(plain.status, 0) << plain.err << plain.out;
+  auto unread = measured_findings(json::parse(plain.out), "fleet.unreadable");
+  ASSERT_EQ(unread.size(), 8u) << plain.out;  // one per probe report, each named
+  for (const auto& u : unread)
+    EXPECT_NE(u.dump().find("a probe report: fleet holds its figures to the floors of an expectation file (--expect)"), std::string::npos) << u;
+}
+
 TEST(FleetMeasuredVerdict, AFailingMeasurementFailsTheFleet) {
   TempDir dir;
   for (std::size_t i = 1; i <= 8; ++i) {

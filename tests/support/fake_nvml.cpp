@@ -8,6 +8,7 @@
 //   G KEY VALUE...              GPU G's fact KEY (see kKeys below); unset = NOT_SUPPORTED
 //   G fail CALL CODE            CALL returns CODE on GPU G only
 //   G nvlink L up|down [replay recovery crc_flit crc_data]
+//   G nvlink_speed_mbps N       the common speed of the active NVLinks (nvmlDeviceGetFieldValues)
 //   G fabric_version V          the newest nvmlGpuFabricInfo_v* it accepts (default 3)
 //   G violation_POLICY NS       nvmlDeviceGetViolationStatus of POLICY (power, thermal, ...)
 // FAKE_NVML_CALLS names a file that gets one line "CALL GPU" per call (GPU -1: none), so a
@@ -305,6 +306,22 @@ FAKE_EXPORT Return nvmlDeviceGetNvLinkState(Device d, unsigned link, EnableState
   if (g->links.empty()) return kErrorNotSupported;
   if (link >= g->links.size()) return kErrorInvalidArgument;
   *s = g->links[link].up ? 1 : 0;
+  return kSuccess;
+}
+// Answers NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON from the script's `G nvlink_speed_mbps N`; any other
+// field, or no speed scripted, is NOT_SUPPORTED in that field's own return.
+FAKE_EXPORT Return nvmlDeviceGetFieldValues(Device d, int count, FieldValue* values) {
+  Return r;
+  Gpu* g = device(d, "nvmlDeviceGetFieldValues", &r);
+  if (!g) return r;
+  if (count < 0 || (count > 0 && !values)) return kErrorInvalidArgument;
+  for (int i = 0; i < count; ++i) {
+    auto it = g->v.find("nvlink_speed_mbps");
+    values[i].nvml_return = values[i].field_id == kFieldNvLinkSpeedCommon && it != g->v.end() ? kSuccess : kErrorNotSupported;
+    values[i].value_type = kValueTypeUnsignedInt;
+    values[i].value.ull = 0;
+    if (values[i].nvml_return == kSuccess) values[i].value.ui = static_cast<unsigned>(it->second);
+  }
   return kSuccess;
 }
 FAKE_EXPORT Return nvmlDeviceGetNvLinkErrorCounter(Device d, unsigned link, int counter, unsigned long long* n) {

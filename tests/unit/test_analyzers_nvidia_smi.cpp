@@ -200,7 +200,7 @@ TEST(AnalyzerNvidiaSmi, NvlinkFromFactsAsTheHelperWouldFillThem) {
     g.uuid = uuid;
     g.pci_bus_id = bus;
     std::vector<parsers::GpuNvLink> links;
-    for (int i = 0; i < 18; ++i) links.push_back({i, i < up, crc, 0, 0});
+    for (int i = 0; i < 18; ++i) links.push_back({i, i < up, crc, 0, 0, {}});
     g.nvlinks = links;
     return g;
   };
@@ -464,6 +464,14 @@ TEST(AnalyzerNvidiaSmi, NvlinkStatusIsJudgedAgainstTheSameModel) {
   EXPECT_EQ(find(fs, "gpu.nvlink", kUuidB).status, Status::fail);
   EXPECT_NE(find(fs, "gpu.nvlink", kUuidB).title.find("8 NVLinks up, same-model GPUs have 12"), std::string::npos);
   EXPECT_EQ(find(fs, "gpu.nvlink", "GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44").status, Status::fail);
+  // The links' speed as nvlink -s prints it: the slowest link up, a metric expect learn holds the kind to.
+  EXPECT_DOUBLE_EQ(cap.query.gpus[0].nvlinks->at(0).speed_gbps.value_or(0), 25);
+  EXPECT_FALSE(cap.query.gpus[1].nvlinks->at(9).speed_gbps);
+  const auto& a = find(fs, "gpu.nvlink", kUuidA);
+  EXPECT_TRUE(std::any_of(a.metrics.begin(), a.metrics.end(), [](const auto& kv) { return kv.first == "link_gbps" && kv.second == 25; }));
+  auto mixed = analyze({{"slow.txt", "GPU 0: NVIDIA A100-SXM4-80GB (UUID: " + kUuidA + ")\n\t Link 0: 25 GB/s\n\t Link 1: 12.5 GB/s\n"}});
+  EXPECT_TRUE(std::any_of(mixed[0].metrics.begin(), mixed[0].metrics.end(), [](const auto& kv) { return kv.first == "link_gbps" && kv.second == 12.5; }))
+      << mixed[0].title;
   // One GPU alone with every link inactive: nothing to compare it with.
   auto alone = analyze({{"bad.txt", "GPU 6: NVIDIA A100-SXM4-80GB (UUID: GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44)\n"
                                     "NVML: Unable to retrieve NVLink information as all links are inactive\n"}});

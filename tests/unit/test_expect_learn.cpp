@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "fleet/expect.hpp"
+#include "fleet/reader.hpp"
 
 namespace {
 
@@ -31,6 +32,8 @@ struct ExpectNodeSpec {
   int moved_gpu = -1;         // this GPU on the other socket
   int nvlink_down_gpu = -1;   // this GPU with 16 of its 18 NVLinks up
   int old_firmware_nic = -1;  // this NIC on another firmware
+  double nvlink_gbps = 0;     // the NVLinks' speed (gpu.nvlink's link_gbps; 0: not read)
+  int slow_nvlink_gpu = -1;   // this GPU's NVLinks at 20 GB/s
   std::string cpu = "Neoverse-V2";
   std::string nic_model;        // net.ib.ports' "NIC model" evidence on every port ("" = none)
   std::string other_nic_model;  // ... except NIC 0 and 1, which are of this model
@@ -58,6 +61,7 @@ std::vector<Finding> expect_findings(const ExpectNodeSpec& s) {
   for (int i = 0; i < s.gpus; ++i) {
     Finding nv = expect_make("gpu.nvlink", "gpu", expect_bdf("1", i), "18 NVLinks up");
     nv.metric("links_up", i == s.nvlink_down_gpu ? 16 : 18).metric("errors", 0);
+    if (s.nvlink_gbps > 0) nv.metric("link_gbps", i == s.slow_nvlink_gpu ? 20 : s.nvlink_gbps);
     out.push_back(nv);
   }
   for (int i = 0; i < s.gpus; ++i) {
@@ -375,7 +379,7 @@ TEST(ExpectMeasured, FloorFromTheKindsSpreadJudgedOnlyWhereAMeasurementIsGiven) 
   EXPECT_NE(none.title.find("no measurement of this node was given for the 2 measured entries"), std::string::npos) << none.title;
   auto versions = expect_finding(plain, "expect.versions");
   EXPECT_EQ(versions.status, Status::pass) << versions.title;
-  EXPECT_NE(versions.title.find("(1 not judged: no nccl-tests measurement of this node was given)"), std::string::npos) << versions.title;
+  EXPECT_NE(versions.title.find("(1 not judged: no nccl-tests or probe measurement of this node was given)"), std::string::npos) << versions.title;
 
   // Fewer than three nodes measured, or not more than half of the kind: no floor, said so.
   auto few = nodes;
@@ -425,4 +429,88 @@ TEST(ExpectKind, NicModelsMakePartOfTheKindAndANodeThatLostAModelStillFindsIt) {
   const auto now = expect_node(with_model);
   ASSERT_NE(perfgap::fleet::find_kind(old, now), nullptr);
   for (const auto& f : perfgap::fleet::judge_expectations(old, now)) EXPECT_EQ(f.status, Status::pass) << f.id << ": " << f.title;
+}
+
+// The NVLinks' speed (gpu.nvlink's link_gbps: NVML's common speed of the active links, or the
+// slowest link up of nvidia-smi nvlink -s) is a link of the kind: a GPU whose links trained
+// slower fails, like a PCIe link trained narrow.
+TEST(ExpectJudge, NvlinkSpeedIsALinkOfTheKind) {
+  auto nodes = expect_fleet([](int i, ExpectNodeSpec& s) {
+    s.nvlink_gbps = 26.562;
+    if (i == 5) s.slow_nvlink_gpu = 3;
+  });
+  EXPECT_EQ(nodes[0].facts[Aspect::links]["gpu 0000:13:00.0 nvlink_gbps"], "26.562");
+  auto e = perfgap::fleet::learn(nodes, 80);
+  e.file = "fleet.yaml";
+  EXPECT_EQ(e.kinds[0].entries.at(Aspect::links).at("gpu 0000:13:00.0 nvlink_gbps").value, "26.562");
+  auto links = expect_finding(perfgap::fleet::judge_expectations(e, nodes[4]), "expect.links");
+  EXPECT_EQ(links.status, Status::fail);
+  EXPECT_NE(links.title.find("gpu 0000:13:00.0 nvlink_gbps 20 (kind: 26.562)"), std::string::npos) << links.title;
+  EXPECT_EQ(expect_finding(perfgap::fleet::judge_expectations(e, nodes[0]), "expect.links").status, Status::pass);
+}
+
+namespace {
+
+// A probe report of `node` as the fleet reads it (perfgap probe --format json): the memory
+// matrix, one GPU's copies and the CPU probe.
+perfgap::fleet::NodeReport expect_probe(const std::string& node, double triad, double h2d, bool starved_remote = false) {
+  perfgap::fleet::NodeReport r;
+  r.kind = "probe";
+  r.name = node;
+  r.file = node + ".probe.json";
+  Finding mem = expect_make("probe.memory_bw", "placement");
+  mem.metric("gbps_cpu0_mem0", triad).metric("gbps_cpu1_mem1", triad + 1);
+  mem.metric(starved_remote ? "starved_gbps_cpu0_mem1" : "gbps_cpu0_mem1", triad / 2).metric("best_local_gbps", triad + 1);
+  r.report_findings.push_back(mem);
+  Finding h = expect_make("probe.h2d", "pcie", "0000:18:00.0");
+  h.metric("h2d_gbps_node0", h2d).metric("d2h_gbps_node0", h2d - 1).metric("expected_gbps", 55.7);
+  r.report_findings.push_back(h);
+  Finding cpu = expect_make("probe.cpu_busy_mhz", "cpu-power");
+  cpu.status = Status::skip;  // no source here: its figure, if any, is not the CPU's
+  cpu.metric("busy_mhz", 1200);
+  r.report_findings.push_back(cpu);
+  Finding launch = expect_make("probe.launch_latency", "gpu", "0000:18:00.0");
+  launch.metric("launch_p50_us", 8.1);
+  r.report_findings.push_back(launch);
+  return r;
+}
+
+}  // namespace
+
+// Probe reports give their node's own figures: memory triad per NUMA pair (a starved pair's
+// figure is not the memory's and is not taken), host<->GPU copies per GPU and host node; a CPU
+// probe that skipped and launch latency (less is better: no floor) give none. A node below the
+// kind's floor fails (the figure is its own), a node not probed is not judged on them.
+TEST(ExpectMeasured, ProbeFiguresAreTheNodesOwnAndLearnedAsFloors) {
+  auto nodes = expect_fleet([](int, ExpectNodeSpec&) {});
+  std::vector<perfgap::fleet::NodeReport> probes;
+  for (int i = 1; i <= 10; ++i) probes.push_back(expect_probe(expect_name(i), i == 6 ? 150.0 : 300.0 + i, 52.0, i == 2));
+  probes.push_back(expect_probe("gpu9999", 300, 52));  // of no node given
+  auto unused = perfgap::fleet::add_measurements(probes, nodes);
+  ASSERT_EQ(unused.size(), 1u);
+  EXPECT_EQ(probes[unused[0]].name, "gpu9999");
+  const auto& m = nodes[0].facts[Aspect::measured];
+  EXPECT_EQ(m.at("probe memory cpu 0 mem 0 triad_gbps"), "301.0");
+  EXPECT_EQ(m.at("probe memory cpu 0 mem 1 triad_gbps"), "150.5");
+  EXPECT_EQ(m.at("probe gpu 0000:18:00.0 node 0 h2d_gbps"), "52.0");
+  EXPECT_EQ(m.at("probe gpu 0000:18:00.0 node 0 d2h_gbps"), "51.0");
+  EXPECT_EQ(m.count("probe cpu busy_mhz"), 0u);
+  EXPECT_EQ(nodes[1].facts[Aspect::measured].count("probe memory cpu 0 mem 1 triad_gbps"), 0u);  // starved on gpu0002
+  for (const auto& [key, v] : m) EXPECT_EQ(key.find("launch"), std::string::npos) << key;
+  EXPECT_NE(std::find(nodes[0].sources_read.begin(), nodes[0].sources_read.end(), "probe"), nodes[0].sources_read.end());
+
+  auto e = perfgap::fleet::learn(nodes, 80);
+  e.file = "fleet.yaml";
+  // 9 nodes at 301-310 and one at 150: median 304.5, MAD 3; 304.5 - max(5% = 15.2, 4 x 1.4826 x 3 = 17.8) = 286.7
+  EXPECT_EQ(e.kinds[0].entries.at(Aspect::measured).at("probe memory cpu 0 mem 0 triad_gbps").value, ">= 286.7");
+  auto slow = expect_finding(perfgap::fleet::judge_expectations(e, nodes[5]), "expect.measured");
+  EXPECT_EQ(slow.status, Status::fail);
+  EXPECT_NE(slow.title.find("probe memory cpu 0 mem 0 triad_gbps 150.0 (kind: >= 286.7)"), std::string::npos) << slow.title;
+  EXPECT_EQ(slow.title.find("over several nodes"), std::string::npos) << slow.title;
+  EXPECT_EQ(expect_finding(perfgap::fleet::judge_expectations(e, nodes[0]), "expect.measured").status, Status::pass);
+
+  auto bare = expect_node({});
+  auto none = expect_finding(perfgap::fleet::judge_expectations(e, bare), "expect.measured");
+  EXPECT_EQ(none.status, Status::skip) << none.title;
+  EXPECT_NE(none.title.find("nccl-tests and probe reports"), std::string::npos) << none.title;
 }

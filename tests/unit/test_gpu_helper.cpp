@@ -196,6 +196,27 @@ TEST(GpuHelper, HealthyGpuPassesEveryRule) {
     EXPECT_EQ(status_of(v, kGpu0, id), Status::pass) << id << "\n" << rules_of(v, kGpu0);
 }
 
+// The active NVLinks' speed (nvmlDeviceGetFieldValues, NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON) reaches
+// gpu.nvlink as link_gbps, which expect learn holds the kind to; a driver that does not say it
+// leaves it out (no figure, no guess).
+TEST(GpuHelper, NvlinkSpeedReadFromTheDriversFieldValue) {
+  TempDir d;
+  auto out = parsed(run_helper(d, "gpus 2\n" + healthy(0) + healthy(1) + "0 nvlink_speed_mbps 26562\n"));
+  ASSERT_EQ(out.snapshot.gpus.size(), 2u);
+  ASSERT_TRUE(out.snapshot.gpus[0].nvlink_speed_gbps);
+  EXPECT_DOUBLE_EQ(*out.snapshot.gpus[0].nvlink_speed_gbps, 26.562);
+  EXPECT_FALSE(out.snapshot.gpus[1].nvlink_speed_gbps);
+  auto v = judge({out});
+  const auto& nv = v.at(kGpu0).at("gpu.nvlink");
+  EXPECT_EQ(nv.status, Status::pass);
+  auto m = std::find_if(nv.metrics.begin(), nv.metrics.end(), [](const auto& kv) { return kv.first == "link_gbps"; });
+  ASSERT_NE(m, nv.metrics.end());
+  EXPECT_DOUBLE_EQ(m->second, 26.562);
+  EXPECT_NE(nv.evidence.at(0).observed.find("4 of 4 links up at 26.562 GB/s per link and direction"), std::string::npos) << nv.evidence.at(0).observed;
+  const auto& other = v.at(kGpu1).at("gpu.nvlink");
+  EXPECT_TRUE(std::none_of(other.metrics.begin(), other.metrics.end(), [](const auto& kv) { return kv.first == "link_gbps"; }));
+}
+
 TEST(GpuHelper, PersistenceOffWarnsAndTheGpuIsNotQueried) {
   TempDir d;
   // GPU 1 has every fact scripted, but its persistence mode is off.

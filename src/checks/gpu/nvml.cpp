@@ -134,7 +134,9 @@ void add_gpu_nvml(core::Registry& r) {
          .summary = "every GPU has as many NVLinks up as its same-model peers, error counters not growing",
          .rule = "Per GPU: `fail` with fewer NVLinks up than the best GPU of the same model; `warn` when CRC, replay or "
                  "recovery counters grew between the two runs; `pass` otherwise (one run: growth not judged, said in the "
-                 "title); `skip` when the GPU has no NVLink." PERFGAP_NVML_LEFT_ALONE PERFGAP_NVML_SOURCE,
+                 "title); `skip` when the GPU has no NVLink. Metrics `links_up`, `errors` and, where the driver says it "
+                 "(NVML's common speed of the active links) or nvidia-smi nvlink -s shows it (the slowest link up), "
+                 "`link_gbps` per link and direction: what expect learn holds a kind's GPUs to." PERFGAP_NVML_LEFT_ALONE PERFGAP_NVML_SOURCE,
          .fix = "Reset the GPU; links that stay down mean reseating the baseboard or NVLink bridge, or an RMA.",
          .reads = reads,
          .params = {},
