@@ -120,7 +120,13 @@ NodeFacts gather_facts(std::string_view node, std::string_view kernel, const rep
   int ports = 0, active = 0;
   std::set<std::string> nic_models;
   for (const auto& f : findings) {
-    if (f.id == "gpu.inventory" && f.status == report::Status::skip && sys::starts_with(f.title, "no NVIDIA GPU")) gpus = "no GPU";
+    // No GPU on PCI is a count read (0), not a count unknown: a node whose GPUs all fell off the
+    // bus fails its kind's count instead of being "not read".
+    if (f.id == "gpu.inventory" && f.status == report::Status::skip && sys::starts_with(f.title, "no NVIDIA GPU")) {
+      gpus = "no GPU";
+      out.facts[Aspect::counts]["gpus"] = "0";
+      add_source(out, f.id);
+    }
     if (!ran(f)) continue;
     add_source(out, f.id);
     if (f.id == "gpu.inventory") {
@@ -164,26 +170,55 @@ NodeFacts gather_facts(std::string_view node, std::string_view kernel, const rep
 }
 
 namespace {
-// "GPU / CPU / NICs" -> "GPU / CPU": what a node keeps of its kind whatever NIC it lost.
-std::string_view kind_base(std::string_view kind) {
+// A kind's parts: "GPU / CPU / NIC + NIC" (the NICs only where the node has RDMA ports).
+struct KindParts {
+  std::string_view gpus, cpu;
+  std::vector<std::string_view> nics;
+};
+KindParts kind_parts(std::string_view kind) {
+  KindParts p;
   auto first = kind.find(" / ");
-  if (first == std::string_view::npos) return kind;
-  auto second = kind.find(" / ", first + 3);
-  return second == std::string_view::npos ? kind : kind.substr(0, second);
+  if (first == std::string_view::npos) {
+    p.gpus = kind;
+    return p;
+  }
+  p.gpus = kind.substr(0, first);
+  auto rest = kind.substr(first + 3);
+  auto second = rest.find(" / ");
+  p.cpu = rest.substr(0, second);
+  if (second != std::string_view::npos)
+    for (auto m : sys::split(rest.substr(second + 3), '+')) p.nics.push_back(sys::trim_ws(m));
+  return p;
 }
 }  // namespace
 
 const KindExpectation* find_kind(const Expectations& e, const NodeFacts& n) {
   if (const auto* k = e.find(n.kind)) return k;
-  // The one kind of the same GPUs and CPU: the node lost every NIC of a model (counts'
-  // nic_models then fails), or the file was learned before NIC models made part of the kind.
-  const KindExpectation* found = nullptr;
-  for (const auto& k : e.kinds)
-    if (kind_base(k.kind) == kind_base(n.kind)) {
-      if (found) return nullptr;  // two NIC SKUs of this GPU and CPU: not ours to choose
+  // The one kind the node would be without what it lost: every NIC of a model (counts'
+  // nic_models then fails), every GPU while the driver is loaded (counts' gpus fails), or a file learned before NIC models
+  // made part of the kind. Never a kind that lacks a NIC model the node has: that node is
+  // another SKU, not a node of the kind that lost something.
+  const auto node = kind_parts(n.kind);
+  auto held_to = [&](bool lost_gpus) {
+    const KindExpectation* found = nullptr;
+    for (const auto& k : e.kinds) {
+      const auto kp = kind_parts(k.kind);
+      if (kp.cpu != node.cpu) continue;
+      if (lost_gpus ? kp.gpus == "no GPU" || kp.gpus == "GPU not read" : kp.gpus != node.gpus) continue;
+      const bool other_nic = !kp.nics.empty() && std::any_of(node.nics.begin(), node.nics.end(), [&](std::string_view m) {
+        return std::find(kp.nics.begin(), kp.nics.end(), m) == kp.nics.end();
+      });
+      if (other_nic) continue;
+      if (found) return static_cast<const KindExpectation*>(nullptr);  // two kinds would fit: not ours to choose
       found = &k;
     }
-  return found;
+    return found;
+  };
+  if (const auto* k = held_to(false)) return k;
+  // No GPU on PCI with NVIDIA's driver loaded: GPUs fallen off the bus, not a CPU-only node
+  // (which a file learned on the GPU nodes alone must not drain).
+  const auto& versions = n.facts.count(Aspect::versions) ? n.facts.at(Aspect::versions) : std::map<std::string, std::string>{};
+  return node.gpus == "no GPU" && versions.count("nvidia_driver") ? held_to(true) : nullptr;
 }
 
 const KindExpectation* Expectations::find(std::string_view kind) const {

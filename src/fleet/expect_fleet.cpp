@@ -36,7 +36,7 @@ std::string plural_nodes(std::size_t n) { return fmt::format("{} node{}", n, n =
 report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& nodes, std::span<const NodeReport> measured) {
   // (status, what differs) -> nodes; fail groups first, then warn, each by text.
   std::map<std::pair<int, std::string>, std::vector<std::string_view>> groups;
-  std::vector<std::string_view> unknown_kind, differing;
+  std::vector<std::string_view> unknown_kind, nothing_learned, differing;
   std::size_t failing = 0;
   std::vector<NodeFacts> all_facts;
   all_facts.reserve(nodes.size());
@@ -49,6 +49,12 @@ report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& node
     const auto* k = find_kind(e, facts);
     if (!k) {
       unknown_kind.push_back(n.name);
+      continue;
+    }
+    // A kind the fleet agreed on nothing for (every entry left out): its nodes were held to
+    // nothing, so they neither pass nor differ.
+    if (std::all_of(k->entries.begin(), k->entries.end(), [](const auto& a) { return a.second.empty(); })) {
+      nothing_learned.push_back(n.name);
       continue;
     }
     auto diffs = expect_differences(*k, facts, e.file);
@@ -64,13 +70,18 @@ report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& node
   report::Finding f;
   f.id = "fleet.expect";
   f.layer = "fleet";
-  const std::size_t judged = nodes.size() - unknown_kind.size();
+  const std::size_t judged = nodes.size() - unknown_kind.size() - nothing_learned.size();
+  const std::string not_judged = unknown_kind.empty() && nothing_learned.empty()
+                                     ? std::string()
+                                     : fmt::format("; {} not judged", plural_nodes(unknown_kind.size() + nothing_learned.size()));
   if (judged == 0) {
     f.status = Status::skip;
-    f.title = fmt::format("no node's kind is in {} ({} of other kinds)", e.file, plural_nodes(nodes.size()));
+    f.title = unknown_kind.empty() ? fmt::format("no node could be judged: {} expects nothing of their kinds ({})", e.file, plural_nodes(nodes.size()))
+                                   : fmt::format("no node could be judged against {} ({}: kind not in the file or nothing learned of it)",
+                                                 e.file, plural_nodes(nodes.size()));
   } else if (differing.empty()) {
     f.status = Status::pass;
-    f.title = fmt::format("every node matches its kind in {} ({})", e.file, plural_nodes(judged));
+    f.title = fmt::format("every node judged matches its kind in {} ({}{})", e.file, plural_nodes(judged), not_judged);
   } else {
     f.status = failing ? Status::fail : Status::warn;
     f.title = fmt::format("{} of {} differ from their kind in {}: {}", plural_nodes(differing.size()), judged, e.file,
@@ -82,6 +93,9 @@ report::Finding judge_fleet(const Expectations& e, std::vector<NodeReport>& node
     f.add(parsers::compress_hostlist(names), fmt::format("{}: {}", key.first == 0 ? "fail" : "warn", key.second));
   if (!unknown_kind.empty())
     f.add(parsers::compress_hostlist(unknown_kind), fmt::format("skip: kind not in {}", e.file));
+  if (!nothing_learned.empty())
+    f.add(parsers::compress_hostlist(nothing_learned),
+          fmt::format("skip: {} has no entry for their kind (the fleet agreed on nothing: see its left_out)", e.file));
   f.metric("differing_nodes", static_cast<double>(differing.size())).metric("failing_nodes", static_cast<double>(failing));
   return f;
 }

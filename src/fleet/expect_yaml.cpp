@@ -2,10 +2,13 @@
 // project's one YAML library, every problem one line naming the file and line.
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "fleet/expect.hpp"
 #include "sys/named_file.hpp"
+#include "sys/text.hpp"
 
 namespace perfgap::fleet {
 
@@ -42,6 +45,19 @@ void write_kind(YAML::Emitter& y, const KindExpectation& k) {
   y << YAML::EndMap;
 }
 
+// Entries whose value is a figure: judged as numbers (a lower one fails), so written as one.
+bool numeric_entry(Aspect a, std::string_view key) {
+  if (a == Aspect::counts) return key == "gpus" || key == "rdma_ports" || key == "rdma_ports_active" || key.ends_with(" nvlinks_up");
+  if (a == Aspect::links)
+    return key.ends_with(" pcie_width") || key.ends_with(" pcie_gts") || key.ends_with(" rate_gbps") || key.ends_with(" nvlink_gbps");
+  if (a == Aspect::placement) return key.ends_with(" numa_node");
+  return false;
+}
+bool is_plain_number(std::string_view v) {
+  auto d = sys::to_double(sys::trim_ws(v));
+  return d && std::isfinite(*d);
+}
+
 std::string at(const std::string& file, const YAML::Node& n) {
   auto m = n.Mark();
   return m.is_null() ? file : fmt::format("{}:{}", file, m.line + 1);
@@ -68,6 +84,11 @@ tl::expected<KindExpectation, std::string> read_kind(const YAML::Node& n, const 
         entry.value = e.second.as<std::string>();
         if (*a == Aspect::measured && !floor_of(entry.value))
           return tl::unexpected(at(file, e.second) + ": the value of " + e.first.as<std::string>() + " is not a floor ('>= 356.2')");
+        // A count, a width or a rate compared as text would turn a degraded link into a mere
+        // difference ("4 ports" vs 2 warns where 4 vs 2 fails): a number or nothing.
+        if (numeric_entry(*a, e.first.as<std::string>()) && !is_plain_number(entry.value))
+          return tl::unexpected(at(file, e.second) + ": the value of " + e.first.as<std::string>() + " is not a number ('" +
+                                entry.value.substr(0, 40) + "'; write it as the fleet's figure, e.g. 16)");
         entry.kept = true;
         k.entries[*a][e.first.as<std::string>()] = std::move(entry);
       }

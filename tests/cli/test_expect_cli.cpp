@@ -6,6 +6,8 @@
 // of their own kinds.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -297,6 +299,7 @@ TEST(ExpectField, RealTreesLearnedAndCheckedAsFleetsOfTheirOwnKinds) {
   ASSERT_GE(found->size(), 20u);
   fs::create_directories(tmp.file("reports"));
   std::size_t passes = 0;
+  std::optional<std::size_t> learned;  // the first tree whose file holds something to judge
   for (std::size_t i = 0; i < found->size(); ++i) {
     const auto& t = (*found)[i];
     SCOPED_TRACE(t.name);
@@ -314,20 +317,34 @@ TEST(ExpectField, RealTreesLearnedAndCheckedAsFleetsOfTheirOwnKinds) {
       ++mine;
       EXPECT_TRUE(f["status"] == "pass" || f["status"] == "skip") << f.dump(1);
       passes += f["status"] == "pass" ? 1 : 0;
+      if (f["status"] == "pass" && !learned) learned = i;
     }
     EXPECT_EQ(mine, 5u);
   }
+  ASSERT_TRUE(learned);
   EXPECT_GT(passes, found->size()) << "the real trees gave almost nothing to learn";
-  // The whole field held to the first tree's file: the trees of other kinds are skipped, named.
-  auto f = run_binary(PERFGAP_BINARY, {"fleet", tmp.file("reports"), "--expect", tmp.file("e0.yaml"), "--format", "json"});
+  // The whole field held to the file of the first tree that learned something: the trees of
+  // other kinds are skipped, named, and counted as not judged.
+  const auto file = tmp.file("e" + std::to_string(*learned) + ".yaml");
+  auto f = run_binary(PERFGAP_BINARY, {"fleet", tmp.file("reports"), "--expect", file, "--format", "json"});
   ASSERT_TRUE(f.status == 0 || f.status == 1) << f.err;
   const auto fj = json::parse(f.out);
   const auto& fe = only_finding(fj, "fleet.expect");
-  // The first tree matches its own file; every other kind is one skip line naming the file.
+  // That tree matches its own file; every other kind is one skip line naming the file.
   EXPECT_EQ(fe["status"], "pass") << fe.dump(1);
   ASSERT_EQ(fe["evidence"].size(), 1u) << fe.dump(1);
-  EXPECT_EQ(fe["evidence"][0]["observed"], "skip: kind not in " + tmp.file("e0.yaml")) << fe.dump(1);
+  EXPECT_EQ(fe["evidence"][0]["observed"], "skip: kind not in " + file) << fe.dump(1);
+  EXPECT_NE(fe["title"].get<std::string>().find("(1 node; "), std::string::npos) << fe.dump(1);
+  EXPECT_NE(fe["title"].get<std::string>().find(" nodes not judged)"), std::string::npos) << fe.dump(1);
   EXPECT_EQ(fe["metrics"]["differing_nodes"], 0.0);
+  // The first tree's own file, if it learned nothing: its node is not judged, never passed.
+  if (*learned > 0) {
+    auto none = run_binary(PERFGAP_BINARY, {"fleet", tmp.file("reports"), "--expect", tmp.file("e0.yaml"), "--format", "json"});
+    ASSERT_TRUE(none.status == 0 || none.status == 1) << none.err;
+    const auto nj = json::parse(none.out);
+    const auto& ne = only_finding(nj, "fleet.expect");
+    EXPECT_EQ(ne["status"], "skip") << ne.dump(1);
+  }
 }
 
 }  // namespace

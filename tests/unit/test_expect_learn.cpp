@@ -34,6 +34,8 @@ struct ExpectNodeSpec {
   int old_firmware_nic = -1;  // this NIC on another firmware
   double nvlink_gbps = 0;     // the NVLinks' speed (gpu.nvlink's link_gbps; 0: not read)
   int slow_nvlink_gpu = -1;   // this GPU's NVLinks at 20 GB/s
+  bool gpus_gone = false;     // no GPU on PCI (gpu.inventory's skip), every GPU finding gone
+  bool driver = true;         // NVIDIA's driver loaded (node.settings.nvidia_driver)
   std::string cpu = "Neoverse-V2";
   std::string nic_model;        // net.ib.ports' "NIC model" evidence on every port ("" = none)
   std::string other_nic_model;  // ... except NIC 0 and 1, which are of this model
@@ -57,14 +59,18 @@ std::vector<Finding> expect_findings(const ExpectNodeSpec& s) {
   inv.title = std::to_string(s.gpus) + " GPU(s): " + std::to_string(s.gpus) + " x NVIDIA GB200, driver 570.133.20";
   inv.metric("gpus_pci", s.gpus).metric("gpus_visible", s.gpus);
   for (int i = 0; i < s.gpus; ++i) inv.metric("numa_node." + expect_bdf("1", i), (i < s.gpus / 2) == (i != s.moved_gpu) ? 0 : 1);
+  if (s.gpus_gone) {
+    inv = expect_make("gpu.inventory", "gpu", "", "no NVIDIA GPU on PCI (vendor 0x10de, display/3D class)");
+    inv.status = Status::skip;
+  }
   out.push_back(inv);
-  for (int i = 0; i < s.gpus; ++i) {
+  for (int i = 0; i < s.gpus && !s.gpus_gone; ++i) {
     Finding nv = expect_make("gpu.nvlink", "gpu", expect_bdf("1", i), "18 NVLinks up");
     nv.metric("links_up", i == s.nvlink_down_gpu ? 16 : 18).metric("errors", 0);
     if (s.nvlink_gbps > 0) nv.metric("link_gbps", i == s.slow_nvlink_gpu ? 20 : s.nvlink_gbps);
     out.push_back(nv);
   }
-  for (int i = 0; i < s.gpus; ++i) {
+  for (int i = 0; i < s.gpus && !s.gpus_gone; ++i) {
     Finding l = expect_make("pcie.link", "pcie", expect_bdf("1", i), "GPU link x16 at 32 GT/s (its maximum)");
     l.metric("link_width", i == s.narrow_gpu ? 8 : s.width).metric("link_speed_gts", 32);
     out.push_back(l);
@@ -90,7 +96,7 @@ std::vector<Finding> expect_findings(const ExpectNodeSpec& s) {
 }
 
 NodeFacts expect_node(const ExpectNodeSpec& s) {
-  perfgap::report::StringMap settings = {{"cpu_model", s.cpu}, {"nvidia_driver", "570.133.20"}, {"governor", "performance"},
+  perfgap::report::StringMap settings = {{"cpu_model", s.cpu}, {"nvidia_driver", s.driver ? "570.133.20" : "unknown"}, {"governor", "performance"},
                                          {"page_size_kb", "64"}, {"iommu_mode", "unknown"}};
   return perfgap::fleet::gather_facts(s.name, s.kernel, settings, expect_findings(s));
 }
@@ -296,7 +302,16 @@ TEST(ExpectFile, BadInputIsOneLineNamingFileAndLine) {
   ASSERT_FALSE(floor);
   EXPECT_NE(floor.error().find("f.yaml:5: the value of nccl-tests 8 ranks 1 node busbw_gbps 1048576 is not a floor ('>= 356.2')"), std::string::npos)
       << floor.error();
-  for (const auto* r : {&not_yaml, &other, &config, &key, &nodes, &floor}) EXPECT_EQ(r->error().find('\n'), std::string::npos) << r->error();
+  // A count, a width, a rate or a NUMA node is a number: "4 ports" compared as text would warn
+  // where 2 of 4 ports fails.
+  auto typed = perfgap::fleet::read_expectations("schema: perfgap.expect/1\nkinds:\n  - kind: a\n    counts:\n      gpus: 8\n      rdma_ports: 4 ports\n", "t.yaml");
+  ASSERT_FALSE(typed);
+  EXPECT_NE(typed.error().find("t.yaml:6: the value of rdma_ports is not a number ('4 ports'"), std::string::npos) << typed.error();
+  auto rate = perfgap::fleet::read_expectations("schema: perfgap.expect/1\nkinds:\n  - kind: a\n    links:\n      port mlx5_0:1 rate_gbps: 100Gb\n", "r.yaml");
+  ASSERT_FALSE(rate);
+  EXPECT_NE(rate.error().find("r.yaml:5: the value of port mlx5_0:1 rate_gbps is not a number"), std::string::npos) << rate.error();
+  EXPECT_TRUE(perfgap::fleet::read_expectations("schema: perfgap.expect/1\nkinds:\n  - kind: a\n    links:\n      gpu 0000:13:00.0 nvlink_gbps: 26.562\n    versions:\n      kernel: 6.8.0 x\n", "ok.yaml"));
+  for (const auto* r : {&not_yaml, &other, &config, &key, &nodes, &floor, &typed, &rate}) EXPECT_EQ(r->error().find('\n'), std::string::npos) << r->error();
 }
 
 }  // namespace
@@ -409,17 +424,21 @@ TEST(ExpectKind, NicModelsMakePartOfTheKindAndANodeThatLostAModelStillFindsIt) {
   mixed.other_nic_model = bf3;
   EXPECT_EQ(perfgap::fleet::find_kind(e, expect_node(mixed)), nullptr);
 
-  // One SKU only in the file: a node whose NICs are all of another model is held to it and fails.
+  // One SKU only in the file: a node whose NICs are all of another model is another SKU, not a
+  // node of the kind that lost its NICs: not held to it (it would fail "port missing" and drain).
   std::vector<NodeFacts> seven(nodes.begin(), nodes.begin() + 7);
   auto one = perfgap::fleet::learn(seven, 80);
   one.file = "fleet.yaml";
   ExpectNodeSpec swapped;
   swapped.nic_model = bf3;
-  const auto n = expect_node(swapped);
-  ASSERT_NE(perfgap::fleet::find_kind(one, n), nullptr);
-  auto counts = expect_finding(perfgap::fleet::judge_expectations(one, n), "expect.counts");
-  EXPECT_EQ(counts.status, Status::fail);
-  EXPECT_NE(counts.title.find("nic_models " + bf3 + " (kind: " + cx7 + ")"), std::string::npos) << counts.title;
+  EXPECT_EQ(perfgap::fleet::find_kind(one, expect_node(swapped)), nullptr);
+  // A node that lost every NIC (no model left) still finds its kind and fails on it.
+  ExpectNodeSpec bare;
+  bare.nic_model = cx7;
+  auto lost = expect_node(bare);
+  lost.kind = "NVIDIA GB200 / Neoverse-V2";
+  lost.facts[Aspect::counts].erase("nic_models");
+  ASSERT_NE(perfgap::fleet::find_kind(one, lost), nullptr);
 
   // A file learned without NIC models: a node that has them is held to it (more than it knew: warn).
   auto old = perfgap::fleet::learn(expect_fleet([](int, ExpectNodeSpec&) {}), 80);
@@ -513,4 +532,24 @@ TEST(ExpectMeasured, ProbeFiguresAreTheNodesOwnAndLearnedAsFloors) {
   auto none = expect_finding(perfgap::fleet::judge_expectations(e, bare), "expect.measured");
   EXPECT_EQ(none.status, Status::skip) << none.title;
   EXPECT_NE(none.title.find("nccl-tests and probe reports"), std::string::npos) << none.title;
+}
+
+// A node whose GPUs all fell off the bus (no GPU on PCI, NVIDIA's driver loaded) is held to the
+// one kind of its CPU and NICs and fails its GPU count; a CPU-only node (no driver) is not
+// held to a GPU kind: a file learned on the GPU partition must not drain the CPU partition.
+TEST(ExpectKind, ANodeThatLostEveryGpuFailsItsKindACpuNodeIsNotHeldToIt) {
+  auto e = perfgap::fleet::learn(expect_fleet([](int, ExpectNodeSpec&) {}), 80);
+  e.file = "fleet.yaml";
+  ExpectNodeSpec gone;
+  gone.gpus_gone = true;
+  const auto n = expect_node(gone);
+  EXPECT_EQ(n.kind, "no GPU / Neoverse-V2");
+  ASSERT_NE(perfgap::fleet::find_kind(e, n), nullptr);
+  auto counts = expect_finding(perfgap::fleet::judge_expectations(e, n), "expect.counts");
+  EXPECT_EQ(counts.status, Status::fail);
+  EXPECT_NE(counts.title.find("gpus 0 (kind: 4)"), std::string::npos) << counts.title;
+
+  ExpectNodeSpec cpu_node = gone;
+  cpu_node.driver = false;
+  EXPECT_EQ(perfgap::fleet::find_kind(e, expect_node(cpu_node)), nullptr);
 }
