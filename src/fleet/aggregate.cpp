@@ -568,10 +568,14 @@ Finding drain(const std::vector<NodeReport>& nodes) {
     ++count;
   }
   if (!count) {
-    const auto none = read_no_hardware(nodes);
+    // Judged: a node where something a drain is decided on ran (a hardware check or an
+    // expectation of its kind's hardware).
+    std::vector<std::string_view> none;
+    for (const auto& n : nodes)
+      if (std::none_of(n.findings.begin(), n.findings.end(), [](const NodeFinding& f) { return drains(f.id) && ran(f); })) none.push_back(n.name);
     if (none.empty()) return make("fleet.drain", Status::pass, "", fmt::format("no node to drain for hardware ({})", plural(nodes.size(), "node")));
     return make("fleet.drain", Status::pass, "",
-                fmt::format("no node to drain for hardware among the {} that read it; {} read none (not judged): {}",
+                fmt::format("no node to drain for hardware among the {} judged; {} read no hardware source (not judged): {}",
                             plural(nodes.size() - none.size(), "node"), plural(none.size(), "node"), parsers::compress_hostlist(none)));
   }
   std::vector<std::string_view> all;
@@ -657,6 +661,7 @@ std::vector<report::NodeStanding> node_standings(const Fleet& fleet) {
       if (f.status == Status::fail || f.status == Status::error) s.failing.emplace_back(f.id);
       else if (f.status == Status::warn) s.warning.emplace_back(f.id);
       if (f.status != Status::skip && report::severity(f.status) > report::severity(s.worst)) s.worst = f.status;
+      ++(f.status == Status::skip ? s.skipped : s.decided);
     }
     for (auto* v : {&s.failing, &s.warning}) {
       std::sort(v->begin(), v->end());

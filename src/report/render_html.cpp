@@ -223,8 +223,20 @@ void worst_nodes_html(std::string& out, const std::vector<NodeStanding>& nodes) 
     out += "</tbody></table></div>";
     if (troubled > shown) out += fmt::format("<p class=\"note\">and {} more nodes failing or warning: see the heatmap, grouped by what they fail.</p>", troubled - shown);
   }
-  out += fmt::format("<p class=\"healthy\">{} healthy node{} (no check fails or warns).</p></section>", nodes.size() - troubled,
-                     nodes.size() - troubled == 1 ? "" : "s");
+  std::vector<std::string_view> unexamined;
+  for (const auto& n : nodes)
+    if (n.barely_examined()) unexamined.push_back(n.name);
+  const std::size_t healthy = nodes.size() - troubled - unexamined.size();
+  out += fmt::format("<p class=\"healthy\">{} healthy node{} (no check fails or warns).</p>", healthy, healthy == 1 ? "" : "s");
+  if (!unexamined.empty()) {
+    std::string names;
+    for (std::size_t i = 0; i < unexamined.size() && i < kWorstNodesShown; ++i) names += (i ? ", " : "") + std::string("<code>") + html_escape(unexamined[i]) + "</code>";
+    if (unexamined.size() > kWorstNodesShown) names += fmt::format(" and {} more", unexamined.size() - kWorstNodesShown);
+    out += fmt::format("<p class=\"note\">Not examined: {} node{} with nothing failing or warning, but under a quarter of their checks "
+                       "decided (the rest skipped: a source absent, no permission, a tree that did not capture it): {}.</p>",
+                       unexamined.size(), unexamined.size() == 1 ? "" : "s", names);
+  }
+  out += "</section>";
 }
 
 }  // namespace
@@ -247,15 +259,17 @@ std::string render_html(const Report& shown, const HtmlOptions& opts) {
                                                  undecided.empty() ? "" : "; " + html_escape(undecided));
   if (!opts.nodes.empty()) {
     // A fleet is judged in nodes: how many fail, warn, are healthy; its own findings second.
-    std::size_t failing = 0, warning = 0;
+    std::size_t failing = 0, warning = 0, unexamined = 0;
     for (const auto& n : opts.nodes) {
       failing += n.worst == Status::fail || n.worst == Status::error;
       warning += n.worst == Status::warn;
+      unexamined += n.barely_examined();
     }
-    out += fmt::format("<header><h1>perfgap {}{}</h1><p class=\"verdict st-{}\" id=\"verdict\">{}: {} of {} node{} failing, {} warning, {} healthy</p>"
+    out += fmt::format("<header><h1>perfgap {}{}</h1><p class=\"verdict st-{}\" id=\"verdict\">{}: {} of {} node{} failing, {} warning, {} healthy{}</p>"
                        "<p class=\"note\">fleet findings: {}</p>",
                        html_escape(kind), html_escape(where), to_string(verdict), word, failing, opts.nodes.size(), opts.nodes.size() == 1 ? "" : "s", warning,
-                       opts.nodes.size() - failing - warning, findings_count);
+                       opts.nodes.size() - failing - warning - unexamined,
+                       unexamined ? fmt::format(", {} not examined (under a quarter of their checks decided)", unexamined) : "", findings_count);
   } else {
     out += fmt::format("<header><h1>perfgap {}{}</h1><p class=\"verdict st-{}\" id=\"verdict\">{}: {}</p>", html_escape(kind), html_escape(where),
                        to_string(verdict), word, findings_count);

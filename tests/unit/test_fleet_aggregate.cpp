@@ -389,7 +389,7 @@ TEST(FleetHardware, NodesThatReadNoHardwareSourceAreNotCalledClean) {
   bool xid_named = false;
   for (const auto& e : hw[0].evidence) xid_named = xid_named || (e.source == "gpu.xid" && e.observed == "not read on 2 nodes (skipped there): gpu[002-003]");
   EXPECT_TRUE(xid_named);
-  EXPECT_EQ(drain(mixed).title, "no node to drain for hardware among the 1 node that read it; 2 nodes read none (not judged): gpu[002-003]");
+  EXPECT_EQ(drain(mixed).title, "no node to drain for hardware among the 1 node judged; 2 nodes read no hardware source (not judged): gpu[002-003]");
 }
 
 // Reports whose kernel was not read and whose environment held no NCCL_/UCX_ variable: drift

@@ -295,6 +295,18 @@ TEST(RenderHtml, AFleetPageOpensOnNodesAndFoldsItsInputs) {
   EXPECT_NE(html.find("data-node=\"n0\" data-status=\"fail\""), std::string::npos);
   EXPECT_NE(html.find("and 10 more nodes failing or warning"), std::string::npos);
   EXPECT_NE(html.find(">20 healthy nodes (no check fails or warns).<"), std::string::npos);
+  EXPECT_EQ(html.find("Not examined"), std::string::npos);
+  // A node with nothing failing but almost every check skipped is not called healthy.
+  o.nodes[40].decided = 1;
+  o.nodes[40].skipped = 44;
+  o.nodes[41].decided = 30;
+  o.nodes[41].skipped = 15;
+  auto unexamined = render_html(r, o);
+  EXPECT_NE(unexamined.find(">FAIL: 25 of 50 nodes failing, 5 warning, 19 healthy, 1 not examined (under a quarter of their checks decided)<"),
+            std::string::npos);
+  EXPECT_NE(unexamined.find(">19 healthy nodes (no check fails or warns).<"), std::string::npos);
+  EXPECT_NE(unexamined.find("Not examined: 1 node with nothing failing or warning"), std::string::npos);
+  EXPECT_NE(unexamined.find("<code>n40</code>"), std::string::npos);
   // Not a fleet: the headline stays in findings and a short input list inline.
   auto single = render_html(html_sample());
   EXPECT_NE(single.find(">FAIL: 1 fail, 0 warn, 1 pass, 0 skip, 0 error<"), std::string::npos);
