@@ -104,8 +104,12 @@ Finding perf_summary(const parsers::PerfProfile& p, const std::string& source) {
     f.metric("events_sampled", static_cast<double>(p.other_events.size() + 1));
   }
   if (p.lost) counts += fmt::format(", {:.0f} lost", *p.lost);
-  f.title = fmt::format("{} ({}), {:.2f}% in the kernel{}", counts, layout_name(p.layout), kernel,
+  const std::string scope = p.cpu_list.empty() ? std::string() : fmt::format(", CPU {} only", p.cpu_list);
+  f.title = fmt::format("{} ({}{}), {:.2f}% in the kernel{}", counts, layout_name(p.layout), scope, kernel,
                         top.empty() ? "" : fmt::format("; hottest {} {:.2f}%", top.front().second, top.front().first));
+  if (!p.cpu_list.empty())
+    f.add(source, fmt::format("the capture sampled CPU {} only (its command line's -C): every share is of those CPUs' samples, not of the machine's",
+                              p.cpu_list));
   if (p.recording) {
     const auto& r = *p.recording;
     f.add(source, fmt::format("recorded on {} ({} {}, {} CPUs online){}{}{}", r.hostname.empty() ? "an unnamed host" : r.hostname,
@@ -195,7 +199,8 @@ std::vector<Finding> analyze_perf(const parsers::PerfProfile& p, const std::stri
     if (p.samples > 0) f.metric("samples", p.samples);
     if (share > kThresholdPct) {
       f.status = report::Status::fail;
-      f.title = fmt::format("SMMU command-queue frames hold {:.2f}% of samples as self time (> {:.0f}%)", share, kThresholdPct);
+      f.title = fmt::format("SMMU command-queue frames hold {:.2f}% of {}samples as self time (> {:.0f}%)", share,
+                            p.cpu_list.empty() ? std::string() : fmt::format("CPU {}'s ", p.cpu_list), kThresholdPct);
       f.fix = smmu.front().k->fix;
       f.impact = "CPU cycles spent issuing IOMMU invalidations; in a VM without CMDQV every DMA unmap traps (MoE iterations 12-14% slower at 24% of cycles)";
     } else {

@@ -333,6 +333,7 @@ struct ParserState<PerfProfile> {
   std::vector<std::pair<std::string, double>> sections;
   std::vector<std::size_t> section_start;
   void feed(std::string_view text);
+  bool command_line(std::string_view raw);
   void row(std::string_view line);
   void event_section(std::string_view header_line, std::size_t of_event);
   Parsed<PerfProfile> finish();
@@ -364,6 +365,7 @@ void ParserState<PerfProfile>::feed(std::string_view text) {
     }
     const std::size_t line_begin = static_cast<std::size_t>(raw.data() - text.data()), line_end = line_begin + raw.size();
     if (!percent.within(line_begin, line_end)) {
+      if (command_line(raw)) continue;
       if (perftop.within(line_begin, line_end)) {
         saw_top = true;
         frame.clear();
@@ -395,6 +397,27 @@ void ParserState<PerfProfile>::feed(std::string_view text) {
     }
     row(tooltext::unquote_mail(raw));
   }
+}
+
+// The command a capture was made with, where the person kept it as its first lines ("perf top
+// -C 0 *", "$ perf record -C 0-3 ..."): a perf top layout, and the CPUs it was limited to, whose
+// shares are of those CPUs only, not of the machine's.
+bool ParserState<PerfProfile>::command_line(std::string_view raw) {
+  if (!out.symbols.empty() || !frame.empty()) return false;
+  auto l = sys::trim_ws(tooltext::unquote_mail(raw));
+  if (sys::starts_with(l, "$ ")) l = sys::trim_ws(l.substr(2));
+  const bool top = sys::starts_with(l, "perf top"), record = sys::starts_with(l, "perf record");
+  if (!top && !record) return false;
+  if (top) saw_top = true;
+  const auto w = sys::split_ws(l);
+  for (std::size_t i = 2; i < w.size(); ++i) {
+    std::string_view list;
+    if ((w[i] == "-C" || w[i] == "--cpu") && i + 1 < w.size()) list = w[i + 1];
+    else if (sys::starts_with(w[i], "--cpu=")) list = w[i].substr(6);
+    else if (sys::starts_with(w[i], "-C") && w[i].size() > 2) list = w[i].substr(2);
+    if (!list.empty() && list.find_first_not_of("0123456789,-") == std::string_view::npos) out.cpu_list = std::string(list);
+  }
+  return true;
 }
 
 // "# Samples: 97  of event 'cycles:pp'" (counts may be "3K"): a new event's section of rows.

@@ -52,6 +52,9 @@ struct PerfProfile {
   // counts kept, left out. Empty: one event (or the text does not say).
   std::string event;
   std::vector<std::pair<std::string, double>> other_events;
+  // The CPUs sampled where the capture says they were limited (the command line a `perf top -C 0`
+  // capture starts with): "0", "0-3"; empty: all CPUs, or not said. Its shares are of those CPUs.
+  std::string cpu_list;
 };
 
 // Of several sampled events (name, samples), the one a profile counts: cycles (any modifiers or

@@ -51,6 +51,9 @@ TEST(SharedFixtures, EveryPerfCaptureParses) {
   auto c0 = perf("perf-top-C0-arm-smmu-cmdq-75pct-iommu-list-2020-05.txt");
   EXPECT_EQ(find(c0, "perf.smmu_cmdq").status, Status::fail);
   EXPECT_DOUBLE_EQ(metric(find(c0, "perf.smmu_cmdq"), "smmu_cmdq_pct"), 75.91);
+  // "perf top -C 0 *": a perf top of CPU 0 alone; its shares are of CPU 0's samples, said so.
+  EXPECT_NE(find(c0, "perf.summary").title.find("(perf top, CPU 0 only)"), std::string::npos) << find(c0, "perf.summary").title;
+  EXPECT_NE(find(c0, "perf.smmu_cmdq").title.find("75.91% of CPU 0's samples"), std::string::npos) << find(c0, "perf.smmu_cmdq").title;
   auto quoted = perf("perf-top-arm-smmu-v3-cmdq-nvme-quoted-iommu-list-2020-05.txt");
   EXPECT_EQ(find(quoted, "perf.smmu_cmdq").status, Status::fail);
   EXPECT_DOUBLE_EQ(metric(find(quoted, "perf.smmu_cmdq"), "smmu_cmdq_pct"), 27.43);

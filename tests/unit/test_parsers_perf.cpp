@@ -268,3 +268,27 @@ TEST(ParsersPerf, ReportOfSeveralEventsReadsOneSection) {
   EXPECT_DOUBLE_EQ(p->symbols[0].self_pct, 60.0);
   EXPECT_DOUBLE_EQ(p->symbols[1].self_pct, 40.0);
 }
+
+// The command line a capture starts with says which CPUs it sampled: its shares are of those.
+TEST(ParsersPerf, CommandLineLimitsTheCpusSampled) {
+  const std::string rows = "Samples: 808 of event 'cycles:ppp', Event count (approx.): 469909024\nOverhead Shared Object Symbol\n"
+                           "75.91% [kernel] [k] arm_smmu_cmdq_issue_cmdlist\n3.28% [kernel] [k] arm_smmu_tlb_inv_range\n";
+  struct Case {
+    std::string first;
+    std::string cpus;
+    bool top;
+  };
+  for (const Case& c : {Case{"perf top -C 0 *", "0", true}, Case{"$ perf top --cpu=0-3", "0-3", true},
+                        Case{"$ perf record -C2,5 -g -- sleep 10", "2,5", false}, Case{"perf top -a", "", true},
+                        Case{"perf top -C $CPU", "", true}}) {
+    auto p = parsers::parse_perf(c.first + "\n" + rows);
+    ASSERT_TRUE(p) << c.first << ": " << p.error().describe();
+    EXPECT_EQ(p->cpu_list, c.cpus) << c.first;
+    EXPECT_EQ(p->layout == parsers::PerfProfile::Layout::top, c.top) << c.first;
+    EXPECT_EQ(p->symbols.size(), 2u) << c.first;
+  }
+  // A line naming perf top after the rows started is no command line of this capture.
+  auto later = parsers::parse_perf(rows + "perf top -C 7\n");
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->cpu_list, "");
+}
