@@ -388,13 +388,14 @@ void CollectiveReplay::overlap(const RankAlignment& al, const std::vector<std::v
   std::set<std::int32_t> iterations;
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     auto& st = steps_[i];
-    st.own.assign(n, 0);
+    st.own.clear();
     const std::size_t k = st.match;
     // Chained to the step before only where that step ends at this one's previous collective and
     // both collectives lie in one iteration: the first collective of an iteration waits for the
     // previous iteration's whole chain (its optimizer needs every collective's result).
     st.within = i > 0 && steps_[i - 1].match + 1 == k && k < in.iter_of.size() && in.iter_of[k] >= 0 && in.iter_of[k] == in.iter_of[k - 1];
     if (!st.within) continue;
+    st.own.assign(n, 0);  // only where run() reads it: a job of thousands of ranks holds a vector per step
     ++chained_;
     iterations.insert(in.iter_of[k]);
     const auto& a = al.matches[k - 1];
@@ -402,8 +403,9 @@ void CollectiveReplay::overlap(const RankAlignment& al, const std::vector<std::v
     for (std::size_t r = 0; r < n; ++r) {
       if (st.gap[r] < 0) continue;
       const auto ia = static_cast<std::size_t>(a.index[r]), ib = static_cast<std::size_t>(b.index[r]);
-      const std::int64_t held = std::clamp<std::int64_t>(in.held(r, ranks[r][ia].start, ranks[r][ib].start), 0, b.arrival[r] - a.arrival[r]);
-      st.own[r] = std::max<std::int64_t>(0, b.arrival[r] - a.arrival[r] - held);
+      const std::int64_t between = std::max<std::int64_t>(0, b.arrival[r] - a.arrival[r]);
+      const std::int64_t held = std::clamp<std::int64_t>(in.held(r, ranks[r][ia].start, ranks[r][ib].start), 0, between);
+      st.own[r] = between - held;
       held_[r] += held;
       held_by_coll_[static_cast<std::size_t>(ranks[r][ia].coll)] += held;
     }

@@ -31,7 +31,7 @@ struct DdpIteration {
 // bucket, so that a different rank is last at each AllReduce.
 std::int64_t bucket_ns(const DdpOverlapSpec& s, int r, int b) { return ddp_ns(s.bucket_ms * (1 + 0.1 * ((r + b) % 3 - 1))); }
 
-DdpIteration simulate(const DdpOverlapSpec& s, std::int64_t t0, bool overlapped) {
+DdpIteration ddp_simulate(const DdpOverlapSpec& s, std::int64_t t0, bool overlapped) {
   const auto R = static_cast<std::size_t>(s.ranks), B = static_cast<std::size_t>(s.buckets);
   DdpIteration it;
   it.issue.assign(R, std::vector<std::int64_t>(B));
@@ -77,7 +77,7 @@ Scenario ddp_overlap(const DdpOverlapSpec& spec, DdpOverlapAnswer* answer) {
   constexpr int kForwardKernels = 10, kBucketKernels = 3;
   std::int64_t t0 = kDdpT0;
   for (int i = 0; i < spec.iterations; ++i) {
-    const DdpIteration it = simulate(spec, t0, spec.overlapped);
+    const DdpIteration it = ddp_simulate(spec, t0, spec.overlapped);
     for (std::size_t r = 0; r < R; ++r) {
       auto& gpu = s.gpus[r];
       std::int64_t api = t0 - 400 * kDdpUs;  // the host queues the step's kernels ahead of the GPU
@@ -107,8 +107,8 @@ Scenario ddp_overlap(const DdpOverlapSpec& spec, DdpOverlapAnswer* answer) {
   }
   if (answer) {
     // Every iteration alike: one simulated from any start is the step.
-    answer->step_ms = static_cast<double>(simulate(spec, 0, spec.overlapped).next) / 1e6;
-    answer->overlapped_step_ms = static_cast<double>(simulate(spec, 0, true).next) / 1e6;
+    answer->step_ms = static_cast<double>(ddp_simulate(spec, 0, spec.overlapped).next) / 1e6;
+    answer->overlapped_step_ms = static_cast<double>(ddp_simulate(spec, 0, true).next) / 1e6;
   }
   return s;
 }
