@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     const auto at = sc.find(':');
     int got = std::sscanf(sc.c_str() + at, ":%d:%d:%d%n", &spec.stages, &spec.microbatches, &spec.slow_stage, &used);
     const std::string rest = got == 3 ? sc.substr(at + static_cast<std::size_t>(used)) : "?";
-    if ((rest != "" && rest != ":nopeers") || spec.stages < 2 || spec.stages > 1024 || spec.microbatches < 1 || spec.microbatches > 4096 ||
+    if ((!rest.empty() && rest != ":nopeers") || spec.stages < 2 || spec.stages > 1024 || spec.microbatches < 1 || spec.microbatches > 4096 ||
         spec.slow_stage >= spec.stages) {
       std::fprintf(stderr, "gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers]\n");
       return 2;
@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
     int used = 0;
     const int got = std::sscanf(sc.c_str(), "ddp:%d:%d%n", &spec.ranks, &spec.buckets, &used);
     const std::string rest = got == 2 ? sc.substr(static_cast<std::size_t>(used)) : "?";
-    if ((rest != "" && rest != ":overlapped") || spec.ranks < 1 || spec.ranks > 100000 || spec.buckets < 1 || spec.buckets > 1000) {
+    if ((!rest.empty() && rest != ":overlapped") || spec.ranks < 1 || spec.ranks > 100000 || spec.buckets < 1 || spec.buckets > 1000) {
       std::fprintf(stderr, "ddp:RANKS:BUCKETS[:overlapped]\n");
       return 2;
     }
