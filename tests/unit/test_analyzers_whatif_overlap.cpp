@@ -14,6 +14,7 @@
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
 #include "profile_read.hpp"
+#include "tree.hpp"
 
 namespace perfgap {
 namespace {
@@ -60,6 +61,30 @@ void expect_generators_saving(const gen::DdpOverlapSpec& spec) {
   EXPECT_EQ(f->status, 100 * saved / step >= 5 ? Status::warn : Status::pass) << f->title;
   const auto& exposed = fixture::find(run.analyze, "profile.exposed_comm", "all");
   EXPECT_NEAR(fixture::metric(*f, "exposed_ms_per_iter"), fixture::metric(exposed, "exposed_ms_per_iter"), 0.005) << exposed.title;
+}
+
+// The same job as nsys exports (one per rank, its node named; ProfilerStep#N as NVTX ranges):
+// the same saving as from the Kineto traces, the generator's.
+TEST(WhatifOverlap, NsysExportsGiveTheGeneratorsSaving) {
+  gen::DdpOverlapSpec spec;
+  gen::DdpOverlapAnswer answer;
+  const auto s = gen::ddp_overlap(spec, &answer);
+  fixture::TempDir d;
+  std::vector<std::string> files;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    files.push_back(d.file("rank" + std::to_string(g) + ".sqlite"));
+    ASSERT_EQ(gen::write_nsys_sqlite(gen::rank_of(s, g), files.back()), "");
+  }
+  analyzers::ProfileReader read = [](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
+    auto p = parsers::read_nsys_sqlite(fixture::read_file(f));
+    if (!p) return tl::unexpected(p.error().describe());
+    return std::move(*p);
+  };
+  const auto fs = analyzers::whatif_profile_job(files, read, {}, {}, 2).findings;
+  ASSERT_EQ(fixture::find(fs, "whatif.replay").status, Status::pass) << fixture::find(fs, "whatif.replay").title;
+  const auto* f = overlap_of(fs);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(fixture::metric(*f, "saved_ms_per_iter"), answer.step_ms - answer.overlapped_step_ms, kOverlapSavingPct / 100 * answer.step_ms) << f->title;
 }
 
 // A job whose compute waits for each bucket's AllReduce: overlapping saves what the generator's
