@@ -76,6 +76,10 @@ struct Replay {
   double sized_transfer = 0;                // their transfers as measured (ns)
   double sized_at_1gbps = 0;                // their transfers at 1 GB/s bus bandwidth (ns): / sized_transfer is their busbw
   std::size_t at_known_busbw = 0;           // of them, steps ReplayChange::busbw_at knew a bandwidth for
+  // Over whole iterations only (CollectiveReplay::overlap found their bounds; else 0): from the
+  // end of one iteration's last collective to the end of a later one's. A capture's first and
+  // last iterations enter the replay in part, and the parts are not shaped like a whole step.
+  std::int64_t whole_measured = 0, whole_replayed = 0;
 };
 // One change to the job, replayed (docs/WHATIF.md): what each rank and collective would do instead.
 struct ReplayChange {
@@ -112,13 +116,18 @@ class CollectiveReplay {
   // collectives of one iteration, less the time its compute was held by collectives in between.
   void overlap(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks, const OverlapInput& in);
   // Per rank: the time its compute was held by collectives within iterations, summed over the
-  // replayed steps that overlap() could chain (ns).
+  // whole iterations replayed (Replay::whole_*), else over every step overlap() could chain (ns).
   const std::vector<std::int64_t>& held() const { return held_; }
   // Of held(), summed over the ranks, by the collective that held the compute (Coll's index).
   const std::array<std::int64_t, parsers::kCollCount>& held_by_coll() const { return held_by_coll_; }
-  // Steps chained to the one before within an iteration (overlap()), and the iterations they lie in.
+  // Steps chained to the one before within an iteration (overlap()), and the iterations held()
+  // counts (the whole iterations, else those the chained steps lie in).
   std::size_t chained() const { return chained_; }
-  std::size_t chained_iterations() const { return chained_iterations_; }
+  std::size_t held_iterations() const { return held_iterations_; }
+  // Steps whose collective starts on some rank before the previous one has ended there: the
+  // collectives of several communicators running at once on their own streams, not one chain.
+  std::size_t concurrent() const { return concurrent_; }
+  std::size_t steps() const { return steps_.size(); }
   // The timeline with the ranks in `on_time` arriving, at every collective, no later than the
   // median of the other ranks; an empty set replays it as measured.
   Replay run(const std::vector<bool>& on_time) const { return run(ReplayChange{on_time, false, 0, {}}); }
@@ -147,7 +156,8 @@ class CollectiveReplay {
   std::vector<Step> steps_;
   std::vector<std::int64_t> excess_, host_wait_, arriving_, held_;
   std::array<std::int64_t, parsers::kCollCount> held_by_coll_{};
-  std::size_t chained_ = 0, chained_iterations_ = 0;
+  std::size_t chained_ = 0, held_iterations_ = 0, concurrent_ = 0;
+  std::size_t whole_lo_ = 0, whole_hi_ = 0;  // the steps of whole iterations: [lo, hi); empty: none
 };
 
 // One input (a rank's trace) of a job, as the rank-set check sees it before anything is judged.

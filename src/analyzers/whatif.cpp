@@ -22,6 +22,9 @@ constexpr double kReplayTolerancePct = 5;
 // The ranks and nodes replayed one by one: those arriving latest (a replay is a pass over every
 // collective of every rank).
 constexpr std::size_t kSubjectsReplayed = 8;
+// Collectives starting before the previous one ended, in this share of the steps or more: not
+// one chain of collectives, and the overlap change is not replayed.
+constexpr double kConcurrentPct = 5;
 
 // What is replayed: the job's collectives on one clock (several ranks), one rank's own
 // collectives, a pipeline's sends and receives paired, or nothing to replay.
@@ -121,6 +124,15 @@ void overlap_input(const Analysis& an, const RankAlignment& al, const std::vecto
   in.iter_of = windows_of(al, seqs[al.reference], an.gpus[j.gpu[al.reference]].wins);
   in.held = [&held](std::size_t r, std::int64_t from, std::int64_t to) { return measure(held[r], from, to); };
   j.replayer.overlap(al, seqs, in);
+  // The change chains the collectives on one stream in issue order; where a notable share run
+  // beside each other (several communicators' streams: TorchRec's sparse and dense groups), that
+  // chain is not the job's and the saving would be the model's, not the job's.
+  const std::size_t c = j.replayer.concurrent(), steps = j.replayer.steps();
+  if (steps > 0 && 100.0 * static_cast<double>(c) / static_cast<double>(steps) >= kConcurrentPct)
+    j.overlap_why = fmt::format("{} of the {} collective-to-collective steps start a collective before the previous one has ended (the "
+                                "collectives of several communicators running at once on their own streams): the change's one chain of "
+                                "collectives in issue order is not this job's",
+                                c, steps);
 }
 
 Job replayable(const Digest& d, Analysis& an) {
@@ -234,6 +246,7 @@ struct Tried {
   std::string skip_why{};    // not replayed: the traces cannot decide it (a skip finding says why)
   // The subject as numbers, after the savings' (whatif.stage: its stage index, the stages, its ranks).
   std::vector<std::pair<std::string, double>> metrics{};
+  bool whole_iterations = false;  // the saving's share over the replay's whole iterations (Replay::whole_*)
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
@@ -244,8 +257,14 @@ constexpr const char* kNoLaunchCalls =
 Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   Finding f = started("whatif." + t.kind, "workload", t.subject);
   const Replay cf = j.pipeline ? j.pipe.run(t.pchange) : j.replayer.run(t.change);
-  const double base = static_cast<double>(j.base.replayed);
-  const double saved_frac = base > 0 ? std::max(0.0, (base - static_cast<double>(cf.replayed)) / base) : 0;
+  double base = static_cast<double>(j.base.replayed), changed = static_cast<double>(cf.replayed);
+  // Over whole iterations where the replay knows them (whatif.overlap: a capture's partial first
+  // iteration holds more of the collectives it can hide than a whole step does).
+  if (t.whole_iterations && cf.whole_measured > 0) {
+    const Replay as_measured = j.replayer.run(ReplayChange{});
+    base = static_cast<double>(as_measured.whole_replayed), changed = static_cast<double>(cf.whole_replayed);
+  }
+  const double saved_frac = base > 0 ? std::max(0.0, (base - changed) / base) : 0;
   const double step = j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured);
   const double saved = saved_frac * step;
   f.metric("saved_ms_per_iter", ms(saved));
@@ -275,13 +294,20 @@ Tried overlap_change(const Job& j) {
           ReplayChange{},
           {}};
   t.change.overlap = true;
+  t.whole_iterations = true;
   if (!j.overlap_why.empty()) {
     t.skip_why = "communication overlap not replayed: " + j.overlap_why;
     return t;
   }
-  // Per iteration as profile.exposed_comm counts it: over the iterations whose collectives chain.
+  // Per rank and iteration as the saving is (its share of the whole iterations replayed, of the
+  // replayed step), so that the saving never reads larger than what it hides; else per iteration
+  // whose collectives chain.
   const auto& rp = j.replayer;
-  const double per_rank_iter = static_cast<double>(std::max<std::size_t>(1, rp.held().size()) * std::max<std::size_t>(1, rp.chained_iterations()));
+  const Replay m = rp.run(ReplayChange{});
+  const double ranks = static_cast<double>(std::max<std::size_t>(1, rp.held().size()));
+  const double step = j.base.measured > 0 ? j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured) : 0;
+  const double per_rank_iter = m.whole_measured > 0 && step > 0 ? ranks * static_cast<double>(m.whole_measured) / step
+                                                                 : ranks * static_cast<double>(std::max<std::size_t>(1, rp.held_iterations()));
   double sum = 0;
   for (auto h : rp.held()) sum += static_cast<double>(h);
   const double held_ms = ms(sum / per_rank_iter);

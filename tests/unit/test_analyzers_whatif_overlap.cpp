@@ -105,7 +105,9 @@ TEST(WhatifOverlap, ExposedBucketsSaveWhatTheOverlappedScheduleSaves) {
   for (const auto& e : f->evidence) ev += e.observed + "\n";
   EXPECT_NE(ev.find("profile.exposed_comm"), std::string::npos) << ev;
   EXPECT_NE(ev.find("not modelled"), std::string::npos) << ev;
-  EXPECT_GT(fixture::metric(*f, "held_ms_per_iter"), 0);
+  // Over whole iterations the generator's saving to the microsecond, and the held time with it.
+  EXPECT_NEAR(fixture::metric(*f, "saved_ms_per_iter"), answer.step_ms - answer.overlapped_step_ms, 0.01) << f->title;
+  EXPECT_GE(fixture::metric(*f, "held_ms_per_iter") + 0.01, fixture::metric(*f, "saved_ms_per_iter"));
   // It is the change that saves most here, sorted with the others.
   double previous = INFINITY;
   for (const auto& g : run.whatif) {
@@ -198,7 +200,14 @@ TEST(WhatifOverlap, RealTracesSayWhatIsExposed) {
     if (fixture::find(fs, "whatif.replay").status != Status::pass) continue;
     const auto* f = overlap_of(fs);
     ASSERT_NE(f, nullptr) << file;
+    // TorchRec's rank of 16: its sparse and dense groups' collectives run at once on three streams.
+    if (file.find("ws16_rank0_sendrecv") != std::string::npos) {
+      EXPECT_EQ(f->status, Status::skip) << f->title;
+      EXPECT_NE(f->title.find("several communicators"), std::string::npos) << f->title;
+    }
     if (f->status == Status::skip) continue;
+    // What it hides is what the compute waited for: the saving is never above it.
+    EXPECT_LE(fixture::metric(*f, "saved_ms_per_iter"), fixture::metric(*f, "held_ms_per_iter") + 0.01) << file;
     ++seen;
     EXPECT_GE(fixture::metric(*f, "saved_ms_per_iter"), 0) << file;
     EXPECT_LE(fixture::metric(*f, "saved_ms_per_iter"), fixture::metric(*f, "step_ms_per_iter")) << file;
