@@ -97,6 +97,10 @@ Scenario ddp_overlap(const DdpOverlapSpec& spec, DdpOverlapAnswer* answer) {
           add(from + len * k / kBucketKernels, from + len * (k + 1) / kBucketKernels, "sm90_xmma_gemm_bf16_bwd" + std::to_string(b * kBucketKernels + static_cast<std::size_t>(k)), 7);
         Kernel* ar = add(it.nccl_start[r][b], it.end[b], "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 20);
         ar->collective = "allreduce", ar->nelems = 1 << 22;
+        if (spec.concurrent_allgather && b == 0) {
+          Kernel* ag = add(it.end[b] - 100 * kDdpUs, it.end[b] + 100 * kDdpUs, "ncclKernel_AllGather_RING_LL_Sum_int8(ncclWorkElem)", 21);
+          ag->collective = "allgather", ag->nelems = 1 << 16;
+        }
       }
       std::int64_t opt = it.end.back();
       for (std::size_t q = 0; q < R; ++q) opt = std::max(opt, it.issue[q].back());

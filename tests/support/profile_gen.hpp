@@ -152,6 +152,10 @@ struct DdpOverlapSpec {
   int ranks = 4, iterations = 10, buckets = 4;
   bool overlapped = false;
   bool steps = true;  // ProfilerStep#N ranges; false: none (iterations only from the timeline's period)
+  // Per iteration a 0.2 ms AllGather of another communicator on its own stream, starting 0.1 ms
+  // before the first bucket's AllReduce ends (two communicators' collectives at once; the
+  // schedule and its answers are unchanged).
+  bool concurrent_allgather = false;
   double forward_ms = 20, bucket_ms = 6, allreduce_ms = 5, optimizer_ms = 2;
 };
 struct DdpOverlapAnswer {

@@ -178,6 +178,15 @@ TEST(WhatifOverlap, SkipsWhereTheTracesCannotDecide) {
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->status, Status::skip) << g->title;
   EXPECT_NE(g->title.find("step annotations"), std::string::npos) << g->title;
+  // Two communicators' collectives at once on their own streams: not one chain.
+  gen::DdpOverlapSpec two;
+  two.concurrent_allgather = true;
+  const auto c = overlap_run(gen::ddp_overlap(two));
+  ASSERT_EQ(fixture::find(c.whatif, "whatif.replay").status, Status::pass) << fixture::find(c.whatif, "whatif.replay").title;
+  const auto* h = overlap_of(c.whatif);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->status, Status::skip) << h->title;
+  EXPECT_NE(h->title.find("several communicators"), std::string::npos) << h->title;
 }
 
 // The real public Kineto traces (../shared/fixtures/profiles): where the replay holds, the overlap
