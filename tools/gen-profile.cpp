@@ -14,6 +14,11 @@
 // stage SLOW_STAGE (-1: none) computes 1.5x longer, and prints the generator's own answers: the
 // step and the step with the slow stage computing as the others do (ms); `nopeers`: the
 // kernels name no peer (traces before PyTorch's "Dst Rank"/"Src Rank").
+//   perfgap-gen-profile ddp:RANKS:BUCKETS[:overlapped] kineto|nsys OUTDIR
+// writes one file per rank of a data-parallel job whose gradients are all-reduced in BUCKETS
+// buckets (profile_gen.hpp gen::ddp_overlap), each bucket's compute waiting for the previous
+// AllReduce (or, `overlapped`, running on under it), and prints the generator's own answers: the
+// step and the step with the compute running on under the AllReduces (ms).
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -58,8 +63,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s exposed|exposed-tuned|launch-bound|overlapped|moe-deepep|nvshmem|pipeline|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
                  "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR\n"
-                 "       %s gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers] kineto|nsys OUTDIR\n",
-                 argv[0], argv[0], argv[0]);
+                 "       %s gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers] kineto|nsys OUTDIR\n"
+                 "       %s ddp:RANKS:BUCKETS[:overlapped] kineto|nsys OUTDIR\n",
+                 argv[0], argv[0], argv[0], argv[0]);
     return 2;
   }
   std::string sc = argv[1], kind = argv[2], out = argv[3];
@@ -93,7 +99,7 @@ int main(int argc, char** argv) {
     const auto at = sc.find(':');
     int got = std::sscanf(sc.c_str() + at, ":%d:%d:%d%n", &spec.stages, &spec.microbatches, &spec.slow_stage, &used);
     const std::string rest = got == 3 ? sc.substr(at + static_cast<std::size_t>(used)) : "?";
-    if ((rest != "" && rest != ":nopeers") || spec.stages < 2 || spec.stages > 1024 || spec.microbatches < 1 || spec.microbatches > 4096 ||
+    if ((!rest.empty() && rest != ":nopeers") || spec.stages < 2 || spec.stages > 1024 || spec.microbatches < 1 || spec.microbatches > 4096 ||
         spec.slow_stage >= spec.stages) {
       std::fprintf(stderr, "gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers]\n");
       return 2;
@@ -102,6 +108,21 @@ int main(int argc, char** argv) {
     PipelineAnswer answer;
     const Scenario s = pipeline_job(spec, &answer);
     std::printf("step_ms %.3f\nbalanced_step_ms %.3f\n", answer.step_ms, answer.balanced_step_ms);
+    return write_ranks(s, kind, out);
+  }
+  if (sc.rfind("ddp:", 0) == 0) {
+    DdpOverlapSpec spec;
+    int used = 0;
+    const int got = std::sscanf(sc.c_str(), "ddp:%d:%d%n", &spec.ranks, &spec.buckets, &used);
+    const std::string rest = got == 2 ? sc.substr(static_cast<std::size_t>(used)) : "?";
+    if ((!rest.empty() && rest != ":overlapped") || spec.ranks < 1 || spec.ranks > 100000 || spec.buckets < 1 || spec.buckets > 1000) {
+      std::fprintf(stderr, "ddp:RANKS:BUCKETS[:overlapped]\n");
+      return 2;
+    }
+    spec.overlapped = !rest.empty();
+    DdpOverlapAnswer answer;
+    const Scenario s = ddp_overlap(spec, &answer);
+    std::printf("step_ms %.3f\noverlapped_step_ms %.3f\n", answer.step_ms, answer.overlapped_step_ms);
     return write_ranks(s, kind, out);
   }
   Scenario s;

@@ -69,7 +69,7 @@ double busbw_at(const BusbwCurve& c, std::uint64_t bytes);
 // The job read as analyze_profile_job reads it, then replayed (analyzers/whatif.cpp,
 // docs/WHATIF.md): whatif.replay (the replayed step against the measured one), then one finding
 // per change tried, sorted by what it saves: whatif.late_set, whatif.rank, whatif.node,
-// whatif.launch, whatif.busbw; profile.ranks first when the traces are several.
+// whatif.launch, whatif.overlap, whatif.busbw; profile.ranks first when the traces are several.
 ProfileJob whatif_profile_job(const std::vector<std::string>& files, const RankReader& read, const ProfileOptions& o, const WhatifOptions& w,
                               std::size_t threads);
 inline ProfileJob whatif_profile_job(const std::vector<std::string>& files, const ProfileReader& read, const ProfileOptions& o, const WhatifOptions& w,

@@ -299,6 +299,7 @@ CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<st
     st.median = median_gap(st.gap);
     st.transfer = std::max<std::int64_t>(0, b.end - b.last);
     st.measured = b.end - a.end;
+    st.match = k;
     const auto& c = ranks[al.reference][b.ref_index];
     st.coll = c.coll;
     st.bytes = c.bytes;
@@ -316,6 +317,10 @@ CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<st
 
 Replay CollectiveReplay::run(const ReplayChange& change) const {
   Replay out;
+  // Overlapped: per rank, where it issued the previous collective, from that collective's end
+  // in the replay (negative: before it ended).
+  constexpr std::int64_t kNone = INT64_MIN;
+  std::vector<std::int64_t> issued(change.overlap ? excess_.size() : 0, kNone);
   const auto& on_time = change.on_time;
   auto in_set = [&](std::size_t r) { return r < on_time.size() && on_time[r]; };
   const bool any = std::find(on_time.begin(), on_time.end(), true) != on_time.end();
@@ -336,10 +341,19 @@ Replay CollectiveReplay::run(const ReplayChange& change) const {
     }
     std::int64_t last = 0;
     for (std::size_t r = 0; r < st.gap.size(); ++r) {
-      if (st.gap[r] < 0) continue;
+      if (st.gap[r] < 0) {
+        if (change.overlap) issued[r] = kNone;  // not at this collective: its next waits as measured
+        continue;
+      }
       std::int64_t g = st.gap[r];
       if (change.no_host_wait) g -= st.host[r];
       if (in_set(r)) g = std::min(g, pace);
+      if (change.overlap) {
+        // Overlapped: the rank issues this collective its own time after it issued the previous
+        // one (never later than waiting for it, as measured); `last` counts from the chain's end.
+        if (st.within && issued[r] != kNone) g = std::min(g, issued[r] + st.own[r]);
+        issued[r] = g;
+      }
       last = std::max(last, g);
     }
     std::int64_t transfer = st.transfer;
@@ -358,8 +372,70 @@ Replay CollectiveReplay::run(const ReplayChange& change) const {
     out.measured += st.measured;
     out.replayed += last + transfer;
     ++out.intervals;
+    if (const auto i = static_cast<std::size_t>(&st - steps_.data()); i >= whole_lo_ && i < whole_hi_) {
+      out.whole_measured += st.measured;
+      out.whole_replayed += last + transfer;
+    }
+    // The issue points, from the new chain end: a rank ahead of the chain is still ahead.
+    if (change.overlap)
+      for (auto& t : issued)
+        if (t != kNone) t -= last + transfer;
   }
   return out;
+}
+
+void CollectiveReplay::overlap(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks, const OverlapInput& in) {
+  const std::size_t n = ranks.size();
+  held_.assign(n, 0);
+  held_by_coll_.fill(0);
+  chained_ = held_iterations_ = concurrent_ = 0;
+  for (const auto& st : steps_) {
+    const auto& a = al.matches[st.match - 1];
+    const auto& b = al.matches[st.match];
+    for (std::size_t r = 0; r < n; ++r)
+      if (st.gap[r] >= 0 && ranks[r][static_cast<std::size_t>(b.index[r])].start < ranks[r][static_cast<std::size_t>(a.index[r])].end) {
+        ++concurrent_;
+        break;
+      }
+  }
+  auto iter = [&](std::size_t k) { return k < in.iter_of.size() ? in.iter_of[k] : -1; };
+  // A step that starts an iteration: its previous collective is the last of the iteration before.
+  // The steps from the first such one to the last one cover whole iterations.
+  std::vector<std::size_t> starts;
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const std::size_t k = steps_[i].match;
+    if (iter(k) >= 0 && iter(k - 1) >= 0 && iter(k) != iter(k - 1)) starts.push_back(i);
+  }
+  whole_lo_ = whole_hi_ = 0;
+  if (starts.size() >= 2) whole_lo_ = starts.front(), whole_hi_ = starts.back(), held_iterations_ = starts.size() - 1;
+  std::set<std::int32_t> iterations;
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    auto& st = steps_[i];
+    st.own.clear();
+    const std::size_t k = st.match;
+    // Chained to the step before only where that step ends at this one's previous collective and
+    // both collectives lie in one iteration: the first collective of an iteration waits for the
+    // previous iteration's whole chain (its optimizer needs every collective's result).
+    st.within = i > 0 && steps_[i - 1].match + 1 == k && iter(k) >= 0 && iter(k) == iter(k - 1);
+    if (!st.within) continue;
+    st.own.assign(n, 0);  // only where run() reads it: a job of thousands of ranks holds a vector per step
+    ++chained_;
+    const bool counted = whole_hi_ > whole_lo_ ? i >= whole_lo_ && i < whole_hi_ : true;
+    if (counted) iterations.insert(iter(k));
+    const auto& a = al.matches[k - 1];
+    const auto& b = al.matches[k];
+    for (std::size_t r = 0; r < n; ++r) {
+      if (st.gap[r] < 0) continue;
+      const auto ia = static_cast<std::size_t>(a.index[r]), ib = static_cast<std::size_t>(b.index[r]);
+      const std::int64_t between = std::max<std::int64_t>(0, b.arrival[r] - a.arrival[r]);
+      const std::int64_t held = std::clamp<std::int64_t>(in.held(r, ranks[r][ia].start, ranks[r][ib].start), 0, between);
+      st.own[r] = between - held;
+      if (!counted) continue;
+      held_[r] += held;
+      held_by_coll_[static_cast<std::size_t>(ranks[r][ia].coll)] += held;
+    }
+  }
+  if (whole_hi_ == whole_lo_) held_iterations_ = iterations.size();
 }
 
 namespace {

@@ -5,6 +5,7 @@
 // builds the findings).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -75,6 +76,10 @@ struct Replay {
   double sized_transfer = 0;                // their transfers as measured (ns)
   double sized_at_1gbps = 0;                // their transfers at 1 GB/s bus bandwidth (ns): / sized_transfer is their busbw
   std::size_t at_known_busbw = 0;           // of them, steps ReplayChange::busbw_at knew a bandwidth for
+  // Over whole iterations only (CollectiveReplay::overlap found their bounds; else 0): from the
+  // end of one iteration's last collective to the end of a later one's. A capture's first and
+  // last iterations enter the replay in part, and the parts are not shaped like a whole step.
+  std::int64_t whole_measured = 0, whole_replayed = 0;
 };
 // One change to the job, replayed (docs/WHATIF.md): what each rank and collective would do instead.
 struct ReplayChange {
@@ -84,6 +89,18 @@ struct ReplayChange {
   // Else, where given: the bus bandwidth (GB/s) a collective of this kind and size reaches (a
   // healthy nccl-tests run); 0 where unknown (the collective keeps its time).
   std::function<double(parsers::Coll, std::uint64_t bytes)> busbw_at;
+  // Communication overlapped (whatif.overlap): within an iteration each rank computes at its own
+  // pace, not waiting for its collectives; the collectives run in issue order, each once its last
+  // rank has issued it and the one before has ended; the first collective of the next iteration
+  // (the optimizer and the next forward before it) waits for the whole chain. Needs overlap().
+  bool overlap = false;
+};
+// What the overlap change needs of the job: per match of the alignment, the iteration it lies
+// in (-1: none), and per rank the time its compute was held by collectives between two instants
+// of its own clock (its collective kernels with no compute kernel running beside them).
+struct OverlapInput {
+  std::vector<std::int32_t> iter_of;
+  std::function<std::int64_t(std::size_t rank, std::int64_t from, std::int64_t to)> held;
 };
 // nccl-tests' bus-bandwidth factor: busbw = size / time x factor (all-reduce 2(n-1)/n, all-gather,
 // reduce-scatter and all-to-all (n-1)/n, broadcast and reduce 1).
@@ -95,6 +112,22 @@ class CollectiveReplay {
   CollectiveReplay() = default;
   CollectiveReplay(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks);
   Replay run(const ReplayChange& change) const;
+  // Reads what ReplayChange::overlap replays: each rank's own time between its arrivals at two
+  // collectives of one iteration, less the time its compute was held by collectives in between.
+  void overlap(const RankAlignment& al, const std::vector<std::vector<RankCollective>>& ranks, const OverlapInput& in);
+  // Per rank: the time its compute was held by collectives within iterations, summed over the
+  // whole iterations replayed (Replay::whole_*), else over every step overlap() could chain (ns).
+  const std::vector<std::int64_t>& held() const { return held_; }
+  // Of held(), summed over the ranks, by the collective that held the compute (Coll's index).
+  const std::array<std::int64_t, parsers::kCollCount>& held_by_coll() const { return held_by_coll_; }
+  // Steps chained to the one before within an iteration (overlap()), and the iterations held()
+  // counts (the whole iterations, else those the chained steps lie in).
+  std::size_t chained() const { return chained_; }
+  std::size_t held_iterations() const { return held_iterations_; }
+  // Steps whose collective starts on some rank before the previous one has ended there: the
+  // collectives of several communicators running at once on their own streams, not one chain.
+  std::size_t concurrent() const { return concurrent_; }
+  std::size_t steps() const { return steps_.size(); }
   // The timeline with the ranks in `on_time` arriving, at every collective, no later than the
   // median of the other ranks; an empty set replays it as measured.
   Replay run(const std::vector<bool>& on_time) const { return run(ReplayChange{on_time, false, 0, {}}); }
@@ -116,9 +149,15 @@ class CollectiveReplay {
     std::int64_t at_busbw = -1;      // its transfer at ReplayChange::busbw_gbps = 1 GB/s (ns); -1: size unknown
     parsers::Coll coll = parsers::Coll::none;
     std::uint64_t bytes = 0;         // its size (nccl-tests' size); 0: unknown
+    std::size_t match = 0;           // its collective's index in the alignment's matches
+    bool within = false;             // overlap(): the previous step ends at the collective before, in the same iteration
+    std::vector<std::int64_t> own;   // overlap(): per rank, its own time since its arrival at the previous collective
   };
   std::vector<Step> steps_;
-  std::vector<std::int64_t> excess_, host_wait_, arriving_;
+  std::vector<std::int64_t> excess_, host_wait_, arriving_, held_;
+  std::array<std::int64_t, parsers::kCollCount> held_by_coll_{};
+  std::size_t chained_ = 0, held_iterations_ = 0, concurrent_ = 0;
+  std::size_t whole_lo_ = 0, whole_hi_ = 0;  // the steps of whole iterations: [lo, hi); empty: none
 };
 
 // One input (a rank's trace) of a job, as the rank-set check sees it before anything is judged.

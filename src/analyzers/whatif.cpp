@@ -22,6 +22,9 @@ constexpr double kReplayTolerancePct = 5;
 // The ranks and nodes replayed one by one: those arriving latest (a replay is a pass over every
 // collective of every rank).
 constexpr std::size_t kSubjectsReplayed = 8;
+// Collectives starting before the previous one ended, in this share of the steps or more: not
+// one chain of collectives, and the overlap change is not replayed.
+constexpr double kConcurrentPct = 5;
 
 // What is replayed: the job's collectives on one clock (several ranks), one rank's own
 // collectives, a pipeline's sends and receives paired, or nothing to replay.
@@ -38,6 +41,8 @@ struct Job {
   double step_ns = 0;                  // the measured step: the iterations' mean window
   std::size_t iterations = 0;          // windows
   std::string why_not;                 // nothing to replay: why
+  std::string overlap_why;             // the overlap change cannot be decided: why ("" where it can)
+  double exposed_ns = 0, wait_ns = 0;  // per iteration, mean over GPUs: exposed communication (profile.exposed_comm), waiting for a later rank
 };
 
 // One rank's collectives as an alignment of one: each matched with itself, its arrival its start.
@@ -86,10 +91,56 @@ void pipeline_job(const Digest& d, const Analysis& an, Job& j) {
   j.base = j.pipe.run(PipelineChange{});
 }
 
+// Per match, the window of `wins` its collective starts in (as the cross-rank figures number
+// them); -1 outside every window.
+std::vector<std::int32_t> windows_of(const RankAlignment& al, const std::vector<RankCollective>& ref, const std::vector<Win>& wins) {
+  std::vector<std::int32_t> out(al.matches.size(), -1);
+  for (std::size_t k = 0; k < al.matches.size(); ++k) {
+    const auto t = ref[al.matches[k].ref_index].start;
+    auto w = std::upper_bound(wins.begin(), wins.end(), t, [](std::int64_t x, const Win& v) { return x < v.s; });
+    if (w == wins.begin() || t >= (w - 1)->e) continue;
+    out[k] = static_cast<std::int32_t>(w - 1 - wins.begin());
+  }
+  return out;
+}
+
+// Reads what the overlap change needs (CollectiveReplay::overlap): the iterations the replay's
+// collectives lie in, and per rank the time its compute was held by its collectives (their
+// kernels with no compute kernel beside them: the digest keeps compute where communication runs).
+void overlap_input(const Analysis& an, const RankAlignment& al, const std::vector<std::vector<RankCollective>>& seqs, Job& j) {
+  if (!an.iterations || (an.method_kind != "step" && an.method_kind != "range")) {
+    j.overlap_why = an.iterations ? "the iterations are " + an.method +
+                                        ", not the job's own step annotations: where a step ends, and so which collectives its end waits for, is unknown"
+                                  : "no iterations found (profile.iterations): where a step ends, and so which collectives its end waits for, is unknown";
+    return;
+  }
+  std::vector<Ivs> held(seqs.size());
+  for (std::size_t r = 0; r < seqs.size(); ++r) {
+    Ivs colls;
+    for (const auto& c : seqs[r]) push(colls, c.start, c.end);
+    held[r] = minus(colls, an.gpus[j.gpu[r]].compute);
+  }
+  OverlapInput in;
+  in.iter_of = windows_of(al, seqs[al.reference], an.gpus[j.gpu[al.reference]].wins);
+  in.held = [&held](std::size_t r, std::int64_t from, std::int64_t to) { return measure(held[r], from, to); };
+  j.replayer.overlap(al, seqs, in);
+  // The change chains the collectives on one stream in issue order; where a notable share run
+  // beside each other (several communicators' streams: TorchRec's sparse and dense groups), that
+  // chain is not the job's and the saving would be the model's, not the job's.
+  const std::size_t c = j.replayer.concurrent(), steps = j.replayer.steps();
+  if (steps > 0 && 100.0 * static_cast<double>(c) / static_cast<double>(steps) >= kConcurrentPct)
+    j.overlap_why = fmt::format("{} of the {} collective-to-collective steps start a collective before the previous one has ended (the "
+                                "collectives of several communicators running at once on their own streams): the change's one chain of "
+                                "collectives in issue order is not this job's",
+                                c, steps);
+}
+
 Job replayable(const Digest& d, Analysis& an) {
   Job j;
   j.world = recorded_world(d);
   j.step_ns = an.per_iter.len;
+  j.exposed_ns = an.per_iter.exposed_all;
+  j.wait_ns = an.per_iter.wait;
   j.iterations = an.iteration_count;
   const auto& xr = an.xr;
   bool collectives = false, p2p = false;
@@ -106,15 +157,18 @@ Job replayable(const Digest& d, Analysis& an) {
     j.late_set = xr.late_set;
     for (std::size_t r = 0; r < xr.gpu.size(); ++r) j.name.push_back(rank_name(d, xr, r));
     if (j.base.intervals == 0) j.why_not = "the ranks' collectives could not be put on one clock (profile.straggler says why)";
+    else overlap_input(an, xr.al, xr.seqs, j);
     return j;
   }
   for (std::size_t g = 0; g < an.gpus.size(); ++g) {
     const auto& seq = an.gpus[g].seq;
     if (seq.size() < 2) continue;
-    j.replayer = CollectiveReplay(alone(seq), {seq});
+    const RankAlignment al = alone(seq);
+    j.replayer = CollectiveReplay(al, {seq});
     j.base = j.replayer.run(ReplayChange{});
     j.gpu = {g};
     j.name = {gpu_name(d, g)};
+    overlap_input(an, al, {seq}, j);
     return j;
   }
   j.why_not = "no NCCL collectives or send/recv: nothing ties the step to other ranks, so the step is the GPU's own timeline (profile.gpu_idle "
@@ -192,6 +246,7 @@ struct Tried {
   std::string skip_why{};    // not replayed: the traces cannot decide it (a skip finding says why)
   // The subject as numbers, after the savings' (whatif.stage: its stage index, the stages, its ranks).
   std::vector<std::pair<std::string, double>> metrics{};
+  bool whole_iterations = false;  // the saving's share over the replay's whole iterations (Replay::whole_*)
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
@@ -202,8 +257,14 @@ constexpr const char* kNoLaunchCalls =
 Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   Finding f = started("whatif." + t.kind, "workload", t.subject);
   const Replay cf = j.pipeline ? j.pipe.run(t.pchange) : j.replayer.run(t.change);
-  const double base = static_cast<double>(j.base.replayed);
-  const double saved_frac = base > 0 ? std::max(0.0, (base - static_cast<double>(cf.replayed)) / base) : 0;
+  double base = static_cast<double>(j.base.replayed), changed = static_cast<double>(cf.replayed);
+  // Over whole iterations where the replay knows them (whatif.overlap: a capture's partial first
+  // iteration holds more of the collectives it can hide than a whole step does).
+  if (t.whole_iterations && cf.whole_measured > 0) {
+    const Replay as_measured = j.replayer.run(ReplayChange{});
+    base = static_cast<double>(as_measured.whole_replayed), changed = static_cast<double>(cf.whole_replayed);
+  }
+  const double saved_frac = base > 0 ? std::max(0.0, (base - changed) / base) : 0;
   const double step = j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured);
   const double saved = saved_frac * step;
   f.metric("saved_ms_per_iter", ms(saved));
@@ -217,6 +278,76 @@ Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   for (const auto& e : t.evidence) f.add(source, e);
   if (f.status == report::Status::warn) f.fix = t.fix;
   return f;
+}
+
+// Communication overlapped: each rank waiting for its collectives only where the step's end
+// needs them (docs/WHATIF.md "Overlap"). An upper bound: which compute reads a collective's
+// result is assumed (nothing before the step's end), not read from the trace.
+Tried overlap_change(const Job& j) {
+  Tried t{"overlap", "communication",
+          "if the program waited for each collective only where the step's end needs it (the optimizer, the next forward), computing on "
+          "under it (an upper bound of overlapping)",
+          "overlap communication with compute where the model allows it: find what waits for each collective's result early (a .wait(), "
+          ".item() or host synchronisation right after it, DDP with too few buckets or find_unused_parameters, FSDP without "
+          "backward_prefetch/forward_prefetch, Megatron without --overlap-grad-reduce/--overlap-param-gather); profile.exposed_comm says "
+          "which collectives are exposed",
+          ReplayChange{},
+          {}};
+  t.change.overlap = true;
+  t.whole_iterations = true;
+  if (!j.overlap_why.empty()) {
+    t.skip_why = "communication overlap not replayed: " + j.overlap_why;
+    return t;
+  }
+  // Per rank and iteration as the saving is (its share of the whole iterations replayed, of the
+  // replayed step), so that the saving never reads larger than what it hides; else per iteration
+  // whose collectives chain.
+  const auto& rp = j.replayer;
+  const Replay m = rp.run(ReplayChange{});
+  const double ranks = static_cast<double>(std::max<std::size_t>(1, rp.held().size()));
+  const double step = j.base.measured > 0 ? j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured) : 0;
+  const double per_rank_iter = m.whole_measured > 0 && step > 0 ? ranks * static_cast<double>(m.whole_measured) / step
+                                                                 : ranks * static_cast<double>(std::max<std::size_t>(1, rp.held_iterations()));
+  double sum = 0;
+  for (auto h : rp.held()) sum += static_cast<double>(h);
+  const double held_ms = ms(sum / per_rank_iter);
+  // What is exposed today, as profile.exposed_comm measures it (all communication), and what the
+  // ranks' compute waited for collectives within iterations (the part this change can hide).
+  t.metrics = {{"exposed_ms_per_iter", ms(j.exposed_ns)}, {"waiting_ms_per_iter", ms(j.wait_ns)}, {"held_ms_per_iter", held_ms}};
+  t.evidence.push_back(fmt::format("exposed today: {:.2f} ms of communication per iteration with no compute beside it (profile.exposed_comm), "
+                                   "{:.2f} ms waiting inside collectives for a later rank",
+                                   ms(j.exposed_ns), ms(j.wait_ns)));
+  if (j.replayer.chained() == 0)
+    t.evidence.emplace_back("no two collectives of one iteration follow each other: the compute before each collective makes what it sends, and the "
+                            "step's end needs its result, so nothing is left to overlap in this model");
+  else {
+    // By collective: an AllGather's, all-to-all's or broadcast's result is usually what the next
+    // layer computes on, so the bound is further from what a program can reach there.
+    std::vector<std::pair<double, Coll>> by;
+    for (std::size_t c = 0; c < rp.held_by_coll().size(); ++c)
+      if (rp.held_by_coll()[c] > 0) by.emplace_back(ms(static_cast<double>(rp.held_by_coll()[c]) / per_rank_iter), static_cast<Coll>(c));
+    std::stable_sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string kinds;
+    double feeds_ms = 0;
+    for (const auto& [v, c] : by) {
+      kinds += fmt::format("{}{} {:.2f} ms", kinds.empty() ? "" : ", ", parsers::coll_name(c), v);
+      if (c == Coll::AllGather || c == Coll::AllToAll || c == Coll::Broadcast) feeds_ms += v;
+    }
+    const bool feeds = feeds_ms >= 0.1 * held_ms && feeds_ms >= 0.1;
+    const std::size_t n = rp.held().size();
+    t.evidence.push_back(fmt::format("within iterations {} compute waits {:.2f} ms per iteration{} for collectives ({}): replayed running on, "
+                                     "the collectives in issue order on their own stream, each starting once its last rank has issued it "
+                                     "and the one before has ended (waiting for a late rank stays), the next iteration after the last one's end",
+                                     n == 1 ? std::string("the rank's") : fmt::format("the {} ranks'", n), held_ms, n == 1 ? "" : " (their mean)",
+                                     kinds.empty() ? "none" : kinds));
+    if (feeds)
+      t.evidence.emplace_back("an AllGather's, all-to-all's or broadcast's result is usually what the next layer computes on (FSDP's parameters, "
+                              "MoE's tokens, embeddings): it hides only where it is issued ahead (prefetched, or a step ahead in a pipelined "
+                              "input), so there the bound is furthest from what the program can reach");
+  }
+  t.evidence.emplace_back("not modelled: compute and NCCL kernels slowing each other when they share the SMs, and which compute really reads "
+                          "a collective's result (the trace does not say): the saving is the most that overlapping can give");
+  return t;
 }
 
 std::string names_of(const Job& j, const std::vector<std::size_t>& ranks) {
@@ -315,6 +446,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
   if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between collectives");
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   out.push_back(std::move(launch));
+  out.push_back(overlap_change(j));
   if (!w.curves.empty() && j.base.sized > 0) {
     ReplayChange c;
     c.busbw_at = [&w](parsers::Coll coll, std::uint64_t bytes) {
@@ -441,6 +573,13 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   launch.pchange.no_host_wait = true;
   out.push_back(std::move(launch));
+  // A stage's compute needs its receives' activations and gradients: which of its send/recv it
+  // could run under is its schedule's, not what the trace says.
+  Tried overlap{"overlap", "communication", "", "", {}, {}};
+  overlap.skip_why =
+      "communication overlap not replayed on a pipeline's sends and receives: which compute needs which receive is the schedule's (1F1B, "
+      "interleaving), not in the trace; whatif.stage says what the stages' waiting costs";
+  out.push_back(std::move(overlap));
   return out;
 }
 

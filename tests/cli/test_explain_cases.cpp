@@ -400,6 +400,30 @@ TEST_F(ExplainCases, PipelineStageIsAMeasuredCauseAndLaunchesAreNone) {
   adds_up(b, args);
 }
 
+// whatif.overlap is a bound, not a cause: hiding the exposed communication shortens the same time
+// that faster collectives and on-time ranks do, so explain lists it as not counted and the gap
+// stays unexplained (the generator's overlapped schedule gives the reference).
+TEST_F(ExplainCases, OverlapIsABoundNotACause) {
+  perfgap::gen::DdpOverlapSpec spec;
+  perfgap::gen::DdpOverlapAnswer answer;
+  const auto s = perfgap::gen::ddp_overlap(spec, &answer);
+  for (std::size_t r = 0; r < s.gpus.size(); ++r)
+    perfgap::fixture::write_in(out_, "ddp/rank" + std::to_string(r) + ".json", perfgap::gen::kineto_json(s, r, static_cast<int>(r)));
+  const auto wi = save("ddp-whatif.json", {"whatif", out_.path() + "/ddp", "--format", "json"}, 0);
+  auto wj = json_report(PERFGAP_BINARY, {"whatif", out_.path() + "/ddp"}, 0);
+  const auto* overlap = perfgap::fixture::finding(wj, "whatif.overlap");
+  ASSERT_NE(overlap, nullptr);
+  EXPECT_EQ((*overlap)["status"], "warn") << overlap->dump(1);
+  const std::vector<std::string> args{"explain", "--reference", std::to_string(answer.overlapped_step_ms), "--measured", std::to_string(answer.step_ms), wi};
+  auto j = json_report(PERFGAP_BINARY, args, 1);
+  const auto& b = perfgap::fixture::required_finding(j, "gap.budget");
+  for (const auto& [k, v] : b["metrics"].items()) EXPECT_EQ(k.find("whatif.overlap"), std::string::npos) << k;
+  const std::string ev = evidence(b, "whatif.overlap");
+  EXPECT_NE(ev.find("not counted"), std::string::npos) << ev;
+  EXPECT_NE(ev.find("count that time twice"), std::string::npos) << ev;
+  adds_up(b, args);
+}
+
 // Issue 40: a whatif report is the job's own measurement. Rank 5 of 8 computes 20 ms longer: the
 // step is 83.2 ms against 63.2 ms without it. With the analyze report of the same traces the
 // straggler is one cause (profile.straggler and whatif.rank), its basis what-if: the replayed

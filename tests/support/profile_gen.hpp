@@ -139,6 +139,31 @@ struct PipelineAnswer {
 };
 Scenario pipeline_job(const PipelineSpec& spec, PipelineAnswer* answer = nullptr);
 
+// A data-parallel job whose gradients are all-reduced in buckets (tests/support/ddp_gen.cpp):
+// one GPU and process per rank, per iteration a forward of `forward_ms` (10 kernels), then per
+// bucket its backward compute (`bucket_ms`, 10% longer or shorter by rank and bucket: 3 kernels)
+// and its AllReduce (`allreduce_ms` after its last rank issued it and the one before ended, on its
+// own stream), then a `optimizer_ms` optimizer kernel once every AllReduce has ended;
+// ProfilerStep#N ranges, one clock. Exposed (`overlapped` false): each bucket's compute waits for
+// the previous bucket's AllReduce; overlapped: the compute runs on under them. The answers are
+// the generator's schedule: the step, and the step with the compute running on (the overlapped
+// job's step).
+struct DdpOverlapSpec {
+  int ranks = 4, iterations = 10, buckets = 4;
+  bool overlapped = false;
+  bool steps = true;  // ProfilerStep#N ranges; false: none (iterations only from the timeline's period)
+  // Per iteration a 0.2 ms AllGather of another communicator on its own stream, starting 0.1 ms
+  // before the first bucket's AllReduce ends (two communicators' collectives at once; the
+  // schedule and its answers are unchanged).
+  bool concurrent_allgather = false;
+  double forward_ms = 20, bucket_ms = 6, allreduce_ms = 5, optimizer_ms = 2;
+};
+struct DdpOverlapAnswer {
+  double step_ms = 0;             // the job's step as generated
+  double overlapped_step_ms = 0;  // the step with the compute running on under the AllReduces
+};
+Scenario ddp_overlap(const DdpOverlapSpec& spec, DdpOverlapAnswer* answer = nullptr);
+
 // A data-parallel job for the cross-rank analysis: one GPU and process per rank (rank r is GPU
 // r % 8 of node r / 8), per iteration 40 compute kernels of 1 ms, then an AllReduce that starts
 // on each rank when its compute ends and ends on every rank together `allreduce_ms` after the

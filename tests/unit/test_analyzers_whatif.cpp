@@ -366,7 +366,9 @@ TEST(WhatifDigest, DigestsGiveTheSameAnswersAsTheTraces) {
   gen::PipelineSpec pipe;  // send/recv paired across clocks 2.3 s apart, a stage slow
   pipe.slow_stage = 1;
   pipe.clock_offset_ms = {0, 0, 2300, 2300};
-  for (const auto& s : {gen::job(late), gen::job(launch), gen::exposed_comm(2, 5, 30, 15), gen::launch_bound(2, 4), gen::overlapped(2, 5),
+  gen::DdpOverlapSpec exposed_ddp, overlapped_ddp;  // whatif.overlap: the compute held by each bucket's AllReduce, or not
+  overlapped_ddp.overlapped = true;
+  for (const auto& s : {gen::job(late), gen::job(launch), gen::ddp_overlap(exposed_ddp), gen::ddp_overlap(overlapped_ddp), gen::exposed_comm(2, 5, 30, 15), gen::launch_bound(2, 4), gen::overlapped(2, 5),
                         gen::copy_bound(2, 4), gen::graphs(2, 4), gen::moe_deepep(2, 4), gen::nvshmem(2, 4), gen::pipeline(4, 4), gen::pipeline_job(pipe)}) {
     const auto t = whatif_traces(s);
     std::map<std::string, std::string> bytes;
