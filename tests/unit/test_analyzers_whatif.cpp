@@ -326,6 +326,19 @@ TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
     }
     ++replayed;
     expect_sound(fs, 5);
+    // A bandwidth change saves no more than the collectives could at that bandwidth. The 2-rank
+    // A100 trace's step: one AllReduce of 25,557,032 floats (102.2 MB) and 15.63 ms of NCCL
+    // kernels (profile.exposed_comm); at 100 GB/s (2 ranks: busbw = algbw) 1.02 ms, so at most
+    // 14.61 ms. Averaged over the replay's partial iterations it read 15.42 ms (field review).
+    if (f.ends_with("kineto_hta_a100x2_nccl_metadata.json.gz")) {
+      analyzers::WhatifOptions w;
+      w.busbw_gbps = 100;
+      const auto at = analyzers::whatif_profile_job({f}, read, {}, w, 1).findings;
+      const auto* bw = change_for(at, "whatif.busbw", "100 GB/s");
+      ASSERT_NE(bw, nullptr);
+      EXPECT_GT(whatif_metric_of(*bw, "saved_ms_per_iter"), 0) << bw->title;
+      EXPECT_LE(whatif_metric_of(*bw, "saved_ms_per_iter"), 14.61) << bw->title;
+    }
   }
   EXPECT_GE(replayed, 3u);
 }
