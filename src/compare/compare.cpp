@@ -111,6 +111,14 @@ bool names_device(std::string_view s) {
   return true;
 }
 
+// Findings of events in the kernel log, per device: a device without events later (a rotated or
+// cleared log, a reboot) is no device lost. (The kernel log's hardware-event checks.)
+bool about_logged_events(std::string_view id) {
+  static constexpr std::string_view kLogged[] = {"gpu.xid", "gpu.fallen_off_bus", "gpu.nvlink_xid", "gpu.nvswitch_sxid",
+                                                 "pcie.aer", "net.link_flaps",     "kernel.edac"};
+  return std::find(std::begin(kLogged), std::end(kLogged), id) != std::end(kLogged);
+}
+
 // A skip that says its source could not be read (or was not captured in a tree from elsewhere),
 // as opposed to one that read it and found nothing ("no RDMA devices", "no NVIDIA GPU on PCI").
 bool source_unread(const ReportFinding& f) {
@@ -134,11 +142,12 @@ std::vector<const ReportFinding*> read_same_source(const ReportView& after, std:
   return out;
 }
 
-// A device (subject) the before report had, present, and the after report lacks although it read
-// the same source: lost, a regression; nullopt where the after run cannot say.
+// A device (subject) the before report had, present and passing, and the after report lacks
+// although it read the same source: lost, a regression; nullopt where the after run cannot say.
 std::optional<Finding> lost_device(const Entry& b, const ReportView& after, const std::string& before_name, const std::string& after_name) {
   const ReportFinding& bf = *b.first;
-  if (b.status == Status::skip || !names_device(bf.subject)) return std::nullopt;
+  // Present and passing before: a device that failed before and is gone may have been taken out.
+  if (b.status != Status::pass || !names_device(bf.subject) || about_logged_events(bf.id)) return std::nullopt;
   const auto read = read_same_source(after, bf.id);
   if (read.empty()) return std::nullopt;
   std::vector<std::string> others;

@@ -310,3 +310,17 @@ TEST(CompareLostDevices, AGpuCountThatDroppedIsARegression) {
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->status, Status::fail) << m->title;
 }
+
+// Kernel-log findings name devices by their events: a device without events in a later log (a
+// reboot, a rotated log) is no lost device; nor is one that failed before and was taken out.
+TEST(CompareLostDevices, EventsGoneFromTheLogAndFailingDevicesGoneAreNotLosses) {
+  auto fs = run(titled("gpu.xid", "fail", "0000:18:00.0", "Xid 79") + "," + titled("net.link_flaps", "pass", "0000:ae:00.0", "bring-up only") + "," +
+                    titled("net.ib.ports", "fail", "mlx5_1:1", "port DOWN") + "," + titled("net.ib.ports", "pass", "mlx5_0:1", "ACTIVE"),
+                titled("gpu.xid", "pass", "", "no Xid in the kernel log") + "," + titled("net.link_flaps", "pass", "", "no link events") + "," +
+                    titled("net.ib.ports", "pass", "mlx5_0:1", "ACTIVE"));
+  for (const char* subject : {"gpu.xid (0000:18:00.0)", "net.link_flaps (0000:ae:00.0)", "net.ib.ports (mlx5_1:1)"}) {
+    EXPECT_EQ(cmp_find(fs, "compare.regressed", subject), nullptr) << subject;
+    EXPECT_NE(cmp_find(fs, "compare.gone", subject), nullptr) << subject;
+  }
+}
+
