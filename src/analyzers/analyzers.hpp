@@ -109,6 +109,10 @@ struct NcclTestsOptions {
   // each rank's share through the node's NICs); 0: no basis.
   double nic_gbps_total = 0;
   std::string nic_basis;
+  // The node whose report gave the basis (--node-report's node.name; empty: --nics, or not
+  // said). A run whose Rank lines name its hosts and not this node is no run of that node's
+  // NICs: the basis is refused for it, and the finding says why.
+  std::string nic_basis_node;
 };
 // Below these shares of the line-rate expectation, busbw fails / warns (an expectation derived
 // from the hardware, not a measured reference: protocol overhead keeps good fabrics near 80-95%).

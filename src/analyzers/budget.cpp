@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analyzers/budget_model.hpp"
+#include "compare/same_job.hpp"
 #include "core/config.hpp"
 
 namespace perfgap::analyzers {
@@ -59,10 +60,22 @@ bool budget_same_report(const compare::ReportView& a, const compare::ReportView&
 
 std::string budget_pct(double v) { return fmt::format("{:.1f}", v); }
 
-std::string budget_where(const BudgetHit& c) {
+// What the reports said of one id, each place with its own status and title, places that said
+// the same grouped: "fail in a.json, b.json: CPU frequency capped ...; warn in c.json: ...".
+std::string budget_said(const BudgetHit& h) {
+  std::vector<std::pair<std::pair<report::Status, std::string>, std::vector<std::string>>> groups;
+  for (std::size_t i = 0; i < h.where.size() && i < h.said.size(); ++i) {
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == h.said[i]; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {h.said[i], {}});
+    g->second.push_back(h.where[i]);
+  }
   std::string out;
-  for (std::size_t i = 0; i < c.where.size() && i < kBudgetWhereShown; ++i) out += (i ? ", " : "") + c.where[i];
-  if (c.where.size() > kBudgetWhereShown) out += fmt::format(" and {} more", c.where.size() - kBudgetWhereShown);
+  for (const auto& [what, places] : groups) {
+    std::string where;
+    for (std::size_t i = 0; i < places.size() && i < kBudgetWhereShown; ++i) where += (i ? ", " : "") + places[i];
+    if (places.size() > kBudgetWhereShown) where += fmt::format(" and {} more", places.size() - kBudgetWhereShown);
+    out += fmt::format("{}{} in {}: {}", out.empty() ? "" : "; ", report::to_string(what.first), where, what.second);
+  }
   return out;
 }
 
@@ -146,6 +159,9 @@ struct BudgetCollected {
   BudgetMeasures meas;
   std::size_t undecided = 0, used = 0;
   std::vector<std::string> notes;
+  // Something shows InfiniBand in use: an RDMA port or NCCL's IB settings judged (net.ib.*,
+  // nccl.ib.*, not skipped), or nccl-tests run across nodes.
+  bool ib_seen = false;
 
   void attribute(const core::Kb& kb, const std::string& id, Status st, const std::string& title, std::string where) {
     auto [it, fresh] = hits.try_emplace(id);
@@ -160,7 +176,13 @@ struct BudgetCollected {
       c.status = st;
       c.title = title;
     }
-    if (c.where_seen.insert(where).second) c.where.push_back(std::move(where));
+    if (c.where_seen.insert(where).second) {
+      c.where.push_back(std::move(where));
+      c.said.emplace_back(st, title);
+    } else if (auto at = std::find(c.where.begin(), c.where.end(), where); at != c.where.end()) {
+      auto& [was, was_title] = c.said[static_cast<std::size_t>(at - c.where.begin())];
+      if (report::severity(st) > report::severity(was)) was = st, was_title = title;
+    }
   }
 
   // One report's findings: compare.* stand for the finding they name, fleet.node_failures for
@@ -185,6 +207,8 @@ struct BudgetCollected {
         continue;
       }
       budget_measure(x, at, meas);
+      if ((x.id.starts_with("net.ib.") || x.id.starts_with("nccl.ib.")) && x.status != Status::skip && x.status != Status::error) ib_seen = true;
+      if (x.id == "nccl_tests.busbw" && budget_measured_nodes(x).size() > 1) ib_seen = true;
       if (x.status == Status::skip || x.status == Status::error) ++undecided;
       if (budget_problem(x.status)) {
         attribute(kb, x.id, x.status, x.title, at);
@@ -384,7 +408,8 @@ std::vector<std::pair<std::string, double>> budget_waterfall(Finding& f, const s
     const double drop = level * c->share / 100;
     chart.steps.push_back({c->id, level, level - drop, false});
     std::string est = c->measured ? fmt::format("{:.1f}%", c->point) : budget_range(c->low, c->high);
-    f.table.push_back({c->id, c->what_if ? "what-if" : c->measured ? "measured" : "prior", est, fmt::format("-{:.1f}", drop), budget_pct(level - drop) + "%",
+    if (c->hypothetical) est = fmt::format("{:.1f}%?", c->point);
+    f.table.push_back({c->id, c->hypothetical ? "assumed" : c->what_if ? "what-if" : c->measured ? "measured" : "prior", est, fmt::format("-{:.1f}", drop), budget_pct(level - drop) + "%",
                        budget_bar(100 - level, 100 - level + drop, scale, '#')});
     step_metrics.emplace_back("step." + c->id + ".low_pct", c->low);
     step_metrics.emplace_back("step." + c->id + ".high_pct", c->high);
@@ -392,6 +417,7 @@ std::vector<std::pair<std::string, double>> budget_waterfall(Finding& f, const s
     step_metrics.emplace_back("step." + c->id + ".points", drop);
     step_metrics.emplace_back("step." + c->id + ".measured", c->measured ? 1 : 0);
     if (c->what_if) step_metrics.emplace_back("step." + c->id + ".what_if", 1);
+    if (c->hypothetical) step_metrics.emplace_back("step." + c->id + ".hypothetical", 1);
     step_metrics.emplace_back("step." + c->id + ".findings", static_cast<double>(c->hits.size()));
     level -= drop;
   }
@@ -434,9 +460,11 @@ void budget_metrics(Finding& f, const BudgetTotals& t, const BudgetSorted& sorte
 void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
   for (const auto* c : steps) {
     std::string members;
-    for (const auto* h : c->hits) members += fmt::format("{}{} ({} in {}: {})", members.empty() ? "" : "; ", h->id, report::to_string(h->status), budget_where(*h), h->title);
+    for (const auto* h : c->hits) members += fmt::format("{}{} ({})", members.empty() ? "" : "; ", h->id, budget_said(*h));
     std::string basis;
-    if (c->measured) {
+    if (c->hypothetical) {
+      basis = "basis: hypothetical: " + c->measured_how;
+    } else if (c->measured) {
       basis = (c->what_if ? "basis: what-if: " : "basis: measured: ") + c->measured_how;
     } else {
       const core::KbImpact* k = nullptr;
@@ -494,11 +522,11 @@ void budget_rest_evidence(Finding& f, const BudgetSorted& sorted, const BudgetTo
     for (const auto* h : c->hits) {
       const std::string why = h->kb ? h->kb->note
                                     : "no knowledge-base entry for this id (a newer perfgap's or a site's own: add one with --kb DIR)";
-      f.add(h->id, fmt::format("{} in {}: {}; unestimated: {}{}", report::to_string(h->status), budget_where(*h), h->title, why,
+      f.add(h->id, fmt::format("{}; unestimated: {}{}", budget_said(*h), why,
                                c->id != h->id ? " (cause: " + c->id + ")" : ""));
     }
   for (const auto* c : sorted.not_counted)
-    for (const auto* h : c->hits) f.add(h->id, fmt::format("{} in {}: {}; not counted: {}", report::to_string(h->status), budget_where(*h), h->title, h->kb->note));
+    for (const auto* h : c->hits) f.add(h->id, fmt::format("{}; not counted: {}", budget_said(*h), h->kb->note));
 
   if (t.fit_stage > 0 && t.shortfall > 0) {
     static const char* const kHow[] = {"", "the suspected (prior) causes are taken toward the low ends of their ranges",
@@ -518,16 +546,28 @@ void budget_rest_evidence(Finding& f, const BudgetSorted& sorted, const BudgetTo
 }
 
 // The status against the bar, the title, and below it the fix (the largest cause first) and impact.
+// The top cause's next step: the knowledge base's, except a step that tunes InfiniBand
+// (NCCL_IB_*) where no report shows the job or its nodes use InfiniBand (two ranks on one node
+// talk over NVLink or PCIe): then measure the bandwidth first.
+std::string budget_next_step(const BudgetCause& c, bool ib_seen) {
+  if (!c.kb || c.kb->next.empty()) return c.title;
+  if (ib_seen || c.kb->next.find("NCCL_IB_") == std::string::npos) return c.kb->next;
+  return "measure the bandwidth the job's collectives can reach where the job runs (nccl-tests at the job's ranks and nodes: perfgap analyze "
+         "nccl-tests, then perfgap whatif --nccl-tests REPORT replays the job at it); nothing in the reports shows the job uses InfiniBand, "
+         "so tune the transport it does use (perfgap sweep over its NCCL settings)";
+}
+
 void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const BudgetTotals& t, const BudgetOptions& o, std::size_t used,
-                    const std::string& next) {
+                    const std::string& next, bool ib_seen) {
   const double measured = t.measured, shortfall = t.shortfall;
   const bool below = measured < 100 * o.threshold;
   f.status = below ? Status::fail : Status::pass;
   std::string head = below ? fmt::format("{:.1f}% of reference, {:.1f} points short (bar {:.0f}%)", measured, shortfall, 100 * o.threshold)
                            : fmt::format("{:.1f}% of reference, at or above the {:.0f}% bar", measured, 100 * o.threshold);
   const std::size_t n_measured = static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](auto* c) { return c->measured; }));
-  const std::string counted =
-      fmt::format("{} cause{} ({} measured)", steps.size(), steps.size() == 1 ? "" : "s", n_measured);
+  const std::size_t n_assumed = static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](auto* c) { return c->hypothetical; }));
+  const std::string counted = fmt::format("{} cause{} ({} measured{})", steps.size(), steps.size() == 1 ? "" : "s", n_measured,
+                                          n_assumed ? fmt::format(", {} a what-if at an assumed value", n_assumed) : "");
   if (steps.empty())
     f.title = fmt::format("{}: no estimated cause in {} report{}{}", head, used, used == 1 ? "" : "s",
                           shortfall > 0 ? fmt::format(", {:.1f} points unexplained", t.unexplained) : "");
@@ -543,8 +583,10 @@ void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const Bu
     if (!steps.empty()) {
       const auto* top = steps.front();
       f.fix = fmt::format("First {} ({:.1f} points, {}): {}. ", top->id, top->share,
-                          top->measured ? "measured" : "suspected from configuration only: measure it before counting on it",
-                          top->kb && !top->kb->next.empty() ? top->kb->next : top->title);
+                          top->hypothetical ? "a what-if at an assumed value, not measured: measure it before counting on it"
+                          : top->measured   ? "measured"
+                                            : "suspected from configuration only: measure it before counting on it",
+                          budget_next_step(*top, ib_seen));
       f.fix += "Then the other causes by their measured share; measure again and run explain on the new reports. ";
     }
     f.fix += next.empty() ? "Compare the run with the reference step by step (profile.compare) for the rest." : "For the rest, measure " + next + ".";
@@ -554,6 +596,44 @@ void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const Bu
 }
 
 }  // namespace
+
+// Reports of different nodes or machines (empty when they are of one node, or do not say): a gap
+// is one job's, and findings of a node that did not run it, or of another kind of machine, explain
+// nothing of it. The node names; and, against the first report, each difference of GPU and CPU
+// models and world size where both reports say them (compare's different_jobs).
+struct BudgetMachines {
+  std::vector<std::string> nodes, hardware;
+};
+BudgetMachines budget_other_machines(const std::vector<BudgetInput>& reports) {
+  BudgetMachines out;
+  const BudgetInput* first = nullptr;
+  for (const auto& in : reports) {
+    if (!in.report.node.empty() && std::find(out.nodes.begin(), out.nodes.end(), in.report.node) == out.nodes.end()) out.nodes.push_back(in.report.node);
+    if (!first) {
+      first = &in;
+      continue;
+    }
+    for (auto& d : compare::different_jobs(first->report, first->name, in.report, in.name))
+      if (std::find(out.hardware.begin(), out.hardware.end(), d) == out.hardware.end()) out.hardware.push_back(std::move(d));
+  }
+  if (out.nodes.size() < 2) out.nodes.clear();
+  return out;
+}
+
+// Said first in the evidence (and, for different machines, in the title).
+void budget_machines_said(Finding& f, const BudgetMachines& m) {
+  std::vector<report::Evidence> said;
+  if (!m.hardware.empty()) {
+    said.push_back({"machines", fmt::format("of different machines: {}", fmt::join(m.hardware, "; ")),
+                    "the reports of the machines that ran the measured job: a finding of another kind of machine explains nothing of this gap"});
+    f.title += fmt::format("; the reports are of different machines ({}{})", m.hardware.front(),
+                           m.hardware.size() > 1 ? fmt::format(" and {} more difference{}", m.hardware.size() - 1, m.hardware.size() == 2 ? "" : "s") : "");
+  }
+  if (!m.nodes.empty())
+    said.push_back({"machines", fmt::format("of {} nodes ({}): their findings are counted as one job's", m.nodes.size(), fmt::join(m.nodes, ", ")),
+                    "only the nodes that ran the measured job: a node that did not explains nothing of this gap"});
+  f.evidence.insert(f.evidence.begin(), said.begin(), said.end());
+}
 
 report::Finding explain_budget(const std::vector<BudgetInput>& reports, const core::Kb& kb, const BudgetOptions& o) {
   Finding f;
@@ -574,7 +654,8 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   budget_cause_evidence(f, sorted.steps);
   const std::string next = budget_unexplained_evidence(f, kb, got.seen_ids, t);
   budget_rest_evidence(f, sorted, t, got, o);
-  budget_verdict(f, sorted.steps, t, o, got.used, next);
+  budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen);
+  budget_machines_said(f, budget_other_machines(reports));
   return f;
 }
 

@@ -252,13 +252,21 @@ bool budget_late_rank(const BudgetMeasures& m, double& e, std::string& how) {
 
 double budget_clamp(double v, double lo, double hi) { return std::clamp(v, lo, hi); }
 
+// A what-if whose change is a value the user assumed, not one measured: whatif --busbw GBPS
+// replays the collectives at a bandwidth nothing showed the nodes reach (whatif --nccl-tests
+// REPORT, whatif.nccl_tests, replays them at a measured one).
+bool budget_what_if_assumed(std::string_view id) { return id == "whatif.busbw"; }
+
 // The cause's largest saving replayed on the job's traces (a whatif.* finding among its hits):
-// the job's own measurement, before any other and any prior.
-bool budget_what_if(const BudgetCause& c, const BudgetMeasures& m, double& e, std::string& how) {
+// the job's own measurement, before any other and any prior. `assumed`: the replays at a value
+// the user assumed instead (a hypothesis, taken only where nothing measures the cause).
+bool budget_what_if(const BudgetCause& c, const BudgetMeasures& m, double& e, std::string& how, bool assumed = false) {
   const BudgetMeasure* best = nullptr;
   std::string id;
   for (const auto* h : c.hits)
-    if (auto it = m.what_if_pct.find(h->id); it != m.what_if_pct.end() && (!best || it->second.value > best->value)) best = &it->second, id = h->id;
+    if (auto it = m.what_if_pct.find(h->id);
+        it != m.what_if_pct.end() && budget_what_if_assumed(h->id) == assumed && (!best || it->second.value > best->value))
+      best = &it->second, id = h->id;
   if (!best) return false;
   e = best->value;
   how = fmt::format("the job's traces replayed ({} in {}): {}: {:.1f} points", id, best->where, m.what_if_title.at(id), e);
@@ -359,9 +367,18 @@ std::string budget_range(double lo, double hi) { return lo == hi ? fmt::format("
 bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high) {
   double e = 0;
   std::string how;
-  if (!budget_what_if(c, m, e, how)) return c.kb && !c.kb->estimate.empty() && budget_estimate_kind(c, m, bound_low, bound_high);
+  bool assumed = false;
+  if (!budget_what_if(c, m, e, how)) {
+    if (c.kb && !c.kb->estimate.empty() && budget_estimate_kind(c, m, bound_low, bound_high)) return true;
+    if (!budget_what_if(c, m, e, how, true)) return false;
+    assumed = true;
+    how = "a what-if at an assumed value, not a measurement: " + how +
+          " if the change were reached; nothing in the reports shows the job can reach it (nccl-tests on the job's nodes, "
+          "perfgap whatif --nccl-tests REPORT, would measure it)";
+  }
   c.what_if = true;
-  c.measured = true;
+  c.hypothetical = assumed;
+  c.measured = !assumed;
   c.point = budget_clamp(e, bound_low, bound_high);
   c.low = budget_clamp(e * (1 - kMeasuredBand), bound_low, bound_high);
   c.high = budget_clamp(e * (1 + kMeasuredBand), bound_low, bound_high);

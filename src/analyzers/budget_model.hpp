@@ -23,6 +23,9 @@ struct BudgetHit {
   report::Status status = report::Status::warn;
   std::string title;
   std::vector<std::string> where;  // "REPORT" or "REPORT [subject]", in the order found
+  // Each place's own status and title, beside `where`: two reports' findings of one id are two
+  // findings (a fail in one report and a warn with another title in the other), said each.
+  std::vector<std::pair<report::Status, std::string>> said;
   std::set<std::string, std::less<>> where_seen;  // a fleet's reports name thousands of places
   const core::KbImpact* kb = nullptr;
   // The nodes a measurement of it ran on (nccl-tests' hosts); unknown when one did not say.
@@ -40,10 +43,13 @@ struct BudgetCause {
   double prior_low = 0, prior_high = 0;  // the union of the found estimated members' ranges
   bool measured = false;
   bool what_if = false;               // measured by replaying the job's own traces (perfgap whatif)
+  // A what-if at a value the user assumed (whatif --busbw): the replay is the job's, the bandwidth
+  // a hypothesis; not measured, ranked and fitted as a prior (docs/EXPLAIN.md).
+  bool hypothetical = false;
   std::string measured_how;           // what the measurement was and how it became the estimate
   double point = 0, low = 0, high = 0;  // the estimate and its range (measured: within the prior)
   double share = 0;                   // percent of throughput after fitting to the shortfall
-  bool estimated() const { return has_prior || measured; }
+  bool estimated() const { return has_prior || measured || hypothetical; }
   bool not_counted = false;  // every finding behind it is not_a_cause
 };
 

@@ -103,6 +103,7 @@ struct NcclTestsJudged {
   std::string worst_size, mildest_size;
   double mildest_ratio = 0;
   double expected = 0;               // the NICs' line rate, GB/s; 0: no such basis
+  std::string basis_refused;         // why the given NIC basis is not this run's (its report's node is not among the run's hosts)
   // With a reference of another kind (collective, ranks, nodes): each difference; the shapes in words.
   std::vector<std::string> unlike;
   std::string shape, reference_shape;
@@ -363,6 +364,21 @@ report::Chart nccl_tests_chart(const std::string& what, const NcclTestsBySize& r
 
 // The status, title, fix and impact: wrong results, then the reference, then the NICs' line
 // rate; without a basis a busbw alone cannot pass.
+// The node report's node is not among the hosts the run's Rank lines name (each compared by its
+// short name: gpu01 and gpu01.cluster are one host): its NICs are another machine's, no basis
+// for this run. Empty when they match, or either side does not say.
+std::string nccl_tests_foreign_basis(const parsers::NcclTestsRun& run, const NcclTestsOptions& o) {
+  // Every rank's host, as the hosts evidence requires (an excerpt names some hosts of many).
+  const bool every_rank = run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1;
+  if (o.reference || o.nic_basis_node.empty() || o.nic_gbps_total <= 0 || run.hosts.empty() || !every_rank) return {};
+  auto short_name = [](std::string_view h) { return h.substr(0, h.find('.')); };
+  for (const auto& h : run.hosts)
+    if (short_name(h) == short_name(o.nic_basis_node)) return {};
+  return fmt::format("the node report is of {}, which is not among the hosts that ran this ({}): its RDMA ports are another machine's, no "
+                     "basis for this run; give --node-report with a perfgap check report of one of those hosts, or --nics N --link-gbps G",
+                     o.nic_basis_node, fmt::join(run.hosts, ", "));
+}
+
 void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWrong& x, const parsers::NcclTestsRun& run, std::size_t sizes_printed,
                         const std::string& source, const NcclTestsOptions& o) {
   const auto& what = j.what;
@@ -437,7 +453,9 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
     // No basis: a busbw alone cannot pass (docs/ANALYZE.md): say what would decide.
     f.status = report::Status::skip;
     std::string why;
-    if (nodes && *nodes == 1)
+    if (!j.basis_refused.empty())
+      why = j.basis_refused;
+    else if (nodes && *nodes == 1)
       why = "a single node's busbw is bounded by NVLink/PCIe, not the NICs: pass --reference with a run of the same collective on a known-good node";
     else if (!nodes && o.nic_gbps_total > 0)
       why = "the output does not show how many nodes ran it (no complete '# Rank' lines, no NCCL INFO nNodes): pass --reference, or the whole output";
@@ -522,7 +540,9 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
 
   // Without a reference: the line rate of the node's NICs is the basis, for a run across nodes.
   const bool multi_node = nodes && *nodes >= 2;
-  const double expected = j.expected = !o.reference && multi_node && o.nic_gbps_total > 0 ? o.nic_gbps_total / 8 : 0;
+  if (!o.reference && multi_node) j.basis_refused = nccl_tests_foreign_basis(run, o);
+  const double expected = j.expected = !o.reference && multi_node && o.nic_gbps_total > 0 && j.basis_refused.empty() ? o.nic_gbps_total / 8 : 0;
+  if (!j.basis_refused.empty()) f.add(o.nic_basis, j.basis_refused, fmt::format("a report of one of the run's hosts ({})", fmt::join(run.hosts, ", ")));
   if (expected > 0) {
     f.metric("expected_busbw_gbps", expected);
     if (max_busbw > 0) f.metric("peak_ratio", max_busbw / expected);

@@ -287,8 +287,20 @@ Finding pcie(const std::vector<Obs>& o, const std::string& subject) {
   if (!warns.empty()) {
     f.status = Status::warn;
     f.title = who(g) + ": " + join(warns, "; ");
-    f.fix =
-        "reseat the GPU or riser, check the slot's bifurcation and PCIe generation in the BIOS, compare lspci -vv LnkCap/LnkSta; growing replays point at signal integrity (cable, riser, retimer)";
+    const bool guest = g.virtualization_mode && *g.virtualization_mode != "None" && *g.virtualization_mode != "N/A" &&
+                       g.virtualization_mode->rfind("Host", 0) != 0;
+    if (guest) {
+      // In a VM the link is the host's slot as the hypervisor presents it: nothing inside the guest reseats it.
+      f.add(src, fmt::format("GPU virtualization mode {}: this capture is from a VM", *g.virtualization_mode));
+      f.fix = fmt::format(
+          "the GPU is given to this VM ({}): its link is the host's slot as the hypervisor presents it, which the instance type or the host "
+          "decides; ask the provider or the host's admin (compare lspci -vv LnkCap/LnkSta on the host), or move to an instance type with full-width "
+          "links; growing replays point at the host's signal integrity (riser, retimer)",
+          *g.virtualization_mode);
+    } else {
+      f.fix =
+          "reseat the GPU or riser, check the slot's bifurcation and PCIe generation in the BIOS, compare lspci -vv LnkCap/LnkSta; growing replays point at signal integrity (cable, riser, retimer)";
+    }
     f.impact = "a narrower or slower link caps host<->device copies and GPUDirect traffic; replays retransmit TLPs";
   } else if (judged) {
     f.status = Status::pass;

@@ -86,6 +86,99 @@ Finding make(std::string id, Status st, const ReportFinding& about, std::string 
   return f;
 }
 
+// A subject that names a device (docs/ANALYZE.md, "compare", lost devices): a PCI address
+// (0000:18:00.0, 18:00.0) or an RDMA port (mlx5_0:1). Processes (pid:4242), variables and inputs
+// come and go between runs; a device that was there and is not is lost.
+bool names_device(std::string_view s) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  auto hex_run = [&](std::string_view t, std::size_t at, std::size_t n) {
+    if (at + n > t.size()) return false;
+    for (std::size_t i = at; i < at + n; ++i)
+      if (!hex(t[i])) return false;
+    return true;
+  };
+  auto bdf = [&](std::string_view t) {  // bb:dd.f
+    return t.size() == 7 && hex_run(t, 0, 2) && t[2] == ':' && hex_run(t, 3, 2) && t[5] == '.' && hex_run(t, 6, 1);
+  };
+  if (bdf(s) || (s.size() == 12 && hex_run(s, 0, 4) && s[4] == ':' && bdf(s.substr(5)))) return true;
+  const auto colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == s.size() || s.substr(0, colon) == "pid") return false;
+  for (char c : s.substr(colon + 1))
+    if (c < '0' || c > '9') return false;
+  if (!(s[0] >= 'a' && s[0] <= 'z')) return false;
+  for (char c : s.substr(0, colon))
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+  return true;
+}
+
+// Findings of events in the kernel log, per device: a device without events later (a rotated or
+// cleared log, a reboot) is no device lost. (The kernel log's hardware-event checks.)
+bool about_logged_events(std::string_view id) {
+  static constexpr std::string_view kLogged[] = {"gpu.xid", "gpu.fallen_off_bus", "gpu.nvlink_xid", "gpu.nvswitch_sxid",
+                                                 "pcie.aer", "net.link_flaps",     "kernel.edac"};
+  return std::find(std::begin(kLogged), std::end(kLogged), id) != std::end(kLogged);
+}
+
+// A skip that says its source could not be read (or was not captured in a tree from elsewhere),
+// as opposed to one that read it and found nothing ("no RDMA devices", "no NVIDIA GPU on PCI").
+bool source_unread(const ReportFinding& f) {
+  if (f.status != Status::skip) return false;
+  for (std::string_view w : {"not readable", "no readable", "unreadable", "not captured", "cannot be read", "could not be read", "not read"})
+    if (contains(f.title, w)) return true;
+  return false;
+}
+
+// Counts of devices a check reports (gpu.inventory, nccl.topo): fewer after is a device lost.
+bool counts_devices(std::string_view name) {
+  return name == "gpus_pci" || name == "gpus_visible" || name == "topo_gpus" || name == "topo_nics";
+}
+
+// Whether the after report read what a finding of `id` reads: a finding of that id that is not a
+// skip saying its source was unread (another subject of it, or the check's one finding).
+std::vector<const ReportFinding*> read_same_source(const ReportView& after, std::string_view id) {
+  std::vector<const ReportFinding*> out;
+  for (const auto& f : after.findings)
+    if (f.id == id && !source_unread(f)) out.push_back(&f);
+  return out;
+}
+
+// A device (subject) the before report had, present and passing, and the after report lacks
+// although it read the same source: lost, a regression; nullopt where the after run cannot say.
+std::optional<Finding> lost_device(const Entry& b, const ReportView& after, const std::string& before_name, const std::string& after_name) {
+  const ReportFinding& bf = *b.first;
+  // Present and passing before: a device that failed before and is gone may have been taken out.
+  if (b.status != Status::pass || !names_device(bf.subject) || about_logged_events(bf.id)) return std::nullopt;
+  const auto read = read_same_source(after, bf.id);
+  if (read.empty()) return std::nullopt;
+  std::vector<std::string> others;
+  for (const auto* f : read)
+    if (!f->subject.empty() && std::find(others.begin(), others.end(), f->subject) == others.end()) others.push_back(f->subject);
+  const std::string b_status(report::to_string(b.status));
+  std::string listed;
+  for (std::size_t i = 0; i < others.size() && i < 4; ++i) listed += (i ? ", " : "") + others[i];
+  if (others.size() > 4) listed += fmt::format(" and {} more", others.size() - 4);
+  const std::string how = others.empty() ? fmt::format("its {} finding says: {}", bf.id, read.front()->title) : fmt::format("{} reports {}", bf.id, listed);
+  Finding f = make("compare.regressed", Status::fail, bf,
+                   fmt::format("{} is gone: {} in {}, absent from {}, which read the same source ({})", bf.subject, b_status, before_name, after_name, how));
+  f.add(before_name, b_status + ": " + bf.title);
+  f.add(after_name, fmt::format("{} not reported; {}", bf.subject, how));
+  f.fix = "A device that was there is lost: check whether it fell off the bus or its driver failed (dmesg, lspci, ibstat), and reseat or replace it.";
+  return f;
+}
+
+// The counts of devices a finding had before and lacks after (gpus_pci 1 -> absent): "gpus_pci 1
+// -> absent"; empty when none dropped to absent (a figure present in both is compare.metric's).
+std::vector<std::string> devices_uncounted(const ReportFinding& before, const ReportFinding& after) {
+  std::vector<std::string> out;
+  for (const auto& [name, then] : before.metrics) {
+    if (!counts_devices(name) || !(then > 0)) continue;
+    bool present = false;
+    for (const auto& m : after.metrics) present = present || m.first == name;
+    if (!present) out.push_back(fmt::format("{} {} -> absent", name, number(then)));
+  }
+  return out;
+}
+
 // Below this a move is noise whatever its relative size (docs/ANALYZE.md, "compare"): a percent
 // metric must move a whole point (0.25% -> 0.40% remote is +60% relative and nothing at all), a
 // ratio one hundredth, a bandwidth or time its run-to-run spread where the report gives one
@@ -349,7 +442,8 @@ Direction metric_direction(std::string_view n) {
   // Worse when lower: bandwidths, rates, throughput, shares of the reference, clocks reached.
   static constexpr std::string_view kHigherPrefixes[] = {"busbw_gbps", "avg_busbw_gbps", "max_busbw_gbps", "algbw", "percent_of_reference",
                                                          "pct_of_reference", "busy_mhz", "median_throughput", "mean_throughput",
-                                                         "rate_gbps", "links_up", "deep_pct", "ratio", "min_ratio"};
+                                                         "rate_gbps", "links_up", "deep_pct", "ratio", "min_ratio",
+                                                         "gpus_pci", "gpus_visible", "topo_gpus", "topo_nics"};
   // nccl-tests sizes below 1 MiB are latency-bound and printed to 0.01 GB/s: their bus
   // bandwidth moves by whole multiples from rounding alone, and analyze judges only sizes of
   // 1 MiB or more by default, so compare does not judge them either.
@@ -417,6 +511,11 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
     } else if (is_problem(b.status) && ra < rb && ra >= 1) {
       f = make("compare.improved", Status::pass, af, fmt::format("better but not fixed: {} -> {}: {}", b_status, a_status, af.title));
       ++improved;
+    } else if (auto lost = devices_uncounted(bf, af); !lost.empty() && b.status != Status::skip && a.status == Status::skip && !source_unread(af)) {
+      f = make("compare.regressed", Status::fail, af,
+               fmt::format("{} -> skip: devices gone ({}): {}", b_status, fmt::join(lost, ", "), af.title));
+      f->fix = "A device that was there is lost: check whether it fell off the bus or its driver failed (dmesg, lspci, nvidia-smi, ibstat), and reseat or replace it.";
+      ++regressed;
     } else if (is_problem(b.status) && a.status == Status::skip) {
       f = make("compare.gone", Status::skip, af, fmt::format("{} in {}, undecided (skip) in {}: {}", b_status, before_name, after_name, af.title));
       ++gone;
@@ -442,6 +541,11 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
     if (!now.count(key)) only_before.push_back(&b);
   std::sort(only_before.begin(), only_before.end(), [](const Entry* x, const Entry* y) { return x->order < y->order; });
   for (const Entry* b : only_before) {
+    if (auto lost = lost_device(*b, after, before_name, after_name)) {
+      out.push_back(std::move(*lost));
+      ++regressed;
+      continue;
+    }
     const std::string b_status(report::to_string(b->status));
     auto f = make("compare.gone", Status::skip, *b->first, fmt::format("not in {} ({} in {}): cannot tell whether it changed", after_name, b_status, before_name));
     f.add(before_name, b_status + ": " + b->first->title);

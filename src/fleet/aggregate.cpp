@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fleet/measured.hpp"
 #include "parsers/hostlist.hpp"
 
 namespace perfgap::fleet {
@@ -436,8 +437,14 @@ std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
   for (const auto& u : inputs) {
     Finding f = make("fleet.unreadable", Status::error, u.file, "unusable report: " + u.why);
     f.add(u.file, u.why);
-    f.fix = "Run `perfgap check --format json --output FILE` on that node again (--output writes the whole report or "
-            "nothing); the rest of the fleet was aggregated without it.";
+    if (u.why == kNcclTestsNoHostWhy)
+      f.fix = "fleet names an nccl-tests run's nodes by the '#  Rank N Group G Pid P on HOST device D' lines nccl-tests prints at its start: "
+              "give the log from its beginning (not a tail or an excerpt of the table), or rerun nccl-tests keeping its '#' header lines "
+              "(no filter that drops them; srun --label and mpirun --tag-output prefixes are read), then analyze it again; the rest of the "
+              "fleet was aggregated without it.";
+    else
+      f.fix = "Run `perfgap check --format json --output FILE` on that node again (--output writes the whole report or "
+              "nothing); the rest of the fleet was aggregated without it.";
     out.push_back(std::move(f));
   }
   return out;

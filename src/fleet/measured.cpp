@@ -27,6 +27,74 @@ std::string measured_stem(const std::string& path) {
   return std::string(base);
 }
 
+// The directory a path is in, by its last component ("runs/a/input.txt" -> "a"); "" at the top.
+std::string measured_parent(const std::string& path) {
+  std::string_view p = path;
+  const auto slash = p.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) return {};
+  p = p.substr(0, slash);
+  if (auto up = p.rfind('/'); up != std::string_view::npos) p.remove_prefix(up + 1);
+  return std::string(p);
+}
+
+// A measurement named from its file (a step log or profile shows no host): several files of one
+// name (four jobs' input.txt) are no node's runs. Such names are kept apart, as their directory
+// and name ("st-fsdp/input"; "input#2" where the directories are alike too), and said.
+struct MeasuredNames {
+  std::map<std::string, std::string> of;                       // source path -> the name used
+  std::map<std::string, std::vector<std::string>> clashes;    // the file name -> its sources, in order
+};
+
+MeasuredNames measured_names(const std::vector<NodeReport>& measured) {
+  MeasuredNames out;
+  std::map<std::string, std::vector<std::string>> by_stem;
+  for (const auto& r : measured) {
+    if (is_job_report(r)) continue;
+    for (const auto& f : r.findings) {
+      if (f.id == "nccl_tests.busbw") continue;  // named by its hosts
+      const std::string source = f.subject.empty() ? r.file : std::string(f.subject);
+      auto& sources = by_stem[measured_stem(source)];
+      if (std::find(sources.begin(), sources.end(), source) == sources.end()) sources.push_back(source);
+    }
+  }
+  for (auto& [stem, sources] : by_stem) {
+    if (sources.size() == 1) {
+      out.of[sources.front()] = stem;
+      continue;
+    }
+    std::set<std::string> parents;
+    for (const auto& src : sources) parents.insert(measured_parent(src));
+    const bool by_dir = parents.size() == sources.size() && !parents.count("");
+    for (std::size_t k = 0; k < sources.size(); ++k)
+      out.of[sources[k]] = by_dir ? measured_parent(sources[k]) + "/" + stem : (k == 0 ? stem : fmt::format("{}#{}", stem, k + 1));
+    out.clashes[stem] = std::move(sources);
+  }
+  return out;
+}
+
+// fleet.node_names for measurements named alike (as for check reports of one name).
+std::vector<report::Finding> measured_name_clashes(const MeasuredNames& names) {
+  std::vector<report::Finding> out;
+  for (const auto& [stem, sources] : names.clashes) {
+    report::Finding f;
+    f.id = "fleet.node_names";
+    f.layer = "fleet";
+    f.status = report::Status::warn;
+    f.subject = stem;
+    std::vector<std::string> kept;
+    for (const auto& src : sources) kept.push_back(names.of.at(src));
+    f.title = fmt::format("{} measurements of different files are named {} (a step log or profile shows no host: its node is its file's name): "
+                          "kept apart as {}, not merged into one node's figure",
+                          sources.size(), stem, fmt::join(kept, ", "));
+    for (const auto& src : sources) f.add(src, fmt::format("{} (named from the file)", names.of.at(src)));
+    f.fix = "Name each node's step log or profile after its node (n3.log, gpu017.nsys-rep), or give one job's measurements per fleet run: "
+            "fleet names a measurement without hosts by its file.";
+    f.metric("machines", static_cast<double>(sources.size()));
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 std::string pace_value(double v) { return std::fabs(v) >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}", v); }
 
 // Every setting of a check report that the join compares: name -> value ("(unset)" for an
@@ -103,6 +171,7 @@ std::string_view short_node_name(std::string_view name) {
 std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,
                                   const OutlierRule& rule, std::vector<Unreadable>& bad) {
   const auto& ms = measures();
+  const MeasuredNames named = measured_names(measured);
   std::vector<std::map<std::string, PaceNode>> per(ms.size());
   for (const auto& r : measured) {
     if (is_job_report(r)) continue;  // a job's ranks: job_ranks
@@ -117,14 +186,15 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
         std::vector<std::string> names;
         if (f.id == "nccl_tests.busbw") {
           if (r.hosts.empty()) {
-            bad.push_back({r.file, "an nccl-tests measurement whose log shows no host (no '#  Rank N ... on HOST' line for every "
-                                   "rank): the node is unknown"});
+            bad.push_back({r.file, std::string(kNcclTestsNoHostWhy)});
             any = true;  // named as unreadable, not twice
             continue;
           }
           for (const auto& h : r.hosts) names.emplace_back(short_node_name(h));
         } else {
-          names.push_back(measured_stem(f.subject.empty() ? r.file : f.subject));
+          const std::string source = f.subject.empty() ? r.file : std::string(f.subject);
+          auto it = named.of.find(source);
+          names.push_back(it != named.of.end() ? it->second : measured_stem(source));
         }
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -140,7 +210,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
                              "kineto, nccl-inspector and nccl-ras reports: nccl_tests.busbw, steps.gap, profile.iterations, nccl_*)"});
   }
 
-  std::vector<report::Finding> out;
+  std::vector<report::Finding> out = measured_name_clashes(named);
   for (std::size_t i = 0; i < ms.size(); ++i) {
     if (per[i].empty()) continue;
     const auto& m = ms[i];

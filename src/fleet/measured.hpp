@@ -32,7 +32,13 @@ const std::vector<Measure>& measures();
 // name meet on it.
 std::string_view short_node_name(std::string_view name);
 
-// One fleet.pace finding per measure present in `measured` (analyze reports); analyze reports
+// Why an nccl-tests report names no node (fleet.unreadable), and what its fix answers.
+inline constexpr std::string_view kNcclTestsNoHostWhy =
+    "an nccl-tests measurement whose log shows no host (no '#  Rank N ... on HOST' line for every rank): the node is unknown";
+
+// One fleet.pace finding per measure present in `measured` (analyze reports), and a
+// fleet.node_names warning per file name that several measurements without hosts share (kept
+// apart by their directories, never merged into one node's figure); analyze reports
 // with no measure of these, or an nccl-tests run whose log shows no host, are appended to
 // `bad` (fleet.unreadable). `nodes`: the check reports, for the shared configuration.
 std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,

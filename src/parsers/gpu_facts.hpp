@@ -60,6 +60,9 @@ struct GpuFacts {
   std::optional<bool> persistence;
   std::optional<bool> mig_enabled;
   std::optional<std::string> performance_state;  // "P0".."P12"
+  // nvidia-smi's GPU Virtualization Mode: "None" on bare metal, "Pass-Through" in a VM given the
+  // whole GPU, "VGPU"/"Host VGPU"/"Host VSGA" for shared ones.
+  std::optional<std::string> virtualization_mode;
   std::optional<double> gpu_util_pct;
   GpuClocks clocks;
   // Clock event (throttle) reasons by NVML's name without prefix ("hw_slowdown",

@@ -117,6 +117,7 @@ GpuFacts read_gpu(const pugi::xml_node& g) {
   f.persistence = flag(g, "persistence_mode");
   f.mig_enabled = flag(g, "mig_mode/current_mig");
   f.performance_state = value(g, "performance_state");
+  f.virtualization_mode = value(g, "gpu_virtualization_mode/virtualization_mode");
   f.gpu_util_pct = number(g, "utilization/gpu_util");
 
   f.clocks.sm_mhz = number(g, "clocks/sm_clock");
@@ -246,6 +247,7 @@ std::optional<std::string> query_text_element(bool top, const std::string& secti
       {"GPU UUID", "uuid"},
       {"MIG Mode/Current", "mig_mode/current_mig"},
       {"Performance State", "performance_state"},
+      {"GPU Virtualization Mode/Virtualization Mode", "gpu_virtualization_mode/virtualization_mode"},
       {"Utilization/Gpu", "utilization/gpu_util"},
       {"Clocks/SM", "clocks/sm_clock"},
       {"Clocks/Memory", "clocks/mem_clock"},

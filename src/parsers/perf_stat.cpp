@@ -150,6 +150,10 @@ struct ParserState<PerfStat> : FeedsLines<ParserState<PerfStat>> {
   char csv_sep = 0;
   std::vector<std::string_view> tok;
   std::string bad_value;  // of the last line: a text row's count that is not a number
+  // Whether the input is perf stat's at all: its text header, and the lines that were no row
+  // (another tool's output, a program's, a JSON document's) against the rows read.
+  bool header = false;
+  std::size_t foreign = 0;
   void line(std::string_view raw);
   Parsed<PerfStat> finish();
   void add(const Row& r, const char* format);
@@ -233,7 +237,9 @@ bool ParserState<PerfStat>::text_row(std::string_view line) {
   while (end < n && tok[end] != "#" && tok[end][0] != '(') ++end;
   std::size_t words = end - i;
   if (words == 0) return false;
-  bool unit = words >= 2 && tok[i + 1][0] != '[' && (decimals || known_unit(tok[i]));
+  // A unit is a word ("msec", "Joules", "MiB"): "0.6%" after a count is a perf report's share,
+  // no unit of perf stat's.
+  bool unit = words >= 2 && tok[i + 1][0] != '[' && (known_unit(tok[i]) || (decimals && std::isalpha(static_cast<unsigned char>(tok[i][0]))));
   if (unit) r.unit = std::string(tok[i++]);
   if (!looks_like_event(tok[i])) return false;
   r.event = std::string(tok[i]);
@@ -357,6 +363,7 @@ void ParserState<PerfStat>::line(std::string_view raw) {
   auto line = sys::trim_ws(tooltext::chomp(raw));
   if (line.empty()) return;
   if (line.find("Performance counter stats for") != std::string_view::npos) {
+    header = true;
     // "... 'true' (3 runs):"
     auto p = line.rfind(" runs)");
     auto open = p == std::string_view::npos ? p : line.rfind('(', p);
@@ -365,7 +372,12 @@ void ParserState<PerfStat>::line(std::string_view raw) {
     return;
   }
   if (line[0] == '#') return;  // the interval header
-  if (line[0] == '{') return json_row(line);
+  if (line[0] == '{') {
+    const auto rows = out.rows;
+    json_row(line);
+    if (out.rows == rows && line.find("\"metric-value\"") == std::string_view::npos) ++foreign;  // not perf's metric-only line either
+    return;
+  }
   bad_value.clear();
   if (text_row(line)) return;
   if (csv_sep && csv_row(line, csv_sep)) return;
@@ -376,6 +388,8 @@ void ParserState<PerfStat>::line(std::string_view raw) {
         return;
       }
   if (!bad_value.empty()) damaged(fmt::format("counter value '{}' is not a number", bad_value));
+  // perf stat's own lines that are no row: the times elapsed, user and sys.
+  if (line.find("seconds") == std::string_view::npos) ++foreign;
 }
 
 Parsed<PerfStat> ParserState<PerfStat>::finish() {
@@ -383,6 +397,14 @@ Parsed<PerfStat> ParserState<PerfStat>::finish() {
     if (!out.damaged.empty()) return parse_fail("no perf stat counter row could be read: " + out.damaged.front().message, out.damaged.front().line);
     return parse_fail("no perf stat counter rows (default text, -x CSV or -j JSON)");
   }
+  // A few lines of another tool's output read as counter rows ("4, true, cutlass::..." in a
+  // Kineto trace, "   2 ranks" in a report): without perf's text header, perf stat output is
+  // its rows (-x CSV, -j JSON, -I intervals), so rows that are fewer than the other lines are no
+  // perf stat output.
+  if (!header && static_cast<std::size_t>(out.rows) < foreign)
+    return parse_fail(fmt::format("not perf stat output: {} line{} of other text and {} that read{} like a counter row, without perf stat's "
+                                  "'Performance counter stats for' header (default text, -x CSV or -j JSON)",
+                                  foreign, foreign == 1 ? "" : "s", out.rows, out.rows == 1 ? "s" : ""));
   return std::move(out);
 }
 

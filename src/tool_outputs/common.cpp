@@ -60,6 +60,7 @@ tl::expected<NicBasis, std::string> nic_basis(const Request& r) {
   if (ports == 0)
     return tl::unexpected(fmt::format("--node-report {}: no ACTIVE RDMA port with a rate in it (net.ib.ports): give --nics and --link-gbps", r.node_report));
   b.gbps_total = total;
+  b.node = rep->node;
   b.basis = fmt::format("{}: {} ACTIVE RDMA port{}, {:g} Gb/s together{}", r.node_report, ports, ports == 1 ? "" : "s", total,
                         rep->node.empty() ? "" : " on " + rep->node);
   return b;

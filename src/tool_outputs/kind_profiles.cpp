@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -119,8 +120,14 @@ parsers::Coll nccl_tests_coll(std::string_view name) {
   return Coll::none;
 }
 
+// The scale an --nccl-tests run measured (its ranks and nodes, where the output shows them).
+struct NcclTestsScale {
+  std::string source;
+  std::optional<long> ranks, nodes;
+};
+
 // Each --nccl-tests output as its collective's bandwidth by size (the better of in and out of place).
-tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const std::vector<std::string>& files) {
+tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const std::vector<std::string>& files, std::vector<NcclTestsScale>& scales) {
   std::vector<analyzers::BusbwCurve> out;
   for (const auto& given : files) {
     // COLL=FILE says the collective where the output does not ("all_reduce=run.txt").
@@ -130,6 +137,7 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
       file = given.substr(eq + 1);
     auto run = parse_input<parsers::NcclTestsParser>(file);
     if (!run) return tl::unexpected("--nccl-tests " + file + ": " + run.error());
+    scales.push_back({file, run->ranks(), run->nodes()});
     analyzers::BusbwCurve c;
     c.source = file;
     c.coll = said != parsers::Coll::none ? said : nccl_tests_coll(run->collective.empty() ? file : run->collective);
@@ -185,15 +193,67 @@ tl::expected<Result, std::string> write_digests(const Analyzer& an, const Reques
 
 }  // namespace
 
+namespace {
+
+// The job's ranks as the replay says them: "N of the job's W ranks are in the traces" where the
+// traces hold part of it, else whatif.replay's `ranks` (every rank's trace); 0 when unsaid.
+long whatif_job_ranks(const std::vector<report::Finding>& findings) {
+  constexpr std::string_view kOfTheJobs = " of the job's ";
+  long traced = 0;
+  for (const auto& f : findings) {
+    if (f.id == "whatif.replay")
+      for (const auto& [name, v] : f.metrics)
+        if (name == "ranks" && v > 0) traced = static_cast<long>(v);
+    for (const auto& e : f.evidence)
+      if (auto at = e.observed.find(kOfTheJobs); at != std::string::npos) {
+        long w = 0;
+        for (std::size_t i = at + kOfTheJobs.size(); i < e.observed.size() && e.observed[i] >= '0' && e.observed[i] <= '9'; ++i)
+          w = w * 10 + (e.observed[i] - '0');
+        if (w > 0) return w;
+      }
+  }
+  return traced;
+}
+
+// whatif.nccl_tests replays the job at the bandwidth of the nccl-tests runs given: a run of
+// another scale (ranks, nodes) moved its data over other links (16 ranks on 2 nodes cross the
+// NICs; 2 ranks on one node do not), so its bandwidth is another job's. Each run's scale is said
+// in the finding's evidence, and one that differs from the job's ranks in its title.
+void whatif_nccl_tests_scale(std::vector<report::Finding>& findings, const std::vector<NcclTestsScale>& scales) {
+  const long job = whatif_job_ranks(findings);
+  for (auto& f : findings) {
+    if (f.id != "whatif.nccl_tests") continue;
+    std::vector<std::string> unlike;
+    for (const auto& s : scales) {
+      const std::string at = fmt::format("{} rank{}{}", s.ranks ? std::to_string(*s.ranks) : std::string("?"), s.ranks == 1 ? "" : "s",
+                                         s.nodes ? fmt::format(" on {} node{}", *s.nodes, *s.nodes == 1 ? "" : "s") : std::string());
+      const bool differs = job > 0 && s.ranks && *s.ranks != job;
+      report::Evidence e{s.source, fmt::format("nccl-tests measured on {}{}", s.ranks ? at : std::string("ranks and nodes not shown"),
+                                               job > 0 ? fmt::format("; the job has {} rank{}", job, job == 1 ? "" : "s") : std::string()),
+                         std::nullopt};
+      if (differs) e.expected = fmt::format("a run at the job's scale ({} ranks, on its nodes): another scale's bandwidth crosses other links", job);
+      f.evidence.push_back(std::move(e));
+      if (differs) unlike.push_back(fmt::format("{} ({})", s.source, at));
+    }
+    if (!unlike.empty())
+      f.title += fmt::format(" (at the bandwidth of nccl-tests at another scale than the job's {} rank{}: {})", job, job == 1 ? "" : "s", fmt::join(unlike, "; "));
+  }
+}
+
+}  // namespace
+
 tl::expected<Result, std::string> run_whatif(const Analyzer& an, const Request& r, const analyzers::WhatifOptions& given) {
   analyzers::WhatifOptions w = given;
-  auto curves = busbw_curves(r.nccl_tests);
+  std::vector<NcclTestsScale> scales;
+  auto curves = busbw_curves(r.nccl_tests, scales);
   if (!curves) return tl::unexpected(curves.error());
   w.curves = std::move(*curves);
   if (!r.digest_dir.empty()) return write_digests(an, r);
-  return run_profile_job(an, r, [&](const auto& files, const auto& read, const auto& o, std::size_t threads) {
+  auto result = run_profile_job(an, r, [&](const auto& files, const auto& read, const auto& o, std::size_t threads) {
     return analyzers::whatif_profile_job(files, read, o, w, threads);
   });
+  if (result && !scales.empty()) whatif_nccl_tests_scale(result->findings, scales);
+  return result;
 }
 
 }  // namespace perfgap::tool_outputs::detail

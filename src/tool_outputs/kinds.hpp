@@ -32,6 +32,7 @@ struct Collected {
 struct NicBasis {
   double gbps_total = 0;
   std::string basis;
+  std::string node;  // --node-report's node.name; empty for --nics or a report without one
 };
 // Each input on its own: `judge(file, collected)` reads and judges one file and returns why it
 // is unusable, or nullopt when it was used.

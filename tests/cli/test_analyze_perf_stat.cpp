@@ -2,6 +2,8 @@
 // CMDQV, 0 after), the guest without a PMU, bad input as one line naming the file and line.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "files.hpp"
@@ -13,6 +15,7 @@ using perfgap::fixture::json_report;
 using perfgap::fixture::line_count;
 using perfgap::fixture::log_fixture;
 using perfgap::fixture::run_binary;
+using perfgap::fixture::source_path;
 using perfgap::fixture::TempDir;
 using perfgap::fixture::write_in;
 
@@ -62,3 +65,23 @@ TEST(AnalyzePerfStat, BadInputIsOneLineNamingFileAndLine) {
   auto j = json_report(PERFGAP_BINARY, {"analyze", "perf-stat", mixed}, 1);  // a row it could not use: exit 1 (docs/CONTRACT.md)
   EXPECT_NE(j.dump().find("mixed.txt:2"), std::string::npos) << j.dump(2);
 }
+
+// A Kineto trace given to perf-stat (the field's .json.gz) is exit 2, one line naming the file,
+// never a pass with made-up events; likewise a Python script and a perf report.
+TEST(AnalyzePerfStat, AnotherToolsOutputIsExit2NotPerfStatOutput) {
+  TempDir d;
+  auto trace = write_in(d, "trace.json",
+                        "{\n  \"traceEvents\": [\n  {\n    \"name\": \"void at::native::kernel<float, 4, true, cutlass::Tile>(Params)\",\n"
+                        "    \"ts\": 1.5, \"dur\": 2\n  }\n  ]\n}\n");
+  std::vector<std::string> inputs = {trace, source_path("tests/fixtures/logs/nccl-inspector/generate.py"), source_path("tests/fixtures/logs/nccl-ras/dead-rank.txt")};
+  const std::string field = source_path("../shared/fixtures/profiles/kineto_hta_a100x2_nccl_metadata.json.gz");
+  if (std::ifstream(field).good()) inputs.push_back(field);
+  for (const auto& in : inputs) {
+    auto r = run_binary(PERFGAP_BINARY, {"analyze", "perf-stat", in});
+    EXPECT_EQ(r.status, 2) << in << ": " << r.out;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(in), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("not perf stat output"), std::string::npos) << r.err;
+  }
+}
+

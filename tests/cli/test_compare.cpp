@@ -115,3 +115,45 @@ TEST_F(CompareCli, ProfilesOfTwoDifferentJobsAreNotCompared) {
 }
 
 }  // namespace
+
+// A device lost between two checks of one node is a regression, not "cannot tell": an RDMA
+// port whose siblings the after run still read (the GB200 VM's mlx5_3 removed), and the only
+// GPU of a node (gpu.inventory pass "1 GPU(s)" -> skip "no NVIDIA GPU on PCI").
+TEST(CompareCliLostDevices, ALostPortOrGpuRegressesWithExit1) {
+  perfgap::fixture::TempDir a, b, out;
+  for (const auto* dir : {&a, &b})
+    ASSERT_TRUE(perfgap::fixture::unpack_tree((fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/golden/gb200-vm.tree").string(), dir->path()));
+  fs::remove_all(fs::path(b.path()) / "sys/class/infiniband/mlx5_3");
+  auto report = [&](const perfgap::fixture::TempDir& root, const std::string& name) {
+    auto r = run_binary(PERFGAP_BINARY, {"check", "--root", root.path(), "--format", "json"});
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    const auto p = fs::path(out.path()) / name;
+    std::ofstream(p) << r.out;
+    return p.string();
+  };
+  const auto before = report(a, "before.json"), after = report(b, "after.json");
+  auto j = json_report(PERFGAP_BINARY, {"compare", before, after}, 1);
+  const auto* lost = perfgap::fixture::finding(j, "compare.regressed", "net.ib.ports (mlx5_3:1)");
+  ASSERT_NE(lost, nullptr) << j.dump(1);
+  EXPECT_EQ((*lost)["status"], "fail");
+  EXPECT_NE((*lost)["title"].get<std::string>().find("mlx5_3:1 is gone"), std::string::npos) << (*lost)["title"];
+  EXPECT_EQ(perfgap::fixture::finding(j, "compare.gone", "net.ib.ports (mlx5_3:1)"), nullptr);
+  EXPECT_GE(perfgap::fixture::required_finding(j, "compare.summary")["metrics"]["regressed"].get<double>(), 1);
+
+  // The GPU: the kvm guest's one H100 gone from PCI and from the driver's list.
+  perfgap::fixture::TempDir g1, g2;
+  for (const auto* dir : {&g1, &g2})
+    ASSERT_TRUE(perfgap::fixture::unpack_tree((fs::path(PERFGAP_SOURCE_DIR) / "tests/fixtures/golden/kvm-guest.tree").string(), dir->path()));
+  for (const auto& e : fs::directory_iterator(fs::path(g2.path()) / "sys/bus/pci/devices")) {
+    std::ifstream vendor(e.path() / "vendor");
+    std::string v;
+    vendor >> v;
+    if (v == "0x10de") fs::remove_all(e.path());
+  }
+  fs::remove_all(fs::path(g2.path()) / "proc/driver/nvidia/gpus");
+  const auto gpu_before = report(g1, "gpu-before.json"), gpu_after = report(g2, "gpu-after.json");
+  auto g = json_report(PERFGAP_BINARY, {"compare", gpu_before, gpu_after}, 1);
+  const auto* gone = perfgap::fixture::finding(g, "compare.regressed", "gpu.inventory");
+  ASSERT_NE(gone, nullptr) << g.dump(1);
+  EXPECT_NE((*gone)["title"].get<std::string>().find("gpus_pci 1 -> absent"), std::string::npos) << (*gone)["title"];
+}

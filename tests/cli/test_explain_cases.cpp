@@ -249,15 +249,40 @@ TEST_F(ExplainCases, NcclTestsWithoutAReferenceNeedsABasis) {
   const auto& u = perfgap::fixture::required_finding(single, "nccl_tests.busbw");
   EXPECT_EQ(u["status"], "skip");
   EXPECT_NE(u["title"].get<std::string>().find("ranks not shown, nodes not shown"), std::string::npos) << u["title"];
-  // The NICs read from a node report: the GB200 node's four ACTIVE 400 Gb/s ports.
+  // The NICs read from a node report: the GB200 node's four ACTIVE 400 Gb/s ports, for a run on
+  // that node (the log's hosts renamed: a report of another node is no basis, below).
   const auto node = node_report("gb200-vm");
-  auto from_node = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", qps1, "--node-report", node}, 1);
+  std::string on_node = perfgap::fixture::read_file(qps1);
+  for (auto at = on_node.find("gpu017"); at != std::string::npos; at = on_node.find("gpu017", at)) on_node.replace(at, 6, "gb200-vm-07");
+  auto from_node = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", perfgap::fixture::write_in(out_, "on-node.txt", on_node), "--node-report", node}, 1);
   const auto& n = perfgap::fixture::required_finding(from_node, "nccl_tests.busbw");
   EXPECT_NEAR(m(n, "expected_busbw_gbps"), 200, 1e-9);
   EXPECT_NE(n["title"].get<std::string>().find("4 ACTIVE RDMA ports, 1600 Gb/s together"), std::string::npos) << n["title"];
   auto half = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", qps1, "--nics", "2"});
   EXPECT_EQ(half.status, 2);
   EXPECT_TRUE(perfgap::fixture::one_line(half.err)) << half.err;
+}
+
+// --node-report of a node that is not among the hosts the run's Rank lines name (gb200-vm-07's
+// report for a run on gpu017 and gpu018): its NICs are another machine's, no basis: the run is
+// undecided (skip) saying why, never failed against them. The report of one of the hosts is used.
+TEST_F(ExplainCases, NcclTestsNodeReportOfAnotherNodeIsRefused) {
+  const auto qps1 = log_fixture("explain/qps1-all-gather.txt");
+  const auto node = node_report("gb200-vm");
+  auto other = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", qps1, "--node-report", node}, 0);
+  const auto& o = perfgap::fixture::required_finding(other, "nccl_tests.busbw");
+  EXPECT_EQ(o["status"], "skip");
+  EXPECT_NE(o["title"].get<std::string>().find("the node report is of gb200-vm-07, which is not among the hosts that ran this (gpu017, gpu018)"),
+            std::string::npos)
+      << o["title"];
+  EXPECT_FALSE(o["metrics"].contains("expected_busbw_gbps")) << o["metrics"];
+  std::string text = perfgap::fixture::read_file(qps1);
+  for (auto at = text.find("gpu017"); at != std::string::npos; at = text.find("gpu017", at)) text.replace(at, 6, "gb200-vm-07");
+  const auto own = perfgap::fixture::write_in(out_, "own-node.txt", text);
+  auto same = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", own, "--node-report", node}, 1);
+  const auto& s = perfgap::fixture::required_finding(same, "nccl_tests.busbw");
+  EXPECT_EQ(s["title"].get<std::string>().find("not among the run's hosts"), std::string::npos) << s["title"];
+  EXPECT_NE(s["title"].get<std::string>().find("4 ACTIVE RDMA ports, 1600 Gb/s together"), std::string::npos) << s["title"];
 }
 
 // compare of the QPS=1 and QPS=4 nccl-tests reports: the +116% is in the headline, without -v.

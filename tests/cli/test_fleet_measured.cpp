@@ -210,6 +210,46 @@ TEST_F(FleetMeasured, BadAndForeignReportsAreNamedNotFatal) {
   EXPECT_EQ(measured_findings(rep, "fleet.pace", "nccl_tests.busbw.max_busbw_gbps").at(0)["metrics"]["outliers"], 2);
 }
 
+// Step logs of four jobs, each its job's input.txt: named alike from their files, they are four
+// measurements, not one node's runs: kept apart by their directories and said as fleet.node_names.
+TEST_F(FleetMeasured, MeasurementsNamedAlikeAreKeptApartAndSaid) {
+  TempDir jobs;
+  const double ms[] = {1000, 1010, 1020, 1900};
+  for (int i = 0; i < 4; ++i) {
+    const std::string job = "job" + std::to_string(i + 1);
+    write_file(jobs.path() + "/" + job + "/input.txt", measured_megatron_log(ms[i]));
+    analyze("steps", jobs.path() + "/" + job + "/input.txt", jobs.path() + "/in/" + job + ".json");
+  }
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", jobs.path() + "/in", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto rep = json::parse(r.out);
+  auto names = measured_findings(rep, "fleet.node_names", "input");
+  ASSERT_EQ(names.size(), 1u) << r.out;
+  EXPECT_EQ(names[0]["status"], "warn");
+  const std::string title = names[0]["title"];
+  EXPECT_NE(title.find("4 measurements of different files are named input"), std::string::npos) << title;
+  EXPECT_NE(title.find("kept apart as job1/input, job2/input, job3/input, job4/input"), std::string::npos) << title;
+  auto steps = measured_findings(rep, "fleet.pace", "steps.gap.median_ms");
+  ASSERT_EQ(steps.size(), 1u) << r.out;
+  EXPECT_EQ(steps[0]["metrics"]["nodes"], 4) << "four jobs, not one node's median: " << steps[0];
+  auto text = run_binary(PERFGAP_BINARY, {"fleet", jobs.path() + "/in"});
+  EXPECT_NE(text.out.find("same name"), std::string::npos) << text.out;
+}
+
+// An nccl-tests log without its hosts: the fix says what names them (the '# Rank' lines), not
+// to run perfgap check again.
+TEST_F(FleetMeasured, AnNcclTestsLogWithoutHostsSaysWhatNamesThem) {
+  write_file(dir.path() + "/logs/nohost.txt", measured_nccl_tests_log("x", 180, false));
+  analyze("nccl-tests", dir.path() + "/logs/nohost.txt", dir.path() + "/in/nohost.json");
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto bad = measured_findings(json::parse(r.out), "fleet.unreadable", dir.path() + "/in/nohost.json");
+  ASSERT_EQ(bad.size(), 1u) << r.out;
+  const std::string fix = bad[0]["fix"];
+  EXPECT_NE(fix.find("'#  Rank N Group G Pid P on HOST device D' lines"), std::string::npos) << fix;
+  EXPECT_EQ(fix.find("perfgap check"), std::string::npos) << fix;
+}
+
 }  // namespace
 
 namespace {

@@ -216,3 +216,29 @@ TEST(WhatifCli, NothingReplayedHeadsSkipAndWhyNotOk) {
   EXPECT_EQ(part.status, 0) << part.err;
   EXPECT_NE(part.out.substr(0, part.out.find('\n')).find("; no change could be replayed: replayed step"), std::string::npos) << part.out;
 }
+
+// --nccl-tests of another scale than the job's (8 ranks on one node for a 16-rank job on two):
+// its bandwidth crossed other links; the finding says each run's ranks and nodes, and a run of
+// another rank count in its title. A run at the job's scale says its scale and no more.
+TEST(WhatifCli, NcclTestsOfAnotherScaleIsSaid) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), false);
+  const std::string ref = perfgap::fixture::read_file(perfgap::fixture::log_fixture("nccl-tests/ref-allreduce.txt"));
+  auto with_ranks = [&](const std::string& name, int ranks, int per_node) {
+    std::string head = "# nThread 1 nGpus 1 minBytes 524288 maxBytes 67108864\n# Using devices\n";
+    for (int r = 0; r < ranks; ++r)
+      head += "#  Rank " + std::to_string(r) + " Group  0 Pid " + std::to_string(1000 + r) + " on node" + std::to_string(r / per_node) + " device " +
+              std::to_string(r % per_node) + " [0x18] NVIDIA H100 80GB HBM3\n";
+    return write_in(d, name, head + ref);
+  };
+  auto small = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", with_ranks("bw8/all_reduce.txt", 8, 8)}, 0);
+  auto nt = finding(small, "whatif.nccl_tests");
+  ASSERT_TRUE(nt) << small.dump(1);
+  EXPECT_NE((*nt)["title"].get<std::string>().find("another scale than the job's 16 ranks"), std::string::npos) << (*nt)["title"];
+  EXPECT_NE((*nt)["evidence"].dump().find("nccl-tests measured on 8 ranks on 1 node; the job has 16 ranks"), std::string::npos) << (*nt)["evidence"].dump();
+  auto same = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", with_ranks("bw16/all_reduce.txt", 16, 8)}, 0);
+  auto ok = finding(same, "whatif.nccl_tests");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ((*ok)["title"].get<std::string>().find("another scale"), std::string::npos) << (*ok)["title"];
+  EXPECT_NE((*ok)["evidence"].dump().find("nccl-tests measured on 16 ranks on 2 nodes; the job has 16 ranks"), std::string::npos) << (*ok)["evidence"].dump();
+}

@@ -227,7 +227,9 @@ TEST(AnalyzersBudget, FleetAndCompareReportsCountTheFindingsTheyName) {
   EXPECT_FALSE(budget_has_metric(f, "step.numa.balancing.points")) << "fixed: no cost";
   const auto* c = budget_evidence(f, "cpu_cstates_turbo");
   ASSERT_NE(c, nullptr);
-  EXPECT_NE(c->observed.find("fleet.json [gpu[001-004]], fleet.json [gpu005]"), std::string::npos) << c->observed;
+  // Each place with its own title (the nodes it fails on), not the first place's for both.
+  EXPECT_NE(c->observed.find("fail in fleet.json [gpu[001-004]]: fails on gpu[001-004]; fail in fleet.json [gpu005]: fails on gpu005"), std::string::npos)
+      << c->observed;
   ASSERT_NE(budget_evidence(f, "fleet.drift"), nullptr);
   EXPECT_EQ(budget_evidence(f, "fleet.node_failures"), nullptr) << "stands for its ids, not listed itself";
 }
@@ -539,4 +541,78 @@ TEST(AnalyzersBudget, ACollectiveMeasuredOnTheSlowNodesIsTheSlowNodesCause) {
                               perfgap::core::builtin_kb(), budget_at(75));
   EXPECT_DOUBLE_EQ(budget_metric(other, "causes"), 2);
   EXPECT_DOUBLE_EQ(budget_metric(other, "step.collective_bandwidth.measured"), 1);
+}
+
+// whatif --busbw GBPS replays the job at a bandwidth the user assumed: a hypothesis, not a
+// measurement. It is labelled so, ranks as a prior below a measured cause, and the fix does not
+// tune InfiniBand when nothing shows the job uses it.
+TEST(AnalyzersBudget, AWhatIfAtAnAssumedBandwidthIsAHypothesisNotAMeasuredCause) {
+  perfgap::compare::ReportView wi;
+  wi.kind = "whatif";
+  auto bw = budget_rf("whatif.busbw", Status::warn, "100 GB/s");
+  bw.title = "every collective at 100 GB/s bus bandwidth: the step 15.42 ms (6.9%) shorter";
+  bw.metrics = {{"saved_pct_of_step", 6.9}, {"saved_ms_per_iter", 15.42}};
+  wi.findings = {bw};
+  perfgap::compare::ReportView node;
+  node.kind = "analyze";
+  auto numa = budget_rf("numastat.remote", Status::warn, "numastat.txt");
+  numa.metrics = {{"remote_pct", 20}};
+  node.findings = {numa};
+  auto f = explain_budget({{"wi.json", wi}, {"numa.json", node}}, perfgap::core::builtin_kb(), budget_at(85));
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.collective_bandwidth.measured"), 0);
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.collective_bandwidth.hypothetical"), 1);
+  EXPECT_DOUBLE_EQ(budget_metric(f, "measured_causes"), 1) << "only the remote share is measured";
+  ASSERT_GE(f.table.size(), 4u);
+  EXPECT_EQ(f.table[2][0], "remote_numa") << "a measured 3.9 points ranks above a hypothetical 6.9";
+  EXPECT_EQ(f.table[3][0], "collective_bandwidth");
+  EXPECT_EQ(f.table[3][1], "assumed");
+  const auto* c = budget_evidence(f, "collective_bandwidth");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("basis: hypothetical: a what-if at an assumed value, not a measurement"), std::string::npos) << c->observed;
+  EXPECT_EQ(c->observed.find("measured:"), std::string::npos) << c->observed;
+  EXPECT_NE(f.title.find("1 a what-if at an assumed value"), std::string::npos) << f.title;
+  EXPECT_EQ(f.fix.find("NCCL_IB_QPS_PER_CONNECTION"), std::string::npos) << f.fix;
+
+  // Alone, it is the top cause, but said to be assumed; with an RDMA port judged on the node the
+  // queue-pair sweep is the next step again.
+  auto alone = explain_budget({{"wi.json", wi}}, perfgap::core::builtin_kb(), budget_at(90));
+  EXPECT_NE(alone.fix.find("First collective_bandwidth (6.9 points, a what-if at an assumed value, not measured"), std::string::npos) << alone.fix;
+  EXPECT_EQ(alone.fix.find("NCCL_IB_QPS_PER_CONNECTION"), std::string::npos) << alone.fix;
+  perfgap::compare::ReportView ib;
+  ib.kind = "root";
+  ib.findings = {budget_rf("net.ib.ports", Status::pass, "mlx5_0:1")};
+  auto with_ib = explain_budget({{"wi.json", wi}, {"node.json", ib}}, perfgap::core::builtin_kb(), budget_at(90));
+  EXPECT_NE(with_ib.fix.find("NCCL_IB_QPS_PER_CONNECTION"), std::string::npos) << with_ib.fix;
+}
+
+// One id in two reports is two findings: each report's own status and title, never the worst
+// one's title beside the other's file. Reports of different machines are said first.
+TEST(AnalyzersBudget, EachReportsOwnStatusAndTitleAndDifferentMachinesSaid) {
+  auto node = [](const std::string& name, const std::string& cpu, Status st, const std::string& title) {
+    perfgap::compare::ReportView r;
+    r.kind = "root";
+    r.node = name;
+    r.node_facts = {{"settings.cpu_model", cpu}};
+    auto f = budget_rf("cpu.turbo", st);
+    f.title = title;
+    r.findings = {f};
+    return r;
+  };
+  auto a = node("fixtures", "Intel(R) Xeon(R) CPU E5-2680", Status::fail, "CPU frequency capped below turbo");
+  auto b = node("epyc", "AMD EPYC 7451", Status::warn, "turbo state unknown on 2 CPUs");
+  auto f = explain_budget({{"22.json", a}, {"14.json", b}}, perfgap::core::builtin_kb(), budget_at(80));
+  std::string all;
+  for (const auto& e : f.evidence) all += e.source + ": " + e.observed + "\n";
+  EXPECT_NE(all.find("fail in 22.json: CPU frequency capped below turbo; warn in 14.json: turbo state unknown on 2 CPUs"), std::string::npos) << all;
+  EXPECT_EQ(all.find("fail in 22.json, 14.json"), std::string::npos) << all;
+  ASSERT_FALSE(f.evidence.empty());
+  EXPECT_EQ(f.evidence[0].source, "machines");
+  EXPECT_NE(f.evidence[0].observed.find("of different machines: CPU Intel(R) Xeon(R) CPU E5-2680 in 22.json, AMD EPYC 7451 in 14.json"), std::string::npos)
+      << f.evidence[0].observed;
+  EXPECT_NE(all.find("of 2 nodes (fixtures, epyc)"), std::string::npos) << all;
+  EXPECT_NE(f.title.find("the reports are of different machines"), std::string::npos) << f.title;
+  // One node's two reports: nothing said.
+  auto same = explain_budget({{"22.json", a}, {"22b.json", node("fixtures", "Intel(R) Xeon(R) CPU E5-2680", Status::warn, "x")}},
+                             perfgap::core::builtin_kb(), budget_at(80));
+  for (const auto& e : same.evidence) EXPECT_NE(e.source, "machines") << e.observed;
 }

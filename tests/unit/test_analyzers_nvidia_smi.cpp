@@ -488,3 +488,25 @@ TEST(AnalyzerNvidiaSmi, NvlinkStatusIsJudgedAgainstTheSameModel) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().line, 4);
 }
+
+// A GPU passed through to a VM (nvidia-smi's GPU Virtualization Mode Pass-Through): x8 of x16 is
+// still a warn, but the host's slot as the hypervisor presents it decides the link, so the fix
+// says the host or the instance type, never "reseat the GPU or riser" inside the guest.
+TEST(AnalyzerNvidiaSmi, ANarrowLinkInAVmPointsAtTheHostNotAReseat) {
+  const std::string faults = read_file(log_fixture("nvidia-smi/faults.xml"));
+  const auto bare_fs = analyze({{"bare.xml", faults}});
+  const auto& bare = find(bare_fs, "gpu.pcie", kGpu1);
+  EXPECT_NE(bare.fix.find("reseat the GPU or riser"), std::string::npos) << bare.fix;
+  const std::string vm = edit(faults, "\t\t<uuid>GPU-0000aaaa-1111-2222-3333-000000000001</uuid>",
+                              "\t\t<gpu_virtualization_mode>\n\t\t\t<virtualization_mode>Pass-Through</virtualization_mode>\n"
+                              "\t\t\t<host_vgpu_mode>N/A</host_vgpu_mode>\n\t\t</gpu_virtualization_mode>\n"
+                              "\t\t<uuid>GPU-0000aaaa-1111-2222-3333-000000000001</uuid>");
+  const auto fs = analyze({{"vm.xml", vm}});
+  const auto& guest = find(fs, "gpu.pcie", kGpu1);
+  EXPECT_EQ(guest.status, Status::warn) << guest.title;
+  EXPECT_EQ(guest.fix.find("reseat"), std::string::npos) << guest.fix;
+  EXPECT_NE(guest.fix.find("instance type"), std::string::npos) << guest.fix;
+  bool said = false;
+  for (const auto& e : guest.evidence) said = said || e.observed.find("GPU virtualization mode Pass-Through") != std::string::npos;
+  EXPECT_TRUE(said);
+}

@@ -259,3 +259,68 @@ TEST(Compare, HistoryFindingsAreNeverMatched) {
   EXPECT_DOUBLE_EQ(cmp_metric(fs[0], "new"), 0);
   EXPECT_NE(fs[0].status, Status::fail);
 }
+
+namespace {
+std::string titled(const std::string& id, const std::string& status, const std::string& subject, const std::string& title,
+                   const std::string& metrics = "{}") {
+  return R"({"id":")" + id + R"(","layer":"network","status":")" + status + R"(",)" + (subject.empty() ? "" : R"("subject":")" + subject + R"(",)") +
+         R"("title":")" + title + R"(","evidence":[],"fix":"","impact":"","metrics":)" + metrics + "}";
+}
+}  // namespace
+
+TEST(CompareLostDevices, APortGoneWhereTheAfterRunReadItsOtherPortsRegressed) {
+  auto fs = run(titled("net.ib.ports", "pass", "mlx4_0:1", "port ACTIVE") + "," + titled("net.ib.ports", "warn", "mlx5_0:1", "odd phys_state") + "," +
+                    titled("numa.remote_memory", "pass", "pid:4242", "local"),
+                titled("net.ib.ports", "warn", "mlx5_0:1", "odd phys_state") + "," + titled("numa.remote_memory", "pass", "pid:5151", "local"));
+  const auto* r = cmp_find(fs, "compare.regressed", "net.ib.ports (mlx4_0:1)");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, Status::fail);
+  EXPECT_NE(r->title.find("mlx4_0:1 is gone"), std::string::npos) << r->title;
+  EXPECT_NE(r->title.find("mlx5_0:1"), std::string::npos) << "names what the after run did read: " << r->title;
+  EXPECT_EQ(cmp_find(fs, "compare.gone", "net.ib.ports (mlx4_0:1)"), nullptr);
+  // A process that ended is no lost device: still "cannot tell".
+  EXPECT_NE(cmp_find(fs, "compare.gone", "numa.remote_memory (pid:4242)"), nullptr);
+  EXPECT_EQ(fs[0].status, Status::pass);
+  EXPECT_DOUBLE_EQ(cmp_metric(fs[0], "regressed"), 1);
+}
+
+TEST(CompareLostDevices, EveryPortGoneWhereTheAfterRunFoundNoneRegressedButNotWhereItReadNothing) {
+  const std::string before = titled("net.ib.ports", "pass", "mlx4_0:1", "port ACTIVE") + "," + titled("pcie.link", "pass", "0000:18:00.0", "x16");
+  auto none = run(before, titled("net.ib.ports", "skip", "", "no RDMA devices (/sys/class/infiniband absent or empty)") + "," +
+                              titled("pcie.link", "pass", "0000:af:00.0", "x16"));
+  EXPECT_NE(cmp_find(none, "compare.regressed", "net.ib.ports (mlx4_0:1)"), nullptr);
+  EXPECT_NE(cmp_find(none, "compare.regressed", "pcie.link (0000:18:00.0)"), nullptr);
+  auto unread = run(before, titled("net.ib.ports", "skip", "", "RDMA devices not captured in this tree"));
+  EXPECT_NE(cmp_find(unread, "compare.gone", "net.ib.ports (mlx4_0:1)"), nullptr) << "the after run did not read the source";
+  EXPECT_NE(cmp_find(unread, "compare.gone", "pcie.link (0000:18:00.0)"), nullptr) << "no pcie.link at all after: not run";
+  EXPECT_EQ(cmp_find(unread, "compare.regressed", "net.ib.ports (mlx4_0:1)"), nullptr);
+}
+
+TEST(CompareLostDevices, AGpuCountThatDroppedIsARegression) {
+  auto gone = run(titled("gpu.inventory", "pass", "", "1 GPU(s)", R"({"gpus_pci":1,"gpus_visible":1})"),
+                  titled("gpu.inventory", "skip", "", "no NVIDIA GPU on PCI (vendor 0x10de, class 0x0300/0x0302)"));
+  const auto* r = cmp_find(gone, "compare.regressed", "gpu.inventory");
+  ASSERT_NE(r, nullptr);
+  EXPECT_NE(r->title.find("gpus_pci 1 -> absent"), std::string::npos) << r->title;
+  auto unread = run(titled("gpu.inventory", "pass", "", "1 GPU(s)", R"({"gpus_pci":1})"),
+                    titled("gpu.inventory", "skip", "", "PCI devices not readable: permission denied"));
+  EXPECT_EQ(cmp_find(unread, "compare.regressed", "gpu.inventory"), nullptr) << "unread is not gone";
+  auto fewer = run(titled("gpu.inventory", "pass", "", "8 GPU(s)", R"({"gpus_pci":8})"), titled("gpu.inventory", "pass", "", "7 GPU(s)", R"({"gpus_pci":7})"));
+  const auto* m = cmp_find(fewer, "compare.metric", "gpu.inventory");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->status, Status::fail) << m->title;
+}
+
+// Kernel-log findings name devices by their events: a device without events in a later log (a
+// reboot, a rotated log) is no lost device; nor is one that failed before and was taken out.
+TEST(CompareLostDevices, EventsGoneFromTheLogAndFailingDevicesGoneAreNotLosses) {
+  auto fs = run(titled("gpu.xid", "fail", "0000:18:00.0", "Xid 79") + "," + titled("net.link_flaps", "pass", "0000:ae:00.0", "bring-up only") + "," +
+                    titled("net.ib.ports", "fail", "mlx5_1:1", "port DOWN") + "," + titled("net.ib.ports", "pass", "mlx5_0:1", "ACTIVE"),
+                titled("gpu.xid", "pass", "", "no Xid in the kernel log") + "," + titled("net.link_flaps", "pass", "", "no link events") + "," +
+                    titled("net.ib.ports", "pass", "mlx5_0:1", "ACTIVE"));
+  for (const char* subject : {"gpu.xid (0000:18:00.0)", "net.link_flaps (0000:ae:00.0)", "net.ib.ports (mlx5_1:1)"}) {
+    EXPECT_EQ(cmp_find(fs, "compare.regressed", subject), nullptr) << subject;
+    EXPECT_NE(cmp_find(fs, "compare.gone", subject), nullptr) << subject;
+  }
+}
+

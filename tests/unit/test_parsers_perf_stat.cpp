@@ -136,3 +136,36 @@ TEST(ParsersPerfStat, DamagedRowsAndOtherInput) {
   EXPECT_FALSE(parsers::parse_perf_stat("      30.001234567 seconds time elapsed\n"));
   EXPECT_FALSE(parsers::parse_perf_stat(" 0.001 (+0.0001) ###\n"));
 }
+
+// Another tool's output with a few lines that read like counter rows is no perf stat output: a
+// Kineto trace's template arguments ("4, true, cutlass::...") as CSV rows, a report's "2 ranks"
+// as a text row.
+TEST(ParsersPerfStat, OtherToolsOutputIsNotPerfStatOutput) {
+  const std::string kineto = R"J({
+  "schemaVersion": 1,
+  "traceEvents": [
+  {
+    "ph": "X", "cat": "kernel",
+    "name": "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4, 4, true, cutlass::gemm::Tile>(Params)",
+    "ts": 1700000000123.5, "dur": 12.5
+  }
+  ]
+}
+)J";
+  auto k = parsers::parse_perf_stat(kineto);
+  ASSERT_FALSE(k);
+  EXPECT_NE(k.error().message.find("not perf stat output"), std::string::npos) << k.error().message;
+  auto ras = parsers::parse_perf_stat("NCCL version 2.30.1+cuda12.9\n\nJob summary\n===========\n\n  Nodes  Processes\n     2 ranks\n  (total)  (per node)\n");
+  ASSERT_FALSE(ras);
+  EXPECT_NE(ras.error().message.find("not perf stat output"), std::string::npos) << ras.error().message;
+  // perf report's old "samples pcnt function DSO" table: "909.00  0.6% _int_malloc" is no count
+  // with a unit.
+  EXPECT_FALSE(parsers::parse_perf_stat("perf report\n\n             samples  pcnt function                       DSO\n"
+                                        "           120249.00 74.6% do_raw_spin_lock               [kernel.kallsyms]\n"
+                                        "              909.00  0.6% _int_malloc                    /lib64/libc-2.15.so\n"
+                                        "              822.00  0.5% sha1_block_data_order_avx      /opt/data/fc/server3\n"));
+  // perf's own layouts keep reading: rows alone (-x, -I) and rows under the header.
+  EXPECT_TRUE(parsers::parse_perf_stat("1000,,cycles,935955,100.00,,\n2000,,instructions,935955,100.00,2.00,insn per cycle\n"));
+  EXPECT_TRUE(parsers::parse_perf_stat("\n Performance counter stats for 'python train.py':\n\nepoch 1 loss 0.3\nepoch 2 loss 0.2\nepoch 3\n   1,234,567      dTLB-loads\n\n  1.0 seconds time elapsed\n"));
+}
+
