@@ -195,6 +195,7 @@ Finding replay_finding(const Job& j, const std::string& source, bool partial, bo
   f.metric("measured_ms_per_iter", ms(j.step_ns));
   f.metric("replay_error_pct", err);
   f.metric("ranks", static_cast<double>(j.gpu.size()));
+  if (j.world > 0) f.metric("world_size", static_cast<double>(j.world));  // the job's ranks, of which `ranks` were traced
   f.metric("intervals", static_cast<double>(j.base.intervals));
   f.metric("iterations_replayed", spans);
   if (j.iterations) f.metric("coverage_pct", std::min(100.0, pct_of(spans, static_cast<double>(j.iterations))));

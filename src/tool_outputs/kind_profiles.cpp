@@ -195,24 +195,17 @@ tl::expected<Result, std::string> write_digests(const Analyzer& an, const Reques
 
 namespace {
 
-// The job's ranks as the replay says them: "N of the job's W ranks are in the traces" where the
-// traces hold part of it, else whatif.replay's `ranks` (every rank's trace); 0 when unsaid.
+// The job's ranks as the replay read them: whatif.replay's `world_size` (the traces' recorded
+// world size), else its `ranks` (the ranks traced); 0 when unsaid.
 long whatif_job_ranks(const std::vector<report::Finding>& findings) {
-  constexpr std::string_view kOfTheJobs = " of the job's ";
-  long traced = 0;
-  for (const auto& f : findings) {
+  long traced = 0, world = 0;
+  for (const auto& f : findings)
     if (f.id == "whatif.replay")
-      for (const auto& [name, v] : f.metrics)
+      for (const auto& [name, v] : f.metrics) {
         if (name == "ranks" && v > 0) traced = static_cast<long>(v);
-    for (const auto& e : f.evidence)
-      if (auto at = e.observed.find(kOfTheJobs); at != std::string::npos) {
-        long w = 0;
-        for (std::size_t i = at + kOfTheJobs.size(); i < e.observed.size() && e.observed[i] >= '0' && e.observed[i] <= '9'; ++i)
-          w = w * 10 + (e.observed[i] - '0');
-        if (w > 0) return w;
+        if (name == "world_size" && v > 0) world = static_cast<long>(v);
       }
-  }
-  return traced;
+  return world > 0 ? world : traced;
 }
 
 // whatif.nccl_tests replays the job at the bandwidth of the nccl-tests runs given: a run of
