@@ -482,6 +482,34 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
   }
 }
 
+// The job's GPUs waiting for their host's launches (whatif.launch warns): not a cause of its own
+// (a bound on the host's causes, whose findings carry the estimates), but where none of those is
+// among the reports the largest measured lever would sit folded among "not counted". Said before
+// what is unexplained, and returned for the fix; empty when there is nothing to say.
+std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, const std::map<std::string, BudgetCause, std::less<>>& causes) {
+  const auto it = meas.what_if_pct.find("whatif.launch");
+  if (it == meas.what_if_pct.end() || !it->second.found) return {};
+  static constexpr std::string_view kHostCauses[] = {"smmu_command_queue", "cpu_cstates_turbo", "remote_numa", "housekeeping_on_training_cores"};
+  std::vector<std::string_view> found;
+  for (auto id : kHostCauses)
+    if (auto c = causes.find(id); c != causes.end() && !c->second.hits.empty()) found.push_back(id);
+  const std::string pct = fmt::format("{:.1f}%", it->second.value);
+  if (!found.empty()) {
+    f.add("whatif.launch", fmt::format("the GPUs wait for their host's launches: up to {} of the step (in {}); the host's causes found ({}) are "
+                                       "part of it and carry their own estimates",
+                                       pct, it->second.where, fmt::join(found, ", ")));
+    return {};
+  }
+  f.add("whatif.launch", fmt::format("the GPUs wait for their host's launches: up to {} of the step (in {}), a bound on the host's causes (SMMU "
+                                     "command queue, C-states and turbo, NUMA placement, housekeeping threads, the input pipeline), none of "
+                                     "which the reports measure: perfgap check on the job's nodes names them",
+                                     pct, it->second.where));
+  return fmt::format("The GPUs wait for their host's launches (whatif.launch: up to {} of the step): measure the host first (perfgap check "
+                     "--format json on the job's nodes, then explain with those reports); in the job, fewer and larger kernels (CUDA "
+                     "graphs, torch.compile) and no per-step host synchronisation shorten it.",
+                     pct);
+}
+
 // What is left unexplained, and the next measurement: the first in the knowledge base's order
 // that no report covers. Returns that measurement's name; empty when none is named.
 std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const std::set<std::string, std::less<>>& seen_ids, const BudgetTotals& t) {
@@ -652,9 +680,11 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
 
   budget_metrics(f, t, sorted, got.used, budget_waterfall(f, sorted.steps, t, o));
   budget_cause_evidence(f, sorted.steps);
+  const std::string host_first = budget_launch_bound_said(f, got.meas, causes);
   const std::string next = budget_unexplained_evidence(f, kb, got.seen_ids, t);
   budget_rest_evidence(f, sorted, t, got, o);
   budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen);
+  if (!host_first.empty()) f.fix = host_first + (f.fix.empty() ? "" : " " + f.fix);
   budget_machines_said(f, budget_other_machines(reports));
   return f;
 }
