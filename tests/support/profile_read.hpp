@@ -9,6 +9,7 @@
 #include "analyzers/profile_job.hpp"
 #include "files.hpp"
 #include "report/render.hpp"
+#include "parsers/gunzip.hpp"
 #include "parsers/profile.hpp"
 #include "profile_gen.hpp"
 #include "tree.hpp"
@@ -77,6 +78,36 @@ inline KinetoRankTraces kinetos_of_ranks(const gen::Scenario& s) {
     j.json.push_back(gen::kineto_json(s, g, static_cast<int>(g)));
   }
   return j;
+}
+
+// One nsys export per rank written in `dir` as the job's own files (rankG.sqlite, each with its
+// node's host name), and the reader analyze_profile_job and whatif_profile_job take for them.
+inline std::vector<std::string> nsys_rank_files(const gen::Scenario& s, const TempDir& dir) {
+  std::vector<std::string> files;
+  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
+    files.push_back(dir.file("rank" + std::to_string(g) + ".sqlite"));
+    auto err = gen::write_nsys_sqlite(gen::rank_of(s, g), files.back());
+    if (!err.empty()) throw std::runtime_error(err);
+  }
+  return files;
+}
+inline analyzers::ProfileReader nsys_file_reader() {
+  return [](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
+    auto p = parsers::read_nsys_sqlite(read_file(f));
+    if (!p) return tl::unexpected(p.error().describe());
+    return std::move(*p);
+  };
+}
+
+// The reader of Kineto traces as files, gzip'd or not (the public traces of ../shared).
+inline analyzers::ProfileReader kineto_file_reader() {
+  return [](const std::string& file) -> tl::expected<parsers::Profile, std::string> {
+    auto text = parsers::gunzip(read_file(file), 1u << 30);
+    if (!text) return tl::unexpected(std::string("gunzip"));
+    auto p = parsers::parse_kineto(*text);
+    if (!p) return tl::unexpected(p.error().describe());
+    return std::move(*p);
+  };
 }
 
 // Findings as the JSON report renders them: two jobs' answers compared byte for byte.

@@ -223,17 +223,8 @@ TEST(Whatif, ANodeWhoseRanksAreAllLate) {
   spec.late_ms = 10;
   const auto s = gen::job(spec);
   fixture::TempDir d;
-  std::vector<std::string> files;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    files.push_back(d.file("rank" + std::to_string(g) + ".sqlite"));
-    ASSERT_EQ(gen::write_nsys_sqlite(gen::rank_of(s, g), files.back()), "");
-  }
-  analyzers::ProfileReader read = [](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
-    auto p = parsers::read_nsys_sqlite(fixture::read_file(f));
-    if (!p) return tl::unexpected(p.error().describe());
-    return std::move(*p);
-  };
-  const auto fs = analyzers::whatif_profile_job(files, read, {}, {}, 2).findings;
+  const auto files = fixture::nsys_rank_files(s, d);
+  const auto fs = analyzers::whatif_profile_job(files, fixture::nsys_file_reader(), {}, {}, 2).findings;
   expect_sound(fs, 2);
   const auto* node = change_for(fs, "whatif.node", "node1");
   ASSERT_NE(node, nullptr);
@@ -302,13 +293,7 @@ TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string f = e.path().string();
     if (!f.ends_with(".json.gz")) continue;
-    analyzers::ProfileReader read = [](const std::string& file) -> tl::expected<parsers::Profile, std::string> {
-      auto text = parsers::gunzip(fixture::read_file(file), 1u << 30);
-      if (!text) return tl::unexpected(std::string("gunzip"));
-      auto p = parsers::parse_kineto(*text);
-      if (!p) return tl::unexpected(p.error().describe());
-      return std::move(*p);
-    };
+    const analyzers::ProfileReader read = fixture::kineto_file_reader();
     const auto fs = analyzers::whatif_profile_job({f}, read, {}, {}, 1).findings;
     // Its digest gives the same answers.
     std::string digest;

@@ -70,17 +70,8 @@ TEST(WhatifOverlap, NsysExportsGiveTheGeneratorsSaving) {
   gen::DdpOverlapAnswer answer;
   const auto s = gen::ddp_overlap(spec, &answer);
   fixture::TempDir d;
-  std::vector<std::string> files;
-  for (std::size_t g = 0; g < s.gpus.size(); ++g) {
-    files.push_back(d.file("rank" + std::to_string(g) + ".sqlite"));
-    ASSERT_EQ(gen::write_nsys_sqlite(gen::rank_of(s, g), files.back()), "");
-  }
-  analyzers::ProfileReader read = [](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
-    auto p = parsers::read_nsys_sqlite(fixture::read_file(f));
-    if (!p) return tl::unexpected(p.error().describe());
-    return std::move(*p);
-  };
-  const auto fs = analyzers::whatif_profile_job(files, read, {}, {}, 2).findings;
+  const auto files = fixture::nsys_rank_files(s, d);
+  const auto fs = analyzers::whatif_profile_job(files, fixture::nsys_file_reader(), {}, {}, 2).findings;
   ASSERT_EQ(fixture::find(fs, "whatif.replay").status, Status::pass) << fixture::find(fs, "whatif.replay").title;
   const auto* f = overlap_of(fs);
   ASSERT_NE(f, nullptr);
@@ -194,13 +185,7 @@ TEST(WhatifOverlap, SkipsWhereTheTracesCannotDecide) {
 TEST(WhatifOverlap, RealTracesSayWhatIsExposed) {
   const std::string dir = std::string(PERFGAP_SHARED_DIR) + "/fixtures/profiles";
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << dir << " is not here";
-  analyzers::ProfileReader read = [](const std::string& file) -> tl::expected<parsers::Profile, std::string> {
-    auto text = parsers::gunzip(fixture::read_file(file), 1u << 30);
-    if (!text) return tl::unexpected(std::string("gunzip"));
-    auto p = parsers::parse_kineto(*text);
-    if (!p) return tl::unexpected(p.error().describe());
-    return std::move(*p);
-  };
+  const analyzers::ProfileReader read = fixture::kineto_file_reader();
   std::size_t seen = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string file = e.path().string();
