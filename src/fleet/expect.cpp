@@ -217,8 +217,9 @@ const KindExpectation* find_kind(const Expectations& e, const NodeFacts& n) {
   if (const auto* k = held_to(false)) return k;
   // No GPU on PCI with NVIDIA's driver loaded: GPUs fallen off the bus, not a CPU-only node
   // (which a file learned on the GPU nodes alone must not drain).
-  const auto& versions = n.facts.count(Aspect::versions) ? n.facts.at(Aspect::versions) : std::map<std::string, std::string>{};
-  return node.gpus == "no GPU" && versions.count("nvidia_driver") ? held_to(true) : nullptr;
+  const auto versions = n.facts.find(Aspect::versions);
+  const bool driver = versions != n.facts.end() && versions->second.count("nvidia_driver");
+  return node.gpus == "no GPU" && driver ? held_to(true) : nullptr;
 }
 
 const KindExpectation* Expectations::find(std::string_view kind) const {
