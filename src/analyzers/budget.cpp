@@ -25,6 +25,9 @@ constexpr int kBudgetBarWidth = 40;
 // A suspicion from configuration alone ranks as if half its size against a measured cause: the
 // measured one is what the run shows, the suspected one what it may show.
 constexpr double kPriorRankWeight = 0.5;
+// Points of the host's launch wait that the host's causes found do not explain: from this much,
+// where it is more than the largest cause, the fix opens with the job's own launching.
+constexpr double kLaunchRestFirst = 5;
 
 // compare.regressed/new/unchanged stand for the finding their subject names: "id" or "id (subject)".
 std::pair<std::string, std::string> budget_compare_target(const std::string& subject) {
@@ -276,7 +279,14 @@ void budget_group_causes(const BudgetCollected& got, const core::Kb& kb, std::ma
 // unestimated, and not counted (every finding behind it is not a cause).
 struct BudgetSorted {
   std::vector<BudgetCause*> steps, unestimated, not_counted;
+  std::vector<BudgetCause*> host_held_out;  // host causes of a job whose GPUs do not wait for their host (budget_host_bound)
 };
+
+// Ranked: measured causes by their estimate, suspected ones at half theirs (ties by id).
+void budget_rank(std::vector<BudgetCause*>& steps) {
+  auto rank_key = [](const BudgetCause* c) { return c->measured ? c->point : kPriorRankWeight * c->point; };
+  std::stable_sort(steps.begin(), steps.end(), [&](auto* a, auto* b) { return rank_key(a) != rank_key(b) ? rank_key(a) > rank_key(b) : a->id < b->id; });
+}
 
 // Each cause's estimate: measured where the reports hold a measure, else its prior range.
 BudgetSorted budget_estimate_causes(std::map<std::string, BudgetCause, std::less<>>& causes, const std::vector<std::string>& cause_order,
@@ -318,11 +328,54 @@ BudgetSorted budget_estimate_causes(std::map<std::string, BudgetCause, std::less
     }
     (c.estimated() ? sorted.steps : sorted.unestimated).push_back(&c);
   }
-  // Ranked: measured causes by their estimate, suspected ones at half theirs (ties by id).
-  auto rank_key = [](const BudgetCause* c) { return c->measured ? c->point : kPriorRankWeight * c->point; };
-  std::stable_sort(sorted.steps.begin(), sorted.steps.end(),
-                   [&](auto* a, auto* b) { return rank_key(a) != rank_key(b) ? rank_key(a) > rank_key(b) : a->id < b->id; });
+  budget_rank(sorted.steps);
   return sorted;
+}
+
+// The host's causes (causes.yaml `host: true`) cost the step only where the GPUs wait for their
+// host. Where the job's traces were replayed without that wait (whatif.launch), what it saves
+// bounds them together: estimates adding up to more are lowered by one factor (a prior's range
+// with it), and where the GPUs do not wait at all they are taken out of the steps.
+struct BudgetHostBound {
+  bool found = false;  // whatif.launch measured the wait
+  double bound = 0;    // its share of the step
+  std::string where;
+  double estimated = 0, held = 0;  // the host causes' points together, as estimated and as held
+  std::vector<std::string> ids;    // the host causes found
+};
+constexpr double kNothingMeasurable = 0.05;  // points: below this a share prints as 0.0
+BudgetHostBound budget_host_bound(BudgetSorted& sorted, const BudgetMeasures& meas) {
+  BudgetHostBound hb;
+  std::vector<BudgetCause*> host;
+  for (auto* c : sorted.steps)
+    if (c->kb && c->kb->host) host.push_back(c), hb.ids.push_back(c->id), hb.estimated += c->point;
+  hb.held = hb.estimated;
+  if (!meas.host_wait_pct.found) return hb;
+  hb.found = true;
+  hb.bound = meas.host_wait_pct.value;
+  hb.where = meas.host_wait_pct.where;
+  if (host.empty() || hb.estimated <= hb.bound + kNothingMeasurable) return hb;
+  hb.held = hb.bound;
+  if (hb.bound < kNothingMeasurable) {
+    for (auto* c : host) {
+      sorted.host_held_out.push_back(c);
+      std::erase(sorted.steps, c);
+    }
+    return hb;
+  }
+  const double k = hb.bound / hb.estimated;
+  const std::string others = host.size() > 1 ? fmt::format(" with the host's other causes found ({})", fmt::join(hb.ids, ", ")) : "";
+  for (auto* c : host) {
+    c->bounded_how = fmt::format("held{} to the {:.1f}% of the step the GPUs wait for their host (whatif.launch in {}): {:.1f} estimated together, "
+                                 "each x {:.2f}: {:.1f} points",
+                                 others, hb.bound, hb.where, hb.estimated, k, c->point * k);
+    c->point *= k;
+    // A range prints with %g: kept to a tenth of a point.
+    c->low = std::round(c->low * k * 10) / 10;
+    c->high = std::max(c->low, std::round(c->high * k * 10) / 10);
+  }
+  budget_rank(sorted.steps);
+  return hb;
 }
 
 // What the estimates explain of the shortfall, fitted never to exceed it, and what is left.
@@ -475,6 +528,7 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
                           budget_range(c->low, c->high), cond.empty() ? "" : " where " + cond, k && !k->note.empty() ? "; assumes " + k->note : "",
                           k ? " (source: " + budget_source(k->source) + ")" : "");
     }
+    if (!c->bounded_how.empty()) basis += "; " + c->bounded_how;
     std::string share = std::fabs(c->share - c->point) > 0.05
                             ? fmt::format("{:.1f} of throughput after fitting to the shortfall (estimated {:.1f})", c->share, c->point)
                             : fmt::format("{:.1f}% of throughput", c->share);
@@ -483,31 +537,49 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
 }
 
 // The job's GPUs waiting for their host's launches (whatif.launch warns): not a cause of its own
-// (a bound on the host's causes, whose findings carry the estimates), but where none of those is
-// among the reports the largest measured lever would sit folded among "not counted". Said before
-// what is unexplained, and returned for the fix; empty when there is nothing to say.
-std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, const std::map<std::string, BudgetCause, std::less<>>& causes) {
-  const auto it = meas.what_if_pct.find("whatif.launch");
-  if (it == meas.what_if_pct.end() || !it->second.found) return {};
-  static constexpr std::string_view kHostCauses[] = {"smmu_command_queue", "cpu_cstates_turbo", "remote_numa", "housekeeping_on_training_cores"};
-  std::vector<std::string_view> found;
-  for (auto id : kHostCauses)
-    if (auto c = causes.find(id); c != causes.end() && !c->second.hits.empty()) found.push_back(id);
-  const std::string pct = fmt::format("{:.1f}%", it->second.value);
-  if (!found.empty()) {
-    f.add("whatif.launch", fmt::format("the GPUs wait for their host's launches: up to {} of the step (in {}); the host's causes found ({}) are "
-                                       "part of it and carry their own estimates",
-                                       pct, it->second.where, fmt::join(found, ", ")));
-    return {};
+// but the bound of the host's causes (budget_host_bound). Where none of those is among the reports
+// the largest measured lever would sit folded among "not counted", and where those found explain
+// little of it the rest is the job's own launching: said before what is unexplained, and returned
+// for the fix when it is the largest lever; empty when there is nothing to say.
+std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, const BudgetHostBound& hb, const BudgetSorted& sorted) {
+  for (const auto* c : sorted.host_held_out) {
+    std::string members;
+    for (const auto* h : c->hits) members += fmt::format("{}{} ({})", members.empty() ? "" : "; ", h->id, budget_said(*h));
+    f.add(c->id, fmt::format("{}: {}; not counted: the GPUs do not wait for their host's launches ({:.1f}% of the step, whatif.launch in {}), "
+                             "so the host's causes cost this job's step nothing measurable",
+                             c->title, members, hb.bound, hb.where));
   }
+  const std::string launching = "fewer and larger kernels (CUDA graphs, torch.compile) and no per-step host synchronisation shorten it";
+  // With host causes found, the wait bounds them whatever whatif.launch's status.
+  if (!hb.ids.empty() && hb.found && sorted.host_held_out.empty()) {
+    const std::string pct = fmt::format("{:.1f}%", hb.bound);
+    const double rest = hb.bound - hb.held;
+    std::string said = fmt::format("the GPUs wait for their host's launches: up to {} of the step (in {}); the host's causes found ({}) are part of it: ",
+                                   pct, hb.where, fmt::join(hb.ids, ", "));
+    if (hb.held < hb.estimated)
+      said += fmt::format("estimated at {:.1f} points together, more than the wait: held to it", hb.estimated);
+    else
+      said += fmt::format("{:.1f} points of it together", hb.held);
+    if (rest >= kNothingMeasurable)
+      said += fmt::format("; the other {:.1f}% of the step is the job's own launching or host causes the reports do not measure", rest);
+    f.add("whatif.launch", said);
+    const double top = sorted.steps.empty() ? 0 : sorted.steps.front()->share;
+    if (rest < kLaunchRestFirst || rest <= top) return {};
+    return fmt::format("The GPUs wait for their host's launches (whatif.launch: up to {} of the step), of which the host's causes found explain "
+                       "{:.1f} points: the other {:.1f}% of the step is the job's own launching or host causes not measured: {}; perfgap check on the job's "
+                       "nodes names the host's other causes.",
+                       pct, hb.held, rest, launching);
+  }
+  const auto it = meas.what_if_pct.find("whatif.launch");
+  if (!hb.ids.empty() || it == meas.what_if_pct.end() || !it->second.found) return {};
+  const std::string pct = fmt::format("{:.1f}%", it->second.value);
   f.add("whatif.launch", fmt::format("the GPUs wait for their host's launches: up to {} of the step (in {}), a bound on the host's causes (SMMU "
                                      "command queue, C-states and turbo, NUMA placement, housekeeping threads, the input pipeline), none of "
                                      "which the reports measure: perfgap check on the job's nodes names them",
                                      pct, it->second.where));
   return fmt::format("The GPUs wait for their host's launches (whatif.launch: up to {} of the step): measure the host first (perfgap check "
-                     "--format json on the job's nodes, then explain with those reports); in the job, fewer and larger kernels (CUDA "
-                     "graphs, torch.compile) and no per-step host synchronisation shorten it.",
-                     pct);
+                     "--format json on the job's nodes, then explain with those reports); in the job, {}.",
+                     pct, launching);
 }
 
 // What is left unexplained, and the next measurement: the first in the knowledge base's order
@@ -675,12 +747,13 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   std::vector<std::string> cause_order;
   budget_group_causes(got, kb, causes, cause_order);
   budget_one_place_one_cause(causes, cause_order, got.meas, got.notes);
-  const BudgetSorted sorted = budget_estimate_causes(causes, cause_order, got.meas, kb);
+  BudgetSorted sorted = budget_estimate_causes(causes, cause_order, got.meas, kb);
+  const BudgetHostBound host_bound = budget_host_bound(sorted, got.meas);
   const BudgetTotals t = budget_fit(sorted.steps, o.measured_pct);
 
   budget_metrics(f, t, sorted, got.used, budget_waterfall(f, sorted.steps, t, o));
   budget_cause_evidence(f, sorted.steps);
-  const std::string host_first = budget_launch_bound_said(f, got.meas, causes);
+  const std::string host_first = budget_launch_bound_said(f, got.meas, host_bound, sorted);
   const std::string next = budget_unexplained_evidence(f, kb, got.seen_ids, t);
   budget_rest_evidence(f, sorted, t, got, o);
   budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen);

@@ -119,6 +119,8 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.slow_node_busbw_how = fmt::format("the slowest node's best pair at {:.1f} GB/s against the fleet's {:.1f}", *worst, *ref);
     }
   }
+  if (x.id == "whatif.launch")
+    if (auto pct = budget_metric(x, "saved_pct_of_step"); pct && *pct >= 0) m.host_wait_pct.more(*pct, at);
   // A change replayed on the job's own traces: what it saves of the step, measured.
   if (x.id.starts_with("whatif.") && budget_problem(x.status))
     if (auto pct = budget_metric(x, "saved_pct_of_step"); pct && *pct > 0) {
@@ -278,13 +280,19 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
   const auto& k = *c.kb;
   double e = 0;
   std::string how;
+  // How long the GPU waits on its host: a profile's share of the iteration, else the replayed
+  // launch wait (whatif.launch); the host's causes cost through it.
+  const BudgetMeasure* host = m.host_bound_pct.found ? &m.host_bound_pct : m.host_wait_pct.found ? &m.host_wait_pct : nullptr;
+  const std::string host_said =
+      !host ? ""
+      : host == &m.host_bound_pct
+          ? fmt::format("the GPU waits on the host {:.1f}% of the iteration ({})", host->value, host->where)
+          : fmt::format("the GPUs wait for their host's launches {:.1f}% of the step (whatif.launch, replayed, in {})", host->value, host->where);
   if (k.estimate == "smmu_share" && m.smmu_pct.found) {
-    if (m.host_bound_pct.found) {
-      e = m.host_bound_pct.value * m.smmu_pct.value / 100;
-      how = fmt::format("SMMU command-queue frames hold {:.1f}% of CPU samples ({}) and the GPU waits on the host {:.1f}% of the iteration ({}): "
-                        "{:.1f} x {:.2f} = {:.1f} points",
-                        m.smmu_pct.value, m.smmu_pct.where, m.host_bound_pct.value, m.host_bound_pct.where, m.host_bound_pct.value,
-                        m.smmu_pct.value / 100, e);
+    if (host) {
+      e = host->value * m.smmu_pct.value / 100;
+      how = fmt::format("SMMU command-queue frames hold {:.1f}% of CPU samples ({}) and {}: {:.1f} x {:.2f} = {:.1f} points", m.smmu_pct.value,
+                        m.smmu_pct.where, host_said, host->value, m.smmu_pct.value / 100, e);
     } else {
       e = k.case_cost * m.smmu_pct.value / k.case_measured;
       how = fmt::format("SMMU command-queue frames hold {:.1f}% of CPU samples ({}); scaled by the public case ({:g}% of cycles cost {:g} points): "
@@ -297,11 +305,10 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
                          m.tlb_times_reference.where);
   } else if (k.estimate == "cpu_frequency" && m.busy_ratio.found) {
     const double deficit = 100 * (1 - m.busy_ratio.value);
-    if (m.host_bound_pct.found) {
-      e = m.host_bound_pct.value * deficit / 100;
-      how = fmt::format("busy cores at {:.0f} of {:.0f} MHz ({:.1f}% below the rated turbo, {}) and the GPU waits on the host {:.1f}% of the "
-                        "iteration ({}): {:.1f} points",
-                        m.busy_mhz, m.rated_mhz, deficit, m.busy_ratio.where, m.host_bound_pct.value, m.host_bound_pct.where, e);
+    if (host) {
+      e = host->value * deficit / 100;
+      how = fmt::format("busy cores at {:.0f} of {:.0f} MHz ({:.1f}% below the rated turbo, {}) and {}: {:.1f} points", m.busy_mhz, m.rated_mhz,
+                        deficit, m.busy_ratio.where, host_said, e);
     } else {
       e = k.case_cost * deficit / k.case_measured;
       how = fmt::format("busy cores at {:.0f} of {:.0f} MHz, {:.1f}% below the rated turbo ({}); scaled by the public case ({:g}% below cost {:g} "

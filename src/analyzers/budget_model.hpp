@@ -51,6 +51,9 @@ struct BudgetCause {
   double share = 0;                   // percent of throughput after fitting to the shortfall
   bool estimated() const { return has_prior || measured || hypothetical; }
   bool not_counted = false;  // every finding behind it is not_a_cause
+  // A host cause held with the others to the time the GPUs wait for their host (whatif.launch):
+  // how, for its evidence; empty where it was not lowered.
+  std::string bounded_how;
 };
 
 // What the reports measured, whatever the status of the finding that carries it.
@@ -105,6 +108,9 @@ struct BudgetMeasures {
   // on the job's own traces, and that change's title.
   std::map<std::string, BudgetMeasure, std::less<>> what_if_pct;
   std::map<std::string, std::string, std::less<>> what_if_title;
+  // The share of the step the GPUs wait for their host's launches, replayed (whatif.launch, any
+  // status that measured, 0 included): the most the host's causes can save together.
+  BudgetMeasure host_wait_pct;
 };
 
 // A finding that is a problem: fail or warn.

@@ -131,13 +131,17 @@ void kb_parse_causes(const YAML::Node& cs, const std::string& file, KbFile& out)
     if (!seen.insert(id).second) kb_fail(file, kv.first, fmt::format("cause {} is given twice in this file", id));
     const auto& e = kv.second;
     if (!e.IsMap()) kb_fail(file, e, fmt::format("cause {}: expected a mapping (title, members, ...)", id));
-    kb_only_keys(file, e, {"title", "members", "absorbs", "estimate", "case", "next"}, id.c_str());
+    kb_only_keys(file, e, {"title", "members", "absorbs", "estimate", "case", "next", "host"}, id.c_str());
     KbCause c;
     c.id = id;
     c.title = kb_scalar(file, e, "title", true);
     c.absorbs = kb_scalar(file, e, "absorbs", false);
     c.estimate = kb_scalar(file, e, "estimate", false);
     c.next = kb_scalar(file, e, "next", false);
+    if (const auto host = kb_scalar(file, e, "host", false); !host.empty()) {
+      if (host != "true" && host != "false") kb_fail(file, e["host"], fmt::format("cause {}: host must be true or false", id));
+      c.host = host == "true";
+    }
     if (!c.estimate.empty() && c.estimate != "smmu_share" && c.estimate != "cpu_frequency" && c.estimate != "remote_numa" &&
         c.estimate != "collective" && c.estimate != "slowest_node" && c.estimate != "waiting")
       kb_fail(file, e["estimate"], fmt::format("cause {}: estimate must be smmu_share, cpu_frequency, remote_numa, collective, slowest_node or waiting", id));

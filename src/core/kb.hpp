@@ -57,6 +57,7 @@ struct KbCause {
   double case_measured = 0, case_cost = 0;
   std::string next;  // the next step for this cause, in explain's fix
   std::string file;
+  bool host = false;  // costs only where the GPUs wait for their host: whatif.launch bounds such causes together
 };
 
 struct KbSymbol {

@@ -462,6 +462,75 @@ TEST_F(ExplainCases, ALaunchBoundJobWithoutHostReportsSaysMeasureTheHostFirst) {
   adds_up(b, args);
 }
 
+// The host's causes (C-states and turbo, remote NUMA, housekeeping threads: causes.yaml host:
+// true) cost the step only where the GPUs wait for their host, and whatif.launch measures that
+// wait on the job's own traces. With the H100 case's node, turbostat and numastat reports, two
+// jobs: a short wait (their estimates, more than it together, are held to it), a long one (they
+// explain part of it, the rest is the job's own launching and the fix opens with it). No wait at
+// all: BudgetHostBound.NoGpuWaitingForItsHostCountsNoHostCause (unit).
+TEST_F(ExplainCases, TheHostsCausesAreHeldToTheLaunchWaitOfTheJobsTraces) {
+  const auto node = node_report("h100-c1-remote-numa");
+  const auto turbo = save("turbostat.json", {"analyze", "turbostat", log_fixture("explain/h100-turbostat.txt"), "--rated-mhz", "3800", "--format", "json"}, 1);
+  const auto numa = save("numastat.json", {"analyze", "numastat", log_fixture("explain/h100-numastat-p.txt"), "--format", "json"}, 1);
+  const std::vector<std::string> host{"cpu_cstates_turbo", "remote_numa", "housekeeping_on_training_cores"};
+  struct Job {
+    std::string report;
+    double wait_pct = 0;
+    nlohmann::json budget;
+    std::vector<std::string> args;
+  };
+  auto explain_with = [&](const std::string& name, int launch_bound_rank, double gap_us) {
+    perfgap::gen::JobSpec spec;
+    spec.ranks = 8;
+    spec.launch_bound_rank = launch_bound_rank;
+    spec.launch_gap_us = gap_us;
+    const auto s = perfgap::gen::job(spec);
+    for (std::size_t r = 0; r < s.gpus.size(); ++r)
+      perfgap::fixture::write_in(out_, name + "/rank" + std::to_string(r) + ".json", perfgap::gen::kineto_json(s, r, static_cast<int>(r)));
+    Job j;
+    j.report = save(name + "-whatif.json", {"whatif", out_.path() + "/" + name, "--format", "json"}, 0);
+    auto wj = json_report(PERFGAP_BINARY, {"whatif", out_.path() + "/" + name}, 0);
+    const auto* launch = perfgap::fixture::finding(wj, "whatif.launch");
+    EXPECT_NE(launch, nullptr);
+    if (launch) j.wait_pct = m(*launch, "saved_pct_of_step");
+    j.args = {"explain", "--reference", "880", "--measured", "1000", node, turbo, numa, j.report};
+    auto e = json_report(PERFGAP_BINARY, j.args, 1);
+    j.budget = perfgap::fixture::required_finding(e, "gap.budget");
+    return j;
+  };
+  auto host_points = [&](const nlohmann::json& b) {
+    double sum = 0;
+    for (const auto& id : host)
+      if (b["metrics"].contains("step." + id + ".estimate_pct")) sum += m(b, "step." + id + ".estimate_pct");
+    return sum;
+  };
+
+  // A short wait: the three estimated (C-states from the wait itself, NUMA from the public case,
+  // housekeeping as a prior) add up to more than it, and are held to it together.
+  const auto shortw = explain_with("short", -1, 0);  // the generator's job: its GPUs wait at each step's start
+  ASSERT_GT(shortw.wait_pct, 0.05);
+  const std::string said = evidence(shortw.budget, "whatif.launch");
+  EXPECT_NE(said.find("more than the wait: held to it"), std::string::npos) << said;
+  EXPECT_NEAR(host_points(shortw.budget), shortw.wait_pct, 0.05) << shortw.budget["metrics"].dump();
+  EXPECT_NE(evidence(shortw.budget, "remote_numa").find("held with the host's other causes found"), std::string::npos);
+  EXPECT_NE(evidence(shortw.budget, "cpu_cstates_turbo").find("the GPUs wait for their host's launches"), std::string::npos)
+      << "the C-state estimate is the busy cores' deficit times the replayed wait";
+  adds_up(shortw.budget, shortw.args);
+
+  // A long wait: the host's causes explain part of it, the rest is the job's own launching, the
+  // largest lever, so the fix opens with it.
+  const auto longw = explain_with("long", 2, 500);
+  const double held = host_points(longw.budget);
+  ASSERT_GT(longw.wait_pct - held, 5) << "the generator's wait must exceed the host causes' estimates by more than 5 points";
+  const std::string lsaid = evidence(longw.budget, "whatif.launch");
+  char rest[96];
+  std::snprintf(rest, sizeof rest, "the other %.1f%% of the step is the job's own launching", longw.wait_pct - held);
+  EXPECT_NE(lsaid.find(rest), std::string::npos) << lsaid;
+  EXPECT_EQ(lsaid.find("held to it"), std::string::npos) << lsaid;
+  EXPECT_EQ(longw.budget["fix"].get<std::string>().rfind("The GPUs wait for their host's launches (whatif.launch: up to", 0), 0u) << longw.budget["fix"];
+  adds_up(longw.budget, longw.args);
+}
+
 // whatif.overlap is a bound, not a cause: hiding the exposed communication shortens the same time
 // that faster collectives and on-time ranks do, so explain lists it as not counted and the gap
 // stays unexplained (the generator's overlapped schedule gives the reference).

@@ -616,3 +616,51 @@ TEST(AnalyzersBudget, EachReportsOwnStatusAndTitleAndDifferentMachinesSaid) {
                              perfgap::core::builtin_kb(), budget_at(80));
   for (const auto& e : same.evidence) EXPECT_NE(e.source, "machines") << e.observed;
 }
+
+// The host's causes cost the step only where the GPUs wait for their host: a whatif report whose
+// launch change saves nothing (the GPUs never wait for a launch) leaves them out of the steps,
+// each said not counted, and the shortfall unexplained; with a wait of 2% they are held to it
+// together; without a whatif report they keep their estimates.
+TEST(AnalyzersBudget, TheHostsCausesAreHeldToTheLaunchWaitAndOutWithoutOne) {
+  perfgap::compare::ReportView node;
+  node.kind = "root";
+  auto numa = budget_rf("numastat.remote", Status::warn, "numastat.txt");
+  numa.metrics = {{"remote_pct", 18}};
+  node.findings = {numa, budget_rf("cpu.cstate.deep_idle", Status::fail), budget_rf("placement.shared_cores", Status::warn)};
+  auto whatif_at = [](double pct) {
+    perfgap::compare::ReportView wi;
+    wi.kind = "whatif";
+    auto launch = budget_rf("whatif.launch", pct > 1 ? Status::warn : Status::pass, "launches");
+    launch.metrics = {{"saved_pct_of_step", pct}, {"saved_ms_per_iter", pct}};
+    wi.findings = {launch};
+    return wi;
+  };
+  const std::vector<std::string> host{"remote_numa", "cpu_cstates_turbo", "housekeeping_on_training_cores"};
+
+  auto without = explain_budget({{"node.json", node}}, perfgap::core::builtin_kb(), budget_at(88));
+  double estimated = 0;
+  for (const auto& id : host) estimated += budget_metric(without, "step." + id + ".estimate_pct");
+  EXPECT_GT(estimated, 5);
+
+  auto none = explain_budget({{"node.json", node}, {"wi.json", whatif_at(0)}}, perfgap::core::builtin_kb(), budget_at(88));
+  for (const auto& id : host) {
+    EXPECT_FALSE(budget_has_metric(none, "step." + id + ".points")) << id;
+    const auto* e = budget_evidence(none, id);
+    ASSERT_NE(e, nullptr) << id;
+    EXPECT_NE(e->observed.find("not counted: the GPUs do not wait for their host's launches (0.0% of the step, whatif.launch in wi.json [launches])"),
+              std::string::npos)
+        << e->observed;
+  }
+  EXPECT_NEAR(budget_metric(none, "unexplained_pct"), budget_metric(none, "shortfall_pct"), 1e-9);
+  EXPECT_EQ(none.fix.find("First remote_numa"), std::string::npos) << none.fix;
+
+  auto two = explain_budget({{"node.json", node}, {"wi.json", whatif_at(2)}}, perfgap::core::builtin_kb(), budget_at(88));
+  double held = 0;
+  for (const auto& id : host) held += budget_metric(two, "step." + id + ".estimate_pct");
+  EXPECT_NEAR(held, 2, 1e-6);
+  const auto* e = budget_evidence(two, "whatif.launch");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(e->observed.find(fmt::format("estimated at {:.1f} points together, more than the wait: held to it", estimated)), std::string::npos)
+      << e->observed;
+  EXPECT_NE(budget_evidence(two, "remote_numa")->observed.find("held with the host's other causes found"), std::string::npos);
+}

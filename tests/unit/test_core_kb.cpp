@@ -201,6 +201,13 @@ TEST(CoreKb, CausesOverlayAndRefuseMalformedEntries) {
   EXPECT_NE(err("causes:\n  x:\n    title: t\n    members: [a.b]\n    estimate: remote_numa\n").find("needs the case's figures"), std::string::npos);
   EXPECT_NE(err("causes:\n  Bad:\n    title: t\n    members: [a.b]\n").find("not a cause id"), std::string::npos);
   EXPECT_NE(err("causes:\n  x:\n    title: t\n    members: [a.b]\n    colour: red\n").find("unknown key 'colour'"), std::string::npos);
+  EXPECT_NE(err("causes:\n  x:\n    title: t\n    members: [a.b]\n    host: maybe\n").find("c.yaml:5: cause x: host must be true or false"), std::string::npos)
+      << err("causes:\n  x:\n    title: t\n    members: [a.b]\n    host: maybe\n");
+  // The host's causes, which whatif.launch bounds together (docs/EXPLAIN.md), and no other.
+  std::set<std::string> host;
+  for (const auto& c : perfgap::core::builtin_kb().causes)
+    if (c.host) host.insert(c.id);
+  EXPECT_EQ(host, (std::set<std::string>{"cpu_cstates_turbo", "housekeeping_on_training_cores", "remote_numa", "smmu_command_queue"}));
 }
 
 // The communication-kernel table (data/kb/comm_kernels.yaml): built in, with a note per entry.
