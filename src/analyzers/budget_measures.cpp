@@ -122,10 +122,13 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
   if (x.id == "whatif.launch")
     if (auto pct = budget_metric(x, "saved_pct_of_step"); pct && *pct >= 0) m.host_wait_pct.more(*pct, at);
   // A change replayed on the job's own traces: what it saves of the step, measured.
+  // Replayed at the bandwidth of nccl-tests at another scale than the job's: kept apart, a
+  // hypothesis (budget_what_if_assumed_key).
   if (x.id.starts_with("whatif.") && budget_problem(x.status))
     if (auto pct = budget_metric(x, "saved_pct_of_step"); pct && *pct > 0) {
-      auto& w = m.what_if_pct[x.id];
-      if (!w.found || *pct > w.value) m.what_if_title[x.id] = x.subject.empty() ? x.title : x.subject + ": " + x.title;
+      const std::string key = x.id == "whatif.nccl_tests" && budget_metric(x, "other_scale").value_or(0) > 0 ? x.id + ".other_scale" : x.id;
+      auto& w = m.what_if_pct[key];
+      if (!w.found || *pct > w.value) m.what_if_title[key] = x.subject.empty() ? x.title : x.subject + ": " + x.title;
       w.more(*pct, at);
     }
   // The step time lost to the last rank (measured on the job's rank profiles); of several
@@ -254,24 +257,29 @@ bool budget_late_rank(const BudgetMeasures& m, double& e, std::string& how) {
 
 double budget_clamp(double v, double lo, double hi) { return std::clamp(v, lo, hi); }
 
-// A what-if whose change is a value the user assumed, not one measured: whatif --busbw GBPS
-// replays the collectives at a bandwidth nothing showed the nodes reach (whatif --nccl-tests
-// REPORT, whatif.nccl_tests, replays them at a measured one).
-bool budget_what_if_assumed(std::string_view id) { return id == "whatif.busbw"; }
+// The what_if_pct key of a finding id's replays at a value nothing showed the job reaches:
+// whatif --busbw GBPS (a bandwidth the user assumed), whatif --nccl-tests REPORT of runs at
+// another scale than the job's (their bandwidth crossed other links); "" for a measured change.
+std::string budget_what_if_assumed_key(const std::string& id) {
+  if (id == "whatif.busbw") return id;
+  if (id == "whatif.nccl_tests") return id + ".other_scale";
+  return {};
+}
 
 // The cause's largest saving replayed on the job's traces (a whatif.* finding among its hits):
 // the job's own measurement, before any other and any prior. `assumed`: the replays at a value
-// the user assumed instead (a hypothesis, taken only where nothing measures the cause).
-bool budget_what_if(const BudgetCause& c, const BudgetMeasures& m, double& e, std::string& how, bool assumed = false) {
+// nothing showed the job reaches instead (a hypothesis, taken only where nothing measures the
+// cause). `key`: the what_if_pct key taken.
+bool budget_what_if(const BudgetCause& c, const BudgetMeasures& m, double& e, std::string& how, bool assumed, std::string& key) {
   const BudgetMeasure* best = nullptr;
-  std::string id;
-  for (const auto* h : c.hits)
-    if (auto it = m.what_if_pct.find(h->id);
-        it != m.what_if_pct.end() && budget_what_if_assumed(h->id) == assumed && (!best || it->second.value > best->value))
-      best = &it->second, id = h->id;
+  for (const auto* h : c.hits) {
+    const std::string k = assumed ? budget_what_if_assumed_key(h->id) : h->id == "whatif.busbw" ? "" : h->id;
+    if (auto it = m.what_if_pct.find(k); !k.empty() && it != m.what_if_pct.end() && (!best || it->second.value > best->value)) best = &it->second, key = k;
+  }
   if (!best) return false;
   e = best->value;
-  how = fmt::format("the job's traces replayed ({} in {}): {}: {:.1f} points", id, best->where, m.what_if_title.at(id), e);
+  const std::string id = key.ends_with(".other_scale") ? key.substr(0, key.size() - 12) : key;
+  how = fmt::format("the job's traces replayed ({} in {}): {}: {:.1f} points", id, best->where, m.what_if_title.at(key), e);
   return true;
 }
 
@@ -373,15 +381,20 @@ std::string budget_range(double lo, double hi) { return lo == hi ? fmt::format("
 // A measured estimate for the cause, if the reports hold one: replayed first, then of its kind.
 bool budget_estimate(BudgetCause& c, const BudgetMeasures& m, double bound_low, double bound_high) {
   double e = 0;
-  std::string how;
+  std::string how, key;
   bool assumed = false;
-  if (!budget_what_if(c, m, e, how)) {
+  if (!budget_what_if(c, m, e, how, false, key)) {
     if (c.kb && !c.kb->estimate.empty() && budget_estimate_kind(c, m, bound_low, bound_high)) return true;
-    if (!budget_what_if(c, m, e, how, true)) return false;
+    if (!budget_what_if(c, m, e, how, true, key)) return false;
     assumed = true;
-    how = "a what-if at an assumed value, not a measurement: " + how +
-          " if the change were reached; nothing in the reports shows the job can reach it (nccl-tests on the job's nodes, "
-          "perfgap whatif --nccl-tests REPORT, would measure it)";
+    if (key.ends_with(".other_scale"))
+      how = "a what-if at the bandwidth nccl-tests reached at another scale than the job's, not a measurement: " + how +
+            " if the job's collectives reached it; nothing in the reports shows they can at the job's scale (nccl-tests at the job's "
+            "ranks on its nodes, perfgap whatif --nccl-tests REPORT, would measure it)";
+    else
+      how = "a what-if at an assumed value, not a measurement: " + how +
+            " if the change were reached; nothing in the reports shows the job can reach it (nccl-tests on the job's nodes, "
+            "perfgap whatif --nccl-tests REPORT, would measure it)";
   }
   c.what_if = true;
   c.hypothetical = assumed;

@@ -228,8 +228,11 @@ void whatif_nccl_tests_scale(std::vector<report::Finding>& findings, const std::
       f.evidence.push_back(std::move(e));
       if (differs) unlike.push_back(fmt::format("{} ({})", s.source, at));
     }
-    if (!unlike.empty())
+    if (!unlike.empty()) {
       f.title += fmt::format(" (at the bandwidth of nccl-tests at another scale than the job's {} rank{}: {})", job, job == 1 ? "" : "s", fmt::join(unlike, "; "));
+      // explain takes such a saving as a hypothesis, not the job's measurement (docs/EXPLAIN.md).
+      f.metric("other_scale", 1);
+    }
   }
 }
 

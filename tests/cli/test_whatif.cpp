@@ -236,9 +236,11 @@ TEST(WhatifCli, NcclTestsOfAnotherScaleIsSaid) {
   ASSERT_TRUE(nt) << small.dump(1);
   EXPECT_NE((*nt)["title"].get<std::string>().find("another scale than the job's 16 ranks"), std::string::npos) << (*nt)["title"];
   EXPECT_NE((*nt)["evidence"].dump().find("nccl-tests measured on 8 ranks on 1 node; the job has 16 ranks"), std::string::npos) << (*nt)["evidence"].dump();
+  EXPECT_EQ((*nt)["metrics"].value("other_scale", 0.0), 1) << "explain takes it as a hypothesis";
   auto same = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", with_ranks("bw16/all_reduce.txt", 16, 8)}, 0);
   auto ok = finding(same, "whatif.nccl_tests");
   ASSERT_TRUE(ok);
   EXPECT_EQ((*ok)["title"].get<std::string>().find("another scale"), std::string::npos) << (*ok)["title"];
+  EXPECT_FALSE((*ok)["metrics"].contains("other_scale"));
   EXPECT_NE((*ok)["evidence"].dump().find("nccl-tests measured on 16 ranks on 2 nodes; the job has 16 ranks"), std::string::npos) << (*ok)["evidence"].dump();
 }

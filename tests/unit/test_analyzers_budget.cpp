@@ -664,3 +664,32 @@ TEST(AnalyzersBudget, TheHostsCausesAreHeldToTheLaunchWaitAndOutWithoutOne) {
       << e->observed;
   EXPECT_NE(budget_evidence(two, "remote_numa")->observed.find("held with the host's other causes found"), std::string::npos);
 }
+
+// whatif --nccl-tests with runs at another scale than the job's (other_scale 1): their bandwidth
+// crossed other links, so the saving is a hypothesis, labelled so; at the job's scale it is the
+// job's measurement (basis what-if).
+TEST(AnalyzersBudget, AWhatIfAtTheBandwidthOfAnotherScaleIsAHypothesis) {
+  auto whatif_nt = [](bool other_scale) {
+    perfgap::compare::ReportView wi;
+    wi.kind = "whatif";
+    auto nt = budget_rf("whatif.nccl_tests", Status::warn, "nccl-tests");
+    nt.title = "every collective at the bus bandwidth a healthy nccl-tests run reached at its size: the step 9.00 ms (8.0%) shorter";
+    nt.metrics = {{"saved_pct_of_step", 8.0}, {"saved_ms_per_iter", 9.0}};
+    if (other_scale) nt.metrics.emplace_back("other_scale", 1);
+    wi.findings = {nt};
+    return wi;
+  };
+  auto other = explain_budget({{"wi.json", whatif_nt(true)}}, perfgap::core::builtin_kb(), budget_at(88));
+  EXPECT_DOUBLE_EQ(budget_metric(other, "step.collective_bandwidth.hypothetical"), 1);
+  EXPECT_DOUBLE_EQ(budget_metric(other, "step.collective_bandwidth.measured"), 0);
+  const auto* c = budget_evidence(other, "collective_bandwidth");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("basis: hypothetical: a what-if at the bandwidth nccl-tests reached at another scale than the job's"), std::string::npos)
+      << c->observed;
+  EXPECT_NE(c->observed.find("(whatif.nccl_tests in wi.json [nccl-tests])"), std::string::npos) << c->observed;
+  auto same = explain_budget({{"wi.json", whatif_nt(false)}}, perfgap::core::builtin_kb(), budget_at(88));
+  EXPECT_DOUBLE_EQ(budget_metric(same, "step.collective_bandwidth.measured"), 1);
+  EXPECT_DOUBLE_EQ(budget_metric(same, "step.collective_bandwidth.what_if"), 1);
+  EXPECT_FALSE(budget_has_metric(same, "step.collective_bandwidth.hypothetical") &&
+               budget_metric(same, "step.collective_bandwidth.hypothetical") == 1);
+}
