@@ -341,7 +341,9 @@ struct BudgetHostBound {
   double bound = 0;    // its share of the step
   std::string where;
   double estimated = 0, held = 0;  // the host causes' points together, as estimated and as held
-  std::vector<std::string> ids;    // the host causes found
+  std::vector<std::string> ids;    // the host causes found with an estimate
+  std::vector<std::string> unestimated;  // found, no estimate ("cpu_cstates_turbo (cpu.turbo)")
+  bool any() const { return !ids.empty() || !unestimated.empty(); }
 };
 constexpr double kNothingMeasurable = 0.05;  // points: below this a share prints as 0.0
 BudgetHostBound budget_host_bound(BudgetSorted& sorted, const BudgetMeasures& meas) {
@@ -349,6 +351,12 @@ BudgetHostBound budget_host_bound(BudgetSorted& sorted, const BudgetMeasures& me
   std::vector<BudgetCause*> host;
   for (auto* c : sorted.steps)
     if (c->kb && c->kb->host) host.push_back(c), hb.ids.push_back(c->id), hb.estimated += c->point;
+  for (const auto* c : sorted.unestimated)
+    if (c->kb && c->kb->host) {
+      std::vector<std::string_view> members;
+      for (const auto* h : c->hits) members.emplace_back(h->id);
+      hb.unestimated.push_back(fmt::format("{} ({})", c->id, fmt::join(members, ", ")));
+    }
   hb.held = hb.estimated;
   if (!meas.host_wait_pct.found) return hb;
   hb.found = true;
@@ -551,27 +559,34 @@ std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, con
   }
   const std::string launching = "fewer and larger kernels (CUDA graphs, torch.compile) and no per-step host synchronisation shorten it";
   // With host causes found, the wait bounds them whatever whatif.launch's status.
-  if (!hb.ids.empty() && hb.found && sorted.host_held_out.empty()) {
+  if (hb.any() && hb.found && sorted.host_held_out.empty()) {
     const std::string pct = fmt::format("{:.1f}%", hb.bound);
     const double rest = hb.bound - hb.held;
-    std::string said = fmt::format("the GPUs wait for their host's launches: up to {} of the step (in {}); the host's causes found ({}) are part of it: ",
-                                   pct, hb.where, fmt::join(hb.ids, ", "));
-    if (hb.held < hb.estimated)
-      said += fmt::format("estimated at {:.1f} points together, more than the wait: held to it", hb.estimated);
-    else
-      said += fmt::format("{:.1f} points of it together", hb.held);
+    std::string said = fmt::format("the GPUs wait for their host's launches: up to {} of the step (in {}); the host's causes found are part of it: ", pct, hb.where);
+    if (!hb.ids.empty()) {
+      said += fmt::format("{}", fmt::join(hb.ids, ", "));
+      if (hb.held < hb.estimated)
+        said += fmt::format(", estimated at {:.1f} points together, more than the wait: held to it", hb.estimated);
+      else
+        said += fmt::format(", {:.1f} points of it together", hb.held);
+    }
+    const std::string unestimated = fmt::format("{}", fmt::join(hb.unestimated, ", "));
+    if (!hb.unestimated.empty()) said += fmt::format("{}{}, found and not estimated", hb.ids.empty() ? "" : "; ", unestimated);
     if (rest >= kNothingMeasurable)
-      said += fmt::format("; the other {:.1f}% of the step is the job's own launching or host causes the reports do not measure", rest);
+      said += fmt::format("; the other {:.1f}% of the step is {}the job's own launching or host causes the reports do not measure", rest,
+                          hb.unestimated.empty() ? "" : "theirs, ");
     f.add("whatif.launch", said);
     const double top = sorted.steps.empty() ? 0 : sorted.steps.front()->share;
     if (rest < kLaunchRestFirst || rest <= top) return {};
-    return fmt::format("The GPUs wait for their host's launches (whatif.launch: up to {} of the step), of which the host's causes found explain "
-                       "{:.1f} points: the other {:.1f}% of the step is the job's own launching or host causes not measured: {}; perfgap check on the job's "
-                       "nodes names the host's other causes.",
-                       pct, hb.held, rest, launching);
+    const std::string explained =
+        hb.ids.empty() ? ": it is " : fmt::format(", of which the host's causes found explain {:.1f} points: the other {:.1f}% of the step is ", hb.held, rest);
+    return fmt::format("The GPUs wait for their host's launches (whatif.launch: up to {} of the step){}{}the job's own launching or host causes not "
+                       "measured: {}{}.",
+                       pct, explained, hb.unestimated.empty() ? "" : "the causes found and not estimated (" + unestimated + "), ", launching,
+                       hb.unestimated.empty() ? "; perfgap check on the job's nodes names the host's other causes" : "; fix those and measure again");
   }
   const auto it = meas.what_if_pct.find("whatif.launch");
-  if (!hb.ids.empty() || it == meas.what_if_pct.end() || !it->second.found) return {};
+  if (hb.any() || it == meas.what_if_pct.end() || !it->second.found) return {};
   const std::string pct = fmt::format("{:.1f}%", it->second.value);
   f.add("whatif.launch", fmt::format("the GPUs wait for their host's launches: up to {} of the step (in {}), a bound on the host's causes (SMMU "
                                      "command queue, C-states and turbo, NUMA placement, housekeeping threads, the input pipeline), none of "

@@ -270,7 +270,10 @@ void digest_windows(const Profile& p, const ProfileOptions& o, const std::vector
   };
   bool have = false;
   if (!o.iteration_range.empty()) {
-    d.found[kCutRange] = choose([&](const std::string& n) { return range_named(n, o.iteration_range); }, chosen);
+    // Ranges of exactly the name given, where the profile has them: the name's prefix rule
+    // ("step" finds "step 3") would also take a range enclosing them ("test_outer" for "test").
+    d.found[kCutRange] = choose([&](const std::string& n) { return n == o.iteration_range; }, chosen) ||
+                         choose([&](const std::string& n) { return range_named(n, o.iteration_range); }, chosen);
     if (d.found[kCutRange]) windows_from_ranges(p, acts, chosen, wins), keep(kCutRange);
   } else {
     d.found[kCutStep] = choose([](const std::string& n) { return profiler_step(n); }, chosen);

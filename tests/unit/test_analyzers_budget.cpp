@@ -693,3 +693,29 @@ TEST(AnalyzersBudget, AWhatIfAtTheBandwidthOfAnotherScaleIsAHypothesis) {
   EXPECT_FALSE(budget_has_metric(same, "step.collective_bandwidth.hypothetical") &&
                budget_metric(same, "step.collective_bandwidth.hypothetical") == 1);
 }
+
+// A host cause found without an estimate (cpu.turbo fails: no public figure) is named under the
+// launch bound, never "none of which the reports measure", and the fix opens with it where the
+// wait is the largest lever (the reviewer's case: a check report beside a launch-bound whatif).
+TEST(AnalyzersBudget, AHostCauseFoundWithoutAnEstimateIsNamedUnderTheLaunchBound) {
+  perfgap::compare::ReportView node;
+  node.kind = "root";
+  node.findings = {budget_rf("cpu.turbo", Status::fail)};
+  perfgap::compare::ReportView wi;
+  wi.kind = "whatif";
+  auto launch = budget_rf("whatif.launch", Status::warn, "launches");
+  launch.metrics = {{"saved_pct_of_step", 12.6}, {"saved_ms_per_iter", 9.8}};
+  wi.findings = {launch};
+  auto f = explain_budget({{"node.json", node}, {"wi.json", wi}}, perfgap::core::builtin_kb(), budget_at(77.4));
+  const auto* e = budget_evidence(f, "whatif.launch");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->observed.find("none of which the reports measure"), std::string::npos) << e->observed;
+  EXPECT_NE(e->observed.find("the host's causes found are part of it: cpu_cstates_turbo (cpu.turbo), found and not estimated"), std::string::npos)
+      << e->observed;
+  EXPECT_EQ(f.fix.rfind("The GPUs wait for their host's launches (whatif.launch: up to 12.6% of the step): it is the causes found and not estimated "
+                        "(cpu_cstates_turbo (cpu.turbo)), the job's own launching",
+                        0),
+            0u)
+      << f.fix;
+  EXPECT_EQ(f.fix.find("measure the host first"), std::string::npos) << f.fix;
+}

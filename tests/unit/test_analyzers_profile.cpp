@@ -161,6 +161,29 @@ TEST(ProfileFindings, IterationRangeOptionChoosesTheRange) {
   EXPECT_NEAR(metric(find(none, "profile.exposed_comm", "AllGather"), "exposed_ms_per_iter"), 60, 1e-6);
 }
 
+// --iteration-range NAME takes the ranges of exactly that name where there are any: a range
+// enclosing them whose name starts with it ("test_outer" for "test", as in the public JAX nsys
+// capture) is not an iteration.
+TEST(ProfileFindings, IterationRangeOfAnExactNameIsNotSwallowedByAnEnclosingRange) {
+  auto s = gen::exposed_comm(1, 3, 30, 15);
+  const auto steps = s.ranges;
+  for (const auto& r : steps) {
+    auto t = r;
+    t.name = "test";
+    s.ranges.push_back(t);
+  }
+  auto outer = steps.front();
+  outer.name = "test_outer";
+  outer.end = steps.back().end;
+  s.ranges.push_back(outer);
+  analyzers::ProfileOptions o;
+  o.iteration_range = "test";
+  auto fs = run(fixture::profile_from_nsys(s), o);
+  EXPECT_EQ(metric(find(fs, "profile.iterations"), "iterations"), 3);
+  o.iteration_range = "test_o";  // a prefix that ends inside a word finds nothing
+  EXPECT_EQ(find(run(fixture::profile_from_nsys(s), o), "profile.iterations").status, Status::skip);
+}
+
 // Seed scenario 2: 5 µs kernels launched every 30 µs (8 µs call, 4 µs latency).
 TEST(ProfileFindings, LaunchBoundSmallKernelsWarn) {
   auto s = gen::launch_bound(2, 5, 200);
