@@ -597,6 +597,24 @@ std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, con
                      pct, launching);
 }
 
+// Exposed communication that could hide under compute (whatif.overlap warns): a bound, not a
+// cause (it shortens the time collective bandwidth and on-time ranks do), but where it is larger
+// than every counted cause it is said before what is unexplained and returned for the fix, as the
+// launch bound is; empty when there is nothing to say.
+std::string budget_overlap_bound_said(Finding& f, const BudgetMeasures& meas, const BudgetSorted& sorted) {
+  const auto it = meas.what_if_pct.find("whatif.overlap");
+  if (it == meas.what_if_pct.end() || !it->second.found) return {};
+  const double top = sorted.steps.empty() ? 0 : sorted.steps.front()->share;
+  if (it->second.value < kLaunchRestFirst || it->second.value <= top) return {};
+  f.add("whatif.overlap", fmt::format("the collectives' exposed time could hide under compute: up to {:.1f}% of the step (in {}), an upper bound "
+                                      "that shares its time with faster collectives and on-time ranks, more than any cause counted",
+                                      it->second.value, it->second.where));
+  return fmt::format("Up to {:.1f}% of the step is communication that could run under compute (whatif.overlap, an upper bound): overlap it (DDP "
+                     "bucket sizes and gradient-as-bucket-view, FSDP forward/backward prefetch, no synchronisation that waits for a collective "
+                     "before the step's end), or make the collectives shorter (profile.exposed_comm names them).",
+                     it->second.value);
+}
+
 // What is left unexplained, and the next measurement: the first in the knowledge base's order
 // that no report covers. Returns that measurement's name; empty when none is named.
 std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const std::set<std::string, std::less<>>& seen_ids, const BudgetTotals& t) {
@@ -769,10 +787,20 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   budget_metrics(f, t, sorted, got.used, budget_waterfall(f, sorted.steps, t, o));
   budget_cause_evidence(f, sorted.steps);
   const std::string host_first = budget_launch_bound_said(f, got.meas, host_bound, sorted);
+  const std::string overlap_first = budget_overlap_bound_said(f, got.meas, sorted);
   const std::string next = budget_unexplained_evidence(f, kb, got.seen_ids, t);
   budget_rest_evidence(f, sorted, t, got, o);
   budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen);
-  if (!host_first.empty()) f.fix = host_first + (f.fix.empty() ? "" : " " + f.fix);
+  // The larger of the two bounds opens the fix (both are the job's own replays).
+  auto bound_of = [&](const char* id) {
+    auto it = got.meas.what_if_pct.find(id);
+    return it == got.meas.what_if_pct.end() ? 0.0 : it->second.value;
+  };
+  std::vector<std::pair<double, std::string>> first;
+  if (!host_first.empty()) first.emplace_back(std::max(bound_of("whatif.launch"), host_bound.bound), host_first);
+  if (!overlap_first.empty()) first.emplace_back(bound_of("whatif.overlap"), overlap_first);
+  std::stable_sort(first.begin(), first.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto i = first.rbegin(); i != first.rend(); ++i) f.fix = i->second + (f.fix.empty() ? "" : " " + f.fix);
   budget_machines_said(f, budget_other_machines(reports));
   return f;
 }

@@ -719,3 +719,28 @@ TEST(AnalyzersBudget, AHostCauseFoundWithoutAnEstimateIsNamedUnderTheLaunchBound
       << f.fix;
   EXPECT_EQ(f.fix.find("measure the host first"), std::string::npos) << f.fix;
 }
+
+// whatif.overlap is a bound, not a cause, but the largest lever is never folded among "not
+// counted": larger than every counted cause (and than the launch wait) it opens the fix; under
+// 5% of the step it is only listed (the reviewer's case: 14.8% overlap beside 12.6% launch wait).
+TEST(AnalyzersBudget, TheLargerReplayedBoundOpensTheFix) {
+  auto whatif_with = [](double overlap) {
+    perfgap::compare::ReportView wi;
+    wi.kind = "whatif";
+    auto launch = budget_rf("whatif.launch", Status::warn, "launches");
+    launch.metrics = {{"saved_pct_of_step", 12.6}};
+    auto ov = budget_rf("whatif.overlap", Status::warn, "communication");
+    ov.metrics = {{"saved_pct_of_step", overlap}};
+    wi.findings = {launch, ov};
+    return wi;
+  };
+  auto big = explain_budget({{"wi.json", whatif_with(14.8)}}, perfgap::core::builtin_kb(), budget_at(77.4));
+  EXPECT_EQ(big.fix.rfind("Up to 14.8% of the step is communication that could run under compute (whatif.overlap, an upper bound)", 0), 0u) << big.fix;
+  EXPECT_NE(big.fix.find("The GPUs wait for their host's launches (whatif.launch: up to 12.6% of the step)"), std::string::npos) << big.fix;
+  const auto* e = budget_evidence(big, "whatif.overlap");
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(budget_has_metric(big, "step.whatif.overlap.points"));
+  auto small = explain_budget({{"wi.json", whatif_with(3)}}, perfgap::core::builtin_kb(), budget_at(77.4));
+  EXPECT_EQ(small.fix.rfind("The GPUs wait for their host's launches (whatif.launch: up to 12.6% of the step)", 0), 0u) << small.fix;
+  EXPECT_EQ(small.fix.find("whatif.overlap"), std::string::npos) << small.fix;
+}
