@@ -65,6 +65,10 @@ JobIdentity same_job_identity(const ReportView& r) {
         if (auto m = same_job_profile_gpu(observed); !m.empty()) id.gpu_models.insert(std::move(m));
       for (const auto& [name, v] : f.metrics)
         if (name == "world_size" && std::isfinite(v) && v > 0) id.world_sizes.insert(std::llround(v));
+    } else if (f.id == "whatif.replay") {
+      // A whatif report: the job's world size its traces record.
+      for (const auto& [name, v] : f.metrics)
+        if (name == "world_size" && std::isfinite(v) && v > 0) id.world_sizes.insert(std::llround(v));
     } else if (f.id == "gpu.inventory") {
       same_job_inventory_gpus(f.title, id.gpu_models);
     }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compare/compare.hpp"
+#include "compare/same_job.hpp"
 
 using namespace perfgap;
 using compare::compare_reports;
@@ -91,4 +92,20 @@ TEST(CompareSameJob, NodesOfAnotherKindAreRefused) {
   bool fixed = false;
   for (const auto& f : fs) fixed = fixed || f.id == "compare.fixed";
   EXPECT_TRUE(fixed);
+}
+
+// A whatif report's world size (whatif.replay's world_size) against an analyze report of another
+// job: explain and compare say the reports are of different jobs (the reviewer's case: an A100
+// world-8 analyze report beside the whatif report of a V100 world-2 trace).
+TEST(CompareSameJob, AWhatifReportOfAnotherWorldSizeIsAnotherJob) {
+  const std::string whatif = same_job_report(
+      R"({"id":"whatif.replay","layer":"workload","status":"pass","subject":"","title":"replayed","evidence":[],"fix":"","impact":"","metrics":{"ranks":1,"world_size":2}})",
+      "whatif", "null");
+  auto a = read_report(same_job_profile("NVIDIA A100-PG509-200", 8, "pass"));
+  auto w = read_report(whatif);
+  ASSERT_TRUE(a && w);
+  auto d = compare::different_jobs(*a, "analyze.json", *w, "whatif.json");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "world size 8 in analyze.json, 2 in whatif.json");
+  EXPECT_TRUE(compare::different_jobs(*read_report(same_job_profile("NVIDIA A100-PG509-200", 2, "pass")), "a", *w, "w").empty());
 }
