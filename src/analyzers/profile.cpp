@@ -261,8 +261,15 @@ Finding gpu_idle_finding(const DigestFindingInputs& in) {
     if (++shown <= 8) f.add(source, fmt::format("{}: idle {:.1f}%, host-bound {:.1f}%", p.gpus[g].label, pct(i, l), pct(h, l)), "<= 10% idle");
   }
   if (f.status == report::Status::warn) {
+    // Idle that is not host-bound ends with work launched before the gap began: the host (and its
+    // data loader) was ahead, and the GPU waited on a dependency.
     f.fix = host > idle / 2 ? "the GPU waits for the host to launch work: see profile.launch_bound"
-                            : "the GPU waits on something other than launches (synchronisation, host copies, the data loader, other ranks): look at the gaps in the timeline; pin memory and prefetch data (DataLoader pin_memory, num_workers)";
+            : p.api_calls == 0
+                ? "the GPU waits on something the trace does not show (no launch calls recorded: launches, synchronisation, copies, other "
+                  "ranks): record the host's CUDA calls (Kineto's cuda_runtime, nsys --trace=cuda) to tell them apart"
+                : "the GPU waits with its next work already launched: on a dependency, not on the host or its data loader (a stream or event "
+                  "wait, a copy, a collective waiting for another rank: profile.straggler and profile.exposed_comm price those): look at "
+                  "what the kernel after each gap waited for in the timeline";
     f.impact = fmt::format("{:.1f}% of {} the GPU does nothing", idle, every(an));
   }
   return f;

@@ -231,6 +231,10 @@ TEST(ProfileFindings, OverlappedRunPassesAndIdleThatIsNotHostBound) {
   EXPECT_NEAR(metric(gi, "idle_pct"), 100 * 8.0 / 58,
               1e-6);  // the last window as long as its 58 ms step too (it was 50 ms, to its last kernel)
   EXPECT_EQ(find(idle, "profile.launch_bound").status, Status::pass);
+  // The host was ahead: the fix names a dependency, never the data loader (the reviewer's case: a
+  // public trace whose work was launched 164 ms ahead was told to pin memory and add workers).
+  EXPECT_NE(gi.fix.find("already launched: on a dependency"), std::string::npos) << gi.fix;
+  EXPECT_EQ(gi.fix.find("pin_memory"), std::string::npos) << gi.fix;
 }
 
 // profile.env and nccl.env.disabled_paths read the switches from one table, as NCCL reads
