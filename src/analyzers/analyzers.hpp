@@ -124,6 +124,9 @@ inline constexpr double kNcclBasisExceeded = 1.05;
 // max(1e-3, 8 x the type's machine epsilon); 0 for integer types (exact).
 double max_error_tolerance(const std::string& type);
 std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o);
+// The run's rank count read from its busbw/algbw ratio where its output names no ranks (one
+// collective's bus factor fits); nullopt where the output names them or no reading is sure.
+std::optional<long> nccl_tests_inferred_ranks(const parsers::NcclTestsRun& run);
 
 // ---- nccl-log --------------------------------------------------------------------------
 struct NcclLogOptions {

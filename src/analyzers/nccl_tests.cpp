@@ -561,4 +561,10 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   return out;
 }
 
+std::optional<long> nccl_tests_inferred_ranks(const parsers::NcclTestsRun& run) {
+  const auto shape = nccl_tests_shape(run);
+  if (shape.ranks && shape.ranks_inferred) return shape.ranks;
+  return std::nullopt;
+}
+
 }  // namespace perfgap::analyzers

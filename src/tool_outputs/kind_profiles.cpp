@@ -124,6 +124,7 @@ parsers::Coll nccl_tests_coll(std::string_view name) {
 struct NcclTestsScale {
   std::string source;
   std::optional<long> ranks, nodes;
+  bool ranks_inferred = false;  // read from busbw/algbw (the output names no ranks)
 };
 
 // Each --nccl-tests output as its collective's bandwidth by size (the better of in and out of place).
@@ -138,6 +139,8 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
     auto run = parse_input<parsers::NcclTestsParser>(file);
     if (!run) return tl::unexpected("--nccl-tests " + file + ": " + run.error());
     scales.push_back({file, run->ranks(), run->nodes()});
+    if (!scales.back().ranks)
+      if (auto inferred = analyzers::nccl_tests_inferred_ranks(*run)) scales.back().ranks = inferred, scales.back().ranks_inferred = true;
     analyzers::BusbwCurve c;
     c.source = file;
     c.coll = said != parsers::Coll::none ? said : nccl_tests_coll(run->collective.empty() ? file : run->collective);
@@ -218,7 +221,8 @@ void whatif_nccl_tests_scale(std::vector<report::Finding>& findings, const std::
     if (f.id != "whatif.nccl_tests") continue;
     std::vector<std::string> unlike;
     for (const auto& s : scales) {
-      const std::string at = fmt::format("{} rank{}{}", s.ranks ? std::to_string(*s.ranks) : std::string("?"), s.ranks == 1 ? "" : "s",
+      const std::string at = fmt::format("{} rank{}{}{}", s.ranks ? std::to_string(*s.ranks) : std::string("?"), s.ranks == 1 ? "" : "s",
+                                         s.ranks_inferred ? " (by busbw/algbw)" : "",
                                          s.nodes ? fmt::format(" on {} node{}", *s.nodes, *s.nodes == 1 ? "" : "s") : std::string());
       const bool differs = job > 0 && s.ranks && *s.ranks != job;
       report::Evidence e{s.source, fmt::format("nccl-tests measured on {}{}", s.ranks ? at : std::string("ranks and nodes not shown"),

@@ -242,5 +242,12 @@ TEST(WhatifCli, NcclTestsOfAnotherScaleIsSaid) {
   ASSERT_TRUE(ok);
   EXPECT_EQ((*ok)["title"].get<std::string>().find("another scale"), std::string::npos) << (*ok)["title"];
   EXPECT_FALSE((*ok)["metrics"].contains("other_scale"));
+  // An output naming no ranks: its busbw/algbw ratio (1.75: all_reduce's 2(n-1)/n) says 8.
+  auto unnamed = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", with_ranks("bw0/all_reduce.txt", 0, 8)}, 0);
+  auto inferred = finding(unnamed, "whatif.nccl_tests");
+  ASSERT_TRUE(inferred);
+  EXPECT_NE((*inferred)["evidence"].dump().find("nccl-tests measured on 8 ranks (by busbw/algbw); the job has 16 ranks"), std::string::npos)
+      << (*inferred)["evidence"].dump();
+  EXPECT_EQ((*inferred)["metrics"].value("other_scale", 0.0), 1);
   EXPECT_NE((*ok)["evidence"].dump().find("nccl-tests measured on 16 ranks on 2 nodes; the job has 16 ranks"), std::string::npos) << (*ok)["evidence"].dump();
 }
