@@ -46,7 +46,7 @@ inline bool is_ws(char c) {
 }
 
 // The first byte of [p, e) that is not JSON whitespace, or e.
-inline const char* skip_ws(const char* p, const char* e) {
+[[gnu::always_inline]] inline const char* skip_ws(const char* p, const char* e) {
   if (p < e && !is_ws(*p)) return p;
   if (e - p >= 2 && !is_ws(p[1])) return p + 1;  // one blank (after ": " and ", "), the common case
 #if defined(__SSE2__)
@@ -70,7 +70,7 @@ inline bool string_stop_byte(char c) {
 }
 
 // The first byte of [p, e) that ends a string's plain run, or e.
-inline const char* string_stop(const char* p, const char* e) {
+[[gnu::always_inline]] inline const char* string_stop(const char* p, const char* e) {
 #if defined(__SSE2__)
   const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
   for (; e - p >= 16; p += 16) {
@@ -108,48 +108,102 @@ struct Number {
 
 inline bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 
+// Eight digit bytes at once (SWAR, little-endian: the first byte is the lowest): how many of
+// the eight bytes at q lead as digits (0-8), and with `value` their number.
+inline std::uint64_t load8(const char* q) {
+  std::uint64_t w;
+  std::memcpy(&w, q, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  w = __builtin_bswap64(w);
+#endif
+  return w;
+}
+inline int leading_digits(std::uint64_t w) {
+  // A byte is a digit when its high nibble is 3 and adding 6 keeps it so. A carry out of a byte
+  // (only from one >= 0xfa, never a digit) can only spoil the bytes after the first non-digit.
+  constexpr std::uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL, threes = 0x3030303030303030ULL, sixes = 0x0606060606060606ULL;
+  const std::uint64_t bad = ((w & hi) ^ threes) | (((w + sixes) & hi) ^ threes);
+  return bad ? __builtin_ctzll(bad) >> 3 : 8;
+}
+// The number of the first n (1-8) digit bytes of w.
+inline std::uint64_t digits_value(std::uint64_t w, int n) {
+  std::uint64_t v = w - 0x3030303030303030ULL;
+  if (n < 8) v <<= (8 - n) * 8;  // the digits to the top bytes; the zero bytes below lead as zeros
+  v = v * 10 + (v >> 8);         // bytes 0, 2, 4, 6: two digits each
+  return (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) + (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+}
+inline constexpr std::uint64_t kPow10u[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+// A run of digits at q (at least one), eight a step, added to m; false when the number's digits
+// would pass 19 (RapidJSON reads it). At most 24 bytes from q are read.
+[[gnu::always_inline]] inline bool digit_run(const char*& q, std::uint64_t& m, int& digits) {
+  for (;;) {
+    const std::uint64_t w = load8(q);
+    const int n = leading_digits(w);
+    if (n == 0) return true;
+    if (digits + n > 19) return false;
+    m = m * kPow10u[n] + digits_value(w, n);
+    digits += n, q += n;
+    if (n < 8) return true;
+  }
+}
+
 // The number at p ([-]int[.frac][e[+-]exp]) when it ends before e; `p` is moved past it.
-inline bool plain_number(const char*& p, const char* e, Number& n) {
+// Where at least 64 bytes of the block are left (`Unchecked`), digits are read eight at a time
+// and the block's end is not tested: a number the scanner reads is at most 1 + 19 + 1 + 5 bytes
+// long, and a longer one is left to RapidJSON within 24 + 1 + 24 bytes.
+template <bool Unchecked = false>
+[[gnu::always_inline]] inline bool plain_number(const char*& p, const char* e, Number& n) {
   static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const char* q = p;
   const bool minus = *q == '-';
   if (minus) ++q;
-  if (q == e) return false;
+  if (!Unchecked && q == e) return false;
   std::uint64_t m = 0;
   int digits = 0;
   if (*q == '0') ++q, digits = 1;
   else if (is_digit(*q)) {
-    for (; q < e && is_digit(*q); ++q, ++digits) {
-      if (digits == 19) return false;
-      m = m * 10 + static_cast<unsigned>(*q - '0');
+    if constexpr (Unchecked) {
+      if (!digit_run(q, m, digits)) return false;
+    } else {
+      for (; q < e && is_digit(*q); ++q, ++digits) {
+        if (digits == 19) return false;
+        m = m * 10 + static_cast<unsigned>(*q - '0');
+      }
     }
   } else {
     return false;
   }
-  if (q == e) return false;
+  if (!Unchecked && q == e) return false;
   int frac = 0, exp = 0;
   bool dbl = false;
   if (*q == '.') {
     ++q;
-    if (q == e || !is_digit(*q)) return false;
-    for (; q < e && is_digit(*q); ++q, ++digits, ++frac) {
-      if (digits == 19) return false;
-      m = m * 10 + static_cast<unsigned>(*q - '0');
+    if ((!Unchecked && q == e) || !is_digit(*q)) return false;
+    if constexpr (Unchecked) {
+      const int before = digits;
+      if (!digit_run(q, m, digits)) return false;
+      frac = digits - before;
+    } else {
+      for (; q < e && is_digit(*q); ++q, ++digits, ++frac) {
+        if (digits == 19) return false;
+        m = m * 10 + static_cast<unsigned>(*q - '0');
+      }
+      if (q == e) return false;
     }
-    if (q == e) return false;
     dbl = true;
   }
   if (*q == 'e' || *q == 'E') {
     ++q;
     bool exp_minus = false;
-    if (q < e && (*q == '+' || *q == '-')) exp_minus = *q++ == '-';
-    if (q == e || !is_digit(*q)) return false;
-    for (int nx = 0; q < e && is_digit(*q); ++q) {
+    if ((Unchecked || q < e) && (*q == '+' || *q == '-')) exp_minus = *q++ == '-';
+    if ((!Unchecked && q == e) || !is_digit(*q)) return false;
+    for (int nx = 0; (Unchecked || q < e) && is_digit(*q); ++q) {
       if (++nx > 4) return false;
       exp = exp * 10 + (*q - '0');
     }
-    if (q == e) return false;
+    if (!Unchecked && q == e) return false;
     if (exp_minus) exp = -exp;
     dbl = true;
   }
@@ -216,21 +270,12 @@ class Scanner {
       default: return rapidjson::kParseErrorValueInvalid;  // kv_delim, arr_init, elem_delim
     }
   }
-  St after_value(St st) const {
-    if (st == start) return finish;
-    return st == kv_delim ? member_value : element;
-  }
-  St after_end() const {
-    if (stack_.empty()) return finish;
-    return stack_.back() == '{' ? member_value : element;
-  }
-
   // The handler's events for a plain string (or key) and number.
-  bool emit_string(bool key, const char* s, std::size_t n) {
+  [[gnu::always_inline]] bool emit_string(bool key, const char* s, std::size_t n) {
     const auto len = static_cast<rapidjson::SizeType>(n);
     return key ? h_.Key(s, len, true) : h_.String(s, len, true);
   }
-  bool emit_number(const Number& n) {
+  [[gnu::always_inline]] bool emit_number(const Number& n) {
     switch (n.kind) {
       case Number::i32: return h_.Int(n.i);
       case Number::u32: return h_.Uint(n.u);
@@ -350,7 +395,7 @@ inline bool Scanner<Handler>::value(const char*& p, const char*& e, bool key) {
   }
   if (key) return by_rapidjson(p, e, key);
   Number num;
-  if ((*q == '-' || is_digit(*q)) && plain_number(q, e, num)) {
+  if ((*q == '-' || is_digit(*q)) && (e - q >= 64 ? plain_number<true>(q, e, num) : plain_number<false>(q, e, num))) {
     const char* const start = p;
     p = q;  // before e: a number's end is seen in the block
     if (!emit_number(num)) return res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(start)), in_.seek(q), false;
@@ -367,76 +412,122 @@ inline bool Scanner<Handler>::value(const char*& p, const char*& e, bool key) {
   return true;
 }
 
+// The state loop of RapidJSON's iterative parser with each state a place in the code (a label)
+// rather than a value switched on per token: a key is always followed by the code that expects
+// its colon, a member's value by the code that expects a comma or the end of the object, so
+// each of those branches is predicted on its own.
 template <class Handler>
 rapidjson::ParseResult Scanner<Handler>::run() {
   St st = start;
   const char* p = in_.pos();
   const char* e = in_.limit();
-  for (;;) {
-    p = skip_ws(p, e);
-    if (p == e) {
-      in_.seek(p);
-      p = in_.pos(), e = in_.limit();
-      continue;
+  char c;
+  // The next byte that is not whitespace, into c, pulling blocks as needed (at the end of the
+  // input the block is one '\0').
+#define PERFGAP_SCAN_NEXT()                       \
+  for (;;) {                                      \
+    p = skip_ws(p, e);                            \
+    if (p != e) break;                            \
+    in_.seek(p);                                  \
+    p = in_.pos(), e = in_.limit();               \
+  }                                               \
+  c = *p
+  // The error of state `s` at the current byte (RapidJSON's HandleError).
+#define PERFGAP_SCAN_FAIL(s) return in_.seek(p), res_.Set(error_in(s), in_.offset_of(p)), res_
+  rapidjson::SizeType extra = 0;  // 1 when the container ends after a value, 0 when empty
+
+value:  // st is start, kv_delim, arr_init or elem_delim: a value comes
+  PERFGAP_SCAN_NEXT();
+value_at_c:
+  if (c == '"' || c == '-' || is_digit(c)) {
+    if (!value(p, e, false)) return res_;
+    goto after_value;
+  }
+  if (c == '{' || c == '[') {
+    in_.seek(p);  // RapidJSON calls the handler before it takes the bracket
+    if (!(c == '{' ? h_.StartObject() : h_.StartArray())) return res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), res_;
+    stack_.push_back(c);
+    counts_.push_back(0);
+    ++p;
+    if (c == '{') goto object_first;
+    goto array_first;
+  }
+  if (c == '\0' || c == ',' || c == ':' || c == ']' || c == '}') PERFGAP_SCAN_FAIL(st);
+  if (!value(p, e, false)) return res_;
+
+after_value:
+  if (st == start) goto finish;
+  PERFGAP_SCAN_NEXT();
+  if (st == kv_delim) {  // a member's value: a comma or the object's end
+    if (c == ',') {
+      ++p, ++counts_.back(), st = member_delim;
+      goto member;
     }
-    const char c = *p;
-    if (c == '\0') break;  // the end (or a NUL byte, which RapidJSON's loop takes for it)
-    switch (st) {
-      case obj_init:
-      case member_delim:
-        if (c == '"') {
-          if (!value(p, e, true)) return res_;
-          st = member_key;
-          if (*p == ':') ++p, st = kv_delim;  // the colon right after the key: its step taken here
-          continue;
-        }
-        if (c == '}' && st == obj_init) break;  // the end of the object, below
-        in_.seek(p);
-        return res_.Set(error_in(st), in_.offset_of(p)), res_;
-      case member_key:
-        if (c != ':') return in_.seek(p), res_.Set(error_in(st), in_.offset_of(p)), res_;
-        ++p, st = kv_delim;
-        continue;
-      case member_value:
-      case element:
-        if (c == ',') {
-          ++p, ++counts_.back();
-          st = st == member_value ? member_delim : elem_delim;
-          continue;
-        }
-        if (c == (st == member_value ? '}' : ']')) break;
-        in_.seek(p);
-        return res_.Set(error_in(st), in_.offset_of(p)), res_;
-      case finish:
-        in_.seek(p);
-        return res_.Set(error_in(st), in_.offset_of(p)), res_;
-      default:  // start, kv_delim, arr_init, elem_delim: a value
-        if (c == ']' && st == arr_init) break;
-        if (c == '{' || c == '[') {
-          in_.seek(p);  // RapidJSON calls the handler before it takes the bracket
-          if (!(c == '{' ? h_.StartObject() : h_.StartArray())) return res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), res_;
-          stack_.push_back(c);
-          counts_.push_back(0);
-          ++p, st = c == '{' ? obj_init : arr_init;
-          continue;
-        }
-        if (c == ',' || c == ':' || c == ']' || c == '}') return in_.seek(p), res_.Set(error_in(st), in_.offset_of(p)), res_;
-        if (!value(p, e, false)) return res_;
-        st = after_value(st);
-        if (*p == ',' && st != finish) ++p, ++counts_.back(), st = st == member_value ? member_delim : elem_delim;  // ditto the comma
-        continue;
+    if (c == '}') {
+      extra = 1;
+      goto end_container;
     }
-    // The end of the container: `c` closes it.
+    PERFGAP_SCAN_FAIL(member_value);
+  }
+  if (c == ',') {  // an element: a comma or the array's end
+    ++p, ++counts_.back(), st = elem_delim;
+    goto value;
+  }
+  if (c == ']') {
+    extra = 1;
+    goto end_container;
+  }
+  PERFGAP_SCAN_FAIL(element);
+
+object_first:  // after '{'
+  PERFGAP_SCAN_NEXT();
+  if (c == '}') {
+    extra = 0;
+    goto end_container;
+  }
+  st = obj_init;
+  goto member_at_c;
+member:  // after a member's comma (st member_delim)
+  PERFGAP_SCAN_NEXT();
+member_at_c:
+  if (c != '"') PERFGAP_SCAN_FAIL(st);
+  if (!value(p, e, true)) return res_;
+  if (*p != ':') {  // the colon right after the key is the common case
+    PERFGAP_SCAN_NEXT();
+    if (c != ':') PERFGAP_SCAN_FAIL(member_key);
+  }
+  ++p, st = kv_delim;
+  goto value;
+
+array_first:  // after '['
+  PERFGAP_SCAN_NEXT();
+  if (c == ']') {
+    extra = 0;
+    goto end_container;
+  }
+  st = arr_init;
+  goto value_at_c;
+
+end_container:  // c closes the container at p
+  {
     in_.seek(p);  // the handler hears of it before the bracket is taken
-    const rapidjson::SizeType n = counts_.back() + (st == member_value || st == element ? 1 : 0);
+    const rapidjson::SizeType n = counts_.back() + extra;
     const bool ok = stack_.back() == '{' ? h_.EndObject(n) : h_.EndArray(n);
     if (!ok) return res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), res_;
     stack_.pop_back(), counts_.pop_back();
-    ++p, st = after_end();
+    ++p;
+    if (stack_.empty()) goto finish;
+    st = stack_.back() == '{' ? kv_delim : elem_delim;  // as after a value in the container
+    goto after_value;
   }
+
+finish:  // the root value read: only whitespace may follow
+  PERFGAP_SCAN_NEXT();
+  if (c != '\0') PERFGAP_SCAN_FAIL(finish);
   in_.seek(p);
-  if (st != finish) res_.Set(error_in(st), in_.offset_of(p));
   return res_;
+#undef PERFGAP_SCAN_NEXT
+#undef PERFGAP_SCAN_FAIL
 }
 
 // The scan of the whole stream into `h`: RapidJSON's Reader::Parse<kParseIterativeFlag |

@@ -53,8 +53,15 @@ bool micros_to_ns(const Val& e, std::int64_t& ns) {
   if (e.kind != Val::dbl) return false;
   double d = e.d;
   if (!std::isfinite(d) || std::fabs(d) > static_cast<double>(kMaxMicros)) return false;
-  double whole = std::floor(d);
-  ns = static_cast<std::int64_t>(whole) * 1000 + std::llround((d - whole) * 1000.0);
+  // floor(d) * 1000 + llround((d - floor(d)) * 1000), without the library calls: |d| <= 4e15 <
+  // 2^53, so the whole part is exact as an integer and as a double, d minus it is exact, and
+  // x = that * 1000 is >= 0, where llround(x) is trunc(x) + (x - trunc(x) >= 0.5), x - trunc(x) exact.
+  auto whole = static_cast<std::int64_t>(d);  // toward zero
+  if (static_cast<double>(whole) > d) --whole;  // floor
+  const double x = (d - static_cast<double>(whole)) * 1000.0;
+  auto r = static_cast<std::int64_t>(x);
+  if (x - static_cast<double>(r) >= 0.5) ++r;
+  ns = whole * 1000 + r;
   return true;
 }
 
@@ -196,7 +203,8 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   enum class Cat : std::uint8_t { empty, kernel, memcpy, memset, host_call, user_annotation, op, other };
   static Cat cat_of(std::string_view c) {
     if (c.empty()) return Cat::empty;
-    if (c == "kernel" || c == "Kernel") return Cat::kernel;
+    if (key_is(c, "kernel") || key_is(c, "Kernel")) return Cat::kernel;  // the common two first, without a call
+    if (key_is(c, "cuda_runtime")) return Cat::host_call;
     if (c == "gpu_memcpy" || c == "Memcpy") return Cat::memcpy;
     if (c == "gpu_memset" || c == "Memset") return Cat::memset;
     if (c == "cuda_runtime" || c == "cuda_driver" || c == "Runtime" || c == "Driver") return Cat::host_call;
@@ -226,6 +234,12 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> name_index;
   std::uint32_t last_index = 0;
   std::unordered_map<std::int64_t, std::uint32_t> gpu_index;
+  std::int64_t last_device = 0;
+  std::uint32_t last_gpu = 0;
+  bool last_gpu_set = false;
+  // The last host call's name and what it says (a trace's calls are mostly one name).
+  std::string last_call;
+  bool last_call_graph = false, last_call_sync = false, last_call_set = false;
   std::vector<std::int8_t> coll_by_name;  // per name index: its Coll, or -1 not yet known
 
   std::uint32_t intern(std::string_view s) {
@@ -242,9 +256,14 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     return i;
   }
   bool gpu_of(std::int64_t device, std::uint32_t& index) {
+    if (last_gpu_set && device == last_device) {
+      index = last_gpu;
+      return true;
+    }
     auto it = gpu_index.find(device);
     if (it != gpu_index.end()) {
-      index = it->second;
+      index = last_gpu = it->second;
+      last_device = device, last_gpu_set = true;
       return true;
     }
     if (gpu_index.size() >= kMaxDevices) {
@@ -253,6 +272,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     }
     index = static_cast<std::uint32_t>(p.gpus.size());
     gpu_index.emplace(device, index);
+    last_device = device, last_gpu = index, last_gpu_set = true;
     {
       GpuInfo g;
       g.device = device;
@@ -294,9 +314,15 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     // Only the correlation of args is read for host calls and annotations.
     std::int64_t c = has_args ? corr : 0;
     if (host_call) {
-      if (c) api.push_back({c, t0, t0 + d, name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch")});
+      if (!last_call_set || name != last_call) {
+        last_call.assign(name);
+        last_call_graph = name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch");
+        last_call_sync = is_sync_call(name);
+        last_call_set = true;
+      }
+      if (c) api.push_back({c, t0, t0 + d, last_call_graph});
       ++p.api_calls;
-      if (is_sync_call(name)) ++p.sync_calls, p.sync_ns += d;
+      if (last_call_sync) ++p.sync_calls, p.sync_ns += d;
       return true;
     }
     if (annotation || comm_op) {
@@ -351,7 +377,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     Slot at = slot;
     slot = Slot::none;
     switch (at) {
-      case Slot::ph: if (v.kind == Val::str) ph_x = s == "X"; break;
+      case Slot::ph: if (v.kind == Val::str) ph_x = s.size() == 1 && s[0] == 'X'; break;
       case Slot::cat: if (v.kind == Val::str) cat = cat_of(s); break;
       case Slot::name: if (v.kind == Val::str) name.assign(s); break;
       case Slot::ts: ts = v; break;
@@ -502,17 +528,27 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     std::string_view k(str, len);
     Slot s = Slot::none;
     switch (ctx.back()) {
-      case Ctx::event:
-        if (key_is(k, "ph")) s = Slot::ph;
-        else if (key_is(k, "cat")) s = Slot::cat;
-        else if (key_is(k, "name")) s = Slot::name;
-        else if (key_is(k, "ts")) s = Slot::ts;
-        else if (key_is(k, "dur")) s = Slot::dur;
-        else if (key_is(k, "pid")) s = Slot::pid;
-        else if (key_is(k, "tid")) s = Slot::tid;
-        else if (key_is(k, "args")) s = Slot::args;
+      case Ctx::event:  // by length, then the bytes
+        switch (len) {
+          case 2:
+            if (key_is(k, "ph")) s = Slot::ph;
+            else if (key_is(k, "ts")) s = Slot::ts;
+            break;
+          case 3:
+            if (key_is(k, "cat")) s = Slot::cat;
+            else if (key_is(k, "dur")) s = Slot::dur;
+            else if (key_is(k, "pid")) s = Slot::pid;
+            else if (key_is(k, "tid")) s = Slot::tid;
+            break;
+          case 4:
+            if (key_is(k, "name")) s = Slot::name;
+            else if (key_is(k, "args")) s = Slot::args;
+            break;
+          default: break;
+        }
         break;
       case Ctx::args:
+        if (len < 5 || len > 15) break;  // none of these
         if (key_is(k, "correlation")) s = Slot::corr;
         else if (key_is(k, "device")) s = Slot::device;
         else if (key_is(k, "stream")) s = Slot::stream;

@@ -123,6 +123,10 @@ const std::vector<std::string>& tricky_numbers() {
       "123.456e-5", "1.0e+0022", "1e00000000000000000005", "1e-00000000000000000005", "100000000000000000000e-5",
       "01", "-", "-a", "1.", "1.e5", ".5", "1e", "1e+", "1e-x", "+1", "--1", "1.5.3", "1e5e5", "0x10", "00", "-01", "1ee2",
       "Infinity", "NaN", "-Infinity", "nul", "tru", "fals", "nulll", "truex", "null", "true", "false",
+      // around the eight-digit steps and the 19 digits the scanner reads itself
+      "12345678", "123456789", "10000000", "99999999.99999999", "1234567890123456", "12345678901234567",
+      "1234567890123456789", "12345678901234567890", "9999999999999999999", "0.12345678", "0.123456789012345678",
+      "0.1234567890123456789", "1.2345678e3", "12345678.9e-2", "7.", "0.0000000", "00000000", "1e12345", "1.5E-0009",
   };
   return v;
 }
@@ -147,6 +151,13 @@ TEST(JsonScan, TrickyNumbersEveryCut) {
     every_cut("{\"a\": " + n + ", \"b\":" + n + "}");
     every_cut("[ " + n + " ,1]");
     every_cut(n);
+    // With 64 bytes or more of the block after it, the scanner reads a number eight digits a
+    // step without testing for the block's end: the same numbers so, and cut anywhere.
+    const std::string pad = ", \"" + std::string(70, 'x') + "\"]";
+    every_cut("[" + n + pad);
+    every_cut("[-" + n + pad);
+    every_cut("[" + n + n + pad);
+    every_cut("{\"ts\": " + n + ", \"x\": \"" + std::string(70, 'x') + "\"}");
   }
 }
 
