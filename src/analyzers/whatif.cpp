@@ -188,9 +188,14 @@ Job replayable(const Digest& d, Analysis& an) {
   if (p2p) {
     // Send/recv and collectives: a pipeline with data-parallel copies, replayed as one graph
     // where its stages and groups can be told; else collective to collective, saying why.
-    std::size_t p2p_ranks = 0;
-    for (const auto& gt : an.gpus) p2p_ranks += !gt.p2p.empty();
-    j.mixed_why = p2p_ranks < 2 ? "only one rank's trace holds send/recv: its peers' traces are not among the inputs" : pipeline_with_collectives(d, an, j);
+    std::size_t p2p_ranks = 0, ranks = 0;
+    for (const auto& gt : an.gpus) p2p_ranks += !gt.p2p.empty(), ranks += gt.nccl;
+    if (p2p_ranks < 2) j.mixed_why = "only one rank's trace holds send/recv: its peers' traces are not among the inputs";
+    else if (d.job.partial() || (j.world > 0 && j.world > static_cast<std::int64_t>(ranks)))
+      j.mixed_why = fmt::format("{} of the job's {} ranks are in the traces, and a pipeline's stages and its collectives' groups cannot be told from "
+                                "part of it (give every rank's trace)",
+                                ranks, j.world > 0 ? std::to_string(j.world) : std::string("unknown number of"));
+    else j.mixed_why = pipeline_with_collectives(d, an, j);
     if (j.mixed_why.empty()) return j;
   }
   if (xr.present) {
@@ -636,8 +641,8 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
       c.scale[r] = m / mine;
       out.push_back({"rank", j.name[r], fmt::format("computing like the median rank of its stage {}", s),
                      "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
-                     {fmt::format("it spends {:.2f} ms per iteration between its sends and receives{}, its stage's median rank {:.2f} ms", per_it(mine),
-                                  p.collectives() > 0 ? " and collectives" : "", per_it(m))},
+                     {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(mine),
+                                  p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(m))},
                      true, std::move(c)});
     }
   }

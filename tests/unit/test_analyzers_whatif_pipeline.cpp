@@ -383,6 +383,11 @@ TEST(WhatifPipeline, PipelineAndDataParallelUndecidedNamesNoWaitingRank) {
   fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
   for (const auto& f : fs) EXPECT_FALSE((f.id == "whatif.rank" || f.id == "whatif.node" || f.id == "whatif.late_set") && f.status != Status::skip) << f.title;
   EXPECT_EQ(pipe_change(fs, "whatif.stage", "stage "), nullptr);
+  if (fixture::find(fs, "whatif.replay").status == Status::pass) {
+    rank = pipe_change(fs, "whatif.rank", "");
+    ASSERT_NE(rank, nullptr);
+    EXPECT_NE(rank->title.find("7 of the job's 8 ranks are in the traces"), std::string::npos) << rank->title;
+  }
 }
 
 }  // namespace
