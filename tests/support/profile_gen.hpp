@@ -111,7 +111,8 @@ Scenario nvshmem(int gpus, int iterations);
 // compute kernel). SendRecv per stage: (5 + r) ms of communication, (4 + r) exposed.
 Scenario pipeline(int stages, int iterations);
 
-// A pipeline-parallel job with send/recv only, and the answers of its own schedule model: S
+// A pipeline-parallel job of send/recv (with `dp_allreduce`, also each stage's gradient AllReduce
+// across its data-parallel copies), and the answers of its own schedule model: S
 // stages (one GPU and process each; `replicas` independent copies of the pipeline, rank
 // replica x S + stage), M microbatches an iteration, a forward of `fwd_ms` and a backward of
 // `bwd_ms` per microbatch and stage (the slow stage's `slow_factor` times longer), an optimizer

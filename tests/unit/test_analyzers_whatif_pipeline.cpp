@@ -313,13 +313,16 @@ TEST(WhatifPipeline, PipelineAndDataParallelSlowRankNamedNotItsWaitingPeers) {
       EXPECT_GT(expected, 0.05 * answer.step_ms);
       // Of three copies the stage's median rank is a rank computing as the others do: the
       // generator's answer. Of two it is halfway to the slow one: a part of it.
-      if (dp == 3) EXPECT_NEAR(fixture::metric(*rank, "saved_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << rank->title;
-      else {
+      if (dp == 3) {
+        EXPECT_NEAR(fixture::metric(*rank, "saved_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << rank->title;
+      } else {
         EXPECT_GT(fixture::metric(*rank, "saved_ms_per_iter"), 0.2 * expected) << rank->title;
         EXPECT_LE(fixture::metric(*rank, "saved_ms_per_iter"), expected + kPipeSavingPct / 100 * answer.step_ms) << rank->title;
       }
       for (const auto& f : fs)
-        if (f.id == "whatif.rank") EXPECT_NE(f.subject.find("rank 5 "), std::string::npos) << "a rank that waited is named: " << f.subject;
+        if (f.id == "whatif.rank") {
+          EXPECT_NE(f.subject.find("rank 5 "), std::string::npos) << "a rank that waited is named: " << f.subject;
+        }
     }
 }
 
