@@ -9,11 +9,14 @@
 // writes one file per rank (OUTDIR/rank00000.json or .sqlite; nsys: host node<rank/8>) of a
 // data-parallel job (profile_gen.hpp gen::job) whose rank LATE_RANK (-1: none) computes LATE_MS
 // longer before each AllReduce; `skewed`: the nodes' clocks apart by up to +-7 ms.
-//   perfgap-gen-profile gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers] kineto|nsys OUTDIR
+//   perfgap-gen-profile gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK] kineto|nsys OUTDIR
 // writes one file per rank of a pipeline of send/recv (profile_gen.hpp gen::pipeline_job) whose
 // stage SLOW_STAGE (-1: none) computes 1.5x longer, and prints the generator's own answers: the
-// step and the step with the slow stage computing as the others do (ms); `nopeers`: the
-// kernels name no peer (traces before PyTorch's "Dst Rank"/"Src Rank").
+// step and the step with the slow stage (or rank) computing as the others do (ms); `nopeers`: the
+// kernels name no peer (traces before PyTorch's "Dst Rank"/"Src Rank"); `dp=COPIES`: COPIES
+// data-parallel copies of the pipeline (rank copy x STAGES + stage), each stage all-reducing its
+// gradients across its copies before its optimizer; `slow_rank=RANK`: that one rank computes 1.5x
+// longer.
 //   perfgap-gen-profile ddp:RANKS:BUCKETS[:overlapped] kineto|nsys OUTDIR
 // writes one file per rank of a data-parallel job whose gradients are all-reduced in BUCKETS
 // buckets (profile_gen.hpp gen::ddp_overlap), each bucket's compute waiting for the previous
@@ -63,7 +66,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s exposed|exposed-tuned|launch-bound|overlapped|moe-deepep|nvshmem|pipeline|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
                  "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR\n"
-                 "       %s gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers] kineto|nsys OUTDIR\n"
+                 "       %s gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK] kineto|nsys OUTDIR\n"
                  "       %s ddp:RANKS:BUCKETS[:overlapped] kineto|nsys OUTDIR\n",
                  argv[0], argv[0], argv[0], argv[0]);
     return 2;
@@ -98,13 +101,31 @@ int main(int argc, char** argv) {
     int used = 0;
     const auto at = sc.find(':');
     int got = std::sscanf(sc.c_str() + at, ":%d:%d:%d%n", &spec.stages, &spec.microbatches, &spec.slow_stage, &used);
-    const std::string rest = got == 3 ? sc.substr(at + static_cast<std::size_t>(used)) : "?";
-    if ((!rest.empty() && rest != ":nopeers") || spec.stages < 2 || spec.stages > 1024 || spec.microbatches < 1 || spec.microbatches > 4096 ||
-        spec.slow_stage >= spec.stages) {
-      std::fprintf(stderr, "gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers]\n");
+    // Then ":nopeers", ":dp=N" and ":slow_rank=R", in any order.
+    bool bad = got < 3;
+    for (std::string_view rest = got == 3 ? std::string_view(sc).substr(at + static_cast<std::size_t>(used)) : ""; !bad && !rest.empty();) {
+      if (rest.front() != ':') { bad = true; break; }
+      rest.remove_prefix(1);
+      auto word = rest.substr(0, rest.find(':'));
+      rest.remove_prefix(word.size());
+      char* end = nullptr;
+      if (word == "nopeers") spec.peers = false;
+      else if (word.rfind("dp=", 0) == 0) {
+        const std::string v(word.substr(3));
+        spec.replicas = static_cast<int>(std::strtol(v.c_str(), &end, 10));
+        spec.dp_allreduce = true;
+        bad = v.empty() || *end != 0;
+      } else if (word.rfind("slow_rank=", 0) == 0) {
+        const std::string v(word.substr(10));
+        spec.slow_rank = static_cast<int>(std::strtol(v.c_str(), &end, 10));
+        bad = v.empty() || *end != 0;
+      } else bad = true;
+    }
+    if (bad || spec.stages < 2 || spec.stages > 1024 || spec.microbatches < 1 || spec.microbatches > 4096 || spec.slow_stage >= spec.stages ||
+        spec.replicas < 1 || spec.replicas > 1024 || spec.slow_rank >= spec.stages * spec.replicas) {
+      std::fprintf(stderr, "gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK]\n");
       return 2;
     }
-    spec.peers = rest.empty();
     PipelineAnswer answer;
     const Scenario s = pipeline_job(spec, &answer);
     std::printf("step_ms %.3f\nbalanced_step_ms %.3f\n", answer.step_ms, answer.balanced_step_ms);

@@ -11,6 +11,7 @@
 
 namespace perfgap::analyzers {
 
+using parsers::Coll;
 using parsers::P2pDir;
 
 namespace {
@@ -29,23 +30,65 @@ std::int64_t median_of(std::vector<std::int64_t> v) {
 
 }  // namespace
 
-PipelineReplay::PipelineReplay(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::int64_t>& rank) {
-  const std::size_t n = ops.size();
+PipelineReplay::PipelineReplay(const std::vector<std::vector<P2pOp>>& p2p, const std::vector<std::int64_t>& rank,
+                               const std::vector<std::vector<RankCollective>>& colls) {
+  const std::size_t n = p2p.size();
+  // Each rank's sends, receives and collectives in one list by start (a send/recv first of a tie);
+  // a collective as an op with no peer.
+  std::vector<std::vector<P2pOp>> merged;
+  std::vector<std::vector<std::pair<Coll, std::uint32_t>>> kind(n);  // per merged op: its collective and group size
+  const bool any_coll = std::any_of(colls.begin(), colls.end(), [](const auto& c) { return !c.empty(); });
+  if (any_coll) {
+    merged.resize(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      std::vector<std::tuple<std::int64_t, int, std::size_t>> order;
+      for (std::size_t i = 0; i < p2p[r].size(); ++i) order.emplace_back(p2p[r][i].start, 0, i);
+      if (r < colls.size())
+        for (std::size_t i = 0; i < colls[r].size(); ++i) order.emplace_back(colls[r][i].start, 1, i);
+      std::stable_sort(order.begin(), order.end());
+      for (const auto& [start, is_coll, i] : order) {
+        if (is_coll == 0) {
+          merged[r].push_back(p2p[r][i]);
+          kind[r].emplace_back(Coll::none, 0);
+          continue;
+        }
+        const auto& c = colls[r][i];
+        merged[r].push_back({.start = c.start, .end = c.end, .step = c.step, .host_wait = c.host_wait, .bytes = c.bytes});
+        kind[r].emplace_back(c.coll, c.group);
+      }
+    }
+  }
+  const auto& ops = *(any_coll ? &merged : &p2p);
   first_op_.assign(n + 1, 0);
   for (std::size_t r = 0; r < n; ++r) first_op_[r + 1] = first_op_[r] + ops[r].size();
   ops_.resize(first_op_[n]);
+  std::vector<std::uint32_t> group(ops_.size(), 0);
   for (std::size_t r = 0; r < n; ++r)
-    for (std::size_t i = first_op_[r]; i < first_op_[r + 1]; ++i) ops_[i].rank = r;
+    for (std::size_t i = first_op_[r]; i < first_op_[r + 1]; ++i) {
+      ops_[i].rank = r;
+      if (any_coll) ops_[i].coll = kind[r][i - first_op_[r]].first, group[i] = kind[r][i - first_op_[r]].second;
+    }
   own_.assign(n, 0), waiting_.assign(n, 0), transfer_.assign(n, 0), host_.assign(n, 0);
+  coll_waiting_.assign(n, 0), coll_transfer_.assign(n, 0);
   offset_.assign(n, 0);
   component_.assign(n, -1);
   stage_.assign(n, -1);
   pair(ops, rank);
-  if (!why_not_.empty() || !clocks(ops)) return;
+  if (!why_not_.empty()) return;
+  if (any_coll) {
+    // The stages first: a collective's group is read from them.
+    find_stages(ops);
+    join_collectives(ops, group);
+    if (!why_not_.empty()) return;
+  }
+  if (!clocks(ops)) return;
   build(ops);
-  find_stages(ops);
+  if (!any_coll) find_stages(ops);
   if (run(PipelineChange{}).intervals == 0 && why_not_.empty())
-    why_not_ = "the sends and receives wait on each other in a cycle (sends and receives of one rank on concurrent streams): not replayed";
+    why_not_ = instances_.empty()
+                   ? "the sends and receives wait on each other in a cycle (sends and receives of one rank on concurrent streams): not replayed"
+                   : "the sends, receives and collectives wait on each other in a cycle (ops of one rank on concurrent streams, or a collective "
+                     "joined to ranks that are not its group): not replayed";
 }
 
 // Every op's partner: the n-th op of its channel (sender, receiver) in its step on the other side.
@@ -55,10 +98,14 @@ void PipelineReplay::pair(const std::vector<std::vector<P2pOp>>& ops, const std:
   for (std::size_t r = 0; r < n; ++r)
     if (rank[r] >= 0 && !ops[r].empty()) index_of.emplace(rank[r], r);
   bool any_peer = false;
-  std::vector<std::size_t> with_ops;
+  std::vector<std::size_t> with_ops;  // the ranks with sends or receives
+  std::size_t p2p = 0;
+  auto is_p2p = [&](std::size_t r, std::size_t i) { return ops_[first_op_[r] + i].coll == Coll::none; };
   for (std::size_t r = 0; r < n; ++r) {
-    if (!ops[r].empty()) with_ops.push_back(r);
-    for (const auto& o : ops[r]) any_peer = any_peer || o.peer >= 0;
+    bool any = false;
+    for (std::size_t i = 0; i < ops[r].size(); ++i)
+      if (is_p2p(r, i)) any = true, ++p2p, any_peer = any_peer || ops[r][i].peer >= 0;
+    if (any) with_ops.push_back(r);
   }
   // Per op, the peer's index among the ranks; -1 where unknown or not among the traces.
   auto peer_of = [&](std::size_t r, const P2pOp& o) -> std::int64_t {
@@ -88,6 +135,7 @@ void PipelineReplay::pair(const std::vector<std::vector<P2pOp>>& ops, const std:
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::array<std::vector<std::size_t>, 2>> channel;
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t i = 0; i < ops[r].size(); ++i) {
+      if (!is_p2p(r, i)) continue;
       const auto& o = ops[r][i];
       const std::int64_t p = peer_of(r, o), me = static_cast<std::int64_t>(r);
       if (p < 0) continue;
@@ -105,33 +153,49 @@ void PipelineReplay::pair(const std::vector<std::vector<P2pOp>>& ops, const std:
       ++pairs_;
     }
   }
-  unpaired_ = ops_.size() - 2 * pairs_;
+  unpaired_ = p2p - 2 * pairs_;
   if (pairs_ == 0)
     why_not_ = "no send is paired with a receive of another trace (each rank's peers are not among the traces, or their steps do not meet)";
 }
 
-// The ranks on one clock per set of ranks joined by pairs: offsets from the pairs' ends.
+// The ranks on one clock per set of ranks joined by pairs (and collectives): offsets from the
+// pairs' and the instances' ends.
 bool PipelineReplay::clocks(const std::vector<std::vector<P2pOp>>& ops) {
   const std::size_t n = ops.size();
   auto at = [&](std::size_t k) -> const P2pOp& { return ops[ops_[k].rank][k - first_op_[ops_[k].rank]]; };
-  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::int64_t>> diffs;  // (a < b) -> end_a - end_b
+  struct Edge {
+    std::vector<std::int64_t> diffs;  // end_a - end_b
+    bool coll = false;                // of collectives (else of pairs)
+  };
+  std::map<std::pair<std::size_t, std::size_t>, Edge> diffs;  // (a, b)
   std::vector<std::int64_t> durs;
   for (std::size_t k = 0; k < ops_.size(); ++k) {
     durs.push_back(at(k).end - at(k).start);
     const auto p = ops_[k].partner;
     if (p < 0 || static_cast<std::size_t>(p) < k) continue;
-    diffs[{ops_[k].rank, ops_[static_cast<std::size_t>(p)].rank}].push_back(at(k).end - at(static_cast<std::size_t>(p)).end);
+    diffs[{ops_[k].rank, ops_[static_cast<std::size_t>(p)].rank}].diffs.push_back(at(k).end - at(static_cast<std::size_t>(p)).end);
   }
+  // An instance's ends against its first rank's.
+  for (const auto& inst : instances_)
+    for (std::size_t i = 1; i < inst.size(); ++i) {
+      auto& e = diffs[{ops_[inst[0]].rank, ops_[inst[i]].rank}];
+      e.diffs.push_back(at(inst[0]).end - at(inst[i]).end);
+      e.coll = true;
+    }
   const std::int64_t tol = std::clamp<std::int64_t>(median_of(durs) / 20, kPairMinTolerance, kPairMaxTolerance);
   std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> adj(n);  // neighbour, offset(neighbour) - offset(me)
-  for (const auto& [ab, d] : diffs) {
+  for (const auto& [ab, e] : diffs) {
+    const auto& d = e.diffs;
     const std::int64_t m = median_of(d);
     std::size_t near = 0;
     for (auto x : d) near += std::llabs(x - m) <= tol;
     if (near * 10 < d.size() * 9) {
-      why_not_ = fmt::format("the ends of the sends and receives between two ranks do not meet at one clock offset (within {:.2f} ms for 90% of {} pairs): "
-                             "a send that returns before its receive ends (small messages NCCL buffers) leaves the pair's end unknown",
-                             static_cast<double>(tol) / 1e6, d.size());
+      why_not_ = e.coll ? fmt::format("the ends of the collectives joining two ranks of one stage do not meet at one clock offset (within {:.2f} ms for "
+                                      "90% of {}): the collectives' group is not the stage's copies",
+                                      static_cast<double>(tol) / 1e6, d.size())
+                        : fmt::format("the ends of the sends and receives between two ranks do not meet at one clock offset (within {:.2f} ms for 90% of {} pairs): "
+                                      "a send that returns before its receive ends (small messages NCCL buffers) leaves the pair's end unknown",
+                                      static_cast<double>(tol) / 1e6, d.size());
       return false;
     }
     adj[ab.first].emplace_back(ab.second, m);
@@ -150,6 +214,16 @@ bool PipelineReplay::clocks(const std::vector<std::vector<P2pOp>>& ops) {
     }
     ++comps;
   }
+  // Pairs and collectives make loops of ranks (two copies' chains joined at every stage): each
+  // join must agree with the offsets found along the others.
+  for (std::size_t a = 0; a < n; ++a)
+    for (const auto& [b, m] : adj[a])
+      if (std::llabs(offset_[b] - offset_[a] - m) > tol) {
+        why_not_ = fmt::format("the ends of the sends, receives and collectives do not meet at one clock offset around a loop of ranks (off by "
+                               "{:.2f} ms): a collective's group is not the ranks assumed (the stage's copies)",
+                               static_cast<double>(std::llabs(offset_[b] - offset_[a] - m)) / 1e6);
+        return false;
+      }
   measured_.assign(static_cast<std::size_t>(comps), 0);
   return true;
 }
@@ -174,6 +248,15 @@ void PipelineReplay::build(const std::vector<std::vector<P2pOp>>& ops) {
         own_[r] += op.gap;
         host_[r] += op.host;
       }
+      if (op.instance >= 0) {
+        // A collective: from the group's last arrival to its own end.
+        std::int64_t last = arr;
+        for (auto m : instances_[static_cast<std::size_t>(op.instance)]) last = std::max(last, arrival[m]);
+        op.transfer = std::max<std::int64_t>(0, end - last);
+        coll_waiting_[r] += last - arr;
+        coll_transfer_[r] += op.transfer;
+        continue;
+      }
       if (op.partner >= 0) {
         const std::int64_t other = arrival[static_cast<std::size_t>(op.partner)];
         op.transfer = std::max<std::int64_t>(0, end - std::max(arr, other));
@@ -181,7 +264,8 @@ void PipelineReplay::build(const std::vector<std::vector<P2pOp>>& ops) {
       } else {
         op.transfer = o.end - o.start;
       }
-      transfer_[r] += op.transfer;
+      if (op.coll != Coll::none) coll_transfer_[r] += op.transfer;  // a collective not joined: its whole length
+      else transfer_[r] += op.transfer;
     }
     const auto c = static_cast<std::size_t>(component_[r]);
     lo[c] = std::min(lo[c], arrival[first_op_[r]]);
@@ -215,6 +299,13 @@ Replay PipelineReplay::run(const PipelineChange& change) const {
           const auto p = static_cast<std::size_t>(op.partner);
           if (!arrived[p]) break;  // the peer has not arrived yet: another rank first
           start = std::max(start, arr[p]);
+        } else if (op.instance >= 0) {
+          bool all = true;
+          for (auto m : instances_[static_cast<std::size_t>(op.instance)]) {
+            all = all && arrived[m];
+            start = std::max(start, arr[m]);
+          }
+          if (!all) break;  // a rank of its group has not arrived yet
         }
         end[k] = start + op.transfer;
         ++next[r];
@@ -234,7 +325,7 @@ Replay PipelineReplay::run(const PipelineChange& change) const {
     out.measured += measured_[c];
     out.replayed += hi[c] > lo[c] ? hi[c] - lo[c] : 0;
   }
-  out.intervals = pairs_;
+  out.intervals = pairs_ + instances_.size();
   return out;
 }
 
@@ -246,9 +337,24 @@ void PipelineReplay::find_stages(const std::vector<std::vector<P2pOp>>& ops) {
   std::vector<std::set<std::size_t>> adj(n);
   for (const auto& op : ops_)
     if (op.partner >= 0) adj[op.rank].insert(ops_[static_cast<std::size_t>(op.partner)].rank);
+  // The sets of ranks joined by pairs (collectives join the chains to each other, not into one).
+  std::vector<int> chain_of(n, -1);
+  int chains = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    if (chain_of[s] >= 0 || ops[s].empty()) continue;
+    std::vector<std::size_t> todo{s};
+    chain_of[s] = chains;
+    while (!todo.empty()) {
+      const auto a = todo.back();
+      todo.pop_back();
+      for (auto b : adj[a])
+        if (chain_of[b] < 0) chain_of[b] = chains, todo.push_back(b);
+    }
+    ++chains;
+  }
   std::map<int, std::vector<std::size_t>> members;
   for (std::size_t r = 0; r < n; ++r)
-    if (component_[r] >= 0) members[component_[r]].push_back(r);
+    if (chain_of[r] >= 0) members[chain_of[r]].push_back(r);
   std::size_t length = 0;
   std::vector<int> stage(n, -1);
   for (const auto& [c, rs] : members) {
@@ -266,7 +372,11 @@ void PipelineReplay::find_stages(const std::vector<std::vector<P2pOp>>& ops) {
                     "or a rank exchanges with more than two others)";
       return;
     }
-    auto sends_first = [&](std::size_t r) { return ops[r].front().dir == P2pDir::send; };
+    auto sends_first = [&](std::size_t r) {
+      for (std::size_t i = 0; i < ops[r].size(); ++i)
+        if (ops_[first_op_[r] + i].coll == Coll::none) return ops[r][i].dir == P2pDir::send;
+      return false;
+    };
     std::size_t head = ends[0] < ends[1] ? ends[0] : ends[1];
     if (sends_first(ends[0]) != sends_first(ends[1])) head = sends_first(ends[0]) ? ends[0] : ends[1];
     if (length != 0 && length != rs.size()) {
@@ -289,6 +399,85 @@ void PipelineReplay::find_stages(const std::vector<std::vector<P2pOp>>& ops) {
   }
   stage_ = std::move(stage);
   stages_ = length;
+}
+
+// Collectives joined to their groups: the traces name no communicator's ranks, only its size
+// (Kineto's "Group size"), so a collective's group is read from the stages: the ranks of its
+// rank's stage (its data-parallel copies), or every rank where its size is the job's. A size that
+// is neither (tensor- or expert-parallel groups) cannot be placed: not replayed, saying so.
+void PipelineReplay::join_collectives(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::uint32_t>& group) {
+  const std::size_t n = ops.size();
+  std::vector<std::size_t> all;  // the ranks with any op
+  std::vector<std::vector<std::size_t>> stage_ranks(stages_);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (ops[r].empty()) continue;
+    all.push_back(r);
+    if (stage_[r] >= 0) stage_ranks[static_cast<std::size_t>(stage_[r])].push_back(r);
+  }
+  bool sized = false, assumed = false, world = false;
+  // (group: a stage, or -1 for every rank; step) -> per rank of the group, its ops in order.
+  std::map<std::pair<int, std::int64_t>, std::vector<std::vector<std::size_t>>> lists;
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t k = first_op_[r]; k < first_op_[r + 1]; ++k) {
+      if (ops_[k].coll == Coll::none) continue;
+      if (stage_[r] < 0) {
+        why_not_ = stages_ == 0 ? "the job has collectives too, and its sends and receives do not join the ranks in a chain of stages (" + stages_why_ +
+                                      "): which ranks each collective joins is unknown"
+                                : "a rank with collectives has no send or receive paired with another rank's: its stage, and so which ranks its "
+                                  "collectives join, is unknown";
+        return;
+      }
+      const auto& mine = stage_ranks[static_cast<std::size_t>(stage_[r])];
+      const std::uint32_t g = group[k];
+      int key = stage_[r];
+      if (g == 0 && mine.size() < 2) {
+        why_not_ = "the traces record no collective's group size, and a stage of one rank has collectives: whether they join the pipeline's "
+                   "other stages or ranks outside the traces is unknown";
+        return;
+      }
+      if (g != 0 && g != mine.size()) {
+        if (g != all.size()) {
+          why_not_ = fmt::format("a {} of {} ranks on a rank of stage {}, whose stage holds {} of the {} ranks: which ranks it joins is not in the "
+                                 "traces (its group is neither the stage's data-parallel copies nor the whole job: a rank's trace is missing, or "
+                                 "tensor- or expert-parallel groups, which are not told apart)",
+                                 parsers::coll_name(ops_[k].coll), g, stage_[r], mine.size(), all.size());
+          return;
+        }
+        key = -1, world = true;
+      }
+      (g != 0 ? sized : assumed) = true;
+      const auto& members = key < 0 ? all : mine;
+      auto& per = lists[{key, ops[r][k - first_op_[r]].step}];
+      per.resize(members.size());
+      per[static_cast<std::size_t>(std::find(members.begin(), members.end(), r) - members.begin())].push_back(k);
+    }
+  for (const auto& [key, per] : lists) {
+    const std::size_t count = per[0].size();
+    bool same = true;
+    for (const auto& v : per) same = same && v.size() == count;
+    if (!same) {  // a step the capture cut on some rank: each keeps its measured length
+      for (const auto& v : per) unjoined_ += v.size();
+      continue;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      std::vector<std::size_t> inst;
+      for (const auto& v : per) {
+        if (ops_[v[i]].coll != ops_[per[0][i]].coll) {
+          why_not_ = fmt::format("collective {} of step {} is a {} on one rank of its group and a {} on another: the ranks' collectives do "
+                                 "not pair by step and order",
+                                 i + 1, key.second, parsers::coll_name(ops_[per[0][i]].coll), parsers::coll_name(ops_[v[i]].coll));
+          return;
+        }
+        inst.push_back(v[i]);
+      }
+      for (auto k : inst) ops_[k].instance = static_cast<std::int64_t>(instances_.size());
+      instances_.push_back(std::move(inst));
+    }
+  }
+  groups_from_ = sized && !assumed ? "their recorded group size (Kineto's \"Group size\"): each stage's copies"
+                 : sized          ? "their recorded group size where recorded, else assumed the stage's copies"
+                                  : "assumed each stage's copies (the traces record no group size)";
+  if (world) groups_from_ += ", or every rank where the size is the job's";
 }
 
 }  // namespace perfgap::analyzers

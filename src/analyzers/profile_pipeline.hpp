@@ -1,7 +1,9 @@
 // A pipeline's send/recv replayed (docs/WHATIF.md "Pipelines"): every send joined to its
 // receive, the ranks put on one clock from the pairs' ends, and the job replayed op to op with
-// each stage's own time between its sends and receives changed. Pure: each rank's point-to-point
-// kernels in, pairs, stages and replays out (whatif.cpp builds the findings).
+// each stage's own time between its sends and receives changed. With collectives too (pipeline
+// and data parallel: each stage's copies all-reducing their gradients), each collective joins the
+// ranks of its group in the same graph. Pure: each rank's point-to-point kernels and collectives
+// in, pairs, stages and replays out (whatif.cpp builds the findings).
 #pragma once
 
 #include <cstddef>
@@ -40,12 +42,20 @@ struct PipelineChange {
 // between one's end and the next one's start; a pair starts when its later side has arrived and
 // each side ends its own transfer after that (as measured). A send or receive whose peer's trace
 // is not among the inputs keeps its measured length (as if the peer kept pace).
+// Collectives (`colls`, where given): the stages are read from the pairs first; a collective
+// joins the ranks of its rank's stage (the stage's data-parallel copies), or every rank where its
+// recorded group size is the job's; the n-th of a group's collectives in step s is one instance
+// on each of its ranks (by step and order, never by time). An instance starts when its last rank
+// has arrived, and each rank ends its own transfer after that; the ranks' clocks come from the
+// pairs' ends and the instances' ends together. A rank's own time lies between any two of its ops.
 class PipelineReplay {
  public:
   PipelineReplay() = default;
   // `ops`: per rank its sends and receives, by start; `rank`: per rank its number in the job
-  // (-1 unknown: it can be paired only by inference).
-  PipelineReplay(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::int64_t>& rank);
+  // (-1 unknown: it can be paired only by inference); `colls`: per rank its collectives, by start
+  // (empty, or as many ranks as `ops`).
+  PipelineReplay(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::int64_t>& rank,
+                 const std::vector<std::vector<RankCollective>>& colls = {});
   // Empty when the job replays; else what is missing.
   const std::string& why_not() const { return why_not_; }
   // How the pairs' peers were known (the traces' fields, or the inference).
@@ -64,6 +74,16 @@ class PipelineReplay {
   const std::vector<int>& stage() const { return stage_; }
   std::size_t stages() const { return stages_; }
   const std::string& stages_why() const { return stages_why_; }
+  // Collectives joined across their group's ranks (instances), and those of a step whose ranks
+  // hold different counts (a capture cut inside it: each keeps its measured length).
+  std::size_t collectives() const { return instances_.size(); }
+  std::size_t unjoined() const { return unjoined_; }
+  // How each collective's group was known (its recorded size, or assumed the stage's copies).
+  const std::string& groups_from() const { return groups_from_; }
+  // Per rank, summed (ns): inside its collectives, waiting for the group's last rank; and
+  // transferring once it had arrived.
+  const std::vector<std::int64_t>& coll_waiting() const { return coll_waiting_; }
+  const std::vector<std::int64_t>& coll_transfer() const { return coll_transfer_; }
 
  private:
   struct Op {
@@ -72,11 +92,16 @@ class PipelineReplay {
     std::int64_t gap = 0;       // own time since the rank's previous op ended (its first: its arrival on the common clock)
     std::int64_t host = 0;      // of the gap, host-bound idle
     std::int64_t transfer = 0;  // its end after the later side's arrival (unpaired: its whole length)
+    std::int64_t instance = -1;  // a collective joined: its instance in instances_; -1: none
+    parsers::Coll coll = parsers::Coll::none;  // a collective's kind; none: a send or receive
   };
   void pair(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::int64_t>& rank);
   bool clocks(const std::vector<std::vector<P2pOp>>& ops);
   void build(const std::vector<std::vector<P2pOp>>& ops);
   void find_stages(const std::vector<std::vector<P2pOp>>& ops);
+  // `group`: per op, a collective's recorded group size (0: unknown or a send/recv).
+  void join_collectives(const std::vector<std::vector<P2pOp>>& ops, const std::vector<std::uint32_t>& group);
+  std::vector<std::vector<std::size_t>> instances_;  // per collective instance: its ranks' ops
   std::vector<Op> ops_;                      // every rank's ops, rank after rank, each rank's in order
   std::vector<std::size_t> first_op_;        // per rank: index of its first op in ops_; one more entry: ops_.size()
   std::vector<std::int64_t> offset_;         // per rank: ns added to its clock to put it on the common one
@@ -86,6 +111,9 @@ class PipelineReplay {
   std::vector<std::int64_t> own_, waiting_, transfer_, host_;
   std::vector<int> stage_;
   std::string why_not_, peers_from_, stages_why_;
+  std::size_t unjoined_ = 0;
+  std::vector<std::int64_t> coll_waiting_, coll_transfer_;
+  std::string groups_from_;
 };
 
 }  // namespace perfgap::analyzers

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <set>
+#include <string_view>
 #include <tuple>
 
 #include "analyzers/profile_model.hpp"
@@ -43,6 +45,10 @@ struct Job {
   std::string why_not;                 // nothing to replay: why
   std::string overlap_why;             // the overlap change cannot be decided: why ("" where it can)
   double exposed_ns = 0, wait_ns = 0;  // per iteration, mean over GPUs: exposed communication (profile.exposed_comm), waiting for a later rank
+  // A job of collectives and send/recv replayed collective to collective (its pipeline could not
+  // be replayed with its collectives): why not. Its send/recv count as each rank's own time there,
+  // so a rank waiting in a receive would read as late: no rank, node or stage change is offered.
+  std::string mixed_why{};
 };
 
 // One rank's collectives as an alignment of one: each matched with itself, its arrival its start.
@@ -89,6 +95,35 @@ void pipeline_job(const Digest& d, const Analysis& an, Job& j) {
     return;
   }
   j.base = j.pipe.run(PipelineChange{});
+}
+
+// A pipeline whose ranks also run collectives (pipeline and data parallel): its sends, receives
+// and collectives in one graph. Fills `j` where it replays; else says why not.
+std::string pipeline_with_collectives(const Digest& d, const Analysis& an, Job& j) {
+  const auto& xr = an.xr;
+  std::vector<std::vector<P2pOp>> ops;
+  std::vector<std::vector<RankCollective>> colls;
+  std::vector<std::int64_t> rank;
+  std::vector<std::size_t> gpu;
+  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+    // The cross-rank analysis holds the collectives of the GPUs it aligned (moved there).
+    const auto in_xr = std::find(xr.gpu.begin(), xr.gpu.end(), g);
+    const auto& seq = in_xr != xr.gpu.end() ? xr.seqs[static_cast<std::size_t>(in_xr - xr.gpu.begin())] : an.gpus[g].seq;
+    if (an.gpus[g].p2p.empty() && seq.empty()) continue;
+    gpu.push_back(g);
+    ops.push_back(an.gpus[g].p2p);
+    colls.push_back(seq);
+    rank.push_back(an.gpus[g].rank);
+  }
+  PipelineReplay pipe(ops, rank, colls);
+  if (!pipe.why_not().empty()) return pipe.why_not();
+  j.pipeline = true;
+  j.pipe = std::move(pipe);
+  j.gpu = std::move(gpu);
+  for (auto g : j.gpu) j.name.push_back(gpu_name(d, g));
+  j.rank = std::move(rank);
+  j.base = j.pipe.run(PipelineChange{});
+  return "";
 }
 
 // Per match, the window of `wins` its collective starts in (as the cross-rank figures number
@@ -150,6 +185,19 @@ Job replayable(const Digest& d, Analysis& an) {
     pipeline_job(d, an, j);
     return j;
   }
+  if (p2p) {
+    // Send/recv and collectives: a pipeline with data-parallel copies, replayed as one graph
+    // where its stages and groups can be told; else collective to collective, saying why.
+    std::size_t p2p_ranks = 0, ranks = 0;
+    for (const auto& gt : an.gpus) p2p_ranks += !gt.p2p.empty(), ranks += gt.nccl;
+    if (p2p_ranks < 2) j.mixed_why = "only one rank's trace holds send/recv: its peers' traces are not among the inputs";
+    else if (d.job.partial() || (j.world > 0 && j.world > static_cast<std::int64_t>(ranks)))
+      j.mixed_why = fmt::format("{} of the job's {} ranks are in the traces, and a pipeline's stages and its collectives' groups cannot be told from "
+                                "part of it (give every rank's trace)",
+                                ranks, j.world > 0 ? std::to_string(j.world) : std::string("unknown number of"));
+    else j.mixed_why = pipeline_with_collectives(d, an, j);
+    if (j.mixed_why.empty()) return j;
+  }
   if (xr.present) {
     j.replayer = xr.replayer;
     j.base = xr.replay;
@@ -206,6 +254,16 @@ Finding replay_finding(const Job& j, const std::string& source, bool partial, bo
     f.add(source, fmt::format("{} sends joined to their receives by step and order (never by time); peers from {}{}", j.pipe.pairs(), j.pipe.peers_from(),
                               j.pipe.unpaired() ? fmt::format("; {} send/recv with no pair among the traces keep their measured length", j.pipe.unpaired())
                                                 : std::string()));
+    if (j.pipe.collectives() > 0) {
+      what = fmt::format("{} ranks' sends and receives paired and collectives joined on one clock", j.gpu.size());
+      f.metric("collectives", static_cast<double>(j.pipe.collectives()));
+      f.add(source, fmt::format("{} collectives joined across their groups by step and order (never by time), each starting when its group's last "
+                                "rank arrived; groups from {}{}",
+                                j.pipe.collectives(), j.pipe.groups_from(),
+                                j.pipe.unjoined() ? fmt::format("; {} collectives of steps their ranks hold in different counts keep their measured length",
+                                                                j.pipe.unjoined())
+                                                  : std::string()));
+    }
   } else if (j.gpu.size() == 1)
     what = j.world > 1 ? fmt::format("one rank of {} alone (what its collectives wait for the others counts as their transfer)", j.world)
                        : "one rank's own timeline";
@@ -376,7 +434,23 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
     for (auto r : ranks) c.on_time[r] = true;
     return c;
   };
-  if (n > 1) {
+  if (n > 1 && !j.mixed_why.empty()) {
+    // Replayed collective to collective, the send/recv are each rank's own time: a rank waiting in
+    // a receive for its slow pipeline peer would read as late, and be named instead of the peer.
+    const std::string why = "the job's sends and receives count as each rank's own time between its collectives here, so a rank waiting in a "
+                            "receive for its pipeline peer would read as late; and its pipeline could not be replayed with its collectives: " +
+                            j.mixed_why;
+    std::set<std::string> hosts;
+    for (std::size_t r = 0; r < n; ++r)
+      if (!d.gpus[j.gpu[r]].host.empty()) hosts.insert(d.gpus[j.gpu[r]].host);
+    for (const auto& [kind, subject, asked] : {std::tuple{"late_set", "ranks", j.late_set.size() >= 2}, std::tuple{"rank", "ranks", true},
+                                               std::tuple{"node", "nodes", hosts.size() >= 2}, std::tuple{"stage", "stages", true}}) {
+      if (!asked) continue;
+      Tried t{kind, subject, "", "", {}, {}};
+      t.skip_why = fmt::format("no {} change replayed: {}", std::string_view(kind) == "late_set" ? "late set" : kind, why);
+      out.push_back(std::move(t));
+    }
+  } else if (n > 1) {
     if (j.late_set.size() >= 2) {
       Tried t{"late_set", names_of(j, j.late_set), fmt::format("{} ranks late together, all arriving as the other ranks' median does", j.late_set.size()),
               "these ranks are late together: look for what they share (a node, a switch, a data shard, a pipeline stage) before any one "
@@ -540,6 +614,14 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
     t.metrics = {{"stage", static_cast<double>(s)}, {"stages", static_cast<double>(p.stages())}, {"stage_ranks", static_cast<double>(ranks[s].size())}};
     for (std::size_t k = 0; k < ranks[s].size(); ++k)
       if (j.rank[ranks[s][k]] >= 0) t.metrics.emplace_back(fmt::format("stage_rank.{}", k), static_cast<double>(j.rank[ranks[s][k]]));
+    if (p.collectives() > 0) {
+      t.evidence[0] = fmt::format("its ranks spend {:.2f} ms per iteration between their sends, receives and collectives (compute, launches), the "
+                                  "other stages' median {:.2f} ms",
+                                  per_it(own[s]), per_it(med));
+      t.evidence.push_back(fmt::format("inside their collectives: {:.2f} ms per iteration waiting for their group's last rank (the stage's other "
+                                       "copies), {:.2f} ms transferring once it had; the collectives still join the copies in the change",
+                                       per_it(mean_of(p.coll_waiting(), ranks[s])), per_it(mean_of(p.coll_transfer(), ranks[s]))));
+    }
     if (p.unpaired())
       t.evidence.push_back(fmt::format("{} send/recv of the job have no pair among the traces: they keep their measured length, their waiting included",
                                        p.unpaired()));
@@ -559,7 +641,8 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
       c.scale[r] = m / mine;
       out.push_back({"rank", j.name[r], fmt::format("computing like the median rank of its stage {}", s),
                      "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
-                     {fmt::format("it spends {:.2f} ms per iteration between its sends and receives, its stage's median rank {:.2f} ms", per_it(mine), per_it(m))},
+                     {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(mine),
+                                  p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(m))},
                      true, std::move(c)});
     }
   }
@@ -636,7 +719,10 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
                                              std::tuple{!w.curves.empty(), "whatif.nccl_tests", std::string("nccl-tests")}}) {
       if (!asked) continue;
       Finding f = started(id, "workload", subject);
-      f.title = "a pipeline's sends and receives are not replayed at a bandwidth (collectives only): the stage changes say what their waiting costs";
+      f.title = j.pipe.collectives() > 0
+                    ? "a pipeline's collectives are not replayed at a bandwidth (not yet: the replay joins them with its sends and receives): the "
+                      "stage and rank changes say what their waiting costs"
+                    : "a pipeline's sends and receives are not replayed at a bandwidth (collectives only): the stage changes say what their waiting costs";
       f.add(source, f.title, "collectives of known size");
       out.push_back(std::move(f));
     }

@@ -217,6 +217,35 @@ TEST(WhatifCli, NothingReplayedHeadsSkipAndWhyNotOk) {
   EXPECT_NE(part.out.substr(0, part.out.find('\n')).find("; no change could be replayed: replayed step"), std::string::npos) << part.out;
 }
 
+// A pipeline with data-parallel copies (3 copies of 4 stages, each stage all-reducing across its
+// copies; rank 5 computes 1.5x longer): the real binary replays sends, receives and AllReduces
+// as one graph and names rank 5, within 2% of the step of the generator's answer, and no rank
+// that only waited for it (its pipeline peers in copy 1, its stage's other copies).
+TEST(WhatifCli, PipelineWithDataParallelCopiesNamesTheSlowRank) {
+  TempDir d;
+  gen::PipelineSpec spec;
+  spec.replicas = 3;
+  spec.dp_allreduce = true;
+  spec.slow_rank = 5;
+  gen::PipelineAnswer answer;
+  const auto job = gen::pipeline_job(spec, &answer);
+  fs::create_directories(d.path() + "/ppdp");
+  for (std::size_t r = 0; r < job.gpus.size(); ++r) write_in(d, "ppdp/rank" + std::to_string(r) + ".json", gen::kineto_json(job, r, static_cast<int>(r)));
+  const auto j = json_report(PERFGAP_BINARY, {"whatif", d.path() + "/ppdp"}, 0);
+  const auto replay = finding(j, "whatif.replay");
+  ASSERT_TRUE(replay) << j.dump(1);
+  EXPECT_EQ((*replay)["status"], "pass") << (*replay)["title"];
+  EXPECT_NE((*replay)["title"].get<std::string>().find("collectives joined on one clock"), std::string::npos) << (*replay)["title"];
+  const auto rank = finding(j, "whatif.rank");
+  ASSERT_TRUE(rank) << j.dump(1);
+  EXPECT_NE((*rank)["subject"].get<std::string>().find("rank 5 "), std::string::npos) << (*rank)["subject"];
+  EXPECT_NEAR((*rank)["metrics"]["saved_ms_per_iter"].get<double>(), answer.step_ms - answer.balanced_step_ms, 0.02 * answer.step_ms);
+  for (const auto& f : j["findings"])
+    if (f["id"] == "whatif.rank" || f["id"] == "whatif.late_set") {
+      EXPECT_NE(f["subject"].get<std::string>().find("rank 5 "), std::string::npos) << f["subject"];
+    }
+}
+
 // --nccl-tests of another scale than the job's (8 ranks on one node for a 16-rank job on two):
 // its bandwidth crossed other links; the finding says each run's ranks and nodes, and a run of
 // another rank count in its title. A run at the job's scale says its scale and no more.

@@ -17,8 +17,9 @@ constexpr std::int64_t kPipeT0 = 1'000'000'000;  // every timeline starts 1 s in
 
 std::int64_t pipe_ns(double ms) { return static_cast<std::int64_t>(std::llround(ms * 1e6)); }
 
-// F, B, the optimizer; sends and receives of activations (forward) and gradients (backward).
-enum class Act : std::uint8_t { F, B, Opt, SendF, RecvF, SendB, RecvB };
+// F, B, the optimizer; sends and receives of activations (forward) and gradients (backward); the
+// stage's gradient AllReduce across its data-parallel copies.
+enum class Act : std::uint8_t { F, B, Opt, SendF, RecvF, SendB, RecvB, AllReduce };
 struct Step {
   Act act;
   int mb = 0;
@@ -70,6 +71,7 @@ std::vector<Step> stage_schedule(const PipelineSpec& p, int s) {
       if (!first) add(Act::SendB, bm);
     }
   }
+  if (p.dp_allreduce) add(Act::AllReduce, 0);
   add(Act::Opt, 0);
   return out;
 }
@@ -104,6 +106,8 @@ Simulated simulate(const PipelineSpec& p, bool balanced) {
   std::vector<std::int64_t> t(static_cast<std::size_t>(n), 0);
   // (iteration, microbatch, forward?, sender) -> (rank, posted at) of the side that posted first.
   std::map<std::tuple<int, int, bool, int>, std::pair<int, std::int64_t>> waiting;
+  // (iteration, stage) -> the copies that have posted its AllReduce, and when.
+  std::map<std::pair<int, int>, std::vector<std::pair<int, std::int64_t>>> posted;
   for (bool progress = true; progress;) {
     progress = false;
     for (int r = 0; r < n; ++r) {
@@ -117,6 +121,24 @@ Simulated simulate(const PipelineSpec& p, bool balanced) {
           out.ran[static_cast<std::size_t>(r)].push_back({now, now + dur(r, st.act), st.act, -1});
           now += dur(r, st.act);
           ++q;
+          progress = true;
+          continue;
+        }
+        if (st.act == Act::AllReduce) {
+          // Starts when the stage's last copy has posted it, ends on every copy together.
+          auto& in = posted[{it, r % S}];
+          if (std::any_of(in.begin(), in.end(), [&](const auto& x) { return x.first == r; })) break;
+          in.emplace_back(r, now);
+          if (static_cast<int>(in.size()) < p.replicas) break;
+          std::int64_t last = 0;
+          for (const auto& [q, at] : in) last = std::max(last, at);
+          const std::int64_t end = last + pipe_ns(p.allreduce_ms);
+          for (const auto& [q, at] : in) {
+            const auto qu = static_cast<std::size_t>(q);
+            out.ran[qu].push_back({at, end, Act::AllReduce, -1});
+            t[qu] = end;
+            ++pos[qu];
+          }
           progress = true;
           continue;
         }
@@ -181,6 +203,12 @@ Scenario pipeline_job(const PipelineSpec& p, PipelineAnswer* answer) {
       k.start = a.start + off, k.end = a.end + off;
       if (a.act == Act::F || a.act == Act::B || a.act == Act::Opt) {
         k.name = a.act == Act::F ? "sm90_xmma_gemm_bf16_fwd_stage" : a.act == Act::B ? "sm90_xmma_gemm_bf16_bwd_stage" : "multi_tensor_apply_kernel";
+      } else if (a.act == Act::AllReduce) {
+        k.name = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+        k.stream = 21;
+        k.collective = "allreduce";
+        k.nelems = 1 << 24;
+        k.group = p.replicas;  // the stage's data-parallel group
       } else {
         k.name = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
         k.stream = 20;

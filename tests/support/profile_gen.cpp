@@ -686,7 +686,7 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
     std::string args = "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(kn.stream) + ", \"correlation\": " + std::to_string(corr);
     if (!kn.collective.empty())
       args += ", \"Collective name\": \"" + kn.collective + "\", \"In msg nelems\": " + std::to_string(kn.nelems) + ", \"Out msg nelems\": " +
-              std::to_string(kn.nelems) + ", \"Group size\": " + std::to_string(s.gpus.size()) + ", \"dtype\": \"Float\"";
+              std::to_string(kn.nelems) + ", \"Group size\": " + std::to_string(kn.group > 0 ? static_cast<std::size_t>(kn.group) : s.gpus.size()) + ", \"dtype\": \"Float\"";
     if (kn.peer >= 0) args += std::string(kn.collective == "send" ? ", \"Dst Rank\": " : ", \"Src Rank\": ") + std::to_string(kn.peer);
     ev("kernel", kn.name, gpu.device, kn.stream, kn.start, kn.end, args);
     if (kn.api_start >= 0 && (kn.graph < 0 || graph_first))

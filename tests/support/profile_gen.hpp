@@ -21,6 +21,7 @@ struct Kernel {
   int peer = -1;  // a send's "Dst Rank" or a recv's "Src Rank" (PyTorch's metadata on the kernel); -1: none written
   int graph =
       -1;  // >= 0: run by a CUDA graph; the kernels of one graph number (per GPU) share its one cudaGraphLaunch (the first's api_start/end)
+  int group = 0;  // Kineto "Group size" of a collective: its communicator's ranks; 0: the scenario's ranks
 };
 struct Copy {
   std::int64_t start = 0, end = 0;
@@ -110,7 +111,8 @@ Scenario nvshmem(int gpus, int iterations);
 // compute kernel). SendRecv per stage: (5 + r) ms of communication, (4 + r) exposed.
 Scenario pipeline(int stages, int iterations);
 
-// A pipeline-parallel job with send/recv only, and the answers of its own schedule model: S
+// A pipeline-parallel job of send/recv (with `dp_allreduce`, also each stage's gradient AllReduce
+// across its data-parallel copies), and the answers of its own schedule model: S
 // stages (one GPU and process each; `replicas` independent copies of the pipeline, rank
 // replica x S + stage), M microbatches an iteration, a forward of `fwd_ms` and a backward of
 // `bwd_ms` per microbatch and stage (the slow stage's `slow_factor` times longer), an optimizer
@@ -132,6 +134,12 @@ struct PipelineSpec {
   int slow_rank = -1;   // this one rank (of a stage of several replicas) computes `slow_factor` longer; -1: none
   std::vector<double> clock_offset_ms;  // per rank: its clock runs this far ahead; missing: 0
   bool peers = true;    // write "Dst Rank"/"Src Rank" (Kineto since 2024); false: the kernels name no peer (older traces)
+  // Data parallel over the replicas (PP + DP, Megatron's layout): after its last backward each
+  // stage all-reduces its gradients across the stage's `replicas` copies (one AllReduce per
+  // iteration and stage, "Group size" the replicas), then runs its optimizer. The AllReduce
+  // starts when the stage's last copy has posted it and ends on every copy `allreduce_ms` later.
+  bool dp_allreduce = false;
+  double allreduce_ms = 3;
 };
 struct PipelineAnswer {
   double step_ms = 0;           // the iterations' mean ProfilerStep window, mean over the ranks

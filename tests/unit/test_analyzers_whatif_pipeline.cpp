@@ -2,6 +2,7 @@
 // expected step and what balancing the slow stage saves come from the generator's own schedule
 // model (profile_gen.hpp gen::pipeline_job: GPipe and 1F1B simulated op by op, each send matched
 // to its receive by microbatch), never from perfgap.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -251,6 +252,145 @@ TEST(WhatifPipeline, OneRankAloneIsUndecided) {
   ASSERT_EQ(replay.status, Status::skip) << replay.title;
   const auto why = analyzers::whatif_undecided(fs);
   EXPECT_TRUE(why.starts_with("nothing could be replayed: the NCCL kernels are point-to-point")) << why;
+}
+
+// Pipeline and data parallel (Megatron's layout): `dp` copies of the pipeline, each stage
+// all-reducing its gradients across its copies at the step's end. The sends, receives and
+// AllReduces are replayed as one graph; the answers are the generator's own schedule's.
+gen::PipelineSpec ppdp_spec(bool one_f_one_b, int dp) {
+  gen::PipelineSpec spec;
+  spec.one_f_one_b = one_f_one_b;
+  spec.replicas = dp;
+  spec.dp_allreduce = true;
+  // Each copy's clock 2.3 s from the previous one's: the copies meet only in the AllReduces, so
+  // their clocks come from the collectives' ends, never from absolute time.
+  for (int r = 0; r < spec.stages * dp; ++r) spec.clock_offset_ms.push_back(2300.0 * (r / spec.stages));
+  return spec;
+}
+
+// The AllReduce joins a stage's copies, so a copy that waits in it is not what holds the job.
+TEST(WhatifPipeline, PipelineAndDataParallelSlowStageSavesWhatTheScheduleSays) {
+  for (bool one_f_one_b : {false, true})
+    for (int dp : {2, 3})
+      for (int slow : {0, 2, 3}) {
+        auto spec = ppdp_spec(one_f_one_b, dp);
+        spec.slow_stage = slow;
+        gen::PipelineAnswer answer;
+        const auto fs = pipe_whatif(spec, answer);
+        SCOPED_TRACE(fmt::format("{} dp={} slow stage {}", one_f_one_b ? "1f1b" : "gpipe", dp, slow));
+        pipe_expect_sound(fs, answer);
+        const auto& replay = fixture::find(fs, "whatif.replay");
+        EXPECT_NE(replay.title.find("collectives joined on one clock"), std::string::npos) << replay.title;
+        EXPECT_EQ(fixture::metric(replay, "collectives"), 4.0 * spec.iterations);  // one AllReduce per stage and step
+        const auto* stage = pipe_change(fs, "whatif.stage", fmt::format("stage {} of 4", slow));
+        ASSERT_NE(stage, nullptr);
+        EXPECT_EQ(fixture::metric(*stage, "stage_ranks"), dp);
+        const double expected = answer.step_ms - answer.balanced_step_ms;
+        EXPECT_GT(expected, 0.05 * answer.step_ms);
+        EXPECT_NEAR(fixture::metric(*stage, "saved_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << stage->title;
+        const auto& first = *std::find_if(fs.begin(), fs.end(), [](const report::Finding& f) { return f.id != "profile.ranks" && f.id != "whatif.replay"; });
+        EXPECT_EQ(&first, stage) << first.title;
+        // No rank stands out of its stage: every copy of the slow stage is as slow.
+        for (const auto& f : fs) EXPECT_FALSE(f.id == "whatif.rank" && f.status != Status::skip) << f.title;
+      }
+}
+
+// One rank of one copy computes long: its pipeline peers wait for it in their receives and the
+// other copies in the AllReduce. whatif.rank names it, never a rank that only waited.
+TEST(WhatifPipeline, PipelineAndDataParallelSlowRankNamedNotItsWaitingPeers) {
+  for (bool one_f_one_b : {false, true})
+    for (int dp : {2, 3}) {
+      auto spec = ppdp_spec(one_f_one_b, dp);
+      spec.slow_rank = 5;  // copy 1, stage 1
+      gen::PipelineAnswer answer;
+      const auto fs = pipe_whatif(spec, answer);
+      SCOPED_TRACE(fmt::format("{} dp={}", one_f_one_b ? "1f1b" : "gpipe", dp));
+      pipe_expect_sound(fs, answer);
+      const auto* rank = pipe_change(fs, "whatif.rank", "rank 5 ");
+      ASSERT_NE(rank, nullptr);
+      EXPECT_EQ(rank->status, Status::warn) << rank->title;
+      const double expected = answer.step_ms - answer.balanced_step_ms;
+      EXPECT_GT(expected, 0.05 * answer.step_ms);
+      // Of three copies the stage's median rank is a rank computing as the others do: the
+      // generator's answer. Of two it is halfway to the slow one: a part of it.
+      if (dp == 3) {
+        EXPECT_NEAR(fixture::metric(*rank, "saved_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << rank->title;
+      } else {
+        EXPECT_GT(fixture::metric(*rank, "saved_ms_per_iter"), 0.2 * expected) << rank->title;
+        EXPECT_LE(fixture::metric(*rank, "saved_ms_per_iter"), expected + kPipeSavingPct / 100 * answer.step_ms) << rank->title;
+      }
+      for (const auto& f : fs)
+        if (f.id == "whatif.rank") {
+          EXPECT_NE(f.subject.find("rank 5 "), std::string::npos) << "a rank that waited is named: " << f.subject;
+        }
+    }
+}
+
+// The graph as measured is the measured timeline, and a change to itself saves nothing.
+TEST(WhatifPipeline, PipelineAndDataParallelReplaysAsMeasured) {
+  auto spec = ppdp_spec(true, 2);
+  spec.slow_stage = 1;
+  const auto job = gen::pipeline_job(spec);
+  std::vector<std::vector<analyzers::P2pOp>> ops(job.gpus.size());
+  std::vector<std::vector<analyzers::RankCollective>> colls(job.gpus.size());
+  std::vector<std::int64_t> rank;
+  for (std::size_t r = 0; r < job.gpus.size(); ++r) {
+    rank.push_back(static_cast<std::int64_t>(r));
+    for (const auto& k : job.gpus[r].kernels) {
+      if (k.collective == "allreduce")
+        colls[r].push_back({.coll = parsers::Coll::AllReduce, .start = k.start, .end = k.end, .group = static_cast<std::uint32_t>(k.group)});
+      else if (!k.collective.empty())
+        ops[r].push_back({.start = k.start, .end = k.end, .peer = k.peer, .dir = k.collective == "send" ? parsers::P2pDir::send : parsers::P2pDir::recv});
+    }
+  }
+  const analyzers::PipelineReplay replay(ops, rank, colls);
+  ASSERT_EQ(replay.why_not(), "");
+  EXPECT_EQ(replay.stages(), 4u);
+  EXPECT_EQ(replay.collectives(), 4u * static_cast<std::size_t>(spec.iterations));
+  const auto base = replay.run({});
+  EXPECT_EQ(base.replayed, base.measured);
+  analyzers::PipelineChange same;
+  same.scale.assign(8, 1.0);
+  EXPECT_EQ(replay.run(same).replayed, base.replayed);
+  // A collective's group recorded as neither the stage's copies nor the job: not replayed, saying why.
+  for (auto& c : colls)
+    for (auto& x : c) x.group = 3;
+  const analyzers::PipelineReplay unknown(ops, rank, colls);
+  EXPECT_NE(unknown.why_not().find("which ranks it joins is not in the traces"), std::string::npos) << unknown.why_not();
+}
+
+// Where the pipeline cannot be replayed with its collectives (peers not named among 8 ranks, a
+// rank's trace missing), the job is replayed collective to collective as before, but no rank,
+// node or stage change is offered: a rank waiting for its pipeline peer would read as late.
+TEST(WhatifPipeline, PipelineAndDataParallelUndecidedNamesNoWaitingRank) {
+  auto spec = ppdp_spec(true, 2);
+  spec.slow_rank = 5;
+  spec.peers = false;
+  gen::PipelineAnswer answer;
+  auto fs = pipe_whatif(spec, answer);
+  const auto* rank = pipe_change(fs, "whatif.rank", "");
+  if (fixture::find(fs, "whatif.replay").status == Status::pass) {
+    ASSERT_NE(rank, nullptr);
+    EXPECT_EQ(rank->status, Status::skip) << rank->title;
+    EXPECT_NE(rank->title.find("ambiguous"), std::string::npos) << rank->title;
+    EXPECT_NE(rank->title.find("waiting in a receive"), std::string::npos) << rank->title;
+    const auto* stage = pipe_change(fs, "whatif.stage", "");
+    ASSERT_NE(stage, nullptr);
+    EXPECT_EQ(stage->status, Status::skip) << stage->title;
+  }
+  for (const auto& f : fs) EXPECT_FALSE((f.id == "whatif.rank" || f.id == "whatif.node" || f.id == "whatif.late_set") && f.status != Status::skip) << f.title;
+  spec.peers = true;
+  auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec, &answer));
+  t.files.erase(t.files.begin() + 6);
+  t.json.erase(t.json.begin() + 6);
+  fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  for (const auto& f : fs) EXPECT_FALSE((f.id == "whatif.rank" || f.id == "whatif.node" || f.id == "whatif.late_set") && f.status != Status::skip) << f.title;
+  EXPECT_EQ(pipe_change(fs, "whatif.stage", "stage "), nullptr);
+  if (fixture::find(fs, "whatif.replay").status == Status::pass) {
+    rank = pipe_change(fs, "whatif.rank", "");
+    ASSERT_NE(rank, nullptr);
+    EXPECT_NE(rank->title.find("7 of the job's 8 ranks are in the traces"), std::string::npos) << rank->title;
+  }
 }
 
 }  // namespace
