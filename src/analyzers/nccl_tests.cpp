@@ -502,6 +502,7 @@ void nccl_tests_stopped_early(Finding& f, const NcclTestsJudged& j, const NcclTe
         unreached.push_back(sz);
     if (!unreached.empty()) {
       std::vector<std::string> names;
+      names.reserve(unreached.size());
       for (auto sz : unreached) names.push_back(format_size(sz));
       f.add(o.reference_source, fmt::format("reference sizes the run never reached, not compared: {}", fmt::join(names, ", ")), std::string("compared"));
       words.push_back(unreached.size() == 1 ? fmt::format("the reference's {} never compared", names.front())
