@@ -22,6 +22,11 @@ void check_reference(const perfgap::parsers::Parsed<perfgap::parsers::NcclTestsR
   }
   FUZZ_CHECK(r->rows.size() == ref->rows.size() && r->damaged.size() == ref->damaged.size());
   FUZZ_CHECK(r->results_checked == ref->results_checked && r->elided == ref->elided);
+  FUZZ_CHECK(r->stopped_early.size() == ref->stopped_early.size());
+  for (std::size_t i = 0; i < r->stopped_early.size(); ++i) {
+    const auto &a = r->stopped_early[i], &b = ref->stopped_early[i];
+    FUZZ_CHECK(a.reached == b.reached && a.max_bytes == b.max_bytes && a.header_line == b.header_line && a.last_line == b.last_line);
+  }
   for (std::size_t i = 0; i < r->rows.size(); ++i) {
     const auto &a = r->rows[i], &b = ref->rows[i];
     FUZZ_CHECK(a.line == b.line && a.size == b.size && a.count == b.count && a.type == b.type && a.redop == b.redop);

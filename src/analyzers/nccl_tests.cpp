@@ -468,6 +468,69 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
   }
 }
 
+// "the run ended at 128 MiB of the 8 GiB its header asked for, no '# Avg bus bandwidth' line: it
+// stopped early or the capture is cut" (`whose`: "the run", "the reference").
+std::string nccl_tests_stop_words(const parsers::NcclTestsStop& st, const char* whose) {
+  return fmt::format("{} {} of the {} its header asked for, no '# Avg bus bandwidth' line: it stopped early or the capture is cut", whose,
+                     st.last_line ? "ended at " + format_size(st.reached) : std::string("printed no size"), format_size(st.max_bytes));
+}
+
+// A run (or reference) that stopped early is said, and no comparison on it passes: its sizes
+// beyond the stop were never measured (a crash, a hang, a job killed, a capture cut). The busbw
+// verdict is at least `warn`; against the NICs' rate, a peak of the sizes it reached says
+// nothing of the NICs, so no `fail` on that basis either. Wrong results, and sizes measured
+// below the reference, still fail.
+void nccl_tests_stopped_early(Finding& f, const NcclTestsJudged& j, const NcclTestsWrong& x, const parsers::NcclTestsRun& run,
+                              const NcclTestsBySize& ref, const std::string& source, const NcclTestsOptions& o) {
+  const parsers::NcclTestsStop* stop = run.stopped_early.empty() ? nullptr : &run.stopped_early.back();
+  const parsers::NcclTestsStop* ref_stop = o.reference && !o.reference->stopped_early.empty() ? &o.reference->stopped_early.back() : nullptr;
+  if (!stop && !ref_stop) return;
+  auto where = [](const std::string& file, int line) { return line > 0 ? fmt::format("{}:{}", file, line) : file; };
+  std::vector<std::string> words;
+  for (const auto& st : run.stopped_early) {
+    f.add(where(source, st.last_line ? st.last_line : st.header_line), nccl_tests_stop_words(st, "the run"),
+          fmt::format("sizes up to {} (header at line {}), then '# Avg bus bandwidth'", format_size(st.max_bytes), st.header_line));
+  }
+  if (stop) {
+    words.push_back(nccl_tests_stop_words(*stop, "the run"));
+    f.metric("stopped_at_bytes", static_cast<double>(stop->reached));
+    f.metric("header_max_bytes", static_cast<double>(stop->max_bytes));
+    // The reference's sizes that matter beyond where the run stopped: never compared.
+    std::vector<std::uint64_t> unreached;
+    for (const auto& [sz, r] : ref)
+      if (sz > stop->reached && sz <= stop->max_bytes && (o.sizes.empty() ? sz >= (1ull << 20) : std::find(o.sizes.begin(), o.sizes.end(), sz) != o.sizes.end()))
+        unreached.push_back(sz);
+    if (!unreached.empty()) {
+      std::vector<std::string> names;
+      names.reserve(unreached.size());
+      for (auto sz : unreached) names.push_back(format_size(sz));
+      f.add(o.reference_source, fmt::format("reference sizes the run never reached, not compared: {}", fmt::join(names, ", ")), std::string("compared"));
+      words.push_back(unreached.size() == 1 ? fmt::format("the reference's {} never compared", names.front())
+                                            : fmt::format("the reference's {} to {} ({} sizes) never compared", names.front(), names.back(), names.size()));
+      f.metric("reference_sizes_not_reached", static_cast<double>(unreached.size()));
+    }
+  }
+  if (ref_stop) {
+    f.add(where(o.reference_source, ref_stop->last_line ? ref_stop->last_line : ref_stop->header_line), nccl_tests_stop_words(*ref_stop, "the reference"),
+          fmt::format("sizes up to {}, then '# Avg bus bandwidth'", format_size(ref_stop->max_bytes)));
+    words.push_back(nccl_tests_stop_words(*ref_stop, "the reference"));
+  }
+  const bool nic_verdict = !o.reference && j.expected > 0 && x.wrong_total <= 0;
+  if (f.status == report::Status::fail && !nic_verdict) return;  // wrong results, or sizes below the reference: they stand
+  // The title keeps what the verdict said, after the stop.
+  std::string rest = f.title;
+  if (rest.starts_with(j.what + ": ")) rest = rest.substr(j.what.size() + 2);
+  if (nic_verdict && stop)
+    rest = fmt::format("the peak busbw {:.2f} GB/s ({:.1f}% of the {:.1f} GB/s the NICs allow) is of the sizes it reached, not the run's: no verdict "
+                       "on the NICs",
+                       j.max_busbw, 100 * j.max_busbw / j.expected, j.expected);
+  f.status = report::Status::warn;
+  f.title = fmt::format("{}: {}; {}", j.what, fmt::join(words, "; "), rest);
+  f.fix = "rerun nccl-tests to its end (or give the whole capture): a sweep prints '# Avg bus bandwidth' when it ends. If it stopped by itself, find "
+          "why in the job's stderr and the nodes' kernel log (NCCL WARN lines, Xid errors, the scheduler's time limit, a timeout)";
+  f.impact = "busbw at the sizes it never reached is unknown: the largest, which bound a training job's collectives, are missing";
+}
+
 }  // namespace
 
 std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o) {
@@ -552,6 +615,7 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
           fmt::format(">= {:.0f}% of it", 100 * kNcclExpectedWarn));
   }
   nccl_tests_verdict(f, j, x, run, rows.size(), source, o);
+  nccl_tests_stopped_early(f, j, x, run, ref, source, o);
   if (!run.nccl_version.empty()) {
     unsigned a = 0, b = 0, c = 0;
     if (std::sscanf(run.nccl_version.c_str(), "%u.%u.%u", &a, &b, &c) == 3) f.metric("nccl_version", a * 10000.0 + b * 100.0 + c);

@@ -45,7 +45,36 @@ std::optional<std::uint64_t> uint_tok(std::string_view t) {
 struct Header {
   bool seen = false, root = true, per_iter = false;
   bool error_column = false;  // old layout: `error` (a max error) instead of `#wrong` (a count)
+  bool in_place = false;      // the table has in-place columns (a second `time`): a row without them is cut short
 };
+
+// A sweep's "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) ..." header, and
+// how far its rows went.
+struct Sweep {
+  std::uint64_t min_bytes = 0, max_bytes = 0, step = 0;
+  bool factor = true;  // step: N(factor) multiplies, N(bytes) adds
+  int header_line = 0;
+  std::uint64_t last_size = 0;
+  int last_line = 0;
+  bool closed = false;  // "# Avg bus bandwidth" followed
+};
+
+// The sweep stopped before its last size: the largest size the header's sequence reaches
+// (min x step^k, or min + k x step, up to max) is beyond the last row's, which is that size
+// or, where nccl-tests rounds it down to whole elements per rank, a little less.
+bool stopped_early(const Sweep& w) {
+  if (w.closed || w.max_bytes == 0 || w.min_bytes > w.max_bytes) return false;
+  if (w.last_line == 0) return true;
+  std::uint64_t last = w.min_bytes;  // the sequence's last size
+  if (w.factor && w.step >= 2) {
+    if (last == 0) return false;
+    while (last <= w.max_bytes / w.step) last *= w.step;
+    return w.last_size <= last / w.step;
+  }
+  if (w.factor || w.step == 0) return w.last_size < w.max_bytes / 2;  // unknown step: well short of max only
+  last = w.min_bytes + (w.max_bytes - w.min_bytes) / w.step * w.step;
+  return w.last_size + w.step <= last;
+}
 
 // Reads 4 cells: time algbw busbw wrong. The last is N/A, a #wrong count, or the old
 // layout's max error: named `error` by the header, or (no header) not an integer ("1e-06").
@@ -119,7 +148,8 @@ std::optional<std::uint64_t> quick_plain_row(const std::vector<std::string_view>
   }
   if (quick_figures(f, i, checked) != Quick::plain) return std::nullopt;
   bool in_place_checked = false;
-  if (quick_figures(f, i + (hdr.per_iter ? 8 : 4), in_place_checked) == Quick::unsure) return std::nullopt;
+  const auto in_place = quick_figures(f, i + (hdr.per_iter ? 8 : 4), in_place_checked);
+  if (in_place == Quick::unsure || (in_place == Quick::none && hdr.in_place)) return std::nullopt;
   return size;
 }
 
@@ -214,6 +244,7 @@ struct ParserState<NcclTestsRun> {
   std::string scratch;              // a line whose rank tags had to be replaced
   std::vector<std::string_view> f;  // its cells, reused from line to line
   std::unordered_map<std::uint64_t, ParkedRow> parked;  // size -> its last row, when plain
+  std::optional<Sweep> sweep;  // the sweep whose rows are being read
   std::unordered_set<long> ranks_seen;
   std::unordered_set<std::string, sys::ViewHash, std::equal_to<>> hosts_seen;  // looked up by view
   // parse_nccl_tests_reference: every line the general way and every row kept to the end.
@@ -224,6 +255,17 @@ struct ParserState<NcclTestsRun> {
   std::optional<NcclTestsRow> read_row(const Header& h, int at_line);  // from the cells in f
   void keep(NcclTestsRow&& row, std::string_view text);
   void park(std::uint64_t size, std::string_view text);
+  void row_read(std::uint64_t size) {
+    if (sweep) {
+      sweep->last_size = size;
+      sweep->last_line = lineno;
+    }
+  }
+  void end_sweep() {
+    if (sweep && stopped_early(*sweep))
+      run.stopped_early.push_back({sweep->last_line ? sweep->last_size : 0, sweep->max_bytes, sweep->header_line, sweep->last_line});
+    sweep.reset();
+  }
   Parsed<NcclTestsRun> finish();
 };
 
@@ -266,6 +308,7 @@ bool ParserState<NcclTestsRun>::fast_row(std::string_view raw) {
   bool checked = false;
   if (auto size = quick_plain_row(f, hdr, checked)) {
     run.results_checked = run.results_checked || checked;
+    row_read(*size);
     park(*size, text);
   } else if (auto row = read_row(hdr, lineno)) {
     keep(std::move(*row), text);
@@ -289,11 +332,39 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
       hdr.root = false;
       hdr.per_iter = false;
       hdr.error_column = false;
+      int times = 0;
       for (auto t : h) {
         if (t == "root") hdr.root = true;
         if (t == "i_min") hdr.per_iter = true;
         if (t == "error") hdr.error_column = true;
+        if (t == "time") ++times;
       }
+      hdr.in_place = times >= 2;
+      return;
+    }
+    if (h.size() >= 4 && (h[0] == "nThread" || h[0] == "nThreads")) {
+      // A sweep starts: "nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) ...".
+      Sweep w;
+      w.header_line = lineno;
+      for (std::size_t i = 0; i + 1 < h.size(); ++i) {
+        if (h[i] == "minBytes") w.min_bytes = uint_tok(h[i + 1]).value_or(0);
+        else if (h[i] == "maxBytes") w.max_bytes = uint_tok(h[i + 1]).value_or(0);
+        else if (h[i] == "step:") {
+          auto t = h[i + 1];
+          auto paren = t.find('(');
+          w.step = uint_tok(t.substr(0, paren)).value_or(0);
+          w.factor = t.substr(paren == std::string_view::npos ? t.size() : paren) != "(bytes)";
+        }
+      }
+      end_sweep();
+      if (w.max_bytes > 0) sweep = w;
+      return;
+    }
+    if (auto p = line.find("Reducing maxBytes to"); p != std::string_view::npos) {
+      // nccl-tests lowers maxBytes to what the GPU's memory holds, and says so.
+      auto w = sys::split_ws(line.substr(p + 20));
+      if (sweep && !w.empty())
+        if (auto v = uint_tok(w[0]); v && *v > 0) sweep->max_bytes = *v;
       return;
     }
     if (auto p = line.find("Out of bounds values"); p != std::string_view::npos) {
@@ -337,6 +408,7 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
         if (!w.empty())
           if (auto v = number(w[0])) run.avg_busbw = *v;
       }
+      if (sweep) sweep->closed = true;
     }
     return;
   }
@@ -414,7 +486,14 @@ std::optional<NcclTestsRow> ParserState<NcclTestsRun>::read_row(const Header& h,
   row.out_of_place = oop;
   i += h.per_iter ? 8 : 4;
   NcclTestsFigures inp;
-  if (figures(f, i, h, inp)) row.in_place = inp;
+  if (figures(f, i, h, inp)) {
+    row.in_place = inp;
+  } else if (h.in_place && f.size() < i + 4) {
+    // The table has in-place columns and this row stops before them: its line was cut (a
+    // crash or a hang while nccl-tests printed it, a capture cut there).
+    run.damaged.push_back({fmt::format("result row for size {} cut short: {} cells, without the in-place figures the table's header has", row.size, f.size()), at_line});
+    return std::nullopt;
+  }
   return row;
 }
 
@@ -434,6 +513,7 @@ bool checked(const NcclTestsRow& r) { return r.out_of_place && (r.out_of_place->
 // later row of its size replaces it; a row with wrong results is kept and supersedes the
 // parked one.
 void ParserState<NcclTestsRun>::keep(NcclTestsRow&& row, std::string_view text) {
+  row_read(row.size);
   if (checked(row)) run.results_checked = true;
   if (plain(row) && !reference) {
     park(row.size, text);
@@ -474,6 +554,7 @@ Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
     return run;
   }
   auto& run = s.run;
+  s.end_sweep();
   // The parked rows read as they were when parked (they were read or checked then: no damage),
   // and put back in file order.
   for (const auto& [size, p] : s.parked) {

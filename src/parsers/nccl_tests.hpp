@@ -34,6 +34,16 @@ struct NcclTestsRow {
   int line = 0;
 };
 
+// A sweep whose rows end below the maxBytes its header asked for, with no "# Avg bus bandwidth"
+// line after them: nccl-tests prints that line when a sweep ends, so the run stopped early
+// (crashed, hung, killed) or the capture is cut.
+struct NcclTestsStop {
+  std::uint64_t reached = 0;    // the size of its last row (0: it printed none)
+  std::uint64_t max_bytes = 0;  // what its header asked for ("maxBytes", or "Reducing maxBytes to")
+  int header_line = 0;          // the "# nThread ... maxBytes" line
+  int last_line = 0;            // its last row's line (0: none)
+};
+
 struct NcclTestsRun {
   std::string collective;       // "all_reduce_perf" when the output names it
   std::string nccl_version;     // "2.18.5" when printed
@@ -59,6 +69,7 @@ struct NcclTestsRun {
   std::optional<long> ranks() const;
   std::optional<long> nodes() const;
   std::vector<ParseError> damaged;  // rows cut short or with unreadable cells
+  std::vector<NcclTestsStop> stopped_early;  // in file order
 };
 
 // The evidence source under which `analyze nccl-tests` names the hosts of the run (observed: the

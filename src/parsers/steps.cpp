@@ -1,9 +1,11 @@
 #include "parsers/steps.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "parsers/line_feed.hpp"
@@ -104,6 +106,45 @@ std::optional<double> timestamp(std::string_view s) {
 
 // ---- the recognisers -------------------------------------------------------------------
 
+// A field's name: letters, no digit (a timestamp, an srun label or a value is no name).
+bool field_name(std::string_view k) {
+  return !k.empty() && k.size() <= 64 && std::none_of(k.begin(), k.end(), digit) &&
+         std::any_of(k.begin(), k.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
+}
+
+// The name of a step line's last field: of its last cell between '|' or ',' that has one (the
+// text before its first ':' or '='), else its last blank-separated word ending in ':'
+// (torchtitan's "mfu:"); empty when none.
+std::string_view last_field(std::string_view line) {
+  std::size_t e = line.size();
+  for (std::size_t i = line.size(); i-- > 0;) {
+    if (line[i] != '|' && line[i] != ',' && i != 0) continue;
+    const std::size_t b = line[i] == '|' || line[i] == ',' ? i + 1 : 0;
+    auto cell = line.substr(b, e - b);
+    if (auto c = cell.find_first_of(":="); c != std::string_view::npos)
+      if (auto k = sys::trim_ws(cell.substr(0, c)); field_name(k)) return k;
+    e = i;
+  }
+  auto words = sys::split_ws(line);
+  for (auto w = words.rbegin(); w != words.rend(); ++w)
+    if (w->size() > 1 && w->back() == ':' && field_name(w->substr(0, w->size() - 1))) return *w;
+  return {};
+}
+
+// Whether `line` holds the field `name` with a value after it.
+bool has_field(std::string_view line, std::string_view name) {
+  auto p = line.rfind(name);
+  if (p == std::string_view::npos) return false;
+  p += name.size();
+  while (p < line.size() && line[p] == ' ') ++p;
+  if (name.back() != ':') {
+    if (p >= line.size() || (line[p] != ':' && line[p] != '=')) return false;
+    ++p;
+  }
+  while (p < line.size() && line[p] == ' ') ++p;
+  return p < line.size();
+}
+
 class Recogniser {
  public:
   explicit Recogniser(StepLayout l) { log.layout = l; }
@@ -112,10 +153,46 @@ class Recogniser {
   virtual bool feed(std::string_view line, int lineno) = 0;
   virtual void finish() {}
   StepLog log;
+  // The line fed is the file's last and ends without a newline: the write may have been cut
+  // there (a job killed, a log copied while written), and a record on it is used only when it
+  // carries what the other records carry.
+  bool open_line = false;
 
  protected:
-  void add(double value, long iteration, int lineno, bool skipped = false) { log.records.push_back({value, iteration, lineno, skipped}); }
-  void damaged(std::string msg, int lineno) { log.damaged.push_back({std::move(msg), lineno}); }
+  // A record read from `line`, its value ending at `value_end` (npos: the value is not in the
+  // line's text, as torchtitan's timestamps).
+  void add(double value, long iteration, int lineno, bool skipped, std::string_view line, std::size_t value_end) {
+    if (auto why = cut_short(line, value_end)) return damaged("cut short: " + *why, lineno);
+    log.records.push_back({value, iteration, lineno, skipped});
+  }
+  void damaged(std::string msg, int lineno) {
+    if (open_line && !msg.starts_with("cut short")) msg = "cut short: the file's last line ends without a newline (" + msg + ")";
+    log.damaged.push_back({std::move(msg), lineno});
+  }
+  // Why the record of `line` is cut short, or nullopt. Complete lines (all but an open last
+  // one) teach the field every record ends with (Megatron's "number of nan iterations", NeMo's
+  // "consumed_samples") and whether text follows the value: an open line without that field
+  // and its value, or ending at the value where the others go on, was cut.
+  std::optional<std::string> cut_short(std::string_view line, std::size_t value_end) {
+    const bool tail = value_end == std::string_view::npos || (value_end < line.size() && !sys::trim_ws(line.substr(value_end)).empty());
+    if (!open_line) {
+      const auto last = last_field(line);
+      if (complete_++ == 0) last_field_ = last;
+      else if (!last_field_.empty() && last != last_field_) last_field_.clear();  // records end differently: no rule
+      all_tail_ = all_tail_ && tail;
+      return std::nullopt;
+    }
+    if (complete_ == 0) return std::nullopt;  // nothing to hold it to
+    if (!last_field_.empty() && !has_field(line, last_field_))
+      return fmt::format("the file's last line ends without a newline and without the '{}' field every other record ends with", last_field_);
+    if (!tail && all_tail_) return std::string("the file's last line ends without a newline right after the value, where every other record goes on");
+    return std::nullopt;
+  }
+
+ private:
+  std::size_t complete_ = 0;  // records on complete lines
+  std::string last_field_;    // the name of the field they all end with; empty: none in common
+  bool all_tail_ = true;      // text follows the value in all of them
 };
 
 class Megatron : public Recogniser {
@@ -124,7 +201,8 @@ class Megatron : public Recogniser {
   bool feed(std::string_view line, int lineno) override {
     auto p = line.find("elapsed time per iteration (ms):");
     if (p == std::string_view::npos) return false;
-    auto v = number_at(line, p + 32);
+    std::size_t end = 0;
+    auto v = number_at(line, p + 32, &end);
     if (!v || !good(*v)) {
       damaged("unreadable 'elapsed time per iteration (ms)' value", lineno);
       return true;
@@ -133,7 +211,7 @@ class Megatron : public Recogniser {
     if (auto q = find_word(line, "iteration "); q != std::string_view::npos && q < p) it = integer_at(line, q + 10);
     bool skipped = false;
     if (auto s = line.find("number of skipped iterations:"); s != std::string_view::npos) skipped = integer_at(line, s + 29) > 0;
-    add(*v, it, lineno, skipped);
+    add(*v, it, lineno, skipped, line, end);
     return true;
   }
 };
@@ -147,7 +225,8 @@ class Nemo : public Recogniser {
     std::size_t i = p + 22;
     while (i < line.size() && line[i] == ' ') ++i;
     if (i >= line.size() || (line[i] != ':' && line[i] != '=')) return false;
-    auto v = number_at(line, i + 1);
+    std::size_t end = 0;
+    auto v = number_at(line, i + 1, &end);
     if (!v || !good(*v)) {
       damaged("unreadable 'train_step_timing in s' value", lineno);
       return true;
@@ -163,7 +242,7 @@ class Nemo : public Recogniser {
     }
     // A progress bar redraws the same step: one record per step.
     if (it >= 0 && !log.records.empty() && log.records.back().iteration == it) return true;
-    add(*v * 1000, it, lineno);
+    add(*v * 1000, it, lineno, false, line, end);
     return true;
   }
 };
@@ -181,14 +260,17 @@ class Nanochat : public Recogniser {
     double scale;
     if (unit == "ms") scale = 1;
     else if (!unit.empty() && unit[0] == 's' && (unit.size() == 1 || !std::isalpha(static_cast<unsigned char>(unit[1])))) scale = 1000;
-    else return false;
+    else if (open_line && (end == line.size() || line.substr(end) == "m")) {
+      damaged("cut short: the file's last line ends without a newline inside the 'dt' value (no unit)", lineno);
+      return true;
+    } else return false;
     if (!good(*v)) {
       damaged("unreadable 'dt' value", lineno);
       return true;
     }
     long it = -1;
     if (auto q = find_word(line, "step "); q != std::string_view::npos && q < p) it = integer_at(line, q + 5);
-    add(*v * scale, it, lineno);
+    add(*v * scale, it, lineno, false, line, end + (scale == 1 ? 2 : 1));
     return true;
   }
 };
@@ -224,7 +306,12 @@ class HfDict : public Recogniser {
           break;
         }
       if (log.field.empty()) log.field = "'" + name + "'";
-      add(*v * 1000, it, lineno);
+      // The Trainer prints each dict whole: one without its closing brace is cut.
+      if (open_line && d.find('}') == std::string_view::npos) {
+        damaged("cut short: the file's last line ends without a newline inside a Trainer dict (no closing '}')", lineno);
+        return true;
+      }
+      add(*v * 1000, it, lineno, false, d, std::string_view::npos);
       return true;
     }
     // Other Trainer dicts (loss, learning rate, the end-of-run summary) are this layout's
@@ -249,7 +336,7 @@ class Torchtitan : public Recogniser {
     if (!t) return false;  // without timestamps only its throughput (tps) can be read
     if (prev_ && step > prev_->second && *t >= prev_->first) {
       double ms = (*t - prev_->first) * 1000 / static_cast<double>(step - prev_->second);
-      if (good(ms)) add(ms, step, lineno);
+      if (good(ms)) add(ms, step, lineno, false, line, std::string_view::npos);
       else damaged("the same timestamp as the previous step line: the step time is below the timestamps' resolution", lineno);
     }
     prev_ = std::make_pair(*t, step);
@@ -271,7 +358,7 @@ class JsonLines : public Recogniser {
     } catch (const std::exception&) {
       if (line.find("{'") != std::string_view::npos) return false;  // a python dict
       if (!log.records.empty() || line.find("time") != std::string_view::npos) {
-        damaged("JSON record cut short or invalid", lineno);
+        damaged(open_line ? "cut short: the file's last line ends without a newline inside a JSON record" : "JSON record cut short or invalid", lineno);
         return true;
       }
       return false;
@@ -288,7 +375,7 @@ class JsonLines : public Recogniser {
       for (const char* ik : {"step", "iteration", "iter"})
         if (j.contains(ik) && j[ik].is_number_integer()) it = j[ik].get<long>();
       if (log.field.empty()) log.field = k.name;
-      add(v.get<double>() * k.scale, it, lineno);
+      add(v.get<double>() * k.scale, it, lineno, false, line, std::string_view::npos);
       return true;
     }
     return true;  // a JSON object without a step time (a config echo)
@@ -341,6 +428,10 @@ class Csv : public Recogniser {
     } else if (!(cells.size() < cols_ && plain())) {
       return false;
     }
+    if (open_line && cells.size() < cols_) {
+      damaged(fmt::format("cut short: the file's last line ends without a newline after {} of the header's {} columns", cells.size(), cols_), lineno);
+      return true;
+    }
     if (cells.size() <= static_cast<std::size_t>(col_)) {
       damaged("CSV row with " + std::to_string(cells.size()) + " of " + std::to_string(cols_) + " columns", lineno);
       return true;
@@ -352,7 +443,7 @@ class Csv : public Recogniser {
     }
     long it = -1;
     if (auto first = sys::trim_ws(cells[0]); col_ != 0 && tooltext::is_integer(first)) it = integer_at(first, 0);
-    add(*v * scale_, it, lineno);
+    add(*v * scale_, it, lineno, false, line, std::string_view::npos);
     return true;
   }
 
@@ -384,6 +475,7 @@ class Throughput : public Recogniser {
       auto p = find_word(line, needle);
       if (p == std::string_view::npos) continue;
       std::optional<double> v;
+      std::size_t value_end = p + needle.size();
       if (pat.before) {
         // Word end after the needle, and a number right before it.
         auto after = p + needle.size();
@@ -397,7 +489,7 @@ class Throughput : public Recogniser {
         v = number_at(line, b, &end);
         if (!v || end != e) continue;
       } else {
-        v = number_at(line, p + needle.size());
+        v = number_at(line, p + needle.size(), &value_end);
         if (!v) {
           damaged(std::string("unreadable '") + pat.needle + "' value", lineno);
           return true;
@@ -413,6 +505,10 @@ class Throughput : public Recogniser {
           it = integer_at(line, q + std::string_view(ik).size());
           if (it >= 0) break;
         }
+      if (auto why = cut_short(line, value_end)) {
+        damaged("cut short: " + *why, lineno);
+        return true;
+      }
       auto& u = by_unit_[pat.unit];
       if (u.field.empty()) u.field = pat.needle;
       u.records.push_back({*v, it, lineno, false});
@@ -480,8 +576,9 @@ void for_each_segment(std::string_view raw, std::string& clean, F&& f) {
       }
       seg = clean;
     }
+    const bool last = pos > line.size();
     seg = sys::trim_ws(seg);
-    if (!seg.empty()) f(seg);
+    if (!seg.empty()) f(seg, last);
   }
 }
 
@@ -500,13 +597,17 @@ struct Run {
     last_line.assign(layouts.size(), 0);
   }
   void feed(std::string_view lines) {
+    // Pieces are whole lines: one that does not end in '\n' ends the input.
+    const char* open_end = !lines.empty() && lines.back() != '\n' ? lines.data() + lines.size() : nullptr;
     for_each_line(lines, [&](std::string_view raw) {
       ++lineno;
-      for_each_segment(raw, clean, [&](std::string_view seg) { segment(seg); });
+      const bool open = raw.data() + raw.size() == open_end;
+      for_each_segment(raw, clean, [&](std::string_view seg, bool last) { segment(seg, open && last); });
     });
   }
-  void segment(std::string_view seg) {
+  void segment(std::string_view seg, bool open) {
     for (std::size_t i = 0; i < recognisers.size(); ++i) {
+      recognisers[i]->open_line = open;
       if (!recognisers[i]->feed(seg, lineno)) continue;
       if (last_line[i] != lineno) ++claimed[i];
       last_line[i] = lineno;

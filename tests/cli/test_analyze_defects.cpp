@@ -142,3 +142,64 @@ TEST(AnalyzeFieldDefects, StepsSkippedIterationsLeftOut) {
   EXPECT_EQ(gap["metrics"]["skipped_iterations"], 2);
   EXPECT_NEAR(gap["metrics"]["median_ms"].get<double>(), 2611.5, 1e-9);
 }
+
+// A step log whose last line was cut while written (no newline, the value cut to "24" and the
+// skipped-iterations field gone) made that line the only real step: PASS at 1,000,000%. The
+// cut record is an error naming FILE:LINE; the rest of the file is read.
+TEST(AnalyzeFieldDefects, StepsLastLineCutShortIsNotAStep) {
+  const auto cut = log_fixture("steps/megatron-last-line-cut.log");
+  auto j = json_report(PERFGAP_BINARY, {"gap", "--reference", "240000", "--measured", cut}, 0);
+  const auto& gap = required_finding(j, "steps.gap");
+  EXPECT_EQ(gap["status"], "pass") << gap.dump(2);
+  EXPECT_NEAR(gap["metrics"]["median_ms"].get<double>(), 243344.4, 1e-6);
+  EXPECT_EQ(gap["metrics"]["skipped_iterations"], 2);
+  bool named = false;
+  for (const auto& f : j["findings"])
+    if (f["status"] == "error")
+      for (const auto& e : f["evidence"])
+        named = named || (e["source"].get<std::string>() == cut + ":5" && e["observed"].get<std::string>().starts_with("cut short: "));
+  EXPECT_TRUE(named) << j.dump(2);
+  json_report(PERFGAP_BINARY, {"analyze", "steps", cut, "--reference", "240000"}, 1);
+  // The same log whole but for its final newline: five records, nothing damaged.
+  auto w = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/megatron-no-final-newline.log"), "--reference", "240000"}, 0);
+  for (const auto& f : w["findings"]) EXPECT_NE(f["status"], "error") << f.dump(2);
+  EXPECT_NEAR(required_finding(w, "steps.gap")["metrics"]["median_ms"].get<double>(), (243344.4 + 243301.2) / 2, 1e-6);
+}
+
+// An nccl-tests run that stopped early (its header asked for 8 GiB, its rows end at 128 MiB,
+// no '# Avg bus bandwidth') passed against a whole reference at the sizes it reached, and
+// failed against the NICs at a peak of small sizes. Said, never a pass, the reference's sizes
+// it never reached named; a half row at its end is an error naming its line.
+TEST(AnalyzeFieldDefects, NcclTestsRunThatStoppedEarlyNeverPasses) {
+  const auto whole = log_fixture("nccl-tests/allreduce-2node-8g.txt");
+  const auto cut = log_fixture("nccl-tests/allreduce-2node-stopped-at-128m.txt");
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", cut, "--reference", whole}, 0);
+  const auto& f = required_finding(j, "nccl_tests.busbw");
+  EXPECT_EQ(f["status"], "warn") << f.dump(2);
+  const auto title = f["title"].get<std::string>();
+  EXPECT_NE(title.find("the run ended at 128 MiB of the 8 GiB its header asked for, no '# Avg bus bandwidth' line: it stopped early or the capture is cut"),
+            std::string::npos)
+      << title;
+  EXPECT_NE(title.find("256 MiB to 8 GiB (6 sizes) never compared"), std::string::npos) << title;
+  bool unreached = false;
+  for (const auto& e : f["evidence"])
+    unreached = unreached || e["observed"].get<std::string>().find("never reached, not compared: 256 MiB, 512 MiB, 1 GiB, 2 GiB, 4 GiB, 8 GiB") != std::string::npos;
+  EXPECT_TRUE(unreached) << f.dump(2);
+  // Against the NICs: no fail that sends the user to them on a peak of the sizes reached.
+  auto n = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", cut, "--nics", "8", "--link-gbps", "400"}, 0);
+  EXPECT_EQ(required_finding(n, "nccl_tests.busbw")["status"], "warn");
+  // The whole run passes against itself.
+  json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", whole, "--reference", whole}, 0);
+  // A half row at the end (no in-place figures, no newline): an error at its line, not used.
+  const auto half = log_fixture("nccl-tests/allreduce-2node-half-row.txt");
+  auto h = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", half, "--reference", whole}, 1);
+  bool named = false;
+  for (const auto& g : h["findings"])
+    if (g["status"] == "error")
+      for (const auto& e : g["evidence"]) named = named || e["source"].get<std::string>() == half + ":30";
+  EXPECT_TRUE(named) << h.dump(2);
+  const auto& hb = required_finding(h, "nccl_tests.busbw");
+  EXPECT_EQ(hb["status"], "warn");
+  EXPECT_NE(hb["title"].get<std::string>().find("ended at 32 MiB"), std::string::npos) << hb["title"];
+  EXPECT_FALSE(hb["metrics"].contains("busbw_gbps.67108864"));
+}

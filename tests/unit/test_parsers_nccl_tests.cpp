@@ -253,3 +253,116 @@ TEST(ParsersNcclTests, BusbwAboveTheLineRateGivenIsNoPassOnThatBasis) {
   ASSERT_TRUE(within);
   EXPECT_EQ(analyzers::analyze_nccl_tests(*within, "two-nodes.txt", o)[0].status, report::Status::pass);
 }
+
+// A sweep's header asks for sizes up to maxBytes and nccl-tests closes a sweep with
+// "# Avg bus bandwidth": rows that end below the header's last size without it are a run that
+// stopped early (crash, hang, cut capture), said, and no comparison on it passes.
+namespace {
+std::string sweep_run(int last_log2, bool closed, const char* step = "2(factor)") {
+  std::string t = fmt::format("# nThread 1 nGpus 1 minBytes 1048576 maxBytes 8589934592 step: {} warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+                              "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n",
+                              step);
+  for (int k = 20; k <= last_log2; ++k)
+    t += fmt::format("  {}  {}  float  sum  -1  100.0  10.00  18.75  0  100.0  10.00  18.75  0\n", 1ull << k, (1ull << k) / 4);
+  if (closed) t += "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 18.75\n";
+  return t;
+}
+}  // namespace
+
+TEST(ParsersNcclTests, SweepThatStoppedEarly) {
+  for (const auto& parse : {parsers::parse_nccl_tests, parsers::parse_nccl_tests_reference}) {
+    auto cut = parse(sweep_run(27, false));  // 128 MiB of 8 GiB, no closing line
+    ASSERT_TRUE(cut);
+    ASSERT_EQ(cut->stopped_early.size(), 1u);
+    EXPECT_EQ(cut->stopped_early[0].reached, 128ull << 20);
+    EXPECT_EQ(cut->stopped_early[0].max_bytes, 8ull << 30);
+    EXPECT_EQ(cut->stopped_early[0].header_line, 1);
+    EXPECT_EQ(cut->stopped_early[0].last_line, 10);
+    EXPECT_TRUE(parse(sweep_run(33, false))->stopped_early.empty()) << "reached maxBytes: whole, closing line or not";
+    EXPECT_EQ(parse(sweep_run(32, false))->stopped_early.size(), 1u) << "4 GiB of 8 GiB";
+    EXPECT_TRUE(parse(sweep_run(27, true))->stopped_early.empty()) << "closed by '# Avg bus bandwidth' (maxBytes lowered for memory)";
+    // A size rounded down to whole elements per rank is still the last step.
+    std::string rounded = sweep_run(32, false);
+    rounded += "  8589934584  2147483646  float  sum  -1  100.0  10.00  18.75  0  100.0  10.00  18.75  0\n";
+    EXPECT_TRUE(parse(rounded)->stopped_early.empty());
+    // Steps in bytes: 1 MiB + k x 1 MiB up to 8 GiB; the last row 128 MiB is far short.
+    EXPECT_EQ(parse(sweep_run(27, false, "1048576(bytes)"))->stopped_early.size(), 1u);
+    // "Reducing maxBytes to N due to memory limitation" lowers what the sweep asked for.
+    std::string reduced = sweep_run(27, false);
+    reduced.insert(reduced.find('\n') + 1, "#\n# Reducing maxBytes to 134217728 due to memory limitation\n");
+    EXPECT_TRUE(parse(reduced)->stopped_early.empty());
+    // Several sweeps in one file: each is judged; the stopped one is named.
+    auto two = parse(sweep_run(33, true) + sweep_run(25, false));
+    ASSERT_TRUE(two);
+    ASSERT_EQ(two->stopped_early.size(), 1u);
+    EXPECT_EQ(two->stopped_early[0].reached, 32ull << 20);
+    EXPECT_TRUE(parse(sweep_run(25, true) + sweep_run(33, true))->stopped_early.empty());
+    // No header (an excerpt): nothing to hold the rows to.
+    std::string excerpt = sweep_run(27, false);
+    EXPECT_TRUE(parse(excerpt.substr(excerpt.find('\n') + 1))->stopped_early.empty());
+  }
+}
+
+TEST(ParsersNcclTests, RowWithoutItsInPlaceFiguresIsCutShort) {
+  // The header has in-place columns: a last row that stops after the out-of-place ones was
+  // cut while printed, and is not used.
+  std::string t = sweep_run(25, false) + "  67108864  16777216  float  sum  -1  1261.6  53.20  99.74  0";
+  for (const auto& parse : {parsers::parse_nccl_tests, parsers::parse_nccl_tests_reference}) {
+    auto r = parse(t);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->damaged.size(), 1u);
+    EXPECT_EQ(r->damaged[0].line, 9);
+    EXPECT_NE(r->damaged[0].message.find("cut short"), std::string::npos) << r->damaged[0].message;
+    EXPECT_EQ(r->rows.back().size, 32ull << 20);
+    ASSERT_EQ(r->stopped_early.size(), 1u);
+    EXPECT_EQ(r->stopped_early[0].reached, 32ull << 20) << "the cut row is no size reached";
+  }
+}
+
+TEST(AnalyzersNcclTests, StoppedEarlyNeverPasses) {
+  auto whole = *parsers::parse_nccl_tests(sweep_run(33, true));
+  auto cut = *parsers::parse_nccl_tests(sweep_run(27, false));
+  analyzers::NcclTestsOptions o;
+  o.reference = &whole;
+  o.reference_source = "ref.txt";
+  auto f = analyzers::analyze_nccl_tests(cut, "cut.txt", o);
+  EXPECT_EQ(f[0].status, report::Status::warn) << f[0].title;
+  EXPECT_NE(f[0].title.find("the run ended at 128 MiB of the 8 GiB its header asked for, no '# Avg bus bandwidth' line: it stopped early or the capture is cut"),
+            std::string::npos)
+      << f[0].title;
+  EXPECT_NE(f[0].title.find("the reference's 256 MiB to 8 GiB (6 sizes) never compared"), std::string::npos) << f[0].title;
+  auto metric = [](const report::Finding& x, const std::string& name) {
+    for (const auto& [k, v] : x.metrics)
+      if (k == name) return v;
+    return -1.0;
+  };
+  EXPECT_EQ(metric(f[0], "stopped_at_bytes"), static_cast<double>(128ull << 20));
+  EXPECT_EQ(metric(f[0], "reference_sizes_not_reached"), 6);
+  bool named = false;
+  for (const auto& e : f[0].evidence) named = named || (e.source == "cut.txt:10" && e.observed.find("ended at 128 MiB") != std::string::npos);
+  EXPECT_TRUE(named);
+  // Against the NICs' line rate: the peak of the sizes it reached says nothing of the NICs.
+  analyzers::NcclTestsOptions nic;
+  nic.nic_gbps_total = 3200;
+  nic.nic_basis = "--nics 8 --link-gbps 400";
+  std::string two_nodes = sweep_run(27, false);
+  two_nodes.insert(0, "h1:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 - Init COMPLETE\n");
+  auto g = analyzers::analyze_nccl_tests(*parsers::parse_nccl_tests(two_nodes), "cut.txt", nic);
+  EXPECT_EQ(g[0].status, report::Status::warn) << g[0].title;
+  EXPECT_NE(g[0].title.find("no verdict on the NICs"), std::string::npos) << g[0].title;
+  // No basis at all: still said, as a warning.
+  EXPECT_EQ(analyzers::analyze_nccl_tests(cut, "cut.txt", {})[0].status, report::Status::warn);
+  // Below the reference at the sizes it reached: that fail stands, the stop in its evidence.
+  std::string slow = sweep_run(27, false);
+  for (auto p = slow.find("18.75  0  100.0"); p != std::string::npos; p = slow.find("18.75  0  100.0", p + 1)) slow.replace(p, 5, "09.00");
+  EXPECT_EQ(analyzers::analyze_nccl_tests(*parsers::parse_nccl_tests(slow), "cut.txt", o)[0].status, report::Status::fail);
+  // The reference stopped early: no pass against it either.
+  analyzers::NcclTestsOptions r;
+  r.reference = &cut;
+  r.reference_source = "ref.txt";
+  auto h = analyzers::analyze_nccl_tests(whole, "whole.txt", r);
+  EXPECT_EQ(h[0].status, report::Status::warn) << h[0].title;
+  EXPECT_NE(h[0].title.find("the reference ended at 128 MiB"), std::string::npos) << h[0].title;
+  // Whole run against itself: pass.
+  EXPECT_EQ(analyzers::analyze_nccl_tests(whole, "whole.txt", o)[0].status, report::Status::pass);
+}

@@ -34,6 +34,7 @@ std::string fast_describe(const parsers::Parsed<parsers::NcclTestsRun>& r) {
                                 r->out_of_bounds_line, r->rank_lines, r->max_rank, fmt::join(r->hosts, ","), r->info_ranks.value_or(-1),
                                 r->info_nodes.value_or(-1));
   for (int e : r->elided) out += fmt::format("elided {}\n", e);
+  for (const auto& st : r->stopped_early) out += fmt::format("stopped {} of {} header {} last {}\n", st.reached, st.max_bytes, st.header_line, st.last_line);
   for (const auto& d : r->damaged) out += fmt::format("damaged {} {}\n", d.line, d.message);
   for (const auto& row : r->rows)
     out += fmt::format("row {} {} {} {} {} {} {}\n", row.line, row.size, row.count, row.type, row.redop, fast_fig(row.out_of_place),
@@ -74,6 +75,10 @@ std::string fast_generated(unsigned seed) {
   std::string out;
   for (int run = 0; run < 6; ++run) {
     const int layout = pick(3);  // current, old (error column, no root), per-iteration columns
+    // A sweep's header (its maxBytes, in factors or bytes), which the rows may fall short of.
+    if (pick(3) != 0)
+      out += fmt::format("# nThread 1 nGpus 1 minBytes 8 maxBytes {} step: {} warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n",
+                         8ull << pick(14), pick(4) == 0 ? "1048576(bytes)" : "2(factor)");
     if (pick(4) != 0) {
       if (layout == 0) out += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
       if (layout == 1) out += "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n";
@@ -101,7 +106,7 @@ std::string fast_generated(unsigned seed) {
       out += line + "\n";
       if (pick(30) == 0) out += "...\n";
     }
-    out += "# Out of bounds values : " + std::to_string(pick(3)) + " OK\n# Avg bus bandwidth    : 40.5\n#\n";
+    if (pick(3) != 0) out += "# Out of bounds values : " + std::to_string(pick(3)) + " OK\n# Avg bus bandwidth    : 40.5\n#\n";
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "analyzers/analyzers.hpp"
@@ -248,4 +250,113 @@ TEST(AnalyzersSteps, SkippedIterationsAreLeftOut) {
   EXPECT_TRUE(sa->all_skipped);
   auto f = analyzers::analyze_steps(*sa, "m", {});
   EXPECT_NE(f[0].title.find("skipped iterations only"), std::string::npos) << f[0].title;
+}
+
+// A record on the file's last line, cut by the write (no newline, and without fields the other
+// records carry), is never used: it is a damaged line, "cut short", and the rest is read.
+namespace {
+parsers::Parsed<parsers::StepLog> steps_in_pieces(std::string_view text) {
+  parsers::StepsParser p;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto nl = text.find('\n', pos);
+    auto end = nl == std::string_view::npos ? text.size() : nl + 1;
+    p.feed(text.substr(pos, end - pos));
+    pos = end;
+  }
+  return p.finish();
+}
+}  // namespace
+
+TEST(ParsersSteps, CutShortLastRecordIsNotUsed) {
+  const std::string meg =
+      "iteration        1/  508626 | consumed samples:          288 | elapsed time per iteration (ms): 255940.5 | learning rate: 0.000E+00 | "
+      "global batch size:   288 | loss scale: 4294967296.0 | number of skipped iterations:   1 | number of nan iterations:   0 |\n"
+      "iteration        2/  508626 | consumed samples:          576 | elapsed time per iteration (ms): 243438.3 | learning rate: 0.000E+00 | "
+      "global batch size:   288 | loss scale: 2147483648.0 | number of skipped iterations:   1 | number of nan iterations:   0 |\n";
+  // Cut 2 bytes into the value: a "real" 24 ms step among two skipped ones, before the fix.
+  for (const std::string tail : {"iteration        3/  508626 | consumed samples:          864 | elapsed time per iteration (ms): 24",
+                                 "iteration        3/  508626 | consumed samples:          864 | elapsed time per iteration (ms): 243344.4 | lear",
+                                 "iteration        3/  508626 | consumed samples:          864 | elapsed time per iteration (ms): 243344.4 | learning rate: "
+                                 "0.000E+00 | global batch size:   288 | loss scale: 1073741824.0 | number of skipped"}) {
+    for (const auto& s : {parsers::parse_steps(meg + tail), steps_in_pieces(meg + tail)}) {
+      ASSERT_TRUE(s) << s.error().describe();
+      ASSERT_EQ(s->records.size(), 2u) << tail;
+      EXPECT_TRUE(s->records[0].skipped && s->records[1].skipped);
+      ASSERT_EQ(s->damaged.size(), 1u) << tail;
+      EXPECT_EQ(s->damaged[0].line, 3);
+      EXPECT_TRUE(s->damaged[0].message.starts_with("cut short: ")) << s->damaged[0].message;
+    }
+  }
+  // Whole, without a final newline: used. With a newline after the cut: a record like any
+  // other (the line was ended; it is not the file's cut end).
+  auto whole = parsers::parse_steps(meg +
+                                    "iteration        3/  508626 | consumed samples:          864 | elapsed time per iteration (ms): 243344.4 | learning rate: "
+                                    "0.000E+00 | global batch size:   288 | loss scale: 1073741824.0 | number of skipped iterations:   0 | number of nan "
+                                    "iterations:   0 |");
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->records.size(), 3u);
+  EXPECT_TRUE(whole->damaged.empty()) << whole->damaged[0].describe();
+  // A skipped iteration's line lacks the loss and grad norm a real one prints: still whole.
+  auto fewer = parsers::parse_steps(
+      " iteration 1/ 9 | elapsed time per iteration (ms): 900.0 | lm loss: 1.0E+01 | grad norm: 3.1 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"
+      " iteration 2/ 9 | elapsed time per iteration (ms): 800.0 | number of skipped iterations:   1 | number of nan iterations:   0 |");
+  ASSERT_TRUE(fewer);
+  EXPECT_EQ(fewer->records.size(), 2u);
+  EXPECT_TRUE(fewer->damaged.empty());
+  // The srun-labelled log whose last value is 88.4: a cut "88" is not 88.0.
+  auto label = parsers::parse_steps(
+      "1:  iteration       25/73242187 | elapsed time per iteration (ms): 87.0 | learning rate: 1.638E-08 | number of skipped iterations:   0 |\n"
+      "1:  iteration       26/73242187 | elapsed time per iteration (ms): 86.5 | learning rate: 1.704E-08 | number of skipped iterations:   0 |\n"
+      "1:  iteration       27/73242187 | elapsed time per iteration (ms): 88");
+  ASSERT_TRUE(label);
+  EXPECT_EQ(label->records.size(), 2u);
+  ASSERT_EQ(label->damaged.size(), 1u);
+  EXPECT_EQ(label->damaged[0].line, 3);
+}
+
+TEST(ParsersSteps, CutShortLastRecordOfEachLayout) {
+  struct Case {
+    const char* what;
+    std::string text;
+    std::size_t records;  // of the complete lines
+  };
+  const std::vector<Case> cases = {
+      {"nemo log", "iteration 7/999 | global_step: 45 | train_step_timing in s: 47.12 | consumed_samples: 23552\n"
+                   "iteration 8/999 | global_step: 46 | train_step_timing in s: 47.15 | consumed_samples: 24064\n"
+                   "iteration 9/999 | global_step: 47 | train_step_timing in s: 4", 2},
+      {"lightning bar", "Epoch 0: 1/9 [global_step=0.000, train_step_timing in s=2.50, v_num=1]\n"
+                        "Epoch 0: 2/9 [global_step=1.000, train_step_timing in s=2.00, v_num=1]\n"
+                        "Epoch 0: 3/9 [global_step=2.000, train_step_timing in s=2.0", 2},
+      {"nanochat", "step 00010/01000 | loss: 3.1 | dt: 989.44ms | tok/sec: 529,837 | mfu: 40.1\n"
+                   "step 00011/01000 | loss: 3.0 | dt: 990.12ms | tok/sec: 529,500 | mfu: 40.0\n"
+                   "step 00012/01000 | loss: 3.0 | dt: 99", 2},
+      {"nanochat unit", "step 00010/01000 | loss: 3.1 | dt: 989.44ms | tok/sec: 529,837 | mfu: 40.1\n"
+                        "step 00011/01000 | loss: 3.0 | dt: 990.12ms | tok/sec: 529,500 | mfu: 40.0\n"
+                        "step 00012/01000 | loss: 3.0 | dt: 990.12ms | tok/se", 2},
+      {"hf dict", "{'loss': 2.3, 'train_step_runtime': 0.61, 'step': 7}\n{'loss': 2.2, 'train_step_runtime': 0.62, 'step': 8}\n"
+                  "{'loss': 2.2, 'train_step_runtime': 0.6", 2},
+      {"torchtitan", "[titan] 2025-01-14 23:59:59,500 - root - INFO - step:  1  loss: 12.2  memory: 3.1GiB  tps: 2,287  mfu: 1.0%\n"
+                     "[titan] 2025-01-15 00:00:00,500 - root - INFO - step:  2  loss: 12.0  memory: 3.1GiB  tps: 2,290  mfu: 1.0%\n"
+                     "[titan] 2025-01-15 00:00:01,500 - root - INFO - step:  3  loss: 11.9  memory: 3.1GiB  tps: 2,2", 1},
+      {"jsonl", "{\"step\": 1, \"step_time_ms\": 100.5}\n{\"step\": 2, \"step_time_ms\": 101.5}\n{\"step\": 3, \"step_time_ms\": 10", 2},
+      {"csv", "step,step_time_ms,loss\n1,100.5,2.0\n2,101.5,1.9\n3,10", 2},
+      {"throughput", "Batch 1 Loss: 11.6, Speed: 10.90 samples/sec, lr: 0.000100\nBatch 2 Loss: 11.5, Speed: 11.09 samples/sec, lr: 0.000100\n"
+                     "Batch 3 Loss: 11.4, Speed: 11.09 samples/sec", 2},
+      {"deepspeed", "CurrSamplesPerSec=12.5, MemAllocated=3.1GB\nCurrSamplesPerSec=12.7, MemAllocated=3.1GB\nCurrSamplesPerSec=1", 2},
+  };
+  for (const auto& c : cases) {
+    for (const auto& s : {parsers::parse_steps(c.text), steps_in_pieces(c.text)}) {
+      ASSERT_TRUE(s) << c.what << ": " << s.error().describe();
+      EXPECT_EQ(s->records.size(), c.records) << c.what;
+      ASSERT_EQ(s->damaged.size(), 1u) << c.what;
+      EXPECT_EQ(s->damaged[0].line, static_cast<int>(std::count(c.text.begin(), c.text.end(), '\n')) + 1) << c.what;
+      EXPECT_TRUE(s->damaged[0].message.starts_with("cut short")) << c.what << ": " << s->damaged[0].message;
+    }
+    // The same lines whole, without a final newline: every record used, nothing damaged.
+    const auto whole = c.text.substr(0, c.text.rfind('\n'));
+    auto w = parsers::parse_steps(whole);
+    ASSERT_TRUE(w) << c.what;
+    EXPECT_TRUE(w->damaged.empty()) << c.what << ": " << w->damaged[0].describe();
+  }
 }
