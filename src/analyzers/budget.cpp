@@ -518,10 +518,16 @@ void budget_metrics(Finding& f, const BudgetTotals& t, const BudgetSorted& sorte
 }
 
 // Each cause: its findings (where, title), its basis, its range and source, its share.
+// A cause's findings, each with where and what it said: "id (fail in report: title); ...".
+std::string budget_members(const BudgetCause& c) {
+  std::string members;
+  for (const auto* h : c.hits) members += fmt::format("{}{} ({})", members.empty() ? "" : "; ", h->id, budget_said(*h));
+  return members;
+}
+
 void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
   for (const auto* c : steps) {
-    std::string members;
-    for (const auto* h : c->hits) members += fmt::format("{}{} ({})", members.empty() ? "" : "; ", h->id, budget_said(*h));
+    const std::string members = budget_members(*c);
     std::string basis;
     if (c->hypothetical) {
       basis = "basis: hypothetical: " + c->measured_how;
@@ -550,13 +556,10 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
 // little of it the rest is the job's own launching: said before what is unexplained, and returned
 // for the fix when it is the largest lever; empty when there is nothing to say.
 std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, const BudgetHostBound& hb, const BudgetSorted& sorted) {
-  for (const auto* c : sorted.host_held_out) {
-    std::string members;
-    for (const auto* h : c->hits) members += fmt::format("{}{} ({})", members.empty() ? "" : "; ", h->id, budget_said(*h));
+  for (const auto* c : sorted.host_held_out)
     f.add(c->id, fmt::format("{}: {}; not counted: the GPUs do not wait for their host's launches ({:.1f}% of the step, whatif.launch in {}), "
                              "so the host's causes cost this job's step nothing measurable",
-                             c->title, members, hb.bound, hb.where));
-  }
+                             c->title, budget_members(*c), hb.bound, hb.where));
   const std::string launching = "fewer and larger kernels (CUDA graphs, torch.compile) and no per-step host synchronisation shorten it";
   // With host causes found, the wait bounds them whatever whatif.launch's status.
   if (hb.any() && hb.found && sorted.host_held_out.empty()) {
