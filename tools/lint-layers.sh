@@ -25,8 +25,10 @@ while IFS=: read -r file line text; do
   own=${file#"$src"/}
   own=${own%%/*}
   [ -n "${rank[$own]+x}" ] || continue
-  target=$(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([a-z_]+)\/.*/\1/p' <<< "$text")
-  [ -n "$target" ] && [ -n "${rank[$target]+x}" ] || continue
+  # Matched in bash, not a sed per line: ~4,000 include lines took ~30 s of processes.
+  [[ $text =~ ^[[:space:]]*#[[:space:]]*include[[:space:]]*\"([a-z_]+)/ ]] || continue
+  target=${BASH_REMATCH[1]}
+  [ -n "${rank[$target]+x}" ] || continue
   if (( rank[$target] > rank[$own] )); then
     echo "$file:$line: $own includes $target, a layer above it: $text"
     status=1

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The release checks (issue 13), each timed, in this order:
-#   static    build the release preset (static, stripped perfgap; perfgap-collbench; man pages)
-#             and run the ReleaseBinary tests against it (ldd, size, link map, golden trees,
-#             same reports as the dynamic build, snapshot archives both ways)
+#   static    build the release preset (static, stripped perfgap; perfgap-collbench; man pages),
+#             its perfgap linked from the default build's core library (PERFGAP_RELEASE_OWN_CORE=1:
+#             compiled again, as `cmake --preset release` alone does), and run the ReleaseBinary
+#             tests against it (ldd, size, link map, golden trees, same reports as the dynamic
+#             build, snapshot archives both ways)
 #   aarch64   cross-build the release-aarch64 preset and run the same tests under qemu-user
 #   chroot    Debian 11 (bullseye) and 13 (trixie) minbase root file systems (debootstrap,
 #             kept in $PERFGAP_CHROOT_DIR, default /var/tmp/perfgap-chroots): the static
@@ -37,7 +39,13 @@ fi
 masked() { jq -S '.generated_at="<masked>" | .tool.version="<masked>" | .source.root="<masked>"'; }
 
 step_static() {
-  cmake --preset release >/dev/null
+  # The library the default build compiled and its tests ran (same compiler and code flags,
+  # checked by CMake: src/CMakeLists.txt, PERFGAP_CORE_FROM) is linked here, not compiled a
+  # second time; PERFGAP_RELEASE_OWN_CORE=1 compiles the release preset's own, as a release to
+  # ship is built (`cmake --preset release` alone).
+  local core_from=$PWD/build
+  [ "${PERFGAP_RELEASE_OWN_CORE:-0}" = 1 ] && core_from=""
+  cmake --preset release -DPERFGAP_CORE_FROM="$core_from" >/dev/null
   cmake --build --preset release
   local bin=build-release/src/perfgap
   say "static: $(stat -c %s $bin) bytes; ldd: $(ldd $bin 2>&1 | head -1 | sed 's/^\s*//'); $(build-release/src/perfgap version | tr '\n' ' ')"
