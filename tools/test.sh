@@ -28,7 +28,7 @@ stop_slurm() {
   if [ "$rc" = 0 ]; then echo "== test.sh done in ${SECONDS}s: ${phases[*]}"
   else echo "== test.sh FAILED (exit $rc) after ${SECONDS}s: ${phases[*]} (then $(( SECONDS - phase_start ))s in the failing phase)" >&2; fi
   [ -z "$test_tmp" ] || rm -rf "$test_tmp"
-  # The background aarch64 build of a run that failed before it was read (its own session).
+  # The background aarch64 build of a run that failed before it was read (its process group).
   [ -z "${aarch64_pid:-}" ] || kill -- "-$aarch64_pid" 2>/dev/null || true
   if [ -n "$slurm_dir" ]; then
     tools/slurm-test-cluster.sh stop "$slurm_dir" || true
@@ -69,8 +69,13 @@ if [ "$release" = 1 ]; then
   # phases below leave idle: clang-tidy's last file, the static link, the tests that wait on
   # Slurm, containers, Chromium and sockets. Its own check (the ReleaseBinary tests under qemu)
   # runs when it is built; its result is read after ctest.
-  CMAKE_BUILD_PARALLEL_LEVEL=2 setsid nice -n 19 tools/release-check.sh aarch64 > /tmp/perfgap-aarch64.log 2>&1 &
+  # Its own process group (set -m), so a run that fails first can stop all of it, but not its
+  # own session: the kernel's autogroups weigh sessions against each other, which would undo
+  # the nice.
+  set -m
+  CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 tools/release-check.sh aarch64 > /tmp/perfgap-aarch64.log 2>&1 &
   aarch64_pid=$!
+  set +m
 fi
 # clang-tidy over the src/*.cpp files of the last commit (CONTRIBUTING.md, "Lint").
 tools/tidy-changed.sh
