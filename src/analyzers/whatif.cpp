@@ -97,35 +97,6 @@ void pipeline_job(const Digest& d, const Analysis& an, Job& j) {
   j.base = j.pipe.run(PipelineChange{});
 }
 
-// A pipeline whose ranks also run collectives (pipeline and data parallel): its sends, receives
-// and collectives in one graph. Fills `j` where it replays; else says why not.
-std::string pipeline_with_collectives(const Digest& d, const Analysis& an, Job& j) {
-  const auto& xr = an.xr;
-  std::vector<std::vector<P2pOp>> ops;
-  std::vector<std::vector<RankCollective>> colls;
-  std::vector<std::int64_t> rank;
-  std::vector<std::size_t> gpu;
-  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
-    // The cross-rank analysis holds the collectives of the GPUs it aligned (moved there).
-    const auto in_xr = std::find(xr.gpu.begin(), xr.gpu.end(), g);
-    const auto& seq = in_xr != xr.gpu.end() ? xr.seqs[static_cast<std::size_t>(in_xr - xr.gpu.begin())] : an.gpus[g].seq;
-    if (an.gpus[g].p2p.empty() && seq.empty()) continue;
-    gpu.push_back(g);
-    ops.push_back(an.gpus[g].p2p);
-    colls.push_back(seq);
-    rank.push_back(an.gpus[g].rank);
-  }
-  PipelineReplay pipe(ops, rank, colls);
-  if (!pipe.why_not().empty()) return pipe.why_not();
-  j.pipeline = true;
-  j.pipe = std::move(pipe);
-  j.gpu = std::move(gpu);
-  for (auto g : j.gpu) j.name.push_back(gpu_name(d, g));
-  j.rank = std::move(rank);
-  j.base = j.pipe.run(PipelineChange{});
-  return "";
-}
-
 // Per match, the window of `wins` its collective starts in (as the cross-rank figures number
 // them); -1 outside every window.
 std::vector<std::int32_t> windows_of(const RankAlignment& al, const std::vector<RankCollective>& ref, const std::vector<Win>& wins) {
@@ -186,17 +157,20 @@ Job replayable(const Digest& d, Analysis& an) {
     return j;
   }
   if (p2p) {
-    // Send/recv and collectives: a pipeline with data-parallel copies, replayed as one graph
-    // where its stages and groups can be told; else collective to collective, saying why.
-    std::size_t p2p_ranks = 0, ranks = 0;
-    for (const auto& gt : an.gpus) p2p_ranks += !gt.p2p.empty(), ranks += gt.nccl;
-    if (p2p_ranks < 2) j.mixed_why = "only one rank's trace holds send/recv: its peers' traces are not among the inputs";
-    else if (d.job.partial() || (j.world > 0 && j.world > static_cast<std::int64_t>(ranks)))
-      j.mixed_why = fmt::format("{} of the job's {} ranks are in the traces, and a pipeline's stages and its collectives' groups cannot be told from "
-                                "part of it (give every rank's trace)",
-                                ranks, j.world > 0 ? std::to_string(j.world) : std::string("unknown number of"));
-    else j.mixed_why = pipeline_with_collectives(d, an, j);
-    if (j.mixed_why.empty()) return j;
+    // Send/recv and collectives: a pipeline with data-parallel copies, replayed as the one graph
+    // the analysis built where its stages and groups can be told (the graph profile.straggler
+    // reads); else collective to collective, saying why.
+    auto& pp = an.pp;
+    j.mixed_why = pp.why_not;
+    if (pp.built()) {
+      j.pipeline = true;
+      j.pipe = std::move(pp.pipe);
+      j.gpu = pp.gpu;
+      for (auto g : j.gpu) j.name.push_back(gpu_name(d, g));
+      j.rank = pp.rank;
+      j.base = pp.base;
+      return j;
+    }
   }
   if (xr.present) {
     j.replayer = xr.replayer;
@@ -669,25 +643,15 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                                        p.unpaired()));
     out.push_back(std::move(t));
   }
-  // A rank of a stage of several: its own time against its stage's median rank.
-  for (std::size_t s = 0; s < ranks.size(); ++s) {
-    if (ranks[s].size() < 2) continue;
-    std::vector<double> v;
-    for (auto r : ranks[s]) v.push_back(static_cast<double>(p.own()[r]));
-    const double m = median(v);
-    for (auto r : ranks[s]) {
-      const double mine = static_cast<double>(p.own()[r]);
-      if (!notable(mine - m)) continue;
-      PipelineChange c;
-      c.scale.assign(n, 1.0);
-      c.scale[r] = m / mine;
-      out.push_back({"rank", j.name[r], fmt::format("computing like the median rank of its stage {}", s),
-                     "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
-                     {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(mine),
-                                  p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(m))},
-                     true, std::move(c)});
-    }
-  }
+  // A rank of a stage of several: its own time against its stage's median rank (the ranks
+  // profile.straggler names from, on a job with collectives too).
+  const double notable_ns = per_iter > 0 ? std::max(0.01 * j.step_ns, 100'000.0) / per_iter : INFINITY;
+  for (auto& c : slow_copies(p, notable_ns))
+    out.push_back({"rank", j.name[c.rank], fmt::format("computing like the median rank of its stage {}", c.stage),
+                   "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
+                   {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),
+                                p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
+                   true, std::move(c.change)});
   std::vector<std::size_t> waiting;
   for (std::size_t r = 0; r < n; ++r)
     if (p.host_wait()[r] > 0) waiting.push_back(r);
