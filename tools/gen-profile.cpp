@@ -5,10 +5,13 @@
 // launch-bound, overlapped, moe-deepep (DeepEP dispatch/combine, 2 GPUs), nvshmem (NVSHMEM
 // on-stream kernels), pipeline (4 stages of send/recv only), large:GPUS:KERNELS_PER_GPU, large-steps:GPUS:KERNELS_PER_GPU (with
 // ProfilerStep#N ranges, one per 2000 kernels).
-//   perfgap-gen-profile job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR
+//   perfgap-gen-profile job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N][:launch=RANK[@FROM-TO]] kineto|nsys OUTDIR
 // writes one file per rank (OUTDIR/rank00000.json or .sqlite; nsys: host node<rank/8>) of a
 // data-parallel job (profile_gen.hpp gen::job) whose rank LATE_RANK (-1: none) computes LATE_MS
-// longer before each AllReduce; `skewed`: the nodes' clocks apart by up to +-7 ms.
+// longer before each AllReduce; `skewed`: the nodes' clocks apart by up to +-7 ms; `launch`: rank
+// RANK's GPU waits 0.5 ms for each launch but an iteration's first (in iterations FROM to TO-1
+// only, from 0), and the generator's own answers are printed: each iteration's length and an
+// iteration's with no GPU waiting for a launch (ms).
 //   perfgap-gen-profile gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK] kineto|nsys OUTDIR
 // writes one file per rank of a pipeline of send/recv (profile_gen.hpp gen::pipeline_job) whose
 // stage SLOW_STAGE (-1: none) computes 1.5x longer, and prints the generator's own answers: the
@@ -65,7 +68,7 @@ int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: %s exposed|exposed-tuned|launch-bound|overlapped|moe-deepep|nvshmem|pipeline|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
-                 "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N] kineto|nsys OUTDIR\n"
+                 "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N][:launch=RANK[@FROM-TO]] kineto|nsys OUTDIR\n"
                  "       %s gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK] kineto|nsys OUTDIR\n"
                  "       %s ddp:RANKS:BUCKETS[:overlapped] kineto|nsys OUTDIR\n",
                  argv[0], argv[0], argv[0], argv[0]);
@@ -77,7 +80,8 @@ int main(int argc, char** argv) {
     bool skewed = false;
     int used = 0;
     int got = std::sscanf(sc.c_str(), "job:%d:%d:%lf%n", &spec.ranks, &spec.late_rank, &spec.late_ms, &used);
-    // Then ":skewed" and ":iters=N" (iterations per rank: ~26 KB of Kineto JSON each), in any order.
+    // Then ":skewed", ":iters=N" (iterations per rank: ~26 KB of Kineto JSON each) and
+    // ":launch=RANK[@FROM-TO]", in any order.
     bool bad = got < 3;
     for (std::string_view rest = got == 3 ? std::string_view(sc).substr(static_cast<std::size_t>(used)) : ""; !bad && !rest.empty();) {
       if (rest.front() != ':') { bad = true; break; }
@@ -86,14 +90,30 @@ int main(int argc, char** argv) {
       rest.remove_prefix(word.size());
       if (word == "skewed") skewed = true;
       else if (word.rfind("iters=", 0) == 0) spec.iterations = std::atoi(std::string(word.substr(6)).c_str());
-      else bad = true;
+      else if (word.rfind("launch=", 0) == 0) {
+        const std::string v(word.substr(7));
+        int n = 0;
+        const bool range = v.find('@') != std::string::npos;
+        bad = range ? std::sscanf(v.c_str(), "%d@%d-%d%n", &spec.launch_bound_rank, &spec.launch_bound_from, &spec.launch_bound_to, &n) != 3
+                    : std::sscanf(v.c_str(), "%d%n", &spec.launch_bound_rank, &n) != 1;
+        bad = bad || static_cast<std::size_t>(n) != v.size() || spec.launch_bound_rank < 0 || spec.launch_bound_from < 0 ||
+              (range && spec.launch_bound_to <= spec.launch_bound_from);
+      } else bad = true;
     }
-    if (bad || spec.ranks < 1 || spec.ranks > 100000 || spec.late_rank >= spec.ranks || spec.iterations < 1 || spec.iterations > 10000000) {
-      std::fprintf(stderr, "job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N]\n");
+    if (bad || spec.ranks < 1 || spec.ranks > 100000 || spec.late_rank >= spec.ranks || spec.iterations < 1 || spec.iterations > 10000000 ||
+        spec.launch_bound_rank >= spec.ranks) {
+      std::fprintf(stderr, "job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N][:launch=RANK[@FROM-TO]]\n");
       return 2;
     }
     if (skewed) spec.clock_offset_ms = node_clock_offsets(spec.ranks);
-    return write_ranks(job(spec), kind, out);
+    JobAnswer answer;
+    const Scenario s = job(spec, &answer);
+    if (spec.launch_bound_rank >= 0) {
+      std::printf("iteration_ms");
+      for (double ms : answer.iteration_ms) std::printf(" %.3f", ms);
+      std::printf("\nno_launch_wait_ms %.3f\n", answer.no_launch_wait_ms);
+    }
+    return write_ranks(s, kind, out);
   }
   if (sc.rfind("gpipe:", 0) == 0 || sc.rfind("1f1b:", 0) == 0) {
     PipelineSpec spec;

@@ -139,6 +139,7 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.straggler_ms = budget_metric(x, "cost_ms_per_iter").value_or(0);
       m.straggler_wait_ms = budget_metric(x, "wait_ms_per_iter").value_or(0);
       m.straggler_iter_ms = budget_metric(x, "iteration_ms").value_or(0);
+      m.straggler_by_graph = budget_metric(x, "pipeline_graph").value_or(0) > 0;
     }
   if (x.id == "nccl_inspector.late_rank" && budget_problem(x.status)) {
     BudgetMeasures::LateRank lr;
@@ -355,9 +356,13 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
   } else if ((k.estimate == "waiting" || k.estimate == "slowest_node") && m.straggler_pct.found) {
     // slowest_node without a fleet measure of its own: the straggler it absorbed measures it.
     e = m.straggler_pct.value;
-    how = fmt::format("the other ranks wait {:.2f} ms per iteration for the last one; it arrives {:.2f} ms after the next-latest, {:.1f}% of the {:.2f} ms "
-                      "iteration ({}): {:.1f} points",
-                      m.straggler_wait_ms, m.straggler_ms, m.straggler_pct.value, m.straggler_iter_ms, m.straggler_pct.where, e);
+    how = m.straggler_by_graph
+              ? fmt::format("replayed computing like its stage's median rank (sends, receives and collectives as one graph), the rank that computes "
+                            "long saves {:.2f} ms, {:.1f}% of the step ({}): {:.1f} points",
+                            m.straggler_ms, m.straggler_pct.value, m.straggler_pct.where, e)
+              : fmt::format("the other ranks wait {:.2f} ms per iteration for the last one; it arrives {:.2f} ms after the next-latest, {:.1f}% of the "
+                            "{:.2f} ms iteration ({}): {:.1f} points",
+                            m.straggler_wait_ms, m.straggler_ms, m.straggler_pct.value, m.straggler_iter_ms, m.straggler_pct.where, e);
   } else if ((k.estimate == "waiting" || k.estimate == "slowest_node") && !m.late_ranks.empty() && m.profile_iter_ms.found &&
              budget_late_rank(m, e, how)) {
     // computed by budget_late_rank

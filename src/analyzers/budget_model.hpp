@@ -81,6 +81,9 @@ struct BudgetMeasures {
   std::set<std::string, std::less<>> slow_nodes;
   std::set<std::string, std::less<>> busbw_nodes;  // where busbw_ratio was measured (empty: unknown)
   double straggler_ms = 0, straggler_wait_ms = 0, straggler_iter_ms = 0;
+  // The straggler was named by the replay of a job's sends, receives and collectives as one graph
+  // (pipeline and data parallel): its cost is what that replay saves, no wait at a collective.
+  bool straggler_by_graph = false;
   // A late rank of NCCL's Inspector: the others' wait per operation, per collective; with a
   // profile's collectives per iteration and iteration time it is a share of the step.
   struct LateRank {

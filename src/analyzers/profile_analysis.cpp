@@ -128,6 +128,51 @@ void cross_rank_figures(Analysis& an) {
   xr.set_warn = xr.set_saved_pct >= kStragglerPct && xr.set_saved_pct > 1.5 * single_pct;
 }
 
+// A job of send/recv and collectives as one graph (PipelineWithCollectives), where every rank's
+// trace is there and its stages and groups can be told; its ranks that compute long, by replay.
+void ppdp_graph(const Digest& d, Analysis& an) {
+  const auto& xr = an.xr;
+  auto& pp = an.pp;
+  bool collectives = false, p2p = false;
+  for (const auto& s : xr.seqs) collectives = collectives || !s.empty();
+  for (const auto& gt : an.gpus) collectives = collectives || !gt.seq.empty(), p2p = p2p || !gt.p2p.empty();
+  if (!p2p || !collectives) return;
+  pp.mixed = true;
+  std::size_t p2p_ranks = 0, ranks = 0;
+  for (const auto& gt : an.gpus) p2p_ranks += !gt.p2p.empty(), ranks += gt.nccl;
+  const std::int64_t world = recorded_world(d);
+  if (p2p_ranks < 2) {
+    pp.why_not = "only one rank's trace holds send/recv: its peers' traces are not among the inputs";
+    return;
+  }
+  if (d.job.partial() || (world > 0 && world > static_cast<std::int64_t>(ranks))) {
+    pp.why_not = fmt::format("{} of the job's {} ranks are in the traces, and a pipeline's stages and its collectives' groups cannot be told from "
+                             "part of it (give every rank's trace)",
+                             ranks, world > 0 ? std::to_string(world) : std::string("unknown number of"));
+    return;
+  }
+  std::vector<std::vector<P2pOp>> ops;
+  std::vector<std::vector<RankCollective>> colls;
+  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+    // The cross-rank analysis holds the collectives of the GPUs it aligned (moved there).
+    const auto in_xr = std::find(xr.gpu.begin(), xr.gpu.end(), g);
+    const auto& seq = in_xr != xr.gpu.end() ? xr.seqs[static_cast<std::size_t>(in_xr - xr.gpu.begin())] : an.gpus[g].seq;
+    if (an.gpus[g].p2p.empty() && seq.empty()) continue;
+    pp.gpu.push_back(g);
+    ops.push_back(an.gpus[g].p2p);
+    colls.push_back(seq);
+    pp.rank.push_back(an.gpus[g].rank);
+  }
+  pp.pipe = PipelineReplay(ops, pp.rank, colls);
+  pp.why_not = pp.pipe.why_not();
+  if (!pp.why_not.empty()) return;
+  pp.base = pp.pipe.run(PipelineChange{});
+  // Notable as whatif's: 1% of the step and 0.1 ms, per iteration of the measured step.
+  const double step = an.per_iter.len;
+  if (pp.base.measured > 0 && step > 0)
+    pp.slow = slow_copies(pp.pipe, std::max(0.01 * step, 100'000.0) * static_cast<double>(pp.base.measured) / step);
+}
+
 }  // namespace
 
 Analysis analyze(Digest& d, const ProfileOptions& o) {
@@ -247,6 +292,7 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
   an.iteration_ms_median = ms(median(std::move(lens)));
   an.iteration_count = max_wins;
   cross_rank_figures(an);
+  ppdp_graph(d, an);
   return an;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -342,6 +343,154 @@ report::Chart straggler_heatmap(const Digest& p, const Analysis& an, const std::
   return c;
 }
 
+// A replay of the graph further than this from the measured step misses a dependency: no rank is
+// named from it (whatif's bound).
+constexpr double kPipelineReplayTolerancePct = 5;
+
+// The graph of a job of send/recv and collectives, replayed within its bound.
+bool ppdp_trusted(const Analysis& an) {
+  const auto& b = an.pp.base;
+  return an.pp.built() && b.measured > 0 && b.replayed > 0 && an.per_iter.len > 0 &&
+         std::abs(pct(static_cast<double>(b.replayed - b.measured), static_cast<double>(b.measured))) <= kPipelineReplayTolerancePct;
+}
+
+// The label of the rank profile.straggler warns about, or "" where it names none: on a job of
+// send/recv and collectives the graph's (Analysis::pp), else the collectives' straggler.
+std::string straggler_named(const Digest& p, const Analysis& an) {
+  if (an.pp.mixed) {
+    if (!ppdp_trusted(an) || an.pp.slow.empty()) return "";
+    const auto& top = an.pp.slow.front();
+    const bool warns = 100 * static_cast<double>(top.saved) / static_cast<double>(an.pp.base.replayed) >= kStragglerPct;
+    return warns ? p.gpus[an.pp.gpu[top.rank]].label : "";
+  }
+  return an.xr.straggler_warn ? p.gpus[an.xr.gpu[static_cast<std::size_t>(an.xr.straggler)]].label : "";
+}
+
+// Per rank of the graph, its stage's median rank's own time (ns over the replay); 0 for a rank
+// of no stage.
+std::vector<double> ppdp_stage_medians(const PipelineReplay& pipe) {
+  const std::size_t n = pipe.stage().size();
+  std::vector<std::vector<double>> by(pipe.stages());
+  for (std::size_t r = 0; r < n; ++r)
+    if (pipe.stage()[r] >= 0) by[static_cast<std::size_t>(pipe.stage()[r])].push_back(static_cast<double>(pipe.own()[r]));
+  std::vector<double> out(n, 0);
+  for (std::size_t r = 0; r < n; ++r)
+    if (pipe.stage()[r] >= 0) out[r] = median(by[static_cast<std::size_t>(pipe.stage()[r])]);
+  return out;
+}
+
+// Per rank: what it spends between its ops, against its stage's median rank, what it waits in its
+// sends and receives and in its collectives, and what its change saves where it is one of `slow`;
+// the text table for the 16 that compute longest against their stage.
+void ppdp_rank_table(Finding& f, const Digest& p, const Analysis& an, double per_it_ns, double step_ns) {
+  const auto& pp = an.pp;
+  const auto& pipe = pp.pipe;
+  const std::size_t n = pp.gpu.size();
+  const auto med = ppdp_stage_medians(pipe);
+  auto per_it = [&](double ns) { return ms(ns * per_it_ns); };
+  std::vector<double> saved(n, -1);
+  for (const auto& c : pp.slow) saved[c.rank] = ms(static_cast<double>(c.saved) / static_cast<double>(pp.base.replayed) * step_ns);
+  std::vector<std::size_t> order(n);
+  for (std::size_t r = 0; r < n; ++r) order[r] = r;
+  auto over = [&](std::size_t r) { return static_cast<double>(pipe.own()[r]) - med[r]; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return over(a) > over(b); });
+  f.table.push_back({"rank", "stage", "own ms/iter", "stage median ms/iter", "waits in send/recv ms/iter", "waits in collectives ms/iter", "saves ms/iter"});
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::size_t r = order[i];
+    const auto& key = p.gpus[pp.gpu[r]].key;
+    const double own = static_cast<double>(pipe.own()[r]);
+    f.metric("own_ms_per_iter." + key, per_it(own));
+    f.metric("stage_median_ms_per_iter." + key, per_it(med[r]));
+    f.metric("stage." + key, static_cast<double>(pipe.stage()[r]));
+    if (saved[r] >= 0) f.metric("saved_ms_per_iter." + key, saved[r]);
+    const auto& g = p.gpus[pp.gpu[r]];
+    if (i < 16)
+      f.table.push_back({g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host), fmt::format("{}", pipe.stage()[r]),
+                         fmt::format("{:.2f}", per_it(own)), fmt::format("{:.2f}", per_it(med[r])),
+                         fmt::format("{:.2f}", per_it(static_cast<double>(pipe.waiting()[r]))),
+                         fmt::format("{:.2f}", per_it(static_cast<double>(pipe.coll_waiting()[r]))), saved[r] >= 0 ? fmt::format("{:.2f}", saved[r]) : "-"});
+    else if (i == 16)
+      f.table.push_back({fmt::format("... {} more ranks (all in the JSON metrics)", order.size() - 16), "", "", "", "", "", ""});
+  }
+}
+
+// A job of send/recv and collectives (pipeline and data parallel): the rank its graph of sends,
+// receives and collectives names (Analysis::pp, the graph whatif replays), never one that only
+// waited in a receive or a collective; no rank where the graph cannot be built or does not
+// reproduce the step.
+Finding straggler_pipeline_finding(const Digest& p, const Analysis& an, const std::string& source, Finding f) {
+  const auto& pp = an.pp;
+  const double step_ns = an.per_iter.len;
+  const double err = pp.built() && pp.base.measured > 0 ? pct(static_cast<double>(pp.base.replayed - pp.base.measured), static_cast<double>(pp.base.measured)) : 0;
+  f.metric("pipeline_graph", pp.built() ? 1 : 0);
+  if (!ppdp_trusted(an)) {
+    f.status = report::Status::skip;
+    const std::string why = !pp.why_not.empty() ? pp.why_not
+                            : std::abs(err) > kPipelineReplayTolerancePct
+                                ? fmt::format("replayed as one graph it is {:+.1f}% off the measured step (a dependency the traces do not show)", err)
+                                : std::string("no iteration of the job to replay");
+    f.title = "no rank named: the ranks run send/recv beside their collectives (pipeline and data parallel), and their sends, receives and "
+              "collectives could not be replayed as one graph: " +
+              why + "; compared at the collectives alone, a rank waiting in a receive for its pipeline peer would read as the late one";
+    f.add(source, f.title, "every rank's trace, with each send's and receive's peer (Kineto's \"Dst Rank\"/\"Src Rank\")");
+    return f;
+  }
+  const auto& pipe = pp.pipe;
+  const double per_it_ns = step_ns / static_cast<double>(pp.base.measured);  // ns of an iteration per ns of the replay
+  const double step = step_ns * static_cast<double>(pp.base.replayed) / static_cast<double>(pp.base.measured);  // as replayed (whatif's)
+  const std::size_t n = pp.gpu.size();
+  f.metric("ranks", static_cast<double>(n));
+  f.metric("stages", static_cast<double>(pipe.stages()));
+  f.metric("iteration_ms", ms(step_ns));
+  f.metric("replay_error_pct", err);
+  const bool named = !pp.slow.empty();
+  const SlowCopy top = named ? pp.slow.front() : SlowCopy{};
+  const double frac = named ? static_cast<double>(top.saved) / static_cast<double>(pp.base.replayed) : 0;
+  f.metric("cost_ms_per_iter", ms(frac * step));
+  f.metric("cost_pct_of_iter", 100 * frac);
+  f.add(source, fmt::format("the {} ranks' sends and receives paired and collectives joined as one graph ({} stages; peers from {}; groups from {}): "
+                            "replayed, the step is {:.2f} ms against {:.2f} ms measured ({:+.1f}%)",
+                            n, pipe.stages(), pipe.peers_from(), pipe.groups_from(), ms(step), ms(step_ns), err));
+  auto per_it = [&](double ns) { return ms(ns * per_it_ns); };
+  if (named && 100 * frac < kStragglerPct) {
+    const auto& g = p.gpus[pp.gpu[top.rank]];
+    f.status = report::Status::pass;
+    f.title = fmt::format("no straggler among {} ranks: the rank computing longest against the median rank of its stage, {}, costs {:.2f} ms ({:.1f}%) "
+                          "of the {:.2f} ms step (sends, receives and collectives replayed as one graph, {} stages)",
+                          n, g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host), ms(frac * step), 100 * frac, ms(step), pipe.stages());
+  } else if (named) {
+    const auto& g = p.gpus[pp.gpu[top.rank]];
+    const std::string name = g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host);
+    f.status = report::Status::warn;
+    f.title = fmt::format("{} computes {:.2f} ms per iteration between its sends, receives and collectives, the median rank of its stage {} {:.2f} ms: "
+                          "replayed computing like that rank (sends, receives and collectives as one graph), the step {:.2f} ms ({:.1f}%) shorter, "
+                          "{:.2f} ms instead of {:.2f} ms; its pipeline peers wait for it in their receives and its stage's copies in their "
+                          "collectives",
+                          name, per_it(top.own), top.stage, per_it(top.median), ms(frac * step), 100 * frac, ms(step - frac * step), ms(step));
+    for (std::size_t i = 1; i < pp.slow.size() && i < 4; ++i) {
+      const auto& c = pp.slow[i];
+      const auto& o = p.gpus[pp.gpu[c.rank]];
+      f.add(source, fmt::format("{}: {:.2f} ms per iteration between its ops, its stage {}'s median rank {:.2f} ms: {:.2f} ms of the step alone", o.label,
+                                per_it(c.own), c.stage, per_it(c.median), ms(static_cast<double>(c.saved) / static_cast<double>(pp.base.replayed) * step)));
+    }
+    f.fix = fmt::format("{} computes longer than the other copies of its stage: see why (its data shard; perfgap check on its node: gpu.clocks, "
+                        "placement.*, cpu.governor); the ranks that wait for it in their receives and collectives are not the cause",
+                        g.label);
+    f.impact = fmt::format("{:.2f} ms of every {:.2f} ms step ({:.1f}%): the step would be that much shorter if {} computed like its stage's median "
+                           "rank (by replay of the job's sends, receives and collectives)",
+                           ms(frac * step), ms(step), 100 * frac, g.label);
+  } else {
+    f.status = report::Status::pass;
+    f.title = fmt::format("no straggler among {} ranks: none computes longer than the median rank of its stage by 1% of the step and 0.1 ms (sends, "
+                          "receives and collectives replayed as one graph, {} stages); a stage slower than the others is the pipeline's balance "
+                          "(perfgap whatif prices each stage: whatif.stage)",
+                          n, pipe.stages());
+  }
+  ppdp_rank_table(f, p, an, per_it_ns, step);
+  f.table_always = f.status == report::Status::warn;
+  return f;
+}
+
 }  // namespace
 
 Finding straggler_finding(const Digest& p, const Analysis& an, const std::string& source) {
@@ -360,6 +509,9 @@ Finding straggler_finding(const Digest& p, const Analysis& an, const std::string
   auto why_not = [&](std::size_t r) {
     return p2p_only(r) ? std::string("only point-to-point send/recv (a pipeline stage): no collective to align on") : al.why_not[r];
   };
+  // Send/recv beside collectives (pipeline and data parallel): the graph of both names the rank,
+  // never the collectives alone (a rank waiting in a receive for its peer would read as late).
+  if (an.pp.mixed) return straggler_pipeline_finding(p, an, source, std::move(f));
   f.metric("ranks", static_cast<double>(n));
   f.metric("ranks_aligned", static_cast<double>(xr.aligned));
   f.metric("ranks_unaligned", static_cast<double>(unaligned.size()));
@@ -474,16 +626,16 @@ void exposed_comm_fix(Finding& f, const DigestFindingInputs& in, int c, const st
                                                   "(TorchRec's pipelined training, TrainPipelineSparseDist, starts the next batch's input all-to-all during "
                                                   "this batch's compute), an MoE's expert dispatch and combine (comm/compute pipelining); "
                                                 : "";
+  const std::string straggler = straggler_named(in.p, an);
   if (!sweepable) {
     f.fix = comm_fix(in.libs.slot_kind(slot), in.libs.slot_name(slot), in.pipeline);
-    if (an.xr.straggler_warn)
-      f.fix = fmt::format("first remove the straggler (profile.straggler: the other ranks wait for {} each iteration); then: {}",
-                          in.p.gpus[an.xr.gpu[static_cast<std::size_t>(an.xr.straggler)]].label, f.fix);
-  } else if (an.xr.straggler_warn) {
+    if (!straggler.empty())
+      f.fix = fmt::format("first remove the straggler (profile.straggler: the other ranks wait for {} each iteration); then: {}", straggler, f.fix);
+  } else if (!straggler.empty()) {
     // A straggler first: tuning NCCL while the ranks wait for one of them measures the wait.
     f.fix = fmt::format("first remove the straggler (profile.straggler: the other ranks wait for {} each iteration); then {}profile again "
                         "before tuning the collective itself",
-                        in.p.gpus[an.xr.gpu[static_cast<std::size_t>(an.xr.straggler)]].label, overlap);
+                        straggler, overlap);
   } else {
     f.fix = fmt::format("{}then tune the collective itself: perfgap sweep --env NCCL_ALGO=unset,Ring,Tree --env NCCL_MIN_NCHANNELS=unset,16,32 -- {} -b 1M -e 1G -f 2 -g 8 "
                         "(also NCCL_PROTO, NCCL_NCHANNELS_PER_NET_PEER, NCCL_IB_QPS_PER_CONNECTION; see docs/SWEEP.md) and check the fabric with perfgap analyze nccl-tests",

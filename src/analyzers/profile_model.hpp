@@ -273,9 +273,29 @@ struct CrossRanks {
   std::vector<double> skews;                     // per match, last - first arrival
 };
 
+// A job whose ranks run send/recv and collectives (pipeline and data parallel): its ops in one
+// graph (profile_pipeline.hpp PipelineReplay with collectives) where its stages and each
+// collective's group can be told from the traces. Replayed collective to collective (CrossRanks),
+// a receive counts as the rank's own time, so a rank waiting in one for its slow pipeline peer
+// reads as late: whatif replays its changes on this graph, and profile.straggler names the rank
+// it names (`slow`'s first), or no rank where the graph cannot be built (`why_not`).
+struct PipelineWithCollectives {
+  bool mixed = false;              // send/recv and collectives in the job
+  std::string why_not;             // mixed, and no graph: why ("" where it was built)
+  PipelineReplay pipe;
+  Replay base;                     // as measured
+  std::vector<std::size_t> gpu;    // replay rank -> GPU
+  std::vector<std::int64_t> rank;  // replay rank -> the job's rank its trace records; -1: not recorded
+  // The ranks computing longer than their stage's median rank by 1% of the step and 0.1 ms (as
+  // whatif's notable), the one whose change saves most first.
+  std::vector<SlowCopy> slow;
+  bool built() const { return mixed && why_not.empty(); }
+};
+
 struct Analysis {
   std::vector<GpuTimeline> gpus;
   CrossRanks xr;
+  PipelineWithCollectives pp;
   std::string method;  // how iterations were found; empty: none
   std::string method_kind;  // "range", "step", "period", ""
   bool iterations = false;

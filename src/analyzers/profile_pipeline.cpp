@@ -480,4 +480,34 @@ void PipelineReplay::join_collectives(const std::vector<std::vector<P2pOp>>& ops
   if (world) groups_from_ += ", or every rank where the size is the job's";
 }
 
+std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns) {
+  std::vector<SlowCopy> out;
+  const std::size_t n = p.stage().size();
+  std::vector<std::vector<std::size_t>> ranks(p.stages());
+  for (std::size_t r = 0; r < n; ++r)
+    if (p.stage()[r] >= 0 && static_cast<std::size_t>(p.stage()[r]) < ranks.size()) ranks[static_cast<std::size_t>(p.stage()[r])].push_back(r);
+  const Replay base = p.run(PipelineChange{});
+  for (std::size_t s = 0; s < ranks.size(); ++s) {
+    if (ranks[s].size() < 2) continue;
+    std::vector<std::int64_t> own;
+    for (auto r : ranks[s]) own.push_back(p.own()[r]);
+    // The stage's median rank (of an even count, halfway between the middle two).
+    std::sort(own.begin(), own.end());
+    const double m = own.size() % 2 ? static_cast<double>(own[own.size() / 2])
+                                    : (static_cast<double>(own[own.size() / 2 - 1]) + static_cast<double>(own[own.size() / 2])) / 2;
+    for (auto r : ranks[s]) {
+      const double mine = static_cast<double>(p.own()[r]);
+      if (mine <= 0 || mine - m < notable_ns) continue;
+      SlowCopy c;
+      c.rank = r, c.stage = s, c.own = mine, c.median = m;
+      c.change.scale.assign(n, 1.0);
+      c.change.scale[r] = m / mine;
+      c.saved = std::max<std::int64_t>(0, base.replayed - p.run(c.change).replayed);
+      out.push_back(std::move(c));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const SlowCopy& a, const SlowCopy& b) { return a.saved > b.saved; });
+  return out;
+}
+
 }  // namespace perfgap::analyzers

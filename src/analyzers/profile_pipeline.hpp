@@ -116,4 +116,21 @@ class PipelineReplay {
   std::string groups_from_;
 };
 
+// A rank of a stage of several ranks (the pipeline's data-parallel copies) that spends notably
+// longer between its ops than its stage's median rank, and what the replay saves with its own
+// time scaled to that median's: the rank that computes long, never one that only waited (a
+// receive's or a collective's waiting is not own time). whatif.rank replays it; profile.straggler
+// names the one that saves most on a job of send/recv and collectives.
+struct SlowCopy {
+  std::size_t rank = 0;        // the replay's rank
+  std::size_t stage = 0;
+  double own = 0, median = 0;  // ns over the replay: its own time, its stage's median rank's
+  PipelineChange change;       // its own time scaled to the median's
+  std::int64_t saved = 0;      // ns of the replay the change saves
+};
+// The ranks whose own time is `notable_ns` (over the replay) or more above their stage's median
+// rank's, the one whose change saves most first (of equal savings, the lower rank); none where
+// the job has no stages.
+std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns);
+
 }  // namespace perfgap::analyzers

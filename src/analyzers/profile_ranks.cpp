@@ -375,6 +375,7 @@ Replay CollectiveReplay::run(const ReplayChange& change) const {
     if (const auto i = static_cast<std::size_t>(&st - steps_.data()); i >= whole_lo_ && i < whole_hi_) {
       out.whole_measured += st.measured;
       out.whole_replayed += last + transfer;
+      out.whole_iterations = whole_iterations_;
     }
     // The issue points, from the new chain end: a rank ahead of the chain is still ahead.
     if (change.overlap)
@@ -406,8 +407,19 @@ void CollectiveReplay::overlap(const RankAlignment& al, const std::vector<std::v
     const std::size_t k = steps_[i].match;
     if (iter(k) >= 0 && iter(k - 1) >= 0 && iter(k) != iter(k - 1)) starts.push_back(i);
   }
-  whole_lo_ = whole_hi_ = 0;
-  if (starts.size() >= 2) whole_lo_ = starts.front(), whole_hi_ = starts.back(), held_iterations_ = starts.size() - 1;
+  whole_lo_ = whole_hi_ = whole_iterations_ = 0;
+  whole_host_wait_.clear();
+  if (starts.size() >= 2) {
+    whole_lo_ = starts.front(), whole_hi_ = starts.back();
+    // The iterations the span crosses: by the windows' numbers, so that an iteration holding no
+    // collective of the replay still counts.
+    const std::int32_t crossed = iter(steps_[whole_hi_].match) - iter(steps_[whole_lo_].match);
+    whole_iterations_ = crossed > 0 ? static_cast<std::size_t>(crossed) : starts.size() - 1;
+    held_iterations_ = whole_iterations_;
+    whole_host_wait_.assign(n, 0);
+    for (std::size_t i = whole_lo_; i < whole_hi_; ++i)
+      for (std::size_t r = 0; r < n; ++r) whole_host_wait_[r] += steps_[i].host[r];
+  }
   std::set<std::int32_t> iterations;
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     auto& st = steps_[i];

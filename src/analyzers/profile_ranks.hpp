@@ -79,7 +79,10 @@ struct Replay {
   // Over whole iterations only (CollectiveReplay::overlap found their bounds; else 0): from the
   // end of one iteration's last collective to the end of a later one's. A capture's first and
   // last iterations enter the replay in part, and the parts are not shaped like a whole step.
+  // `whole_iterations`: how many iterations that span is (the reference rank's windows it
+  // crosses), so that a saving over it and the step it is taken from are of the same iterations.
   std::int64_t whole_measured = 0, whole_replayed = 0;
+  std::size_t whole_iterations = 0;
 };
 // One change to the job, replayed (docs/WHATIF.md): what each rank and collective would do instead.
 struct ReplayChange {
@@ -134,8 +137,10 @@ class CollectiveReplay {
   // Per rank: its time to arrive after the previous collective's end, beyond the median rank's,
   // summed over the replayed steps (ns); 0 for ranks not aligned.
   const std::vector<std::int64_t>& excess() const { return excess_; }
-  // Per rank: its host-bound idle inside the replayed steps, summed (ns).
+  // Per rank: its host-bound idle inside the replayed steps, summed (ns); of it, inside the steps
+  // of whole iterations (Replay::whole_*; empty where overlap() found none).
   const std::vector<std::int64_t>& host_wait() const { return host_wait_; }
+  const std::vector<std::int64_t>& whole_host_wait() const { return whole_host_wait_; }
   // Per rank: its time to arrive after the previous collective's end, summed over the steps (ns).
   const std::vector<std::int64_t>& arriving() const { return arriving_; }
 
@@ -154,10 +159,11 @@ class CollectiveReplay {
     std::vector<std::int64_t> own;   // overlap(): per rank, its own time since its arrival at the previous collective
   };
   std::vector<Step> steps_;
-  std::vector<std::int64_t> excess_, host_wait_, arriving_, held_;
+  std::vector<std::int64_t> excess_, host_wait_, arriving_, held_, whole_host_wait_;
   std::array<std::int64_t, parsers::kCollCount> held_by_coll_{};
   std::size_t chained_ = 0, held_iterations_ = 0, concurrent_ = 0;
   std::size_t whole_lo_ = 0, whole_hi_ = 0;  // the steps of whole iterations: [lo, hi); empty: none
+  std::size_t whole_iterations_ = 0;         // the iterations they span
 };
 
 // One input (a rank's trace) of a job, as the rank-set check sees it before anything is judged.

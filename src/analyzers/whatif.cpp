@@ -97,35 +97,6 @@ void pipeline_job(const Digest& d, const Analysis& an, Job& j) {
   j.base = j.pipe.run(PipelineChange{});
 }
 
-// A pipeline whose ranks also run collectives (pipeline and data parallel): its sends, receives
-// and collectives in one graph. Fills `j` where it replays; else says why not.
-std::string pipeline_with_collectives(const Digest& d, const Analysis& an, Job& j) {
-  const auto& xr = an.xr;
-  std::vector<std::vector<P2pOp>> ops;
-  std::vector<std::vector<RankCollective>> colls;
-  std::vector<std::int64_t> rank;
-  std::vector<std::size_t> gpu;
-  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
-    // The cross-rank analysis holds the collectives of the GPUs it aligned (moved there).
-    const auto in_xr = std::find(xr.gpu.begin(), xr.gpu.end(), g);
-    const auto& seq = in_xr != xr.gpu.end() ? xr.seqs[static_cast<std::size_t>(in_xr - xr.gpu.begin())] : an.gpus[g].seq;
-    if (an.gpus[g].p2p.empty() && seq.empty()) continue;
-    gpu.push_back(g);
-    ops.push_back(an.gpus[g].p2p);
-    colls.push_back(seq);
-    rank.push_back(an.gpus[g].rank);
-  }
-  PipelineReplay pipe(ops, rank, colls);
-  if (!pipe.why_not().empty()) return pipe.why_not();
-  j.pipeline = true;
-  j.pipe = std::move(pipe);
-  j.gpu = std::move(gpu);
-  for (auto g : j.gpu) j.name.push_back(gpu_name(d, g));
-  j.rank = std::move(rank);
-  j.base = j.pipe.run(PipelineChange{});
-  return "";
-}
-
 // Per match, the window of `wins` its collective starts in (as the cross-rank figures number
 // them); -1 outside every window.
 std::vector<std::int32_t> windows_of(const RankAlignment& al, const std::vector<RankCollective>& ref, const std::vector<Win>& wins) {
@@ -186,17 +157,20 @@ Job replayable(const Digest& d, Analysis& an) {
     return j;
   }
   if (p2p) {
-    // Send/recv and collectives: a pipeline with data-parallel copies, replayed as one graph
-    // where its stages and groups can be told; else collective to collective, saying why.
-    std::size_t p2p_ranks = 0, ranks = 0;
-    for (const auto& gt : an.gpus) p2p_ranks += !gt.p2p.empty(), ranks += gt.nccl;
-    if (p2p_ranks < 2) j.mixed_why = "only one rank's trace holds send/recv: its peers' traces are not among the inputs";
-    else if (d.job.partial() || (j.world > 0 && j.world > static_cast<std::int64_t>(ranks)))
-      j.mixed_why = fmt::format("{} of the job's {} ranks are in the traces, and a pipeline's stages and its collectives' groups cannot be told from "
-                                "part of it (give every rank's trace)",
-                                ranks, j.world > 0 ? std::to_string(j.world) : std::string("unknown number of"));
-    else j.mixed_why = pipeline_with_collectives(d, an, j);
-    if (j.mixed_why.empty()) return j;
+    // Send/recv and collectives: a pipeline with data-parallel copies, replayed as the one graph
+    // the analysis built where its stages and groups can be told (the graph profile.straggler
+    // reads); else collective to collective, saying why.
+    auto& pp = an.pp;
+    j.mixed_why = pp.why_not;
+    if (pp.built()) {
+      j.pipeline = true;
+      j.pipe = std::move(pp.pipe);
+      j.gpu = pp.gpu;
+      for (auto g : j.gpu) j.name.push_back(gpu_name(d, g));
+      j.rank = pp.rank;
+      j.base = pp.base;
+      return j;
+    }
   }
   if (xr.present) {
     j.replayer = xr.replayer;
@@ -267,7 +241,19 @@ Finding replay_finding(const Job& j, const std::string& source, bool partial, bo
   } else if (j.gpu.size() == 1)
     what = j.world > 1 ? fmt::format("one rank of {} alone (what its collectives wait for the others counts as their transfer)", j.world)
                        : "one rank's own timeline";
-  if (!j.pipeline) f.add(source, fmt::format("{} collective-to-collective intervals over {:.1f} iterations of {}", j.base.intervals, spans, what));
+  if (!j.pipeline) {
+    f.add(source, fmt::format("{} collective-to-collective intervals over {:.1f} iterations of {}", j.base.intervals, spans, what));
+    // The changes' step and savings are over the whole iterations it holds (tried_finding): that step too.
+    if (const Replay m = j.replayer.run(ReplayChange{}); m.whole_iterations > 0 && m.whole_measured > 0) {
+      const double n = static_cast<double>(m.whole_iterations);
+      f.metric("whole_iterations", n);
+      f.metric("whole_step_ms_per_iter", ms(static_cast<double>(m.whole_replayed) / n));
+      f.add(source, fmt::format("each change's step and saving are over the {} whole iteration{} it holds (from the end of one iteration's last "
+                                "collective to the end of a later one's): {:.2f} ms per step there as replayed, {:.2f} ms measured",
+                                m.whole_iterations, m.whole_iterations == 1 ? "" : "s", ms(static_cast<double>(m.whole_replayed) / n),
+                                ms(static_cast<double>(m.whole_measured) / n)));
+    }
+  }
   trusted = std::abs(err) <= kReplayTolerancePct;
   // A replay spanning more iterations than the capture holds has joined pieces of different
   // iterations (a stage's trace missing from a pipeline): its per-iteration figures are not the job's.
@@ -313,30 +299,59 @@ struct Tried {
 constexpr const char* kNoLaunchCalls =
     "no host launch calls in the traces (Kineto cuda_runtime events; nsys --trace=cuda): whether a GPU waits for its launches is unknown";
 
-Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
-  Finding f = started("whatif." + t.kind, "workload", t.subject);
-  const Replay cf = j.pipeline ? j.pipe.run(t.pchange) : j.replayer.run(t.change);
-  double base = static_cast<double>(j.base.replayed), changed = static_cast<double>(cf.replayed);
+// The step a change is taken from, and what it saves of it, per iteration: over the whole
+// iterations the replay holds where it knows them, else over every collective-to-collective step
+// replayed (in the measured iterations' mean window).
+struct StepBase {
+  double step = 0, saved = 0;     // ns per iteration, as replayed
+  std::size_t whole = 0;          // the whole iterations both are over; 0: every step replayed
+};
+
+StepBase step_base(const Job& j, const Tried& t, const Replay& cf) {
+  StepBase b;
   // Over whole iterations where the replay knows them: the replay runs from a collective's end to
   // a collective's end, so a capture's partial first and last iterations weigh its collectives
   // more than a whole step does (a bandwidth change saved 15.42 ms of a step whose collectives,
   // at that bandwidth, could save at most 14.61 ms: the public 2-rank A100 trace, --busbw 100).
-  if ((t.whole_iterations || !j.pipeline) && cf.whole_measured > 0) {
+  // The step is then theirs too, never the mean of every window: a saving over whole iterations
+  // taken from a step over others read, on the public V100 trace, "189.56 ms instead of
+  // 347.51 ms" where the GPU was busy 200.1 ms of that step (its last window idles far less).
+  if ((t.whole_iterations || !j.pipeline) && cf.whole_measured > 0 && cf.whole_iterations > 0) {
     const Replay as_measured = j.replayer.run(ReplayChange{});
-    base = static_cast<double>(as_measured.whole_replayed), changed = static_cast<double>(cf.whole_replayed);
+    const double n = static_cast<double>(cf.whole_iterations);
+    b.whole = cf.whole_iterations;
+    b.step = static_cast<double>(as_measured.whole_replayed) / n;
+    b.saved = std::max(0.0, static_cast<double>(as_measured.whole_replayed - cf.whole_replayed) / n);
+    return b;
   }
-  const double saved_frac = base > 0 ? std::max(0.0, (base - changed) / base) : 0;
-  const double step = j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured);
-  const double saved = saved_frac * step;
+  const double base = static_cast<double>(j.base.replayed), changed = static_cast<double>(cf.replayed);
+  b.step = j.step_ns * base / static_cast<double>(j.base.measured);
+  b.saved = base > 0 ? std::max(0.0, (base - changed) / base) * b.step : 0;
+  return b;
+}
+
+Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
+  Finding f = started("whatif." + t.kind, "workload", t.subject);
+  const Replay cf = j.pipeline ? j.pipe.run(t.pchange) : j.replayer.run(t.change);
+  const StepBase b = step_base(j, t, cf);
+  const double step = b.step, saved = b.saved, saved_frac = step > 0 ? saved / step : 0;
   f.metric("saved_ms_per_iter", ms(saved));
   f.metric("saved_pct_of_step", 100 * saved_frac);
   f.metric("replayed_ms_per_iter", ms(step - saved));
   f.metric("step_ms_per_iter", ms(step));
   for (const auto& [k, v] : t.metrics) f.metric(k, v);
+  if (b.whole > 0) f.metric("whole_iterations", static_cast<double>(b.whole));
   f.status = 100 * saved_frac >= kStragglerPct ? report::Status::warn : report::Status::pass;
   f.title = fmt::format("{}: the step {:.2f} ms ({:.1f}%) shorter, {:.2f} ms instead of {:.2f} ms", t.what, ms(saved), 100 * saved_frac, ms(step - saved),
                         ms(step));
   for (const auto& e : t.evidence) f.add(source, e);
+  // Where the whole iterations' step is not the windows' mean (whatif.replay's), say which it is.
+  const double windows = j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured);
+  if (b.whole > 0 && std::abs(step - windows) >= 0.005 * windows)
+    f.add(source, fmt::format("the step and its saving are over the {} whole iteration{} the replay holds (from the end of one iteration's last "
+                              "collective to the end of a later one's): {:.2f} ms per step there as replayed, against {:.2f} ms over every iteration "
+                              "window (whatif.replay), of which the capture's first and last enter the replay in part",
+                              b.whole, b.whole == 1 ? "" : "s", ms(step), ms(windows)));
   if (f.status == report::Status::warn) f.fix = t.fix;
   return f;
 }
@@ -360,15 +375,12 @@ Tried overlap_change(const Job& j) {
     t.skip_why = "communication overlap not replayed: " + j.overlap_why;
     return t;
   }
-  // Per rank and iteration as the saving is (its share of the whole iterations replayed, of the
-  // replayed step), so that the saving never reads larger than what it hides; else per iteration
-  // whose collectives chain.
+  // Per rank and iteration as the saving is (over the whole iterations replayed, as the step the
+  // saving is taken from: step_base), so that the saving never reads larger than what it hides;
+  // else per iteration whose collectives chain.
   const auto& rp = j.replayer;
-  const Replay m = rp.run(ReplayChange{});
   const double ranks = static_cast<double>(std::max<std::size_t>(1, rp.held().size()));
-  const double step = j.base.measured > 0 ? j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured) : 0;
-  const double per_rank_iter = m.whole_measured > 0 && step > 0 ? ranks * static_cast<double>(m.whole_measured) / step
-                                                                 : ranks * static_cast<double>(std::max<std::size_t>(1, rp.held_iterations()));
+  const double per_rank_iter = ranks * static_cast<double>(std::max<std::size_t>(1, rp.held_iterations()));
   double sum = 0;
   for (auto h : rp.held()) sum += static_cast<double>(h);
   const double held_ms = ms(sum / per_rank_iter);
@@ -506,8 +518,12 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
       }
     }
   }
-  // Launches: every GPU's host-bound idle removed.
-  const auto& host = j.replayer.host_wait();
+  // Launches: every GPU's host-bound idle removed. Its waits per iteration over the iterations
+  // the saving is (step_base): the whole ones where the replay knows them.
+  const std::size_t whole = j.replayer.held_iterations();
+  const bool over_whole = !j.replayer.whole_host_wait().empty() && whole > 0;
+  const auto& host = over_whole ? j.replayer.whole_host_wait() : j.replayer.host_wait();
+  const double host_per_iter = over_whole ? 1.0 / static_cast<double>(whole) : per_iter;
   std::vector<std::size_t> waiting;
   for (std::size_t r = 0; r < n; ++r)
     if (host[r] > 0) waiting.push_back(r);
@@ -519,7 +535,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
                {}};
   for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
     launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between collectives", j.name[waiting[i]],
-                                          ms(static_cast<double>(host[waiting[i]]) * per_iter)));
+                                          ms(static_cast<double>(host[waiting[i]]) * host_per_iter)));
   if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between collectives");
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   out.push_back(std::move(launch));
@@ -627,25 +643,15 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                                        p.unpaired()));
     out.push_back(std::move(t));
   }
-  // A rank of a stage of several: its own time against its stage's median rank.
-  for (std::size_t s = 0; s < ranks.size(); ++s) {
-    if (ranks[s].size() < 2) continue;
-    std::vector<double> v;
-    for (auto r : ranks[s]) v.push_back(static_cast<double>(p.own()[r]));
-    const double m = median(v);
-    for (auto r : ranks[s]) {
-      const double mine = static_cast<double>(p.own()[r]);
-      if (!notable(mine - m)) continue;
-      PipelineChange c;
-      c.scale.assign(n, 1.0);
-      c.scale[r] = m / mine;
-      out.push_back({"rank", j.name[r], fmt::format("computing like the median rank of its stage {}", s),
-                     "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
-                     {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(mine),
-                                  p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(m))},
-                     true, std::move(c)});
-    }
-  }
+  // A rank of a stage of several: its own time against its stage's median rank (the ranks
+  // profile.straggler names from, on a job with collectives too).
+  const double notable_ns = per_iter > 0 ? std::max(0.01 * j.step_ns, 100'000.0) / per_iter : INFINITY;
+  for (auto& c : slow_copies(p, notable_ns))
+    out.push_back({"rank", j.name[c.rank], fmt::format("computing like the median rank of its stage {}", c.stage),
+                   "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
+                   {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),
+                                p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
+                   true, std::move(c.change)});
   std::vector<std::size_t> waiting;
   for (std::size_t r = 0; r < n; ++r)
     if (p.host_wait()[r] > 0) waiting.push_back(r);

@@ -244,6 +244,16 @@ TEST(WhatifCli, PipelineWithDataParallelCopiesNamesTheSlowRank) {
     if (f["id"] == "whatif.rank" || f["id"] == "whatif.late_set") {
       EXPECT_NE(f["subject"].get<std::string>().find("rank 5 "), std::string::npos) << f["subject"];
     }
+  // analyze's profile.straggler names the same rank with the same saving (it named ranks 4-7,
+  // rank 5 and its three pipeline peers that only wait for it, late together).
+  const auto a = json_report(PERFGAP_BINARY, {"analyze", "kineto", d.path() + "/ppdp"}, 0);
+  const auto st = finding(a, "profile.straggler");
+  ASSERT_TRUE(st) << a.dump(1);
+  EXPECT_EQ((*st)["status"], "warn") << (*st)["title"];
+  const std::string title = (*st)["title"];
+  EXPECT_NE(title.find("rank 5 "), std::string::npos) << title;
+  for (const std::string waiting : {"rank 4 ", "rank 6 ", "rank 7 "}) EXPECT_EQ(title.find(waiting), std::string::npos) << title;
+  EXPECT_NEAR((*st)["metrics"]["cost_ms_per_iter"].get<double>(), (*rank)["metrics"]["saved_ms_per_iter"].get<double>(), 0.01) << title;
 }
 
 // --nccl-tests of another scale than the job's (8 ranks on one node for a 16-rank job on two):

@@ -215,13 +215,22 @@ Scenario large(int gpus, std::size_t kernels_per_gpu, std::size_t per_iter, bool
   return s;
 }
 
-Scenario job(const JobSpec& spec) {
+Scenario job(const JobSpec& spec, JobAnswer* answer) {
   Scenario s;
   const int n = spec.ranks;
   const double late = spec.late_rank >= 0 ? spec.late_ms : 0;
   const std::int64_t gap = spec.launch_bound_rank >= 0 ? static_cast<std::int64_t>(spec.launch_gap_us * 1000) : 0;
   const std::int64_t T = ns(40 + late + spec.allreduce_ms + 3.2) + 39 * gap;
   const std::int64_t foreign_T = T + 3 * kMs;
+  // The launch-bound rank waits in these iterations only; the others are 39 gaps shorter.
+  auto bound = [&](int i) { return i >= spec.launch_bound_from && (spec.launch_bound_to < 0 || i < spec.launch_bound_to); };
+  auto length = [&](int i) { return bound(i) ? T : T - 39 * gap; };
+  std::int64_t start_of_iteration = kT0;
+  if (answer) {
+    answer->iteration_ms.clear();
+    for (int i = 0; i < spec.iterations; ++i) answer->iteration_ms.push_back(static_cast<double>(length(i)) / static_cast<double>(kMs));
+    answer->no_launch_wait_ms = 40 + late + spec.allreduce_ms + 2;
+  }
   s.gpus.resize(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     s.gpus[static_cast<std::size_t>(r)].device = r % 8;
@@ -234,12 +243,12 @@ Scenario job(const JobSpec& spec) {
     std::int64_t last = 0;
     for (int r = 0; r < n; ++r) {
       const bool foreign = r == spec.foreign_rank;
-      const std::int64_t base = kT0 + i * (foreign ? foreign_T : T);
+      const std::int64_t base = foreign ? kT0 + i * foreign_T : start_of_iteration;
       const bool is_late = r == spec.late_rank || std::find(spec.also_late.begin(), spec.also_late.end(), r) != spec.also_late.end();
       const std::int64_t klen = ns((40 + (is_late ? late : 0)) / 40);
       auto& gpu = s.gpus[static_cast<std::size_t>(r)];
       const std::int64_t start = base + jitter(r, i);
-      const std::int64_t wait = r == spec.launch_bound_rank ? gap : 0;
+      const std::int64_t wait = r == spec.launch_bound_rank && bound(i) ? gap : 0;
       for (int k = 0; k < 40; ++k) {
         const std::int64_t ks = start + k * (klen + wait);
         Kernel kn = kernel(ks, ks + klen, "sm90_xmma_gemm_bf16_layer" + std::to_string(k), 7);
@@ -250,8 +259,9 @@ Scenario job(const JobSpec& spec) {
       }
       arrival[static_cast<std::size_t>(r)] = start + 40 * klen + 39 * wait;
       if (!foreign) last = std::max(last, arrival[static_cast<std::size_t>(r)]);
-      s.ranges.push_back({base - 500 * kUs, base + (foreign ? foreign_T : T) - 500 * kUs, "ProfilerStep#" + std::to_string(i + 1), gpu.pid});
+      s.ranges.push_back({base - 500 * kUs, base + (foreign ? foreign_T : length(i)) - 500 * kUs, "ProfilerStep#" + std::to_string(i + 1), gpu.pid});
     }
+    start_of_iteration += length(i);
     for (int r = 0; r < n; ++r) {
       const bool foreign = r == spec.foreign_rank;
       const std::int64_t a = arrival[static_cast<std::size_t>(r)];

@@ -190,8 +190,21 @@ struct JobSpec {
   // launch call begins after the previous kernel ended (host-bound idle, 39 gaps an iteration).
   int launch_bound_rank = -1;
   double launch_gap_us = 500;
+  // The iterations (from 0) in which it waits: [launch_bound_from, launch_bound_to); to < 0: to the
+  // last. Its other iterations are as every rank's, so the iterations differ in length.
+  int launch_bound_from = 0, launch_bound_to = -1;
 };
-Scenario job(const JobSpec& spec);
+// The generator's own answers for a job: each iteration's length as generated (its ProfilerStep
+// window; the ranks share it), and an iteration's with no GPU waiting for a launch: every rank's
+// 40 ms of compute (the late ones' longer), the AllReduce's transfer after the last arrival, and
+// the optimizer kernel, the next iteration's compute starting at once. It is also the GPU's busy
+// time of an iteration of a rank that is never late (the AllReduce's kernel running from its
+// arrival, and the others arriving within the jitter).
+struct JobAnswer {
+  std::vector<double> iteration_ms;
+  double no_launch_wait_ms = 0;
+};
+Scenario job(const JobSpec& spec, JobAnswer* answer = nullptr);
 // Clock offsets of up to +-7 ms per node (the 8 ranks of a node share their node's, within 10 µs):
 // unsynchronised hosts whose traces must be aligned before arrivals can be compared.
 std::vector<double> node_clock_offsets(int ranks);

@@ -415,6 +415,25 @@ TEST(AnalyzersBudget, ASlowNodeAndTheStragglerRankItMakesAreOneStep) {
   EXPECT_NEAR(budget_metric(only_straggler, "step.slowest_node.estimate_pct"), 18, 1e-9) << "measured by the straggler it absorbed";
 }
 
+// A straggler named by the graph of a pipeline's sends, receives and collectives (profile.straggler
+// on a job of both: pipeline_graph 1) has no wait at a collective: the basis says what the graph's
+// replay saves, never "the other ranks wait 0.00 ms".
+TEST(AnalyzersBudget, AStragglerNamedByAPipelinesGraphIsItsReplaysSaving) {
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto straggler = budget_rf("profile.straggler", Status::warn, "");
+  straggler.metrics = {{"pipeline_graph", 1}, {"cost_pct_of_iter", 17.5}, {"cost_ms_per_iter", 18.1}, {"iteration_ms", 103.25}};
+  prof.findings = {straggler};
+  auto b = explain_budget({{"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(75));
+  EXPECT_DOUBLE_EQ(budget_metric(b, "step.straggler_rank.measured"), 1);
+  EXPECT_NEAR(budget_metric(b, "step.straggler_rank.estimate_pct"), 17.5, 1e-9);
+  const auto* ev = budget_evidence(b, "straggler_rank");
+  ASSERT_NE(ev, nullptr);
+  EXPECT_NE(ev->observed.find("computing like its stage's median rank"), std::string::npos) << ev->observed;
+  EXPECT_NE(ev->observed.find("saves 18.10 ms, 17.5% of the step"), std::string::npos) << ev->observed;
+  EXPECT_EQ(ev->observed.find("wait 0.00 ms"), std::string::npos) << ev->observed;
+}
+
 // An Inspector late rank: the others' wait per operation x a profile's kernels per iteration over
 // its iteration time, summed over the collectives the profile counts (the others said); of two
 // late ranks the costliest; without a profile's iterations, unestimated.

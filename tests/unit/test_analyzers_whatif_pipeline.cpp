@@ -393,5 +393,94 @@ TEST(WhatifPipeline, PipelineAndDataParallelUndecidedNamesNoWaitingRank) {
   }
 }
 
+// analyze's profile.straggler on a job of send/recv and collectives: the rank the graph of its
+// sends, receives and collectives names (the one whatif.rank names), never its pipeline peers
+// that wait for it in their receives (ranks 4, 6 and 7) or its stage's copies that wait for it in
+// the AllReduce. Replayed collective to collective it named ranks 4-7 late together (of three
+// copies) or no straggler at all (of two).
+TEST(WhatifPipeline, PipelineAndDataParallelStragglerIsTheRankTheGraphNames) {
+  for (bool one_f_one_b : {false, true})
+    for (int dp : {2, 3}) {
+      auto spec = ppdp_spec(one_f_one_b, dp);
+      spec.slow_rank = 5;  // copy 1, stage 1
+      gen::PipelineAnswer answer;
+      const auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec, &answer));
+      SCOPED_TRACE(fmt::format("{} dp={}", one_f_one_b ? "1f1b" : "gpipe", dp));
+      const auto fs = analyzers::analyze_profile_job(t.files, t.reader(), {}, 2).findings;
+      const auto& st = fixture::find(fs, "profile.straggler");
+      EXPECT_EQ(st.status, Status::warn) << st.title;
+      EXPECT_EQ(st.title.rfind("trace/rank5.json: rank 5 ", 0), 0u) << st.title;
+      for (const std::string waiting : {"rank 4 ", "rank 6 ", "rank 7 ", "rank 1 ", "rank 9 "})
+        EXPECT_EQ(st.title.find(waiting), std::string::npos) << "a rank that waited is named: " << st.title;
+      EXPECT_EQ(fixture::metric(st, "pipeline_graph"), 1);
+      for (const auto& [k, v] : st.metrics) EXPECT_NE(k, "late_set_size") << st.title;
+      // What it costs is what whatif.rank saves of the same graph; of three copies, the generator's answer.
+      const auto wf = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+      const auto* rank = pipe_change(wf, "whatif.rank", "rank 5 ");
+      ASSERT_NE(rank, nullptr);
+      EXPECT_NEAR(fixture::metric(st, "cost_ms_per_iter"), fixture::metric(*rank, "saved_ms_per_iter"), 0.01) << st.title;
+      EXPECT_NEAR(fixture::metric(st, "cost_pct_of_iter"), fixture::metric(*rank, "saved_pct_of_step"), 0.01) << st.title;
+      const double expected = answer.step_ms - answer.balanced_step_ms;
+      if (dp == 3) {
+        EXPECT_NEAR(fixture::metric(st, "cost_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << st.title;
+      } else {
+        EXPECT_GT(fixture::metric(st, "cost_ms_per_iter"), 0.2 * expected) << st.title;
+        EXPECT_LE(fixture::metric(st, "cost_ms_per_iter"), expected + kPipeSavingPct / 100 * answer.step_ms) << st.title;
+      }
+      // Only rank 5 computes longer than its stage's median rank: it alone has a saving.
+      for (const auto& [k, v] : st.metrics)
+        if (k.starts_with("saved_ms_per_iter.")) {
+          EXPECT_NE(k.find("rank5"), std::string::npos) << k;
+        }
+      // Communication's fix sends the user to the same rank first.
+      for (const auto& f : fs)
+        if (f.id == "profile.exposed_comm" && f.fix.find("first remove the straggler") != std::string::npos) {
+          EXPECT_NE(f.fix.find("rank 5 "), std::string::npos) << f.fix;
+        }
+    }
+}
+
+// A whole stage slow (every copy of it): no rank of it computes longer than its stage's median,
+// so no straggler is named; the stage's balance is whatif.stage's.
+TEST(WhatifPipeline, PipelineAndDataParallelSlowStageIsNoStraggler) {
+  for (int dp : {2, 3}) {
+    auto spec = ppdp_spec(true, dp);
+    spec.slow_stage = 2;
+    const auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec));
+    SCOPED_TRACE(fmt::format("dp={}", dp));
+    const auto fs = analyzers::analyze_profile_job(t.files, t.reader(), {}, 2).findings;
+    const auto& st = fixture::find(fs, "profile.straggler");
+    EXPECT_EQ(st.status, Status::pass) << st.title;
+    EXPECT_NE(st.title.find("whatif.stage"), std::string::npos) << st.title;
+    EXPECT_EQ(fixture::metric(st, "cost_pct_of_iter"), 0) << st.title;
+    for (const auto& f : fs) EXPECT_EQ(f.fix.find("first remove the straggler"), std::string::npos) << f.fix;
+  }
+}
+
+// Where the graph cannot be built (peers not named among 8 ranks; a rank's trace missing), no
+// rank is named, saying why: compared at the collectives alone, a rank waiting in a receive for
+// its pipeline peer would read as the late one.
+TEST(WhatifPipeline, PipelineAndDataParallelStragglerSkipsWhereTheGraphCannotBeBuilt) {
+  auto spec = ppdp_spec(true, 3);
+  spec.slow_rank = 5;
+  spec.peers = false;
+  auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec));
+  auto fs = analyzers::analyze_profile_job(t.files, t.reader(), {}, 2).findings;
+  const auto& ambiguous = fixture::find(fs, "profile.straggler");
+  EXPECT_EQ(ambiguous.status, Status::skip) << ambiguous.title;
+  EXPECT_NE(ambiguous.title.find("no rank named"), std::string::npos) << ambiguous.title;
+  EXPECT_NE(ambiguous.title.find("ambiguous"), std::string::npos) << ambiguous.title;
+  EXPECT_NE(ambiguous.title.find("waiting in a receive"), std::string::npos) << ambiguous.title;
+  spec.peers = true;
+  t = fixture::kinetos_of_ranks(gen::pipeline_job(spec));
+  t.files.erase(t.files.begin() + 6);
+  t.json.erase(t.json.begin() + 6);
+  fs = analyzers::analyze_profile_job(t.files, t.reader(), {}, 2).findings;
+  const auto& missing = fixture::find(fs, "profile.straggler");
+  EXPECT_EQ(missing.status, Status::skip) << missing.title;
+  EXPECT_NE(missing.title.find("11 of the job's 12 ranks are in the traces"), std::string::npos) << missing.title;
+  for (const auto& f : fs) EXPECT_EQ(f.fix.find("first remove the straggler"), std::string::npos) << f.fix;
+}
+
 }  // namespace
 }  // namespace perfgap
