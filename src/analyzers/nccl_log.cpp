@@ -144,12 +144,13 @@ struct NcclNetSeen {
   std::optional<std::pair<int, std::string>> n_nodes;  // largest nNodes, where
   int gdr_enabled = 0;
   std::optional<int> coll, nvls, p2p;
+  parsers::NcclNodeSigns node_signs;  // every log's, together
 };
 
 NcclNetSeen nccl_net_seen(const std::vector<NcclLogInput>& logs) {
   NcclNetSeen s;
-  auto& [transports, gdr_by_dir, socket_channels, net_non_gdr, using_socket, rdma_shown, fallback_sign, forced, plugin, nets, version_where, hosts,
-         n_nodes, gdr_enabled, coll, nvls, p2p] = s;
+  auto& [transports, gdr_by_dir, socket_channels, net_non_gdr, using_socket, rdma_shown, fallback_sign, forced, plugin, nets, version_where,
+         hosts, n_nodes, gdr_enabled, coll, nvls, p2p, node_signs] = s;
   for (const auto& in : logs) {
     const auto& L = *in.log;
     for (const auto& [n, l] : L.using_network) {
@@ -196,6 +197,7 @@ NcclNetSeen nccl_net_seen(const std::vector<NcclLogInput>& logs) {
       if (!seen) version_where.push_back({who, v.version, at(in.source, v.line), v.host.empty() ? at(in.source, v.line) : v.host});
     }
     hosts.insert(L.hosts.begin(), L.hosts.end());
+    node_signs.merge(L.nodes);
     if (L.n_nodes && (!n_nodes || *L.n_nodes > n_nodes->first)) n_nodes = std::make_pair(*L.n_nodes, at(in.source, L.n_nodes_line.value_or(0)));
     if (L.coll_channels) coll = L.coll_channels;
     if (L.nvls_channels) nvls = L.nvls_channels;
@@ -204,11 +206,28 @@ NcclNetSeen nccl_net_seen(const std::vector<NcclLogInput>& logs) {
   return s;
 }
 
+// How many nodes the logs show and how they were counted (NCCL's nNodes at `where`, the ranks'
+// hostnames, their bootstrap/OOB addresses), or what was seen where nothing tells.
+// `judged`: what the verdict took instead where the lines do not count them.
+void nccl_nodes_evidence(Finding& f, const parsers::NcclNodes& n, const std::string& where, const std::string& judged) {
+  if (n.count > 0)
+    f.add("nodes", fmt::format("{} by {}{}", parsers::nccl_nodes_count_words(n), n.basis,
+                               !where.empty()     ? " (" + where + ")"
+                               : n.detail.empty() ? ""
+                                                  : ": " + n.detail));
+  else
+    f.add("nodes",
+          "not shown: " +
+              (n.detail.empty() ? std::string("no nNodes, no hostname of every rank, no bootstrap or OOB address in the log") : n.detail) +
+              (judged.empty() ? "" : "; " + judged));
+}
+
 // nccl_log.net: the network NCCL uses against what the job needs (RDMA, GPUDirect RDMA, one NCCL version).
 Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::string& subject, const NcclLogOptions& o) {
   const NcclNetSeen s = nccl_net_seen(logs);
-  const auto& [transports, gdr_by_dir, socket_channels, net_non_gdr, using_socket, rdma_shown, fallback_sign, forced, plugin, nets, version_where,
-               hosts, n_nodes, gdr_enabled, coll, nvls, p2p] = s;
+  const auto& [transports, gdr_by_dir, socket_channels, net_non_gdr, using_socket, rdma_shown, fallback_sign, forced, plugin, nets,
+               version_where, hosts, n_nodes, gdr_enabled, coll, nvls, p2p, node_signs] = s;
+  const auto nodes = parsers::nccl_nodes(node_signs);
   Finding f;
   f.id = "nccl_log.net";
   f.layer = "network";
@@ -221,14 +240,24 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   for (const auto& v : version_where) distinct.insert(v.version);
   if (distinct.size() == 1) f.metric("nccl_version", version_number(*distinct.begin()));
   if (n_nodes) f.metric("nodes", n_nodes->first);
+  else if (nodes.count > 0 && !nodes.at_least) f.metric("nodes", static_cast<double>(nodes.count));
 
   // Inter-node traffic: NET channels, or more than one node. NCCL probes IB and picks a
   // network in every job, single-node ones included, where nothing goes over it: one node
   // ("nNodes 1", or one host named and no NET channel) has no inter-node traffic to judge.
   bool net_channels = !socket_channels.empty() || !gdr_by_dir.empty();
-  bool single_node = n_nodes ? n_nodes->first == 1 : (hosts.size() == 1 && !net_channels);
-  std::string single_why = n_nodes ? fmt::format("nNodes 1 ({})", n_nodes->second)
-                                   : hosts.size() == 1 ? fmt::format("one host, {}, and no inter-node channel", *hosts.begin()) : "";
+  // Else the nodes the ranks' hostnames or addresses show, where they show every one.
+  // One host named is one node only where the lines may be every rank's: not one host's lines
+  // of a job of more ranks whose other ranks' lines are not in the log (an excerpt).
+  const bool nodes_exact = !n_nodes && nodes.count > 0 && !nodes.at_least;
+  const bool one_host_of_many = nodes.count == 0 && node_signs.n_ranks && *node_signs.n_ranks > 1;
+  bool single_node = n_nodes       ? n_nodes->first == 1
+                     : nodes_exact ? nodes.count == 1
+                                   : (hosts.size() == 1 && !net_channels && !one_host_of_many);
+  std::string single_why = n_nodes                                  ? fmt::format("nNodes 1 ({})", n_nodes->second)
+                           : nodes_exact                            ? fmt::format("1 node by {}", nodes.basis)
+                           : hosts.size() == 1 && !one_host_of_many ? fmt::format("one host, {}, and no inter-node channel", *hosts.begin())
+                                                                    : "";
   // Socket carries traffic when channels run over it; a "Using network Socket" alone does
   // only when the job spans nodes.
   bool socket_used = !socket_channels.empty() || (using_socket && !single_node);
@@ -338,6 +367,8 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   }
   if (f.status == report::Status::pass || f.status == report::Status::skip)
     for (const auto& v : version_where) f.add(v.where, "NCCL version " + v.version + (v.shown == v.where ? "" : " on " + v.shown));
+  nccl_nodes_evidence(f, nodes, n_nodes ? n_nodes->second : "",
+                      single_node && !n_nodes && !nodes_exact ? "judged one node: one host named and no inter-node channel" : "");
   return f;
 }
 

@@ -162,6 +162,7 @@ struct NcclTestsShape {
   std::string collective;  // "all_reduce" (the name's key); empty: not named
   std::string redop;       // the rows' redop ("sum", "none"); empty: not printed
   std::optional<long> ranks, nodes;
+  std::string nodes_words;  // "2 nodes", "at least 2 nodes (by ...)", "nodes not shown"
   bool ranks_inferred = false;
   // Where busbw/algbw leaves several rank counts: the range they lie in (1404 to 1472 for a
   // 1440-rank all_reduce printed to 0.01 GB/s): not a count, but enough to tell it is not 72.
@@ -222,10 +223,21 @@ std::optional<std::pair<long, long>> nccl_ranks_from_busbw(const parsers::NcclTe
   return std::make_pair(first, last);
 }
 
+// "2 nodes", "2 nodes (by the ranks' OOB addresses)", "at least 2 nodes (by the hostnames of
+// the NCCL INFO lines)": what the output shows and, where NCCL or the Rank lines do not say it
+// outright, how it was counted; "nodes not shown" only where nothing tells.
+std::string nccl_tests_nodes_words(const parsers::NcclTestsRun& run) {
+  const auto n = run.nodes_shown();
+  if (n.count <= 0) return "nodes not shown";
+  auto words = parsers::nccl_nodes_count_words(n);
+  return n.basis.empty() ? words : fmt::format("{} (by {})", words, n.basis);
+}
+
 NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
   NcclTestsShape s;
   s.ranks = run.ranks();
   s.nodes = run.nodes();
+  s.nodes_words = nccl_tests_nodes_words(run);
   if (!run.collective.empty()) s.collective = nccl_tests_collective_key(run.collective);
   std::optional<long> root;
   for (const auto& r : run.rows)
@@ -271,7 +283,7 @@ std::string nccl_tests_shape_words(const NcclTestsShape& s) {
   std::string what = !s.collective.empty() ? s.collective : !s.redop.empty() ? fmt::format("collective not named (redop {})", s.redop) : "collective not named";
   const auto ranks = nccl_tests_ranks_words(s);
   what += ranks.empty() ? ", ranks not shown" : ", " + ranks;
-  what += s.nodes ? fmt::format(", {} node{}", *s.nodes, *s.nodes == 1 ? "" : "s") : ", nodes not shown";
+  what += ", " + s.nodes_words;
   return what;
 }
 
@@ -458,7 +470,9 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
     else if (nodes && *nodes == 1)
       why = "a single node's busbw is bounded by NVLink/PCIe, not the NICs: pass --reference with a run of the same collective on a known-good node";
     else if (!nodes && o.nic_gbps_total > 0)
-      why = "the output does not show how many nodes ran it (no complete '# Rank' lines, no NCCL INFO nNodes): pass --reference, or the whole output";
+      why =
+          "the output does not show how many nodes ran it (no complete '# Rank' lines, no NCCL INFO nNodes, no NCCL INFO hostnames or bootstrap "
+          "addresses of two nodes): pass --reference, or the whole output";
     else
       why = "pass --reference with a run of the same collective on known-good nodes, or the NICs' line rate (--nics N --link-gbps G, or --node-report "
             "with a perfgap check report of a node) for a run across nodes";
@@ -568,7 +582,8 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   std::string& what = j.what;
   what = fmt::format("{} on {}, {}", run.collective.empty() ? "nccl-tests" : run.collective,
                      ranks ? fmt::format("{} rank{}", *ranks, *ranks == 1 ? "" : "s") : std::string("ranks not shown"),
-                     nodes ? fmt::format("{} node{}", *nodes, *nodes == 1 ? "" : "s") : std::string("nodes not shown"));
+                     nccl_tests_nodes_words(run));
+  const auto shown = run.nodes_shown();
   if (ranks) f.metric("ranks", static_cast<double>(*ranks));
   if (nodes) f.metric("nodes", static_cast<double>(*nodes));
 
@@ -601,17 +616,25 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   f.charts.push_back(nccl_tests_chart(what, rows, ref, o));
   nccl_tests_wrong_evidence(f, run, source, x);
 
-  // Without a reference: the line rate of the node's NICs is the basis, for a run across nodes.
-  const bool multi_node = nodes && *nodes >= 2;
+  // How the nodes were counted where the output does not say it outright (NCCL INFO lines'
+  // hostnames or addresses), or what it shows where that is not enough.
+  if (!shown.basis.empty())
+    f.add("nodes",
+          fmt::format("{} by {}{}", parsers::nccl_nodes_count_words(shown), shown.basis, shown.detail.empty() ? "" : ": " + shown.detail));
+  else if (shown.count <= 0 && !shown.detail.empty()) f.add("nodes", "not shown: " + shown.detail);
+  // Without a reference: the line rate of the node's NICs is the basis, for a run across nodes
+  // (at least two shown is enough).
+  const bool multi_node = shown.count >= 2;
   if (!o.reference && multi_node) j.basis_refused = nccl_tests_foreign_basis(run, o);
   const double expected = j.expected = !o.reference && multi_node && o.nic_gbps_total > 0 && j.basis_refused.empty() ? o.nic_gbps_total / 8 : 0;
   if (!j.basis_refused.empty()) f.add(o.nic_basis, j.basis_refused, fmt::format("a report of one of the run's hosts ({})", fmt::join(run.hosts, ", ")));
   if (expected > 0) {
     f.metric("expected_busbw_gbps", expected);
     if (max_busbw > 0) f.metric("peak_ratio", max_busbw / expected);
-    f.add(o.nic_basis, fmt::format("expected busbw {:.1f} GB/s: the node's RDMA line rate ({:g} Gb/s / 8) bounds a collective across {} nodes; "
-                                   "peak busbw {:.2f} GB/s is {:.1f}% of it",
-                                   expected, o.nic_gbps_total, *nodes, max_busbw, 100 * max_busbw / expected),
+    f.add(o.nic_basis,
+          fmt::format("expected busbw {:.1f} GB/s: the node's RDMA line rate ({:g} Gb/s / 8) bounds a collective across {}; "
+                      "peak busbw {:.2f} GB/s is {:.1f}% of it",
+                      expected, o.nic_gbps_total, parsers::nccl_nodes_count_words(shown), max_busbw, 100 * max_busbw / expected),
           fmt::format(">= {:.0f}% of it", 100 * kNcclExpectedWarn));
   }
   nccl_tests_verdict(f, j, x, run, rows.size(), source, o);

@@ -5,29 +5,12 @@
 #include <unordered_set>
 
 #include "parsers/line_feed.hpp"
+#include "parsers/nccl_nodes.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::parsers {
 namespace {
-
-// The host of "host:pid:tid [dev] NCCL ..." (the token before the last two ':'-fields).
-std::string_view host_of(std::string_view prefix) {
-  for (std::size_t i = 0; i < prefix.size();) {
-    while (i < prefix.size() && (prefix[i] == ' ' || prefix[i] == '\t')) ++i;
-    std::size_t b = i;
-    while (i < prefix.size() && prefix[i] != ' ' && prefix[i] != '\t') ++i;
-    if (i == b) break;
-    auto t = prefix.substr(b, i - b);
-    auto c2 = t.rfind(':');
-    if (c2 == std::string_view::npos || c2 == 0) continue;
-    auto c1 = t.rfind(':', c2 - 1);
-    if (c1 == std::string_view::npos) continue;
-    auto pid = t.substr(c1 + 1, c2 - c1 - 1), tid = t.substr(c2 + 1);
-    if (tooltext::is_integer(pid) && tooltext::is_integer(tid)) return t.substr(0, c1);
-  }
-  return {};
-}
 
 // Blanks, or a launcher label only: srun's "0:", Open MPI's "[1,0]<stdout>:".
 bool launcher_label_only(std::string_view s) {
@@ -162,10 +145,11 @@ void ParserState<NcclLog>::line(std::string_view raw) {
   auto at = is_warn ? warn : info;
   auto prefix = line.substr(0, at);
   auto msg = sys::trim_ws(line.substr(at + 11));
-  auto host = host_of(prefix);
+  auto host = nccl_line_host(prefix);
   if (!host.empty() && hosts.find(host) == hosts.end()) {
     hosts.emplace(host);
     out.hosts.emplace(host);
+    out.nodes.add_host(host);
   }
   if (is_warn) {
     ++out.warning_lines;
@@ -181,10 +165,10 @@ void ParserState<NcclLog>::line(std::string_view raw) {
 // One INFO or WARN message (after its tag), from `host`: what it says, into out.
 void ParserState<NcclLog>::message(std::string_view msg, std::string_view host) {
   const ByteSet have(msg);
-  static constexpr Needle kVersion("NCCL version "), kNodes(" nNodes "), kAwsOfi("Initializing aws-ofi-nccl "), kP2pPlugin("P2P plugin "),
-      kNetPlugin("Loaded net plugin "), kNoDevice("No device found"), kNoVerbs("Failed to open libibverbs"), kGdr("GPU Direct RDMA Enabled"),
-      kByEnv(" set by environment to "), kLoading("Loading topology file "), kCannotOpen("Could not open XML topology file "), kVia(" via "),
-      kArrow(" -> "), kColl(" coll channels");
+  static constexpr Needle kVersion("NCCL version "), kAwsOfi("Initializing aws-ofi-nccl "), kP2pPlugin("P2P plugin "),
+      kNetPlugin("Loaded net plugin "), kNoDevice("No device found"), kNoVerbs("Failed to open libibverbs"),
+      kGdr("GPU Direct RDMA Enabled"), kByEnv(" set by environment to "), kLoading("Loading topology file "),
+      kCannotOpen("Could not open XML topology file "), kVia(" via "), kArrow(" -> "), kColl(" coll channels");
 
   if (auto p = find_in(msg, have, kVersion); p != std::string_view::npos) {
     auto v = first_word(msg.substr(p + 13));
@@ -192,15 +176,9 @@ void ParserState<NcclLog>::message(std::string_view msg, std::string_view host) 
     if (!v.empty() && v[0] >= '0' && v[0] <= '9') add_version(host, v, lineno);
     return;
   }
-  // "comm 0x... rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0" (2.19+).
-  if (auto p = find_in(msg, have, kNodes); p != std::string_view::npos) {
-    auto w = sys::split_ws(msg.substr(p + 8));
-    if (!w.empty())
-      if (auto n = sys::to_int<int>(w[0]); n && *n > 0 && (!out.n_nodes || *n > *out.n_nodes)) {
-        out.n_nodes = *n;
-        out.n_nodes_line = lineno;
-      }
-  }
+  // "comm 0x... rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0" (2.19+), the
+  // ranks' hosts and bootstrap/OOB addresses: what the log says of the nodes.
+  out.nodes.info(msg, host, lineno);
   if (sys::starts_with(msg, "Using network ")) {
     add_once(out.using_network, networks, std::string(sys::trim_ws(msg.substr(14))), lineno);
     return;
@@ -300,6 +278,10 @@ void ParserState<NcclLog>::message(std::string_view msg, std::string_view host) 
 
 Parsed<NcclLog> ParserState<NcclLog>::finish() {
   if (out.nccl_lines == 0) return parse_fail("no NCCL log line (NCCL INFO/WARN or 'NCCL version')");
+  if (out.nodes.n_nodes) {
+    out.n_nodes = static_cast<int>(*out.nodes.n_nodes);
+    out.n_nodes_line = out.nodes.n_nodes_line;
+  }
   return std::move(out);
 }
 

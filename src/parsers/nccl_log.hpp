@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "parsers/line_feed.hpp"
+#include "parsers/nccl_nodes.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -47,6 +48,7 @@ struct NcclLog {
   std::set<std::string, std::less<>> hosts;                          // hosts named by line prefixes
   std::optional<int> n_nodes;                           // the largest "nNodes N" of comm init lines
   std::optional<int> n_nodes_line;
+  NcclNodeSigns nodes;                                     // what the lines say of the nodes (nNodes, the ranks' hosts and addresses)
   std::vector<std::pair<std::string, int>> using_network;  // "Socket", "IB", ... -> first line (each once)
   std::vector<std::pair<std::string, int>> rdma_devices;   // "mlx5_0:1/IB" from NET/IB : Using (each once)
   std::vector<std::pair<std::string, int>> socket_devices; // "eth0:10.0.0.1<0>" from NET/Socket : Using (each once)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "parsers/line_feed.hpp"
+#include "parsers/nccl_nodes.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/text.hpp"
 
@@ -225,11 +226,25 @@ std::optional<long> NcclTestsRun::ranks() const {
 }
 
 std::optional<long> NcclTestsRun::nodes() const {
-  if (info_nodes) return info_nodes;
-  // Every rank's line seen: its hosts are the nodes.
-  if (rank_lines > 0 && static_cast<long>(rank_lines) == max_rank + 1 && !hosts.empty() && hosts.size() < kMaxNcclTestsHosts)
-    return static_cast<long>(hosts.size());
+  if (auto n = nodes_shown(); n.count > 0 && !n.at_least) return n.count;
   return std::nullopt;
+}
+
+NcclNodes NcclTestsRun::nodes_shown() const {
+  NcclNodes out;
+  if (info_nodes) {
+    out.count = *info_nodes;
+    return out;
+  }
+  // Every rank's line seen: its hosts are the nodes.
+  if (rank_lines > 0 && static_cast<long>(rank_lines) == max_rank + 1 && !hosts.empty() && hosts.size() < kMaxNcclTestsHosts) {
+    out.count = static_cast<long>(hosts.size());
+    return out;
+  }
+  // The NCCL INFO lines' hosts or addresses; the ranks the output shows bound them.
+  NcclNodeSigns signs = info_nodes_signs;
+  if (auto r = ranks(); r && (!signs.n_ranks || *r > *signs.n_ranks)) signs.n_ranks = *r;
+  return nccl_nodes(signs);
 }
 
 // The table reader's state between lines.
@@ -414,7 +429,11 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
   }
   // NCCL INFO comm lines: "comm 0x.. rank 0 nRanks 16 nNodes 2 localRanks 8 ..." (2.12+), or
   // "rank 0 nranks 16" (destroy lines): the job's size when no Rank lines say it.
-  if (f.size() > 4 && sys::find(line, "NCCL INFO") != std::string_view::npos) {
+  if (auto at = f.size() > 4 ? sys::find(line, "NCCL INFO") : std::string_view::npos; at != std::string_view::npos) {
+    // What the line says of the nodes: its prefix's host, the ranks' hosts and addresses.
+    const auto host = nccl_line_host(line.substr(0, at));
+    run.info_nodes_signs.add_host(host);
+    run.info_nodes_signs.info(sys::trim_ws(line.substr(at + 9)), host, lineno);
     for (std::size_t i = 0; i + 1 < f.size(); ++i) {
       if (!tooltext::is_integer(f[i + 1])) continue;
       const long v = std::strtol(std::string(f[i + 1]).c_str(), nullptr, 10);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "parsers/line_feed.hpp"
+#include "parsers/nccl_nodes.hpp"
 #include "parsers/parse_error.hpp"
 
 namespace perfgap::parsers {
@@ -64,10 +65,18 @@ struct NcclTestsRun {
   long max_rank = -1;
   std::vector<std::string> hosts;  // distinct, in the order seen
   std::optional<long> info_ranks, info_nodes;
+  // What the NCCL INFO lines say of the nodes besides nNodes: the hostnames of their prefixes,
+  // the ranks' hosts and bootstrap/OOB addresses (parsers/nccl_nodes.hpp).
+  NcclNodeSigns info_nodes_signs;
   // The ranks and nodes the output shows, when it shows them whole (an excerpt that starts at
   // the last Rank line names one host of many: nodes unknown then).
   std::optional<long> ranks() const;
   std::optional<long> nodes() const;
+  // The nodes as the output shows them: NCCL's nNodes or every rank's Rank line (basis empty:
+  // said outright), else what the NCCL INFO lines' hosts or addresses show, with how they were
+  // counted (a lower bound, at_least, where the lines may not show every rank); count 0: not
+  // shown. nodes() is its exact count.
+  NcclNodes nodes_shown() const;
   std::vector<ParseError> damaged;  // rows cut short or with unreadable cells
   std::vector<NcclTestsStop> stopped_early;  // in file order
 };

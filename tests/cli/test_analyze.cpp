@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "files.hpp"
 #include "report_json.hpp"
@@ -116,6 +117,58 @@ TEST(Analyze, NcclLogAndSteps) {
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "nsys", log_fixture("perf/smmu-report.txt")}).status, 2);
   EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "perf"}).status, 2);
+}
+
+// An NCCL 2.18 log of a RoCE all_reduce_perf run over two hosts (no nNodes line, no '# Rank'
+// lines: tests/fixtures/logs/nccl-log/roce-2hosts-all-reduce-2.18.txt): every rank's init line
+// names its host, so both analyzers count two nodes and say how; an excerpt of one host's lines
+// says the nodes are not shown, and what it saw. (Before, nccl-tests read "nodes not shown" and
+// the NCCL-log analyzer said nothing of the nodes.)
+namespace {
+std::string analyze_nodes_evidence(const nlohmann::json& f) {
+  for (const auto& e : f["evidence"])
+    if (e["source"] == "nodes") return e["observed"];
+  return "";
+}
+}  // namespace
+
+TEST(Analyze, NcclInfoLinesCountTheNodesTheyShow) {
+  const auto log = log_fixture("nccl-log/roce-2hosts-all-reduce-2.18.txt");
+  auto nt = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log}, 0);
+  const auto& bw = *finding(nt, "nccl_tests.busbw");
+  EXPECT_NE(bw["title"].get<std::string>().find("all_reduce_perf on 4 ranks, 2 nodes (by the hostnames of every rank's NCCL INFO lines)"),
+            std::string::npos)
+      << bw["title"];
+  EXPECT_EQ(bw["metrics"]["nodes"], 2);
+  EXPECT_EQ(
+      analyze_nodes_evidence(bw),
+      "2 nodes by the hostnames of every rank's NCCL INFO lines: rank 0 on node-a, rank 1 on node-a, rank 2 on node-b, rank 3 on node-b");
+  // Across two nodes the NICs' line rate is a basis: 11.07 GB/s of 100 Gb/s / 8.
+  auto rate = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", log, "--nics", "1", "--link-gbps", "100"}, 0);
+  EXPECT_NE((*finding(rate, "nccl_tests.busbw"))["title"].get<std::string>().find("88.6% of the 12.5 GB/s the NICs allow"),
+            std::string::npos)
+      << (*finding(rate, "nccl_tests.busbw"))["title"];
+  auto nl = json_report(PERFGAP_BINARY, {"analyze", "nccl-log", log}, 0);
+  const auto& net = *finding(nl, "nccl_log.net");
+  EXPECT_EQ(net["status"], "pass") << net.dump(1);
+  EXPECT_EQ(net["metrics"]["nodes"], 2);
+  EXPECT_NE(analyze_nodes_evidence(net).find("2 nodes by the hostnames of every rank's NCCL INFO lines"), std::string::npos) << net.dump(1);
+  // node-a's lines alone: one host of four ranks, and nothing says how many others ran.
+  TempDir d;
+  std::string only_a;
+  std::istringstream in(perfgap::fixture::read_file(log));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("node-b:", 0) != 0) only_a += line + "\n";
+  const auto a = write_in(d, "node-a.txt", only_a);
+  auto nt_a = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", a}, 0);
+  const auto& bw_a = *finding(nt_a, "nccl_tests.busbw");
+  EXPECT_NE(bw_a["title"].get<std::string>().find("all_reduce_perf on 4 ranks, nodes not shown"), std::string::npos) << bw_a["title"];
+  EXPECT_FALSE(bw_a["metrics"].contains("nodes"));
+  EXPECT_EQ(analyze_nodes_evidence(bw_a),
+            "not shown: the lines name one host (node-a) for 4 ranks, and not every rank's line is in the log");
+  auto nl_a = json_report(PERFGAP_BINARY, {"analyze", "nccl-log", a}, 0);
+  EXPECT_EQ(analyze_nodes_evidence(*finding(nl_a, "nccl_log.net")),
+            "not shown: the lines name one host (node-a) for 4 ranks, and not every rank's line is in the log");
 }
 
 TEST(Analyze, OutputIsWrittenAtomically) {

@@ -111,3 +111,32 @@ TEST(AnalyzeFieldLogs, ReferencesOfAnotherShapeAreRefused) {
     EXPECT_NE(title.find(why), std::string::npos) << title;
   }
 }
+
+// The RoCE all_reduce_perf run over two hosts (nt-/nl-p40-roce-vf-ibext-*: no nNodes line, no
+// '# Rank' lines, four hostnames in the prefixes for two ranks): the ranks' init and destroy
+// lines name their hosts, so both analyzers count two nodes and say how. Before, nccl-tests read
+// "all_reduce_perf on 2 ranks, nodes not shown" and the NCCL-log analyzer said nothing of nodes.
+TEST(AnalyzeFieldLogs, TheRoceRunOverTwoHostsShowsItsNodes) {
+  const auto nt = kLogs / "nt-p40-roce-vf-ibext-interleaved-info" / "input.txt";
+  const auto nl = kLogs / "nl-p40-roce-vf-ibext-v8" / "input.txt";
+  if (!fs::exists(nt) || !fs::exists(nl)) GTEST_SKIP() << "../shared is absent";
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", nt.string(), "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& bw = j["findings"][0];
+  ASSERT_EQ(bw["id"], "nccl_tests.busbw");
+  EXPECT_NE(bw["title"].get<std::string>().find("all_reduce_perf on 2 ranks, 2 nodes (by the hostnames of every rank's NCCL INFO lines)"),
+            std::string::npos)
+      << bw["title"];
+  auto l = run_binary(PERFGAP_BINARY, {"analyze", "nccl-log", nl.string(), "--format", "json"});
+  ASSERT_EQ(l.status, 0) << l.err;
+  const auto lj = nlohmann::json::parse(l.out);
+  bool said = false;
+  for (const auto& f : lj["findings"])
+    if (f["id"] == "nccl_log.net")
+      for (const auto& e : f["evidence"])
+        said =
+            said || (e["source"] == "nodes" &&
+                     e["observed"] == "2 nodes by the hostnames of every rank's NCCL INFO lines: rank 0 on pod-vf02, rank 1 on pod-vf01");
+  EXPECT_TRUE(said) << l.out;
+}
