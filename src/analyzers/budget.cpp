@@ -150,7 +150,8 @@ void budget_one_place_one_cause(std::map<std::string, BudgetCause, std::less<>>&
       it = c.hits.erase(it);
     }
   }
-  if (on_slow_nodes(meas.busbw_nodes)) meas.busbw_ratio = BudgetMeasure{};
+  for (auto it = meas.busbw_by_coll.begin(); it != meas.busbw_by_coll.end();)
+    it = on_slow_nodes(it->second.nodes) ? meas.busbw_by_coll.erase(it) : std::next(it);
 }
 
 // What the reports hold, each report once: the findings that are problems by id (the budget's
@@ -514,6 +515,12 @@ void budget_metrics(Finding& f, const BudgetTotals& t, const BudgetSorted& sorte
   f.metric("estimated_findings", static_cast<double>(estimated_findings));
   f.metric("unestimated_findings", static_cast<double>(sorted.unestimated.size()));
   f.metric("reports", static_cast<double>(used));
+  // The exposed communication no bandwidth of its collective's kind prices (of the collective
+  // causes, the largest), only where there is some.
+  double unpriced = 0;
+  for (const auto* list : {&sorted.steps, &sorted.unestimated})
+    for (const auto* c : *list) unpriced = std::max(unpriced, c->unpriced_pct);
+  if (unpriced > 0) f.metric("unpriced_exposed_pct", unpriced);
   for (auto& m : step_metrics) f.metrics.push_back(std::move(m));
 }
 
@@ -543,11 +550,22 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
                           k ? " (source: " + budget_source(k->source) + ")" : "");
     }
     if (!c->bounded_how.empty()) basis += "; " + c->bounded_how;
+    if (!c->measured && !c->unpriced_how.empty()) basis += "; not measured by the bandwidth given (not priced, below)";
     std::string share = std::fabs(c->share - c->point) > 0.05
                             ? fmt::format("{:.1f} of throughput after fitting to the shortfall (estimated {:.1f})", c->share, c->point)
                             : fmt::format("{:.1f}% of throughput", c->share);
     f.add(c->id, fmt::format("{}: {}; {}; share {}", c->title, members, basis, share));
   }
+}
+
+// The exposed communication no bandwidth of its collective's kind prices (an all_reduce_perf run
+// says nothing of an AllToAll), said beside the causes rather than priced at another kind's ratio.
+void budget_unpriced_evidence(Finding& f, const BudgetSorted& sorted) {
+  for (const auto* c : sorted.steps)
+    if (!c->unpriced_how.empty()) f.add("not priced", fmt::format("{}: {}", c->id, c->unpriced_how));
+  for (const auto* c : sorted.unestimated)
+    if (!c->unpriced_how.empty())
+      f.add("not priced", fmt::format("{}: {}; nothing else measures it: not estimated", c->id, c->unpriced_how));
 }
 
 // The job's GPUs waiting for their host's launches (whatif.launch warns): not a cause of its own
@@ -654,13 +672,14 @@ std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const st
 // The findings not in the waterfall, how the estimates were fitted, what could not decide, the
 // reports' notes, the arithmetic, and where the measured figure came from.
 void budget_rest_evidence(Finding& f, const BudgetSorted& sorted, const BudgetTotals& t, BudgetCollected& got, const BudgetOptions& o) {
-  for (const auto* c : sorted.unestimated)
+  for (const auto* c : sorted.unestimated) {
     for (const auto* h : c->hits) {
       const std::string why = h->kb ? h->kb->note
                                     : "no knowledge-base entry for this id (a newer perfgap's or a site's own: add one with --kb DIR)";
       f.add(h->id, fmt::format("{}; unestimated: {}{}", budget_said(*h), why,
                                c->id != h->id ? " (cause: " + c->id + ")" : ""));
     }
+  }
   for (const auto* c : sorted.not_counted)
     for (const auto* h : c->hits) f.add(h->id, fmt::format("{}; not counted: {}", budget_said(*h), h->kb->note));
 
@@ -789,6 +808,7 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
 
   budget_metrics(f, t, sorted, got.used, budget_waterfall(f, sorted.steps, t, o));
   budget_cause_evidence(f, sorted.steps);
+  budget_unpriced_evidence(f, sorted);
   const std::string host_first = budget_launch_bound_said(f, got.meas, host_bound, sorted);
   const std::string overlap_first = budget_overlap_bound_said(f, got.meas, sorted);
   const std::string next = budget_unexplained_evidence(f, kb, got.seen_ids, t);

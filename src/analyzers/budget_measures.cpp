@@ -9,6 +9,9 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "analyzers/budget_model.hpp"
 #include "parsers/nccl_tests.hpp"
@@ -53,6 +56,18 @@ std::set<std::string, std::less<>> budget_measured_nodes(const compare::ReportFi
   }
   return nodes;
 }
+
+namespace {
+
+// The collective a bandwidth finding measured ("AllReduce"), as its report names it
+// (parsers::kCollectiveMeasuredEvidence); "" where it does not say.
+std::string budget_collective_measured(const compare::ReportFinding& x) {
+  for (const auto& [source, observed] : x.evidence)
+    if (source == parsers::kCollectiveMeasuredEvidence) return observed.substr(0, observed.find(' '));
+  return {};
+}
+
+}  // namespace
 
 // The measurements of one finding, any status but skip and error (they measured nothing).
 void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m) {
@@ -152,32 +167,39 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
     if (auto k = budget_metric(x, "kernels_per_iter"); k && *k > 0 && !m.kernels_per_iter.count(x.subject))
       m.kernels_per_iter[x.subject] = {*k, at};
     const auto bytes = budget_metric(x, "msg_bytes"), kernels = budget_metric(x, "kernels");
-    const double exposed = budget_metric(x, "exposed_ms_per_iter").value_or(0);
-    if (bytes && kernels && *bytes > 0 && *kernels > 0 && (!m.job_message || exposed > m.job_message->exposed_ms))
-      m.job_message = BudgetMeasures::JobMessage{x.subject, at, *bytes / *kernels, exposed};
+    if (auto pct = budget_metric(x, "exposed_pct_of_iter"); pct && *pct >= 0) {
+      auto& e = m.exposed_by_coll[x.subject];
+      if (!e.pct.found || *pct > e.pct.value) {
+        e.pct.more(*pct, at);
+        e.ms = budget_metric(x, "exposed_ms_per_iter").value_or(0);
+        e.msg_bytes = bytes && kernels && *bytes > 0 && *kernels > 0 ? *bytes / *kernels : 0;
+      }
+    }
   }
   if (x.id == "profile.iterations" && !m.profile_iter_ms.found)
     if (auto v = budget_metric(x, "iteration_ms"); v && *v > 0 && budget_metric(x, "iterations").value_or(0) >= 1) m.profile_iter_ms.more(*v, at);
+  // A collective's bandwidth against its basis, kept per collective (the lowest of its runs).
   if (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw")
     if (auto r = budget_metric(x, "peak_ratio"); r && *r > 0) {
-      if (!m.busbw_ratio.found || *r < m.busbw_ratio.value) {
-        m.busbw_ratio.less(std::min(1.0, *r), at);
-        m.busbw_nodes = budget_measured_nodes(x);
-        m.busbw_ratio_by_size.clear();
+      auto& b = m.busbw_by_coll[budget_collective_measured(x)];
+      if (!b.ratio.found || *r < b.ratio.value) {
+        b.ratio.less(std::min(1.0, *r), at);
+        b.nodes = budget_measured_nodes(x);
+        b.by_size.clear();
         for (const auto& [k, v] : x.metrics)
           if (k.starts_with("ratio.") && std::isfinite(v) && v > 0) {
             double bytes = 0;
             if (std::from_chars(k.data() + 6, k.data() + k.size(), bytes).ec == std::errc() && bytes > 0)
-              m.busbw_ratio_by_size.push_back({bytes, v, budget_metric(x, "busbw_gbps." + k.substr(6)).value_or(0)});
+              b.by_size.push_back({bytes, v, budget_metric(x, "busbw_gbps." + k.substr(6)).value_or(0)});
           }
-        std::sort(m.busbw_ratio_by_size.begin(), m.busbw_ratio_by_size.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
-        m.busbw = budget_metric(x, "max_busbw_gbps").value_or(0);
+        std::sort(b.by_size.begin(), b.by_size.end(), [](const auto& p, const auto& q) { return p.bytes < q.bytes; });
+        b.busbw = budget_metric(x, "max_busbw_gbps").value_or(0);
         if (auto ref = budget_metric(x, "reference_peak_busbw_gbps")) {
-          m.busbw_basis = *ref;
-          m.busbw_basis_name = "the reference";
+          b.basis = *ref;
+          b.basis_name = "the reference";
         } else if (auto exp = budget_metric(x, "expected_busbw_gbps")) {
-          m.busbw_basis = *exp;
-          m.busbw_basis_name = "the expected";
+          b.basis = *exp;
+          b.basis_name = "the expected";
         }
       }
     }
@@ -185,7 +207,7 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
 
 namespace {
 
-// The collective measurement's ratio where the job's collectives are: at the job's mean
+// A collective measurement's ratio where the job's collective of its kind is: at its mean
 // message size (the nearest size measured, on a log scale) where a profile gives one; else
 // `found` false and, when the sizes disagree with the peak, `how` says that the peak's ratio
 // is a lower bound of the cost (a 2-node run at 100% of its reference at 16 GiB and at 25-91%
@@ -195,29 +217,127 @@ struct SizedRatio {
   double ratio = 1;
   std::string how;
 };
-SizedRatio collective_ratio_at_job_size(const BudgetMeasures& m) {
+SizedRatio collective_ratio_at_job_size(const std::string& coll, const BudgetMeasures::CollectiveBusbw& b,
+                                        const BudgetMeasures::CollectiveExposure& ex) {
   SizedRatio out;
-  const auto& sizes = m.busbw_ratio_by_size;
+  const auto& sizes = b.by_size;
   if (sizes.empty()) return out;
   using report::size_text;
-  if (m.job_message) {
-    const double want = std::log(m.job_message->bytes);
+  if (ex.msg_bytes > 0) {
+    const double want = std::log(ex.msg_bytes);
     const auto* best = &sizes.front();
     for (const auto& s : sizes)
       if (std::fabs(std::log(s.bytes) - want) < std::fabs(std::log(best->bytes) - want)) best = &s;
     out.found = true;
     out.ratio = std::min(1.0, best->ratio);
     out.how = fmt::format("the job's {} messages average {} ({}: msg_bytes / kernels); at {} the measurement's busbw is {}{:.1f}% of {}{}",
-                          m.job_message->coll, size_text(m.job_message->bytes), m.job_message->where, size_text(best->bytes),
-                          best->busbw_gbps > 0 ? fmt::format("{:.1f} GB/s, ", best->busbw_gbps) : "", 100 * out.ratio, m.busbw_basis_name,
+                          coll, size_text(ex.msg_bytes), ex.pct.where, size_text(best->bytes),
+                          best->busbw_gbps > 0 ? fmt::format("{:.1f} GB/s, ", best->busbw_gbps) : "", 100 * out.ratio, b.basis_name,
                           best->busbw_gbps > 0 ? fmt::format(" {:.1f} GB/s", best->busbw_gbps / best->ratio) : "");
     return out;
   }
-  const auto worst = std::min_element(sizes.begin(), sizes.end(), [](const auto& a, const auto& b) { return a.ratio < b.ratio; });
-  if (worst->ratio < 0.95 && m.busbw_ratio.value >= 0.95 && m.exposed_pct.found)
-    out.how = fmt::format("; that is the peak's ratio: at {} it is {:.1f}%, which would make it {:.1f} points, and the job's message sizes are not "
-                          "in the inputs (an analyze report of its Kineto trace gives them: profile.exposed_comm msg_bytes)",
-                          size_text(worst->bytes), 100 * worst->ratio, m.exposed_pct.value * (1 - worst->ratio));
+  const auto worst = std::min_element(sizes.begin(), sizes.end(), [](const auto& p, const auto& q) { return p.ratio < q.ratio; });
+  if (worst->ratio < 0.95 && b.ratio.value >= 0.95)
+    out.how = fmt::format(
+        "; that is the peak's ratio: at {} it is {:.1f}%, which would make it {:.1f} points, and the job's message sizes are not "
+        "in the inputs (an analyze report of its Kineto trace gives them: profile.exposed_comm msg_bytes)",
+        size_text(worst->bytes), 100 * worst->ratio, ex.pct.value * (1 - worst->ratio));
+  return out;
+}
+
+// The nccl-tests binary that measures a collective of the profile's name; "" for none.
+std::string_view budget_bench_of(std::string_view coll) {
+  static constexpr std::pair<std::string_view, std::string_view> kBench[] = {
+      {"AllReduce", "all_reduce_perf"}, {"AllGather", "all_gather_perf"}, {"ReduceScatter", "reduce_scatter_perf"},
+      {"AllToAll", "alltoall_perf"},    {"Broadcast", "broadcast_perf"},  {"Reduce", "reduce_perf"},
+      {"SendRecv", "sendrecv_perf"}};
+  for (const auto& [c, bench] : kBench)
+    if (c == coll) return bench;
+  return {};
+}
+
+// Collective bandwidth priced by kind: each collective's exposed time times (1 - r), r the
+// ratio a measurement of that same collective gave (at the job's message size where known);
+// the exposure of a collective no measurement of its kind covers is said, not priced with
+// another kind's ratio.
+struct CollectivePriced {
+  bool any = false;  // some collective's exposure was priced
+  double points = 0;
+  std::string how;       // the priced collectives, each with its measurement
+  std::string unpriced;  // what is not priced and why; empty: nothing
+  double unpriced_pct = 0;
+};
+
+// One collective's exposed time at its measurement's ratio, into out.
+void budget_price_collective(const std::string& coll, const BudgetMeasures::CollectiveExposure& ex,
+                             const BudgetMeasures::CollectiveBusbw& b, CollectivePriced& out) {
+  const auto sized = collective_ratio_at_job_size(coll, b, ex);
+  const double r = sized.found ? sized.ratio : b.ratio.value;
+  const double pts = ex.pct.value * (1 - r);
+  const double iter_ms = ex.pct.value > 0 ? ex.ms * 100 / ex.pct.value : 0;
+  out.any = true;
+  out.points += pts;
+  if (!out.how.empty()) out.how += "; ";
+  if (sized.found)
+    out.how += fmt::format(
+        "{} not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); {} ({}): at that bandwidth the exposed "
+        "time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points",
+        coll, ex.ms, ex.pct.value, iter_ms, ex.pct.where, sized.how, b.ratio.where, ex.ms * r, ex.ms * (1 - r), pts);
+  else
+    out.how += fmt::format(
+        "{} not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); its busbw {:.1f} GB/s, {:.1f}% of {} "
+        "{:.1f} GB/s ({}): at that bandwidth the exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points{}",
+        coll, ex.ms, ex.pct.value, iter_ms, ex.pct.where, b.busbw, 100 * r, b.basis_name, b.basis, b.ratio.where, ex.ms * r,
+        ex.ms * (1 - r), pts, sized.how);
+}
+
+CollectivePriced budget_collective_priced(const BudgetMeasures& m) {
+  CollectivePriced out;
+  std::vector<std::string> unpriced;
+  double priced_pct = 0;
+  for (const auto& [coll, ex] : m.exposed_by_coll) {
+    if (auto b = m.busbw_by_coll.find(coll); b != m.busbw_by_coll.end()) {
+      budget_price_collective(coll, ex, b->second, out);
+      priced_pct += ex.pct.value;
+    } else if (ex.pct.value > 0) {
+      const auto bench = budget_bench_of(coll);
+      unpriced.push_back(fmt::format("{}'s exposure, {:.1f}% of the iteration ({}), is not priced: {}", coll, ex.pct.value, ex.pct.where,
+                                     bench.empty()
+                                         ? "no bandwidth of it is measured (nccl-tests runs NCCL's collectives only)"
+                                         : fmt::format("no nccl-tests run of {} given ({} at the job's scale measures it)", coll, bench)));
+      out.unpriced_pct += ex.pct.value;
+    }
+  }
+  if (m.exposed_by_coll.empty() && m.exposed_pct.found && m.exposed_pct.value > 0) {
+    unpriced.push_back(
+        fmt::format("the exposed communication, {:.1f}% of the iteration ({}), is not priced: the report does not break it down by "
+                    "collective, and a bandwidth prices only the collective it measured",
+                    m.exposed_pct.value, m.exposed_pct.where));
+    out.unpriced_pct = m.exposed_pct.value;
+  }
+  // Where the collectives run at once their exposed times overlap: together never more than
+  // the exposure of all communication.
+  if (out.any && m.exposed_pct.found && priced_pct > m.exposed_pct.value && priced_pct > 0) {
+    const double scale = m.exposed_pct.value / priced_pct;
+    out.how += fmt::format(
+        "; the collectives priced are exposed {:.1f}% of the iteration together, more than the {:.1f}% of all communication "
+        "({}: they overlap): scaled by {:.2f} to {:.1f} points",
+        priced_pct, m.exposed_pct.value, m.exposed_pct.where, scale, out.points * scale);
+    out.points *= scale;
+  }
+  for (const auto& [coll, b] : m.busbw_by_coll) {
+    if (m.exposed_by_coll.count(coll)) continue;
+    if (coll.empty())
+      unpriced.push_back(
+          fmt::format("the busbw measured in {} does not say which collective it ran (the output names none): it prices no "
+                      "collective of the job (analyze it again with a perfgap that names it, or name the file after its "
+                      "collective: all_reduce.txt)",
+                      b.ratio.where));
+    else if (!m.exposed_by_coll.empty())
+      unpriced.push_back(
+          fmt::format("the busbw of {} measured in {} prices nothing: the job's profile has no {}", coll, b.ratio.where, coll));
+  }
+  for (const auto& u : unpriced) out.unpriced += (out.unpriced.empty() ? "" : "; ") + u;
   return out;
 }
 
@@ -328,22 +448,18 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
     e = k.case_cost * m.remote_pct.value / k.case_measured;
     how = fmt::format("{:.1f}% of memory remote ({}); scaled by the public case ({:g}% remote cost {:g} points): {:.1f} points", m.remote_pct.value,
                       m.remote_pct.where, k.case_measured, k.case_cost, e);
-  } else if (k.estimate == "collective" && m.exposed_pct.found && m.busbw_ratio.found) {
-    double r = m.busbw_ratio.value;
-    const auto sized = collective_ratio_at_job_size(m);
-    if (sized.found) r = sized.ratio;
-    e = m.exposed_pct.value * (1 - r);
-    const double iter_ms = m.exposed_pct.value > 0 ? m.exposed_ms * 100 / m.exposed_pct.value : 0;
-    if (sized.found)
-      how = fmt::format("communication not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); {} ({}): at that bandwidth the "
-                        "exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points",
-                        m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, sized.how, m.busbw_ratio.where, m.exposed_ms * r,
-                        m.exposed_ms * (1 - r), e);
-    else
-      how = fmt::format("communication not overlapped by compute: {:.1f} ms, {:.1f}% of the {:.1f} ms iteration ({}); busbw {:.1f} GB/s, {:.1f}% of {} "
-                        "{:.1f} GB/s ({}): at that bandwidth the exposed time would be {:.1f} ms, {:.1f} ms less per iteration: {:.1f} points{}",
-                        m.exposed_ms, m.exposed_pct.value, iter_ms, m.exposed_pct.where, m.busbw, 100 * r, m.busbw_basis_name, m.busbw_basis,
-                        m.busbw_ratio.where, m.exposed_ms * r, m.exposed_ms * (1 - r), e, sized.how);
+  } else if (k.estimate == "collective" && (m.exposed_pct.found || !m.exposed_by_coll.empty()) && !m.busbw_by_coll.empty()) {
+    // Each collective's exposure at its own kind's bandwidth; the rest said, not priced.
+    const auto priced = budget_collective_priced(m);
+    c.unpriced_how = priced.unpriced;
+    c.unpriced_pct = priced.unpriced_pct;
+    if (!priced.any) return false;
+    e = priced.points;
+    how = priced.how;
+    if (priced.unpriced_pct > 0)
+      how += fmt::format("; the collectives measured only: {:.1f}% of the iteration exposed in others is not priced (below)",
+                         priced.unpriced_pct);
+    else if (!priced.unpriced.empty()) how += "; a bandwidth given prices none of the job's collectives (not priced, below)";
   } else if (k.estimate == "slowest_node" && m.slow_node_step_pct.found) {
     e = m.slow_node_step_pct.value;
     how = fmt::format("{} ({}): every step waits for it, so the job runs {:.1f}% below the fleet's median pace", m.slow_node_step_how,

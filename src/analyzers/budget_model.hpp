@@ -54,6 +54,11 @@ struct BudgetCause {
   // A host cause held with the others to the time the GPUs wait for their host (whatif.launch):
   // how, for its evidence; empty where it was not lowered.
   std::string bounded_how;
+  // Collective bandwidth: the exposed time of the collectives no bandwidth measurement of their
+  // kind prices (an all_reduce_perf run says nothing of an AllToAll): what and why, for its
+  // evidence, and its share of the iteration; empty and 0 where every exposed collective is priced.
+  std::string unpriced_how;
+  double unpriced_pct = 0;
 };
 
 // What the reports measured, whatever the status of the finding that carries it.
@@ -70,7 +75,7 @@ struct BudgetMeasure {
 };
 struct BudgetMeasures {
   BudgetMeasure tlb_times_reference;  // perf_stat.dtlb above its reference (the SMMU cause's other sign)
-  BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, busbw_ratio, straggler_pct;
+  BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, straggler_pct;
   // The slowest node: its step (iteration) time or throughput against the fleet's median, as a
   // share of throughput lost (fleet.pace); its collective bandwidth against the fleet's
   // (fleet.pace on nccl-tests, fanout.pairs), which costs through the exposed communication.
@@ -79,7 +84,6 @@ struct BudgetMeasures {
   // The nodes that fleet.pace names (its outliers and pace node) and fanout.pairs' slow node:
   // a measurement taken on these nodes alone is theirs, not a second cause.
   std::set<std::string, std::less<>> slow_nodes;
-  std::set<std::string, std::less<>> busbw_nodes;  // where busbw_ratio was measured (empty: unknown)
   double straggler_ms = 0, straggler_wait_ms = 0, straggler_iter_ms = 0;
   // The straggler was named by the replay of a job's sends, receives and collectives as one graph
   // (pipeline and data parallel): its cost is what that replay saves, no wait at a collective.
@@ -93,20 +97,30 @@ struct BudgetMeasures {
   std::vector<LateRank> late_ranks;
   std::map<std::string, std::pair<double, std::string>> kernels_per_iter;  // collective -> (per GPU and iteration, where)
   BudgetMeasure profile_iter_ms;
-  // busbw_ratio's measurement by size (its ratio to its basis, its busbw), by size, where it has one,
-  // and the job's collective with the most exposed time with its mean message size
-  // (profile.exposed_comm msg_bytes / kernels): the ratio at the job's size, not the peak's.
+  // The collectives' bandwidth measured (nccl-tests, NCCL's Inspector), per collective as the
+  // profile names it ("AllReduce", "AllToAll"; "" where the report does not say which): the
+  // lowest ratio to its basis of its runs, where it ran (empty: unknown), its ratio and busbw by
+  // size where it has them, and its basis. Each prices its own collective's exposed time only.
   struct SizeRatio {
     double bytes = 0, ratio = 0, busbw_gbps = 0;  // busbw_gbps 0: not given
   };
-  std::vector<SizeRatio> busbw_ratio_by_size;
-  struct JobMessage {
-    std::string coll, where;
-    double bytes = 0, exposed_ms = 0;
+  struct CollectiveBusbw {
+    BudgetMeasure ratio;
+    std::set<std::string, std::less<>> nodes;
+    std::vector<SizeRatio> by_size;
+    double busbw = 0, basis = 0;
+    std::string basis_name;
   };
-  std::optional<JobMessage> job_message;
-  double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0, busbw = 0, busbw_basis = 0;
-  std::string busbw_basis_name;
+  std::map<std::string, CollectiveBusbw, std::less<>> busbw_by_coll;
+  // The job's communication not overlapped by compute per collective (profile.exposed_comm
+  // [COLL], the largest of the reports), with its mean message size (msg_bytes / kernels; 0: not
+  // given): the ratio is taken at the job's size, not the peak's.
+  struct CollectiveExposure {
+    BudgetMeasure pct;
+    double ms = 0, msg_bytes = 0;
+  };
+  std::map<std::string, CollectiveExposure, std::less<>> exposed_by_coll;
+  double busy_mhz = 0, rated_mhz = 0, exposed_ms = 0;
   // perfgap whatif's changes: per id, the largest share of the step one change saves, replayed
   // on the job's own traces, and that change's title.
   std::map<std::string, BudgetMeasure, std::less<>> what_if_pct;

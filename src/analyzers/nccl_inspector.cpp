@@ -423,6 +423,8 @@ void insp_busbw_findings(std::vector<Finding>& out, const InspGroups& s, const s
       f.title = fmt::format("{} across {} nodes: best busbw {:.1f} GB/s ({} {}), {:.0f}% of the {:.1f} GB/s the node's NICs give", insp_comm_label(*g),
                             g->nnodes, bw, g->coll, format_size(g->bytes), 100 * r, expected);
       f.add(source, fmt::format("median busbw of its ranks {:.1f} GB/s", bw), fmt::format("{:.1f} GB/s ({})", expected, o.nic_basis));
+      if (auto c = parsers::collective_named(g->coll); c != parsers::Coll::none)
+        f.add(std::string(parsers::kCollectiveMeasuredEvidence), std::string(parsers::coll_name(c)));
       if (f.status != report::Status::pass)
         f.fix = "collectives across nodes below the NICs' rate: check the RDMA ports of the nodes (net.ib.ports), NCCL's transport in its log "
                 "(perfgap analyze nccl-log: nccl_log.net), and sweep NCCL_IB_QPS_PER_CONNECTION with nccl-tests at the job's scale";

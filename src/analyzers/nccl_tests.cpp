@@ -605,6 +605,16 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     }
   }
   for (auto s : missing) f.add(source, fmt::format("{}: size not in this run", format_size(s)));
+  // The collective measured, as explain matches it with the job's collectives: the output's
+  // name of it, else its file's name (as whatif --nccl-tests reads it).
+  const auto slash = source.rfind('/');
+  const std::string_view base = std::string_view(source).substr(slash == std::string::npos ? 0 : slash + 1);
+  const auto named = parsers::collective_named(run.collective);
+  const auto by_file = run.collective.empty() ? parsers::collective_named(base) : parsers::Coll::none;
+  if (named != parsers::Coll::none) f.add(std::string(parsers::kCollectiveMeasuredEvidence), std::string(parsers::coll_name(named)));
+  else if (by_file != parsers::Coll::none)
+    f.add(std::string(parsers::kCollectiveMeasuredEvidence),
+          fmt::format("{} (by the file's name, {}: the output names no collective)", parsers::coll_name(by_file), base));
   // The hosts of the run, when the log shows every rank's: fleet names the measurement's node by them.
   if (!run.hosts.empty() && run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1)
     f.add(std::string(parsers::kNcclTestsHostsEvidence), fmt::format("{}", fmt::join(run.hosts, ",")));

@@ -86,6 +86,12 @@ struct NcclTestsRun {
 // the node of a measurement.
 inline constexpr std::string_view kNcclTestsHostsEvidence = "nccl-tests hosts";
 
+// The evidence source under which `analyze nccl-tests` and `analyze nccl-inspector` name the
+// collective a bandwidth was measured with (observed: the profile's name of it, "AllReduce",
+// "AllToAll", ..., then in parentheses how it was known where the output does not name it), and
+// which `explain` reads to price only that collective's exposed time (docs/EXPLAIN.md).
+inline constexpr std::string_view kCollectiveMeasuredEvidence = "collective measured";
+
 // Error when neither a result table header nor result rows nor -J JSON results are found.
 Parsed<NcclTestsRun> parse_nccl_tests(std::string_view text);
 // The same with every line read the general way and every row kept until the end (no short

@@ -70,6 +70,20 @@ Coll from_words(const std::string& w) {
 
 }  // namespace
 
+Coll collective_named(std::string_view name) {
+  const std::string n = squash(name);
+  // Longest first: "reduce" is in "allreduce" and "reducescatter".
+  for (auto [key, c] : {std::pair{"reducescatter", Coll::ReduceScatter},
+                        {"allreduce", Coll::AllReduce},
+                        {"allgather", Coll::AllGather},
+                        {"alltoall", Coll::AllToAll},
+                        {"broadcast", Coll::Broadcast},
+                        {"sendrecv", Coll::SendRecv},
+                        {"reduce", Coll::Reduce}})
+    if (n.find(key) != std::string::npos) return c;
+  return Coll::none;
+}
+
 Coll nccl_collective(std::string_view name) {
   while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);

@@ -45,6 +45,11 @@ Coll nccl_collective(std::string_view kernel_name);
 std::string_view kernel_base_name(std::string_view name);
 // Kineto's `Collective name` arg (allreduce, all_gather, _allgather_base, reduce_scatter_tensor, send, recv, ...).
 Coll collective_from_arg(std::string_view arg);
+// The collective a benchmark's or user's name says: "all_reduce_perf", "alltoall_perf",
+// "allreduce", "all-reduce", "AllReduce" (nccl-tests' binary, whatif's COLL=, a file's name);
+// Coll::none when it names none of AllGather, ReduceScatter, AllReduce, AllToAll, Broadcast,
+// SendRecv, Reduce.
+Coll collective_named(std::string_view name);
 
 // True for a CUDA runtime/driver call that makes the host wait for the GPU: cudaStreamSynchronize,
 // cuStreamSynchronize, cudaDeviceSynchronize, cuCtxSynchronize, cudaEventSynchronize,

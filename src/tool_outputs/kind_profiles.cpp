@@ -106,20 +106,6 @@ tl::expected<Result, std::string> run_profiles(const Analyzer& an, const Request
 
 namespace {
 
-// The collective a name says: "all_reduce_perf", "allreduce", "all-reduce", "AllReduce" (the
-// run's own line, the user's COLL= or the file's path); none when it says none.
-parsers::Coll nccl_tests_coll(std::string_view name) {
-  using parsers::Coll;
-  std::string n;
-  for (char ch : name)
-    if (ch != '_' && ch != '-') n.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-  // Longest first: "reduce" is in "allreduce" and "reducescatter".
-  for (auto [key, c] : {std::pair{"reducescatter", Coll::ReduceScatter}, {"allreduce", Coll::AllReduce}, {"allgather", Coll::AllGather},
-                        {"alltoall", Coll::AllToAll}, {"broadcast", Coll::Broadcast}, {"sendrecv", Coll::SendRecv}, {"reduce", Coll::Reduce}})
-    if (n.find(key) != std::string::npos) return c;
-  return Coll::none;
-}
-
 // The scale an --nccl-tests run measured (its ranks and nodes, where the output shows them).
 struct NcclTestsScale {
   std::string source;
@@ -134,7 +120,8 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
     // COLL=FILE says the collective where the output does not ("all_reduce=run.txt").
     std::string file = given;
     parsers::Coll said = parsers::Coll::none;
-    if (auto eq = given.find('='); eq != std::string::npos && (said = nccl_tests_coll(given.substr(0, eq))) != parsers::Coll::none)
+    if (auto eq = given.find('=');
+        eq != std::string::npos && (said = parsers::collective_named(given.substr(0, eq))) != parsers::Coll::none)
       file = given.substr(eq + 1);
     auto run = parse_input<parsers::NcclTestsParser>(file);
     if (!run) return tl::unexpected("--nccl-tests " + file + ": " + run.error());
@@ -143,7 +130,7 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
       if (auto inferred = analyzers::nccl_tests_inferred_ranks(*run)) scales.back().ranks = inferred, scales.back().ranks_inferred = true;
     analyzers::BusbwCurve c;
     c.source = file;
-    c.coll = said != parsers::Coll::none ? said : nccl_tests_coll(run->collective.empty() ? file : run->collective);
+    c.coll = said != parsers::Coll::none ? said : parsers::collective_named(run->collective.empty() ? file : run->collective);
     if (c.coll == parsers::Coll::none)
       return tl::unexpected("--nccl-tests " + file + ": which collective it measured is not said (no all_reduce_perf-style line, and its path names "
                             "none): give it as all_reduce=" + file);

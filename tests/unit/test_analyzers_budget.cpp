@@ -271,7 +271,14 @@ const BudgetPick kBudgetPool[] = {
 
 perfgap::compare::ReportFinding budget_random_finding(std::mt19937& rng, const BudgetPick& p) {
   static const Status kSt[] = {Status::fail, Status::warn, Status::pass, Status::skip};
-  auto f = budget_rf(p.id, kSt[std::uniform_int_distribution<int>(0, 3)(rng)], std::string(p.id) == "profile.exposed_comm" ? "all" : "");
+  // The exposed communication of all collectives or of one, and bandwidths of one collective or
+  // of one not said: the collective cause prices each collective by its own kind's ratio.
+  static const char* const kColl[] = {"all", "AllReduce", "AllToAll"};
+  const std::string id = p.id;
+  auto f = budget_rf(p.id, kSt[std::uniform_int_distribution<int>(0, 3)(rng)],
+                     id == "profile.exposed_comm" ? kColl[std::uniform_int_distribution<int>(0, 2)(rng)] : "");
+  if (id == "nccl_tests.busbw")
+    if (const int k = std::uniform_int_distribution<int>(0, 2)(rng); k > 0) f.evidence = {{"collective measured", kColl[k]}};
   if (p.metric) {
     const double v = std::uniform_real_distribution<double>(p.lo, p.hi)(rng);
     f.metrics.emplace_back(p.metric, v);
@@ -476,6 +483,7 @@ TEST(AnalyzersBudget, TheCollectiveRatioIsTakenAtTheJobsMessageSize) {
   auto bw = budget_rf("nccl_tests.busbw", Status::fail, "nt.txt");
   bw.metrics = {{"peak_ratio", 1.008}, {"max_busbw_gbps", 487}, {"reference_peak_busbw_gbps", 483}, {"ratio.1048576", 0.25},
                 {"ratio.67108864", 0.6}, {"ratio.17179869184", 1.008}};
+  bw.evidence = {{"collective measured", "AllReduce"}};
   nt.findings = {bw};
   perfgap::compare::ReportView prof;
   prof.kind = "analyze";
@@ -498,6 +506,117 @@ TEST(AnalyzersBudget, TheCollectiveRatioIsTakenAtTheJobsMessageSize) {
   EXPECT_NE(c->observed.find("the job's AllReduce messages average 64 MiB"), std::string::npos) << c->observed;
 }
 
+// An all_reduce_perf run prices the job's AllReduce only: a job whose exposed communication is
+// mostly AllToAll gets the AllToAll's exposure said as not priced, not priced at AllReduce's
+// ratio. (Before, the whole exposure of all communication was priced at the one ratio.)
+namespace {
+
+perfgap::compare::ReportView budget_nccl_tests(const std::string& coll, double ratio) {
+  perfgap::compare::ReportView nt;
+  nt.kind = "analyze";
+  auto bw = budget_rf("nccl_tests.busbw", Status::fail, coll + ".txt");
+  bw.metrics = {{"peak_ratio", ratio}, {"max_busbw_gbps", 100 * ratio}, {"reference_peak_busbw_gbps", 100}};
+  if (!coll.empty()) bw.evidence = {{"collective measured", coll}};
+  nt.findings = {bw};
+  return nt;
+}
+
+perfgap::compare::ReportFinding budget_exposed(const std::string& subject, double pct, double iter_ms) {
+  auto f = budget_rf("profile.exposed_comm", pct > 10 ? Status::warn : Status::pass, subject);
+  f.metrics = {{"exposed_pct_of_iter", pct}, {"exposed_ms_per_iter", pct * iter_ms / 100}};
+  return f;
+}
+
+}  // namespace
+
+TEST(AnalyzersBudget, ABandwidthPricesOnlyTheExposureOfItsOwnCollective) {
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  // 1000 ms iterations: AllToAll 40% exposed, AllReduce 5%, 45% in all.
+  prof.findings = {budget_exposed("AllToAll", 40, 1000), budget_exposed("AllReduce", 5, 1000), budget_exposed("all", 45, 1000)};
+  auto f =
+      explain_budget({{"ar.json", budget_nccl_tests("AllReduce", 0.5)}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(70));
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.collective_bandwidth.measured"), 1);
+  EXPECT_NEAR(budget_metric(f, "step.collective_bandwidth.estimate_pct"), 5 * (1 - 0.5), 1e-9) << "the AllReduce's 5% only, not 45% x 0.5";
+  EXPECT_NEAR(budget_metric(f, "unpriced_exposed_pct"), 40, 1e-9);
+  const auto* c = budget_evidence(f, "collective_bandwidth");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("AllReduce not overlapped by compute: 50.0 ms, 5.0% of the 1000.0 ms iteration (prof.json [AllReduce])"),
+            std::string::npos)
+      << c->observed;
+  EXPECT_NE(c->observed.find("the collectives measured only: 40.0% of the iteration exposed in others is not priced (below)"),
+            std::string::npos)
+      << c->observed;
+  const auto* np = budget_evidence(f, "not priced");
+  ASSERT_NE(np, nullptr);
+  EXPECT_EQ(np->observed,
+            "collective_bandwidth: AllToAll's exposure, 40.0% of the iteration (prof.json [AllToAll]), is not priced: no nccl-tests run "
+            "of AllToAll given (alltoall_perf at the job's scale measures it)");
+  // An alltoall_perf run beside it prices the AllToAll at its own ratio: both priced, nothing left.
+  auto both = explain_budget(
+      {{"ar.json", budget_nccl_tests("AllReduce", 0.5)}, {"a2a.json", budget_nccl_tests("AllToAll", 0.9)}, {"prof.json", prof}},
+      perfgap::core::builtin_kb(), budget_at(70));
+  EXPECT_NEAR(budget_metric(both, "step.collective_bandwidth.estimate_pct"), 5 * 0.5 + 40 * 0.1, 1e-9);
+  EXPECT_FALSE(budget_has_metric(both, "unpriced_exposed_pct"));
+}
+
+// No measurement of the job's exposed collective: the collective cause is not measured (its
+// prior where a member has one, else unestimated), and the budget says why.
+TEST(AnalyzersBudget, ABandwidthOfAnotherCollectiveLeavesTheCauseUnmeasuredAndSaysSo) {
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto a2a = budget_exposed("AllToAll", 30, 200);
+  a2a.metrics.emplace_back("all_communication", 1);
+  prof.findings = {a2a};
+  auto f =
+      explain_budget({{"ar.json", budget_nccl_tests("AllReduce", 0.4)}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(80));
+  EXPECT_FALSE(budget_has_metric(f, "step.collective_bandwidth.points")) << "neither measured nor a prior: not in the waterfall";
+  EXPECT_NEAR(budget_metric(f, "unpriced_exposed_pct"), 30, 1e-9);
+  const auto* np = budget_evidence(f, "not priced");
+  ASSERT_NE(np, nullptr) << "the unpriced exposure and the unmatched measurement are said";
+  EXPECT_NE(np->observed.find("collective_bandwidth: AllToAll's exposure, 30.0% of the iteration"), std::string::npos) << np->observed;
+  EXPECT_NE(
+      np->observed.find("the busbw of AllReduce measured in ar.json [AllReduce.txt] prices nothing: the job's profile has no AllReduce"),
+      std::string::npos)
+      << np->observed;
+  EXPECT_NE(np->observed.find("nothing else measures it: not estimated"), std::string::npos) << np->observed;
+  // With the queue-pair suspicion in a node report, the cause keeps its prior and says the same.
+  perfgap::compare::ReportView node;
+  node.kind = "check";
+  node.findings = {budget_rf("nccl.ib.qps", Status::warn)};
+  auto g = explain_budget({{"ar.json", budget_nccl_tests("AllReduce", 0.4)}, {"prof.json", prof}, {"node.json", node}},
+                          perfgap::core::builtin_kb(), budget_at(80));
+  EXPECT_DOUBLE_EQ(budget_metric(g, "step.collective_bandwidth.measured"), 0);
+  const auto* c = budget_evidence(g, "collective_bandwidth");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("basis: prior"), std::string::npos) << c->observed;
+  EXPECT_NE(c->observed.find("not measured by the bandwidth given (not priced, below)"), std::string::npos) << c->observed;
+  ASSERT_NE(budget_evidence(g, "not priced"), nullptr);
+  EXPECT_NE(budget_evidence(g, "not priced")->observed.find("AllToAll's exposure, 30.0% of the iteration"), std::string::npos);
+}
+
+// A bandwidth whose report does not say the collective (a report of an older perfgap, an output
+// naming none) prices nothing, and is said; collectives measured together with their exposure
+// overlapping in time are held to the exposure of all communication.
+TEST(AnalyzersBudget, AnUnnamedCollectivePricesNothingAndOverlappingExposuresAreHeldToAll) {
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  prof.findings = {budget_exposed("AllGather", 30, 100), budget_exposed("ReduceScatter", 30, 100), budget_exposed("all", 40, 100)};
+  auto unnamed = explain_budget({{"nt.json", budget_nccl_tests("", 0.5)}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(80));
+  EXPECT_FALSE(budget_has_metric(unnamed, "step.collective_bandwidth.points"));
+  const auto* np = budget_evidence(unnamed, "not priced");
+  ASSERT_NE(np, nullptr);
+  EXPECT_NE(np->observed.find("the busbw measured in nt.json [.txt] does not say which collective it ran"), std::string::npos)
+      << np->observed;
+  // AllGather at 0.5 and ReduceScatter at 0.8: 30 x 0.5 + 30 x 0.2 = 21 points as priced, but the
+  // two are exposed 60% together against 40% of all communication: x 40/60.
+  auto both = explain_budget(
+      {{"ag.json", budget_nccl_tests("AllGather", 0.5)}, {"rs.json", budget_nccl_tests("ReduceScatter", 0.8)}, {"prof.json", prof}},
+      perfgap::core::builtin_kb(), budget_at(70));
+  EXPECT_NEAR(budget_metric(both, "step.collective_bandwidth.estimate_pct"), 21.0 * 40 / 60, 1e-9);
+  EXPECT_FALSE(budget_has_metric(both, "unpriced_exposed_pct"));
+}
+
 // analyze nccl-inspector's busbw against the NICs is measured as nccl-tests' is; the RAS
 // findings of a stopped job are one cause, without an estimate.
 TEST(AnalyzersBudget, NcclInspectorBusbwAndRasFindingsEnterTheBudget) {
@@ -505,8 +624,9 @@ TEST(AnalyzersBudget, NcclInspectorBusbwAndRasFindingsEnterTheBudget) {
   insp.kind = "analyze";
   auto bw = budget_rf("nccl_inspector.busbw", Status::fail, "0x5f3a9c21d4e7b1");
   bw.metrics = {{"peak_ratio", 0.5}, {"max_busbw_gbps", 100}, {"expected_busbw_gbps", 200}};
-  auto exposed = budget_rf("profile.exposed_comm", Status::warn, "all");
-  exposed.metrics = {{"exposed_pct_of_iter", 20}, {"exposed_ms_per_iter", 200}};
+  bw.evidence = {{"collective measured", "AllReduce"}};
+  auto exposed = budget_rf("profile.exposed_comm", Status::warn, "AllReduce");
+  exposed.metrics = {{"exposed_pct_of_iter", 20}, {"exposed_ms_per_iter", 200}, {"all_communication", 1}};
   insp.findings = {bw, exposed};
   auto f = explain_budget({{"insp.json", insp}}, perfgap::core::builtin_kb(), budget_at(88));
   EXPECT_DOUBLE_EQ(budget_metric(f, "step.collective_bandwidth.measured"), 1);
@@ -534,15 +654,15 @@ TEST(AnalyzersBudget, ACollectiveMeasuredOnTheSlowNodesIsTheSlowNodesCause) {
   fleet.findings = {busbw};
   perfgap::compare::ReportView prof;
   prof.kind = "analyze";
-  auto exposed = budget_rf("profile.exposed_comm", Status::pass, "all");
-  exposed.metrics = {{"exposed_pct_of_iter", 30}, {"exposed_ms_per_iter", 300}};
+  auto exposed = budget_rf("profile.exposed_comm", Status::pass, "AllReduce");
+  exposed.metrics = {{"exposed_pct_of_iter", 30}, {"exposed_ms_per_iter", 300}, {"all_communication", 1}};
   prof.findings = {exposed};
   auto pair = [](const std::string& hosts) {
     perfgap::compare::ReportView r;
     r.kind = "analyze";
     auto f = budget_rf("nccl_tests.busbw", Status::fail, "");
     f.metrics = {{"peak_ratio", 0.2}, {"max_busbw_gbps", 40}, {"expected_busbw_gbps", 200}};
-    f.evidence = {{"nccl-tests hosts", hosts}};
+    f.evidence = {{"nccl-tests hosts", hosts}, {"collective measured", "AllReduce"}};
     r.findings = {f};
     return r;
   };
