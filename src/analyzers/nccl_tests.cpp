@@ -167,6 +167,10 @@ struct NcclTestsShape {
   // Where busbw/algbw leaves several rank counts: the range they lie in (1404 to 1472 for a
   // 1440-rank all_reduce printed to 0.01 GB/s): not a count, but enough to tell it is not 72.
   std::optional<std::pair<long, long>> ranks_range;
+  // An output that names no collective, told by its figures: "all_reduce" where busbw/algbw is
+  // 2(n-1)/n for 3 or more ranks (only all_reduce's bus factor exceeds 1), "reduce_scatter" where
+  // it is (n-1)/n with a reducing redop; both with root -1. Empty: named, or not told.
+  std::string collective_by_ratio;
 };
 
 // busbw = algbw x k(n-1)/n (nccl-tests' PERFORMANCE.md); k 0: the factor does not depend on n
@@ -246,7 +250,14 @@ NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
       root = r.root;
       break;
     }
-  if (s.ranks) return s;
+  const bool reducing_no_root = s.collective.empty() && root && *root == -1 && !s.redop.empty() && s.redop != "none";
+  if (s.ranks) {
+    // Counted ranks: the collective is the factor whose rank range holds them.
+    if (reducing_no_root && *s.ranks >= 3)
+      for (const auto& [k, key] : {std::pair<double, const char*>{2, "all_reduce"}, {1, "reduce_scatter"}})
+        if (auto m = nccl_ranks_from_busbw(run, k); m && m->first <= *s.ranks && *s.ranks <= m->second) s.collective_by_ratio = key;
+    return s;
+  }
   // The bus factors the collective may have: its own where named; else, with root -1 (no root),
   // all_reduce (ratio 1 or more) or reduce_scatter (below 1) for a reducing redop, and
   // all_gather or alltoall (the same factor) for redop none.
@@ -258,11 +269,15 @@ NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
     else ks = {2, 1};
   }
   std::optional<std::pair<long, long>> n;
+  double fitted = 0;
   for (double k : ks)
     if (auto m = nccl_ranks_from_busbw(run, k)) {
       if (n) return s;  // two collectives fit: no reading
       n = m;
+      fitted = k;
     }
+  // Two ranks give all_reduce the factor 1 that sendrecv has too: told from 3 on.
+  if (n && reducing_no_root && ks.size() == 2 && (fitted == 1 || n->first >= 3)) s.collective_by_ratio = fitted == 2 ? "all_reduce" : "reduce_scatter";
   if (n && n->first == n->second) {
     s.ranks = n->first;
     s.ranks_inferred = true;
@@ -611,10 +626,15 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   const std::string_view base = std::string_view(source).substr(slash == std::string::npos ? 0 : slash + 1);
   const auto named = parsers::collective_named(run.collective);
   const auto by_file = run.collective.empty() ? parsers::collective_named(base) : parsers::Coll::none;
+  const auto shape = nccl_tests_shape(run);
   if (named != parsers::Coll::none) f.add(std::string(parsers::kCollectiveMeasuredEvidence), std::string(parsers::coll_name(named)));
   else if (by_file != parsers::Coll::none)
     f.add(std::string(parsers::kCollectiveMeasuredEvidence),
           fmt::format("{} (by the file's name, {}: the output names no collective)", parsers::coll_name(by_file), base));
+  else if (const auto coll = parsers::collective_named(shape.collective_by_ratio); coll != parsers::Coll::none)
+    f.add(std::string(parsers::kCollectiveMeasuredEvidence),
+          fmt::format("{} (by busbw/algbw {}, redop {} and root -1: the output names no collective)", parsers::coll_name(coll),
+                      coll == parsers::Coll::AllReduce ? "= 2(n-1)/n, a factor above 1 only all_reduce has" : "= (n-1)/n", shape.redop));
   // The hosts of the run, when the log shows every rank's: fleet names the measurement's node by them.
   if (!run.hosts.empty() && run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1)
     f.add(std::string(parsers::kNcclTestsHostsEvidence), fmt::format("{}", fmt::join(run.hosts, ",")));

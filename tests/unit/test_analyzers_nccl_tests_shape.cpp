@@ -108,3 +108,29 @@ TEST(AnalyzersNcclTestsShape, WrongResultsStillFailAgainstAnotherShape) {
   auto f = nccl_judge(run, nccl_shape_table(1.75, "sum", 60.00, 100.00, 150.00));
   EXPECT_EQ(f.status, report::Status::fail) << f.title;
 }
+
+// An output that names no collective (no "Collective test starting", file input.txt): its
+// figures tell all_reduce (busbw/algbw 2(n-1)/n, above 1 only for it) and reduce_scatter
+// ((n-1)/n with a reducing redop), so explain can price that collective; all_gather and
+// alltoall (redop none, the same factor) and two-rank all_reduce (factor 1, as sendrecv) stay
+// untold.
+TEST(AnalyzersNcclTestsShape, TheCollectiveMeasuredIsToldByItsFiguresWhereTheOutputNamesNone) {
+  auto measured = [](const std::string& text) {
+    auto run = parsers::parse_nccl_tests(text);
+    EXPECT_TRUE(run);
+    if (!run) return std::string("?");
+    const auto f = analyzers::analyze_nccl_tests(*run, "logs/input.txt", {})[0];
+    for (const auto& e : f.evidence)
+      if (e.source == parsers::kCollectiveMeasuredEvidence) return e.observed;
+    return std::string();
+  };
+  EXPECT_TRUE(measured(nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)).starts_with("AllReduce (by busbw/algbw = 2(n-1)/n"));
+  EXPECT_TRUE(measured(nccl_rank_lines(16, 8) + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)).starts_with("AllReduce (by busbw/algbw"));
+  EXPECT_TRUE(measured(nccl_shape_table(15.0 / 16, "sum", 20.00, 40.00, 60.00)).starts_with("ReduceScatter (by busbw/algbw = (n-1)/n"));
+  EXPECT_EQ(measured(nccl_shape_table(15.0 / 16, "none", 20.00, 40.00, 60.00)), "");
+  EXPECT_EQ(measured(nccl_shape_table(1.0, "sum", 20.00, 40.00, 60.00)), "");
+  // Rank lines that contradict the factor: not told.
+  EXPECT_EQ(measured(nccl_rank_lines(8, 8) + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)), "");
+  // A name wins over the figures.
+  EXPECT_EQ(measured("# Collective test starting: all_reduce_perf\n" + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)), "AllReduce");
+}
