@@ -2,7 +2,8 @@
 # The whole test suite from a fresh Debian 12 checkout: dependencies, build, clang-tidy over the
 # last commit's src/*.cpp (tools/tidy-changed.sh, at most 240 s), fuzzers over their seed corpora
 # then for a bounded time (PERFGAP_FUZZ_SECONDS per target, default 1), the static x86_64 and aarch64
-# release builds (tools/release-check.sh static aarch64), a throw-away Slurm cluster for the
+# release builds (tools/release-check.sh static aarch64; the aarch64 one at nice 19 in the
+# background from the end of the test build to the end of ctest), a throw-away Slurm cluster for the
 # fan-out and health-check tests (root only; PERFGAP_SLURM_TESTS=0 leaves it out), every ctest
 # test (the ReleaseBinary ones against build-release/src/perfgap; as root, the real-container
 # tests with runc, bubblewrap and the chroots, required: PERFGAP_REAL_CONTAINER_TESTS=required),
@@ -27,6 +28,8 @@ stop_slurm() {
   if [ "$rc" = 0 ]; then echo "== test.sh done in ${SECONDS}s: ${phases[*]}"
   else echo "== test.sh FAILED (exit $rc) after ${SECONDS}s: ${phases[*]} (then $(( SECONDS - phase_start ))s in the failing phase)" >&2; fi
   [ -z "$test_tmp" ] || rm -rf "$test_tmp"
+  # The background aarch64 build of a run that failed before it was read (its process group).
+  [ -z "${aarch64_pid:-}" ] || kill -- "-$aarch64_pid" 2>/dev/null || true
   if [ -n "$slurm_dir" ]; then
     tools/slurm-test-cluster.sh stop "$slurm_dir" || true
     # Logs are kept when the run failed, for whoever reads the CI output.
@@ -59,6 +62,21 @@ elif [ ! -f build/CMakeCache.txt ]; then unity=(-DCMAKE_UNITY_BUILD=ON); fi
 cmake --preset default "${unity[@]}"
 cmake --build --preset default
 phase build
+aarch64_pid=""
+if [ "$release" = 1 ]; then
+  # The aarch64 cross build shares nothing with the others, so it starts now, at the lowest
+  # priority (nice 19: ~1.5% of a core against any other process), and takes the CPU the
+  # phases below leave idle: clang-tidy's last file, the static link, the tests that wait on
+  # Slurm, containers, Chromium and sockets. Its own check (the ReleaseBinary tests under qemu)
+  # runs when it is built; its result is read after ctest.
+  # Its own process group (set -m), so a run that fails first can stop all of it, but not its
+  # own session: the kernel's autogroups weigh sessions against each other, which would undo
+  # the nice.
+  set -m
+  CMAKE_BUILD_PARALLEL_LEVEL=2 nice -n 19 tools/release-check.sh aarch64 > /tmp/perfgap-aarch64.log 2>&1 &
+  aarch64_pid=$!
+  set +m
+fi
 # clang-tidy over the src/*.cpp files of the last commit (CONTRIBUTING.md, "Lint").
 tools/tidy-changed.sh
 phase tidy
@@ -76,8 +94,6 @@ fi
 if [ "$release" = 1 ]; then
   tools/release-check.sh static
   phase release-static
-  tools/release-check.sh aarch64
-  phase release-aarch64
 fi
 if [ "${PERFGAP_SLURM_TESTS:-1}" != "0" ] && [ "$(id -u)" = 0 ]; then
   slurm_start=$SECONDS
@@ -110,6 +126,15 @@ fi
 echo "== test files under ${test_tmp:-${TMPDIR:-/tmp}}"
 TMPDIR=${test_tmp:-${TMPDIR:-/tmp}} ctest --preset default
 phase ctest
+if [ -n "$aarch64_pid" ]; then
+  aarch64_rc=0
+  wait "$aarch64_pid" || aarch64_rc=$?
+  aarch64_pid=""
+  cat /tmp/perfgap-aarch64.log
+  [ "$aarch64_rc" = 0 ] || { echo "== release-check aarch64 failed (above)" >&2; exit 1; }
+  # What was left of the aarch64 build once the tests were done (it ran beside the phases above).
+  phase release-aarch64-rest
+fi
 if [ "$release" = 1 ] && [ "$(id -u)" = 0 ]; then
   tools/release-check.sh chroot package
   phase chroot+package
