@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -238,6 +239,39 @@ Finding drift_pass(bool kernel, const Values& values, std::size_t nodes) {
   f.metric("settings_compared", static_cast<double>(values.size()));
   return f;
 }
+
+// The node check that judges each setting of node.settings: where a node's value fails its
+// check and another value passes it, the fleet's most common value is not what to aim for.
+constexpr std::pair<std::string_view, std::string_view> kSettingJudges[] = {
+    {"governor", "cpu.governor"},         {"turbo", "cpu.turbo"},           {"deepest_idle_state", "cpu.cstate.deep_idle"},
+    {"idle_driver", "cpu.cstate.deep_idle"}, {"page_size_kb", "mem.page_size"}, {"iommu_mode", "iommu.dma_mode"},
+    {"numa_balancing", "numa.balancing"}, {"nccl_topo_file", "nccl.topo_file"},
+};
+
+std::string_view setting_judge(std::string_view setting) {
+  for (const auto& [name, check] : kSettingJudges)
+    if (name == setting) return check;
+  return {};
+}
+
+// How a value's nodes stand on the check judging it: pass only when every node that ran the
+// check passed it, fail only when every one warned or failed; unjudged otherwise (not run,
+// skipped, or the nodes disagree).
+enum class Judged { unjudged, pass, fail };
+Judged judged_by(std::string_view check, const std::vector<std::uint32_t>& idx, const std::vector<NodeReport>& nodes) {
+  std::size_t pass = 0, bad = 0;
+  for (auto i : idx) {
+    std::optional<Status> worst;
+    for (const auto& f : nodes[i].findings)
+      if (f.id == check && f.status != Status::skip && f.status != Status::error && (!worst || report::severity(f.status) > report::severity(*worst)))
+        worst = f.status;
+    if (!worst) continue;
+    (*worst == Status::pass ? pass : bad) += 1;
+  }
+  if (pass > 0 && bad == 0) return Judged::pass;
+  if (bad > 0 && pass == 0) return Judged::fail;
+  return Judged::unjudged;
+}
 }  // namespace
 
 std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
@@ -282,22 +316,44 @@ std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
     std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
       return a.second.size() != b.second.size() ? a.second.size() > b.second.size() : a.first < b.first;
     });
+    // The value to aim for: the most common one, unless the node check judging the setting fails
+    // it where another value passes (the fleet mostly wrong): then the largest passing value.
+    const std::string_view judge = key.first == 1 ? setting_judge(key.second) : std::string_view();
+    std::vector<Judged> verdicts(groups.size(), Judged::unjudged);
+    if (!judge.empty())
+      for (std::size_t g = 0; g < groups.size(); ++g) verdicts[g] = judged_by(judge, groups[g].second, nodes);
+    if (verdicts[0] == Judged::fail)
+      if (auto good = std::find(verdicts.begin(), verdicts.end(), Judged::pass); good != verdicts.end()) {
+        const auto g = static_cast<std::size_t>(good - verdicts.begin());
+        std::rotate(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(g), groups.begin() + static_cast<std::ptrdiff_t>(g) + 1);
+        std::rotate(verdicts.begin(), verdicts.begin() + static_cast<std::ptrdiff_t>(g), verdicts.begin() + static_cast<std::ptrdiff_t>(g) + 1);
+      }
+    const bool judged_first = verdicts[0] == Judged::pass && verdicts.size() > 1 &&
+                              std::any_of(verdicts.begin() + 1, verdicts.end(), [](Judged v) { return v == Judged::fail; });
     const bool majority = groups[0].second.size() > groups[1].second.size();
+    const bool aimed = majority || judged_first;
     const std::string subject = kSection[key.first] + std::string(key.second);
     const std::string source = key.first == 0 ? kSource[0] : kSource[key.first] + std::string(key.second);
     std::size_t compared = 0;
     for (const auto& g : groups) compared += g.second.size();
     std::size_t off = compared - groups[0].second.size();
-    Finding f = make("fleet.drift", Status::warn, subject,
-                     majority ? fmt::format("{} of {} differ from the most common value {} ({} values)", off, plural(compared, "node"),
-                                            groups[0].first, groups.size())
-                              : fmt::format("{} values, none more common than the others across the {}", groups.size(), plural(compared, "node")));
+    std::string title;
+    if (judged_first && !majority)
+      title = fmt::format("{} of {} differ from {}, the value {} passes on {} ({} values)", off, plural(compared, "node"), groups[0].first, judge,
+                          plural(groups[0].second.size(), "node"), groups.size());
+    else if (majority)
+      title = fmt::format("{} of {} differ from the most common value {} ({} values)", off, plural(compared, "node"), groups[0].first, groups.size());
+    else
+      title = fmt::format("{} values, none more common than the others across the {}", groups.size(), plural(compared, "node"));
+    Finding f = make("fleet.drift", Status::warn, subject, std::move(title));
     for (std::size_t g = 0; g < groups.size(); ++g) {
       std::vector<std::string_view> names;
       names.reserve(groups[g].second.size());
       for (auto i : groups[g].second) names.push_back(nodes[i].name);
       std::string observed = fmt::format("{} on {}: {}", groups[g].first, plural(names.size(), "node"), parsers::compress_hostlist(names));
-      if (g > 0 && majority) f.add(source, std::move(observed), groups[0].first);
+      if (verdicts[g] != Judged::unjudged)
+        observed += fmt::format(" ({} {} there)", judge, verdicts[g] == Judged::pass ? "passes" : "warns or fails");
+      if (g > 0 && aimed) f.add(source, std::move(observed), groups[0].first);
       else f.add(source, std::move(observed));
     }
     if (!missing.empty()) {
@@ -309,9 +365,12 @@ std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
     }
     f.fix = "Make the setting the same on every node: the kernel and driver through the node image, NCCL_/UCX_ variables "
             "in the job environment or /etc/nccl.conf, CPU and IOMMU settings as the node checks' fixes say.";
+    if (judged_first)
+      f.fix = fmt::format("Set {} to {} on the other nodes, the value {} passes with (perfgap check on one of them shows {}'s fix).", subject,
+                          groups[0].first, judge, judge);
     f.impact = "Nodes that differ run collectives and steps at different speeds; the slowest sets the pace of the job.";
     f.metric("values", static_cast<double>(groups.size()));
-    f.metric("nodes_off_majority", static_cast<double>(majority ? off : compared));
+    f.metric("nodes_off_majority", static_cast<double>(aimed ? off : compared));
     out.push_back(std::move(f));
   }
   if (out.empty()) out.push_back(drift_pass(values.count({0, "kernel"}) > 0, values, nodes.size()));

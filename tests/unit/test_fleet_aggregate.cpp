@@ -68,6 +68,36 @@ TEST(FleetDrift, SettingNotReportedSomewhereIsNotDrift) {
   EXPECT_EQ(one[0].status, Status::skip);
 }
 
+// A setting the fleet mostly gets wrong: the node check judging it (cpu.governor) warns on the
+// most common value and passes on another, so the value to aim for is the passing one.
+TEST(FleetDrift, TheValueItsCheckPassesIsExpectedNotTheMostCommonOne) {
+  auto nodes = fleet_of(6, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i <= 4) {
+      s.settings["governor"] = "powersave";
+      s.status["cpu.governor"] = "warn";
+    }
+  });
+  auto d = drift(nodes);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].subject, "settings.governor");
+  EXPECT_NE(d[0].title.find("differ from performance, the value cpu.governor passes on 2 nodes"), std::string::npos) << d[0].title;
+  ASSERT_EQ(d[0].evidence.size(), 2u);
+  EXPECT_EQ(d[0].evidence[0].observed, "performance on 2 nodes: n[005-006] (cpu.governor passes there)");
+  EXPECT_FALSE(d[0].evidence[0].expected);
+  EXPECT_EQ(d[0].evidence[1].observed, "powersave on 4 nodes: n[001-004] (cpu.governor warns or fails there)");
+  EXPECT_EQ(d[0].evidence[1].expected, "performance");
+  EXPECT_NE(d[0].fix.find("Set settings.governor to performance"), std::string::npos) << d[0].fix;
+
+  // Where the check passes both values (or was not run), the most common value stays expected.
+  auto agreed = fleet_of(6, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i <= 4) s.settings["governor"] = "powersave";
+  });
+  auto a = drift(agreed);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].evidence[1].expected, "powersave");
+  EXPECT_NE(a[0].title.find("most common value powersave"), std::string::npos) << a[0].title;
+}
+
 TEST(FleetOutliers, NamesNodeMetricValueAndMedian) {
   auto nodes = fleet_of(30, [](std::size_t i, fleetgen::NodeSpec& s) {
     if (i == 7) s.metrics["pcie.link.link_width@0000:3a:00.0"] = 8;  // MAD 0 path
