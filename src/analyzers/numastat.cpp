@@ -1,6 +1,9 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <cmath>
 #include <map>
+#include <vector>
 
 #include "analyzers/analyzers.hpp"
 
@@ -70,18 +73,48 @@ std::vector<Finding> analyze_numastat(const parsers::Numastat& n, const std::str
           continue;
         }
         double share = 1.0 - main / total;
-        int main_node = main_i < p.nodes.size() ? p.nodes[main_i] : static_cast<int>(main_i);
+        auto node_of = [&](std::size_t i) { return i < p.nodes.size() ? p.nodes[i] : static_cast<int>(i); };
+        int main_node = node_of(main_i);
+        // Nodes holding as much as the largest, within 1%: no node is the process's own, its memory
+        // is spread (numactl --interleave, or pages placed wherever they were first touched).
+        std::vector<int> even;
+        for (std::size_t i = 0; i < p.per_node.size(); ++i)
+          if (p.per_node[i] >= 0.99 * main) even.push_back(node_of(i));
+        const bool spread = even.size() >= 2;
         judge(f, share);
         std::string per;
-        for (std::size_t i = 0; i < p.per_node.size(); ++i)
-          per += fmt::format("{}node {}: {:.2f} MB", i ? ", " : "", i < p.nodes.size() ? p.nodes[i] : static_cast<int>(i), p.per_node[i]);
+        for (std::size_t i = 0; i < p.per_node.size(); ++i) per += fmt::format("{}node {}: {:.2f} MB", i ? ", " : "", node_of(i), p.per_node[i]);
         f.add(fmt::format("{}:{}", source, p.line), per, "<= 5% off the main node");
         f.metric("remote_pct", 100 * share);
         f.metric("total_mb", total);
-        f.metric("main_node", main_node);
-        f.title = fmt::format("{}: {:.1f}% of {:.2f} MB outside its main node {}", who, 100 * share, total, main_node);
+        if (spread) {
+          f.metric("even_nodes", static_cast<double>(even.size()));
+          f.title = fmt::format("{}: {:.2f} MB spread evenly over nodes {} (interleaved): {:.1f}% is off any one node it runs on", who, total,
+                                fmt::join(even, ", "), 100 * share);
+        } else {
+          f.metric("main_node", main_node);
+          f.title = fmt::format("{}: {:.1f}% of {:.2f} MB outside its main node {}", who, 100 * share, total, main_node);
+        }
+        // numastat -p before numactl's fix for its issue 147 (December 2022) counted every huge
+        // page at the system's default huge-page size: 2 MiB pages under a 1 GiB default read 512
+        // times too large, in whole GiB per node. The split between nodes is right either way.
+        double huge = 0;
+        bool whole_gib = !p.huge.empty();
+        for (double v : p.huge) {
+          huge += v;
+          whole_gib = whole_gib && std::abs(v / 1024 - std::round(v / 1024)) < 1e-6;
+        }
+        if (whole_gib && huge > 0 && huge >= 0.5 * total)
+          f.add(fmt::format("{}:{}", source, p.line),
+                fmt::format("the Huge row is whole GiB on every node ({:.2f} MB of the {:.2f}): 1 GiB pages, or numastat counting 2 MiB pages at "
+                            "a 1 GiB default size, 512 times too large (numactl issue 147, fixed in December 2022); /proc/{}/numa_maps "
+                            "(kernelpagesize_kB and N<node>= pages) gives the true amounts, the split between nodes holds either way",
+                            huge, total, p.pid.empty() ? std::string("PID") : p.pid));
         if (f.status != report::Status::pass) {
-          f.fix = "bind each rank's CPUs and memory to its GPU's NUMA node (numactl --cpunodebind=N --membind=N, or the launcher's binding), and disable automatic NUMA balancing";
+          f.fix = spread ? "its memory is interleaved over the nodes, so most accesses are remote whichever node runs it: bind each rank's CPUs "
+                           "and memory to its GPU's NUMA node instead (numactl --cpunodebind=N --membind=N, not --interleave; or the "
+                           "launcher's binding), and disable automatic NUMA balancing"
+                         : "bind each rank's CPUs and memory to its GPU's NUMA node (numactl --cpunodebind=N --membind=N, or the launcher's binding), and disable automatic NUMA balancing";
           f.impact = "remote memory accesses cost bandwidth and latency on the loader and host-side paths (18% remote in the reference case)";
         }
         out.push_back(std::move(f));

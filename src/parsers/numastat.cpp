@@ -200,6 +200,7 @@ Parsed<Numastat> parse_numastat(std::string_view text) {
           cur.per_node = vals;
           cur_total = true;
         } else {
+          if (label == "Huge") cur.huge = vals;
           if (sum.empty()) sum.assign(vals.size(), 0.0);
           for (std::size_t i = 0; i < vals.size(); ++i) sum[i] += vals[i];
         }

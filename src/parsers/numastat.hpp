@@ -21,6 +21,7 @@ struct NumastatProcess {
   std::vector<double> per_node;  // MB per node (the "Total" row, or the sum of the rows)
   std::vector<int> nodes;   // node numbers of the columns
   int line = 0;
+  std::vector<double> huge;  // the "Huge" row's MB per node (numastat -p PID); empty: no such row
 };
 
 struct NumastatCounters {

@@ -115,6 +115,19 @@ TEST(SharedFixtures, EveryNumastatCaptureParses) {
   EXPECT_EQ(read("numastat-m-rhel7.8-2node-hugepages-insights-core.txt")[0].status, Status::skip);
   EXPECT_EQ(read("numastat-cm-2node-hugepages-token-not-in-hash-numactl-115.txt")[0].status, Status::skip);
   EXPECT_EQ(read("sysfs-node0-numastat-raw-node-exporter-248.txt")[0].status, Status::pass);
+  // 5120.00 / 5120.00 MB of huge pages: no main node (node 1 led by 0.01 MB), the memory is
+  // interleaved; and whole GiB per node is numastat's huge-page miscount (numactl issue 147) or
+  // real 1 GiB pages, said so.
+  auto huge = read("numastat-p-hugepages-2node-numactl-147.txt");
+  ASSERT_EQ(huge.size(), 1u);
+  EXPECT_EQ(huge[0].status, Status::fail);
+  EXPECT_NE(huge[0].title.find("spread evenly over nodes 0, 1 (interleaved)"), std::string::npos) << huge[0].title;
+  EXPECT_EQ(huge[0].title.find("main node"), std::string::npos) << huge[0].title;
+  EXPECT_NE(huge[0].fix.find("not --interleave"), std::string::npos) << huge[0].fix;
+  ASSERT_EQ(huge[0].evidence.size(), 2u);
+  EXPECT_NE(huge[0].evidence[1].observed.find("numactl issue 147"), std::string::npos) << huge[0].evidence[1].observed;
+  // A process with a clear main node keeps it (qemu above).
+  EXPECT_NE(qemu[0].title.find("outside its main node"), std::string::npos) << qemu[0].title;
 }
 
 TEST(SharedFixtures, EveryNcclTestsCaptureParses) {
