@@ -144,8 +144,10 @@ struct Report {
 
   Summary summary() const;
   bool has_fail() const;
-  // Why the report decides nothing, for its headline: `undecided`, else, when every finding is a
-  // skip, "nothing could be decided: " and the first one's reason; empty when something was decided.
+  // Why the report decides nothing, for its headline: `undecided`, else, when no finding decides
+  // (each a skip or the pass of an informational summary, report/informational.hpp), "nothing
+  // could be decided: " and the first skip's reason (or what the summary read); empty when
+  // something was decided.
   std::string undecided_why() const;
 };
 
