@@ -1,8 +1,10 @@
 // The one list of informational finding ids: findings that say what was read (a profile's
 // contents, the events a perf stat run counted, the hypervisor or container found) and judge
 // nothing, so that their `pass` is not a verdict. A report whose findings are only skips and
-// such passes decided nothing (Report::undecided_why: the headline says SKIP, never OK); a reader
-// that turns statuses into a verdict asks decides() rather than reading `pass` as healthy.
+// such passes decided nothing (Report::undecided_why: the headline says SKIP, never OK), and
+// every reader that turns statuses into a verdict (fleet's node standings and measured verdicts,
+// history's last good run, compare's "nothing compared") asks decides() rather than reading
+// `pass` as healthy.
 //
 // It lives beside the report model, not with the checks or analyzers that write these ids:
 // those producers are spread over checks/, analyzers/ and sweep/, while every consumer of the

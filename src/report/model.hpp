@@ -139,7 +139,8 @@ struct Report {
   std::optional<Recommendation> recommendation;
   std::vector<Chart> charts;  // HTML only: figures about the whole report (a fleet's heatmap)
   // Non-empty: the command could not decide what it was asked (whatif: no change could be
-  // replayed) and why; the headline says so, SKIP instead of OK (JSON: `undecided`).
+  // replayed; compare: nothing decided in both reports) and why; the headline says so, SKIP
+  // instead of OK (JSON: `undecided`).
   std::string undecided;
 
   Summary summary() const;
