@@ -35,7 +35,8 @@ int run_compare(const CompareArgs& a) {
     throw UsageError(fmt::format("compare: {} is a {} report but {} is a {} report: compare two reports of the same kind", a.before,
                                  before.kind, a.after, after.kind));
   auto findings = compare::compare_reports(before, a.before, after, a.after, compare_options(a.tolerance_pct));
-  return emit_report("compare", {a.before, a.after}, std::move(findings), chosen_format(a.format), a.output, a.verbose);
+  const std::string undecided = compare::undecided_why(findings);  // nothing decided in both: SKIP, never OK
+  return emit_report("compare", {a.before, a.after}, std::move(findings), chosen_format(a.format), a.output, a.verbose, false, undecided);
 }
 
 }  // namespace

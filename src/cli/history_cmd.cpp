@@ -36,7 +36,8 @@ int run_history(const HistoryArgs& a) {
     const auto& before = pick(past, a.compare[0]);
     const auto& after = pick(past, a.compare[1]);
     auto findings = compare::compare_reports(before.view, before.file, after.view, after.file, compare_options(a.tolerance_pct));
-    return emit_report("compare", {before.file, after.file}, std::move(findings), format, a.output, a.verbose);
+    const std::string undecided = compare::undecided_why(findings);
+    return emit_report("compare", {before.file, after.file}, std::move(findings), format, a.output, a.verbose, false, undecided);
   }
   auto findings = history::listing(past);
   // A listing, not a verdict: exit 0 whatever the runs say (check is the verdict); the runs in

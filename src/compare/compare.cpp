@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 
+#include "report/informational.hpp"
 #include "report/reader.hpp"
 #include "report/text_style.hpp"
 #include "sys/named_file.hpp"
@@ -473,6 +474,7 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
   const Index now = index(after);
   std::vector<Finding> out;
   int fixed = 0, improved = 0, regressed = 0, fresh = 0, unchanged = 0, gone = 0, metric_worse = 0, same = 0;
+  int decided_both = 0;  // (id, subject) judged in both reports: neither a skip nor an informational summary's pass
   MetricTally tally;
   std::vector<std::pair<std::size_t, const Index::value_type*>> order;
   order.reserve(now.size());
@@ -500,6 +502,7 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
     const ReportFinding& bf = *b.first;
     const std::string b_status(report::to_string(b.status));
     const int rb = rank(b.status), ra = rank(a.status);
+    decided_both += report::decides(bf.id, b.status) && report::decides(af.id, a.status);
     std::optional<Finding> f;
     if (ra > rb && is_problem(a.status)) {
       f = make("compare.regressed", Status::fail, af, fmt::format("{} -> {}: {}", b_status, a_status, af.title));
@@ -586,10 +589,31 @@ std::vector<Finding> compare_reports(const ReportView& before, const std::string
   s.metric("metrics_changed", tally.changed);
   s.metric("metrics_within_noise", tally.within_noise);
   for (auto [name, n] : {std::pair{"fixed", fixed}, {"improved", improved}, {"regressed", regressed}, {"new", fresh},
-                         {"unchanged_problems", unchanged}, {"gone", gone}, {"metric_regressions", metric_worse}, {"unchanged_ok", same}})
+                         {"unchanged_problems", unchanged}, {"gone", gone}, {"metric_regressions", metric_worse}, {"unchanged_ok", same},
+                         {"decided_in_both", decided_both}})
     s.metric(name, n);
   out.insert(out.begin(), std::move(s));
   return out;
+}
+
+std::string undecided_why(const std::vector<Finding>& findings) {
+  const Finding* summary = nullptr;
+  for (const auto& f : findings) {
+    if (f.id == "compare.summary") summary = &f;
+    else if (f.id == "compare.tlb_parity" && report::decides(f)) return "";
+  }
+  // compare.summary alone as a skip (reports of different jobs): the report's own rule says why.
+  if (!summary || summary->status == Status::skip) return "";
+  double decided = 0, gone = 0;
+  for (const auto& [name, v] : summary->metrics) {
+    if (name == "gone") gone = v;
+    for (std::string_view counted : {"fixed", "improved", "regressed", "new", "unchanged_problems", "decided_in_both", "metrics_improved", "metric_regressions"})
+      if (name == counted) decided += v;
+  }
+  if (decided > 0) return "";
+  return fmt::format("nothing could be compared: no finding was decided in both reports (each is a skip, or a summary that only says what was read, in "
+                     "one of them){}",
+                     gone > 0 ? fmt::format("; {:.0f} decided before and not after (compare.gone)", gone) : "");
 }
 
 }  // namespace perfgap::compare

@@ -72,4 +72,10 @@ struct Options {
 std::vector<report::Finding> compare_reports(const ReportView& before, const std::string& before_name, const ReportView& after,
                                              const std::string& after_name, const Options& options);
 
+// Why a comparison decided nothing, for its headline (report::Report::undecided): no finding was
+// judged in both reports (each a skip, or an informational summary's pass: report::decides), none
+// is new as a problem and no metric moved beyond the tolerance; empty when something was compared
+// (or when compare.summary is itself a skip: reports of different jobs, which say why).
+std::string undecided_why(const std::vector<report::Finding>& findings);
+
 }  // namespace perfgap::compare

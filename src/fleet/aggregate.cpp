@@ -14,6 +14,7 @@
 
 #include "fleet/measured.hpp"
 #include "parsers/hostlist.hpp"
+#include "report/informational.hpp"
 
 namespace perfgap::fleet {
 namespace {
@@ -727,7 +728,7 @@ std::vector<report::NodeStanding> node_standings(const Fleet& fleet) {
       if (f.status == Status::fail || f.status == Status::error) s.failing.emplace_back(f.id);
       else if (f.status == Status::warn) s.warning.emplace_back(f.id);
       if (f.status != Status::skip && report::severity(f.status) > report::severity(s.worst)) s.worst = f.status;
-      ++(f.status == Status::skip ? s.skipped : s.decided);
+      ++(report::decides(f.id, f.status) ? s.decided : s.skipped);  // an informational summary's pass examined nothing
     }
     for (auto* v : {&s.failing, &s.warning}) {
       std::sort(v->begin(), v->end());

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "parsers/hostlist.hpp"
+#include "report/informational.hpp"
 #include "report/text_style.hpp"
 
 namespace perfgap::fleet {
@@ -312,6 +313,9 @@ std::vector<report::Finding> measurement_verdicts(const std::vector<NodeReport>&
       const auto& f = r.findings[i];
       const auto& ms = measures();
       if (std::none_of(ms.begin(), ms.end(), [&](const Measure& m) { return m.finding == f.id; })) continue;
+      // An informational summary (profile.iterations) measures and judges nothing: its pass is no
+      // verdict to count ("passes in N reports"); what it measures is fleet.pace's.
+      if (report::informational(f.id) && !report::decides(f.id, f.status)) continue;
       auto& j = by_id[std::string(f.id)];
       ++j.reports;
       if (f.status == Status::pass) ++j.passing;

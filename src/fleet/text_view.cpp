@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "parsers/hostlist.hpp"
+#include "report/informational.hpp"
 #include "report/model.hpp"
 #include "report/outgoing.hpp"
 #include "report/text_style.hpp"
@@ -226,7 +227,9 @@ std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, con
     std::vector<std::string_view> fails;
     for (const auto& f : n.findings) {
       auto c = static_cast<std::size_t>(std::find(cols.begin(), cols.end(), f.layer) - cols.begin());
-      row[c] = std::max(row[c], report::severity(f.status));
+      // An informational summary's pass (virt.hypervisor, container.detect) judged nothing: the
+      // layer shows `ok` only where a check of it passed.
+      row[c] = std::max(row[c], report::severity(report::decides(f.id, f.status) ? f.status : Status::skip));
       if (f.status == Status::fail) {
         auto [it, fresh] = id_text.try_emplace(f.id);
         if (fresh) it->second = report::printable(f.id);

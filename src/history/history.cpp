@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report/informational.hpp"
 #include "sys/named_file.hpp"
 #include "sys/output.hpp"
 #include "sys/paths.hpp"
@@ -33,6 +34,14 @@ int rank(Status s) {
 
 bool has_fail(const compare::ReportView& v) {
   return std::any_of(v.findings.begin(), v.findings.end(), [](const auto& f) { return f.status == Status::fail && !sys::starts_with(f.id, "history."); });
+}
+
+// Whether a run decided anything (history.* aside): a run whose findings are only skips and
+// informational summaries' passes (report::decides) examined nothing, so it is no good run to
+// go back to and no proof that the node is good now.
+bool decided_something(const compare::ReportView& v) {
+  return std::any_of(v.findings.begin(), v.findings.end(),
+                     [](const auto& f) { return report::decides(f.id, f.status) && !sys::starts_with(f.id, "history."); });
 }
 
 std::string key_of(const compare::ReportFinding& f) { return f.subject.empty() ? f.id : f.id + "@" + f.subject; }
@@ -137,18 +146,22 @@ std::vector<report::Finding> judge(const compare::ReportView& now, const Past& p
   out.push_back(std::move(changed));
 
   if (!has_fail(now)) {
-    out.push_back(make("history.since_good", Status::pass, "no check fails in this run: the node is good now"));
+    out.push_back(decided_something(now)
+                      ? make("history.since_good", Status::pass, "no check fails in this run: the node is good now")
+                      : make("history.since_good", Status::skip,
+                             "nothing in this run was decided (every check skipped or only said what it read): whether the node is good is unknown"));
     return out;
   }
   const Run* good = nullptr;
   for (auto it = past.runs.rbegin(); it != past.runs.rend(); ++it)
-    if (!has_fail(it->view)) {
+    if (!has_fail(it->view) && decided_something(it->view)) {
       good = &*it;
       break;
     }
   if (!good) {
     out.push_back(make("history.since_good", Status::skip,
-                       fmt::format("no run without a failing check among the {} kept: no good run to compare with", past.runs.size())));
+                       fmt::format("no run without a failing check, and with one that decided, among the {} kept: no good run to compare with",
+                                   past.runs.size())));
     return out;
   }
   const Diff g = diff(good->view, now);

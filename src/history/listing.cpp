@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "report/informational.hpp"
 #include "sys/text.hpp"
 
 namespace perfgap::history {
@@ -17,9 +18,11 @@ report::Finding run_line(const Run& run) {
   f.layer = "workload";
   f.subject = run.file;
   int fail = 0, warn = 0;
+  bool decided = false;  // a run of skips and informational summaries examined nothing: skip, not pass
   std::vector<std::string> failed, warned;
   for (const auto& x : run.view.findings) {
     if (sys::starts_with(x.id, "history.")) continue;
+    decided = decided || report::decides(x.id, x.status);
     if (x.status == report::Status::fail) {
       ++fail;
       failed.push_back(x.subject.empty() ? x.id : x.id + "@" + x.subject);
@@ -28,9 +31,9 @@ report::Finding run_line(const Run& run) {
       warned.push_back(x.subject.empty() ? x.id : x.id + "@" + x.subject);
     }
   }
-  f.status = fail ? report::Status::fail : warn ? report::Status::warn : report::Status::pass;
-  f.title = fmt::format("{} {}: {} fail, {} warn{}", run.view.generated_at, run.view.node.empty() ? "(no node)" : run.view.node, fail, warn,
-                        failed.empty() ? "" : fmt::format(" ({})", fmt::join(failed, ", ")));
+  f.status = fail ? report::Status::fail : warn ? report::Status::warn : decided ? report::Status::pass : report::Status::skip;
+  f.title = fmt::format("{} {}: {} fail, {} warn{}{}", run.view.generated_at, run.view.node.empty() ? "(no node)" : run.view.node, fail, warn,
+                        failed.empty() ? "" : fmt::format(" ({})", fmt::join(failed, ", ")), decided ? "" : "; nothing decided");
   for (const auto& w : warned) f.add("warn", w);
   f.metric("fail", fail).metric("warn", warn);
   return f;

@@ -1,5 +1,9 @@
 #include "report/model.hpp"
 
+#include <fmt/format.h>
+
+#include "report/informational.hpp"
+
 namespace perfgap::report {
 
 std::string_view to_string(Status s) {
@@ -48,9 +52,16 @@ bool Report::has_fail() const {
 
 std::string Report::undecided_why() const {
   if (!undecided.empty()) return undecided;
-  const Summary s = summary();
-  if (s.skip == 0 || s.pass || s.warn || s.fail || s.error) return "";
-  return "nothing could be decided: " + findings.front().title;
+  if (findings.empty()) return "";
+  const Finding* first_skip = nullptr;
+  for (const auto& f : findings) {
+    if (decides(f)) return "";
+    if (!first_skip && f.status == Status::skip) first_skip = &f;
+  }
+  if (first_skip) return "nothing could be decided: " + first_skip->title;
+  // Only informational passes: what was read, and that nothing judged it.
+  const Finding& f = findings.front();
+  return fmt::format("nothing could be decided: {} only says what was read ({}); no finding judged it", f.id, f.title);
 }
 
 }  // namespace perfgap::report

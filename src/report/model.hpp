@@ -139,13 +139,16 @@ struct Report {
   std::optional<Recommendation> recommendation;
   std::vector<Chart> charts;  // HTML only: figures about the whole report (a fleet's heatmap)
   // Non-empty: the command could not decide what it was asked (whatif: no change could be
-  // replayed) and why; the headline says so, SKIP instead of OK (JSON: `undecided`).
+  // replayed; compare: nothing decided in both reports) and why; the headline says so, SKIP
+  // instead of OK (JSON: `undecided`).
   std::string undecided;
 
   Summary summary() const;
   bool has_fail() const;
-  // Why the report decides nothing, for its headline: `undecided`, else, when every finding is a
-  // skip, "nothing could be decided: " and the first one's reason; empty when something was decided.
+  // Why the report decides nothing, for its headline: `undecided`, else, when no finding decides
+  // (each a skip or the pass of an informational summary, report/informational.hpp), "nothing
+  // could be decided: " and the first skip's reason (or what the summary read); empty when
+  // something was decided.
   std::string undecided_why() const;
 };
 

@@ -26,7 +26,9 @@ struct NodeStanding {
   std::string name;
   Status worst = Status::pass;                // the worst status of its findings (skip counts as pass)
   std::vector<std::string> failing, warning;  // ids failing (fail or error) and warning, sorted
-  std::size_t decided = 0, skipped = 0;       // its findings that decided (pass, warn, fail, error) and that skipped
+  // its findings that decided (report::decides: pass, warn, fail, error) and the rest (skips, and the
+  // passes of informational summaries, which judge nothing)
+  std::size_t decided = 0, skipped = 0;
   // Nothing fails or warns, but under a quarter of its checks decided: not examined, not healthy.
   bool barely_examined() const { return worst == Status::pass && decided * 4 < decided + skipped; }
 };

@@ -30,8 +30,8 @@ std::string render_text(const Report& shown, const TextOptions& opts) {
     where += ")";
   }
   if (r.source.root) where += " from tree " + printable(*r.source.root);
-  // A report that decided nothing (every finding a skip, or a command's own "could not") heads
-  // SKIP and why, never OK: missing is not healthy.
+  // A report that decided nothing (every finding a skip or an informational summary's pass, or a
+  // command's own "could not") heads SKIP and why, never OK: missing is not healthy.
   const std::string undecided = r.undecided_why();
   std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : !undecided.empty() ? paint(Status::skip, "SKIP") : paint(Status::pass, "OK");
   out += fmt::format("perfgap {}{}: {}  {} fail, {} warn, {} pass, {} skip, {} error{}\n", !r.source.command.empty() ? r.source.command : r.source.kind == "live" || r.source.kind == "root" ? "check" : r.source.kind,

@@ -54,8 +54,11 @@ std::string render_text(const report::Report& rep, const std::vector<SettingRuns
   if (rep.node) where = fmt::format(" on {} ({}, {})", rep.node->name.empty() ? "?" : report::printable(rep.node->name),
                                     rep.node->arch.empty() ? "?" : report::printable(rep.node->arch),
                                     rep.node->kernel.empty() ? "?" : report::printable(rep.node->kernel));
-  std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : paint(Status::pass, "OK");
-  out += fmt::format("perfgap sweep{}: {}  {} fail, {} warn, {} pass, {} skip, {} error\n", where, verdict, s.fail, s.warn, s.pass, s.skip, s.error);
+  // Runs measured (sweep.result) but no recommendation decided: SKIP and why, as every report's headline.
+  const std::string undecided = rep.undecided_why();
+  std::string verdict = s.fail ? paint(Status::fail, "FAIL") : s.error ? paint(Status::error, "ERROR") : s.warn ? paint(Status::warn, "WARN") : !undecided.empty() ? paint(Status::skip, "SKIP") : paint(Status::pass, "OK");
+  out += fmt::format("perfgap sweep{}: {}  {} fail, {} warn, {} pass, {} skip, {} error{}\n", where, verdict, s.fail, s.warn, s.pass, s.skip, s.error,
+                     undecided.empty() ? "" : "; " + report::printable(undecided));
   std::size_t runs = 0;
   for (const auto& sr : data) runs += sr.runs.size();
   out += fmt::format("command: {}\n", report::printable(ctx.command));

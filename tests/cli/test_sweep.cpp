@@ -206,6 +206,19 @@ TEST(Sweep, TextReportHasOneTableAndTheRecommendation) {
   EXPECT_EQ(text.find("\x1b["), std::string::npos);  // no colour into a file
 }
 
+// Every setting measured (sweep.result passes: it says what was measured and judges nothing) but
+// no recommendation could be made: the headline says SKIP and why, never OK (exit status 0).
+TEST(Sweep, MeasuredButNotRecommendedHeadsSkipWithWhy) {
+  TempDir d;
+  auto r = run_binary(PERFGAP_BINARY, {"sweep", "--env", "FAKE_MODE=base,fast", "--repeat", "2", "--sizes", "16G", "--run-dir", d.path() + "/run",
+                                       "--", "/bin/sh", kFake});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string headline = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(headline.find(": SKIP  0 fail, 0 warn, 2 pass, 1 skip, 0 error; nothing could be decided: cannot recommend: the baseline measured none of the --sizes"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Sweep, CtrlCStopsTheBenchmarkAndKeepsWhatFinished) {
   TempDir d;
   auto out_path = d.path() + "/out.json";

@@ -324,3 +324,24 @@ TEST(CompareLostDevices, EventsGoneFromTheLogAndFailingDevicesGoneAreNotLosses) 
   }
 }
 
+
+// Two reports that decided nothing (perf.summary says what a profile holds, the rest skipped)
+// compare to nothing: the headline says so (compare::undecided_why), never OK; one finding
+// judged in both reports, or a problem that went away, is a comparison.
+TEST(CompareHeadline, NothingDecidedInBothIsNothingCompared) {
+  const std::string undecided = finding("perf.summary", "pass", "", R"({"samples":7})") + "," + finding("perf.hot_kernel", "skip");
+  auto fs = run(undecided, finding("perf.summary", "pass", "", R"({"samples":9})") + "," + finding("perf.hot_kernel", "skip"));
+  ASSERT_FALSE(fs.empty());
+  EXPECT_EQ(fs[0].status, Status::pass);  // compare.summary: its counts, as before
+  EXPECT_EQ(cmp_metric(fs[0], "decided_in_both"), 0);
+  const auto why = compare::undecided_why(fs);
+  EXPECT_EQ(why.rfind("nothing could be compared: no finding was decided in both reports", 0), 0u) << why;
+  // A problem before that is undecided after: said, still nothing compared.
+  auto gone = run(finding("perf.hot_kernel", "warn"), undecided);
+  EXPECT_NE(compare::undecided_why(gone).find("1 decided before and not after (compare.gone)"), std::string::npos) << compare::undecided_why(gone);
+  // A real pass in both decides; so does a fix.
+  auto judged = run(undecided + "," + finding("perf.smmu_cmdq", "pass"), undecided + "," + finding("perf.smmu_cmdq", "pass"));
+  EXPECT_EQ(cmp_metric(judged[0], "decided_in_both"), 1);
+  EXPECT_EQ(compare::undecided_why(judged), "");
+  EXPECT_EQ(compare::undecided_why(run(finding("perf.smmu_cmdq", "warn"), finding("perf.smmu_cmdq", "pass"))), "");
+}

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "fleet/aggregate.hpp"
+#include "fleet/measured.hpp"
 #include "fleet/reader.hpp"
 #include "fleet/text_view.hpp"
 #include "fleet_gen.hpp"
@@ -438,6 +439,69 @@ TEST(FleetDrift, PassNamesOnlyWhatWasCompared) {
   EXPECT_NE(d[0].title.find("settings match on all 4 nodes"), std::string::npos) << d[0].title;
   ASSERT_FALSE(d[0].evidence.empty());
   EXPECT_EQ(d[0].evidence.back().observed, "the kernel, NCCL_/UCX_ variables: no node reported them (not read there, or none set in the environment checked)");
+}
+
+}  // namespace
+}  // namespace perfgap::fleet
+
+namespace perfgap::fleet {
+namespace {
+
+NodeReport informational_node(std::string name, std::vector<std::tuple<std::string_view, std::string_view, Status>> findings) {
+  NodeReport n;
+  n.name = std::move(name);
+  n.kind = "root";
+  for (auto& [id, layer, st] : findings) n.findings.push_back({id, layer, st, "", 0, 0});
+  return n;
+}
+
+// A node whose checks all skipped but for the informational summaries (virt.hypervisor names the
+// hypervisor, container.detect the runtime: they judge nothing) was not examined: it decided
+// nothing, and its layers show skip, not ok.
+TEST(FleetHeatmap, InformationalPassesAloneLeaveANodeNotExamined) {
+  std::vector<NodeReport> v;
+  v.push_back(informational_node("n001", {{"virt.hypervisor", "virtualization", Status::pass},
+                                          {"smmu.cmdqv", "virtualization", Status::pass},
+                                          {"container.detect", "runtime-topology", Status::pass},
+                                          {"container.shm", "runtime-topology", Status::pass}}));
+  v.push_back(informational_node("n002", {{"virt.hypervisor", "virtualization", Status::pass},
+                                          {"smmu.cmdqv", "virtualization", Status::skip},
+                                          {"container.detect", "runtime-topology", Status::pass},
+                                          {"container.shm", "runtime-topology", Status::skip}}));
+  auto fl = dedupe_nodes(std::move(v));
+  const auto st = node_standings(fl);
+  ASSERT_EQ(st.size(), 2u);
+  for (const auto& s : st) {
+    EXPECT_EQ(s.worst, Status::pass) << s.name;
+    EXPECT_EQ(s.decided, s.name == "n001" ? 2u : 0u) << s.name;
+    EXPECT_EQ(s.barely_examined(), s.name == "n002") << s.name;
+  }
+  TextViewOptions o;
+  o.width = 200;
+  const auto text = render_fleet_text(fl, {}, aggregate(fl, {}, {}), o);
+  std::istringstream in(text);
+  std::string line, n001, n002;
+  while (std::getline(in, line)) {
+    if (line.ends_with("n001")) n001 = line;
+    if (line.ends_with("n002")) n002 = line;
+  }
+  EXPECT_NE(n001.find("ok"), std::string::npos) << text;
+  EXPECT_EQ(n002.find("ok"), std::string::npos) << text;
+  EXPECT_NE(n002.find("skip"), std::string::npos) << text;
+}
+
+// profile.iterations says how iterations were found and judges nothing: its pass is no verdict
+// for fleet.measured to count ("passes in 1 of 1 measurement reports"); steps.gap's is.
+TEST(FleetMeasured, AnInformationalPassIsNoVerdictToCount) {
+  auto profile = informational_node("", {{"profile.summary", "workload", Status::pass}, {"profile.iterations", "workload", Status::pass}});
+  auto steps = informational_node("", {{"steps.gap", "workload", Status::pass}});
+  profile.kind = steps.kind = "analyze";
+  profile.file = "rank0.json";
+  steps.file = "steps.json";
+  const auto v = measurement_verdicts({profile, steps});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].subject, "steps.gap");
+  EXPECT_EQ(v[0].status, Status::pass);
 }
 
 }  // namespace

@@ -81,6 +81,30 @@ TEST(HistoryJudge, EarlierHistoryFindingsAreNotCompared) {
 
 // Issue 42: the fixes' commands named a literal "DIR"; they name the directory the runs were
 // loaded from, quoted for a shell where it needs it.
+// A run that decided nothing (its checks skipped; virt.hypervisor and container.detect only name
+// what runs the node) is no good run: not "the node is good now", not the last good run to go
+// back to, and the listing says so instead of a pass.
+TEST(HistoryJudge, ARunThatDecidedNothingIsNoGoodRun) {
+  const std::vector<ReportFinding> nothing = {history_rf("virt.hypervisor", Status::pass), history_rf("container.detect", Status::pass),
+                                              history_rf("cpu.turbo", Status::skip)};
+  history::Past past;
+  past.runs.push_back({"r1", history_view("t1", {{"settings.turbo", "on"}}, {history_rf("cpu.turbo", Status::pass)})});
+  past.runs.push_back({"r2", history_view("t2", {{"settings.turbo", "unknown"}}, nothing)});
+  const auto undecided_run = history::judge(history_view("t3", {}, nothing), past);
+  const auto& now_undecided = history_of(undecided_run, "history.since_good");
+  EXPECT_EQ(now_undecided.status, Status::skip);
+  EXPECT_NE(now_undecided.title.find("nothing in this run was decided"), std::string::npos) << now_undecided.title;
+  auto failing = history::judge(history_view("t3", {{"settings.turbo", "off"}}, {history_rf("cpu.turbo", Status::fail)}), past);
+  const auto& since = history_of(failing, "history.since_good");
+  EXPECT_EQ(since.status, Status::warn);
+  EXPECT_NE(since.title.find("(t1, r1)"), std::string::npos) << "r2 decided nothing: r1 is the last good run: " << since.title;
+  const auto runs = history::listing(past);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].status, Status::pass);
+  EXPECT_EQ(runs[1].status, Status::skip);
+  EXPECT_NE(runs[1].title.find("nothing decided"), std::string::npos) << runs[1].title;
+}
+
 TEST(HistoryJudge, FixesNameTheRealDirectory) {
   history::Past past;
   past.dir = "/var/lib/perfgap/history";
