@@ -83,6 +83,15 @@ TEST(SharedFixtures, EveryTurbostatCaptureParses) {
   };
   auto xeon = read("telegraf-intel-xeon-6126.txt");
   EXPECT_EQ(find(xeon, "turbostat.deep_idle").status, Status::fail);  // idle cores in C1E, CPU%c6 0.00
+  // The kernel lists C6 (its count and % columns) and no idle core ever asked for it: the OS
+  // holds the cores out (PM QoS, the state disabled), not the BIOS, which would hide the state.
+  for (const char* listed : {"telegraf-intel-xeon-6126.txt", "telegraf-intel-unknown.txt"}) {
+    const auto deep = find(read(listed), "turbostat.deep_idle");
+    EXPECT_EQ(deep.status, Status::fail) << listed;
+    EXPECT_NE(deep.fix.find("/dev/cpu_dma_latency"), std::string::npos) << deep.fix;
+    EXPECT_NE(deep.fix.find("cpuidle/state*/disable"), std::string::npos) << deep.fix;
+    EXPECT_EQ(deep.fix.find("BIOS"), std::string::npos) << deep.fix;
+  }
   EXPECT_EQ(find(xeon, "turbostat.busy_mhz").status, Status::skip);   // idle machine
   auto mobile = read("intel-mobile-turbostat-jitter-tabs-netdata-2704.txt");
   EXPECT_EQ(find(mobile, "turbostat.deep_idle").status, Status::pass);
