@@ -422,6 +422,16 @@ Finding fabric(const std::vector<Obs>& o, const std::string& subject) {
 }
 
 // ---- topo -m -------------------------------------------------------------------------
+// A capture cut short (as posted) keeps the header's columns but loses rows: the GPU columns
+// without a row, which the findings name, since their counts are of the rows.
+std::vector<std::string> topo_gpu_columns_without_row(const parsers::GpuTopology& t, const std::vector<std::size_t>& gpu_cols,
+                                                      const std::vector<const parsers::TopoRow*>& gpus) {
+  std::vector<std::string> no_row;
+  for (std::size_t c : gpu_cols)
+    if (std::none_of(gpus.begin(), gpus.end(), [&](const parsers::TopoRow* g) { return g->name == t.columns[c]; })) no_row.push_back(t.columns[c]);
+  return no_row;
+}
+
 std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& source) {
   std::vector<Finding> out;
   std::vector<std::size_t> gpu_cols, nic_cols;
@@ -434,19 +444,15 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
   for (const auto& r : t.rows)
     if (t.is_gpu(r.name)) gpus.push_back(&r);
 
-  // A capture cut short (as posted) keeps the header's columns but loses rows: say so, since
-  // the counts below are of the rows.
-  std::vector<std::string> no_row;
-  for (std::size_t c : gpu_cols) {
-    bool seen = false;
-    for (const auto* g : gpus) seen = seen || g->name == t.columns[c];
-    if (!seen) no_row.push_back(t.columns[c]);
-  }
+  const std::vector<std::string> no_row = topo_gpu_columns_without_row(t, gpu_cols, gpus);
   auto note_cut = [&](Finding& f) {
     if (!no_row.empty())
       f.add(source, fmt::format("{} of the header's {} GPU columns have no row ({}): the capture looks cut, judged on the rows present",
                                 no_row.size(), gpu_cols.size(), join(no_row)));
   };
+  // A cut matrix's titles say how many GPUs they judge: never "every GPU" of a part.
+  const std::string cut = no_row.empty() ? "" : fmt::format("{} of {} GPUs (capture cut: {} GPU row{} missing): ", gpus.size(), gpu_cols.size(),
+                                                                  no_row.size(), no_row.size() == 1 ? "" : "s");
   Finding top = make("gpu.topology", "pcie", source);
   note_cut(top);
   if (nic_cols.empty()) {
@@ -485,8 +491,8 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
     top.table_always = true;
     if (!far.empty()) {
       top.status = Status::warn;
-      top.title = fmt::format("{} of {} GPUs have no NIC nearer than NODE/SYS while others have one behind their PCIe switch: {}",
-                              far.size(), gpus.size(), join(far));
+      top.title = cut + fmt::format("{} of {} GPUs have no NIC nearer than NODE/SYS while others have one behind their PCIe switch: {}",
+                                    far.size(), gpus.size(), join(far));
       top.fix =
           "give those GPUs' ranks a NIC on their own switch or NUMA node (NCCL_IB_HCA / the NCCL topology file), or check that every NIC is cabled and up; a GPU far from every NIC sends its inter-node traffic across the CPU interconnect";
       top.impact =
@@ -499,9 +505,9 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
       std::vector<std::string> spread;
       spread.reserve(by_best.size());
       for (const auto& [b, n] : by_best) spread.push_back(fmt::format("{} {}", n, b < 7 ? kNames[b] : "none"));
-      top.title = best_anywhere <= 3 ? fmt::format("each of {} GPUs has a NIC behind its PCIe switch (PIX/PXB)", gpus.size())
-                                     : fmt::format("{} GPUs, {} NICs, no NIC behind any GPU's PCIe switch; nearest NIC per GPU: {}",
-                                                   gpus.size(), nic_cols.size(), join(spread));
+      top.title = cut + (best_anywhere <= 3 ? fmt::format("each of {} GPUs has a NIC behind its PCIe switch (PIX/PXB)", gpus.size())
+                                            : fmt::format("{} GPUs, {} NICs, no NIC behind any GPU's PCIe switch; nearest NIC per GPU: {}",
+                                                          gpus.size(), nic_cols.size(), join(spread)));
     }
   }
   std::size_t header_gpus = gpu_cols.size();
@@ -521,7 +527,11 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
   }
   if (most == 0) {
     nv.status = Status::skip;
-    nv.title = fmt::format("no NVLink between the {} GPUs of the matrix (PCIe only)", gpus.size());
+    nv.title = cut + fmt::format("no NVLink between the {} GPUs of the matrix (PCIe only)", gpus.size());
+  } else if (gpus.size() < 2) {
+    // One GPU's row: its sum has no peer row to be held against.
+    nv.status = Status::skip;
+    nv.title = fmt::format("one GPU row ({}) of the matrix's {} GPUs: no other GPU's NVLinks to compare it with", gpus.front()->name, gpu_cols.size());
   } else {
     // "NV18 x7": the bonded sets to its peers, as the matrix prints them. The sum of the cells
     // ranks the GPUs but is no link count: through NVSwitch every cell is the GPU's whole
@@ -551,13 +561,15 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
     }
     if (!low.empty()) {
       nv.status = Status::fail;
-      nv.title = fmt::format("{} of {} GPUs have fewer bonded NVLinks to their peers than {}'s {}: {}", low.size(), gpus.size(),
-                             gpus[best]->name, described[best], join(low));
+      nv.title = cut + fmt::format("{} of {} GPUs have fewer bonded NVLinks to their peers than {}'s {}: {}", low.size(), gpus.size(),
+                                   gpus[best]->name, described[best], join(low));
       nv.fix = "nvidia-smi nvlink -s on those GPUs; reset them, and if links stay down reseat the baseboard or NVLink bridge, or RMA";
       nv.impact = "collectives between those GPUs lose NVLink bandwidth or fall back to PCIe";
     } else {
       nv.status = Status::pass;
-      nv.title = fmt::format("every GPU of the matrix has the same bonded NVLinks to its peers ({})", described[best]);
+      nv.title = cut.empty() ? fmt::format("every GPU of the matrix has the same bonded NVLinks to its peers ({})", described[best])
+                             : cut + fmt::format("each has the same bonded NVLinks to its peers ({}); {} not judged", described[best],
+                                                 no_row.size() == 1 ? no_row.front() + " is" : fmt::format("the other {} are", no_row.size()));
     }
   }
   out.push_back(std::move(nv));

@@ -187,6 +187,40 @@ TEST(AnalyzeNvidiaSmi, TopologyFileSaysWhatItComparedAndChecksBusIdsWithAQueryCa
   EXPECT_NE((*wf)["title"].get<std::string>().find("(0-15) is a part of the file's (0-31)"), std::string::npos) << wf->dump(1);
 }
 
+TEST(AnalyzeNvidiaSmi, CutMatrixTitlesSayHowManyGpusTheyJudge) {
+  // Published matrices cut short (4 of 16, 6 of 8, 7 of 8 GPU rows). Before: "every GPU of the
+  // matrix has the same bonded NVLinks", only -v said the capture was cut.
+  const fs::path shared = fs::path(PERFGAP_SOURCE_DIR) / "../shared/fixtures/nvidia-smi";
+  if (!fs::exists(shared)) GTEST_SKIP() << "no ../shared";
+  const std::pair<const char*, const char*> cases[] = {
+      {"topo-m-dgx2-16gpu-nv6-mlx5-columns-old-format-nccl-tests-78.txt", "4 of 16 GPUs (capture cut: 12 GPU rows missing): "},
+      {"topo-m-8gpu-nv18-9nic-spaces-sglang-13973.txt", "6 of 8 GPUs (capture cut: 2 GPU rows missing): "},
+      {"topo-m-h800-nv8-no-gpu-numa-id-column-nccl-933.txt", "7 of 8 GPUs (capture cut: 1 GPU row missing): "}};
+  for (const auto& [name, prefix] : cases) {
+    const auto file = (shared / name).string();
+    auto j = json_report(PERFGAP_BINARY, {"analyze", "nvidia-smi", file}, 0);
+    for (const char* id : {"gpu.nvlink", "gpu.topology"}) {
+      const auto* f = finding(j, id, file);
+      ASSERT_NE(f, nullptr) << name << " " << id;
+      const std::string title = (*f)["title"];
+      EXPECT_EQ(title.rfind(prefix, 0), 0u) << name << " " << id << ": " << title;
+      EXPECT_EQ(title.find("every GPU"), std::string::npos) << title;
+    }
+  }
+  // A whole matrix keeps its title; one GPU row left has no peer row to compare: skip.
+  TempDir d;
+  auto whole = json_report(PERFGAP_BINARY, {"analyze", "nvidia-smi", log_fixture("nvidia-smi/topo-pix-legend.txt")}, 0);
+  EXPECT_EQ((*finding(whole, "gpu.nvlink", log_fixture("nvidia-smi/topo-pix-legend.txt")))["title"].get<std::string>().rfind("every GPU of the matrix", 0), 0u);
+  std::string one = read_file(log_fixture("nvidia-smi/topo-pix-legend.txt"));
+  auto g1 = one.find("\nGPU1");
+  one.erase(g1, one.find("\nNIC0") - g1);
+  const auto cut1 = write_in(d, "one-row.txt", one);
+  auto j1 = json_report(PERFGAP_BINARY, {"analyze", "nvidia-smi", cut1}, 0);
+  const auto* n1 = finding(j1, "gpu.nvlink", cut1);
+  ASSERT_NE(n1, nullptr) << j1.dump(1);
+  EXPECT_EQ((*n1)["status"], "skip") << n1->dump(1);
+}
+
 TEST(AnalyzeNvidiaSmi, UnusableNextToGoodIsAnErrorFindingAndStdinWorks) {
   TempDir d;
   auto empty = write_in(d, "empty.xml", "");
