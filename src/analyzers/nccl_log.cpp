@@ -364,9 +364,13 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
                           "no channel lines ('via NET/...': NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS including INIT)",
                           netlist);
   } else if (!nets.empty() || transports.count("NET/IB") || !gdr_by_dir.empty()) {
+    // GPUDirect RDMA in use: NET/IB's "GPU Direct RDMA Enabled" lines, or channels of any RDMA
+    // network saying GDRDMA ("via NET/IBext_v8/7/GDRDMA": net plugins print no such line).
+    int gdr_channels = 0;
+    for (const auto& [dir, g] : gdr_by_dir) gdr_channels += g.second;
     f.status = report::Status::pass;
     f.title = fmt::format("NCCL uses network {}{}{}", netlist, tlist.empty() ? "" : "; channels: " + tlist,
-                          gdr_enabled ? ", GPUDirect RDMA enabled" : "");
+                          gdr_enabled || gdr_channels > 0 ? ", GPUDirect RDMA enabled" : "");
   } else if (!transports.empty()) {
     f.status = report::Status::skip;
     f.title = "no inter-node transport in the log (intra-node channels only: " + tlist + ")";

@@ -210,6 +210,15 @@ TEST(SharedFixtures, EveryNcclLogParses) {
     EXPECT_NE(net.title.find("single node (1 node by "), std::string::npos) << net.title;
     EXPECT_NE(net.title.find("(IB) carries nothing to judge"), std::string::npos) << net.title;
   }
+  // One host named and channels over the net plugin IBext_v8 (an excerpt of a larger job):
+  // traffic, judged; every channel GDRDMA is GPUDirect RDMA in use, as with NET/IB.
+  analyzers::NcclLogOptions gdr;
+  gdr.expect_gdr = true;
+  for (const auto& opts : {analyzers::NcclLogOptions{}, gdr}) {
+    auto ext = find(judge("nvls-comm-ibext-gdrdma-interleaved-with-nccl-tests-rows-nccl-1453.txt", opts), "nccl_log.net");
+    EXPECT_EQ(ext.status, Status::pass) << ext.title;
+    EXPECT_NE(ext.title.find("NET/IBext_v8 5, GPUDirect RDMA enabled"), std::string::npos) << ext.title;
+  }
   // Sockets on lo with NCCL_IB_DISABLE=1, one host: a single-node job, nothing to judge.
   EXPECT_EQ(find(judge("socket-on-lo-ib-disabled-graph-topology-dump-nccl-1053.txt"), "nccl_log.net").status, Status::skip);
   EXPECT_EQ(find(judge("gb200-mnnvl-fabric-healthmask-nvls-nccl-1769.txt"), "nccl_log.topo_file").status, Status::skip);
