@@ -222,6 +222,21 @@ void nccl_nodes_evidence(Finding& f, const parsers::NcclNodes& n, const std::str
               (judged.empty() ? "" : "; " + judged));
 }
 
+// nccl_log.net's metrics: channels per transport and kind, the NCCL version where one, the
+// nodes where counted exactly. Returns the distinct versions seen.
+std::set<std::string> nccl_net_metrics(Finding& f, const NcclNetSeen& s, const parsers::NcclNodes& nodes) {
+  for (const auto& [t, n] : s.transports) f.metric("channels." + t, n);
+  if (s.coll) f.metric("coll_channels", *s.coll);
+  if (s.nvls) f.metric("nvls_channels", *s.nvls);
+  if (s.p2p) f.metric("p2p_channels", *s.p2p);
+  std::set<std::string> distinct;
+  for (const auto& v : s.version_where) distinct.insert(v.version);
+  if (distinct.size() == 1) f.metric("nccl_version", version_number(*distinct.begin()));
+  if (s.n_nodes) f.metric("nodes", s.n_nodes->first);
+  else if (nodes.count > 0 && !nodes.at_least) f.metric("nodes", static_cast<double>(nodes.count));
+  return distinct;
+}
+
 // nccl_log.net: the network NCCL uses against what the job needs (RDMA, GPUDirect RDMA, one NCCL version).
 Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::string& subject, const NcclLogOptions& o) {
   const NcclNetSeen s = nccl_net_seen(logs);
@@ -232,15 +247,7 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   f.id = "nccl_log.net";
   f.layer = "network";
   f.subject = subject;
-  for (const auto& [t, n] : transports) f.metric("channels." + t, n);
-  if (coll) f.metric("coll_channels", *coll);
-  if (nvls) f.metric("nvls_channels", *nvls);
-  if (p2p) f.metric("p2p_channels", *p2p);
-  std::set<std::string> distinct;
-  for (const auto& v : version_where) distinct.insert(v.version);
-  if (distinct.size() == 1) f.metric("nccl_version", version_number(*distinct.begin()));
-  if (n_nodes) f.metric("nodes", n_nodes->first);
-  else if (nodes.count > 0 && !nodes.at_least) f.metric("nodes", static_cast<double>(nodes.count));
+  const std::set<std::string> distinct = nccl_net_metrics(f, s, nodes);
 
   // Inter-node traffic: NET channels, or more than one node. NCCL probes IB and picks a
   // network in every job, single-node ones included, where nothing goes over it: one node
@@ -254,6 +261,7 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   bool single_node = n_nodes       ? n_nodes->first == 1
                      : nodes_exact ? nodes.count == 1
                                    : (hosts.size() == 1 && !net_channels && !one_host_of_many);
+  const bool one_node_shown = n_nodes ? n_nodes->first == 1 : nodes_exact && nodes.count == 1;
   std::string single_why = n_nodes                                  ? fmt::format("nNodes 1 ({})", n_nodes->second)
                            : nodes_exact                            ? fmt::format("1 node by {}", nodes.basis)
                            : hosts.size() == 1 && !one_host_of_many ? fmt::format("one host, {}, and no inter-node channel", *hosts.begin())
@@ -334,8 +342,10 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
       f.fix = forced ? "drop " + forced->second.substr(0, forced->second.find(' ')) + " if the node has RDMA NICs" : "if the nodes have RDMA NICs, make them visible to the job (devices, libibverbs)";
       f.impact = "TCP sockets: inter-node bandwidth a fraction of an RDMA fabric's";
     }
-  } else if (single_node && !net_channels && (using_socket || nets.empty())) {
-    // (An RDMA network chosen on one node is NCCL's right choice: reported below.)
+  } else if (single_node && !net_channels && (using_socket || nets.empty() || one_node_shown)) {
+    // Whichever network NCCL picked: on one node it carries nothing. An RDMA network counts only
+    // where the log shows one node exactly (nNodes 1, or every rank's host or address): one host
+    // named in an excerpt of a larger job's log is no proof.
     f.status = report::Status::skip;
     f.title = fmt::format("single node ({}): no inter-node traffic, so the network NCCL picked{} carries nothing to judge",
                           single_why, netlist.empty() ? "" : " (" + netlist + ")");
@@ -354,9 +364,13 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
                           "no channel lines ('via NET/...': NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS including INIT)",
                           netlist);
   } else if (!nets.empty() || transports.count("NET/IB") || !gdr_by_dir.empty()) {
+    // GPUDirect RDMA in use: NET/IB's "GPU Direct RDMA Enabled" lines, or channels of any RDMA
+    // network saying GDRDMA ("via NET/IBext_v8/7/GDRDMA": net plugins print no such line).
+    int gdr_channels = 0;
+    for (const auto& [dir, g] : gdr_by_dir) gdr_channels += g.second;
     f.status = report::Status::pass;
     f.title = fmt::format("NCCL uses network {}{}{}", netlist, tlist.empty() ? "" : "; channels: " + tlist,
-                          gdr_enabled ? ", GPUDirect RDMA enabled" : "");
+                          gdr_enabled || gdr_channels > 0 ? ", GPUDirect RDMA enabled" : "");
   } else if (!transports.empty()) {
     f.status = report::Status::skip;
     f.title = "no inter-node transport in the log (intra-node channels only: " + tlist + ")";

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analyzers/analyzers.hpp"
+#include "analyzers/nvidia_smi_topo_file.hpp"
 
 namespace perfgap::analyzers {
 
@@ -421,6 +422,16 @@ Finding fabric(const std::vector<Obs>& o, const std::string& subject) {
 }
 
 // ---- topo -m -------------------------------------------------------------------------
+// A capture cut short (as posted) keeps the header's columns but loses rows: the GPU columns
+// without a row, which the findings name, since their counts are of the rows.
+std::vector<std::string> topo_gpu_columns_without_row(const parsers::GpuTopology& t, const std::vector<std::size_t>& gpu_cols,
+                                                      const std::vector<const parsers::TopoRow*>& gpus) {
+  std::vector<std::string> no_row;
+  for (std::size_t c : gpu_cols)
+    if (std::none_of(gpus.begin(), gpus.end(), [&](const parsers::TopoRow* g) { return g->name == t.columns[c]; })) no_row.push_back(t.columns[c]);
+  return no_row;
+}
+
 std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& source) {
   std::vector<Finding> out;
   std::vector<std::size_t> gpu_cols, nic_cols;
@@ -433,19 +444,15 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
   for (const auto& r : t.rows)
     if (t.is_gpu(r.name)) gpus.push_back(&r);
 
-  // A capture cut short (as posted) keeps the header's columns but loses rows: say so, since
-  // the counts below are of the rows.
-  std::vector<std::string> no_row;
-  for (std::size_t c : gpu_cols) {
-    bool seen = false;
-    for (const auto* g : gpus) seen = seen || g->name == t.columns[c];
-    if (!seen) no_row.push_back(t.columns[c]);
-  }
+  const std::vector<std::string> no_row = topo_gpu_columns_without_row(t, gpu_cols, gpus);
   auto note_cut = [&](Finding& f) {
     if (!no_row.empty())
       f.add(source, fmt::format("{} of the header's {} GPU columns have no row ({}): the capture looks cut, judged on the rows present",
                                 no_row.size(), gpu_cols.size(), join(no_row)));
   };
+  // A cut matrix's titles say how many GPUs they judge: never "every GPU" of a part.
+  const std::string cut = no_row.empty() ? "" : fmt::format("{} of {} GPUs (capture cut: {} GPU row{} missing): ", gpus.size(), gpu_cols.size(),
+                                                                  no_row.size(), no_row.size() == 1 ? "" : "s");
   Finding top = make("gpu.topology", "pcie", source);
   note_cut(top);
   if (nic_cols.empty()) {
@@ -484,8 +491,8 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
     top.table_always = true;
     if (!far.empty()) {
       top.status = Status::warn;
-      top.title = fmt::format("{} of {} GPUs have no NIC nearer than NODE/SYS while others have one behind their PCIe switch: {}",
-                              far.size(), gpus.size(), join(far));
+      top.title = cut + fmt::format("{} of {} GPUs have no NIC nearer than NODE/SYS while others have one behind their PCIe switch: {}",
+                                    far.size(), gpus.size(), join(far));
       top.fix =
           "give those GPUs' ranks a NIC on their own switch or NUMA node (NCCL_IB_HCA / the NCCL topology file), or check that every NIC is cabled and up; a GPU far from every NIC sends its inter-node traffic across the CPU interconnect";
       top.impact =
@@ -498,9 +505,9 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
       std::vector<std::string> spread;
       spread.reserve(by_best.size());
       for (const auto& [b, n] : by_best) spread.push_back(fmt::format("{} {}", n, b < 7 ? kNames[b] : "none"));
-      top.title = best_anywhere <= 3 ? fmt::format("each of {} GPUs has a NIC behind its PCIe switch (PIX/PXB)", gpus.size())
-                                     : fmt::format("{} GPUs, {} NICs, no NIC behind any GPU's PCIe switch; nearest NIC per GPU: {}",
-                                                   gpus.size(), nic_cols.size(), join(spread));
+      top.title = cut + (best_anywhere <= 3 ? fmt::format("each of {} GPUs has a NIC behind its PCIe switch (PIX/PXB)", gpus.size())
+                                            : fmt::format("{} GPUs, {} NICs, no NIC behind any GPU's PCIe switch; nearest NIC per GPU: {}",
+                                                          gpus.size(), nic_cols.size(), join(spread)));
     }
   }
   std::size_t header_gpus = gpu_cols.size();
@@ -520,7 +527,11 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
   }
   if (most == 0) {
     nv.status = Status::skip;
-    nv.title = fmt::format("no NVLink between the {} GPUs of the matrix (PCIe only)", gpus.size());
+    nv.title = cut + fmt::format("no NVLink between the {} GPUs of the matrix (PCIe only)", gpus.size());
+  } else if (gpus.size() < 2) {
+    // One GPU's row: its sum has no peer row to be held against.
+    nv.status = Status::skip;
+    nv.title = fmt::format("one GPU row ({}) of the matrix's {} GPUs: no other GPU's NVLinks to compare it with", gpus.front()->name, gpu_cols.size());
   } else {
     // "NV18 x7": the bonded sets to its peers, as the matrix prints them. The sum of the cells
     // ranks the GPUs but is no link count: through NVSwitch every cell is the GPU's whole
@@ -550,155 +561,20 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
     }
     if (!low.empty()) {
       nv.status = Status::fail;
-      nv.title = fmt::format("{} of {} GPUs have fewer bonded NVLinks to their peers than {}'s {}: {}", low.size(), gpus.size(),
-                             gpus[best]->name, described[best], join(low));
+      nv.title = cut + fmt::format("{} of {} GPUs have fewer bonded NVLinks to their peers than {}'s {}: {}", low.size(), gpus.size(),
+                                   gpus[best]->name, described[best], join(low));
       nv.fix = "nvidia-smi nvlink -s on those GPUs; reset them, and if links stay down reseat the baseboard or NVLink bridge, or RMA";
       nv.impact = "collectives between those GPUs lose NVLink bandwidth or fall back to PCIe";
     } else {
       nv.status = Status::pass;
-      nv.title = fmt::format("every GPU of the matrix has the same bonded NVLinks to its peers ({})", described[best]);
+      nv.title = cut.empty() ? fmt::format("every GPU of the matrix has the same bonded NVLinks to its peers ({})", described[best])
+                             : cut + fmt::format("each has the same bonded NVLinks to its peers ({}); {} not judged", described[best],
+                                                 no_row.size() == 1 ? no_row.front() + " is" : fmt::format("the other {} are", no_row.size()));
     }
   }
   out.push_back(std::move(nv));
   for (auto& d : damaged_lines("gpu.topology", "pcie", source, t.damaged)) out.push_back(std::move(d));
   return out;
-}
-
-
-// ---- topo -m against the NCCL topology file ----------------------------------------------
-// The GPUs of the matrix (GPU0..) are taken as the file's <gpu dev=N> (both count the GPUs in
-// PCI order on a node of identical GPUs; a file without dev attributes in document order).
-Finding topology_file(const parsers::GpuTopology& t, const std::string& matrix_source, const parsers::TopoFile& file,
-                      const std::string& file_source) {
-  Finding f = make("gpu.topology_file", "pcie", file_source);
-  // The matrix: per GPU, the NICs on its own PCIe switch (PIX, PXB) and its NUMA affinity.
-  std::vector<std::size_t> nic_cols;
-  for (std::size_t i = 0; i < t.columns.size(); ++i)
-    if (!t.is_gpu(t.columns[i])) nic_cols.push_back(i);
-  auto nic_name = [&](const std::string& c) {
-    auto it = t.nic_names.find(c);
-    return it == t.nic_names.end() ? c : it->second;
-  };
-  std::set<std::string> matrix_nics;
-  for (auto c : nic_cols) matrix_nics.insert(nic_name(t.columns[c]));
-  struct MatrixGpu {
-    std::string name;
-    std::set<std::string> switch_nics;
-    std::optional<std::string> numa;
-  };
-  std::vector<MatrixGpu> mg;
-  for (const auto& r : t.rows) {
-    if (!t.is_gpu(r.name)) continue;
-    MatrixGpu g{r.name, {}, r.numa_affinity};
-    for (auto c : nic_cols) {
-      int rank = c < r.links.size() ? parsers::topo_link_rank(r.links[c]) : -1;
-      if (rank >= 2 && rank <= 3) g.switch_nics.insert(nic_name(t.columns[c]));  // PIX, PXB
-    }
-    mg.push_back(std::move(g));
-  }
-  // The file: per GPU, the NICs that share its deepest <pci> ancestor (its switch).
-  std::vector<std::size_t> file_gpus, file_nics;
-  for (std::size_t i = 0; i < file.pci.size(); ++i) {
-    if (file.pci[i].kind == parsers::TopoPci::gpu) file_gpus.push_back(i);
-    // A NIC by its <net> names or by class (vendor files often leave the names to runtime).
-    if (!file.pci[i].nets.empty() || file.pci[i].kind == parsers::TopoPci::nic) file_nics.push_back(i);
-  }
-  auto ancestors = [&](std::size_t i) {
-    std::vector<int> chain;
-    for (int p = file.pci[i].parent; p >= 0 && chain.size() < file.pci.size(); p = file.pci[static_cast<std::size_t>(p)].parent) chain.push_back(p);
-    return chain;
-  };
-  std::stable_sort(file_gpus.begin(), file_gpus.end(), [&](std::size_t a, std::size_t b) {
-    return file.pci[a].gpu_dev.value_or(1 << 30) < file.pci[b].gpu_dev.value_or(1 << 30);
-  });
-  std::set<std::string> file_net_names;
-  for (const auto& n : file.nets) file_net_names.insert(n.name);
-
-  f.add(matrix_source, fmt::format("{} GPUs, {} NICs in the matrix", mg.size(), matrix_nics.size()));
-  f.add(file_source, fmt::format("{} GPUs, {} NICs ({} named by <net>) in the topology file", file_gpus.size(), file_nics.size(), file_net_names.size()));
-  if (mg.empty() || file_gpus.empty()) {
-    f.status = Status::skip;
-    f.title = mg.empty() ? "the matrix has no GPU row to compare with the topology file" : "the topology file describes no GPU";
-    return f;
-  }
-  std::vector<std::string> wrong, warn;
-  f.table.push_back({"GPU", "switch NICs (topo -m)", "switch NICs (file)", "NUMA (topo -m)", "NUMA (file)"});
-  const std::size_t n = std::min(mg.size(), file_gpus.size());
-  for (std::size_t k = 0; k < n; ++k) {
-    const auto& g = mg[k];
-    const auto& p = file.pci[file_gpus[k]];
-    auto chain = ancestors(file_gpus[k]);
-    // NICs below any <pci> that is also above the GPU: the same switch hierarchy, what topo -m
-    // prints as PIX or PXB (an NCCL file's outermost <pci> under a <cpu> is the switch, not the
-    // root port).
-    std::set<std::string> near;
-    std::size_t near_nics = 0, near_unnamed = 0;
-    for (auto ni : file_nics) {
-      auto nc = ancestors(ni);
-      bool shares = std::any_of(chain.begin(), chain.end(), [&](int a) { return std::find(nc.begin(), nc.end(), a) != nc.end(); });
-      if (!shares) continue;
-      ++near_nics;
-      if (file.pci[ni].nets.empty()) ++near_unnamed;
-      for (const auto& name : file.pci[ni].nets) near.insert(name);
-    }
-    std::string file_numa = p.numaid ? std::to_string(*p.numaid) : "-";
-    auto list = [](const std::set<std::string>& s) {
-      std::string out;
-      for (const auto& x : s) out += (out.empty() ? "" : ",") + x;
-      return out.empty() ? std::string("-") : out;
-    };
-    std::string near_text = list(near);
-    if (near_unnamed) near_text = (near.empty() ? "" : near_text + " + ") + fmt::format("{} unnamed", near_unnamed);
-    f.table.push_back({g.name, list(g.switch_nics), near_text, g.numa.value_or("-"), file_numa});
-    const std::string where = fmt::format("{}:{}", file_source, p.line);
-    if (!g.switch_nics.empty()) {
-      // Named NICs must meet; unnamed ones (names left to runtime) can only be counted.
-      bool shared = near_unnamed > 0 || std::any_of(g.switch_nics.begin(), g.switch_nics.end(), [&](const std::string& x) { return near.count(x) > 0; });
-      if (near_nics == 0 || !shared) {
-        wrong.push_back(g.name);
-        f.add(where,
-              fmt::format("{} ({}): the file puts {} on its switch, the node has {} there (topo -m PIX/PXB)", g.name, p.busid,
-                          near_nics == 0 ? "no NIC" : near_text, list(g.switch_nics)),
-              list(g.switch_nics));
-      }
-    }
-    // NUMA: only a single node in the matrix is compared (N/A or a range says nothing exact).
-    if (g.numa && p.numaid && g.numa->find_first_not_of("0123456789") == std::string::npos && !g.numa->empty() && std::stoi(*g.numa) != *p.numaid) {
-      wrong.push_back(g.name + " NUMA");
-      f.add(where, fmt::format("{} ({}): NUMA node {} in the file, {} on the node (topo -m NUMA Affinity)", g.name, p.busid, *p.numaid, *g.numa),
-            *g.numa);
-    }
-  }
-  if (mg.size() != file_gpus.size()) {
-    warn.push_back(fmt::format("{} GPUs in the matrix, {} in the file", mg.size(), file_gpus.size()));
-    f.add(file_source, warn.back() + ": only the first " + std::to_string(n) + " are compared");
-  }
-  std::vector<std::string> unknown;
-  for (const auto& name : file_net_names)
-    if (!matrix_nics.empty() && !matrix_nics.count(name)) unknown.push_back(name);
-  if (!unknown.empty()) {
-    warn.push_back(fmt::format("the file names {} the matrix does not show ({})", unknown.size() == 1 ? "a NIC" : "NICs", join(unknown)));
-    f.add(file_source, warn.back());
-  }
-  f.add("mapping", "GPUn of the matrix is taken as <gpu dev=\"n\"> of the file (both in PCI order on a node of identical GPUs)");
-  f.metric("gpus_compared", static_cast<double>(n));
-  f.metric("gpus_misplaced", static_cast<double>(wrong.size()));
-  if (!wrong.empty()) {
-    f.status = Status::fail;
-    f.title = fmt::format("the NCCL topology file disagrees with this node's topo -m for {}", join(wrong));
-    f.fix = "generate the topology file on this node type (NCCL_TOPO_DUMP_FILE from a run without NCCL_TOPO_FILE, or the vendor's "
-            "file for this exact SKU) and check that the job loads that one (perfgap analyze nccl-log --expect-topo-file)";
-    f.impact = "NCCL builds rings and trees from the file: a GPU paired with a NIC on another switch or socket sends its "
-               "inter-node traffic across the CPU interconnect (a few to tens of percent of busbw)";
-  } else if (!warn.empty()) {
-    f.status = Status::warn;
-    f.title = "the NCCL topology file and this node's topo -m differ: " + join(warn, "; ");
-    f.fix = "use a topology file made for this node type; NCCL ignores or misplaces devices the file does not match";
-  } else {
-    f.status = Status::pass;
-    f.title = fmt::format("the NCCL topology file matches this node's topo -m: {} GPUs, the same NICs on their switches and NUMA nodes", n);
-  }
-  return f;
 }
 
 }  // namespace
@@ -811,10 +687,16 @@ std::vector<Finding> analyze_nvidia_smi(const std::vector<NvidiaSmiInput>& in) {
   const NvidiaSmiInput* matrix = nullptr;
   for (const auto& i : in)
     if (!matrix && i.capture->kind == parsers::NvidiaSmi::Kind::topo) matrix = &i;
+  // The node's GPU bus ids, where -q captures came with the matrix (topo -m prints none).
+  std::set<std::string> node_gpu_bus_ids;
+  for (const auto& i : in)
+    if (i.capture->kind == parsers::NvidiaSmi::Kind::query)
+      for (const auto& g : i.capture->query.gpus)
+        if (!g.pci_bus_id.empty()) node_gpu_bus_ids.insert(bus_id(g.pci_bus_id));
   for (const auto& i : in) {
     if (i.capture->kind != parsers::NvidiaSmi::Kind::nccl_topo) continue;
     if (matrix) {
-      out.push_back(topology_file(matrix->capture->topo, matrix->source, i.capture->nccl_topo, i.source));
+      out.push_back(judge_topology_file(matrix->capture->topo, matrix->source, i.capture->nccl_topo, i.source, node_gpu_bus_ids));
     } else {
       Finding f = make("gpu.topology_file", "pcie", i.source);
       f.status = Status::skip;

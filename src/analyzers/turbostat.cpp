@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -76,6 +77,51 @@ Finding turbostat_busy_mhz_finding(const parsers::Turbostat& t, const std::vecto
     }
   }
   return f;
+}
+
+// The kernel's deep idle states as turbostat lists them: a request count column ("C6", "C7s",
+// "C10") and a residency column ("C6%", "C6-SKX" printed as "C6%"), named after the cpuidle
+// state. Core C6 and deeper only (C1E, C3 are shallow).
+bool deep_idle_listed_state(std::string_view col) {
+  if (col.size() < 2 || col[0] != 'C' || !std::isdigit(static_cast<unsigned char>(col[1]))) return false;
+  std::size_t i = 1;
+  int n = 0;
+  while (i < col.size() && std::isdigit(static_cast<unsigned char>(col[i])) && n < 100) n = n * 10 + (col[i++] - '0');
+  while (i < col.size() && std::isalpha(static_cast<unsigned char>(col[i]))) ++i;
+  if (i < col.size() && col[i] == '%') ++i;
+  return i == col.size() && n >= 6;
+}
+
+// Where idle cores never reach a deep C-state, who holds them out of it. The kernel listing a
+// deep state (its count and % columns) that no idle row ever entered: the OS never asked for it
+// (a PM QoS request, the state disabled), since a BIOS limit or max_cstate cap removes the state
+// from the list. Asked for (count or % above 0) yet no hardware residency: the firmware demotes
+// it (BIOS C-state limit). Not listed at all: the BIOS or a kernel cap hides it.
+std::string deep_idle_fix(const parsers::Turbostat& t, const std::vector<parsers::TurbostatRow>& rows, Finding& f, const std::string& source) {
+  static constexpr const char* bios = "allow C6 in the BIOS (package C-state limit) and drop intel_idle.max_cstate/processor.max_cstate caps; see cpu.cstate.deep_idle";
+  std::vector<std::string> listed;
+  for (const auto& c : t.columns)
+    if (deep_idle_listed_state(c)) listed.push_back(c);
+  if (listed.empty()) return bios;
+  std::string entered;
+  for (const auto& r : rows) {
+    auto busy = r.get("Busy%");
+    if (!busy || *busy >= 10) continue;
+    for (const auto& c : listed)
+      if (auto v = r.get(c); v && *v > 0 && entered.empty()) entered = c;
+  }
+  std::string names;
+  for (const auto& c : listed) names += (names.empty() ? "" : ", ") + c;
+  if (!entered.empty()) {
+    f.add(source, fmt::format("the kernel requests its deep idle state ({} above 0 on an idle row), but the cores record no deep residency: the hardware demotes it", entered));
+    return bios;
+  }
+  f.add(source, fmt::format("the kernel lists a deep idle state (columns {}) and no idle row ever entered it (0 on every idle row): the OS never asks for it", names),
+        "entered on idle cores");
+  return "the kernel has C6 but never enters it: a PM QoS request holds the cores out (something keeps /dev/cpu_dma_latency open with a low value: "
+         "`fuser -v /dev/cpu_dma_latency`; tuned's latency-performance and network-latency profiles set force_latency, e.g. switch to "
+         "`tuned-adm profile throughput-performance`), or the state is disabled (`grep . /sys/devices/system/cpu/cpu*/cpuidle/state*/disable`: "
+         "echo 0 to re-enable; intel_idle.states_off= on the kernel command line); see cpu.cstate.deep_idle";
 }
 
 // turbostat.deep_idle: whether idle cores reach a deep C-state.
@@ -166,7 +212,7 @@ Finding turbostat_deep_idle_finding(const parsers::Turbostat& t, const std::vect
     if (deep.value() < 1.0 && c1.value() > 50.0) {
       f.status = report::Status::fail;
       f.title = fmt::format("idle cores sit in C1 ({:.1f}%) and never reach a deep C-state ({} {:.2f}%)", c1.value(), deep_name, deep.value());
-      f.fix = "allow C6 in the BIOS (package C-state limit) and drop intel_idle.max_cstate/processor.max_cstate caps; see cpu.cstate.deep_idle";
+      f.fix = deep_idle_fix(t, rows, f, source);
       f.impact = "~4%: busy cores lose turbo headroom when idle cores cannot sleep";
     } else {
       f.status = report::Status::pass;

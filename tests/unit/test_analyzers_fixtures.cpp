@@ -83,6 +83,15 @@ TEST(SharedFixtures, EveryTurbostatCaptureParses) {
   };
   auto xeon = read("telegraf-intel-xeon-6126.txt");
   EXPECT_EQ(find(xeon, "turbostat.deep_idle").status, Status::fail);  // idle cores in C1E, CPU%c6 0.00
+  // The kernel lists C6 (its count and % columns) and no idle core ever asked for it: the OS
+  // holds the cores out (PM QoS, the state disabled), not the BIOS, which would hide the state.
+  for (const char* listed : {"telegraf-intel-xeon-6126.txt", "telegraf-intel-unknown.txt"}) {
+    const auto deep = find(read(listed), "turbostat.deep_idle");
+    EXPECT_EQ(deep.status, Status::fail) << listed;
+    EXPECT_NE(deep.fix.find("/dev/cpu_dma_latency"), std::string::npos) << deep.fix;
+    EXPECT_NE(deep.fix.find("cpuidle/state*/disable"), std::string::npos) << deep.fix;
+    EXPECT_EQ(deep.fix.find("BIOS"), std::string::npos) << deep.fix;
+  }
   EXPECT_EQ(find(xeon, "turbostat.busy_mhz").status, Status::skip);   // idle machine
   auto mobile = read("intel-mobile-turbostat-jitter-tabs-netdata-2704.txt");
   EXPECT_EQ(find(mobile, "turbostat.deep_idle").status, Status::pass);
@@ -206,7 +215,23 @@ TEST(SharedFixtures, EveryNcclLogParses) {
   EXPECT_EQ(find(judge("socket-fallback-ib-no-device-channels-p2p-ipc-and-net-socket-nccl-952.txt"), "nccl_log.net").status, Status::fail);
   EXPECT_EQ(find(judge("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt"), "nccl_log.topo_file").status, Status::pass);
   EXPECT_EQ(find(judge("ib-gdrdma-rings-old-nccl-azure-nc24rsv3-nccl-tests-36.txt"), "nccl_log.net").status, Status::pass);
-  EXPECT_EQ(find(judge("topo-file-set-roce-tqdm-noise-nccl-2.18.6-nccl-1101.txt"), "nccl_log.net").status, Status::pass);
+  // IB picked on one node (every rank's host is cs-project; one rank of nranks 1): it carries
+  // nothing, as Socket on one node does. Before: pass "NCCL uses network IB".
+  for (const char* one : {"topo-file-set-roce-tqdm-noise-nccl-2.18.6-nccl-1101.txt", "topo-and-graph-file-set-xml-import-dev-not-found-azhpc-images-327.txt"}) {
+    auto net = find(judge(one), "nccl_log.net");
+    EXPECT_EQ(net.status, Status::skip) << one << ": " << net.title;
+    EXPECT_NE(net.title.find("single node (1 node by "), std::string::npos) << net.title;
+    EXPECT_NE(net.title.find("(IB) carries nothing to judge"), std::string::npos) << net.title;
+  }
+  // One host named and channels over the net plugin IBext_v8 (an excerpt of a larger job):
+  // traffic, judged; every channel GDRDMA is GPUDirect RDMA in use, as with NET/IB.
+  analyzers::NcclLogOptions gdr;
+  gdr.expect_gdr = true;
+  for (const auto& opts : {analyzers::NcclLogOptions{}, gdr}) {
+    auto ext = find(judge("nvls-comm-ibext-gdrdma-interleaved-with-nccl-tests-rows-nccl-1453.txt", opts), "nccl_log.net");
+    EXPECT_EQ(ext.status, Status::pass) << ext.title;
+    EXPECT_NE(ext.title.find("NET/IBext_v8 5, GPUDirect RDMA enabled"), std::string::npos) << ext.title;
+  }
   // Sockets on lo with NCCL_IB_DISABLE=1, one host: a single-node job, nothing to judge.
   EXPECT_EQ(find(judge("socket-on-lo-ib-disabled-graph-topology-dump-nccl-1053.txt"), "nccl_log.net").status, Status::skip);
   EXPECT_EQ(find(judge("gb200-mnnvl-fabric-healthmask-nvls-nccl-1769.txt"), "nccl_log.topo_file").status, Status::skip);

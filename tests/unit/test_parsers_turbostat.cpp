@@ -104,3 +104,27 @@ TEST(AnalyzersTurbostat, SiblingRowsWithoutCoreColumnsCount) {
       EXPECT_DOUBLE_EQ(v, 45.0);
     }
 }
+
+// Idle cores never reaching C6: who holds them out follows what the kernel lists. No C6 state
+// listed: the BIOS or a max_cstate cap hides it. C6 listed (count and % columns) and never
+// entered: the OS never asks (PM QoS, the state disabled). Entered, yet no core residency: the
+// hardware demotes it (BIOS limit).
+TEST(AnalyzersTurbostat, DeepIdleFixFollowsWhatTheKernelLists) {
+  auto fix = [](const char* text) {
+    auto t = parsers::parse_turbostat(text);
+    EXPECT_TRUE(t) << t.error().describe();
+    auto f = analyzers::analyze_turbostat(*t, "t", {})[1];
+    EXPECT_EQ(f.status, report::Status::fail) << f.title;
+    return f.fix;
+  };
+  const auto hidden = fix("CPU Busy% C1 C1E C1% C1E% CPU%c1 CPU%c6\n0 0.1 2 90 1.0 98.0 99.0 0.00\n1 0.1 2 90 1.0 98.0 99.0 0.00\n");
+  EXPECT_NE(hidden.find("BIOS"), std::string::npos) << hidden;
+  const auto unused = fix("CPU Busy% C1 C1E C6 C1% C1E% C6% CPU%c1 CPU%c6\n0 0.1 2 90 0 1.0 98.0 0.00 99.0 0.00\n1 0.1 2 90 0 1.0 98.0 0.00 99.0 0.00\n");
+  EXPECT_NE(unused.find("/dev/cpu_dma_latency"), std::string::npos) << unused;
+  EXPECT_EQ(unused.find("BIOS"), std::string::npos) << unused;
+  // "C6-SKX" prints as C6%; client parts list C7s, C8, C10: all deep.
+  const auto client = fix("CPU Busy% C1 C7s C10 C1% C7s% C10% CPU%c1 CPU%c7\n0 0.1 2 0 0 99.0 0.00 0.00 99.0 0.00\n");
+  EXPECT_NE(client.find("/dev/cpu_dma_latency"), std::string::npos) << client;
+  const auto demoted = fix("CPU Busy% C1 C6 C1% C6% CPU%c1 CPU%c6\n0 0.1 2 90 1.0 98.0 99.0 0.00\n");
+  EXPECT_NE(demoted.find("BIOS"), std::string::npos) << demoted;
+}

@@ -78,6 +78,33 @@ void weigh_boost(const facts::CpuFreq& freq, Finding& out, std::vector<std::stri
   (h.max_pct < kMinorHeadroomPct ? minor : problems).insert((h.max_pct < kMinorHeadroomPct ? minor : problems).begin(), with_figure);
 }
 
+// Nothing capped where read, but some online CPUs' own limits (scaling_max_freq) are not
+// readable (hwloc's and other gathers keep intel_pstate/ but no cpuN/cpufreq). Said, never a
+// warning of its own: a limit that was read uncapped (intel_pstate max_perf_pct=100, or other
+// CPUs at their maximum) is a pass that names the unread CPUs; with no limit read at all, whether
+// a CPU is capped is not known: skip.
+void turbo_with_unread_limits(const facts::CpuFreq& freq, const std::string& state, const parsers::CpuSet& at_max,
+                              const parsers::CpuSet& unread, Finding& out) {
+  out.add("cpu*/cpufreq/{scaling_max_freq,cpuinfo_max_freq} not readable",
+          cpus_text(unread) + (freq.unread_reason.empty() ? "" : ": " + freq.unread_reason));
+  out.metric("cpus_unread", static_cast<double>(unread.count()));
+  const bool pct_read = freq.max_perf_pct.has_value();  // < 100 was a problem before this
+  if (pct_read) out.add("/sys/devices/system/cpu/intel_pstate/max_perf_pct", std::to_string(*freq.max_perf_pct) + " (no global cap)");
+  const std::string unread_text = unread.count() == freq.online.count()
+                                      ? fmt::format("no CPU's own limit (scaling_max_freq) is readable ({} online CPUs)", freq.online.count())
+                                      : fmt::format("the own limits (scaling_max_freq) of {} of {} online CPUs are not readable", unread.count(),
+                                                    freq.online.count());
+  if (!pct_read && at_max.empty()) {
+    out.status = Status::skip;
+    out.title = fmt::format("{}, but whether a CPU is capped is not known: {}", state, unread_text);
+    return;
+  }
+  std::vector<std::string> seen;
+  if (pct_read) seen.push_back(fmt::format("intel_pstate max_perf_pct={}", *freq.max_perf_pct));
+  if (!at_max.empty()) seen.push_back(fmt::format("scaling_max_freq = cpuinfo_max_freq on {} CPUs", at_max.count()));
+  out.title = fmt::format("{}; no frequency cap seen ({}); {}", state, fmt::join(seen, ", "), unread_text);
+}
+
 std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "cpu.turbo";
   if (auto skip = topology_skip(f, id, layer::cpu_power)) return {*skip};
@@ -177,15 +204,7 @@ std::vector<Finding> turbo(facts::Facts& f, const core::Thresholds&) {
                      ? "boost off holds these cores a few percent below what they could run: small, but free to take back"
                      : "busy cores run below their rated turbo frequency: data loading, kernel launches and NCCL proxy threads slow down (a few percent of step time)";
   } else if (!limits_unread.empty()) {
-    // Turbo is on, but the CPUs whose limits were not read could still be capped.
-    out.status = Status::warn;
-    out.title = at_max.empty()
-        ? fmt::format("{}, but no CPU's frequency limit is readable ({} online CPUs)", state, freq.online.count())
-        : fmt::format("{} and no cap on {} CPUs, but the limits of {} of {} online CPUs are not readable", state,
-                      at_max.count(), limits_unread.count(), freq.online.count());
-    out.add("cpu*/cpufreq/{scaling_max_freq,cpuinfo_max_freq} not readable",
-            cpus_text(limits_unread) + (freq.unread_reason.empty() ? "" : ": " + freq.unread_reason));
-    out.metric("cpus_unread", static_cast<double>(limits_unread.count()));
+    turbo_with_unread_limits(freq, state, at_max, limits_unread, out);
   } else {
     out.title = fmt::format("{}; no frequency cap on {} of {} online CPUs", state, at_max.count(), freq.online.count());
   }
@@ -262,7 +281,7 @@ void add_cpu_power_frequency(core::Registry& r) {
   r.add({.id = "cpu.turbo",
          .layer = layer::cpu_power,
          .summary = "turbo/boost is on and no CPU's frequency is capped below its maximum",
-         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. Where boost is off and every such CPU has ACPI CPPC levels (cpuN/acpi_cppc highest_perf, nominal_perf), what boost would unlock is weighed: nothing (highest = nominal on all of them) is no problem, under 5% above nominal is `warn`, more stays `fail` with the figure. `warn` also when nothing is capped but some online CPUs' scaling_max_freq/cpuinfo_max_freq are unreadable (they could be capped); a CPU without a cpufreq directory of its own that another CPU's policy lists in `affected_cpus` is read through that policy. The title says \"turbo/boost enabled\" only where a switch (no_turbo, cpufreq/boost) was read. `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
+         .rule = "`fail` when turbo/boost is off (intel_pstate no_turbo=1, cpufreq/boost=0 globally or per policy), intel_pstate max_perf_pct < 100, or scaling_max_freq is below cpuinfo_max_freq on any CPU. Where boost is off and every such CPU has ACPI CPPC levels (cpuN/acpi_cppc highest_perf, nominal_perf), what boost would unlock is weighed: nothing (highest = nominal on all of them) is no problem, under 5% above nominal is `warn`, more stays `fail` with the figure. Online CPUs whose own scaling_max_freq/cpuinfo_max_freq are unreadable (a tree gathered without cpuN/cpufreq) are named, never a warning of their own: where nothing read is capped, `pass` when a limit was read uncapped (intel_pstate max_perf_pct=100, or other CPUs at their maximum), `skip` when no limit is readable at all (whether a CPU is capped is not known); a CPU without a cpufreq directory of its own that another CPU's policy lists in `affected_cpus` is read through that policy. The title says \"turbo/boost enabled\" only where a switch (no_turbo, cpufreq/boost) was read. `skip` when none of these controls is visible (VM, no cpufreq driver), naming the files.",
          .fix = "Enable turbo in BIOS and OS, set max_perf_pct to 100, raise scaling_max_freq to cpuinfo_max_freq.",
          .reads = reads::of({reads::cpufreq(), reads::hypervisor()}),
          .params = {},
