@@ -104,11 +104,15 @@ struct BudgetMeasures {
   struct SizeRatio {
     double bytes = 0, ratio = 0, busbw_gbps = 0;  // busbw_gbps 0: not given
   };
+  // `ratio` is taken at one size in both runs: the measurement's peak size among those with a
+  // ratio (peak_bytes, its busbw and the basis there), else, for a report without ratios per size,
+  // peak_ratio (its peak against the basis' peak, peak_bytes 0).
   struct CollectiveBusbw {
     BudgetMeasure ratio;
     std::set<std::string, std::less<>> nodes;
     std::vector<SizeRatio> by_size;
     double busbw = 0, basis = 0;
+    double peak_bytes = 0, peak_busbw = 0, basis_at_peak = 0;
     std::string basis_name;
   };
   std::map<std::string, CollectiveBusbw, std::less<>> busbw_by_coll;

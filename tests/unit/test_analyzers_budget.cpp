@@ -883,3 +883,25 @@ TEST(AnalyzersBudget, TheLargerReplayedBoundOpensTheFix) {
   EXPECT_EQ(small.fix.rfind("The GPUs wait for their host's launches (whatif.launch: up to 12.6% of the step)", 0), 0u) << small.fix;
   EXPECT_EQ(small.fix.find("whatif.overlap"), std::string::npos) << small.fix;
 }
+
+// A busbw is priced at one size in both runs: its peak size among those with a ratio (78.3 GB/s
+// at 2 GiB against the reference's 443.7 at 2 GiB, 17.7%), not its peak against the reference's
+// peak at 16 GiB (487.1: 16.1%).
+TEST(AnalyzersBudget, ABusbwIsPricedAtOneSizeInBothRuns) {
+  auto nt = budget_nccl_tests("AllReduce", 78.33 / 487.09);
+  nt.findings.front().metrics = {{"peak_ratio", 78.33 / 487.09},        {"max_busbw_gbps", 78.33},
+                                 {"reference_peak_busbw_gbps", 487.09},  {"ratio.1073741824", 76.79 / 436.95},
+                                 {"ratio.2147483648", 78.33 / 443.72},   {"busbw_gbps.1073741824", 76.79},
+                                 {"busbw_gbps.2147483648", 78.33}};
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto all = budget_exposed("AllReduce", 20, 350);
+  all.metrics.emplace_back("all_communication", 1);
+  prof.findings = {all};
+  auto f = explain_budget({{"nt.json", nt}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(80));
+  EXPECT_NEAR(budget_metric(f, "step.collective_bandwidth.estimate_pct"), 20 * (1 - 78.33 / 443.72), 1e-9);
+  const auto* c = budget_evidence(f, "collective_bandwidth");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("its busbw at its peak size, 2 GiB: 78.3 GB/s, 17.7% of the reference 443.7 GB/s at that size"), std::string::npos)
+      << c->observed;
+}
