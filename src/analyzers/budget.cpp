@@ -167,7 +167,7 @@ struct BudgetCollected {
   // nccl.ib.*, not skipped), or nccl-tests run across nodes.
   bool ib_seen = false;
 
-  void attribute(const core::Kb& kb, const std::string& id, Status st, const std::string& title, std::string where) {
+  void attribute(const core::Kb& kb, const std::string& id, Status st, const std::string& title, std::string where, bool no_busy = false) {
     auto [it, fresh] = hits.try_emplace(id);
     auto& c = it->second;
     if (fresh) {
@@ -183,6 +183,7 @@ struct BudgetCollected {
     if (c.where_seen.insert(where).second) {
       c.where.push_back(std::move(where));
       c.said.emplace_back(st, title);
+      if (no_busy) ++c.no_busy_places;
     } else if (auto at = std::find(c.where.begin(), c.where.end(), where); at != c.where.end()) {
       auto& [was, was_title] = c.said[static_cast<std::size_t>(at - c.where.begin())];
       if (report::severity(st) > report::severity(was)) was = st, was_title = title;
@@ -192,6 +193,10 @@ struct BudgetCollected {
   // One report's findings: compare.* stand for the finding they name, fleet.node_failures for
   // the ids it lists, the rest for themselves.
   void add_report(const BudgetInput& in, const core::Kb& kb) {
+    // The turbostat captures of this report with no busy core: their findings price nothing.
+    std::set<std::string, std::less<>> no_busy;
+    for (const auto& x : in.report.findings)
+      if (budget_no_busy_capture(x)) no_busy.insert(x.subject);
     for (const auto& x : in.report.findings) {
       seen_ids.insert(x.id);
       const std::string at = x.subject.empty() ? in.name : fmt::format("{} [{}]", in.name, x.subject);
@@ -215,7 +220,7 @@ struct BudgetCollected {
       if (x.id == "nccl_tests.busbw" && budget_measured_nodes(x).size() > 1) ib_seen = true;
       if (x.status == Status::skip || x.status == Status::error) ++undecided;
       if (budget_problem(x.status)) {
-        attribute(kb, x.id, x.status, x.title, at);
+        attribute(kb, x.id, x.status, x.title, at, x.id.starts_with("turbostat.") && no_busy.count(x.subject));
         if (x.id == "nccl_tests.busbw") {
           auto& h = hits.at(x.id);
           auto nodes = budget_measured_nodes(x);
@@ -299,7 +304,7 @@ BudgetSorted budget_estimate_causes(std::map<std::string, BudgetCause, std::less
     bool all_not_a_cause = true;
     for (const auto* h : c.hits) {
       if (!h->kb || h->kb->kind != core::KbImpact::Kind::not_a_cause) all_not_a_cause = false;
-      if (h->kb && h->kb->kind == core::KbImpact::Kind::estimated) {
+      if (h->kb && h->kb->kind == core::KbImpact::Kind::estimated && !h->no_busy_only()) {
         c.prior_low = c.has_prior ? std::min(c.prior_low, h->kb->low_pct) : h->kb->low_pct;
         c.prior_high = c.has_prior ? std::max(c.prior_high, h->kb->high_pct) : h->kb->high_pct;
         c.has_prior = true;
@@ -550,6 +555,8 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
                           k ? " (source: " + budget_source(k->source) + ")" : "");
     }
     if (!c->bounded_how.empty()) basis += "; " + c->bounded_how;
+    for (const auto* h : c->hits)
+      if (h->no_busy_only()) basis += fmt::format("; {} prices nothing: {}", h->id, budget_no_busy_why(*h));
     if (!c->measured && !c->unpriced_how.empty()) basis += "; not measured by the bandwidth given (not priced, below)";
     std::string share = std::fabs(c->share - c->point) > 0.05
                             ? fmt::format("{:.1f} of throughput after fitting to the shortfall (estimated {:.1f})", c->share, c->point)
@@ -563,9 +570,11 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
 void budget_unpriced_evidence(Finding& f, const BudgetSorted& sorted) {
   for (const auto* c : sorted.steps)
     if (!c->unpriced_how.empty()) f.add("not priced", fmt::format("{}: {}", c->id, c->unpriced_how));
-  for (const auto* c : sorted.unestimated)
-    if (!c->unpriced_how.empty())
-      f.add("not priced", fmt::format("{}: {}; nothing else measures it: not estimated", c->id, c->unpriced_how));
+  for (const auto* c : sorted.unestimated) {
+    if (!c->unpriced_how.empty()) f.add("not priced", fmt::format("{}: {}; nothing else measures it: not estimated", c->id, c->unpriced_how));
+    for (const auto* h : c->hits)
+      if (h->no_busy_only()) f.add("not priced", fmt::format("{} ({}): {}", h->id, budget_said(*h), budget_no_busy_why(*h)));
+  }
 }
 
 // The job's GPUs waiting for their host's launches (whatif.launch warns): not a cause of its own
@@ -674,6 +683,7 @@ std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const st
 void budget_rest_evidence(Finding& f, const BudgetSorted& sorted, const BudgetTotals& t, BudgetCollected& got, const BudgetOptions& o) {
   for (const auto* c : sorted.unestimated) {
     for (const auto* h : c->hits) {
+      if (h->no_busy_only()) continue;  // said as not priced
       const std::string why = h->kb ? h->kb->note
                                     : "no knowledge-base entry for this id (a newer perfgap's or a site's own: add one with --kb DIR)";
       f.add(h->id, fmt::format("{}; unestimated: {}{}", budget_said(*h), why,

@@ -107,6 +107,20 @@ void budget_measure_busbw(const compare::ReportFinding& x, const std::string& at
 
 }  // namespace
 
+bool budget_no_busy_capture(const compare::ReportFinding& x) {
+  if (!x.id.starts_with("turbostat.")) return false;
+  if (auto n = budget_metric(x, "busy_rows")) return *n == 0;
+  // A report of a perfgap before busy_rows: its busy_mhz skip said it in the title.
+  return x.id == "turbostat.busy_mhz" && x.status == Status::skip && x.title.starts_with("no busy cores");
+}
+
+std::string budget_no_busy_why(const BudgetHit& h) {
+  return fmt::format("its turbostat capture{} no busy core (Busy% >= 50): taken while nothing ran, it measures no busy clock, and its "
+                     "idle cores say nothing of what a running job loses: it prices nothing (turbostat --interval 5 on a training node "
+                     "during the run would)",
+                     h.where.size() == 1 ? " has" : "s have");
+}
+
 // The measurements of one finding, any status but skip and error (they measured nothing).
 void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m) {
   if (x.status == Status::skip || x.status == Status::error) return;

@@ -31,6 +31,10 @@ struct BudgetHit {
   // The nodes a measurement of it ran on (nccl-tests' hosts); unknown when one did not say.
   std::set<std::string, std::less<>> nodes;
   bool nodes_unknown = false;
+  // The places that are turbostat captures with no busy core (metric busy_rows 0): taken while
+  // nothing ran, they measure no busy clock and price nothing (budget_no_busy_why).
+  std::size_t no_busy_places = 0;
+  bool no_busy_only() const { return no_busy_places > 0 && no_busy_places == where.size(); }
 };
 
 // A root cause (core::KbCause, or an id no cause names): the findings that see it count once.
@@ -143,6 +147,12 @@ std::string budget_range(double lo, double hi);
 // The nodes an nccl-tests measurement ran on, as its report says them ("nccl-tests hosts"
 // evidence); empty when it does not say.
 std::set<std::string, std::less<>> budget_measured_nodes(const compare::ReportFinding& x);
+
+// A turbostat capture with no busy core (busy_rows 0; an older perfgap's turbostat.busy_mhz skip
+// "no busy cores"): what a report's finding of that subject measured is of a machine at rest.
+bool budget_no_busy_capture(const compare::ReportFinding& x);
+// Why such a capture's findings price nothing, for the evidence.
+std::string budget_no_busy_why(const BudgetHit& h);
 
 // The measurements of one finding, any status but skip and error (they measured nothing).
 void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m);

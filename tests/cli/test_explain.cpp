@@ -1,9 +1,11 @@
 // perfgap explain on real reports of the binary: the golden H100 tree's check report (the public
-// case), step logs as gap reads them, the knowledge base overridden with --kb, and what it refuses.
+// case), step logs as gap reads them, the knowledge base overridden with --kb, what it refuses, and
+// the field review's real captures of ../shared (an idle turbostat capture).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "files.hpp"
 #include "report_json.hpp"
@@ -130,3 +132,73 @@ TEST_F(ExplainCli, AtOrAboveTheBarPassesWithTheBudget) {
 }
 
 }  // namespace
+
+// perfgap explain over real captures of ../shared (the field review's case): an idle turbostat
+// capture prices nothing. Skipped when ../shared is absent.
+namespace {
+
+const fs::path kShared = fs::path(PERFGAP_SHARED_DIR);
+const fs::path kNcclTests = kShared / "field/logs/nt-p4de-vs-p5-reference";
+const fs::path kSteps = kShared / "field/logs/st-megatron-srun-label-3-iters-vs-80ms/input.txt";
+const fs::path kIdleTurbostat = kShared / "fixtures/turbostat/telegraf-intel-xeon-6126.txt";
+const fs::path kNumastat = kShared / "fixtures/numastat/numastat-p-qemu-kvm-2node-repeated-kubevirt-8762.txt";
+const fs::path kV100 = kShared / "fixtures/profiles/kineto_hta_v100x2_allreduce_df_index_resolver.json.gz";
+
+class ExplainField : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const auto& p : {kNcclTests / "input.txt", kNcclTests / "reference.txt", kSteps, kIdleTurbostat, kNumastat})
+      if (!fs::exists(p)) GTEST_SKIP() << p << " is absent";
+  }
+  // An analyze report of the captures, saved (its exit status checked).
+  std::string report(const std::string& name, const std::vector<std::string>& args, int status) {
+    auto r = run_binary(PERFGAP_BINARY, args);
+    EXPECT_EQ(r.status, status) << name << ": " << r.err;
+    return perfgap::fixture::write_in(out_, name, r.out);
+  }
+  // nccl-tests at 17.6-39.8% of its reference, an idle turbostat capture, 18.4% remote memory.
+  std::vector<std::string> reports() {
+    return {report("nt-p4de.json",
+                   {"analyze", "nccl-tests", "--reference", (kNcclTests / "reference.txt").string(), (kNcclTests / "input.txt").string(),
+                    "--format", "json"},
+                   1),
+            report("turbo.json", {"analyze", "turbostat", kIdleTurbostat.string(), "--format", "json"}, 1),
+            report("numa.json", {"analyze", "numastat", kNumastat.string(), "--format", "json"}, 1)};
+  }
+  perfgap::fixture::RunResult explain(std::vector<std::string> reports, const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args = {"explain", "--measured", kSteps.string(), "--reference", "80"};
+    args.insert(args.end(), more.begin(), more.end());
+    args.insert(args.end(), reports.begin(), reports.end());
+    return run_binary(PERFGAP_BINARY, args);
+  }
+  perfgap::fixture::TempDir out_;
+};
+
+const nlohmann::json& budget_of(const nlohmann::json& j) {
+  for (const auto& f : j["findings"])
+    if (f["id"] == "gap.budget") return f;
+  static const nlohmann::json none;
+  ADD_FAILURE() << "no gap.budget";
+  return none;
+}
+
+}  // namespace
+
+// Before: an idle capture (turbostat.busy_mhz "no busy cores") added cpu_cstates_turbo's prior,
+// 3.9 points "busy cores below turbo".
+TEST_F(ExplainField, AnIdleTurbostatCapturePricesNothing) {
+  const auto turbo = report("turbo.json", {"analyze", "turbostat", kIdleTurbostat.string(), "--format", "json"}, 1);
+  const auto tj = nlohmann::json::parse(perfgap::fixture::read_file(turbo));
+  for (const auto& f : tj["findings"]) EXPECT_EQ(f["metrics"].value("busy_rows", -1.0), 0) << f.dump();
+  const auto numa = report("numa.json", {"analyze", "numastat", kNumastat.string(), "--format", "json"}, 1);
+  auto json = explain({turbo, numa}, {"--format", "json"});
+  const auto j = nlohmann::json::parse(json.out);
+  const auto& b = budget_of(j);
+  EXPECT_FALSE(b["metrics"].contains("step.cpu_cstates_turbo.points")) << b["metrics"].dump();
+  EXPECT_TRUE(b["metrics"].contains("step.remote_numa.points"));
+  std::string said;
+  for (const auto& e : b["evidence"])
+    if (e["source"] == "not priced") said += e["observed"].get<std::string>();
+  EXPECT_NE(said.find("turbostat.deep_idle (fail in "), std::string::npos) << said;
+  EXPECT_NE(said.find("no busy core (Busy% >= 50): taken while nothing ran, it measures no busy clock"), std::string::npos) << said;
+}

@@ -884,6 +884,53 @@ TEST(AnalyzersBudget, TheLargerReplayedBoundOpensTheFix) {
   EXPECT_EQ(small.fix.find("whatif.overlap"), std::string::npos) << small.fix;
 }
 
+// A turbostat capture with no busy core was taken while nothing ran: it measures no busy clock,
+// and its deep_idle FAIL prices nothing (before: the cause's 3-5% prior, 3.9 points "busy cores
+// below turbo"). Reports of an older perfgap without busy_rows say it in busy_mhz's skip title.
+TEST(AnalyzersBudget, AnIdleTurbostatCapturePricesNothing) {
+  auto idle_capture = [](bool with_metric) {
+    perfgap::compare::ReportView t;
+    t.kind = "analyze";
+    auto busy = budget_rf("turbostat.busy_mhz", Status::skip, "idle.txt");
+    busy.title = "no busy cores (Busy% >= 50) in the per-CPU rows";
+    auto deep = budget_rf("turbostat.deep_idle", Status::fail, "idle.txt");
+    deep.metrics = {{"idle_cpus", 24}, {"c1_pct", 99.9}, {"deep_pct", 0}};
+    if (with_metric) {
+      busy.metrics = {{"busy_rows", 0}};
+      deep.metrics.emplace_back("busy_rows", 0);
+    }
+    t.findings = {busy, deep};
+    return t;
+  };
+  for (bool with_metric : {true, false}) {
+    SCOPED_TRACE(with_metric ? "busy_rows" : "an older report");
+    auto f = explain_budget({{"turbo.json", idle_capture(with_metric)}}, perfgap::core::builtin_kb(), budget_at(91.5));
+    EXPECT_FALSE(budget_has_metric(f, "step.cpu_cstates_turbo.points"));
+    const auto* np = budget_evidence(f, "not priced");
+    ASSERT_NE(np, nullptr);
+    EXPECT_NE(np->observed.find("turbostat.deep_idle (fail in turbo.json [idle.txt]: t): its turbostat capture has no busy core"), std::string::npos)
+        << np->observed;
+    EXPECT_NE(np->observed.find("no busy core (Busy% >= 50): taken while nothing ran, it measures no busy clock"), std::string::npos) << np->observed;
+  }
+  // The same capture beside a busy one: the busy capture's finding prices the cause.
+  perfgap::compare::ReportView busy;
+  busy.kind = "analyze";
+  auto deep = budget_rf("turbostat.deep_idle", Status::fail, "busy.txt");
+  deep.metrics = {{"busy_rows", 40}};
+  busy.findings = {deep};
+  auto both = explain_budget({{"turbo.json", idle_capture(true)}, {"busy.json", busy}}, perfgap::core::builtin_kb(), budget_at(91.5));
+  EXPECT_TRUE(budget_has_metric(both, "step.cpu_cstates_turbo.points"));
+  // A check report's configuration prices the cause as a prior; the idle capture is said to price nothing.
+  perfgap::compare::ReportView node;
+  node.kind = "check";
+  node.findings = {budget_rf("cpu.cstate.deep_idle", Status::fail)};
+  auto cfg = explain_budget({{"turbo.json", idle_capture(true)}, {"node.json", node}}, perfgap::core::builtin_kb(), budget_at(91.5));
+  EXPECT_DOUBLE_EQ(budget_metric(cfg, "step.cpu_cstates_turbo.measured"), 0);
+  const auto* c = budget_evidence(cfg, "cpu_cstates_turbo");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("turbostat.deep_idle prices nothing: its turbostat capture has no busy core"), std::string::npos) << c->observed;
+}
+
 // A busbw is priced at one size in both runs: its peak size among those with a ratio (78.3 GB/s
 // at 2 GiB against the reference's 443.7 at 2 GiB, 17.7%), not its peak against the reference's
 // peak at 16 GiB (487.1: 16.1%).
