@@ -35,6 +35,10 @@ struct BudgetHit {
   // nothing ran, they measure no busy clock and price nothing (budget_no_busy_why).
   std::size_t no_busy_places = 0;
   bool no_busy_only() const { return no_busy_places > 0 && no_busy_places == where.size(); }
+  // What a failing place measured, for the line that says it is not priced ("busbw down to 17.6%
+  // of the reference"): the worst of its places; empty where the finding has no such figure.
+  std::string figure;
+  double figure_ratio = 0;
 };
 
 // A root cause (core::KbCause, or an id no cause names): the findings that see it count once.
@@ -154,8 +158,39 @@ bool budget_no_busy_capture(const compare::ReportFinding& x);
 // Why such a capture's findings price nothing, for the evidence.
 std::string budget_no_busy_why(const BudgetHit& h);
 
+// What a failing finding measured, said beside "not priced" ("busbw down to 17.6% of the
+// reference at 1 GiB"), with its ratio (lower is worse); empty where it has none.
+std::pair<std::string, double> budget_fail_figure(const compare::ReportFinding& x);
+
 // The measurements of one finding, any status but skip and error (they measured nothing).
 void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m);
+
+// What the reports said of one id, each place with its own status and title
+// ("fail in a.json, b.json: ...; warn in c.json: ...").
+std::string budget_said(const BudgetHit& h);
+
+// A failing finding the budget could not price (its cause has neither a measurement nor a
+// prior): why, and what would price it (for the fix).
+struct BudgetUnpricedFail {
+  const BudgetHit* hit = nullptr;
+  const BudgetCause* cause = nullptr;
+  std::string why, action;
+};
+// A finding of an unestimated cause that the budget says first as not priced: a fail whose
+// entry is not not_a_cause, of a capture of the running job (an idle turbostat capture's says
+// nothing of what the job loses: said as pricing nothing, after the causes).
+inline bool budget_unpriced_fail(const BudgetHit& h) {
+  return h.status == report::Status::fail && !(h.kb && h.kb->kind == core::KbImpact::Kind::not_a_cause) && !h.no_busy_only();
+}
+// The unestimated causes' failing findings (not those whose entry is not_a_cause), the worst
+// figure first.
+std::vector<BudgetUnpricedFail> budget_unpriced_fails(const std::vector<BudgetCause*>& unestimated, const BudgetMeasures& m);
+// One "not priced" evidence line each (the budget puts them first).
+void budget_unpriced_fail_evidence(report::Finding& f, const std::vector<BudgetUnpricedFail>& fails);
+// The title's clause ("; not priced: ID FAIL (...), which may cost more ..."), the fix's sentence
+// beside the first cause (top: null where no cause is priced); empty without such findings.
+std::string budget_unpriced_fail_title(const std::vector<BudgetUnpricedFail>& fails, bool any_priced);
+std::string budget_unpriced_fail_fix(const std::vector<BudgetUnpricedFail>& fails, const BudgetCause* top);
 
 // A measured estimate for the cause, if the reports hold one: replayed first, then of its kind,
 // held to [bound_low, bound_high]. False when nothing measures it.

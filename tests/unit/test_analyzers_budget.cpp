@@ -187,10 +187,16 @@ TEST(AnalyzersBudget, UnknownIdsAreListedUnestimatedNeverGuessed) {
   perfgap::compare::ReportView r;
   r.findings = {budget_rf("site.own_check", Status::fail), budget_rf("cpu.cstate.deep_idle", Status::pass)};
   auto f = explain_budget({{"r.json", r}}, perfgap::core::builtin_kb(), budget_at(90));
-  const auto* e = budget_evidence(f, "site.own_check");
+  // A FAIL: said first, as not priced (a warning: among the unestimated, under its id).
+  const auto* e = budget_evidence(f, "not priced");
   ASSERT_NE(e, nullptr);
-  EXPECT_NE(e->observed.find("no knowledge-base entry"), std::string::npos) << e->observed;
+  EXPECT_NE(e->observed.find("site.own_check FAIL (fail in r.json: t): unestimated: no knowledge-base entry"), std::string::npos) << e->observed;
   EXPECT_DOUBLE_EQ(budget_metric(f, "unestimated_findings"), 1);
+  EXPECT_DOUBLE_EQ(budget_metric(f, "unpriced_fail_findings"), 1);
+  r.findings.front().status = Status::warn;
+  auto w = explain_budget({{"r.json", r}}, perfgap::core::builtin_kb(), budget_at(90));
+  ASSERT_NE(budget_evidence(w, "site.own_check"), nullptr);
+  EXPECT_NE(budget_evidence(w, "site.own_check")->observed.find("no knowledge-base entry"), std::string::npos);
   EXPECT_DOUBLE_EQ(budget_metric(f, "explained_pct"), 0) << "a passing finding costs nothing";
   EXPECT_DOUBLE_EQ(budget_metric(f, "unexplained_pct"), 10);
   EXPECT_FALSE(budget_has_metric(f, "step.site.own_check.points"));
@@ -884,6 +890,64 @@ TEST(AnalyzersBudget, TheLargerReplayedBoundOpensTheFix) {
   EXPECT_EQ(small.fix.find("whatif.overlap"), std::string::npos) << small.fix;
 }
 
+// A failing finding the budget cannot price (nccl-tests far below its reference, no profile to
+// say the job's exposed time) is said first, in the title, beside the first fix and in a metric:
+// before, "explained 7.4 + unexplained 1.1" and "First remote_numa" read as the gap explained,
+// with the busbw FAIL under -v only as "unestimated".
+TEST(AnalyzersBudget, AFailingFindingNotPricedIsSaidFirstInTheTitleAndBesideTheFirstFix) {
+  perfgap::compare::ReportView numa;
+  numa.kind = "analyze";
+  auto remote = budget_rf("numastat.remote", Status::fail, "pid:1");
+  remote.metrics = {{"remote_pct", 18.4}};
+  numa.findings = {remote};
+  auto nt = budget_nccl_tests("AllReduce", 0.161);
+  nt.findings.front().subject = "input.txt";
+  nt.findings.front().metrics = {{"peak_ratio", 0.161},         {"max_busbw_gbps", 78.33},    {"reference_peak_busbw_gbps", 487.09},
+                                 {"ratio.1048576", 0.398},      {"ratio.1073741824", 0.176},  {"ratio.2147483648", 0.1765},
+                                 {"busbw_gbps.1073741824", 76.79}, {"busbw_gbps.2147483648", 78.33}};
+
+  auto without = explain_budget({{"numa.json", numa}}, perfgap::core::builtin_kb(), budget_at(91.5));
+  EXPECT_DOUBLE_EQ(budget_metric(without, "unpriced_fail_findings"), 0);
+  EXPECT_EQ(without.title.find("not priced"), std::string::npos) << without.title;
+  EXPECT_EQ(without.fix.find("Not priced"), std::string::npos) << without.fix;
+
+  auto f = explain_budget({{"nt.json", nt}, {"numa.json", numa}}, perfgap::core::builtin_kb(), budget_at(91.5));
+  EXPECT_DOUBLE_EQ(budget_metric(f, "unpriced_fail_findings"), 1);
+  ASSERT_FALSE(f.evidence.empty());
+  EXPECT_EQ(f.evidence.front().source, "not priced") << "first: the text shows three evidence lines without -v";
+  EXPECT_NE(f.evidence.front().observed.find("nccl_tests.busbw FAIL, busbw down to 17.6% of the reference at 1 GiB (fail in nt.json [input.txt]"),
+            std::string::npos)
+      << f.evidence.front().observed;
+  EXPECT_NE(f.evidence.front().observed.find("give the job's profile (perfgap analyze kineto|nsys --format json) to price it"), std::string::npos)
+      << f.evidence.front().observed;
+  EXPECT_EQ(budget_evidence(f, "nccl_tests.busbw"), nullptr) << "said once, as not priced";
+  EXPECT_NE(f.title.find("1 priced cause (1 measured) explain"), std::string::npos) << f.title;
+  EXPECT_NE(f.title.find("; not priced: nccl_tests.busbw FAIL (busbw down to 17.6% of the reference at 1 GiB), which may cost more than the "
+                         "causes priced: the figures and their ranking are of the priced causes only"),
+            std::string::npos)
+      << f.title;
+  EXPECT_EQ(f.fix.rfind("First remote_numa", 0), 0u) << f.fix;
+  EXPECT_NE(f.fix.find("Not priced beside it: nccl_tests.busbw FAIL (busbw down to 17.6% of the reference at 1 GiB), which may cost more than "
+                       "remote_numa: give the job's profile"),
+            std::string::npos)
+      << f.fix;
+  EXPECT_NE(f.impact.find("1 failing finding not priced"), std::string::npos) << f.impact;
+  const auto* a = budget_evidence(f, "arithmetic");
+  ASSERT_NE(a, nullptr);
+  EXPECT_NE(a->observed.find("(the priced causes only: 1 failing finding is not priced, first above)"), std::string::npos) << a->observed;
+
+  // No cause priced at all: the fix names it before the next measurement.
+  auto alone = explain_budget({{"nt.json", nt}}, perfgap::core::builtin_kb(), budget_at(91.5));
+  EXPECT_EQ(alone.fix.rfind("Not priced: nccl_tests.busbw FAIL", 0), 0u) << alone.fix;
+  EXPECT_NE(alone.title.find("no estimated cause in 1 report, 8.5 points unexplained; not priced: nccl_tests.busbw FAIL"), std::string::npos)
+      << alone.title;
+  // A warning not priced stays among the unestimated findings.
+  nt.findings.front().status = Status::warn;
+  auto warned = explain_budget({{"nt.json", nt}, {"numa.json", numa}}, perfgap::core::builtin_kb(), budget_at(91.5));
+  EXPECT_DOUBLE_EQ(budget_metric(warned, "unpriced_fail_findings"), 0);
+  ASSERT_NE(budget_evidence(warned, "nccl_tests.busbw"), nullptr);
+}
+
 // A turbostat capture with no busy core was taken while nothing ran: it measures no busy clock,
 // and its deep_idle FAIL prices nothing (before: the cause's 3-5% prior, 3.9 points "busy cores
 // below turbo"). Reports of an older perfgap without busy_rows say it in busy_mhz's skip title.
@@ -910,6 +974,8 @@ TEST(AnalyzersBudget, AnIdleTurbostatCapturePricesNothing) {
     ASSERT_NE(np, nullptr);
     EXPECT_NE(np->observed.find("turbostat.deep_idle (fail in turbo.json [idle.txt]: t): its turbostat capture has no busy core"), std::string::npos)
         << np->observed;
+    EXPECT_DOUBLE_EQ(budget_metric(f, "unpriced_fail_findings"), 0) << "not a FAIL of the running job";
+    EXPECT_EQ(f.title.find("not priced"), std::string::npos) << f.title;
     EXPECT_NE(np->observed.find("no busy core (Busy% >= 50): taken while nothing ran, it measures no busy clock"), std::string::npos) << np->observed;
   }
   // The same capture beside a busy one: the busy capture's finding prices the cause.
@@ -951,4 +1017,5 @@ TEST(AnalyzersBudget, ABusbwIsPricedAtOneSizeInBothRuns) {
   ASSERT_NE(c, nullptr);
   EXPECT_NE(c->observed.find("its busbw at its peak size, 2 GiB: 78.3 GB/s, 17.7% of the reference 443.7 GB/s at that size"), std::string::npos)
       << c->observed;
+  EXPECT_DOUBLE_EQ(budget_metric(f, "unpriced_fail_findings"), 0);
 }
