@@ -20,7 +20,6 @@ namespace {
 using report::Finding;
 using report::Status;
 
-constexpr std::size_t kBudgetWhereShown = 3;
 constexpr int kBudgetBarWidth = 40;
 // A suspicion from configuration alone ranks as if half its size against a measured cause: the
 // measured one is what the run shows, the suspected one what it may show.
@@ -62,25 +61,6 @@ bool budget_same_report(const compare::ReportView& a, const compare::ReportView&
 }
 
 std::string budget_pct(double v) { return fmt::format("{:.1f}", v); }
-
-// What the reports said of one id, each place with its own status and title, places that said
-// the same grouped: "fail in a.json, b.json: CPU frequency capped ...; warn in c.json: ...".
-std::string budget_said(const BudgetHit& h) {
-  std::vector<std::pair<std::pair<report::Status, std::string>, std::vector<std::string>>> groups;
-  for (std::size_t i = 0; i < h.where.size() && i < h.said.size(); ++i) {
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == h.said[i]; });
-    if (g == groups.end()) g = groups.insert(groups.end(), {h.said[i], {}});
-    g->second.push_back(h.where[i]);
-  }
-  std::string out;
-  for (const auto& [what, places] : groups) {
-    std::string where;
-    for (std::size_t i = 0; i < places.size() && i < kBudgetWhereShown; ++i) where += (i ? ", " : "") + places[i];
-    if (places.size() > kBudgetWhereShown) where += fmt::format(" and {} more", places.size() - kBudgetWhereShown);
-    out += fmt::format("{}{} in {}: {}", out.empty() ? "" : "; ", report::to_string(what.first), where, what.second);
-  }
-  return out;
-}
 
 std::string budget_conditions(const core::KbImpact& k) {
   std::string out;
@@ -167,7 +147,7 @@ struct BudgetCollected {
   // nccl.ib.*, not skipped), or nccl-tests run across nodes.
   bool ib_seen = false;
 
-  void attribute(const core::Kb& kb, const std::string& id, Status st, const std::string& title, std::string where) {
+  void attribute(const core::Kb& kb, const std::string& id, Status st, const std::string& title, std::string where, bool no_busy = false) {
     auto [it, fresh] = hits.try_emplace(id);
     auto& c = it->second;
     if (fresh) {
@@ -183,6 +163,7 @@ struct BudgetCollected {
     if (c.where_seen.insert(where).second) {
       c.where.push_back(std::move(where));
       c.said.emplace_back(st, title);
+      if (no_busy) ++c.no_busy_places;
     } else if (auto at = std::find(c.where.begin(), c.where.end(), where); at != c.where.end()) {
       auto& [was, was_title] = c.said[static_cast<std::size_t>(at - c.where.begin())];
       if (report::severity(st) > report::severity(was)) was = st, was_title = title;
@@ -192,6 +173,10 @@ struct BudgetCollected {
   // One report's findings: compare.* stand for the finding they name, fleet.node_failures for
   // the ids it lists, the rest for themselves.
   void add_report(const BudgetInput& in, const core::Kb& kb) {
+    // The turbostat captures of this report with no busy core: their findings price nothing.
+    std::set<std::string, std::less<>> no_busy;
+    for (const auto& x : in.report.findings)
+      if (budget_no_busy_capture(x)) no_busy.insert(x.subject);
     for (const auto& x : in.report.findings) {
       seen_ids.insert(x.id);
       const std::string at = x.subject.empty() ? in.name : fmt::format("{} [{}]", in.name, x.subject);
@@ -215,7 +200,11 @@ struct BudgetCollected {
       if (x.id == "nccl_tests.busbw" && budget_measured_nodes(x).size() > 1) ib_seen = true;
       if (x.status == Status::skip || x.status == Status::error) ++undecided;
       if (budget_problem(x.status)) {
-        attribute(kb, x.id, x.status, x.title, at);
+        attribute(kb, x.id, x.status, x.title, at, x.id.starts_with("turbostat.") && no_busy.count(x.subject));
+        if (auto [figure, ratio] = budget_fail_figure(x); x.status == Status::fail && !figure.empty()) {
+          auto& h = hits.at(x.id);
+          if (h.figure.empty() || ratio < h.figure_ratio) h.figure = figure, h.figure_ratio = ratio;
+        }
         if (x.id == "nccl_tests.busbw") {
           auto& h = hits.at(x.id);
           auto nodes = budget_measured_nodes(x);
@@ -299,7 +288,7 @@ BudgetSorted budget_estimate_causes(std::map<std::string, BudgetCause, std::less
     bool all_not_a_cause = true;
     for (const auto* h : c.hits) {
       if (!h->kb || h->kb->kind != core::KbImpact::Kind::not_a_cause) all_not_a_cause = false;
-      if (h->kb && h->kb->kind == core::KbImpact::Kind::estimated) {
+      if (h->kb && h->kb->kind == core::KbImpact::Kind::estimated && !h->no_busy_only()) {
         c.prior_low = c.has_prior ? std::min(c.prior_low, h->kb->low_pct) : h->kb->low_pct;
         c.prior_high = c.has_prior ? std::max(c.prior_high, h->kb->high_pct) : h->kb->high_pct;
         c.has_prior = true;
@@ -495,7 +484,7 @@ std::vector<std::pair<std::string, double>> budget_waterfall(Finding& f, const s
   return step_metrics;
 }
 
-void budget_metrics(Finding& f, const BudgetTotals& t, const BudgetSorted& sorted, std::size_t used,
+void budget_metrics(Finding& f, const BudgetTotals& t, const BudgetSorted& sorted, std::size_t used, std::size_t unpriced_fails,
                     std::vector<std::pair<std::string, double>> step_metrics) {
   const auto& steps = sorted.steps;
   f.metric("measured_pct_of_reference", t.measured);
@@ -514,6 +503,9 @@ void budget_metrics(Finding& f, const BudgetTotals& t, const BudgetSorted& sorte
   for (const auto* c : steps) estimated_findings += c->hits.size();
   f.metric("estimated_findings", static_cast<double>(estimated_findings));
   f.metric("unestimated_findings", static_cast<double>(sorted.unestimated.size()));
+  // Failing findings not priced (said first, in the title and the fix): the figures are of the
+  // priced causes only.
+  f.metric("unpriced_fail_findings", static_cast<double>(unpriced_fails));
   f.metric("reports", static_cast<double>(used));
   // The exposed communication no bandwidth of its collective's kind prices (of the collective
   // causes, the largest), only where there is some.
@@ -550,6 +542,8 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
                           k ? " (source: " + budget_source(k->source) + ")" : "");
     }
     if (!c->bounded_how.empty()) basis += "; " + c->bounded_how;
+    for (const auto* h : c->hits)
+      if (h->no_busy_only()) basis += fmt::format("; {} prices nothing: {}", h->id, budget_no_busy_why(*h));
     if (!c->measured && !c->unpriced_how.empty()) basis += "; not measured by the bandwidth given (not priced, below)";
     std::string share = std::fabs(c->share - c->point) > 0.05
                             ? fmt::format("{:.1f} of throughput after fitting to the shortfall (estimated {:.1f})", c->share, c->point)
@@ -563,9 +557,12 @@ void budget_cause_evidence(Finding& f, const std::vector<BudgetCause*>& steps) {
 void budget_unpriced_evidence(Finding& f, const BudgetSorted& sorted) {
   for (const auto* c : sorted.steps)
     if (!c->unpriced_how.empty()) f.add("not priced", fmt::format("{}: {}", c->id, c->unpriced_how));
-  for (const auto* c : sorted.unestimated)
-    if (!c->unpriced_how.empty())
+  for (const auto* c : sorted.unestimated) {
+    if (!c->unpriced_how.empty() && std::none_of(c->hits.begin(), c->hits.end(), [](const BudgetHit* h) { return budget_unpriced_fail(*h); }))
       f.add("not priced", fmt::format("{}: {}; nothing else measures it: not estimated", c->id, c->unpriced_how));
+    for (const auto* h : c->hits)
+      if (h->no_busy_only()) f.add("not priced", fmt::format("{} ({}): {}", h->id, budget_said(*h), budget_no_busy_why(*h)));
+  }
 }
 
 // The job's GPUs waiting for their host's launches (whatif.launch warns): not a cause of its own
@@ -671,9 +668,11 @@ std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const st
 
 // The findings not in the waterfall, how the estimates were fitted, what could not decide, the
 // reports' notes, the arithmetic, and where the measured figure came from.
-void budget_rest_evidence(Finding& f, const BudgetSorted& sorted, const BudgetTotals& t, BudgetCollected& got, const BudgetOptions& o) {
+void budget_rest_evidence(Finding& f, const BudgetSorted& sorted, const BudgetTotals& t, BudgetCollected& got, const BudgetOptions& o,
+                          std::size_t unpriced_fails) {
   for (const auto* c : sorted.unestimated) {
     for (const auto* h : c->hits) {
+      if (budget_unpriced_fail(*h) || h->no_busy_only()) continue;  // said as not priced
       const std::string why = h->kb ? h->kb->note
                                     : "no knowledge-base entry for this id (a newer perfgap's or a site's own: add one with --kb DIR)";
       f.add(h->id, fmt::format("{}; unestimated: {}{}", budget_said(*h), why,
@@ -695,7 +694,10 @@ void budget_rest_evidence(Finding& f, const BudgetSorted& sorted, const BudgetTo
     f.add("undecided", fmt::format("{} finding{} of the reports could not decide (skip or error): what they would find is not in the budget", got.undecided,
                                    got.undecided == 1 ? "" : "s"));
   for (auto& n : got.notes) f.add("reports", std::move(n));
-  f.add("arithmetic", fmt::format("explained {:.1f} + unexplained {:.1f} = shortfall {:.1f} points of the reference", t.explained, t.unexplained, t.shortfall));
+  f.add("arithmetic", fmt::format("explained {:.1f} + unexplained {:.1f} = shortfall {:.1f} points of the reference{}", t.explained, t.unexplained, t.shortfall,
+                                  unpriced_fails ? fmt::format(" (the priced causes only: {} failing finding{} not priced, first above)", unpriced_fails,
+                                                               unpriced_fails == 1 ? " is" : "s are")
+                                                 : ""));
   // What the figure came from last: the title and the table already say it.
   for (const auto& e : o.measured_evidence) f.evidence.push_back(e);
 }
@@ -713,7 +715,7 @@ std::string budget_next_step(const BudgetCause& c, bool ib_seen) {
 }
 
 void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const BudgetTotals& t, const BudgetOptions& o, std::size_t used,
-                    const std::string& next, bool ib_seen) {
+                    const std::string& next, bool ib_seen, const std::vector<BudgetUnpricedFail>& unpriced) {
   const double measured = t.measured, shortfall = t.shortfall;
   const bool below = measured < 100 * o.threshold;
   f.status = below ? Status::fail : Status::pass;
@@ -721,7 +723,7 @@ void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const Bu
                            : fmt::format("{:.1f}% of reference, at or above the {:.0f}% bar", measured, 100 * o.threshold);
   const std::size_t n_measured = static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](auto* c) { return c->measured; }));
   const std::size_t n_assumed = static_cast<std::size_t>(std::count_if(steps.begin(), steps.end(), [](auto* c) { return c->hypothetical; }));
-  const std::string counted = fmt::format("{} cause{} ({} measured{})", steps.size(), steps.size() == 1 ? "" : "s", n_measured,
+  const std::string counted = fmt::format("{} {}cause{} ({} measured{})", steps.size(), unpriced.empty() ? "" : "priced ", steps.size() == 1 ? "" : "s", n_measured,
                                           n_assumed ? fmt::format(", {} a what-if at an assumed value", n_assumed) : "");
   if (steps.empty())
     f.title = fmt::format("{}: no estimated cause in {} report{}{}", head, used, used == 1 ? "" : "s",
@@ -733,6 +735,7 @@ void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const Bu
   else
     f.title = fmt::format("{}: {} explain {:.1f} points ({:.1f}-{:.1f}), {:.1f} unexplained", head, counted, t.explained, t.explained_low, t.explained_high,
                           t.unexplained);
+  f.title += budget_unpriced_fail_title(unpriced, !steps.empty());
   if (!next.empty()) f.title += "; next: " + next;
   if (below) {
     if (!steps.empty()) {
@@ -742,11 +745,15 @@ void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const Bu
                           : top->measured   ? "measured"
                                             : "suspected from configuration only: measure it before counting on it",
                           budget_next_step(*top, ib_seen));
+      f.fix += budget_unpriced_fail_fix(unpriced, top);
       f.fix += "Then the other causes by their measured share; measure again and run explain on the new reports. ";
     }
+    if (steps.empty()) f.fix += budget_unpriced_fail_fix(unpriced, nullptr);
     f.fix += next.empty() ? "Compare the run with the reference step by step (profile.compare) for the rest." : "For the rest, measure " + next + ".";
     f.impact = fmt::format("{:.1f}% of the reference throughput lost: {:.1f} points explained by {}, {:.1f} not explained", shortfall, t.explained,
                            counted, t.unexplained);
+    if (!unpriced.empty())
+      f.impact += fmt::format("; {} failing finding{} not priced, which may cost more", unpriced.size(), unpriced.size() == 1 ? "" : "s");
   }
 }
 
@@ -806,14 +813,16 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   const BudgetHostBound host_bound = budget_host_bound(sorted, got.meas);
   const BudgetTotals t = budget_fit(sorted.steps, o.measured_pct);
 
-  budget_metrics(f, t, sorted, got.used, budget_waterfall(f, sorted.steps, t, o));
+  const auto unpriced = budget_unpriced_fails(sorted.unestimated, got.meas);
+  budget_metrics(f, t, sorted, got.used, unpriced.size(), budget_waterfall(f, sorted.steps, t, o));
+  budget_unpriced_fail_evidence(f, unpriced);
   budget_cause_evidence(f, sorted.steps);
   budget_unpriced_evidence(f, sorted);
   const std::string host_first = budget_launch_bound_said(f, got.meas, host_bound, sorted);
   const std::string overlap_first = budget_overlap_bound_said(f, got.meas, sorted);
   const std::string next = budget_unexplained_evidence(f, kb, got.seen_ids, t);
-  budget_rest_evidence(f, sorted, t, got, o);
-  budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen);
+  budget_rest_evidence(f, sorted, t, got, o, unpriced.size());
+  budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen, unpriced);
   // The larger of the two bounds opens the fix (both are the job's own replays).
   auto bound_of = [&](const char* id) {
     auto it = got.meas.what_if_pct.find(id);

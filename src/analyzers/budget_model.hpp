@@ -31,6 +31,14 @@ struct BudgetHit {
   // The nodes a measurement of it ran on (nccl-tests' hosts); unknown when one did not say.
   std::set<std::string, std::less<>> nodes;
   bool nodes_unknown = false;
+  // The places that are turbostat captures with no busy core (metric busy_rows 0): taken while
+  // nothing ran, they measure no busy clock and price nothing (budget_no_busy_why).
+  std::size_t no_busy_places = 0;
+  bool no_busy_only() const { return no_busy_places > 0 && no_busy_places == where.size(); }
+  // What a failing place measured, for the line that says it is not priced ("busbw down to 17.6%
+  // of the reference"): the worst of its places; empty where the finding has no such figure.
+  std::string figure;
+  double figure_ratio = 0;
 };
 
 // A root cause (core::KbCause, or an id no cause names): the findings that see it count once.
@@ -104,11 +112,15 @@ struct BudgetMeasures {
   struct SizeRatio {
     double bytes = 0, ratio = 0, busbw_gbps = 0;  // busbw_gbps 0: not given
   };
+  // `ratio` is taken at one size in both runs: the measurement's peak size among those with a
+  // ratio (peak_bytes, its busbw and the basis there), else, for a report without ratios per size,
+  // peak_ratio (its peak against the basis' peak, peak_bytes 0).
   struct CollectiveBusbw {
     BudgetMeasure ratio;
     std::set<std::string, std::less<>> nodes;
     std::vector<SizeRatio> by_size;
     double busbw = 0, basis = 0;
+    double peak_bytes = 0, peak_busbw = 0, basis_at_peak = 0;
     std::string basis_name;
   };
   std::map<std::string, CollectiveBusbw, std::less<>> busbw_by_coll;
@@ -140,8 +152,45 @@ std::string budget_range(double lo, double hi);
 // evidence); empty when it does not say.
 std::set<std::string, std::less<>> budget_measured_nodes(const compare::ReportFinding& x);
 
+// A turbostat capture with no busy core (busy_rows 0; an older perfgap's turbostat.busy_mhz skip
+// "no busy cores"): what a report's finding of that subject measured is of a machine at rest.
+bool budget_no_busy_capture(const compare::ReportFinding& x);
+// Why such a capture's findings price nothing, for the evidence.
+std::string budget_no_busy_why(const BudgetHit& h);
+
+// What a failing finding measured, said beside "not priced" ("busbw down to 17.6% of the
+// reference at 1 GiB"), with its ratio (lower is worse); empty where it has none.
+std::pair<std::string, double> budget_fail_figure(const compare::ReportFinding& x);
+
 // The measurements of one finding, any status but skip and error (they measured nothing).
 void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m);
+
+// What the reports said of one id, each place with its own status and title
+// ("fail in a.json, b.json: ...; warn in c.json: ...").
+std::string budget_said(const BudgetHit& h);
+
+// A failing finding the budget could not price (its cause has neither a measurement nor a
+// prior): why, and what would price it (for the fix).
+struct BudgetUnpricedFail {
+  const BudgetHit* hit = nullptr;
+  const BudgetCause* cause = nullptr;
+  std::string why, action;
+};
+// A finding of an unestimated cause that the budget says first as not priced: a fail whose
+// entry is not not_a_cause, of a capture of the running job (an idle turbostat capture's says
+// nothing of what the job loses: said as pricing nothing, after the causes).
+inline bool budget_unpriced_fail(const BudgetHit& h) {
+  return h.status == report::Status::fail && !(h.kb && h.kb->kind == core::KbImpact::Kind::not_a_cause) && !h.no_busy_only();
+}
+// The unestimated causes' failing findings (not those whose entry is not_a_cause), the worst
+// figure first.
+std::vector<BudgetUnpricedFail> budget_unpriced_fails(const std::vector<BudgetCause*>& unestimated, const BudgetMeasures& m);
+// One "not priced" evidence line each (the budget puts them first).
+void budget_unpriced_fail_evidence(report::Finding& f, const std::vector<BudgetUnpricedFail>& fails);
+// The title's clause ("; not priced: ID FAIL (...), which may cost more ..."), the fix's sentence
+// beside the first cause (top: null where no cause is priced); empty without such findings.
+std::string budget_unpriced_fail_title(const std::vector<BudgetUnpricedFail>& fails, bool any_priced);
+std::string budget_unpriced_fail_fix(const std::vector<BudgetUnpricedFail>& fails, const BudgetCause* top);
 
 // A measured estimate for the cause, if the reports hold one: replayed first, then of its kind,
 // held to [bound_low, bound_high]. False when nothing measures it.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "analyzers/analyzers.hpp"
@@ -19,6 +20,18 @@ struct Avg {
   }
   double value() const { return n ? sum / n : 0; }
 };
+
+// The rows of busy cores (Busy% >= 50, every interval), as both findings say them (metric
+// busy_rows): a capture with none was taken while nothing ran, so it measures no busy clock and
+// its idle cores say nothing of what a running job loses (explain prices nothing from it).
+// Unknown without a Busy% column.
+std::optional<int> turbostat_busy_rows(const parsers::Turbostat& t, const std::vector<parsers::TurbostatRow>& rows) {
+  if (std::find(t.columns.begin(), t.columns.end(), "Busy%") == t.columns.end()) return std::nullopt;
+  int n = 0;
+  for (const auto& r : rows)
+    if (auto busy = r.get("Busy%"); busy && *busy >= 50) ++n;
+  return n;
+}
 
 // turbostat.busy_mhz: the busy cores' clock against the rated maximum.
 Finding turbostat_busy_mhz_finding(const parsers::Turbostat& t, const std::vector<parsers::TurbostatRow>& rows, const std::string& src_rows,
@@ -52,13 +65,16 @@ Finding turbostat_busy_mhz_finding(const parsers::Turbostat& t, const std::vecto
     f.title = t.columns.empty() || std::find(t.columns.begin(), t.columns.end(), "Bzy_MHz") == t.columns.end()
                   ? "no Bzy_MHz/Busy% columns in the turbostat output"
                   : "no busy cores (Busy% >= 50) in the " + src_rows;
+    if (auto n = turbostat_busy_rows(t, rows); n && *n == 0) f.metric("busy_rows", 0);
   } else if (!rated) {
     f.status = report::Status::skip;
     f.title = fmt::format("busy cores average {:.0f} MHz, but no rated maximum: pass --rated-mhz (TSC_MHz is not a rated maximum)", mhz.value());
     f.metric("busy_mhz", mhz.value());
+    f.metric("busy_rows", mhz.n);
   } else {
     double ratio = mhz.value() / *rated;
     f.metric("busy_mhz", mhz.value());
+    f.metric("busy_rows", mhz.n);
     f.metric("rated_mhz", *rated);
     f.metric("ratio", ratio);
     f.add(source, fmt::format("busy cores ({} {}{}) average {:.0f} MHz", mhz.n, src_rows, busy_n ? fmt::format(", {} CPUs", busy_n) : "", mhz.value()),
@@ -202,6 +218,7 @@ Finding turbostat_deep_idle_finding(const parsers::Turbostat& t, const std::vect
     f.metric("idle_cpus", idle);
     f.metric("c1_pct", c1.value());
     f.metric("deep_pct", deep.value());
+    if (auto n = turbostat_busy_rows(t, rows)) f.metric("busy_rows", *n);
     f.add(source, fmt::format("idle cores ({} {}): CPU%c1 {:.2f}%, {} {:.2f}%", idle, src_rows, c1.value(), deep_name, deep.value()),
           fmt::format("{} >= 1% or CPU%c1 <= 50%", deep_name));
     if (inherited || mate_busy)

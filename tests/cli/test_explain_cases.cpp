@@ -125,6 +125,16 @@ TEST_F(ExplainCases, GraceWithoutCmdqvIsOneMeasuredSmmuCause) {
   EXPECT_LT(m(b, "step.collective_bandwidth.points"), 1.5);
   EXPECT_NE(evidence(b, "smmu_command_queue").find("basis: measured: SMMU command-queue frames hold 24.1%"), std::string::npos);
   EXPECT_NE(b["fix"].get<std::string>().find("First smmu_command_queue"), std::string::npos) << b["fix"];
+  // The container's uverbs devices missing (NCCL on sockets): a FAIL nothing prices, said first,
+  // in the title and beside the first fix.
+  EXPECT_DOUBLE_EQ(m(b, "unpriced_fail_findings"), 1);
+  EXPECT_EQ(b["evidence"][0]["source"], "not priced");
+  EXPECT_NE(b["title"].get<std::string>().find("2 priced causes (1 measured)"), std::string::npos) << b["title"];
+  EXPECT_NE(b["title"].get<std::string>().find("; not priced: container.devices FAIL, which may cost more than the causes priced"), std::string::npos)
+      << b["title"];
+  EXPECT_NE(b["fix"].get<std::string>().find("Not priced beside it: container.devices FAIL, which may cost more than smmu_command_queue"),
+            std::string::npos)
+      << b["fix"];
   adds_up(b, args);
 }
 

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "analyzers/analyzers.hpp"
 #include "parsers/turbostat.hpp"
 
@@ -127,4 +129,26 @@ TEST(AnalyzersTurbostat, DeepIdleFixFollowsWhatTheKernelLists) {
   EXPECT_NE(client.find("/dev/cpu_dma_latency"), std::string::npos) << client;
   const auto demoted = fix("CPU Busy% C1 C6 C1% C6% CPU%c1 CPU%c6\n0 0.1 2 90 1.0 98.0 99.0 0.00\n");
   EXPECT_NE(demoted.find("BIOS"), std::string::npos) << demoted;
+}
+
+// Both findings say how many rows were busy (Busy% >= 50): a capture with none was taken while
+// nothing ran, and explain prices nothing from it; unknown (no metric) without a Busy% column.
+TEST(AnalyzersTurbostat, BusyRowsAreSaidOnBothFindings) {
+  auto metric = [](const report::Finding& f) -> std::optional<double> {
+    for (const auto& [k, v] : f.metrics)
+      if (k == "busy_rows") return v;
+    return std::nullopt;
+  };
+  auto busy = analyzers::analyze_turbostat(*parsers::parse_turbostat(kBusy), "t", {});
+  EXPECT_EQ(metric(busy[0]), 2.0);
+  EXPECT_EQ(metric(busy[1]), 2.0);
+  auto idle = analyzers::analyze_turbostat(
+      *parsers::parse_turbostat("Core\tCPU\tBusy%\tBzy_MHz\tCPU%c1\tCPU%c6\n0\t0\t1.00\t1200\t99.00\t0.00\n1\t1\t2.00\t1200\t98.00\t0.00\n"), "t", {});
+  EXPECT_EQ(idle[0].status, report::Status::skip);
+  EXPECT_EQ(metric(idle[0]), 0.0) << "no busy cores: 0, not absent";
+  EXPECT_EQ(idle[1].status, report::Status::fail);
+  EXPECT_EQ(metric(idle[1]), 0.0);
+  auto no_busy_column = parsers::parse_turbostat("CPU Bzy_MHz CPU%c1 CPU%c6\n0 1200 5.0 90.0\n");
+  ASSERT_TRUE(no_busy_column) << no_busy_column.error().describe();
+  for (const auto& f : analyzers::analyze_turbostat(*no_busy_column, "t", {})) EXPECT_FALSE(metric(f)) << f.id;
 }
