@@ -729,7 +729,13 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     unsigned a = 0, b = 0, c = 0;
     if (std::sscanf(run.nccl_version.c_str(), "%u.%u.%u", &a, &b, &c) == 3) f.metric("nccl_version", a * 10000.0 + b * 100.0 + c);
   }
+  // The collapse finding where a fall was seen, or where the bandwidth was judged on a basis: a
+  // pass of its own would make a report that judged no bandwidth read OK.
+  bool fell = false;
+  auto collapse = nccl_tests_collapse(rows, source, j.what, fell);
+  const bool judged = f.status != report::Status::skip;
   out.push_back(std::move(f));
+  if (fell || judged) out.push_back(std::move(collapse));
   for (auto& d : damaged_lines("nccl_tests.busbw", "network", source, run.damaged)) out.push_back(std::move(d));
   return out;
 }
