@@ -124,6 +124,15 @@ inline constexpr double kNcclBasisExceeded = 1.05;
 // max(1e-3, 8 x the type's machine epsilon); 0 for integer types (exact).
 double max_error_tolerance(const std::string& type);
 std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const std::string& source, const NcclTestsOptions& o);
+// nccl_tests.busbw_collapse: busbw falling sharply past the run's peak as the sizes grow, and
+// staying down: a size whose busbw (out of place, and in place where printed) is below this share
+// of the size before it, and it and every larger size (two at least) below this share of the peak.
+// `rows`: the run's last row of each size (with out-of-place figures), as nccl_tests.busbw reads
+// them; `what`: the run's collective and scale, as its title says them. `fell`: a fall was seen
+// (a collapse; one out of place only, or at the largest size alone: undecided).
+inline constexpr double kNcclCollapseShare = 2.0 / 3;
+Finding nccl_tests_collapse(const std::map<std::uint64_t, const parsers::NcclTestsRow*>& rows, const std::string& source,
+                            const std::string& what, bool& fell);
 // The run's rank count read from its busbw/algbw ratio where its output names no ranks (one
 // collective's bus factor fits); nullopt where the output names them or no reading is sure.
 std::optional<long> nccl_tests_inferred_ranks(const parsers::NcclTestsRun& run);

@@ -103,6 +103,7 @@ struct NcclTestsJudged {
   std::string worst_size, mildest_size;
   double mildest_ratio = 0;
   double expected = 0;               // the NICs' line rate, GB/s; 0: no such basis
+  std::optional<long> nodes;         // the nodes that ran it, where known exactly
   std::string basis_refused;         // why the given NIC basis is not this run's (its report's node is not among the run's hosts)
   // With a reference of another kind (collective, ranks, nodes): each difference; the shapes in words.
   std::vector<std::string> unlike;
@@ -155,15 +156,21 @@ void nccl_tests_against_reference(Finding& f, NcclTestsJudged& j, const NcclTest
   }
 }
 
-// What a run is, so that a reference of another kind is said to be one: the collective (its
-// binary's name, or reducing or not by the redop column), the ranks (printed, or inferred from
-// busbw/algbw where the collective's bus factor says it) and the nodes (printed).
+// What a run is, so that a reference of another kind is said to be one, and every title says
+// the scale it ran at: the collective (its binary's name, or reducing or not by the redop
+// column), the ranks (printed; else the launcher command line the output quotes; else read from
+// busbw/algbw where the collective's bus factor says it) and the nodes (printed or counted from
+// the NCCL INFO lines; else the launcher command line).
 struct NcclTestsShape {
   std::string collective;  // "all_reduce" (the name's key); empty: not named
   std::string redop;       // the rows' redop ("sum", "none"); empty: not printed
   std::optional<long> ranks, nodes;
-  std::string nodes_words;  // "2 nodes", "at least 2 nodes (by ...)", "nodes not shown"
-  bool ranks_inferred = false;
+  // How the ranks were known: empty where the output says it (Rank lines, NCCL INFO nRanks),
+  // else "busbw/algbw" or "the mpirun command line"; `ranks_detail` says what with.
+  std::string ranks_by, ranks_detail;
+  parsers::NcclNodes nodes_shown;  // count 0: not shown; basis: how, where not said outright
+  std::string nodes_words;         // "2 nodes", "at least 2 nodes (by ...)", "nodes not shown"
+  std::string launch_refused;      // why the quoted launcher command is not this run's (it disagrees)
   // Where busbw/algbw leaves several rank counts: the range they lie in (1404 to 1472 for a
   // 1440-rank all_reduce printed to 0.01 GB/s): not a count, but enough to tell it is not 72.
   std::optional<std::pair<long, long>> ranks_range;
@@ -227,21 +234,47 @@ std::optional<std::pair<long, long>> nccl_ranks_from_busbw(const parsers::NcclTe
   return std::make_pair(first, last);
 }
 
-// "2 nodes", "2 nodes (by the ranks' OOB addresses)", "at least 2 nodes (by the hostnames of
-// the NCCL INFO lines)": what the output shows and, where NCCL or the Rank lines do not say it
-// outright, how it was counted; "nodes not shown" only where nothing tells.
-std::string nccl_tests_nodes_words(const parsers::NcclTestsRun& run) {
-  const auto n = run.nodes_shown();
-  if (n.count <= 0) return "nodes not shown";
-  auto words = parsers::nccl_nodes_count_words(n);
-  return n.basis.empty() ? words : fmt::format("{} (by {})", words, n.basis);
+// The bus factor's collective in words, for the evidence: the named one, else what root -1 and
+// the redop leave.
+std::string nccl_tests_factor_words(const NcclTestsShape& s, double k) {
+  if (!s.collective.empty()) return s.collective;
+  if (k == 2) return "all_reduce, the only collective whose factor exceeds 1";
+  return s.redop == "none" ? "all_gather or alltoall" : "reduce_scatter";
+}
+
+// The quoted launcher command as the run's scale, where nothing the output prints says it and it
+// agrees with what does (the Rank lines' count, the busbw/algbw range).
+void nccl_tests_shape_launch(NcclTestsShape& s, const parsers::NcclTestsRun& run, const std::optional<std::pair<long, long>>& by_ratio) {
+  const auto launched = run.launch ? run.launch->ranks() : std::nullopt;  // processes x the benchmark's -t threads x -g GPUs
+  if (!launched) return;
+  const auto& c = *run.launch;
+  const std::string cmd = fmt::format("the {} command line", c.launcher);
+  if (s.ranks && *s.ranks != *launched) {
+    s.launch_refused = fmt::format("{} (line {}: {}) starts {} ranks, the output shows {}: not this run's, not used", cmd, c.line, c.said,
+                                   *launched, *s.ranks);
+    return;
+  }
+  if (!s.ranks && by_ratio && (*launched < by_ratio->first || *launched > by_ratio->second)) {
+    s.launch_refused =
+        fmt::format("{} (line {}: {}) starts {} ranks, busbw/algbw fits {}: not this run's, not used", cmd, c.line, c.said, *launched,
+                    by_ratio->first == by_ratio->second ? fmt::format("{} alone", by_ratio->first)
+                                                        : fmt::format("{} to {}", by_ratio->first, by_ratio->second));
+    return;
+  }
+  if (!s.ranks) {
+    s.ranks = launched;
+    s.ranks_by = cmd;
+    s.ranks_detail = fmt::format("{} by {} (line {}: {})", *launched, cmd, c.line, c.said);
+  }
+  // Its nodes where the output's own lines do not count them exactly.
+  if (const auto n = c.node_count(); n && (s.nodes_shown.count <= 0 || s.nodes_shown.at_least) && *n >= s.nodes_shown.count)
+    s.nodes_shown = {*n, false, cmd, c.said};
 }
 
 NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
   NcclTestsShape s;
   s.ranks = run.ranks();
-  s.nodes = run.nodes();
-  s.nodes_words = nccl_tests_nodes_words(run);
+  s.nodes_shown = run.nodes_shown();
   if (!run.collective.empty()) s.collective = nccl_tests_collective_key(run.collective);
   std::optional<long> root;
   for (const auto& r : run.rows)
@@ -251,13 +284,6 @@ NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
       break;
     }
   const bool reducing_no_root = s.collective.empty() && root && *root == -1 && !s.redop.empty() && s.redop != "none";
-  if (s.ranks) {
-    // Counted ranks: the collective is the factor whose rank range holds them.
-    if (reducing_no_root && *s.ranks >= 3)
-      for (const auto& [k, key] : {std::pair<double, const char*>{2, "all_reduce"}, {1, "reduce_scatter"}})
-        if (auto m = nccl_ranks_from_busbw(run, k); m && m->first <= *s.ranks && *s.ranks <= m->second) s.collective_by_ratio = key;
-    return s;
-  }
   // The bus factors the collective may have: its own where named; else, with root -1 (no root),
   // all_reduce (ratio 1 or more) or reduce_scatter (below 1) for a reducing redop, and
   // all_gather or alltoall (the same factor) for redop none.
@@ -272,34 +298,63 @@ NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
   double fitted = 0;
   for (double k : ks)
     if (auto m = nccl_ranks_from_busbw(run, k)) {
-      if (n) return s;  // two collectives fit: no reading
+      if (n) {  // two collectives fit: no reading
+        n.reset();
+        break;
+      }
       n = m;
       fitted = k;
     }
-  // Two ranks give all_reduce the factor 1 that sendrecv has too: told from 3 on.
-  if (n && reducing_no_root && ks.size() == 2 && (fitted == 1 || n->first >= 3)) s.collective_by_ratio = fitted == 2 ? "all_reduce" : "reduce_scatter";
-  if (n && n->first == n->second) {
-    s.ranks = n->first;
-    s.ranks_inferred = true;
-  } else if (n) {
-    s.ranks_range = n;
+  nccl_tests_shape_launch(s, run, n);
+  if (s.ranks) {
+    // Counted ranks: the collective is the factor whose rank range holds them.
+    if (reducing_no_root && *s.ranks >= 3)
+      for (const auto& [k, key] : {std::pair<double, const char*>{2, "all_reduce"}, {1, "reduce_scatter"}})
+        if (auto m = nccl_ranks_from_busbw(run, k); m && m->first <= *s.ranks && *s.ranks <= m->second) s.collective_by_ratio = key;
+  } else {
+    // Two ranks give all_reduce the factor 1 that sendrecv (redop sum, root -1 too) has on any
+    // count: an unnamed run's ratio of 1 is no count; told from 3 on.
+    if (n && reducing_no_root && ks.size() == 2 && (fitted == 1 || n->first >= 3))
+      s.collective_by_ratio = fitted == 2 ? "all_reduce" : "reduce_scatter";
+    const bool sendrecv_too = n && s.collective.empty() && fitted == 2 && n->first <= 2;
+    if (n && n->first == n->second && !sendrecv_too) {
+      s.ranks = n->first;
+      s.ranks_by = "busbw/algbw";
+      s.ranks_detail = fmt::format("{} by busbw/algbw: every printed pair fits {:g}(n-1)/n, the bus factor of {}, for n = {} alone",
+                                   *s.ranks, fitted, nccl_tests_factor_words(s, fitted), *s.ranks);
+    } else if (n && !sendrecv_too) {
+      s.ranks_range = n;
+    }
+  }
+  if (s.nodes_shown.count > 0 && !s.nodes_shown.at_least) s.nodes = s.nodes_shown.count;
+  if (s.nodes_shown.count <= 0) s.nodes_words = "nodes not shown";
+  else {
+    const auto words = parsers::nccl_nodes_count_words(s.nodes_shown);
+    s.nodes_words = s.nodes_shown.basis.empty() ? words : fmt::format("{} (by {})", words, s.nodes_shown.basis);
   }
   return s;
 }
 
 // "16 ranks", "16 ranks (by busbw/algbw)", "1404 to 1472 ranks (by busbw/algbw)"; empty: unknown.
 std::string nccl_tests_ranks_words(const NcclTestsShape& s) {
-  if (s.ranks) return fmt::format("{} rank{}{}", *s.ranks, *s.ranks == 1 ? "" : "s", s.ranks_inferred ? " (by busbw/algbw)" : "");
+  if (s.ranks) return fmt::format("{} rank{}{}", *s.ranks, *s.ranks == 1 ? "" : "s", s.ranks_by.empty() ? "" : " (by " + s.ranks_by + ")");
   if (s.ranks_range) return fmt::format("{} to {} ranks (by busbw/algbw)", s.ranks_range->first, s.ranks_range->second);
   return {};
 }
 
+// "16 ranks, 2 nodes", "16 ranks (by busbw/algbw), nodes not shown", "256 ranks, 16 nodes (by the
+// mpirun command line)": the ranks and the nodes, the basis said once where both share it.
+std::string nccl_tests_scale_words(const NcclTestsShape& s) {
+  if (s.ranks && !s.ranks_by.empty() && s.ranks_by == s.nodes_shown.basis && s.nodes_shown.count > 0)
+    return fmt::format("{} rank{}, {} (by {})", *s.ranks, *s.ranks == 1 ? "" : "s", parsers::nccl_nodes_count_words(s.nodes_shown),
+                       s.ranks_by);
+  const auto ranks = nccl_tests_ranks_words(s);
+  return fmt::format("{}, {}", ranks.empty() ? "ranks not shown" : ranks, s.nodes_words);
+}
+
 std::string nccl_tests_shape_words(const NcclTestsShape& s) {
   std::string what = !s.collective.empty() ? s.collective : !s.redop.empty() ? fmt::format("collective not named (redop {})", s.redop) : "collective not named";
-  const auto ranks = nccl_tests_ranks_words(s);
-  what += ranks.empty() ? ", ranks not shown" : ", " + ranks;
-  what += ", " + s.nodes_words;
-  return what;
+  return what + ", " + nccl_tests_scale_words(s);
 }
 
 // How the reference differs in kind from the run, where both say: each difference in words.
@@ -411,7 +466,7 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
   const auto& what = j.what;
   const auto& below = j.below;
   const auto& sizes = j.sizes;
-  const auto nodes = run.nodes();
+  const auto nodes = j.nodes;
   const double wrong_total = x.wrong_total, max_busbw = j.max_busbw, worst_ratio = j.worst_ratio, expected = j.expected;
   const auto& wrong_rows = x.wrong_rows;
   const std::size_t compared = j.compared;
@@ -592,23 +647,25 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
 
   const double max_busbw = j.max_busbw = nccl_tests_busbw_metrics(f, run, rows, x.wrong_total);
   // Every title names the collective and the scale it ran at: a busbw means nothing without them.
-  const auto ranks = run.ranks();
-  const auto nodes = run.nodes();
+  const auto shape = nccl_tests_shape(run);
   std::string& what = j.what;
-  what = fmt::format("{} on {}, {}", run.collective.empty() ? "nccl-tests" : run.collective,
-                     ranks ? fmt::format("{} rank{}", *ranks, *ranks == 1 ? "" : "s") : std::string("ranks not shown"),
-                     nccl_tests_nodes_words(run));
-  const auto shown = run.nodes_shown();
-  if (ranks) f.metric("ranks", static_cast<double>(*ranks));
-  if (nodes) f.metric("nodes", static_cast<double>(*nodes));
+  what = fmt::format("{} on {}", run.collective.empty() ? "nccl-tests" : run.collective, nccl_tests_scale_words(shape));
+  const auto& shown = shape.nodes_shown;
+  j.nodes = shape.nodes;
+  if (shape.ranks) f.metric("ranks", static_cast<double>(*shape.ranks));
+  if (shape.nodes) f.metric("nodes", static_cast<double>(*shape.nodes));
+  // How the ranks were known where the output does not print them, and a quoted launcher
+  // command that is not this run's.
+  if (!shape.ranks_detail.empty()) f.add("ranks", shape.ranks_detail);
+  if (!shape.launch_refused.empty()) f.add("ranks", shape.launch_refused);
 
   if (o.reference) f.table.push_back({"size", "busbw GB/s", "reference GB/s", "ratio"});
   else f.table.push_back({"size", "busbw GB/s", "algbw GB/s", "time us"});
   if (o.reference) {
     nccl_tests_against_reference(f, j, rows, ref, source, o);
-    const auto here = nccl_tests_shape(run), there = nccl_tests_shape(*o.reference);
-    j.unlike = nccl_tests_unlike(here, there);
-    j.shape = nccl_tests_shape_words(here);
+    const auto there = nccl_tests_shape(*o.reference);
+    j.unlike = nccl_tests_unlike(shape, there);
+    j.shape = nccl_tests_shape_words(shape);
     j.reference_shape = nccl_tests_shape_words(there);
     for (const auto& w : j.unlike) f.add(o.reference_source, w, std::string("the same collective, ranks and nodes"));
   } else {
@@ -626,7 +683,6 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   const std::string_view base = std::string_view(source).substr(slash == std::string::npos ? 0 : slash + 1);
   const auto named = parsers::collective_named(run.collective);
   const auto by_file = run.collective.empty() ? parsers::collective_named(base) : parsers::Coll::none;
-  const auto shape = nccl_tests_shape(run);
   if (named != parsers::Coll::none) f.add(std::string(parsers::kCollectiveMeasuredEvidence), std::string(parsers::coll_name(named)));
   else if (by_file != parsers::Coll::none)
     f.add(std::string(parsers::kCollectiveMeasuredEvidence),
@@ -673,14 +729,20 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     unsigned a = 0, b = 0, c = 0;
     if (std::sscanf(run.nccl_version.c_str(), "%u.%u.%u", &a, &b, &c) == 3) f.metric("nccl_version", a * 10000.0 + b * 100.0 + c);
   }
+  // The collapse finding where a fall was seen, or where the bandwidth was judged on a basis: a
+  // pass of its own would make a report that judged no bandwidth read OK.
+  bool fell = false;
+  auto collapse = nccl_tests_collapse(rows, source, j.what, fell);
+  const bool judged = f.status != report::Status::skip;
   out.push_back(std::move(f));
+  if (fell || judged) out.push_back(std::move(collapse));
   for (auto& d : damaged_lines("nccl_tests.busbw", "network", source, run.damaged)) out.push_back(std::move(d));
   return out;
 }
 
 std::optional<long> nccl_tests_inferred_ranks(const parsers::NcclTestsRun& run) {
   const auto shape = nccl_tests_shape(run);
-  if (shape.ranks && shape.ranks_inferred) return shape.ranks;
+  if (shape.ranks && shape.ranks_by == "busbw/algbw") return shape.ranks;
   return std::nullopt;
 }
 

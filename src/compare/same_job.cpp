@@ -14,6 +14,9 @@ struct JobIdentity {
   std::set<std::string> gpu_models;
   std::set<long long> world_sizes;
   std::string cpu_model;
+  // nccl-tests reports: the ranks and nodes each run was on (nccl_tests.busbw's metrics `ranks`
+  // and `nodes`: printed, or read from the launcher command line or busbw/algbw).
+  std::set<long long> nccl_ranks, nccl_nodes;
 };
 
 // "rank 3 GPU 3 (NVIDIA A100-PG509-200): 8568 kernels, ..." -> "NVIDIA A100-PG509-200".
@@ -69,6 +72,12 @@ JobIdentity same_job_identity(const ReportView& r) {
       // A whatif report: the job's world size its traces record.
       for (const auto& [name, v] : f.metrics)
         if (name == "world_size" && std::isfinite(v) && v > 0) id.world_sizes.insert(std::llround(v));
+    } else if (f.id == "nccl_tests.busbw") {
+      for (const auto& [name, v] : f.metrics) {
+        if (!std::isfinite(v) || v <= 0) continue;
+        if (name == "ranks") id.nccl_ranks.insert(std::llround(v));
+        else if (name == "nodes") id.nccl_nodes.insert(std::llround(v));
+      }
     } else if (f.id == "gpu.inventory") {
       same_job_inventory_gpus(f.title, id.gpu_models);
     }
@@ -93,6 +102,13 @@ std::vector<std::string> different_jobs(const ReportView& before, const std::str
     out.push_back(fmt::format("GPUs {} in {}, {} in {}", same_job_list(a.gpu_models), before_name, same_job_list(b.gpu_models), after_name));
   if (!a.world_sizes.empty() && !b.world_sizes.empty() && a.world_sizes != b.world_sizes)
     out.push_back(fmt::format("world size {} in {}, {} in {}", same_job_list(a.world_sizes), before_name, same_job_list(b.world_sizes), after_name));
+  if (!a.nccl_ranks.empty() && !b.nccl_ranks.empty() && a.nccl_ranks != b.nccl_ranks)
+    out.push_back(
+        fmt::format("{} ranks in {}, {} in {}", same_job_list(a.nccl_ranks), before_name, same_job_list(b.nccl_ranks), after_name));
+  if (!a.nccl_nodes.empty() && !b.nccl_nodes.empty() && a.nccl_nodes != b.nccl_nodes)
+    out.push_back(fmt::format("{} node{} in {}, {} in {}", same_job_list(a.nccl_nodes),
+                              a.nccl_nodes.size() == 1 && *a.nccl_nodes.begin() == 1 ? "" : "s", before_name, same_job_list(b.nccl_nodes),
+                              after_name));
   if (!a.cpu_model.empty() && !b.cpu_model.empty() && a.cpu_model != b.cpu_model)
     out.push_back(fmt::format("CPU {} in {}, {} in {}", a.cpu_model, before_name, b.cpu_model, after_name));
   return out;

@@ -14,7 +14,8 @@ namespace perfgap::compare {
 // empty when nothing the reports carry says they differ. Profile reports (analyze nsys/kineto:
 // profile.summary): the GPU models of its evidence and the recorded world size (metric
 // world_size). Node reports (check): the node's kind, its GPU models (gpu.inventory) and CPU
-// model (settings.cpu_model), where both reports read them.
+// model (settings.cpu_model), where both reports read them. nccl-tests reports (analyze
+// nccl-tests: nccl_tests.busbw): the ranks and nodes of the runs (metrics ranks, nodes).
 std::vector<std::string> different_jobs(const ReportView& before, const std::string& before_name, const ReportView& after,
                                         const std::string& after_name);
 

@@ -252,6 +252,7 @@ template <>
 struct ParserState<NcclTestsRun> {
   NcclTestsRun run;
   Header hdr;
+  LaunchCommandReader launch;  // the launcher command line the output quotes
   int lineno = 0;
   bool started = false;             // a non-blank byte was seen
   bool json = false;                // -J output: kept whole, parsed at the end
@@ -337,6 +338,7 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
   std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
   sys::split_ws_into(line, f);
   if (f.empty()) return;
+  launch.line(f, lineno);  // a launcher command line quoted in the output (its binary names the collective below)
   if (f[0][0] == '#') {
     // Header lines: their cells less the '#' (f is scratch: trimmed in place, not copied).
     std::span<std::string_view> h(f);
@@ -574,6 +576,8 @@ Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
   }
   auto& run = s.run;
   s.end_sweep();
+  s.launch.end();
+  run.launch = s.launch.command();
   // The parked rows read as they were when parked (they were read or checked then: no damage),
   // and put back in file order.
   for (const auto& [size, p] : s.parked) {

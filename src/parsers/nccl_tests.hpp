@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "parsers/launch_command.hpp"
 #include "parsers/line_feed.hpp"
 #include "parsers/nccl_nodes.hpp"
 #include "parsers/parse_error.hpp"
@@ -77,6 +78,10 @@ struct NcclTestsRun {
   // counted (a lower bound, at_least, where the lines may not show every rank); count 0: not
   // shown. nodes() is its exact count.
   NcclNodes nodes_shown() const;
+  // The launcher command the output quotes ("mpirun -n 256 -npernode 16 ... all_reduce_perf -g 1"),
+  // when it quotes one (or several that agree): how many ranks and nodes it was started on,
+  // where nothing else says.
+  std::optional<LaunchCommand> launch;
   std::vector<ParseError> damaged;  // rows cut short or with unreadable cells
   std::vector<NcclTestsStop> stopped_early;  // in file order
 };

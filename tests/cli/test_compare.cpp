@@ -114,6 +114,41 @@ TEST_F(CompareCli, ProfilesOfTwoDifferentJobsAreNotCompared) {
   EXPECT_GT(self["findings"].size(), 1u);
 }
 
+// nccl-tests runs of another scale: the p5 run on 16 ranks over two nodes against its 8-rank
+// one-node reference, neither printing its ranks (busbw/algbw 1.875 and 1.75). compare called it a
+// regression (busbw_gbps.1048576 64.24 -> 15.95, exit 1) though analyze --reference skipped the
+// same pair; now it is not compared (exit 0, both counts named). Two reports of one scale (the
+// same 16-rank run, and the p4de run of 16 ranks against it) are compared as before.
+TEST_F(CompareCli, NcclTestsRunsOfAnotherScaleAreNotCompared) {
+  const fs::path logs = fs::path(PERFGAP_SHARED_DIR) / "field/logs";
+  if (!fs::exists(logs / "nt-p5-2node-vs-1node-reference/reference.txt")) GTEST_SKIP() << logs << " absent";
+  auto analyze = [&](const std::string& name, const fs::path& input) {
+    return save(name, {"analyze", "nccl-tests", input.string(), "--format", "json"}, 0);
+  };
+  auto one = analyze("p5-1n.json", logs / "nt-p5-2node-vs-1node-reference/reference.txt");
+  auto two = analyze("p5-2n.json", logs / "nt-p5-2node-vs-1node-reference/input.txt");
+  auto j = json_report(PERFGAP_BINARY, {"compare", one.string(), two.string()}, 0);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump(1);
+  const auto& s = j["findings"][0];
+  EXPECT_EQ(s["id"], "compare.summary");
+  EXPECT_EQ(s["status"], "skip");
+  const std::string title = s["title"];
+  EXPECT_NE(title.find("8 ranks in " + one.string() + ", 16 in " + two.string()), std::string::npos) << title;
+  // The same setup: the 16-rank run against another capture of it, and the p4de 16-rank run.
+  auto again = analyze("p5-2n-srun.json", logs / "nt-p5-2node-srun-label-allreduce-16g/input.txt");
+  auto same = json_report(PERFGAP_BINARY, {"compare", two.string(), again.string()}, 0);
+  const auto& summary = perfgap::fixture::required_finding(same, "compare.summary");
+  EXPECT_NE(summary["status"], "skip") << same.dump(1);
+  EXPECT_EQ(summary["title"].get<std::string>().find("different jobs"), std::string::npos) << same.dump(1);
+  auto p4de = analyze("p4de-2n.json", logs / "nt-p4de-2node-srun-label-allreduce/input.txt");
+  auto slower = json_report(PERFGAP_BINARY, {"compare", two.string(), p4de.string()}, 1);
+  bool busbw_worse = false;
+  for (const auto& f : slower["findings"])
+    busbw_worse = busbw_worse || (f["id"] == "compare.metric" && f["status"] == "fail" &&
+                                  f["title"].get<std::string>().find("busbw") != std::string::npos);
+  EXPECT_TRUE(busbw_worse) << slower.dump(1);
+}
+
 }  // namespace
 
 // A device lost between two checks of one node is a regression, not "cannot tell": an RDMA

@@ -5,11 +5,15 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <string>
 
 #include "analyzers/analyzers.hpp"
+#include "files.hpp"
+#include "findings.hpp"
 #include "parsers/nccl_tests.hpp"
 
+namespace fs = std::filesystem;
 using namespace perfgap;
 
 namespace {
@@ -45,6 +49,20 @@ report::Finding nccl_judge(const std::string& run_text, const std::string& ref_t
   o.reference = &*ref;
   o.reference_source = "ref.txt";
   return analyzers::analyze_nccl_tests(*run, "run.txt", o)[0];
+}
+
+// The run alone, no basis: nccl_tests.busbw as the standalone report has it.
+report::Finding nccl_alone(const std::string& run_text, const std::string& source = "run.txt") {
+  auto run = parsers::parse_nccl_tests(run_text);
+  EXPECT_TRUE(run) << run_text;
+  if (!run) return {};
+  return fixture::find(analyzers::analyze_nccl_tests(*run, source, {}), "nccl_tests.busbw");
+}
+
+bool nccl_ranks_evidence(const report::Finding& f, const std::string& part) {
+  for (const auto& e : f.evidence)
+    if (e.source == "ranks" && e.observed.find(part) != std::string::npos) return true;
+  return false;
 }
 
 }  // namespace
@@ -133,4 +151,43 @@ TEST(AnalyzersNcclTestsShape, TheCollectiveMeasuredIsToldByItsFiguresWhereTheOut
   EXPECT_EQ(measured(nccl_rank_lines(8, 8) + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)), "");
   // A name wins over the figures.
   EXPECT_EQ(measured("# Collective test starting: all_reduce_perf\n" + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)), "AllReduce");
+}
+
+// The scale where the output prints no ranks, in the standalone report too (its title and the
+// metrics compare holds two reports to): nccl-tests issue 78's quoted "mpirun -n 256 -npernode
+// 16" (the title read "ranks not shown, nodes not shown"), and the p5 srun-labelled runs whose
+// busbw/algbw is 1.875 (16 ranks) and 1.75 (8), which --reference already told apart.
+TEST(AnalyzersNcclTestsShape, TheScaleIsReadFromTheLauncherAndFromBusbwOverAlgbw) {
+  const fs::path shared = PERFGAP_SHARED_DIR;
+  const auto fx = shared / "fixtures/nccl-tests/all-reduce-256gpu-nccl-2.8.4-old-format-NA-errors-nccl-tests-78.txt";
+  const auto p5 = shared / "field/logs/nt-p5-2node-vs-1node-reference";
+  if (!fs::exists(fx) || !fs::exists(p5)) GTEST_SKIP() << "../shared is absent";
+  auto busbw = [](const fs::path& p) { return nccl_alone(fixture::read_file(p), p.filename().string()); };
+  const auto f78 = busbw(fx);
+  EXPECT_NE(f78.title.find("all_reduce_perf on 256 ranks, 16 nodes (by the mpirun command line)"), std::string::npos) << f78.title;
+  EXPECT_DOUBLE_EQ(fixture::metric(f78, "ranks"), 256);
+  EXPECT_DOUBLE_EQ(fixture::metric(f78, "nodes"), 16);
+  EXPECT_TRUE(nccl_ranks_evidence(f78, "256 by the mpirun command line (line 1: -n 256 -npernode 16 -g 1)"));
+  const auto two = busbw(p5 / "input.txt"), one = busbw(p5 / "reference.txt");
+  EXPECT_NE(two.title.find("nccl-tests on 16 ranks (by busbw/algbw), nodes not shown"), std::string::npos) << two.title;
+  EXPECT_NE(one.title.find("nccl-tests on 8 ranks (by busbw/algbw), nodes not shown"), std::string::npos) << one.title;
+  EXPECT_DOUBLE_EQ(fixture::metric(two, "ranks"), 16);
+  EXPECT_DOUBLE_EQ(fixture::metric(one, "ranks"), 8);
+  EXPECT_TRUE(nccl_ranks_evidence(two, "16 by busbw/algbw: every printed pair fits 2(n-1)/n"));
+}
+
+// A launcher line the run's own figures contradict is not used (and said); with Rank lines the
+// launcher adds the nodes they do not count; an unnamed run of redop sum with busbw = algbw is no
+// count (sendrecv prints that on any number of ranks), a named all_reduce_perf's is 2.
+TEST(AnalyzersNcclTestsShape, ALauncherLineTheFiguresContradictAndSendrecvRatios) {
+  const auto f = nccl_alone("mpirun -np 8 ./all_reduce_perf -g 1\n" + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00));
+  EXPECT_NE(f.title.find("all_reduce_perf on 16 ranks (by busbw/algbw)"), std::string::npos) << f.title;
+  EXPECT_TRUE(nccl_ranks_evidence(f, "the mpirun command line (line 1: -np 8 -g 1) starts 8 ranks, busbw/algbw fits 16 alone: not this run's"));
+  const auto agree = nccl_alone("srun -N 2 --ntasks-per-node=8 all_reduce_perf -b 1M -e 4M\n" + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00));
+  EXPECT_NE(agree.title.find("all_reduce_perf on 16 ranks, 2 nodes (by the srun command line)"), std::string::npos) << agree.title;
+  EXPECT_DOUBLE_EQ(fixture::metric(agree, "nodes"), 2);
+  const auto r1 = nccl_alone(nccl_shape_table(1.0, "sum", 20.00, 40.00, 60.00));
+  EXPECT_NE(r1.title.find("nccl-tests on ranks not shown"), std::string::npos) << r1.title;
+  const auto named = nccl_alone("# Collective test starting: all_reduce_perf\n" + nccl_shape_table(1.0, "sum", 20.00, 40.00, 60.00));
+  EXPECT_NE(named.title.find("all_reduce_perf on 2 ranks (by busbw/algbw)"), std::string::npos) << named.title;
 }
