@@ -12,6 +12,7 @@
 
 #include "parsers/line_feed.hpp"
 #include "parsers/nccl_nodes.hpp"
+#include "parsers/nccl_tests_rows.hpp"
 #include "parsers/tool_text.hpp"
 #include "sys/text.hpp"
 
@@ -23,6 +24,13 @@ namespace nccl_tests_detail {
 using tooltext::number;
 // Bounds on what the Rank lines add up (a run of 100k ranks is beyond any job).
 constexpr std::size_t kMaxNcclTestsHosts = 16384, kMaxNcclTestsRanks = 1u << 20;
+
+// t == w for a literal w: by length, then a memcmp of that constant length, which the compiler
+// expands inline (string_view's == calls an out-of-line compare() on every equal length).
+template <std::size_t N>
+bool is(std::string_view t, const char (&w)[N]) {
+  return t.size() == N - 1 && std::memcmp(t.data(), w, N - 1) == 0;
+}
 
 bool is_word(std::string_view t) {
   if (t.empty()) return false;
@@ -42,12 +50,6 @@ std::optional<std::uint64_t> uint_tok(std::string_view t) {
   }
   return v;
 }
-
-struct Header {
-  bool seen = false, root = true, per_iter = false;
-  bool error_column = false;  // old layout: `error` (a max error) instead of `#wrong` (a count)
-  bool in_place = false;      // the table has in-place columns (a second `time`): a row without them is cut short
-};
 
 // A sweep's "# nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) ..." header, and
 // how far its rows went.
@@ -130,8 +132,9 @@ Quick quick_figures(const std::vector<std::string_view>& f, std::size_t at, bool
 
 // The size of the row in f (3 cells or more) when line() would keep it as a plain row (read
 // without damage, nothing wrong in place or out of place), told from the cells' characters;
-// nullopt when it would not or it is not sure. `checked` as checked() of that row.
-std::optional<std::uint64_t> quick_plain_row(const std::vector<std::string_view>& f, const Header& hdr, bool& checked) {
+// nullopt when it would not or it is not sure. `checked` as checked() of that row;
+// `figures_at`: its first figure cell (time).
+std::optional<std::uint64_t> quick_plain_row(const std::vector<std::string_view>& f, const Header& hdr, bool& checked, std::size_t& figures_at) {
   auto size = uint_tok(f[0]);
   if (!size || !is_word(f[2])) return std::nullopt;
   // The count's value is read at the end, with the row; here only that uint_tok would read it
@@ -147,6 +150,7 @@ std::optional<std::uint64_t> quick_plain_row(const std::vector<std::string_view>
     if (i >= f.size() || !tooltext::is_integer(f[i])) return std::nullopt;
     ++i;
   }
+  figures_at = i;
   if (quick_figures(f, i, checked) != Quick::plain) return std::nullopt;
   bool in_place_checked = false;
   const auto in_place = quick_figures(f, i + (hdr.per_iter ? 8 : 4), in_place_checked);
@@ -158,8 +162,14 @@ std::optional<std::uint64_t> quick_plain_row(const std::vector<std::string_view>
 // size is judged): most rows of a long output are superseded, so only the rows left at the
 // end have their figures read.
 struct ParkedRow {
-  std::string text;  // the line as its cells were split (launcher prefixes and rank tags gone)
-  Header hdr;        // the table header in force there
+  std::uint64_t size = 0;
+  bool live = false;  // a row of this size is parked (false: taken back by a row with a wrong result)
+  std::string text;   // the line as its cells were split (launcher prefixes and rank tags gone)
+  // Or, while `in_block`, that line is still in the block being fed: copied into `text` when
+  // feed() returns, so of the many rows of a size that one block supersedes none is copied.
+  std::string_view in_block_text;
+  bool in_block = false;
+  Header hdr;  // the table header in force there
   int line = 0;
 };
 
@@ -259,18 +269,35 @@ struct ParserState<NcclTestsRun> {
   std::string json_text;
   std::string scratch;              // a line whose rank tags had to be replaced
   std::vector<std::string_view> f;  // its cells, reused from line to line
-  std::unordered_map<std::uint64_t, ParkedRow> parked;  // size -> its last row, when plain
+  // Size -> its last row, when plain: a slot per size in the order first parked, found by a
+  // hint before the map (sweeps repeat their sizes in order: the slot after the last parked,
+  // or the first when a sweep starts again).
+  std::vector<ParkedRow> parked;
+  std::unordered_map<std::uint64_t, std::size_t> parked_at;
+  std::size_t park_hint = 0, parked_live = 0;
+  RowShapes shapes;  // the layouts of the last plain rows read the exact way
   std::optional<Sweep> sweep;  // the sweep whose rows are being read
-  std::unordered_set<long> ranks_seen;
+  std::vector<bool> ranks_seen;  // by rank (below 1 << 24): named by a Rank line; run.rank_lines of them
   std::unordered_set<std::string, sys::ViewHash, std::equal_to<>> hosts_seen;  // looked up by view
+  std::string last_host;  // the host of the last Rank line, in hosts_seen (ranks of a host come together)
   // parse_nccl_tests_reference: every line the general way and every row kept to the end.
   bool reference = false;
   void feed(std::string_view lines);
   void line(std::string_view raw);
+  void comment(std::string_view line);
+  bool comment_without_cells(std::string_view line);
+  bool bounds_searches(std::string_view line);
+  void rank_line_without_cells(std::string_view line, std::size_t at, bool searched);
+  bool rank_seen(std::string_view cell);
+  void host_seen(std::string_view host);
+  void closing_searches(std::string_view line);
+  const char* shaped_row(const char* p, const char* end);
   bool fast_row(std::string_view raw);
   std::optional<NcclTestsRow> read_row(const Header& h, int at_line);  // from the cells in f
   void keep(NcclTestsRow&& row, std::string_view text);
-  void park(std::uint64_t size, std::string_view text);
+  void park(std::uint64_t size, std::string_view text, bool in_block);
+  void keep_parked_text();
+  void unpark(std::uint64_t size);
   void row_read(std::uint64_t size) {
     if (sweep) {
       sweep->last_size = size;
@@ -299,7 +326,43 @@ void ParserState<NcclTestsRun>::feed(std::string_view lines) {
     s.json_text.append(lines);
     return;
   }
-  for_each_line(lines, [&](std::string_view raw) { s.line(raw); });
+  // Lines as for_each_line finds them, but the end of a row with a known layout is found by
+  // shaped_row's scan of it, without a memchr of its own.
+  const char* p = lines.data();
+  const char* const end = p + lines.size();
+  while (p < end) {
+    if (const char* next = s.shaped_row(p, end)) {
+      p = next;
+      continue;
+    }
+    const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+    const char* e = nl ? static_cast<const char*>(nl) : end;
+    s.line(std::string_view(p, static_cast<std::size_t>(e - p)));
+    p = nl ? e + 1 : end;
+  }
+  s.keep_parked_text();
+}
+
+// The line at p, when it has the layout of a plain row read before (parsers/nccl_tests_rows.hpp),
+// parked as fast_row would park it: the next line's start; nullptr when it has not (line()
+// reads it). Only a line that starts as a row can (a blank or a digit): others cost one test.
+const char* ParserState<NcclTestsRun>::shaped_row(const char* p, const char* end) {
+  if (reference || !(*p == ' ' || (*p >= '0' && *p <= '9'))) return nullptr;
+  const char* at = p;
+  char pad[kRowShapeReach];
+  if (static_cast<std::size_t>(end - p) < kRowShapeReach) {
+    // The last bytes of the text: read from a copy, zeros past the end (no '\n' there).
+    std::memset(pad, 0, sizeof pad);
+    std::memcpy(pad, p, static_cast<std::size_t>(end - p));
+    at = pad;
+  }
+  ShapedRow r;
+  if (!shapes.match(at, hdr, r)) return nullptr;
+  ++lineno;
+  run.results_checked = run.results_checked || r.checked;
+  row_read(r.size);
+  park(r.size, std::string_view(p, r.length), true);
+  return p + r.length + 1;
 }
 
 // A result row the short way: the first cell is digits and a blank (not srun's "0: " label),
@@ -322,10 +385,13 @@ bool ParserState<NcclTestsRun>::fast_row(std::string_view raw) {
     if ((last == 'L' && t.ends_with("NCCL")) || (last == 'f' && t.ends_with("_perf"))) return false;
   }
   bool checked = false;
-  if (auto size = quick_plain_row(f, hdr, checked)) {
+  std::size_t figures_at = 0;
+  if (auto size = quick_plain_row(f, hdr, checked, figures_at)) {
     run.results_checked = run.results_checked || checked;
     row_read(*size);
-    park(*size, text);
+    park(*size, text, true);
+    // Its layout, for the rows like it (a CR-ended line never has one).
+    if (text.size() == raw.size()) shapes.learn(text, figures_at, checked, hdr);
   } else if (auto row = read_row(hdr, lineno)) {
     keep(std::move(*row), text);
   }
@@ -335,98 +401,16 @@ bool ParserState<NcclTestsRun>::fast_row(std::string_view raw) {
 void ParserState<NcclTestsRun>::line(std::string_view raw) {
   ++lineno;
   if (!reference && fast_row(raw)) return;
-  std::string_view line = tooltext::strip_launcher_prefixes(raw, scratch);
+  // A '#' line without a '[' has no launcher prefix or rank tag to strip: only a CR.
+  std::string_view line = !reference && !raw.empty() && raw[0] == '#' && std::memchr(raw.data(), '[', raw.size()) == nullptr
+                              ? tooltext::chomp(raw)
+                              : tooltext::strip_launcher_prefixes(raw, scratch);
+  if (!reference && comment_without_cells(line)) return;
   sys::split_ws_into(line, f);
   if (f.empty()) return;
   launch.line(f, lineno);  // a launcher command line quoted in the output (its binary names the collective below)
   if (f[0][0] == '#') {
-    // Header lines: their cells less the '#' (f is scratch: trimmed in place, not copied).
-    std::span<std::string_view> h(f);
-    if (h[0] == "#") h = h.subspan(1);
-    else h[0].remove_prefix(1);
-    if (h.size() >= 3 && h[0] == "size" && h[1] == "count") {
-      hdr.seen = true;
-      hdr.root = false;
-      hdr.per_iter = false;
-      hdr.error_column = false;
-      int times = 0;
-      for (auto t : h) {
-        if (t == "root") hdr.root = true;
-        if (t == "i_min") hdr.per_iter = true;
-        if (t == "error") hdr.error_column = true;
-        if (t == "time") ++times;
-      }
-      hdr.in_place = times >= 2;
-      return;
-    }
-    if (h.size() >= 4 && (h[0] == "nThread" || h[0] == "nThreads")) {
-      // A sweep starts: "nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) ...".
-      Sweep w;
-      w.header_line = lineno;
-      for (std::size_t i = 0; i + 1 < h.size(); ++i) {
-        if (h[i] == "minBytes") w.min_bytes = uint_tok(h[i + 1]).value_or(0);
-        else if (h[i] == "maxBytes") w.max_bytes = uint_tok(h[i + 1]).value_or(0);
-        else if (h[i] == "step:") {
-          auto t = h[i + 1];
-          auto paren = t.find('(');
-          w.step = uint_tok(t.substr(0, paren)).value_or(0);
-          w.factor = t.substr(paren == std::string_view::npos ? t.size() : paren) != "(bytes)";
-        }
-      }
-      end_sweep();
-      if (w.max_bytes > 0) sweep = w;
-      return;
-    }
-    if (auto p = line.find("Reducing maxBytes to"); p != std::string_view::npos) {
-      // nccl-tests lowers maxBytes to what the GPU's memory holds, and says so.
-      auto w = sys::split_ws(line.substr(p + 20));
-      if (sweep && !w.empty())
-        if (auto v = uint_tok(w[0]); v && *v > 0) sweep->max_bytes = *v;
-      return;
-    }
-    if (auto p = line.find("Out of bounds values"); p != std::string_view::npos) {
-      auto colon = line.find(':', p);
-      if (colon != std::string_view::npos) {
-        auto w = sys::split_ws(line.substr(colon + 1));
-        if (!w.empty())
-          if (auto v = number(w[0]); v && *v >= 0 && (!run.out_of_bounds || *v > *run.out_of_bounds)) {
-            run.out_of_bounds = *v;
-            run.out_of_bounds_line = lineno;
-          }
-      }
-      return;
-    }
-    if (h.size() >= 2 && h[0] == "Rank" && tooltext::is_integer(h[1])) {
-      long r = -1;  // out of long's range: strtol's clamp was refused by the range test too
-      std::from_chars(h[1].data(), h[1].data() + h[1].size(), r);
-      if (r >= 0 && r < (1L << 24)) {
-        if (ranks_seen.size() < kMaxNcclTestsRanks && ranks_seen.insert(r).second) ++run.rank_lines;
-        run.max_rank = std::max(run.max_rank, r);
-        for (std::size_t i = 2; i + 1 < h.size(); ++i)
-          if (h[i] == "on") {
-            // Every rank's line names its host again: found by view, copied only when new.
-            if (run.hosts.size() < kMaxNcclTestsHosts && !hosts_seen.contains(h[i + 1])) {
-              hosts_seen.emplace(h[i + 1]);
-              run.hosts.emplace_back(h[i + 1]);
-            }
-            break;
-          }
-      }
-      return;
-    }
-    if (auto p = line.find("Collective test starting:"); p != std::string_view::npos) {
-      auto w = sys::split_ws(line.substr(p + 25));
-      if (!w.empty()) run.collective = std::string(w[0]);
-    }
-    if (auto p = line.find("Avg bus bandwidth"); p != std::string_view::npos) {
-      auto colon = line.find(':', p);
-      if (colon != std::string_view::npos) {
-        auto w = sys::split_ws(line.substr(colon + 1));
-        if (!w.empty())
-          if (auto v = number(w[0])) run.avg_busbw = *v;
-      }
-      if (sweep) sweep->closed = true;
-    }
+    comment(line);
     return;
   }
   // NCCL INFO comm lines: "comm 0x.. rank 0 nRanks 16 nNodes 2 localRanks 8 ..." (2.12+), or
@@ -462,11 +446,190 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
   }
   // "..." where rows were cut out (a shortened paste): noted, so the report can say so.
   if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos &&
-      (hdr.seen || !run.rows.empty() || !parked.empty())) {
+      (hdr.seen || !run.rows.empty() || parked_live > 0)) {
     run.elided.push_back(lineno);
     return;
   }
   if (auto row = read_row(hdr, lineno)) keep(std::move(*row), line);
+}
+
+// A '#' line, its cells in f: table headers, sweep headers, Rank lines and the sweep's closing lines.
+void ParserState<NcclTestsRun>::comment(std::string_view line) {
+  // Header lines: their cells less the '#' (f is scratch: trimmed in place, not copied).
+  std::span<std::string_view> h(f);
+  if (h[0] == "#") h = h.subspan(1);
+  else h[0].remove_prefix(1);
+  if (h.size() >= 3 && is(h[0], "size") && is(h[1], "count")) {
+    hdr.seen = true;
+    hdr.root = false;
+    hdr.per_iter = false;
+    hdr.error_column = false;
+    int times = 0;
+    for (auto t : h) {
+      if (is(t, "root")) hdr.root = true;
+      if (is(t, "i_min")) hdr.per_iter = true;
+      if (is(t, "error")) hdr.error_column = true;
+      if (is(t, "time")) ++times;
+    }
+    hdr.in_place = times >= 2;
+    return;
+  }
+  if (h.size() >= 4 && (is(h[0], "nThread") || is(h[0], "nThreads"))) {
+    // A sweep starts: "nThread 1 nGpus 1 minBytes 8 maxBytes 8589934592 step: 2(factor) ...".
+    Sweep w;
+    w.header_line = lineno;
+    for (std::size_t i = 0; i + 1 < h.size(); ++i) {
+      if (is(h[i], "minBytes")) w.min_bytes = uint_tok(h[i + 1]).value_or(0);
+      else if (is(h[i], "maxBytes")) w.max_bytes = uint_tok(h[i + 1]).value_or(0);
+      else if (is(h[i], "step:")) {
+        auto t = h[i + 1];
+        auto paren = t.find('(');
+        w.step = uint_tok(t.substr(0, paren)).value_or(0);
+        w.factor = t.substr(paren == std::string_view::npos ? t.size() : paren) != "(bytes)";
+      }
+    }
+    end_sweep();
+    if (w.max_bytes > 0) sweep = w;
+    return;
+  }
+  if (bounds_searches(line)) return;
+  if (h.size() >= 2 && is(h[0], "Rank") && tooltext::is_integer(h[1])) {
+    if (rank_seen(h[1])) {
+      for (std::size_t i = 2; i + 1 < h.size(); ++i)
+        if (is(h[i], "on")) {
+          host_seen(h[i + 1]);
+          break;
+        }
+    }
+    return;
+  }
+  closing_searches(line);
+}
+
+// A Rank line's rank (an integer): counted when in range, which the return says.
+bool ParserState<NcclTestsRun>::rank_seen(std::string_view cell) {
+  long r = -1;  // out of long's range: strtol's clamp was refused by the range test too
+  std::from_chars(cell.data(), cell.data() + cell.size(), r);
+  if (r < 0 || r >= (1L << 24)) return false;
+  if (run.rank_lines < kMaxNcclTestsRanks) {
+    const auto at = static_cast<std::size_t>(r);
+    if (at >= ranks_seen.size()) ranks_seen.resize(at + 1);
+    if (!ranks_seen[at]) {
+      ranks_seen[at] = true;
+      ++run.rank_lines;
+    }
+  }
+  run.max_rank = std::max(run.max_rank, r);
+  return true;
+}
+
+// Every rank's line names its host again: found by view, copied only when new, not looked up
+// when it is the last Rank line's.
+void ParserState<NcclTestsRun>::host_seen(std::string_view host) {
+  if (run.hosts.size() < kMaxNcclTestsHosts && host != last_host) {
+    if (!hosts_seen.contains(host)) {
+      hosts_seen.emplace(host);
+      run.hosts.emplace_back(host);
+    }
+    last_host.assign(host);
+  }
+}
+
+// A '#' line's searches that go before its Rank line test: "Reducing maxBytes to", "Out of
+// bounds values". True when one was found (the line is read).
+bool ParserState<NcclTestsRun>::bounds_searches(std::string_view line) {
+  if (auto p = sys::find(line, "Reducing maxBytes to"); p != std::string_view::npos) {
+    // nccl-tests lowers maxBytes to what the GPU's memory holds, and says so.
+    auto w = sys::split_ws(line.substr(p + 20));
+    if (sweep && !w.empty())
+      if (auto v = uint_tok(w[0]); v && *v > 0) sweep->max_bytes = *v;
+    return true;
+  }
+  if (auto p = sys::find(line, "Out of bounds values"); p != std::string_view::npos) {
+    auto colon = line.find(':', p);
+    if (colon != std::string_view::npos) {
+      auto w = sys::split_ws(line.substr(colon + 1));
+      if (!w.empty())
+        if (auto v = number(w[0]); v && *v >= 0 && (!run.out_of_bounds || *v > *run.out_of_bounds)) {
+          run.out_of_bounds = *v;
+          run.out_of_bounds_line = lineno;
+        }
+    }
+    return true;
+  }
+  return false;
+}
+
+// A '#' line's searches after it: "Collective test starting:", "Avg bus bandwidth".
+void ParserState<NcclTestsRun>::closing_searches(std::string_view line) {
+  if (auto p = sys::find(line, "Collective test starting:"); p != std::string_view::npos) {
+    auto w = sys::split_ws(line.substr(p + 25));
+    if (!w.empty()) run.collective = std::string(w[0]);
+  }
+  if (auto p = sys::find(line, "Avg bus bandwidth"); p != std::string_view::npos) {
+    auto colon = line.find(':', p);
+    if (colon != std::string_view::npos) {
+      auto w = sys::split_ws(line.substr(colon + 1));
+      if (!w.empty())
+        if (auto v = number(w[0])) run.avg_busbw = *v;
+    }
+    if (sweep) sweep->closed = true;
+  }
+}
+
+// What comment() does with a '#' line whose first word after the '#' (comment()'s h[0]) is not
+// one it reads by cells (size, nThread(s), Rank): its searches, without splitting it into
+// cells. False when the line is not such a '#' line.
+bool ParserState<NcclTestsRun>::comment_without_cells(std::string_view line) {
+  auto blank = [&](std::size_t i) { return line[i] == ' ' || line[i] == '\t'; };
+  std::size_t i = 0;
+  while (i < line.size() && blank(i)) ++i;
+  if (i == line.size() || line[i] != '#') return false;
+  ++i;
+  // h[0]: the rest of the '#' cell, or the next cell when the '#' stands alone.
+  while (i < line.size() && blank(i)) ++i;
+  std::size_t j = i;
+  while (j < line.size() && !blank(j)) ++j;
+  const auto first = line.substr(i, j - i);
+  if (is(first, "size") || is(first, "nThread") || is(first, "nThreads")) return false;
+  // Each needle of bounds_searches and closing_searches has an 's': a line without one (most
+  // Rank lines, some table headers) is searched no further.
+  const bool searched = std::memchr(line.data(), 's', line.size()) != nullptr;
+  if (is(first, "Rank")) {
+    rank_line_without_cells(line, j, searched);
+    return true;
+  }
+  if (searched && !bounds_searches(line)) closing_searches(line);
+  return true;
+}
+
+// comment() of a '#' line whose h[0] is "Rank" (ending at `at`), its cells found as they are
+// needed: h[1] after it, and the first cell "on" after that with a cell after it (the host).
+void ParserState<NcclTestsRun>::rank_line_without_cells(std::string_view line, std::size_t at, bool searched) {
+  if (searched && bounds_searches(line)) return;
+  auto blank = [&](std::size_t i) { return line[i] == ' ' || line[i] == '\t'; };
+  auto next_cell = [&](std::size_t& i) {  // the cell from i on, i left after it ("" at the end)
+    while (i < line.size() && blank(i)) ++i;
+    const std::size_t b = i;
+    while (i < line.size() && !blank(i)) ++i;
+    return line.substr(b, i - b);
+  };
+  std::size_t i = at;
+  const auto rank = next_cell(i);
+  if (!tooltext::is_integer(rank)) {  // also when there is none
+    if (searched) closing_searches(line);
+    return;
+  }
+  if (!rank_seen(rank)) return;
+  // A cell "on": an 'o', then 'n', with blanks (or the line's start or end) around them.
+  for (const char* o = static_cast<const char*>(std::memchr(line.data() + i, 'o', line.size() - i)); o != nullptr;
+       o = static_cast<const char*>(std::memchr(o + 1, 'o', static_cast<std::size_t>(line.data() + line.size() - o - 1)))) {
+    const auto k = static_cast<std::size_t>(o - line.data());
+    if (!blank(k - 1) || k + 1 >= line.size() || line[k + 1] != 'n' || (k + 2 < line.size() && !blank(k + 2))) continue;
+    std::size_t after = k + 2;
+    if (const auto host = next_cell(after); !host.empty()) host_seen(host);
+    return;  // the first "on" is the only one read, with a host or (the last cell) without
+  }
 }
 
 // A result row starts with size and count; anything else is not a row. A row that cannot be
@@ -537,18 +700,51 @@ void ParserState<NcclTestsRun>::keep(NcclTestsRow&& row, std::string_view text) 
   row_read(row.size);
   if (checked(row)) run.results_checked = true;
   if (plain(row) && !reference) {
-    park(row.size, text);
+    park(row.size, text, false);  // the line may be in `scratch`
     return;
   }
-  parked.erase(row.size);
+  unpark(row.size);
   run.rows.push_back(std::move(row));
 }
 
-void ParserState<NcclTestsRun>::park(std::uint64_t size, std::string_view text) {
-  auto& p = parked[size];
-  p.text.assign(text);  // the buffer of the row it replaces: no allocation once sizes repeat
+void ParserState<NcclTestsRun>::park(std::uint64_t size, std::string_view text, bool in_block) {
+  std::size_t i = park_hint;
+  if (i >= parked.size() || parked[i].size != size) {
+    if (!parked.empty() && parked[0].size == size) {
+      i = 0;
+    } else {
+      const auto [at, added] = parked_at.try_emplace(size, parked.size());
+      if (added) parked.emplace_back().size = size;
+      i = at->second;
+    }
+  }
+  auto& p = parked[i];
+  if (!p.live) {
+    p.live = true;
+    ++parked_live;
+  }
+  p.in_block = in_block;
+  if (in_block) p.in_block_text = text;
+  else p.text.assign(text);  // the buffer of the row it replaces: no allocation once sizes repeat
   p.hdr = hdr;
   p.line = lineno;
+  park_hint = i + 1;
+}
+
+// The parked rows still in the block fed, copied before the block goes.
+void ParserState<NcclTestsRun>::keep_parked_text() {
+  for (auto& p : parked)
+    if (p.in_block) {
+      p.text.assign(p.in_block_text);
+      p.in_block = false;
+    }
+}
+
+void ParserState<NcclTestsRun>::unpark(std::uint64_t size) {
+  if (auto at = parked_at.find(size); at != parked_at.end() && parked[at->second].live) {
+    parked[at->second].live = false;
+    --parked_live;
+  }
 }
 
 namespace {
@@ -580,7 +776,8 @@ Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
   run.launch = s.launch.command();
   // The parked rows read as they were when parked (they were read or checked then: no damage),
   // and put back in file order.
-  for (const auto& [size, p] : s.parked) {
+  for (const auto& p : s.parked) {
+    if (!p.live) continue;
     sys::split_ws_into(p.text, s.f);
     if (auto row = s.read_row(p.hdr, p.line)) run.rows.push_back(std::move(*row));
   }

@@ -218,6 +218,36 @@ TEST(StreamNamedFile, ALineLongerThanABlockIsCutAndTheLinesAfterItKeepTheirNumbe
   EXPECT_EQ(joined, "first\n" + std::string(64, 'x') + "\n" + "third\nfourth\n");
 }
 
+TEST(StreamNamedFile, QuarterBlocksHandOverTheLinesAndCutsOfWholeBlocks) {
+  // Blocks of the default size are handed over a quarter at a time; the lines are the file's,
+  // each longer than a block cut to its first block's bytes, wherever it starts, and the first
+  // block holds at least the 64 KiB that looks_binary reads.
+  fixture::TempDir tmp;
+  const std::size_t block = sys::kStreamBlockBytes;
+  std::mt19937 rng(5);
+  std::vector<std::string> lines = {"short first", std::string(300u << 10, 'a'), "after the 300 KiB line"};  // the first quarter: under 64 KiB of whole lines
+  for (int i = 0; i < 60000; ++i) lines.push_back(std::string(1 + rng() % 120, static_cast<char>('b' + i % 20)));
+  lines.insert(lines.begin() + 1000, std::string(block + 1234, 'x'));   // cut, starting mid-block
+  lines.insert(lines.begin() + 20000, std::string(block, 'y'));         // exactly a block: whole
+  lines.insert(lines.begin() + 30000, std::string(300u << 10, 'z'));    // past a quarter, under a block
+  lines.push_back(std::string(3 * block, 'w'));                          // cut, and the last, without '\n'
+  std::string text, want;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    text += lines[i] + (i + 1 < lines.size() ? "\n" : "");
+    want += lines[i].substr(0, block) + "\n";
+  }
+  auto r = stream(put(tmp, "quarters.txt", text), 1u << 30, block);
+  ASSERT_EQ(r.error, "");
+  EXPECT_GT(r.blocks.size(), 2 * (want.size() / block));  // more than whole blocks would be
+  EXPECT_GE(r.blocks[0].size(), 64u << 10);
+  std::string joined;
+  for (const auto& b : r.blocks) {
+    EXPECT_LE(b.size(), block + 1);
+    joined += b;
+  }
+  EXPECT_TRUE(joined == want) << joined.size() << " bytes against " << want.size();
+}
+
 TEST(StreamNamedFile, LimitsAndKindsAreThoseOfReadNamedFile) {
   fixture::TempDir tmp;
   auto big = put(tmp, "big.txt", std::string(5000, 'a') + "\n");
