@@ -146,6 +146,9 @@ const fs::path kIdleTurbostat = kShared / "fixtures/turbostat/telegraf-intel-xeo
 const fs::path kNumastat = kShared / "fixtures/numastat/numastat-p-qemu-kvm-2node-repeated-kubevirt-8762.txt";
 const fs::path kV100 = kShared / "fixtures/profiles/kineto_hta_v100x2_allreduce_df_index_resolver.json.gz";
 
+}  // namespace
+
+// Not in the anonymous namespace: TEST_F derives from it (gcc's -Wsubobject-linkage).
 class ExplainField : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -175,6 +178,8 @@ class ExplainField : public ::testing::Test {
   }
   perfgap::fixture::TempDir out_;
 };
+
+namespace {
 
 const nlohmann::json& budget_of(const nlohmann::json& j) {
   for (const auto& f : j["findings"])
@@ -238,7 +243,7 @@ TEST_F(ExplainField, ABusbwIsPricedAtOneSizeInBothRuns) {
   const auto& b = budget_of(j);
   std::string ev;
   for (const auto& e : b["evidence"])
-    if (e["source"] == "collective_bandwidth") ev = e["observed"];
+    if (e["source"] == "collective_bandwidth") ev = e["observed"].get<std::string>();
   EXPECT_NE(ev.find("its busbw at its peak size, 2 GiB: 78.3 GB/s, 17.7% of the reference 443.7 GB/s at that size"), std::string::npos) << ev;
   EXPECT_EQ(ev.find("16.1%"), std::string::npos) << ev;
   // AllReduce exposed 20.57% of the iteration x (1 - 0.1765).

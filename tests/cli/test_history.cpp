@@ -80,7 +80,9 @@ TEST(History, ReplayedTwiceWithOneSettingChangedGivesExactlyThatChange) {
   for (const auto& e : ch["evidence"]) sources.push_back(e["source"]);
   EXPECT_NE(std::find(sources.begin(), sources.end(), "node.settings.numa_balancing"), sources.end()) << ch.dump();
   for (const auto& e : ch["evidence"])
-    if (e["source"] == "node.settings.numa_balancing") EXPECT_NE(e["observed"].get<std::string>().find("0 at "), std::string::npos) << e.dump();
+    if (e["source"] == "node.settings.numa_balancing") {
+      EXPECT_NE(e["observed"].get<std::string>().find("0 at "), std::string::npos) << e.dump();
+    }
   // Only what the setting moved: the balancing finding got worse, nothing else did.
   for (const auto& s : sources) EXPECT_TRUE(s == "node.settings.numa_balancing" || s.rfind("numa.", 0) == 0) << s;
   EXPECT_EQ(c.kept().size(), 3u);
@@ -132,7 +134,10 @@ TEST(History, TwoRunsAtOnceKeepTwoRuns) {
   EXPECT_NE(names[0].substr(0, 20), names[1].substr(0, 20));  // two sequence numbers
   for (const auto& n : names) {
     std::ifstream in(c.dir + "/" + n);
-    EXPECT_NO_THROW((void)nlohmann::json::parse(in)) << n;
+    EXPECT_NO_THROW({
+      const auto j = nlohmann::json::parse(in);
+      EXPECT_FALSE(j.is_null()) << n;
+    }) << n;
   }
 }
 
