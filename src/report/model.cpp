@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+#include <vector>
+
 #include "report/informational.hpp"
 
 namespace perfgap::report {
@@ -53,12 +57,26 @@ bool Report::has_fail() const {
 std::string Report::undecided_why() const {
   if (!undecided.empty()) return undecided;
   if (findings.empty()) return "";
-  const Finding* first_skip = nullptr;
+  // The reason most skips share, not the first skip's: a tree without a kernel log or NVML
+  // capture skips a dozen checks for it, and the first check's skip ("not a Grace node") would
+  // name a reason that holds for one. The first skip breaks ties.
+  std::vector<std::pair<const Finding*, std::size_t>> reasons;
+  std::size_t skips = 0;
   for (const auto& f : findings) {
     if (decides(f)) return "";
-    if (!first_skip && f.status == Status::skip) first_skip = &f;
+    if (f.status != Status::skip) continue;
+    ++skips;
+    auto same = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first->title == f.title; });
+    if (same == reasons.end())
+      reasons.emplace_back(&f, 1);
+    else
+      ++same->second;
   }
-  if (first_skip) return "nothing could be decided: " + first_skip->title;
+  if (!reasons.empty()) {
+    const auto most = std::max_element(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (most->second == 1 || most->second == skips) return "nothing could be decided: " + most->first->title;
+    return fmt::format("nothing could be decided: {} of {} skips say: {}", most->second, skips, most->first->title);
+  }
   // Only informational passes: what was read, and that nothing judged it.
   const Finding& f = findings.front();
   return fmt::format("nothing could be decided: {} only says what was read ({}); no finding judged it", f.id, f.title);

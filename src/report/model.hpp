@@ -147,7 +147,7 @@ struct Report {
   bool has_fail() const;
   // Why the report decides nothing, for its headline: `undecided`, else, when no finding decides
   // (each a skip or the pass of an informational summary, report/informational.hpp), "nothing
-  // could be decided: " and the first skip's reason (or what the summary read); empty when
+  // could be decided: " and the reason most skips share (or what the summary read); empty when
   // something was decided.
   std::string undecided_why() const;
 };

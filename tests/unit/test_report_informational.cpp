@@ -52,7 +52,7 @@ TEST(ReportInformational, APassOfASummaryDecidesNothingItsWarnDoes) {
 }
 
 // The field review's case: analyze perf over a short perf.data read "OK  1 pass, 2 skip" where
-// the one pass was perf.summary. It heads SKIP with the first skip's reason; the counts stay.
+// the one pass was perf.summary. It heads SKIP with the first skip's reason (no reason repeats); the counts stay.
 TEST(ReportInformational, SummariesAndSkipsAloneHeadSkipWithTheFirstSkipsReason) {
   auto r = informational_report({informational_finding("perf.summary", Status::pass, "7 samples, 0 lost (perf.data)"),
                                  informational_finding("perf.smmu_cmdq", Status::skip, "too few samples (7; at least 100 to judge a 5% share)"),
@@ -67,6 +67,25 @@ TEST(ReportInformational, SummariesAndSkipsAloneHeadSkipWithTheFirstSkipsReason)
   EXPECT_EQ(j["summary"]["pass"], 1);  // counts of findings by status, as before
   EXPECT_EQ(j["summary"]["skip"], 2);
   EXPECT_NE(render_html(r, {}).find("SKIP: 0 fail, 0 warn, 1 pass, 2 skip, 0 error; " + why), std::string::npos);
+}
+
+// Field review 2: a captured s390 tree headed "nothing could be decided: not an NVIDIA Grace node"
+// (its first check's skip) while a dozen checks skipped for want of the kernel log. The reason
+// most skips share heads, with how many say it; the first skip breaks a tie.
+TEST(ReportInformational, TheReasonMostSkipsShareHeadsNotTheFirstSkips) {
+  const std::string no_log = "kernel log not readable: no kernel log captured with the tree";
+  auto r = informational_report({informational_finding("virt.hypervisor", Status::pass, "virtualized: KVM"),
+                                 informational_finding("smmu.cmdqv", Status::skip, "not an NVIDIA Grace node (CPU architecture s390x)"),
+                                 informational_finding("kernel.edac", Status::skip, no_log),
+                                 informational_finding("pcie.link", Status::skip, "PCI devices not readable"),
+                                 informational_finding("gpu.xid", Status::skip, no_log)});
+  EXPECT_EQ(r.undecided_why(), "nothing could be decided: 2 of 4 skips say: " + no_log);
+  auto tie = informational_report({informational_finding("smmu.cmdqv", Status::skip, "not Grace"),
+                                   informational_finding("pcie.link", Status::skip, "PCI devices not readable")});
+  EXPECT_EQ(tie.undecided_why(), "nothing could be decided: not Grace");
+  auto all_same = informational_report({informational_finding("gpu.xid", Status::skip, no_log),
+                                        informational_finding("kernel.edac", Status::skip, no_log)});
+  EXPECT_EQ(all_same.undecided_why(), "nothing could be decided: " + no_log);
 }
 
 TEST(ReportInformational, SummariesAloneSayWhatWasReadAndThatNothingJudgedIt) {
