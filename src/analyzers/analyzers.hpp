@@ -194,9 +194,14 @@ struct StepStats {
   // Every record in log order as (iteration, or record number when the log has none; value),
   // warm-up included (the first `warmup` of them): the HTML chart of the run.
   std::vector<std::pair<double, double>> series;
+  // The default warm-up's records left in because none was slower than the median of the
+  // records after them (warmup is then 0), and that median.
+  std::size_t warmup_kept = 0;
+  double warmup_rest_median = 0;
 };
-// Drops `warmup` records (default: 10% of them, at least 1, never all) and then Megatron's
-// skipped iterations (unless nothing else is left); nullopt when no record is left.
+// Drops `warmup` records (default: 10% of them, at least 1, never all, and none where none of
+// them is slower than the median of the rest) and then Megatron's skipped iterations (unless
+// nothing else is left); nullopt when no record is left.
 std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<std::size_t> warmup);
 // A single figure: milliseconds per step (records == 0).
 StepStats step_figure(double ms);

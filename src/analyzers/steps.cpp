@@ -22,6 +22,24 @@ std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<s
     w = std::max<std::size_t>(1, s.records / 10);
     if (w >= s.records) w = s.records > 0 ? s.records - 1 : 0;
   }
+  // Start-up costs make steps slower, never faster: a default warm-up whose records are all no
+  // slower than the median of the rest (a log cut from the middle of a run, "iteration 71/100")
+  // holds no start-up, and dropping it would only move the median. Kept, and said.
+  if (!warmup && w > 0 && w < s.records) {
+    std::vector<double> rest;
+    for (std::size_t i = w; i < s.records; ++i) rest.push_back(log.records[i].value);
+    std::sort(rest.begin(), rest.end());
+    const std::size_t m = rest.size();
+    const double rest_median = m % 2 ? rest[m / 2] : (rest[m / 2 - 1] + rest[m / 2]) / 2;
+    const bool any_slower = std::any_of(log.records.begin(), log.records.begin() + static_cast<std::ptrdiff_t>(w), [&](const auto& r) {
+      return s.throughput ? r.value < rest_median : r.value > rest_median;
+    });
+    if (!any_slower) {
+      s.warmup_kept = w;
+      s.warmup_rest_median = rest_median;
+      w = 0;
+    }
+  }
   s.warmup = w;
   if (w >= s.records) return std::nullopt;
   s.series.reserve(log.records.size());
@@ -86,6 +104,21 @@ std::string steps_warmup_words(const StepStats& s) {
                      which, w == 1 ? std::string("record") : fmt::format("{} records", w),
                      s.warmup_default ? "by default 10% of the records, at least 1, never all" : "--warmup",
                      s.warmup_default ? "; --warmup 0 keeps them" : "");
+}
+
+std::string fmt_value(double v, const StepStats& s);
+
+// The default warm-up left in: its records were no slower than the rest.
+std::string steps_warmup_kept_words(const StepStats& s) {
+  const std::size_t w = std::min(s.warmup_kept, s.series.size());
+  auto label = [&](std::size_t i) { return fmt::format("{:g}", s.series[i].first); };
+  const std::string which = w == 1 ? "iteration " + label(0) : fmt::format("iterations {} to {}", label(0), label(w - 1));
+  std::string values;
+  for (std::size_t i = 0; i < w && i < 3; ++i) values += (i ? ", " : "") + fmt_value(s.series[i].second, s);
+  if (w > 3) values += ", ...";
+  return fmt::format("no warm-up dropped: {} ({}), the default warm-up, is no slower than the median of the records after it ({}), "
+                     "so it holds no start-up cost (a log cut from the middle of a run); --warmup {} drops it",
+                     which, values, fmt_value(s.warmup_rest_median, s), w);
 }
 
 std::string fmt_value(double v, const StepStats& s) { return s.throughput ? fmt::format("{:.2f} {}", v, s.unit) : fmt::format("{:.1f} ms", v); }
@@ -174,11 +207,12 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
   auto notes = [&] {
     if (number_only) return;
     if (s.warmup > 0 && !s.series.empty()) f.add(source, steps_warmup_words(s));
+    if (s.warmup_kept > 0 && !s.series.empty()) f.add(source, steps_warmup_kept_words(s));
     if (s.used > 1 && s.used < kMinTailRecords)
       f.add(source, fmt::format("the median rests on {} records after the warm-up, fewer than the {} steps.tail needs to rule out a slow tail: "
                                 "a short log's median may still hold start-up or stalled steps; a longer log makes it firm",
                                 s.used, kMinTailRecords));
-    if (s.used == 1 && s.warmup == 0)
+    if (s.used == 1 && s.warmup == 0 && s.warmup_kept == 0)
       f.add(source, fmt::format("a single record{}: no warm-up could be dropped, and a run's first steps include start-up costs",
                                 s.first_iteration >= 0 ? fmt::format(" (iteration {})", s.first_iteration) : ""));
     if (s.all_skipped)

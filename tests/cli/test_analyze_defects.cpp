@@ -99,7 +99,7 @@ TEST(AnalyzeFieldDefects, StepsTodaysFormatsAreRead) {
   };
   for (const auto& c : std::vector<Case>{{"steps/nemo2-train-step-timing.log", 12035, 5},
                                          {"steps/lightning-progress-bar.log", 12100, 4},
-                                         {"steps/torchtitan.log", 1802, 4},
+                                         {"steps/torchtitan.log", 1801.5, 4},  // no warm-up: step 10's 1800 ms is no slower than the rest
                                          {"steps/nanochat.log", 989.73, 5},
                                          {"steps/hf-trainer-dicts.log", 610.5, 5}}) {
     // Against 1000 ms: below 95% (fail, exit 1) when the median exceeds 1000 / 0.95 ms.
