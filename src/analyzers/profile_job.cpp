@@ -216,6 +216,11 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const RankRead
   jr.kept = job.used.size();
   all.job = std::move(jr);
   out.source = job.used.size() == 1 ? job.used[0] : fmt::format("{} profiles", job.used.size());
+  // One file kept of several: the evidence is sourced by it, so its GPUs need not repeat it
+  // ("a.json.gz: a.json.gz: rank 3 GPU 3").
+  if (several && job.used.size() == 1)
+    for (auto& g : all.gpus)
+      if (g.label.rfind(out.source + ": ", 0) == 0) g.label.erase(0, out.source.size() + 2);
   return out;
 }
 

@@ -626,3 +626,25 @@ TEST(ProfileRanks, ReplayGivesWhatEachLateRankAndNodeCosts) {
     }
   }
 }
+
+// Field review 3: two traces of two runs given, one kept: its GPUs' evidence named the file twice
+// ("control.json.gz: control.json.gz: rank 3 GPU 3 ..."), once as the evidence's source and once
+// in the label the several-file read gave them.
+TEST(ProfileRanks, OneTraceKeptOfSeveralNamesItsFileOnce) {
+  gen::JobSpec two;
+  two.ranks = 2;
+  auto j = xrank_files(gen::job(two));
+  gen::JobSpec other;
+  other.ranks = 16;
+  j.files = {j.files[0], "trace/other-run.json"};
+  j.json = {j.json[0], gen::kineto_json(gen::job(other), 0, 0)};
+  auto job = rankset_run(j);
+  ASSERT_EQ(job.used.size(), 1u);
+  const auto& idle = find(job.findings, "profile.gpu_idle");
+  bool labelled = false;
+  for (const auto& e : idle.evidence) {
+    EXPECT_EQ(e.observed.find(job.used[0] + ":"), std::string::npos) << e.source << ": " << e.observed;
+    labelled = labelled || (e.source == job.used[0] && e.observed.rfind("rank 0", 0) == 0);
+  }
+  EXPECT_TRUE(labelled) << "the GPU's line is sourced by its file and starts with its rank";
+}
