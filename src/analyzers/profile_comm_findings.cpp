@@ -678,6 +678,8 @@ Finding exposed_comm_finding(const DigestFindingInputs& in, int c) {
                                                                                        : kind_words(in.libs.slot_kind(c)));
   else if (!all && c >= parsers::kCollCount)
     what += " (collective)";
+  else if (!all && c == static_cast<int>(Coll::other))
+    what += " (NCCL kernels whose collective the trace does not name)";
   f.title = fmt::format("{} {:.2f} ms {}, {:.2f} ms ({:.1f}% of the {:.2f} ms {}) not overlapped by compute{}", what, ms(comm),
                         iteration_words(an), ms(exposed), share, ms(it.len), window_noun(an), share > 10 ? " (> 10%)" : "");
   // Several ranks: the time inside the kernels spent waiting for a later rank is left out above

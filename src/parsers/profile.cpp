@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <unordered_map>
+#include <vector>
 
 namespace perfgap::parsers {
 
@@ -160,6 +161,38 @@ std::size_t name_sendrecv_collectives(Profile& p, const std::vector<ProfileRange
       }
       break;
     }
+  }
+  // A SendRecv kernel whose launch call is not in the trace (launched before the capture began)
+  // has no op to name its collective. On a stream whose other NCCL kernels all ran collectives
+  // (NCCL builds that run every collective as SendRecv), calling it point-to-point would invent
+  // pipeline transfers the job does not have: it is an NCCL kernel of unknown collective.
+  if (renamed > 0) {
+    auto stream_key = [](const GpuActivity& a) { return (static_cast<std::uint64_t>(a.gpu) << 32) | a.stream; };
+    std::vector<std::uint64_t> collective_streams, p2p_streams;
+    for (const auto& a : p.acts) {
+      if (a.kind != ActKind::kernel || a.api_start < 0) continue;
+      if (a.coll == Coll::SendRecv) p2p_streams.push_back(stream_key(a));
+      else if (a.coll != Coll::none && a.coll != Coll::other) collective_streams.push_back(stream_key(a));
+    }
+    for (auto* v : {&collective_streams, &p2p_streams}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    std::size_t unknown = 0;
+    for (auto& a : p.acts) {
+      if (a.kind != ActKind::kernel || a.coll != Coll::SendRecv || a.api_start >= 0) continue;
+      const auto k = stream_key(a);
+      if (!std::binary_search(collective_streams.begin(), collective_streams.end(), k) ||
+          std::binary_search(p2p_streams.begin(), p2p_streams.end(), k))
+        continue;
+      a.coll = Coll::other;
+      a.p2p = P2pDir::unknown;
+      a.peer = -1;
+      ++unknown;
+    }
+    if (unknown)
+      p.notes.push_back(std::to_string(unknown) + " SendRecv kernels without their launch call in the trace (launched before it began) counted as " +
+                        "NCCL kernels of unknown collective: their streams' other NCCL kernels all ran collectives, not point-to-point transfers");
   }
   return renamed;
 }

@@ -332,4 +332,37 @@ TEST(ProfilePipeline, RealTorchRecTraceSendRecvIsItsCollectives) {
       EXPECT_EQ(f.title.find("pipeline"), std::string::npos) << f.title;
       EXPECT_EQ(f.fix.find("bubble"), std::string::npos) << f.fix;
     }
+  // Field review 3: the 5 launched before the capture began read as "SendRecv (point-to-point
+  // send/recv) 4.95 ms per iteration" on a job with no point-to-point op: their streams' other
+  // NCCL kernels all ran collectives. Now NCCL kernels of unknown collective, said so.
+  EXPECT_FALSE(commk_has(fs, "profile.exposed_comm", "SendRecv"));
+  const auto& unknown = find(fs, "profile.exposed_comm", "other NCCL");
+  EXPECT_DOUBLE_EQ(metric(unknown, "kernels"), 5);
+  EXPECT_NE(unknown.title.find("whose collective the trace does not name"), std::string::npos) << unknown.title;
+}
+
+// The same on a generated all-to-all: one SendRecv kernel per rank has no launch call (launched
+// before the capture began) on the stream its all-to-alls use.
+TEST(ProfilePipeline, ASendRecvKernelWithoutItsLaunchOnACollectivesStreamIsNoPointToPoint) {
+  auto s = gen::pipeline(2, 5);
+  for (auto& g : s.gpus) {
+    bool first = true;
+    for (auto& k : g.kernels)
+      if (!k.collective.empty()) {
+        k.collective.clear();
+        k.peer = -1;
+        s.ranges.push_back({.start = k.api_start - 1000, .end = k.api_end + 1000, .name = "nccl:all_to_all", .pid = g.pid});
+        if (first) {
+          k.api_start = k.api_end = -1;
+          first = false;
+        }
+      }
+  }
+  auto fs = analyzers::analyze_profile(fixture::profile_from_kineto_ranks(s), "a2a", {});
+  EXPECT_FALSE(commk_has(fs, "profile.exposed_comm", "SendRecv"));
+  EXPECT_DOUBLE_EQ(metric(find(fs, "profile.exposed_comm", "other NCCL"), "kernels"), 2);
+  EXPECT_DOUBLE_EQ(metric(find(fs, "profile.exposed_comm", "AllToAll"), "kernels"), 2 * 5 * 2 - 2);
+  bool said = false;
+  for (const auto& e : find(fs, "profile.summary").evidence) said = said || e.observed.find("launched before it began") != std::string::npos;
+  EXPECT_TRUE(said);
 }
