@@ -234,8 +234,10 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
     notes();
   } else if (!comparable) {
     f.status = report::Status::skip;
-    f.title = fmt::format("the log reports {}, the reference {} is {}: nothing comparable", quantity, o.reference_source,
-                          o.reference_throughput ? fmt::format("a throughput ({})", o.reference_unit) : "a time per iteration");
+    f.title = fmt::format("the log reports {}, the reference {} is {}: nothing comparable ({})", quantity, o.reference_source,
+                          o.reference_throughput ? fmt::format("a throughput ({})", o.reference_unit) : "a time per iteration",
+                          s.throughput ? fmt::format("give --reference the healthy run's throughput as N{} or a step log in {}", s.unit, s.unit)
+                                       : "give --reference as milliseconds per iteration or a step log of step times");
     f.add(source, measured);
     f.add(o.reference_source, o.reference_throughput ? fmt::format("reference {:.2f} {}", *o.reference, o.reference_unit)
                                                      : fmt::format("reference {:.1f} ms per iteration", *o.reference));

@@ -57,7 +57,7 @@ CommandRunner add_analyze_command(CLI::App& app) {
   cmd->add_option("--output", a.output, "Write the report to FILE instead of stdout (a file atomically; - is stdout; a FIFO or device directly)");
   cmd->add_flag("-v,--verbose", a.verbose, "Show all evidence, metrics and passing details");
   cmd->add_option("--rated-mhz", a.request.rated_mhz, "turbostat: the CPU's rated maximum (turbo) MHz for the busy cores")->check(CLI::PositiveNumber);
-  cmd->add_option("--reference", a.request.reference, "nccl-tests: a reference run's output; steps: a reference step log or milliseconds per iteration (830, 830ms) as gap's; nsys, kineto: a reference profile")
+  cmd->add_option("--reference", a.request.reference, "nccl-tests: a reference run's output; steps: a reference step log, milliseconds per iteration (830, 830ms) as gap's, or a throughput (12samples/s, 3400tokens/s); nsys, kineto: a reference profile")
       ->type_name("FILE|MS");
   cmd->add_option("--iteration-range", a.request.iteration_range, "nsys, kineto: the NVTX/annotation range that is one iteration (default ProfilerStep#N, step-like ranges, else the timeline's period)");
   cmd->add_option("--sizes", a.request.sizes, "nccl-tests: sizes to judge (1M,64M,1G; K/M/G are powers of 1024); default every size >= 1 MiB");

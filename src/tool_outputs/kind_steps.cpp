@@ -1,25 +1,52 @@
-// analyze steps: training step logs against a reference (a step log or milliseconds per iteration).
+// analyze steps: training step logs against a reference (a step log, milliseconds per iteration,
+// or a throughput such as 12samples/s).
 #include <fmt/format.h>
 
 #include "tool_outputs/inputs.hpp"
 #include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
+#include "parsers/tool_text.hpp"
 
 namespace perfgap::tool_outputs::detail {
+namespace {
+
+// A throughput given as a figure: `12samples/s`, `12 samples/s`, `3400tokens/s` (also /sec and
+// tok/s, as the step logs spell them), in the unit the step-log reader names.
+std::optional<std::pair<double, std::string>> throughput_argument(std::string_view arg) {
+  static constexpr std::pair<std::string_view, std::string_view> kUnits[] = {
+      {"samples/s", "samples/s"}, {"samples/sec", "samples/s"}, {"tokens/s", "tokens/s"},
+      {"tokens/sec", "tokens/s"}, {"tok/s", "tokens/s"},        {"tok/sec", "tokens/s"}};
+  for (const auto& [spelled, unit] : kUnits) {
+    if (!arg.ends_with(spelled)) continue;
+    std::string_view n = arg.substr(0, arg.size() - spelled.size());
+    while (!n.empty() && n.back() == ' ') n.remove_suffix(1);
+    if (auto v = parsers::tooltext::number(n)) return std::pair{*v, std::string(unit)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 tl::expected<Result, std::string> run_steps(const Analyzer& an, const Request& r) {
   std::optional<std::size_t> warmup;
   if (r.warmup) warmup = static_cast<std::size_t>(*r.warmup);
   analyzers::StepsOptions o;
   o.warmup = warmup;
-  // --reference means one thing on every command: a step log, or milliseconds per iteration.
+  // --reference means one thing on every command: a step log, or milliseconds per iteration; for
+  // analyze steps also a throughput figure with its unit.
   std::optional<double> reference_ms = r.reference_ms;
   if (!r.reference.empty()) {
     auto ms = milliseconds_argument("--reference", r.reference);
     if (!ms) return tl::unexpected(ms.error());
     if (*ms) reference_ms = *ms;
   }
-  if (reference_ms) {
+  if (auto tp = !reference_ms && !r.reference.empty() ? throughput_argument(r.reference) : std::nullopt) {
+    if (!(tp->first > 0)) return tl::unexpected(fmt::format("--reference {}: a throughput must be positive", r.reference));
+    o.reference = tp->first;
+    o.reference_throughput = true;
+    o.reference_unit = tp->second;
+    o.reference_source = "--reference";
+  } else if (reference_ms) {
     o.reference_ms(*reference_ms);
     o.reference_source = r.reference_ms ? "--reference-ms" : "--reference";
   } else if (!r.reference.empty()) {

@@ -119,9 +119,22 @@ TEST(AnalyzeFieldDefects, StepsThroughputFlipsTheDirection) {
   EXPECT_NEAR(gap["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6);
   EXPECT_NE(gap["title"].get<std::string>().find("throughput"), std::string::npos) << gap["title"];
   EXPECT_NE(evidence_text(gap).find("measured / reference throughput"), std::string::npos);
-  // A time reference for a throughput log compares nothing.
+  // A time reference for a throughput log compares nothing, and says what would.
   auto t = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference-ms", "100"}, 0);
   EXPECT_EQ(required_finding(t, "steps.gap")["status"], "skip");
+  EXPECT_NE(required_finding(t, "steps.gap")["title"].get<std::string>().find("give --reference the healthy run's throughput as Nsamples/s"),
+            std::string::npos);
+  // Field review 3: a throughput figure with its unit is a reference (it was opened as a file:
+  // "cannot open"); another unit compares nothing; zero is a usage error.
+  for (const std::string figure : {"11.02samples/s", "11.02 samples/s", "11.02samples/sec"}) {
+    auto f = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference", figure}, 1);
+    EXPECT_NEAR(required_finding(f, "steps.gap")["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6) << figure;
+  }
+  auto other_unit = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference", "3000tokens/s"}, 0);
+  EXPECT_EQ(required_finding(other_unit, "steps.gap")["status"], "skip");
+  auto zero = run_binary(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference", "0samples/s"});
+  EXPECT_EQ(zero.status, 2);
+  EXPECT_NE(zero.err.find("a throughput must be positive"), std::string::npos) << zero.err;
   // gap: throughput on both sides works; a time on one side is a usage error naming both.
   auto g = json_report(PERFGAP_BINARY, {"gap", "--reference", log_fixture("steps/samples-per-sec-reference.log"), "--measured", log_fixture("steps/samples-per-sec.log")}, 1);
   EXPECT_NEAR(required_finding(g, "steps.gap")["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6);
