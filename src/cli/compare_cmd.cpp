@@ -12,6 +12,7 @@
 #include "cli/output.hpp"
 #include "compare/compare.hpp"
 #include "core/kb.hpp"
+#include "sys/paths.hpp"
 
 namespace perfgap::cli {
 namespace {
@@ -34,6 +35,12 @@ int run_compare(const CompareArgs& a) {
   if (compare::comparable_kind(before.kind) != compare::comparable_kind(after.kind))
     throw UsageError(fmt::format("compare: {} is a {} report but {} is a {} report: compare two reports of the same kind", a.before,
                                  before.kind, a.after, after.kind));
+  // One file named twice compares a report with itself: its problems would read as "still a
+  // problem" after a change that never happened. (Two files of equal content may be two quick
+  // runs of an unchanged node: compared.)
+  const auto b_st = sys::stat_path(a.before), a_st = sys::stat_path(a.after);
+  if (b_st && a_st && b_st->st_dev == a_st->st_dev && b_st->st_ino == a_st->st_ino)
+    throw UsageError(fmt::format("compare: {} and {} are the same file: give the report from before the change and one from after it", a.before, a.after));
   auto findings = compare::compare_reports(before, a.before, after, a.after, compare_options(a.tolerance_pct));
   const std::string undecided = compare::undecided_why(findings);  // nothing decided in both: SKIP, never OK
   return emit_report("compare", {a.before, a.after}, std::move(findings), chosen_format(a.format), a.output, a.verbose, false, undecided);

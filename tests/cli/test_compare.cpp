@@ -109,8 +109,10 @@ TEST_F(CompareCli, ProfilesOfTwoDifferentJobsAreNotCompared) {
   EXPECT_NE(title.find("NVIDIA A100-PG509-200"), std::string::npos) << title;
   EXPECT_NE(title.find("Tesla V100-SXM2-16GB"), std::string::npos) << title;
   EXPECT_NE(title.find("world size 8 in"), std::string::npos) << title;
-  // One job against itself is compared as before.
-  auto self = json_report(PERFGAP_BINARY, {"compare", control.string(), control.string()}, 0);
+  // One job against itself (a copy of its report) is compared as before.
+  const fs::path copy = fs::path(out_.path()) / "control-copy.json";
+  fs::copy_file(control, copy);
+  auto self = json_report(PERFGAP_BINARY, {"compare", control.string(), copy.string()}, 0);
   EXPECT_GT(self["findings"].size(), 1u);
 }
 
@@ -191,4 +193,23 @@ TEST(CompareCliLostDevices, ALostPortOrGpuRegressesWithExit1) {
   const auto* gone = perfgap::fixture::finding(g, "compare.regressed", "gpu.inventory");
   ASSERT_NE(gone, nullptr) << g.dump(1);
   EXPECT_NE((*gone)["title"].get<std::string>().find("gpus_pci 1 -> absent"), std::string::npos) << (*gone)["title"];
+}
+
+// Field review 3: `compare ctl.json ctl.json` said "4 still a problem" as if a change had been
+// made and had fixed nothing. One file named twice (or through a link) is a usage error naming
+// both; a copy of it may be a second run of an unchanged node, and is compared.
+TEST_F(CompareCli, OneFileNamedTwiceIsRefused) {
+  auto once = save("once.json", {"check", "--root", tree_.path(), "--format", "json"}, 1);
+  const fs::path link = fs::path(out_.path()) / "link.json";
+  fs::create_symlink(once, link);
+  for (const auto& second : {once, link}) {
+    auto r = run_binary(PERFGAP_BINARY, {"compare", once.string(), second.string()});
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_NE(r.err.find("are the same file"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  const fs::path copy = fs::path(out_.path()) / "copy.json";
+  fs::copy_file(once, copy);
+  EXPECT_EQ(run_binary(PERFGAP_BINARY, {"compare", once.string(), copy.string()}).status, 0);
 }
