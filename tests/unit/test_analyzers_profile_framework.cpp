@@ -58,29 +58,6 @@ parsers::Profile fw_real_export(const std::string& name) {
   return p ? std::move(*p) : parsers::Profile{};
 }
 
-// One GPU, 5 steps of 20 kernels of 1 ms, each followed by a host wait in cudaStreamSynchronize
-// (the OpenMP export's shape), kernels named `kernel`, one NVTX range per step named `range`.
-gen::Scenario fw_sync_after_each(const std::string& kernel, const std::string& range) {
-  gen::Scenario s;
-  gen::Gpu g;
-  std::int64_t t = 1'000'000;
-  for (int step = 0; step < 5; ++step) {
-    const std::int64_t step_start = t;
-    for (int k = 0; k < 20; ++k) {
-      gen::Kernel kn;
-      kn.name = kernel;
-      kn.api_start = t, kn.api_end = t + 10'000;
-      kn.start = t + 15'000, kn.end = kn.start + 1'000'000;
-      g.kernels.push_back(kn);
-      g.calls.push_back({.start = kn.api_end, .end = kn.end + 5'000, .name = "cudaStreamSynchronize"});
-      t = kn.end + 5'000 + 150'000;
-    }
-    s.ranges.push_back({.start = step_start - 1'000, .end = t - 1'000, .name = range + std::to_string(step), .pid = g.pid});
-  }
-  s.gpus.push_back(g);
-  return s;
-}
-
 // gen::launch_bound (small kernels the host cannot launch fast enough) with other kernel names.
 gen::Scenario fw_launch_bound_named(const std::string& kernel) {
   auto s = gen::launch_bound(1, 5);
@@ -134,7 +111,7 @@ TEST(ProfileFramework, RealJaxNamedExportsAreReadAsPyTorchFromTheirKernels) {
 // XLA's kernels and NVTX ranges: JAX's words (block_until_ready, jit, XLA's command buffers), no torch.
 TEST(ProfileFramework, JaxProfileGetsJaxWords) {
   {
-    auto p = fixture::profile_from_nsys(fw_sync_after_each("loop_add_fusion_3", "XlaModule:#hlo_module=jit_train_step,program_id="));
+    auto p = fixture::profile_from_nsys(gen::sync_every_kernel("loop_add_fusion_3", "XlaModule:#hlo_module=jit_train_step,program_id="));
     EXPECT_EQ(p.framework.framework, Framework::jax) << p.framework.why;
     auto fs = analyzers::analyze_profile(p, "jax", {});
     const auto& lb = find(fs, "profile.launch_bound");
@@ -157,7 +134,7 @@ TEST(ProfileFramework, JaxProfileGetsJaxWords) {
 
 // Names of no framework: CUDA's own calls, neither PyTorch's nor JAX's nor OpenMP's.
 TEST(ProfileFramework, UnknownFrameworkGetsCudaWords) {
-  for (const auto& s : {fw_sync_after_each("void my_solver_step<float>(float*, int)", "step "), fw_launch_bound_named("void stencil7(double*)")}) {
+  for (const auto& s : {gen::sync_every_kernel("void my_solver_step<float>(float*, int)", "step "), fw_launch_bound_named("void stencil7(double*)")}) {
     auto p = fixture::profile_from_nsys(s);
     EXPECT_EQ(p.framework.framework, Framework::unknown) << p.framework.why;
     auto fs = analyzers::analyze_profile(p, "app", {});
@@ -173,7 +150,7 @@ TEST(ProfileFramework, UnknownFrameworkGetsCudaWords) {
 
 // A Kineto trace is PyTorch's by construction: the PyTorch fix stays, said so.
 TEST(ProfileFramework, KinetoTraceKeepsThePyTorchFix) {
-  auto p = fixture::profile_from_kineto_ranks(fw_sync_after_each("void my_solver_step<float>(float*, int)", "ProfilerStep#"));
+  auto p = fixture::profile_from_kineto_ranks(gen::sync_every_kernel("void my_solver_step<float>(float*, int)", "ProfilerStep#"));
   EXPECT_EQ(p.framework.framework, Framework::pytorch);
   auto fs = analyzers::analyze_profile(p, "kineto", {});
   const auto& lb = find(fs, "profile.launch_bound");
@@ -185,20 +162,20 @@ TEST(ProfileFramework, KinetoTraceKeepsThePyTorchFix) {
 
 // Two frameworks' names in one profile, or a plain word: unknown, never a guess.
 TEST(ProfileFramework, MixedOrWeakNamesAreUnknown) {
-  auto s = fw_sync_after_each("void at::native::vectorized_elementwise_kernel<4, op>(int)", "step ");
+  auto s = gen::sync_every_kernel("void at::native::vectorized_elementwise_kernel<4, op>(int)", "step ");
   s.gpus[0].kernels[0].name = "__omp_offloading_31_18a80bc__Z2mmlllid_l17";
   auto p = fixture::profile_from_nsys(s);
   EXPECT_EQ(p.framework.framework, Framework::unknown) << p.framework.why;
   EXPECT_NE(p.framework.why.find("more than one framework"), std::string::npos) << p.framework.why;
   // One kernel named like an XLA fusion among 100 others: a program's own name, not XLA's.
-  auto w = fw_sync_after_each("void my_solver_step<float>(float*, int)", "step ");
+  auto w = gen::sync_every_kernel("void my_solver_step<float>(float*, int)", "step ");
   w.gpus[0].kernels[0].name = "fusion";
   EXPECT_EQ(fixture::profile_from_nsys(w).framework.framework, Framework::unknown);
 }
 
 // The framework travels in the digest (whatif --digest) and joins a job's ranks.
 TEST(ProfileFramework, DigestCarriesTheFrameworkAndRanksJoin) {
-  auto p = fixture::profile_from_nsys(fw_sync_after_each("__omp_offloading_31_18a80bc__Z2mmlllid_l17", "step "));
+  auto p = fixture::profile_from_nsys(gen::sync_every_kernel("__omp_offloading_31_18a80bc__Z2mmlllid_l17", "step "));
   ASSERT_EQ(p.framework.framework, Framework::openmp);
   const auto d = analyzers::profile_model::digest(p, {});
   EXPECT_EQ(d.framework.framework, Framework::openmp);
