@@ -565,6 +565,19 @@ void budget_unpriced_evidence(Finding& f, const BudgetSorted& sorted) {
   }
 }
 
+// How the job's own launching is shortened, in the words of the framework its profile findings
+// name (BudgetMeasures::framework): CUDA's own where none is named.
+std::string budget_launching_words(std::string_view framework) {
+  if (framework == "PyTorch") return "fewer and larger kernels (CUDA graphs, torch.compile) and no per-step host synchronisation shorten it";
+  if (framework == "JAX/XLA")
+    return "fewer and larger kernels (whole steps jitted, XLA's command buffers: CUDA graphs) and no per-step host synchronisation "
+           "(jax.block_until_ready, device_get) shorten it";
+  if (framework == "OpenMP offload")
+    return "fewer and larger target regions launched with nowait, data mapped once with target data and no per-step taskwait or "
+           "target update shorten it";
+  return "fewer and larger kernels (CUDA graphs) and no per-step host synchronisation (cudaStreamSynchronize, synchronous cudaMemcpy) shorten it";
+}
+
 // The job's GPUs waiting for their host's launches (whatif.launch warns): not a cause of its own
 // but the bound of the host's causes (budget_host_bound). Where none of those is among the reports
 // the largest measured lever would sit folded among "not counted", and where those found explain
@@ -575,7 +588,7 @@ std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, con
     f.add(c->id, fmt::format("{}: {}; not counted: the GPUs do not wait for their host's launches ({:.1f}% of the step, whatif.launch in {}), "
                              "so the host's causes cost this job's step nothing measurable",
                              c->title, budget_members(*c), hb.bound, hb.where));
-  const std::string launching = "fewer and larger kernels (CUDA graphs, torch.compile) and no per-step host synchronisation shorten it";
+  const std::string launching = budget_launching_words(meas.framework);
   // With host causes found, the wait bounds them whatever whatif.launch's status.
   if (hb.any() && hb.found && sorted.host_held_out.empty()) {
     const std::string pct = fmt::format("{:.1f}%", hb.bound);

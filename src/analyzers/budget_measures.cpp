@@ -70,6 +70,21 @@ std::string budget_collective_measured(const compare::ReportFinding& x) {
   return {};
 }
 
+// The framework a profile or whatif finding names ("framework: PyTorch (...)", "framework: not
+// recognised (...)": profile_fixes.cpp framework_evidence), kept as the job's; findings naming
+// different ones make it unknown.
+void budget_measure_framework(const compare::ReportFinding& x, BudgetMeasures& m) {
+  constexpr std::string_view kLead = "framework: ";
+  for (const auto& [source, observed] : x.evidence) {
+    if (!observed.starts_with(kLead)) continue;
+    std::string_view rest = std::string_view(observed).substr(kLead.size());
+    std::string name = "unknown";
+    for (std::string_view known : {"PyTorch", "JAX/XLA", "OpenMP offload"})
+      if (rest.starts_with(known) && rest.substr(known.size()).starts_with(" (")) name = std::string(known);
+    m.framework = m.framework.empty() || m.framework == name ? name : "unknown";
+  }
+}
+
 // A collective's bandwidth against its basis at one size in both runs: the measurement's peak
 // among the sizes with a ratio (ratio.SIZE, busbw_gbps.SIZE), not its peak against the basis' peak
 // at another size (peak_ratio: 78.3 GB/s at 2 GiB against a reference's 487.1 at 16 GiB read
@@ -204,6 +219,7 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       m.slow_node_busbw_how = fmt::format("the slowest node's best pair at {:.1f} GB/s against the fleet's {:.1f}", *worst, *ref);
     }
   }
+  if (x.id.starts_with("whatif.") || x.id.starts_with("profile.")) budget_measure_framework(x, m);
   if (x.id == "whatif.launch")
     if (auto pct = budget_metric(x, "saved_pct_of_step"); pct && *pct >= 0) m.host_wait_pct.more(*pct, at);
   // A change replayed on the job's own traces: what it saves of the step, measured.

@@ -140,6 +140,10 @@ struct BudgetMeasures {
   // The share of the step the GPUs wait for their host's launches, replayed (whatif.launch, any
   // status that measured, 0 included): the most the host's causes can save together.
   BudgetMeasure host_wait_pct;
+  // The framework the profile and whatif findings name in their "framework: NAME (why)" evidence
+  // ("PyTorch", "JAX/XLA", "OpenMP offload"; "unknown" where they say none or differ; "" where no
+  // finding says): the job's own launching is fixed in its words.
+  std::string framework;
 };
 
 // A finding that is a problem: fail or warn.

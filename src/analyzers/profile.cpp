@@ -166,7 +166,8 @@ Finding iterations_finding(const DigestFindingInputs& in) {
                   ? fmt::format("no range named '{}' holds GPU work (--iteration-range); figures are over the whole profile", o.iteration_range)
                   : "no iterations found (no ProfilerStep#N or step-like NVTX range, no repeating kernel sequence): figures are over the whole profile";
     f.add(source, fmt::format("{} host ranges, {} GPUs", p.ranges, an.gpus_with_windows));
-    f.fix = "annotate iterations (torch.profiler schedule gives ProfilerStep#N; nvtx.range_push('step') around each step) or pass --iteration-range NAME";
+    f.fix = framework_fix(p.framework.framework, FixTopic::iterations);
+    f.add(source, framework_evidence(p.framework));
     f.metric("iterations", 0);
   } else {
     f.status = report::Status::pass;
@@ -275,29 +276,21 @@ Finding gpu_idle_finding(const DigestFindingInputs& in) {
   return f;
 }
 
-// profile.copies' fix for the class of copies that takes the most time.
-const char* copies_fix(int top) {
+// profile.copies' fix for the class of copies that takes the most time, in the framework's words.
+std::string copies_fix(int top, parsers::Framework fw) {
   switch (top) {
     case kH2dPageable:
-    case kD2hPageable:
-      return "pageable host memory: each such copy is staged through a driver buffer and holds the host until it ends. Pin the host buffers "
-             "(DataLoader(pin_memory=True), tensor.pin_memory()) and copy with non_blocking=True on a side stream, so copies overlap compute";
+    case kD2hPageable: return framework_fix(fw, FixTopic::copies_pageable);
     case kD2hPinned:
     case kD2hManaged:
-    case kD2h:
-      return "device-to-host copies inside the step are most often synchronisations (.item(), .cpu(), .tolist(), logging the loss every step): "
-             "keep metrics on the GPU and read them every N steps; copy what must come back with non_blocking=True into pinned memory";
-    case kD2d:
-      return "device-to-device copies are copies the model makes (.contiguous(), .clone(), torch.cat, dtype casts, copy_()): find the ops "
-             "that launch them in the trace and fuse or remove them (torch.compile fuses many)";
+    case kD2h: return framework_fix(fw, FixTopic::copies_d2h);
+    case kD2d: return framework_fix(fw, FixTopic::copies_d2d);
     case kP2p:
-      return "peer copies between GPUs (tensor.to('cuda:N')) are slow without direct P2P: check nvidia-smi topo -m / -p2p r for NVLink or P2P "
-             "over PCIe, and perfgap check (pcie.link, iommu.dma_mode); between ranks use NCCL collectives instead of copies through the host";
-    case kMemset:
-      return "memsets each step (optimizer.zero_grad() without set_to_none, torch.zeros for buffers): use zero_grad(set_to_none=True) and reuse buffers";
-    default:
-      return "copy the next inputs while the current step computes: pinned host memory, non_blocking=True copies on a side stream "
-             "(prefetch), and data kept on the GPU between steps";
+      return framework_fix(fw, FixTopic::copies_p2p) +
+             "check nvidia-smi topo -m / -p2p r for NVLink or P2P over PCIe, and perfgap check (pcie.link, iommu.dma_mode); between ranks use "
+             "NCCL collectives instead of copies through the host";
+    case kMemset: return framework_fix(fw, FixTopic::copies_memset);
+    default: return framework_fix(fw, FixTopic::copies_overlap);
   }
 }
 
@@ -351,7 +344,8 @@ Finding copies_finding(const DigestFindingInputs& in) {
           source,
           "the profile does not say whether some host copies used pageable or pinned memory (nsys srcKind/dstKind, Kineto's memcpy names)");
     if (f.status == report::Status::warn) {
-      f.fix = copies_fix(order.front());
+      f.fix = copies_fix(order.front(), in.p.framework.framework);
+      f.add(source, framework_evidence(in.p.framework));
       f.impact = fmt::format("{:.1f}% of {} the GPU only copies memory, no kernel running", bare, every(an));
     }
   }
@@ -434,18 +428,12 @@ Finding launch_bound_finding(const DigestFindingInputs& in) {
               "{} kernels joined to a CUDA graph launch (cudaGraphLaunch) are counted apart: one launch call starts all of a graph's kernels",
               an.graph_kernels));
     if (f.status == report::Status::warn && !sync.empty()) {
-      f.fix = "The host waits for the GPU to finish before it launches more work, so the GPU idles while the host catches up: synchronisation, "
-              "not launch overhead (CUDA graphs or fewer kernels would not remove it). Drop the per-step syncs: .item(), .cpu(), .tolist() and "
-              "printing or logging tensors, torch.cuda.synchronize(), blocking copies (copy into pinned memory with non_blocking=True), "
-              "cudaStreamSynchronize/cudaDeviceSynchronize in your own code; keep the one sync a step needs at its end, and overlap: queue the "
-              "next kernels before waiting, wait on CUDA events instead of whole streams. torch.cuda.set_sync_debug_mode('warn') names each "
-              "synchronising call";
+      f.fix = framework_fix(p.framework.framework, FixTopic::launch_sync);
+      f.add(source, framework_evidence(p.framework));
       f.impact = fmt::format("{:.1f}% of {} the GPU waits for the host, which waits on the GPU", host, every(an));
     } else if (f.status == report::Status::warn) {
-      f.fix = "The small-kernel/CPU-overhead signature: the host cannot launch kernels as fast as the GPU runs them. Fewer, larger kernels "
-              "(CUDA graphs, torch.compile mode='reduce-overhead', fused optimizers, larger micro-batches); then make the launching "
-              "thread fast: SMMU/IOMMU overhead (perf.smmu_cmdq, smmu.cmdqv), deep C-states and clocks (cpu.cstate.deep_idle, cpu.governor), "
-              "and placement of the rank's threads (placement.gpu_affinity, placement.shared_cores): perfgap check on the node";
+      f.fix = framework_fix(p.framework.framework, FixTopic::launch_overhead);
+      f.add(source, framework_evidence(p.framework));
       f.impact = fmt::format("{:.1f}% of {} the GPU waits for the next launch", host, every(an));
     }
   }
@@ -591,7 +579,7 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
   std::vector<Finding> out;
   out.push_back(summary_finding(in));
   out.push_back(iterations_finding(in));
-  if (p.job.several) out.push_back(ranks_finding(p.job, source));  // a job of several files
+  if (p.job.several) out.push_back(ranks_finding(p.job, source, p.framework.framework));  // a job of several files
   if (an.xr.present) out.push_back(straggler_finding(p, an, source));  // several ranks
   for (auto& f : exposed_comm_findings(in)) out.push_back(std::move(f));
   out.push_back(gpu_idle_finding(in));

@@ -206,9 +206,10 @@ void straggler_one_rank_verdict(Finding& f, const Digest& p, const CrossRanks& x
                                    "nvidia-smi -q -x with a peer's (perfgap analyze nvidia-smi); uneven data or pipeline shards also do this",
                                    p.gpus[xr.gpu[S]].label)
                      : fmt::format("{} computes as long as its peers but starts its work later: its host is late. Check its node: perfgap check "
-                                   "(placement.gpu_affinity, placement.shared_cores, cpu.governor), the data loader (num_workers, pin_memory) "
+                                   "(placement.gpu_affinity, placement.shared_cores, cpu.governor), {} "
                                    "and the host-bound share of its profile (profile.gpu_idle)",
-                                   p.gpus[xr.gpu[S]].label);
+                                   p.gpus[xr.gpu[S]].label, framework_fix(p.framework.framework, FixTopic::straggler_host));
+  if (!slower_gpu) f.add(source, framework_evidence(p.framework));
   f.impact = fmt::format("{:.2f} ms of every {:.2f} ms iteration ({:.1f}%): the step would be that much shorter if {} arrived with the next-latest rank",
                          s.cost_ms, ms(xr.iteration_ns), s.cost_pct, p.gpus[xr.gpu[S]].label);
 }
@@ -619,13 +620,11 @@ void exposed_comm_fix(Finding& f, const DigestFindingInputs& in, int c, const st
   // A sweep of NCCL's algorithms tunes NCCL's collectives only: not point-to-point transfers
   // (no algorithm to choose), not another library's kernels.
   const bool sweepable = col != Coll::none && col != Coll::SendRecv;
-  std::string overlap = col == Coll::AllGather || col == Coll::ReduceScatter
-                            ? "prefetch the next layer's parameters (FSDP forward_prefetch/backward_prefetch, ZeRO-3 prefetch bucket) so it runs under compute; "
-                        : col == Coll::AllReduce ? "overlap gradient buckets with the backward pass (DDP bucket_cap_mb, no find_unused_parameters); "
-                        : col == Coll::AllToAll ? "overlap the all-to-all with compute: an embedding model's sparse-feature and pooled-embedding exchange "
-                                                  "(TorchRec's pipelined training, TrainPipelineSparseDist, starts the next batch's input all-to-all during "
-                                                  "this batch's compute), an MoE's expert dispatch and combine (comm/compute pipelining); "
-                                                : "";
+  const parsers::Framework fw = in.p.framework.framework;
+  std::string overlap = col == Coll::AllGather || col == Coll::ReduceScatter ? framework_fix(fw, FixTopic::exposed_gather)
+                        : col == Coll::AllReduce                             ? framework_fix(fw, FixTopic::exposed_allreduce)
+                        : col == Coll::AllToAll                              ? framework_fix(fw, FixTopic::exposed_alltoall)
+                                                                             : "";
   const std::string straggler = straggler_named(in.p, an);
   if (!sweepable) {
     f.fix = comm_fix(in.libs.slot_kind(slot), in.libs.slot_name(slot), in.pipeline);
@@ -641,6 +640,7 @@ void exposed_comm_fix(Finding& f, const DigestFindingInputs& in, int c, const st
                         "(also NCCL_PROTO, NCCL_NCHANNELS_PER_NET_PEER, NCCL_IB_QPS_PER_CONNECTION; see docs/SWEEP.md) and check the fabric with perfgap analyze nccl-tests",
                         overlap, bench_of(col));
   }
+  if (!overlap.empty()) f.add(in.source, framework_evidence(in.p.framework));
   f.impact = an.iterations ? fmt::format("{:.2f} ms of every {:.2f} ms iteration the GPU waits on {}: up to {:.1f}% faster iterations if it were hidden", ms(exposed), ms(it.len), what, share)
                            : fmt::format("{:.2f} ms of the {:.2f} ms profile the GPU waits on {}", ms(exposed), ms(it.len), what);
   // A pipeline's send/recv time is mostly its bubble, which no transfer makes shorter: no

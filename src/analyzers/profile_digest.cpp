@@ -314,6 +314,7 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
   d.env = p.env;
   d.system = p.system;
   d.notes = p.notes;
+  d.framework = p.framework;
   d.empty = p.gpus.empty() && p.acts.empty() && p.ranges.empty() && p.env.empty() && p.system.empty() && p.notes.empty();
   d.graphs = std::any_of(p.acts.begin(), p.acts.end(), [](const GpuActivity& a) { return a.kind == parsers::ActKind::graph; });
   const std::size_t G = p.gpus.size();
@@ -411,6 +412,7 @@ void absorb(Digest& job, Digest&& r, std::uint32_t file) {
   else if (job.format.find(r.format) == std::string::npos) job.format += "; " + r.format;
   job.env_present = job.env_present || r.env_present;
   job.graphs = job.graphs || r.graphs;
+  job.framework = parsers::framework_joined(job.framework, r.framework);
   for (auto& e : r.env) job.env.push_back(std::move(e));
   for (auto& s : r.system) job.system.push_back(std::move(s));
   for (auto& n : r.notes) job.notes.push_back(std::move(n));

@@ -14,8 +14,9 @@ namespace {
 
 // "perfgap digest", then a version: a digest of another version is refused, not misread.
 constexpr std::string_view kDigestMagic = "perfgap-digest\n";
-// 2: each GPU's send/recv kernels and its rank (pipelines); 3: the host's synchronising calls
-constexpr std::uint32_t kDigestVersion = 3;
+// 2: each GPU's send/recv kernels and its rank (pipelines); 3: the host's synchronising calls;
+// 4: the framework its names show
+constexpr std::uint32_t kDigestVersion = 4;
 // No vector of a rank's digest holds this many entries (150k kernels are ~10^5 intervals).
 constexpr std::uint64_t kMaxDigestEntries = std::uint64_t{1} << 32;
 
@@ -47,8 +48,10 @@ void fields(A& a, GpuTimeline& v) {
         v.compute_before, v.p2p, v.rank, v.cuts, v.period, v.kernel_ns, v.nccl_ns, v.first, v.last, v.wins, v.windows, v.total);
 }
 template <class A>
+void fields(A& a, parsers::FrameworkSeen& v) { a.all(v.framework, v.why); }
+template <class A>
 void fields(A& a, Digest& v) {
-  a.all(v.format, v.gpus, v.tl, v.api_calls, v.ranges, v.sync_calls, v.sync_ns, v.env_present, v.graphs, v.empty, v.env, v.system, v.notes, v.found, v.shown, v.api_ns,
+  a.all(v.framework, v.format, v.gpus, v.tl, v.api_calls, v.ranges, v.sync_calls, v.sync_ns, v.env_present, v.graphs, v.empty, v.env, v.system, v.notes, v.found, v.shown, v.api_ns,
         v.delay_ns, v.launches, v.short_kernels, v.graph_kernels, v.copy_count, v.copy_bytes, v.coll_kernels, v.coll_bytes, v.coll_group, v.coll_ns);
 }
 

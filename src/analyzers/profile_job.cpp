@@ -61,7 +61,7 @@ RankInput rank_input(const std::string& name, const Digest& d) {
 
 // What the job's files held as ranks: all of one run, or which were left out, unreadable or
 // missing (job-level verdicts over part of a job cannot pass: profile.straggler).
-Finding ranks_finding(const JobRanks& j, const std::string& source) {
+Finding ranks_finding(const JobRanks& j, const std::string& source, parsers::Framework fw) {
   Finding f = started("profile.ranks", "workload", source);
   f.metric("inputs", static_cast<double>(j.inputs));
   f.metric("ranks_read", static_cast<double>(j.kept));
@@ -112,8 +112,9 @@ Finding ranks_finding(const JobRanks& j, const std::string& source) {
   std::string list;
   for (const auto& w : what) list += (list.empty() ? "" : "; ") + w;
   f.title = fmt::format("{} analysed as the job: {}{}", of, list, j.partial() ? "; job-level verdicts cover these ranks only and cannot pass" : "");
-  f.fix = j.partial() ? "give every rank's trace (torch.profiler writes one per rank; a directory or a quoted glob takes them all) so that the job-level "
-                        "verdicts cover the whole job"
+  f.fix = j.partial() ? fmt::format("give every rank's trace ({}; a directory or a quoted glob takes them all) so that the job-level "
+                                    "verdicts cover the whole job",
+                                    framework_fix(fw, FixTopic::job_partial))
                       : "give the traces of one run only, each once";
   return f;
 }

@@ -230,6 +230,7 @@ struct Digest {
   std::array<std::uint32_t, kCommSlots> coll_group{};
   std::array<double, kCommSlots> coll_ns{};  // kernel time per slot (profile.summary)
   JobRanks job;  // a job of several inputs: which ranks it holds (analyze_profile_job)
+  parsers::FrameworkSeen framework;  // what made its GPU work, as its names show (parsers::framework_of)
 };
 
 bool starts_with(std::string_view s, std::string_view p);
@@ -366,9 +367,34 @@ tl::expected<SourcedDigest, std::string> deserialize_digest(std::string_view byt
 // table differs from the one it was written with, or a slot no library names holds data.
 std::string digest_slots_damage(const SourcedDigest& sd, const CommLibraries& libs);
 
+// The fixes that name a framework's API (profile_fixes.cpp): each in the words of the framework
+// the profile shows, CUDA's own calls where it is unknown.
+enum class FixTopic : std::uint8_t {
+  launch_sync,             // profile.launch_bound: the host synchronises after most kernels
+  launch_overhead,         // profile.launch_bound: small kernels, launch overhead
+  iterations,              // profile.iterations: how to mark a step
+  copies_pageable,         // profile.copies by the class that takes most time
+  copies_d2h,
+  copies_d2d,
+  copies_p2p,              // its opening words (what makes peer copies), before the topology advice
+  copies_memset,
+  copies_overlap,
+  straggler_host,          // profile.straggler: what on the late rank's host to look at (words in a list)
+  job_partial,             // profile.ranks: what writes a trace per rank (words in parentheses)
+  whatif_overlap,          // whatif.overlap
+  whatif_launch,           // whatif.launch
+  whatif_launch_pipeline,  // whatif.launch of a pipeline's replay
+  exposed_gather,          // profile.exposed_comm's overlap words (ending "; ") for AllGather and ReduceScatter
+  exposed_allreduce,       // ... for AllReduce
+  exposed_alltoall,        // ... for AllToAll
+};
+std::string framework_fix(parsers::Framework fw, FixTopic t);
+// The evidence line of a finding whose fix framework_fix wrote: the framework and why.
+std::string framework_evidence(const parsers::FrameworkSeen& f);
+
 // What the job's files held as ranks: all of one run, or which were left out, unreadable or
 // missing (job-level verdicts over part of a job cannot pass: profile.straggler).
-Finding ranks_finding(const JobRanks& j, const std::string& source);
+Finding ranks_finding(const JobRanks& j, const std::string& source, parsers::Framework fw);
 
 // What the findings of one digest read (profile.cpp, profile_comm_findings.cpp): the digest, its
 // analysis, the options and the communication slots found.

@@ -292,6 +292,7 @@ struct Tried {
   // The subject as numbers, after the savings' (whatif.stage: its stage index, the stages, its ranks).
   std::vector<std::pair<std::string, double>> metrics{};
   bool whole_iterations = false;  // the saving's share over the replay's whole iterations (Replay::whole_*)
+  std::string framework{};        // the fix is in a framework's words (framework_fix): the evidence line that says which and why (explain reads it)
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
@@ -352,6 +353,7 @@ Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
                               "collective to the end of a later one's): {:.2f} ms per step there as replayed, against {:.2f} ms over every iteration "
                               "window (whatif.replay), of which the capture's first and last enter the replay in part",
                               b.whole, b.whole == 1 ? "" : "s", ms(step), ms(windows)));
+  if (!t.framework.empty()) f.add(source, t.framework);
   if (f.status == report::Status::warn) f.fix = t.fix;
   return f;
 }
@@ -359,16 +361,14 @@ Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
 // Communication overlapped: each rank waiting for its collectives only where the step's end
 // needs them (docs/WHATIF.md "Overlap"). An upper bound: which compute reads a collective's
 // result is assumed (nothing before the step's end), not read from the trace.
-Tried overlap_change(const Job& j) {
+Tried overlap_change(const Job& j, const parsers::FrameworkSeen& fw) {
   Tried t{"overlap", "communication",
           "if the program waited for each collective only where the step's end needs it (the optimizer, the next forward), computing on "
           "under it (an upper bound of overlapping)",
-          "overlap communication with compute where the model allows it: find what waits for each collective's result early (a .wait(), "
-          ".item() or host synchronisation right after it, DDP with too few buckets or find_unused_parameters, FSDP without "
-          "backward_prefetch/forward_prefetch, Megatron without --overlap-grad-reduce/--overlap-param-gather); profile.exposed_comm says "
-          "which collectives are exposed",
+          framework_fix(fw.framework, FixTopic::whatif_overlap),
           ReplayChange{},
           {}};
+  t.framework = framework_evidence(fw);
   t.change.overlap = true;
   t.whole_iterations = true;
   if (!j.overlap_why.empty()) {
@@ -529,17 +529,17 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
     if (host[r] > 0) waiting.push_back(r);
   std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return host[a] > host[b]; });
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
-               "the host launches too late: CUDA graphs (torch.compile mode=\"reduce-overhead\"), fewer and larger kernels, data loading "
-               "off the training thread, the launching thread on an idle core of the GPU's NUMA node (profile.launch_bound)",
+               framework_fix(d.framework.framework, FixTopic::whatif_launch),
                ReplayChange{{}, true, 0, {}},
                {}};
+  launch.framework = framework_evidence(d.framework);
   for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
     launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between collectives", j.name[waiting[i]],
                                           ms(static_cast<double>(host[waiting[i]]) * host_per_iter)));
   if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between collectives");
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   out.push_back(std::move(launch));
-  out.push_back(overlap_change(j));
+  out.push_back(overlap_change(j, d.framework));
   if (!w.curves.empty() && j.base.sized > 0) {
     ReplayChange c;
     c.busbw_at = [&w](parsers::Coll coll, std::uint64_t bytes) {
@@ -657,7 +657,8 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
     if (p.host_wait()[r] > 0) waiting.push_back(r);
   std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return p.host_wait()[a] > p.host_wait()[b]; });
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
-               "the host launches too late: CUDA graphs, fewer and larger kernels, data loading off the training thread (profile.launch_bound)", {}, {}};
+               framework_fix(d.framework.framework, FixTopic::whatif_launch_pipeline), {}, {}};
+  launch.framework = framework_evidence(d.framework);
   for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
     launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between sends and receives", j.name[waiting[i]],
                                           per_it(static_cast<double>(p.host_wait()[waiting[i]]))));
@@ -687,7 +688,7 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
   auto an = analyze(d, o);
   Job j = replayable(d, an);
   std::vector<Finding> out;
-  if (d.job.several) out.push_back(ranks_finding(d.job, source));
+  if (d.job.several) out.push_back(ranks_finding(d.job, source, d.framework.framework));
   bool trusted = false;
   out.push_back(replay_finding(j, source, d.job.partial(), trusted));
   if (!trusted) return out;

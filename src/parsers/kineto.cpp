@@ -616,6 +616,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   // byte).
   Handler h;
   h.p.format = "Kineto trace";
+  h.p.framework = {Framework::pytorch, "a PyTorch profiler (Kineto) trace"};
   // A job's ranks are read one after another on each thread, and are alike: the last trace's
   // counts reserve this one's arrays, which then are not grown by doubling (a copy of each and
   // the old and new array held together). Capacity never written takes no memory.

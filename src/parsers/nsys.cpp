@@ -151,7 +151,8 @@ bool read_table(std::string_view name) {
                                                "NVTX_EVENTS",
                                                "TARGET_INFO_SYSTEM_ENV",
                                                "ENUM_CUDA_MEMCPY_OPER",
-                                               "ENUM_CUDA_MEM_KIND"};
+                                               "ENUM_CUDA_MEM_KIND",
+                                               "ThreadNames"};
   for (auto t : kRead)
     if (t.size() == name.size() && sqlite3_strnicmp(t.data(), name.data(), static_cast<int>(t.size())) == 0) return true;
   return false;
@@ -680,6 +681,23 @@ bool read_nsys_ranges(Reader& r, NsysNames& names, Profile& p) {
   });
 }
 
+// The names of the threads of the processes with GPU work (ThreadNames: nameId, globalTid), each
+// once: a framework's threads (pt_autograd_0) say which made the work. Other processes' threads
+// (an export of the whole system) are not the program's.
+void read_nsys_threads(Reader& r, NsysNames& names, Profile& p) {
+  if (!r.has("ThreadNames")) return;
+  auto cols = r.columns("ThreadNames");
+  if (!cols.count("nameId") || !cols.count("globalTid")) return;
+  std::set<std::uint64_t> gpu_processes;
+  for (const auto& g : p.gpus) gpu_processes.insert(g.process);
+  std::set<std::uint32_t> seen;
+  r.each("SELECT nameId, globalTid FROM ThreadNames", "ThreadNames", [&](sqlite3_stmt* st) {
+    if (!gpu_processes.count(static_cast<std::uint64_t>(sqlite3_column_int64(st, 1)) & kPidMask)) return;
+    const std::uint32_t n = names.of(st, 0);
+    if (n != 0 && p.threads.size() < 4096 && seen.insert(n).second) p.threads.push_back(p.names[n]);
+  });
+}
+
 // DeviceEnvironment's NAME=value;NAME=value into p.env (a ';' inside a value continues it).
 void nsys_device_environment(const std::string& v, Profile& p) {
   std::size_t at = 0;
@@ -788,6 +806,8 @@ Parsed<Profile> read_nsys_sqlite(std::string_view bytes) {
   if (const std::size_t named = name_sendrecv_collectives(p))
     p.notes.push_back(std::to_string(named) + " SendRecv kernels counted as the collective of the nccl:* NVTX range that launched them (NCCL runs all-to-all as send/recv)");
   read_nsys_env(r, p);
+  read_nsys_threads(r, names, p);
+  p.framework = framework_of(p);
   for (const auto& [id, n] : gpus.gpu_name)
     if (!n.empty()) p.system.emplace_back("GPU " + std::to_string(id), n);
   for (const auto& [k, v] : p.system)

@@ -254,6 +254,9 @@ void Profile::merge(Profile&& o, std::uint32_t file) {
   for (auto& e : o.env) env.push_back(std::move(e));
   for (auto& s : o.system) system.push_back(std::move(s));
   for (auto& n : o.notes) notes.push_back(std::move(n));
+  for (auto& t : o.threads)
+    if (std::find(threads.begin(), threads.end(), t) == threads.end()) threads.push_back(std::move(t));
+  framework = framework_joined(framework, o.framework);
 }
 
 }  // namespace perfgap::parsers

@@ -98,6 +98,16 @@ struct ProfileRange {
   std::uint32_t name = 0;  // index into Profile::names
 };
 
+// The framework that made a profile's GPU work, where its names say so (profile_framework.cpp):
+// the fixes of the profile findings are written in its words. `unknown` where the names say
+// nothing, or more than one framework.
+enum class Framework : std::uint8_t { unknown, pytorch, jax, openmp };
+std::string_view framework_name(Framework f);  // "PyTorch", "JAX/XLA", "OpenMP offload", "unknown"
+struct FrameworkSeen {
+  Framework framework = Framework::unknown;
+  std::string why;  // the names that told it (or why none could): "33 of 33 kernels in ATen's namespace (at::)"
+};
+
 struct Profile {
   std::string format;                   // "Nsight Systems SQLite export, schema 3.7.2", "Kineto trace"
   std::vector<std::string> names{""};   // kernel and range names (index 0 = "")
@@ -112,10 +122,24 @@ struct Profile {
   std::vector<std::pair<std::string, std::string>> env;     // the profiled job's environment (NAME, value)
   std::vector<std::pair<std::string, std::string>> system;  // driver version, CPU sockets, GPU names ...
   std::vector<std::string> notes;       // what the profile lacks or what was left out, for the report
+  // The names of the profiled processes' threads (nsys ThreadNames of the processes with GPU
+  // work, each name once); empty for Kineto traces.
+  std::vector<std::string> threads;
+  FrameworkSeen framework;              // set by the readers (framework_of; Kineto: PyTorch)
 
   // Appends another profile (of input `file`): its GPUs, activities and ranges keep their own identity.
   void merge(Profile&& other, std::uint32_t file);
 };
+
+// The framework a profile's names show: PyTorch (Kineto traces; ATen kernels `at::`, TorchInductor
+// `triton_*_fused*`, nvFuser `CudaCodeGen::`; NVTX ranges `aten::*`, `ProfilerStep#N`; threads
+// `pt_autograd_*`, `pt_main_thread`), JAX/XLA (NVTX ranges `XlaModule:`, `Thunk:`; threads
+// naming XLA or PjRt; XLA fusion kernels `fusion_N`, `loop_*_fusion`, `input_*_fusion` for at
+// least a tenth of the kernels), OpenMP offload (kernels `__omp_offloading_*`, NVHPC's
+// `nvkernel_*`). Unknown where none, or more than one, shows.
+FrameworkSeen framework_of(const Profile& p);
+// Two inputs' frameworks as one job's: the same, or unknown with both named.
+FrameworkSeen framework_joined(const FrameworkSeen& a, const FrameworkSeen& b);
 
 // NCCL runs all-to-all (and, in some builds, other collectives) as grouped send/recv: its
 // kernels are named SendRecv whatever the call was. Each SendRecv kernel whose launch call lies

@@ -190,3 +190,24 @@ TEST(AnalyzeProfiles, KbNamesMoreCommunicationKernels) {
   EXPECT_EQ(other.status, 2);
   EXPECT_NE(other.err.find("--kb applies to analyze nsys or analyze kineto"), std::string::npos) << other.err;
 }
+
+// Field review 2, item 12: the OpenMP offload export (no Python at all) was told to drop .item()
+// and torch.cuda.synchronize(). Through the binary, its report's fixes name no PyTorch API and
+// say OpenMP's words, with the framework and why in the evidence.
+TEST(AnalyzeProfiles, SharedOpenMpExportGetsNoTorchFix) {
+  fs::path f = fs::path(PERFGAP_SHARED_DIR) / "fixtures/profiles/nsys_2021_v100pcie_x2_openmp_report2.sqlite";
+  if (!fs::exists(f)) GTEST_SKIP() << "no " << f;
+  auto j = json_report(PERFGAP_BINARY, {"analyze", "nsys", f.string()}, 0);
+  for (const auto& x : j["findings"]) {
+    const std::string fix = x["fix"].get<std::string>();
+    for (const char* w : {".item()", "torch.", "non_blocking", "torch.compile", "pin_memory", "DataLoader"})
+      EXPECT_EQ(fix.find(w), std::string::npos) << x["id"] << ": " << fix;
+  }
+  auto lb = finding(j, "profile.launch_bound");
+  ASSERT_TRUE(lb);
+  EXPECT_EQ((*lb)["status"], "warn");
+  EXPECT_NE((*lb)["fix"].get<std::string>().find("target data"), std::string::npos) << (*lb)["fix"];
+  bool said = false;
+  for (const auto& e : (*lb)["evidence"]) said = said || e["observed"].get<std::string>().starts_with("framework: OpenMP offload (");
+  EXPECT_TRUE(said) << (*lb)["evidence"].dump(1);
+}

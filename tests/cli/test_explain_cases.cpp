@@ -545,6 +545,8 @@ TEST_F(ExplainCases, ALaunchBoundJobWithoutHostReportsSaysMeasureTheHostFirst) {
   EXPECT_NE(said.find(up_to), std::string::npos) << said;
   EXPECT_NE(said.find("none of which the reports measure"), std::string::npos) << said;
   EXPECT_EQ(b["fix"].get<std::string>().rfind("The GPUs wait for their host's launches (whatif.launch: up to", 0), 0u) << b["fix"];
+  // The job's traces are Kineto's (PyTorch): whatif.launch says so, and the job's own launching is said in PyTorch's words.
+  EXPECT_NE(b["fix"].get<std::string>().find("(CUDA graphs, torch.compile)"), std::string::npos) << b["fix"];
   for (const auto& [k, v] : b["metrics"].items()) EXPECT_EQ(k.find("whatif.launch"), std::string::npos) << k;  // still no step of its own
   // The text view shows it without -v (before what is unexplained).
   auto text = perfgap::fixture::run_binary(PERFGAP_BINARY, args);

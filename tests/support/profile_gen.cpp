@@ -95,6 +95,27 @@ Scenario launch_bound(int gpus, int iterations, int kernels_per_iter) {
   return s;
 }
 
+Scenario sync_every_kernel(const std::string& kernel, const std::string& range, bool sync) {
+  Scenario s;
+  Gpu g;
+  std::int64_t t = 1'000'000;
+  for (int step = 0; step < 5; ++step) {
+    const std::int64_t step_start = t;
+    for (int k = 0; k < 20; ++k) {
+      Kernel kn;
+      kn.name = kernel;
+      kn.api_start = t, kn.api_end = t + 10'000;
+      kn.start = t + 15'000, kn.end = kn.start + 1'000'000;
+      g.kernels.push_back(kn);
+      if (sync) g.calls.push_back({.start = kn.api_end, .end = kn.end + 5'000, .name = "cudaStreamSynchronize"});
+      t = kn.end + 5'000 + 150'000;
+    }
+    s.ranges.push_back({.start = step_start - 1'000, .end = t - 1'000, .name = range + std::to_string(step + 2), .pid = g.pid});
+  }
+  s.gpus.push_back(g);
+  return s;
+}
+
 Scenario overlapped(int gpus, int iterations, double idle_ms) {
   Scenario s;
   s.env = {{"NCCL_IB_DISABLE", "1"}, {"NCCL_SOCKET_IFNAME", "eth0"}};

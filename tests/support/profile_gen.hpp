@@ -71,6 +71,12 @@ Scenario exposed_comm(int gpus, int iterations, double allgather_ms, double redu
 // Seed scenario 2: small kernels (5 µs) launched every 30 µs of host time (8 µs launch call,
 // 4 µs launch latency): the GPU waits on the host most of the time.
 Scenario launch_bound(int gpus, int iterations, int kernels_per_iter = 200);
+// One GPU, 5 steps of 20 kernels of 1 ms named `kernel`, each launched by a 10 us call and
+// starting 5 us after it; with `sync`, the host then waits in cudaStreamSynchronize until 5 us
+// after the kernel ends (an OpenMP offload export's shape); either way 150 us of host work follow
+// before the next launch. Each step is an NVTX range (Kineto annotation) named `range` and its
+// number, 2 to 6 (`ProfilerStep#` gives ProfilerStep#2 ... #6).
+Scenario sync_every_kernel(const std::string& kernel, const std::string& range, bool sync = true);
 // Healthy: compute covers the iteration's 50 ms, a 20 ms AllReduce under it, a 2 ms memcpy, the
 // host 15 ms ahead; idle only at the iteration's end (`idle_ms` < 15, never host-bound).
 // One process drives every GPU; iterations are NVTX ranges named 'step'.

@@ -1019,3 +1019,31 @@ TEST(AnalyzersBudget, ABusbwIsPricedAtOneSizeInBothRuns) {
       << c->observed;
   EXPECT_DOUBLE_EQ(budget_metric(f, "unpriced_fail_findings"), 0);
 }
+
+// The job's own launching is said in the words of the framework the profile and whatif findings
+// name ("framework: NAME (why)" evidence; field review 2, item 12): an OpenMP offload job was
+// told torch.compile. Where no finding names one, CUDA's own words.
+TEST(AnalyzersBudget, TheJobsOwnLaunchingIsSaidInTheFrameworksWords) {
+  auto fix_with = [](const std::string& framework_line) {
+    perfgap::compare::ReportView wi;
+    wi.kind = "whatif";
+    auto launch = budget_rf("whatif.launch", Status::warn, "launches");
+    launch.metrics = {{"saved_pct_of_step", 12.6}};
+    if (!framework_line.empty()) launch.evidence = {{"wi", framework_line}};
+    wi.findings = {launch};
+    return explain_budget({{"wi.json", wi}}, perfgap::core::builtin_kb(), budget_at(77.4)).fix;
+  };
+  const auto torch = fix_with("framework: PyTorch (a PyTorch profiler (Kineto) trace): the fix is in its words");
+  EXPECT_NE(torch.find("CUDA graphs, torch.compile"), std::string::npos) << torch;
+  const auto omp = fix_with("framework: OpenMP offload (2419 of 2419 kernels OpenMP target regions (__omp_offloading_*)): the fix is in its words");
+  EXPECT_NE(omp.find("target regions launched with nowait"), std::string::npos) << omp;
+  EXPECT_EQ(omp.find("torch"), std::string::npos) << omp;
+  const auto jax = fix_with("framework: JAX/XLA (3 NVTX ranges such as 'XlaModule:#hlo_module=jit_step'): the fix is in its words");
+  EXPECT_NE(jax.find("whole steps jitted"), std::string::npos) << jax;
+  EXPECT_EQ(jax.find("torch"), std::string::npos) << jax;
+  for (const std::string line : {"", "framework: not recognised (no kernel, NVTX range or thread ...): the fix names CUDA calls, no framework's API"}) {
+    const auto cuda = fix_with(line);
+    EXPECT_EQ(cuda.find("torch"), std::string::npos) << cuda;
+    EXPECT_NE(cuda.find("cudaStreamSynchronize"), std::string::npos) << cuda;
+  }
+}

@@ -22,29 +22,10 @@ using report::Status;
 
 namespace {
 
-// One GPU, 5 iterations (ProfilerStep#N) of 20 kernels of 1 ms; each launched by a 10 us call,
-// starting 5 us after it; with `sync`, the host then waits in cudaStreamSynchronize until 5 us
-// after the kernel ends; either way 150 us of host work follow before the next launch, so the
-// GPU idles 170 us of every 1170 us waiting for the host.
+// The OpenMP export's shape (gen::sync_every_kernel) as PyTorch steps: each 1 ms kernel followed
+// by a host wait when `sync`; the GPU idles 170 us of every 1170 us waiting for the host.
 gen::Scenario sync_every_kernel(bool sync) {
-  gen::Scenario s;
-  gen::Gpu g;
-  std::int64_t t = 1'000'000;
-  for (int step = 0; step < 5; ++step) {
-    const std::int64_t step_start = t;
-    for (int k = 0; k < 20; ++k) {
-      gen::Kernel kn;
-      kn.name = "void omp_offload_region_kernel<float>(float*, int)";
-      kn.api_start = t, kn.api_end = t + 10'000;
-      kn.start = t + 15'000, kn.end = kn.start + 1'000'000;
-      g.kernels.push_back(kn);
-      if (sync) g.calls.push_back({.start = kn.api_end, .end = kn.end + 5'000, .name = "cudaStreamSynchronize"});
-      t = kn.end + 5'000 + 150'000;
-    }
-    s.ranges.push_back({.start = step_start - 1'000, .end = t - 1'000, .name = "ProfilerStep#" + std::to_string(step + 2), .pid = g.pid});
-  }
-  s.gpus.push_back(g);
-  return s;
+  return gen::sync_every_kernel("void omp_offload_region_kernel<float>(float*, int)", "ProfilerStep#", sync);
 }
 
 }  // namespace

@@ -80,6 +80,7 @@ std::pair<std::string, Profile> expected(const std::string& text) {
   json j = json::parse(text);
   if (!j.contains("traceEvents") || !j["traceEvents"].is_array()) return {"JSON without a traceEvents array", p};
   p.format = "Kineto trace";
+  p.framework = {parsers::Framework::pytorch, "a PyTorch profiler (Kineto) trace"};  // PyTorch's by construction
   std::int64_t rank = -1;
   std::map<std::int64_t, std::string> names;
   if (j.contains("distributedInfo") && j["distributedInfo"].is_object()) {
@@ -245,6 +246,7 @@ void expect_same(const Profile& got, const Profile& want) {
   EXPECT_EQ(got.sync_ns, want.sync_ns);
   EXPECT_EQ(got.system, want.system);
   EXPECT_EQ(got.notes, want.notes);
+  EXPECT_EQ(got.framework.framework, want.framework.framework);
 }
 
 std::string findings_json(const Profile& p) {
