@@ -172,13 +172,17 @@ struct BudgetCollected {
 
   // One report's findings: compare.* stand for the finding they name, fleet.node_failures for
   // the ids it lists, the rest for themselves.
-  void add_report(const BudgetInput& in, const core::Kb& kb) {
+  // foreign: how the report is of another job than the profiled one (empty: the same, or not
+  // said); its bandwidths then price nothing of the job.
+  void add_report(const BudgetInput& in, const core::Kb& kb, const std::string& foreign = {}) {
     // The turbostat captures of this report with no busy core: their findings price nothing.
     std::set<std::string, std::less<>> no_busy;
     for (const auto& x : in.report.findings)
       if (budget_no_busy_capture(x)) no_busy.insert(x.subject);
     for (const auto& x : in.report.findings) {
-      seen_ids.insert(x.id);
+      // Another run's bandwidth measures nothing of the job: its measurement is still to take.
+      const bool foreign_busbw = !foreign.empty() && (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw");
+      if (!foreign_busbw) seen_ids.insert(x.id);
       const std::string at = x.subject.empty() ? in.name : fmt::format("{} [{}]", in.name, x.subject);
       if (x.id == "compare.regressed" || x.id == "compare.new" || x.id == "compare.unchanged") {
         auto [target, subject] = budget_compare_target(x.subject);
@@ -195,7 +199,15 @@ struct BudgetCollected {
           }
         continue;
       }
-      budget_measure(x, at, meas);
+      if (foreign_busbw) {
+        const std::string said = fmt::format("the busbw measured in {} is of another run than the profiled job ({}): a bandwidth of "
+                                             "another scale or GPU is no measured cost of this job (nccl-tests at the job's ranks and "
+                                             "nodes, on its GPUs, would price it)",
+                                             at, foreign);
+        if (std::find(meas.busbw_foreign.begin(), meas.busbw_foreign.end(), said) == meas.busbw_foreign.end()) meas.busbw_foreign.push_back(said);
+      } else {
+        budget_measure(x, at, meas);
+      }
       if ((x.id.starts_with("net.ib.") || x.id.starts_with("nccl.ib.")) && x.status != Status::skip && x.status != Status::error) ib_seen = true;
       if (x.id == "nccl_tests.busbw" && budget_measured_nodes(x).size() > 1) ib_seen = true;
       if (x.status == Status::skip || x.status == Status::error) ++undecided;
@@ -216,6 +228,25 @@ struct BudgetCollected {
   }
 };
 
+// A report that holds the job's profile (profile.summary, whatif.replay): what the job is.
+bool budget_profiles_job(const compare::ReportView& r) {
+  return std::any_of(r.findings.begin(), r.findings.end(), [](const auto& x) { return x.id == "profile.summary" || x.id == "whatif.replay"; });
+}
+
+// How a report is of another job than the profiled one (compare's different_jobs against each
+// report holding the job's profile: world size against an nccl-tests run's ranks, GPU models);
+// empty where it is the same or nothing says.
+std::string budget_other_job(const BudgetInput& in, const std::vector<BudgetInput>& reports) {
+  if (budget_profiles_job(in.report)) return {};
+  std::vector<std::string> said;
+  for (const auto& p : reports) {
+    if (&p == &in || !budget_profiles_job(p.report)) continue;
+    for (auto& d : compare::different_jobs(p.report, p.name, in.report, in.name))
+      if (std::find(said.begin(), said.end(), d) == said.end()) said.push_back(std::move(d));
+  }
+  return fmt::format("{}", fmt::join(said, "; "));
+}
+
 void budget_collect(BudgetCollected& got, const std::vector<BudgetInput>& reports, const core::Kb& kb) {
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const auto& in = reports[i];
@@ -227,7 +258,7 @@ void budget_collect(BudgetCollected& got, const std::vector<BudgetInput>& report
       continue;
     }
     ++got.used;
-    got.add_report(in, kb);
+    got.add_report(in, kb, budget_other_job(in, reports));
   }
 }
 

@@ -410,6 +410,7 @@ CollectivePriced budget_collective_priced(const BudgetMeasures& m) {
       unpriced.push_back(
           fmt::format("the busbw of {} measured in {} prices nothing: the job's profile has no {}", coll, b.ratio.where, coll));
   }
+  for (const auto& u : m.busbw_foreign) unpriced.push_back(u);
   for (const auto& u : unpriced) out.unpriced += (out.unpriced.empty() ? "" : "; ") + u;
   return out;
 }
@@ -556,6 +557,10 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
              budget_late_rank(m, e, how)) {
     // computed by budget_late_rank
   } else {
+    // A bandwidth of another job's scale or GPU was given and none of this one's: the collective
+    // cause is not measured by it, and says why (not priced).
+    if (k.estimate == "collective" && m.busbw_by_coll.empty() && !m.busbw_foreign.empty())
+      c.unpriced_how = fmt::format("{}", fmt::join(m.busbw_foreign, "; "));
     return false;
   }
   c.measured = true;

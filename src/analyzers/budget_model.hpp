@@ -124,6 +124,10 @@ struct BudgetMeasures {
     std::string basis_name;
   };
   std::map<std::string, CollectiveBusbw, std::less<>> busbw_by_coll;
+  // Bandwidths measured on another job or machine than the profiled one (nccl-tests at other
+  // ranks or nodes than the job's world size, or on another GPU: compare's different_jobs), each
+  // in words: they price nothing of this job, and say why where its collectives go unpriced.
+  std::vector<std::string> busbw_foreign;
   // The job's communication not overlapped by compute per collective (profile.exposed_comm
   // [COLL], the largest of the reports), with its mean message size (msg_bytes / kernels; 0: not
   // given): the ratio is taken at the job's size, not the peak's.

@@ -694,6 +694,8 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   // The hosts of the run, when the log shows every rank's: fleet names the measurement's node by them.
   if (!run.hosts.empty() && run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1)
     f.add(std::string(parsers::kNcclTestsHostsEvidence), fmt::format("{}", fmt::join(run.hosts, ",")));
+  // The GPUs the Rank lines name: explain and compare tell a run of another GPU from the job's by them.
+  if (!run.gpu_models.empty()) f.add(std::string(parsers::kNcclTestsGpusEvidence), fmt::format("{}", fmt::join(run.gpu_models, " + ")));
   if (!run.elided.empty())
     f.add(fmt::format("{}:{}", source, run.elided.front()),
           fmt::format("rows cut out of the table ('...' on {} line{}): only the {} printed sizes are judged", run.elided.size(),

@@ -56,6 +56,7 @@ struct BusbwCurve {
   parsers::Coll coll = parsers::Coll::none;
   std::vector<std::pair<std::uint64_t, double>> points;  // (size in bytes, busbw GB/s), by size
   std::string source;                                    // the file
+  std::vector<std::string> gpu_models;                   // the GPUs its Rank lines name; empty: not named
 };
 struct WhatifOptions {
   double busbw_gbps = 0;  // --busbw: every collective of known size at this bus bandwidth; 0: not tried

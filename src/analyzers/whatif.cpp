@@ -358,6 +358,52 @@ Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   return f;
 }
 
+// Whether the traces can tell what a collective waits for a later rank: every rank of the job is
+// in them (a recorded world size no larger than the ranks traced, or several ranks where none is
+// recorded). With one rank of two, the time it waits inside a collective for the other is
+// indistinguishable from the transfer.
+bool waiting_known(const Job& j) {
+  if (j.world > 0) return j.world <= static_cast<std::int64_t>(j.gpu.size());
+  return j.gpu.size() > 1;
+}
+
+// "1 of 2 ranks" (the world unknown: "1 rank of an unknown number").
+std::string ranks_traced_words(const Job& j) {
+  return j.world > 0 ? fmt::format("{} of {} ranks", j.gpu.size(), j.world)
+                     : fmt::format("{} rank{} of an unknown number", j.gpu.size(), j.gpu.size() == 1 ? "" : "s");
+}
+
+// The GPU model a label names: "rank 0 GPU 0 (NVIDIA A100-PG509-200)", "GPU 3 (Tesla
+// V100-SXM2-16GB) pid 1234" -> the parenthesised name after "GPU"; "" where it names none.
+std::string gpu_model_of_label(std::string_view label) {
+  const auto gpu = label.find("GPU ");
+  if (gpu == std::string_view::npos) return {};
+  const auto open = label.find(" (", gpu);
+  if (open == std::string_view::npos) return {};
+  const auto close = label.find(')', open);
+  if (close == std::string_view::npos || close == open + 2) return {};
+  return std::string(label.substr(open + 2, close - open - 2));
+}
+
+// Why --nccl-tests cannot be this job's bound: a run whose Rank lines name other GPUs than the
+// job's traces (both sides named); "" when they match or one side names none.
+std::string nccl_tests_other_gpu(const Job& j, const Digest& d, const WhatifOptions& w) {
+  std::set<std::string> job;
+  for (auto g : j.gpu)
+    if (auto m = gpu_model_of_label(d.gpus[g].label); !m.empty()) job.insert(std::move(m));
+  if (job.empty()) return {};
+  std::vector<std::string> other;
+  for (const auto& c : w.curves) {
+    if (c.gpu_models.empty()) continue;
+    const std::set<std::string> run(c.gpu_models.begin(), c.gpu_models.end());
+    if (run != job) other.push_back(fmt::format("{} in {}", fmt::join(c.gpu_models, " + "), c.source));
+  }
+  if (other.empty()) return {};
+  return fmt::format("not replayed: the nccl-tests run{} measured another GPU ({}) than the job's ({}): a bandwidth of another GPU is no "
+                     "bound for this job's collectives; run nccl-tests on the job's GPUs, at its ranks and nodes, and replay at that",
+                     other.size() == 1 ? "" : "s", fmt::join(other, "; "), fmt::join(job, " + "));
+}
+
 // Communication overlapped: each rank waiting for its collectives only where the step's end
 // needs them (docs/WHATIF.md "Overlap"). An upper bound: which compute reads a collective's
 // result is assumed (nothing before the step's end), not read from the trace.
@@ -386,10 +432,19 @@ Tried overlap_change(const Job& j, const parsers::FrameworkSeen& fw) {
   const double held_ms = ms(sum / per_rank_iter);
   // What is exposed today, as profile.exposed_comm measures it (all communication), and what the
   // ranks' compute waited for collectives within iterations (the part this change can hide).
-  t.metrics = {{"exposed_ms_per_iter", ms(j.exposed_ns)}, {"waiting_ms_per_iter", ms(j.wait_ns)}, {"held_ms_per_iter", held_ms}};
-  t.evidence.push_back(fmt::format("exposed today: {:.2f} ms of communication per iteration with no compute beside it (profile.exposed_comm), "
-                                   "{:.2f} ms waiting inside collectives for a later rank",
-                                   ms(j.exposed_ns), ms(j.wait_ns)));
+  // The waiting inside collectives only where every rank is traced: one rank of two cannot tell
+  // its wait for the other from the transfer (no 0.00 said as measured then, and no metric).
+  if (waiting_known(j)) {
+    t.metrics = {{"exposed_ms_per_iter", ms(j.exposed_ns)}, {"waiting_ms_per_iter", ms(j.wait_ns)}, {"held_ms_per_iter", held_ms}};
+    t.evidence.push_back(fmt::format("exposed today: {:.2f} ms of communication per iteration with no compute beside it (profile.exposed_comm), "
+                                     "{:.2f} ms waiting inside collectives for a later rank",
+                                     ms(j.exposed_ns), ms(j.wait_ns)));
+  } else {
+    t.metrics = {{"exposed_ms_per_iter", ms(j.exposed_ns)}, {"held_ms_per_iter", held_ms}};
+    t.evidence.push_back(fmt::format("exposed today: {:.2f} ms of communication per iteration with no compute beside it (profile.exposed_comm); "
+                                     "waiting inside collectives for a later rank unknown: {}; waiting counted as transfer",
+                                     ms(j.exposed_ns), ranks_traced_words(j)));
+  }
   if (j.replayer.chained() == 0)
     t.evidence.emplace_back("no two collectives of one iteration follow each other: the compute before each collective makes what it sends, and the "
                             "step's end needs its result, so nothing is left to overlap in this model");
@@ -428,6 +483,53 @@ std::string names_of(const Job& j, const std::vector<std::size_t>& ranks) {
   for (std::size_t i = 0; i < ranks.size() && i < 4; ++i) s += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + j.name[ranks[i]];
   if (ranks.size() > 4) s += fmt::format(" and {} more", ranks.size() - 4);
   return s;
+}
+
+// The bandwidth changes (--nccl-tests, --busbw) of a job whose traces record collective sizes,
+// into out. A run of another GPU than the job's is no bound for it: not replayed, and said (a skip).
+void bandwidth_changes(const Job& j, const Digest& d, const WhatifOptions& w, std::vector<Tried>& out) {
+  std::string other_gpu = !w.curves.empty() && j.base.sized > 0 ? nccl_tests_other_gpu(j, d, w) : std::string();
+  if (!other_gpu.empty()) {
+    Tried t{"nccl_tests", "nccl-tests", "", "", ReplayChange{}, {}};
+    t.skip_why = std::move(other_gpu);
+    out.push_back(std::move(t));
+  } else if (!w.curves.empty() && j.base.sized > 0) {
+    ReplayChange c;
+    c.busbw_at = [&w](parsers::Coll coll, std::uint64_t bytes) {
+      for (const auto& curve : w.curves)
+        if (curve.coll == coll) return busbw_at(curve, bytes);
+      return 0.0;
+    };
+    const Replay known = j.replayer.run(c);
+    std::string runs;
+    for (const auto& curve : w.curves)
+      runs += fmt::format("{}{} ({}: {} sizes, {}-{})", runs.empty() ? "" : ", ", parsers::coll_name(curve.coll), curve.source, curve.points.size(),
+                          parsers::format_size(curve.points.front().first), parsers::format_size(curve.points.back().first));
+    out.push_back({"nccl_tests",
+                   "nccl-tests",
+                   "every collective at the bus bandwidth a healthy nccl-tests run reached at its size",
+                   "the collectives run slower than nccl-tests on a healthy fabric: the job's NCCL settings against the benchmark's "
+                   "(NCCL_DEBUG=INFO channels, algorithms, QPs; perfgap analyze nccl-log), then the nodes and links (perfgap fanout --pairs)",
+                   std::move(c),
+                   {fmt::format("{} of {} collectives of the job are of a kind the runs measured (beyond their sizes, the nearest size's bandwidth): {}",
+                                known.at_known_busbw, j.base.intervals, runs)}});
+  }
+  if (w.busbw_gbps > 0 && j.base.sized > 0)
+    out.push_back({"busbw",
+                   fmt::format("{:g} GB/s", w.busbw_gbps),
+                   fmt::format("every collective at {:g} GB/s bus bandwidth", w.busbw_gbps),
+                   "the collectives run slower than this bandwidth: nccl-tests on the job's nodes (perfgap fanout --pairs finds a slow "
+                   "node or link), then the NCCL settings (perfgap sweep)",
+                   ReplayChange{{}, false, w.busbw_gbps, {}},
+                   {fmt::format("{} of {} collectives have a known size (Kineto's message sizes); the others keep their measured time", j.base.sized,
+                                j.base.intervals),
+                    waiting_known(j)
+                        ? fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth once their last rank has arrived (nccl-tests' busbw)",
+                                      j.base.sized_transfer > 0 ? j.base.sized_at_1gbps / j.base.sized_transfer : 0.0)
+                        : fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth including any wait for a later rank "
+                                      "(nccl-tests' busbw; the wait unknown: {}, the others' arrival not traced; the transfer alone is at "
+                                      "least that fast)",
+                                      j.base.sized_transfer > 0 ? j.base.sized_at_1gbps / j.base.sized_transfer : 0.0, ranks_traced_words(j))}});
 }
 
 // The changes tried on this job: the ranks late together, each late rank, each node, launches, a
@@ -540,38 +642,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   out.push_back(std::move(launch));
   out.push_back(overlap_change(j, d.framework));
-  if (!w.curves.empty() && j.base.sized > 0) {
-    ReplayChange c;
-    c.busbw_at = [&w](parsers::Coll coll, std::uint64_t bytes) {
-      for (const auto& curve : w.curves)
-        if (curve.coll == coll) return busbw_at(curve, bytes);
-      return 0.0;
-    };
-    const Replay known = j.replayer.run(c);
-    std::string runs;
-    for (const auto& curve : w.curves)
-      runs += fmt::format("{}{} ({}: {} sizes, {}-{})", runs.empty() ? "" : ", ", parsers::coll_name(curve.coll), curve.source, curve.points.size(),
-                          parsers::format_size(curve.points.front().first), parsers::format_size(curve.points.back().first));
-    out.push_back({"nccl_tests",
-                   "nccl-tests",
-                   "every collective at the bus bandwidth a healthy nccl-tests run reached at its size",
-                   "the collectives run slower than nccl-tests on a healthy fabric: the job's NCCL settings against the benchmark's "
-                   "(NCCL_DEBUG=INFO channels, algorithms, QPs; perfgap analyze nccl-log), then the nodes and links (perfgap fanout --pairs)",
-                   std::move(c),
-                   {fmt::format("{} of {} collectives of the job are of a kind the runs measured (beyond their sizes, the nearest size's bandwidth): {}",
-                                known.at_known_busbw, j.base.intervals, runs)}});
-  }
-  if (w.busbw_gbps > 0 && j.base.sized > 0)
-    out.push_back({"busbw",
-                   fmt::format("{:g} GB/s", w.busbw_gbps),
-                   fmt::format("every collective at {:g} GB/s bus bandwidth", w.busbw_gbps),
-                   "the collectives run slower than this bandwidth: nccl-tests on the job's nodes (perfgap fanout --pairs finds a slow "
-                   "node or link), then the NCCL settings (perfgap sweep)",
-                   ReplayChange{{}, false, w.busbw_gbps, {}},
-                   {fmt::format("{} of {} collectives have a known size (Kineto's message sizes); the others keep their measured time", j.base.sized,
-                                j.base.intervals),
-                    fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth once their last rank has arrived (nccl-tests' busbw)",
-                                j.base.sized_transfer > 0 ? j.base.sized_at_1gbps / j.base.sized_transfer : 0.0)}});
+  bandwidth_changes(j, d, w, out);
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "compare/same_job.hpp"
 
+#include "parsers/nccl_tests.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -60,6 +62,19 @@ void same_job_inventory_gpus(std::string_view title, std::set<std::string>& out)
   }
 }
 
+// "NVIDIA H100 80GB HBM3 + Tesla V100-SXM2-32GB" -> each model.
+void same_job_split_models(std::string_view list, std::set<std::string>& out) {
+  while (!list.empty()) {
+    const auto plus = list.find(" + ");
+    auto part = list.substr(0, plus);
+    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+    if (!part.empty()) out.emplace(part);
+    if (plus == std::string_view::npos) break;
+    list.remove_prefix(plus + 3);
+  }
+}
+
 JobIdentity same_job_identity(const ReportView& r) {
   JobIdentity id;
   for (const auto& f : r.findings) {
@@ -78,6 +93,9 @@ JobIdentity same_job_identity(const ReportView& r) {
         if (name == "ranks") id.nccl_ranks.insert(std::llround(v));
         else if (name == "nodes") id.nccl_nodes.insert(std::llround(v));
       }
+      // The GPUs its Rank lines name ("NVIDIA H100 80GB HBM3 + ...").
+      for (const auto& [source, observed] : f.evidence)
+        if (source == parsers::kNcclTestsGpusEvidence) same_job_split_models(observed, id.gpu_models);
     } else if (f.id == "gpu.inventory") {
       same_job_inventory_gpus(f.title, id.gpu_models);
     }
@@ -105,6 +123,12 @@ std::vector<std::string> different_jobs(const ReportView& before, const std::str
   if (!a.nccl_ranks.empty() && !b.nccl_ranks.empty() && a.nccl_ranks != b.nccl_ranks)
     out.push_back(
         fmt::format("{} ranks in {}, {} in {}", same_job_list(a.nccl_ranks), before_name, same_job_list(b.nccl_ranks), after_name));
+  // A job's world size against the ranks an nccl-tests run had: a bandwidth measured at another
+  // scale moved its data over other links (16 ranks on 2 nodes cross the NICs, 2 on one do not).
+  if (!a.world_sizes.empty() && !b.nccl_ranks.empty() && a.world_sizes != b.nccl_ranks)
+    out.push_back(fmt::format("world size {} in {}, {} ranks in {}", same_job_list(a.world_sizes), before_name, same_job_list(b.nccl_ranks), after_name));
+  if (!a.nccl_ranks.empty() && !b.world_sizes.empty() && a.nccl_ranks != b.world_sizes)
+    out.push_back(fmt::format("{} ranks in {}, world size {} in {}", same_job_list(a.nccl_ranks), before_name, same_job_list(b.world_sizes), after_name));
   if (!a.nccl_nodes.empty() && !b.nccl_nodes.empty() && a.nccl_nodes != b.nccl_nodes)
     out.push_back(fmt::format("{} node{} in {}, {} in {}", same_job_list(a.nccl_nodes),
                               a.nccl_nodes.size() == 1 && *a.nccl_nodes.begin() == 1 ? "" : "s", before_name, same_job_list(b.nccl_nodes),

@@ -15,7 +15,9 @@ namespace perfgap::compare {
 // profile.summary): the GPU models of its evidence and the recorded world size (metric
 // world_size). Node reports (check): the node's kind, its GPU models (gpu.inventory) and CPU
 // model (settings.cpu_model), where both reports read them. nccl-tests reports (analyze
-// nccl-tests: nccl_tests.busbw): the ranks and nodes of the runs (metrics ranks, nodes).
+// nccl-tests: nccl_tests.busbw): the ranks and nodes of the runs (metrics ranks, nodes) and the
+// GPU models its Rank lines name (evidence "nccl-tests GPUs"); a profile's world size is weighed
+// against an nccl-tests run's ranks, its GPU models against the run's.
 std::vector<std::string> different_jobs(const ReportView& before, const std::string& before_name, const ReportView& after,
                                         const std::string& after_name);
 

@@ -24,6 +24,8 @@ namespace nccl_tests_detail {
 using tooltext::number;
 // Bounds on what the Rank lines add up (a run of 100k ranks is beyond any job).
 constexpr std::size_t kMaxNcclTestsHosts = 16384, kMaxNcclTestsRanks = 1u << 20;
+// Bounds on the GPU models the Rank lines name: a few kinds at most in one run, each a short name.
+constexpr std::size_t kMaxNcclTestsGpuModels = 16, kMaxNcclTestsGpuModel = 128;
 
 // t == w for a literal w: by length, then a memcmp of that constant length, which the compiler
 // expands inline (string_view's == calls an out-of-line compare() on every equal length).
@@ -290,6 +292,7 @@ struct ParserState<NcclTestsRun> {
   void rank_line_without_cells(std::string_view line, std::size_t at, bool searched);
   bool rank_seen(std::string_view cell);
   void host_seen(std::string_view host);
+  void gpu_seen(std::string_view line);
   void closing_searches(std::string_view line);
   const char* shaped_row(const char* p, const char* end);
   bool fast_row(std::string_view raw);
@@ -500,6 +503,7 @@ void ParserState<NcclTestsRun>::comment(std::string_view line) {
           host_seen(h[i + 1]);
           break;
         }
+      gpu_seen(line);
     }
     return;
   }
@@ -533,6 +537,24 @@ void ParserState<NcclTestsRun>::host_seen(std::string_view host) {
     }
     last_host.assign(host);
   }
+}
+
+// A Rank line's GPU model: what follows its device's bus id ("... device  0 [0000:19:00] NVIDIA H100
+// 80GB HBM3"), trimmed; distinct models kept in the order seen, capped. A line without a bracketed
+// bus id after "device" names none.
+void ParserState<NcclTestsRun>::gpu_seen(std::string_view line) {
+  const auto dev = sys::find(line, " device ");
+  if (dev == std::string_view::npos) return;
+  const auto open = line.find('[', dev);
+  if (open == std::string_view::npos) return;
+  const auto close = line.find(']', open);
+  if (close == std::string_view::npos) return;
+  auto model = line.substr(close + 1);
+  while (!model.empty() && (model.front() == ' ' || model.front() == '\t')) model.remove_prefix(1);
+  while (!model.empty() && (model.back() == ' ' || model.back() == '\t' || model.back() == '\r')) model.remove_suffix(1);
+  if (model.empty() || model.size() > kMaxNcclTestsGpuModel) return;
+  if (run.gpu_models.size() >= kMaxNcclTestsGpuModels || std::find(run.gpu_models.begin(), run.gpu_models.end(), model) != run.gpu_models.end()) return;
+  run.gpu_models.emplace_back(model);
 }
 
 // A '#' line's searches that go before its Rank line test: "Reducing maxBytes to", "Out of
@@ -621,6 +643,7 @@ void ParserState<NcclTestsRun>::rank_line_without_cells(std::string_view line, s
     return;
   }
   if (!rank_seen(rank)) return;
+  gpu_seen(line);
   // A cell "on": an 'o', then 'n', with blanks (or the line's start or end) around them.
   for (const char* o = static_cast<const char*>(std::memchr(line.data() + i, 'o', line.size() - i)); o != nullptr;
        o = static_cast<const char*>(std::memchr(o + 1, 'o', static_cast<std::size_t>(line.data() + line.size() - o - 1)))) {

@@ -65,6 +65,9 @@ struct NcclTestsRun {
   std::size_t rank_lines = 0;
   long max_rank = -1;
   std::vector<std::string> hosts;  // distinct, in the order seen
+  // The GPU models the Rank lines name after the device's bus id ("NVIDIA H100 80GB HBM3"):
+  // distinct, in the order seen, capped; empty where no Rank line names one.
+  std::vector<std::string> gpu_models;
   std::optional<long> info_ranks, info_nodes;
   // What the NCCL INFO lines say of the nodes besides nNodes: the hostnames of their prefixes,
   // the ranks' hosts and bootstrap/OOB addresses (parsers/nccl_nodes.hpp).
@@ -90,6 +93,11 @@ struct NcclTestsRun {
 // hosts, comma-separated, as the Rank lines show them), and which `fleet` reads back to name
 // the node of a measurement.
 inline constexpr std::string_view kNcclTestsHostsEvidence = "nccl-tests hosts";
+
+// The evidence source under which `analyze nccl-tests` names the GPU models the run's Rank lines
+// show (observed: the models, " + "-joined), and which `explain` and `compare` read back to tell
+// a measurement of another GPU from the job's (compare/same_job).
+inline constexpr std::string_view kNcclTestsGpusEvidence = "nccl-tests GPUs";
 
 // The evidence source under which `analyze nccl-tests` and `analyze nccl-inspector` name the
 // collective a bandwidth was measured with (observed: the profile's name of it, "AllReduce",

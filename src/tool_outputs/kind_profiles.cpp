@@ -130,6 +130,7 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
       if (auto inferred = analyzers::nccl_tests_inferred_ranks(*run)) scales.back().ranks = inferred, scales.back().ranks_inferred = true;
     analyzers::BusbwCurve c;
     c.source = file;
+    c.gpu_models = run->gpu_models;
     c.coll = said != parsers::Coll::none ? said : parsers::collective_named(run->collective.empty() ? file : run->collective);
     if (c.coll == parsers::Coll::none)
       return tl::unexpected("--nccl-tests " + file + ": which collective it measured is not said (no all_reduce_perf-style line, and its path names "
@@ -219,10 +220,17 @@ void whatif_nccl_tests_scale(std::vector<report::Finding>& findings, const std::
       f.evidence.push_back(std::move(e));
       if (differs) unlike.push_back(fmt::format("{} ({})", s.source, at));
     }
-    if (!unlike.empty()) {
+    // A skip (a run of another GPU: whatif.cpp) saves nothing: its title says why already.
+    if (!unlike.empty() && f.status != report::Status::skip) {
       f.title += fmt::format(" (at the bandwidth of nccl-tests at another scale than the job's {} rank{}: {})", job, job == 1 ? "" : "s", fmt::join(unlike, "; "));
       // explain takes such a saving as a hypothesis, not the job's measurement (docs/EXPLAIN.md).
       f.metric("other_scale", 1);
+      // Another scale's bandwidth is no measure of the job's settings: measure at its scale first.
+      if (!f.fix.empty())
+        f.fix = fmt::format("the bandwidth is nccl-tests' at another scale than the job's ({}), over other links: no measure of the job's NCCL "
+                            "settings; run nccl-tests at the job's scale ({} rank{}, on its nodes, all_reduce_perf -g 1 under its launcher) "
+                            "and replay at that before tuning",
+                            fmt::join(unlike, "; "), job, job == 1 ? "" : "s");
     }
   }
 }

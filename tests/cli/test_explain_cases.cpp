@@ -39,12 +39,17 @@ class ExplainCases : public ::testing::Test {
   // after 55 ms of compute (the AllGather's first 10 ms under it).
   // The cases' collectives are large (FSDP of a large model: a GiB per AllGather and
   // ReduceScatter), so explain prices them at the nccl-tests ratio of that size.
-  std::string profile(const std::string& name, double allgather_ms, double reducescatter_ms) {
+  // Rank 0 of a 16-rank job, the scale of the cases' nccl-tests runs (a bandwidth of another
+  // scale prices nothing of the job).
+  std::string profile(const std::string& name, double allgather_ms, double reducescatter_ms, std::size_t world_size = 16,
+                      const std::string& gpu = "NVIDIA H100 80GB HBM3") {
     auto s = perfgap::gen::exposed_comm(1, 5, allgather_ms, reducescatter_ms);
+    s.world_size = world_size;
+    s.gpu_name = gpu;
     for (auto& g : s.gpus)
       for (auto& k : g.kernels)
         if (k.nelems > 0) k.nelems = std::int64_t{1} << 28;
-    auto trace = perfgap::fixture::write_in(out_, name + ".trace.json", perfgap::gen::kineto_json(s, 0));
+    auto trace = perfgap::fixture::write_in(out_, name + ".trace.json", perfgap::gen::kineto_json(s, 0, 0));
     return save(name + ".json", {"analyze", "kineto", trace, "--format", "json"}, 0);
   }
   perfgap::fixture::TempDir tree_, out_;
@@ -216,6 +221,38 @@ TEST_F(ExplainCases, QpsCaseAttributesTheShortfallToCollectiveBandwidth) {
   EXPECT_NE(fix.find("NCCL_IB_QPS_PER_CONNECTION"), std::string::npos) << fix;
   EXPECT_NE(fix.find("perfgap sweep"), std::string::npos) << fix;
   adds_up(b, args);
+}
+
+// The QPS case's nccl-tests run (16 H100 ranks) against a job of another scale or GPU: its
+// bandwidth is no measured cost of that job. Not priced by it, the mismatch said in the title
+// and the evidence; the same run and a job of its scale and GPU price it (above).
+TEST_F(ExplainCases, ANcclTestsRunOfAnotherScaleOrGpuPricesNothing) {
+  const auto nccl = save("nccl.json", {"analyze", "nccl-tests", log_fixture("explain/qps1-all-gather.txt"), "--reference",
+                                       log_fixture("explain/qps4-all-gather.txt"), "--format", "json"}, 1);
+  const auto nj = perfgap::fixture::read_file(nccl);
+  EXPECT_NE(nj.find("\"nccl-tests GPUs\""), std::string::npos) << "the run says its GPUs";
+  struct Case {
+    std::string name, said;
+    std::size_t world;
+    std::string gpu;
+  };
+  for (const auto& c : {Case{"two-ranks", "world size 2 in ", 2, "NVIDIA H100 80GB HBM3"},
+                        Case{"a100", "GPUs NVIDIA A100-SXM4-80GB in ", 16, "NVIDIA A100-SXM4-80GB"}}) {
+    SCOPED_TRACE(c.name);
+    const auto prof = profile(c.name, 375, 389, c.world, c.gpu);
+    const std::vector<std::string> args{"explain", "--reference", log_fixture("steps/reference.log"), "--measured",
+                                        log_fixture("steps/measured.csv"), prof, nccl};
+    auto j = json_report(PERFGAP_BINARY, args, 1);
+    const auto& b = perfgap::fixture::required_finding(j, "gap.budget");
+    EXPECT_FALSE(b["metrics"].contains("step.collective_bandwidth.points")) << b["metrics"].dump();
+    EXPECT_EQ(m(b, "measured_causes"), 0);
+    const std::string title = b["title"];
+    EXPECT_NE(title.find("the reports are of different machines (" + c.said), std::string::npos) << title;
+    const std::string np = evidence(b, "not priced");
+    EXPECT_NE(np.find("is of another run than the profiled job (" + c.said), std::string::npos) << np;
+    EXPECT_NE(evidence(b, "machines").find(c.said), std::string::npos);
+    adds_up(b, args);
+  }
 }
 
 // The topology file missing in the container: collectives 13-53% below the reference bus

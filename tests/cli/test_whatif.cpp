@@ -290,3 +290,107 @@ TEST(WhatifCli, NcclTestsOfAnotherScaleIsSaid) {
   EXPECT_EQ((*inferred)["metrics"].value("other_scale", 0.0), 1);
   EXPECT_NE((*ok)["evidence"].dump().find("nccl-tests measured on 16 ranks on 2 nodes; the job has 16 ranks"), std::string::npos) << (*ok)["evidence"].dump();
 }
+
+namespace {
+
+const fs::path kWhatifShared = fs::path(PERFGAP_SHARED_DIR);
+const fs::path kA100x2 = kWhatifShared / "fixtures/profiles/kineto_hta_a100x2_nccl_metadata.json.gz";
+const fs::path kH100NcclTests = kWhatifShared / "fixtures/nccl-tests/all-reduce-h100-8gpu-dgxc-benchmarking-readme.txt";
+
+// The evidence of a finding as one string.
+std::string whatif_cli_evidence(const nlohmann::json& f) {
+  std::string out;
+  for (const auto& e : f["evidence"]) out += e["observed"].get<std::string>() + "\n";
+  return out;
+}
+
+// whatif.nccl_tests of a run on another GPU than the job's: a skip naming both (null, with a
+// failure, where it is not).
+const nlohmann::json* whatif_cli_other_gpu(const nlohmann::json& report, const std::string& run_gpu, const std::string& job_gpu) {
+  const auto* nt = finding(report, "whatif.nccl_tests");
+  if (!nt) {
+    ADD_FAILURE() << report.dump(1);
+    return nullptr;
+  }
+  EXPECT_EQ((*nt)["status"], "skip") << nt->dump(1);
+  const auto title = (*nt)["title"].get<std::string>();
+  EXPECT_NE(title.find("another GPU (" + run_gpu + " in "), std::string::npos) << title;
+  EXPECT_NE(title.find("than the job's (" + job_gpu + ")"), std::string::npos) << title;
+  return nt;
+}
+
+}  // namespace
+
+// A run of another GPU than the job's is no bound for its collectives: not replayed (skip), the
+// two GPUs named, and no fix blaming the job's NCCL settings. The same run on the job's GPU replays.
+TEST(WhatifCli, NcclTestsOfAnotherGpuIsNotReplayed) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), false);  // its traces name NVIDIA H100 80GB HBM3
+  const std::string ref = perfgap::fixture::read_file(perfgap::fixture::log_fixture("nccl-tests/ref-allreduce.txt"));
+  auto on_gpu = [&](const std::string& name, const std::string& gpu) {
+    std::string head = "# nThread 1 nGpus 1 minBytes 524288 maxBytes 67108864\n# Using devices\n";
+    for (int r = 0; r < 16; ++r)
+      head += "#  Rank " + std::to_string(r) + " Group  0 Pid " + std::to_string(1000 + r) + " on node" + std::to_string(r / 8) + " device " +
+              std::to_string(r % 8) + " [0x18] " + gpu + "\n";
+    return write_in(d, name, head + ref);
+  };
+  auto other = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", on_gpu("a100/all_reduce.txt", "NVIDIA A100-SXM4-80GB")}, 0);
+  const auto* nt = whatif_cli_other_gpu(other, "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(nt);
+  EXPECT_FALSE((*nt)["metrics"].contains("saved_ms_per_iter"));
+  EXPECT_EQ(nt->value("fix", std::string()).find("NCCL settings"), std::string::npos) << nt->dump(1);
+  auto same = json_report(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", on_gpu("h100/all_reduce.txt", "NVIDIA H100 80GB HBM3")}, 0);
+  auto ok = finding(same, "whatif.nccl_tests");
+  ASSERT_TRUE(ok);
+  EXPECT_NE((*ok)["status"], "skip") << ok->dump(1);
+  EXPECT_TRUE((*ok)["metrics"].contains("saved_ms_per_iter"));
+}
+
+// Before: an A100 trace replayed at an H100 DGX benchmark's bandwidth, "the step 11.86 ms (5.4%)
+// shorter", its fix "the job's NCCL settings against the benchmark's".
+TEST(WhatifCli, AnA100TraceIsNotPricedAtAnH100Benchmark) {
+  for (const auto& p : {kA100x2, kH100NcclTests})
+    if (!fs::exists(p)) GTEST_SKIP() << p << " is absent";
+  auto j = json_report(PERFGAP_BINARY, {"whatif", kA100x2.string(), "--nccl-tests", kH100NcclTests.string()}, 0);
+  const auto* nt = whatif_cli_other_gpu(j, "NVIDIA H100 80GB HBM3", "NVIDIA A100-PG509-200");
+  ASSERT_TRUE(nt);
+  EXPECT_EQ((*nt)["title"].get<std::string>().find("shorter"), std::string::npos) << (*nt)["title"];
+  // The run's scale is still said in its evidence.
+  EXPECT_NE(whatif_cli_evidence(*nt).find("nccl-tests measured on 8 ranks on 1 node; the job has 2 ranks"), std::string::npos)
+      << whatif_cli_evidence(*nt);
+}
+
+// Before: with rank 0 of 2 alone, "0.00 ms waiting inside collectives for a later rank" and
+// "measured, they move their data at 6.6 GB/s bus bandwidth once their last rank has arrived",
+// while the other rank's arrival is not in the trace.
+TEST(WhatifCli, OneRankOfTwoSaysItsWaitUnknown) {
+  auto check = [](const nlohmann::json& j, const std::string& ranks) {
+    auto ov = finding(j, "whatif.overlap");
+    ASSERT_TRUE(ov) << j.dump(1);
+    const auto ev = whatif_cli_evidence(*ov);
+    EXPECT_NE(ev.find("waiting inside collectives for a later rank unknown: " + ranks + "; waiting counted as transfer"), std::string::npos) << ev;
+    EXPECT_EQ(ev.find("ms waiting inside collectives"), std::string::npos) << ev;
+    EXPECT_FALSE((*ov)["metrics"].contains("waiting_ms_per_iter")) << (*ov)["metrics"].dump();
+    auto bw = finding(j, "whatif.busbw");
+    ASSERT_TRUE(bw) << j.dump(1);
+    const auto bev = whatif_cli_evidence(*bw);
+    EXPECT_NE(bev.find("GB/s bus bandwidth including any wait for a later rank"), std::string::npos) << bev;
+    EXPECT_NE(bev.find("the wait unknown: " + ranks), std::string::npos) << bev;
+    EXPECT_EQ(bev.find("once their last rank has arrived"), std::string::npos) << bev;
+  };
+  if (fs::exists(kA100x2)) check(json_report(PERFGAP_BINARY, {"whatif", kA100x2.string(), "--busbw", "100"}, 0), "1 of 2 ranks");
+  // Generated: rank 0 of a 16-rank job alone; the whole job knows its waiting.
+  TempDir d;
+  const auto job = whatif_cli_job();
+  const auto one = write_in(d, "rank0.json", gen::kineto_json(job, 0, 0));
+  check(json_report(PERFGAP_BINARY, {"whatif", one, "--busbw", "100"}, 0), "1 of 16 ranks");
+  const auto dir = whatif_cli_write(d, job, false);
+  auto whole = json_report(PERFGAP_BINARY, {"whatif", dir, "--busbw", "100"}, 0);
+  auto ov = finding(whole, "whatif.overlap");
+  ASSERT_TRUE(ov);
+  EXPECT_TRUE((*ov)["metrics"].contains("waiting_ms_per_iter"));
+  EXPECT_NE(whatif_cli_evidence(*ov).find("ms waiting inside collectives for a later rank"), std::string::npos);
+  auto bw = finding(whole, "whatif.busbw");
+  ASSERT_TRUE(bw);
+  EXPECT_NE(whatif_cli_evidence(*bw).find("once their last rank has arrived"), std::string::npos);
+}

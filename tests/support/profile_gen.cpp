@@ -689,7 +689,7 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
   std::string o = "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": " + std::to_string(gpu.device) + ", \"name\": ";
   esc(o, s.gpu_name);
   o += "}],";
-  if (rank >= 0) o += "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + std::to_string(rank) + ", \"world_size\": " + std::to_string(s.gpus.size()) + "},";
+  if (rank >= 0) o += "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + std::to_string(rank) + ", \"world_size\": " + std::to_string(s.world_size > 0 ? s.world_size : s.gpus.size()) + "},";
   o += "\n\"traceEvents\": [\n";
   bool first = true;
   auto ev = [&](const char* cat, const std::string& name, std::int64_t pid, std::int64_t tid, std::int64_t start, std::int64_t end, const std::string& args) {

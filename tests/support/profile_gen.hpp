@@ -59,6 +59,9 @@ struct Scenario {
   // nsys TARGET_INFO_SESSION_START_TIME.utcEpochNs (3.7.2 and later; the times count from it):
   // one generated job's ranks started together (2023-11-14 22:13:20 UTC); < 0: none written.
   std::int64_t session_start_utc_ns = 1'700'000'000'000'000'000;
+  // Kineto distributedInfo's world_size: the job's ranks, of which these GPUs are traced (a
+  // trace of rank 0 of a 16-rank job); 0: the GPUs'.
+  std::size_t world_size = 0;
 };
 
 // Seed scenario 1 (FSDP-like): per iteration, 60 x 1 ms compute kernels, an AllGather of

@@ -366,3 +366,28 @@ TEST(AnalyzersNcclTests, StoppedEarlyNeverPasses) {
   // Whole run against itself: pass.
   EXPECT_EQ(analyzers::analyze_nccl_tests(whole, "whole.txt", o)[0].status, report::Status::pass);
 }
+
+// The Rank lines name each rank's GPU after its bus id: the run keeps the models it read (distinct),
+// and the report says them, so that explain and whatif tell a run of another GPU from the job's.
+TEST(ParsersNcclTests, RankLinesGiveTheGpuModels) {
+  std::string t = "# Collective test starting: all_reduce_perf\n";
+  t += "#  Rank  0 Group  0 Pid 1006102 on pool0-01806 device  0 [0000:19:00] NVIDIA H100 80GB HBM3\n";
+  t += "#  Rank  1 Group  0 Pid 1006103 on pool0-01806 device  1 [0000:2d:00] NVIDIA H100 80GB HBM3\n";
+  t += "#   Rank  2 Pid  31412 on    dgx-03 device  0 [0x07] Tesla V100-SXM2-32GB\r\n";
+  t += "#  Rank  3 Group  0 Pid 7 on node-x device  3\n";  // no bus id: no model
+  t += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  t += "  1048576    262144     float     sum      -1    100.0  10.49  15.73      0    100.0  10.49  15.73      0\n";
+  for (auto parse : {&parsers::parse_nccl_tests, &parsers::parse_nccl_tests_reference}) {
+    auto r = parse(t);
+    ASSERT_TRUE(r) << r.error().describe();
+    EXPECT_EQ(r->gpu_models, (std::vector<std::string>{"NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB"}));
+  }
+  auto r = parsers::parse_nccl_tests(t);
+  ASSERT_TRUE(r);
+  const auto f = analyzers::analyze_nccl_tests(*r, "t.txt", {});
+  ASSERT_FALSE(f.empty());
+  bool said = false;
+  for (const auto& e : f[0].evidence)
+    if (e.source == parsers::kNcclTestsGpusEvidence) said = e.observed == "NVIDIA H100 80GB HBM3 + Tesla V100-SXM2-32GB";
+  EXPECT_TRUE(said);
+}

@@ -30,9 +30,9 @@ std::string fast_fig(const std::optional<parsers::NcclTestsFigures>& f) {
 // Everything the model holds, one line per item, so a difference shows where it is.
 std::string fast_describe(const parsers::Parsed<parsers::NcclTestsRun>& r) {
   if (!r) return "error " + r.error().describe() + "\n";
-  std::string out = fmt::format("collective {} version {} checked {} avg {} oob {}@{} rank_lines {} max_rank {} hosts {} info {}/{}\n",
+  std::string out = fmt::format("collective {} version {} checked {} avg {} oob {}@{} rank_lines {} max_rank {} hosts {} gpus {} info {}/{}\n",
                                 r->collective, r->nccl_version, r->results_checked, fast_opt(r->avg_busbw), fast_opt(r->out_of_bounds),
-                                r->out_of_bounds_line, r->rank_lines, r->max_rank, fmt::join(r->hosts, ","), r->info_ranks.value_or(-1),
+                                r->out_of_bounds_line, r->rank_lines, r->max_rank, fmt::join(r->hosts, ","), fmt::join(r->gpu_models, "|"), r->info_ranks.value_or(-1),
                                 r->info_nodes.value_or(-1));
   for (int e : r->elided) out += fmt::format("elided {}\n", e);
   for (const auto& st : r->stopped_early) out += fmt::format("stopped {} of {} header {} last {}\n", st.reached, st.max_bytes, st.header_line, st.last_line);
@@ -181,6 +181,11 @@ std::string fast_comments(unsigned seed) {
                           "Collective test starting: all_reduce_perf",
                           "[5] on gpu006",
                           "on gpu007\r",
+                          "Pid 9 on gpu008 device  2 [0x07] Tesla V100-SXM2-32GB",
+                          "Group 0 Pid 9 on gpu009 device 1 [0000:2d:00]   NVIDIA A100-PG509-200  \r",
+                          "Pid 9 on gpu010 device 0 [0x1]",
+                          "Pid 9 on gpu011 device 0 [0x1",
+                          "Pid 9 device [x] on gpu012 NVIDIA GB10",
                           ""};
   std::string out = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n";
   for (int i = 0; i < 60; ++i) {
