@@ -273,9 +273,9 @@ TEST_F(SlurmCluster, HealthWorksWithoutSlurmConfInItsEnvironment) {
   EXPECT_EQ(node("n4").state.find("DRAIN"), std::string::npos) << r.err;
 }
 
-}  // namespace
-
 // ---- fanout --pairs on the real cluster --------------------------------------------------
+// (In the anonymous namespace with SlurmCluster, which SlurmPairs derives from: gcc's
+// -Wsubobject-linkage.)
 // One node made slow by the kernel: its slurmd moved into a cpu cgroup with a small CFS quota
 // (cgroup v1 cpu.cfs_quota_us, or v2 cpu.max), so every job step it starts (slurmstepd and the
 // benchmark: proctrack/linuxproc and task/none leave them in slurmd's cgroup) gets that share
@@ -461,3 +461,5 @@ TEST_F(SlurmPairs, PairSearchNamesNoNodeWhenNoneIsSlowed) {
               f["metrics"]["pairs_run"].get<double>(), f["metrics"]["wall_s"].get<double>(), r.err.c_str());
 }
 #endif
+
+}  // namespace
