@@ -6,6 +6,14 @@
 #include "analyzers/analyzers.hpp"
 
 namespace perfgap::analyzers {
+namespace {
+
+double median_of_sorted(const std::vector<double>& v) {
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
 
 std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<std::size_t> warmup) {
   StepStats s;
@@ -29,8 +37,7 @@ std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<s
     std::vector<double> rest;
     for (std::size_t i = w; i < s.records; ++i) rest.push_back(log.records[i].value);
     std::sort(rest.begin(), rest.end());
-    const std::size_t m = rest.size();
-    const double rest_median = m % 2 ? rest[m / 2] : (rest[m / 2 - 1] + rest[m / 2]) / 2;
+    const double rest_median = median_of_sorted(rest);
     const bool any_slower = std::any_of(log.records.begin(), log.records.begin() + static_cast<std::ptrdiff_t>(w), [&](const auto& r) {
       return s.throughput ? r.value < rest_median : r.value > rest_median;
     });
@@ -66,7 +73,7 @@ std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<s
   s.mean = sum / static_cast<double>(v.size());
   std::sort(v.begin(), v.end());
   std::size_t n = v.size();
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  s.median = median_of_sorted(v);
   // Nearest rank: p99 of times from the top; for throughputs the slow end is the bottom.
   std::size_t rank = std::max<std::size_t>(static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(n))), 1);
   s.tail = s.throughput ? v[std::min(n, std::max<std::size_t>(static_cast<std::size_t>(std::ceil(0.01 * static_cast<double>(n))), 1)) - 1]
@@ -94,11 +101,16 @@ std::string steps_pct_text(double pct) {
   return fmt::format("{:.2g}%", pct);
 }
 
+// The first w records by the log's own iteration numbers: "iteration 71", "iterations 1 to 3".
+std::string first_iterations_words(const StepStats& s, std::size_t w) {
+  auto label = [&](std::size_t i) { return fmt::format("{:g}", s.series[i].first); };
+  return w == 1 ? "iteration " + label(0) : fmt::format("iterations {} to {}", label(0), label(w - 1));
+}
+
 // Which records the warm-up dropped, by the log's own iteration numbers, and why.
 std::string steps_warmup_words(const StepStats& s) {
   const std::size_t w = std::min(s.warmup, s.series.size());
-  auto label = [&](std::size_t i) { return fmt::format("{:g}", s.series[i].first); };
-  const std::string which = w == 1 ? "iteration " + label(0) : fmt::format("iterations {} to {}", label(0), label(w - 1));
+  const std::string which = first_iterations_words(s, w);
   return fmt::format("warm-up dropped: {} (the first {}; {}): a run's first steps, also the first after a restart from a checkpoint, "
                      "include start-up costs (compilation, allocator and NCCL set-up, data loader start){}",
                      which, w == 1 ? std::string("record") : fmt::format("{} records", w),
@@ -111,8 +123,7 @@ std::string fmt_value(double v, const StepStats& s);
 // The default warm-up left in: its records were no slower than the rest.
 std::string steps_warmup_kept_words(const StepStats& s) {
   const std::size_t w = std::min(s.warmup_kept, s.series.size());
-  auto label = [&](std::size_t i) { return fmt::format("{:g}", s.series[i].first); };
-  const std::string which = w == 1 ? "iteration " + label(0) : fmt::format("iterations {} to {}", label(0), label(w - 1));
+  const std::string which = first_iterations_words(s, w);
   std::string values;
   for (std::size_t i = 0; i < w && i < 3; ++i) values += (i ? ", " : "") + fmt_value(s.series[i].second, s);
   if (w > 3) values += ", ...";
