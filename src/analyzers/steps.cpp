@@ -240,7 +240,7 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
   if (!o.reference) {
     f.status = report::Status::skip;
     f.title = fmt::format("median {}{}{}{}; no reference to score against ({})", fmt_value(s.median, s), per, single, all_skipped,
-                          s.throughput ? "--reference FILE with the same throughput" : "--reference MS or a reference step log");
+                          s.throughput ? fmt::format("--reference N{} or a step log of the same throughput", s.unit) : "--reference MS or a reference step log");
     f.add(source, measured);
     notes();
   } else if (!comparable) {

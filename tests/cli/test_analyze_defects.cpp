@@ -130,6 +130,9 @@ TEST(AnalyzeFieldDefects, StepsThroughputFlipsTheDirection) {
     auto f = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference", figure}, 1);
     EXPECT_NEAR(required_finding(f, "steps.gap")["metrics"]["percent_of_reference"].get<double>(), 100 * 9.845 / 11.02, 1e-6) << figure;
   }
+  auto none = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log")}, 0);
+  EXPECT_NE(required_finding(none, "steps.gap")["title"].get<std::string>().find("--reference Nsamples/s or a step log of the same throughput"),
+            std::string::npos);
   auto other_unit = json_report(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference", "3000tokens/s"}, 0);
   EXPECT_EQ(required_finding(other_unit, "steps.gap")["status"], "skip");
   auto zero = run_binary(PERFGAP_BINARY, {"analyze", "steps", log_fixture("steps/samples-per-sec.log"), "--reference", "0samples/s"});

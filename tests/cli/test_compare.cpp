@@ -151,7 +151,6 @@ TEST_F(CompareCli, NcclTestsRunsOfAnotherScaleAreNotCompared) {
   EXPECT_TRUE(busbw_worse) << slower.dump(1);
 }
 
-}  // namespace
 
 // A device lost between two checks of one node is a regression, not "cannot tell": an RDMA
 // port whose siblings the after run still read (the GB200 VM's mlx5_3 removed), and the only
@@ -213,3 +212,5 @@ TEST_F(CompareCli, OneFileNamedTwiceIsRefused) {
   fs::copy_file(once, copy);
   EXPECT_EQ(run_binary(PERFGAP_BINARY, {"compare", once.string(), copy.string()}).status, 0);
 }
+
+}  // namespace
