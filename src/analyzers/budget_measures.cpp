@@ -220,8 +220,11 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
     }
   }
   if (x.id.starts_with("whatif.") || x.id.starts_with("profile.")) budget_measure_framework(x, m);
+  // The host's whole wait (launch overhead and host stalls) where whatif.launch replayed both.
   if (x.id == "whatif.launch")
-    if (auto pct = budget_metric(x, "saved_pct_of_step"); pct && *pct >= 0) m.host_wait_pct.more(*pct, at);
+    if (auto pct = budget_metric(x, "host_wait_saved_pct_of_step") ? budget_metric(x, "host_wait_saved_pct_of_step") : budget_metric(x, "saved_pct_of_step");
+        pct && *pct >= 0)
+      m.host_wait_pct.more(*pct, at);
   // A change replayed on the job's own traces: what it saves of the step, measured.
   // Replayed at the bandwidth of nccl-tests at another scale than the job's: kept apart, a
   // hypothesis (budget_what_if_assumed_key).

@@ -377,6 +377,20 @@ std::string launch_bound_sync_words(Finding& f, const DigestFindingInputs& in, s
                      mean_kernel_ms);
 }
 
+// The host stalls of the GPUs with iterations: their share of the iteration (mean over GPUs, as
+// per_iter's host_idle), how many in the whole profile, the longest (ns).
+struct HostStalls {
+  double pct = 0;
+  std::size_t count = 0;
+  std::int64_t longest = 0;
+};
+HostStalls host_stalls(const Analysis& an) {
+  HostStalls s;
+  s.pct = pct(an.per_iter.host_stall, an.per_iter.len);
+  for (const auto& gt : an.gpus) s.count += gt.host_stalls, s.longest = std::max(s.longest, gt.host_stall_longest);
+  return s;
+}
+
 // profile.launch_bound: launch calls and delays, and the share of the iteration the GPU waits on launches.
 Finding launch_bound_finding(const DigestFindingInputs& in) {
   const Digest& p = in.p;
@@ -416,18 +430,44 @@ Finding launch_bound_finding(const DigestFindingInputs& in) {
                                                : static_cast<double>(kernels));
     f.status = host > 10 ? report::Status::warn : report::Status::pass;
     const std::string sync = launch_bound_sync_words(f, in, kernels);
+    // Host stalls (host-bound gaps of a millisecond or more): the host busy elsewhere, not
+    // launching slowly. Said apart so that a profile of one long stall (a JIT compile, a data
+    // load) is not read as launch overhead with CUDA graphs for its fix.
+    const HostStalls st = host_stalls(an);
+    const bool stalls = st.count > 0 && st.pct >= 0.05;
+    const bool mostly_stalls = stalls && st.pct >= host / 2;
+    if (stalls) {
+      f.metric("host_stall_pct", st.pct);
+      f.metric("host_stalls", static_cast<double>(st.count));
+      f.metric("host_stall_longest_ms", ms(static_cast<double>(st.longest)));
+    }
+    const std::string split =
+        stalls ? fmt::format(": {:.1f}% in host stalls of {:.0f} ms or more ({} in the profile, the longest {:.2f} ms), {:.1f}% between launches",
+                             st.pct, ms(static_cast<double>(kHostStallNs)), st.count, ms(static_cast<double>(st.longest)), std::max(0.0, host - st.pct))
+               : "";
     f.title = fmt::format(
-        "GPU waits on kernel launches {:.1f}% {}{}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call{}",
-        host, iteration_words(an), host > 10 ? " (> 10%)" : "", sync.empty() ? "" : ": " + sync, api50, d50, d99, short_pct,
-        an.graph_kernels ? fmt::format("; {:.1f}% of kernels ran under CUDA graphs (not in these launch figures)", graph_pct) : "");
+        "GPU waits on {} {:.1f}% {}{}{}{}; launch call p50 {:.1f} us, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call{}",
+        stalls ? "the host" : "kernel launches", host, iteration_words(an), host > 10 ? " (> 10%)" : "", split, sync.empty() ? "" : ": " + sync, api50,
+        d50, d99, short_pct, an.graph_kernels ? fmt::format("; {:.1f}% of kernels ran under CUDA graphs (not in these launch figures)", graph_pct) : "");
     f.add(source, fmt::format("{} of {} kernels joined to their launch call by correlation id", an.launches, kernels));
+    if (stalls)
+      f.add(source,
+            fmt::format("a host-bound gap (the GPU idle until the host launched its next work) of {:.0f} ms or more is a host stall: the host did "
+                        "something else that long (input, compilation, Python between steps); shorter ones are the launch overhead of a "
+                        "framework's dispatch and launch calls",
+                        ms(static_cast<double>(kHostStallNs))));
     if (an.graph_kernels)
       f.add(
           source,
           fmt::format(
               "{} kernels joined to a CUDA graph launch (cudaGraphLaunch) are counted apart: one launch call starts all of a graph's kernels",
               an.graph_kernels));
-    if (f.status == report::Status::warn && !sync.empty()) {
+    if (f.status == report::Status::warn && mostly_stalls) {
+      f.fix = framework_fix(p.framework.framework, FixTopic::host_stall);
+      f.add(source, framework_evidence(p.framework));
+      f.impact = fmt::format("{:.1f}% of {} the GPU waits for the host: {:.1f}% in host stalls, {:.1f}% for the next launch", host, every(an), st.pct,
+                             std::max(0.0, host - st.pct));
+    } else if (f.status == report::Status::warn && !sync.empty()) {
       f.fix = framework_fix(p.framework.framework, FixTopic::launch_sync);
       f.add(source, framework_evidence(p.framework));
       f.impact = fmt::format("{:.1f}% of {} the GPU waits for the host, which waits on the GPU", host, every(an));

@@ -240,7 +240,7 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
   auto add = [](WinStats& a, const WinStats& b, double k) {
     a.len += b.len * k, a.compute += b.compute * k, a.busy += b.busy * k, a.idle += b.idle * k, a.host_idle += b.host_idle * k;
     a.copy += b.copy * k, a.comm_all += b.comm_all * k, a.exposed_all += b.exposed_all * k, a.wait += b.wait * k;
-    a.copy_bare += b.copy_bare * k;
+    a.copy_bare += b.copy_bare * k, a.host_stall += b.host_stall * k;
     for (int c = 0; c < kCopyClasses; ++c) a.copy_by[c] += b.copy_by[c] * k;
     for (int c = 0; c < kCommSlots; ++c) a.comm[c] += b.comm[c] * k, a.exposed[c] += b.exposed[c] * k, a.kernels[c] += b.kernels[c] * k;
   };
@@ -267,6 +267,7 @@ Analysis analyze(Digest& d, const ProfileOptions& o) {
       s.copy = local[i].copy;
       s.idle = local[i].idle;
       s.host_idle = local[i].host_idle;
+      s.host_stall = local[i].host_stall;
       s.busy = s.len - s.idle;
       s.comm_all = static_cast<double>(measure(gt.comm_all, w.s, w.e));
       s.exposed_all = static_cast<double>(measure(gt.exposed_all, w.s, w.e));

@@ -141,6 +141,7 @@ bool windows_from_period(const Profile& p, const std::vector<std::vector<std::ui
 // A GPU's own intervals, kept while its digest is made (the window statistics measure them).
 struct DigestLocalIvs {
   Ivs compute, copy, idle, host_idle;
+  Ivs host_stall;  // the host-bound gaps of kHostStallNs or longer
 };
 
 // One GPU's timeline from its activities (sorted here by start): its kernels, communication,
@@ -207,7 +208,14 @@ void digest_gpu_timeline(const Profile& p, std::vector<std::uint32_t>& v, GpuTim
     if (b <= a) continue;
     lc.idle.push_back({a, b});
     const auto& next = p.acts[starter[i]];
-    if (next.api_start >= 0 && next.api_start >= a) lc.host_idle.push_back({a, b});
+    if (next.api_start >= 0 && next.api_start >= a) {
+      lc.host_idle.push_back({a, b});
+      if (b - a >= kHostStallNs) {
+        lc.host_stall.push_back({a, b});
+        ++gt.host_stalls;
+        gt.host_stall_longest = std::max(gt.host_stall_longest, b - a);
+      }
+    }
   }
   // After its last activity the GPU is idle too (a last step's window may run past it); no
   // launch ends that gap, so it is not host-bound.
@@ -219,10 +227,12 @@ void digest_gpu_timeline(const Profile& p, std::vector<std::uint32_t>& v, GpuTim
     const std::int64_t from = i > 0 ? gt.seq[i - 1].end : gt.first;
     gt.compute_before.push_back(measure(lc.compute, from, gt.seq[i].start));
     gt.seq[i].host_wait = measure(lc.host_idle, from, gt.seq[i].start);
+    gt.seq[i].host_stall = measure(lc.host_stall, from, gt.seq[i].start);
   }
   for (std::size_t i = 0; i < gt.p2p.size(); ++i) {
     const std::int64_t from = i > 0 ? gt.p2p[i - 1].end : gt.first;
     gt.p2p[i].host_wait = gt.p2p[i].start > from ? measure(lc.host_idle, from, gt.p2p[i].start) : 0;
+    gt.p2p[i].host_stall = gt.p2p[i].start > from ? measure(lc.host_stall, from, gt.p2p[i].start) : 0;
   }
   gt.compute = intersect(lc.compute, gt.comm_all);
 }
@@ -371,6 +381,7 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
         s.copy = static_cast<double>(measure(lc.copy, w.s, w.e));
         s.idle = static_cast<double>(measure(lc.idle, w.s, w.e));
         s.host_idle = static_cast<double>(measure(lc.host_idle, w.s, w.e));
+        s.host_stall = static_cast<double>(measure(lc.host_stall, w.s, w.e));
         cut.stats.push_back(s);
       }
     }

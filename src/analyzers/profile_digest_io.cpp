@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kDigestMagic = "perfgap-digest\n";
 // 2: each GPU's send/recv kernels and its rank (pipelines); 3: the host's synchronising calls;
 // 4: the framework its names show
-constexpr std::uint32_t kDigestVersion = 4;
+constexpr std::uint32_t kDigestVersion = 5;
 // No vector of a rank's digest holds this many entries (150k kernels are ~10^5 intervals).
 constexpr std::uint64_t kMaxDigestEntries = std::uint64_t{1} << 32;
 
@@ -29,23 +29,23 @@ void fields(A& a, Iv& v) { a.all(v.s, v.e); }
 template <class A>
 void fields(A& a, Win& v) { a.all(v.s, v.e, v.step); }
 template <class A>
-void fields(A& a, LocalStats& v) { a.all(v.len, v.compute, v.copy, v.idle, v.host_idle); }
+void fields(A& a, LocalStats& v) { a.all(v.len, v.compute, v.copy, v.idle, v.host_idle, v.host_stall); }
 template <class A>
 void fields(A& a, CutWindows& v) { a.all(v.wins, v.stats); }
 template <class A>
 void fields(A& a, WinStats& v) {
-  a.all(v.len, v.compute, v.busy, v.idle, v.host_idle, v.copy, v.comm_all, v.exposed_all, v.wait, v.copy_bare, v.copy_by, v.comm, v.exposed, v.kernels);
+  a.all(v.len, v.compute, v.busy, v.idle, v.host_idle, v.copy, v.comm_all, v.exposed_all, v.wait, v.copy_bare, v.copy_by, v.comm, v.exposed, v.kernels, v.host_stall);
 }
 template <class A>
-void fields(A& a, RankCollective& v) { a.all(v.coll, v.start, v.end, v.step, v.host_wait, v.bytes, v.group); }
+void fields(A& a, RankCollective& v) { a.all(v.coll, v.start, v.end, v.step, v.host_wait, v.bytes, v.group, v.host_stall); }
 template <class A>
-void fields(A& a, P2pOp& v) { a.all(v.start, v.end, v.step, v.host_wait, v.bytes, v.peer, v.dir); }
+void fields(A& a, P2pOp& v) { a.all(v.start, v.end, v.step, v.host_wait, v.bytes, v.peer, v.dir, v.host_stall); }
 template <class A>
 void fields(A& a, parsers::GpuInfo& v) { a.all(v.file, v.process, v.device, v.label, v.key, v.host); }
 template <class A>
 void fields(A& a, GpuTimeline& v) {
   a.all(v.acts, v.kernels, v.compute, v.comm_all, v.exposed_all, v.wait, v.comm, v.exposed, v.copies, v.copy_bare, v.colls, v.nccl, v.seq,
-        v.compute_before, v.p2p, v.rank, v.cuts, v.period, v.kernel_ns, v.nccl_ns, v.first, v.last, v.wins, v.windows, v.total);
+        v.compute_before, v.p2p, v.rank, v.cuts, v.period, v.kernel_ns, v.nccl_ns, v.first, v.last, v.wins, v.windows, v.total, v.host_stalls, v.host_stall_longest);
 }
 template <class A>
 void fields(A& a, parsers::FrameworkSeen& v) { a.all(v.framework, v.why); }
@@ -206,14 +206,16 @@ std::string digest_damage(const Digest& d) {
     for (const auto& v : gt.copies)
       if (!within(v, gt.first, gt.last)) return "an interval outside its GPU's timeline";
     for (const auto& c : gt.seq)
-      if (c.start < gt.first || c.end > gt.last || c.host_wait < 0 || c.host_wait > kMaxDigestSpanNs) return "a collective outside its GPU's timeline";
+      if (c.start < gt.first || c.end > gt.last || c.host_wait < 0 || c.host_wait > kMaxDigestSpanNs || c.host_stall < 0 || c.host_stall > c.host_wait)
+        return "a collective outside its GPU's timeline";
     for (std::size_t i = 0; i < gt.p2p.size(); ++i) {
       const auto& c = gt.p2p[i];
       if (c.start < gt.first || c.end > gt.last || c.end < c.start || (i > 0 && c.start < gt.p2p[i - 1].start) || c.host_wait < 0 ||
-          c.host_wait > kMaxDigestSpanNs || c.peer < -1 || c.dir > parsers::P2pDir::recv)
+          c.host_wait > kMaxDigestSpanNs || c.host_stall < 0 || c.host_stall > c.host_wait || c.peer < -1 || c.dir > parsers::P2pDir::recv)
         return "a send/recv out of range";
     }
     if (gt.rank < -1) return "a rank out of range";
+    if (gt.host_stall_longest < 0 || gt.host_stall_longest > kMaxDigestSpanNs) return "a host stall beyond one capture";
     for (const auto& [start, slot] : gt.colls)
       if (start < gt.first || start > gt.last) return "a communication kernel outside its GPU's timeline";
     for (auto x : gt.compute_before)

@@ -25,6 +25,9 @@ constexpr const char* kLaunchThreadFast =
 constexpr const char* kSyncLead =
     "The host waits for the GPU to finish before it launches more work, so the GPU idles while the host catches up: synchronisation, not launch "
     "overhead (CUDA graphs or fewer kernels would not remove it). ";
+constexpr const char* kStallLead =
+    "The GPU waits while its host does something else for a millisecond or more before it launches again: a host stall, not launch overhead "
+    "(CUDA graphs or fewer kernels would not remove it). Find what the host does in those gaps: ";
 constexpr const char* kOverheadLead =
     "The small-kernel/CPU-overhead signature: the host cannot launch kernels as fast as the GPU runs them. ";
 
@@ -104,6 +107,20 @@ FixWords fix_words(FixTopic t) {
               "nowait; ",
               "Fewer, larger kernels (fused kernels, CUDA graphs: stream capture with cudaStreamBeginCapture and one cudaGraphLaunch per step, "
               "larger batches); "};
+    case FixTopic::host_stall:
+      return {"the data loader (DataLoader num_workers, pin_memory, prefetch_factor: a starved loader stalls each step's start), compilation and "
+              "warm-up (torch.compile, nvFuser or cuDNN autotuning in the first steps: leave them out of the capture with torch.profiler's "
+              "schedule(wait=, warmup=)), Python between steps (logging, checkpointing, metrics read with .item()); a CPU profile of the training "
+              "process during them (py-spy record --native, nsys --sample=cpu) names it; ",
+              "the input pipeline (tf.data or grain prefetching, jax.device_put of the next batch ahead of use), compilation (the first step of "
+              "each new shape; jax.config.update('jax_log_compiles', True) names recompiles: leave the first steps out of the capture), Python "
+              "between steps (logging, checkpointing, jax.device_get of metrics); a CPU profile of the process during them (py-spy record "
+              "--native, nsys --sample=cpu) names it; ",
+              "host computation between target regions, reading input, the offload runtime's first launch of each region (loading and JIT "
+              "compiling its image: leave it out of the capture); a CPU profile during them (perf record -g, nsys --sample=cpu) names it; ",
+              "reading input, host computation between launches, the first launch of each module (loading and JIT compiling PTX: a warm "
+              "CUDA_CACHE_PATH, or leave it out of the capture), logging; a CPU profile of the process during them (perf record -g, nsys "
+              "--sample=cpu) names it; "};
     case FixTopic::iterations:
       return {"annotate iterations (torch.profiler schedule gives ProfilerStep#N; nvtx.range_push('step') around each step) or pass --iteration-range NAME",
               "annotate iterations with an NVTX range around each step (the nvtx package: with nvtx.annotate('step'): ...; "
@@ -195,6 +212,7 @@ std::string framework_fix(parsers::Framework fw, FixTopic t) {
   const char* said = fw == Framework::pytorch ? w.pytorch : fw == Framework::jax ? w.jax : fw == Framework::openmp ? w.openmp : w.cuda;
   if (t == FixTopic::launch_sync) return std::string(kSyncLead) + said;
   if (t == FixTopic::launch_overhead) return std::string(kOverheadLead) + said + kLaunchThreadFast;
+  if (t == FixTopic::host_stall) return std::string(kStallLead) + said + kLaunchThreadFast;
   return said;
 }
 

@@ -33,6 +33,12 @@ using parsers::Profile;
 
 constexpr std::size_t kMinKernelsToJudge = 50;
 
+// A host-bound gap (the GPU idle until the host launched its next work) this long or longer is a
+// host stall: the host did something else for a millisecond or more (data loading, JIT compiling,
+// Python between steps), which no cheaper launch removes. Shorter ones are launch overhead: a
+// framework's dispatch and the launch call per kernel (tens to a few hundred microseconds).
+constexpr std::int64_t kHostStallNs = 1'000'000;
+
 // The communication kernels besides NCCL's (data/kb/comm_kernels.yaml, or the --kb table), their
 // libraries in slots after the NCCL collectives' (analyzers.hpp kCommSlots). The slots follow the
 // table's order, so every rank's digest numbers them alike. Entries of names starting with `nccl`
@@ -133,6 +139,7 @@ struct WinStats {
   std::array<double, kCopyClasses> copy_by{};
   std::array<double, kCommSlots> comm{}, exposed{};  // per slot: NCCL collective, then library
   std::array<double, kCommSlots> kernels{};          // communication kernels starting in the window
+  double host_stall = 0;  // the part of host_idle in gaps of kHostStallNs or longer (host stalls, not launch overhead)
 };
 
 // The ways of cutting iterations that analyze() chooses among over the whole job: each rank's
@@ -142,6 +149,7 @@ enum Cut : std::uint8_t { kCutRange, kCutStep, kCutStepLike, kCutPeriod, kCutWho
 // A GPU's windows by one cut, with the figures of each window that need no other rank.
 struct LocalStats {
   double len = 0, compute = 0, copy = 0, idle = 0, host_idle = 0;
+  double host_stall = 0;  // as WinStats::host_stall
 };
 struct CutWindows {
   std::vector<Win> wins;
@@ -174,6 +182,10 @@ struct GpuTimeline {
   std::vector<Win> wins;  // the windows of the cut chosen
   std::size_t windows = 0;
   WinStats total;  // its windows' figures summed
+  // Its host stalls (host-bound gaps of kHostStallNs or longer) over the whole profile: how many,
+  // and the longest (ns).
+  std::size_t host_stalls = 0;
+  std::int64_t host_stall_longest = 0;
 };
 
 // Launch figures as (value, count) sorted by value: exact percentiles without a value per
@@ -387,6 +399,7 @@ enum class FixTopic : std::uint8_t {
   exposed_gather,          // profile.exposed_comm's overlap words (ending "; ") for AllGather and ReduceScatter
   exposed_allreduce,       // ... for AllReduce
   exposed_alltoall,        // ... for AllToAll
+  host_stall,              // profile.launch_bound and whatif.launch: the GPU waits mostly in host stalls (kHostStallNs)
 };
 std::string framework_fix(parsers::Framework fw, FixTopic t);
 // The evidence line of a finding whose fix framework_fix wrote: the framework and why.

@@ -53,7 +53,7 @@ PipelineReplay::PipelineReplay(const std::vector<std::vector<P2pOp>>& p2p, const
           continue;
         }
         const auto& c = colls[r][i];
-        merged[r].push_back({.start = c.start, .end = c.end, .step = c.step, .host_wait = c.host_wait, .bytes = c.bytes});
+        merged[r].push_back({.start = c.start, .end = c.end, .step = c.step, .host_wait = c.host_wait, .bytes = c.bytes, .host_stall = c.host_stall});
         kind[r].emplace_back(c.coll, c.group);
       }
     }
@@ -68,7 +68,7 @@ PipelineReplay::PipelineReplay(const std::vector<std::vector<P2pOp>>& p2p, const
       ops_[i].rank = r;
       if (any_coll) ops_[i].coll = kind[r][i - first_op_[r]].first, group[i] = kind[r][i - first_op_[r]].second;
     }
-  own_.assign(n, 0), waiting_.assign(n, 0), transfer_.assign(n, 0), host_.assign(n, 0);
+  own_.assign(n, 0), waiting_.assign(n, 0), transfer_.assign(n, 0), host_.assign(n, 0), stall_.assign(n, 0);
   coll_waiting_.assign(n, 0), coll_transfer_.assign(n, 0);
   offset_.assign(n, 0);
   component_.assign(n, -1);
@@ -244,9 +244,12 @@ void PipelineReplay::build(const std::vector<std::vector<P2pOp>>& ops) {
       if (i == 0) op.gap = arr;
       else {
         op.gap = std::max<std::int64_t>(0, o.start - ops[r][i - 1].end);
-        op.host = std::clamp<std::int64_t>(o.host_wait, 0, op.gap);
+        const std::int64_t all = std::clamp<std::int64_t>(o.host_wait, 0, op.gap);
+        op.stall = std::clamp<std::int64_t>(o.host_stall, 0, all);
+        op.host = all - op.stall;
         own_[r] += op.gap;
         host_[r] += op.host;
+        stall_[r] += op.stall;
       }
       if (op.instance >= 0) {
         // A collective: from the group's last arrival to its own end.
@@ -289,7 +292,7 @@ Replay PipelineReplay::run(const PipelineChange& change) const {
         const std::size_t k = next[r];
         const auto& op = ops_[k];
         if (!arrived[k]) {
-          double g = static_cast<double>(op.gap - (change.no_host_wait ? op.host : 0));
+          double g = static_cast<double>(op.gap - (change.no_host_wait ? op.host : 0) - (change.no_host_stall ? op.stall : 0));
           if (k != first_op_[r] && r < change.scale.size()) g *= change.scale[r];
           arr[k] = k == first_op_[r] ? op.gap : end[k - 1] + static_cast<std::int64_t>(g);
           arrived[k] = true;

@@ -24,13 +24,15 @@ struct P2pOp {
   std::uint64_t bytes = 0;     // its message; 0: unknown
   std::int32_t peer = -1;      // the job's rank it sends to or receives from (Kineto's Dst Rank / Src Rank); -1: unknown
   parsers::P2pDir dir = parsers::P2pDir::unknown;
+  std::int64_t host_stall = 0;  // the part of host_wait in host stalls (gaps of kHostStallNs or longer)
 };
 
 // One change to a pipeline, replayed: per rank, the factor its own time between two of its
 // sends/receives is multiplied by (missing or 1: as measured); and no GPU waiting for launches.
 struct PipelineChange {
   std::vector<double> scale;
-  bool no_host_wait = false;
+  bool no_host_wait = false;   // launch overhead removed (host-bound gaps shorter than kHostStallNs)
+  bool no_host_stall = false;  // host stalls removed (host-bound gaps of kHostStallNs or longer)
 };
 
 // The job's sends and receives paired and replayed. Pairing (never by time): the n-th send of
@@ -68,7 +70,8 @@ class PipelineReplay {
   const std::vector<std::int64_t>& own() const { return own_; }
   const std::vector<std::int64_t>& waiting() const { return waiting_; }
   const std::vector<std::int64_t>& transfer() const { return transfer_; }
-  const std::vector<std::int64_t>& host_wait() const { return host_; }
+  const std::vector<std::int64_t>& host_wait() const { return host_; }  // launch overhead
+  const std::vector<std::int64_t>& host_stall() const { return stall_; }  // host stalls
   // Per rank its pipeline stage (0: the first, whose activations go out first), -1 where the
   // send/recv graph is not a chain of stages; stages() 0 then, and why in stages_why().
   const std::vector<int>& stage() const { return stage_; }
@@ -90,7 +93,8 @@ class PipelineReplay {
     std::size_t rank = 0;
     std::int64_t partner = -1;  // index of the paired op; -1: none
     std::int64_t gap = 0;       // own time since the rank's previous op ended (its first: its arrival on the common clock)
-    std::int64_t host = 0;      // of the gap, host-bound idle
+    std::int64_t host = 0;      // of the gap, host-bound idle in gaps shorter than kHostStallNs
+    std::int64_t stall = 0;     // of the gap, host-bound idle in host stalls
     std::int64_t transfer = 0;  // its end after the later side's arrival (unpaired: its whole length)
     std::int64_t instance = -1;  // a collective joined: its instance in instances_; -1: none
     parsers::Coll coll = parsers::Coll::none;  // a collective's kind; none: a send or receive
@@ -108,7 +112,7 @@ class PipelineReplay {
   std::vector<int> component_;               // per rank: which ranks its pairs join it to (each set on its own clock); -1: no ops
   std::vector<std::int64_t> measured_;       // per component: from its first arrival to its last end, as measured
   std::size_t pairs_ = 0, unpaired_ = 0, stages_ = 0;
-  std::vector<std::int64_t> own_, waiting_, transfer_, host_;
+  std::vector<std::int64_t> own_, waiting_, transfer_, host_, stall_;
   std::vector<int> stage_;
   std::string why_not_, peers_from_, stages_why_;
   std::size_t unjoined_ = 0;

@@ -277,6 +277,7 @@ CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<st
   const std::size_t n = ranks.size();
   excess_.assign(n, 0);
   host_wait_.assign(n, 0);
+  host_stall_.assign(n, 0);
   arriving_.assign(n, 0);
   const std::size_t need = std::min<std::size_t>(2, n);
   for (std::size_t k = 1; k < al.matches.size(); ++k) {
@@ -286,13 +287,19 @@ CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<st
     Step st;
     st.gap.assign(n, -1);
     st.host.assign(n, 0);
+    st.stall.assign(n, 0);
     std::size_t both = 0;
     for (std::size_t r = 0; r < n; ++r) {
       if (a.index[r] < 0 || b.index[r] < 0) continue;
       const std::int64_t prev_end = ranks[r][static_cast<std::size_t>(a.index[r])].end + al.offset[r];
       st.gap[r] = std::max<std::int64_t>(0, b.arrival[r] - prev_end);
       // Host-bound idle counts since the rank's own previous collective: the same one here.
-      if (b.index[r] == a.index[r] + 1) st.host[r] = std::clamp<std::int64_t>(ranks[r][static_cast<std::size_t>(b.index[r])].host_wait, 0, st.gap[r]);
+      if (b.index[r] == a.index[r] + 1) {
+        const auto& c = ranks[r][static_cast<std::size_t>(b.index[r])];
+        const std::int64_t all = std::clamp<std::int64_t>(c.host_wait, 0, st.gap[r]);
+        st.stall[r] = std::clamp<std::int64_t>(c.host_stall, 0, all);
+        st.host[r] = all - st.stall[r];
+      }
       ++both;
     }
     if (both < need) continue;
@@ -309,6 +316,7 @@ CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<st
     for (std::size_t r = 0; r < n; ++r) {
       if (st.gap[r] > st.median) excess_[r] += st.gap[r] - st.median;
       host_wait_[r] += st.host[r];
+      host_stall_[r] += st.stall[r];
       arriving_[r] += std::max<std::int64_t>(0, st.gap[r]);
     }
     steps_.push_back(std::move(st));
@@ -347,6 +355,7 @@ Replay CollectiveReplay::run(const ReplayChange& change) const {
       }
       std::int64_t g = st.gap[r];
       if (change.no_host_wait) g -= st.host[r];
+      if (change.no_host_stall) g -= st.stall[r];
       if (in_set(r)) g = std::min(g, pace);
       if (change.overlap) {
         // Overlapped: the rank issues this collective its own time after it issued the previous
@@ -409,6 +418,7 @@ void CollectiveReplay::overlap(const RankAlignment& al, const std::vector<std::v
   }
   whole_lo_ = whole_hi_ = whole_iterations_ = 0;
   whole_host_wait_.clear();
+  whole_host_stall_.clear();
   if (starts.size() >= 2) {
     whole_lo_ = starts.front(), whole_hi_ = starts.back();
     // The iterations the span crosses: by the windows' numbers, so that an iteration holding no
@@ -417,8 +427,9 @@ void CollectiveReplay::overlap(const RankAlignment& al, const std::vector<std::v
     whole_iterations_ = crossed > 0 ? static_cast<std::size_t>(crossed) : starts.size() - 1;
     held_iterations_ = whole_iterations_;
     whole_host_wait_.assign(n, 0);
+    whole_host_stall_.assign(n, 0);
     for (std::size_t i = whole_lo_; i < whole_hi_; ++i)
-      for (std::size_t r = 0; r < n; ++r) whole_host_wait_[r] += steps_[i].host[r];
+      for (std::size_t r = 0; r < n; ++r) whole_host_wait_[r] += steps_[i].host[r], whole_host_stall_[r] += steps_[i].stall[r];
   }
   std::set<std::int32_t> iterations;
   for (std::size_t i = 0; i < steps_.size(); ++i) {

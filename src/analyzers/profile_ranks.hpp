@@ -24,6 +24,7 @@ struct RankCollective {
   std::int64_t host_wait = 0;  // ns the GPU sat idle waiting for a launch since the previous one's end (what-if: launches)
   std::uint64_t bytes = 0;     // its message (nccl-tests' size: the larger of in and out); 0: unknown
   std::uint32_t group = 0;     // ranks in its communicator (Kineto's args); 0: unknown
+  std::int64_t host_stall = 0;  // the part of host_wait in host stalls (gaps of kHostStallNs or longer)
 };
 
 // A collective seen by several ranks (after alignment, on the reference rank's clock).
@@ -87,7 +88,7 @@ struct Replay {
 // One change to the job, replayed (docs/WHATIF.md): what each rank and collective would do instead.
 struct ReplayChange {
   std::vector<bool> on_time;   // these ranks arrive no later than the median of the others
-  bool no_host_wait = false;   // no GPU waits for a launch: each rank's host-bound idle removed
+  bool no_host_wait = false;   // no GPU waits for a launch: each rank's host-bound idle removed, its host stalls aside
   double busbw_gbps = 0;       // > 0: a collective of known size lasts no longer than at this bus bandwidth
   // Else, where given: the bus bandwidth (GB/s) a collective of this kind and size reaches (a
   // healthy nccl-tests run); 0 where unknown (the collective keeps its time).
@@ -97,6 +98,7 @@ struct ReplayChange {
   // rank has issued it and the one before has ended; the first collective of the next iteration
   // (the optimizer and the next forward before it) waits for the whole chain. Needs overlap().
   bool overlap = false;
+  bool no_host_stall = false;  // no host stalls: each rank's host-bound gaps of kHostStallNs or longer removed
 };
 // What the overlap change needs of the job: per match of the alignment, the iteration it lies
 // in (-1: none), and per rank the time its compute was held by collectives between two instants
@@ -138,16 +140,20 @@ class CollectiveReplay {
   // summed over the replayed steps (ns); 0 for ranks not aligned.
   const std::vector<std::int64_t>& excess() const { return excess_; }
   // Per rank: its host-bound idle inside the replayed steps, summed (ns); of it, inside the steps
-  // of whole iterations (Replay::whole_*; empty where overlap() found none).
+  // of whole iterations (Replay::whole_*; empty where overlap() found none). Host stalls apart:
+  // host_wait() is the launch overhead, host_stall() the gaps of kHostStallNs or longer.
   const std::vector<std::int64_t>& host_wait() const { return host_wait_; }
   const std::vector<std::int64_t>& whole_host_wait() const { return whole_host_wait_; }
+  const std::vector<std::int64_t>& host_stall() const { return host_stall_; }
+  const std::vector<std::int64_t>& whole_host_stall() const { return whole_host_stall_; }
   // Per rank: its time to arrive after the previous collective's end, summed over the steps (ns).
   const std::vector<std::int64_t>& arriving() const { return arriving_; }
 
  private:
   struct Step {
     std::vector<std::int64_t> gap;   // per rank: its time to arrive after the previous end; -1: not both seen
-    std::vector<std::int64_t> host;  // per rank: of that, host-bound GPU idle
+    std::vector<std::int64_t> host;  // per rank: of that, host-bound GPU idle in gaps shorter than kHostStallNs
+    std::vector<std::int64_t> stall;  // per rank: of that, host-bound GPU idle in host stalls
     std::int64_t median = 0;         // the median rank's gap
     std::int64_t transfer = 0;       // the collective's end after its last arrival
     std::int64_t measured = 0;       // end(k) - end(k-1)
@@ -159,7 +165,7 @@ class CollectiveReplay {
     std::vector<std::int64_t> own;   // overlap(): per rank, its own time since its arrival at the previous collective
   };
   std::vector<Step> steps_;
-  std::vector<std::int64_t> excess_, host_wait_, arriving_, held_, whole_host_wait_;
+  std::vector<std::int64_t> excess_, host_wait_, arriving_, held_, whole_host_wait_, host_stall_, whole_host_stall_;
   std::array<std::int64_t, parsers::kCollCount> held_by_coll_{};
   std::size_t chained_ = 0, held_iterations_ = 0, concurrent_ = 0;
   std::size_t whole_lo_ = 0, whole_hi_ = 0;  // the steps of whole iterations: [lo, hi); empty: none

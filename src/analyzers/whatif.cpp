@@ -293,6 +293,10 @@ struct Tried {
   std::vector<std::pair<std::string, double>> metrics{};
   bool whole_iterations = false;  // the saving's share over the replay's whole iterations (Replay::whole_*)
   std::string framework{};        // the fix is in a framework's words (framework_fix): the evidence line that says which and why (explain reads it)
+  // whatif.launch: the change removes launch overhead only; host stalls (host-bound gaps of
+  // kHostStallNs or longer) are replayed removed too, apart, and this is the fix where they
+  // save more than the launches do. Empty: no such second replay.
+  std::string stall_fix{};
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
@@ -346,6 +350,30 @@ Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   f.title = fmt::format("{}: the step {:.2f} ms ({:.1f}%) shorter, {:.2f} ms instead of {:.2f} ms", t.what, ms(saved), 100 * saved_frac, ms(step - saved),
                         ms(step));
   for (const auto& e : t.evidence) f.add(source, e);
+  bool stalls_first = false;
+  if (!t.stall_fix.empty()) {
+    // The host's whole wait removed (launch overhead and host stalls): the bound on the host's
+    // causes together (budget), and what the stalls add to the launches' saving.
+    ReplayChange all = t.change;
+    all.no_host_stall = true;
+    PipelineChange pall = t.pchange;
+    pall.no_host_stall = true;
+    const StepBase b2 = step_base(j, t, j.pipeline ? j.pipe.run(pall) : j.replayer.run(all));
+    const double with_stalls = b2.step > 0 ? std::max(saved_frac, b2.saved / b2.step) : saved_frac;
+    const double stall_saved = std::max(0.0, with_stalls - saved_frac) * step;
+    f.metric("host_wait_saved_pct_of_step", 100 * with_stalls);
+    if (stall_saved >= 0.0005 * step) {
+      f.metric("host_stall_saved_ms_per_iter", ms(stall_saved));
+      f.title += fmt::format("; with its host stalls (gaps of {:.0f} ms or more before a launch) gone too, {:.2f} ms ({:.1f}%) shorter",
+                             ms(static_cast<double>(kHostStallNs)), ms(saved + stall_saved), 100 * with_stalls);
+      f.add(source, fmt::format("host stalls: the GPU idle {:.0f} ms or more until the host launched again (the host busy elsewhere: input, "
+                                "compilation, Python between steps); fewer or cheaper launches do not remove them, so they are replayed apart: "
+                                "{:.2f} ms of the step",
+                                ms(static_cast<double>(kHostStallNs)), ms(stall_saved)));
+      if (100 * with_stalls >= kStragglerPct) f.status = report::Status::warn;
+      stalls_first = stall_saved > saved;
+    }
+  }
   // Where the whole iterations' step is not the windows' mean (whatif.replay's), say which it is.
   const double windows = j.step_ns * static_cast<double>(j.base.replayed) / static_cast<double>(j.base.measured);
   if (b.whole > 0 && std::abs(step - windows) >= 0.005 * windows)
@@ -354,7 +382,7 @@ Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
                               "window (whatif.replay), of which the capture's first and last enter the replay in part",
                               b.whole, b.whole == 1 ? "" : "s", ms(step), ms(windows)));
   if (!t.framework.empty()) f.add(source, t.framework);
-  if (f.status == report::Status::warn) f.fix = t.fix;
+  if (f.status == report::Status::warn) f.fix = stalls_first ? t.stall_fix : t.fix;
   return f;
 }
 
@@ -625,19 +653,24 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
   const std::size_t whole = j.replayer.held_iterations();
   const bool over_whole = !j.replayer.whole_host_wait().empty() && whole > 0;
   const auto& host = over_whole ? j.replayer.whole_host_wait() : j.replayer.host_wait();
+  const auto& stall = over_whole ? j.replayer.whole_host_stall() : j.replayer.host_stall();
   const double host_per_iter = over_whole ? 1.0 / static_cast<double>(whole) : per_iter;
   std::vector<std::size_t> waiting;
   for (std::size_t r = 0; r < n; ++r)
-    if (host[r] > 0) waiting.push_back(r);
-  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return host[a] > host[b]; });
+    if (host[r] + stall[r] > 0) waiting.push_back(r);
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return host[a] + stall[a] > host[b] + stall[b]; });
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
                framework_fix(d.framework.framework, FixTopic::whatif_launch),
                ReplayChange{{}, true, 0, {}},
                {}};
   launch.framework = framework_evidence(d.framework);
+  launch.stall_fix = framework_fix(d.framework.framework, FixTopic::host_stall);
   for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
-    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between collectives", j.name[waiting[i]],
-                                          ms(static_cast<double>(host[waiting[i]]) * host_per_iter)));
+    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between collectives{}", j.name[waiting[i]],
+                                          ms(static_cast<double>(host[waiting[i]]) * host_per_iter),
+                                          stall[waiting[i]] > 0 ? fmt::format(" and {:.2f} ms in host stalls",
+                                                                              ms(static_cast<double>(stall[waiting[i]]) * host_per_iter))
+                                                                : std::string()));
   if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between collectives");
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   out.push_back(std::move(launch));
@@ -724,15 +757,20 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                                 p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
                    true, std::move(c.change)});
   std::vector<std::size_t> waiting;
+  const auto& host = p.host_wait();
+  const auto& stall = p.host_stall();
   for (std::size_t r = 0; r < n; ++r)
-    if (p.host_wait()[r] > 0) waiting.push_back(r);
-  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return p.host_wait()[a] > p.host_wait()[b]; });
+    if (host[r] + stall[r] > 0) waiting.push_back(r);
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return host[a] + stall[a] > host[b] + stall[b]; });
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
                framework_fix(d.framework.framework, FixTopic::whatif_launch_pipeline), {}, {}};
   launch.framework = framework_evidence(d.framework);
+  launch.stall_fix = framework_fix(d.framework.framework, FixTopic::host_stall);
   for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
-    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between sends and receives", j.name[waiting[i]],
-                                          per_it(static_cast<double>(p.host_wait()[waiting[i]]))));
+    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between sends and receives{}", j.name[waiting[i]],
+                                          per_it(static_cast<double>(host[waiting[i]])),
+                                          stall[waiting[i]] > 0 ? fmt::format(" and {:.2f} ms in host stalls", per_it(static_cast<double>(stall[waiting[i]])))
+                                                                : std::string()));
   if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between sends and receives");
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   launch.pchange.no_host_wait = true;
