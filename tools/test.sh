@@ -124,6 +124,14 @@ if [ -z "${TMPDIR:-}" ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &
   if "$test_tmp/x" 2>/dev/null; then rm -f "$test_tmp/x"; else rm -rf "$test_tmp"; test_tmp=""; fi
 fi
 echo "== test files under ${test_tmp:-${TMPDIR:-/tmp}}"
+# ctest -j starts the longest tests first where it knows their times; a build that has none yet (a
+# fresh clone) gets them from tests/ctest-cost-seed.txt (tools/ctest-cost-seed.sh), so the slowest
+# tests, declared last, do not run on alone at the end. Only the order changes.
+cost_data=build/Testing/Temporary/CTestCostData.txt
+if [ ! -f "$cost_data" ] && [ -f tests/ctest-cost-seed.txt ]; then
+  mkdir -p "$(dirname "$cost_data")"
+  grep -v '^#' tests/ctest-cost-seed.txt > "$cost_data"
+fi
 TMPDIR=${test_tmp:-${TMPDIR:-/tmp}} ctest --preset default
 phase ctest
 if [ -n "$aarch64_pid" ]; then
