@@ -619,7 +619,16 @@ std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, con
     f.add(c->id, fmt::format("{}: {}; not counted: the GPUs do not wait for their host's launches ({:.1f}% of the step, whatif.launch in {}), "
                              "so the host's causes cost this job's step nothing measurable",
                              c->title, budget_members(*c), hb.bound, hb.where));
-  const std::string launching = budget_launching_words(meas.framework);
+  std::string launching = budget_launching_words(meas.framework);
+  // Host stalls (the host busy elsewhere a millisecond or more before a launch) are part of the
+  // wait that fewer launches do not shorten: said first where they are most of it.
+  if (meas.host_stall_pct >= kNothingMeasurable) {
+    const std::string stalls = fmt::format(
+        "host stalls of 1 ms or more before a launch, {:.1f}% of the step, are the host busy elsewhere (input, compilation, Python between "
+        "steps; a CPU profile of the training process names it), which fewer launches do not shorten",
+        meas.host_stall_pct);
+    launching = 2 * meas.host_stall_pct >= meas.host_wait_pct.value ? stalls + "; " + launching : launching + "; " + stalls;
+  }
   // With host causes found, the wait bounds them whatever whatif.launch's status.
   if (hb.any() && hb.found && sorted.host_held_out.empty()) {
     const std::string pct = fmt::format("{:.1f}%", hb.bound);

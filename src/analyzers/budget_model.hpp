@@ -144,6 +144,9 @@ struct BudgetMeasures {
   // The share of the step the GPUs wait for their host's launches, replayed (whatif.launch, any
   // status that measured, 0 included): the most the host's causes can save together.
   BudgetMeasure host_wait_pct;
+  // Of that wait, the share of the step in host stalls (whatif.launch's host-bound gaps of 1 ms or
+  // more, replayed apart: the host busy elsewhere, which fewer launches do not shorten).
+  double host_stall_pct = 0;
   // The framework the profile and whatif findings name in their "framework: NAME (why)" evidence
   // ("PyTorch", "JAX/XLA", "OpenMP offload"; "unknown" where they say none or differ; "" where no
   // finding says): the job's own launching is fixed in its words.

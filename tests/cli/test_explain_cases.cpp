@@ -569,7 +569,8 @@ TEST_F(ExplainCases, ALaunchBoundJobWithoutHostReportsSaysMeasureTheHostFirst) {
   const auto* launch = perfgap::fixture::finding(wj, "whatif.launch");
   ASSERT_NE(launch, nullptr);
   ASSERT_EQ((*launch)["status"], "warn") << launch->dump(1);
-  const double pct = m(*launch, "saved_pct_of_step");
+  // The bound: the host's whole wait, its launches and the host stall before each step.
+  const double pct = m(*launch, "host_wait_saved_pct_of_step");
   // Step times: the job as generated against the step with no GPU waiting for a launch.
   const double step = m(*launch, "step_ms_per_iter");
   const std::vector<std::string> args{"explain", "--reference", std::to_string(step - m(*launch, "saved_ms_per_iter")), "--measured",

@@ -810,6 +810,26 @@ TEST(AnalyzersBudget, TheHostsCausesAreHeldToTheLaunchWaitAndOutWithoutOne) {
   EXPECT_NE(budget_evidence(two, "remote_numa")->observed.find("held with the host's other causes found"), std::string::npos);
 }
 
+// whatif.launch of a job whose GPUs wait for their host mostly in host stalls (gaps of 1 ms or
+// more: the host busy elsewhere): its saved_pct_of_step is the launches' alone (5%), the host's
+// whole wait 40% (host_wait_saved_pct_of_step, 35 of its 50 ms step in stalls). The bound is the
+// whole wait, and the fix says the stalls first, which fewer launches do not shorten.
+TEST(AnalyzersBudget, TheLaunchBoundIsTheHostsWholeWaitAndItsStallsAreSaidFirst) {
+  perfgap::compare::ReportView wi;
+  wi.kind = "whatif";
+  auto launch = budget_rf("whatif.launch", Status::warn, "launches");
+  launch.metrics = {{"saved_pct_of_step", 5},  {"saved_ms_per_iter", 2.5}, {"step_ms_per_iter", 50}, {"host_wait_saved_pct_of_step", 40},
+                    {"host_stall_saved_ms_per_iter", 17.5}};
+  wi.findings = {launch};
+  auto b = explain_budget({{"wi.json", wi}}, perfgap::core::builtin_kb(), budget_at(88));
+  const auto* e = budget_evidence(b, "whatif.launch");
+  ASSERT_NE(e, nullptr) << b.fix;
+  EXPECT_NE(e->observed.find("up to 40.0% of the step"), std::string::npos) << e->observed;
+  const auto stalls = b.fix.find("host stalls of 1 ms or more before a launch, 35.0% of the step");
+  ASSERT_NE(stalls, std::string::npos) << b.fix;
+  EXPECT_LT(stalls, b.fix.find("fewer and larger kernels")) << b.fix;
+}
+
 // whatif --nccl-tests with runs at another scale than the job's (other_scale 1): their bandwidth
 // crossed other links, so the saving is a hypothesis, labelled so; at the job's scale it is the
 // job's measurement (basis what-if).
