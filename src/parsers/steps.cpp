@@ -453,24 +453,27 @@ class Csv : public Recogniser {
   std::size_t cols_ = 0;
 };
 
+// The throughput spellings of the logs, each with its unit (one table: the throughput layout
+// reads lines with it, and throughput_figure reads a figure such as --reference's).
+struct ThroughputPattern {
+  const char* needle;
+  const char* unit;
+  bool before;  // the number precedes the needle ("10.9 samples/sec")
+};
+constexpr ThroughputPattern kThroughputPatterns[] = {
+    {"CurrSamplesPerSec=", "samples/s", false}, {"samples/sec:", "samples/s", false}, {"samples/s:", "samples/s", false},
+    {"samples_per_second:", "samples/s", false}, {"tokens/sec:", "tokens/s", false},   {"tokens/s:", "tokens/s", false},
+    {"tok/sec:", "tokens/s", false},             {"tok/s:", "tokens/s", false},        {"tokens_per_second:", "tokens/s", false},
+    {"tps:", "tokens/s", false},                 {"samples/sec", "samples/s", true},   {"samples/s", "samples/s", true},
+    {"tokens/sec", "tokens/s", true},            {"tokens/s", "tokens/s", true},       {"tok/sec", "tokens/s", true},
+    {"tok/s", "tokens/s", true},
+};
+
 class Throughput : public Recogniser {
  public:
   Throughput() : Recogniser(StepLayout::throughput) { log.throughput = true; }
   bool feed(std::string_view line, int lineno) override {
-    struct Pattern {
-      const char* needle;
-      const char* unit;
-      bool before;  // the number precedes the needle ("10.9 samples/sec")
-    };
-    static constexpr Pattern kPatterns[] = {
-        {"CurrSamplesPerSec=", "samples/s", false}, {"samples/sec:", "samples/s", false}, {"samples/s:", "samples/s", false},
-        {"samples_per_second:", "samples/s", false}, {"tokens/sec:", "tokens/s", false},   {"tokens/s:", "tokens/s", false},
-        {"tok/sec:", "tokens/s", false},             {"tok/s:", "tokens/s", false},        {"tokens_per_second:", "tokens/s", false},
-        {"tps:", "tokens/s", false},                 {"samples/sec", "samples/s", true},   {"samples/s", "samples/s", true},
-        {"tokens/sec", "tokens/s", true},            {"tokens/s", "tokens/s", true},       {"tok/sec", "tokens/s", true},
-        {"tok/s", "tokens/s", true},
-    };
-    for (const auto& pat : kPatterns) {
+    for (const auto& pat : kThroughputPatterns) {
       std::string_view needle = pat.needle;
       auto p = find_word(line, needle);
       if (p == std::string_view::npos) continue;
@@ -624,6 +627,17 @@ struct Run {
 };
 
 }  // namespace steps_detail
+
+std::optional<std::pair<double, std::string>> throughput_figure(std::string_view text) {
+  for (const auto& pat : steps_detail::kThroughputPatterns) {
+    const std::string_view unit = pat.needle;
+    if (!pat.before || !text.ends_with(unit)) continue;
+    std::string_view n = text.substr(0, text.size() - unit.size());
+    while (!n.empty() && n.back() == ' ') n.remove_suffix(1);
+    if (auto v = tooltext::number(n)) return std::pair{*v, std::string(pat.unit)};
+  }
+  return std::nullopt;
+}
 using namespace steps_detail;
 
 const std::vector<StepLayout>& step_layouts() {

@@ -72,4 +72,8 @@ StepClaims parse_steps_as(std::string_view text, StepLayout layout);
 // or nullopt.
 std::vector<std::optional<StepLayout>> step_line_owners(std::string_view text);
 
+// A throughput figure spelled as the logs spell one after its number ("12samples/s", "12 tokens/sec",
+// "12 tok/s"): the number and its unit ("samples/s" or "tokens/s"); nullopt for anything else.
+std::optional<std::pair<double, std::string>> throughput_figure(std::string_view text);
+
 }  // namespace perfgap::parsers

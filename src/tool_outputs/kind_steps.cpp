@@ -5,27 +5,10 @@
 #include "tool_outputs/inputs.hpp"
 #include "tool_outputs/kinds.hpp"
 #include "analyzers/analyzers.hpp"
+#include "parsers/steps.hpp"
 #include "parsers/tool_text.hpp"
 
 namespace perfgap::tool_outputs::detail {
-namespace {
-
-// A throughput given as a figure: `12samples/s`, `12 samples/s`, `3400tokens/s` (also /sec and
-// tok/s, as the step logs spell them), in the unit the step-log reader names.
-std::optional<std::pair<double, std::string>> throughput_argument(std::string_view arg) {
-  static constexpr std::pair<std::string_view, std::string_view> kUnits[] = {
-      {"samples/s", "samples/s"}, {"samples/sec", "samples/s"}, {"tokens/s", "tokens/s"},
-      {"tokens/sec", "tokens/s"}, {"tok/s", "tokens/s"},        {"tok/sec", "tokens/s"}};
-  for (const auto& [spelled, unit] : kUnits) {
-    if (!arg.ends_with(spelled)) continue;
-    std::string_view n = arg.substr(0, arg.size() - spelled.size());
-    while (!n.empty() && n.back() == ' ') n.remove_suffix(1);
-    if (auto v = parsers::tooltext::number(n)) return std::pair{*v, std::string(unit)};
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 tl::expected<Result, std::string> run_steps(const Analyzer& an, const Request& r) {
   std::optional<std::size_t> warmup;
@@ -40,7 +23,8 @@ tl::expected<Result, std::string> run_steps(const Analyzer& an, const Request& r
     if (!ms) return tl::unexpected(ms.error());
     if (*ms) reference_ms = *ms;
   }
-  if (auto tp = !reference_ms && !r.reference.empty() ? throughput_argument(r.reference) : std::nullopt) {
+  // A throughput given as a figure (`12samples/s`, `3400 tokens/s`), in the step logs' spellings.
+  if (auto tp = !reference_ms && !r.reference.empty() ? parsers::throughput_figure(r.reference) : std::nullopt) {
     if (!(tp->first > 0)) return tl::unexpected(fmt::format("--reference {}: a throughput must be positive", r.reference));
     o.reference = tp->first;
     o.reference_throughput = true;
