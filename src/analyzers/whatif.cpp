@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "analyzers/profile_model.hpp"
+#include "compare/same_job.hpp"
 #include "parsers/nccl_tests.hpp"
 
 namespace perfgap::analyzers {
@@ -386,24 +387,12 @@ std::string ranks_traced_words(const Job& j) {
                      : fmt::format("{} rank{} of an unknown number", j.gpu.size(), j.gpu.size() == 1 ? "" : "s");
 }
 
-// The GPU model a label names: "rank 0 GPU 0 (NVIDIA A100-PG509-200)", "GPU 3 (Tesla
-// V100-SXM2-16GB) pid 1234" -> the parenthesised name after "GPU"; "" where it names none.
-std::string gpu_model_of_label(std::string_view label) {
-  const auto gpu = label.find("GPU ");
-  if (gpu == std::string_view::npos) return {};
-  const auto open = label.find(" (", gpu);
-  if (open == std::string_view::npos) return {};
-  const auto close = label.find(')', open);
-  if (close == std::string_view::npos || close == open + 2) return {};
-  return std::string(label.substr(open + 2, close - open - 2));
-}
-
 // Why --nccl-tests cannot be this job's bound: a run whose Rank lines name other GPUs than the
 // job's traces (both sides named); "" when they match or one side names none.
 std::string nccl_tests_other_gpu(const Job& j, const Digest& d, const WhatifOptions& w) {
   std::set<std::string> job;
   for (auto g : j.gpu)
-    if (auto m = gpu_model_of_label(d.gpus[g].label); !m.empty()) job.insert(std::move(m));
+    if (auto m = compare::gpu_model_of_label(d.gpus[g].label); !m.empty()) job.insert(std::move(m));
   if (job.empty()) return {};
   std::vector<std::string> other;
   for (const auto& c : w.curves) {
@@ -775,6 +764,11 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
   if (d.job.several) out.push_back(ranks_finding(d.job, source, d.framework.framework));
   bool trusted = false;
   out.push_back(replay_finding(j, source, d.job.partial(), trusted));
+  // The GPUs the traces name: compare and explain tell a report of another machine by them.
+  std::set<std::string> models;
+  for (const auto& g : d.gpus)
+    if (auto m = compare::gpu_model_of_label(g.label); !m.empty()) models.insert(std::move(m));
+  if (!models.empty()) out.back().add(std::string(compare::kTracedGpusEvidence), fmt::format("{}", fmt::join(models, " + ")));
   if (!trusted) return out;
   std::vector<Finding> tried;
   if (j.pipeline && j.pipe.stages() == 0) {

@@ -263,3 +263,34 @@ TEST_F(ExplainField, ABusbwOfAnotherScaleIsNoMeasuredCostOfTheJob) {
   EXPECT_EQ(b["metrics"].value("measured_causes", -1.0), 0) << b["metrics"].dump();
   EXPECT_FALSE(b["metrics"].contains("step.collective_bandwidth.points")) << b["metrics"].dump();
 }
+
+// A whatif report names the GPUs its traces are of (whatif.replay's "GPUs traced"): beside an
+// analyze report of another GPU's trace at the same world size, explain says the reports are of
+// different machines (issue 40: before, the V100 whatif report and the A100 profile, both of
+// world size 2, read as one job's, nothing said).
+TEST(ExplainWhatif, AWhatifReportOfAnotherGpuIsOfAnotherMachine) {
+  const fs::path a100 = kShared / "fixtures/profiles/kineto_hta_a100x2_nccl_metadata.json.gz";
+  if (!fs::exists(kV100) || !fs::exists(a100)) GTEST_SKIP() << kV100 << " or " << a100 << " is absent";
+  perfgap::fixture::TempDir out;
+  auto wi = run_binary(PERFGAP_BINARY, {"whatif", kV100.string(), "--format", "json"});
+  ASSERT_TRUE(wi.status == 0 || wi.status == 1) << wi.err;
+  bool traced = false;
+  const auto wj = nlohmann::json::parse(wi.out);
+  for (const auto& f : wj["findings"])
+    if (f["id"] == "whatif.replay")
+      for (const auto& e : f["evidence"]) traced = traced || (e["source"] == "GPUs traced" && e["observed"] == "Tesla V100-SXM2-32GB");
+  EXPECT_TRUE(traced) << wi.out;
+  const auto whatif = perfgap::fixture::write_in(out, "whatif.json", wi.out);
+  auto an = run_binary(PERFGAP_BINARY, {"analyze", "kineto", a100.string(), "--format", "json"});
+  ASSERT_TRUE(an.status == 0 || an.status == 1) << an.err;
+  const auto analyze = perfgap::fixture::write_in(out, "a100.json", an.out);
+  auto r = run_binary(PERFGAP_BINARY, {"explain", analyze, whatif, "--reference", "200", "--measured", "222", "--format", "json"});
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& b = budget_of(j);
+  const auto title = b["title"].get<std::string>();
+  EXPECT_NE(title.find("the reports are of different machines (GPUs NVIDIA A100-PG509-200 in "), std::string::npos) << title;
+  EXPECT_NE(title.find(", Tesla V100-SXM2-32GB in "), std::string::npos) << title;
+  // Two whatif reports of the same GPU are one machine.
+  auto same = run_binary(PERFGAP_BINARY, {"compare", whatif, whatif, "--format", "json"});
+  EXPECT_EQ(same.out.find("different jobs or machines"), std::string::npos) << same.out;
+}
