@@ -180,6 +180,7 @@ void pace_collective_evidence(const std::map<std::string, std::vector<std::strin
     return;
   }
   std::vector<std::string> said;
+  said.reserve(collectives.size());
   for (const auto& [coll, files] : collectives)
     said.push_back(fmt::format("{} in {}{}", coll.empty() ? "a collective not named" : coll, files.front(),
                                files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
