@@ -503,19 +503,22 @@ bool budget_late_rank(const BudgetMeasures& m, double& e, std::string& how) {
 
 double budget_clamp(double v, double lo, double hi) { return std::clamp(v, lo, hi); }
 
-// The slowest node's busbw against the fleet's, priced on the exposed time of the collective its
-// benchmark ran only (an all_reduce_perf pair says nothing of an AllToAll); the rest is said, not
-// priced (c.unpriced_how). False where nothing is priced.
-bool budget_slow_node_priced(BudgetCause& c, const BudgetMeasures& m, double& e, std::string& how) {
-  if (m.slow_node_busbw_by_coll.empty() || (!m.exposed_pct.found && m.exposed_by_coll.empty())) return false;
-  const auto priced = budget_collective_priced(m, m.slow_node_busbw_by_coll, true);
+// Each exposed collective priced with `busbw`, the bandwidths of its kind (nccl-tests' and the
+// Inspector's; the slowest node's against the fleet's, `slow_node`: an all_reduce_perf pair says
+// nothing of an AllToAll); the rest is said, not priced (c.unpriced_how). False where nothing is.
+bool budget_priced_by_kind(BudgetCause& c, const BudgetMeasures& m, const std::map<std::string, BudgetMeasures::CollectiveBusbw, std::less<>>& busbw,
+                           bool slow_node, double& e, std::string& how) {
+  if (busbw.empty() || (!m.exposed_pct.found && m.exposed_by_coll.empty())) return false;
+  const auto priced = budget_collective_priced(m, busbw, slow_node);
   c.unpriced_how = priced.unpriced;
   c.unpriced_pct = priced.unpriced_pct;
   if (!priced.any) return false;
   e = priced.points;
   how = priced.how;
   if (priced.unpriced_pct > 0)
-    how += fmt::format("; the collective measured only: {:.1f}% of the iteration exposed in others is not priced (below)", priced.unpriced_pct);
+    how += fmt::format("; the collective{} measured only: {:.1f}% of the iteration exposed in others is not priced (below)", slow_node ? "" : "s",
+                       priced.unpriced_pct);
+  else if (!priced.unpriced.empty()) how += "; a bandwidth given prices none of the job's collectives (not priced, below)";
   return true;
 }
 
@@ -591,22 +594,13 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
                       m.remote_pct.where, k.case_measured, k.case_cost, e);
   } else if (k.estimate == "collective" && (m.exposed_pct.found || !m.exposed_by_coll.empty()) && !m.busbw_by_coll.empty()) {
     // Each collective's exposure at its own kind's bandwidth; the rest said, not priced.
-    const auto priced = budget_collective_priced(m, m.busbw_by_coll, false);
-    c.unpriced_how = priced.unpriced;
-    c.unpriced_pct = priced.unpriced_pct;
-    if (!priced.any) return false;
-    e = priced.points;
-    how = priced.how;
-    if (priced.unpriced_pct > 0)
-      how += fmt::format("; the collectives measured only: {:.1f}% of the iteration exposed in others is not priced (below)",
-                         priced.unpriced_pct);
-    else if (!priced.unpriced.empty()) how += "; a bandwidth given prices none of the job's collectives (not priced, below)";
+    if (!budget_priced_by_kind(c, m, m.busbw_by_coll, false, e, how)) return false;
   } else if (k.estimate == "slowest_node" && m.slow_node_step_pct.found) {
     e = m.slow_node_step_pct.value;
     how = fmt::format("{} ({}): every step waits for it, so the job runs {:.1f}% below the fleet's median pace", m.slow_node_step_how,
                       m.slow_node_step_pct.where, e);
-  } else if (k.estimate == "slowest_node" && budget_slow_node_priced(c, m, e, how)) {
-    // computed by budget_slow_node_priced
+  } else if (k.estimate == "slowest_node" && budget_priced_by_kind(c, m, m.slow_node_busbw_by_coll, true, e, how)) {
+    // computed by budget_priced_by_kind
   } else if ((k.estimate == "waiting" || k.estimate == "slowest_node") && m.straggler_pct.found) {
     // slowest_node without a fleet measure of its own: the straggler it absorbed measures it.
     e = m.straggler_pct.value;
