@@ -189,6 +189,13 @@ const nlohmann::json& budget_of(const nlohmann::json& j) {
   return none;
 }
 
+// `analyze kineto TRACE`'s JSON report, written in `out` as NAME: its path.
+std::string analyzed_trace(perfgap::fixture::TempDir& out, const fs::path& trace, const std::string& name) {
+  auto an = run_binary(PERFGAP_BINARY, {"analyze", "kineto", trace.string(), "--format", "json"});
+  EXPECT_TRUE(an.status == 0 || an.status == 1) << an.err;
+  return perfgap::fixture::write_in(out, name, an.out);
+}
+
 }  // namespace
 
 // Before: "remote_numa measured 3.6%, cpu_cstates_turbo prior 3-5%, explained 7.4 + unexplained
@@ -281,9 +288,7 @@ TEST(ExplainWhatif, AWhatifReportOfAnotherGpuIsOfAnotherMachine) {
       for (const auto& e : f["evidence"]) traced = traced || (e["source"] == "GPUs traced" && e["observed"] == "Tesla V100-SXM2-32GB");
   EXPECT_TRUE(traced) << wi.out;
   const auto whatif = perfgap::fixture::write_in(out, "whatif.json", wi.out);
-  auto an = run_binary(PERFGAP_BINARY, {"analyze", "kineto", a100.string(), "--format", "json"});
-  ASSERT_TRUE(an.status == 0 || an.status == 1) << an.err;
-  const auto analyze = perfgap::fixture::write_in(out, "a100.json", an.out);
+  const auto analyze = analyzed_trace(out, a100, "a100.json");
   auto r = run_binary(PERFGAP_BINARY, {"explain", analyze, whatif, "--reference", "200", "--measured", "222", "--format", "json"});
   const auto j = nlohmann::json::parse(r.out);
   const auto& b = budget_of(j);
@@ -311,9 +316,7 @@ TEST(ExplainSlowNode, AllReducePairsPriceNoAllToAllOfARealTrace) {
  "findings":[{"id":"fanout.pairs","layer":"network","status":"fail","subject":"gpu0003","title":"node gpu0003 below the others",
   "evidence":[{"source":"benchmark","observed":"all_reduce_perf -b 1G -e 1G"}],"fix":"","impact":"",
   "metrics":{"reference_busbw_gbps":180,"best_busbw_gbps.gpu0003":20,"best_busbw_gbps.gpu0001":181}}]})");
-  auto an = run_binary(PERFGAP_BINARY, {"analyze", "kineto", trace.string(), "--format", "json"});
-  ASSERT_TRUE(an.status == 0 || an.status == 1) << an.err;
-  const auto kin = perfgap::fixture::write_in(out, "k.json", an.out);
+  const auto kin = analyzed_trace(out, trace, "k.json");
   auto r = run_binary(PERFGAP_BINARY, {"explain", pairs, kin, "--reference", "60", "--measured", "77.5", "--format", "json"});
   const auto j = nlohmann::json::parse(r.out);
   const auto& b = budget_of(j);
