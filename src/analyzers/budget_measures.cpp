@@ -18,6 +18,7 @@
 
 #include "analyzers/budget_model.hpp"
 #include "parsers/nccl_tests.hpp"
+#include "parsers/profile.hpp"
 #include "report/text_style.hpp"
 
 namespace perfgap::analyzers::budget_model {
@@ -68,6 +69,24 @@ std::string budget_collective_measured(const compare::ReportFinding& x) {
   for (const auto& [source, observed] : x.evidence)
     if (source == parsers::kCollectiveMeasuredEvidence) return observed.substr(0, observed.find(' '));
   return {};
+}
+
+// The collective a fanout.pairs search ran: its "collective measured" evidence, else (a report
+// of a perfgap before it said so) its benchmark's command.
+std::string budget_pairs_collective(const compare::ReportFinding& x) {
+  if (auto named = budget_collective_measured(x); !named.empty()) return named;
+  for (const auto& [source, observed] : x.evidence)
+    if (source == "benchmark")
+      if (const auto c = parsers::collective_of_command(observed); c != parsers::Coll::none) return std::string(parsers::coll_name(c));
+  return {};
+}
+
+// The slowest node's busbw against the fleet's, kept per collective measured (the lowest ratio).
+void budget_slow_node_busbw(BudgetMeasures& m, const std::string& coll, double ratio, const std::string& at, std::string said) {
+  auto& b = m.slow_node_busbw_by_coll[coll];
+  if (b.ratio.found && ratio >= b.ratio.value) return;
+  b.ratio.less(ratio, at);
+  b.said = std::move(said);
 }
 
 // The framework a profile or whatif finding names ("framework: PyTorch (...)", "framework: not
@@ -193,10 +212,8 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
       const bool time = x.subject.ends_with("_ms");
       const bool busbw = x.subject.starts_with("nccl_tests.");
       if (busbw && *pace < *median) {
-        if (!m.slow_node_busbw_ratio.found || *pace / *median < m.slow_node_busbw_ratio.value) {
-          m.slow_node_busbw_ratio.less(*pace / *median, at);
-          m.slow_node_busbw_how = fmt::format("the slowest node's peak busbw {:.1f} GB/s against the fleet's median {:.1f}", *pace, *median);
-        }
+        budget_slow_node_busbw(m, budget_collective_measured(x), *pace / *median, at,
+                               fmt::format("the slowest node's peak busbw {:.1f} GB/s against the fleet's median {:.1f}", *pace, *median));
       } else if (!busbw) {
         // Every data-parallel step waits for the slowest node: the job runs at its pace.
         const double lost = 100 * (time ? 1 - *median / *pace : 1 - *pace / *median);
@@ -214,10 +231,9 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
     std::optional<double> worst;
     for (const auto& [k, v] : x.metrics)
       if (k.starts_with("best_busbw_gbps.") && std::isfinite(v)) worst = std::min(worst.value_or(v), v);
-    if (ref && worst && *ref > 0 && *worst < *ref && (!m.slow_node_busbw_ratio.found || *worst / *ref < m.slow_node_busbw_ratio.value)) {
-      m.slow_node_busbw_ratio.less(*worst / *ref, at);
-      m.slow_node_busbw_how = fmt::format("the slowest node's best pair at {:.1f} GB/s against the fleet's {:.1f}", *worst, *ref);
-    }
+    if (ref && worst && *ref > 0 && *worst < *ref)
+      budget_slow_node_busbw(m, budget_pairs_collective(x), *worst / *ref, at,
+                             fmt::format("the slowest node's best pair at {:.1f} GB/s against the fleet's {:.1f}", *worst, *ref));
   }
   if (x.id.starts_with("whatif.") || x.id.starts_with("profile.")) budget_measure_framework(x, m);
   // whatif.launch's saving is the host's whole wait where it replayed both its launch overhead
@@ -345,6 +361,7 @@ struct CollectivePriced {
 // The measurement's ratio said with the sizes it compares: its peak and the basis at that same
 // size where the report has ratios per size, else its peak against the basis' peak.
 std::string budget_busbw_said(const BudgetMeasures::CollectiveBusbw& b, double r) {
+  if (!b.said.empty()) return fmt::format("{}, {:.1f}% of it", b.said, 100 * r);
   if (b.peak_bytes > 0)
     return fmt::format("its busbw at its peak size, {}: {:.1f} GB/s, {:.1f}% of {} {:.1f} GB/s at that size", report::size_text(b.peak_bytes),
                        b.peak_busbw, 100 * r, b.basis_name, b.basis_at_peak);
@@ -374,28 +391,55 @@ void budget_price_collective(const std::string& coll, const BudgetMeasures::Coll
         sized.how);
 }
 
-CollectivePriced budget_collective_priced(const BudgetMeasures& m) {
+// The collectives a bandwidth measured, for the words of what is not priced: "AllReduce",
+// "AllReduce and AllGather"; "" where none is named.
+std::string budget_colls_measured(const std::map<std::string, BudgetMeasures::CollectiveBusbw, std::less<>>& busbw) {
+  std::vector<std::string> named;
+  for (const auto& [coll, b] : busbw)
+    if (!coll.empty()) named.push_back(coll);
+  if (named.size() < 2) return named.empty() ? std::string() : named.front();
+  return fmt::format("{} and {}", fmt::join(named.begin(), named.end() - 1, ", "), named.back());
+}
+
+// Why a job's collective `coll` goes unpriced by the bandwidths given: nccl-tests (and the
+// Inspector) measure a collective at the job's scale; the slowest node's pairs (fanout.pairs) or
+// nccl-tests runs (fleet.pace) measured one collective between nodes.
+std::string budget_unpriced_why(const std::string& coll, const std::map<std::string, BudgetMeasures::CollectiveBusbw, std::less<>>& busbw,
+                                bool slow_node) {
+  const auto bench = budget_bench_of(coll);
+  if (!slow_node)
+    return bench.empty() ? std::string("no bandwidth of it is measured (nccl-tests runs NCCL's collectives only)")
+                         : fmt::format("no nccl-tests run of {} given ({} at the job's scale measures it)", coll, bench);
+  const std::string measured = budget_colls_measured(busbw);
+  return fmt::format("the slowest node's busbw was measured with {}, not {}{}", measured.empty() ? "a collective it does not name" : measured + " only",
+                     coll,
+                     bench.empty() ? std::string(" (no nccl-tests benchmark measures it)")
+                                   : fmt::format(" (perfgap fanout --pairs -- {} measures it between the node pairs)", bench));
+}
+
+// Each collective's exposure priced with `busbw`, the bandwidths of its kind: nccl-tests' and the
+// Inspector's against their basis (busbw_by_coll), or the slowest node's against the fleet's
+// (slow_node_busbw_by_coll, `slow_node`).
+CollectivePriced budget_collective_priced(const BudgetMeasures& m, const std::map<std::string, BudgetMeasures::CollectiveBusbw, std::less<>>& busbw,
+                                          bool slow_node) {
   CollectivePriced out;
   std::vector<std::string> unpriced;
   double priced_pct = 0;
   for (const auto& [coll, ex] : m.exposed_by_coll) {
-    if (auto b = m.busbw_by_coll.find(coll); b != m.busbw_by_coll.end()) {
+    if (auto b = busbw.find(coll); b != busbw.end()) {
       budget_price_collective(coll, ex, b->second, out);
       priced_pct += ex.pct.value;
     } else if (ex.pct.value > 0) {
-      const auto bench = budget_bench_of(coll);
       unpriced.push_back(fmt::format("{}'s exposure, {:.1f}% of the iteration ({}), is not priced: {}", coll, ex.pct.value, ex.pct.where,
-                                     bench.empty()
-                                         ? "no bandwidth of it is measured (nccl-tests runs NCCL's collectives only)"
-                                         : fmt::format("no nccl-tests run of {} given ({} at the job's scale measures it)", coll, bench)));
+                                     budget_unpriced_why(coll, busbw, slow_node)));
       out.unpriced_pct += ex.pct.value;
     }
   }
   if (m.exposed_by_coll.empty() && m.exposed_pct.found && m.exposed_pct.value > 0) {
     unpriced.push_back(
-        fmt::format("the exposed communication, {:.1f}% of the iteration ({}), is not priced: the report does not break it down by "
+        fmt::format("the exposed communication, {:.1f}% of the iteration ({}), is not priced{}: the report does not break it down by "
                     "collective, and a bandwidth prices only the collective it measured",
-                    m.exposed_pct.value, m.exposed_pct.where));
+                    m.exposed_pct.value, m.exposed_pct.where, slow_node ? " by the slowest node's busbw" : ""));
     out.unpriced_pct = m.exposed_pct.value;
   }
   // Where the collectives run at once their exposed times overlap: together never more than
@@ -408,19 +452,26 @@ CollectivePriced budget_collective_priced(const BudgetMeasures& m) {
         priced_pct, m.exposed_pct.value, m.exposed_pct.where, scale, out.points * scale);
     out.points *= scale;
   }
-  for (const auto& [coll, b] : m.busbw_by_coll) {
+  for (const auto& [coll, b] : busbw) {
     if (m.exposed_by_coll.count(coll)) continue;
-    if (coll.empty())
+    if (coll.empty() && slow_node)
+      unpriced.push_back(
+          fmt::format("the slowest node's busbw ({}) does not say which collective it measured (a fleet.pace over nccl-tests reports of "
+                      "different collectives, or reports or a pair search of a perfgap before they named it): it prices no collective of "
+                      "the job (one collective's runs would: perfgap fanout --pairs -- all_reduce_perf -b 1G -e 1G)",
+                      b.ratio.where));
+    else if (coll.empty())
       unpriced.push_back(
           fmt::format("the busbw measured in {} does not say which collective it ran (the output names none): it prices no "
                       "collective of the job (analyze it again with a perfgap that names it, or name the file after its "
                       "collective: all_reduce.txt)",
                       b.ratio.where));
     else if (!m.exposed_by_coll.empty())
-      unpriced.push_back(
-          fmt::format("the busbw of {} measured in {} prices nothing: the job's profile has no {}", coll, b.ratio.where, coll));
+      unpriced.push_back(fmt::format("the {}busbw of {} measured in {} prices nothing: the job's profile has no {}", slow_node ? "slowest node's " : "",
+                                     coll, b.ratio.where, coll));
   }
-  for (const auto& u : m.busbw_foreign) unpriced.push_back(u);
+  if (!slow_node)
+    for (const auto& u : m.busbw_foreign) unpriced.push_back(u);
   for (const auto& u : unpriced) out.unpriced += (out.unpriced.empty() ? "" : "; ") + u;
   return out;
 }
@@ -461,6 +512,25 @@ bool budget_late_rank(const BudgetMeasures& m, double& e, std::string& how) {
 }
 
 double budget_clamp(double v, double lo, double hi) { return std::clamp(v, lo, hi); }
+
+// Each exposed collective priced with `busbw`, the bandwidths of its kind (nccl-tests' and the
+// Inspector's; the slowest node's against the fleet's, `slow_node`: an all_reduce_perf pair says
+// nothing of an AllToAll); the rest is said, not priced (c.unpriced_how). False where nothing is.
+bool budget_priced_by_kind(BudgetCause& c, const BudgetMeasures& m, const std::map<std::string, BudgetMeasures::CollectiveBusbw, std::less<>>& busbw,
+                           bool slow_node, double& e, std::string& how) {
+  if (busbw.empty() || (!m.exposed_pct.found && m.exposed_by_coll.empty())) return false;
+  const auto priced = budget_collective_priced(m, busbw, slow_node);
+  c.unpriced_how = priced.unpriced;
+  c.unpriced_pct = priced.unpriced_pct;
+  if (!priced.any) return false;
+  e = priced.points;
+  how = priced.how;
+  if (priced.unpriced_pct > 0)
+    how += fmt::format("; the collective{} measured only: {:.1f}% of the iteration exposed in others is not priced (below)", slow_node ? "" : "s",
+                       priced.unpriced_pct);
+  else if (!priced.unpriced.empty()) how += "; a bandwidth given prices none of the job's collectives (not priced, below)";
+  return true;
+}
 
 // The what_if_pct key of a finding id's replays at a value nothing showed the job reaches:
 // whatif --busbw GBPS (a bandwidth the user assumed), whatif --nccl-tests REPORT of runs at
@@ -534,25 +604,13 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
                       m.remote_pct.where, k.case_measured, k.case_cost, e);
   } else if (k.estimate == "collective" && (m.exposed_pct.found || !m.exposed_by_coll.empty()) && !m.busbw_by_coll.empty()) {
     // Each collective's exposure at its own kind's bandwidth; the rest said, not priced.
-    const auto priced = budget_collective_priced(m);
-    c.unpriced_how = priced.unpriced;
-    c.unpriced_pct = priced.unpriced_pct;
-    if (!priced.any) return false;
-    e = priced.points;
-    how = priced.how;
-    if (priced.unpriced_pct > 0)
-      how += fmt::format("; the collectives measured only: {:.1f}% of the iteration exposed in others is not priced (below)",
-                         priced.unpriced_pct);
-    else if (!priced.unpriced.empty()) how += "; a bandwidth given prices none of the job's collectives (not priced, below)";
+    if (!budget_priced_by_kind(c, m, m.busbw_by_coll, false, e, how)) return false;
   } else if (k.estimate == "slowest_node" && m.slow_node_step_pct.found) {
     e = m.slow_node_step_pct.value;
     how = fmt::format("{} ({}): every step waits for it, so the job runs {:.1f}% below the fleet's median pace", m.slow_node_step_how,
                       m.slow_node_step_pct.where, e);
-  } else if (k.estimate == "slowest_node" && m.slow_node_busbw_ratio.found && m.exposed_pct.found) {
-    const double r = m.slow_node_busbw_ratio.value;
-    e = m.exposed_pct.value * (1 - r);
-    how = fmt::format("{} ({}), {:.1f}% of it; communication not overlapped is {:.1f}% of the iteration ({}): {:.1f} points", m.slow_node_busbw_how,
-                      m.slow_node_busbw_ratio.where, 100 * r, m.exposed_pct.value, m.exposed_pct.where, e);
+  } else if (k.estimate == "slowest_node" && budget_priced_by_kind(c, m, m.slow_node_busbw_by_coll, true, e, how)) {
+    // computed by budget_priced_by_kind
   } else if ((k.estimate == "waiting" || k.estimate == "slowest_node") && m.straggler_pct.found) {
     // slowest_node without a fleet measure of its own: the straggler it absorbed measures it.
     e = m.straggler_pct.value;

@@ -86,9 +86,10 @@ struct BudgetMeasures {
   BudgetMeasure smmu_pct, host_bound_pct, remote_pct, busy_ratio, exposed_pct, straggler_pct;
   // The slowest node: its step (iteration) time or throughput against the fleet's median, as a
   // share of throughput lost (fleet.pace); its collective bandwidth against the fleet's
-  // (fleet.pace on nccl-tests, fanout.pairs), which costs through the exposed communication.
-  BudgetMeasure slow_node_step_pct, slow_node_busbw_ratio;
-  std::string slow_node_step_how, slow_node_busbw_how;
+  // (fleet.pace on nccl-tests, fanout.pairs: slow_node_busbw_by_coll, below), which costs
+  // through the exposed communication of the collective it measured.
+  BudgetMeasure slow_node_step_pct;
+  std::string slow_node_step_how;
   // The nodes that fleet.pace names (its outliers and pace node) and fanout.pairs' slow node:
   // a measurement taken on these nodes alone is theirs, not a second cause.
   std::set<std::string, std::less<>> slow_nodes;
@@ -122,8 +123,14 @@ struct BudgetMeasures {
     double busbw = 0, basis = 0;
     double peak_bytes = 0, peak_busbw = 0, basis_at_peak = 0;
     std::string basis_name;
+    // The measurement in words where it is no busbw against a basis (a slow node's against the
+    // fleet's: "the slowest node's best pair at 20.0 GB/s against the fleet's 180.0"); empty: busbw.
+    std::string said;
   };
   std::map<std::string, CollectiveBusbw, std::less<>> busbw_by_coll;
+  // The slowest node's busbw against the fleet's (fleet.pace on nccl-tests, fanout.pairs), per
+  // collective its benchmark ran ("" where the finding does not say which): ratio and said only.
+  std::map<std::string, CollectiveBusbw, std::less<>> slow_node_busbw_by_coll;
   // Bandwidths measured on another job or machine than the profiled one (nccl-tests at other
   // ranks or nodes than the job's world size, or on another GPU: compare's different_jobs), each
   // in words: they price nothing of this job, and say why where its collectives go unpriced.

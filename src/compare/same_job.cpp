@@ -24,12 +24,9 @@ struct JobIdentity {
 // "rank 3 GPU 3 (NVIDIA A100-PG509-200): 8568 kernels, ..." -> "NVIDIA A100-PG509-200".
 std::string same_job_profile_gpu(std::string_view observed) {
   const auto close = observed.find("): ");
-  if (close == std::string_view::npos) return {};
-  const auto open = observed.rfind(" (", close);
-  if (open == std::string_view::npos || observed.substr(0, open).find("GPU") == std::string_view::npos) return {};
   // The per-GPU line ("...: 8568 kernels, ..."), not a note that happens to hold parentheses.
-  if (observed.find(" kernels, ", close) == std::string_view::npos) return {};
-  return std::string(observed.substr(open + 2, close - open - 2));
+  if (close == std::string_view::npos || observed.find(" kernels, ", close) == std::string_view::npos) return {};
+  return gpu_model_of_label(observed.substr(0, close + 1));
 }
 
 // gpu.inventory's title "8 GPU(s): 8 x NVIDIA H100 80GB HBM3, driver 550.90.07" (or "8 GPU(s) visible in
@@ -84,9 +81,11 @@ JobIdentity same_job_identity(const ReportView& r) {
       for (const auto& [name, v] : f.metrics)
         if (name == "world_size" && std::isfinite(v) && v > 0) id.world_sizes.insert(std::llround(v));
     } else if (f.id == "whatif.replay") {
-      // A whatif report: the job's world size its traces record.
+      // A whatif report: the job's world size its traces record, and the GPUs they name.
       for (const auto& [name, v] : f.metrics)
         if (name == "world_size" && std::isfinite(v) && v > 0) id.world_sizes.insert(std::llround(v));
+      for (const auto& [source, observed] : f.evidence)
+        if (source == kTracedGpusEvidence) same_job_split_models(observed, id.gpu_models);
     } else if (f.id == "nccl_tests.busbw") {
       for (const auto& [name, v] : f.metrics) {
         if (!std::isfinite(v) || v <= 0) continue;
@@ -111,6 +110,21 @@ std::string same_job_list(const std::set<T>& s) {
 }
 
 }  // namespace
+
+std::string gpu_model_of_label(std::string_view label) {
+  for (auto at = label.find("GPU "); at != std::string_view::npos; at = label.find("GPU ", at + 4)) {
+    if (at > 0 && label[at - 1] != ' ') continue;
+    std::size_t i = at + 4;
+    const std::size_t digits = i;
+    while (i < label.size() && label[i] >= '0' && label[i] <= '9') ++i;
+    if (i == digits || label.substr(i, 2) != " (") continue;
+    const std::size_t open = i + 2;
+    // The model ends at the ')' the label ends with or a word follows (" pid 1234", " on node-7").
+    for (auto close = label.find(')', open); close != std::string_view::npos; close = label.find(')', close + 1))
+      if (close + 1 == label.size() || label[close + 1] == ' ') return close > open ? std::string(label.substr(open, close - open)) : std::string();
+  }
+  return {};
+}
 
 std::vector<std::string> different_jobs(const ReportView& before, const std::string& before_name, const ReportView& after,
                                         const std::string& after_name) {

@@ -4,16 +4,28 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compare/compare.hpp"
 
 namespace perfgap::compare {
 
+// The evidence source under which a whatif report's whatif.replay names the GPU models of its
+// traces (observed: the models, " + "-joined: Kineto's deviceProperties, nsys's GPU table), which
+// different_jobs reads as it reads a profile report's.
+inline constexpr std::string_view kTracedGpusEvidence = "GPUs traced";
+
+// The GPU model a profile's GPU label names: "rank 1 GPU 1 (Tesla V100-SXM2-32GB)", "GPU 3 (NVIDIA
+// H100 80GB HBM3) pid 1234", "r3.json: rank 3 GPU 3 (NVIDIA A100-PG509-200) on node-7" -> the
+// model; "" where the label names none.
+std::string gpu_model_of_label(std::string_view label);
+
 // Each difference in words ("GPUs NVIDIA A100-PG509-200 in BEFORE, Tesla V100-SXM2-16GB in AFTER");
 // empty when nothing the reports carry says they differ. Profile reports (analyze nsys/kineto:
 // profile.summary): the GPU models of its evidence and the recorded world size (metric
-// world_size). Node reports (check): the node's kind, its GPU models (gpu.inventory) and CPU
+// world_size); whatif reports (whatif.replay) the same: its GPUs traced evidence and world_size.
+// Node reports (check): the node's kind, its GPU models (gpu.inventory) and CPU
 // model (settings.cpu_model), where both reports read them. nccl-tests reports (analyze
 // nccl-tests: nccl_tests.busbw): the ranks and nodes of the runs (metrics ranks, nodes) and the
 // GPU models its Rank lines name (evidence "nccl-tests GPUs"); a profile's world size is weighed

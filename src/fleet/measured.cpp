@@ -9,6 +9,7 @@
 #include <set>
 
 #include "parsers/hostlist.hpp"
+#include "parsers/nccl_tests.hpp"
 #include "report/informational.hpp"
 #include "report/text_style.hpp"
 
@@ -169,11 +170,35 @@ std::string_view short_node_name(std::string_view name) {
   return dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot);
 }
 
+namespace {
+
+// The collective the nodes' busbw measured, as explain prices with it only that collective's
+// exposed time: named where every nccl-tests report names the same one; else said, unnamed.
+void pace_collective_evidence(const std::map<std::string, std::vector<std::string>>& collectives, report::Finding& f) {
+  if (collectives.size() == 1 && !collectives.begin()->first.empty()) {
+    f.add(std::string(parsers::kCollectiveMeasuredEvidence), collectives.begin()->first);
+    return;
+  }
+  std::vector<std::string> said;
+  said.reserve(collectives.size());
+  for (const auto& [coll, files] : collectives)
+    said.push_back(fmt::format("{} in {}{}", coll.empty() ? "a collective not named" : coll, files.front(),
+                               files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
+  f.add("collectives measured",
+        collectives.size() == 1 ? fmt::format("{}: the reports do not say which collective their busbw measured", said.front())
+                                : fmt::format("the nodes' busbw are of different collectives: {}", fmt::join(said, "; ")),
+        "one collective's runs, named (analyze nccl-tests reports name it: collective measured)");
+}
+
+}  // namespace
+
 std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,
                                   const OutlierRule& rule, std::vector<Unreadable>& bad) {
   const auto& ms = measures();
   const MeasuredNames named = measured_names(measured);
   std::vector<std::map<std::string, PaceNode>> per(ms.size());
+  // The collective each nccl-tests report's busbw measured ("" where it does not say): its files.
+  std::map<std::string, std::vector<std::string>> busbw_collectives;
   for (const auto& r : measured) {
     if (is_job_report(r)) continue;  // a job's ranks: job_ranks
     bool any = false;
@@ -192,6 +217,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
             continue;
           }
           for (const auto& h : r.hosts) names.emplace_back(short_node_name(h));
+          busbw_collectives[r.collective].push_back(r.file);
         } else {
           const std::string source = f.subject.empty() ? r.file : std::string(f.subject);
           auto it = named.of.find(source);
@@ -288,6 +314,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
             fmt::format("near the median {} {}", pace_value(s.median), m.unit));
       f.metric("node." + node, v);
     }
+    if (m.finding == "nccl_tests.busbw") pace_collective_evidence(busbw_collectives, f);
     f.table.push_back({"node", fmt::format("{} {}", m.what, m.unit), "runs"});
     for (std::size_t k = 0; k < figures.size() && k < 10; ++k)
       f.table.push_back({figures[k].first, pace_value(figures[k].second), std::to_string(per[i][figures[k].first].values.size())});

@@ -59,6 +59,11 @@ void keep_entries(std::span<const report::ReadEntry> entries, report::StringMap&
 // Inspector and RAS findings name their ranks in one (`finding`: its index).
 void read_measured_evidence(const report::ReadFinding& f, std::uint32_t finding, NodeReport& out) {
   for (const auto& ev : f.evidence) {
+    if (ev.source == parsers::kCollectiveMeasuredEvidence && out.collective.empty()) {
+      const std::string_view said = ev.observed;
+      out.collective = std::string(said.substr(0, said.find(' ')));
+      continue;
+    }
     const bool host_list = ev.source == parsers::kNcclTestsHostsEvidence;
     const bool rank_list = ev.source == parsers::kNcclRanksEvidence;
     if (!host_list && !rank_list) continue;

@@ -42,6 +42,9 @@ struct NodeReport {
   // figures `perfgap probe` measured on the node `name` (read for expect's floors only).
   std::string kind;
   std::vector<std::string> hosts;  // analyze nccl-tests: the hosts its ranks ran on, as the log shows
+  // analyze nccl-tests|nccl-inspector: the collective its busbw measured ("AllReduce", its
+  // "collective measured" evidence); empty where it does not say.
+  std::string collective;
   // analyze nccl-inspector|nccl-ras: the ranks each finding names (its "nccl ranks" evidence
   // line), one per rank: the finding (index in `findings`), its host, the rest of the item.
   struct RankRef {

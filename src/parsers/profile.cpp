@@ -85,6 +85,32 @@ Coll collective_named(std::string_view name) {
   return Coll::none;
 }
 
+Coll collective_of_command(std::string_view command) {
+  std::vector<std::string_view> words;
+  while (!command.empty()) {
+    const auto start = command.find_first_not_of(" \t");
+    if (start == std::string_view::npos) break;
+    command.remove_prefix(start);
+    const auto end = command.find_first_of(" \t");
+    words.push_back(command.substr(0, end));
+    command = end == std::string_view::npos ? std::string_view() : command.substr(end);
+  }
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const auto slash = words[i].rfind('/');
+    const std::string_view base = slash == std::string_view::npos ? words[i] : words[i].substr(slash + 1);
+    // nccl-tests: all_reduce_perf, alltoall_perf_mpi, ...
+    if (base.ends_with("_perf") || base.ends_with("_perf_mpi")) return collective_named(base);
+    if (base.starts_with("perfgap-collbench")) {
+      // Its one collective argument (the flags' values are sizes and counts, never a collective).
+      for (std::size_t k = i + 1; k < words.size(); ++k)
+        if (!words[k].starts_with("-"))
+          if (const Coll c = collective_named(words[k]); c != Coll::none) return c;
+      return Coll::AllReduce;
+    }
+  }
+  return Coll::none;
+}
+
 Coll nccl_collective(std::string_view name) {
   while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);

@@ -50,6 +50,12 @@ Coll collective_from_arg(std::string_view arg);
 // Coll::none when it names none of AllGather, ReduceScatter, AllReduce, AllToAll, Broadcast,
 // SendRecv, Reduce.
 Coll collective_named(std::string_view name);
+// The collective a benchmark command runs, as fanout --pairs records it ("all_reduce_perf -b 1G
+// -e 1G", "/opt/nccl-tests/build/alltoall_perf ...", "perfgap-collbench all_gather -b 1G";
+// perfgap-collbench without a collective runs all_reduce): Coll::none where the command names
+// no nccl-tests binary nor perfgap-collbench, or a binary of no collective the profile names
+// (hypercube_perf, gather_perf).
+Coll collective_of_command(std::string_view command);
 
 // True for a CUDA runtime/driver call that makes the host wait for the GPU: cudaStreamSynchronize,
 // cuStreamSynchronize, cudaDeviceSynchronize, cuCtxSynchronize, cudaEventSynchronize,

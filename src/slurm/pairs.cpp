@@ -8,6 +8,8 @@
 
 #include "fleet/stats.hpp"
 #include "parsers/hostlist.hpp"
+#include "parsers/nccl_tests.hpp"
+#include "parsers/profile.hpp"
 
 namespace perfgap::slurm {
 namespace {
@@ -250,7 +252,13 @@ report::Finding pairs_finding(const std::vector<std::string>& nodes, const std::
     f.table.push_back({std::to_string(m.round), pairs_name(m.pair), gbps(*m.busbw), ratio});
     f.metric(fmt::format("busbw_gbps.r{}.{}", m.round, pairs_name(m.pair)), *m.busbw);
   }
-  if (!summary.benchmark.empty()) f.add("benchmark", fmt::format("{}", fmt::join(summary.benchmark, " ")));
+  if (!summary.benchmark.empty()) {
+    const std::string command = fmt::format("{}", fmt::join(summary.benchmark, " "));
+    f.add("benchmark", command);
+    // What the pairs' busbw measured: explain prices only that collective's exposed time with it.
+    if (const auto coll = parsers::collective_of_command(command); coll != parsers::Coll::none)
+      f.add(std::string(parsers::kCollectiveMeasuredEvidence), fmt::format("{} (by the benchmark's command)", parsers::coll_name(coll)));
+  }
   f.table_always = true;
   f.metric("nodes", static_cast<double>(nodes.size()));
   f.metric("rounds", summary.rounds);

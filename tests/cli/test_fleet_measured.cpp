@@ -113,6 +113,11 @@ TEST_F(FleetMeasured, NamesTheSlowNodesByTheLogsHostAndTheSettingTheyShare) {
   EXPECT_NE(title.find("NCCL_IB_QPS_PER_CONNECTION unset"), std::string::npos) << title;
   // The node is the host the log's Rank lines show.
   EXPECT_TRUE(busbw[0]["metrics"].contains("node.gpu0003")) << busbw[0];
+  // The collective its runs measured (each report's, told by busbw/algbw): explain prices that
+  // collective's exposure only with the pace's ratio.
+  bool collective = false;
+  for (const auto& e : busbw[0]["evidence"]) collective = collective || (e["source"] == "collective measured" && e["observed"] == "AllReduce");
+  EXPECT_TRUE(collective) << busbw[0];
 
   auto steps = measured_findings(rep, "fleet.pace", "steps.gap.median_ms");
   ASSERT_EQ(steps.size(), 1u) << r.out;

@@ -393,15 +393,70 @@ TEST(AnalyzersBudget, TheSlowestNodesCostIsOneMeasuredCause) {
   fleet.findings = {busbw, pairs};
   auto g = explain_budget({{"fleet.json", fleet}}, perfgap::core::builtin_kb(), budget_at(75));
   EXPECT_FALSE(budget_has_metric(g, "step.slowest_node.measured")) << "unestimated, not guessed";
-  // With a profile's exposed communication: (1 - 20/180) x 30%.
+  // With a profile's exposed AllReduce and the pairs' all_reduce_perf: (1 - 20/180) x 30%.
+  fleet.findings[1].evidence = {{"benchmark", "all_reduce_perf -b 1G -e 1G"}};
   perfgap::compare::ReportView prof;
   prof.kind = "analyze";
-  auto exposed = budget_rf("profile.exposed_comm", Status::warn, "all");
-  exposed.metrics = {{"exposed_pct_of_iter", 30}, {"exposed_ms_per_iter", 300}};
+  auto exposed = budget_rf("profile.exposed_comm", Status::warn, "AllReduce");
+  exposed.metrics = {{"exposed_pct_of_iter", 30}, {"exposed_ms_per_iter", 300}, {"all_communication", 1}};
   prof.findings = {exposed};
   auto h = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(75));
   EXPECT_DOUBLE_EQ(budget_metric(h, "step.slowest_node.measured"), 1);
   EXPECT_NEAR(budget_metric(h, "step.slowest_node.estimate_pct"), 30 * (1 - 20.0 / 180), 1e-9);
+}
+
+// The slowest node's busbw prices only the exposure of the collective its benchmark ran (issue
+// 40): a pair search of all_reduce_perf says nothing of the job's AllToAll, whose exposed time
+// is said, not priced. Before, 20% AllReduce + 40% AllToAll exposed at the pairs' 1/9 of the
+// fleet's busbw read 53.3 points where the AllReduce measured holds 17.8.
+TEST(AnalyzersBudget, ASlowNodesBandwidthPricesOnlyTheCollectiveItsBenchmarkRan) {
+  perfgap::compare::ReportView fleet;
+  fleet.kind = "fleet";
+  auto pairs = budget_rf("fanout.pairs", Status::fail, "gpu0003");
+  pairs.metrics = {{"reference_busbw_gbps", 180}, {"best_busbw_gbps.gpu0003", 20}, {"best_busbw_gbps.gpu0001", 181}};
+  pairs.evidence = {{"benchmark", "srun --mpi=pmix /opt/nccl-tests/build/all_reduce_perf -b 1G -e 1G"}};  // a report of before it named it
+  fleet.findings = {pairs};
+  perfgap::compare::ReportView prof;
+  prof.kind = "analyze";
+  auto all = budget_rf("profile.exposed_comm", Status::warn, "all");
+  all.metrics = {{"exposed_pct_of_iter", 60}, {"exposed_ms_per_iter", 600}};
+  auto ar = budget_rf("profile.exposed_comm", Status::warn, "AllReduce");
+  ar.metrics = {{"exposed_pct_of_iter", 20}, {"exposed_ms_per_iter", 200}};
+  auto a2a = budget_rf("profile.exposed_comm", Status::warn, "AllToAll");
+  a2a.metrics = {{"exposed_pct_of_iter", 40}, {"exposed_ms_per_iter", 400}};
+  prof.findings = {all, ar, a2a};
+  auto f = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(60));
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.slowest_node.measured"), 1);
+  EXPECT_NEAR(budget_metric(f, "step.slowest_node.estimate_pct"), 20 * (1 - 20.0 / 180), 1e-9) << "the AllReduce's exposure only";
+  EXPECT_NEAR(budget_metric(f, "unpriced_exposed_pct"), 40, 1e-9);
+  bool said = false;
+  for (const auto& e : f.evidence)
+    said = said || (e.source == "not priced" && e.observed.find("AllToAll's exposure, 40.0% of the iteration") != std::string::npos &&
+                    e.observed.find("measured with AllReduce only") != std::string::npos &&
+                    e.observed.find("fanout --pairs -- alltoall_perf") != std::string::npos);
+  EXPECT_TRUE(said) << "the AllToAll said, not priced";
+
+  // fleet.pace over nccl-tests runs: its collective measured; perfgap-collbench's argument.
+  auto pace = budget_rf("fleet.pace", Status::warn, "nccl_tests.busbw.max_busbw_gbps");
+  pace.metrics = {{"median", 180}, {"pace", 90}, {"pace_cost_pct", 50}};
+  pace.evidence = {{"collective measured", "AllToAll"}};
+  fleet.findings = {pace};
+  auto g = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(60));
+  EXPECT_NEAR(budget_metric(g, "step.slowest_node.estimate_pct"), 40 * 0.5, 1e-9);
+  EXPECT_NEAR(budget_metric(g, "unpriced_exposed_pct"), 20, 1e-9);
+  pairs.evidence = {{"benchmark", "perfgap-collbench -b 1G -e 1G alltoall"}};
+  fleet.findings = {pairs};
+  auto c = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(60));
+  EXPECT_NEAR(budget_metric(c, "step.slowest_node.estimate_pct"), 40 * (1 - 20.0 / 180), 1e-9);
+
+  // A pace that does not say which collective prices nothing, and says so.
+  pace.evidence.clear();
+  fleet.findings = {pace};
+  auto u = explain_budget({{"fleet.json", fleet}, {"prof.json", prof}}, perfgap::core::builtin_kb(), budget_at(60));
+  EXPECT_FALSE(budget_has_metric(u, "step.slowest_node.measured")) << "not priced with an unknown collective's ratio";
+  said = false;
+  for (const auto& e : u.evidence) said = said || e.observed.find("does not say which collective it measured") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 // A slow node seen by the fleet (fleet.pace) and as the straggler of the job's profiles is one
@@ -657,6 +712,7 @@ TEST(AnalyzersBudget, ACollectiveMeasuredOnTheSlowNodesIsTheSlowNodesCause) {
   fleet.kind = "fleet";
   auto busbw = budget_rf("fleet.pace", Status::warn, "nccl_tests.busbw.max_busbw_gbps");
   busbw.metrics = {{"median", 180}, {"pace", 40}, {"pace_cost_pct", 77.8}, {"node.gpu0003", 40}, {"node.gpu0004", 40}};
+  busbw.evidence = {{"collective measured", "AllReduce"}};
   fleet.findings = {busbw};
   perfgap::compare::ReportView prof;
   prof.kind = "analyze";

@@ -3,6 +3,7 @@
 // computing L ms longer holds every step L ms; two ranks late together are one cause; a GPU that
 // waits G for each of its 39 launches after the first arrives 39 G late; an AllReduce of S bytes
 // at B GB/s on n ranks lasts S x 2(n-1)/n / B.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -188,6 +189,21 @@ TEST(Whatif, ALaunchBoundRankIsTheLaunchesChange) {
 // generator's no_launch_wait_ms, rank 1's GPU busy all of it: the launches change says that of
 // the same iterations its saving is over, never less (it said the windows' mean step less the
 // whole iterations' share: 57.1 ms instead of 76.2, below the 62 ms the GPU is busy).
+// whatif.replay's title opens with the step each change is taken from ("replayed step X ms"): a
+// user reading the title and a change's "instead of X ms" reads one step.
+void expect_replay_title_of_changes_step(const std::vector<report::Finding>& fs) {
+  const auto& replay = fixture::find(fs, "whatif.replay");
+  constexpr std::string_view kLead = "replayed step ";
+  ASSERT_EQ(replay.title.rfind(kLead, 0), 0u) << replay.title;
+  const double titled = std::stod(replay.title.substr(kLead.size()));
+  for (const auto* f : changes_tried(fs)) {
+    if (f->status == Status::skip) continue;
+    const double step = whatif_metric_of(*f, "step_ms_per_iter");
+    EXPECT_NEAR(titled, step, 0.006) << f->id << " " << f->title << " | " << replay.title;
+    EXPECT_NE(f->title.find(fmt::format("instead of {:.2f} ms", step)), std::string::npos) << f->title;
+  }
+}
+
 TEST(Whatif, LaunchSavingAndItsStepAreOfTheSameIterations) {
   gen::JobSpec spec;
   spec.ranks = 2;
@@ -240,6 +256,11 @@ TEST(Whatif, LaunchSavingAndItsStepAreOfTheSameIterations) {
   bool said = false;
   for (const auto& e : launch->evidence) said = said || e.observed.find("over the 4 whole iterations") != std::string::npos;
   EXPECT_TRUE(said) << launch->title;
+  // whatif.replay's title gives that step first, labelled, and the windows' mean after it: the
+  // title and the change's "instead of" are one step (its title gave the windows' mean alone).
+  expect_replay_title_of_changes_step(fs);
+  EXPECT_NE(replay.title.find("over the 4 whole iterations each change is taken from"), std::string::npos) << replay.title;
+  EXPECT_NE(replay.title.find(fmt::format("{:.2f} against", whatif_metric_of(replay, "replayed_ms_per_iter"))), std::string::npos) << replay.title;
 }
 
 // A rank whose host stalls 2 ms before each launch (the host busy elsewhere: input,
@@ -435,7 +456,10 @@ TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
       EXPECT_NEAR(whatif_metric_of(*launch, "step_ms_per_iter"), 352.59, 0.05) << launch->title;
       EXPECT_GE(whatif_metric_of(*launch, "replayed_ms_per_iter"), 188.21) << launch->title;
       EXPECT_EQ(whatif_metric_of(*launch, "whole_iterations"), 3) << launch->title;
+      EXPECT_EQ(replay.title.rfind("replayed step 352.59 ms against", 0), 0u) << replay.title;
     }
+    // The replay's title and each change are of one step.
+    expect_replay_title_of_changes_step(fs);
     // A bandwidth change saves no more than the collectives could at that bandwidth. The 2-rank
     // A100 trace's step: one AllReduce of 25,557,032 floats (102.2 MB) and 15.63 ms of NCCL
     // kernels (profile.exposed_comm); at 100 GB/s (2 ranks: busbw = algbw) 1.02 ms, so at most

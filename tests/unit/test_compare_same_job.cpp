@@ -109,3 +109,34 @@ TEST(CompareSameJob, AWhatifReportOfAnotherWorldSizeIsAnotherJob) {
   EXPECT_EQ(d[0], "world size 8 in analyze.json, 2 in whatif.json");
   EXPECT_TRUE(compare::different_jobs(*read_report(same_job_profile("NVIDIA A100-PG509-200", 2, "pass")), "a", *w, "w").empty());
 }
+
+// A whatif report's GPUs (whatif.replay's "GPUs traced" evidence, the models its traces name)
+// against another report's: the same world size on another GPU is another machine (issue 40;
+// before, the whatif report of a V100 trace and an A100 profile of world size 2 read as one job).
+TEST(CompareSameJob, AWhatifReportOfAnotherGpuIsAnotherMachine) {
+  auto whatif = [](const std::string& gpus) {
+    return same_job_report(
+        R"({"id":"whatif.replay","layer":"workload","status":"pass","subject":"","title":"replayed","evidence":[{"source":"GPUs traced","observed":")" +
+            gpus + R"("}],"fix":"","impact":"","metrics":{"ranks":1,"world_size":2}})",
+        "whatif", "null");
+  };
+  auto a = read_report(same_job_profile("NVIDIA A100-PG509-200", 2, "pass"));
+  auto v = read_report(whatif("Tesla V100-SXM2-32GB"));
+  ASSERT_TRUE(a && v);
+  auto d = compare::different_jobs(*a, "analyze.json", *v, "whatif.json");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "GPUs NVIDIA A100-PG509-200 in analyze.json, Tesla V100-SXM2-32GB in whatif.json");
+  EXPECT_TRUE(compare::different_jobs(*a, "a", *read_report(whatif("NVIDIA A100-PG509-200")), "w").empty());
+  // Two whatif reports of other GPUs: compare refuses them.
+  auto fs = same_job_compare(whatif("NVIDIA H100 80GB HBM3"), whatif("Tesla V100-SXM2-32GB + NVIDIA H100 80GB HBM3"));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::skip);
+}
+
+TEST(CompareSameJob, TheGpuModelOfAProfilesLabel) {
+  EXPECT_EQ(compare::gpu_model_of_label("rank 1 GPU 1 (Tesla V100-SXM2-32GB)"), "Tesla V100-SXM2-32GB");
+  EXPECT_EQ(compare::gpu_model_of_label("GPU 3 (NVIDIA H100 80GB HBM3) pid 1234"), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(compare::gpu_model_of_label("r (1).json: rank 3 GPU 3 (NVIDIA A100 (rev 2)) on node-7"), "NVIDIA A100 (rev 2)");
+  EXPECT_EQ(compare::gpu_model_of_label("rank 0 GPU 0"), "");
+  EXPECT_EQ(compare::gpu_model_of_label("GPU 0 pid 12"), "");
+}

@@ -82,6 +82,24 @@ TEST(SlurmPairs, ASlowNodeIsConfirmedAgainstHealthyPartnersAndNamed) {
   EXPECT_EQ(f.evidence.size(), runs.size() + 1);  // every pair of every round, and the benchmark
 }
 
+// The collective the pairs' busbw measured, told by the benchmark's command: explain prices only
+// that collective's exposed time with it (issue 40).
+TEST(SlurmPairs, TheCollectiveTheBenchmarkRanIsNamed) {
+  auto runs = pairs_simulate(kPairsFour, {{"n1", 10}, {"n2", 11}, {"n3", 1}, {"n4", 10.5}});
+  auto collective = [&](std::vector<std::string> bench) {
+    auto f = perfgap::slurm::pairs_finding(kPairsFour, runs, PairRule{}, {std::move(bench), 3, 12.0, false, false});
+    for (const auto& e : f.evidence)
+      if (e.source == "collective measured") return e.observed;
+    return std::string("none");
+  };
+  EXPECT_EQ(collective({"/opt/nccl-tests/build/all_reduce_perf", "-b", "1G", "-e", "1G"}), "AllReduce (by the benchmark's command)");
+  EXPECT_EQ(collective({"sendrecv_perf", "-b", "1G"}), "SendRecv (by the benchmark's command)");
+  EXPECT_EQ(collective({"perfgap-collbench", "-b", "1G", "alltoall"}), "AllToAll (by the benchmark's command)");
+  EXPECT_EQ(collective({"perfgap-collbench", "-b", "1G", "-e", "1G"}), "AllReduce (by the benchmark's command)") << "its default";
+  EXPECT_EQ(collective({"hypercube_perf", "-b", "1G"}), "none");
+  EXPECT_EQ(collective({"./my_bench", "all_gather"}), "none") << "an unknown program's arguments say nothing";
+}
+
 TEST(SlurmPairs, NoSlowNodeNamesNothingAndABusyMomentIsCleared) {
   auto runs = pairs_simulate(kPairsFour, {{"n1", 10}, {"n2", 9}, {"n3", 11}, {"n4", 10}});
   EXPECT_EQ(perfgap::slurm::pairs_finding(kPairsFour, runs, PairRule{}, {}).status, perfgap::report::Status::pass);
