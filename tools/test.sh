@@ -85,7 +85,8 @@ if [ "${PERFGAP_FUZZ_SECONDS:-1}" != "0" ] && [ -x tools/run-fuzz.sh ]; then
   # the short CI run does not fail at random on commits that did not touch a parser); explore
   # with an unseeded `tools/run-fuzz.sh 60`.
   # Built at -O0 for a fresh build-fuzz/ (an existing one keeps its setting): the instrumented
-  # library compiles in ~40% of -O1's time, and a smoke run is mostly its seed corpora.
+  # library compiles in ~40% of -O1's time, and a smoke run is mostly its seed corpora; it
+  # compiles only the library files the targets link (fuzz/library-sources.cmake).
   fuzz_opt=${FUZZ_OPT:-}
   [ -n "$fuzz_opt" ] || [ -f build-fuzz/CMakeCache.txt ] || fuzz_opt=-O0
   FUZZ_OPT="$fuzz_opt" FUZZ_SEED="${FUZZ_SEED:-1}" tools/run-fuzz.sh "${PERFGAP_FUZZ_SECONDS:-1}"
