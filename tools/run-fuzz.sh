@@ -3,19 +3,21 @@
 # with a link build-fuzz/fuzz/fuzz_<target> to it per target) and runs each for
 # SECONDS_PER_TARGET seconds (default 8) on a scratch copy of its seed corpus (fuzz/corpus/),
 # with its dictionary when there is one (fuzz/<target>.dict), as many at once as there are
-# CPUs. Exits non-zero when any target crashes, leaks, times out, or cannot run; the
-# reproducers are kept under build-fuzz/fuzz-artifacts/.
+# CPUs. Each target first runs its whole seed corpus; 0 seconds runs only that (libFuzzer's
+# -runs=0: the test command's smoke run). Exits non-zero when any target crashes, leaks, times
+# out, or cannot run; the reproducers are kept under build-fuzz/fuzz-artifacts/.
 #
 #   tools/run-fuzz.sh [SECONDS_PER_TARGET]
+#   tools/run-fuzz.sh 0                                 # the seed corpora only (tools/test.sh's)
 #   FUZZ_TARGETS="cpulist config" tools/run-fuzz.sh 30   # a subset
 #   FUZZ_JOBS=1 tools/run-fuzz.sh                       # one at a time
 #   FUZZ_SEED=1 tools/run-fuzz.sh                       # a fixed seed (the test command's default)
-#   FUZZ_OPT=-O0 tools/run-fuzz.sh 1                    # build at -O0 (the test command's): faster
+#   FUZZ_OPT=-O0 tools/run-fuzz.sh 0                    # build at -O0 (the test command's): faster
 #                                                       # to build, slower to fuzz; default -O1
 set -euo pipefail
 
 secs=${1:-8}
-[[ $secs =~ ^[0-9]+$ && $secs -gt 0 ]] || { echo "usage: $0 [SECONDS_PER_TARGET]" >&2; exit 2; }
+[[ $secs =~ ^[0-9]+$ ]] || { echo "usage: $0 [SECONDS_PER_TARGET]   (0: the seed corpora only)" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
@@ -40,7 +42,13 @@ elif [ ! -f build-fuzz/CMakeCache.txt ]; then unity=(-DCMAKE_UNITY_BUILD=ON); fi
 [ -z "${FUZZ_OPT:-}" ] || unity+=(-DPERFGAP_FUZZ_OPT="$FUZZ_OPT")
 cmake --preset fuzz "${unity[@]}" > /dev/null
 cmake --build --preset fuzz
-echo "== built in $((SECONDS - start))s; fuzzing ${#targets[@]} targets x ${secs}s, $jobs at a time"
+if (( secs )); then
+  echo "== built in $((SECONDS - start))s; fuzzing ${#targets[@]} targets x ${secs}s, $jobs at a time"
+  budget=(-max_total_time="$secs")
+else
+  echo "== built in $((SECONDS - start))s; running the seed corpora of ${#targets[@]} targets, $jobs at a time"
+  budget=(-runs=0)  # the corpus is read and run, then libFuzzer stops
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/perfgap-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -53,7 +61,7 @@ run_one() {  # target -> writes $work/<target>.log and $work/<target>.rc
   cp -R "$root/fuzz/corpus/$t/." "$work/corpus/$t/" 2>/dev/null || true
   local rc=0 dict=()
   [[ -f $root/fuzz/$t.dict ]] && dict=(-dict="$root/fuzz/$t.dict")
-  "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=5 -print_final_stats=1 "${dict[@]}" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
+  "$bin" "${budget[@]}" -rss_limit_mb=2048 -timeout=5 -print_final_stats=1 "${dict[@]}" ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
          -artifact_prefix="$artifacts/$t-" "$work/corpus/$t" > "$work/$t.log" 2>&1 || rc=$?
   echo "$rc" > "$work/$t.rc"
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh Debian 12 checkout: dependencies, build, clang-tidy over the
 # last commit's src/*.cpp (tools/tidy-changed.sh, at most 240 s), fuzzers over their seed corpora
-# then for a bounded time (PERFGAP_FUZZ_SECONDS per target, default 1), the static x86_64 and aarch64
-# release builds (tools/release-check.sh static aarch64; the aarch64 one at nice 19 in the
-# background from the end of the test build to the end of ctest), a throw-away Slurm cluster for the
-# fan-out and health-check tests (root only; PERFGAP_SLURM_TESTS=0 leaves it out), every ctest
+# (then for PERFGAP_FUZZ_SECONDS per target where asked; PERFGAP_FUZZ=0 leaves them out), the
+# static x86_64 and aarch64 release builds (tools/release-check.sh static aarch64; the aarch64
+# one at nice 19 in the background from the end of the test build to the end of ctest), a
+# throw-away Slurm cluster for the fan-out and health-check tests (root only;
+# PERFGAP_SLURM_TESTS=0 leaves it out), every ctest
 # test (the ReleaseBinary ones against build-release/src/perfgap; as root, the real-container
 # tests with runc, bubblewrap and the chroots, required: PERFGAP_REAL_CONTAINER_TESTS=required),
 # then, as root, the static
@@ -80,15 +81,17 @@ fi
 # clang-tidy over the src/*.cpp files of the last commit (CONTRIBUTING.md, "Lint").
 tools/tidy-changed.sh
 phase tidy
-if [ "${PERFGAP_FUZZ_SECONDS:-1}" != "0" ] && [ -x tools/run-fuzz.sh ]; then
-  # A smoke run: each target's whole seed corpus, then a second of fuzzing with a fixed seed (so
-  # the short CI run does not fail at random on commits that did not touch a parser); explore
-  # with an unseeded `tools/run-fuzz.sh 60`.
+if [ "${PERFGAP_FUZZ:-1}" != "0" ] && [ -x tools/run-fuzz.sh ]; then
+  # A smoke run: each target's whole seed corpus, and no more (a second more of fuzzing per
+  # target cost ~40 s, bench/README.md "The CI run"). PERFGAP_FUZZ_SECONDS=N adds N seconds
+  # per target with a fixed seed (so a run does not fail at random on commits that did not touch
+  # a parser); explore with an unseeded `tools/run-fuzz.sh 60`.
   # Built at -O0 for a fresh build-fuzz/ (an existing one keeps its setting): the instrumented
-  # library compiles in ~40% of -O1's time, and a smoke run is mostly its seed corpora.
+  # library compiles in ~40% of -O1's time, and a smoke run is its seed corpora; it compiles only
+  # the library files the targets link (fuzz/library-sources.cmake).
   fuzz_opt=${FUZZ_OPT:-}
   [ -n "$fuzz_opt" ] || [ -f build-fuzz/CMakeCache.txt ] || fuzz_opt=-O0
-  FUZZ_OPT="$fuzz_opt" FUZZ_SEED="${FUZZ_SEED:-1}" tools/run-fuzz.sh "${PERFGAP_FUZZ_SECONDS:-1}"
+  FUZZ_OPT="$fuzz_opt" FUZZ_SEED="${FUZZ_SEED:-1}" tools/run-fuzz.sh "${PERFGAP_FUZZ_SECONDS:-0}"
   phase fuzz
 fi
 if [ "$release" = 1 ]; then

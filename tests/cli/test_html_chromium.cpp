@@ -3,6 +3,9 @@
 // fetch into one), the DOM holds every finding of the same run's JSON report, the charts are
 // there, and a screenshot is not blank. Skips without Chromium, except under CI (which
 // installs it: tools/setup-debian.sh --test).
+// Each Chromium start costs seconds (most of these tests' time, bench/README.md "The CI run"):
+// a page is loaded once, its DOM dumped and, where wanted, its screenshot taken by the same
+// headless run (Chromium's new headless mode does both), and a test's runs share one profile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,6 +52,8 @@ struct HtmlPageLoad {
   std::vector<std::string> console;  // what the page logged (errors, CSP violations)
   std::string err;
   int status = -1;
+  perfgap::fixture::Image shot;  // when asked for: the page at 1100x1400
+  std::size_t png_bytes = 0;
 };
 
 class HtmlInChromium : public ::testing::Test {
@@ -61,42 +66,36 @@ class HtmlInChromium : public ::testing::Test {
     }
   }
 
-  std::vector<std::string> browser_args(const std::string& profile) const {
+  // One headless run: the page's DOM (--dump-dom) and what it logged, and with `shoot` its
+  // screenshot too. The runs of one test share its profile (one at a time).
+  HtmlPageLoad load(const fs::path& page, bool shoot = false) const {
+    const fs::path png = fs::path(out_.path()) / "shot.png";
+    fs::remove(png);
     // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-    return {"120", browser_, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions", "--user-data-dir=" + profile,
-            "--enable-logging=stderr", "--v=0"};
-  }
-
-  HtmlPageLoad load(const fs::path& page) const {
-    TempDir profile;
-    auto args = browser_args(profile.path());
-    args.push_back("--dump-dom");
+    std::vector<std::string> args{"120", browser_, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+                                  "--user-data-dir=" + profile_.path(), "--enable-logging=stderr", "--v=0", "--dump-dom"};
+    if (shoot) args.insert(args.end(), {"--window-size=1100,1400", "--hide-scrollbars", "--screenshot=" + png.string()});
     args.push_back("file://" + fs::absolute(page).string());
     auto r = run_binary("/usr/bin/timeout", args);
     HtmlPageLoad l{r.out, {}, r.err, r.status};
     std::istringstream err(r.err);
     for (std::string line; std::getline(err, line);)
       if (line.find(":CONSOLE") != std::string::npos) l.console.push_back(line);
+    if (shoot) {
+      const std::string bytes = slurp(png);
+      l.png_bytes = bytes.size();
+      auto img = perfgap::fixture::decode_png(bytes);
+      EXPECT_TRUE(img) << page << ": " << (img ? "" : img.error()) << "\n" << r.err;
+      if (img) l.shot = *img;
+    }
     return l;
-  }
-
-  perfgap::fixture::Image screenshot(const fs::path& page, std::size_t* png_bytes = nullptr) const {
-    TempDir profile, out;
-    const fs::path png = fs::path(out.path()) / "shot.png";
-    auto args = browser_args(profile.path());
-    args.insert(args.end(), {"--window-size=1100,1400", "--hide-scrollbars", "--screenshot=" + png.string(), "file://" + fs::absolute(page).string()});
-    auto r = run_binary("/usr/bin/timeout", args);
-    EXPECT_EQ(r.status, 0) << r.err;
-    const std::string bytes = slurp(png);
-    if (png_bytes) *png_bytes = bytes.size();
-    auto img = perfgap::fixture::decode_png(bytes);
-    EXPECT_TRUE(img) << (img ? "" : img.error());
-    return img ? *img : perfgap::fixture::Image{};
   }
 
   // Runs perfgap twice with the same arguments, as html and as json; checks the page against
   // the report and returns the page's DOM.
-  std::string check_page(const std::string& name, const std::vector<std::string>& args, std::size_t min_charts, bool shoot = false) {
+  // With `shoot`, the screenshot (not blank) is checked here and left in *shot.
+  std::string check_page(const std::string& name, const std::vector<std::string>& args, std::size_t min_charts, bool shoot = false,
+                         HtmlPageLoad* shot = nullptr) {
     // Options go before a "--" (sweep's benchmark follows it); "{format}" in an argument
     // becomes the format, so that each run can have its own run directory.
     auto with = [&](const std::string& format, std::vector<std::string> extra) {
@@ -119,7 +118,7 @@ class HtmlInChromium : public ::testing::Test {
     EXPECT_EQ(hr.status, jr.status) << name << ": " << hr.err;
     EXPECT_TRUE(fs::exists(page)) << name;
 
-    auto l = load(page);
+    auto l = load(page, shoot);
     EXPECT_EQ(l.status, 0) << name << ": " << l.err;
     EXPECT_TRUE(l.console.empty()) << name << ": " << ::testing::PrintToString(l.console);
     const auto& dom = l.dom;
@@ -134,15 +133,14 @@ class HtmlInChromium : public ::testing::Test {
     for (auto p = dom.find("<svg"); p != std::string::npos; p = dom.find("<svg", p + 1)) ++charts;
     EXPECT_GE(charts, min_charts) << name;
     EXPECT_NE(dom.find("id=\"verdict\""), std::string::npos) << name;
-    if (shoot) {
-      auto img = screenshot(page);
-      EXPECT_GT(perfgap::fixture::ink_share(img), 0.02) << name << ": the screenshot is (nearly) blank";
-    }
-    return dom;
+    if (shoot) EXPECT_GT(perfgap::fixture::ink_share(l.shot), 0.02) << name << ": the screenshot is (nearly) blank";
+    std::string out = dom;
+    if (shot) *shot = std::move(l);
+    return out;
   }
 
   std::string browser_;
-  TempDir out_;
+  TempDir out_, profile_;
 };
 
 namespace {
@@ -159,7 +157,10 @@ TEST_F(HtmlInChromium, TheHarnessSeesConsoleMessagesAndBlankPages) {
   EXPECT_FALSE(l.console.empty()) << l.err;
   const fs::path blank = fs::path(out_.path()) / "blank.html";
   std::ofstream(blank) << "<!DOCTYPE html><html><body></body></html>";
-  EXPECT_LT(perfgap::fixture::ink_share(screenshot(blank)), 0.001);
+  auto b = load(blank, true);
+  EXPECT_EQ(b.status, 0) << b.err;
+  EXPECT_GT(b.shot.width, 0u) << "a screenshot was taken";
+  EXPECT_LT(perfgap::fixture::ink_share(b.shot), 0.001);
 }
 
 TEST_F(HtmlInChromium, CheckOfAGoldenTree) {
@@ -296,7 +297,8 @@ TEST_F(HtmlInChromium, FleetPageScalesTo50And1000Nodes) {
       std::ofstream(dir / (s.name + ".json")) << perfgap::fleetgen::report_json(s);
     }
     const std::string name = "fleet-" + std::to_string(count);
-    auto dom = check_page(name, {"fleet", dir.string()}, 1);
+    HtmlPageLoad shot;
+    auto dom = check_page(name, {"fleet", dir.string()}, 1, true, &shot);
     const std::string headline = std::to_string(failing) + " of " + std::to_string(count) + " nodes failing, " + std::to_string(warning) + " warning, " +
                                  std::to_string(count - failing - warning) + " healthy";
     EXPECT_NE(dom.find(headline), std::string::npos) << headline;
@@ -326,9 +328,8 @@ TEST_F(HtmlInChromium, FleetPageScalesTo50And1000Nodes) {
     EXPECT_EQ(dom.find("First 400 of"), std::string::npos) << "nothing cut";
     const auto page_bytes = fs::file_size(fs::path(out_.path()) / (name + ".html"));
     EXPECT_LT(page_bytes, count == 1000 ? 400u * 1024 : 120u * 1024) << "page size";
-    std::size_t png_bytes = 0;
-    auto img = screenshot(fs::path(out_.path()) / (name + ".html"), &png_bytes);
-    EXPECT_GT(perfgap::fixture::ink_share(img), 0.02);
+    const auto& img = shot.shot;
+    const std::size_t png_bytes = shot.png_bytes;
     // The verdict and a FAIL badge per failing node listed (up to 20) are on the first screen.
     EXPECT_GE(html_scale_red_bands(img), std::min<std::size_t>(failing, 20) / 2 + 1);
     std::printf("[ fleet page ] %zu nodes: page %ju bytes, heatmap %.0f px tall, screenshot %ux%u (%zu bytes), %zu red bands\n", count,
