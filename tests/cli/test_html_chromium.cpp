@@ -77,7 +77,7 @@ class HtmlInChromium : public ::testing::Test {
     if (shoot) args.insert(args.end(), {"--window-size=1100,1400", "--hide-scrollbars", "--screenshot=" + png.string()});
     args.push_back("file://" + fs::absolute(page).string());
     auto r = run_binary("/usr/bin/timeout", args);
-    HtmlPageLoad l{r.out, {}, r.err, r.status};
+    HtmlPageLoad l{r.out, {}, r.err, r.status, {}};
     std::istringstream err(r.err);
     for (std::string line; std::getline(err, line);)
       if (line.find(":CONSOLE") != std::string::npos) l.console.push_back(line);
@@ -133,7 +133,9 @@ class HtmlInChromium : public ::testing::Test {
     for (auto p = dom.find("<svg"); p != std::string::npos; p = dom.find("<svg", p + 1)) ++charts;
     EXPECT_GE(charts, min_charts) << name;
     EXPECT_NE(dom.find("id=\"verdict\""), std::string::npos) << name;
-    if (shoot) EXPECT_GT(perfgap::fixture::ink_share(l.shot), 0.02) << name << ": the screenshot is (nearly) blank";
+    if (shoot) {
+      EXPECT_GT(perfgap::fixture::ink_share(l.shot), 0.02) << name << ": the screenshot is (nearly) blank";
+    }
     std::string out = dom;
     if (shot) *shot = std::move(l);
     return out;
@@ -318,7 +320,9 @@ TEST_F(HtmlInChromium, FleetPageScalesTo50And1000Nodes) {
     const auto first_row = dom.find("<tr data-node=\"", worst);
     ASSERT_NE(first_row, std::string::npos);
     EXPECT_EQ(dom.substr(first_row, 40).find("data-node=\"gpu0"), 4u);
-    if (count == 1000) EXPECT_NE(dom.find("<tr data-node=\"gpu0377\" data-status=\"fail\">"), std::string::npos);
+    if (count == 1000) {
+      EXPECT_NE(dom.find("<tr data-node=\"gpu0377\" data-status=\"fail\">"), std::string::npos);
+    }
     EXPECT_LT(dom.find("data-status=\"fail\"", worst), dom.find("data-status=\"warn\"", worst)) << "fail before warn";
     EXPECT_NE(dom.find("healthy node", worst), std::string::npos);
     // The heatmap: a row per failing set, so at 1,000 nodes about as tall as at 50.
