@@ -1,0 +1,167 @@
+// perfgap whatif's job: what is replayed, from a job's digest and analysis (whatif_job.hpp).
+#include "analyzers/whatif_job.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace perfgap::analyzers::profile_model {
+
+namespace {
+
+// Collectives starting before the previous one ended, in this share of the steps or more: not
+// one chain of collectives, and the overlap change is not replayed.
+constexpr double kConcurrentPct = 5;
+
+// One rank's collectives as an alignment of one: each matched with itself, its arrival its start.
+RankAlignment alone(const std::vector<RankCollective>& seq) {
+  RankAlignment al;
+  al.aligned = {true};
+  al.offset = {0};
+  al.end_spread = {0};
+  al.why_not = {""};
+  al.by_step = {false};
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    MatchedCollective m;
+    m.coll = seq[i].coll;
+    m.ref_index = i;
+    m.end = seq[i].end;
+    m.index = {static_cast<std::int32_t>(i)};
+    m.arrival = {seq[i].start};
+    m.first = m.last = m.second = seq[i].start;
+    al.matches.push_back(std::move(m));
+  }
+  return al;
+}
+
+
+// A job whose NCCL kernels are send/recv only: its pipeline paired and replayed.
+void pipeline_job(const Digest& d, const Analysis& an, Job& j) {
+  j.pipeline = true;
+  std::vector<std::vector<P2pOp>> ops;
+  std::vector<std::int64_t> rank;
+  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+    if (an.gpus[g].p2p.empty()) continue;
+    j.gpu.push_back(g);
+    j.name.push_back(gpu_name(d, g));
+    ops.push_back(an.gpus[g].p2p);
+    rank.push_back(an.gpus[g].rank);
+  }
+  j.rank = rank;
+  j.pipe = PipelineReplay(ops, rank);
+  if (!j.pipe.why_not().empty()) {
+    j.why_not = "the NCCL kernels are point-to-point send/recv only (a pipeline, or an all-to-all of send/recv), and " + j.pipe.why_not();
+    return;
+  }
+  j.base = j.pipe.run(PipelineChange{});
+}
+
+// Per match, the window of `wins` its collective starts in (as the cross-rank figures number
+// them); -1 outside every window.
+std::vector<std::int32_t> windows_of(const RankAlignment& al, const std::vector<RankCollective>& ref, const std::vector<Win>& wins) {
+  std::vector<std::int32_t> out(al.matches.size(), -1);
+  for (std::size_t k = 0; k < al.matches.size(); ++k) {
+    const auto t = ref[al.matches[k].ref_index].start;
+    auto w = std::upper_bound(wins.begin(), wins.end(), t, [](std::int64_t x, const Win& v) { return x < v.s; });
+    if (w == wins.begin() || t >= (w - 1)->e) continue;
+    out[k] = static_cast<std::int32_t>(w - 1 - wins.begin());
+  }
+  return out;
+}
+
+// Reads what the overlap change needs (CollectiveReplay::overlap): the iterations the replay's
+// collectives lie in, and per rank the time its compute was held by its collectives (their
+// kernels with no compute kernel beside them: the digest keeps compute where communication runs).
+void overlap_input(const Analysis& an, const RankAlignment& al, const std::vector<std::vector<RankCollective>>& seqs, Job& j) {
+  if (!an.iterations || (an.method_kind != "step" && an.method_kind != "range")) {
+    j.overlap_why = an.iterations ? "the iterations are " + an.method +
+                                        ", not the job's own step annotations: where a step ends, and so which collectives its end waits for, is unknown"
+                                  : "no iterations found (profile.iterations): where a step ends, and so which collectives its end waits for, is unknown";
+    return;
+  }
+  std::vector<Ivs> held(seqs.size());
+  for (std::size_t r = 0; r < seqs.size(); ++r) {
+    Ivs colls;
+    for (const auto& c : seqs[r]) push(colls, c.start, c.end);
+    held[r] = minus(colls, an.gpus[j.gpu[r]].compute);
+  }
+  OverlapInput in;
+  in.iter_of = windows_of(al, seqs[al.reference], an.gpus[j.gpu[al.reference]].wins);
+  in.held = [&held](std::size_t r, std::int64_t from, std::int64_t to) { return measure(held[r], from, to); };
+  j.replayer.overlap(al, seqs, in);
+  // The change chains the collectives on one stream in issue order; where a notable share run
+  // beside each other (several communicators' streams: TorchRec's sparse and dense groups), that
+  // chain is not the job's and the saving would be the model's, not the job's.
+  const std::size_t c = j.replayer.concurrent(), steps = j.replayer.steps();
+  if (steps > 0 && 100.0 * static_cast<double>(c) / static_cast<double>(steps) >= kConcurrentPct)
+    j.overlap_why = fmt::format("{} of the {} collective-to-collective steps start a collective before the previous one has ended (the "
+                                "collectives of several communicators running at once on their own streams): the change's one chain of "
+                                "collectives in issue order is not this job's",
+                                c, steps);
+}
+
+}  // namespace
+
+std::string gpu_name(const Digest& d, std::size_t g) {
+  return d.gpus[g].host.empty() ? d.gpus[g].label : fmt::format("{} on {}", d.gpus[g].label, d.gpus[g].host);
+}
+
+Job replayable(const Digest& d, Analysis& an) {
+  Job j;
+  j.world = recorded_world(d);
+  j.step_ns = an.per_iter.len;
+  j.exposed_ns = an.per_iter.exposed_all;
+  j.wait_ns = an.per_iter.wait;
+  j.iterations = an.iteration_count;
+  const auto& xr = an.xr;
+  bool collectives = false, p2p = false;
+  for (const auto& s : xr.seqs) collectives = collectives || !s.empty();
+  for (const auto& gt : an.gpus) collectives = collectives || !gt.seq.empty(), p2p = p2p || !gt.p2p.empty();
+  if (p2p && !collectives) {
+    pipeline_job(d, an, j);
+    return j;
+  }
+  if (p2p) {
+    // Send/recv and collectives: a pipeline with data-parallel copies, replayed as the one graph
+    // the analysis built where its stages and groups can be told (the graph profile.straggler
+    // reads); else collective to collective, saying why.
+    auto& pp = an.pp;
+    j.mixed_why = pp.why_not;
+    if (pp.built()) {
+      j.pipeline = true;
+      j.pipe = std::move(pp.pipe);
+      j.gpu = pp.gpu;
+      for (auto g : j.gpu) j.name.push_back(gpu_name(d, g));
+      j.rank = pp.rank;
+      j.base = pp.base;
+      return j;
+    }
+  }
+  if (xr.present) {
+    j.replayer = xr.replayer;
+    j.base = xr.replay;
+    j.gpu = xr.gpu;
+    j.late_set = xr.late_set;
+    for (std::size_t r = 0; r < xr.gpu.size(); ++r) j.name.push_back(rank_name(d, xr, r));
+    if (j.base.intervals == 0) j.why_not = "the ranks' collectives could not be put on one clock (profile.straggler says why)";
+    else overlap_input(an, xr.al, xr.seqs, j);
+    return j;
+  }
+  for (std::size_t g = 0; g < an.gpus.size(); ++g) {
+    const auto& seq = an.gpus[g].seq;
+    if (seq.size() < 2) continue;
+    const RankAlignment al = alone(seq);
+    j.replayer = CollectiveReplay(al, {seq});
+    j.base = j.replayer.run(ReplayChange{});
+    j.gpu = {g};
+    j.name = {gpu_name(d, g)};
+    overlap_input(an, al, {seq}, j);
+    return j;
+  }
+  j.why_not = "no NCCL collectives or send/recv: nothing ties the step to other ranks, so the step is the GPU's own timeline (profile.gpu_idle "
+              "and profile.launch_bound say what its idle costs)";
+  return j;
+}
+
+}  // namespace perfgap::analyzers::profile_model

@@ -1,0 +1,44 @@
+// perfgap whatif's job (analyzers/whatif.cpp): what is replayed, built from a job's digest and
+// analysis: its collectives on one clock, one rank's own collectives, a pipeline's sends and
+// receives paired (with its copies' collectives), or nothing to replay and why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzers/profile_model.hpp"
+
+namespace perfgap::analyzers::profile_model {
+
+// What is replayed: the job's collectives on one clock (several ranks), one rank's own
+// collectives, a pipeline's sends and receives paired, or nothing to replay.
+struct Job {
+  CollectiveReplay replayer;
+  bool pipeline = false;               // NCCL's only kernels are send/recv: `pipe` replays them
+  PipelineReplay pipe;
+  std::int64_t world = -1;             // the job's size its traces record; -1: not recorded
+  Replay base;                         // as measured
+  std::vector<std::size_t> gpu;        // replay rank -> GPU
+  std::vector<std::string> name;       // replay rank -> its name in findings
+  std::vector<std::int64_t> rank;      // replay rank -> the job's rank its trace records (pipelines); -1: not recorded
+  std::vector<std::size_t> late_set;   // ranks late together (the analysis's)
+  double step_ns = 0;                  // the measured step: the iterations' mean window
+  std::size_t iterations = 0;          // windows
+  std::string why_not;                 // nothing to replay: why
+  std::string overlap_why;             // the overlap change cannot be decided: why ("" where it can)
+  double exposed_ns = 0, wait_ns = 0;  // per iteration, mean over GPUs: exposed communication (profile.exposed_comm), waiting for a later rank
+  // A job of collectives and send/recv replayed collective to collective (its pipeline could not
+  // be replayed with its collectives): why not. Its send/recv count as each rank's own time there,
+  // so a rank waiting in a receive would read as late: no rank, node or stage change is offered.
+  std::string mixed_why{};
+};
+
+// The job as its traces allow it to be replayed (Job::why_not says why where they do not); takes
+// the analysis's pipeline graph where one was built.
+Job replayable(const Digest& d, Analysis& an);
+
+// A GPU's name in whatif's findings.
+std::string gpu_name(const Digest& d, std::size_t g);
+
+}  // namespace perfgap::analyzers::profile_model
