@@ -196,9 +196,11 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
                                   const OutlierRule& rule, std::vector<Unreadable>& bad) {
   const auto& ms = measures();
   const MeasuredNames named = measured_names(measured);
-  std::vector<std::map<std::string, PaceNode>> per(ms.size());
-  // The collective each nccl-tests report's busbw measured ("" where it does not say): its files.
-  std::map<std::string, std::vector<std::string>> busbw_collectives;
+  // Per measure and, for busbw, per collective measured ("" where a report does not say): the
+  // nodes' figures. Busbw of different collectives are not one scale (an all_gather's peak is
+  // not an all_reduce's), so each collective's runs are their own pace.
+  std::map<std::pair<std::size_t, std::string>, std::map<std::string, PaceNode>> per;
+  std::map<std::string, std::vector<std::string>> busbw_collectives;  // each collective's files
   for (const auto& r : measured) {
     if (is_job_report(r)) continue;  // a job's ranks: job_ranks
     bool any = false;
@@ -210,6 +212,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
           if (m.name == ms[i].metric) value = m.value;
         if (!value) continue;
         std::vector<std::string> names;
+        std::string group;
         if (f.id == "nccl_tests.busbw") {
           if (r.hosts.empty()) {
             bad.push_back({r.file, std::string(kNcclTestsNoHostWhy)});
@@ -218,6 +221,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
           }
           for (const auto& h : r.hosts) names.emplace_back(short_node_name(h));
           busbw_collectives[r.collective].push_back(r.file);
+          group = r.collective;
         } else {
           const std::string source = f.subject.empty() ? r.file : std::string(f.subject);
           auto it = named.of.find(source);
@@ -225,9 +229,10 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
         }
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
+        auto& nodes_of = per[{i, group}];
         for (const auto& n : names) {
-          per[i][n].values.push_back(*value);
-          per[i][n].files.push_back(r.file);
+          nodes_of[n].values.push_back(*value);
+          nodes_of[n].files.push_back(r.file);
         }
         any = true;
       }
@@ -238,16 +243,25 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
   }
 
   std::vector<report::Finding> out = measured_name_clashes(named);
-  for (std::size_t i = 0; i < ms.size(); ++i) {
-    if (per[i].empty()) continue;
-    const auto& m = ms[i];
+  const bool several_collectives = busbw_collectives.size() > 1;
+  for (const auto& [key, nodes_of] : per) {
+    const auto& [i, group] = key;
+    Measure m = ms[i];
     report::Finding f;
     f.id = "fleet.pace";
     f.layer = "fleet";
     f.subject = fmt::format("{}.{}", m.finding, m.metric);
+    // Runs of several collectives: each collective's pace apart, named in its subject and words.
+    std::string what;
+    if (m.finding == "nccl_tests.busbw" && several_collectives) {
+      const std::string coll = group.empty() ? "unnamed collective" : group;
+      f.subject += fmt::format(" ({})", coll);
+      what = fmt::format("peak {} busbw", coll);
+      m.what = what;
+    }
     std::vector<std::pair<std::string, double>> figures;  // node, its figure (median of its runs)
     std::vector<double> values;
-    for (const auto& [node, pn] : per[i]) {
+    for (const auto& [node, pn] : nodes_of) {
       double v = *median(pn.values);
       figures.emplace_back(node, v);
       values.push_back(v);
@@ -307,17 +321,21 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
       bool is_out = std::find(outliers.begin(), outliers.end(), node) != outliers.end();
       if (!is_out && (node != pace_node || !paced)) continue;
       auto z = modified_z(v, s);
-      const auto& files = per[i][node].files;
+      const auto& files = nodes_of.at(node).files;
       f.add(files.front(), fmt::format("{}: {} {} {}{}{}", node, m.what, pace_value(v), m.unit,
                                        z ? fmt::format(" (modified z {:.1f})", *z) : std::string(),
                                        files.size() > 1 ? fmt::format(", median of {} runs", files.size()) : std::string()),
             fmt::format("near the median {} {}", pace_value(s.median), m.unit));
       f.metric("node." + node, v);
     }
-    if (m.finding == "nccl_tests.busbw") pace_collective_evidence(busbw_collectives, f);
+    if (m.finding == "nccl_tests.busbw") {
+      std::map<std::string, std::vector<std::string>> own;
+      own.emplace(group, busbw_collectives.at(group));
+      pace_collective_evidence(own, f);
+    }
     f.table.push_back({"node", fmt::format("{} {}", m.what, m.unit), "runs"});
     for (std::size_t k = 0; k < figures.size() && k < 10; ++k)
-      f.table.push_back({figures[k].first, pace_value(figures[k].second), std::to_string(per[i][figures[k].first].values.size())});
+      f.table.push_back({figures[k].first, pace_value(figures[k].second), std::to_string(nodes_of.at(figures[k].first).values.size())});
     f.table_always = true;
     out.push_back(std::move(f));
   }
