@@ -90,11 +90,13 @@ std::uint64_t row_count(const std::string& collective, std::uint64_t requested, 
   return collective == "all_reduce" ? requested / 4 : requested / 4 / ranks;
 }
 
+// want_status -1: 0 or 1 (a warning allowed).
 nlohmann::json analyze(const TempDir& dir, const std::string& name, const std::string& output, int want_status = 0) {
   std::string path = dir.path() + "/" + name;
   std::ofstream(path) << output;
   auto r = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", path, "--format", "json"});
-  EXPECT_EQ(r.status, want_status) << r.err;
+  if (want_status >= 0) EXPECT_EQ(r.status, want_status) << r.err;
+  else EXPECT_LE(r.status, 1) << r.err;
   return nlohmann::json::parse(r.out);
 }
 
@@ -147,10 +149,16 @@ TEST(CollbenchMpi, EachCollectiveUnderMpirunIsCorrectAndParsesBack) {
     expect_checked_run(collective, r, 2);
     if (r.status != 0) continue;
     // perfgap's own parser reads it as nccl-tests output: same sizes, no wrong results.
-    auto j = analyze(dir, collective + ".txt", r.out);
-    ASSERT_EQ(j["findings"].size(), 1u) << j.dump(2);
-    const auto& f = j["findings"][0];
-    EXPECT_EQ(f["id"], "nccl_tests.busbw");
+    auto j = analyze(dir, collective + ".txt", r.out, -1);
+    // nccl_tests.busbw, and where a larger size measured slower than a smaller one (the timing
+    // of two ranks on a loaded machine can), nccl_tests.busbw_collapse beside it: no other.
+    const nlohmann::json* busbw = nullptr;
+    for (const auto& x : j["findings"]) {
+      if (x["id"] == "nccl_tests.busbw") busbw = &x;
+      else EXPECT_EQ(x["id"], "nccl_tests.busbw_collapse") << j.dump(2);
+    }
+    ASSERT_NE(busbw, nullptr) << j.dump(2);
+    const auto& f = *busbw;
     EXPECT_EQ(f["status"], "skip") << "no wrong results, and one node has no basis to judge busbw: " << f.dump(2);
     EXPECT_EQ(f["metrics"]["wrong"].get<double>(), 0);
     EXPECT_EQ(f["metrics"]["sizes"].get<double>(), static_cast<double>(kRequested.size()));
