@@ -203,7 +203,7 @@ TEST(CollbenchMpi, NoCheckPrintsNotApplicable) {
   }
   EXPECT_NE(r.out.find("validation: 0"), std::string::npos);
   TempDir dir;
-  auto j = analyze(dir, "nocheck.txt", r.out);
+  auto j = analyze(dir, "nocheck.txt", r.out, -1);  // a busbw_collapse of timing noise may warn beside it
   EXPECT_NE(j["findings"][0]["title"].get<std::string>().find("not checked"), std::string::npos) << j["findings"][0]["title"];
 }
 
