@@ -340,6 +340,25 @@ Tried overlap_change(const Job& j, const parsers::FrameworkSeen& fw) {
   return t;
 }
 
+// The launch change's evidence: the ranks whose GPUs wait longest for their host (up to 4), each
+// with its launch wait and host stalls per iteration (ns summed x `per_iter`), waiting `between`
+// its collectives or its sends and receives.
+void launch_waits(Tried& launch, const Job& j, const std::vector<std::int64_t>& host, const std::vector<std::int64_t>& stall, double per_iter,
+                  const char* between) {
+  std::vector<std::size_t> waiting;
+  for (std::size_t r = 0; r < host.size() && r < stall.size(); ++r)
+    if (host[r] + stall[r] > 0) waiting.push_back(r);
+  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return host[a] + stall[a] > host[b] + stall[b]; });
+  for (std::size_t i = 0; i < waiting.size() && i < 4; ++i) {
+    const std::size_t r = waiting[i];
+    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between {}{}", j.name[r],
+                                          ms(static_cast<double>(host[r]) * per_iter), between,
+                                          stall[r] > 0 ? fmt::format(" and {:.2f} ms in host stalls", ms(static_cast<double>(stall[r]) * per_iter))
+                                                       : std::string()));
+  }
+  if (waiting.empty()) launch.evidence.push_back(fmt::format("no GPU waits for a launch between {}", between));
+}
+
 std::string names_of(const Job& j, const std::vector<std::size_t>& ranks) {
   std::string s;
   for (std::size_t i = 0; i < ranks.size() && i < 4; ++i) s += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + j.name[ranks[i]];
@@ -489,23 +508,13 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
   const auto& host = over_whole ? j.replayer.whole_host_wait() : j.replayer.host_wait();
   const auto& stall = over_whole ? j.replayer.whole_host_stall() : j.replayer.host_stall();
   const double host_per_iter = over_whole ? 1.0 / static_cast<double>(whole) : per_iter;
-  std::vector<std::size_t> waiting;
-  for (std::size_t r = 0; r < n; ++r)
-    if (host[r] + stall[r] > 0) waiting.push_back(r);
-  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return host[a] + stall[a] > host[b] + stall[b]; });
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
                framework_fix(d.framework.framework, FixTopic::whatif_launch),
                ReplayChange{{}, true, 0, {}},
                {}};
   launch.framework = framework_evidence(d.framework);
   launch.stall_fix = framework_fix(d.framework.framework, FixTopic::host_stall);
-  for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
-    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between collectives{}", j.name[waiting[i]],
-                                          ms(static_cast<double>(host[waiting[i]]) * host_per_iter),
-                                          stall[waiting[i]] > 0 ? fmt::format(" and {:.2f} ms in host stalls",
-                                                                              ms(static_cast<double>(stall[waiting[i]]) * host_per_iter))
-                                                                : std::string()));
-  if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between collectives");
+  launch_waits(launch, j, host, stall, host_per_iter, "collectives");
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   out.push_back(std::move(launch));
   out.push_back(overlap_change(j, d.framework));
@@ -590,22 +599,11 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                    {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),
                                 p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
                    true, std::move(c.change)});
-  std::vector<std::size_t> waiting;
-  const auto& host = p.host_wait();
-  const auto& stall = p.host_stall();
-  for (std::size_t r = 0; r < n; ++r)
-    if (host[r] + stall[r] > 0) waiting.push_back(r);
-  std::stable_sort(waiting.begin(), waiting.end(), [&](std::size_t a, std::size_t b) { return host[a] + stall[a] > host[b] + stall[b]; });
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
                framework_fix(d.framework.framework, FixTopic::whatif_launch_pipeline), {}, {}};
   launch.framework = framework_evidence(d.framework);
   launch.stall_fix = framework_fix(d.framework.framework, FixTopic::host_stall);
-  for (std::size_t i = 0; i < waiting.size() && i < 4; ++i)
-    launch.evidence.push_back(fmt::format("{}: its GPU waits {:.2f} ms per iteration for launches between sends and receives{}", j.name[waiting[i]],
-                                          per_it(static_cast<double>(host[waiting[i]])),
-                                          stall[waiting[i]] > 0 ? fmt::format(" and {:.2f} ms in host stalls", per_it(static_cast<double>(stall[waiting[i]])))
-                                                                : std::string()));
-  if (waiting.empty()) launch.evidence.emplace_back("no GPU waits for a launch between sends and receives");
+  launch_waits(launch, j, p.host_wait(), p.host_stall(), per_iter, "sends and receives");
   if (d.api_calls == 0) launch.skip_why = kNoLaunchCalls;
   launch.pchange.no_host_wait = true;
   out.push_back(std::move(launch));
