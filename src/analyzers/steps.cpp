@@ -285,6 +285,7 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
                             all_skipped, 100 * o.threshold);
     }
   }
+  if (s.throughput) f.add(std::string(parsers::kThroughputUnitEvidence), s.unit);
   if (!number_only && !s.series.empty()) f.charts.push_back(steps_chart(s, o, comparable));
   return f;
 }

@@ -1,6 +1,7 @@
 #include "compare/same_job.hpp"
 
 #include "parsers/nccl_tests.hpp"
+#include "parsers/steps.hpp"
 
 #include <fmt/format.h>
 
@@ -19,6 +20,8 @@ struct JobIdentity {
   // nccl-tests reports: the ranks and nodes each run was on (nccl_tests.busbw's metrics `ranks`
   // and `nodes`: printed, or read from the launcher command line or busbw/algbw).
   std::set<long long> nccl_ranks, nccl_nodes;
+  // analyze steps: what its step log measured ("samples/s", "tokens/s", "ms per iteration").
+  std::set<std::string> step_measures;
 };
 
 // "rank 3 GPU 3 (NVIDIA A100-PG509-200): 8568 kernels, ..." -> "NVIDIA A100-PG509-200".
@@ -95,6 +98,11 @@ JobIdentity same_job_identity(const ReportView& r) {
       // The GPUs its Rank lines name ("NVIDIA H100 80GB HBM3 + ...").
       for (const auto& [source, observed] : f.evidence)
         if (source == parsers::kNcclTestsGpusEvidence) same_job_split_models(observed, id.gpu_models);
+    } else if (f.id == "steps.gap") {
+      for (const auto& [source, observed] : f.evidence)
+        if (source == parsers::kThroughputUnitEvidence && !observed.empty()) id.step_measures.emplace(observed);
+      for (const auto& [name, v] : f.metrics)
+        if (name == "median_ms") id.step_measures.emplace("ms per iteration");
     } else if (f.id == "gpu.inventory") {
       same_job_inventory_gpus(f.title, id.gpu_models);
     }
@@ -146,6 +154,10 @@ std::vector<std::string> different_jobs(const ReportView& before, const std::str
   if (!a.nccl_nodes.empty() && !b.nccl_nodes.empty() && a.nccl_nodes != b.nccl_nodes)
     out.push_back(fmt::format("{} node{} in {}, {} in {}", same_job_list(a.nccl_nodes),
                               a.nccl_nodes.size() == 1 && *a.nccl_nodes.begin() == 1 ? "" : "s", before_name, same_job_list(b.nccl_nodes),
+                              after_name));
+  // Step logs of samples/s, tokens/s or step times: no figure of one is a figure of another.
+  if (!a.step_measures.empty() && !b.step_measures.empty() && a.step_measures != b.step_measures)
+    out.push_back(fmt::format("steps in {} in {}, in {} in {}", same_job_list(a.step_measures), before_name, same_job_list(b.step_measures),
                               after_name));
   if (!a.cpu_model.empty() && !b.cpu_model.empty() && a.cpu_model != b.cpu_model)
     out.push_back(fmt::format("CPU {} in {}, {} in {}", a.cpu_model, before_name, b.cpu_model, after_name));

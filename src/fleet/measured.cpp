@@ -190,6 +190,20 @@ void pace_collective_evidence(const std::map<std::string, std::vector<std::strin
         "one collective's runs, named (analyze nccl-tests reports name it: collective measured)");
 }
 
+// Where the nodes' step logs report throughputs of different units, each unit's runs are their own
+// pace: said, with the files of each, so a reader knows why the fleet was split.
+void pace_units_evidence(const std::map<std::string, std::vector<std::string>>& units, const std::string& own, report::Finding& f) {
+  std::vector<std::string> said;
+  said.reserve(units.size());
+  for (const auto& [unit, files] : units)
+    said.push_back(fmt::format("{} in {}{}", unit.empty() ? "a unit not said" : unit, files.front(),
+                               files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
+  f.add("throughput units",
+        fmt::format("the nodes' throughputs are in different units: {}; this pace is of the {} alone", fmt::join(said, "; "),
+                    own.empty() ? "reports that do not say their unit (written before perfgap named it)" : own + " runs"),
+        "one unit for every node's step log");
+}
+
 }  // namespace
 
 std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,
@@ -201,6 +215,8 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
   // not an all_reduce's), so each collective's runs are their own pace.
   std::map<std::pair<std::size_t, std::string>, std::map<std::string, PaceNode>> per;
   std::map<std::string, std::vector<std::string>> busbw_collectives;  // each collective's files
+  // Throughputs likewise per unit: samples/s and tokens/s are not one scale.
+  std::map<std::string, std::vector<std::string>> throughput_units;  // each unit's files
   for (const auto& r : measured) {
     if (is_job_report(r)) continue;  // a job's ranks: job_ranks
     bool any = false;
@@ -223,6 +239,10 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
           busbw_collectives[r.collective].push_back(r.file);
           group = r.collective;
         } else {
+          if (ms[i].metric == "median_throughput") {
+            throughput_units[r.throughput_unit].push_back(r.file);
+            group = r.throughput_unit;
+          }
           const std::string source = f.subject.empty() ? r.file : std::string(f.subject);
           auto it = named.of.find(source);
           names.push_back(it != named.of.end() ? it->second : measured_stem(source));
@@ -259,6 +279,9 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
       what = fmt::format("peak {} busbw", coll);
       m.what = what;
     }
+    const bool throughput = m.metric == "median_throughput";
+    if (throughput && !group.empty()) m.unit = group;
+    if (throughput && throughput_units.size() > 1) f.subject += fmt::format(" ({})", group.empty() ? "unit not said" : group);
     std::vector<std::pair<std::string, double>> figures;  // node, its figure (median of its runs)
     std::vector<double> values;
     for (const auto& [node, pn] : nodes_of) {
@@ -287,8 +310,8 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
     // (one nccl-tests run over two nodes gives both the same) would be picked by its name.
     const bool paced = m.higher_is_better ? pace_fig < s.median : pace_fig > s.median;
     const std::string pace_line =
-        paced ? fmt::format("{} sets the pace: {} {} {} against the fleet's median {} ({:.1f}% {})", pace_node, m.what, pace_value(pace_fig),
-                            m.unit, pace_value(s.median), 100 * std::fabs(cost), m.higher_is_better ? "below" : "above")
+        paced ? fmt::format("{} sets the pace: {} {} {} against the fleet's median {} {} ({:.1f}% {})", pace_node, m.what, pace_value(pace_fig),
+                            m.unit, pace_value(s.median), m.unit, 100 * std::fabs(cost), m.higher_is_better ? "below" : "above")
               : fmt::format("no node is {} the fleet's median {} {} {}", m.higher_is_better ? "below" : "above", m.what,
                             pace_value(s.median), m.unit);
     if (values.size() < rule.min_nodes) {
@@ -328,6 +351,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
             fmt::format("near the median {} {}", pace_value(s.median), m.unit));
       f.metric("node." + node, v);
     }
+    if (throughput && throughput_units.size() > 1) pace_units_evidence(throughput_units, group, f);
     if (m.finding == "nccl_tests.busbw") {
       std::map<std::string, std::vector<std::string>> own;
       own.emplace(group, busbw_collectives.at(group));

@@ -7,6 +7,7 @@
 
 #include "parsers/nccl_inspector.hpp"
 #include "parsers/nccl_tests.hpp"
+#include "parsers/steps.hpp"
 #include "report/reader.hpp"
 
 namespace perfgap::fleet {
@@ -62,6 +63,10 @@ void read_measured_evidence(const report::ReadFinding& f, std::uint32_t finding,
     if (ev.source == parsers::kCollectiveMeasuredEvidence && out.collective.empty()) {
       const std::string_view said = ev.observed;
       out.collective = std::string(said.substr(0, said.find(' ')));
+      continue;
+    }
+    if (ev.source == parsers::kThroughputUnitEvidence && out.throughput_unit.empty()) {
+      out.throughput_unit = std::string(ev.observed);
       continue;
     }
     const bool host_list = ev.source == parsers::kNcclTestsHostsEvidence;

@@ -45,6 +45,9 @@ struct NodeReport {
   // analyze nccl-tests|nccl-inspector: the collective its busbw measured ("AllReduce", its
   // "collective measured" evidence); empty where it does not say.
   std::string collective;
+  // analyze steps: the unit of its throughput ("samples/s", "tokens/s"; steps.gap's "throughput
+  // unit" evidence); empty for a log of step times or a report that does not say.
+  std::string throughput_unit;
   // analyze nccl-inspector|nccl-ras: the ranks each finding names (its "nccl ranks" evidence
   // line), one per rank: the finding (index in `findings`), its host, the rest of the item.
   struct RankRef {

@@ -76,4 +76,8 @@ std::vector<std::optional<StepLayout>> step_line_owners(std::string_view text);
 // "12 tok/s"): the number and its unit ("samples/s" or "tokens/s"); nullopt for anything else.
 std::optional<std::pair<double, std::string>> throughput_figure(std::string_view text);
 
+// steps.gap's evidence line naming a throughput's unit ("samples/s", "tokens/s"), as fleet and
+// compare read it: figures of different units are not one scale.
+inline constexpr std::string_view kThroughputUnitEvidence = "throughput unit";
+
 }  // namespace perfgap::parsers

@@ -170,6 +170,43 @@ TEST_F(FleetMeasured, EachCollectivesRunsAreTheirOwnPace) {
   }
 }
 
+// Six nodes log samples/s (FSDP's "samples/sec"), two tokens/s (~12,000, a figure of another
+// scale, not a faster node). Each unit's runs are their own pace: one pace over both named the
+// six samples/s nodes "99.9% below" the median, a verdict of the units, not of the nodes.
+TEST_F(FleetMeasured, ThroughputsOfDifferentUnitsAreTheirOwnPace) {
+  TempDir units;
+  for (int i = 1; i <= 8; ++i) {
+    const std::string node = perfgap::fleetgen::node_name(static_cast<std::size_t>(i));
+    const bool tokens = i > 6;
+    std::string log;
+    for (int step = 1; step <= 20; ++step)
+      log += tokens ? measured_printf("step %d tokens/s: %d\n", step, 12000 + 10 * i + step % 3)
+                    : measured_printf("[rank0] step %d %.2f samples/sec\n", step, 10.0 + 0.05 * i + 0.01 * (step % 3));
+    write_file(units.path() + "/logs/" + node + ".log", log);
+    analyze("steps", units.path() + "/logs/" + node + ".log", units.path() + "/in/" + node + ".steps.json");
+  }
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", units.path() + "/in", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  auto rep = json::parse(r.out);
+  auto samples = measured_findings(rep, "fleet.pace", "steps.gap.median_throughput (samples/s)");
+  auto tokens = measured_findings(rep, "fleet.pace", "steps.gap.median_throughput (tokens/s)");
+  ASSERT_EQ(samples.size(), 1u) << r.out;
+  ASSERT_EQ(tokens.size(), 1u) << r.out;
+  EXPECT_TRUE(measured_findings(rep, "fleet.pace", "steps.gap.median_throughput").empty()) << r.out;
+  EXPECT_EQ(samples[0]["status"], "pass") << samples[0]["title"];
+  EXPECT_EQ(samples[0]["metrics"]["nodes"], 6);
+  EXPECT_LT(samples[0]["metrics"]["pace_cost_pct"].get<double>(), 3);
+  EXPECT_NE(samples[0]["title"].get<std::string>().find("samples/s against the fleet's median"), std::string::npos) << samples[0]["title"];
+  EXPECT_EQ(tokens[0]["status"], "skip") << "two nodes are too few to judge";
+  EXPECT_EQ(tokens[0]["metrics"]["nodes"], 2);
+  std::string said;
+  for (const auto& e : samples[0]["evidence"])
+    if (e["source"] == "throughput units") said = e["observed"];
+  EXPECT_NE(said.find("samples/s in "), std::string::npos) << samples[0];
+  EXPECT_NE(said.find("tokens/s in "), std::string::npos) << samples[0];
+  EXPECT_NE(said.find("this pace is of the samples/s runs alone"), std::string::npos) << said;
+}
+
 TEST_F(FleetMeasured, MeasurementsAloneAreCountedNotCalledZeroNodes) {
   for (int i = 1; i <= 8; ++i) std::filesystem::remove(dir.path() + "/in/" + perfgap::fleetgen::node_name(static_cast<std::size_t>(i)) + ".json");
   auto text = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in"});

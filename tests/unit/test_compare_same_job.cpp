@@ -140,3 +140,30 @@ TEST(CompareSameJob, TheGpuModelOfAProfilesLabel) {
   EXPECT_EQ(compare::gpu_model_of_label("rank 0 GPU 0"), "");
   EXPECT_EQ(compare::gpu_model_of_label("GPU 0 pid 12"), "");
 }
+
+// Step logs of samples/s, tokens/s or step times (steps.gap's "throughput unit" evidence, or its
+// median_ms): a samples/s run against a tokens/s one read as "+118880% throughput" before.
+TEST(CompareSameJob, StepLogsOfAnotherUnitAreAnotherJob) {
+  auto steps = [](const std::string& unit, double median) {
+    const std::string evidence =
+        unit.empty() ? "" : R"({"source":"throughput unit","observed":")" + unit + R"("})";
+    const std::string metrics = unit.empty() ? R"({"median_ms":)" + std::to_string(median) + "}"
+                                             : R"({"median_throughput":)" + std::to_string(median) + "}";
+    return same_job_report(R"({"id":"steps.gap","layer":"workload","status":"skip","subject":"train.log","title":"median","evidence":[)" +
+                               evidence + R"(],"fix":"","impact":"","metrics":)" + metrics + "}",
+                           "analyze", "null");
+  };
+  auto fs = same_job_compare(steps("samples/s", 10.1), steps("tokens/s", 12017));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::skip);
+  EXPECT_NE(fs[0].title.find("steps in samples/s in before.json, in tokens/s in after.json"), std::string::npos) << fs[0].title;
+  fs = same_job_compare(steps("", 1000), steps("samples/s", 10.1));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_NE(fs[0].title.find("steps in ms per iteration in before.json, in samples/s in after.json"), std::string::npos) << fs[0].title;
+  // The same unit: compared, the throughput's fall a regression.
+  fs = same_job_compare(steps("tokens/s", 12000), steps("tokens/s", 9000));
+  ASSERT_GT(fs.size(), 1u);
+  bool worse = false;
+  for (const auto& f : fs) worse = worse || (f.id == "compare.metric" && f.status != Status::pass);
+  EXPECT_TRUE(worse) << fs[0].title;
+}
