@@ -82,7 +82,7 @@ int render_fleet(const FleetRequest& req, const fleet::OutlierRule& rule, const 
     o.verbose = req.verbose;
     o.color = output_is_stdout(req.output) && color_wanted();
     o.width = text_width(output_is_stdout(req.output));
-    text = fleet::render_fleet_text(fl, {.unreadable = run->bad.size(), .measurements = run->measurements}, rep.findings, o);
+    text = fleet::render_fleet_text(fl, {.unreadable = run->bad.size(), .measurements = run->measurements, .unusable = run->unusable}, rep.findings, o);
   }
   auto w = write_output(req.output, text);
   if (!w) throw UsageError(w.error());

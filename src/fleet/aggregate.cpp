@@ -502,6 +502,9 @@ std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
               "give the log from its beginning (not a tail or an excerpt of the table), or rerun nccl-tests keeping its '#' header lines "
               "(no filter that drops them; srun --label and mpirun --tag-output prefixes are read), then analyze it again; the rest of the "
               "fleet was aggregated without it.";
+    else if (u.why == kNcclTestsOneRankWhy)
+      f.fix = "run nccl-tests over the node's GPUs (one process with -g 8, or one rank per GPU under mpirun/srun) and analyze that "
+              "run; the rest of the fleet was aggregated without it.";
     else
       f.fix = "Run `perfgap check --format json --output FILE` on that node again (--output writes the whole report or "
               "nothing); the rest of the fleet was aggregated without it.";

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "parsers/hostlist.hpp"
 #include "parsers/nccl_tests.hpp"
@@ -190,6 +192,50 @@ void pace_collective_evidence(const std::map<std::string, std::vector<std::strin
         "one collective's runs, named (analyze nccl-tests reports name it: collective measured)");
 }
 
+// What makes two nccl-tests runs' peaks one scale besides their collective: ranks, nodes, GPU
+// model and the largest size measured, said as "8 ranks on 1 node, NVIDIA H100 80GB HBM3, to 8 GiB".
+struct BusbwShape {
+  long long ranks = 0;  // 0: not said
+  std::string words;
+};
+
+BusbwShape busbw_shape(const NodeReport& r, const NodeFinding& f) {
+  BusbwShape sh;
+  long long nodes = 0;
+  std::uint64_t largest = 0;
+  for (const auto& m : r.metrics_of(f)) {
+    if (!std::isfinite(m.value) || m.value <= 0) continue;
+    if (m.name == "ranks") sh.ranks = std::llround(m.value);
+    else if (m.name == "nodes") nodes = std::llround(m.value);
+    // busbw_gbps.SIZE (not its .spread): the sizes the run measured.
+    else if (m.name.starts_with("busbw_gbps.") && m.name.find('.', 11) == std::string_view::npos) {
+      std::uint64_t bytes = 0;
+      const auto digits = m.name.substr(11);
+      if (std::from_chars(digits.data(), digits.data() + digits.size(), bytes).ec == std::errc()) largest = std::max(largest, bytes);
+    }
+  }
+  std::vector<std::string> parts;
+  parts.push_back(sh.ranks > 0 ? fmt::format("{} rank{}", sh.ranks, sh.ranks == 1 ? "" : "s") : "ranks not said");
+  if (nodes > 0) parts.back() += fmt::format(" on {} node{}", nodes, nodes == 1 ? "" : "s");
+  if (!r.gpus.empty()) parts.push_back(r.gpus);
+  if (largest > 0) parts.push_back("to " + parsers::format_size(largest));
+  sh.words = fmt::format("{}", fmt::join(parts, ", "));
+  return sh;
+}
+
+// Where the nodes' nccl-tests runs are of several shapes, each shape is its own pace: said, with
+// the files of each.
+void pace_shapes_evidence(const std::map<std::string, std::vector<std::string>>& shapes, const std::string& own, report::Finding& f) {
+  std::vector<std::string> said;
+  said.reserve(shapes.size());
+  for (const auto& [shape, files] : shapes)
+    said.push_back(fmt::format("{} in {}{}", shape, files.front(),
+                               files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
+  f.add("run shapes",
+        fmt::format("the nodes' nccl-tests runs are of different shapes: {}; this pace is of the runs of {} alone", fmt::join(said, "; "), own),
+        "one shape for every node's run (the same ranks, nodes, GPU model and sizes)");
+}
+
 // Where the nodes' step logs report throughputs of different units, each unit's runs are their own
 // pace: said, with the files of each, so a reader knows why the fleet was split.
 void pace_units_evidence(const std::map<std::string, std::vector<std::string>>& units, const std::string& own, report::Finding& f) {
@@ -213,7 +259,11 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
   // Per measure and, for busbw, per collective measured ("" where a report does not say): the
   // nodes' figures. Busbw of different collectives are not one scale (an all_gather's peak is
   // not an all_reduce's), so each collective's runs are their own pace.
-  std::map<std::pair<std::size_t, std::string>, std::map<std::string, PaceNode>> per;
+  // Busbw runs of other shapes (ranks, nodes, GPU model, largest size) are not one scale either:
+  // a node's 8-GPU NVLink peak is not a 2-node pair's, an RTX's not an H100's, and a run that
+  // stopped at 64 KiB never reached a peak. Each shape is its own pace too.
+  std::map<std::tuple<std::size_t, std::string, std::string>, std::map<std::string, PaceNode>> per;
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> busbw_shapes;  // per collective, each shape's files
   std::map<std::string, std::vector<std::string>> busbw_collectives;  // each collective's files
   // Throughputs likewise per unit: samples/s and tokens/s are not one scale.
   std::map<std::string, std::vector<std::string>> throughput_units;  // each unit's files
@@ -228,16 +278,24 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
           if (m.name == ms[i].metric) value = m.value;
         if (!value) continue;
         std::vector<std::string> names;
-        std::string group;
+        std::string group, shape;
         if (f.id == "nccl_tests.busbw") {
           if (r.hosts.empty()) {
             bad.push_back({r.file, std::string(kNcclTestsNoHostWhy)});
             any = true;  // named as unreadable, not twice
             continue;
           }
+          const BusbwShape sh = busbw_shape(r, f);
+          if (sh.ranks == 1) {
+            bad.push_back({r.file, std::string(kNcclTestsOneRankWhy)});
+            any = true;
+            continue;
+          }
           for (const auto& h : r.hosts) names.emplace_back(short_node_name(h));
           busbw_collectives[r.collective].push_back(r.file);
           group = r.collective;
+          shape = sh.words;
+          busbw_shapes[group][shape].push_back(r.file);
         } else {
           if (ms[i].metric == "median_throughput") {
             throughput_units[r.throughput_unit].push_back(r.file);
@@ -249,7 +307,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
         }
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
-        auto& nodes_of = per[{i, group}];
+        auto& nodes_of = per[{i, group, shape}];
         for (const auto& n : names) {
           nodes_of[n].values.push_back(*value);
           nodes_of[n].files.push_back(r.file);
@@ -265,7 +323,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
   std::vector<report::Finding> out = measured_name_clashes(named);
   const bool several_collectives = busbw_collectives.size() > 1;
   for (const auto& [key, nodes_of] : per) {
-    const auto& [i, group] = key;
+    const auto& [i, group, shape] = key;
     Measure m = ms[i];
     report::Finding f;
     f.id = "fleet.pace";
@@ -277,6 +335,12 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
       const std::string coll = group.empty() ? "unnamed collective" : group;
       f.subject += fmt::format(" ({})", coll);
       what = fmt::format("peak {} busbw", coll);
+      m.what = what;
+    }
+    const bool several_shapes = m.finding == "nccl_tests.busbw" && busbw_shapes.at(group).size() > 1;
+    if (several_shapes) {
+      f.subject += fmt::format(" [{}]", shape);
+      what = fmt::format("{} (runs of {})", m.what, shape);
       m.what = what;
     }
     const bool throughput = m.metric == "median_throughput";
@@ -356,6 +420,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
       std::map<std::string, std::vector<std::string>> own;
       own.emplace(group, busbw_collectives.at(group));
       pace_collective_evidence(own, f);
+      if (several_shapes) pace_shapes_evidence(busbw_shapes.at(group), shape, f);
     }
     f.table.push_back({"node", fmt::format("{} {}", m.what, m.unit), "runs"});
     for (std::size_t k = 0; k < figures.size() && k < 10; ++k)
@@ -368,6 +433,7 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
 
 std::vector<report::Finding> measurement_verdicts(const std::vector<NodeReport>& measured) {
   using report::Status;
+  const MeasuredNames named = measured_names(measured);  // as fleet.pace and fleet.node_names name them
   struct Judged {
     std::size_t reports = 0, failing = 0, warning = 0, passing = 0;
     Status worst = Status::skip;
@@ -394,7 +460,9 @@ std::vector<report::Finding> measurement_verdicts(const std::vector<NodeReport>&
       if (f.id == "nccl_tests.busbw" && !r.hosts.empty()) {
         for (const auto& h : r.hosts) j.nodes.emplace_back(short_node_name(h));
       } else {
-        j.nodes.push_back(measured_stem(f.subject.empty() ? r.file : f.subject));
+        const std::string source = f.subject.empty() ? r.file : std::string(f.subject);
+        auto it = named.of.find(source);
+        j.nodes.push_back(it != named.of.end() ? it->second : measured_stem(source));
       }
       for (const auto& v : r.verdicts)
         if (v.finding == i) {

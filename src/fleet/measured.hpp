@@ -36,6 +36,10 @@ std::string_view short_node_name(std::string_view name);
 inline constexpr std::string_view kNcclTestsNoHostWhy =
     "an nccl-tests measurement whose log shows no host (no '#  Rank N ... on HOST' line for every rank): the node is unknown";
 
+// Why a 1-rank nccl-tests report sets no pace (fleet.unreadable): its busbw is 0 by definition.
+inline constexpr std::string_view kNcclTestsOneRankWhy =
+    "a 1-rank nccl-tests run: no data moves between GPUs, so its busbw is 0 by definition and says nothing of the node";
+
 // One fleet.pace finding per measure present in `measured` (analyze reports), and a
 // fleet.node_names warning per file name that several measurements without hosts share (kept
 // apart by their directories, never merged into one node's figure); analyze reports

@@ -65,6 +65,10 @@ void read_measured_evidence(const report::ReadFinding& f, std::uint32_t finding,
       out.collective = std::string(said.substr(0, said.find(' ')));
       continue;
     }
+    if (ev.source == parsers::kNcclTestsGpusEvidence && out.gpus.empty()) {
+      out.gpus = std::string(ev.observed);
+      continue;
+    }
     if (ev.source == parsers::kThroughputUnitEvidence && out.throughput_unit.empty()) {
       out.throughput_unit = std::string(ev.observed);
       continue;

@@ -45,6 +45,8 @@ struct NodeReport {
   // analyze nccl-tests|nccl-inspector: the collective its busbw measured ("AllReduce", its
   // "collective measured" evidence); empty where it does not say.
   std::string collective;
+  // analyze nccl-tests: the GPU models its Rank lines show (" + "-joined; "nccl-tests GPUs").
+  std::string gpus;
   // analyze steps: the unit of its throughput ("samples/s", "tokens/s"; steps.gap's "throughput
   // unit" evidence); empty for a log of step times or a report that does not say.
   std::string throughput_unit;

@@ -53,7 +53,8 @@ tl::expected<FleetRun, std::string> run_fleet(const FleetRequest& req) {
   auto& fl = run.fleet;
   const std::size_t unreadable_before_pace = bad.size();
   auto pace = fleet::pace(measured, fl.nodes, req.rule, bad);  // appends the analyze reports it cannot use
-  run.measurements = measured.size() - (bad.size() - unreadable_before_pace);
+  run.measurements = measured.size();
+  run.unusable = bad.size() - unreadable_before_pace;
   auto job = job_ranks(measured, fl.nodes);  // the job's ranks (NCCL Inspector, RAS)
   pace.insert(pace.end(), std::make_move_iterator(job.begin()), std::make_move_iterator(job.end()));
   auto verdicts = measurement_verdicts(measured);  // the measurements' own fail and warn

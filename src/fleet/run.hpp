@@ -33,7 +33,8 @@ struct FleetRequest {
 struct FleetRun {
   Fleet fleet;                      // the node reports, deduplicated
   std::vector<Unreadable> bad;      // inputs that gave no usable report
-  std::size_t measurements = 0;     // analyze reports used
+  std::size_t measurements = 0;     // analyze reports read
+  std::size_t unusable = 0;         // of those, the ones no pace can use (also in `bad`)
   report::Report report;            // source.kind "fleet": the inputs and the fleet's findings
 };
 

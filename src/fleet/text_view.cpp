@@ -251,10 +251,13 @@ std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, con
   std::string out = fmt::format("perfgap fleet: {}  ", paint(verdict, verdict_text));
   // Measurements alone make no node rows: the headline says what was read, not "0 nodes".
   if (node_reports > 0 || inputs.measurements == 0)
-    out += fmt::format("{} from {}", plural(nodes.size(), "node"), plural(node_reports + inputs.unreadable, "report"));
+    out += fmt::format("{} from {}", plural(nodes.size(), "node"), plural(node_reports + inputs.unreadable - inputs.unusable, "report"));
+  // A measurement that was read but sets no pace (no host, one rank) is counted among the
+  // measurements (fleet.measured counts its verdict) and said apart from files that gave nothing.
   if (inputs.measurements > 0)
-    out += fmt::format("{}{}", node_reports > 0 || inputs.measurements == 0 ? ", " : "", plural(inputs.measurements, "measurement report"));
-  if (inputs.unreadable) out += fmt::format(" ({} unreadable)", inputs.unreadable);
+    out += fmt::format("{}{}{}", node_reports > 0 || inputs.measurements == 0 ? ", " : "", plural(inputs.measurements, "measurement report"),
+                       inputs.unusable ? fmt::format(" ({} unusable)", inputs.unusable) : std::string());
+  if (inputs.unreadable > inputs.unusable) out += fmt::format(" ({} unreadable)", inputs.unreadable - inputs.unusable);
   if (!nodes.empty())
     out += fmt::format("\n  {}, {}, {}\n", plural(failing_nodes, "failing node"), plural(drifting, "drifting setting"),
                        plural(outlier_nodes, "outlier node"));

@@ -22,8 +22,9 @@ struct TextViewOptions {
 
 // What the fleet read beside its node reports, for the headline's counts.
 struct InputCounts {
-  std::size_t unreadable = 0;
-  std::size_t measurements = 0;  // analyze reports (fleet.pace, fleet.job_ranks)
+  std::size_t unreadable = 0;    // inputs that gave no report, or a measurement no pace can use
+  std::size_t measurements = 0;  // analyze reports read (fleet.measured, fleet.pace, fleet.job_ranks)
+  std::size_t unusable = 0;      // of those, the ones no pace can use (counted in `unreadable` too)
 };
 
 std::string render_fleet_text(const Fleet& fleet, const InputCounts& inputs, const std::vector<report::Finding>& findings,

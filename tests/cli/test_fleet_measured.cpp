@@ -28,13 +28,14 @@ std::string measured_printf(const char* format, A... args) {
 }
 
 // An 8-GPU single-node all_reduce_perf run on `host`, in nccl-tests' text format, peaking at `busbw`
-// (`all_gather`: an all_gather_perf run, no reduction, busbw = algbw x 7/8).
-std::string measured_nccl_tests_log(const std::string& host, double busbw, bool rank_lines = true, bool all_gather = false) {
+// (`all_gather`: an all_gather_perf run, no reduction, busbw = algbw x 7/8); `ranks` GPUs of `gpu`.
+std::string measured_nccl_tests_log(const std::string& host, double busbw, bool rank_lines = true, bool all_gather = false, int ranks = 8,
+                                    const std::string& gpu = "NVIDIA H100 80GB HBM3") {
   std::string s = "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 "
                   "validation: 1 graph: 0\n#\n# Using devices\n";
   if (rank_lines)
-    for (int r = 0; r < 8; ++r)
-      s += measured_printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0x%02x] NVIDIA H100 80GB HBM3\n", r, 51000 + r, host.c_str(), r, 0x18 + r);
+    for (int r = 0; r < ranks; ++r)
+      s += measured_printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0x%02x] %s\n", r, 51000 + r, host.c_str(), r, 0x18 + r, gpu.c_str());
   s += "#\n#                                                              out-of-place                       in-place          \n"
        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
@@ -42,8 +43,10 @@ std::string measured_nccl_tests_log(const std::string& host, double busbw, bool 
   int n = 0;
   for (std::uint64_t size = 1u << 20; size <= (1u << 30); size *= 4) {
     // Bandwidth grows with size up to the peak at 1 GiB.
-    const double bw = busbw * (size == (1u << 30) ? 1.0 : 0.3 + 0.7 * static_cast<double>(size) / (1u << 30));
-    const double algbw = all_gather ? bw * 8 / 7 : bw * 8 / 14;
+    // One rank moves nothing between GPUs: nccl-tests prints busbw 0 (algbw x 0).
+    const double bw = ranks == 1 ? 0 : busbw * (size == (1u << 30) ? 1.0 : 0.3 + 0.7 * static_cast<double>(size) / (1u << 30));
+    const double k = ranks;
+    const double algbw = ranks == 1 ? 100 : all_gather ? bw * k / (k - 1) : bw * k / (2 * (k - 1));
     const double time = static_cast<double>(size) / algbw / 1e3;
     s += measured_printf("%12llu %13llu     float  %6s      -1 %8.1f %7.2f %7.2f      0 %8.1f %7.2f %7.2f      0\n",
                          static_cast<unsigned long long>(size), static_cast<unsigned long long>(size / 4), all_gather ? "none" : "sum", time,
@@ -205,6 +208,64 @@ TEST_F(FleetMeasured, ThroughputsOfDifferentUnitsAreTheirOwnPace) {
   EXPECT_NE(said.find("samples/s in "), std::string::npos) << samples[0];
   EXPECT_NE(said.find("tokens/s in "), std::string::npos) << samples[0];
   EXPECT_NE(said.find("this pace is of the samples/s runs alone"), std::string::npos) << said;
+}
+
+// Two more nodes ran nccl-tests on 4 RTX 4090s (~20 GB/s over PCIe), one more on a single GPU
+// (busbw 0 by definition). An RTX's peak is not an H100's: each shape of run (ranks, nodes, GPU,
+// sizes) is its own pace, so the H100 pace still names the two slow H100 nodes, and the RTX nodes
+// are not its outliers (one pace over all named them, 89% below). The 1-rank run sets no pace.
+TEST_F(FleetMeasured, RunsOfAnotherShapeAreTheirOwnPaceAndOneRankSetsNone) {
+  for (int i = 9; i <= 11; ++i) {
+    const std::string node = perfgap::fleetgen::node_name(static_cast<std::size_t>(i));
+    write_file(dir.path() + "/logs/" + node + ".nccl-tests.txt",
+               measured_nccl_tests_log(node, 20.0 + i, true, false, i == 11 ? 1 : 4, "NVIDIA GeForce RTX 4090"));
+    analyze("nccl-tests", dir.path() + "/logs/" + node + ".nccl-tests.txt", dir.path() + "/in/" + node + ".nccl-tests.json");
+  }
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;  // a warn; the 1-rank report is named (fleet.unreadable)
+  auto rep = json::parse(r.out);
+  auto h100 = measured_findings(rep, "fleet.pace", "nccl_tests.busbw.max_busbw_gbps [8 ranks on 1 node, NVIDIA H100 80GB HBM3, to 1 GiB]");
+  auto rtx = measured_findings(rep, "fleet.pace", "nccl_tests.busbw.max_busbw_gbps [4 ranks on 1 node, NVIDIA GeForce RTX 4090, to 1 GiB]");
+  ASSERT_EQ(h100.size(), 1u) << r.out;
+  ASSERT_EQ(rtx.size(), 1u) << r.out;
+  EXPECT_EQ(h100[0]["status"], "warn");
+  EXPECT_EQ(h100[0]["metrics"]["nodes"], 8);
+  EXPECT_EQ(h100[0]["metrics"]["outliers"], 2);
+  EXPECT_NE(h100[0]["title"].get<std::string>().find("gpu[0003,0007]"), std::string::npos) << h100[0]["title"];
+  EXPECT_EQ(rtx[0]["status"], "skip") << rtx[0]["title"];
+  EXPECT_EQ(rtx[0]["metrics"]["nodes"], 2);
+  std::string shapes;
+  for (const auto& e : h100[0]["evidence"])
+    if (e["source"] == "run shapes") shapes = e["observed"];
+  EXPECT_NE(shapes.find("this pace is of the runs of 8 ranks on 1 node, NVIDIA H100 80GB HBM3, to 1 GiB alone"), std::string::npos) << shapes;
+  const std::string one_rank = dir.path() + "/in/" + perfgap::fleetgen::node_name(11) + ".nccl-tests.json";
+  auto bad = measured_findings(rep, "fleet.unreadable", one_rank);
+  ASSERT_EQ(bad.size(), 1u) << r.out;
+  EXPECT_NE(bad[0]["title"].get<std::string>().find("a 1-rank nccl-tests run"), std::string::npos) << bad[0]["title"];
+  EXPECT_NE(bad[0]["fix"].get<std::string>().find("over the node's GPUs"), std::string::npos) << bad[0]["fix"];
+  for (const auto& f : measured_findings(rep, "fleet.pace"))
+    EXPECT_FALSE(f["metrics"].contains("node." + perfgap::fleetgen::node_name(11))) << f;
+  // The headline counts every measurement read, the unusable one said apart.
+  auto text = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in"});
+  EXPECT_EQ(text.out.rfind("perfgap fleet: ERROR  8 nodes from 8 reports, 19 measurement reports (1 unusable)\n", 0), 0u) << text.out;
+}
+
+// fleet.measured names a failing measurement as fleet.pace and fleet.node_names do: two jobs'
+// input.txt by their directories, not both "input".
+TEST_F(FleetMeasured, MeasuredVerdictsNameMeasurementsAsThePaceDoes) {
+  TempDir jobs;
+  std::filesystem::create_directories(jobs.path() + "/in");
+  for (int i = 0; i < 2; ++i) {
+    const std::string job = "job" + std::to_string(i + 1);
+    write_file(jobs.path() + "/" + job + "/input.txt", measured_megatron_log(i == 0 ? 1000 : 1500));
+    auto a = run_binary(PERFGAP_BINARY, {"analyze", "steps", jobs.path() + "/" + job + "/input.txt", "--reference", "1000", "--format", "json",
+                                         "--output", jobs.path() + "/in/" + job + ".json"});
+    ASSERT_TRUE(a.status == 0 || a.status == 1) << a.err;
+  }
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", jobs.path() + "/in", "--format", "json"});
+  auto measured = measured_findings(json::parse(r.out), "fleet.measured", "steps.gap");
+  ASSERT_EQ(measured.size(), 1u) << r.out;
+  EXPECT_NE(measured[0]["title"].get<std::string>().find("measured on job2/input"), std::string::npos) << measured[0]["title"];
 }
 
 TEST_F(FleetMeasured, MeasurementsAloneAreCountedNotCalledZeroNodes) {
