@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <cctype>
 #include <type_traits>
 #include <vector>
@@ -90,10 +91,13 @@ std::optional<Status> status_named(std::string_view s) {
   return std::nullopt;
 }
 
-// What is wrong with text RapidJSON refused, in the words an operator needs.
-std::string json_problem(const rapidjson::Document& doc, std::size_t size) {
+// What is wrong with text RapidJSON refused, in the words an operator needs, with the line an
+// editor jumps to (a report is pretty-printed: its byte alone is hard to find).
+std::string json_problem(const rapidjson::Document& doc, std::string_view text) {
   const auto code = doc.GetParseError();
   const std::size_t at = doc.GetErrorOffset();
+  const std::size_t size = text.size();
+  const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(at, size)), '\n');
   std::string why;
   if (code == rapidjson::kParseErrorStringInvalidEncoding) {
     why = "not valid UTF-8";
@@ -105,7 +109,7 @@ std::string json_problem(const rapidjson::Document& doc, std::size_t size) {
     if (!why.empty() && why.back() == '.') why.pop_back();
     if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
   }
-  return fmt::format("byte {}: not JSON ({})", at, why);
+  return fmt::format("line {}, byte {}: not JSON ({})", line, at, why);
 }
 
 }  // namespace
@@ -349,7 +353,7 @@ tl::expected<ReadReport, std::string> Reader::read(std::string_view text) {
     return tl::unexpected(fmt::format("byte {}: nested deeper than {} levels: not a perfgap report", *at, kMaxReportDepth));
   std::size_t first = 0;
   while (first < text.size() && (text[first] == ' ' || text[first] == '\n' || text[first] == '\r' || text[first] == '\t')) ++first;
-  if (first == text.size()) return tl::unexpected(fmt::format("byte {}: not JSON (empty)", first));
+  if (first == text.size()) return tl::unexpected(fmt::format("line {}, byte {}: not JSON (empty)", 1 + std::count(text.begin(), text.end(), '\n'), first));
   // Another tool's JSON, or no JSON at all (a binary): said before the parser reads it.
   if (text[first] != '{') return tl::unexpected(std::string("not a JSON object: not a perfgap report"));
   // Iterative: no recursion. UTF-8 is validated and doubles are read exactly.
@@ -366,7 +370,7 @@ tl::expected<ReadReport, std::string> Reader::read(std::string_view text) {
   s.inputs.clear();
   s.finding_ranges.clear();
   s.doc.Parse<kFlags>(text.data(), text.size());
-  if (s.doc.HasParseError()) return tl::unexpected(json_problem(s.doc, text.size()));
+  if (s.doc.HasParseError()) return tl::unexpected(json_problem(s.doc, text));
   try {
     return s.read_top(s.doc);
   } catch (const Bad& b) {

@@ -1,7 +1,7 @@
 // The one reader of perfgap.report/1 JSON (docs/CONTRACT.md) for every command that reads
 // reports back: fleet, compare, explain, history, check (--baseline, the kept history) and
 // analyze --node-report. The text is parsed (RapidJSON) and its schema checked here, once, with
-// one wording for what is wrong ("byte 120: not JSON (...)", "schema is not perfgap.report/1
+// one wording for what is wrong ("line 4, byte 120: not JSON (...)", "schema is not perfgap.report/1
 // ...", "findings[3]: no id"); each caller builds what it keeps from the checked view.
 #pragma once
 

@@ -388,7 +388,24 @@ void ReplayRoot::catch_signals() { signals_ = std::make_unique<sys::StopSignals>
 
 tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const std::string& path, const ExtractLimits& limits) {
   auto found = sys::stat_path(path);
-  if (!found) return tl::unexpected(path + ": " + errno_text(found.error()));
+  // "node17.tar.gz/node17": the tree inside an archive (as check_tree_content suggests for an
+  // archive of "node17/proc/..."): the archive unpacked, the tree below it replayed.
+  std::string archive = path, inner;
+  if (!found) {
+    for (auto slash = path.rfind('/'); slash != std::string::npos && slash > 0; slash = path.rfind('/', slash - 1)) {
+      const std::string head = path.substr(0, slash);
+      auto st = sys::stat_path(head);
+      if (!st) continue;
+      if (S_ISREG(st->st_mode) && names_archive(head)) {
+        archive = head;
+        inner = path.substr(slash + 1);
+        found = st;
+      }
+      break;
+    }
+    const bool climbs = inner.find("..") != std::string::npos;
+    if (!found || climbs) return tl::unexpected(path + ": " + (climbs ? std::string("a path inside an archive may not climb with ..") : errno_text(found.error())));
+  }
   const struct stat& st = *found;
   if (S_ISDIR(st.st_mode)) {
     auto r = sys::Sysroot::at(path);
@@ -398,10 +415,10 @@ tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const st
   // A file is taken for an archive by its name or its gzip magic; anything else is a
   // mistaken path, said as such.
   auto gzip_magic = [&] {
-    const std::string magic = sys::read_file_head(path, 2);
+    const std::string magic = sys::read_file_head(archive, 2);
     return magic.size() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f && static_cast<unsigned char>(magic[1]) == 0x8b;
   };
-  if (!S_ISREG(st.st_mode) || (!names_archive(path) && !gzip_magic())) {
+  if (!S_ISREG(st.st_mode) || (!names_archive(archive) && !gzip_magic())) {
     // A test fixture's text form (docs/FIXTURES.md) is the likeliest such file: say how to use it.
     if (S_ISREG(st.st_mode) && path.size() > 5 && path.compare(path.size() - 5, 5, ".tree") == 0)
       return tl::unexpected(path + ": a fixture tree as text, not a directory: unpack it first with perfgap-tree-unpack FILE.tree DIR (docs/FIXTURES.md)");
@@ -416,8 +433,12 @@ tl::expected<std::unique_ptr<ReplayRoot>, std::string> ReplayRoot::open(const st
   replay->catch_signals();
   // A file written past RLIMIT_FSIZE is an EFBIG error to report, not a SIGXFSZ to die of.
   ::signal(SIGXFSZ, SIG_IGN);
-  if (auto x = extract(path, temp, limits); !x) return tl::unexpected(one_line(path + ": " + x.error()));
-  auto r = sys::Sysroot::at(temp);
+  if (auto x = extract(archive, temp, limits); !x) return tl::unexpected(one_line(archive + ": " + x.error()));
+  if (!inner.empty()) {
+    auto below = sys::stat_path(temp + "/" + inner);
+    if (!below || !S_ISDIR(below->st_mode)) return tl::unexpected(path + ": no directory " + inner + "/ in " + archive);
+  }
+  auto r = sys::Sysroot::at(inner.empty() ? temp : temp + "/" + inner);
   if (!r) return tl::unexpected(path + ": " + r.error());
   replay->root_ = std::move(*r);
   return replay;

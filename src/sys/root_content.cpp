@@ -40,7 +40,7 @@ tl::expected<void, std::string> check_tree_content(const Sysroot& root, const st
   }
   std::string msg = shown + ": not a node tree: no proc/ or sys/ with content at its top (a sysroot mirrors /, e.g. " +
                     shown + "/proc/cpuinfo and " + shown + "/sys/devices/system/cpu)";
-  if (!nested.empty()) msg += "; the tree seems to be inside, at " + nested + "/";
+  if (!nested.empty()) msg += "; the tree seems to be inside, at " + nested + "/: give " + shown + "/" + nested;
   return tl::unexpected(msg);
 }
 

@@ -68,7 +68,19 @@ TEST_F(Cli, RootWithoutProcOrSysIsExit2) {
   EXPECT_EQ(nested.status, 2) << nested.out;
   EXPECT_EQ(line_count(nested.err), 1) << nested.err;
   EXPECT_NE(nested.err.find(archive + ": not a node tree"), std::string::npos) << nested.err;
-  EXPECT_NE(nested.err.find("inside, at node17/"), std::string::npos) << nested.err;
+  EXPECT_NE(nested.err.find("inside, at node17/: give " + archive + "/node17"), std::string::npos) << nested.err;
+  // ... and the path it suggests works: the tree below the archive's top, as unpacked.
+  auto inside = run_binary(PERFGAP_BINARY, {"check", "--root", archive + "/node17", "--format", "json"});
+  EXPECT_TRUE(inside.status == 0 || inside.status == 1) << inside.err;
+  auto plain = run_binary(PERFGAP_BINARY, {"check", "--root", above.path() + "/node17", "--format", "json"});
+  EXPECT_EQ(inside.status, plain.status) << inside.err;
+  EXPECT_NE(inside.out.find("\"kind\": \"root\""), std::string::npos) << inside.out.substr(0, 400);
+  // Nothing there, or a path that climbs out of the archive: exit 2, one line.
+  for (const std::string& bad : {archive + "/node18", archive + "/../node17"}) {
+    auto r = run_binary(PERFGAP_BINARY, {"check", "--root", bad});
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
+    EXPECT_EQ(line_count(r.err), 1) << r.err;
+  }
   // An empty proc/ is no content either.
   fs::create_directories(empty.path() + "/proc");
   auto bare = run_binary(PERFGAP_BINARY, {"check", "--root", empty.path()});

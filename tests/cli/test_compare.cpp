@@ -86,7 +86,7 @@ TEST_F(CompareCli, RefusesMixedKindsAndBrokenReportsInOneLine) {
   auto bad = run_binary(PERFGAP_BINARY, {"compare", node.string(), cut.string()});
   EXPECT_EQ(bad.status, 2);
   EXPECT_TRUE(perfgap::fixture::one_line(bad.err)) << bad.err;
-  EXPECT_NE(bad.err.find(cut.string() + ": byte"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find(cut.string() + ": line "), std::string::npos) << bad.err;
   auto missing = run_binary(PERFGAP_BINARY, {"compare", node.string(), (fs::path(out_.path()) / "nope.json").string()});
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("nope.json"), std::string::npos);

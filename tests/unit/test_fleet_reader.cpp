@@ -80,8 +80,8 @@ TEST(FleetReader, TruncatedAtEveryPointIsRejectedNotCrashing) {
 }
 
 TEST(FleetReader, ForeignAndGarbageInputsSayWhy) {
-  EXPECT_EQ(why(""), "byte 0: not JSON (empty)");
-  EXPECT_EQ(why("  \n"), "byte 3: not JSON (empty)");
+  EXPECT_EQ(why(""), "line 1, byte 0: not JSON (empty)");
+  EXPECT_EQ(why("  \n"), "line 2, byte 3: not JSON (empty)");
   EXPECT_NE(why("\x7f" "ELF\x02\x01").find("not a JSON object"), std::string::npos);
   EXPECT_NE(why("[1,2]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(why("{oops").find("JSON"), std::string::npos);

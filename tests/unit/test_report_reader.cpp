@@ -88,9 +88,9 @@ TEST(ReportReader, KeepsWhatAReportSays) {
 }
 
 TEST(ReportReader, NotJson) {
-  EXPECT_EQ(why(""), "byte 0: not JSON (empty)");
-  EXPECT_EQ(why(" \n"), "byte 2: not JSON (empty)");
-  EXPECT_EQ(why("{oops"), "byte 1: not JSON (missing a name for object member)");
+  EXPECT_EQ(why(""), "line 1, byte 0: not JSON (empty)");
+  EXPECT_EQ(why(" \n"), "line 2, byte 2: not JSON (empty)");
+  EXPECT_EQ(why("{oops"), "line 1, byte 1: not JSON (missing a name for object member)");
   const std::string full = with_findings(finding());
   auto cut = why(std::string_view(full).substr(0, full.size() / 2));
   EXPECT_EQ(cut.find("not JSON (truncated: it ends inside an object, array or string)"), cut.find(": ") + 2) << cut;
@@ -102,9 +102,10 @@ TEST(ReportReader, NotJson) {
   EXPECT_EQ(why("\x7f" "ELF\x02\x01"), "not a JSON object: not a perfgap report");
 }
 
+// The line is said as well as the byte: reports are pretty-printed, one value a line.
 TEST(ReportReader, NumberOutOfRangeIsNotJson) {
   const std::string text = with_findings(finding(R"({"x": 1e400})"));
-  EXPECT_EQ(why(text), "byte " + std::to_string(text.find("1e400")) + ": not JSON (number too big to be stored in double)");
+  EXPECT_EQ(why(text), "line 6, byte " + std::to_string(text.find("1e400")) + ": not JSON (number too big to be stored in double)");
 }
 
 TEST(ReportReader, TooDeep) {
