@@ -12,14 +12,15 @@
 // RANK's GPU waits 0.5 ms for each launch but an iteration's first (in iterations FROM to TO-1
 // only, from 0), and the generator's own answers are printed: each iteration's length and an
 // iteration's with no GPU waiting for a launch (ms).
-//   perfgap-gen-profile gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK] kineto|nsys OUTDIR
+//   perfgap-gen-profile gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK][:slow_node=NODE] kineto|nsys OUTDIR
 // writes one file per rank of a pipeline of send/recv (profile_gen.hpp gen::pipeline_job) whose
 // stage SLOW_STAGE (-1: none) computes 1.5x longer, and prints the generator's own answers: the
 // step and the step with the slow stage (or rank) computing as the others do (ms); `nopeers`: the
 // kernels name no peer (traces before PyTorch's "Dst Rank"/"Src Rank"); `dp=COPIES`: COPIES
 // data-parallel copies of the pipeline (rank copy x STAGES + stage), each stage all-reducing its
 // gradients across its copies before its optimizer; `slow_rank=RANK`: that one rank computes 1.5x
-// longer.
+// longer; `slow_node=NODE`: the ranks of that node (8 x NODE to 8 x NODE + 7, as the nsys exports
+// name their hosts `nodeN`) compute 1.5x longer.
 //   perfgap-gen-profile ddp:RANKS:BUCKETS[:overlapped] kineto|nsys OUTDIR
 // writes one file per rank of a data-parallel job whose gradients are all-reduced in BUCKETS
 // buckets (profile_gen.hpp gen::ddp_overlap), each bucket's compute waiting for the previous
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s exposed|exposed-tuned|launch-bound|overlapped|moe-deepep|nvshmem|pipeline|large:GPUS:KERNELS nsys|nsys-2021|nsys-2025|kineto OUT [GPU]\n"
                  "       %s job:RANKS:LATE_RANK:LATE_MS[:skewed][:iters=N][:launch=RANK[@FROM-TO]] kineto|nsys OUTDIR\n"
-                 "       %s gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK] kineto|nsys OUTDIR\n"
+                 "       %s gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK][:slow_node=NODE] kineto|nsys OUTDIR\n"
                  "       %s ddp:RANKS:BUCKETS[:overlapped] kineto|nsys OUTDIR\n",
                  argv[0], argv[0], argv[0], argv[0]);
     return 2;
@@ -121,7 +122,7 @@ int main(int argc, char** argv) {
     int used = 0;
     const auto at = sc.find(':');
     int got = std::sscanf(sc.c_str() + at, ":%d:%d:%d%n", &spec.stages, &spec.microbatches, &spec.slow_stage, &used);
-    // Then ":nopeers", ":dp=N" and ":slow_rank=R", in any order.
+    // Then ":nopeers", ":dp=N", ":slow_rank=R" and ":slow_node=K", in any order.
     bool bad = got < 3;
     for (std::string_view rest = got == 3 ? std::string_view(sc).substr(at + static_cast<std::size_t>(used)) : ""; !bad && !rest.empty();) {
       if (rest.front() != ':') { bad = true; break; }
@@ -139,13 +140,21 @@ int main(int argc, char** argv) {
         const std::string v(word.substr(10));
         spec.slow_rank = static_cast<int>(std::strtol(v.c_str(), &end, 10));
         bad = v.empty() || *end != 0;
+      } else if (word.rfind("slow_node=", 0) == 0) {
+        const std::string v(word.substr(10));
+        const long node = std::strtol(v.c_str(), &end, 10);
+        bad = v.empty() || *end != 0 || node < 0 || node > 1024;
+        for (int r = 0; !bad && r < 8; ++r) spec.slow_ranks.push_back(static_cast<int>(node) * 8 + r);
       } else bad = true;
     }
     if (bad || spec.stages < 2 || spec.stages > 1024 || spec.microbatches < 1 || spec.microbatches > 4096 || spec.slow_stage >= spec.stages ||
-        spec.replicas < 1 || spec.replicas > 1024 || spec.slow_rank >= spec.stages * spec.replicas) {
-      std::fprintf(stderr, "gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK]\n");
+        spec.replicas < 1 || spec.replicas > 1024 || spec.slow_rank >= spec.stages * spec.replicas ||
+        (!spec.slow_ranks.empty() && spec.slow_ranks.front() >= spec.stages * spec.replicas)) {
+      std::fprintf(stderr, "gpipe|1f1b:STAGES:MICROBATCHES:SLOW_STAGE[:nopeers][:dp=COPIES][:slow_rank=RANK][:slow_node=NODE]\n");
       return 2;
     }
+    // A job that ends inside the slow node has only the node's first ranks.
+    std::erase_if(spec.slow_ranks, [&](int r) { return r >= spec.stages * spec.replicas; });
     PipelineAnswer answer;
     const Scenario s = pipeline_job(spec, &answer);
     std::printf("step_ms %.3f\nbalanced_step_ms %.3f\n", answer.step_ms, answer.balanced_step_ms);

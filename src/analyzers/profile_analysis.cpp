@@ -169,8 +169,13 @@ void ppdp_graph(const Digest& d, Analysis& an) {
   pp.base = pp.pipe.run(PipelineChange{});
   // Notable as whatif's: 1% of the step and 0.1 ms, per iteration of the measured step.
   const double step = an.per_iter.len;
-  if (pp.base.measured > 0 && step > 0)
-    pp.slow = slow_copies(pp.pipe, std::max(0.01 * step, 100'000.0) * static_cast<double>(pp.base.measured) / step);
+  if (pp.base.measured > 0 && step > 0) {
+    const double notable = std::max(0.01 * step, 100'000.0) * static_cast<double>(pp.base.measured) / step;
+    pp.slow = slow_copies(pp.pipe, notable);
+    std::vector<std::string> host(pp.gpu.size());
+    for (std::size_t r = 0; r < pp.gpu.size(); ++r) host[r] = d.gpus[pp.gpu[r]].host;
+    pp.slow_nodes = slow_nodes(pp.pipe, host, notable, 4);
+  }
 }
 
 }  // namespace

@@ -446,14 +446,41 @@ Finding straggler_pipeline_finding(const Digest& p, const Analysis& an, const st
   f.metric("replay_error_pct", err);
   const bool named = !pp.slow.empty();
   const SlowCopy top = named ? pp.slow.front() : SlowCopy{};
-  const double frac = named ? static_cast<double>(top.saved) / static_cast<double>(pp.base.replayed) : 0;
+  const double rank_frac = named ? static_cast<double>(top.saved) / static_cast<double>(pp.base.replayed) : 0;
+  // A node whose ranks all compute long (a node of slow GPUs) saves more than any one of them, and
+  // its stages' medians may be its own ranks: the node is named.
+  const SlowNode* node = pp.slow_nodes.empty() ? nullptr : &pp.slow_nodes.front();
+  const double node_frac = node ? static_cast<double>(node->saved) / static_cast<double>(pp.base.replayed) : 0;
+  if (node_frac <= rank_frac || 100 * node_frac < kStragglerPct) node = nullptr;
+  const double frac = node ? node_frac : rank_frac;
   f.metric("cost_ms_per_iter", ms(frac * step));
   f.metric("cost_pct_of_iter", 100 * frac);
   f.add(source, fmt::format("the {} ranks' sends and receives paired and collectives joined as one graph ({} stages; peers from {}; groups from {}): "
                             "replayed, the step is {:.2f} ms against {:.2f} ms measured ({:+.1f}%)",
                             n, pipe.stages(), pipe.peers_from(), pipe.groups_from(), ms(step), ms(step_ns), err));
   auto per_it = [&](double ns) { return ms(ns * per_it_ns); };
-  if (named && 100 * frac < kStragglerPct) {
+  if (node) {
+    f.status = report::Status::warn;
+    f.metric("node_ranks", static_cast<double>(node->ranks.size()));
+    f.title = fmt::format("node {}: its {} ranks compute {:.2f} ms per iteration together between their sends, receives and collectives, their "
+                          "stages' ranks on the other nodes {:.2f} ms: replayed computing like those (sends, receives and collectives as one "
+                          "graph), the step {:.2f} ms ({:.1f}%) shorter, {:.2f} ms instead of {:.2f} ms; no one rank of it saves as much (of "
+                          "its ranks alone, {:.2f} ms at most)",
+                          node->host, node->ranks.size(), per_it(node->own), per_it(node->elsewhere), ms(frac * step), 100 * frac,
+                          ms(step - frac * step), ms(step), ms(rank_frac * step));
+    for (std::size_t i = 1; i < pp.slow_nodes.size() && i < 4; ++i) {
+      const auto& o = pp.slow_nodes[i];
+      f.add(source, fmt::format("node {}: its {} ranks {:.2f} ms per iteration, their stages' ranks elsewhere {:.2f} ms: {:.2f} ms of the step alone",
+                                o.host, o.ranks.size(), per_it(o.own), per_it(o.elsewhere),
+                                ms(static_cast<double>(o.saved) / static_cast<double>(pp.base.replayed) * step)));
+    }
+    f.fix = fmt::format("the ranks of {} compute longer than their stages' copies on the other nodes: perfgap check on {} (gpu.clocks, "
+                        "placement.*, cpu.governor) and perfgap fleet against its peers; drain it if the check finds a cause",
+                        node->host, node->host);
+    f.impact = fmt::format("{:.2f} ms of every {:.2f} ms step ({:.1f}%): the step would be that much shorter if {}'s ranks computed like "
+                           "their stages' ranks on the other nodes (by replay of the job's sends, receives and collectives)",
+                           ms(frac * step), ms(step), 100 * frac, node->host);
+  } else if (named && 100 * frac < kStragglerPct) {
     const auto& g = p.gpus[pp.gpu[top.rank]];
     f.status = report::Status::pass;
     f.title = fmt::format("no straggler among {} ranks: the rank computing longest against the median rank of its stage, {}, costs {:.2f} ms ({:.1f}%) "

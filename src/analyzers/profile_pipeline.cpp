@@ -513,4 +513,51 @@ std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns) {
   return out;
 }
 
+std::vector<SlowNode> slow_nodes(const PipelineReplay& p, const std::vector<std::string>& host, double notable_ns, std::size_t most) {
+  const std::size_t n = p.stage().size();
+  std::map<std::string, std::vector<std::size_t>> by_host;
+  std::vector<std::vector<std::size_t>> stage_ranks(p.stages());
+  for (std::size_t r = 0; r < n && r < host.size(); ++r) {
+    if (p.stage()[r] < 0 || static_cast<std::size_t>(p.stage()[r]) >= stage_ranks.size()) continue;
+    stage_ranks[static_cast<std::size_t>(p.stage()[r])].push_back(r);
+    if (!host[r].empty()) by_host[host[r]].push_back(r);
+  }
+  std::vector<SlowNode> out;
+  if (by_host.size() < 2) return out;
+  std::vector<double> excess;
+  for (const auto& [h, ranks] : by_host) {
+    SlowNode c;
+    c.host = h;
+    c.ranks = ranks;
+    c.change.scale.assign(n, 1.0);
+    double above = 0;
+    for (auto r : ranks) {
+      std::vector<double> other;
+      for (auto o : stage_ranks[static_cast<std::size_t>(p.stage()[r])])
+        if (host[o] != h) other.push_back(static_cast<double>(p.own()[o]));
+      const double mine = static_cast<double>(p.own()[r]);
+      if (other.empty() || mine <= 0) continue;
+      std::sort(other.begin(), other.end());
+      const std::size_t k = other.size();
+      const double m = k % 2 ? other[k / 2] : (other[k / 2 - 1] + other[k / 2]) / 2;
+      c.own += mine, c.elsewhere += std::min(mine, m);
+      if (mine > m) above += mine - m, c.change.scale[r] = m / mine;
+    }
+    if (above >= notable_ns) out.push_back(std::move(c)), excess.push_back(above);
+  }
+  // The `most` nodes above by most are replayed.
+  std::vector<std::size_t> order(out.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return excess[a] > excess[b]; });
+  if (order.size() > most) order.resize(most);
+  std::vector<SlowNode> kept;
+  const Replay base = p.run(PipelineChange{});
+  for (auto i : order) {
+    out[i].saved = std::max<std::int64_t>(0, base.replayed - p.run(out[i].change).replayed);
+    kept.push_back(std::move(out[i]));
+  }
+  std::stable_sort(kept.begin(), kept.end(), [](const SlowNode& a, const SlowNode& b) { return a.saved > b.saved; });
+  return kept;
+}
+
 }  // namespace perfgap::analyzers

@@ -137,4 +137,21 @@ struct SlowCopy {
 // the job has no stages.
 std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns);
 
+// A node of a job with data-parallel copies whose ranks compute longer than their stages' ranks on
+// the other nodes (a node of slow GPUs: every stage's copies on it are slow, so each stage's
+// median rank may be slow too and no rank alone stands out), and what the replay saves with each
+// of its ranks' own time scaled to the median of its stage's ranks elsewhere (never up). A rank
+// whose stage has no rank on another node keeps its time.
+struct SlowNode {
+  std::string host;
+  std::vector<std::size_t> ranks;  // the replay's ranks on it
+  double own = 0, elsewhere = 0;   // ns over the replay, summed over its ranks: their own time, and their stages' medians elsewhere (at most their own)
+  PipelineChange change;
+  std::int64_t saved = 0;          // ns of the replay the change saves
+};
+// The nodes (`host`: per replay rank, "" where the trace names none) whose ranks' own time is
+// `notable_ns` or more above their stages' medians elsewhere, at most `most` of them (those above
+// by most), the one whose change saves most first; none with fewer than two named nodes.
+std::vector<SlowNode> slow_nodes(const PipelineReplay& p, const std::vector<std::string>& host, double notable_ns, std::size_t most);
+
 }  // namespace perfgap::analyzers

@@ -522,6 +522,28 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
   return out;
 }
 
+// The nodes of a pipeline with data-parallel copies (PP + DP) whose ranks compute longer than
+// their stages' ranks on the other nodes (slow_nodes): each such node's ranks computing like
+// those. Only traces that name their host (nsys; Kineto by tensorboard_trace_handler's file
+// names) say the nodes.
+void pipeline_node_changes(const Job& j, const Digest& d, double notable_ns, std::vector<Tried>& out) {
+  std::vector<std::string> host(j.gpu.size());
+  for (std::size_t r = 0; r < j.gpu.size(); ++r) host[r] = d.gpus[j.gpu[r]].host;
+  const double per_iter = j.base.measured > 0 ? j.step_ns / static_cast<double>(j.base.measured) : 0;
+  for (auto& c : slow_nodes(j.pipe, host, notable_ns, kSubjectsReplayed))
+    out.push_back({"node", c.host,
+                   fmt::format("its {} ranks computing like their stages' ranks on the other nodes (the median of each stage's)", c.ranks.size()),
+                   fmt::format("perfgap check on {} (and fleet against its peers): a node whose ranks all compute longer than their stages' "
+                               "copies elsewhere is the node, not its ranks or their stages; drain it if the check finds a cause",
+                               c.host),
+                   {},
+                   {fmt::format("its ranks spend {:.2f} ms per iteration together between their sends, receives and collectives, their stages' "
+                                "ranks on the other nodes {:.2f} ms (the median of each stage's)",
+                                ms(c.own * per_iter), ms(c.elsewhere * per_iter))},
+                   true,
+                   std::move(c.change)});
+}
+
 // The changes tried on a pipeline: each stage computing like the median stage (the slowest
 // always, up to 8 that are slower by 1% of the step), each rank of a stage of several ranks
 // (data-parallel replicas) computing like its stage's median rank, and launches.
@@ -599,6 +621,7 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                    {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),
                                 p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
                    true, std::move(c.change)});
+  if (p.collectives() > 0) pipeline_node_changes(j, d, notable_ns, out);
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
                framework_fix(d.framework.framework, FixTopic::whatif_launch_pipeline), {}, {}};
   launch.framework = framework_evidence(d.framework);

@@ -250,23 +250,27 @@ void pace_units_evidence(const std::map<std::string, std::vector<std::string>>& 
         "one unit for every node's step log");
 }
 
-}  // namespace
-
-std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,
-                                  const OutlierRule& rule, std::vector<Unreadable>& bad) {
-  const auto& ms = measures();
-  const MeasuredNames named = measured_names(measured);
-  // Per measure and, for busbw, per collective measured ("" where a report does not say): the
-  // nodes' figures. Busbw of different collectives are not one scale (an all_gather's peak is
-  // not an all_reduce's), so each collective's runs are their own pace.
-  // Busbw runs of other shapes (ranks, nodes, GPU model, largest size) are not one scale either:
-  // a node's 8-GPU NVLink peak is not a 2-node pair's, an RTX's not an H100's, and a run that
-  // stopped at 64 KiB never reached a peak. Each shape is its own pace too.
+// The measurements grouped as fleet.pace compares them: per measure and, for busbw, per
+// collective measured ("" where a report does not say) and shape; for throughputs, per unit.
+// Busbw of different collectives are not one scale (an all_gather's peak is not an
+// all_reduce's), nor are runs of other shapes (ranks, nodes, GPU model, largest size: a node's
+// 8-GPU NVLink peak is not a 2-node pair's, an RTX's not an H100's, and a run that stopped at 64
+// KiB never reached a peak); samples/s and tokens/s are not one scale either.
+struct PaceGroups {
   std::map<std::tuple<std::size_t, std::string, std::string>, std::map<std::string, PaceNode>> per;
   std::map<std::string, std::map<std::string, std::vector<std::string>>> busbw_shapes;  // per collective, each shape's files
-  std::map<std::string, std::vector<std::string>> busbw_collectives;  // each collective's files
-  // Throughputs likewise per unit: samples/s and tokens/s are not one scale.
-  std::map<std::string, std::vector<std::string>> throughput_units;  // each unit's files
+  std::map<std::string, std::vector<std::string>> busbw_collectives;                    // each collective's files
+  std::map<std::string, std::vector<std::string>> throughput_units;                     // each unit's files
+};
+
+// The reports that measure nothing fleet.pace can place are appended to `bad`.
+PaceGroups pace_groups(const std::vector<NodeReport>& measured, const MeasuredNames& named, std::vector<Unreadable>& bad) {
+  const auto& ms = measures();
+  PaceGroups g;
+  auto& per = g.per;
+  auto& busbw_shapes = g.busbw_shapes;
+  auto& busbw_collectives = g.busbw_collectives;
+  auto& throughput_units = g.throughput_units;
   for (const auto& r : measured) {
     if (is_job_report(r)) continue;  // a job's ranks: job_ranks
     bool any = false;
@@ -320,6 +324,20 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
                              "kineto, nccl-inspector and nccl-ras reports: nccl_tests.busbw, steps.gap, profile.iterations, nccl_*)"});
   }
 
+  return g;
+}
+
+}  // namespace
+
+std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const std::vector<NodeReport>& nodes,
+                                  const OutlierRule& rule, std::vector<Unreadable>& bad) {
+  const auto& ms = measures();
+  const MeasuredNames named = measured_names(measured);
+  PaceGroups groups = pace_groups(measured, named, bad);
+  const auto& per = groups.per;
+  const auto& busbw_shapes = groups.busbw_shapes;
+  const auto& busbw_collectives = groups.busbw_collectives;
+  const auto& throughput_units = groups.throughput_units;
   std::vector<report::Finding> out = measured_name_clashes(named);
   const bool several_collectives = busbw_collectives.size() > 1;
   for (const auto& [key, nodes_of] : per) {

@@ -697,4 +697,18 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
 
 Parsed<Profile> parse_kineto(std::string_view json) { return read_kineto(blocks_of(json)); }
 
+std::string kineto_trace_host(std::string_view path) {
+  std::string_view name = path.substr(path.rfind('/') + 1);  // npos + 1: the whole path
+  bool traced = false;
+  for (std::string_view suffix : {".pt.trace.json.gz", ".pt.trace.json"})
+    if (!traced && name.ends_with(suffix)) name.remove_suffix(suffix.size()), traced = true;
+  auto digits = [](std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }); };
+  const auto dot = name.rfind('.');
+  if (!traced || dot == std::string_view::npos || !digits(name.substr(dot + 1))) return {};
+  const std::string_view worker = name.substr(0, dot);
+  const auto under = worker.rfind('_');
+  if (under == std::string_view::npos || under == 0 || !digits(worker.substr(under + 1))) return {};
+  return std::string(worker.substr(0, under));
+}
+
 }  // namespace perfgap::parsers

@@ -173,5 +173,9 @@ bool looks_nsys_report(std::string_view bytes);
 Parsed<Profile> read_kineto(const ByteSource& next);
 // The same over bytes in memory.
 Parsed<Profile> parse_kineto(std::string_view json);
+// The host of a trace that torch.profiler.tensorboard_trace_handler named with its default worker
+// name, "{hostname}_{pid}.{time_ns}.pt.trace.json[.gz]" (a Kineto trace records no host of its
+// own); "" for any other name.
+std::string kineto_trace_host(std::string_view path);
 
 }  // namespace perfgap::parsers

@@ -107,6 +107,10 @@ tl::expected<parsers::Profile, std::string> read_kineto_file(const std::string& 
   };
   auto p = parsers::read_kineto(checked);
   if (!p) return tl::unexpected(p.error().describe());
+  // The trace's node, where its name says it (whatif.node and profile.straggler group ranks by it).
+  if (const auto host = parsers::kineto_trace_host(file); !host.empty())
+    for (auto& g : p->gpus)
+      if (g.host.empty()) g.host = host;
   return std::move(*p);
 }
 

@@ -99,7 +99,8 @@ Simulated simulate(const PipelineSpec& p, bool balanced) {
     for (int i = 0; i < p.iterations; ++i) seq[static_cast<std::size_t>(r)].insert(seq[static_cast<std::size_t>(r)].end(), one.begin(), one.end());
   }
   auto dur = [&](int r, Act a) {
-    const double slow = !balanced && (r % S == p.slow_stage || r == p.slow_rank) ? p.slow_factor : 1.0;
+    const bool slow_one = r % S == p.slow_stage || r == p.slow_rank || std::find(p.slow_ranks.begin(), p.slow_ranks.end(), r) != p.slow_ranks.end();
+    const double slow = !balanced && slow_one ? p.slow_factor : 1.0;
     return a == Act::F ? pipe_ns(p.fwd_ms * slow) : a == Act::B ? pipe_ns(p.bwd_ms * slow) : pipe_ns(p.opt_ms);
   };
   std::vector<std::size_t> pos(static_cast<std::size_t>(n), 0);

@@ -149,10 +149,12 @@ struct PipelineSpec {
   // starts when the stage's last copy has posted it and ends on every copy `allreduce_ms` later.
   bool dp_allreduce = false;
   double allreduce_ms = 3;
+  // These ranks compute `slow_factor` longer too (a node's: rank_of puts ranks 8k..8k+7 on node k).
+  std::vector<int> slow_ranks;
 };
 struct PipelineAnswer {
   double step_ms = 0;           // the iterations' mean ProfilerStep window, mean over the ranks
-  double balanced_step_ms = 0;  // the same with the slow stage (or rank) computing as the others do
+  double balanced_step_ms = 0;  // the same with the slow stage (or ranks) computing as the others do
 };
 Scenario pipeline_job(const PipelineSpec& spec, PipelineAnswer* answer = nullptr);
 

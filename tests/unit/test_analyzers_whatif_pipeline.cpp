@@ -484,3 +484,68 @@ TEST(WhatifPipeline, PipelineAndDataParallelStragglerSkipsWhereTheGraphCannotBeB
 
 }  // namespace
 }  // namespace perfgap
+
+namespace perfgap {
+namespace {
+
+// A node of a PP + DP job (two nodes of 8 GPUs, four copies of a 4-stage pipeline: copies 0-1 on
+// node0, 2-3 on node1) whose every rank computes 1.5x longer. Each stage's median rank is halfway
+// (two of its four copies are slow), so no rank alone answers it; whatif.node replays node1's
+// ranks computing like their stages' ranks on node0 and saves what the generator's schedule says.
+// Hosts come from the traces' names as torch.profiler's tensorboard_trace_handler writes them
+// ("{hostname}_{pid}.{time_ns}.pt.trace.json", parsers::kineto_trace_host).
+TEST(WhatifPipeline, PipelineAndDataParallelSlowNodeSavesWhatTheScheduleSays) {
+  for (bool one_f_one_b : {false, true}) {
+    auto spec = ppdp_spec(one_f_one_b, 4);
+    for (int r = 8; r < 16; ++r) spec.slow_ranks.push_back(r);
+    gen::PipelineAnswer answer;
+    auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec, &answer));
+    for (std::size_t g = 0; g < t.files.size(); ++g)
+      t.files[g] = fmt::format("trace/node{}_{}.1733400000{:09d}.pt.trace.json", g / 8, 7100 + g, g);
+    const auto base_reader = t.reader();
+    const analyzers::ProfileReader reader = [&](const std::string& f) {
+      auto p = base_reader(f);
+      if (p)
+        for (auto& g : p->gpus) g.host = parsers::kineto_trace_host(f);
+      return p;
+    };
+    const auto fs = analyzers::whatif_profile_job(t.files, reader, {}, {}, 2).findings;
+    SCOPED_TRACE(one_f_one_b ? "1f1b" : "gpipe");
+    pipe_expect_sound(fs, answer);
+    const auto* node = pipe_change(fs, "whatif.node", "node1");
+    ASSERT_NE(node, nullptr);
+    EXPECT_EQ(node->status, Status::warn) << node->title;
+    const double expected = answer.step_ms - answer.balanced_step_ms;
+    EXPECT_GT(expected, 0.05 * answer.step_ms);
+    EXPECT_NEAR(fixture::metric(*node, "saved_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << node->title;
+    const auto& first = *std::find_if(fs.begin(), fs.end(), [](const report::Finding& f) { return f.id != "profile.ranks" && f.id != "whatif.replay"; });
+    EXPECT_EQ(&first, node) << first.title;
+    // node0's ranks compute as fast as any: no change of it to offer.
+    EXPECT_EQ(pipe_change(fs, "whatif.node", "node0"), nullptr);
+    // analyze's profile.straggler names the node, at what whatif.node saves (it said "no
+    // straggler": each rank alone saves nothing while its stage's other slow copy holds the job).
+    const auto af = analyzers::analyze_profile_job(t.files, reader, {}, 2).findings;
+    const auto& st = fixture::find(af, "profile.straggler");
+    EXPECT_EQ(st.status, Status::warn) << st.title;
+    EXPECT_EQ(st.title.rfind("node node1: its 8 ranks compute ", 0), 0u) << st.title;
+    EXPECT_NEAR(fixture::metric(st, "cost_ms_per_iter"), fixture::metric(*node, "saved_ms_per_iter"), 0.01) << st.title;
+    EXPECT_NE(st.fix.find("perfgap check on node1"), std::string::npos) << st.fix;
+    // Each slow rank alone saves a part only: its stage's other slow copy still holds the job.
+    for (const auto& f : fs) {
+      if (f.id == "whatif.rank" && f.status != Status::skip) {
+        EXPECT_LT(fixture::metric(f, "saved_ms_per_iter"), 0.5 * expected) << f.title;
+      }
+    }
+  }
+}
+
+TEST(KinetoTraceHost, TheTensorboardHandlersDefaultNameSaysTheHost) {
+  EXPECT_EQ(parsers::kineto_trace_host("/runs/gpu017.cluster_41005.1733400000123456789.pt.trace.json"), "gpu017.cluster");
+  EXPECT_EQ(parsers::kineto_trace_host("node_a_7.1.pt.trace.json.gz"), "node_a");
+  for (const char* other : {"rank0.json", "trace/rank5.json.gz", "worker0.1733400000.pt.trace.json", "gpu1_41005.pt.trace.json",
+                            "_41005.17.pt.trace.json", "gpu1_x.17.pt.trace.json", "gpu1_41005.17x.pt.trace.json", "gpu1_41005.17.json"})
+    EXPECT_EQ(parsers::kineto_trace_host(other), "") << other;
+}
+
+}  // namespace
+}  // namespace perfgap
