@@ -49,10 +49,7 @@ tl::expected<GapScore, std::string> score_gap(const std::string& reference, cons
                                       what(*meas)));
   }
   analyzers::StepsOptions o;
-  o.reference = ref->stats.median;
-  o.reference_throughput = ref->stats.throughput;
-  o.reference_unit = ref->stats.unit;
-  o.reference_source = ref->is_file ? reference : "--reference";
+  o.reference_log(ref->stats, ref->is_file ? reference : "--reference");
   o.threshold = threshold;
   GapScore out;
   out.findings = analyzers::analyze_steps(meas->stats, meas->is_file ? measured : "--measured", o);
