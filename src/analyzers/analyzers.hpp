@@ -211,6 +211,8 @@ struct StepStats {
 std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<std::size_t> warmup);
 // A single figure: milliseconds per step (records == 0).
 StepStats step_figure(double ms);
+// A single throughput figure in `unit` ("samples/s", "tokens/s"; records == 0).
+StepStats step_throughput_figure(double value, std::string unit);
 
 struct StepsOptions {
   // The reference: a time per step in ms, or a throughput in `reference_unit`.

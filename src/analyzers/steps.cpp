@@ -126,6 +126,13 @@ StepStats step_figure(double ms) {
   return s;
 }
 
+StepStats step_throughput_figure(double value, std::string unit) {
+  StepStats s = step_figure(value);
+  s.throughput = true;
+  s.unit = std::move(unit);
+  return s;
+}
+
 namespace {
 
 // The fewest steps after warm-up among which steps.tail passes (finds no slow tail); a slow
@@ -265,7 +272,7 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
   }
   std::string measured;
   if (number_only) {
-    measured = fmt::format("{:g} ms per iteration", s.median);
+    measured = s.throughput ? fmt::format("{:g} {}", s.median, s.unit) : fmt::format("{:g} ms per iteration", s.median);
   } else {
     measured = fmt::format("median {}{} over {} record{} ({} warm-up dropped{}; mean {}, {} {}) from {} ({})", fmt_value(s.median, s), per, s.used,
                            s.used == 1 ? "" : "s", s.warmup, s.skipped ? fmt::format(", {} skipped iterations left out", s.skipped) : "",

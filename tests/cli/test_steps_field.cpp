@@ -1,6 +1,7 @@
 // steps.gap, gap and explain over the real step logs of ../shared/field/logs (the field review):
 // a reference of another job (its global batch size differs) or of start-up records only is not
-// scored. Skipped where ../shared is absent.
+// scored; gap and explain take a throughput reference spelt as analyze steps takes it. Skipped
+// where ../shared is absent.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,6 +22,7 @@ const fs::path kMegatron3 = kLogs / "st-megatron-srun-label-3-iters-vs-80ms/inpu
 const fs::path kMegatron1 = kLogs / "st-megatron-timestamped-single-iteration/input.txt";    // batch 128, iteration 1/1
 const fs::path kNemo = kLogs / "st-nemo2-skypilot-train-step-timing/input.txt";              // batch 512
 const fs::path kBertSkipped = kLogs / "st-megatron-abbrev-log-skipped-iters/input.txt";      // batch 288, skipped iterations only
+const fs::path kFsdp = kLogs / "st-fsdp-samples-per-sec-srun/input.txt";                     // samples/sec
 
 const nlohmann::json& gap_of(const nlohmann::json& j) {
   for (const auto& f : j["findings"])
@@ -83,4 +85,45 @@ TEST(StepsFieldReference, ALogAgainstItselfIsScored) {
   const auto& g = gap_of(g_json);
   EXPECT_EQ(g["status"], "pass") << g["title"];
   EXPECT_DOUBLE_EQ(g["metrics"].value("percent_of_reference", 0.0), 100);
+}
+
+// Before: "--reference 12samples/s: cannot open: No such file or directory", though analyze
+// steps takes that spelling and its own skip asks for it.
+TEST(StepsFieldReference, GapAndExplainTakeAThroughputReferenceAsAnalyzeStepsDoes) {
+  if (!fs::exists(kFsdp)) GTEST_SKIP() << kLogs << " is absent";
+  auto an = run_binary(PERFGAP_BINARY, {"analyze", "steps", kFsdp.string(), "--reference", "12samples/s", "--format", "json"});
+  ASSERT_EQ(an.status, 1) << an.err;
+  const auto ag_json = nlohmann::json::parse(an.out);
+  const auto& ag = gap_of(ag_json);
+  for (const std::string spelt : {"12samples/s", "12 samples/sec"}) {
+    SCOPED_TRACE(spelt);
+    auto r = run_binary(PERFGAP_BINARY, {"gap", "--measured", kFsdp.string(), "--reference", spelt, "--format", "json"});
+    ASSERT_EQ(r.status, 1) << r.err;
+    const auto g_json = nlohmann::json::parse(r.out);
+    const auto& g = gap_of(g_json);
+    EXPECT_EQ(g["status"], "fail") << g["title"];
+    EXPECT_EQ(g["title"], ag["title"]) << "gap reads it as analyze steps does";
+    EXPECT_DOUBLE_EQ(g["metrics"].value("reference_throughput", 0.0), 12);
+  }
+  // explain scores it too (its budget then reads the reports).
+  perfgap::fixture::TempDir out;
+  const auto report = perfgap::fixture::write_in(out, "steps.json", an.out);
+  auto ex = run_binary(PERFGAP_BINARY, {"explain", "--measured", kFsdp.string(), "--reference", "12samples/s", report});
+  EXPECT_EQ(ex.status, 1) << ex.err;
+  EXPECT_NE(ex.out.find("gap.budget"), std::string::npos) << ex.out;
+  // Another unit or quantity: one line naming what would do.
+  auto tokens = run_binary(PERFGAP_BINARY, {"gap", "--measured", kFsdp.string(), "--reference", "3400tokens/s"});
+  EXPECT_EQ(tokens.status, 2);
+  EXPECT_NE(tokens.err.find("--reference 3400tokens/s is a throughput (tokens/s) but --measured " + kFsdp.string() +
+                            " is a throughput (samples/s): give --reference as a throughput in samples/s (12samples/s) or a step log in samples/s"),
+            std::string::npos)
+      << tokens.err;
+  auto ms = run_binary(PERFGAP_BINARY, {"gap", "--measured", kFsdp.string(), "--reference", "830"});
+  EXPECT_EQ(ms.status, 2);
+  EXPECT_NE(ms.err.find("give --reference as a throughput in samples/s"), std::string::npos) << ms.err;
+  if (fs::exists(kMegatron3)) {
+    auto other = run_binary(PERFGAP_BINARY, {"explain", "--measured", kMegatron3.string(), "--reference", "12samples/s", report});
+    EXPECT_EQ(other.status, 2);
+    EXPECT_NE(other.err.find("give --reference as milliseconds per iteration (830, 830ms) or a step log of step times"), std::string::npos) << other.err;
+  }
 }

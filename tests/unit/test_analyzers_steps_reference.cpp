@@ -146,3 +146,17 @@ TEST(AnalyzersStepsReference, MoreThanTwiceTheReferencesPaceIsSaidToBeSuspect) {
   const auto near = gap_against(run, stats_of(megatron_text({{10, 60, -1}, {11, 61, -1}, {12, 60, -1}})));
   EXPECT_EQ(near.title.find("times the reference's pace"), std::string::npos) << near.title;
 }
+
+// A throughput figure as a reference or a measurement (gap, explain): read as analyze steps reads it.
+TEST(AnalyzersStepsReference, AThroughputFigureScoresAThroughputLog) {
+  const auto fig = analyzers::step_throughput_figure(12, "samples/s");
+  EXPECT_TRUE(fig.throughput);
+  EXPECT_EQ(fig.unit, "samples/s");
+  EXPECT_EQ(fig.records, 0u);
+  analyzers::StepsOptions o;
+  o.reference_log(fig, "--reference");
+  const auto f = analyzers::analyze_steps(analyzers::step_throughput_figure(10.5, "samples/s"), "--measured", o).at(0);
+  EXPECT_EQ(f.status, report::Status::fail) << f.title;
+  EXPECT_NE(f.title.find("87.5% of reference throughput (10.50 samples/s vs 12.00 samples/s)"), std::string::npos) << f.title;
+  EXPECT_NE(all_evidence(f).find("--measured: 10.5 samples/s"), std::string::npos) << all_evidence(f);
+}
