@@ -198,6 +198,12 @@ struct StepStats {
   // records after them (warmup is then 0), and that median.
   std::size_t warmup_kept = 0;
   double warmup_rest_median = 0;
+  // The job's global batch size over the records used, where the log says it (or its consumed
+  // samples grow by one amount per iteration) and it is one size; nullopt otherwise.
+  std::optional<double> global_batch;
+  // The median rests on start-up records only: why ("its only record, iteration 1, is the
+  // run's first step ..."); empty when not. A reference of start-up steps is no steady state.
+  std::string startup_only;
 };
 // Drops `warmup` records (default: 10% of them, at least 1, never all, and none where none of
 // them is slower than the median of the rest) and then Megatron's skipped iterations (unless
@@ -205,6 +211,8 @@ struct StepStats {
 std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<std::size_t> warmup);
 // A single figure: milliseconds per step (records == 0).
 StepStats step_figure(double ms);
+// A single throughput figure in `unit` ("samples/s", "tokens/s"; records == 0).
+StepStats step_throughput_figure(double value, std::string unit);
 
 struct StepsOptions {
   // The reference: a time per step in ms, or a throughput in `reference_unit`.
@@ -212,12 +220,25 @@ struct StepsOptions {
   bool reference_throughput = false;
   std::string reference_unit = "ms";
   std::string reference_source;      // where it came from ("--reference-ms" or a file)
+  // A reference step log's global batch size and why its median rests on start-up records only
+  // (StepStats); unset and empty for a figure.
+  std::optional<double> reference_batch;
+  std::string reference_startup_only;
   std::optional<std::size_t> warmup;
   double threshold = 0.95;
   void reference_ms(double ms) {
     reference = ms;
     reference_throughput = false;
     reference_unit = "ms";
+  }
+  // The reference as a step log's median (its unit, batch size and start-up state with it).
+  void reference_log(const StepStats& s, std::string source) {
+    reference = s.median;
+    reference_throughput = s.throughput;
+    reference_unit = s.unit;
+    reference_source = std::move(source);
+    reference_batch = s.global_batch;
+    reference_startup_only = s.startup_only;
   }
 };
 // `stats` of a step log; `measured_source` names it. A measured figure given as a number has

@@ -140,6 +140,7 @@ struct BudgetCollected {
   std::map<std::string, BudgetHit, std::less<>> hits;
   std::vector<std::string> order;  // ids in the order the reports give them
   std::set<std::string, std::less<>> seen_ids;  // every id of the reports, any status: what was measured
+  std::map<std::string, std::string, std::less<>> other_scale_seen;  // budget_measurement_named
   BudgetMeasures meas;
   std::size_t undecided = 0, used = 0;
   std::vector<std::string> notes;
@@ -182,8 +183,12 @@ struct BudgetCollected {
     for (const auto& x : in.report.findings) {
       // Another run's bandwidth measures nothing of the job: its measurement is still to take.
       const bool foreign_busbw = !foreign.empty() && (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw");
-      if (!foreign_busbw) seen_ids.insert(x.id);
       const std::string at = x.subject.empty() ? in.name : fmt::format("{} [{}]", in.name, x.subject);
+      if (x.id == "whatif.nccl_tests" && budget_what_if_other_scale(x)) other_scale_seen.try_emplace(x.id, at);
+      else if (!foreign_busbw) seen_ids.insert(x.id);
+      // A metric of a finding compared (busbw by size of nccl_tests.busbw): that finding was
+      // measured (the metric itself stays a finding of its own).
+      if (x.id == "compare.metric") seen_ids.insert(budget_compare_target(x.subject).first);
       if (x.id == "compare.regressed" || x.id == "compare.new" || x.id == "compare.unchanged") {
         auto [target, subject] = budget_compare_target(x.subject);
         seen_ids.insert(target);
@@ -211,7 +216,8 @@ struct BudgetCollected {
       if ((x.id.starts_with("net.ib.") || x.id.starts_with("nccl.ib.")) && x.status != Status::skip && x.status != Status::error) ib_seen = true;
       if (x.id == "nccl_tests.busbw" && budget_measured_nodes(x).size() > 1) ib_seen = true;
       if (x.status == Status::skip || x.status == Status::error) ++undecided;
-      if (budget_problem(x.status)) {
+      // A cause's replay that passes measured it small: a member of its cause as a warning is.
+      if (budget_problem(x.status) || budget_what_if_cause(x)) {
         attribute(kb, x.id, x.status, x.title, at, x.id.starts_with("turbostat.") && no_busy.count(x.subject));
         if (auto [figure, ratio] = budget_fail_figure(x); x.status == Status::fail && !figure.empty()) {
           auto& h = hits.at(x.id);
@@ -688,14 +694,15 @@ std::string budget_overlap_bound_said(Finding& f, const BudgetMeasures& meas, co
 
 // What is left unexplained, and the next measurement: the first in the knowledge base's order
 // that no report covers. Returns that measurement's name; empty when none is named.
-std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const std::set<std::string, std::less<>>& seen_ids, const BudgetTotals& t) {
+std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const BudgetCollected& got, const BudgetTotals& t) {
   std::vector<const core::KbMeasurement*> missing;
   for (const auto& m : kb.measurements) {
     bool covered = false;
-    for (const auto& id : seen_ids)
+    for (const auto& id : got.seen_ids)
       for (const auto& p : m.covered_by) covered = covered || core::id_matches(p, id);
     if (!covered) missing.push_back(&m);
   }
+  const auto named = [&](const core::KbMeasurement* m) { return budget_measurement_named(*m, got.other_scale_seen); };
   std::string next;
   if (t.shortfall <= 0) {
     f.add("unexplained", "no shortfall to explain");
@@ -706,10 +713,10 @@ std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const st
     f.add("unexplained", fmt::format("none: the estimates ({:.1f} points) cover the {:.1f}-point shortfall", t.explained, t.shortfall));
   } else if (!missing.empty()) {
     next = missing.front()->name;
-    f.add("unexplained", fmt::format("{:.1f} points ({:.1f}-{:.1f}); next measurement: {}: {}", t.unexplained, t.unexplained_low, t.unexplained_high, next,
-                                     missing.front()->take));
+    f.add("unexplained", fmt::format("{:.1f} points ({:.1f}-{:.1f}); next measurement: {}: {}", t.unexplained, t.unexplained_low, t.unexplained_high,
+                                     named(missing.front()), missing.front()->take));
     std::string rest;
-    for (std::size_t i = 1; i < missing.size(); ++i) rest += (rest.empty() ? "" : ", ") + missing[i]->name;
+    for (std::size_t i = 1; i < missing.size(); ++i) rest += (rest.empty() ? "" : ", ") + named(missing[i]);
     if (!rest.empty()) f.add("not measured", rest);
   } else {
     f.add("unexplained", fmt::format("{:.1f} points ({:.1f}-{:.1f}); every measurement the knowledge base lists was given: the rest is outside what "
@@ -873,7 +880,7 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   budget_unpriced_evidence(f, sorted);
   const std::string host_first = budget_launch_bound_said(f, got.meas, host_bound, sorted);
   const std::string overlap_first = budget_overlap_bound_said(f, got.meas, sorted);
-  const std::string next = budget_unexplained_evidence(f, kb, got.seen_ids, t);
+  const std::string next = budget_unexplained_evidence(f, kb, got, t);
   budget_rest_evidence(f, sorted, t, got, o, unpriced.size());
   budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen, unpriced);
   // The larger of the two bounds opens the fix (both are the job's own replays).

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analyzers/budget_model.hpp"
+#include "core/config.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "parsers/profile.hpp"
 #include "report/text_style.hpp"
@@ -43,6 +44,25 @@ std::string budget_short_node(std::string_view name) {
 }
 
 }  // namespace
+
+bool budget_what_if_other_scale(const compare::ReportFinding& x) { return budget_metric(x, "other_scale").value_or(0) > 0; }
+
+std::string budget_measurement_named(const core::KbMeasurement& m, const std::map<std::string, std::string, std::less<>>& other_scale_seen) {
+  for (const auto& [id, where] : other_scale_seen)
+    for (const auto& p : m.covered_by)
+      if (core::id_matches(p, id))
+        return fmt::format("{} at the job's scale (the nccl-tests run replayed in {} ({}) is of another scale than the job's: a what-if at its "
+                           "bandwidth, not the job's measurement)",
+                           m.name, where, id);
+  return m.name;
+}
+
+bool budget_what_if_cause(const compare::ReportFinding& x) {
+  if (x.status != Status::pass || !x.id.starts_with("whatif.")) return false;
+  if (x.id == "whatif.launch" || x.id == "whatif.overlap" || x.id == "whatif.replay" || x.id == "whatif.digest") return false;
+  const auto pct = budget_metric(x, "saved_pct_of_step");
+  return pct && *pct >= 0;
+}
 
 // The nodes an nccl-tests measurement ran on, as its report says them ("nccl-tests hosts"
 // evidence); empty when it does not say.
@@ -250,10 +270,11 @@ void budget_measure(const compare::ReportFinding& x, const std::string& at, Budg
     }
   // A change replayed on the job's own traces: what it saves of the step, measured.
   // Replayed at the bandwidth of nccl-tests at another scale than the job's: kept apart, a
-  // hypothesis (budget_what_if_assumed_key).
-  if (x.id.starts_with("whatif.") && budget_problem(x.status))
-    if (auto pct = x.id == "whatif.launch" ? launch_saved() : budget_metric(x, "saved_pct_of_step"); pct && *pct > 0) {
-      const std::string key = x.id == "whatif.nccl_tests" && budget_metric(x, "other_scale").value_or(0) > 0 ? x.id + ".other_scale" : x.id;
+  // hypothesis (budget_what_if_assumed_key). A cause's replay that passes (it saves little) is
+  // a measurement too: the cause measured and small, never "not measured" (budget_what_if_cause).
+  if (x.id.starts_with("whatif.") && (budget_problem(x.status) || budget_what_if_cause(x)))
+    if (auto pct = x.id == "whatif.launch" ? launch_saved() : budget_metric(x, "saved_pct_of_step"); pct && (*pct > 0 || budget_what_if_cause(x))) {
+      const std::string key = x.id == "whatif.nccl_tests" && budget_what_if_other_scale(x) ? x.id + ".other_scale" : x.id;
       auto& w = m.what_if_pct[key];
       if (!w.found || *pct > w.value) m.what_if_title[key] = x.subject.empty() ? x.title : x.subject + ": " + x.title;
       w.more(*pct, at);
@@ -547,9 +568,14 @@ std::string budget_what_if_assumed_key(const std::string& id) {
 // cause). `key`: the what_if_pct key taken.
 bool budget_what_if(const BudgetCause& c, const BudgetMeasures& m, double& e, std::string& how, bool assumed, std::string& key) {
   const BudgetMeasure* best = nullptr;
+  // Of the hypotheses, a bandwidth nccl-tests measured (at another scale) before one the user
+  // assumed (--busbw): the replay at it is in the reports, whatever it saved.
+  const auto rank = [](const std::string& k) { return k.ends_with(".other_scale") ? 1 : 0; };
   for (const auto* h : c.hits) {
     const std::string k = assumed ? budget_what_if_assumed_key(h->id) : h->id == "whatif.busbw" ? "" : h->id;
-    if (auto it = m.what_if_pct.find(k); !k.empty() && it != m.what_if_pct.end() && (!best || it->second.value > best->value)) best = &it->second, key = k;
+    auto it = m.what_if_pct.find(k);
+    if (k.empty() || it == m.what_if_pct.end()) continue;
+    if (!best || rank(k) > rank(key) || (rank(k) == rank(key) && it->second.value > best->value)) best = &it->second, key = k;
   }
   if (!best) return false;
   e = best->value;

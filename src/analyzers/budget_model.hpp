@@ -162,6 +162,18 @@ struct BudgetMeasures {
 
 // A finding that is a problem: fail or warn.
 inline bool budget_problem(report::Status s) { return s == report::Status::fail || s == report::Status::warn; }
+// A replay of a cause's change on the job's traces (whatif.rank, whatif.node, whatif.nccl_tests,
+// ...: not the bounds whatif.launch and whatif.overlap, nor whatif.replay) that passes with the
+// share of the step it saves: a measurement of its cause, small, counted as one as a warning is.
+bool budget_what_if_cause(const compare::ReportFinding& x);
+// A whatif.nccl_tests replayed at the bandwidth of nccl-tests of another scale than the job's
+// (its other_scale metric): a hypothesis, not the job's measurement.
+bool budget_what_if_other_scale(const compare::ReportFinding& x);
+// A measurement the reports do not cover, by name; where a replay at another scale's bandwidth
+// matches it (`other_scale_seen`: id -> where, whatif.nccl_tests with other_scale), named as
+// the job's scale's with that replay: "collective bandwidth at the job's scale (the nccl-tests
+// run replayed in wn.json [nccl-tests] (whatif.nccl_tests) is of another scale ...)".
+std::string budget_measurement_named(const core::KbMeasurement& m, const std::map<std::string, std::string, std::less<>>& other_scale_seen);
 
 // "5%" or "2-8%".
 std::string budget_range(double lo, double hi);

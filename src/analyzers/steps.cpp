@@ -13,6 +13,31 @@ double median_of_sorted(const std::vector<double>& v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The global batch size of the records used: the one the lines say (all that say one agree),
+// else the samples consumed per iteration between records that number both; nullopt where
+// the log says neither or the sizes differ (a batch ramp-up).
+std::optional<double> steps_global_batch(const std::vector<const parsers::StepRecord*>& kept) {
+  std::optional<double> said;
+  for (const auto* r : kept) {
+    if (r->global_batch <= 0) continue;
+    if (said && *said != r->global_batch) return std::nullopt;
+    said = r->global_batch;
+  }
+  if (said) return said;
+  std::optional<double> per_step;
+  const parsers::StepRecord* prev = nullptr;
+  for (const auto* r : kept) {
+    if (r->consumed_samples < 0 || r->iteration < 0) continue;
+    if (prev && r->iteration > prev->iteration && r->consumed_samples > prev->consumed_samples) {
+      const double b = (r->consumed_samples - prev->consumed_samples) / static_cast<double>(r->iteration - prev->iteration);
+      if (per_step && std::abs(*per_step - b) > 1e-6 * b) return std::nullopt;
+      per_step = b;
+    }
+    prev = r;
+  }
+  return per_step;
+}
+
 }  // namespace
 
 std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<std::size_t> warmup) {
@@ -64,6 +89,18 @@ std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<s
     s.skipped = skipped;
   }
   s.first_iteration = kept.front()->iteration;
+  s.global_batch = steps_global_batch(kept);
+  // Start-up records only: a single record, the log's first (numbered 0 or 1, or not numbered),
+  // that the default warm-up would drop from a longer log; or skipped iterations only (loss-scale
+  // overflows while the scale settles, at a run's start: no optimizer step).
+  if (s.all_skipped)
+    s.startup_only = fmt::format("every record used is a skipped iteration ({} of them; loss-scale overflow while the scale settles at the "
+                                 "run's start: no optimizer step), not a steady-state step",
+                                 kept.size());
+  else if (kept.size() == 1 && s.records == 1 && !warmup && s.first_iteration <= 1)
+    s.startup_only = fmt::format("its only record{} is the run's first step, which the default warm-up drops from a longer log (start-up: "
+                                 "compilation, allocator and NCCL set-up, data loader start)",
+                                 s.first_iteration >= 0 ? fmt::format(" (iteration {})", s.first_iteration) : "");
   std::vector<double> v;
   v.reserve(kept.size());
   for (const auto* r : kept) v.push_back(r->value);
@@ -86,6 +123,13 @@ std::optional<StepStats> step_stats(const parsers::StepLog& log, std::optional<s
 StepStats step_figure(double ms) {
   StepStats s;
   s.median = s.mean = s.tail = s.min = s.max = ms;
+  return s;
+}
+
+StepStats step_throughput_figure(double value, std::string unit) {
+  StepStats s = step_figure(value);
+  s.throughput = true;
+  s.unit = std::move(unit);
   return s;
 }
 
@@ -181,6 +225,25 @@ report::Chart steps_chart(const StepStats& s, const StepsOptions& o, bool compar
   return c;
 }
 
+// A percent of reference above this many times 100 is a sign the reference is another job.
+constexpr double kFarAboveReference = 2;
+
+// Why a reference of the run's unit is still no reference for it (steps.gap skips, saying so);
+// empty when it is one. Another job: a step log whose global batch size differs from the run's
+// (both logs say it). No steady state: a reference log whose median rests on start-up records
+// only.
+std::string steps_not_a_reference(const StepStats& s, const std::string& source, const StepsOptions& o) {
+  if (s.global_batch && o.reference_batch && *s.global_batch != *o.reference_batch)
+    return fmt::format("the reference is another job: global batch size {:g} in {}, {:g} in the reference {}: steps of different batches are not "
+                       "one scale (give a reference of the same job: the same model, global batch size and scale)",
+                       *s.global_batch, source, *o.reference_batch, o.reference_source);
+  if (!o.reference_startup_only.empty())
+    return fmt::format("the reference {} is no steady state: {}; not scored (give a reference log with steady-state steps, or "
+                       "--reference {})",
+                       o.reference_source, o.reference_startup_only, s.throughput ? "N" + s.unit : std::string("MS"));
+  return {};
+}
+
 // steps.gap: the run's median against the reference, when there is one to score against.
 Finding steps_gap_finding(const StepStats& s, const std::string& source, const StepsOptions& o) {
   const bool number_only = s.records == 0;
@@ -209,7 +272,7 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
   }
   std::string measured;
   if (number_only) {
-    measured = fmt::format("{:g} ms per iteration", s.median);
+    measured = s.throughput ? fmt::format("{:g} {}", s.median, s.unit) : fmt::format("{:g} ms per iteration", s.median);
   } else {
     measured = fmt::format("median {}{} over {} record{} ({} warm-up dropped{}; mean {}, {} {}) from {} ({})", fmt_value(s.median, s), per, s.used,
                            s.used == 1 ? "" : "s", s.warmup, s.skipped ? fmt::format(", {} skipped iterations left out", s.skipped) : "",
@@ -237,7 +300,23 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
                                                         : "";
   const char* all_skipped = s.all_skipped ? ", skipped iterations only" : "";
   bool comparable = o.reference && o.reference_throughput == s.throughput && o.reference_unit == s.unit;
-  if (!o.reference) {
+  // Comparable in unit, but not a reference for this run: another job's batch, or start-up only.
+  const std::string not_a_reference = comparable ? steps_not_a_reference(s, source, o) : std::string();
+  if (!not_a_reference.empty()) {
+    comparable = false;
+    f.status = report::Status::skip;
+    f.title = not_a_reference;
+    f.add(source, measured);
+    f.add(o.reference_source, fmt::format("reference {}{}", fmt_value(*o.reference, s), per));
+    if (s.global_batch && o.reference_batch)
+      f.add("global batch size", fmt::format("{:g} in {}, {:g} in {}", *s.global_batch, source, *o.reference_batch, o.reference_source));
+    if (!o.reference_startup_only.empty()) f.add(o.reference_source, "start-up only: " + o.reference_startup_only);
+    const double pct = s.throughput ? s.median / *o.reference : *o.reference / s.median;
+    f.add("not scored", fmt::format("as figures the run would read {} of this reference: a figure of no meaning where the reference is not "
+                                    "the same job's steady state",
+                                    steps_pct_text(100 * pct)));
+    notes();
+  } else if (!o.reference) {
     f.status = report::Status::skip;
     f.title = fmt::format("median {}{}{}{}; no reference to score against ({})", fmt_value(s.median, s), per, single, all_skipped,
                           s.throughput ? fmt::format("--reference N{} or a step log of the same throughput", s.unit) : "--reference MS or a reference step log");
@@ -264,6 +343,13 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
     f.add("percent of reference",
           fmt::format("{} ({})", steps_pct_text(100 * pct), s.throughput ? "measured / reference throughput" : "reference_ms / median_ms"),
           fmt::format(">= {:.0f}%", 100 * o.threshold));
+    // Twice the healthy run's pace is no tuning gain: most likely another job (model, batch,
+    // scale) or a reference of start-up steps.
+    const bool far_above = pct > kFarAboveReference;
+    if (far_above)
+      f.add("comparable?", fmt::format("{} of the reference: more than {:g} times its pace, which no configuration fix explains; is the reference the "
+                                       "same job (model, global batch size, GPUs and nodes) in its steady state?",
+                                       steps_pct_text(100 * pct), kFarAboveReference));
     notes();
     f.table = {{s.throughput ? "median " + s.unit : "median ms", s.throughput ? "reference " + s.unit : "reference ms", "% of reference", "bar"},
                {s.throughput ? fmt::format("{:.2f}", s.median) : fmt::format("{:.1f}", s.median),
@@ -283,6 +369,9 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
       f.status = report::Status::pass;
       f.title = fmt::format("{} of reference {}({}{}{}), at or above the {:.0f}% bar", steps_pct_text(100 * pct), s.throughput ? "throughput " : "", vs, single,
                             all_skipped, 100 * o.threshold);
+      if (far_above)
+        f.title += fmt::format("; more than {:g} times the reference's pace: check that it is the same job (model, global batch size, scale)",
+                               kFarAboveReference);
     }
   }
   if (s.throughput) f.add(std::string(parsers::kThroughputUnitEvidence), s.unit);

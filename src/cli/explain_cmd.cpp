@@ -34,8 +34,8 @@ int run_explain(const ExplainArgs& a) {
 CommandRunner add_explain_command(CLI::App& app) {
   auto a = std::make_shared<ExplainArgs>();
   auto* cmd = app.add_subcommand("explain", "The measured gap and the findings of reports as a budget: what each finding is estimated to cost, what is explained, what is not, and what to measure next (gap.budget)");
-  cmd->add_option("--reference", a->reference, "Reference: a step log, or milliseconds per iteration (830, 830ms)")->type_name("FILE|MS")->required();
-  cmd->add_option("--measured", a->measured, "Measured run: a step log, or milliseconds per iteration")->type_name("FILE|MS")->required();
+  cmd->add_option("--reference", a->reference, "Reference: a step log, milliseconds per iteration (830, 830ms) or a throughput (12samples/s, 3400tokens/s)")->type_name("FILE|MS|N<unit>")->required();
+  cmd->add_option("--measured", a->measured, "Measured run: a step log, milliseconds per iteration or a throughput")->type_name("FILE|MS|N<unit>")->required();
   cmd->add_option("reports", a->reports, "Reports of check, analyze, fleet, compare (--format json) for the measured run")->required();
   cmd->add_option("--kb", a->kb_dirs, "A directory of knowledge-base files (*.yaml) over the built-in one and /etc/perfgap/kb.d; repeatable, the later wins per id")
       ->allow_extra_args(false);

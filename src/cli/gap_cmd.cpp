@@ -35,8 +35,8 @@ CommandRunner add_gap_command(CLI::App& app) {
   auto args = std::make_shared<GapArgs>();
   auto& a = *args;
   auto* cmd = app.add_subcommand("gap", "Score a run against the reference: percent of reference (reference_ms / median_ms; for throughput logs measured / reference) and the 95% bar");
-  cmd->add_option("--reference", a.reference, "Reference: a step log, or milliseconds per iteration (830, 830ms)")->type_name("FILE|MS")->required();
-  cmd->add_option("--measured", a.measured, "Measured run: a step log, or milliseconds per iteration")->type_name("FILE|MS")->required();
+  cmd->add_option("--reference", a.reference, "Reference: a step log, milliseconds per iteration (830, 830ms) or a throughput (12samples/s, 3400tokens/s)")->type_name("FILE|MS|N<unit>")->required();
+  cmd->add_option("--measured", a.measured, "Measured run: a step log, milliseconds per iteration or a throughput")->type_name("FILE|MS|N<unit>")->required();
   cmd->add_option("--threshold", a.threshold, "Pass bar as a fraction of the reference (default 0.95)")->check(CLI::Range(0.01, 10.0));
   cmd->add_option("--warmup", a.warmup, "Records to drop at the start of each step log (default 10%, at least 1)")->check(CLI::NonNegativeNumber);
   using report::Format;

@@ -165,6 +165,25 @@ class Recogniser {
     if (auto why = cut_short(line, value_end)) return damaged("cut short: " + *why, lineno);
     log.records.push_back({value, iteration, lineno, skipped});
   }
+  // The record just added: its global batch size and consumed samples where the line names
+  // them (`batch_key` and `consumed_key`, a ':' or '=' after a name that does not end in one).
+  void step_batch(std::string_view line, int lineno, std::string_view batch_key, std::string_view consumed_key) {
+    if (log.records.empty() || log.records.back().line != lineno) return;  // the line's record was not taken
+    auto value_after = [&](std::string_view key) -> double {
+      auto p = find_word(line, key);
+      if (p == std::string_view::npos) return -1;
+      p += key.size();
+      while (p < line.size() && line[p] == ' ') ++p;
+      if (key.back() != ':') {
+        if (p >= line.size() || (line[p] != ':' && line[p] != '=')) return -1;
+        ++p;
+      }
+      auto v = number_at(line, p);
+      return v && *v >= 0 && *v < 1e15 ? *v : -1;
+    };
+    log.records.back().global_batch = value_after(batch_key);
+    log.records.back().consumed_samples = value_after(consumed_key);
+  }
   void damaged(std::string msg, int lineno) {
     if (open_line && !msg.starts_with("cut short")) msg = "cut short: the file's last line ends without a newline (" + msg + ")";
     log.damaged.push_back({std::move(msg), lineno});
@@ -212,6 +231,7 @@ class Megatron : public Recogniser {
     bool skipped = false;
     if (auto s = line.find("number of skipped iterations:"); s != std::string_view::npos) skipped = integer_at(line, s + 29) > 0;
     add(*v, it, lineno, skipped, line, end);
+    step_batch(line, lineno, "global batch size:", "consumed samples:");
     return true;
   }
 };
@@ -243,6 +263,7 @@ class Nemo : public Recogniser {
     // A progress bar redraws the same step: one record per step.
     if (it >= 0 && !log.records.empty() && log.records.back().iteration == it) return true;
     add(*v * 1000, it, lineno, false, line, end);
+    step_batch(line, lineno, "global_batch_size", "consumed_samples");
     return true;
   }
 };

@@ -42,6 +42,11 @@ struct StepRecord {
   long iteration = -1;  // when the log says
   int line = 0;
   bool skipped = false;  // Megatron: a skipped iteration (loss-scale overflow: no optimizer step)
+  // The job's global batch size and the samples consumed so far, where the line says them
+  // (Megatron "global batch size:", "consumed samples:"; NeMo "global_batch_size:",
+  // "consumed_samples:"); -1 where it does not. Logs of different batch sizes are other jobs.
+  double global_batch = -1;
+  double consumed_samples = -1;
 };
 
 struct StepLog {

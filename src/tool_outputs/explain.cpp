@@ -43,7 +43,10 @@ tl::expected<ExplainResult, std::string> explain(const ExplainRequest& a) {
   if (gap)
     for (const auto& [k, v] : gap->metrics)
       if (k == "percent_of_reference") pct = v;
-  if (!pct) return unexpected(fmt::format("explain: --measured {} cannot be scored against --reference {}", a.measured, a.reference));
+  // Not scored (another unit, another job, a reference of start-up steps): steps.gap says why.
+  if (!pct)
+    return unexpected(fmt::format("explain: --measured {} cannot be scored against --reference {}{}", a.measured, a.reference,
+                                  gap ? ": " + gap->title : std::string()));
 
   std::vector<analyzers::BudgetInput> inputs;
   std::vector<report::Finding> unusable;

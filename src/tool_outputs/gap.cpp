@@ -4,6 +4,7 @@
 
 #include "tool_outputs/inputs.hpp"
 #include "analyzers/analyzers.hpp"
+#include "parsers/steps.hpp"
 
 namespace perfgap::tool_outputs {
 namespace {
@@ -14,13 +15,19 @@ struct GapSide {
   std::vector<parsers::ParseError> damaged;
 };
 
-// A positive number of milliseconds ("1090", "1090ms"), or a step log.
+// A positive number of milliseconds ("1090", "1090ms"), a throughput as analyze steps reads
+// one ("12samples/s", "3400 tokens/s": parsers::throughput_figure), or a step log.
 tl::expected<GapSide, std::string> load_side(const char* opt, const std::string& arg, std::optional<std::size_t> warmup) {
   GapSide s;
   auto ms = milliseconds_argument(opt, arg);
   if (!ms) return tl::unexpected(ms.error());
   if (*ms) {
     s.stats = analyzers::step_figure(**ms);
+    return s;
+  }
+  if (auto tp = parsers::throughput_figure(arg)) {
+    if (!(tp->first > 0)) return tl::unexpected(fmt::format("{} {}: a throughput must be positive", opt, arg));
+    s.stats = analyzers::step_throughput_figure(tp->first, tp->second);
     return s;
   }
   auto log = parse_input<parsers::StepsParser>(arg);
@@ -45,14 +52,15 @@ tl::expected<GapScore, std::string> score_gap(const std::string& reference, cons
   // A throughput log is compared with a throughput of the same unit only.
   if (ref->stats.throughput != meas->stats.throughput || ref->stats.unit != meas->stats.unit) {
     auto what = [](const GapSide& s) { return s.stats.throughput ? "a throughput (" + s.stats.unit + ")" : std::string("a time per iteration (ms)"); };
-    return tl::unexpected(fmt::format("--reference {} is {} but --measured {} is {}: give both of the same quantity", reference, what(*ref), measured,
-                                      what(*meas)));
+    // What would do: a reference of the measured run's quantity, spelt as it can be given.
+    const std::string would_do = meas->stats.throughput
+                                     ? fmt::format("give --reference as a throughput in {} (12{}) or a step log in {}", meas->stats.unit,
+                                                   meas->stats.unit, meas->stats.unit)
+                                     : "give --reference as milliseconds per iteration (830, 830ms) or a step log of step times";
+    return tl::unexpected(fmt::format("--reference {} is {} but --measured {} is {}: {}", reference, what(*ref), measured, what(*meas), would_do));
   }
   analyzers::StepsOptions o;
-  o.reference = ref->stats.median;
-  o.reference_throughput = ref->stats.throughput;
-  o.reference_unit = ref->stats.unit;
-  o.reference_source = ref->is_file ? reference : "--reference";
+  o.reference_log(ref->stats, ref->is_file ? reference : "--reference");
   o.threshold = threshold;
   GapScore out;
   out.findings = analyzers::analyze_steps(meas->stats, meas->is_file ? measured : "--measured", o);

@@ -38,10 +38,7 @@ tl::expected<Result, std::string> run_steps(const Analyzer& an, const Request& r
     if (!log) return tl::unexpected("--reference " + r.reference + ": " + log.error());
     auto s = analyzers::step_stats(*log, warmup);
     if (!s) return tl::unexpected("--reference " + r.reference + ": no records left after the warm-up");
-    o.reference = s->median;
-    o.reference_throughput = s->throughput;
-    o.reference_unit = s->unit;
-    o.reference_source = r.reference;
+    o.reference_log(*s, r.reference);
   }
   return each_input(an, r, [&](const std::string& file, Collected& c) -> std::optional<std::string> {
     auto log = parse_input<parsers::StepsParser>(file);

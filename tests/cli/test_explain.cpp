@@ -328,3 +328,101 @@ TEST(ExplainSlowNode, AllReducePairsPriceNoAllToAllOfARealTrace) {
   EXPECT_NE(said.find("AllToAll's exposure, 17.9% of the iteration"), std::string::npos) << said;
   EXPECT_NE(said.find("measured with AllReduce only, not AllToAll"), std::string::npos) << said;
 }
+
+namespace {
+
+// The evidence lines of gap.budget from `source`, joined.
+std::string budget_said_by(const nlohmann::json& b, const std::string& source) {
+  std::string said;
+  for (const auto& e : b["evidence"])
+    if (e["source"] == source) said += e["observed"].get<std::string>() + "\n";
+  return said;
+}
+
+}  // namespace
+
+// The field review's case: a whatif report of the public 2-rank A100 trace replayed at a 16-rank
+// p4de nccl-tests run's bandwidth (whatif.nccl_tests PASS, 4.1% of the step saved) beside the
+// analyze report of the same trace. Before: "not measured: collective bandwidth, ..." and the
+// replay nowhere in the budget; with --busbw 300 too, the assumed 5.4% priced and "nothing in the
+// reports shows the job can reach it (..., perfgap whatif --nccl-tests REPORT, would measure it)"
+// although that replay was in the same report. A replay that passes is a measurement: here of
+// another scale, so a what-if at its bandwidth, priced before the assumed one, and the measurement
+// still to take named as the job's scale's, with the report that replayed the other.
+TEST(ExplainWhatif, APassingNcclTestsReplayIsCountedAndNamedNotMissing) {
+  const fs::path a100 = kShared / "fixtures/profiles/kineto_hta_a100x2_nccl_metadata.json.gz";
+  const fs::path nt = kShared / "field/logs/nt-p4de-2node-srun-label-allreduce/input.txt";
+  if (!fs::exists(a100) || !fs::exists(nt)) GTEST_SKIP() << a100 << " or " << nt << " is absent";
+  perfgap::fixture::TempDir out;
+  const auto analyze = analyzed_trace(out, a100, "a100x2.analyze.json");
+  auto whatif = [&](const std::string& name, std::vector<std::string> more) {
+    std::vector<std::string> args = {"whatif", a100.string(), "--nccl-tests", nt.string(), "--format", "json"};
+    args.insert(args.end(), more.begin(), more.end());
+    auto wi = run_binary(PERFGAP_BINARY, args);
+    EXPECT_TRUE(wi.status == 0 || wi.status == 1) << wi.err;
+    const auto wj = nlohmann::json::parse(wi.out);
+    bool passed = false;
+    for (const auto& f : wj["findings"]) passed = passed || (f["id"] == "whatif.nccl_tests" && f["status"] == "pass");
+    EXPECT_TRUE(passed) << wi.out;
+    return perfgap::fixture::write_in(out, name, wi.out);
+  };
+  const auto wn = whatif("a100x2.wn.json", {});
+  auto r = run_binary(PERFGAP_BINARY, {"explain", analyze, wn, "--measured", "222", "--reference", "150", "--format", "json"});
+  ASSERT_EQ(r.status, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& b = budget_of(j);
+  EXPECT_TRUE(b["metrics"].contains("step.collective_bandwidth.points")) << b["metrics"].dump();
+  EXPECT_EQ(b["metrics"].value("step.collective_bandwidth.what_if", -1.0), 1) << b["metrics"].dump();
+  EXPECT_EQ(b["metrics"].value("step.collective_bandwidth.hypothetical", -1.0), 1) << "16 ranks against the job's 2";
+  const auto cause = budget_said_by(b, "collective_bandwidth");
+  EXPECT_NE(cause.find("whatif.nccl_tests (pass in " + wn + " [nccl-tests]"), std::string::npos) << cause;
+  EXPECT_NE(cause.find("(whatif.nccl_tests in " + wn + " [nccl-tests])"), std::string::npos) << cause;
+  EXPECT_NE(cause.find(": 4.1 points"), std::string::npos) << cause;
+  const auto missing = budget_said_by(b, "not measured") + budget_said_by(b, "unexplained");
+  EXPECT_EQ(missing.find("collective bandwidth,"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("collective bandwidth at the job's scale (the nccl-tests run replayed in " + wn + " [nccl-tests] (whatif.nccl_tests) is of "
+                         "another scale"),
+            std::string::npos)
+      << missing;
+
+  // With an assumed --busbw 300 in the same report: the nccl-tests replay prices the cause, the
+  // assumed bandwidth does not, and nothing says that no replay of nccl-tests was given.
+  const auto wb = whatif("a100x2.wb.json", {"--busbw", "300"});
+  auto rb = run_binary(PERFGAP_BINARY, {"explain", analyze, wb, "--measured", "222", "--reference", "150", "--format", "json"});
+  ASSERT_EQ(rb.status, 1) << rb.err;
+  const auto bb_json = nlohmann::json::parse(rb.out);
+  const auto& bb = budget_of(bb_json);
+  const auto assumed = budget_said_by(bb, "collective_bandwidth");
+  EXPECT_NE(assumed.find("basis: hypothetical: a what-if at the bandwidth nccl-tests reached at another scale"), std::string::npos) << assumed;
+  EXPECT_NE(assumed.find(": 4.1 points"), std::string::npos) << assumed;
+  EXPECT_EQ(assumed.find("nothing in the reports shows the job can reach it"), std::string::npos) << assumed;
+  EXPECT_NE(assumed.find("whatif.busbw (warn in " + wb + " [300 GB/s]"), std::string::npos) << "the assumed replay is still listed: " << assumed;
+}
+
+// A compare report of two nccl-tests runs (the p5 runs over srun and on EKS): its compare.metric
+// of nccl_tests.busbw measured collective bandwidth. Before: "not measured: ..., collective
+// bandwidth, ...".
+TEST(ExplainCompare, AComparedBusbwIsAMeasurementOfCollectiveBandwidth) {
+  const fs::path logs = kShared / "field/logs";
+  const fs::path a = logs / "nt-p5-2node-srun-label-allreduce-16g/input.txt", b = logs / "nt-p5-eks-tag-output-elided-rows/input.txt";
+  if (!fs::exists(a) || !fs::exists(b)) GTEST_SKIP() << a << " or " << b << " is absent";
+  perfgap::fixture::TempDir out;
+  auto analyzed = [&](const fs::path& log, const std::string& name) {
+    auto r = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", log.string(), "--format", "json"});
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    return perfgap::fixture::write_in(out, name, r.out);
+  };
+  const auto ra = analyzed(a, "srun.json"), rb = analyzed(b, "eks.json");
+  auto cmp = run_binary(PERFGAP_BINARY, {"compare", ra, rb, "--format", "json"});
+  ASSERT_TRUE(cmp.status == 0 || cmp.status == 1) << cmp.err;
+  ASSERT_NE(cmp.out.find("\"compare.metric\""), std::string::npos) << cmp.out;
+  const auto c = perfgap::fixture::write_in(out, "cmp.json", cmp.out);
+  auto r = run_binary(PERFGAP_BINARY, {"explain", c, "--measured", "222", "--reference", "150", "--format", "json"});
+  ASSERT_EQ(r.status, 1) << r.err;
+  const auto bud_json = nlohmann::json::parse(r.out);
+  const auto& bud = budget_of(bud_json);
+  const auto missing = budget_said_by(bud, "not measured") + budget_said_by(bud, "unexplained");
+  EXPECT_NE(missing.find("exposed communication"), std::string::npos) << missing;
+  EXPECT_EQ(missing.find("collective bandwidth,"), std::string::npos) << missing;
+  EXPECT_EQ(missing.find("collective bandwidth:"), std::string::npos) << missing;
+}

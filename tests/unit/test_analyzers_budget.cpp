@@ -1123,3 +1123,73 @@ TEST(AnalyzersBudget, TheJobsOwnLaunchingIsSaidInTheFrameworksWords) {
     EXPECT_NE(cuda.find("cudaStreamSynchronize"), std::string::npos) << cuda;
   }
 }
+
+// A cause's replay that passes (it saves little) is a measurement: the cause measured and small,
+// priced with its report named, and its measurement never "not measured". Before: only warn and
+// fail replays counted, so a whatif.nccl_tests PASS left "not measured: collective bandwidth".
+TEST(AnalyzersBudget, APassingReplayMeasuresItsCauseSmall) {
+  perfgap::compare::ReportView wi;
+  wi.kind = "whatif";
+  auto nt = budget_rf("whatif.nccl_tests", Status::pass, "nccl-tests");
+  nt.title = "every collective at the bus bandwidth a healthy nccl-tests run reached at its size: the step 0.90 ms (0.4%) shorter";
+  nt.metrics = {{"saved_pct_of_step", 0.4}, {"saved_ms_per_iter", 0.9}};
+  wi.findings = {nt};
+  auto f = explain_budget({{"wi.json", wi}}, perfgap::core::builtin_kb(), budget_at(88));
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.collective_bandwidth.measured"), 1);
+  EXPECT_DOUBLE_EQ(budget_metric(f, "step.collective_bandwidth.what_if"), 1);
+  EXPECT_NEAR(budget_metric(f, "step.collective_bandwidth.points"), 0.4, 1e-9);
+  const auto* c = budget_evidence(f, "collective_bandwidth");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->observed.find("whatif.nccl_tests (pass in wi.json [nccl-tests]"), std::string::npos) << c->observed;
+  EXPECT_NE(c->observed.find("(whatif.nccl_tests in wi.json [nccl-tests])"), std::string::npos) << c->observed;
+  for (const auto& e : f.evidence)
+    if (e.source == "not measured" || e.source == "unexplained") {
+      EXPECT_EQ(e.observed.find("collective bandwidth,"), std::string::npos) << e.observed;
+      EXPECT_EQ(e.observed.find("collective bandwidth:"), std::string::npos) << e.observed;
+    }
+  // Saving nothing measurable is measured too: a step of 0.
+  wi.findings[0].metrics = {{"saved_pct_of_step", 0.0}, {"saved_ms_per_iter", 0.0}};
+  auto zero = explain_budget({{"wi.json", wi}}, perfgap::core::builtin_kb(), budget_at(88));
+  EXPECT_DOUBLE_EQ(budget_metric(zero, "step.collective_bandwidth.measured"), 1);
+  EXPECT_DOUBLE_EQ(budget_metric(zero, "step.collective_bandwidth.points"), 0);
+
+  // Beside an assumed --busbw that saves more: the nccl-tests replay (here of another scale, a
+  // hypothesis too) prices the cause, and no line says that no nccl-tests replay was given; the
+  // measurement still to take is the job's scale's, naming the replay of the other.
+  perfgap::compare::ReportView both;
+  both.kind = "whatif";
+  auto other = nt;
+  other.metrics = {{"saved_pct_of_step", 4.1}, {"saved_ms_per_iter", 9.1}, {"other_scale", 1}};
+  auto bw = budget_rf("whatif.busbw", Status::warn, "300 GB/s");
+  bw.title = "every collective at 300 GB/s bus bandwidth: the step 11.96 ms (5.4%) shorter";
+  bw.metrics = {{"saved_pct_of_step", 5.4}, {"saved_ms_per_iter", 11.96}};
+  both.findings = {bw, other};
+  auto b = explain_budget({{"wb.json", both}}, perfgap::core::builtin_kb(), budget_at(68));
+  EXPECT_NEAR(budget_metric(b, "step.collective_bandwidth.points"), 4.1, 1e-9);
+  EXPECT_DOUBLE_EQ(budget_metric(b, "step.collective_bandwidth.hypothetical"), 1);
+  const auto* cb = budget_evidence(b, "collective_bandwidth");
+  ASSERT_NE(cb, nullptr);
+  EXPECT_NE(cb->observed.find("at another scale than the job's"), std::string::npos) << cb->observed;
+  EXPECT_EQ(cb->observed.find("nothing in the reports shows the job can reach it"), std::string::npos) << cb->observed;
+  std::string missing;
+  for (const auto& e : b.evidence)
+    if (e.source == "not measured" || e.source == "unexplained") missing += e.observed;
+  EXPECT_NE(missing.find("collective bandwidth at the job's scale (the nccl-tests run replayed in wb.json [nccl-tests] (whatif.nccl_tests) is of another scale"),
+            std::string::npos)
+      << missing;
+}
+
+// compare.metric names the finding whose metrics moved (nccl_tests.busbw by size): that finding was
+// measured. Before: "not measured: collective bandwidth" over such a compare report.
+TEST(AnalyzersBudget, ACompareMetricOfAFindingCoversItsMeasurement) {
+  perfgap::compare::ReportView cmp;
+  cmp.kind = "compare";
+  cmp.findings = {budget_rf("compare.metric", Status::fail, "nccl_tests.busbw (eks/input.txt)")};
+  auto f = explain_budget({{"cmp.json", cmp}}, perfgap::core::builtin_kb(), budget_at(80));
+  std::string missing;
+  for (const auto& e : f.evidence)
+    if (e.source == "not measured" || e.source == "unexplained") missing += e.observed + "\n";
+  EXPECT_NE(missing.find("node configuration"), std::string::npos) << missing;
+  EXPECT_EQ(missing.find("collective bandwidth,"), std::string::npos) << missing;
+  EXPECT_EQ(missing.find("collective bandwidth:"), std::string::npos) << missing;
+}
