@@ -726,18 +726,23 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
           fmt::format(">= {:.0f}% of it", 100 * kNcclExpectedWarn));
   }
   nccl_tests_verdict(f, j, x, run, rows.size(), source, o);
+  // Decided on a reference, the NICs' rate or wrong results: the verdict itself, before a run that
+  // stopped early turns a skip for want of a basis into a warn.
+  const bool judged = f.status != report::Status::skip;
   nccl_tests_stopped_early(f, j, x, run, ref, source, o);
   if (!run.nccl_version.empty()) {
     unsigned a = 0, b = 0, c = 0;
     if (std::sscanf(run.nccl_version.c_str(), "%u.%u.%u", &a, &b, &c) == 3) f.metric("nccl_version", a * 10000.0 + b * 100.0 + c);
   }
   // The collapse finding where a fall was seen, or where the bandwidth was judged on a basis: a
-  // pass of its own would make a report that judged no bandwidth read OK.
+  // pass of its own would make a report that judged no bandwidth read OK. A run that stopped
+  // short of its sizes gets no pass (skip, saying the sizes that could show a fall are missing).
   bool fell = false;
-  auto collapse = nccl_tests_collapse(rows, source, j.what, fell);
-  const bool judged = f.status != report::Status::skip;
+  const parsers::NcclTestsStop* stop = run.stopped_early.empty() ? nullptr : &run.stopped_early.back();
+  auto collapse = nccl_tests_collapse(rows, source, j.what, fell, stop);
+  const bool cut = stop && !fell && collapse.status == report::Status::skip;
   out.push_back(std::move(f));
-  if (fell || judged) out.push_back(std::move(collapse));
+  if (fell || judged || cut) out.push_back(std::move(collapse));
   for (auto& d : damaged_lines("nccl_tests.busbw", "network", source, run.damaged)) out.push_back(std::move(d));
   return out;
 }
