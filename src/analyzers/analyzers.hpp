@@ -138,6 +138,12 @@ Finding nccl_tests_collapse(const std::map<std::uint64_t, const parsers::NcclTes
 // The run's rank count read from its busbw/algbw ratio where its output names no ranks (one
 // collective's bus factor fits); nullopt where the output names them or no reading is sure.
 std::optional<long> nccl_tests_inferred_ranks(const parsers::NcclTestsRun& run);
+// What in a run contradicts the collective a user's label names for it (whatif --nccl-tests
+// all_reduce=FILE), each in words: the collective its output names, a reducing collective's rows
+// with redop none, a busbw/algbw that the collective's bus factor gives on no rank count
+// (all_reduce's 2(n-1)/n is 1 or more from 2 ranks on, all_gather's (n-1)/n below 1). Empty where
+// nothing it shows contradicts the label.
+std::vector<std::string> nccl_tests_label_contradictions(const parsers::NcclTestsRun& run, parsers::Coll said);
 
 // ---- nccl-log --------------------------------------------------------------------------
 struct NcclLogOptions {
