@@ -378,8 +378,10 @@ std::vector<std::string> nccl_tests_unlike(const NcclTestsShape& a, const NcclTe
     return s.ranks_range;
   };
   const auto na = span(a), nb = span(b);
+  // The counts alone ("16 ranks here, 8 in the reference"): how each was read is in the shapes' evidence.
+  auto count = [](const std::pair<long, long>& n) { return n.first == n.second ? std::to_string(n.first) : fmt::format("{} to {}", n.first, n.second); };
   if (na && nb && (na->second < nb->first || nb->second < na->first))
-    out.push_back(fmt::format("{} here, {} in the reference", nccl_tests_ranks_words(a), nccl_tests_ranks_words(b)));
+    out.push_back(fmt::format("{} rank{} here, {} in the reference", count(*na), *na == std::pair{1L, 1L} ? "" : "s", count(*nb)));
   if (a.nodes && b.nodes && *a.nodes != *b.nodes) out.push_back(fmt::format("{} node{} here, {} in the reference", *a.nodes, *a.nodes == 1 ? "" : "s", *b.nodes));
   return out;
 }
@@ -482,10 +484,10 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
     // A reference of another collective or job shape says how two setups differ, not that this
     // run is slow: no verdict, the rows and ratios kept (as profile.compare's "another job").
     f.status = report::Status::skip;
-    f.title = fmt::format("{}: the reference is another kind of run ({}: {} here, {} in {}): busbw against it{} compares two setups, not a "
-                          "regression; pass a reference of the same collective on as many ranks and nodes",
-                          what, fmt::join(j.unlike, "; "), j.shape, j.reference_shape, o.reference_source,
-                          compared ? fmt::format(" (worst {:.1f}%)", 100 * worst_ratio) : "");
+    // The differences once, briefly; both runs' whole shapes are in the evidence.
+    f.title = fmt::format("{}: the reference is another kind of run ({}): busbw against it{} compares two setups, not a regression; pass a "
+                          "reference of the same collective on as many ranks and nodes",
+                          what, fmt::join(j.unlike, "; "), compared ? fmt::format(" (worst {:.1f}%)", 100 * worst_ratio) : "");
   } else if (o.reference && !below.empty()) {
     f.status = report::Status::fail;
     std::string list;
@@ -668,6 +670,10 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     j.shape = nccl_tests_shape_words(shape);
     j.reference_shape = nccl_tests_shape_words(there);
     for (const auto& w : j.unlike) f.add(o.reference_source, w, std::string("the same collective, ranks and nodes"));
+    if (!j.unlike.empty()) {
+      f.add(source, "this run: " + j.shape);
+      f.add(o.reference_source, "the reference: " + j.reference_shape);
+    }
   } else {
     for (auto s : sizes) {
       const auto* r = rows[s];
