@@ -129,13 +129,21 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
 // of the size before it, and it and every larger size (two at least) below this share of the peak.
 // `rows`: the run's last row of each size (with out-of-place figures), as nccl_tests.busbw reads
 // them; `what`: the run's collective and scale, as its title says them. `fell`: a fall was seen
-// (a collapse; one out of place only, or at the largest size alone: undecided).
+// (a collapse; one out of place only, or at the largest size alone: undecided). `stop`: where the
+// run stopped short of its header's sizes (nullptr: it ran to its end): no fall up to there is no
+// pass, the sizes that could show one were never measured (skip, saying so).
 inline constexpr double kNcclCollapseShare = 2.0 / 3;
 Finding nccl_tests_collapse(const std::map<std::uint64_t, const parsers::NcclTestsRow*>& rows, const std::string& source,
-                            const std::string& what, bool& fell);
+                            const std::string& what, bool& fell, const parsers::NcclTestsStop* stop = nullptr);
 // The run's rank count read from its busbw/algbw ratio where its output names no ranks (one
 // collective's bus factor fits); nullopt where the output names them or no reading is sure.
 std::optional<long> nccl_tests_inferred_ranks(const parsers::NcclTestsRun& run);
+// What in a run contradicts the collective a user's label names for it (whatif --nccl-tests
+// all_reduce=FILE), each in words: the collective its output names, a reducing collective's rows
+// with redop none, a busbw/algbw that the collective's bus factor gives on no rank count
+// (all_reduce's 2(n-1)/n is 1 or more from 2 ranks on, all_gather's (n-1)/n below 1). Empty where
+// nothing it shows contradicts the label.
+std::vector<std::string> nccl_tests_label_contradictions(const parsers::NcclTestsRun& run, parsers::Coll said);
 
 // ---- nccl-log --------------------------------------------------------------------------
 struct NcclLogOptions {

@@ -378,8 +378,10 @@ std::vector<std::string> nccl_tests_unlike(const NcclTestsShape& a, const NcclTe
     return s.ranks_range;
   };
   const auto na = span(a), nb = span(b);
+  // The counts alone ("16 ranks here, 8 in the reference"): how each was read is in the shapes' evidence.
+  auto count = [](const std::pair<long, long>& n) { return n.first == n.second ? std::to_string(n.first) : fmt::format("{} to {}", n.first, n.second); };
   if (na && nb && (na->second < nb->first || nb->second < na->first))
-    out.push_back(fmt::format("{} here, {} in the reference", nccl_tests_ranks_words(a), nccl_tests_ranks_words(b)));
+    out.push_back(fmt::format("{} rank{} here, {} in the reference", count(*na), *na == std::pair{1L, 1L} ? "" : "s", count(*nb)));
   if (a.nodes && b.nodes && *a.nodes != *b.nodes) out.push_back(fmt::format("{} node{} here, {} in the reference", *a.nodes, *a.nodes == 1 ? "" : "s", *b.nodes));
   return out;
 }
@@ -482,10 +484,10 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
     // A reference of another collective or job shape says how two setups differ, not that this
     // run is slow: no verdict, the rows and ratios kept (as profile.compare's "another job").
     f.status = report::Status::skip;
-    f.title = fmt::format("{}: the reference is another kind of run ({}: {} here, {} in {}): busbw against it{} compares two setups, not a "
-                          "regression; pass a reference of the same collective on as many ranks and nodes",
-                          what, fmt::join(j.unlike, "; "), j.shape, j.reference_shape, o.reference_source,
-                          compared ? fmt::format(" (worst {:.1f}%)", 100 * worst_ratio) : "");
+    // The differences once, briefly; both runs' whole shapes are in the evidence.
+    f.title = fmt::format("{}: the reference is another kind of run ({}): busbw against it{} compares two setups, not a regression; pass a "
+                          "reference of the same collective on as many ranks and nodes",
+                          what, fmt::join(j.unlike, "; "), compared ? fmt::format(" (worst {:.1f}%)", 100 * worst_ratio) : "");
   } else if (o.reference && !below.empty()) {
     f.status = report::Status::fail;
     std::string list;
@@ -668,6 +670,10 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     j.shape = nccl_tests_shape_words(shape);
     j.reference_shape = nccl_tests_shape_words(there);
     for (const auto& w : j.unlike) f.add(o.reference_source, w, std::string("the same collective, ranks and nodes"));
+    if (!j.unlike.empty()) {
+      f.add(source, "this run: " + j.shape);
+      f.add(o.reference_source, "the reference: " + j.reference_shape);
+    }
   } else {
     for (auto s : sizes) {
       const auto* r = rows[s];
@@ -726,18 +732,23 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
           fmt::format(">= {:.0f}% of it", 100 * kNcclExpectedWarn));
   }
   nccl_tests_verdict(f, j, x, run, rows.size(), source, o);
+  // Decided on a reference, the NICs' rate or wrong results: the verdict itself, before a run that
+  // stopped early turns a skip for want of a basis into a warn.
+  const bool judged = f.status != report::Status::skip;
   nccl_tests_stopped_early(f, j, x, run, ref, source, o);
   if (!run.nccl_version.empty()) {
     unsigned a = 0, b = 0, c = 0;
     if (std::sscanf(run.nccl_version.c_str(), "%u.%u.%u", &a, &b, &c) == 3) f.metric("nccl_version", a * 10000.0 + b * 100.0 + c);
   }
   // The collapse finding where a fall was seen, or where the bandwidth was judged on a basis: a
-  // pass of its own would make a report that judged no bandwidth read OK.
+  // pass of its own would make a report that judged no bandwidth read OK. A run that stopped
+  // short of its sizes gets no pass (skip, saying the sizes that could show a fall are missing).
   bool fell = false;
-  auto collapse = nccl_tests_collapse(rows, source, j.what, fell);
-  const bool judged = f.status != report::Status::skip;
+  const parsers::NcclTestsStop* stop = run.stopped_early.empty() ? nullptr : &run.stopped_early.back();
+  auto collapse = nccl_tests_collapse(rows, source, j.what, fell, stop);
+  const bool cut = stop && !fell && collapse.status == report::Status::skip;
   out.push_back(std::move(f));
-  if (fell || judged) out.push_back(std::move(collapse));
+  if (fell || judged || cut) out.push_back(std::move(collapse));
   for (auto& d : damaged_lines("nccl_tests.busbw", "network", source, run.damaged)) out.push_back(std::move(d));
   return out;
 }

@@ -162,10 +162,26 @@ void collapse_none(report::Finding& f, const std::vector<CollapsePoint>& pts, st
                   what, p.oop, format_size(p.size), last.oop, 100 * last.oop / p.oop, format_size(last.size));
 }
 
+// A run that stopped short of its header's sizes (a capture cut, a job killed): no fall up to where
+// it stopped is no pass, the larger sizes, where a collapse shows, were never measured.
+void collapse_cut(report::Finding& f, const std::vector<CollapsePoint>& pts, std::size_t peak, const parsers::NcclTestsStop& st,
+                  const std::string& what) {
+  f.status = report::Status::skip;
+  f.title = fmt::format("{}: the run ended at {} of the {} its header asked for (it stopped early or the capture is cut): the sizes that could "
+                        "show a collapse were never measured (up to {}, busbw peaks at {:.2f} GB/s at {})",
+                        what, format_size(st.reached), format_size(st.max_bytes), format_size(pts.back().size), pts[peak].oop,
+                        format_size(pts[peak].size));
+  f.add(st.last_line > 0 ? fmt::format("{}:{}", f.subject, st.last_line) : f.subject,
+        fmt::format("the last size printed is {}; the header (line {}) asked for sizes up to {}", format_size(st.reached), st.header_line,
+                    format_size(st.max_bytes)),
+        fmt::format("sizes up to {}", format_size(st.max_bytes)));
+  f.metric("stopped_at_bytes", static_cast<double>(st.reached));
+}
+
 }  // namespace
 
 report::Finding nccl_tests_collapse(const std::map<std::uint64_t, const parsers::NcclTestsRow*>& rows, const std::string& source,
-                                    const std::string& what, bool& fell) {
+                                    const std::string& what, bool& fell, const parsers::NcclTestsStop* stop) {
   fell = false;
   report::Finding f;
   f.id = "nccl_tests.busbw_collapse";
@@ -209,6 +225,7 @@ report::Finding nccl_tests_collapse(const std::map<std::uint64_t, const parsers:
   const auto first = collapse_next_fall(pts, peak + 1, true);
   fell = first != std::string::npos && first + 1 == pts.size();  // at the largest size alone: undecided, said
   collapse_none(f, pts, peak, first, source, what);
+  if (stop && f.status == report::Status::pass) collapse_cut(f, pts, peak, *stop, what);
   return f;
 }
 

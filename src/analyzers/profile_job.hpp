@@ -57,6 +57,10 @@ struct BusbwCurve {
   std::vector<std::pair<std::uint64_t, double>> points;  // (size in bytes, busbw GB/s), by size
   std::string source;                                    // the file
   std::vector<std::string> gpu_models;                   // the GPUs its Rank lines name; empty: not named
+  // A label (COLL=FILE) that the file contradicts: why, naming both (never replayed); empty: none.
+  std::string label_refused;
+  // analyze nccl-tests' nccl_tests.busbw_collapse warning on the run (no healthy run); empty: none.
+  std::string collapse;
 };
 struct WhatifOptions {
   double busbw_gbps = 0;  // --busbw: every collective of known size at this bus bandwidth; 0: not tried

@@ -266,6 +266,20 @@ std::string nccl_tests_other_gpu(const Job& j, const Digest& d, const WhatifOpti
                      other.size() == 1 ? "" : "s", fmt::join(other, "; "), fmt::join(job, " + "));
 }
 
+// The runs that name no GPU (no Rank lines) where the job's traces do: whether they ran on the
+// job's GPUs is unknown, said in the evidence (a file's name is no GPU's).
+void nccl_tests_gpu_unsaid(const Job& j, const Digest& d, const WhatifOptions& w, std::vector<std::string>& evidence) {
+  std::set<std::string> job;
+  for (auto g : j.gpu)
+    if (auto m = compare::gpu_model_of_label(d.gpus[g].label); !m.empty()) job.insert(std::move(m));
+  if (job.empty()) return;
+  for (const auto& c : w.curves)
+    if (c.gpu_models.empty())
+      evidence.push_back(fmt::format("{}: names no GPU (no '# Rank ... device' lines): whether it ran on the job's GPUs ({}) is unknown; a "
+                                     "bandwidth of other GPUs is no bound for this job",
+                                     c.source, fmt::join(job, " + ")));
+}
+
 // Communication overlapped: each rank waiting for its collectives only where the step's end
 // needs them (docs/WHATIF.md "Overlap"). An upper bound: which compute reads a collective's
 // result is assumed (nothing before the step's end), not read from the trace.
@@ -370,7 +384,16 @@ std::string names_of(const Job& j, const std::vector<std::size_t>& ranks) {
 // into out. A run of another GPU than the job's is no bound for it: not replayed, and said (a skip).
 void bandwidth_changes(const Job& j, const Digest& d, const WhatifOptions& w, std::vector<Tried>& out) {
   std::string other_gpu = !w.curves.empty() && j.base.sized > 0 ? nccl_tests_other_gpu(j, d, w) : std::string();
-  if (!other_gpu.empty()) {
+  // A label the file contradicts (all_reduce= on an all_gather run): which collective's bandwidth
+  // it is, is unknown; never replayed.
+  std::vector<std::string> mislabelled;
+  for (const auto& c : w.curves)
+    if (!c.label_refused.empty()) mislabelled.push_back(c.label_refused);
+  if (!mislabelled.empty() && j.base.sized > 0) {
+    Tried t{"nccl_tests", "nccl-tests", "", "", ReplayChange{}, {}};
+    t.skip_why = fmt::format("not replayed: {}; give the run under the collective it measured, or a run of the collective named", fmt::join(mislabelled, "; "));
+    out.push_back(std::move(t));
+  } else if (!other_gpu.empty()) {
     Tried t{"nccl_tests", "nccl-tests", "", "", ReplayChange{}, {}};
     t.skip_why = std::move(other_gpu);
     out.push_back(std::move(t));
@@ -386,14 +409,26 @@ void bandwidth_changes(const Job& j, const Digest& d, const WhatifOptions& w, st
     for (const auto& curve : w.curves)
       runs += fmt::format("{}{} ({}: {} sizes, {}-{})", runs.empty() ? "" : ", ", parsers::coll_name(curve.coll), curve.source, curve.points.size(),
                           parsers::format_size(curve.points.front().first), parsers::format_size(curve.points.back().first));
-    out.push_back({"nccl_tests",
-                   "nccl-tests",
-                   "every collective at the bus bandwidth a healthy nccl-tests run reached at its size",
-                   "the collectives run slower than nccl-tests on a healthy fabric: the job's NCCL settings against the benchmark's "
-                   "(NCCL_DEBUG=INFO channels, algorithms, QPs; perfgap analyze nccl-log), then the nodes and links (perfgap fanout --pairs)",
-                   std::move(c),
-                   {fmt::format("{} of {} collectives of the job are of a kind the runs measured (beyond their sizes, the nearest size's bandwidth): {}",
-                                known.at_known_busbw, j.base.intervals, runs)}});
+    // A run whose busbw collapses (analyze: nccl_tests.busbw_collapse) is no healthy run: said.
+    std::vector<std::string> collapsed;
+    for (const auto& curve : w.curves)
+      if (!curve.collapse.empty()) collapsed.push_back(curve.source);
+    Tried t{"nccl_tests",
+            "nccl-tests",
+            collapsed.empty() ? "every collective at the bus bandwidth a healthy nccl-tests run reached at its size"
+                              : fmt::format("every collective at the bus bandwidth an nccl-tests run reached at its size, a run whose busbw "
+                                            "collapses past its peak ({}: nccl_tests.busbw_collapse), not a healthy one",
+                                            fmt::join(collapsed, ", ")),
+            "the collectives run slower than nccl-tests on a healthy fabric: the job's NCCL settings against the benchmark's "
+            "(NCCL_DEBUG=INFO channels, algorithms, QPs; perfgap analyze nccl-log), then the nodes and links (perfgap fanout --pairs)",
+            std::move(c),
+            {fmt::format("{} of {} collectives of the job are of a kind the runs measured (beyond their sizes, the nearest size's bandwidth): {}",
+                         known.at_known_busbw, j.base.intervals, runs)}};
+    for (const auto& curve : w.curves)
+      if (!curve.collapse.empty())
+        t.evidence.push_back(fmt::format("{}: no healthy run: analyze nccl-tests warns nccl_tests.busbw_collapse: {}", curve.source, curve.collapse));
+    nccl_tests_gpu_unsaid(j, d, w, t.evidence);
+    out.push_back(std::move(t));
   }
   if (w.busbw_gbps > 0 && j.base.sized > 0)
     out.push_back({"busbw",

@@ -1,5 +1,6 @@
 #include "compare/compare.hpp"
 #include "compare/same_job.hpp"
+#include "compare/size_range.hpp"
 #include "compare/tlb_parity.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "report/informational.hpp"
 #include "report/reader.hpp"
@@ -303,16 +305,20 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
   std::vector<Move> moves;
   std::map<std::string_view, bool> seen;  // a repeated name: its first value, as on the before side
   int noise = 0;
-  for (const auto& [name, now] : after.metrics) {
+  for (const auto& [name, reported] : after.metrics) {
     if (!seen.try_emplace(name, true).second) continue;
     if (std::string_view(name).size() > 7 && std::string_view(name).substr(name.size() - 7) == ".spread") continue;  // a noise figure, not a metric
     auto it = was.find(name);
     if (it == was.end()) continue;
-    const double then = it->second;
+    double then = it->second, now = reported;
     if (then == now || (std::isnan(then) && std::isnan(now))) continue;
+    // A peak of two runs over different sizes is compared over the sizes both measured; an
+    // average over them, or a peak with no size in common, is not compared (the note says why).
+    const auto sizes = over_common_sizes(name, before, after);
+    if (sizes && sizes->figures) std::tie(then, now) = *sizes->figures;
     const double delta = now - then;
     const double pct = then != 0 ? 100.0 * delta / std::fabs(then) : (delta > 0 ? INFINITY : -INFINITY);
-    const auto dir = metric_direction(name);
+    const auto dir = sizes && !sizes->compared ? Direction::unknown : metric_direction(name);
     std::string floor_why;
     const double floor = noise_floor(name, before_spread, after_spread, &floor_why);
     // A spread must be exceeded; a fixed floor (a point, a hundredth) reached.
@@ -322,11 +328,13 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
     const bool got_worse = dir != Direction::unknown && wrong_way && beyond;
     const bool got_better = dir != Direction::unknown && !wrong_way && beyond;
     if (dir != Direction::unknown && std::fabs(pct) > o.tolerance_pct && !beyond) ++noise;
-    std::string line = fmt::format("{} -> {} ({}{}{})", number(then), number(now), move_text(then, pct),
+    std::string line = fmt::format("{} -> {} ({}{}{}{})", number(then), number(now), move_text(then, pct),
                                    dir == Direction::unknown ? "" : dir == Direction::higher_is_better ? ", higher is better" : ", lower is better",
                                    dir != Direction::unknown && std::fabs(pct) > o.tolerance_pct && !beyond
                                        ? fmt::format("; within the noise floor of {}", floor_why)
-                                       : "");
+                                       : "",
+                                   sizes ? "; " + sizes->note : "");
+    if (sizes && !sizes->compared) line = fmt::format("{} -> {} ({})", number(then), number(now), sizes->note);
     if (got_worse)
       moves.push_back({std::fabs(pct),
                        {after_name + " " + name, line,
@@ -346,7 +354,7 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
     changed.push_back(std::string(name));
     f.metric(std::string(name) + ".before", then);
     f.metric(std::string(name) + ".after", now);
-    if (std::isfinite(pct)) f.metric(std::string(name) + ".delta_pct", pct);
+    if (std::isfinite(pct) && !(sizes && !sizes->compared)) f.metric(std::string(name) + ".delta_pct", pct);
   }
   tally.changed += static_cast<int>(changed.size());
   tally.within_noise += noise;

@@ -113,6 +113,26 @@ struct NcclTestsScale {
   bool ranks_inferred = false;  // read from busbw/algbw (the output names no ranks)
 };
 
+// What the replay must say of a run beside its curve: a label (COLL=FILE) the file contradicts
+// (analyze's reading of it: the collective its output or its name says, its redop and busbw/algbw),
+// and analyze's busbw_collapse warning (a run whose busbw collapses is no healthy one).
+void nccl_tests_curve_checks(analyzers::BusbwCurve& c, const parsers::NcclTestsRun& run, parsers::Coll said, const std::string& label) {
+  const auto findings = analyzers::analyze_nccl_tests(run, c.source, {});
+  for (const auto& f : findings)
+    if (f.id == "nccl_tests.busbw_collapse" && f.status == report::Status::warn) c.collapse = f.title;
+  if (said == parsers::Coll::none) return;
+  auto why = analyzers::nccl_tests_label_contradictions(run, said);
+  if (why.empty()) return;
+  // What analyze names as the collective measured (the output's name, the file's name, or the
+  // figures), where it is another.
+  for (const auto& f : findings)
+    for (const auto& e : f.evidence)
+      if (e.source == parsers::kCollectiveMeasuredEvidence && !e.observed.starts_with(parsers::coll_name(said)))
+        why.push_back("analyze nccl-tests names the collective measured " + e.observed);
+  c.label_refused = fmt::format("{} is given as {}= ({}), but the file shows another collective: {}", c.source, label, parsers::coll_name(said),
+                                fmt::join(why, "; "));
+}
+
 // Each --nccl-tests output as its collective's bandwidth by size (the better of in and out of place).
 tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const std::vector<std::string>& files, std::vector<NcclTestsScale>& scales) {
   std::vector<analyzers::BusbwCurve> out;
@@ -135,6 +155,7 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
     if (c.coll == parsers::Coll::none)
       return tl::unexpected("--nccl-tests " + file + ": which collective it measured is not said (no all_reduce_perf-style line, and its path names "
                             "none): give it as all_reduce=" + file);
+    nccl_tests_curve_checks(c, *run, said, given.substr(0, given.find('=')));
     for (const auto& row : run->rows) {
       double best = 0;
       for (const auto& f : {row.out_of_place, row.in_place})

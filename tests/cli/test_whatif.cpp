@@ -360,6 +360,44 @@ TEST(WhatifCli, AnA100TraceIsNotPricedAtAnH100Benchmark) {
       << whatif_cli_evidence(*nt);
 }
 
+// Field review 4: `whatif A100-trace --nccl-tests all_reduce=all-gather-mi250x-...-1490.txt` passed
+// "every collective at the bus bandwidth a healthy nccl-tests run reached". The file is an
+// all_gather (redop none, busbw/algbw 0.97; analyze names it AllGather by its name) whose busbw
+// collapses: the label it contradicts is said, both named, and nothing replayed. The same run
+// given as the all_gather it is replays (the job has none to price) but says it is no healthy
+// run, and that it names no GPU where the job's are A100s.
+TEST(WhatifCli, ALabelTheRunContradictsIsNotReplayed) {
+  const fs::path mi250x = kWhatifShared / "fixtures/nccl-tests/all-gather-mi250x-srun-label-prefix-rccl-1490.txt";
+  for (const auto& p : {kA100x2, mi250x})
+    if (!fs::exists(p)) GTEST_SKIP() << p << " is absent";
+  auto j = json_report(PERFGAP_BINARY, {"whatif", kA100x2.string(), "--nccl-tests", "all_reduce=" + mi250x.string()}, 0);
+  const auto* nt = finding(j, "whatif.nccl_tests");
+  ASSERT_TRUE(nt) << j.dump(1);
+  EXPECT_EQ((*nt)["status"], "skip") << nt->dump(1);
+  const std::string title = (*nt)["title"];
+  EXPECT_NE(title.find("not replayed: " + mi250x.string() + " is given as all_reduce= (AllReduce), but the file shows another collective: its "
+                       "rows' redop is none"),
+            std::string::npos)
+      << title;
+  EXPECT_NE(title.find("its busbw/algbw is 0.972, which AllReduce's bus factor 2(n-1)/n gives on no rank count"), std::string::npos) << title;
+  EXPECT_NE(title.find("analyze nccl-tests names the collective measured AllGather"), std::string::npos) << title;
+  EXPECT_EQ(title.find("healthy"), std::string::npos) << title;
+  EXPECT_FALSE((*nt)["metrics"].contains("saved_ms_per_iter"));
+
+  auto as_is = json_report(PERFGAP_BINARY, {"whatif", kA100x2.string(), "--nccl-tests", "all_gather=" + mi250x.string()}, 0);
+  const auto* ag = finding(as_is, "whatif.nccl_tests");
+  ASSERT_TRUE(ag) << as_is.dump(1);
+  EXPECT_NE((*ag)["title"].get<std::string>().find("a run whose busbw collapses past its peak (" + mi250x.string() +
+                                                   ": nccl_tests.busbw_collapse), not a healthy one"),
+            std::string::npos)
+      << (*ag)["title"];
+  const auto ev = whatif_cli_evidence(*ag);
+  EXPECT_NE(ev.find("no healthy run: analyze nccl-tests warns nccl_tests.busbw_collapse"), std::string::npos) << ev;
+  EXPECT_NE(ev.find("names no GPU (no '# Rank ... device' lines): whether it ran on the job's GPUs (NVIDIA A100-PG509-200) is unknown"),
+            std::string::npos)
+      << ev;
+}
+
 // Before: with rank 0 of 2 alone, "0.00 ms waiting inside collectives for a later rank" and
 // "measured, they move their data at 6.6 GB/s bus bandwidth once their last rank has arrived",
 // while the other rank's arrival is not in the trace.

@@ -345,3 +345,62 @@ TEST(CompareHeadline, NothingDecidedInBothIsNothingCompared) {
   EXPECT_EQ(compare::undecided_why(judged), "");
   EXPECT_EQ(compare::undecided_why(run(finding("perf.smmu_cmdq", "warn"), finding("perf.smmu_cmdq", "pass"))), "");
 }
+
+// Field review 4: a run over 8 B to 16 GiB against one that stopped at 2 GiB read as a peak fallen
+// 10.1% (487.1 -> 437.8) though both read about the same at 2 GiB. A peak is compared over the
+// sizes both runs measured, an average over different sizes not at all, and the count of sizes
+// is said to be no measure of speed.
+TEST(CompareSizeRanges, APeakIsComparedOverTheSizesBothRunsMeasured) {
+  const std::string longer = R"({"busbw_gbps.1073741824":436.9,"busbw_gbps.2147483648":443.7,"busbw_gbps.4294967296":465.9,)"
+                             R"("busbw_gbps.17179869184":487.1,"max_busbw_gbps":487.1,"avg_busbw_gbps":120,"sizes":4})";
+  const std::string shorter = R"({"busbw_gbps.1073741824":435,"busbw_gbps.2147483648":437.8,"max_busbw_gbps":437.8,"avg_busbw_gbps":52.98,"sizes":2})";
+  auto fs = run(finding("nccl_tests.busbw", "skip", "", longer), finding("nccl_tests.busbw", "skip", "", shorter));
+  const auto* m = cmp_find(fs, "compare.metric", "nccl_tests.busbw");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->status, Status::pass) << m->title;
+  EXPECT_EQ(m->title.find("max_busbw_gbps"), std::string::npos) << m->title;
+  EXPECT_DOUBLE_EQ(cmp_metric(*m, "max_busbw_gbps.before"), 443.7);
+  EXPECT_DOUBLE_EQ(cmp_metric(*m, "max_busbw_gbps.after"), 437.8);
+  std::string peak, avg, sizes;
+  for (const auto& e : m->evidence) {
+    if (e.source == "after.json max_busbw_gbps") peak = e.observed;
+    if (e.source == "after.json avg_busbw_gbps") avg = e.observed;
+    if (e.source == "after.json sizes") sizes = e.observed;
+  }
+  EXPECT_NE(peak.find("443.7 -> 437.8 (-1.3%, higher is better; the peak over the 2 sizes both runs measured (1 GiB to 2 GiB)"), std::string::npos) << peak;
+  EXPECT_NE(peak.find("the reports' own peaks, 487.1 -> 437.8, are over different sizes (before 1 GiB to 16 GiB, after 1 GiB to 2 GiB)"),
+            std::string::npos)
+      << peak;
+  EXPECT_NE(avg.find("not compared: an average over each run's own sizes"), std::string::npos) << avg;
+  EXPECT_EQ(avg.find('%'), std::string::npos) << avg;
+  for (const auto& [k, v] : m->metrics) EXPECT_NE(k, "avg_busbw_gbps.delta_pct");
+  EXPECT_NE(sizes.find("not a measure of speed"), std::string::npos) << sizes;
+
+  // The peak that did fall over the common sizes is still a regression.
+  const std::string slower = R"({"busbw_gbps.1073741824":300,"busbw_gbps.2147483648":310,"max_busbw_gbps":310,"sizes":2})";
+  auto worse = run(finding("nccl_tests.busbw", "skip", "", longer), finding("nccl_tests.busbw", "skip", "", slower));
+  const auto* w = cmp_find(worse, "compare.metric", "nccl_tests.busbw");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->status, Status::fail);
+  EXPECT_NE(w->title.find("max_busbw_gbps"), std::string::npos) << w->title;
+  EXPECT_DOUBLE_EQ(cmp_metric(*w, "max_busbw_gbps.before"), 443.7);
+
+  // No size in common: the peak is not compared.
+  const std::string apart = R"({"busbw_gbps.1048576":20,"busbw_gbps.2097152":30,"max_busbw_gbps":30,"sizes":2})";
+  auto none = run(finding("nccl_tests.busbw", "skip", "", longer), finding("nccl_tests.busbw", "skip", "", apart));
+  const auto* n = cmp_find(none, "compare.metric", "nccl_tests.busbw");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->status, Status::pass) << n->title;
+  bool said = false;
+  for (const auto& e : n->evidence) said = said || e.observed.find("not compared: the runs measured no size in common") != std::string::npos;
+  EXPECT_TRUE(said);
+
+  // The same sizes: the reports' own peaks, as before.
+  const std::string same = R"({"busbw_gbps.1073741824":436.9,"busbw_gbps.2147483648":443.7,"busbw_gbps.4294967296":465.9,)"
+                           R"("busbw_gbps.17179869184":400,"max_busbw_gbps":465.9,"sizes":4})";
+  auto alike = run(finding("nccl_tests.busbw", "skip", "", longer), finding("nccl_tests.busbw", "skip", "", same));
+  const auto* s = cmp_find(alike, "compare.metric", "nccl_tests.busbw");
+  ASSERT_NE(s, nullptr);
+  EXPECT_DOUBLE_EQ(cmp_metric(*s, "max_busbw_gbps.before"), 487.1);
+  EXPECT_EQ(s->status, Status::fail) << s->title;  // 16 GiB fell 18%
+}
