@@ -174,6 +174,17 @@ std::string_view short_node_name(std::string_view name) {
 
 namespace {
 
+// Each group of the nodes' runs with its files ("AllReduce in a.json and 3 more"), `unnamed` for
+// the group of reports that do not say.
+std::vector<std::string> groups_said(const std::map<std::string, std::vector<std::string>>& groups, std::string_view unnamed) {
+  std::vector<std::string> said;
+  said.reserve(groups.size());
+  for (const auto& [group, files] : groups)
+    said.push_back(fmt::format("{} in {}{}", group.empty() ? unnamed : std::string_view(group), files.front(),
+                               files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
+  return said;
+}
+
 // The collective the nodes' busbw measured, as explain prices with it only that collective's
 // exposed time: named where every nccl-tests report names the same one; else said, unnamed.
 void pace_collective_evidence(const std::map<std::string, std::vector<std::string>>& collectives, report::Finding& f) {
@@ -181,11 +192,7 @@ void pace_collective_evidence(const std::map<std::string, std::vector<std::strin
     f.add(std::string(parsers::kCollectiveMeasuredEvidence), collectives.begin()->first);
     return;
   }
-  std::vector<std::string> said;
-  said.reserve(collectives.size());
-  for (const auto& [coll, files] : collectives)
-    said.push_back(fmt::format("{} in {}{}", coll.empty() ? "a collective not named" : coll, files.front(),
-                               files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
+  const auto said = groups_said(collectives, "a collective not named");
   f.add("collectives measured",
         collectives.size() == 1 ? fmt::format("{}: the reports do not say which collective their busbw measured", said.front())
                                 : fmt::format("the nodes' busbw are of different collectives: {}", fmt::join(said, "; ")),
@@ -226,11 +233,7 @@ BusbwShape busbw_shape(const NodeReport& r, const NodeFinding& f) {
 // Where the nodes' nccl-tests runs are of several shapes, each shape is its own pace: said, with
 // the files of each.
 void pace_shapes_evidence(const std::map<std::string, std::vector<std::string>>& shapes, const std::string& own, report::Finding& f) {
-  std::vector<std::string> said;
-  said.reserve(shapes.size());
-  for (const auto& [shape, files] : shapes)
-    said.push_back(fmt::format("{} in {}{}", shape, files.front(),
-                               files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
+  const auto said = groups_said(shapes, "a shape not said");
   f.add("run shapes",
         fmt::format("the nodes' nccl-tests runs are of different shapes: {}; this pace is of the runs of {} alone", fmt::join(said, "; "), own),
         "one shape for every node's run (the same ranks, nodes, GPU model and sizes)");
@@ -239,11 +242,7 @@ void pace_shapes_evidence(const std::map<std::string, std::vector<std::string>>&
 // Where the nodes' step logs report throughputs of different units, each unit's runs are their own
 // pace: said, with the files of each, so a reader knows why the fleet was split.
 void pace_units_evidence(const std::map<std::string, std::vector<std::string>>& units, const std::string& own, report::Finding& f) {
-  std::vector<std::string> said;
-  said.reserve(units.size());
-  for (const auto& [unit, files] : units)
-    said.push_back(fmt::format("{} in {}{}", unit.empty() ? "a unit not said" : unit, files.front(),
-                               files.size() > 1 ? fmt::format(" and {} more", files.size() - 1) : std::string()));
+  const auto said = groups_said(units, "a unit not said");
   f.add("throughput units",
         fmt::format("the nodes' throughputs are in different units: {}; this pace is of the {} alone", fmt::join(said, "; "),
                     own.empty() ? "reports that do not say their unit (written before perfgap named it)" : own + " runs"),
