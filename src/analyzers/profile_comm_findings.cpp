@@ -451,8 +451,13 @@ Finding straggler_pipeline_finding(const Digest& p, const Analysis& an, const st
   // its stages' medians may be its own ranks: the node is named.
   const SlowNode* node = pp.slow_nodes.empty() ? nullptr : &pp.slow_nodes.front();
   const double node_frac = node ? static_cast<double>(node->saved) / static_cast<double>(pp.base.replayed) : 0;
-  if (node_frac <= rank_frac || 100 * node_frac < kStragglerPct) node = nullptr;
-  const double frac = node ? node_frac : rank_frac;
+  // Slow copies in different stages or copies hold the job each while another is slow: the set
+  // saves what none of them does alone, and is named where it saves more (and the node does not).
+  const SlowSet& set = pp.slow_set;
+  const double set_frac = set.ranks.size() >= 2 ? static_cast<double>(set.saved) / static_cast<double>(pp.base.replayed) : 0;
+  if (node_frac <= std::max(rank_frac, set_frac) || 100 * node_frac < kStragglerPct) node = nullptr;
+  const bool by_set = !node && set_frac > rank_frac && 100 * set_frac >= kStragglerPct;
+  const double frac = node ? node_frac : by_set ? set_frac : rank_frac;
   f.metric("cost_ms_per_iter", ms(frac * step));
   f.metric("cost_pct_of_iter", 100 * frac);
   f.add(source, fmt::format("the {} ranks' sends and receives paired and collectives joined as one graph ({} stages; peers from {}; groups from {}): "
@@ -480,6 +485,28 @@ Finding straggler_pipeline_finding(const Digest& p, const Analysis& an, const st
     f.impact = fmt::format("{:.2f} ms of every {:.2f} ms step ({:.1f}%): the step would be that much shorter if {}'s ranks computed like "
                            "their stages' ranks on the other nodes (by replay of the job's sends, receives and collectives)",
                            ms(frac * step), ms(step), 100 * frac, node->host);
+  } else if (by_set) {
+    f.status = report::Status::warn;
+    std::vector<std::string> names;
+    for (auto r : set.ranks) {
+      const auto& g = p.gpus[pp.gpu[r]];
+      names.push_back(g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host));
+    }
+    f.metric("late_set_size", static_cast<double>(set.ranks.size()));
+    f.metric("late_set_saved_ms_per_iter", ms(frac * step));
+    f.title = fmt::format("{} ranks compute longer than the median rank of their stages together ({}): replayed computing like those ranks "
+                          "(sends, receives and collectives as one graph), the step {:.2f} ms ({:.1f}%) shorter, {:.2f} ms instead of {:.2f} ms; "
+                          "each alone saves {:.2f} ms at most, as the others still hold the job",
+                          set.ranks.size(), fmt::join(names, ", "), ms(frac * step), 100 * frac, ms(step - frac * step), ms(step), ms(rank_frac * step));
+    for (const auto& c : pp.slow)
+      if (std::find(set.ranks.begin(), set.ranks.end(), c.rank) != set.ranks.end())
+        f.add(source, fmt::format("{}: {:.2f} ms per iteration between its ops, its stage {}'s median rank {:.2f} ms", p.gpus[pp.gpu[c.rank]].label,
+                                  per_it(c.own), c.stage, per_it(c.median)));
+    f.fix = "these ranks compute longer than their stages' other copies, together: look for what they share (a node, a switch, a data shard: "
+            "perfgap check on their nodes) before any one of them; the ranks that wait for them in their receives and collectives are not the cause";
+    f.impact = fmt::format("{:.2f} ms of every {:.2f} ms step ({:.1f}%): the step would be that much shorter if these {} ranks computed like their "
+                           "stages' median ranks (by replay of the job's sends, receives and collectives)",
+                           ms(frac * step), ms(step), 100 * frac, set.ranks.size());
   } else if (named && 100 * frac < kStragglerPct) {
     const auto& g = p.gpus[pp.gpu[top.rank]];
     f.status = report::Status::pass;

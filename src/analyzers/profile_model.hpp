@@ -302,6 +302,7 @@ struct PipelineWithCollectives {
   // The ranks computing longer than their stage's median rank by 1% of the step and 0.1 ms (as
   // whatif's notable), the one whose change saves most first.
   std::vector<SlowCopy> slow;
+  SlowSet slow_set;  // `slow` together, where two or more are slow
   // The nodes whose ranks compute longer than their stages' ranks elsewhere (traces that name
   // their hosts), the one whose change saves most first.
   std::vector<SlowNode> slow_nodes;

@@ -513,6 +513,24 @@ std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns) {
   return out;
 }
 
+SlowSet slow_set(const PipelineReplay& p, const std::vector<SlowCopy>& slow, std::size_t most) {
+  SlowSet out;
+  if (slow.size() < 2) return out;
+  std::vector<std::size_t> order(slow.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return slow[a].own - slow[a].median > slow[b].own - slow[b].median; });
+  if (order.size() > most) order.resize(most);
+  std::sort(order.begin(), order.end());
+  out.change.scale.assign(p.stage().size(), 1.0);
+  for (auto i : order) {
+    out.ranks.push_back(slow[i].rank);
+    out.change.scale[slow[i].rank] = slow[i].median / slow[i].own;
+  }
+  std::sort(out.ranks.begin(), out.ranks.end());
+  out.saved = std::max<std::int64_t>(0, p.run(PipelineChange{}).replayed - p.run(out.change).replayed);
+  return out;
+}
+
 std::vector<SlowNode> slow_nodes(const PipelineReplay& p, const std::vector<std::string>& host, double notable_ns, std::size_t most) {
   const std::size_t n = p.stage().size();
   std::map<std::string, std::vector<std::size_t>> by_host;

@@ -137,6 +137,18 @@ struct SlowCopy {
 // the job has no stages.
 std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns);
 
+// The slow copies together, each scaled to its stage's median rank: copies slow in different
+// stages or copies hold the job each while another is slow (the AllReduce waits for the slowest
+// copy of each stage, the pipeline for its slowest stage), so each alone saves little and only the
+// set answers. At most `most` of them (those above their medians by most); no ranks where fewer
+// than two are slow.
+struct SlowSet {
+  std::vector<std::size_t> ranks;  // the replay's ranks, in order
+  PipelineChange change;
+  std::int64_t saved = 0;          // ns of the replay the change saves
+};
+SlowSet slow_set(const PipelineReplay& p, const std::vector<SlowCopy>& slow, std::size_t most);
+
 // A node of a job with data-parallel copies whose ranks compute longer than their stages' ranks on
 // the other nodes (a node of slow GPUs: every stage's copies on it are slow, so each stage's
 // median rank may be slow too and no rank alone stands out), and what the replay saves with each

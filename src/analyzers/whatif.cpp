@@ -650,7 +650,20 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
   // A rank of a stage of several: its own time against its stage's median rank (the ranks
   // profile.straggler names from, on a job with collectives too).
   const double notable_ns = per_iter > 0 ? std::max(0.01 * j.step_ns, 100'000.0) / per_iter : INFINITY;
-  for (auto& c : slow_copies(p, notable_ns))
+  auto copies = slow_copies(p, notable_ns);
+  if (const auto set = slow_set(p, copies, kSubjectsReplayed); set.ranks.size() >= 2) {
+    Tried t{"late_set", names_of(j, set.ranks), fmt::format("{} ranks computing like the median rank of their stages, together", set.ranks.size()),
+            "these ranks compute longer than their stages' other copies together: look for what they share (a node, a switch, a data shard) "
+            "before any one of them; each alone saves little because the others still hold the job",
+            {}, {}, true, set.change};
+    for (const auto& c : copies)
+      if (std::find(set.ranks.begin(), set.ranks.end(), c.rank) != set.ranks.end())
+        t.evidence.push_back(fmt::format("{} spends {:.2f} ms per iteration between its sends, receives and collectives, the median rank of its "
+                                         "stage {} {:.2f} ms",
+                                         j.name[c.rank], per_it(c.own), c.stage, per_it(c.median)));
+    out.push_back(std::move(t));
+  }
+  for (auto& c : copies)
     out.push_back({"rank", j.name[c.rank], fmt::format("computing like the median rank of its stage {}", c.stage),
                    "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
                    {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),

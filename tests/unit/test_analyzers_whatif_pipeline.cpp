@@ -539,6 +539,38 @@ TEST(WhatifPipeline, PipelineAndDataParallelSlowNodeSavesWhatTheScheduleSays) {
   }
 }
 
+// Two ranks of different copies and stages compute long (rank 5: copy 1, stage 1; rank 10:
+// copy 2, stage 2): each stage's AllReduce waits for its slowest copy, so with either one fixed
+// the other still holds the job. Only the two together save what the generator's schedule says;
+// whatif.late_set replays them and profile.straggler names them (it said "no straggler").
+TEST(WhatifPipeline, PipelineAndDataParallelTwoSlowRanksAreALateSet) {
+  for (bool one_f_one_b : {false, true}) {
+    auto spec = ppdp_spec(one_f_one_b, 4);
+    spec.slow_ranks = {5, 10};
+    gen::PipelineAnswer answer;
+    const auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec, &answer));
+    const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+    SCOPED_TRACE(one_f_one_b ? "1f1b" : "gpipe");
+    pipe_expect_sound(fs, answer);
+    const auto* set = pipe_change(fs, "whatif.late_set", "rank 5 ");
+    ASSERT_NE(set, nullptr);
+    EXPECT_NE(set->subject.find("rank 10 "), std::string::npos) << set->subject;
+    EXPECT_EQ(set->status, Status::warn) << set->title;
+    const double expected = answer.step_ms - answer.balanced_step_ms;
+    EXPECT_GT(expected, 0.05 * answer.step_ms);
+    EXPECT_NEAR(fixture::metric(*set, "saved_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << set->title;
+    double alone = 0;
+    for (const auto& f : fs)
+      if (f.id == "whatif.rank" && f.status != Status::skip) alone = std::max(alone, fixture::metric(f, "saved_ms_per_iter"));
+    EXPECT_LT(alone, 0.5 * expected);
+    const auto af = analyzers::analyze_profile_job(t.files, t.reader(), {}, 2).findings;
+    const auto& st = fixture::find(af, "profile.straggler");
+    EXPECT_EQ(st.status, Status::warn) << st.title;
+    EXPECT_EQ(st.title.rfind("2 ranks compute longer than the median rank of their stages together (trace/rank5.json: rank 5 ", 0), 0u) << st.title;
+    EXPECT_NEAR(fixture::metric(st, "late_set_saved_ms_per_iter"), fixture::metric(*set, "saved_ms_per_iter"), 0.01) << st.title;
+  }
+}
+
 TEST(KinetoTraceHost, TheTensorboardHandlersDefaultNameSaysTheHost) {
   EXPECT_EQ(parsers::kineto_trace_host("/runs/gpu017.cluster_41005.1733400000123456789.pt.trace.json"), "gpu017.cluster");
   EXPECT_EQ(parsers::kineto_trace_host("node_a_7.1.pt.trace.json.gz"), "node_a");
