@@ -172,10 +172,10 @@ void ppdp_graph(const Digest& d, Analysis& an) {
   if (pp.base.measured > 0 && step > 0) {
     const double notable = std::max(0.01 * step, 100'000.0) * static_cast<double>(pp.base.measured) / step;
     pp.slow = slow_copies(pp.pipe, notable);
-    pp.slow_set = slow_set(pp.pipe, pp.slow, 8);
+    pp.slow_set = slow_set(pp.pipe, pp.slow, kSlowSubjects);
     std::vector<std::string> host(pp.gpu.size());
     for (std::size_t r = 0; r < pp.gpu.size(); ++r) host[r] = d.gpus[pp.gpu[r]].host;
-    pp.slow_nodes = slow_nodes(pp.pipe, host, notable, 4);
+    pp.slow_nodes = slow_nodes(pp.pipe, host, notable, kSlowSubjects);
   }
 }
 

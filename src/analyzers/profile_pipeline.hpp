@@ -142,6 +142,9 @@ std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns);
 // copy of each stage, the pipeline for its slowest stage), so each alone saves little and only the
 // set answers. At most `most` of them (those above their medians by most); no ranks where fewer
 // than two are slow.
+// How many slow ranks a set holds, and how many nodes are replayed (whatif's subjects replayed).
+inline constexpr std::size_t kSlowSubjects = 8;
+
 struct SlowSet {
   std::vector<std::size_t> ranks;  // the replay's ranks, in order
   PipelineChange change;

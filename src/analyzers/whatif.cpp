@@ -561,11 +561,9 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
 // their stages' ranks on the other nodes (slow_nodes): each such node's ranks computing like
 // those. Only traces that name their host (nsys; Kineto by tensorboard_trace_handler's file
 // names) say the nodes.
-void pipeline_node_changes(const Job& j, const Digest& d, double notable_ns, std::vector<Tried>& out) {
-  std::vector<std::string> host(j.gpu.size());
-  for (std::size_t r = 0; r < j.gpu.size(); ++r) host[r] = d.gpus[j.gpu[r]].host;
+void pipeline_node_changes(const Job& j, std::vector<Tried>& out) {
   const double per_iter = j.base.measured > 0 ? j.step_ns / static_cast<double>(j.base.measured) : 0;
-  for (auto& c : slow_nodes(j.pipe, host, notable_ns, kSubjectsReplayed))
+  for (const auto& c : j.slow_nodes)
     out.push_back({"node", c.host,
                    fmt::format("its {} ranks computing like their stages' ranks on the other nodes (the median of each stage's)", c.ranks.size()),
                    fmt::format("perfgap check on {} (and fleet against its peers): a node whose ranks all compute longer than their stages' "
@@ -576,7 +574,7 @@ void pipeline_node_changes(const Job& j, const Digest& d, double notable_ns, std
                                 "ranks on the other nodes {:.2f} ms (the median of each stage's)",
                                 ms(c.own * per_iter), ms(c.elsewhere * per_iter))},
                    true,
-                   std::move(c.change)});
+                   c.change});
 }
 
 // The changes tried on a pipeline: each stage computing like the median stage (the slowest
@@ -649,9 +647,8 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
   }
   // A rank of a stage of several: its own time against its stage's median rank (the ranks
   // profile.straggler names from, on a job with collectives too).
-  const double notable_ns = per_iter > 0 ? std::max(0.01 * j.step_ns, 100'000.0) / per_iter : INFINITY;
-  auto copies = slow_copies(p, notable_ns);
-  if (const auto set = slow_set(p, copies, kSubjectsReplayed); set.ranks.size() >= 2) {
+  const auto& copies = j.slow;
+  if (const auto& set = j.slow_set; set.ranks.size() >= 2) {
     Tried t{"late_set", names_of(j, set.ranks), fmt::format("{} ranks computing like the median rank of their stages, together", set.ranks.size()),
             "these ranks compute longer than their stages' other copies together: look for what they share (a node, a switch, a data shard) "
             "before any one of them; each alone saves little because the others still hold the job",
@@ -663,13 +660,13 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                                          j.name[c.rank], per_it(c.own), c.stage, per_it(c.median)));
     out.push_back(std::move(t));
   }
-  for (auto& c : copies)
+  for (const auto& c : copies)
     out.push_back({"rank", j.name[c.rank], fmt::format("computing like the median rank of its stage {}", c.stage),
                    "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
                    {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),
                                 p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
-                   true, std::move(c.change)});
-  if (p.collectives() > 0) pipeline_node_changes(j, d, notable_ns, out);
+                   true, c.change});
+  if (p.collectives() > 0) pipeline_node_changes(j, out);
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
                framework_fix(d.framework.framework, FixTopic::whatif_launch_pipeline), {}, {}};
   launch.framework = framework_evidence(d.framework);

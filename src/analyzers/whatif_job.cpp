@@ -55,6 +55,11 @@ void pipeline_job(const Digest& d, const Analysis& an, Job& j) {
     return;
   }
   j.base = j.pipe.run(PipelineChange{});
+  // Notable as the analysis's: 1% of the step and 0.1 ms, per iteration of the measured step.
+  if (j.base.measured > 0 && j.step_ns > 0) {
+    j.slow = slow_copies(j.pipe, std::max(0.01 * j.step_ns, 100'000.0) * static_cast<double>(j.base.measured) / j.step_ns);
+    j.slow_set = slow_set(j.pipe, j.slow, kSlowSubjects);
+  }
 }
 
 // Per match, the window of `wins` its collective starts in (as the cross-rank figures number
@@ -135,6 +140,9 @@ Job replayable(const Digest& d, Analysis& an) {
       for (auto g : j.gpu) j.name.push_back(gpu_name(d, g));
       j.rank = pp.rank;
       j.base = pp.base;
+      j.slow = std::move(pp.slow);
+      j.slow_set = std::move(pp.slow_set);
+      j.slow_nodes = std::move(pp.slow_nodes);
       return j;
     }
   }

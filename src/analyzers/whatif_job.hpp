@@ -23,6 +23,12 @@ struct Job {
   std::vector<std::string> name;       // replay rank -> its name in findings
   std::vector<std::int64_t> rank;      // replay rank -> the job's rank its trace records (pipelines); -1: not recorded
   std::vector<std::size_t> late_set;   // ranks late together (the analysis's)
+  // Pipelines: the ranks computing longer than their stage's median rank, those together, and
+  // (with data-parallel copies) the nodes whose ranks compute longer than their stages' elsewhere,
+  // each with its replayed change: the analysis's where it built the graph, else found here.
+  std::vector<SlowCopy> slow{};
+  SlowSet slow_set{};
+  std::vector<SlowNode> slow_nodes{};
   double step_ns = 0;                  // the measured step: the iterations' mean window
   std::size_t iterations = 0;          // windows
   std::string why_not;                 // nothing to replay: why
