@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analyzers/analyzers.hpp"
+#include "analyzers/nccl_env.hpp"
 
 namespace perfgap::analyzers {
 namespace {
@@ -274,12 +275,6 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   // job over sockets is a fallback unless --expect-net Socket says it is intended).
   bool ib_expected = o.expect_net ? *o.expect_net == "IB" : (rdma_shown || fallback_sign || !socket_channels.empty());
   std::vector<std::string> problems;
-  if (distinct.size() > 1) {
-    std::string list;
-    for (const auto& v : version_where) list += (list.empty() ? "" : ", ") + v.shown + " " + v.version;
-    problems.push_back("ranks report different NCCL versions: " + list);
-    for (const auto& v : version_where) f.add(v.where, "NCCL version " + v.version + (v.shown == v.where ? "" : " on " + v.shown));
-  }
   if (socket_used && ib_expected) {
     problems.push_back(forced ? "NCCL uses NET/Socket (" + forced->second + ") where RDMA is expected"
                        : fallback_sign || rdma_shown || o.expect_net ? "NCCL fell back to NET/Socket where RDMA is expected"
@@ -312,6 +307,13 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
                                     : "some inter-node channels use GDRDMA and others do not");
     for (const auto& [w, s] : net_non_gdr) f.add(w, s, "GDRDMA");
   }
+  // Last: the title leads with the problem whose fix the finding gives (the network's first).
+  if (distinct.size() > 1) {
+    std::string list;
+    for (const auto& v : version_where) list += (list.empty() ? "" : ", ") + v.shown + " " + v.version;
+    problems.push_back("ranks report different NCCL versions: " + list);
+    for (const auto& v : version_where) f.add(v.where, "NCCL version " + v.version + (v.shown == v.where ? "" : " on " + v.shown));
+  }
   std::string tlist;
   for (const auto& [t, n] : transports) tlist += fmt::format("{}{} {}", tlist.empty() ? "" : ", ", t, n);
   std::string netlist;
@@ -327,8 +329,9 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
       f.fix = "make the RDMA devices usable inside the job: /dev/infiniband/uverbs* and libibverbs/rdma-core in the container, no NCCL_IB_DISABLE/NCCL_NET=Socket; verify 'Using network IB' and 'via NET/IB/.../GDRDMA' in the log";
     else if (gdr_problem)
       f.fix = "load nvidia_peermem (or use the dma-buf path of the open driver) on every node, and keep the GPU and NIC under the same PCIe switch (NCCL_NET_GDR_LEVEL)";
-    else
-      f.fix = "run the same NCCL build on every rank (one container image, no host LD_LIBRARY_PATH overrides)";
+    constexpr const char* kSameBuild = "run the same NCCL build on every rank (one container image, no host LD_LIBRARY_PATH overrides)";
+    if (f.fix.empty()) f.fix = kSameBuild;
+    else if (distinct.size() > 1) f.fix += std::string("; and ") + kSameBuild;
     f.impact = socket_used && ib_expected ? "TCP sockets instead of RDMA: inter-node bandwidth a fraction of the fabric's" : "collectives slower than the fabric allows";
   } else if (socket_used && !ib_expected) {
     bool asked = o.expect_net && *o.expect_net == "Socket";
@@ -393,6 +396,18 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
   std::string subject = logs.size() == 1 ? logs[0].source : fmt::format("{} logs", logs.size());
   out.push_back(nccl_topo_file_finding(logs, subject, o));
   out.push_back(nccl_net_finding(logs, subject, o));
+  // The job's own NCCL environment, as the log's "X set by environment to Y" lines show it,
+  // judged as the node check judges the node's (nccl.env.forced). Said only where something is
+  // forced: a log at WARN level, or with another subsystem mask, prints none of these lines.
+  facts::NcclConfig env;
+  for (const auto& in : logs)
+    for (const auto& [kv, line] : in.log->env_settings)
+      if (auto eq = kv.find('='); eq != std::string::npos)
+        env.env.emplace(kv.substr(0, eq), facts::NcclSetting{kv.substr(eq + 1), at(in.source, line), true});
+  if (auto forced = judge_nccl_forced(env, subject, ""); forced.status != report::Status::pass) {
+    forced.subject = subject;
+    out.push_back(std::move(forced));
+  }
   return out;
 }
 

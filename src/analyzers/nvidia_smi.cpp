@@ -377,6 +377,37 @@ Finding nvlink(const std::vector<Obs>& o, const std::string& subject, int peers_
   return f;
 }
 
+// ---- gpu.mig -------------------------------------------------------------------------
+// A GPU left in MIG mode (an inference node's setting, or a MIG manager's profile not undone) is
+// split into instances: a training job sees a slice, and NCCL gets no NVLink between GPUs.
+constexpr const char* kMigFix =
+    "stop the GPU's clients and disable MIG (nvidia-smi -i <gpu> -mig 0, then a GPU reset or reboot where it says pending); "
+    "where a MIG manager owns the setting (the GPU operator's nvidia.com/mig.config label, nvidia-mig-parted), set its "
+    "profile to all-disabled on training nodes";
+
+Finding mig(const std::vector<Obs>& o, const std::string& subject) {
+  const auto& g = *o.back().g;
+  Finding f = make("gpu.mig", "gpu", subject);
+  if (!g.mig_enabled) {
+    f.status = Status::skip;
+    f.title = who(g) + ": MIG mode not in this capture (N/A on GPUs without MIG)";
+    return f;
+  }
+  f.add(*o.back().source, *g.mig_enabled ? "MIG mode current: Enabled" : "MIG mode current: Disabled", "Disabled");
+  if (*g.mig_enabled) {
+    f.status = Status::warn;
+    f.title = who(g) + ": MIG mode enabled: the GPU is split into instances";
+    f.fix = kMigFix;
+    f.impact =
+        "a training job gets one MIG instance (a fraction of the SMs and memory), and NCCL has no NVLink or P2P between MIG "
+        "instances: collectives go through host memory or fail";
+  } else {
+    f.status = Status::pass;
+    f.title = who(g) + ": MIG mode disabled";
+  }
+  return f;
+}
+
 // ---- gpu.fabric ----------------------------------------------------------------------
 Finding fabric(const std::vector<Obs>& o, const std::string& subject) {
   const auto& g = *o.back().g;
@@ -623,7 +654,7 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
     out.push_back(persistence(o, subject));
     if (auto it = left_alone.find(k); it != left_alone.end()) {
       static const std::pair<const char*, const char*> kLeftAlone[] = {
-          {"gpu.clocks", "gpu"}, {"gpu.ecc", "gpu"}, {"gpu.pcie", "pcie"}, {"gpu.nvlink", "gpu"}, {"gpu.fabric", "gpu"}};
+          {"gpu.clocks", "gpu"}, {"gpu.ecc", "gpu"}, {"gpu.pcie", "pcie"}, {"gpu.nvlink", "gpu"}, {"gpu.fabric", "gpu"}, {"gpu.mig", "gpu"}};
       for (const auto& [id, layer] : kLeftAlone) {
         Finding f = make(id, layer, subject);
         f.status = Status::skip;
@@ -637,6 +668,7 @@ std::vector<Finding> judge_gpu_snapshots(const std::vector<GpuSnapshotInput>& in
     out.push_back(pcie(o, subject));
     out.push_back(nvlink(o, subject, best_up[o.back().g->name]));
     out.push_back(fabric(o, subject));
+    out.push_back(mig(o, subject));
   }
   return out;
 }
@@ -668,6 +700,21 @@ std::vector<Finding> analyze_nvidia_smi(const std::vector<NvidiaSmiInput>& in) {
     queries.push_back({i.source, snap, nullptr, {}});
   }
   std::vector<Finding> out = judge_gpu_snapshots(queries);
+  // A capture of fewer GPUs than it says are attached (nvidia-smi -i, or a trimmed file): the
+  // others were not judged, which no per-GPU finding can say.
+  for (const auto& q : queries) {
+    const auto& snap = *q.snapshot;
+    if (!snap.attached_gpus || static_cast<std::size_t>(*snap.attached_gpus) <= snap.gpus.size()) continue;
+    Finding f = make("gpu.nvml", "gpu", q.source);
+    f.status = Status::warn;
+    f.title = fmt::format("the capture describes {} of its {} attached GPUs: the other {} were not judged", snap.gpus.size(),
+                          *snap.attached_gpus, static_cast<std::size_t>(*snap.attached_gpus) - snap.gpus.size());
+    f.add(q.source, fmt::format("attached_gpus {}, {} GPU block{}", *snap.attached_gpus, snap.gpus.size(), snap.gpus.size() == 1 ? "" : "s"),
+          "one block per attached GPU");
+    f.fix = "capture every GPU of the node: nvidia-smi -q -x (without -i)";
+    f.impact = "a throttled, ECC-failing or MIG-split GPU among the others would go unseen";
+    out.push_back(std::move(f));
+  }
   std::vector<parsers::GpuSnapshot> link_only;
   link_only.reserve(in.size());
   std::vector<GpuSnapshotInput> nvlinks;

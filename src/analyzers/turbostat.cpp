@@ -108,6 +108,12 @@ bool deep_idle_listed_state(std::string_view col) {
   return i == col.size() && n >= 6;
 }
 
+constexpr const char* kNeverAsked =
+    "a PM QoS request holds the cores out (something keeps /dev/cpu_dma_latency open with a low value: "
+    "`fuser -v /dev/cpu_dma_latency`; tuned's latency-performance and network-latency profiles set force_latency, e.g. switch to "
+    "`tuned-adm profile throughput-performance`), or the state is disabled (`grep . /sys/devices/system/cpu/cpu*/cpuidle/state*/disable`: "
+    "echo 0 to re-enable; intel_idle.states_off= on the kernel command line); see cpu.cstate.deep_idle";
+
 // Where idle cores never reach a deep C-state, who holds them out of it. The kernel listing a
 // deep state (its count and % columns) that no idle row ever entered: the OS never asked for it
 // (a PM QoS request, the state disabled), since a BIOS limit or max_cstate cap removes the state
@@ -134,10 +140,89 @@ std::string deep_idle_fix(const parsers::Turbostat& t, const std::vector<parsers
   }
   f.add(source, fmt::format("the kernel lists a deep idle state (columns {}) and no idle row ever entered it (0 on every idle row): the OS never asks for it", names),
         "entered on idle cores");
-  return "the kernel has C6 but never enters it: a PM QoS request holds the cores out (something keeps /dev/cpu_dma_latency open with a low value: "
-         "`fuser -v /dev/cpu_dma_latency`; tuned's latency-performance and network-latency profiles set force_latency, e.g. switch to "
-         "`tuned-adm profile throughput-performance`), or the state is disabled (`grep . /sys/devices/system/cpu/cpu*/cpuidle/state*/disable`: "
-         "echo 0 to re-enable; intel_idle.states_off= on the kernel command line); see cpu.cstate.deep_idle";
+  return std::string("the kernel has C6 but never enters it: ") + kNeverAsked;
+}
+
+// The kernel's own idle-state residency (cpuidle's "C1%", "C2%", "C6%" columns) where turbostat
+// prints no hardware core C-state counters (CPU%c1, CPU%c6: AMD, VMs): the shallow states
+// (POLL, C1, C1E) against the deep ones. Deep are the listed states of C6 and beyond
+// (intel_idle's names); where none is listed, C2 and beyond (acpi_idle's ACPI _CST states,
+// which the firmware maps to core C6 on AMD EPYC and Ryzen).
+struct KernelIdleColumns {
+  std::vector<std::string> shallow, deep;
+};
+KernelIdleColumns kernel_idle_columns(const parsers::Turbostat& t) {
+  KernelIdleColumns k;
+  std::vector<std::string> beyond_c1;
+  for (const auto& c : t.columns) {
+    if (!c.ends_with('%')) continue;
+    if (c == "POLL%" || c == "C1%" || c == "C1E%") {
+      k.shallow.push_back(c);
+    } else if (deep_idle_listed_state(c)) {
+      k.deep.push_back(c);
+    } else if (c.size() >= 3 && c[0] == 'C' && std::isdigit(static_cast<unsigned char>(c[1])) && c[1] != '0' && c[1] != '1') {
+      beyond_c1.push_back(c);  // C2%, C3%, C3_ACPI%, ...
+    }
+  }
+  if (k.deep.empty()) k.deep = beyond_c1;
+  if (std::find(k.shallow.begin(), k.shallow.end(), "C1%") == k.shallow.end()) k.deep.clear();
+  return k;
+}
+
+// turbostat.deep_idle from the kernel's idle-state residency (see kernel_idle_columns): `fail`
+// where idle cores never enter a deep state (then neither can the hardware), else `skip`.
+Finding kernel_idle_finding(Finding f, const KernelIdleColumns& k, const std::vector<parsers::TurbostatRow>& rows,
+                            const std::string& src_rows, const std::string& source) {
+  auto sum = [](const parsers::TurbostatRow& r, const std::vector<std::string>& cols) {
+    double v = 0;
+    for (const auto& c : cols) v += r.get(c).value_or(0);
+    return v;
+  };
+  auto join_plus = [](const std::vector<std::string>& cols) {
+    std::string s;
+    for (const auto& c : cols) s += (s.empty() ? "" : "+") + c;
+    return s;
+  };
+  const std::string shallow_name = join_plus(k.shallow), deep_name = join_plus(k.deep);
+  Avg shallow, deep;
+  int idle = 0;
+  for (const auto& r : rows) {
+    auto busy = r.get("Busy%");
+    if (!busy || *busy >= 10 || !r.get("C1%")) continue;
+    ++idle;
+    shallow.add(sum(r, k.shallow));
+    deep.add(sum(r, k.deep));
+  }
+  if (idle == 0) {
+    f.status = report::Status::skip;
+    f.title = "no idle cores (Busy% < 10) in the " + src_rows;
+    return f;
+  }
+  f.metric("idle_cpus", idle);
+  f.metric("c1_pct", shallow.value());
+  f.metric("deep_pct", deep.value());
+  f.add(source, fmt::format("idle cores ({} {}): {} {:.2f}%, {} {:.2f}%", idle, src_rows, shallow_name, shallow.value(), deep_name, deep.value()),
+        fmt::format("{} >= 1% or {} <= 50%", deep_name, shallow_name));
+  f.add(source,
+        "no hardware core C-state columns (CPU%c1, CPU%c6): judged on the kernel's idle-state residency (what cpuidle asked for); a "
+        "firmware that demotes the request would not show here");
+  f.table = {{"idle cores", shallow_name, deep_name},
+             {fmt::format("{} {}", idle, src_rows), fmt::format("{:.2f}%", shallow.value()), fmt::format("{:.2f}%", deep.value())}};
+  if (deep.value() < 1.0 && shallow.value() > 50.0) {
+    f.status = report::Status::fail;
+    f.title = fmt::format("idle cores sit in {} ({:.1f}%) and the kernel never enters a deep idle state ({} {:.2f}%)", shallow_name,
+                          shallow.value(), deep_name, deep.value());
+    f.fix = std::string("the kernel lists deep idle states but never enters them: ") + kNeverAsked;
+    f.impact = "~4%: busy cores lose turbo headroom when idle cores cannot sleep";
+  } else {
+    // The kernel asking is not the core getting there: a BIOS that disables the deep state
+    // while _CST still lists it demotes every request, the case this finding exists for.
+    f.status = report::Status::skip;
+    f.title = fmt::format("the kernel asks for deep idle states ({} {:.1f}% of idle time, {} {:.1f}%), but without the hardware's core "
+                          "C-state counters (CPU%c6) a firmware that demotes the request cannot be told apart",
+                          deep_name, deep.value(), shallow_name, shallow.value());
+  }
+  return f;
 }
 
 // turbostat.deep_idle: whether idle cores reach a deep C-state.
@@ -205,8 +290,9 @@ Finding turbostat_deep_idle_finding(const parsers::Turbostat& t, const std::vect
   std::string deep_name;
   for (const auto& c : deep_cols) deep_name += (deep_name.empty() ? "" : "+") + c;
   if (deep_cols.empty() || !has_c1) {
+    if (auto k = kernel_idle_columns(t); !k.deep.empty()) return kernel_idle_finding(std::move(f), k, rows, src_rows, source);
     f.status = report::Status::skip;
-    f.title = "no CPU%c1 and deep core C-state columns (CPU%c6/c7/c10) in the turbostat output";
+    f.title = "no CPU%c1 and deep core C-state columns (CPU%c6/c7/c10) nor the kernel's idle-state residency (C1%, C2%, C6%, ...) in the turbostat output";
   } else if (idle == 0) {
     f.status = report::Status::skip;
     f.title = "no idle cores (Busy% < 10) in the " + src_rows;

@@ -26,7 +26,7 @@ constexpr std::string_view kReportOrder[] = {
     "nccl.env.disabled_paths", "nccl.env.forced", "nccl.env.devices", "nccl.gdr", "nccl.ib.qps",
     // pcie and gpu: links, the inventory, NVML
     "pcie.link", "gpu.inventory", "gpu.nvml", "gpu.persistence", "gpu.clocks", "gpu.ecc", "gpu.pcie", "gpu.nvlink",
-    "gpu.fabric",
+    "gpu.fabric", "gpu.mig",
     // network: RDMA ports and counters
     "net.ib.ports", "net.ib.counters",
     // the kernel log's hardware events: gpu, pcie, network, cpu-power

@@ -1,5 +1,5 @@
 // What the checks of NVML facts share (gpu/nvml.cpp, pcie/nvml.cpp): gpu.persistence,
-// gpu.clocks, gpu.ecc, gpu.pcie, gpu.nvlink and gpu.fabric on the node are NVML facts from
+// gpu.clocks, gpu.ecc, gpu.pcie, gpu.nvlink, gpu.fabric and gpu.mig on the node are NVML facts from
 // perfgap-gpu (facts/gpu.hpp: two runs live, the snapshot's documents under --root), judged by
 // the very rules `analyze nvidia-smi` applies to captures (analyzers::judge_gpu_snapshots). The
 // helper asks a GPU out of persistence mode nothing but its identity and mode unless --nvml:

@@ -32,7 +32,7 @@ using perfgap::fixture::TempDir;
 using perfgap::fixture::write_in;
 
 const std::string kGpu0 = "0000:18:00.0", kGpu1 = "0000:19:00.0";
-const std::vector<std::string> kRules = {"gpu.persistence", "gpu.clocks", "gpu.ecc", "gpu.pcie", "gpu.nvlink", "gpu.fabric"};
+const std::vector<std::string> kRules = {"gpu.persistence", "gpu.clocks", "gpu.ecc", "gpu.pcie", "gpu.nvlink", "gpu.fabric", "gpu.mig"};
 
 // GPU g with every rule passing (the fake's keys; unset facts are NOT_SUPPORTED).
 std::string healthy(int g, const std::string& replay = "0") {
@@ -41,7 +41,7 @@ std::string healthy(int g, const std::string& replay = "0") {
         "enforced_mw 700000", "default_mw 700000", "ecc 1", "vol_corr 0", "vol_unc 0", "remap_corr 0", "remap_unc 0",
         "remap_pending 0", "remap_failure 0", "pcie_gen 5", "pcie_gen_max 5", "pcie_width 16", "pcie_width_max 16",
         "replay " + replay, "nvlink 0 up", "nvlink 1 up", "fabric_state 3", "fabric_status 0", "clique 7", "health_mask 0xaa",
-        "health_summary 1"})
+        "health_summary 1", "mig 0"})
     s += std::to_string(g) + " " + line + "\n";
   return s;
 }
@@ -175,9 +175,9 @@ TEST(GpuCheck, SnapshotThenReplayGivesTheLiveFindings) {
   auto replay = gpu_findings(check({{"PERFGAP_GPU_HELPER", "/nonexistent/perfgap-gpu"}}, {"--root", snap}));
   EXPECT_FALSE(fs::exists(n.dir.file("calls.txt")));
   ASSERT_EQ(live.size(), replay.size());
-  // Six rules for two GPUs, gpu.nvml, and the four kernel-log gpu.* findings (xid, fallen off
+  // Seven rules for two GPUs, gpu.nvml, and the four kernel-log gpu.* findings (xid, fallen off
   // the bus, NVLink Xids, NVSwitch SXids).
-  ASSERT_EQ(live.size(), 17u);
+  ASSERT_EQ(live.size(), 19u);
   for (const auto& [key, f] : live) {
     ASSERT_TRUE(replay.count(key)) << key.first << " " << key.second;
     EXPECT_EQ(replay[key].status, f.status) << key.first << " " << key.second;

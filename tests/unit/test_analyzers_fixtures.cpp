@@ -97,6 +97,11 @@ TEST(SharedFixtures, EveryTurbostatCaptureParses) {
   EXPECT_EQ(find(mobile, "turbostat.deep_idle").status, Status::pass);
   auto ryzen = read("amd-ryzen-7950x-turbostat-21.05.04-mangohud-1390.txt");
   EXPECT_EQ(find(ryzen, "turbostat.busy_mhz").status, Status::skip);  // no rated maximum
+  // No CPU%c1/CPU%c6 on these AMD captures: acpi_idle's C2/C3 residency is said (C3% ~93%).
+  const auto r9700 = find(read("telegraf-amd-r7-9700x.txt"), "turbostat.deep_idle");
+  EXPECT_EQ(r9700.status, Status::skip) << r9700.title;
+  EXPECT_NE(r9700.title.find("the kernel asks for deep idle states"), std::string::npos) << r9700.title;
+  EXPECT_GT(metric(r9700, "deep_pct"), 90);
   auto rated = read("amd-ryzen-7950x-turbostat-21.05.04-mangohud-1390.txt", 5700);
   EXPECT_EQ(find(rated, "turbostat.busy_mhz").status, Status::fail);  // ~4595 of 5700 MHz
   EXPECT_NEAR(metric(find(rated, "turbostat.busy_mhz"), "busy_mhz"), 4595, 5);
@@ -246,6 +251,12 @@ TEST(SharedFixtures, EveryNcclLogParses) {
   EXPECT_EQ(find(judge("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt", o), "nccl_log.topo_file").status, Status::fail);
   o.expect_topo_file = "/opt/microsoft/ncv4/topo.xml";
   EXPECT_EQ(find(judge("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt", o), "nccl_log.topo_file").status, Status::pass);
+  // NCCL_ALGO forced in the job's environment, as the log's own lines show it: the node check's rule.
+  const auto algo = find(judge("nvls-zero-channels-h800-p2p-direct-pointer-nccl-892.txt"), "nccl.env.forced");
+  EXPECT_EQ(algo.status, Status::warn);
+  EXPECT_NE(algo.title.find("NCCL_ALGO=Tree,Ring,,CollnetDirect,CollnetChain,NVLS"), std::string::npos) << algo.title;
+  EXPECT_EQ(algo.evidence.at(0).source, "nvls-zero-channels-h800-p2p-direct-pointer-nccl-892.txt:5");
+  for (const auto& f : judge("ib-gdrdma-rings-old-nccl-azure-nc24rsv3-nccl-tests-36.txt")) EXPECT_NE(f.id, "nccl.env.forced");
   auto ib = find(judge("ib-gdrdma-rings-old-nccl-azure-nc24rsv3-nccl-tests-36.txt"), "nccl_log.net");
   EXPECT_EQ(metric(ib, "channels.NET/IB"), 3);
   // Two logs of different NCCL versions read together.
@@ -253,6 +264,17 @@ TEST(SharedFixtures, EveryNcclLogParses) {
                                             {"b", &logs.at("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt")}},
                                            {});
   EXPECT_EQ(find(both, "nccl_log.net").status, Status::fail);
+  EXPECT_NE(find(both, "nccl_log.net").fix.find("same NCCL build"), std::string::npos);
+  // Versions differ and one rank fell back to sockets: the title leads with the problem whose
+  // fix comes first (the network's), the versions follow in the evidence and the fix.
+  auto mixed = find(analyzers::analyze_nccl_logs({{"a", &logs.at("socket-fallback-no-libibverbs-nccl-2.25.1-nccl-tests-287.txt")},
+                                                  {"b", &logs.at("etc-nccl-conf-topo-file-loaded-nccl-2.18.5-nccl-1008.txt")}},
+                                                 {}),
+                    "nccl_log.net");
+  EXPECT_EQ(mixed.status, Status::fail);
+  EXPECT_EQ(mixed.title.find("ranks report different NCCL versions"), std::string::npos) << mixed.title;
+  EXPECT_NE(mixed.fix.find("/dev/infiniband"), std::string::npos) << mixed.fix;
+  EXPECT_NE(mixed.fix.find("same NCCL build"), std::string::npos) << mixed.fix;
 }
 
 TEST(SharedFixtures, EveryStepLogParses) {

@@ -278,6 +278,11 @@ TEST(AnalyzerNvidiaSmi, SharedCapturesGiveConcreteOutcomes) {
   EXPECT_EQ(find(a100, "gpu.ecc", "0000:01:00.0").status, Status::pass);
   EXPECT_EQ(find(a100, "gpu.pcie", "0000:01:00.0").status, Status::pass);
   EXPECT_EQ(find(a100, "gpu.fabric", "0000:01:00.0").status, Status::skip);
+  // ... left in MIG mode, and one of its four attached GPUs described: both said.
+  EXPECT_EQ(find(a100, "gpu.mig", "0000:01:00.0").status, Status::warn);
+  const auto& cut = find(a100, "gpu.nvml", "query-xml-a100-sxm4-v12-telegraf-testdata.xml");
+  EXPECT_EQ(cut.status, Status::warn);
+  EXPECT_NE(cut.title.find("1 of its 4 attached GPUs"), std::string::npos) << cut.title;
   // RTX 4000 Ada (v13): idle at Gen1 of Gen4, ECC off.
   auto ada = shared("query-xml-rtx-4000-sff-ada-v13-telegraf-testdata.xml");
   EXPECT_EQ(find(ada, "gpu.pcie", "0000:06:00.0").status, Status::skip);
@@ -509,4 +514,22 @@ TEST(AnalyzerNvidiaSmi, ANarrowLinkInAVmPointsAtTheHostNotAReseat) {
   bool said = false;
   for (const auto& e : guest.evidence) said = said || e.observed.find("GPU virtualization mode Pass-Through") != std::string::npos;
   EXPECT_TRUE(said);
+}
+
+TEST(AnalyzerNvidiaSmi, MigModeWarnsWhereEnabledAndACutCaptureSaysSo) {
+  auto fs = analyze({{"healthy.xml", healthy()}});
+  EXPECT_EQ(find(fs, "gpu.mig", kGpu0).status, Status::pass);
+  EXPECT_EQ(std::count_if(fs.begin(), fs.end(), [](const report::Finding& f) { return f.id == "gpu.nvml"; }), 0)
+      << "every attached GPU described: nothing to say";
+  auto mig = analyze({{"mig.xml", edit(healthy(), "<current_mig>Disabled</current_mig>", "<current_mig>Enabled</current_mig>")}});
+  const auto& on = find(mig, "gpu.mig", kGpu0);
+  EXPECT_EQ(on.status, Status::warn);
+  EXPECT_NE(on.fix.find("-mig 0"), std::string::npos) << on.fix;
+  EXPECT_EQ(find(mig, "gpu.mig", kGpu1).status, Status::pass);
+  auto na = analyze({{"na.xml", edit(healthy(), "<current_mig>Disabled</current_mig>", "<current_mig>N/A</current_mig>")}});
+  EXPECT_EQ(find(na, "gpu.mig", kGpu0).status, Status::skip);
+  auto cut = analyze({{"cut.xml", edit(healthy(), "<attached_gpus>2</attached_gpus>", "<attached_gpus>8</attached_gpus>")}});
+  const auto& n = find(cut, "gpu.nvml", "cut.xml");
+  EXPECT_EQ(n.status, Status::warn);
+  EXPECT_NE(n.title.find("2 of its 8 attached GPUs: the other 6 were not judged"), std::string::npos) << n.title;
 }

@@ -354,6 +354,16 @@ TEST(GpuHelper, FabricFailPassAndSkip) {
   EXPECT_EQ(status_of(judge({v2}), kGpu0, "gpu.fabric"), Status::pass);
 }
 
+TEST(GpuHelper, MigWarnPassAndSkip) {
+  TempDir d;
+  auto on = judge_one(d, "0 mig 1\n");
+  EXPECT_EQ(status_of(on, kGpu0, "gpu.mig"), Status::warn);
+  EXPECT_NE(on[kGpu0]["gpu.mig"].title.find("MIG mode enabled"), std::string::npos);
+  EXPECT_EQ(status_of(judge_one(d, "0 mig 0\n"), kGpu0, "gpu.mig"), Status::pass);
+  // A GPU without MIG: the call is not supported, the rule cannot say.
+  EXPECT_EQ(status_of(judge_one(d, ""), kGpu0, "gpu.mig"), Status::skip);
+}
+
 TEST(GpuHelper, OldDriverLibraryGivesAbsentFactsNotErrors) {
   TempDir d;
   auto out = parsed(run_helper(d, "gpus 1\n" + healthy(0) + "0 clock_events 0x40\n", old_driver()));

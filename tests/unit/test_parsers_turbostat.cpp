@@ -68,6 +68,34 @@ TEST(AnalyzersTurbostat, DeepIdleStatuses) {
   EXPECT_EQ(analyzers::analyze_turbostat(none, "t", {})[1].status, report::Status::skip);
 }
 
+// Without the hardware's core C-state counters (AMD, VMs: no CPU%c1, CPU%c6), the kernel's own
+// idle-state residency says what it can: idle cores never entering a deep state fail; entering
+// one is said and skipped. acpi_idle's C2/C3 are the deep states where no C6 is listed.
+TEST(AnalyzersTurbostat, DeepIdleFromTheKernelsIdleStatesWithoutHardwareColumns) {
+  auto deep = *parsers::parse_turbostat("CPU Busy% POLL% C1% C2% C3%\n0 1.0 0.1 0.3 5.5 93.0\n1 2.0 0.1 0.5 6.0 91.0\n2 80.0 0 1 1 1\n");
+  auto f = analyzers::analyze_turbostat(deep, "t", {})[1];
+  // Asked for is not reached (a BIOS may demote every request): said, not passed.
+  EXPECT_EQ(f.status, report::Status::skip) << f.title;
+  EXPECT_NE(f.title.find("the kernel asks for deep idle states (C2%+C3% 97.8% of idle time"), std::string::npos) << f.title;
+  auto metric = [&](const char* name) {
+    for (const auto& [k, v] : f.metrics)
+      if (k == name) return v;
+    ADD_FAILURE() << "no metric " << name;
+    return -1.0;
+  };
+  EXPECT_NEAR(metric("deep_pct"), 97.75, 0.01);
+  EXPECT_EQ(metric("idle_cpus"), 2);
+  auto held = *parsers::parse_turbostat("CPU Busy% POLL% C1% C2% C3%\n0 1.0 0.1 98.0 0.0 0.0\n");
+  auto h = analyzers::analyze_turbostat(held, "t", {})[1];
+  EXPECT_EQ(h.status, report::Status::fail) << h.title;
+  EXPECT_NE(h.fix.find("/dev/cpu_dma_latency"), std::string::npos) << h.fix;
+  // intel_idle's names: C3 is not deep where C6 is listed.
+  auto intel = *parsers::parse_turbostat("CPU Busy% C1% C1E% C3% C6%\n0 1.0 30.0 30.0 39.0 0.0\n");
+  auto i = analyzers::analyze_turbostat(intel, "t", {})[1];
+  EXPECT_EQ(i.status, report::Status::fail) << i.title;  // C1+C1E 60%, C6 0%
+  EXPECT_NE(i.title.find("C6% 0.00%"), std::string::npos) << i.title;
+}
+
 // Sibling threads end their rows before the core-level columns (CPU%c6 ...): they are idle
 // CPUs all the same, and take their core's value from the core's first thread.
 TEST(AnalyzersTurbostat, SiblingRowsWithoutCoreColumnsCount) {

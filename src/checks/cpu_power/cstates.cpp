@@ -252,8 +252,23 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
     out.fix = bios_fix;
     out.impact = "busy cores next to those CPUs lose turbo headroom when they idle";
   } else {
-    out.title = fmt::format("deep idle reachable: {} ({} us) enabled on {} of {} online CPUs", deepest ? deepest->name : "?",
-                            deepest && deepest->latency_us ? *deepest->latency_us : 0, enabled.count(), online);
+    // Each CPU's own deepest enabled state: on big.LITTLE parts they differ by core type, and
+    // the deepest of all is not "enabled on" the others.
+    std::map<std::string, parsers::CpuSet> by_state;
+    for (const auto& [cpu, states] : idle.per_cpu) {
+      const facts::IdleState* own = nullptr;
+      for (const auto& st : states)
+        if (!st.disabled.value_or(false) && st.latency_us && (!own || *st.latency_us > *own->latency_us)) own = &st;
+      if (own && enabled.contains(cpu)) by_state[fmt::format("{} ({} us)", own->name, *own->latency_us)].insert(cpu);
+    }
+    if (by_state.size() > 1) {
+      std::string each;
+      for (const auto& [state, cpus] : by_state) each += fmt::format("{}{} on CPUs {}", each.empty() ? "" : ", ", state, cpus_text(cpus));
+      out.title = fmt::format("deep idle reachable on {} of {} online CPUs, each its own core type's deepest: {}", enabled.count(), online, each);
+    } else {
+      out.title = fmt::format("deep idle reachable: {} ({} us) enabled on {} of {} online CPUs", deepest ? deepest->name : "?",
+                              deepest && deepest->latency_us ? *deepest->latency_us : 0, enabled.count(), online);
+    }
     out.evidence.insert(out.evidence.begin(),
         {fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu), state_list(first_cpu), std::nullopt});
   }
@@ -279,7 +294,7 @@ void add_cpu_power_cstates(core::Registry& r) {
   r.add({.id = "cpu.cstate.deep_idle",
          .layer = layer::cpu_power,
          .summary = "idle cores can reach a deep C-state (turbo headroom for busy cores)",
-         .rule = "`fail` when idle cores cannot reach a deep idle state (exit latency >= deep_latency_us, 50 us: Intel C6, AMD ACPI C2): `idle=poll`, capped on the command line, every deep state disabled on some CPU, only shallow states exposed on bare metal (BIOS limit), or a PM QoS request (/dev/cpu_dma_latency) below the deep state's latency. `warn` when only shallow states are exposed on a node not known to be bare metal (virt.hypervisor skipped), when some online CPUs have no deep state while others do (they are named), or when some online CPUs' cpuidle directories are unreadable. `skip` in a VM that exposes no deep state (the host decides), without a cpuidle driver, and when the driver is loaded but no CPU's states are readable. `pass` names the deepest reachable state and counts every online CPU.",
+         .rule = "`fail` when idle cores cannot reach a deep idle state (exit latency >= deep_latency_us, 50 us: Intel C6, AMD ACPI C2): `idle=poll`, capped on the command line, every deep state disabled on some CPU, only shallow states exposed on bare metal (BIOS limit), or a PM QoS request (/dev/cpu_dma_latency) below the deep state's latency. `warn` when only shallow states are exposed on a node not known to be bare metal (virt.hypervisor skipped), when some online CPUs have no deep state while others do (they are named), or when some online CPUs' cpuidle directories are unreadable. `skip` in a VM that exposes no deep state (the host decides), without a cpuidle driver, and when the driver is loaded but no CPU's states are readable. `pass` names the deepest reachable state (each core type's own, with its CPUs, where they differ: big.LITTLE) and counts every online CPU.",
          .fix = "Allow C6 in the BIOS, remove intel_idle.max_cstate=/processor.max_cstate=/idle= from the kernel command line, re-enable disabled states, release a low PM QoS request (tuned latency-performance).",
          .reads = reads::of({reads::cpuidle(), reads::cmdline(), reads::hypervisor()}),
          .params = {{"deep_latency_us", 50, "exit latency (us) from which an idle state counts as deep"}},

@@ -83,7 +83,11 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   auto out = core::finding(id, layer, Status::pass, "");
   out.add("/sys/bus/pci/devices", fmt::format("{} GPU(s) on PCI: {}", pci_gpus.size(), join_listed(pci_gpus)));
   if (!identity_unread.empty())
-    out.add("/sys/bus/pci/devices/*/{vendor,class}", "not readable for " + join_listed(identity_unread) + ": counted because the driver lists them");
+    // The PCI facts keep devices whose vendor file was read: which of the two files is
+    // missing is not known here (hwloc's trees keep class and drop vendor).
+    out.add("/sys/bus/pci/devices/*/{vendor,class}",
+            "not identified as NVIDIA GPUs there (a vendor or class file missing or unreadable) for " + join_listed(identity_unread) +
+                ": counted because the driver lists them");
   out.add("/proc/driver/nvidia/gpus", drv.listed ? fmt::format("{} listed: {}", drv.gpus.size(), join_listed(visible)) : "not readable: " + drv.error);
   out.add("/proc/driver/nvidia/version", version ? *version : std::string("not readable"));
   out.add("container", container);
@@ -140,6 +144,16 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   for (const auto& b : expected)
     if (!listed.count(b)) unseen.push_back(b);
   if (!unseen.empty() && !drv.listed && !f.absence_is_real()) {
+    // Without the driver's list, each GPU's driver link still says whether nvidia took it.
+    std::vector<std::string> bound;
+    for (const auto& b : unseen)
+      if (facts::pci_driver(f, b) == "nvidia") bound.push_back(b);
+    if (!bound.empty()) out.add("/sys/bus/pci/devices/*/driver", "nvidia: " + join_listed(bound));
+    if (bound.size() == unseen.size()) {
+      out.title = fmt::format("{} GPU(s): {}{} (each bound to the nvidia driver; its GPU list not captured)", expected.size(), model_text,
+                              driver_text);
+      return {out};
+    }
     out.status = Status::skip;
     out.title = fmt::format("{} GPU(s) on PCI, but the NVIDIA driver's GPU list was not captured ({}): whether the driver sees them is unknown",
                             expected.size(), drv.error);

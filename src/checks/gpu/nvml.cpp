@@ -1,5 +1,5 @@
 // gpu.nvml (whether the GPUs' health was read at all) and the NVML rules of the gpu layer:
-// gpu.persistence, gpu.clocks, gpu.ecc, gpu.nvlink, gpu.fabric (checks/nvml: perfgap-gpu's
+// gpu.persistence, gpu.clocks, gpu.ecc, gpu.nvlink, gpu.fabric, gpu.mig (checks/nvml: perfgap-gpu's
 // facts judged by analyze nvidia-smi's rules).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,7 +15,7 @@ namespace perfgap::checks {
 namespace {
 
 constexpr std::string_view kPersistence = "gpu.persistence", kClocks = "gpu.clocks", kEcc = "gpu.ecc", kNvlink = "gpu.nvlink",
-                           kFabric = "gpu.fabric";
+                           kFabric = "gpu.fabric", kMig = "gpu.mig";
 
 // gpu.nvml: whether the GPU health checks had anything to judge. A node with NVIDIA GPUs on
 // PCI whose NVML facts could not be read is not a healthy node, only an unexamined one: warn,
@@ -153,5 +153,17 @@ void add_gpu_nvml(core::Registry& r) {
          .reads = reads,
          .params = {},
          .run = nvml::rule(kFabric, layer::gpu)});
+  r.add({.id = kMig,
+         .layer = layer::gpu,
+         .summary = "no GPU is left in MIG mode (split into instances) on a training node",
+         .rule = "Per GPU: `warn` when its current MIG mode is Enabled (a training job then gets one instance, a fraction of "
+                 "the SMs and memory, and NCCL has no NVLink or P2P between instances); `pass` when Disabled; `skip` on GPUs "
+                 "without MIG or where the capture does not say." PERFGAP_NVML_LEFT_ALONE PERFGAP_NVML_SOURCE,
+         .fix = "Stop the GPU's clients and run nvidia-smi -i <gpu> -mig 0 (a reset or reboot where it says pending); where a "
+                "MIG manager owns the setting (the GPU operator's nvidia.com/mig.config label, nvidia-mig-parted), set the "
+                "training nodes' profile to all-disabled.",
+         .reads = reads,
+         .params = {},
+         .run = nvml::rule(kMig, layer::gpu)});
 }
 }  // namespace perfgap::checks

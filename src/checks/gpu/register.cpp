@@ -6,7 +6,7 @@ namespace perfgap::checks {
 
 // The files of checks/gpu/, each adding its checks.
 void add_gpu_inventory(core::Registry& r);  // inventory.cpp: gpu.inventory
-void add_gpu_nvml(core::Registry& r);  // nvml.cpp: gpu.nvml, gpu.persistence, gpu.clocks, gpu.ecc, gpu.nvlink, gpu.fabric
+void add_gpu_nvml(core::Registry& r);  // nvml.cpp: gpu.nvml, gpu.persistence, gpu.clocks, gpu.ecc, gpu.nvlink, gpu.fabric, gpu.mig
 void add_gpu_xid(core::Registry& r);  // xid.cpp: gpu.xid, gpu.fallen_off_bus, gpu.nvlink_xid, gpu.nvswitch_sxid
 
 void register_gpu(core::Registry& r) {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "analyzers/nccl_env.hpp"
 #include "checks/util.hpp"
 #include "facts/infiniband.hpp"
 #include "facts/nccl.hpp"
@@ -18,11 +19,6 @@ namespace perfgap::checks {
 
 namespace {
 
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
-}
 
 // A setting NCCL would act on: set and non-empty (NCCL ignores empty values).
 std::optional<facts::NcclSetting> active(const facts::NcclConfig& c, std::string_view name) {
@@ -76,41 +72,8 @@ std::vector<Finding> disabled_paths(facts::Facts& f, const core::Thresholds&) {
 
 // ---- nccl.env.forced ---------------------------------------------------------------------
 std::vector<Finding> forced(facts::Facts& f, const core::Thresholds&) {
-  constexpr std::string_view id = "nccl.env.forced";
-  const auto& c = facts::nccl_config(f);
-  auto out = core::finding(id, layer::network, Status::pass, "");
-  std::vector<std::string> names;
-  for (const char* name : {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE"})
-    if (auto s = active(c, name)) {
-      names.push_back(std::string(name) + "=" + shown(name, s->value));
-      out.add(s->source, std::string(name) + "=" + shown(name, s->value), "unset (NCCL's tuning)");
-    }
-  auto dbg = active(c, "NCCL_DEBUG");
-  auto sub = active(c, "NCCL_DEBUG_SUBSYS");
-  if (dbg && (iequals(dbg->value, "INFO") || iequals(dbg->value, "TRACE")) && sub) {
-    std::string upper = sub->value;
-    for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    bool all = false;
-    for (auto w : sys::split(upper, ','))
-      all = all || sys::trim_ws(w) == "ALL";
-    if (all && upper[0] != '^') {
-      names.push_back("NCCL_DEBUG=" + dbg->value + " with NCCL_DEBUG_SUBSYS=" + sub->value);
-      out.add(dbg->source, "NCCL_DEBUG=" + dbg->value, "WARN (or INFO with the default subsystems)");
-      out.add(sub->source, "NCCL_DEBUG_SUBSYS=" + sub->value);
-    }
-  }
-  if (names.empty()) {
-    out.title = "NCCL's algorithm, protocol, channel and buffer tuning is not overridden";
-    out.add(f.audited_env_source() + ", NCCL config files", std::string(f.audited_env_error().empty() ? "" : "environment not readable; config files: ") + "none of NCCL_ALGO, NCCL_PROTO, NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS, NCCL_BUFFSIZE; no NCCL_DEBUG=INFO/TRACE with NCCL_DEBUG_SUBSYS=ALL");
-    return {out};
-  }
-  out.status = Status::warn;
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  out.title = "forced NCCL settings override its tuning: " + list;
-  out.fix = "Verify each with a sweep against NCCL's default before keeping it, e.g. perfgap sweep --env NCCL_ALGO=<current>,unset -- all_reduce_perf -b 1M -e 1G -f 2 -g 8; drop debug logging (NCCL_DEBUG=WARN) outside investigations.";
-  out.impact = "settings tuned on another system or NCCL version often cost bandwidth at some message sizes; full debug logging slows every collective";
-  return {out};
+  return {analyzers::judge_nccl_forced(facts::nccl_config(f), f.audited_env_source() + ", NCCL config files",
+                                       f.audited_env_error().empty() ? "" : "environment not readable; config files: ")};
 }
 
 // ---- nccl.env.devices --------------------------------------------------------------------
