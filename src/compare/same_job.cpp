@@ -20,8 +20,10 @@ struct JobIdentity {
   // nccl-tests reports: the ranks and nodes each run was on (nccl_tests.busbw's metrics `ranks`
   // and `nodes`: printed, or read from the launcher command line or busbw/algbw).
   std::set<long long> nccl_ranks, nccl_nodes;
-  // analyze steps: what its step log measured ("samples/s", "tokens/s", "ms per iteration").
+  // analyze steps: what its step log measured ("samples/s", "tokens/s", "ms per iteration"), and
+  // the job's global batch size (steps.gap's metric global_batch_size, where the log says it).
   std::set<std::string> step_measures;
+  std::set<double> global_batches;
   // analyze nccl-tests: the collective its busbw measured (RunShape's; "collective measured").
   std::set<std::string> collectives;
 };
@@ -102,8 +104,10 @@ JobIdentity same_job_identity(const ReportView& r) {
     } else if (f.id == "steps.gap") {
       for (const auto& [source, observed] : f.evidence)
         if (source == parsers::kThroughputUnitEvidence && !observed.empty()) id.step_measures.emplace(observed);
-      for (const auto& [name, v] : f.metrics)
+      for (const auto& [name, v] : f.metrics) {
         if (name == "median_ms") id.step_measures.emplace("ms per iteration");
+        if (name == "global_batch_size" && std::isfinite(v) && v > 0) id.global_batches.insert(v);
+      }
     } else if (f.id == "gpu.inventory") {
       same_job_inventory_gpus(f.title, id.gpu_models);
     }
@@ -117,6 +121,8 @@ template <class T>
 std::string same_job_list(const std::set<T>& s) {
   return fmt::format("{}", fmt::join(s, " + "));
 }
+
+std::string same_job_batches(const std::set<double>& s) { return fmt::format("{:g}", fmt::join(s, " + ")); }
 
 }  // namespace
 
@@ -160,6 +166,10 @@ std::vector<std::string> different_jobs(const ReportView& before, const std::str
   if (!a.step_measures.empty() && !b.step_measures.empty() && a.step_measures != b.step_measures)
     out.push_back(fmt::format("steps in {} in {}, in {} in {}", same_job_list(a.step_measures), before_name, same_job_list(b.step_measures),
                               after_name));
+  // Steps of another global batch: another job (a 2-sample step is no 288-sample one).
+  if (!a.global_batches.empty() && !b.global_batches.empty() && a.global_batches != b.global_batches)
+    out.push_back(fmt::format("global batch size {} in {}, {} in {}", same_job_batches(a.global_batches), before_name,
+                              same_job_batches(b.global_batches), after_name));
   if (!a.cpu_model.empty() && !b.cpu_model.empty() && a.cpu_model != b.cpu_model)
     out.push_back(fmt::format("CPU {} in {}, {} in {}", a.cpu_model, before_name, b.cpu_model, after_name));
   return out;

@@ -31,7 +31,7 @@ std::string gpu_model_of_label(std::string_view label);
 // GPU models its Rank lines name (evidence "nccl-tests GPUs"), read as compare/run_shape reads
 // them; a profile's world size is weighed against an nccl-tests run's ranks, its GPU models
 // against the run's. Step logs (analyze steps: steps.gap): what they measured (samples/s,
-// tokens/s, ms per iteration).
+// tokens/s, ms per iteration) and the job's global batch size (metric global_batch_size).
 std::vector<std::string> different_jobs(const ReportView& before, const std::string& before_name, const ReportView& after,
                                         const std::string& after_name);
 

@@ -236,3 +236,28 @@ TEST(CompareRunShape, OneShapeForFleetAndCompare) {
   EXPECT_EQ(unsaid.words(), "ranks not said");
   EXPECT_EQ(compare::collective_measured("AllReduce"), "AllReduce");
 }
+
+// Step logs of another global batch size (steps.gap's metric global_batch_size): the field review's
+// batch-2 Megatron log against a batch-288 one read "median_ms: 87 -> 2.434e+05 (+279660.2%)", FAIL.
+TEST(CompareSameJob, StepLogsOfAnotherGlobalBatchAreAnotherJob) {
+  auto steps = [](double median, double batch) {
+    std::string metrics = R"({"median_ms":)" + std::to_string(median);
+    if (batch > 0) metrics += R"(,"global_batch_size":)" + std::to_string(batch);
+    metrics += "}";
+    return same_job_report(R"({"id":"steps.gap","layer":"workload","status":"skip","subject":"train.log","title":"median","evidence":[],"fix":"","impact":"","metrics":)" +
+                               metrics + "}",
+                           "analyze", "null");
+  };
+  auto fs = same_job_compare(steps(87, 2), steps(243400, 288));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::skip);
+  EXPECT_NE(fs[0].title.find("different jobs or machines (global batch size 2 in before.json, 288 in after.json)"), std::string::npos) << fs[0].title;
+  // The same batch, or a log that does not say it: compared, the slower steps a regression.
+  for (double other : {2.0, 0.0}) {
+    fs = same_job_compare(steps(87, 2), steps(120, other));
+    ASSERT_GT(fs.size(), 1u);
+    bool worse = false;
+    for (const auto& f : fs) worse = worse || (f.id == "compare.metric" && f.status == Status::fail);
+    EXPECT_TRUE(worse) << fs[0].title;
+  }
+}
