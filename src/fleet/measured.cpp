@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
 
+#include "compare/run_shape.hpp"
 #include "parsers/hostlist.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "report/informational.hpp"
@@ -200,33 +200,13 @@ void pace_collective_evidence(const std::map<std::string, std::vector<std::strin
 }
 
 // What makes two nccl-tests runs' peaks one scale besides their collective: ranks, nodes, GPU
-// model and the largest size measured, said as "8 ranks on 1 node, NVIDIA H100 80GB HBM3, to 8 GiB".
-struct BusbwShape {
-  long long ranks = 0;  // 0: not said
-  std::string words;
-};
-
-BusbwShape busbw_shape(const NodeReport& r, const NodeFinding& f) {
-  BusbwShape sh;
-  long long nodes = 0;
-  std::uint64_t largest = 0;
-  for (const auto& m : r.metrics_of(f)) {
-    if (!std::isfinite(m.value) || m.value <= 0) continue;
-    if (m.name == "ranks") sh.ranks = std::llround(m.value);
-    else if (m.name == "nodes") nodes = std::llround(m.value);
-    // busbw_gbps.SIZE (not its .spread): the sizes the run measured.
-    else if (m.name.starts_with("busbw_gbps.") && m.name.find('.', 11) == std::string_view::npos) {
-      std::uint64_t bytes = 0;
-      const auto digits = m.name.substr(11);
-      if (std::from_chars(digits.data(), digits.data() + digits.size(), bytes).ec == std::errc()) largest = std::max(largest, bytes);
-    }
-  }
-  std::vector<std::string> parts;
-  parts.push_back(sh.ranks > 0 ? fmt::format("{} rank{}", sh.ranks, sh.ranks == 1 ? "" : "s") : "ranks not said");
-  if (nodes > 0) parts.back() += fmt::format(" on {} node{}", nodes, nodes == 1 ? "" : "s");
-  if (!r.gpus.empty()) parts.push_back(r.gpus);
-  if (largest > 0) parts.push_back("to " + parsers::format_size(largest));
-  sh.words = fmt::format("{}", fmt::join(parts, ", "));
+// model and the largest size measured (compare's RunShape, which compare also refuses to take
+// for one run), said as "8 ranks on 1 node, NVIDIA H100 80GB HBM3, to 8 GiB".
+compare::RunShape busbw_shape(const NodeReport& r, const NodeFinding& f) {
+  compare::RunShape sh;
+  sh.collective = r.collective;
+  sh.gpus = r.gpus;
+  for (const auto& m : r.metrics_of(f)) sh.read_metric(m.name, m.value);
   return sh;
 }
 
@@ -288,7 +268,7 @@ PaceGroups pace_groups(const std::vector<NodeReport>& measured, const MeasuredNa
             any = true;  // named as unreadable, not twice
             continue;
           }
-          const BusbwShape sh = busbw_shape(r, f);
+          const compare::RunShape sh = busbw_shape(r, f);
           if (sh.ranks == 1) {
             bad.push_back({r.file, std::string(kNcclTestsOneRankWhy)});
             any = true;
@@ -297,7 +277,7 @@ PaceGroups pace_groups(const std::vector<NodeReport>& measured, const MeasuredNa
           for (const auto& h : r.hosts) names.emplace_back(short_node_name(h));
           busbw_collectives[r.collective].push_back(r.file);
           group = r.collective;
-          shape = sh.words;
+          shape = sh.words();
           busbw_shapes[group][shape].push_back(r.file);
         } else {
           if (ms[i].metric == "median_throughput") {

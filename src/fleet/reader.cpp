@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "compare/run_shape.hpp"
 #include "parsers/nccl_inspector.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "parsers/steps.hpp"
@@ -61,8 +62,7 @@ void keep_entries(std::span<const report::ReadEntry> entries, report::StringMap&
 void read_measured_evidence(const report::ReadFinding& f, std::uint32_t finding, NodeReport& out) {
   for (const auto& ev : f.evidence) {
     if (ev.source == parsers::kCollectiveMeasuredEvidence && out.collective.empty()) {
-      const std::string_view said = ev.observed;
-      out.collective = std::string(said.substr(0, said.find(' ')));
+      out.collective = std::string(compare::collective_measured(ev.observed));
       continue;
     }
     if (ev.source == parsers::kNcclTestsGpusEvidence && out.gpus.empty()) {
