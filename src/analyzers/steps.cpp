@@ -269,6 +269,9 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
     f.metric("records", static_cast<double>(s.records));
     f.metric("warmup_records", static_cast<double>(s.warmup));
     if (s.skipped) f.metric("skipped_iterations", static_cast<double>(s.skipped));
+    // The job's global batch size, where the log says it: fleet paces and compare weigh only
+    // logs of one batch size against each other.
+    if (s.global_batch) f.metric("global_batch_size", *s.global_batch);
   }
   std::string measured;
   if (number_only) {
@@ -375,6 +378,7 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
     }
   }
   if (s.throughput) f.add(std::string(parsers::kThroughputUnitEvidence), s.unit);
+  if (!s.startup_only.empty()) f.add(std::string(parsers::kStartupOnlyEvidence), s.startup_only);
   if (!number_only && !s.series.empty()) f.charts.push_back(steps_chart(s, o, comparable));
   return f;
 }

@@ -502,6 +502,10 @@ std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
               "give the log from its beginning (not a tail or an excerpt of the table), or rerun nccl-tests keeping its '#' header lines "
               "(no filter that drops them; srun --label and mpirun --tag-output prefixes are read), then analyze it again; the rest of the "
               "fleet was aggregated without it.";
+    else if (std::string_view(u.why).starts_with(kStepsStartupOnlyWhy))
+      f.fix =
+          "give the node's log over steady-state steps (more iterations: past the warm-up and the loss-scale overflows of a run's start) "
+          "and analyze it again (perfgap analyze steps LOG --format json); the rest of the fleet was aggregated without it.";
     else if (u.why == kNcclTestsOneRankWhy)
       f.fix = "run nccl-tests over the node's GPUs (one process with -g 8, or one rank per GPU under mpirun/srun) and analyze that "
               "run; the rest of the fleet was aggregated without it.";
