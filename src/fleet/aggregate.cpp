@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "compare/compare.hpp"
 #include "fleet/measured.hpp"
 #include "parsers/hostlist.hpp"
 #include "report/informational.hpp"
@@ -240,10 +241,44 @@ std::string metric_key(const NodeFinding& f, std::string_view metric) {
   return node_specific(f.subject) ? std::string() : format_key(f.id, metric, f.subject);
 }
 
+namespace {
+
+// A value far from the fleet's median, on the side its metric is worse (or either side, where the
+// direction is not known).
+struct OutlierHit {
+  std::uint32_t node;
+  const std::string* key;
+  double value;
+  Spread spread;
+  std::size_t n;
+  std::string_view check;  // the finding the metric is of
+};
+
+// The values far from the median whose own check passes there: said, not flagged (a node with 16
+// times the fleet's /dev/shm, or deeper idle states, where the check passes, is not a problem).
+Finding outliers_passing(std::vector<OutlierHit>& info, const std::vector<NodeReport>& nodes, Finding f) {
+  constexpr std::size_t kShown = 20;
+  std::sort(info.begin(), info.end(),
+            [](const OutlierHit& a, const OutlierHit& b) { return a.node != b.node ? a.node < b.node : *a.key < *b.key; });
+  for (std::size_t j = 0; j < info.size() && j < kShown; ++j) {
+    const auto& h = info[j];
+    f.add(*h.key, fmt::format("{}: {} (fleet median {} of {} nodes; {} passes there: information, not an outlier)", nodes[h.node].name,
+                              number(h.value), number(h.spread.median), h.n, h.check));
+  }
+  if (info.size() > kShown)
+    f.add("far where their check passes",
+          fmt::format("{} more values (the JSON report's metric passing_far counts them)", info.size() - kShown));
+  f.metric("passing_far", static_cast<double>(info.size()));
+  return f;
+}
+
+}  // namespace
+
 std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const OutlierRule& rule) {
   struct Sample {
     std::uint32_t node;
     double value;
+    bool passes;  // the finding carrying it passes there (a verdict, not an informational summary's pass)
   };
   // Keyed by views into the node reports (id, metric, subject): no string is built per
   // sample; 10,000 nodes carry about a million of them.
@@ -261,35 +296,42 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
   for (std::uint32_t i = 0; i < nodes.size(); ++i)
     for (const auto& f : nodes[i].findings) {
       if (node_specific(f.subject)) continue;
+      const bool passes = f.status == Status::pass && report::decides(f.id, f.status);
       for (const auto& [name, value] : nodes[i].metrics_of(f)) {
         if (!std::isfinite(value)) continue;
         auto& v = samples_of[Key{f.id, name, f.subject}];
-        if (v.empty() || v.back().node != i) v.push_back({i, value});  // a repeated finding: its first value
+        if (v.empty() || v.back().node != i) v.push_back({i, value, passes});  // a repeated finding: its first value
       }
     }
-  // The printed key of each compared metric, in a stable order for the findings.
-  std::map<std::string, std::pair<const std::vector<Sample>*, double>> by_key;  // and the metric's absolute floor
+  // The printed key of each compared metric, in a stable order for the findings, with its
+  // absolute floor, its direction (the one table compare and fleet.pace read) and its check.
+  struct Compared {
+    const std::vector<Sample>* samples;
+    double floor;
+    compare::Direction direction;
+    std::string_view check;
+  };
+  std::map<std::string, Compared> by_key;
   for (const auto& [k, samples] : samples_of) {
     if (samples.size() < rule.min_nodes) continue;
-    by_key.emplace(format_key(k.id, k.metric, k.subject), std::make_pair(&samples, absolute_floor(k.metric)));
+    by_key.emplace(format_key(k.id, k.metric, k.subject),
+                   Compared{&samples, absolute_floor(k.metric), compare::metric_direction(k.metric), k.id});
   }
-  struct Hit {
-    std::uint32_t node;
-    const std::string* key;
-    double value;
-    Spread spread;
-    std::size_t n;
-  };
-  std::vector<Hit> hits;
+  std::vector<OutlierHit> hits, info;
   std::size_t compared = by_key.size();
   std::vector<double> xs;
-  for (const auto& [key, entry] : by_key) {
-    const auto& [samples, floor] = entry;
+  for (const auto& [key, c] : by_key) {
     xs.clear();
-    for (const auto& s : *samples) xs.push_back(s.value);
+    for (const auto& s : *c.samples) xs.push_back(s.value);
     auto sp = spread(xs);
-    for (const auto& s : *samples)
-      if (is_outlier(s.value, *sp, rule, floor)) hits.push_back({s.node, &key, s.value, *sp, samples->size()});
+    for (const auto& s : *c.samples) {
+      if (!is_outlier(s.value, *sp, rule, c.floor)) continue;
+      // Only the bad side of a metric whose direction is known: more bandwidth, less steal is no outlier.
+      if ((c.direction == compare::Direction::higher_is_better && s.value > sp->median) ||
+          (c.direction == compare::Direction::lower_is_better && s.value < sp->median))
+        continue;
+      (s.passes ? info : hits).push_back({s.node, &key, s.value, *sp, c.samples->size(), c.check});
+    }
   }
   if (compared == 0)
     return {make("fleet.outliers", Status::skip, "",
@@ -297,12 +339,17 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
                              plural(nodes.size(), "node")))};
   if (hits.empty()) {
     Finding f = make("fleet.outliers", Status::pass, "",
-                     fmt::format("no node far from the fleet on {} (modified z-score within {:g}, {})", plural(compared, "metric"),
-                                 rule.z_threshold, plural(nodes.size(), "node")));
+                     fmt::format("no node far from the fleet on {} (modified z-score within {:g}, {}){}", plural(compared, "metric"),
+                                 rule.z_threshold, plural(nodes.size(), "node"),
+                                 info.empty() ? std::string()
+                                              : fmt::format("; {} far from the median where {} own check passes (information)",
+                                                            plural(info.size(), "value"), info.size() == 1 ? "its" : "their")));
     f.metric("metrics_compared", static_cast<double>(compared));
+    if (!info.empty()) f = outliers_passing(info, nodes, std::move(f));
     return {f};
   }
-  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.node != b.node ? a.node < b.node : *a.key < *b.key; });
+  std::sort(hits.begin(), hits.end(),
+            [](const OutlierHit& a, const OutlierHit& b) { return a.node != b.node ? a.node < b.node : *a.key < *b.key; });
   std::vector<Finding> out;
   for (std::size_t i = 0; i < hits.size();) {
     std::size_t end = i;
@@ -327,6 +374,11 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
     out.push_back(std::move(f));
     i = end;
   }
+  if (!info.empty())
+    out.push_back(outliers_passing(info, nodes,
+                                   make("fleet.outliers", Status::pass, "",
+                                        fmt::format("{} far from the median where {} own check passes: information, not outliers",
+                                                    plural(info.size(), "value"), info.size() == 1 ? "its" : "their"))));
   return out;
 }
 

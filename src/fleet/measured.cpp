@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "compare/compare.hpp"
 #include "parsers/hostlist.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "report/informational.hpp"
@@ -158,11 +159,14 @@ std::vector<std::string> pace_shared_configuration(const std::vector<std::string
 }  // namespace
 
 const std::vector<Measure>& measures() {
+  // Which way each is better comes from the one table of metric directions (compare's, which
+  // fleet.outliers reads too).
+  auto higher = [](std::string_view metric) { return compare::metric_direction(metric) == compare::Direction::higher_is_better; };
   static const std::vector<Measure> m = {
-      {"nccl_tests.busbw", "max_busbw_gbps", "peak busbw", "GB/s", true},
-      {"steps.gap", "median_ms", "step time", "ms", false},
-      {"steps.gap", "median_throughput", "throughput", "/s", true},
-      {"profile.iterations", "iteration_ms", "iteration time", "ms", false},
+      {"nccl_tests.busbw", "max_busbw_gbps", "peak busbw", "GB/s", higher("max_busbw_gbps")},
+      {"steps.gap", "median_ms", "step time", "ms", higher("median_ms")},
+      {"steps.gap", "median_throughput", "throughput", "/s", higher("median_throughput")},
+      {"profile.iterations", "iteration_ms", "iteration time", "ms", higher("iteration_ms")},
   };
   return m;
 }

@@ -161,7 +161,9 @@ TEST(FleetDrift, ANodeItsCheckPassesOnIsNeverToldToChange) {
 TEST(FleetOutliers, NamesNodeMetricValueAndMedian) {
   auto nodes = fleet_of(30, [](std::size_t i, fleetgen::NodeSpec& s) {
     if (i == 7) s.metrics["pcie.link.link_width@0000:3a:00.0"] = 8;  // MAD 0 path
+    if (i == 7) s.status["pcie.link"] = "warn";
     if (i == 11) s.metrics["cpu.steal.steal_pct"] = 9.5;              // modified z path
+    if (i == 11) s.status["cpu.steal"] = "warn";
   });
   auto o = outliers(nodes, {});
   ASSERT_EQ(o.size(), 2u);
@@ -184,6 +186,34 @@ TEST(FleetOutliers, NegligiblePercentOverZeroMedianIsNoOutlier) {
   auto o = outliers(nodes, {});
   ASSERT_EQ(o.size(), 1u);
   EXPECT_EQ(o[0].status, Status::pass) << o[0].title;
+}
+
+// Field review 5: WARN fleet.outliers on healthy values: container.shm.shm_gib 251.3 (median 15.5),
+// deepest_latency_us 8800 (median 133), cpu.steal.max_cpu_steal_pct where cpu.steal passes. Only
+// the bad side of a metric whose direction is known is flagged (compare's table, which fleet.pace
+// reads too), and a value whose own check passes is said as information, not a WARN.
+TEST(FleetOutliers, OnlyTheBadSideOfAFailingCheckIsAnOutlier) {
+  auto nodes = fleet_of(12, [](std::size_t i, fleetgen::NodeSpec& s) {
+    s.metrics["cpu.steal.steal_pct"] = i == 3 || i == 4 ? 9.5 : 0.0;  // high steal: the bad side
+    if (i == 4) s.status["cpu.steal"] = "warn";
+    if (i == 5) s.metrics["pcie.link.link_width@0000:3a:00.0"] = 32;  // direction not known, check passes
+    if (i == 6) s.metrics["net.ib.ports.rate_gbps@mlx5_0:1"] = 800;   // faster than the fleet: the good side
+    if (i == 6) s.status["net.ib.ports"] = "warn";
+  });
+  auto o = outliers(nodes, {});
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0].status, Status::warn);
+  EXPECT_EQ(o[0].subject, "n004");
+  ASSERT_EQ(o[0].evidence.size(), 1u);
+  EXPECT_EQ(o[0].evidence[0].source, "cpu.steal.steal_pct");
+  // n003's steal (cpu.steal passes there) and n005's link width: information.
+  EXPECT_EQ(o[1].status, Status::pass);
+  EXPECT_EQ(o[1].subject, "");
+  ASSERT_EQ(o[1].evidence.size(), 2u) << o[1].title;
+  EXPECT_EQ(o[1].evidence[0].source, "cpu.steal.steal_pct");
+  EXPECT_NE(o[1].evidence[0].observed.find("n003: 9.5"), std::string::npos) << o[1].evidence[0].observed;
+  EXPECT_NE(o[1].evidence[1].observed.find("n005: 32"), std::string::npos) << o[1].evidence[1].observed;
+  EXPECT_NE(o[1].evidence[1].observed.find("pcie.link passes there"), std::string::npos) << o[1].evidence[1].observed;
 }
 
 TEST(FleetOutliers, NoOutlierPassesAndTooFewNodesSkips) {
