@@ -377,6 +377,7 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
     }
   }
   if (s.throughput) f.add(std::string(parsers::kThroughputUnitEvidence), s.unit);
+  if (!s.startup_only.empty()) f.add(std::string(parsers::kStartupOnlyEvidence), s.startup_only);
   if (!number_only && !s.series.empty()) f.charts.push_back(steps_chart(s, o, comparable));
   return f;
 }

@@ -28,14 +28,6 @@ struct JobIdentity {
   std::set<std::string> collectives;
 };
 
-// "rank 3 GPU 3 (NVIDIA A100-PG509-200): 8568 kernels, ..." -> "NVIDIA A100-PG509-200".
-std::string same_job_profile_gpu(std::string_view observed) {
-  const auto close = observed.find("): ");
-  // The per-GPU line ("...: 8568 kernels, ..."), not a note that happens to hold parentheses.
-  if (close == std::string_view::npos || observed.find(" kernels, ", close) == std::string_view::npos) return {};
-  return gpu_model_of_label(observed.substr(0, close + 1));
-}
-
 // gpu.inventory's title "8 GPU(s): 8 x NVIDIA H100 80GB HBM3, driver 550.90.07" (or "8 GPU(s) visible in
 // this docker container (8 on PCI): ...") -> its models; the titles of a partial read name none, and
 // models only PCI names ("NVIDIA 10de:2330", driver list unread) are left out.
@@ -84,7 +76,7 @@ JobIdentity same_job_identity(const ReportView& r) {
   for (const auto& f : r.findings) {
     if (f.id == "profile.summary") {
       for (const auto& [source, observed] : f.evidence)
-        if (auto m = same_job_profile_gpu(observed); !m.empty()) id.gpu_models.insert(std::move(m));
+        if (auto m = gpu_model_of_profile_line(observed); !m.empty()) id.gpu_models.insert(std::move(m));
       for (const auto& [name, v] : f.metrics)
         if (name == "world_size" && std::isfinite(v) && v > 0) id.world_sizes.insert(std::llround(v));
     } else if (f.id == "whatif.replay") {
@@ -139,6 +131,13 @@ std::string gpu_model_of_label(std::string_view label) {
       if (close + 1 == label.size() || label[close + 1] == ' ') return close > open ? std::string(label.substr(open, close - open)) : std::string();
   }
   return {};
+}
+
+std::string gpu_model_of_profile_line(std::string_view observed) {
+  const auto close = observed.find("): ");
+  // The per-GPU line ("...: 8568 kernels, ..."), not a note that happens to hold parentheses.
+  if (close == std::string_view::npos || observed.find(" kernels, ", close) == std::string_view::npos) return {};
+  return gpu_model_of_label(observed.substr(0, close + 1));
 }
 
 std::vector<std::string> different_jobs(const ReportView& before, const std::string& before_name, const ReportView& after,

@@ -21,6 +21,11 @@ inline constexpr std::string_view kTracedGpusEvidence = "GPUs traced";
 // model; "" where the label names none.
 std::string gpu_model_of_label(std::string_view label);
 
+// The GPU model of a profile report's per-GPU line (profile.summary's evidence: "rank 3 GPU 3
+// (NVIDIA A100-PG509-200): 8568 kernels, ..."), which fleet paces profiles by too; "" for any
+// other line.
+std::string gpu_model_of_profile_line(std::string_view observed);
+
 // Each difference in words ("GPUs NVIDIA A100-PG509-200 in BEFORE, Tesla V100-SXM2-16GB in AFTER");
 // empty when nothing the reports carry says they differ. Profile reports (analyze nsys/kineto:
 // profile.summary): the GPU models of its evidence and the recorded world size (metric
