@@ -400,6 +400,12 @@ std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
     else if (u.why == kNcclTestsOneRankWhy)
       f.fix = "run nccl-tests over the node's GPUs (one process with -g 8, or one rank per GPU under mpirun/srun) and analyze that "
               "run; the rest of the fleet was aggregated without it.";
+    else if (u.why == kNoMeasurementWhy)
+      // A well-formed analyze report of something fleet does not pace: running check again would not help.
+      f.fix = "this report measures nothing fleet compares across nodes: a profile needs its iterations (profile.iterations: "
+              "the job's step annotations, ProfilerStep#N or NVTX ranges, or --iteration-range when analyzing it); give fleet "
+              "the nodes' nccl-tests, step-log, profile or NCCL Inspector/RAS reports instead; the rest of the fleet was "
+              "aggregated without it.";
     else
       f.fix = "Run `perfgap check --format json --output FILE` on that node again (--output writes the whole report or "
               "nothing); the rest of the fleet was aggregated without it.";

@@ -349,8 +349,7 @@ PaceGroups pace_groups(const std::vector<NodeReport>& measured, const MeasuredNa
       }
     }
     if (!any)
-      bad.push_back({r.file, "an analyze report with no per-node measurement (fleet reads analyze nccl-tests, steps, nsys, "
-                             "kineto, nccl-inspector and nccl-ras reports: nccl_tests.busbw, steps.gap, profile.iterations, nccl_*)"});
+      bad.push_back({r.file, std::string(kNoMeasurementWhy)});
   }
 
   return g;

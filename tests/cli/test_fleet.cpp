@@ -166,6 +166,9 @@ TEST_F(Fleet, NoUsableInputIsExit2WithOneLine) {
   auto bad = findings(json::parse(r.out), "fleet.unreadable");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_NE(bad[0]["title"].get<std::string>().find("no per-node measurement"), std::string::npos);
+  // Its fix says what fleet needs, not to run check again (it is not a broken check report).
+  EXPECT_EQ(bad[0]["fix"].get<std::string>().find("perfgap check"), std::string::npos) << bad[0]["fix"];
+  EXPECT_NE(bad[0]["fix"].get<std::string>().find("measures nothing fleet compares"), std::string::npos) << bad[0]["fix"];
 }
 
 TEST_F(Fleet, JunitAndPrometheusCoverEveryNode) {
