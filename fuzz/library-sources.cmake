@@ -14,7 +14,7 @@ set(PERFGAP_FUZZ_LIBRARY_SOURCES
   facts/*.cpp
   parsers/*.cpp
   core/baseline.cpp core/check.cpp core/config.cpp core/kb.cpp
-  fleet/aggregate.cpp fleet/reader.cpp fleet/stats.cpp fleet/text_view.cpp
+  fleet/aggregate.cpp fleet/drift.cpp fleet/reader.cpp fleet/stats.cpp fleet/text_view.cpp
   probe/judge.cpp
   report/informational.cpp report/model.cpp report/outgoing.cpp report/reader.cpp report/redact.cpp
   report/render_json.cpp report/render_machine.cpp report/render_text.cpp report/text_style.cpp

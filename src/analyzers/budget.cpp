@@ -144,6 +144,7 @@ struct BudgetCollected {
   BudgetMeasures meas;
   std::size_t undecided = 0, used = 0;
   std::vector<std::string> notes;
+  std::string measured_source;  // the --measured log (steps.gap's subject): another log's steps.gap is another run's gap
   // Something shows InfiniBand in use: an RDMA port or NCCL's IB settings judged (net.ib.*,
   // nccl.ib.*, not skipped), or nccl-tests run across nodes.
   bool ib_seen = false;
@@ -181,6 +182,10 @@ struct BudgetCollected {
     for (const auto& x : in.report.findings)
       if (budget_no_busy_capture(x)) no_busy.insert(x.subject);
     for (const auto& x : in.report.findings) {
+      if (auto other = budget_other_runs_gap(x, in.name, measured_source); !other.empty()) {
+        notes.push_back(std::move(other));
+        continue;
+      }
       // Another run's bandwidth measures nothing of the job: its measurement is still to take.
       const bool foreign_busbw = !foreign.empty() && (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw");
       const std::string at = x.subject.empty() ? in.name : fmt::format("{} [{}]", in.name, x.subject);
@@ -253,7 +258,8 @@ std::string budget_other_job(const BudgetInput& in, const std::vector<BudgetInpu
   return fmt::format("{}", fmt::join(said, "; "));
 }
 
-void budget_collect(BudgetCollected& got, const std::vector<BudgetInput>& reports, const core::Kb& kb) {
+void budget_collect(BudgetCollected& got, const std::vector<BudgetInput>& reports, const core::Kb& kb, const std::string& measured_source) {
+  got.measured_source = measured_source;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const auto& in = reports[i];
     std::optional<std::size_t> dup;
@@ -692,17 +698,10 @@ std::string budget_overlap_bound_said(Finding& f, const BudgetMeasures& meas, co
                      it->second.value);
 }
 
-// What is left unexplained, and the next measurement: the first in the knowledge base's order
-// that no report covers. Returns that measurement's name; empty when none is named.
+// What is left unexplained, and the next measurement: of those no report covers, the one the
+// reports point at (budget_next_measurements). Returns that measurement's name; empty when none is named.
 std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const BudgetCollected& got, const BudgetTotals& t) {
-  std::vector<const core::KbMeasurement*> missing;
-  for (const auto& m : kb.measurements) {
-    bool covered = false;
-    for (const auto& id : got.seen_ids)
-      for (const auto& p : m.covered_by) covered = covered || core::id_matches(p, id);
-    if (!covered) missing.push_back(&m);
-  }
-  const auto named = [&](const core::KbMeasurement* m) { return budget_measurement_named(*m, got.other_scale_seen); };
+  const BudgetNext todo = budget_next_measurements(kb, got.seen_ids, got.meas);
   std::string next;
   if (t.shortfall <= 0) {
     f.add("unexplained", "no shortfall to explain");
@@ -711,13 +710,9 @@ std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const Bu
                                      t.explained_est, t.shortfall));
   } else if (t.unexplained <= 0.05) {
     f.add("unexplained", fmt::format("none: the estimates ({:.1f} points) cover the {:.1f}-point shortfall", t.explained, t.shortfall));
-  } else if (!missing.empty()) {
-    next = missing.front()->name;
-    f.add("unexplained", fmt::format("{:.1f} points ({:.1f}-{:.1f}); next measurement: {}: {}", t.unexplained, t.unexplained_low, t.unexplained_high,
-                                     named(missing.front()), missing.front()->take));
-    std::string rest;
-    for (std::size_t i = 1; i < missing.size(); ++i) rest += (rest.empty() ? "" : ", ") + named(missing[i]);
-    if (!rest.empty()) f.add("not measured", rest);
+  } else if (!todo.order.empty() || !todo.not_indicated.empty()) {
+    next = budget_next_said(f, todo, fmt::format("{:.1f} points ({:.1f}-{:.1f})", t.unexplained, t.unexplained_low, t.unexplained_high),
+                            got.other_scale_seen);
   } else {
     f.add("unexplained", fmt::format("{:.1f} points ({:.1f}-{:.1f}); every measurement the knowledge base lists was given: the rest is outside what "
                                      "perfgap measures (model, software versions, input pipeline) or in the unestimated findings listed",
@@ -864,7 +859,7 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   f.table_always = true;
 
   BudgetCollected got;
-  budget_collect(got, reports, kb);
+  budget_collect(got, reports, kb, o.measured_source);
   std::map<std::string, BudgetCause, std::less<>> causes;
   std::vector<std::string> cause_order;
   budget_group_causes(got, kb, causes, cause_order);

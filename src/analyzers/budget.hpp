@@ -24,6 +24,9 @@ struct BudgetOptions {
   double measured_pct = 100;  // percent of the reference throughput (steps.gap's percent_of_reference)
   double threshold = 0.95;    // the pass bar, as steps.gap's
   std::vector<report::Evidence> measured_evidence;  // what the figure came from (steps.gap's evidence)
+  // The --measured log as steps.gap names it (its subject): a report's steps.gap of another log
+  // is another run's gap, said and not used; empty: every steps.gap is this run's.
+  std::string measured_source;
 };
 
 report::Finding explain_budget(const std::vector<BudgetInput>& reports, const core::Kb& kb, const BudgetOptions& options);

@@ -57,6 +57,22 @@ std::string budget_measurement_named(const core::KbMeasurement& m, const std::ma
   return m.name;
 }
 
+std::string budget_other_runs_gap(const compare::ReportFinding& x, const std::string& report, const std::string& measured) {
+  if (x.id != "steps.gap" || measured.empty() || x.subject.empty()) return {};
+  auto bare = [](std::string_view p) {
+    while (p.starts_with("./")) p.remove_prefix(2);
+    return p;
+  };
+  const std::string_view a = bare(x.subject), b = bare(measured);
+  const auto tail_of = [](std::string_view whole, std::string_view tail) {
+    return whole.size() > tail.size() && whole.ends_with(tail) && whole[whole.size() - tail.size() - 1] == '/';
+  };
+  if (a == b || tail_of(a, b) || tail_of(b, a)) return {};
+  return fmt::format("{}: steps.gap of {} is another run's gap ({}: {}), not the measured {}'s: not used as this one's (explain scores "
+                     "--measured against --reference itself)",
+                     report, x.subject, report::to_string(x.status), x.title, measured);
+}
+
 bool budget_what_if_cause(const compare::ReportFinding& x) {
   if (x.status != Status::pass || !x.id.starts_with("whatif.")) return false;
   if (x.id == "whatif.launch" || x.id == "whatif.overlap" || x.id == "whatif.replay" || x.id == "whatif.digest") return false;
@@ -195,6 +211,9 @@ std::pair<std::string, double> budget_fail_figure(const compare::ReportFinding& 
 
 // The measurements of one finding, any status but skip and error (they measured nothing).
 void budget_measure(const compare::ReportFinding& x, const std::string& at, BudgetMeasures& m) {
+  // A profile with no communication kernel at all: a skip that still says what the profile shows.
+  if (x.id == "profile.exposed_comm" && x.status == Status::skip && budget_metric(x, "comm_ms_per_iter") == 0.0 && m.no_comm_where.empty())
+    m.no_comm_where = at;
   if (x.status == Status::skip || x.status == Status::error) return;
   if (x.id == "perf.smmu_cmdq")
     if (auto v = budget_metric(x, "smmu_cmdq_pct")) m.smmu_pct.more(*v, at);

@@ -158,6 +158,9 @@ struct BudgetMeasures {
   // ("PyTorch", "JAX/XLA", "OpenMP offload"; "unknown" where they say none or differ; "" where no
   // finding says): the job's own launching is fixed in its words.
   std::string framework;
+  // Where a profile shows no communication kernel at all (profile.exposed_comm skips with
+  // comm_ms_per_iter 0): the first such place; empty where none says so.
+  std::string no_comm_where;
 };
 
 // A finding that is a problem: fail or warn.
@@ -174,6 +177,26 @@ bool budget_what_if_other_scale(const compare::ReportFinding& x);
 // the job's scale's with that replay: "collective bandwidth at the job's scale (the nccl-tests
 // run replayed in wn.json [nccl-tests] (whatif.nccl_tests) is of another scale ...)".
 std::string budget_measurement_named(const core::KbMeasurement& m, const std::map<std::string, std::string, std::less<>>& other_scale_seen);
+
+// The measurements no report covers, in the order the reports point at (budget_next.cpp): the
+// host's first where the GPUs wait on their host (host_first says so), the communication ones
+// apart (not_indicated) where a profile shows no communication kernel and nothing measured any
+// (no_comm says where).
+struct BudgetNext {
+  std::vector<const core::KbMeasurement*> order, not_indicated;
+  std::string host_first, no_comm;
+};
+BudgetNext budget_next_measurements(const core::Kb& kb, const std::set<std::string, std::less<>>& seen_ids, const BudgetMeasures& m);
+// The residual's evidence ("unexplained": `unexplained` and the next measurement; "not measured";
+// "not indicated"): returns the next measurement's name, empty where none is left to take.
+std::string budget_next_said(report::Finding& f, const BudgetNext& todo, const std::string& unexplained,
+                             const std::map<std::string, std::string, std::less<>>& other_scale_seen);
+
+// A report's steps.gap that scored another log than explain's --measured one (`measured`, its
+// steps.gap subject; a path given another way, "./a.log" and "a.log", is the same log): another
+// run's gap, said in words for the budget's notes ("gap80.json: steps.gap of b.log is another run's
+// gap ..."); empty where the finding is no such gap.
+std::string budget_other_runs_gap(const compare::ReportFinding& x, const std::string& report, const std::string& measured);
 
 // "5%" or "2-8%".
 std::string budget_range(double lo, double hi);

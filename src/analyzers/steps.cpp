@@ -261,6 +261,8 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
   } else {
     f.metric("median_ms", s.median);
   }
+  // The job's global batch size, where the log says it: compare and fleet keep other jobs apart.
+  if (s.global_batch) f.metric("global_batch_size", *s.global_batch);
   if (!number_only) {
     if (!s.throughput) {
       f.metric("mean_ms", s.mean);
@@ -375,6 +377,7 @@ Finding steps_gap_finding(const StepStats& s, const std::string& source, const S
     }
   }
   if (s.throughput) f.add(std::string(parsers::kThroughputUnitEvidence), s.unit);
+  if (!s.startup_only.empty()) f.add(std::string(parsers::kStartupOnlyEvidence), s.startup_only);
   if (!number_only && !s.series.empty()) f.charts.push_back(steps_chart(s, o, comparable));
   return f;
 }

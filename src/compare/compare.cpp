@@ -380,17 +380,29 @@ std::optional<Finding> metric_deltas(const ReportFinding& before, const ReportFi
   return f;
 }
 
-// compare's answer for reports of different jobs or machines: no verdict, the differences named.
-Finding another_job(const std::vector<std::string>& other, const std::string& before_name, const std::string& after_name) {
+// compare's answer for reports of different jobs or machines, or of different runs (nccl-tests of
+// other collectives): no verdict, the differences named.
+Finding another_job(const std::vector<std::string>& other, const std::vector<std::string>& runs, const std::string& before_name,
+                    const std::string& after_name) {
   Finding s;
   s.id = "compare.summary";
   s.layer = "workload";
   s.status = Status::skip;
-  s.title = fmt::format("the reports are of different jobs or machines ({}): a difference between them is the setups', not a fix or a "
-                        "regression; nothing compared (compare two runs of the same job, before and after a change)",
-                        fmt::join(other, "; "));
+  if (other.empty()) {
+    s.title = fmt::format("the reports are of different runs ({}): the busbw of one collective is no measure of another's, not a fix or a "
+                          "regression; nothing compared (compare two runs of the same collective, before and after a change)",
+                          fmt::join(runs, "; "));
+  } else {
+    std::vector<std::string> all = other;
+    all.insert(all.end(), runs.begin(), runs.end());
+    s.title = fmt::format("the reports are of different jobs or machines ({}): a difference between them is the setups', not a fix or a "
+                          "regression; nothing compared (compare two runs of the same job, before and after a change)",
+                          fmt::join(all, "; "));
+  }
   for (const auto& w : other) s.add(after_name, w, fmt::format("the same job and machine as {}", before_name));
-  s.metric("different_jobs", static_cast<double>(other.size()));
+  for (const auto& w : runs) s.add(after_name, "collective measured: " + w, fmt::format("the collective of {}", before_name));
+  if (!other.empty()) s.metric("different_jobs", static_cast<double>(other.size()));
+  if (!runs.empty()) s.metric("different_runs", static_cast<double>(runs.size()));
   return s;
 }
 
@@ -477,7 +489,10 @@ Direction metric_direction(std::string_view n) {
 std::vector<Finding> compare_reports(const ReportView& before, const std::string& before_name, const ReportView& after,
                                      const std::string& after_name, const Options& o) {
   // Two different jobs or machines: what differs between them is the setups', not a change's.
-  if (auto other = different_jobs(before, before_name, after, after_name); !other.empty()) return {another_job(other, before_name, after_name)};
+  // Two runs of different collectives: one busbw is no measure of the other's.
+  auto other = different_jobs(before, before_name, after, after_name);
+  auto runs = different_runs(before, before_name, after, after_name);
+  if (!other.empty() || !runs.empty()) return {another_job(other, runs, before_name, after_name)};
   const Index was = index(before);
   const Index now = index(after);
   std::vector<Finding> out;

@@ -1,6 +1,6 @@
 #include "compare/same_job.hpp"
 
-#include "parsers/nccl_tests.hpp"
+#include "compare/run_shape.hpp"
 #include "parsers/steps.hpp"
 
 #include <fmt/format.h>
@@ -20,17 +20,13 @@ struct JobIdentity {
   // nccl-tests reports: the ranks and nodes each run was on (nccl_tests.busbw's metrics `ranks`
   // and `nodes`: printed, or read from the launcher command line or busbw/algbw).
   std::set<long long> nccl_ranks, nccl_nodes;
-  // analyze steps: what its step log measured ("samples/s", "tokens/s", "ms per iteration").
+  // analyze steps: what its step log measured ("samples/s", "tokens/s", "ms per iteration"), and
+  // the job's global batch size (steps.gap's metric global_batch_size, where the log says it).
   std::set<std::string> step_measures;
+  std::set<double> global_batches;
+  // analyze nccl-tests: the collective its busbw measured (RunShape's; "collective measured").
+  std::set<std::string> collectives;
 };
-
-// "rank 3 GPU 3 (NVIDIA A100-PG509-200): 8568 kernels, ..." -> "NVIDIA A100-PG509-200".
-std::string same_job_profile_gpu(std::string_view observed) {
-  const auto close = observed.find("): ");
-  // The per-GPU line ("...: 8568 kernels, ..."), not a note that happens to hold parentheses.
-  if (close == std::string_view::npos || observed.find(" kernels, ", close) == std::string_view::npos) return {};
-  return gpu_model_of_label(observed.substr(0, close + 1));
-}
 
 // gpu.inventory's title "8 GPU(s): 8 x NVIDIA H100 80GB HBM3, driver 550.90.07" (or "8 GPU(s) visible in
 // this docker container (8 on PCI): ...") -> its models; the titles of a partial read name none, and
@@ -80,7 +76,7 @@ JobIdentity same_job_identity(const ReportView& r) {
   for (const auto& f : r.findings) {
     if (f.id == "profile.summary") {
       for (const auto& [source, observed] : f.evidence)
-        if (auto m = same_job_profile_gpu(observed); !m.empty()) id.gpu_models.insert(std::move(m));
+        if (auto m = gpu_model_of_profile_line(observed); !m.empty()) id.gpu_models.insert(std::move(m));
       for (const auto& [name, v] : f.metrics)
         if (name == "world_size" && std::isfinite(v) && v > 0) id.world_sizes.insert(std::llround(v));
     } else if (f.id == "whatif.replay") {
@@ -90,19 +86,20 @@ JobIdentity same_job_identity(const ReportView& r) {
       for (const auto& [source, observed] : f.evidence)
         if (source == kTracedGpusEvidence) same_job_split_models(observed, id.gpu_models);
     } else if (f.id == "nccl_tests.busbw") {
-      for (const auto& [name, v] : f.metrics) {
-        if (!std::isfinite(v) || v <= 0) continue;
-        if (name == "ranks") id.nccl_ranks.insert(std::llround(v));
-        else if (name == "nodes") id.nccl_nodes.insert(std::llround(v));
-      }
-      // The GPUs its Rank lines name ("NVIDIA H100 80GB HBM3 + ...").
-      for (const auto& [source, observed] : f.evidence)
-        if (source == parsers::kNcclTestsGpusEvidence) same_job_split_models(observed, id.gpu_models);
+      // The run's shape as fleet.pace reads it (RunShape): ranks, nodes, the GPUs its Rank lines
+      // name ("NVIDIA H100 80GB HBM3 + ..."), the collective measured.
+      const RunShape sh = run_shape(f);
+      if (sh.ranks > 0) id.nccl_ranks.insert(sh.ranks);
+      if (sh.nodes > 0) id.nccl_nodes.insert(sh.nodes);
+      same_job_split_models(sh.gpus, id.gpu_models);
+      if (!sh.collective.empty()) id.collectives.insert(sh.collective);
     } else if (f.id == "steps.gap") {
       for (const auto& [source, observed] : f.evidence)
         if (source == parsers::kThroughputUnitEvidence && !observed.empty()) id.step_measures.emplace(observed);
-      for (const auto& [name, v] : f.metrics)
+      for (const auto& [name, v] : f.metrics) {
         if (name == "median_ms") id.step_measures.emplace("ms per iteration");
+        if (name == "global_batch_size" && std::isfinite(v) && v > 0) id.global_batches.insert(v);
+      }
     } else if (f.id == "gpu.inventory") {
       same_job_inventory_gpus(f.title, id.gpu_models);
     }
@@ -116,6 +113,8 @@ template <class T>
 std::string same_job_list(const std::set<T>& s) {
   return fmt::format("{}", fmt::join(s, " + "));
 }
+
+std::string same_job_batches(const std::set<double>& s) { return fmt::format("{:g}", fmt::join(s, " + ")); }
 
 }  // namespace
 
@@ -132,6 +131,13 @@ std::string gpu_model_of_label(std::string_view label) {
       if (close + 1 == label.size() || label[close + 1] == ' ') return close > open ? std::string(label.substr(open, close - open)) : std::string();
   }
   return {};
+}
+
+std::string gpu_model_of_profile_line(std::string_view observed) {
+  const auto close = observed.find("): ");
+  // The per-GPU line ("...: 8568 kernels, ..."), not a note that happens to hold parentheses.
+  if (close == std::string_view::npos || observed.find(" kernels, ", close) == std::string_view::npos) return {};
+  return gpu_model_of_label(observed.substr(0, close + 1));
 }
 
 std::vector<std::string> different_jobs(const ReportView& before, const std::string& before_name, const ReportView& after,
@@ -159,8 +165,21 @@ std::vector<std::string> different_jobs(const ReportView& before, const std::str
   if (!a.step_measures.empty() && !b.step_measures.empty() && a.step_measures != b.step_measures)
     out.push_back(fmt::format("steps in {} in {}, in {} in {}", same_job_list(a.step_measures), before_name, same_job_list(b.step_measures),
                               after_name));
+  // Steps of another global batch: another job (a 2-sample step is no 288-sample one).
+  if (!a.global_batches.empty() && !b.global_batches.empty() && a.global_batches != b.global_batches)
+    out.push_back(fmt::format("global batch size {} in {}, {} in {}", same_job_batches(a.global_batches), before_name,
+                              same_job_batches(b.global_batches), after_name));
   if (!a.cpu_model.empty() && !b.cpu_model.empty() && a.cpu_model != b.cpu_model)
     out.push_back(fmt::format("CPU {} in {}, {} in {}", a.cpu_model, before_name, b.cpu_model, after_name));
+  return out;
+}
+
+std::vector<std::string> different_runs(const ReportView& before, const std::string& before_name, const ReportView& after,
+                                        const std::string& after_name) {
+  const auto a = same_job_identity(before), b = same_job_identity(after);
+  std::vector<std::string> out;
+  if (!a.collectives.empty() && !b.collectives.empty() && a.collectives != b.collectives)
+    out.push_back(fmt::format("{} in {}, {} in {}", same_job_list(a.collectives), before_name, same_job_list(b.collectives), after_name));
   return out;
 }
 

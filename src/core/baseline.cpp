@@ -15,6 +15,10 @@ tl::expected<facts::Baseline, std::string> read_baseline(std::string_view text, 
   b.node_name = r->node->name.value_or("");
   for (auto [entries, dest] : {std::pair{r->node->environment, &b.environment}, {r->node->nccl_conf, &b.nccl_conf}, {r->node->settings, &b.settings}})
     for (const auto& e : entries) (*dest)[std::string(e.key)] = e.value;
+  // A report writes settings.nccl_topo_file `unset` only where it read the audited environment:
+  // `unknown` beside an empty environment is one that was never read (docs/CONTRACT.md).
+  const auto topo = b.settings.find("nccl_topo_file");
+  b.environment_unread = b.environment.empty() && topo != b.settings.end() && topo->second == report::kSettingUnknown;
   return b;
 }
 

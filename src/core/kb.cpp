@@ -241,10 +241,13 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
     if (!ms.IsSequence()) kb_fail(file, ms, "measurements must be a list");
     for (const auto& e : ms) {
       if (!e.IsMap()) kb_fail(file, e, "a measurement must be a mapping (name, covered_by, take)");
-      kb_only_keys(file, e, {"name", "covered_by", "take"}, "a measurement");
+      kb_only_keys(file, e, {"name", "covered_by", "take", "side"}, "a measurement");
       KbMeasurement m;
       m.name = kb_scalar(file, e, "name", true);
       m.take = kb_scalar(file, e, "take", true);
+      m.side = kb_scalar(file, e, "side", false);
+      if (!m.side.empty() && m.side != "host" && m.side != "communication")
+        kb_fail(file, e["side"], fmt::format("{}: side must be host or communication", m.name));
       m.file = fmt::format("{}:{}", file, e.Mark().line + 1);
       auto c = e["covered_by"];
       if (!c || !c.IsSequence() || c.size() == 0) kb_fail(file, e, fmt::format("{}: covered_by must be a list of finding ids or globs", m.name));

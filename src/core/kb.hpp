@@ -40,6 +40,10 @@ struct KbMeasurement {
   std::string name;
   std::vector<std::string> covered_by;
   std::string take;  // what to run
+  // Which side of the job it measures, so that explain takes next what the reports point at:
+  // "host" (the GPUs wait on their host: taken first), "communication" (not taken next where a
+  // profile shows no communication kernel at all); "" for neither.
+  std::string side;
   std::string file;
 };
 

@@ -200,6 +200,9 @@ struct Baseline {
   std::string file;
   std::string node_name;
   std::map<std::string, std::string> environment, nccl_conf, settings;
+  // The baseline's audited environment was not read where it was taken: its node.environment is
+  // empty and its settings.nccl_topo_file `unknown` (written `unset` wherever it was read).
+  bool environment_unread = false;
 };
 
 struct Options {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "compare/compare.hpp"
 #include "fleet/measured.hpp"
 #include "parsers/hostlist.hpp"
 #include "report/informational.hpp"
@@ -218,167 +219,6 @@ Finding node_failures(const Fleet& fleet) {
 }
 
 namespace {
-// fleet.drift's pass names only what was compared: a kernel no node reported, or NCCL_/UCX_
-// variables no node's environment held, match nothing (nodes checked without their job's
-// environment, or reports whose kernel was not read).
-template <class Values>
-Finding drift_pass(bool kernel, const Values& values, std::size_t nodes) {
-  std::size_t settings = 0, variables = 0;
-  for (const auto& [key, by_value] : values) {
-    if (key.first == 1) ++settings;
-    if (key.first >= 2) ++variables;
-  }
-  std::vector<std::string> compared, not_compared;
-  (kernel ? compared : not_compared).emplace_back("the kernel");
-  (settings ? compared : not_compared).push_back(settings ? plural(settings, "setting") : "settings");
-  (variables ? compared : not_compared).push_back(variables ? plural(variables, "NCCL_/UCX_ variable") : "NCCL_/UCX_ variables");
-  if (compared.empty())
-    return make("fleet.drift", Status::skip, "", fmt::format("no node reported its kernel, settings or NCCL_/UCX_ variables: nothing to compare ({})", plural(nodes, "node")));
-  Finding f = make("fleet.drift", Status::pass, "", fmt::format("{} match on all {}", fmt::join(compared, ", "), plural(nodes, "node")));
-  if (!not_compared.empty())
-    f.add("not compared", fmt::format("{}: no node reported them (not read there, or none set in the environment checked)", fmt::join(not_compared, ", ")));
-  f.metric("settings_compared", static_cast<double>(values.size()));
-  return f;
-}
-
-// The node check that judges each setting of node.settings: where a node's value fails its
-// check and another value passes it, the fleet's most common value is not what to aim for.
-constexpr std::pair<std::string_view, std::string_view> kSettingJudges[] = {
-    {"governor", "cpu.governor"},         {"turbo", "cpu.turbo"},           {"deepest_idle_state", "cpu.cstate.deep_idle"},
-    {"idle_driver", "cpu.cstate.deep_idle"}, {"page_size_kb", "mem.page_size"}, {"iommu_mode", "iommu.dma_mode"},
-    {"numa_balancing", "numa.balancing"}, {"nccl_topo_file", "nccl.topo_file"},
-};
-
-std::string_view setting_judge(std::string_view setting) {
-  for (const auto& [name, check] : kSettingJudges)
-    if (name == setting) return check;
-  return {};
-}
-
-// How a value's nodes stand on the check judging it: pass only when every node that ran the
-// check passed it, fail only when every one warned or failed; unjudged otherwise (not run,
-// skipped, or the nodes disagree).
-enum class Judged { unjudged, pass, fail };
-Judged judged_by(std::string_view check, const std::vector<std::uint32_t>& idx, const std::vector<NodeReport>& nodes) {
-  std::size_t pass = 0, bad = 0;
-  for (auto i : idx) {
-    std::optional<Status> worst;
-    for (const auto& f : nodes[i].findings)
-      if (f.id == check && f.status != Status::skip && f.status != Status::error && (!worst || report::severity(f.status) > report::severity(*worst)))
-        worst = f.status;
-    if (!worst) continue;
-    (*worst == Status::pass ? pass : bad) += 1;
-  }
-  if (pass > 0 && bad == 0) return Judged::pass;
-  if (bad > 0 && pass == 0) return Judged::fail;
-  return Judged::unjudged;
-}
-}  // namespace
-
-std::vector<Finding> drift(const std::vector<NodeReport>& nodes) {
-  if (nodes.size() < 2)
-    return {make("fleet.drift", Status::skip, "", fmt::format("{}: no other node to compare settings with", plural(nodes.size(), "node")))};
-  // (section, name) -> value -> node indices. Sections in report order: kernel, settings,
-  // environment, nccl_conf.
-  using Key = std::pair<int, std::string_view>;
-  std::map<Key, std::unordered_map<std::string_view, std::vector<std::uint32_t>>> values;
-  for (std::uint32_t i = 0; i < nodes.size(); ++i) {
-    const auto& n = nodes[i];
-    if (!n.kernel.empty()) values[{0, "kernel"}][n.kernel].push_back(i);
-    for (const auto& [k, v] : n.settings)
-      if (v != report::kSettingUnknown) values[{1, k}][v].push_back(i);
-    for (const auto& [k, v] : n.environment) values[{2, k}][v].push_back(i);
-    for (const auto& [k, v] : n.nccl_conf) values[{3, k}][v].push_back(i);
-  }
-  static constexpr const char* kSection[] = {"", "settings.", "environment.", "nccl_conf."};
-  static constexpr const char* kSource[] = {"node.kernel", "node.settings.", "node.environment.", "node.nccl_conf."};
-  std::vector<Finding> out;
-  for (const auto& [key, by_value] : values) {
-    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> groups;
-    std::size_t present = 0;
-    for (const auto& [v, idx] : by_value) {
-      present += idx.size();
-      groups.emplace_back(v.empty() ? "(empty)" : std::string(v), idx);
-    }
-    // Nodes without the entry: for a variable, unset there (NCCL's default applies), which is
-    // a value of its own; for the kernel or a setting, not readable there, which says nothing
-    // about drift and is only listed when the others differ.
-    const bool unset_is_value = key.first >= 2;
-    std::vector<std::uint32_t> missing;
-    if (present < nodes.size()) {
-      std::vector<bool> has(nodes.size(), false);
-      for (const auto& [v, idx] : by_value)
-        for (auto i : idx) has[i] = true;
-      for (std::uint32_t i = 0; i < nodes.size(); ++i)
-        if (!has[i]) missing.push_back(i);
-      if (unset_is_value) groups.emplace_back("(unset)", std::exchange(missing, {}));
-    }
-    if (groups.size() < 2) continue;
-    std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
-      return a.second.size() != b.second.size() ? a.second.size() > b.second.size() : a.first < b.first;
-    });
-    // The value to aim for: the most common one, unless the node check judging the setting fails
-    // it where another value passes (the fleet mostly wrong): then the largest passing value.
-    const std::string_view judge = key.first == 1 ? setting_judge(key.second) : std::string_view();
-    std::vector<Judged> verdicts(groups.size(), Judged::unjudged);
-    if (!judge.empty())
-      for (std::size_t g = 0; g < groups.size(); ++g) verdicts[g] = judged_by(judge, groups[g].second, nodes);
-    if (verdicts[0] == Judged::fail)
-      if (auto good = std::find(verdicts.begin(), verdicts.end(), Judged::pass); good != verdicts.end()) {
-        const auto g = static_cast<std::size_t>(good - verdicts.begin());
-        std::rotate(groups.begin(), groups.begin() + static_cast<std::ptrdiff_t>(g), groups.begin() + static_cast<std::ptrdiff_t>(g) + 1);
-        std::rotate(verdicts.begin(), verdicts.begin() + static_cast<std::ptrdiff_t>(g), verdicts.begin() + static_cast<std::ptrdiff_t>(g) + 1);
-      }
-    const bool judged_first = verdicts[0] == Judged::pass && verdicts.size() > 1 &&
-                              std::any_of(verdicts.begin() + 1, verdicts.end(), [](Judged v) { return v == Judged::fail; });
-    const bool majority = groups[0].second.size() > groups[1].second.size();
-    const bool aimed = majority || judged_first;
-    const std::string subject = kSection[key.first] + std::string(key.second);
-    const std::string source = key.first == 0 ? kSource[0] : kSource[key.first] + std::string(key.second);
-    std::size_t compared = 0;
-    for (const auto& g : groups) compared += g.second.size();
-    std::size_t off = compared - groups[0].second.size();
-    std::string title;
-    if (judged_first && !majority)
-      title = fmt::format("{} of {} differ from {}, the value {} passes on {} ({} values)", off, plural(compared, "node"), groups[0].first, judge,
-                          plural(groups[0].second.size(), "node"), groups.size());
-    else if (majority)
-      title = fmt::format("{} of {} differ from the most common value {} ({} values)", off, plural(compared, "node"), groups[0].first, groups.size());
-    else
-      title = fmt::format("{} values, none more common than the others across the {}", groups.size(), plural(compared, "node"));
-    Finding f = make("fleet.drift", Status::warn, subject, std::move(title));
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      std::vector<std::string_view> names;
-      names.reserve(groups[g].second.size());
-      for (auto i : groups[g].second) names.push_back(nodes[i].name);
-      std::string observed = fmt::format("{} on {}: {}", groups[g].first, plural(names.size(), "node"), parsers::compress_hostlist(names));
-      if (verdicts[g] != Judged::unjudged)
-        observed += fmt::format(" ({} {} there)", judge, verdicts[g] == Judged::pass ? "passes" : "warns or fails");
-      if (g > 0 && aimed) f.add(source, std::move(observed), groups[0].first);
-      else f.add(source, std::move(observed));
-    }
-    if (!missing.empty()) {
-      std::vector<std::string_view> names;
-      names.reserve(missing.size());
-      for (auto i : missing) names.push_back(nodes[i].name);
-      f.add(source, fmt::format("not reported by {} (not readable there; not compared): {}", plural(names.size(), "node"),
-                                parsers::compress_hostlist(names)));
-    }
-    f.fix = "Make the setting the same on every node: the kernel and driver through the node image, NCCL_/UCX_ variables "
-            "in the job environment or /etc/nccl.conf, CPU and IOMMU settings as the node checks' fixes say.";
-    if (judged_first)
-      f.fix = fmt::format("Set {} to {} on the other nodes, the value {} passes with (perfgap check on one of them shows {}'s fix).", subject,
-                          groups[0].first, judge, judge);
-    f.impact = "Nodes that differ run collectives and steps at different speeds; the slowest sets the pace of the job.";
-    f.metric("values", static_cast<double>(groups.size()));
-    f.metric("nodes_off_majority", static_cast<double>(aimed ? off : compared));
-    out.push_back(std::move(f));
-  }
-  if (out.empty()) out.push_back(drift_pass(values.count({0, "kernel"}) > 0, values, nodes.size()));
-  return out;
-}
-
-namespace {
 
 std::string format_key(std::string_view id, std::string_view metric, std::string_view subject) {
   std::string key;
@@ -401,10 +241,44 @@ std::string metric_key(const NodeFinding& f, std::string_view metric) {
   return node_specific(f.subject) ? std::string() : format_key(f.id, metric, f.subject);
 }
 
+namespace {
+
+// A value far from the fleet's median, on the side its metric is worse (or either side, where the
+// direction is not known).
+struct OutlierHit {
+  std::uint32_t node;
+  const std::string* key;
+  double value;
+  Spread spread;
+  std::size_t n;
+  std::string_view check;  // the finding the metric is of
+};
+
+// The values far from the median whose own check passes there: said, not flagged (a node with 16
+// times the fleet's /dev/shm, or deeper idle states, where the check passes, is not a problem).
+Finding outliers_passing(std::vector<OutlierHit>& info, const std::vector<NodeReport>& nodes, Finding f) {
+  constexpr std::size_t kShown = 20;
+  std::sort(info.begin(), info.end(),
+            [](const OutlierHit& a, const OutlierHit& b) { return a.node != b.node ? a.node < b.node : *a.key < *b.key; });
+  for (std::size_t j = 0; j < info.size() && j < kShown; ++j) {
+    const auto& h = info[j];
+    f.add(*h.key, fmt::format("{}: {} (fleet median {} of {} nodes; {} passes there: information, not an outlier)", nodes[h.node].name,
+                              number(h.value), number(h.spread.median), h.n, h.check));
+  }
+  if (info.size() > kShown)
+    f.add("far where their check passes",
+          fmt::format("{} more values (the JSON report's metric passing_far counts them)", info.size() - kShown));
+  f.metric("passing_far", static_cast<double>(info.size()));
+  return f;
+}
+
+}  // namespace
+
 std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const OutlierRule& rule) {
   struct Sample {
     std::uint32_t node;
     double value;
+    bool passes;  // the finding carrying it passes there (a verdict, not an informational summary's pass)
   };
   // Keyed by views into the node reports (id, metric, subject): no string is built per
   // sample; 10,000 nodes carry about a million of them.
@@ -422,35 +296,42 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
   for (std::uint32_t i = 0; i < nodes.size(); ++i)
     for (const auto& f : nodes[i].findings) {
       if (node_specific(f.subject)) continue;
+      const bool passes = f.status == Status::pass && report::decides(f.id, f.status);
       for (const auto& [name, value] : nodes[i].metrics_of(f)) {
         if (!std::isfinite(value)) continue;
         auto& v = samples_of[Key{f.id, name, f.subject}];
-        if (v.empty() || v.back().node != i) v.push_back({i, value});  // a repeated finding: its first value
+        if (v.empty() || v.back().node != i) v.push_back({i, value, passes});  // a repeated finding: its first value
       }
     }
-  // The printed key of each compared metric, in a stable order for the findings.
-  std::map<std::string, std::pair<const std::vector<Sample>*, double>> by_key;  // and the metric's absolute floor
+  // The printed key of each compared metric, in a stable order for the findings, with its
+  // absolute floor, its direction (the one table compare and fleet.pace read) and its check.
+  struct Compared {
+    const std::vector<Sample>* samples;
+    double floor;
+    compare::Direction direction;
+    std::string_view check;
+  };
+  std::map<std::string, Compared> by_key;
   for (const auto& [k, samples] : samples_of) {
     if (samples.size() < rule.min_nodes) continue;
-    by_key.emplace(format_key(k.id, k.metric, k.subject), std::make_pair(&samples, absolute_floor(k.metric)));
+    by_key.emplace(format_key(k.id, k.metric, k.subject),
+                   Compared{&samples, absolute_floor(k.metric), compare::metric_direction(k.metric), k.id});
   }
-  struct Hit {
-    std::uint32_t node;
-    const std::string* key;
-    double value;
-    Spread spread;
-    std::size_t n;
-  };
-  std::vector<Hit> hits;
+  std::vector<OutlierHit> hits, info;
   std::size_t compared = by_key.size();
   std::vector<double> xs;
-  for (const auto& [key, entry] : by_key) {
-    const auto& [samples, floor] = entry;
+  for (const auto& [key, c] : by_key) {
     xs.clear();
-    for (const auto& s : *samples) xs.push_back(s.value);
+    for (const auto& s : *c.samples) xs.push_back(s.value);
     auto sp = spread(xs);
-    for (const auto& s : *samples)
-      if (is_outlier(s.value, *sp, rule, floor)) hits.push_back({s.node, &key, s.value, *sp, samples->size()});
+    for (const auto& s : *c.samples) {
+      if (!is_outlier(s.value, *sp, rule, c.floor)) continue;
+      // Only the bad side of a metric whose direction is known: more bandwidth, less steal is no outlier.
+      if ((c.direction == compare::Direction::higher_is_better && s.value > sp->median) ||
+          (c.direction == compare::Direction::lower_is_better && s.value < sp->median))
+        continue;
+      (s.passes ? info : hits).push_back({s.node, &key, s.value, *sp, c.samples->size(), c.check});
+    }
   }
   if (compared == 0)
     return {make("fleet.outliers", Status::skip, "",
@@ -458,12 +339,17 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
                              plural(nodes.size(), "node")))};
   if (hits.empty()) {
     Finding f = make("fleet.outliers", Status::pass, "",
-                     fmt::format("no node far from the fleet on {} (modified z-score within {:g}, {})", plural(compared, "metric"),
-                                 rule.z_threshold, plural(nodes.size(), "node")));
+                     fmt::format("no node far from the fleet on {} (modified z-score within {:g}, {}){}", plural(compared, "metric"),
+                                 rule.z_threshold, plural(nodes.size(), "node"),
+                                 info.empty() ? std::string()
+                                              : fmt::format("; {} far from the median where {} own check passes (information)",
+                                                            plural(info.size(), "value"), info.size() == 1 ? "its" : "their")));
     f.metric("metrics_compared", static_cast<double>(compared));
+    if (!info.empty()) f = outliers_passing(info, nodes, std::move(f));
     return {f};
   }
-  std::sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.node != b.node ? a.node < b.node : *a.key < *b.key; });
+  std::sort(hits.begin(), hits.end(),
+            [](const OutlierHit& a, const OutlierHit& b) { return a.node != b.node ? a.node < b.node : *a.key < *b.key; });
   std::vector<Finding> out;
   for (std::size_t i = 0; i < hits.size();) {
     std::size_t end = i;
@@ -488,6 +374,11 @@ std::vector<Finding> outliers(const std::vector<NodeReport>& nodes, const Outlie
     out.push_back(std::move(f));
     i = end;
   }
+  if (!info.empty())
+    out.push_back(outliers_passing(info, nodes,
+                                   make("fleet.outliers", Status::pass, "",
+                                        fmt::format("{} far from the median where {} own check passes: information, not outliers",
+                                                    plural(info.size(), "value"), info.size() == 1 ? "its" : "their"))));
   return out;
 }
 
@@ -502,9 +393,19 @@ std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
               "give the log from its beginning (not a tail or an excerpt of the table), or rerun nccl-tests keeping its '#' header lines "
               "(no filter that drops them; srun --label and mpirun --tag-output prefixes are read), then analyze it again; the rest of the "
               "fleet was aggregated without it.";
+    else if (std::string_view(u.why).starts_with(kStepsStartupOnlyWhy))
+      f.fix =
+          "give the node's log over steady-state steps (more iterations: past the warm-up and the loss-scale overflows of a run's start) "
+          "and analyze it again (perfgap analyze steps LOG --format json); the rest of the fleet was aggregated without it.";
     else if (u.why == kNcclTestsOneRankWhy)
       f.fix = "run nccl-tests over the node's GPUs (one process with -g 8, or one rank per GPU under mpirun/srun) and analyze that "
               "run; the rest of the fleet was aggregated without it.";
+    else if (u.why == kNoMeasurementWhy)
+      // A well-formed analyze report of something fleet does not pace: running check again would not help.
+      f.fix = "this report measures nothing fleet compares across nodes: a profile needs its iterations (profile.iterations: "
+              "the job's step annotations, ProfilerStep#N or NVTX ranges, or --iteration-range when analyzing it); give fleet "
+              "the nodes' nccl-tests, step-log, profile or NCCL Inspector/RAS reports instead; the rest of the fleet was "
+              "aggregated without it.";
     else
       f.fix = "Run `perfgap check --format json --output FILE` on that node again (--output writes the whole report or "
               "nothing); the rest of the fleet was aggregated without it.";

@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
 
+#include "compare/compare.hpp"
+#include "compare/run_shape.hpp"
 #include "parsers/hostlist.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "report/informational.hpp"
@@ -158,11 +159,14 @@ std::vector<std::string> pace_shared_configuration(const std::vector<std::string
 }  // namespace
 
 const std::vector<Measure>& measures() {
+  // Which way each is better comes from the one table of metric directions (compare's, which
+  // fleet.outliers reads too).
+  auto higher = [](std::string_view metric) { return compare::metric_direction(metric) == compare::Direction::higher_is_better; };
   static const std::vector<Measure> m = {
-      {"nccl_tests.busbw", "max_busbw_gbps", "peak busbw", "GB/s", true},
-      {"steps.gap", "median_ms", "step time", "ms", false},
-      {"steps.gap", "median_throughput", "throughput", "/s", true},
-      {"profile.iterations", "iteration_ms", "iteration time", "ms", false},
+      {"nccl_tests.busbw", "max_busbw_gbps", "peak busbw", "GB/s", higher("max_busbw_gbps")},
+      {"steps.gap", "median_ms", "step time", "ms", higher("median_ms")},
+      {"steps.gap", "median_throughput", "throughput", "/s", higher("median_throughput")},
+      {"profile.iterations", "iteration_ms", "iteration time", "ms", higher("iteration_ms")},
   };
   return m;
 }
@@ -200,43 +204,62 @@ void pace_collective_evidence(const std::map<std::string, std::vector<std::strin
 }
 
 // What makes two nccl-tests runs' peaks one scale besides their collective: ranks, nodes, GPU
-// model and the largest size measured, said as "8 ranks on 1 node, NVIDIA H100 80GB HBM3, to 8 GiB".
-struct BusbwShape {
-  long long ranks = 0;  // 0: not said
-  std::string words;
-};
-
-BusbwShape busbw_shape(const NodeReport& r, const NodeFinding& f) {
-  BusbwShape sh;
-  long long nodes = 0;
-  std::uint64_t largest = 0;
-  for (const auto& m : r.metrics_of(f)) {
-    if (!std::isfinite(m.value) || m.value <= 0) continue;
-    if (m.name == "ranks") sh.ranks = std::llround(m.value);
-    else if (m.name == "nodes") nodes = std::llround(m.value);
-    // busbw_gbps.SIZE (not its .spread): the sizes the run measured.
-    else if (m.name.starts_with("busbw_gbps.") && m.name.find('.', 11) == std::string_view::npos) {
-      std::uint64_t bytes = 0;
-      const auto digits = m.name.substr(11);
-      if (std::from_chars(digits.data(), digits.data() + digits.size(), bytes).ec == std::errc()) largest = std::max(largest, bytes);
-    }
-  }
-  std::vector<std::string> parts;
-  parts.push_back(sh.ranks > 0 ? fmt::format("{} rank{}", sh.ranks, sh.ranks == 1 ? "" : "s") : "ranks not said");
-  if (nodes > 0) parts.back() += fmt::format(" on {} node{}", nodes, nodes == 1 ? "" : "s");
-  if (!r.gpus.empty()) parts.push_back(r.gpus);
-  if (largest > 0) parts.push_back("to " + parsers::format_size(largest));
-  sh.words = fmt::format("{}", fmt::join(parts, ", "));
+// model and the largest size measured (compare's RunShape, which compare also refuses to take
+// for one run), said as "8 ranks on 1 node, NVIDIA H100 80GB HBM3, to 8 GiB".
+compare::RunShape busbw_shape(const NodeReport& r, const NodeFinding& f) {
+  compare::RunShape sh;
+  sh.collective = r.collective;
+  sh.gpus = r.gpus;
+  for (const auto& m : r.metrics_of(f)) sh.read_metric(m.name, m.value);
   return sh;
 }
 
-// Where the nodes' nccl-tests runs are of several shapes, each shape is its own pace: said, with
-// the files of each.
-void pace_shapes_evidence(const std::map<std::string, std::vector<std::string>>& shapes, const std::string& own, report::Finding& f) {
+// Where the nodes' runs are of several shapes (nccl-tests runs of other ranks, nodes, GPUs or
+// sizes; step logs of other global batch sizes; profiles of other GPUs or world sizes: other
+// jobs), each shape is its own pace: said, with the files of each.
+void pace_shapes_evidence(std::string_view finding, const std::map<std::string, std::vector<std::string>>& shapes, const std::string& own,
+                          report::Finding& f) {
   const auto said = groups_said(shapes, "a shape not said");
-  f.add("run shapes",
-        fmt::format("the nodes' nccl-tests runs are of different shapes: {}; this pace is of the runs of {} alone", fmt::join(said, "; "), own),
-        "one shape for every node's run (the same ranks, nodes, GPU model and sizes)");
+  if (finding == "nccl_tests.busbw") {
+    f.add("run shapes",
+          fmt::format("the nodes' nccl-tests runs are of different shapes: {}; this pace is of the runs of {} alone", fmt::join(said, "; "),
+                      own),
+          "one shape for every node's run (the same ranks, nodes, GPU model and sizes)");
+  } else if (finding == "steps.gap") {
+    f.add("job shapes",
+          fmt::format("the nodes' step logs are of different jobs: {}; this pace is of the logs of {} alone", fmt::join(said, "; "), own),
+          "one job's step logs (the same global batch size on every node)");
+  } else {
+    f.add(
+        "job shapes",
+        fmt::format("the nodes' profiles are of different jobs: {}; this pace is of the profiles of {} alone", fmt::join(said, "; "), own),
+        "one job's profiles (the same GPU model and world size on every node)");
+  }
+}
+
+// What a measure's files are called in its words: "runs", "logs", "profiles".
+std::string_view pace_files_word(std::string_view finding) {
+  return finding == "nccl_tests.busbw" ? "runs" : finding == "steps.gap" ? "logs" : "profiles";
+}
+
+// What makes two step logs' figures one scale: the job's global batch size (steps.gap's metric
+// global_batch_size, where the log says it).
+std::string steps_shape(const NodeReport& r, const NodeFinding& f) {
+  for (const auto& m : r.metrics_of(f))
+    if (m.name == "global_batch_size" && std::isfinite(m.value) && m.value > 0) return fmt::format("global batch size {:g}", m.value);
+  return "global batch size not said";
+}
+
+// What makes two profiles' iteration times one scale: the GPU model and the job's world size
+// (profile.summary's per-GPU lines and metric world_size, where the trace records them).
+std::string profile_shape(const NodeReport& r) {
+  long long world = 0;
+  for (const auto& f : r.findings)
+    if (f.id == "profile.summary")
+      for (const auto& m : r.metrics_of(f))
+        if (m.name == "world_size" && std::isfinite(m.value) && m.value > 0) world = std::llround(m.value);
+  return fmt::format("{}, {}", r.gpus.empty() ? "GPU model not said" : r.gpus,
+                     world > 0 ? fmt::format("{} rank{}", world, world == 1 ? "" : "s") : "ranks not said");
 }
 
 // Where the nodes' step logs report throughputs of different units, each unit's runs are their own
@@ -257,9 +280,10 @@ void pace_units_evidence(const std::map<std::string, std::vector<std::string>>& 
 // KiB never reached a peak); samples/s and tokens/s are not one scale either.
 struct PaceGroups {
   std::map<std::tuple<std::size_t, std::string, std::string>, std::map<std::string, PaceNode>> per;
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> busbw_shapes;  // per collective, each shape's files
-  std::map<std::string, std::vector<std::string>> busbw_collectives;                    // each collective's files
-  std::map<std::string, std::vector<std::string>> throughput_units;                     // each unit's files
+  // Per measure and group (collective, unit), each shape's files.
+  std::map<std::pair<std::size_t, std::string>, std::map<std::string, std::vector<std::string>>> shapes;
+  std::map<std::string, std::vector<std::string>> busbw_collectives;  // each collective's files
+  std::map<std::string, std::vector<std::string>> throughput_units;   // each unit's files
 };
 
 // The reports that measure nothing fleet.pace can place are appended to `bad`.
@@ -267,7 +291,6 @@ PaceGroups pace_groups(const std::vector<NodeReport>& measured, const MeasuredNa
   const auto& ms = measures();
   PaceGroups g;
   auto& per = g.per;
-  auto& busbw_shapes = g.busbw_shapes;
   auto& busbw_collectives = g.busbw_collectives;
   auto& throughput_units = g.throughput_units;
   for (const auto& r : measured) {
@@ -288,7 +311,7 @@ PaceGroups pace_groups(const std::vector<NodeReport>& measured, const MeasuredNa
             any = true;  // named as unreadable, not twice
             continue;
           }
-          const BusbwShape sh = busbw_shape(r, f);
+          const compare::RunShape sh = busbw_shape(r, f);
           if (sh.ranks == 1) {
             bad.push_back({r.file, std::string(kNcclTestsOneRankWhy)});
             any = true;
@@ -297,19 +320,26 @@ PaceGroups pace_groups(const std::vector<NodeReport>& measured, const MeasuredNa
           for (const auto& h : r.hosts) names.emplace_back(short_node_name(h));
           busbw_collectives[r.collective].push_back(r.file);
           group = r.collective;
-          shape = sh.words;
-          busbw_shapes[group][shape].push_back(r.file);
+          shape = sh.words();
         } else {
+          // A log of start-up steps only (a first step, skipped iterations) is no steady state.
+          if (f.id == "steps.gap" && !r.startup_only.empty()) {
+            bad.push_back({r.file, fmt::format("{}: {}", kStepsStartupOnlyWhy, r.startup_only)});
+            any = true;
+            continue;
+          }
           if (ms[i].metric == "median_throughput") {
             throughput_units[r.throughput_unit].push_back(r.file);
             group = r.throughput_unit;
           }
+          shape = f.id == "steps.gap" ? steps_shape(r, f) : profile_shape(r);
           const std::string source = f.subject.empty() ? r.file : std::string(f.subject);
           auto it = named.of.find(source);
           names.push_back(it != named.of.end() ? it->second : measured_stem(source));
         }
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
+        g.shapes[{i, group}][shape].push_back(r.file);
         auto& nodes_of = per[{i, group, shape}];
         for (const auto& n : names) {
           nodes_of[n].values.push_back(*value);
@@ -319,8 +349,7 @@ PaceGroups pace_groups(const std::vector<NodeReport>& measured, const MeasuredNa
       }
     }
     if (!any)
-      bad.push_back({r.file, "an analyze report with no per-node measurement (fleet reads analyze nccl-tests, steps, nsys, "
-                             "kineto, nccl-inspector and nccl-ras reports: nccl_tests.busbw, steps.gap, profile.iterations, nccl_*)"});
+      bad.push_back({r.file, std::string(kNoMeasurementWhy)});
   }
 
   return g;
@@ -334,7 +363,6 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
   const MeasuredNames named = measured_names(measured);
   PaceGroups groups = pace_groups(measured, named, bad);
   const auto& per = groups.per;
-  const auto& busbw_shapes = groups.busbw_shapes;
   const auto& busbw_collectives = groups.busbw_collectives;
   const auto& throughput_units = groups.throughput_units;
   std::vector<report::Finding> out = measured_name_clashes(named);
@@ -354,10 +382,11 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
       what = fmt::format("peak {} busbw", coll);
       m.what = what;
     }
-    const bool several_shapes = m.finding == "nccl_tests.busbw" && busbw_shapes.at(group).size() > 1;
+    const auto& shapes = groups.shapes.at({i, group});
+    const bool several_shapes = shapes.size() > 1;
     if (several_shapes) {
       f.subject += fmt::format(" [{}]", shape);
-      what = fmt::format("{} (runs of {})", m.what, shape);
+      what = fmt::format("{} ({} of {})", m.what, pace_files_word(m.finding), shape);
       m.what = what;
     }
     const bool throughput = m.metric == "median_throughput";
@@ -395,7 +424,12 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
                             m.unit, pace_value(s.median), m.unit, 100 * std::fabs(cost), m.higher_is_better ? "below" : "above")
               : fmt::format("no node is {} the fleet's median {} {} {}", m.higher_is_better ? "below" : "above", m.what,
                             pace_value(s.median), m.unit);
-    if (values.size() < rule.min_nodes) {
+    if (values.size() == 1) {
+      // One node of its shape: no other node's figure of the same job to set a pace against.
+      f.status = report::Status::skip;
+      f.title = fmt::format("1 node measured ({} {}{}): no pace without another node's figure of the same {}", m.finding, m.metric,
+                            several_shapes ? ", the only one of its shape" : "", m.finding == "nccl_tests.busbw" ? "run shape" : "job");
+    } else if (values.size() < rule.min_nodes) {
       f.status = report::Status::skip;
       f.title = fmt::format("{} node{} measured ({} {}): at least {} are needed to judge outliers; {}", figures.size(),
                             figures.size() == 1 ? "" : "s", m.finding, m.metric, rule.min_nodes, pace_line);
@@ -437,8 +471,8 @@ std::vector<report::Finding> pace(const std::vector<NodeReport>& measured, const
       std::map<std::string, std::vector<std::string>> own;
       own.emplace(group, busbw_collectives.at(group));
       pace_collective_evidence(own, f);
-      if (several_shapes) pace_shapes_evidence(busbw_shapes.at(group), shape, f);
     }
+    if (several_shapes) pace_shapes_evidence(m.finding, shapes, shape, f);
     f.table.push_back({"node", fmt::format("{} {}", m.what, m.unit), "runs"});
     for (std::size_t k = 0; k < figures.size() && k < 10; ++k)
       f.table.push_back({figures[k].first, pace_value(figures[k].second), std::to_string(nodes_of.at(figures[k].first).values.size())});

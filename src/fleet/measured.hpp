@@ -40,6 +40,15 @@ inline constexpr std::string_view kNcclTestsNoHostWhy =
 inline constexpr std::string_view kNcclTestsOneRankWhy =
     "a 1-rank nccl-tests run: no data moves between GPUs, so its busbw is 0 by definition and says nothing of the node";
 
+// Why a step log of start-up records only sets no pace (fleet.unreadable; its reason follows).
+inline constexpr std::string_view kStepsStartupOnlyWhy =
+    "a step log of start-up steps only, no steady state to set a node's pace (steps.gap: start-up only)";
+
+// Why an analyze report gives fleet nothing to pace (fleet.unreadable): none of the measures.
+inline constexpr std::string_view kNoMeasurementWhy =
+    "an analyze report with no per-node measurement (fleet reads analyze nccl-tests, steps, nsys, kineto, nccl-inspector and "
+    "nccl-ras reports: nccl_tests.busbw, steps.gap, profile.iterations, nccl_*)";
+
 // One fleet.pace finding per measure present in `measured` (analyze reports), and a
 // fleet.node_names warning per file name that several measurements without hosts share (kept
 // apart by their directories, never merged into one node's figure); analyze reports

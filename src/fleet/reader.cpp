@@ -5,6 +5,8 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "compare/run_shape.hpp"
+#include "compare/same_job.hpp"
 #include "parsers/nccl_inspector.hpp"
 #include "parsers/nccl_tests.hpp"
 #include "parsers/steps.hpp"
@@ -56,13 +58,29 @@ void keep_entries(std::span<const report::ReadEntry> entries, report::StringMap&
     if (!only_compared || fleet_compared(e.key)) out.emplace(std::string(e.key), std::string(e.value));
 }
 
+// A profile's GPU models as its profile.summary's per-GPU lines name them, " + "-joined; a
+// few at most (a job's GPUs are of one or two models).
+void read_profile_gpu(std::string_view observed, std::string& gpus) {
+  constexpr std::size_t kMaxProfileGpuModels = 4;
+  const std::string model = compare::gpu_model_of_profile_line(observed);
+  if (model.empty()) return;
+  std::size_t count = gpus.empty() ? 0 : 1;
+  for (std::size_t at = gpus.find(" + "); at != std::string::npos; at = gpus.find(" + ", at + 3)) ++count;
+  if (count >= kMaxProfileGpuModels) return;
+  for (std::string_view rest = gpus; !rest.empty();) {
+    const auto plus = rest.find(" + ");
+    if (rest.substr(0, plus) == model) return;
+    rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 3);
+  }
+  gpus += (gpus.empty() ? "" : " + ") + model;
+}
+
 // An analyze nccl-tests report names the hosts its log shows in one evidence line; the NCCL
 // Inspector and RAS findings name their ranks in one (`finding`: its index).
 void read_measured_evidence(const report::ReadFinding& f, std::uint32_t finding, NodeReport& out) {
   for (const auto& ev : f.evidence) {
     if (ev.source == parsers::kCollectiveMeasuredEvidence && out.collective.empty()) {
-      const std::string_view said = ev.observed;
-      out.collective = std::string(said.substr(0, said.find(' ')));
+      out.collective = std::string(compare::collective_measured(ev.observed));
       continue;
     }
     if (ev.source == parsers::kNcclTestsGpusEvidence && out.gpus.empty()) {
@@ -71,6 +89,14 @@ void read_measured_evidence(const report::ReadFinding& f, std::uint32_t finding,
     }
     if (ev.source == parsers::kThroughputUnitEvidence && out.throughput_unit.empty()) {
       out.throughput_unit = std::string(ev.observed);
+      continue;
+    }
+    if (ev.source == parsers::kStartupOnlyEvidence && out.startup_only.empty()) {
+      out.startup_only = std::string(ev.observed);
+      continue;
+    }
+    if (f.id == "profile.summary") {
+      read_profile_gpu(ev.observed, out.gpus);
       continue;
     }
     const bool host_list = ev.source == parsers::kNcclTestsHostsEvidence;

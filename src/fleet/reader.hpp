@@ -45,11 +45,15 @@ struct NodeReport {
   // analyze nccl-tests|nccl-inspector: the collective its busbw measured ("AllReduce", its
   // "collective measured" evidence); empty where it does not say.
   std::string collective;
-  // analyze nccl-tests: the GPU models its Rank lines show (" + "-joined; "nccl-tests GPUs").
+  // analyze nccl-tests: the GPU models its Rank lines show (" + "-joined; "nccl-tests GPUs");
+  // analyze nsys|kineto: those its profile.summary's per-GPU lines name (" + "-joined).
   std::string gpus;
   // analyze steps: the unit of its throughput ("samples/s", "tokens/s"; steps.gap's "throughput
   // unit" evidence); empty for a log of step times or a report that does not say.
   std::string throughput_unit;
+  // analyze steps: why its steps.gap median rests on start-up records only (its "start-up only"
+  // evidence: a single first step, skipped iterations only); empty for a steady-state log.
+  std::string startup_only;
   // analyze nccl-inspector|nccl-ras: the ranks each finding names (its "nccl ranks" evidence
   // line), one per rank: the finding (index in `findings`), its host, the rest of the item.
   struct RankRef {

@@ -85,4 +85,9 @@ std::optional<std::pair<double, std::string>> throughput_figure(std::string_view
 // compare read it: figures of different units are not one scale.
 inline constexpr std::string_view kThroughputUnitEvidence = "throughput unit";
 
+// steps.gap's evidence line saying why its median rests on start-up records only (a single
+// first step, or skipped iterations only: StepStats::startup_only), as fleet reads it: such a
+// log is no steady state and sets no node's pace.
+inline constexpr std::string_view kStartupOnlyEvidence = "start-up only";
+
 }  // namespace perfgap::parsers

@@ -67,6 +67,7 @@ tl::expected<ExplainResult, std::string> explain(const ExplainRequest& a) {
   o.measured_pct = *pct;
   o.threshold = a.threshold;
   o.measured_evidence = gap->evidence;
+  o.measured_source = gap->subject;
   ExplainResult out;
   out.findings.push_back(analyzers::explain_budget(inputs, *kb, o));
   for (auto& f : score.findings)

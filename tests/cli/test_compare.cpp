@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "report_json.hpp"
 #include "run.hpp"
@@ -151,6 +152,30 @@ TEST_F(CompareCli, NcclTestsRunsOfAnotherScaleAreNotCompared) {
   EXPECT_TRUE(busbw_worse) << slower.dump(1);
 }
 
+// Field review 5: an all_reduce_perf run of 256 ranks on 16 nodes against an alltoall_perf run
+// (its collective known by the file's name) was `FAIL compare.metric ... busbw 67.29 -> 0.51
+// (-99.2%)`, exit 1, and swapped `+13094.1%`: different runs, not compared, exit 0 both ways.
+TEST_F(CompareCli, NcclTestsOfDifferentCollectivesAreDifferentRuns) {
+  const fs::path dir = fs::path(PERFGAP_SHARED_DIR) / "fixtures/nccl-tests";
+  const fs::path ar = dir / "all-reduce-256gpu-nccl-2.8.4-old-format-NA-errors-nccl-tests-78.txt";
+  const fs::path a2a = dir / "alltoall-8node-v100-old-format-nccl-tests-78.txt";
+  if (!fs::exists(ar) || !fs::exists(a2a)) GTEST_SKIP() << dir << " absent";
+  auto all_reduce = save("ar.json", {"analyze", "nccl-tests", ar.string(), "--format", "json"}, 0);
+  auto all_to_all = save("a2a.json", {"analyze", "nccl-tests", a2a.string(), "--format", "json"}, 0);
+  for (const auto& [before, after, first, second] : {std::tuple{all_reduce, all_to_all, "AllReduce", "AllToAll"},
+                                                     std::tuple{all_to_all, all_reduce, "AllToAll", "AllReduce"}}) {
+    auto j = json_report(PERFGAP_BINARY, {"compare", before.string(), after.string()}, 0);
+    ASSERT_EQ(j["findings"].size(), 1u) << j.dump(1);
+    const auto& s = j["findings"][0];
+    EXPECT_EQ(s["id"], "compare.summary");
+    EXPECT_EQ(s["status"], "skip");
+    const std::string title = s["title"];
+    EXPECT_NE(title.find(std::string("the reports are of different runs (") + first + " in " + before.string() + ", " + second + " in " +
+                         after.string() + ")"),
+              std::string::npos)
+        << title;
+  }
+}
 
 // Field review 4: the p5 16-rank run over 8 B to 16 GiB against the EKS capture of it that stops at
 // 2 GiB (rows elided). compare said `max_busbw_gbps: 487.1 -> 437.8 (-10.1%)` worse, a peak of

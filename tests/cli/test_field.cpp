@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "contract.hpp"
@@ -38,6 +39,47 @@ const FieldVerdict kFieldVerdicts[] = {
      "no frequency cap seen (intel_pstate max_perf_pct=100); no CPU's own limit (scaling_max_freq) is readable (32 online CPUs)"},
 };
 
+// Field review 5, over these trees' fleet: fleet.drift told nodes whose check passes to change
+// ("C6 on 4 nodes ... (cpu.cstate.deep_idle passes there) (expected C2)", "acpi_idle ... (passes
+// there) (expected intel_idle)" on AMD and GB10 nodes), and fleet.outliers warned on values whose
+// own check passes (container.shm.shm_gib 251.3, deepest_latency_us 8800, max_cpu_steal_pct 1.06).
+void field_fleet_judges_as_the_checks(const nlohmann::json& fleet, const std::map<std::string, nlohmann::json>& reports) {
+  bool idle_state = false;
+  for (const auto& f : fleet["findings"]) {
+    const std::string id = f["id"], subject = f.value("subject", "");
+    if (id == "fleet.drift") {
+      for (const auto& e : f["evidence"]) {
+        const std::string observed = e["observed"];
+        if (observed.find(" passes there)") != std::string::npos || observed.find(" passes on ") != std::string::npos) {
+          EXPECT_FALSE(e.contains("expected") && !e["expected"].is_null()) << subject << ": " << observed << " expected " << e["expected"];
+        }
+      }
+      if (subject == "settings.deepest_idle_state") {
+        idle_state = true;
+        EXPECT_EQ(f["title"].get<std::string>().find("differ from C2"), std::string::npos) << f["title"];
+        EXPECT_EQ(f.value("fix", "").find("to C2 on the other nodes"), std::string::npos) << f["fix"];
+      }
+    }
+    if (id != "fleet.outliers" || f["status"] != "warn") continue;
+    auto node = reports.find(subject);
+    if (node == reports.end()) continue;
+    for (const auto& e : f["evidence"]) {
+      const std::string key = e["source"];  // id.metric[@subject]
+      for (const auto& nf : node->second["findings"]) {
+        const std::string nid = nf["id"], nsub = nf.value("subject", "");
+        const auto at = key.find('@');
+        const bool same = key.starts_with(nid + ".") && (at == std::string::npos ? nsub.empty() : key.substr(at + 1) == nsub);
+        // An informational summary's pass (virt.hypervisor, container.detect, gpu.nvml) judges nothing.
+        const bool informational = nid == "virt.hypervisor" || nid == "container.detect" || nid == "gpu.nvml";
+        if (same && !informational) {
+          EXPECT_NE(nf["status"], "pass") << subject << ": " << key << " " << e["observed"] << " where " << nid << " passes";
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(idle_state) << "the trees' deepest idle states no longer differ: the drift above is not tested";
+}
+
 TEST(FieldTrees, EveryReportKeepsTheInvariants) {
   const fs::path trees = fs::path(PERFGAP_SOURCE_DIR) / "../shared/field/trees";
   if (!fs::is_directory(trees)) GTEST_SKIP() << trees << " not present (a clone without shared/)";
@@ -50,6 +92,7 @@ TEST(FieldTrees, EveryReportKeepsTheInvariants) {
   fs::create_directories(tmp.file("reports"));
   int unnamed_trees = 0;
   std::size_t verdict_trees = 0;
+  std::map<std::string, nlohmann::json> reports;  // by node name
   for (std::size_t i = 0; i < found->size(); ++i) {
     const auto& t = (*found)[i];
     SCOPED_TRACE(t.name);
@@ -82,6 +125,7 @@ TEST(FieldTrees, EveryReportKeepsTheInvariants) {
         }
       EXPECT_TRUE(seen) << v.id;
     }
+    reports[j["node"].value("name", "")] = j;
     auto problems = perfgap::fixture::contract_violations(j);
     EXPECT_TRUE(problems.empty()) << problems.front();
     const auto arch = j["node"]["arch"].get<std::string>();
@@ -105,6 +149,7 @@ TEST(FieldTrees, EveryReportKeepsTheInvariants) {
   auto fleet = run_binary(PERFGAP_BINARY, {"fleet", tmp.file("reports"), "--format", "json"});
   ASSERT_TRUE(fleet.status == 0 || fleet.status == 1) << fleet.err;
   EXPECT_EQ(fleet.err.find("node.name"), std::string::npos) << fleet.err;
+  field_fleet_judges_as_the_checks(nlohmann::json::parse(fleet.out), reports);
 }
 
 }  // namespace

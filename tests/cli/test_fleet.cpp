@@ -41,6 +41,7 @@ class Fleet : public ::testing::Test {
       if (i == 3 || i == 50 || i == 120) s.kernel = "6.8.0-47-generic";
       if (i == 42) s.environment["NCCL_IB_QPS_PER_CONNECTION"] = "1";
       if (i == 77) s.metrics["pcie.link.link_width@0000:5d:00.0"] = 8;
+      if (i == 77) s.status["pcie.link"] = "warn";  // its link at x8: an outlier where its check warns
       if (i == 10 || i == 11) s.status["cpu.governor"] = "fail";
       write_file(dir.path() + "/" + s.name + ".json", perfgap::fleetgen::report_json(s));
     }
@@ -165,6 +166,9 @@ TEST_F(Fleet, NoUsableInputIsExit2WithOneLine) {
   auto bad = findings(json::parse(r.out), "fleet.unreadable");
   ASSERT_EQ(bad.size(), 1u);
   EXPECT_NE(bad[0]["title"].get<std::string>().find("no per-node measurement"), std::string::npos);
+  // Its fix says what fleet needs, not to run check again (it is not a broken check report).
+  EXPECT_EQ(bad[0]["fix"].get<std::string>().find("perfgap check"), std::string::npos) << bad[0]["fix"];
+  EXPECT_NE(bad[0]["fix"].get<std::string>().find("measures nothing fleet compares"), std::string::npos) << bad[0]["fix"];
 }
 
 TEST_F(Fleet, JunitAndPrometheusCoverEveryNode) {

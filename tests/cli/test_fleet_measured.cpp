@@ -58,14 +58,15 @@ std::string measured_nccl_tests_log(const std::string& host, double busbw, bool 
   return s;
 }
 
-// A Megatron-LM log of 40 iterations at about `ms` per iteration.
-std::string measured_megatron_log(double ms) {
+// A Megatron-LM log of 40 iterations at about `ms` per iteration, of global batch size `batch`.
+std::string measured_megatron_log(double ms, int batch = 512) {
   std::string s;
   for (int i = 1; i <= 40; ++i)
-    s += measured_printf(" iteration %8d/    1000 | consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate: 1.000E-05 | "
-                         "global batch size:   512 | lm loss: 7.0E+00 | loss scale: 65536.0 | number of skipped iterations:   0 | number of nan "
-                         "iterations:   0 |\n",
-                         i, 512 * i, ms + (i % 3) * 2.0);
+    s += measured_printf(
+        " iteration %8d/    1000 | consumed samples: %12d | elapsed time per iteration (ms): %.1f | learning rate: 1.000E-05 | "
+        "global batch size: %5d | lm loss: 7.0E+00 | loss scale: 65536.0 | number of skipped iterations:   0 | number of nan "
+        "iterations:   0 |\n",
+        i, batch * i, ms + (i % 3) * 2.0, batch);
   return s;
 }
 
@@ -248,6 +249,34 @@ TEST_F(FleetMeasured, RunsOfAnotherShapeAreTheirOwnPaceAndOneRankSetsNone) {
   // The headline counts every measurement read, the unusable one said apart.
   auto text = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in"});
   EXPECT_EQ(text.out.rfind("perfgap fleet: ERROR  8 nodes from 8 reports, 19 measurement reports (1 unusable)\n", 0), 0u) << text.out;
+}
+
+// Field review 5: step logs of another job (global batch size 64, three nodes at ~3 s per step)
+// beside the eight nodes' batch-512 logs were one pace with them, the three named slowest. Each
+// batch size is a pace of its own: the batch-512 nodes' outliers are still gpu0003 and gpu0007.
+TEST_F(FleetMeasured, StepLogsOfAnotherBatchSizeAreTheirOwnPace) {
+  for (int i = 9; i <= 11; ++i) {
+    const std::string node = perfgap::fleetgen::node_name(static_cast<std::size_t>(i));
+    write_file(dir.path() + "/logs/" + node + ".log", measured_megatron_log(3000.0 + 10 * i, 64));
+    analyze("steps", dir.path() + "/logs/" + node + ".log", dir.path() + "/in/" + node + ".steps.json");
+  }
+  auto r = run_binary(PERFGAP_BINARY, {"fleet", dir.path() + "/in", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  auto rep = json::parse(r.out);
+  auto big = measured_findings(rep, "fleet.pace", "steps.gap.median_ms [global batch size 512]");
+  auto small = measured_findings(rep, "fleet.pace", "steps.gap.median_ms [global batch size 64]");
+  ASSERT_EQ(big.size(), 1u) << r.out;
+  ASSERT_EQ(small.size(), 1u) << r.out;
+  EXPECT_EQ(big[0]["status"], "warn");
+  EXPECT_EQ(big[0]["metrics"]["nodes"], 8);
+  EXPECT_EQ(big[0]["metrics"]["outliers"], 2);
+  EXPECT_NE(big[0]["title"].get<std::string>().find("gpu[0003,0007]"), std::string::npos) << big[0]["title"];
+  EXPECT_EQ(small[0]["status"], "skip") << small[0]["title"];
+  EXPECT_EQ(small[0]["metrics"]["nodes"], 3);
+  std::string shapes;
+  for (const auto& e : big[0]["evidence"])
+    if (e["source"] == "job shapes") shapes = e["observed"];
+  EXPECT_NE(shapes.find("this pace is of the logs of global batch size 512 alone"), std::string::npos) << shapes;
 }
 
 // fleet.measured names a failing measurement as fleet.pace and fleet.node_names do: two jobs'

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "files.hpp"
 #include "run.hpp"
@@ -126,4 +128,27 @@ TEST(StepsFieldReference, GapAndExplainTakeAThroughputReferenceAsAnalyzeStepsDoe
     EXPECT_EQ(other.status, 2);
     EXPECT_NE(other.err.find("give --reference as milliseconds per iteration (830, 830ms) or a step log of step times"), std::string::npos) << other.err;
   }
+}
+
+// Field review 5: `compare` of the batch-2 Megatron log's report and the batch-288 BERT one's was
+// `FAIL ... median_ms: 87 -> 2.434e+05 (+279660.2%)`, exit 1: analyze steps did not record the
+// batch. steps.gap carries it (global_batch_size) and compare skips the pair as different jobs.
+TEST(StepsFieldReference, CompareOfLogsOfAnotherGlobalBatchIsNoRegression) {
+  if (!fs::exists(kMegatron3) || !fs::exists(kBertSkipped)) GTEST_SKIP() << kLogs << " is absent";
+  perfgap::fixture::TempDir out;
+  std::vector<std::string> reports;
+  for (const auto& [log, batch] : {std::pair{kMegatron3, 2.0}, std::pair{kBertSkipped, 288.0}}) {
+    auto an = run_binary(PERFGAP_BINARY, {"analyze", "steps", log.string(), "--format", "json"});
+    ASSERT_EQ(an.status, 0) << an.err;
+    const auto j = nlohmann::json::parse(an.out);
+    EXPECT_DOUBLE_EQ(gap_of(j)["metrics"].value("global_batch_size", 0.0), batch) << log;
+    reports.push_back(perfgap::fixture::write_in(out, "steps" + std::to_string(reports.size()) + ".json", an.out));
+  }
+  auto cmp = run_binary(PERFGAP_BINARY, {"compare", reports[0], reports[1], "--format", "json"});
+  ASSERT_EQ(cmp.status, 0) << cmp.out;
+  const auto j = nlohmann::json::parse(cmp.out);
+  ASSERT_EQ(j["findings"].size(), 1u) << j.dump(1);
+  EXPECT_EQ(j["findings"][0]["status"], "skip");
+  EXPECT_NE(j["findings"][0]["title"].get<std::string>().find("global batch size 2 in " + reports[0] + ", 288 in " + reports[1]), std::string::npos)
+      << j["findings"][0]["title"];
 }

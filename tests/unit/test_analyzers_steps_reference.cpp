@@ -4,6 +4,7 @@
 // parsers read it (Megatron "global batch size:", NeMo "global_batch_size", consumed samples).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "analyzers/analyzers.hpp"
@@ -159,4 +160,29 @@ TEST(AnalyzersStepsReference, AThroughputFigureScoresAThroughputLog) {
   EXPECT_EQ(f.status, report::Status::fail) << f.title;
   EXPECT_NE(f.title.find("87.5% of reference throughput (10.50 samples/s vs 12.00 samples/s)"), std::string::npos) << f.title;
   EXPECT_NE(all_evidence(f).find("--measured: 10.5 samples/s"), std::string::npos) << all_evidence(f);
+}
+
+// steps.gap carries the job's global batch size as its metric global_batch_size (the field
+// review: compare took a batch-2 log and a batch-288 one for one job, as no report said the
+// batch), with or without a reference; a log that does not say it, or whose batch changes, has none.
+TEST(AnalyzersStepsReference, TheGapCarriesTheGlobalBatchSize) {
+  auto metric = [](const report::Finding& f, const std::string& name) -> std::optional<double> {
+    for (const auto& [k, v] : f.metrics)
+      if (k == name) return v;
+    return std::nullopt;
+  };
+  const auto run = stats_of(megatron_text({{25, 87.0, 2}, {26, 86.5, 2}, {27, 88.4, 2}}));
+  const auto alone = analyzers::analyze_steps(run, "run.log", {}).at(0);
+  ASSERT_EQ(alone.id, "steps.gap");
+  EXPECT_EQ(metric(alone, "global_batch_size"), 2.0);
+  EXPECT_TRUE(metric(alone, "median_ms"));
+  EXPECT_EQ(metric(gap_against(run, stats_of(megatron_text({{10, 86, 2}, {11, 85, 2}, {12, 86, 2}}))), "global_batch_size"), 2.0);
+  const auto unsaid = stats_of(
+      " iteration        1/    1000 | elapsed time per iteration (ms): 90.0 |\n"
+      " iteration        2/    1000 | elapsed time per iteration (ms): 80.0 |\n"
+      " iteration        3/    1000 | elapsed time per iteration (ms): 81.0 |\n");
+  EXPECT_FALSE(unsaid.global_batch);
+  EXPECT_FALSE(metric(analyzers::analyze_steps(unsaid, "run.log", {}).at(0), "global_batch_size"));
+  const auto ramp = stats_of(megatron_text({{1, 80, 8}, {2, 80, 8}, {3, 81, 16}, {4, 80, 16}}));
+  EXPECT_FALSE(metric(analyzers::analyze_steps(ramp, "run.log", {}).at(0), "global_batch_size"));
 }

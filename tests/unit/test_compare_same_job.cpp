@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compare/compare.hpp"
+#include "compare/run_shape.hpp"
 #include "compare/same_job.hpp"
 
 using namespace perfgap;
@@ -166,4 +167,97 @@ TEST(CompareSameJob, StepLogsOfAnotherUnitAreAnotherJob) {
   bool worse = false;
   for (const auto& f : fs) worse = worse || (f.id == "compare.metric" && f.status != Status::pass);
   EXPECT_TRUE(worse) << fs[0].title;
+}
+
+namespace {
+
+// analyze nccl-tests' nccl_tests.busbw: the collective measured (empty: not said), ranks and
+// nodes (0: not said), the peak at 256 MiB.
+std::string same_job_nccl_tests(const std::string& collective, int ranks, int nodes, double busbw) {
+  std::string metrics = R"({"max_busbw_gbps":)" + std::to_string(busbw) + R"(,"busbw_gbps.268435456":)" + std::to_string(busbw);
+  if (ranks > 0) metrics += R"(,"ranks":)" + std::to_string(ranks);
+  if (nodes > 0) metrics += R"(,"nodes":)" + std::to_string(nodes);
+  metrics += "}";
+  const std::string evidence = collective.empty() ? "" : R"({"source":"collective measured","observed":")" + collective + R"("})";
+  return same_job_report(R"({"id":"nccl_tests.busbw","layer":"network","status":"skip","subject":"in.txt","title":"peak","evidence":[)" +
+                             evidence + R"(],"fix":"","impact":"","metrics":)" + metrics + "}",
+                         "analyze", "null");
+}
+
+}  // namespace
+
+// The field review's pair: an all_reduce_perf run and an alltoall_perf one (its collective known
+// by the file's name) read "busbw 67.29 -> 0.51 (-99.2%)", FAIL compare.metric, exit 1.
+TEST(CompareSameJob, NcclTestsOfAnotherCollectiveAreAnotherRun) {
+  auto fs = same_job_compare(same_job_nccl_tests("AllReduce", 256, 16, 67.29),
+                             same_job_nccl_tests("AllToAll (by the file's name, alltoall.txt: the output names no collective)", 0, 0, 0.51));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].id, "compare.summary");
+  EXPECT_EQ(fs[0].status, Status::skip);
+  EXPECT_NE(fs[0].title.find("the reports are of different runs (AllReduce in before.json, AllToAll in after.json)"), std::string::npos) << fs[0].title;
+  bool metric = false;
+  for (const auto& [k, v] : fs[0].metrics) metric = metric || (k == "different_runs" && v == 1);
+  EXPECT_TRUE(metric);
+  // explain's budget takes each collective's bandwidth: not a different job for it.
+  EXPECT_TRUE(compare::different_jobs(*read_report(same_job_nccl_tests("AllReduce", 0, 0, 60)), "a", *read_report(same_job_nccl_tests("AllToAll", 0, 0, 1)), "b")
+                  .empty());
+  // The same collective, or one side that does not say it: compared.
+  fs = same_job_compare(same_job_nccl_tests("AllReduce", 16, 2, 60), same_job_nccl_tests("AllReduce", 16, 2, 30));
+  ASSERT_GT(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::pass) << fs[0].title;
+  fs = same_job_compare(same_job_nccl_tests("", 16, 2, 60), same_job_nccl_tests("AllReduce", 16, 2, 30));
+  ASSERT_GT(fs.size(), 1u);
+}
+
+// Ranks and nodes as fleet.pace reads a run's shape (compare::RunShape): 256 ranks on 16 nodes
+// against 8 on 8 is another job, said with the collective where that differs too.
+TEST(CompareSameJob, NcclTestsOfAnotherShapeAreAnotherJob) {
+  auto fs = same_job_compare(same_job_nccl_tests("AllReduce", 256, 16, 67.29), same_job_nccl_tests("AllToAll", 8, 8, 0.51));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::skip);
+  EXPECT_NE(fs[0].title.find("different jobs or machines (256 ranks in before.json, 8 in after.json; 16 nodes in before.json, 8 in after.json; "
+                             "AllReduce in before.json, AllToAll in after.json)"),
+            std::string::npos)
+      << fs[0].title;
+}
+
+TEST(CompareRunShape, OneShapeForFleetAndCompare) {
+  auto r = read_report(same_job_nccl_tests("AllToAll (by the file's name, x.txt: the output names no collective)", 16, 2, 40));
+  ASSERT_TRUE(r);
+  const auto sh = compare::run_shape(r->findings.at(0));
+  EXPECT_EQ(sh.collective, "AllToAll");
+  EXPECT_EQ(sh.ranks, 16);
+  EXPECT_EQ(sh.nodes, 2);
+  EXPECT_EQ(sh.largest, 268435456u);
+  EXPECT_EQ(sh.words(), "16 ranks on 2 nodes, to 256 MiB");
+  compare::RunShape unsaid;
+  unsaid.read_metric("busbw_gbps.1024.spread", 3);
+  unsaid.read_metric("ranks", -1);
+  EXPECT_EQ(unsaid.words(), "ranks not said");
+  EXPECT_EQ(compare::collective_measured("AllReduce"), "AllReduce");
+}
+
+// Step logs of another global batch size (steps.gap's metric global_batch_size): the field review's
+// batch-2 Megatron log against a batch-288 one read "median_ms: 87 -> 2.434e+05 (+279660.2%)", FAIL.
+TEST(CompareSameJob, StepLogsOfAnotherGlobalBatchAreAnotherJob) {
+  auto steps = [](double median, double batch) {
+    std::string metrics = R"({"median_ms":)" + std::to_string(median);
+    if (batch > 0) metrics += R"(,"global_batch_size":)" + std::to_string(batch);
+    metrics += "}";
+    return same_job_report(R"({"id":"steps.gap","layer":"workload","status":"skip","subject":"train.log","title":"median","evidence":[],"fix":"","impact":"","metrics":)" +
+                               metrics + "}",
+                           "analyze", "null");
+  };
+  auto fs = same_job_compare(steps(87, 2), steps(243400, 288));
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].status, Status::skip);
+  EXPECT_NE(fs[0].title.find("different jobs or machines (global batch size 2 in before.json, 288 in after.json)"), std::string::npos) << fs[0].title;
+  // The same batch, or a log that does not say it: compared, the slower steps a regression.
+  for (double other : {2.0, 0.0}) {
+    fs = same_job_compare(steps(87, 2), steps(120, other));
+    ASSERT_GT(fs.size(), 1u);
+    bool worse = false;
+    for (const auto& f : fs) worse = worse || (f.id == "compare.metric" && f.status == Status::fail);
+    EXPECT_TRUE(worse) << fs[0].title;
+  }
 }

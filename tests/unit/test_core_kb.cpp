@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -103,6 +104,24 @@ TEST(CoreKb, MalformedFilesNameFileAndLine) {
   EXPECT_NE(e.find("expected a mapping"), std::string::npos) << e;
   EXPECT_TRUE(perfgap::core::parse_kb("", "empty.yaml")) << "an empty file overrides nothing";
   EXPECT_TRUE(perfgap::core::parse_kb("# only a comment\n", "c.yaml"));
+}
+
+// A measurement's side (host, communication) orders explain's next measurement by what the
+// reports show; the built-in host and communication measurements say theirs.
+TEST(CoreKb, AMeasurementsSideIsHostOrCommunication) {
+  auto f = perfgap::core::parse_kb("measurements:\n  - name: x\n    side: host\n    covered_by: [perf.*]\n    take: y\n", "site.yaml");
+  ASSERT_TRUE(f) << f.error();
+  ASSERT_EQ(f->measurements.size(), 1u);
+  EXPECT_EQ(f->measurements[0].side, "host");
+  const auto e = kb_error("measurements:\n  - name: x\n    side: gpu\n    covered_by: [perf.*]\n    take: y\n");
+  EXPECT_EQ(e.rfind("site.yaml:3: x: side must be host or communication", 0), 0u) << e;
+  std::map<std::string, std::string> side;
+  for (const auto& m : perfgap::core::builtin_kb().measurements) side[m.name] = m.side;
+  EXPECT_EQ(side["CPU kernel time"], "host");
+  EXPECT_EQ(side["node configuration"], "host");
+  EXPECT_EQ(side["collective bandwidth"], "communication");
+  EXPECT_EQ(side["NCCL transport and topology"], "communication");
+  EXPECT_EQ(side["exposed communication"], "");
 }
 
 TEST(CoreKb, LaterFilesWinPerIdAndKeepTheRest) {

@@ -89,20 +89,81 @@ TEST(FleetDrift, TheValueItsCheckPassesIsExpectedNotTheMostCommonOne) {
   EXPECT_EQ(d[0].evidence[1].expected, "performance");
   EXPECT_NE(d[0].fix.find("Set settings.governor to performance"), std::string::npos) << d[0].fix;
 
-  // Where the check passes both values (or was not run), the most common value stays expected.
+  // Where the check passes both values, neither value's nodes are told to change: the machines
+  // differ, and the finding passes naming both.
   auto agreed = fleet_of(6, [](std::size_t i, fleetgen::NodeSpec& s) {
     if (i <= 4) s.settings["governor"] = "powersave";
   });
   auto a = drift(agreed);
   ASSERT_EQ(a.size(), 1u);
-  EXPECT_EQ(a[0].evidence[1].expected, "powersave");
-  EXPECT_NE(a[0].title.find("most common value powersave"), std::string::npos) << a[0].title;
+  EXPECT_EQ(a[0].status, Status::pass) << a[0].title;
+  EXPECT_FALSE(a[0].evidence[0].expected);
+  EXPECT_FALSE(a[0].evidence[1].expected);
+  EXPECT_NE(a[0].title.find("cpu.governor passes with each where it ran (powersave, performance)"), std::string::npos) << a[0].title;
+
+  // Where the check was run on no node, the most common value stays expected.
+  auto unjudged = fleet_of(6, [](std::size_t i, fleetgen::NodeSpec& s) {
+    if (i <= 4) s.settings["governor"] = "powersave";
+    s.status["cpu.governor"] = "skip";
+  });
+  auto u = drift(unjudged);
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].evidence[1].expected, "powersave");
+  EXPECT_NE(u[0].title.find("most common value powersave"), std::string::npos) << u[0].title;
+}
+
+// Field review 5: over the field trees, C2 and C6 tie at 4 nodes each and cpu.cstate.deep_idle
+// passes on both, yet "C6 ... (cpu.cstate.deep_idle passes there) (expected C2)" and the fix "Set
+// settings.deepest_idle_state to C2 on the other nodes"; acpi_idle on AMD nodes where the check
+// passes was told "(expected intel_idle)". A node its check passes on is never told to change;
+// only the values it fails on are drift, and a tie is no expected value.
+TEST(FleetDrift, ANodeItsCheckPassesOnIsNeverToldToChange) {
+  auto nodes = fleet_of(9, [](std::size_t i, fleetgen::NodeSpec& s) {
+    s.settings["deepest_idle_state"] = i <= 4 ? "C2" : i <= 8 ? "C6" : "C1";
+    s.settings["idle_driver"] = i <= 4 ? "acpi_idle" : "intel_idle";
+    if (i == 9) s.status["cpu.cstate.deep_idle"] = "fail";
+  });
+  auto d = drift(nodes);
+  ASSERT_EQ(d.size(), 2u);
+  const auto& state = d[0];
+  EXPECT_EQ(state.subject, "settings.deepest_idle_state");
+  EXPECT_EQ(state.status, Status::warn);
+  EXPECT_EQ(state.title,
+            "1 of 9 nodes has a value cpu.cstate.deep_idle warns or fails on (C1 on 1 node); it passes with C2, C6 (3 values)");
+  ASSERT_EQ(state.evidence.size(), 3u);
+  EXPECT_EQ(state.evidence[0].observed, "C2 on 4 nodes: n[001-004] (cpu.cstate.deep_idle passes there)");
+  EXPECT_FALSE(state.evidence[0].expected);
+  EXPECT_EQ(state.evidence[1].observed, "C6 on 4 nodes: n[005-008] (cpu.cstate.deep_idle passes there)");
+  EXPECT_FALSE(state.evidence[1].expected);
+  EXPECT_EQ(state.evidence[2].observed, "C1 on 1 node: n009 (cpu.cstate.deep_idle warns or fails there)");
+  EXPECT_EQ(state.evidence[2].expected, "a value cpu.cstate.deep_idle passes with (here: C2, C6)");
+  EXPECT_EQ(state.fix.find("Set settings.deepest_idle_state to"), std::string::npos) << state.fix;
+  EXPECT_NE(state.fix.find("(n009)"), std::string::npos) << state.fix;
+  EXPECT_EQ(state.metrics.at(1), (std::pair<std::string, double>{"nodes_off_majority", 1}));
+  // The driver: intel_idle passes on 4 of its 5 nodes (n009 fails for its C-state), acpi_idle on
+  // all of its: no value fails everywhere, nothing to change.
+  const auto& driver = d[1];
+  EXPECT_EQ(driver.subject, "settings.idle_driver");
+  EXPECT_EQ(driver.status, Status::pass) << driver.title;
+  for (const auto& e : driver.evidence) EXPECT_FALSE(e.expected) << e.observed;
+  EXPECT_EQ(driver.evidence[0].observed,
+            "intel_idle on 5 nodes: n[005-009] (cpu.cstate.deep_idle passes on 4 of them, warns or fails on n009)");
+
+  // Without C1, the two passing values tie: drift passes, no node told to change.
+  nodes.pop_back();
+  auto tie = drift(nodes);
+  ASSERT_FALSE(tie.empty());
+  EXPECT_EQ(tie[0].subject, "settings.deepest_idle_state");
+  EXPECT_EQ(tie[0].status, Status::pass) << tie[0].title;
+  for (const auto& e : tie[0].evidence) EXPECT_FALSE(e.expected) << e.observed;
 }
 
 TEST(FleetOutliers, NamesNodeMetricValueAndMedian) {
   auto nodes = fleet_of(30, [](std::size_t i, fleetgen::NodeSpec& s) {
     if (i == 7) s.metrics["pcie.link.link_width@0000:3a:00.0"] = 8;  // MAD 0 path
+    if (i == 7) s.status["pcie.link"] = "warn";
     if (i == 11) s.metrics["cpu.steal.steal_pct"] = 9.5;              // modified z path
+    if (i == 11) s.status["cpu.steal"] = "warn";
   });
   auto o = outliers(nodes, {});
   ASSERT_EQ(o.size(), 2u);
@@ -125,6 +186,34 @@ TEST(FleetOutliers, NegligiblePercentOverZeroMedianIsNoOutlier) {
   auto o = outliers(nodes, {});
   ASSERT_EQ(o.size(), 1u);
   EXPECT_EQ(o[0].status, Status::pass) << o[0].title;
+}
+
+// Field review 5: WARN fleet.outliers on healthy values: container.shm.shm_gib 251.3 (median 15.5),
+// deepest_latency_us 8800 (median 133), cpu.steal.max_cpu_steal_pct where cpu.steal passes. Only
+// the bad side of a metric whose direction is known is flagged (compare's table, which fleet.pace
+// reads too), and a value whose own check passes is said as information, not a WARN.
+TEST(FleetOutliers, OnlyTheBadSideOfAFailingCheckIsAnOutlier) {
+  auto nodes = fleet_of(12, [](std::size_t i, fleetgen::NodeSpec& s) {
+    s.metrics["cpu.steal.steal_pct"] = i == 3 || i == 4 ? 9.5 : 0.0;  // high steal: the bad side
+    if (i == 4) s.status["cpu.steal"] = "warn";
+    if (i == 5) s.metrics["pcie.link.link_width@0000:3a:00.0"] = 32;  // direction not known, check passes
+    if (i == 6) s.metrics["net.ib.ports.rate_gbps@mlx5_0:1"] = 800;   // faster than the fleet: the good side
+    if (i == 6) s.status["net.ib.ports"] = "warn";
+  });
+  auto o = outliers(nodes, {});
+  ASSERT_EQ(o.size(), 2u);
+  EXPECT_EQ(o[0].status, Status::warn);
+  EXPECT_EQ(o[0].subject, "n004");
+  ASSERT_EQ(o[0].evidence.size(), 1u);
+  EXPECT_EQ(o[0].evidence[0].source, "cpu.steal.steal_pct");
+  // n003's steal (cpu.steal passes there) and n005's link width: information.
+  EXPECT_EQ(o[1].status, Status::pass);
+  EXPECT_EQ(o[1].subject, "");
+  ASSERT_EQ(o[1].evidence.size(), 2u) << o[1].title;
+  EXPECT_EQ(o[1].evidence[0].source, "cpu.steal.steal_pct");
+  EXPECT_NE(o[1].evidence[0].observed.find("n003: 9.5"), std::string::npos) << o[1].evidence[0].observed;
+  EXPECT_NE(o[1].evidence[1].observed.find("n005: 32"), std::string::npos) << o[1].evidence[1].observed;
+  EXPECT_NE(o[1].evidence[1].observed.find("pcie.link passes there"), std::string::npos) << o[1].evidence[1].observed;
 }
 
 TEST(FleetOutliers, NoOutlierPassesAndTooFewNodesSkips) {

@@ -294,6 +294,34 @@ std::string env_fix(const facts::ContainerInfo& c, const std::string& name, cons
   return fix + ".";
 }
 
+// Nothing found to differ: a pass only where something was compared. A baseline whose
+// environment was never read says nothing of the host's variables (0 compared is no match).
+Finding env_drift_nothing_differs(const facts::Baseline& base, const std::string& host, int compared) {
+  constexpr std::string_view id = "container.env_drift";
+  if (base.environment_unread) {
+    auto fnd = core::finding(id, layer::runtime_topology, Status::skip,
+                             fmt::format("the baseline's environment was not read: {}'s NCCL_/UCX_/CUDA_/NVIDIA_ variables are unknown, "
+                                         "nothing of them compared{}",
+                                         host, compared ? fmt::format(" ({} nccl.conf setting{} match)", compared, compared == 1 ? "" : "s") : ""));
+    fnd.add(base.file + " node.environment", "{} (settings.nccl_topo_file unknown: the audited environment was not readable where it was taken)",
+            "the host's audited environment");
+    fnd.fix = "Take the baseline on the host with the job's environment readable: perfgap check --format json in the job's shell or "
+              "allocation (for a captured tree, with its proc/self/environ), then check --baseline with it again.";
+    return fnd;
+  }
+  if (compared == 0) {
+    auto fnd = core::finding(id, layer::runtime_topology, Status::skip,
+                             fmt::format("{} sets no NCCL_/UCX_/CUDA_/NVIDIA_ variable or nccl.conf setting: nothing to compare", host));
+    fnd.add(base.file, "no NCCL_/UCX_/CUDA_/NVIDIA_ name in node.environment or node.nccl_conf");
+    fnd.fix = "None if the host sets none; else take the baseline in the job's environment on the host (perfgap check --format json there).";
+    return fnd;
+  }
+  auto fnd = core::finding(id, layer::runtime_topology, Status::pass,
+                           fmt::format("NCCL_/UCX_/CUDA_/NVIDIA_ settings match {} ({} compared)", host, compared));
+  fnd.add(base.file, fmt::format("{} variables and nccl.conf settings", compared));
+  return fnd;
+}
+
 std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "container.env_drift";
   const auto& base = f.options().baseline;
@@ -351,12 +379,7 @@ std::vector<Finding> env_drift(facts::Facts& f, const core::Thresholds&) {
       out.push_back(std::move(fnd));
     }
   }
-  if (out.empty()) {
-    auto fnd = core::finding(id, layer::runtime_topology, Status::pass,
-                             fmt::format("NCCL_/UCX_/CUDA_/NVIDIA_ settings match {} ({} compared)", host, compared));
-    fnd.add(base->file, fmt::format("{} variables and nccl.conf settings", compared));
-    out.push_back(std::move(fnd));
-  }
+  if (out.empty()) out.push_back(env_drift_nothing_differs(*base, host, compared));
   return out;
 }
 
@@ -416,7 +439,7 @@ void add_runtime_topology_container(core::Registry& r) {
   r.add({.id = "container.env_drift",
          .layer = layer::runtime_topology,
          .summary = "NCCL/UCX/CUDA/NVIDIA settings here match the host baseline",
-         .rule = "With --baseline HOST.json: for every NCCL_/UCX_/CUDA_/NVIDIA_ name in the baseline's node.environment or node.nccl_conf, the value NCCL sees here (environment, else NCCL's config files). One finding per name (subject: the name): `fail` for a missing or different NCCL_/UCX_ setting, `warn` for CUDA_/NVIDIA_; a `<redacted>` value is compared for presence only. `fail` too when the baseline's topology file was present and the file NCCL_TOPO_FILE names is absent here. `skip` without --baseline.",
+         .rule = "With --baseline HOST.json: for every NCCL_/UCX_/CUDA_/NVIDIA_ name in the baseline's node.environment or node.nccl_conf, the value NCCL sees here (environment, else NCCL's config files). One finding per name (subject: the name): `fail` for a missing or different NCCL_/UCX_ setting, `warn` for CUDA_/NVIDIA_; a `<redacted>` value is compared for presence only. `fail` too when the baseline's topology file was present and the file NCCL_TOPO_FILE names is absent here. `pass` when every name compared matches; never with nothing compared: `skip` without --baseline, when the baseline's environment was not read (node.environment empty and settings.nccl_topo_file `unknown`) and nothing differs, and when the baseline names no such setting.",
          .fix = "The launcher line that carries it: srun --container-env/--container-mounts, enroot environ.d/mounts.d, docker -e/-v.",
          .reads = reads::of({reads::container(), reads::nccl_topo_file()}),
          .params = {},
