@@ -45,10 +45,8 @@ inline bool is_ws(char c) {
   return u <= ' ' && ((0x100002600ULL >> u) & 1);
 }
 
-// The first byte of [p, e) that is not JSON whitespace, or e.
-[[gnu::always_inline]] inline const char* skip_ws(const char* p, const char* e) {
-  if (p < e && !is_ws(*p)) return p;
-  if (e - p >= 2 && !is_ws(p[1])) return p + 1;  // one blank (after ": " and ", "), the common case
+// The first byte of [p, e) that is not JSON whitespace, or e: skip_ws's longer runs.
+[[gnu::noinline]] inline const char* skip_ws_run(const char* p, const char* e) {
 #if defined(__SSE2__)
   const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), tab = _mm_set1_epi8('\t');
   for (; e - p >= 16; p += 16) {
@@ -61,6 +59,15 @@ inline bool is_ws(char c) {
 #endif
   while (p < e && is_ws(*p)) ++p;
   return p;
+}
+
+// The first byte of [p, e) that is not JSON whitespace, or e. None or one blank (after ": " and
+// ", ") is the common case, tested here; a longer run is scanned out of line (the vector
+// constants then are not loaded at each place the scanner skips whitespace).
+[[gnu::always_inline]] inline const char* skip_ws(const char* p, const char* e) {
+  if (p < e && !is_ws(*p)) return p;
+  if (e - p >= 2 && !is_ws(p[1])) return p + 1;
+  return skip_ws_run(p, e);
 }
 
 // A byte that ends a string's plain run: its closing quote, an escape, or a control character

@@ -44,7 +44,7 @@ struct Val {
 // Times are bounded to +-4e15 µs (year 2096 as µs since the epoch, which Kineto uses): in ns a
 // start plus a duration, or the difference of two times, stays within int64.
 constexpr std::int64_t kMaxMicros = 4'000'000'000'000'000;
-bool micros_to_ns(const Val& e, std::int64_t& ns) {
+[[gnu::always_inline]] inline bool micros_to_ns(const Val& e, std::int64_t& ns) {
   if (e.kind == Val::i64) {
     if (e.i > kMaxMicros || e.i < -kMaxMicros) return false;
     ns = e.i * 1000;
@@ -166,9 +166,25 @@ enum class Slot : std::uint8_t {
   prop_name,  // a deviceProperties entry
 };
 
+// k is the literal: up to 16 bytes as one or two words (compares of constants, inlined into the
+// scanner's loop where the handler is: a memcmp there became a library call).
 template <std::size_t N>
-bool key_is(std::string_view k, const char (&lit)[N]) {
-  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+[[gnu::always_inline]] inline bool key_is(std::string_view k, const char (&lit)[N]) {
+  constexpr std::size_t n = N - 1;
+  if (k.size() != n) return false;
+  if constexpr (n <= 8) {
+    std::uint64_t a = 0, b = 0;
+    std::memcpy(&a, k.data(), n);
+    std::memcpy(&b, lit, n);
+    return a == b;
+  } else if constexpr (n <= 16) {  // the first eight bytes and the last eight (overlapping)
+    std::uint64_t a0, a1, b0, b1;
+    std::memcpy(&a0, k.data(), 8), std::memcpy(&a1, k.data() + n - 8, 8);
+    std::memcpy(&b0, lit, 8), std::memcpy(&b1, lit + n - 8, 8);
+    return a0 == b0 && a1 == b1;
+  } else {
+    return std::memcmp(k.data(), lit, n) == 0;
+  }
 }
 
 struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
@@ -373,7 +389,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
 
   // A value for the current slot: a scalar (`s` set for a string), or a container (kind other)
   // that is then skipped unless `entered` says it is read.
-  void value(const Val& v, std::string_view s = {}) {
+  [[gnu::always_inline]] void value(const Val& v, std::string_view s = {}) {
     Slot at = slot;
     slot = Slot::none;
     switch (at) {
@@ -428,26 +444,26 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     }
   }
   // An element of an array the handler is in (events counted; non-objects skipped).
-  void element() {
+  [[gnu::always_inline]] void element() {
     if (!ctx.empty() && ctx.back() == Ctx::events) ++n_events;
   }
 
-  bool scalar(const Val& v, std::string_view s = {}) {
+  [[gnu::always_inline]] bool scalar(const Val& v, std::string_view s = {}) {
     if (skip) return true;
     element();
     value(v, s);
     return true;
   }
-  bool Null() { return scalar(Val{Val::other}); }
-  bool Bool(bool) { return scalar(Val{Val::other}); }
-  bool Int(int i) { return scalar(Val{Val::i64, i}); }
-  bool Uint(unsigned u) { return scalar(Val{Val::i64, static_cast<std::int64_t>(u)}); }
-  bool Int64(std::int64_t i) { return scalar(Val{Val::i64, i}); }
-  bool Uint64(std::uint64_t u) {
+  [[gnu::always_inline]] bool Null() { return scalar(Val{Val::other}); }
+  [[gnu::always_inline]] bool Bool(bool) { return scalar(Val{Val::other}); }
+  [[gnu::always_inline]] bool Int(int i) { return scalar(Val{Val::i64, i}); }
+  [[gnu::always_inline]] bool Uint(unsigned u) { return scalar(Val{Val::i64, static_cast<std::int64_t>(u)}); }
+  [[gnu::always_inline]] bool Int64(std::int64_t i) { return scalar(Val{Val::i64, i}); }
+  [[gnu::always_inline]] bool Uint64(std::uint64_t u) {
     return u <= static_cast<std::uint64_t>(INT64_MAX) ? scalar(Val{Val::i64, static_cast<std::int64_t>(u)}) : scalar(Val{Val::big});
   }
-  bool Double(double d) { return scalar(Val{Val::dbl, 0, d}); }
-  bool String(const char* str, rapidjson::SizeType len, bool) { return scalar(Val{Val::str}, std::string_view(str, len)); }
+  [[gnu::always_inline]] bool Double(double d) { return scalar(Val{Val::dbl, 0, d}); }
+  [[gnu::always_inline]] bool String(const char* str, rapidjson::SizeType len, bool) { return scalar(Val{Val::str}, std::string_view(str, len)); }
 
   bool start(bool object) {
     if (ctx.size() + skip >= kMaxDepth) {
@@ -523,7 +539,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   bool EndObject(rapidjson::SizeType) { return end(); }
   bool EndArray(rapidjson::SizeType) { return end(); }
 
-  bool Key(const char* str, rapidjson::SizeType len, bool) {
+  [[gnu::always_inline]] bool Key(const char* str, rapidjson::SizeType len, bool) {
     if (skip) return true;
     std::string_view k(str, len);
     Slot s = Slot::none;
