@@ -258,15 +258,24 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   bool last_call_graph = false, last_call_sync = false, last_call_set = false;
   std::vector<std::int8_t> coll_by_name;  // per name index: its Coll, or -1 not yet known
 
+  // Per name index, the name interned right after it the last time (0: none yet): a guess, tried
+  // before the hash lookup (a trace's kernels come in the same order every iteration). A guess
+  // is an index intern returned, so its name equal to s means the lookup would return it too.
+  std::vector<std::uint32_t> next_name;
+
   std::uint32_t intern(std::string_view s) {
     if (last_index && s == p.names[last_index]) return last_index;
-    auto it = name_index.find(s);
-    std::uint32_t i;
-    if (it != name_index.end()) i = it->second;
-    else {
-      i = static_cast<std::uint32_t>(p.names.size());
-      name_index.emplace(std::string(s), i);
-      p.names.emplace_back(s);
+    if (next_name.size() < p.names.size()) next_name.resize(p.names.size(), 0);
+    std::uint32_t i = next_name[last_index];
+    if (i == 0 || s != p.names[i]) {
+      auto it = name_index.find(s);
+      if (it != name_index.end()) i = it->second;
+      else {
+        i = static_cast<std::uint32_t>(p.names.size());
+        name_index.emplace(std::string(s), i);
+        p.names.emplace_back(s);
+      }
+      next_name[last_index] = i;
     }
     last_index = i;
     return i;
