@@ -166,25 +166,31 @@ enum class Slot : std::uint8_t {
   prop_name,  // a deviceProperties entry
 };
 
-// k is the literal: up to 16 bytes as one or two words (compares of constants, inlined into the
-// scanner's loop where the handler is: a memcmp there became a library call).
+// k is the literal, compared as two loads of a power-of-two width that overlap where its length
+// is not one (whole loads: a word assembled from narrower pieces, or a memcpy of 3 bytes, goes
+// through the stack and stalls its load), inlined into the scanner's loop with the handler.
+template <class W>
+[[gnu::always_inline]] inline W load_as(const char* p) {
+  W w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+template <class W, std::size_t N>
+[[gnu::always_inline]] inline bool same_ends(const char* d, const char (&lit)[N]) {
+  constexpr std::size_t n = N - 1, w = sizeof(W);
+  return load_as<W>(d) == load_as<W>(lit) && load_as<W>(d + n - w) == load_as<W>(lit + n - w);
+}
 template <std::size_t N>
 [[gnu::always_inline]] inline bool key_is(std::string_view k, const char (&lit)[N]) {
   constexpr std::size_t n = N - 1;
   if (k.size() != n) return false;
-  if constexpr (n <= 8) {
-    std::uint64_t a = 0, b = 0;
-    std::memcpy(&a, k.data(), n);
-    std::memcpy(&b, lit, n);
-    return a == b;
-  } else if constexpr (n <= 16) {  // the first eight bytes and the last eight (overlapping)
-    std::uint64_t a0, a1, b0, b1;
-    std::memcpy(&a0, k.data(), 8), std::memcpy(&a1, k.data() + n - 8, 8);
-    std::memcpy(&b0, lit, 8), std::memcpy(&b1, lit + n - 8, 8);
-    return a0 == b0 && a1 == b1;
-  } else {
-    return std::memcmp(k.data(), lit, n) == 0;
-  }
+  const char* d = k.data();
+  if constexpr (n == 0) return true;
+  else if constexpr (n == 1) return d[0] == lit[0];
+  else if constexpr (n < 4) return same_ends<std::uint16_t>(d, lit);
+  else if constexpr (n < 8) return same_ends<std::uint32_t>(d, lit);
+  else if constexpr (n <= 16) return same_ends<std::uint64_t>(d, lit);
+  else return std::memcmp(d, lit, n) == 0;
 }
 
 struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
