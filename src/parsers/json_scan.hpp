@@ -45,10 +45,8 @@ inline bool is_ws(char c) {
   return u <= ' ' && ((0x100002600ULL >> u) & 1);
 }
 
-// The first byte of [p, e) that is not JSON whitespace, or e.
-[[gnu::always_inline]] inline const char* skip_ws(const char* p, const char* e) {
-  if (p < e && !is_ws(*p)) return p;
-  if (e - p >= 2 && !is_ws(p[1])) return p + 1;  // one blank (after ": " and ", "), the common case
+// The first byte of [p, e) that is not JSON whitespace, or e: skip_ws's longer runs.
+[[gnu::noinline]] inline const char* skip_ws_run(const char* p, const char* e) {
 #if defined(__SSE2__)
   const __m128i sp = _mm_set1_epi8(' '), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'), tab = _mm_set1_epi8('\t');
   for (; e - p >= 16; p += 16) {
@@ -61,6 +59,15 @@ inline bool is_ws(char c) {
 #endif
   while (p < e && is_ws(*p)) ++p;
   return p;
+}
+
+// The first byte of [p, e) that is not JSON whitespace, or e. None or one blank (after ": " and
+// ", ") is the common case, tested here; a longer run is scanned out of line (the vector
+// constants then are not loaded at each place the scanner skips whitespace).
+[[gnu::always_inline]] inline const char* skip_ws(const char* p, const char* e) {
+  if (p < e && !is_ws(*p)) return p;
+  if (e - p >= 2 && !is_ws(p[1])) return p + 1;
+  return skip_ws_run(p, e);
 }
 
 // A byte that ends a string's plain run: its closing quote, an escape, or a control character
@@ -285,7 +292,7 @@ class Scanner {
     }
   }
   [[gnu::always_inline]] bool plain_string(const char*& p, const char* e, const char*& s, std::size_t& n);
-  [[gnu::noinline]] bool escaped_string(const char*& p, const char* e, const char* stop, const char*& s, std::size_t& n);
+  [[gnu::noinline]] const char* escaped_string(const char* p, const char* e, const char* stop);
   // A value (or key) at p, which is in the block: read here, or by RapidJSON. False when the
   // parse ends there (res_ says how); p and e are the position after it.
   [[gnu::always_inline]] bool value(const char*& p, const char*& e, bool key);
@@ -326,27 +333,32 @@ inline bool Scanner<Handler>::plain_string(const char*& p, const char* e, const 
     s = q, n = static_cast<std::size_t>(stop - q), p = stop + 1;
     return true;
   }
-  return escaped_string(p, e, stop, s, n);
+  const char* t = escaped_string(p, e, stop);
+  if (t == nullptr) return false;
+  s = buf_.data(), n = buf_.size(), p = t;
+  return true;
 }
 
-// The rest of plain_string: a string with an escape at `stop`, decoded into buf_.
+// The rest of plain_string: a string with an escape at `stop`, decoded into buf_; the byte after
+// its closing quote, or nullptr when RapidJSON must read it. (Its results returned, not written
+// through references: the caller's pointers then stay in registers.)
 template <class Handler>
-bool Scanner<Handler>::escaped_string(const char*& p, const char* e, const char* stop, const char*& s, std::size_t& n) {
+const char* Scanner<Handler>::escaped_string(const char* p, const char* e, const char* stop) {
   buf_.assign(p + 1, stop);
   for (;;) {
-    if (*stop != '\\' || e - stop < 2) return false;
+    if (*stop != '\\' || e - stop < 2) return nullptr;
     if (const char c = unescape(stop[1])) {
       buf_ += c;
       stop += 2;
     } else if (stop[1] == 'u') {
-      if (e - stop < 6) return false;
+      if (e - stop < 6) return nullptr;
       unsigned cp = 0;
       for (int k = 2; k < 6; ++k) {
         const int v = hex_digit(stop[k]);
-        if (v < 0) return false;
+        if (v < 0) return nullptr;
         cp = cp << 4 | static_cast<unsigned>(v);
       }
-      if (cp >= 0xD800 && cp <= 0xDBFF) return false;  // a surrogate pair: RapidJSON's
+      if (cp >= 0xD800 && cp <= 0xDBFF) return nullptr;  // a surrogate pair: RapidJSON's
       struct Out {
         std::string& b;
         void Put(char c) { b += c; }
@@ -354,16 +366,13 @@ bool Scanner<Handler>::escaped_string(const char*& p, const char* e, const char*
       rapidjson::UTF8<>::Encode(out, cp);
       stop += 6;
     } else {
-      return false;
+      return nullptr;
     }
     const char* t = string_stop(stop, e);
-    if (t == e) return false;
+    if (t == e) return nullptr;
     buf_.append(stop, t);
     stop = t;
-    if (*t == '"') {
-      s = buf_.data(), n = buf_.size(), p = t + 1;
-      return true;
-    }
+    if (*t == '"') return t + 1;
   }
 }
 
@@ -384,13 +393,14 @@ inline bool Scanner<Handler>::value(const char*& p, const char*& e, bool key) {
     const char* s = nullptr;
     std::size_t n = 0;
     if (!plain_string(q, e, s, n)) return by_rapidjson(p, e, key);
-    if (q == e && s != buf_.data()) {  // the string ends the block: pulled first (its bytes copied, the block goes)
-      buf_.assign(s, n);
-      s = buf_.data();
+    if (q == e) {  // the string ends the block: the next is pulled first, as RapidJSON's Take does
+      if (s != buf_.data()) buf_.assign(s, n), s = buf_.data();  // its bytes copied: the block goes
+      in_.seek(q);
+      p = in_.pos(), e = in_.limit();
+    } else {
+      p = q;  // the stream's own position is set only where the scan leaves the block or stops
     }
-    in_.seek(q);  // the stream where RapidJSON's would be; the next block pulled when q is the end
-    p = in_.pos(), e = in_.limit();
-    if (!emit_string(key, s, n)) return res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), false;
+    if (!emit_string(key, s, n)) return in_.seek(p), res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), false;
     return true;
   }
   if (key) return by_rapidjson(p, e, key);
@@ -406,9 +416,13 @@ inline bool Scanner<Handler>::value(const char*& p, const char*& e, bool key) {
   if (lit < 0 || static_cast<std::size_t>(e - q) < kLit[lit].size() || std::memcmp(q, kLit[lit].data(), kLit[lit].size()) != 0)
     return by_rapidjson(p, e, key);
   q += kLit[lit].size();
-  in_.seek(q);
-  p = in_.pos(), e = in_.limit();
-  if (!(lit == 0 ? h_.Null() : h_.Bool(lit == 1))) return res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), false;
+  if (q == e) {
+    in_.seek(q);
+    p = in_.pos(), e = in_.limit();
+  } else {
+    p = q;
+  }
+  if (!(lit == 0 ? h_.Null() : h_.Bool(lit == 1))) return in_.seek(p), res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), false;
   return true;
 }
 
@@ -444,8 +458,8 @@ value_at_c:
     goto after_value;
   }
   if (c == '{' || c == '[') {
-    in_.seek(p);  // RapidJSON calls the handler before it takes the bracket
-    if (!(c == '{' ? h_.StartObject() : h_.StartArray())) return res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), res_;
+    // RapidJSON calls the handler before it takes the bracket: a stop leaves the stream there.
+    if (!(c == '{' ? h_.StartObject() : h_.StartArray())) return in_.seek(p), res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), res_;
     stack_.push_back(c);
     counts_.push_back(0);
     ++p;
@@ -510,10 +524,10 @@ array_first:  // after '['
 
 end_container:  // c closes the container at p
   {
-    in_.seek(p);  // the handler hears of it before the bracket is taken
+    // The handler hears of it before the bracket is taken: a stop leaves the stream there.
     const rapidjson::SizeType n = counts_.back() + extra;
     const bool ok = stack_.back() == '{' ? h_.EndObject(n) : h_.EndArray(n);
-    if (!ok) return res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), res_;
+    if (!ok) return in_.seek(p), res_.Set(rapidjson::kParseErrorTermination, in_.offset_of(p)), res_;
     stack_.pop_back(), counts_.pop_back();
     ++p;
     if (stack_.empty()) goto finish;

@@ -44,7 +44,7 @@ struct Val {
 // Times are bounded to +-4e15 µs (year 2096 as µs since the epoch, which Kineto uses): in ns a
 // start plus a duration, or the difference of two times, stays within int64.
 constexpr std::int64_t kMaxMicros = 4'000'000'000'000'000;
-bool micros_to_ns(const Val& e, std::int64_t& ns) {
+[[gnu::always_inline]] inline bool micros_to_ns(const Val& e, std::int64_t& ns) {
   if (e.kind == Val::i64) {
     if (e.i > kMaxMicros || e.i < -kMaxMicros) return false;
     ns = e.i * 1000;
@@ -166,9 +166,31 @@ enum class Slot : std::uint8_t {
   prop_name,  // a deviceProperties entry
 };
 
+// k is the literal, compared as two loads of a power-of-two width that overlap where its length
+// is not one (whole loads: a word assembled from narrower pieces, or a memcpy of 3 bytes, goes
+// through the stack and stalls its load), inlined into the scanner's loop with the handler.
+template <class W>
+[[gnu::always_inline]] inline W load_as(const char* p) {
+  W w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+template <class W, std::size_t N>
+[[gnu::always_inline]] inline bool same_ends(const char* d, const char (&lit)[N]) {
+  constexpr std::size_t n = N - 1, w = sizeof(W);
+  return load_as<W>(d) == load_as<W>(lit) && load_as<W>(d + n - w) == load_as<W>(lit + n - w);
+}
 template <std::size_t N>
-bool key_is(std::string_view k, const char (&lit)[N]) {
-  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+[[gnu::always_inline]] inline bool key_is(std::string_view k, const char (&lit)[N]) {
+  constexpr std::size_t n = N - 1;
+  if (k.size() != n) return false;
+  const char* d = k.data();
+  if constexpr (n == 0) return true;
+  else if constexpr (n == 1) return d[0] == lit[0];
+  else if constexpr (n < 4) return same_ends<std::uint16_t>(d, lit);
+  else if constexpr (n < 8) return same_ends<std::uint32_t>(d, lit);
+  else if constexpr (n <= 16) return same_ends<std::uint64_t>(d, lit);
+  else return std::memcmp(d, lit, n) == 0;
 }
 
 struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
@@ -242,15 +264,24 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   bool last_call_graph = false, last_call_sync = false, last_call_set = false;
   std::vector<std::int8_t> coll_by_name;  // per name index: its Coll, or -1 not yet known
 
+  // Per name index, the name interned right after it the last time (0: none yet): a guess, tried
+  // before the hash lookup (a trace's kernels come in the same order every iteration). A guess
+  // is an index intern returned, so its name equal to s means the lookup would return it too.
+  std::vector<std::uint32_t> next_name;
+
   std::uint32_t intern(std::string_view s) {
     if (last_index && s == p.names[last_index]) return last_index;
-    auto it = name_index.find(s);
-    std::uint32_t i;
-    if (it != name_index.end()) i = it->second;
-    else {
-      i = static_cast<std::uint32_t>(p.names.size());
-      name_index.emplace(std::string(s), i);
-      p.names.emplace_back(s);
+    if (next_name.size() < p.names.size()) next_name.resize(p.names.size(), 0);
+    std::uint32_t i = next_name[last_index];
+    if (i == 0 || s != p.names[i]) {
+      auto it = name_index.find(s);
+      if (it != name_index.end()) i = it->second;
+      else {
+        i = static_cast<std::uint32_t>(p.names.size());
+        name_index.emplace(std::string(s), i);
+        p.names.emplace_back(s);
+      }
+      next_name[last_index] = i;
     }
     last_index = i;
     return i;
@@ -373,7 +404,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
 
   // A value for the current slot: a scalar (`s` set for a string), or a container (kind other)
   // that is then skipped unless `entered` says it is read.
-  void value(const Val& v, std::string_view s = {}) {
+  [[gnu::always_inline]] void value(const Val& v, std::string_view s = {}) {
     Slot at = slot;
     slot = Slot::none;
     switch (at) {
@@ -428,26 +459,26 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     }
   }
   // An element of an array the handler is in (events counted; non-objects skipped).
-  void element() {
+  [[gnu::always_inline]] void element() {
     if (!ctx.empty() && ctx.back() == Ctx::events) ++n_events;
   }
 
-  bool scalar(const Val& v, std::string_view s = {}) {
+  [[gnu::always_inline]] bool scalar(const Val& v, std::string_view s = {}) {
     if (skip) return true;
     element();
     value(v, s);
     return true;
   }
-  bool Null() { return scalar(Val{Val::other}); }
-  bool Bool(bool) { return scalar(Val{Val::other}); }
-  bool Int(int i) { return scalar(Val{Val::i64, i}); }
-  bool Uint(unsigned u) { return scalar(Val{Val::i64, static_cast<std::int64_t>(u)}); }
-  bool Int64(std::int64_t i) { return scalar(Val{Val::i64, i}); }
-  bool Uint64(std::uint64_t u) {
+  [[gnu::always_inline]] bool Null() { return scalar(Val{Val::other}); }
+  [[gnu::always_inline]] bool Bool(bool) { return scalar(Val{Val::other}); }
+  [[gnu::always_inline]] bool Int(int i) { return scalar(Val{Val::i64, i}); }
+  [[gnu::always_inline]] bool Uint(unsigned u) { return scalar(Val{Val::i64, static_cast<std::int64_t>(u)}); }
+  [[gnu::always_inline]] bool Int64(std::int64_t i) { return scalar(Val{Val::i64, i}); }
+  [[gnu::always_inline]] bool Uint64(std::uint64_t u) {
     return u <= static_cast<std::uint64_t>(INT64_MAX) ? scalar(Val{Val::i64, static_cast<std::int64_t>(u)}) : scalar(Val{Val::big});
   }
-  bool Double(double d) { return scalar(Val{Val::dbl, 0, d}); }
-  bool String(const char* str, rapidjson::SizeType len, bool) { return scalar(Val{Val::str}, std::string_view(str, len)); }
+  [[gnu::always_inline]] bool Double(double d) { return scalar(Val{Val::dbl, 0, d}); }
+  [[gnu::always_inline]] bool String(const char* str, rapidjson::SizeType len, bool) { return scalar(Val{Val::str}, std::string_view(str, len)); }
 
   bool start(bool object) {
     if (ctx.size() + skip >= kMaxDepth) {
@@ -523,7 +554,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   bool EndObject(rapidjson::SizeType) { return end(); }
   bool EndArray(rapidjson::SizeType) { return end(); }
 
-  bool Key(const char* str, rapidjson::SizeType len, bool) {
+  [[gnu::always_inline]] bool Key(const char* str, rapidjson::SizeType len, bool) {
     if (skip) return true;
     std::string_view k(str, len);
     Slot s = Slot::none;

@@ -7,6 +7,7 @@
 // inputs, handlers that stop the parse, sources that fail, and ../shared's real traces.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -193,11 +194,30 @@ TEST(JsonScan, StructureAndItsErrorsEveryCut) {
       "[1]\0garbage", std::string("[1,\0 2]", 7), "{\"a\":1}\n\n\n\xff", "[true,false,null]", "[true false]", "]", "}", ",",
       "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"ts\": 1.5, \"dur\": 2, \"args\": {\"device\": 0}}]}",
       "[1, 2", "{\"a\": [1, {\"b\": ", "[\"abc", "[1e5", "[tr", "\xef\xbb\xbf[]", "[\xc3\xa9]",
+      // Runs of whitespace of 16 bytes and more (skip_ws_run's vector steps), one ending the input.
+      "[" + std::string(40, ' ') + "1," + std::string(33, '\n') + "\t2" + std::string(17, '\t') + "]" + std::string(20, '\r'),
+      "{" + std::string(16, ' ') + "\"a\"" + std::string(31, ' ') + ":" + std::string(48, '\n') + "{}}",
   };
   for (const auto& t : texts) {
     SCOPED_TRACE(t);
     every_cut(t);
   }
+}
+
+// The newlines of a block (an error's line) counted 64 bytes a step as a byte loop counts them:
+// every length around the steps and the 63-step batches, sparse to all newlines, unaligned.
+TEST(JsonPull, NewlinesCountedAsAByteLoopCountsThem) {
+  std::mt19937_64 rng(12);
+  for (std::size_t len : {0, 1, 15, 16, 17, 48, 63, 64, 65, 127, 128, 200, 4031, 4032, 4033, 4079, 4080, 4095, 4096, 4097, 8164, 20000})
+    for (unsigned percent : {0u, 3u, 50u, 97u, 100u})
+      for (std::size_t off : {0, 1, 7}) {
+        std::string s(off + len, 'x');
+        for (auto& c : s)
+          if (rng() % 100 < percent) c = '\n';
+        const char* p = s.data() + off;
+        const char* e = s.data() + s.size();
+        EXPECT_EQ(parsers::json_pull::Utf8Scan::count_newlines(p, e), static_cast<std::size_t>(std::count(p, e, '\n'))) << len << " " << percent << " " << off;
+      }
 }
 
 TEST(JsonScan, AHandlerThatStopsStopsBothAtTheSameByte) {
