@@ -125,6 +125,26 @@ void deep_idle_pm_qos(const facts::CpuIdle& idle, double deep_us, Finding& out, 
 }
 
 // ---- cpu.cstate.deep_idle ----------------------------------------------------------------
+// The pass title: the deepest enabled state and where. Each CPU's own deepest is named where
+// they differ by core type (big.LITTLE): the deepest of all is not "enabled on" the others.
+std::string deep_idle_reachable_title(const facts::CpuIdle& idle, const parsers::CpuSet& enabled, std::size_t online) {
+  std::map<std::string, parsers::CpuSet> by_state;
+  for (const auto& [cpu, states] : idle.per_cpu) {
+    const facts::IdleState* own = nullptr;
+    for (const auto& st : states)
+      if (!st.disabled.value_or(false) && st.latency_us && (!own || *st.latency_us > *own->latency_us)) own = &st;
+    if (own && enabled.contains(cpu)) by_state[fmt::format("{} ({} us)", own->name, *own->latency_us)].insert(cpu);
+  }
+  if (by_state.size() > 1) {
+    std::string each;
+    for (const auto& [state, cpus] : by_state) each += fmt::format("{}{} on CPUs {}", each.empty() ? "" : ", ", state, cpus_text(cpus));
+    return fmt::format("deep idle reachable on {} of {} online CPUs, each its own core type's deepest: {}", enabled.count(), online, each);
+  }
+  auto deepest = facts::deepest_enabled_state(idle);
+  return fmt::format("deep idle reachable: {} ({} us) enabled on {} of {} online CPUs", deepest ? deepest->name : "?",
+                     deepest && deepest->latency_us ? *deepest->latency_us : 0, enabled.count(), online);
+}
+
 std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
   constexpr std::string_view id = "cpu.cstate.deep_idle";
   const double deep_us = th.get("deep_latency_us");
@@ -252,23 +272,7 @@ std::vector<Finding> deep_idle(facts::Facts& f, const core::Thresholds& th) {
     out.fix = bios_fix;
     out.impact = "busy cores next to those CPUs lose turbo headroom when they idle";
   } else {
-    // Each CPU's own deepest enabled state: on big.LITTLE parts they differ by core type, and
-    // the deepest of all is not "enabled on" the others.
-    std::map<std::string, parsers::CpuSet> by_state;
-    for (const auto& [cpu, states] : idle.per_cpu) {
-      const facts::IdleState* own = nullptr;
-      for (const auto& st : states)
-        if (!st.disabled.value_or(false) && st.latency_us && (!own || *st.latency_us > *own->latency_us)) own = &st;
-      if (own && enabled.contains(cpu)) by_state[fmt::format("{} ({} us)", own->name, *own->latency_us)].insert(cpu);
-    }
-    if (by_state.size() > 1) {
-      std::string each;
-      for (const auto& [state, cpus] : by_state) each += fmt::format("{}{} on CPUs {}", each.empty() ? "" : ", ", state, cpus_text(cpus));
-      out.title = fmt::format("deep idle reachable on {} of {} online CPUs, each its own core type's deepest: {}", enabled.count(), online, each);
-    } else {
-      out.title = fmt::format("deep idle reachable: {} ({} us) enabled on {} of {} online CPUs", deepest ? deepest->name : "?",
-                              deepest && deepest->latency_us ? *deepest->latency_us : 0, enabled.count(), online);
-    }
+    out.title = deep_idle_reachable_title(idle, enabled, online);
     out.evidence.insert(out.evidence.begin(),
         {fmt::format("/sys/devices/system/cpu/cpu{}/cpuidle", first_cpu), state_list(first_cpu), std::nullopt});
   }

@@ -33,6 +33,23 @@ std::optional<std::vector<std::string>> visible_entries(std::string_view value) 
   return out;
 }
 
+// GPUs the driver lists that PCI did not identify. The PCI facts keep devices whose vendor file
+// was read: which of the two files is missing is not known here (hwloc's trees keep class and
+// drop vendor).
+std::string identity_unread_text(const std::vector<std::string>& bdfs) {
+  return "not identified as NVIDIA GPUs there (a vendor or class file missing or unreadable) for " + join_listed(bdfs) +
+         ": counted because the driver lists them";
+}
+
+// Of `bdfs`, those whose driver link names nvidia: without the driver's GPU list, each GPU's
+// driver link still says whether nvidia took it.
+std::vector<std::string> bound_to_nvidia(facts::Facts& f, const std::vector<std::string>& bdfs) {
+  std::vector<std::string> bound;
+  for (const auto& b : bdfs)
+    if (facts::pci_driver(f, b) == "nvidia") bound.push_back(b);
+  return bound;
+}
+
 std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "gpu.inventory", layer = layer::gpu;
   const auto& pci = f.pci();
@@ -82,12 +99,7 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
 
   auto out = core::finding(id, layer, Status::pass, "");
   out.add("/sys/bus/pci/devices", fmt::format("{} GPU(s) on PCI: {}", pci_gpus.size(), join_listed(pci_gpus)));
-  if (!identity_unread.empty())
-    // The PCI facts keep devices whose vendor file was read: which of the two files is
-    // missing is not known here (hwloc's trees keep class and drop vendor).
-    out.add("/sys/bus/pci/devices/*/{vendor,class}",
-            "not identified as NVIDIA GPUs there (a vendor or class file missing or unreadable) for " + join_listed(identity_unread) +
-                ": counted because the driver lists them");
+  if (!identity_unread.empty()) out.add("/sys/bus/pci/devices/*/{vendor,class}", identity_unread_text(identity_unread));
   out.add("/proc/driver/nvidia/gpus", drv.listed ? fmt::format("{} listed: {}", drv.gpus.size(), join_listed(visible)) : "not readable: " + drv.error);
   out.add("/proc/driver/nvidia/version", version ? *version : std::string("not readable"));
   out.add("container", container);
@@ -144,10 +156,7 @@ std::vector<Finding> gpu_inventory(facts::Facts& f, const core::Thresholds&) {
   for (const auto& b : expected)
     if (!listed.count(b)) unseen.push_back(b);
   if (!unseen.empty() && !drv.listed && !f.absence_is_real()) {
-    // Without the driver's list, each GPU's driver link still says whether nvidia took it.
-    std::vector<std::string> bound;
-    for (const auto& b : unseen)
-      if (facts::pci_driver(f, b) == "nvidia") bound.push_back(b);
+    const auto bound = bound_to_nvidia(f, unseen);
     if (!bound.empty()) out.add("/sys/bus/pci/devices/*/driver", "nvidia: " + join_listed(bound));
     if (bound.size() == unseen.size()) {
       out.title = fmt::format("{} GPU(s): {}{} (each bound to the nvidia driver; its GPU list not captured)", expected.size(), model_text,
