@@ -137,7 +137,8 @@ std::string deep_idle_reachable_title(const facts::CpuIdle& idle, const parsers:
   }
   if (by_state.size() > 1) {
     std::string each;
-    for (const auto& [state, cpus] : by_state) each += fmt::format("{}{} on CPUs {}", each.empty() ? "" : ", ", state, cpus_text(cpus));
+    for (const auto& [state, cpus] : by_state)
+      each += fmt::format("{}{} on CPU{} {}", each.empty() ? "" : ", ", state, cpus.count() == 1 ? "" : "s", cpus_text(cpus));
     return fmt::format("deep idle reachable on {} of {} online CPUs, each its own core type's deepest: {}", enabled.count(), online, each);
   }
   auto deepest = facts::deepest_enabled_state(idle);
