@@ -16,12 +16,6 @@ bool iequals(std::string_view a, std::string_view b) {
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
 }
 
-// A setting NCCL would act on: set and non-empty (NCCL ignores empty values).
-std::optional<facts::NcclSetting> active(const facts::NcclConfig& c, std::string_view name) {
-  auto s = c.get(name);
-  if (!s || s->value.empty()) return std::nullopt;
-  return s;
-}
 
 std::string shown(std::string_view name, const std::string& value) { return report::redact(name, value); }
 
@@ -34,12 +28,12 @@ report::Finding judge_nccl_forced(const facts::NcclConfig& c, const std::string&
   out.status = report::Status::pass;
   std::vector<std::string> names;
   for (const char* name : {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE"})
-    if (auto s = active(c, name)) {
+    if (auto s = c.active(name)) {
       names.push_back(std::string(name) + "=" + shown(name, s->value));
       out.add(s->source, std::string(name) + "=" + shown(name, s->value), "unset (NCCL's tuning)");
     }
-  auto dbg = active(c, "NCCL_DEBUG");
-  auto sub = active(c, "NCCL_DEBUG_SUBSYS");
+  auto dbg = c.active("NCCL_DEBUG");
+  auto sub = c.active("NCCL_DEBUG_SUBSYS");
   if (dbg && (iequals(dbg->value, "INFO") || iequals(dbg->value, "TRACE")) && sub) {
     std::string upper = sub->value;
     for (auto& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));

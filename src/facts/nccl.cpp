@@ -21,6 +21,12 @@ std::optional<NcclSetting> NcclConfig::get(std::string_view name) const {
   return std::nullopt;
 }
 
+std::optional<NcclSetting> NcclConfig::active(std::string_view name) const {
+  auto s = get(name);
+  if (!s || s->value.empty()) return std::nullopt;
+  return s;
+}
+
 std::map<std::string, NcclSetting> NcclConfig::effective() const {
   std::map<std::string, NcclSetting> out;
   for (const auto& [k, v] : conf)

@@ -44,6 +44,8 @@ struct NcclConfig {
   std::map<std::string, NcclSetting> env;        // NCCL_* of the audited environment (getenv: first wins)
   // What NCCL reads for `name`: the environment, else the config files.
   std::optional<NcclSetting> get(std::string_view name) const;
+  // A setting NCCL acts on: get(), set and non-empty (NCCL ignores empty values).
+  std::optional<NcclSetting> active(std::string_view name) const;
   // Every NCCL_* name NCCL would see, with its effective setting.
   std::map<std::string, NcclSetting> effective() const;
 };

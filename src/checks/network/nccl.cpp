@@ -19,14 +19,6 @@ namespace perfgap::checks {
 
 namespace {
 
-
-// A setting NCCL would act on: set and non-empty (NCCL ignores empty values).
-std::optional<facts::NcclSetting> active(const facts::NcclConfig& c, std::string_view name) {
-  auto s = c.get(name);
-  if (!s || s->value.empty()) return std::nullopt;
-  return s;
-}
-
 // ---- nccl.env.disabled_paths -------------------------------------------------------------
 std::vector<Finding> disabled_paths(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "nccl.env.disabled_paths";
@@ -47,7 +39,7 @@ std::vector<Finding> disabled_paths(facts::Facts& f, const core::Thresholds&) {
     out.add(s.source, name + "=" + shown(name, s.value) + ": " + why);
   };
   for (const auto& sw : facts::nccl_fast_path_switches()) {
-    auto s = active(c, sw.name);
+    auto s = c.active(sw.name);
     if (!s || !sw.switches_off(s->value)) continue;
     const std::string name(sw.name);
     const bool costs = sw.costs == facts::NcclFastPathSwitch::Costs::always ||
@@ -178,8 +170,8 @@ std::vector<Finding> nccl_devices(facts::Facts& f, const core::Thresholds&) {
   constexpr std::string_view id = "nccl.env.devices";
   const auto& c = facts::nccl_config(f);
   std::vector<Finding> out;
-  if (auto s = active(c, "NCCL_IB_HCA")) out.push_back(ib_hca(f, *s));
-  if (auto s = active(c, "NCCL_SOCKET_IFNAME")) out.push_back(socket_ifname(f, *s));
+  if (auto s = c.active("NCCL_IB_HCA")) out.push_back(ib_hca(f, *s));
+  if (auto s = c.active("NCCL_SOCKET_IFNAME")) out.push_back(socket_ifname(f, *s));
   if (out.empty()) {
     auto fnd = core::finding(id, layer::network, Status::pass, "NCCL_IB_HCA and NCCL_SOCKET_IFNAME are unset: NCCL picks devices itself");
     fnd.add(f.audited_env_source() + ", NCCL config files", unset_text(f, "NCCL_IB_HCA, NCCL_SOCKET_IFNAME"));
@@ -218,7 +210,7 @@ std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
   const bool grace = g && g->grace;
   const auto& c = facts::nccl_config(f);
   if (grace) {
-    auto s = active(c, "NCCL_NET_GDR_C2C");
+    auto s = c.active("NCCL_NET_GDR_C2C");
     out.add(s ? s->source : f.audited_env_source() + ", NCCL config files", s ? "NCCL_NET_GDR_C2C=" + s->value : unset_text(f, "NCCL_NET_GDR_C2C"));
     if (s && parsers::nccl_int(s->value) != 0) paths.push_back("NCCL_NET_GDR_C2C=" + s->value + " on Grace");
   }
@@ -226,7 +218,7 @@ std::vector<Finding> gdr(facts::Facts& f, const core::Thresholds&) {
     out.title = "GPUDirect RDMA is available: " + list_text(paths);
     return {out};
   }
-  if (grace && !f.audited_env_error().empty() && !active(c, "NCCL_NET_GDR_C2C")) {
+  if (grace && !f.audited_env_error().empty() && !c.active("NCCL_NET_GDR_C2C")) {
     out.status = Status::skip;
     out.title = "no nvidia_peermem or dma-buf path, and whether NCCL_NET_GDR_C2C is set on this Grace node is unknown: " + f.audited_env_error();
     return {out};
@@ -272,7 +264,7 @@ std::vector<Finding> ib_qps(facts::Facts& f, const core::Thresholds& th) {
     }
   out.metric("max_port_gbps", top);
   const auto& c = facts::nccl_config(f);
-  auto s = active(c, "NCCL_IB_QPS_PER_CONNECTION");
+  auto s = c.active("NCCL_IB_QPS_PER_CONNECTION");
   const std::int64_t qps = s ? parsers::nccl_int(s->value) : 1;
   out.add(s ? s->source : f.audited_env_source() + ", NCCL config files",
           s ? "NCCL_IB_QPS_PER_CONNECTION=" + s->value : unset_text(f, "NCCL_IB_QPS_PER_CONNECTION", " (NCCL's default: 1)"));
