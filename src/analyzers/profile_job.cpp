@@ -73,6 +73,8 @@ Finding ranks_finding(const JobRanks& j, const std::string& source, parsers::Fra
   }
   for (const auto& [file, why] : j.left_out) f.add(file, "left out: " + why, "a rank of this run, read once");
   for (const auto& [file, why] : j.unreadable) f.add(file, "unreadable: " + why, "a readable trace");
+  if (!j.not_traces.empty()) f.metric("not_traces", static_cast<double>(j.not_traces.size()));
+  for (const auto& [file, why] : j.not_traces) f.add(file, "left aside, not a trace (found beside the traces): " + why);
   if (!j.missing.empty()) f.add(source, fmt::format("ranks {} of 0-{} not among the traces read", rank_ranges(j.missing), j.world - 1), "every rank's trace");
   const std::string of = j.world > 0 ? fmt::format("{} of {} ranks", j.ranks.empty() ? j.kept : j.ranks.size(), j.world) : fmt::format("{} traces", j.kept);
   std::vector<std::string> what;
@@ -97,21 +99,24 @@ Finding ranks_finding(const JobRanks& j, const std::string& source, parsers::Fra
     if (j.assumed.size() > 2) names += fmt::format(" and {} more", j.assumed.size() - 2);
     assumed = fmt::format("assumed one run: {} record{} neither rank nor capture time to tell", names, j.assumed.size() == 1 ? "s" : "");
   }
+  // Said in the title too: a pass shows no evidence in text.
+  const std::string beside =
+      j.not_traces.empty() ? "" : fmt::format("; {} file{} beside them {} no trace, left aside", j.not_traces.size(), j.not_traces.size() == 1 ? "" : "s", j.not_traces.size() == 1 ? "is" : "are");
   if (what.empty()) {
     f.status = report::Status::pass;
     if (!assumed.empty()) {
-      f.title = fmt::format("{}, each read once, {}{}", of, assumed, j.world > 0 ? "" : " (whether ranks are missing is unknown)");
+      f.title = fmt::format("{}, each read once, {}{}{}", of, assumed, j.world > 0 ? "" : " (whether ranks are missing is unknown)", beside);
       return f;
     }
-    f.title = j.world > 0 ? fmt::format("{} of one run (world_size {}), each read once", of, j.world)
-                          : fmt::format("{} of one run, each read once (the traces record no world size: whether ranks are missing is unknown)", of);
+    f.title = j.world > 0 ? fmt::format("{} of one run (world_size {}), each read once{}", of, j.world, beside)
+                          : fmt::format("{} of one run, each read once (the traces record no world size: whether ranks are missing is unknown){}", of, beside);
     return f;
   }
   if (!assumed.empty()) what.push_back(assumed);
   f.status = report::Status::warn;
   std::string list;
   for (const auto& w : what) list += (list.empty() ? "" : "; ") + w;
-  f.title = fmt::format("{} analysed as the job: {}{}", of, list, j.partial() ? "; job-level verdicts cover these ranks only and cannot pass" : "");
+  f.title = fmt::format("{} analysed as the job: {}{}{}", of, list, j.partial() ? "; job-level verdicts cover these ranks only and cannot pass" : "", beside);
   f.fix = j.partial() ? fmt::format("give every rank's trace ({}; a directory or a quoted glob takes them all) so that the job-level "
                                     "verdicts cover the whole job",
                                     framework_fix(fw, FixTopic::job_partial))
@@ -183,6 +188,10 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const RankRead
   std::vector<RankInput> inputs;
   std::vector<std::size_t> input_file;
   for (std::size_t i = 0; i < n; ++i) {
+    if (!ready[i] && why[i].starts_with(kNotATrace)) {
+      jr.not_traces.emplace_back(files[i], why[i].substr(kNotATrace.size()));
+      continue;
+    }
     if (!ready[i]) {
       job.unusable.emplace_back(files[i], why[i]);
       jr.unreadable.emplace_back(files[i], why[i]);

@@ -29,6 +29,9 @@ using ProfileReader = std::function<tl::expected<parsers::Profile, std::string>(
 using RankRead = std::variant<parsers::Profile, std::string>;
 using RankReader = std::function<tl::expected<RankRead, std::string>(const std::string& file)>;
 inline constexpr std::string_view kDigestSuffix = ".pgdigest";
+// A RankReader's error that starts with this is a file found beside the traces that is no trace
+// (JobRanks::not_traces), not an unreadable rank.
+inline constexpr std::string_view kNotATrace = "not a trace: ";
 RankReader profiles_only(const ProfileReader& read);
 
 struct ProfileJob {

@@ -209,6 +209,9 @@ struct JobRanks {
   bool several = false;
   std::size_t inputs = 0;
   std::vector<std::pair<std::string, std::string>> left_out, unreadable;  // (file, why)
+  // Files found in a directory or by a glob that are no trace at all (a config.json beside the
+  // traces): said, not counted as ranks nor as unreadable ones.
+  std::vector<std::pair<std::string, std::string>> not_traces;
   std::int64_t world = -1;
   std::vector<std::int64_t> ranks, missing;
   std::size_t kept = 0;

@@ -255,6 +255,25 @@ std::int64_t median_gap(const std::vector<std::int64_t>& gap) {
   return ranks_median(std::move(v));
 }
 
+// Adds to each rank's excess its gap beyond the median of the other ranks' gaps at this step
+// (the median run() paces a changed rank to: the element at half the others' count, sorted).
+// The others' median is the sorted gaps' element at that index, or the next one where the rank's
+// own gap lies at or before it.
+void add_excess(const std::vector<std::int64_t>& gap, std::vector<std::int64_t>& sorted, std::vector<std::int64_t>& excess) {
+  sorted.clear();
+  for (auto g : gap)
+    if (g >= 0) sorted.push_back(g);
+  if (sorted.size() < 2) return;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t mid = (sorted.size() - 1) / 2;
+  for (std::size_t r = 0; r < gap.size(); ++r) {
+    if (gap[r] < 0) continue;
+    const auto own = static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), gap[r]) - sorted.begin());
+    const std::int64_t others = own <= mid ? sorted[mid + 1] : sorted[mid];
+    if (gap[r] > others) excess[r] += gap[r] - others;
+  }
+}
+
 }  // namespace
 
 double busbw_factor(parsers::Coll c, std::uint32_t ranks) {
@@ -280,6 +299,7 @@ CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<st
   host_stall_.assign(n, 0);
   arriving_.assign(n, 0);
   const std::size_t need = std::min<std::size_t>(2, n);
+  std::vector<std::int64_t> sorted;
   for (std::size_t k = 1; k < al.matches.size(); ++k) {
     const auto& a = al.matches[k - 1];
     const auto& b = al.matches[k];
@@ -313,8 +333,8 @@ CollectiveReplay::CollectiveReplay(const RankAlignment& al, const std::vector<st
     // ns at 1 GB/s; a size beyond any message (a damaged trace's) is no size.
     const double at_1gbps = static_cast<double>(c.bytes) * busbw_factor(c.coll, c.group ? c.group : static_cast<std::uint32_t>(both));
     if (c.bytes > 0 && at_1gbps < 1e18) st.at_busbw = static_cast<std::int64_t>(at_1gbps);
+    add_excess(st.gap, sorted, excess_);
     for (std::size_t r = 0; r < n; ++r) {
-      if (st.gap[r] > st.median) excess_[r] += st.gap[r] - st.median;
       host_wait_[r] += st.host[r];
       host_stall_[r] += st.stall[r];
       arriving_[r] += std::max<std::int64_t>(0, st.gap[r]);

@@ -136,8 +136,10 @@ class CollectiveReplay {
   // The timeline with the ranks in `on_time` arriving, at every collective, no later than the
   // median of the other ranks; an empty set replays it as measured.
   Replay run(const std::vector<bool>& on_time) const { return run(ReplayChange{on_time, false, 0, {}}); }
-  // Per rank: its time to arrive after the previous collective's end, beyond the median rank's,
-  // summed over the replayed steps (ns); 0 for ranks not aligned.
+  // Per rank: its time to arrive after the previous collective's end, beyond the median of the
+  // other ranks' (the pace run() gives a changed rank), summed over the replayed steps (ns); 0
+  // for ranks not aligned. Of two ranks the later one's whole lead; of half a job late, each late
+  // rank's lead on the other half.
   const std::vector<std::int64_t>& excess() const { return excess_; }
   // Per rank: its host-bound idle inside the replayed steps, summed (ns); of it, inside the steps
   // of whole iterations (Replay::whole_*; empty where overlap() found none). Host stalls apart:

@@ -30,8 +30,19 @@ constexpr std::size_t kSubjectsReplayed = 8;
 
 double pct_of(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0; }
 
+// The ranks whose collectives could not be put on the others' clock (another job's traces, or
+// other steps): "NAME: why" each; the replay and every change hold the others only.
+std::vector<std::string> unaligned_ranks(const Digest& d, const Analysis& an, const Job& j) {
+  std::vector<std::string> out;
+  const auto& xr = an.xr;
+  if (j.pipeline || !xr.present || j.gpu.size() < 2) return out;
+  for (std::size_t r = 0; r < xr.gpu.size() && r < xr.al.aligned.size(); ++r)
+    if (!xr.al.aligned[r]) out.push_back(fmt::format("{}: {}", rank_name(d, xr, r), r < xr.al.why_not.size() ? xr.al.why_not[r] : std::string()));
+  return out;
+}
+
 // The replay held against the measured step.
-Finding replay_finding(const Job& j, const std::string& source, bool partial, bool& trusted) {
+Finding replay_finding(const Job& j, const std::string& source, bool partial, const std::vector<std::string>& unaligned, bool& trusted) {
   Finding f = started("whatif.replay", "workload", source);
   trusted = false;
   if (!j.why_not.empty() || j.base.measured <= 0 || j.step_ns <= 0) {
@@ -51,7 +62,8 @@ Finding replay_finding(const Job& j, const std::string& source, bool partial, bo
   f.metric("intervals", static_cast<double>(j.base.intervals));
   f.metric("iterations_replayed", spans);
   if (j.iterations) f.metric("coverage_pct", std::min(100.0, pct_of(spans, static_cast<double>(j.iterations))));
-  std::string what = fmt::format("{} ranks' collectives on one clock", j.gpu.size());
+  std::string what = unaligned.empty() ? fmt::format("{} ranks' collectives on one clock", j.gpu.size())
+                                       : fmt::format("{} of {} ranks' collectives on one clock", j.gpu.size() - unaligned.size(), j.gpu.size());
   if (j.pipeline) {
     what = fmt::format("{} ranks' sends and receives paired on one clock", j.gpu.size());
     f.metric("pairs", static_cast<double>(j.pipe.pairs()));
@@ -110,6 +122,10 @@ Finding replay_finding(const Job& j, const std::string& source, bool partial, bo
   f.status = trusted ? report::Status::pass : report::Status::warn;
   f.title = whole_title.empty() ? fmt::format("replayed step {:.2f} ms against {:.2f} ms measured ({:+.1f}%), {}", ms(replayed), ms(j.step_ns), err, what)
                                 : fmt::format("{}, {}", whole_title, what);
+  for (std::size_t i = 0; i < unaligned.size() && i < 16; ++i)
+    f.add(source, "not aligned, left out of the replay: " + unaligned[i], "collective ends that meet the other ranks'");
+  if (unaligned.size() > 16) f.add(source, fmt::format("... {} more ranks not aligned", unaligned.size() - 16));
+  if (!unaligned.empty()) f.metric("ranks_not_aligned", static_cast<double>(unaligned.size()));
   if (broken_chain) {
     f.title += fmt::format(": but {} of the job's {} ranks are in the traces, and a pipeline's stages cannot be told from part of its chain, so no change is replayed on it",
                            j.gpu.size(), j.world > 0 ? std::to_string(j.world) : std::string("unknown number of"));
@@ -118,6 +134,14 @@ Finding replay_finding(const Job& j, const std::string& source, bool partial, bo
     f.title += fmt::format(": but it spans {:.1f} iterations of a capture of {}, so the traces' iterations do not line up and no change is replayed on it",
                            spans, j.iterations);
     f.fix = "give every rank's trace of the job over the same steps (a pipeline missing a stage's trace cannot be replayed as the job)";
+  } else if (trusted && !unaligned.empty()) {
+    // Another job's traces, or other steps of this one: the changes hold the ranks aligned only.
+    f.status = report::Status::warn;
+    f.title += fmt::format(": {} rank{} could not be put on the others' clock (at no offset do {} collectives' ends meet theirs: another "
+                           "job's traces, or other steps) and {} left out; each change holds the others only",
+                           unaligned.size(), unaligned.size() == 1 ? "" : "s", unaligned.size() == 1 ? "its" : "their",
+                           unaligned.size() == 1 ? "is" : "are");
+    f.fix = "give the traces of one job, every rank over the same steps";
   } else if (!trusted) {
     f.title += fmt::format(": more than {:.0f}% off{}, so no change is replayed on it", kReplayTolerancePct,
                            whole_title.empty() ? "" : " over every iteration window");
@@ -699,7 +723,13 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
   std::vector<Finding> out;
   if (d.job.several) out.push_back(ranks_finding(d.job, source, d.framework.framework));
   bool trusted = false;
-  out.push_back(replay_finding(j, source, d.job.partial(), trusted));
+  const auto unaligned = unaligned_ranks(d, an, j);
+  // The measured step is the windows' mean over every trace, the unaligned ones' too (another
+  // job's steps): the step of the ranks replayed is their whole iterations'.
+  if (!unaligned.empty())
+    if (const Replay m = j.replayer.run(ReplayChange{}); m.whole_iterations > 0 && m.whole_measured > 0)
+      j.step_ns = static_cast<double>(m.whole_measured) / static_cast<double>(m.whole_iterations);
+  out.push_back(replay_finding(j, source, d.job.partial(), unaligned, trusted));
   // The GPUs the traces name: compare and explain tell a report of another machine by them.
   std::set<std::string> models;
   for (const auto& g : d.gpus)
@@ -733,6 +763,11 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
       f.add(source, fmt::format("{} of the job's {} ranks are in the traces: the replay holds only those, as if the others kept pace (give every "
                                 "rank's trace for the job's answer)",
                                 j.gpu.size(), j.world > 0 ? std::to_string(j.world) : std::string("unknown number of")));
+  else if (!unaligned.empty())
+    for (auto& f : tried)
+      f.add(source, fmt::format("{} of the traces' {} ranks could not be put on one clock with the others (whatif.replay): the replay holds the "
+                                "{} others only, as if those kept pace",
+                                unaligned.size(), j.gpu.size(), j.gpu.size() - unaligned.size()));
   for (auto& f : tried) out.push_back(std::move(f));
   for (auto& f : undecided) out.push_back(std::move(f));
   if (j.pipeline) {  // --busbw and --nccl-tests are for collectives

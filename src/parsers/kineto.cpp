@@ -636,7 +636,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   if (!in.error().empty()) return source_failed();
   if (in.Peek() == '\0' && in.at_end()) return parse_fail("empty");
   if (in.Peek() != '{' && in.Peek() != '[')
-    return parse_fail("not a JSON object or array: a Kineto trace is {\"traceEvents\": [...]} (or, as PyTorch wrote it in 2020, [...])", 1);
+    return parse_fail(std::string(kKinetoNotJsonContainer), 1);
 
   // No kParseValidateEncodingFlag: the stream checks the UTF-8 (Utf8Scan) and the result is
   // the validating parse's. That parse stops at the first invalid sequence when it reaches it
@@ -669,7 +669,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   if (r.IsError() && !h.stop.empty()) return parse_fail(h.stop + " (at byte " + std::to_string(r.Offset()) + ")", in.line_of(r.Offset()));
   if (r.IsError()) return tl::unexpected(kineto_sax::json_error(r, in));
   if (!h.events_array)
-    return parse_fail("JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)");
+    return parse_fail(std::string(kKinetoNoTraceEvents));
 
   last_acts = h.p.acts.size(), last_calls = h.api.size();
   Profile p = std::move(h.p);
@@ -727,6 +727,10 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
 }
 
 Parsed<Profile> parse_kineto(std::string_view json) { return read_kineto(blocks_of(json)); }
+
+bool is_not_a_kineto_trace(std::string_view why) {
+  return why.find(kKinetoNoTraceEvents) != std::string_view::npos || why.find(kKinetoNotJsonContainer) != std::string_view::npos;
+}
 
 std::string kineto_trace_host(std::string_view path) {
   std::string_view name = path.substr(path.rfind('/') + 1);  // npos + 1: the whole path

@@ -173,6 +173,11 @@ bool looks_nsys_report(std::string_view bytes);
 Parsed<Profile> read_kineto(const ByteSource& next);
 // The same over bytes in memory.
 Parsed<Profile> parse_kineto(std::string_view json);
+// read_kineto's errors for JSON that is no trace at all (another program's .json beside the
+// traces), as against a trace that is damaged or cut short.
+inline constexpr std::string_view kKinetoNoTraceEvents = "JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)";
+inline constexpr std::string_view kKinetoNotJsonContainer = "not a JSON object or array: a Kineto trace is {\"traceEvents\": [...]} (or, as PyTorch wrote it in 2020, [...])";
+bool is_not_a_kineto_trace(std::string_view why);
 // The host of a trace that torch.profiler.tensorboard_trace_handler named with its default worker
 // name, "{hostname}_{pid}.{time_ns}.pt.trace.json[.gz]" (a Kineto trace records no host of its
 // own); "" for any other name.

@@ -99,10 +99,12 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
 ExpandedInputs expand_inputs(const std::vector<std::string>& args, const std::function<bool(std::string_view)>& accept, const std::string& what) {
   ExpandedInputs in;
   std::unordered_set<std::string> seen;
-  auto add = [&](std::string path) {
-    if (seen.insert(path).second) in.files.push_back(std::move(path));
+  auto add = [&](std::string path, bool listed) {
+    if (!seen.insert(path).second) return;
+    if (listed) in.listed.insert(path);
+    in.files.push_back(std::move(path));
   };
-  auto add_path = [&](const std::string& arg) {
+  auto add_path = [&](const std::string& arg, bool listed) {
     struct stat st{};
     if (::stat(arg.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
       std::string why;
@@ -110,21 +112,21 @@ ExpandedInputs expand_inputs(const std::vector<std::string>& args, const std::fu
       if (!files) in.problems.push_back({arg, why});
       else if (files->empty()) in.problems.push_back({arg, "directory holds no " + what});
       else
-        for (auto& f : *files) add(std::move(f));
+        for (auto& f : *files) add(std::move(f), true);
       return;
     }
-    add(arg);  // a missing or unreadable file is reported when it is read
+    add(arg, listed);  // a missing or unreadable file is reported when it is read
   };
   for (const auto& arg : args) {
     struct stat st{};
     // A name that exists is taken literally, even with glob characters in it.
     if (!has_glob_chars(arg) || ::stat(arg.c_str(), &st) == 0) {
-      add_path(arg);
+      add_path(arg, false);
       continue;
     }
     auto matches = expand_glob(arg);
     if (matches.empty()) in.problems.push_back({arg, "no file matches this pattern"});
-    for (const auto& m : matches) add_path(m);
+    for (const auto& m : matches) add_path(m, true);
   }
   return in;
 }

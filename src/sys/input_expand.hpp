@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace perfgap::sys {
@@ -20,6 +21,9 @@ struct InputProblem {
 struct ExpandedInputs {
   std::vector<std::string> files;       // in argument order; a directory's and a glob's sorted; no repeats
   std::vector<InputProblem> problems;   // arguments that named nothing readable
+  // Of `files`, those found by listing a directory or matching a glob, not named one by one: a
+  // file there that is not of the kind asked for (a config.json beside the traces) is left aside.
+  std::unordered_set<std::string> listed;
 };
 // A directory gives its files whose names `accept` takes (`what` names them when there is
 // none: "directory holds no WHAT"), a quoted glob its matches ("no file matches this

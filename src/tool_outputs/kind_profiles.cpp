@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_set>
+#include <variant>
 
 #include "tool_outputs/inputs.hpp"
 #include "tool_outputs/kinds.hpp"
@@ -37,14 +39,18 @@ using JobRunner = std::function<analyzers::ProfileJob(const std::vector<std::str
                                                       const analyzers::ProfileOptions& o, std::size_t threads)>;
 
 // A rank's input: a digest whatif --digest wrote (its bytes), else its trace or export.
-analyzers::RankReader rank_reader(std::string_view kind) {
-  return [kind](const std::string& f) -> tl::expected<analyzers::RankRead, std::string> {
+// A file found in a directory or by a glob that is no trace at all (a config.json beside the
+// traces) is left aside (analyzers::kNotATrace), not an unreadable rank; one named is read as given.
+analyzers::RankReader rank_reader(std::string_view kind, const std::unordered_set<std::string>& listed) {
+  return [kind, &listed](const std::string& f) -> tl::expected<analyzers::RankRead, std::string> {
     if (f.ends_with(analyzers::kDigestSuffix)) {
       auto bytes = sys::read_named_file(f, sys::kMaxInputBytes);
       if (!bytes) return tl::unexpected(f + ": " + bytes.error());
       return analyzers::RankRead{std::move(*bytes)};
     }
     auto p = read_profile(kind, f);
+    if (!p && kind != "nsys" && listed.contains(f) && parsers::is_not_a_kineto_trace(p.error()))
+      return tl::unexpected(std::string(analyzers::kNotATrace) + p.error());
     if (!p) return tl::unexpected(p.error());
     return analyzers::RankRead{std::move(*p)};
   };
@@ -81,10 +87,23 @@ tl::expected<Result, std::string> run_profile_job(const Analyzer& an, const Requ
   // Each rank read, reduced to its digest and dropped (analyzers/profile_job.hpp): memory does
   // not grow with the ranks. Ranks on every core (up to 8); `nsys export`s one at a time.
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  auto job = run_job(files, rank_reader(k), po, threads);
+  auto job = run_job(files, rank_reader(k, expanded.listed), po, threads);
   // An unreadable rank is an error finding of its own; the others are analysed, and the job-level
-  // verdicts, missing it, cannot pass (profile.ranks).
-  for (const auto& [file, why] : job.unusable) c.bad(file, why);
+  // verdicts, missing it, cannot pass (profile.ranks). A file beside the traces that is no trace
+  // is said and left aside (the job's own profile.ranks says it; whatif --digest, here).
+  for (const auto& [file, why] : job.unusable) {
+    if (!why.starts_with(analyzers::kNotATrace)) {
+      c.bad(file, why);
+      continue;
+    }
+    report::Finding f;
+    f.id = "whatif.digest";
+    f.layer = "workload";
+    f.subject = file;
+    f.status = report::Status::skip;
+    f.title = "left aside, not a trace (found beside the traces): " + why.substr(analyzers::kNotATrace.size());
+    c.findings.push_back(std::move(f));
+  }
   if (job.used.empty()) return tl::unexpected(c.no_usable_input());
   c.usable = job.used.size();
   c.append(std::move(job.findings));
@@ -174,9 +193,14 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
 tl::expected<Result, std::string> write_digests(const Analyzer& an, const Request& r) {
   if (auto made = sys::make_output_directory(r.digest_dir); !made) return tl::unexpected("--digest " + r.digest_dir + ": " + made.error());
   std::set<std::string> names;
-  return run_profile_job(an, r, [&](const auto& files, const auto&, const auto& o, std::size_t) {
+  return run_profile_job(an, r, [&](const auto& files, const auto& rank_read, const auto& o, std::size_t) {
     analyzers::ProfileJob job;
-    auto read = [&](const std::string& f) { return read_profile(an.kind, f); };
+    auto read = [&](const std::string& f) -> tl::expected<parsers::Profile, std::string> {
+      auto got = rank_read(f);
+      if (!got) return tl::unexpected(got.error());
+      if (auto* p = std::get_if<parsers::Profile>(&*got)) return std::move(*p);
+      return tl::unexpected(std::string("a digest already: whatif --digest writes the digests of traces"));
+    };
     auto write = [&](const std::string& f, const std::string& bytes) -> std::string {
       std::string name = sys::base_name(f);
       for (std::string_view ext : std::initializer_list<std::string_view>{".json.gz", ".json", ".nsys-rep", ".qdrep", ".sqlite", analyzers::kDigestSuffix})

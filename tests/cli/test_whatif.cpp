@@ -147,6 +147,33 @@ TEST(WhatifCli, ABrokenRankIsAnErrorFindingAndBadUsageIsExit2) {
   EXPECT_EQ(r.status, 2) << r.err;
 }
 
+// Another program's .json beside the traces (a run's config) is no rank: left aside and said,
+// the job whole (profile.ranks passes, no error, no "ranks missing"); named on its own it is an
+// error as before. --digest over the directory leaves it aside too.
+TEST(WhatifCli, AJsonBesideTheTracesThatIsNoTraceIsLeftAside) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), false);
+  const std::string config = write_in(d, "ranks/config.json", "{\"lr\": 0.001, \"batch\": 32}\n");
+  auto j = json_report(PERFGAP_BINARY, {"whatif", dir}, 0);
+  auto rk = finding(j, "profile.ranks");
+  ASSERT_TRUE(rk);
+  EXPECT_EQ((*rk)["status"], "pass") << rk->dump(1);
+  EXPECT_NE((*rk)["title"].get<std::string>().find("16 of 16 ranks"), std::string::npos) << rk->dump(1);
+  EXPECT_NE((*rk)["title"].get<std::string>().find("1 file beside them"), std::string::npos) << rk->dump(1);
+  EXPECT_EQ((*rk)["metrics"]["not_traces"], 1);
+  EXPECT_EQ((*rk)["metrics"]["unreadable"], 0);
+  for (const auto& f : j["findings"]) EXPECT_NE(f["status"], "error") << f.dump(1);
+  auto named = json_report(PERFGAP_BINARY, {"whatif", config, dir + "/rank0.json", dir + "/rank1.json.gz"}, 1);
+  bool error = false;
+  for (const auto& f : named["findings"]) error = error || (f["status"] == "error" && f["subject"] == config);
+  EXPECT_TRUE(error) << named.dump(1);
+  auto digests = json_report(PERFGAP_BINARY, {"whatif", "--digest", d.path() + "/digests", dir}, 0);
+  bool aside = false;
+  for (const auto& f : digests["findings"]) aside = aside || (f["id"] == "whatif.digest" && f["subject"] == config && f["status"] == "skip");
+  EXPECT_TRUE(aside) << digests.dump(1);
+  EXPECT_FALSE(fs::exists(d.path() + "/digests/config.pgdigest"));
+}
+
 // whatif --digest DIR where the traces are, whatif DIR elsewhere: the same answers.
 TEST(WhatifCli, DigestsWrittenWhereTheTracesAreGiveTheSameAnswers) {
   TempDir d;

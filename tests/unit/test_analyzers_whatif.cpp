@@ -416,6 +416,76 @@ TEST(Whatif, PartOfTheJobIsSaid) {
   }
 }
 
+// Of two ranks the later one holds the other at every collective: it is the change (the median
+// of two ranks is the later one's gap, so a rank's lead is counted over the other ranks' median).
+// Half a job late likewise: the late half against the other half.
+TEST(Whatif, OfTwoRanksTheLaterOneAndOfHalfAJobTheLateHalfAreNamed) {
+  gen::JobSpec two;
+  two.ranks = 2;
+  two.late_rank = 1;
+  two.late_ms = 20;
+  const auto fs = whatif_of(two);
+  expect_sound(fs, 2);
+  const auto tried = changes_tried(fs);
+  ASSERT_FALSE(tried.empty());
+  EXPECT_EQ(tried[0]->id, "whatif.rank");
+  EXPECT_NE(tried[0]->subject.find("rank 1 "), std::string::npos) << tried[0]->subject;
+  EXPECT_EQ(tried[0]->status, Status::warn);
+  EXPECT_NEAR(whatif_metric_of(*tried[0], "saved_ms_per_iter"), 20, kWhatifJitterMs) << tried[0]->title;
+  EXPECT_EQ(change_for(fs, "whatif.rank", "rank 0 "), nullptr) << "the earlier rank is not late";
+
+  gen::JobSpec half;
+  half.ranks = 4;
+  half.late_rank = 2;
+  half.also_late = {3};
+  half.late_ms = 20;
+  const auto hs = whatif_of(half);
+  expect_sound(hs, 2);
+  const auto htried = changes_tried(hs);
+  ASSERT_FALSE(htried.empty());
+  EXPECT_EQ(htried[0]->id, "whatif.late_set");
+  EXPECT_NE(htried[0]->subject.find("rank 2 "), std::string::npos) << htried[0]->subject;
+  EXPECT_NE(htried[0]->subject.find("rank 3 "), std::string::npos) << htried[0]->subject;
+  EXPECT_NEAR(whatif_metric_of(*htried[0], "saved_ms_per_iter"), 20, kWhatifJitterMs) << htried[0]->title;
+}
+
+// Traces of another job among the ranks (their collectives end at no common offset): the replay
+// says they are left out and warns, the changes say they hold the others only, and the late rank of
+// the others is still the change, at the others' step.
+TEST(Whatif, ARankOfAnotherJobIsLeftOutAndSaid) {
+  // Ranks 0-1 of a job whose rank 1 is 20 ms late, ranks 2-3 of another job of 20 ms shorter
+  // steps (the traces alike otherwise: the same world size, no capture time to tell them by).
+  gen::JobSpec spec;
+  spec.ranks = 4;
+  spec.late_rank = 1;
+  spec.late_ms = 20;
+  gen::JobSpec other;
+  other.ranks = 4;
+  auto t = whatif_traces(gen::job(spec));
+  const auto o = whatif_traces(gen::job(other));
+  t.json[2] = o.json[2];
+  t.json[3] = o.json[3];
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  const auto& replay = fixture::find(fs, "whatif.replay");
+  EXPECT_EQ(replay.status, Status::warn) << replay.title;
+  EXPECT_NE(replay.title.find("2 of 4 ranks' collectives on one clock"), std::string::npos) << replay.title;
+  EXPECT_NE(replay.title.find("2 ranks could not be put on the others' clock"), std::string::npos) << replay.title;
+  EXPECT_EQ(whatif_metric_of(replay, "ranks_not_aligned"), 2);
+  bool named = false;
+  for (const auto& e : replay.evidence) named = named || e.observed.find("left out of the replay: trace/rank2.json") != std::string::npos;
+  EXPECT_TRUE(named) << whatif_json_of(fs);
+  const auto* late = change_for(fs, "whatif.rank", "rank 1 ");
+  ASSERT_NE(late, nullptr) << whatif_json_of(fs);
+  EXPECT_NEAR(whatif_metric_of(*late, "saved_ms_per_iter"), 20, kWhatifJitterMs) << late->title;
+  // The step is the aligned ranks' (not the windows' mean over both jobs).
+  EXPECT_NEAR(whatif_metric_of(replay, "measured_ms_per_iter"), 40 + 20 + 20 + 2 + kWhatifIdleBeforeStepMs, 0.5) << replay.title;
+  for (const auto* f : changes_tried(fs)) {
+    bool said = false;
+    for (const auto& e : f->evidence) said = said || e.observed.find("the replay holds the 2 others only") != std::string::npos;
+    EXPECT_TRUE(said) << f->id << " " << f->subject;
+  }
+}
+
 // The real public traces (../shared/fixtures/profiles, one rank each): the replay reproduces each
 // measured step within 5%, or says there is nothing to replay; no change saves more than the step.
 TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
