@@ -290,9 +290,21 @@ void straggler_alignment_evidence(Finding& f, const Digest& p, const Analysis& a
                               xr.replay.intervals, ms(static_cast<double>(xr.replay.replayed)), ms(static_cast<double>(xr.replay.measured)),
                               xr.replay.measured > 0 ? 100.0 * static_cast<double>(xr.replay.replayed - xr.replay.measured) / static_cast<double>(xr.replay.measured) : 0));
   }
-  f.add(source, fmt::format("{} collectives matched on {} of {} ranks over {} iteration{}: {}, clocks aligned on the collectives' ends (reference {}, "
+  // A rank whose trace holds fewer steps sees fewer of them: how many every aligned rank saw.
+  std::size_t on_all = 0;
+  for (std::size_t k = 0; k < al.matches.size(); ++k) {
+    if (k >= xr.iter_of.size() || xr.iter_of[k] < 0) continue;  // as `matched`: inside an iteration
+    const auto& m = al.matches[k];
+    bool all = true;
+    for (std::size_t r = 0; r < n && all; ++r) all = !al.aligned[r] || (r < m.index.size() && m.index[r] >= 0);
+    on_all += all;
+  }
+  const std::string fewer = on_all < matched && xr.aligned > 2
+                                ? fmt::format(" ({} of them on all {}: the others seen by fewer ranks, whose traces hold fewer steps)", on_all, xr.aligned)
+                                : "";
+  f.add(source, fmt::format("{} collectives matched on {} of {} ranks{} over {} iteration{}: {}, clocks aligned on the collectives' ends (reference {}, "
                             "tolerance {:.2f} ms)",
-                            matched, xr.aligned, n, cols, cols == 1 ? "" : "s", paired, rank_name(p, xr, ref), ms(static_cast<double>(al.tolerance))));
+                            matched, xr.aligned, n, fewer, cols, cols == 1 ? "" : "s", paired, rank_name(p, xr, ref), ms(static_cast<double>(al.tolerance))));
 }
 
 // Per rank: metrics for all, the text table for the latest 16. Returns the aligned ranks, latest first.

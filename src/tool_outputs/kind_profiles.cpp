@@ -182,6 +182,9 @@ tl::expected<std::vector<analyzers::BusbwCurve>, std::string> busbw_curves(const
       if (best > 0 && row.size > 0) c.points.emplace_back(row.size, best);
     }
     std::sort(c.points.begin(), c.points.end());
+    if (c.points.empty() && scales.back().ranks == 1L)
+      return tl::unexpected("--nccl-tests " + file + ": a run of 1 rank: nothing crosses a link, so its bus bandwidth is 0 by definition; give a run "
+                            "at the job's scale");
     if (c.points.empty()) return tl::unexpected("--nccl-tests " + file + ": no row with a bus bandwidth");
     out.push_back(std::move(c));
   }

@@ -318,6 +318,26 @@ TEST(WhatifCli, NcclTestsOfAnotherScaleIsSaid) {
   EXPECT_NE((*ok)["evidence"].dump().find("nccl-tests measured on 16 ranks on 2 nodes; the job has 16 ranks"), std::string::npos) << (*ok)["evidence"].dump();
 }
 
+// A run of one GPU (nccl-tests on a workstation) moves nothing over a link: its busbw is 0 at
+// every size, and the refusal says so instead of "no row with a bus bandwidth".
+TEST(WhatifCli, NcclTestsOfOneRankIsRefusedSayingWhy) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), false);
+  const std::string one = write_in(d, "one/all_reduce.txt",
+                                   "# nThread 1 nGpus 1 minBytes 8 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+                                   "#\n# Using devices\n"
+                                   "#  Rank  0 Group  0 Pid   1000 on ws0 device  0 [0x01] NVIDIA GeForce RTX 5090\n#\n"
+                                   "#                                                              out-of-place                       in-place          \n"
+                                   "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+                                   "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n"
+                                   "           8             2     float     sum      -1     2.50    0.00    0.00      0     0.30    0.03    0.00      0\n"
+                                   "     1048576        262144     float     sum      -1    10.20  102.80    0.00      0     0.40 2621.44    0.00      0\n"
+                                   "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0 \n#\n");
+  auto r = run_binary(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", one});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(one + ": a run of 1 rank: nothing crosses a link"), std::string::npos) << r.err;
+}
+
 namespace {
 
 const fs::path kWhatifShared = fs::path(PERFGAP_SHARED_DIR);

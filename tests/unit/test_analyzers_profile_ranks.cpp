@@ -133,6 +133,30 @@ TEST(ProfileRanks, NoLateRankNamesNobody) {
   EXPECT_NE(ar.fix.find("perfgap sweep"), std::string::npos) << "no straggler: the collective itself is what to tune";
 }
 
+// A rank whose trace holds fewer steps (its profiler started later) is aligned on the steps it
+// has; the alignment evidence says how many collectives every rank saw.
+TEST(ProfileRanks, ARankWithFewerStepsIsSaidInTheAlignment) {
+  gen::JobSpec spec;
+  spec.ranks = 4;
+  spec.late_rank = 1;
+  spec.late_ms = 20;
+  gen::JobSpec shorter = spec;
+  shorter.iterations = 6;
+  const auto whole = gen::job(spec), cut = gen::job(shorter);
+  parsers::Profile all;
+  for (std::size_t g = 0; g < 4; ++g) {
+    auto p = parsers::parse_kineto(g == 3 ? gen::kineto_json(cut, g, 3) : gen::kineto_json(whole, g, static_cast<int>(g)));
+    ASSERT_TRUE(p) << p.error().describe();
+    all.merge(std::move(*p), static_cast<std::uint32_t>(g));
+  }
+  const auto fs = xrank_run(all);
+  const auto& st = find(fs, "profile.straggler");
+  bool said = false;
+  for (const auto& e : st.evidence)
+    said = said || e.observed.find("10 collectives matched on 4 of 4 ranks (6 of them on all 4") != std::string::npos;
+  EXPECT_TRUE(said) << fixture::findings_json(fs);
+}
+
 TEST(ProfileRanks, RankOfAnotherJobIsNamedNotAligned) {
   gen::JobSpec spec;
   spec.late_rank = 5;
