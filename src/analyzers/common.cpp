@@ -12,7 +12,11 @@ Finding unusable_input(std::string_view kind, std::string_view layer, std::strin
   f.subject = source;
   f.title = fmt::format("unusable input {}: {}", source, why);
   f.add(source, why);
-  f.fix = fmt::format("pass the {} output itself (see docs/ANALYZE.md for the formats read)", kind);
+  // A file cut short is the right kind: what it needs is a whole copy, not another format.
+  const bool cut = why.find("truncated") != std::string::npos || why.find("cut short") != std::string::npos;
+  f.fix = cut ? std::string("the file is cut short (written by a job that was stopped, or copied while written or in part): copy it again "
+                            "whole, or capture again")
+              : fmt::format("pass the {} output itself (see docs/ANALYZE.md for the formats read)", kind);
   return f;
 }
 
