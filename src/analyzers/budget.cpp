@@ -190,7 +190,9 @@ struct BudgetCollected {
       const bool foreign_busbw = !foreign.empty() && (x.id == "nccl_tests.busbw" || x.id == "nccl_inspector.busbw");
       const std::string at = x.subject.empty() ? in.name : fmt::format("{} [{}]", in.name, x.subject);
       if (x.id == "whatif.nccl_tests" && budget_what_if_other_scale(x)) other_scale_seen.try_emplace(x.id, at);
-      else if (!foreign_busbw) seen_ids.insert(x.id);
+      // A bandwidth replay that skips (the runs measured no collective of the job's kinds, or another
+      // GPU) measured nothing of the job: collective bandwidth is still to measure.
+      else if (!foreign_busbw && !(x.id == "whatif.nccl_tests" && (x.status == Status::skip || x.status == Status::error))) seen_ids.insert(x.id);
       // A metric of a finding compared (busbw by size of nccl_tests.busbw): that finding was
       // measured (the metric itself stays a finding of its own).
       if (x.id == "compare.metric") seen_ids.insert(budget_compare_target(x.subject).first);
@@ -680,24 +682,6 @@ std::string budget_launch_bound_said(Finding& f, const BudgetMeasures& meas, con
                      pct, launching);
 }
 
-// Exposed communication that could hide under compute (whatif.overlap warns): a bound, not a
-// cause (it shortens the time collective bandwidth and on-time ranks do), but where it is larger
-// than every counted cause it is said before what is unexplained and returned for the fix, as the
-// launch bound is; empty when there is nothing to say.
-std::string budget_overlap_bound_said(Finding& f, const BudgetMeasures& meas, const BudgetSorted& sorted) {
-  const auto it = meas.what_if_pct.find("whatif.overlap");
-  if (it == meas.what_if_pct.end() || !it->second.found) return {};
-  const double top = sorted.steps.empty() ? 0 : sorted.steps.front()->share;
-  if (it->second.value < kLaunchRestFirst || it->second.value <= top) return {};
-  f.add("whatif.overlap", fmt::format("the collectives' exposed time could hide under compute: up to {:.1f}% of the step (in {}), an upper bound "
-                                      "that shares its time with faster collectives and on-time ranks, more than any cause counted",
-                                      it->second.value, it->second.where));
-  return fmt::format("Up to {:.1f}% of the step is communication that could run under compute (whatif.overlap, an upper bound): overlap it (DDP "
-                     "bucket sizes and gradient-as-bucket-view, FSDP forward/backward prefetch, no synchronisation that waits for a collective "
-                     "before the step's end), or make the collectives shorter (profile.exposed_comm names them).",
-                     it->second.value);
-}
-
 // What is left unexplained, and the next measurement: of those no report covers, the one the
 // reports point at (budget_next_measurements). Returns that measurement's name; empty when none is named.
 std::string budget_unexplained_evidence(Finding& f, const core::Kb& kb, const BudgetCollected& got, const BudgetTotals& t) {
@@ -770,7 +754,7 @@ std::string budget_next_step(const BudgetCause& c, bool ib_seen) {
 }
 
 void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const BudgetTotals& t, const BudgetOptions& o, std::size_t used,
-                    const std::string& next, bool ib_seen, const std::vector<BudgetUnpricedFail>& unpriced) {
+                    const std::string& next, bool ib_seen, const std::vector<BudgetUnpricedFail>& unpriced, const std::string& ruled_out) {
   const double measured = t.measured, shortfall = t.shortfall;
   const bool below = measured < 100 * o.threshold;
   f.status = below ? Status::fail : Status::pass;
@@ -793,8 +777,10 @@ void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const Bu
   f.title += budget_unpriced_fail_title(unpriced, !steps.empty());
   if (!next.empty()) f.title += "; next: " + next;
   if (below) {
-    if (!steps.empty()) {
-      const auto* top = steps.front();
+    // The first step worth acting on: a cause measured at about nothing is ruled out, never first.
+    const auto worth = std::find_if(steps.begin(), steps.end(), [](const BudgetCause* c) { return !budget_ruled_out(*c); });
+    const BudgetCause* top = worth == steps.end() ? nullptr : *worth;
+    if (top) {
       f.fix = fmt::format("First {} ({:.1f} points, {}): {}. ", top->id, top->share,
                           top->hypothetical ? "a what-if at an assumed value, not measured: measure it before counting on it"
                           : top->measured   ? "measured"
@@ -803,8 +789,10 @@ void budget_verdict(Finding& f, const std::vector<BudgetCause*>& steps, const Bu
       f.fix += budget_unpriced_fail_fix(unpriced, top);
       f.fix += "Then the other causes by their measured share; measure again and run explain on the new reports. ";
     }
-    if (steps.empty()) f.fix += budget_unpriced_fail_fix(unpriced, nullptr);
-    f.fix += next.empty() ? "Compare the run with the reference step by step (profile.compare) for the rest." : "For the rest, measure " + next + ".";
+    if (!ruled_out.empty()) f.fix += fmt::format("Ruled out (under {:g} points each): {}. ", kRuledOutPoints, ruled_out);
+    if (!top) f.fix += budget_unpriced_fail_fix(unpriced, nullptr);
+    const std::string rest = top || ruled_out.empty() ? "For the rest" : fmt::format("For the {:.1f} points unexplained", t.unexplained);
+    f.fix += next.empty() ? "Compare the run with the reference step by step (profile.compare) for the rest." : rest + ", measure " + next + ".";
     f.impact = fmt::format("{:.1f}% of the reference throughput lost: {:.1f} points explained by {}, {:.1f} not explained", shortfall, t.explained,
                            counted, t.unexplained);
     if (!unpriced.empty())
@@ -874,10 +862,12 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   budget_cause_evidence(f, sorted.steps);
   budget_unpriced_evidence(f, sorted);
   const std::string host_first = budget_launch_bound_said(f, got.meas, host_bound, sorted);
-  const std::string overlap_first = budget_overlap_bound_said(f, got.meas, sorted);
+  bool all_to_all = false;
+  const std::string overlap_first = budget_overlap_bound_said(f, got.meas, sorted.steps.empty() ? 0 : sorted.steps.front()->share, all_to_all);
+  const std::string ruled_out = budget_ruled_out_said(f, sorted.steps);
   const std::string next = budget_unexplained_evidence(f, kb, got, t);
   budget_rest_evidence(f, sorted, t, got, o, unpriced.size());
-  budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen, unpriced);
+  budget_verdict(f, sorted.steps, t, o, got.used, next, got.ib_seen, unpriced, ruled_out);
   // The larger of the two bounds opens the fix (both are the job's own replays).
   auto bound_of = [&](const char* id) {
     auto it = got.meas.what_if_pct.find(id);
@@ -885,9 +875,14 @@ report::Finding explain_budget(const std::vector<BudgetInput>& reports, const co
   };
   std::vector<std::pair<double, std::string>> first;
   if (!host_first.empty()) first.emplace_back(std::max(bound_of("whatif.launch"), host_bound.bound), host_first);
-  if (!overlap_first.empty()) first.emplace_back(bound_of("whatif.overlap"), overlap_first);
+  // An overlap bound held mostly by all-to-all is furthest from reach: after the launch wait, and
+  // at the end after a measured cause worth acting on; first only where neither is (its words say why).
+  const bool measured_top = std::any_of(sorted.steps.begin(), sorted.steps.end(), [](const BudgetCause* c) { return c->measured && !budget_ruled_out(*c); });
+  const bool overlap_last = all_to_all && measured_top;
+  if (!overlap_first.empty() && !overlap_last) first.emplace_back(all_to_all ? -1 : bound_of("whatif.overlap"), overlap_first);
   std::stable_sort(first.begin(), first.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (auto i = first.rbegin(); i != first.rend(); ++i) f.fix = i->second + (f.fix.empty() ? "" : " " + f.fix);
+  if (!overlap_first.empty() && overlap_last) f.fix += (f.fix.empty() ? "" : " ") + overlap_first;
   budget_machines_said(f, budget_other_machines(reports));
   return f;
 }

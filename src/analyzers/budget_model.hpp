@@ -154,6 +154,12 @@ struct BudgetMeasures {
   // Of that wait, the share of the step in host stalls (whatif.launch's host-bound gaps of 1 ms or
   // more, replayed apart: the host busy elsewhere, which fewer launches do not shorten).
   double host_stall_pct = 0;
+  // whatif.overlap's held time (the ranks' compute waiting for collectives within iterations, ms
+  // per iteration) and its parts by collective ("AllToAll" -> ms), read from its evidence, of the
+  // replay that saved most: an all-to-all's share is what no bucket setting hides (the next
+  // layer computes on its result).
+  double overlap_held_ms = 0, overlap_saved = -1;
+  std::map<std::string, double, std::less<>> overlap_held_by_coll;
   // The framework the profile and whatif findings name in their "framework: NAME (why)" evidence
   // ("PyTorch", "JAX/XLA", "OpenMP offload"; "unknown" where they say none or differ; "" where no
   // finding says): the job's own launching is fixed in its words.
@@ -172,6 +178,21 @@ bool budget_what_if_cause(const compare::ReportFinding& x);
 // A whatif.nccl_tests replayed at the bandwidth of nccl-tests of another scale than the job's
 // (its other_scale metric): a hypothesis, not the job's measurement.
 bool budget_what_if_other_scale(const compare::ReportFinding& x);
+// A cause measured (or replayed at an assumed value) at under this many points is ruled out: listed
+// so, never the fix's first step (a straggler the replay found on time read "First straggler_rank
+// (0.0 points, measured)").
+inline constexpr double kRuledOutPoints = 0.5;
+inline bool budget_ruled_out(const BudgetCause& c) { return (c.measured || c.hypothetical) && c.point < kRuledOutPoints; }
+// The fix's words for the causes ruled out ("straggler_rank (0.0 points, whatif.rank replayed)"),
+// said in the evidence ("ruled out"); empty where none is.
+std::string budget_ruled_out_said(report::Finding& f, const std::vector<BudgetCause*>& steps);
+// Exposed communication that could hide under compute (whatif.overlap warns), where it is larger
+// than every counted cause (`top`, the first step's share): said in the evidence and returned for
+// the fix; empty when there is nothing to say. `all_to_all`: all-to-all holds half or more of the
+// time it hides, so the bound is furthest from what the program can reach: the fix's words are
+// the all-to-all's, and it follows a measured lever rather than leading.
+std::string budget_overlap_bound_said(report::Finding& f, const BudgetMeasures& meas, double top, bool& all_to_all);
+
 // A measurement the reports do not cover, by name; where a replay at another scale's bandwidth
 // matches it (`other_scale_seen`: id -> where, whatif.nccl_tests with other_scale), named as
 // the job's scale's with that replay: "collective bandwidth at the job's scale (the nccl-tests

@@ -69,4 +69,49 @@ std::string budget_next_said(report::Finding& f, const BudgetNext& todo, const s
   return next;
 }
 
+std::string budget_ruled_out_said(report::Finding& f, const std::vector<BudgetCause*>& steps) {
+  std::vector<std::string> out;
+  for (const auto* c : steps) {
+    if (!budget_ruled_out(*c)) continue;
+    f.add("ruled out", fmt::format("{}: {} at {:.1f} points, under {:g}: not where the gap is (its basis above); not the fix's first step", c->id,
+                                   c->hypothetical ? "replayed at an assumed value" : c->what_if ? "replayed on the job's traces" : "measured",
+                                   c->point, kRuledOutPoints));
+    out.push_back(fmt::format("{} ({:.1f} points, {})", c->id, c->point, c->hypothetical ? "assumed" : c->what_if ? "replayed" : "measured"));
+  }
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+std::string budget_overlap_bound_said(report::Finding& f, const BudgetMeasures& meas, double top, bool& all_to_all) {
+  all_to_all = false;
+  const auto it = meas.what_if_pct.find("whatif.overlap");
+  if (it == meas.what_if_pct.end() || !it->second.found) return {};
+  // Where it is at least kLaunchRestFirst's 5% of the step and more than the largest cause.
+  if (it->second.value < 5 || it->second.value <= top) return {};
+  const auto a2a = meas.overlap_held_by_coll.find("AllToAll");
+  all_to_all = a2a != meas.overlap_held_by_coll.end() && meas.overlap_held_ms > 0 && 2 * a2a->second >= meas.overlap_held_ms;
+  if (!all_to_all) {
+    f.add("whatif.overlap", fmt::format("the collectives' exposed time could hide under compute: up to {:.1f}% of the step (in {}), an upper bound "
+                                        "that shares its time with faster collectives and on-time ranks, more than any cause counted",
+                                        it->second.value, it->second.where));
+    return fmt::format("Up to {:.1f}% of the step is communication that could run under compute (whatif.overlap, an upper bound): overlap it "
+                       "(DDP bucket sizes and gradient-as-bucket-view, FSDP forward/backward prefetch, no synchronisation that waits for a "
+                       "collective before the step's end), or make the collectives shorter (profile.exposed_comm names them).",
+                       it->second.value);
+  }
+  const std::string held = fmt::format("AllToAll holds {:.2f} of the {:.2f} ms per iteration it hides", a2a->second, meas.overlap_held_ms);
+  f.add("whatif.overlap", fmt::format("the collectives' exposed time could hide under compute: up to {:.1f}% of the step (in {}), an upper bound "
+                                      "that shares its time with faster collectives and on-time ranks, more than any cause counted; {}: an "
+                                      "all-to-all's result is what the next layer computes on, so the bound is furthest from what the program "
+                                      "can reach, and it follows a measured lever in the fix",
+                                      it->second.value, it->second.where, held));
+  return fmt::format("Up to {:.1f}% of the step is communication that could run under compute (whatif.overlap, an upper bound furthest from "
+                     "reach here: {}, and an all-to-all's result is what the next layer computes on, so it hides only where it is issued "
+                     "ahead): overlap the all-to-all with other compute (pipeline the input so that the next batch's sparse-feature all-to-all "
+                     "(TorchRec's input_dist) runs under this batch's compute, as its TrainPipelineSparseDist does; for MoE, split the batch into chunks "
+                     "whose dispatch and combine run under another chunk's expert compute), or make it shorter (fewer or smaller "
+                     "embeddings or tokens sent; profile.exposed_comm names its time); bucket and prefetch settings do not hide an "
+                     "all-to-all.",
+                     it->second.value, held);
+}
+
 }  // namespace perfgap::analyzers::budget_model

@@ -404,6 +404,99 @@ std::string names_of(const Job& j, const std::vector<std::size_t>& ranks) {
   return s;
 }
 
+// --busbw GBPS on a job whose traces record collective sizes, into out. A bandwidth every one
+// of them already reaches shortens none: not replayed (a PASS at 0.0% would read as the job at
+// that bandwidth already, and explain would count it as a hypothesis of 0), and said; one below
+// what they reach together shortens only the slower ones: said beside the saving.
+void busbw_change(const Job& j, const WhatifOptions& w, std::vector<Tried>& out) {
+  if (w.busbw_gbps <= 0 || j.base.sized == 0) return;
+  const double reach = j.base.sized_transfer > 0 ? j.base.sized_at_1gbps / j.base.sized_transfer : 0.0;
+  Tried t{"busbw",
+          fmt::format("{:g} GB/s", w.busbw_gbps),
+          fmt::format("every collective at {:g} GB/s bus bandwidth", w.busbw_gbps),
+          "the collectives run slower than this bandwidth: nccl-tests on the job's nodes (perfgap fanout --pairs finds a slow "
+          "node or link), then the NCCL settings (perfgap sweep)",
+          ReplayChange{{}, false, w.busbw_gbps, {}},
+          {fmt::format("{} of {} collectives have a known size (Kineto's message sizes); the others keep their measured time", j.base.sized,
+                       j.base.intervals),
+           waiting_known(j) ? fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth once their last rank has arrived (nccl-tests' busbw)",
+                                          reach)
+                            : fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth including any wait for a later rank "
+                                          "(nccl-tests' busbw; the wait unknown: {}, the others' arrival not traced; the transfer alone is at "
+                                          "least that fast)",
+                                          reach, ranks_traced_words(j))}};
+  // Any collective shortened shortens the replayed timeline: none is, where it is unchanged.
+  if (j.replayer.run(t.change).replayed >= j.base.replayed) {
+    t.skip_why = fmt::format("not replayed: {:g} GB/s is below the {:.1f} GB/s bus bandwidth the job's collectives already reach{} (each of its {} "
+                             "collectives of known size moves its data at {:g} GB/s or faster): nothing to replay; --busbw is in GB/s, as "
+                             "nccl-tests' busbw column",
+                             w.busbw_gbps, reach, waiting_known(j) ? "" : " with any wait for a later rank", j.base.sized, w.busbw_gbps);
+  } else if (w.busbw_gbps < reach) {
+    t.evidence.push_back(fmt::format("{:g} GB/s is below the {:.1f} GB/s the job's collectives reach together: only those slower than it are "
+                                     "shortened",
+                                     w.busbw_gbps, reach));
+  }
+  out.push_back(std::move(t));
+}
+
+// --nccl-tests on a job whose traces record collective sizes: every collective at the bus
+// bandwidth the runs reached at its kind and size.
+Tried nccl_tests_change(const Job& j, const Digest& d, const WhatifOptions& w) {
+  ReplayChange c;
+  c.busbw_at = [&w](parsers::Coll coll, std::uint64_t bytes) {
+    for (const auto& curve : w.curves)
+      if (curve.coll == coll) return busbw_at(curve, bytes);
+    return 0.0;
+  };
+  // The kinds of the job's collectives of known size, read by the same replay (the change keeps
+  // no reference to them: it is replayed again after this function).
+  std::set<parsers::Coll> job_kinds;
+  ReplayChange seen = c;
+  seen.busbw_at = [&c, &job_kinds](parsers::Coll coll, std::uint64_t bytes) {
+    job_kinds.insert(coll);
+    return c.busbw_at(coll, bytes);
+  };
+  const Replay known = j.replayer.run(seen);
+  if (known.at_known_busbw == 0) {
+    // No collective of the job is of a kind the runs measured: replayed, every one keeps its time
+    // and the step is 0.0% shorter, which reads as "at nccl-tests' bandwidth already" (explain
+    // counted it as collective bandwidth measured at 0). Not replayed, and said.
+    std::set<std::string_view> measured, runs_of;
+    for (const auto& curve : w.curves) measured.insert(parsers::coll_name(curve.coll));
+    for (auto k : job_kinds) runs_of.insert(parsers::coll_name(k));
+    Tried t{"nccl_tests", "nccl-tests", "", "", ReplayChange{}, {}};
+    t.skip_why = fmt::format("not replayed: no collective of the job is of a kind the runs measured (the runs measured {}; the job's {} "
+                             "collectives of known size are {}): their bandwidth is no bound for it; give an nccl-tests run of {} at the "
+                             "job's ranks and nodes",
+                             fmt::join(measured, ", "), j.base.sized, fmt::join(runs_of, ", "), fmt::join(runs_of, ", "));
+    return t;
+  }
+  std::string runs;
+  for (const auto& curve : w.curves)
+    runs += fmt::format("{}{} ({}: {} sizes, {}-{})", runs.empty() ? "" : ", ", parsers::coll_name(curve.coll), curve.source, curve.points.size(),
+                        parsers::format_size(curve.points.front().first), parsers::format_size(curve.points.back().first));
+  // A run whose busbw collapses (analyze: nccl_tests.busbw_collapse) is no healthy run: said.
+  std::vector<std::string> collapsed;
+  for (const auto& curve : w.curves)
+    if (!curve.collapse.empty()) collapsed.push_back(curve.source);
+  Tried t{"nccl_tests",
+          "nccl-tests",
+          collapsed.empty() ? "every collective at the bus bandwidth a healthy nccl-tests run reached at its size"
+                            : fmt::format("every collective at the bus bandwidth an nccl-tests run reached at its size, a run whose busbw "
+                                          "collapses past its peak ({}: nccl_tests.busbw_collapse), not a healthy one",
+                                          fmt::join(collapsed, ", ")),
+          "the collectives run slower than nccl-tests on a healthy fabric: the job's NCCL settings against the benchmark's "
+          "(NCCL_DEBUG=INFO channels, algorithms, QPs; perfgap analyze nccl-log), then the nodes and links (perfgap fanout --pairs)",
+          std::move(c),
+          {fmt::format("{} of {} collectives of the job are of a kind the runs measured (beyond their sizes, the nearest size's bandwidth): {}",
+                       known.at_known_busbw, j.base.intervals, runs)}};
+  for (const auto& curve : w.curves)
+    if (!curve.collapse.empty())
+      t.evidence.push_back(fmt::format("{}: no healthy run: analyze nccl-tests warns nccl_tests.busbw_collapse: {}", curve.source, curve.collapse));
+  nccl_tests_gpu_unsaid(j, d, w, t.evidence);
+  return t;
+}
+
 // The bandwidth changes (--nccl-tests, --busbw) of a job whose traces record collective sizes,
 // into out. A run of another GPU than the job's is no bound for it: not replayed, and said (a skip).
 void bandwidth_changes(const Job& j, const Digest& d, const WhatifOptions& w, std::vector<Tried>& out) {
@@ -422,54 +515,9 @@ void bandwidth_changes(const Job& j, const Digest& d, const WhatifOptions& w, st
     t.skip_why = std::move(other_gpu);
     out.push_back(std::move(t));
   } else if (!w.curves.empty() && j.base.sized > 0) {
-    ReplayChange c;
-    c.busbw_at = [&w](parsers::Coll coll, std::uint64_t bytes) {
-      for (const auto& curve : w.curves)
-        if (curve.coll == coll) return busbw_at(curve, bytes);
-      return 0.0;
-    };
-    const Replay known = j.replayer.run(c);
-    std::string runs;
-    for (const auto& curve : w.curves)
-      runs += fmt::format("{}{} ({}: {} sizes, {}-{})", runs.empty() ? "" : ", ", parsers::coll_name(curve.coll), curve.source, curve.points.size(),
-                          parsers::format_size(curve.points.front().first), parsers::format_size(curve.points.back().first));
-    // A run whose busbw collapses (analyze: nccl_tests.busbw_collapse) is no healthy run: said.
-    std::vector<std::string> collapsed;
-    for (const auto& curve : w.curves)
-      if (!curve.collapse.empty()) collapsed.push_back(curve.source);
-    Tried t{"nccl_tests",
-            "nccl-tests",
-            collapsed.empty() ? "every collective at the bus bandwidth a healthy nccl-tests run reached at its size"
-                              : fmt::format("every collective at the bus bandwidth an nccl-tests run reached at its size, a run whose busbw "
-                                            "collapses past its peak ({}: nccl_tests.busbw_collapse), not a healthy one",
-                                            fmt::join(collapsed, ", ")),
-            "the collectives run slower than nccl-tests on a healthy fabric: the job's NCCL settings against the benchmark's "
-            "(NCCL_DEBUG=INFO channels, algorithms, QPs; perfgap analyze nccl-log), then the nodes and links (perfgap fanout --pairs)",
-            std::move(c),
-            {fmt::format("{} of {} collectives of the job are of a kind the runs measured (beyond their sizes, the nearest size's bandwidth): {}",
-                         known.at_known_busbw, j.base.intervals, runs)}};
-    for (const auto& curve : w.curves)
-      if (!curve.collapse.empty())
-        t.evidence.push_back(fmt::format("{}: no healthy run: analyze nccl-tests warns nccl_tests.busbw_collapse: {}", curve.source, curve.collapse));
-    nccl_tests_gpu_unsaid(j, d, w, t.evidence);
-    out.push_back(std::move(t));
+    out.push_back(nccl_tests_change(j, d, w));
   }
-  if (w.busbw_gbps > 0 && j.base.sized > 0)
-    out.push_back({"busbw",
-                   fmt::format("{:g} GB/s", w.busbw_gbps),
-                   fmt::format("every collective at {:g} GB/s bus bandwidth", w.busbw_gbps),
-                   "the collectives run slower than this bandwidth: nccl-tests on the job's nodes (perfgap fanout --pairs finds a slow "
-                   "node or link), then the NCCL settings (perfgap sweep)",
-                   ReplayChange{{}, false, w.busbw_gbps, {}},
-                   {fmt::format("{} of {} collectives have a known size (Kineto's message sizes); the others keep their measured time", j.base.sized,
-                                j.base.intervals),
-                    waiting_known(j)
-                        ? fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth once their last rank has arrived (nccl-tests' busbw)",
-                                      j.base.sized_transfer > 0 ? j.base.sized_at_1gbps / j.base.sized_transfer : 0.0)
-                        : fmt::format("measured, they move their data at {:.1f} GB/s bus bandwidth including any wait for a later rank "
-                                      "(nccl-tests' busbw; the wait unknown: {}, the others' arrival not traced; the transfer alone is at "
-                                      "least that fast)",
-                                      j.base.sized_transfer > 0 ? j.base.sized_at_1gbps / j.base.sized_transfer : 0.0, ranks_traced_words(j))}});
+  busbw_change(j, w, out);
 }
 
 // The changes tried on this job: the ranks late together, each late rank, each node, launches, a

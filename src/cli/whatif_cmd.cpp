@@ -15,6 +15,18 @@
 namespace perfgap::cli {
 namespace {
 
+// --busbw's range: CLI11's Range lets NaN through (every comparison with it is false), and a
+// NaN bandwidth replayed nothing and said nothing. Refused as Range refuses inf, in its words.
+CLI::Validator busbw_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& input) {
+        double v = 0;
+        if (CLI::detail::lexical_cast(input, v) && v >= lo && v <= hi) return std::string();
+        return "Value " + input + " not in range " + std::to_string(lo) + " to " + std::to_string(hi);
+      },
+      fmt::format("FLOAT in [{:g} - {:g}]", lo, hi));
+}
+
 struct WhatifArgs {
   std::string kind;  // nsys|kineto; empty: from the inputs
   tool_outputs::Request request;
@@ -51,7 +63,7 @@ CommandRunner add_whatif_command(CLI::App& app) {
       ->required();
   cmd->add_option("--kind", a->kind, "kineto or nsys (default: from the inputs' names)")->check(one_of({"kineto", "nsys"}));
   cmd->add_option("--busbw", a->options.busbw_gbps, "Also replay every collective of known size at this bus bandwidth (GB/s, as nccl-tests' busbw)")
-      ->check(CLI::Range(0.001, 1e6));
+      ->check(busbw_range(0.001, 1e6));
   cmd->add_option("--nccl-tests", a->request.nccl_tests,
                   "Also replay every collective of known size at the bus bandwidth a healthy nccl-tests run reached at its size (its output, one "
                   "file per collective, repeatable; COLL=FILE, e.g. all_reduce=run.txt, where the output does not name its collective)")

@@ -412,8 +412,9 @@ TEST(WhatifCli, AnA100TraceIsNotPricedAtAnH100Benchmark) {
 // "every collective at the bus bandwidth a healthy nccl-tests run reached". The file is an
 // all_gather (redop none, busbw/algbw 0.97; analyze names it AllGather by its name) whose busbw
 // collapses: the label it contradicts is said, both named, and nothing replayed. The same run
-// given as the all_gather it is replays (the job has none to price) but says it is no healthy
-// run, and that it names no GPU where the job's are A100s.
+// given as the all_gather it is prices none of the job's collectives: not replayed either; beside
+// a run of the job's AllReduce it is, and said to be no healthy run that names no GPU where the
+// job's are A100s.
 TEST(WhatifCli, ALabelTheRunContradictsIsNotReplayed) {
   const fs::path mi250x = kWhatifShared / "fixtures/nccl-tests/all-gather-mi250x-srun-label-prefix-rccl-1490.txt";
   for (const auto& p : {kA100x2, mi250x})
@@ -432,7 +433,28 @@ TEST(WhatifCli, ALabelTheRunContradictsIsNotReplayed) {
   EXPECT_EQ(title.find("healthy"), std::string::npos) << title;
   EXPECT_FALSE((*nt)["metrics"].contains("saved_ms_per_iter"));
 
-  auto as_is = json_report(PERFGAP_BINARY, {"whatif", kA100x2.string(), "--nccl-tests", "all_gather=" + mi250x.string()}, 0);
+  // As the all_gather it is: the job runs no AllGather, so it is no bound for any of its collectives
+  // (before: replayed, PASS at 0.0%).
+  auto alone = json_report(PERFGAP_BINARY, {"whatif", kA100x2.string(), "--nccl-tests", "all_gather=" + mi250x.string()}, 0);
+  const auto* none = finding(alone, "whatif.nccl_tests");
+  ASSERT_TRUE(none) << alone.dump(1);
+  EXPECT_EQ((*none)["status"], "skip") << none->dump(1);
+  EXPECT_NE((*none)["title"].get<std::string>().find("no collective of the job is of a kind the runs measured (the runs measured AllGather; the "
+                                                     "job's 20 collectives of known size are AllReduce, Broadcast)"),
+            std::string::npos)
+      << (*none)["title"];
+  // Beside a run of the job's AllReduce (its "# Rank" lines dropped) it is replayed, and said to be no healthy run.
+  TempDir d;
+  const std::string ref = perfgap::fixture::read_file(perfgap::fixture::log_fixture("nccl-tests/ref-allreduce.txt"));
+  std::string rows;
+  for (std::size_t at = 0, next = 0; at < ref.size(); at = next) {
+    next = ref.find('\n', at);
+    next = next == std::string::npos ? ref.size() : next + 1;
+    if (ref.substr(at, next - at).find("  Rank ") == std::string::npos) rows += ref.substr(at, next - at);
+  }
+  const auto ar = write_in(d, "bw/all-reduce.txt", rows);
+  auto as_is = json_report(PERFGAP_BINARY,
+                           {"whatif", kA100x2.string(), "--nccl-tests", "all_gather=" + mi250x.string(), "--nccl-tests", "all_reduce=" + ar}, 0);
   const auto* ag = finding(as_is, "whatif.nccl_tests");
   ASSERT_TRUE(ag) << as_is.dump(1);
   EXPECT_NE((*ag)["title"].get<std::string>().find("a run whose busbw collapses past its peak (" + mi250x.string() +
@@ -479,4 +501,59 @@ TEST(WhatifCli, OneRankOfTwoSaysItsWaitUnknown) {
   auto bw = finding(whole, "whatif.busbw");
   ASSERT_TRUE(bw);
   EXPECT_NE(whatif_cli_evidence(*bw).find("once their last rank has arrived"), std::string::npos);
+}
+
+// Bandwidths that replay nothing: an nccl-tests run of no collective the job runs, and a --busbw
+// every collective already reaches, skip saying why (before: PASS, the step 0.00 ms (0.0%)
+// shorter, which explain counted as collective bandwidth measured, or assumed, at 0); --busbw nan
+// is refused as inf is (before: exit 0 and no whatif.busbw finding at all).
+TEST(WhatifCli, BandwidthsThatReplayNothingSkipAndSaySo) {
+  TempDir d;
+  const auto dir = whatif_cli_write(d, whatif_cli_job(), false);
+  // An all_gather_perf run (its "# Rank" lines dropped: the GPUs are not the point here).
+  const std::string ag = perfgap::fixture::read_file(perfgap::fixture::log_fixture("explain/qps4-all-gather.txt"));
+  std::string rows;
+  for (std::size_t at = 0, next = 0; at < ag.size(); at = next) {
+    next = ag.find('\n', at);
+    next = next == std::string::npos ? ag.size() : next + 1;
+    if (ag.substr(at, next - at).find("  Rank ") == std::string::npos) rows += ag.substr(at, next - at);
+  }
+  const auto run = write_in(d, "bw/all-gather.txt", rows);
+  const std::string out = d.path() + "/wi.json";
+  auto w = run_binary(PERFGAP_BINARY, {"whatif", dir, "--nccl-tests", run, "--busbw", "0.15", "--format", "json", "--output", out});
+  ASSERT_EQ(w.status, 0) << w.err;
+  const auto j = nlohmann::json::parse(perfgap::fixture::read_file(out));
+  auto nt = finding(j, "whatif.nccl_tests");
+  ASSERT_TRUE(nt) << j.dump(1);
+  EXPECT_EQ((*nt)["status"], "skip") << (*nt)["title"];
+  EXPECT_NE((*nt)["title"].get<std::string>().find("no collective of the job is of a kind the runs measured (the runs measured AllGather; the "
+                                                   "job's "),
+            std::string::npos)
+      << (*nt)["title"];
+  EXPECT_NE((*nt)["title"].get<std::string>().find("collectives of known size are AllReduce)"), std::string::npos) << (*nt)["title"];
+  auto bw = finding(j, "whatif.busbw");
+  ASSERT_TRUE(bw) << j.dump(1);
+  EXPECT_EQ((*bw)["status"], "skip") << (*bw)["title"];
+  EXPECT_NE((*bw)["title"].get<std::string>().find("not replayed: 0.15 GB/s is below the "), std::string::npos) << (*bw)["title"];
+  EXPECT_NE((*bw)["title"].get<std::string>().find("already reach (each of its "), std::string::npos) << (*bw)["title"];
+  EXPECT_NE((*bw)["title"].get<std::string>().find("nothing to replay"), std::string::npos) << (*bw)["title"];
+  // explain over it: neither is a cause, measured or assumed; collective bandwidth is still to measure.
+  auto e = run_binary(PERFGAP_BINARY, {"explain", "--reference", "43.2", "--measured", "63.2", out, "--format", "json"});
+  ASSERT_EQ(e.status, 1) << e.err;
+  const auto budget = nlohmann::json::parse(e.out)["findings"][0];
+  EXPECT_FALSE(budget["metrics"].contains("step.collective_bandwidth.points")) << budget.dump(1);
+  std::string missing;
+  for (const auto& ev : budget["evidence"])
+    if (ev["source"] == "not measured" || ev["source"] == "unexplained") missing += ev["observed"].get<std::string>() + "\n";
+  EXPECT_NE(missing.find("collective bandwidth"), std::string::npos) << missing;
+  // A bandwidth above what they reach is replayed.
+  auto hi = json_report(PERFGAP_BINARY, {"whatif", dir, "--busbw", "400"}, 0);
+  auto hbw = finding(hi, "whatif.busbw");
+  ASSERT_TRUE(hbw);
+  EXPECT_NE((*hbw)["status"], "skip") << (*hbw)["title"];
+  for (const char* v : {"nan", "inf", "NaN"}) {
+    auto r = run_binary(PERFGAP_BINARY, {"whatif", dir, "--busbw", v});
+    EXPECT_EQ(r.status, 2) << v << ": " << r.out;
+    EXPECT_NE(r.err.find("--busbw: Value " + std::string(v) + " not in range"), std::string::npos) << r.err;
+  }
 }

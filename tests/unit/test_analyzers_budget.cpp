@@ -1193,3 +1193,98 @@ TEST(AnalyzersBudget, ACompareMetricOfAFindingCoversItsMeasurement) {
   EXPECT_EQ(missing.find("collective bandwidth,"), std::string::npos) << missing;
   EXPECT_EQ(missing.find("collective bandwidth:"), std::string::npos) << missing;
 }
+
+// A whatif.nccl_tests that skips (a run of none of the job's collectives) replayed nothing:
+// collective bandwidth stays to measure. Before, its id covered the measurement and explain read
+// a PASS at 0.0% as collective bandwidth measured.
+TEST(AnalyzersBudget, ASkippedBandwidthReplayLeavesCollectiveBandwidthNotMeasured) {
+  auto report_with = [](Status st) {
+    perfgap::compare::ReportView wi;
+    wi.kind = "whatif";
+    auto replay = budget_rf("whatif.replay", Status::pass, "job");
+    replay.metrics = {{"replay_error_pct", 0.1}};
+    auto nt = budget_rf("whatif.nccl_tests", st, "nccl-tests");
+    if (st == Status::pass) nt.metrics = {{"saved_pct_of_step", 0.0}, {"saved_ms_per_iter", 0.0}};
+    wi.findings = {replay, nt};
+    return wi;
+  };
+  auto missing_of = [](const Finding& f) {
+    std::string missing;
+    for (const auto& e : f.evidence)
+      if (e.source == "not measured" || e.source == "unexplained") missing += e.observed + "\n";
+    return missing;
+  };
+  // The measurement by name: "collective bandwidth," or "collective bandwidth:" (not "... per rank in production").
+  auto names_it = [](const std::string& m) { return m.find("collective bandwidth,") != std::string::npos || m.find("collective bandwidth:") != std::string::npos; };
+  auto skipped = explain_budget({{"wi.json", report_with(Status::skip)}}, perfgap::core::builtin_kb(), budget_at(68.4));
+  EXPECT_TRUE(names_it(missing_of(skipped))) << missing_of(skipped);
+  EXPECT_FALSE(budget_has_metric(skipped, "step.collective_bandwidth.points"));
+  auto replayed = explain_budget({{"wi.json", report_with(Status::pass)}}, perfgap::core::builtin_kb(), budget_at(68.4));
+  EXPECT_FALSE(names_it(missing_of(replayed))) << missing_of(replayed);
+}
+
+// A cause measured at about nothing (the replay found the straggler on time) is ruled out: never
+// the fix's first step. Before: "First straggler_rank (0.0 points, measured): run perfgap check on
+// the straggler's node".
+TEST(AnalyzersBudget, ACauseMeasuredAtNothingIsRuledOutNotTheFirstFix) {
+  perfgap::compare::ReportView wi;
+  wi.kind = "whatif";
+  auto rank = budget_rf("whatif.rank", Status::pass, "rank3");
+  rank.metrics = {{"saved_pct_of_step", 0.02}, {"saved_ms_per_iter", 0.01}};
+  wi.findings = {budget_rf("whatif.replay", Status::pass, "job"), rank};
+  auto f = explain_budget({{"wi.json", wi}}, perfgap::core::builtin_kb(), budget_at(68.4));
+  EXPECT_EQ(f.fix.find("First straggler_rank"), std::string::npos) << f.fix;
+  EXPECT_TRUE(f.fix.starts_with("Ruled out (under 0.5 points each): straggler_rank (0.0 points, replayed). For the 31.6 points unexplained, measure "))
+      << f.fix;
+  const auto* r = budget_evidence(f, "ruled out");
+  ASSERT_NE(r, nullptr);
+  EXPECT_NE(r->observed.find("straggler_rank: replayed on the job's traces at 0.0 points, under 0.5: not where the gap is"), std::string::npos)
+      << r->observed;
+  // The step stays in the waterfall at what it measured.
+  EXPECT_NEAR(budget_metric(f, "step.straggler_rank.estimate_pct"), 0.02, 1e-9);
+
+  // Beside a cause worth acting on, that one is first and the small one said ruled out.
+  perfgap::compare::ReportView node;
+  node.kind = "analyze";
+  auto numa = budget_rf("numastat.remote", Status::warn, "numastat.txt");
+  numa.metrics = {{"remote_pct", 18}};
+  node.findings = {numa};
+  auto both = explain_budget({{"wi.json", wi}, {"numa.json", node}}, perfgap::core::builtin_kb(), budget_at(90));
+  EXPECT_TRUE(both.fix.starts_with("First remote_numa (")) << both.fix;
+  EXPECT_NE(both.fix.find("Ruled out (under 0.5 points each): straggler_rank"), std::string::npos) << both.fix;
+}
+
+// whatif.overlap held mostly by all-to-all: its bound is furthest from reach, its words are the
+// all-to-all's (not DDP buckets), and it follows the launch wait. Held mostly by AllReduce, the
+// larger bound opens the fix as before. (The public 8-rank A100 trace: AllToAll 14.50 of 15.02 ms,
+// overlap 14.8%, launch 12.6%.)
+TEST(AnalyzersBudget, AnOverlapBoundHeldByAllToAllFollowsTheLaunchWaitInItsOwnWords) {
+  auto whatif_of = [](const std::string& held) {
+    perfgap::compare::ReportView wi;
+    wi.kind = "whatif";
+    auto launch = budget_rf("whatif.launch", Status::warn, "launches");
+    launch.metrics = {{"saved_pct_of_step", 12.6}, {"saved_ms_per_iter", 9.8}};
+    auto overlap = budget_rf("whatif.overlap", Status::warn, "communication");
+    overlap.metrics = {{"saved_pct_of_step", 14.8}, {"saved_ms_per_iter", 11.5}, {"held_ms_per_iter", 15.02}};
+    overlap.evidence = {{"trace", "within iterations the 8 ranks' compute waits 15.02 ms per iteration (their mean) for collectives (" + held +
+                                      "): replayed running on, the collectives in issue order on their own stream"}};
+    wi.findings = {budget_rf("whatif.replay", Status::pass, "job"), launch, overlap};
+    return wi;
+  };
+  auto a2a = explain_budget({{"wi.json", whatif_of("AllToAll 14.50 ms, AllReduce 0.52 ms")}}, perfgap::core::builtin_kb(), budget_at(85.2));
+  EXPECT_TRUE(a2a.fix.starts_with("The GPUs wait for their host's launches (whatif.launch: up to 12.6% of the step)")) << a2a.fix;
+  const auto at_overlap = a2a.fix.find("Up to 14.8% of the step is communication that could run under compute");
+  ASSERT_NE(at_overlap, std::string::npos) << a2a.fix;
+  EXPECT_NE(a2a.fix.find("AllToAll holds 14.50 of the 15.02 ms per iteration it hides", at_overlap), std::string::npos) << a2a.fix;
+  EXPECT_NE(a2a.fix.find("TrainPipelineSparseDist", at_overlap), std::string::npos) << a2a.fix;
+  EXPECT_EQ(a2a.fix.find("DDP bucket"), std::string::npos) << a2a.fix;
+  const auto* e = budget_evidence(a2a, "whatif.overlap");
+  ASSERT_NE(e, nullptr);
+  EXPECT_NE(e->observed.find("the bound is furthest from what the program can reach"), std::string::npos) << e->observed;
+
+  auto ar = explain_budget({{"wi.json", whatif_of("AllReduce 14.50 ms, AllToAll 0.52 ms")}}, perfgap::core::builtin_kb(), budget_at(85.2));
+  EXPECT_TRUE(ar.fix.starts_with("Up to 14.8% of the step is communication that could run under compute (whatif.overlap, an upper bound): overlap "
+                                 "it (DDP bucket sizes"))
+      << ar.fix;
+  EXPECT_NE(ar.fix.find("The GPUs wait for their host's launches"), std::string::npos) << ar.fix;
+}
