@@ -140,34 +140,19 @@ void budget_measure_framework(const compare::ReportFinding& x, BudgetMeasures& m
   }
 }
 
-// whatif.overlap's held time by collective, from its evidence ("within iterations the 8 ranks'
-// compute waits 15.02 ms per iteration (their mean) for collectives (AllToAll 14.50 ms, AllReduce
-// 0.52 ms): replayed ..."), of the replay that saved most.
+// whatif.overlap's held time by collective (its metrics held_ms_per_iter.COLL, "AllToAll"), of the
+// replay that saved most.
 void budget_measure_overlap_held(const compare::ReportFinding& x, BudgetMeasures& m) {
   const double saved = budget_metric(x, "saved_pct_of_step").value_or(0);
   if (saved <= m.overlap_saved) return;
-  constexpr std::string_view kLead = "for collectives (";
-  for (const auto& [source, observed] : x.evidence) {
-    const auto lead = observed.find(kLead);
-    const auto end = lead == std::string::npos ? lead : observed.find("): ", lead);
-    if (end == std::string::npos) continue;
-    std::map<std::string, double, std::less<>> by;
-    std::string_view list = std::string_view(observed).substr(lead + kLead.size(), end - lead - kLead.size());
-    while (!list.empty()) {
-      const auto item = list.substr(0, list.find(", "));
-      // "AllToAll 14.50 ms" (a name of two words: "other NCCL 0.10 ms")
-      const auto ms = item.rfind(" ms"), sp = item.rfind(' ', ms == std::string_view::npos ? 0 : ms - 1);
-      double v = 0;
-      if (ms != std::string_view::npos && sp != std::string_view::npos && sp < ms &&
-          std::from_chars(item.data() + sp + 1, item.data() + ms, v).ec == std::errc())
-        by[std::string(item.substr(0, sp))] = v;
-      list.remove_prefix(std::min(list.size(), item.size() + 2));
-    }
-    m.overlap_saved = saved;
-    m.overlap_held_ms = budget_metric(x, "held_ms_per_iter").value_or(0);
-    m.overlap_held_by_coll = std::move(by);
-    return;
-  }
+  constexpr std::string_view kHeld = "held_ms_per_iter.";
+  std::map<std::string, double, std::less<>> by;
+  for (const auto& [k, v] : x.metrics)
+    if (k.starts_with(kHeld) && std::isfinite(v) && v > 0) by[k.substr(kHeld.size())] = v;
+  if (by.empty()) return;
+  m.overlap_saved = saved;
+  m.overlap_held_ms = budget_metric(x, "held_ms_per_iter").value_or(0);
+  m.overlap_held_by_coll = std::move(by);
 }
 
 // A collective's bandwidth against its basis at one size in both runs: the measurement's peak

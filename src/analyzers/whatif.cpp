@@ -359,9 +359,19 @@ Tried overlap_change(const Job& j, const parsers::FrameworkSeen& fw) {
     double feeds_ms = 0;
     for (const auto& [v, c] : by) {
       kinds += fmt::format("{}{} {:.2f} ms", kinds.empty() ? "" : ", ", parsers::coll_name(c), v);
+      // By collective as numbers too (explain's overlap advice reads them: an all-to-all's is another fix).
+      std::string key = "held_ms_per_iter." + std::string(parsers::coll_name(c));
+      std::replace(key.begin(), key.end(), ' ', '_');
+      t.metrics.emplace_back(std::move(key), v);
       if (c == Coll::AllGather || c == Coll::AllToAll || c == Coll::Broadcast) feeds_ms += v;
     }
     const bool feeds = feeds_ms >= 0.1 * held_ms && feeds_ms >= 0.1;
+    // Held mostly by all-to-all (an embedding model's or MoE's exchange): bucket and prefetch
+    // settings do not hide it, pipelining the next batch's exchange does.
+    for (const auto& [v, c] : by)
+      if (c == Coll::AllToAll && 2 * v >= held_ms && held_ms > 0)
+        t.fix = framework_fix(fw.framework, FixTopic::exposed_alltoall) +
+                "bucket and prefetch settings (DDP, FSDP) do not hide an all-to-all; profile.exposed_comm says which collectives are exposed";
     const std::size_t n = rp.held().size();
     t.evidence.push_back(fmt::format("within iterations {} compute waits {:.2f} ms per iteration{} for collectives ({}): replayed running on, "
                                      "the collectives in issue order on their own stream, each starting once its last rank has issued it "
