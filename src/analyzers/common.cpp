@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "analyzers/analyzers.hpp"
+#include "parsers/profile.hpp"
 
 namespace perfgap::analyzers {
 
@@ -14,9 +15,14 @@ Finding unusable_input(std::string_view kind, std::string_view layer, std::strin
   f.add(source, why);
   // A file cut short is the right kind: what it needs is a whole copy, not another format.
   const bool cut = why.find("truncated") != std::string::npos || why.find("cut short") != std::string::npos;
-  f.fix = cut ? std::string("the file is cut short (written by a job that was stopped, or copied while written or in part): copy it again "
-                            "whole, or capture again")
-              : fmt::format("pass the {} output itself (see docs/ANALYZE.md for the formats read)", kind);
+  if (cut)
+    f.fix = "the file is cut short (written by a job that was stopped, or copied while written or in part): copy it again whole, or capture again";
+  else if (why.find(parsers::kNotAGpuTraceWords) != std::string::npos)
+    f.fix = "nothing for perfgap's profile analysis here: it reads NVIDIA GPU traces";
+  else if (why.find("no GPU activity") != std::string::npos)
+    f.fix = "capture again as the title says: the trace is the right format, but holds no GPU activity";
+  else
+    f.fix = fmt::format("pass the {} output itself (see docs/ANALYZE.md for the formats read)", kind);
   return f;
 }
 

@@ -127,7 +127,7 @@ RanksFit ranks_fit(const std::vector<RankCollective>& ref, const std::vector<Ran
     if (auto f = ranks_try(ref, r, c.shift, tol); f.ok) return f;
   why = !same_kind ? fmt::format("its {} collectives match the reference rank's {} in no order (not the same job, or another communicator)", r.size(), ref.size())
                    : fmt::format("at no clock offset do the ends of its {} collectives meet the reference rank's {} within {:.2f} ms (not the same job or "
-                                 "the same steps)",
+                                 "the same steps, or traces missing some of their collectives: sampled or filtered)",
                                  r.size(), ref.size(), static_cast<double>(tol) / 1e6);
   return {};
 }

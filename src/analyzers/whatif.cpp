@@ -47,8 +47,14 @@ Finding replay_finding(const Job& j, const std::string& source, bool partial, co
   trusted = false;
   if (!j.why_not.empty() || j.base.measured <= 0 || j.step_ns <= 0) {
     f.title = "nothing to replay: " + (j.why_not.empty() ? std::string("no iteration of the job holds two collectives") : j.why_not);
+    // Why the ranks are not on one clock, in the title (text shows a skip's title only).
+    if (!unaligned.empty() && j.base.intervals == 0)
+      f.title = fmt::format("nothing to replay: the ranks' collectives could not be put on one clock: not aligned: {}{}", unaligned[0],
+                            unaligned.size() > 1 ? fmt::format(" (and {} more ranks)", unaligned.size() - 1) : std::string());
     f.add(source, f.title, j.pipeline ? "every stage's trace, with each send's and receive's peer (Kineto's \"Dst Rank\"/\"Src Rank\")"
                                       : "two or more collectives per rank (NCCL kernels in the trace)");
+    // Why the ranks are not on one clock, here (whatif prints no profile.straggler).
+    for (std::size_t i = 0; i < unaligned.size() && i < 16; ++i) f.add(source, "not aligned: " + unaligned[i], "collective ends that meet the other ranks'");
     return f;
   }
   const double err = pct_of(static_cast<double>(j.base.replayed - j.base.measured), static_cast<double>(j.base.measured));

@@ -193,10 +193,16 @@ template <std::size_t N>
   else return std::memcmp(d, lit, n) == 0;
 }
 
+struct Handler;
+std::string no_gpu_activity(const Handler& h);
+
 struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   // What the trace holds, for the checks after the parse.
   bool events_seen = false, events_array = false;
   std::size_t n_events = 0, bad_times = 0;
+  // Categories of other devices' or modes' traces, said when there is no GPU activity: MTIA's
+  // (mtia_ccp_events, mtia_runtime) and CUPTI's profiler ranges (profiler_metrics: no timeline).
+  bool mtia_seen = false, profiler_range_seen = false;
   // distributedInfo / deviceProperties: the first member of each name counts (as a DOM lookup).
   bool dist_seen = false, props_seen = false;
   bool rank_seen = false, world_seen = false, backend_seen = false, base_seen = false;
@@ -409,7 +415,12 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     slot = Slot::none;
     switch (at) {
       case Slot::ph: if (v.kind == Val::str) ph_x = s.size() == 1 && s[0] == 'X'; break;
-      case Slot::cat: if (v.kind == Val::str) cat = cat_of(s); break;
+      case Slot::cat:
+        if (v.kind == Val::str && (cat = cat_of(s)) == Cat::other) {
+          mtia_seen = mtia_seen || s.starts_with("mtia_");
+          profiler_range_seen = profiler_range_seen || s == "cuda_profiler_range";
+        }
+        break;
       case Slot::name: if (v.kind == Val::str) name.assign(s); break;
       case Slot::ts: ts = v; break;
       case Slot::dur: dur = v; break;
@@ -626,6 +637,24 @@ ParseError json_error(const rapidjson::ParseResult& r, const PullStream& in) {
   return ParseError{std::string("not valid JSON (") + rapidjson::GetParseError_En(code) + ")" + where, line};
 }
 
+// Why a trace with events holds no GPU activity, as far as it says: another device's trace (MTIA),
+// CUPTI's counter replay (no timeline), a CPU-only profile, or GPU activity not captured.
+std::string no_gpu_activity(const Handler& h) {
+  if (h.n_events == 0) return "a trace with no events (traceEvents is empty)";
+  const std::string n = std::to_string(h.n_events) + " trace events but no GPU activity (no cat kernel/gpu_memcpy/gpu_memset events)";
+  const std::string backend = h.backend ? ", backend " + *h.backend : std::string();
+  if (h.mtia_seen || (h.backend && h.backend->starts_with("mtia")))
+    return n + ": an MTIA device's trace (mtia_* events" + backend + "); " + std::string(kNotAGpuTraceWords);
+  if (h.profiler_range_seen)
+    return n + ": CUPTI profiler ranges instead (cuda_profiler_range: torch.profiler's experimental_config with profiler_metrics), whose "
+               "kernels were replayed for hardware counters, so the trace has no timeline; capture again without profiler_metrics";
+  if (h.api.empty() && h.dev_name.empty())
+    return n + ", no CUDA runtime call and no GPU in deviceProperties" + backend +
+           ": a CPU-only profile (a job on CPUs, or activities=[ProfilerActivity.CPU]); a GPU job's needs activities=[ProfilerActivity.CPU, "
+           "ProfilerActivity.CUDA]";
+  return n + ": profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]";
+}
+
 }  // namespace kineto_sax
 
 Parsed<Profile> read_kineto(const ByteSource& next) {
@@ -688,10 +717,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
 
   if (p.acts.empty() && h.bad_times)
     return parse_fail(std::to_string(h.bad_times) + " GPU, launch or annotation events without a usable ts/dur (absent, negative, or beyond +-4e15 us) and no GPU activity with one");
-  if (p.acts.empty()) {
-    return parse_fail(h.n_events == 0 ? "a trace with no events (traceEvents is empty)"
-                                      : std::to_string(h.n_events) + " trace events but no GPU activity (no cat kernel/gpu_memcpy/gpu_memset events): profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]");
-  }
+  if (p.acts.empty()) return parse_fail(no_gpu_activity(h));
   bool kernels = false;
   for (const auto& a : p.acts) kernels = kernels || a.kind == ActKind::kernel;
   if (!kernels) return parse_fail("a trace with GPU memory copies but no kernels (no cat kernel events)");

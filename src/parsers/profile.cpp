@@ -224,13 +224,15 @@ std::size_t name_sendrecv_collectives(Profile& p, const std::vector<ProfileRange
 }
 
 bool is_sync_call(std::string_view n) {
-  if (!n.starts_with("cuda") && !n.starts_with("cu")) return false;
+  if (!n.starts_with("cu") && !n.starts_with("hip")) return false;
+  // ROCm's HIP calls as PyTorch's profiler records them on AMD GPUs (hipDeviceSynchronize, ...).
   for (std::string_view w : {"cudaStreamSynchronize", "cuStreamSynchronize", "cudaDeviceSynchronize", "cuCtxSynchronize", "cudaEventSynchronize",
-                             "cuEventSynchronize", "cudaThreadSynchronize"})
+                             "cuEventSynchronize", "cudaThreadSynchronize", "hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize",
+                             "hipCtxSynchronize"})
     if (n.starts_with(w)) return true;
-  // Synchronous copies: cudaMemcpy, cudaMemcpy2D, cudaMemcpyToSymbol, cuMemcpyDtoH_v2 (not the *Async ones,
-  // not cudaMemcpyPeer's Async, not cudaMemset).
-  return (n.starts_with("cudaMemcpy") || n.starts_with("cuMemcpy")) && n.find("Async") == std::string_view::npos;
+  // Synchronous copies: cudaMemcpy, cudaMemcpy2D, cudaMemcpyToSymbol, cuMemcpyDtoH_v2, hipMemcpy,
+  // hipMemcpyWithStream (not the *Async ones, not cudaMemcpyPeer's Async, not cudaMemset).
+  return (n.starts_with("cudaMemcpy") || n.starts_with("cuMemcpy") || n.starts_with("hipMemcpy")) && n.find("Async") == std::string_view::npos;
 }
 
 void Profile::merge(Profile&& o, std::uint32_t file) {

@@ -178,6 +178,8 @@ Parsed<Profile> parse_kineto(std::string_view json);
 inline constexpr std::string_view kKinetoNoTraceEvents = "JSON without a traceEvents array: not a Chrome/Kineto trace (PyTorch profiler export_chrome_trace)";
 inline constexpr std::string_view kKinetoNotJsonContainer = "not a JSON object or array: a Kineto trace is {\"traceEvents\": [...]} (or, as PyTorch wrote it in 2020, [...])";
 bool is_not_a_kineto_trace(std::string_view why);
+// What read_kineto says of a trace of another device than an NVIDIA GPU.
+inline constexpr std::string_view kNotAGpuTraceWords = "perfgap reads NVIDIA GPU activity (CUDA kernels, copies, memsets) only";
 // The host of a trace that torch.profiler.tensorboard_trace_handler named with its default worker
 // name, "{hostname}_{pid}.{time_ns}.pt.trace.json[.gz]" (a Kineto trace records no host of its
 // own); "" for any other name.

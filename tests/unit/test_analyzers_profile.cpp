@@ -733,6 +733,24 @@ TEST(ProfileReaders, BadKinetoInputsSayWhatIsWrong) {
   auto cpu_only = parsers::parse_kineto(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]})");
   ASSERT_FALSE(cpu_only);
   EXPECT_NE(cpu_only.error().message.find("no GPU activity"), std::string::npos);
+  EXPECT_NE(cpu_only.error().message.find("a CPU-only profile"), std::string::npos) << cpu_only.error().message;
+  // CUDA calls but no GPU activity: the CUDA activity was not captured.
+  auto no_cuda = parsers::parse_kineto(R"({"traceEvents": [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1, "dur": 2,)"
+                                       R"( "args": {"correlation": 7}}]})");
+  ASSERT_FALSE(no_cuda);
+  EXPECT_NE(no_cuda.error().message.find("profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"), std::string::npos)
+      << no_cuda.error().message;
+  // Another device's trace (as PyTorch writes MTIA's), and CUPTI's counter replay: said, not "profile with CUDA".
+  auto mtia = parsers::parse_kineto(R"({"distributedInfo": {"backend": "mtia:hccl", "rank": 0}, "traceEvents": [)"
+                                    R"({"ph": "X", "cat": "mtia_ccp_events", "name": "fused_op", "pid": 9, "tid": 1, "ts": 1, "dur": 2},)"
+                                    R"({"ph": "X", "cat": "mtia_runtime", "name": "launch", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]})");
+  ASSERT_FALSE(mtia);
+  EXPECT_NE(mtia.error().message.find("an MTIA device's trace (mtia_* events, backend mtia:hccl)"), std::string::npos) << mtia.error().message;
+  EXPECT_NE(mtia.error().message.find(parsers::kNotAGpuTraceWords), std::string::npos) << mtia.error().message;
+  auto ranges = parsers::parse_kineto(R"({"traceEvents": [{"ph": "X", "cat": "cuda_profiler_range", "name": "at::native::fill_kernel", "ts": 1,)"
+                                      R"( "dur": 121000, "args": {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": 0}}]})");
+  ASSERT_FALSE(ranges);
+  EXPECT_NE(ranges.error().message.find("CUPTI profiler ranges instead"), std::string::npos) << ranges.error().message;
   auto json = gen::kineto_json(gen::exposed_comm(1, 2, 30, 15), 0);
   auto cut = parsers::parse_kineto(json.substr(0, json.size() / 2));
   ASSERT_FALSE(cut);

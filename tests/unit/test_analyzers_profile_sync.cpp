@@ -59,10 +59,12 @@ TEST(ProfileLaunchBound, WithoutSyncsTheLaunchAdviceStays) {
 
 TEST(ProfileLaunchBound, SyncCallsAreTheOnesThatWaitForTheGpu) {
   for (const char* n : {"cudaStreamSynchronize", "cuStreamSynchronize", "cudaDeviceSynchronize_v3020", "cuCtxSynchronize", "cudaEventSynchronize",
-                        "cudaMemcpy", "cudaMemcpy_v3020", "cudaMemcpy2D", "cuMemcpyDtoH_v2"})
+                        "cudaMemcpy", "cudaMemcpy_v3020", "cudaMemcpy2D", "cuMemcpyDtoH_v2",
+                        // ROCm's, as HTA's MI250 trace records them
+                        "hipDeviceSynchronize", "hipStreamSynchronize", "hipEventSynchronize", "hipMemcpy", "hipMemcpyWithStream"})
     EXPECT_TRUE(parsers::is_sync_call(n)) << n;
   for (const char* n : {"cudaLaunchKernel", "cuLaunchKernel", "cudaMemcpyAsync", "cuMemcpyDtoHAsync_v2", "cudaMemsetAsync", "cudaEventRecord",
-                        "cudaStreamWaitEvent", "cudaStreamQuery"})
+                        "cudaStreamWaitEvent", "cudaStreamQuery", "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync"})
     EXPECT_FALSE(parsers::is_sync_call(n)) << n;
 }
 

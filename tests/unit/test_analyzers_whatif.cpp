@@ -497,6 +497,19 @@ TEST(Whatif, ARankOfAnotherJobIsLeftOutAndSaid) {
   }
 }
 
+// Two ranks of two jobs: nothing on one clock, and the skip says why in its own title (whatif
+// prints no profile.straggler to send the user to).
+TEST(Whatif, TwoRanksOnNoOneClockSayWhyInTheSkip) {
+  gen::JobSpec two;
+  two.ranks = 2;
+  two.foreign_rank = 1;
+  const auto fs = whatif_of(two);
+  const auto& replay = fixture::find(fs, "whatif.replay");
+  EXPECT_EQ(replay.status, Status::skip) << replay.title;
+  EXPECT_NE(replay.title.find("could not be put on one clock: not aligned: trace/rank1.json"), std::string::npos) << replay.title;
+  EXPECT_NE(replay.title.find("at no clock offset"), std::string::npos) << replay.title;
+}
+
 // The real public traces (../shared/fixtures/profiles, one rank each): the replay reproduces each
 // measured step within 5%, or says there is nothing to replay; no change saves more than the step.
 TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
