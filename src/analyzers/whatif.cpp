@@ -167,6 +167,9 @@ struct Tried {
   // kHostStallNs or longer) are replayed removed too, apart, and this is the fix where they
   // save more than the launches do. Empty: no such second replay.
   std::string stall_fix{};
+  // The replay's ranks the change moves (whatif.rank, whatif.late_set, whatif.node): a node's
+  // saving is told apart from its late ranks' by them (place_nodes).
+  std::vector<std::size_t> ranks{};
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
@@ -569,6 +572,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
               "of them; each alone saves little because the others still hold the job",
               on_time(j.late_set),
               {}};
+      t.ranks = j.late_set;
       for (auto r : j.late_set)
         t.evidence.push_back(fmt::format("{} arrives {:.2f} ms per iteration after the median rank", j.name[r], ms(static_cast<double>(excess[r]) * per_iter)));
       out.push_back(std::move(t));
@@ -582,7 +586,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
     std::size_t keep = std::min<std::size_t>(latest.size(), 1);
     while (keep < latest.size() && keep < kSubjectsReplayed && notable(excess[latest[keep]])) ++keep;
     latest.resize(keep);
-    for (auto r : latest)
+    for (auto r : latest) {
       out.push_back({"rank",
                      j.name[r],
                      "arriving as the other ranks' median does",
@@ -590,6 +594,8 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
                      "check on its node; its data shard or pipeline stage)",
                      on_time({r}),
                      {fmt::format("it arrives {:.2f} ms per iteration after the median rank", ms(static_cast<double>(excess[r]) * per_iter))}});
+      out.back().ranks = {r};
+    }
     std::map<std::string, std::vector<std::size_t>> by_host;
     for (std::size_t r = 0; r < n; ++r)
       if (!d.gpus[j.gpu[r]].host.empty()) by_host[d.gpus[j.gpu[r]].host].push_back(r);
@@ -615,6 +621,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
                        {fmt::format("its ranks take {:.2f} ms per iteration on average to arrive after the previous collective's end",
                                     ms(static_cast<double>(nodes[i].first) * per_iter))},
                        i == 0});
+        out.back().ranks = by_host[host];
       }
     }
   }
@@ -657,6 +664,7 @@ void pipeline_node_changes(const Job& j, std::vector<Tried>& out) {
                                 ms(c.own * per_iter), ms(c.elsewhere * per_iter))},
                    true,
                    c.change});
+  for (std::size_t i = 0; i < j.slow_nodes.size(); ++i) out[out.size() - j.slow_nodes.size() + i].ranks = j.slow_nodes[i].ranks;
 }
 
 // The changes tried on a pipeline: each stage computing like the median stage (the slowest
@@ -677,8 +685,16 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
     for (auto r : rs) sum += static_cast<double>(v[r]);
     return rs.empty() ? 0.0 : sum / static_cast<double>(rs.size());
   };
+  // A stage's compute is its median rank's (of an even count the lower middle one: of two copies
+  // the faster): a slow copy of it is whatif.rank's, and the stage's mean pulled up by one slow
+  // rank read as a stage to balance in a balanced pipeline (6.34 ms of 1f1b:4:8:-1:dp=4:slow_rank=5).
   std::vector<double> own(p.stages());
-  for (std::size_t s = 0; s < p.stages(); ++s) own[s] = mean_of(p.own(), ranks[s]);
+  for (std::size_t s = 0; s < p.stages(); ++s) {
+    std::vector<double> v;
+    for (auto r : ranks[s]) v.push_back(static_cast<double>(p.own()[r]));
+    std::sort(v.begin(), v.end());
+    own[s] = v.empty() ? 0 : v[(v.size() - 1) / 2];
+  }
   // "The median stage" is the other stages' median (of two stages, the other one).
   auto others = [&](std::size_t s) {
     std::vector<double> v;
@@ -703,8 +719,8 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
             "Megatron's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers, or a custom layout), or see why its GPUs run "
             "slower (perfgap check on its nodes)",
             {},
-            {fmt::format("its ranks spend {:.2f} ms per iteration between their sends and receives (compute, launches), the other stages' median {:.2f} ms",
-                         per_it(own[s]), per_it(med)),
+            {fmt::format("its {} {:.2f} ms per iteration between {} sends and receives (compute, launches), the other stages' median {:.2f} ms",
+                         ranks[s].size() > 1 ? "median rank spends" : "ranks spend", per_it(own[s]), ranks[s].size() > 1 ? "its" : "their", per_it(med)),
              fmt::format("inside their sends and receives: {:.2f} ms per iteration waiting for the peer to arrive, {:.2f} ms transferring once both had",
                          per_it(mean_of(p.waiting(), ranks[s])), per_it(mean_of(p.transfer(), ranks[s])))},
             i == 0,
@@ -715,9 +731,9 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
     for (std::size_t k = 0; k < ranks[s].size(); ++k)
       if (j.rank[ranks[s][k]] >= 0) t.metrics.emplace_back(fmt::format("stage_rank.{}", k), static_cast<double>(j.rank[ranks[s][k]]));
     if (p.collectives() > 0) {
-      t.evidence[0] = fmt::format("its ranks spend {:.2f} ms per iteration between their sends, receives and collectives (compute, launches), the "
-                                  "other stages' median {:.2f} ms",
-                                  per_it(own[s]), per_it(med));
+      t.evidence[0] = fmt::format("its median rank spends {:.2f} ms per iteration between its sends, receives and collectives (compute, launches), "
+                                  "the other stages' median {:.2f} ms (its ranks' mean {:.2f} ms)",
+                                  per_it(own[s]), per_it(med), per_it(mean_of(p.own(), ranks[s])));
       t.evidence.push_back(fmt::format("inside their collectives: {:.2f} ms per iteration waiting for their group's last rank (the stage's other "
                                        "copies), {:.2f} ms transferring once it had; the collectives still join the copies in the change",
                                        per_it(mean_of(p.coll_waiting(), ranks[s])), per_it(mean_of(p.coll_transfer(), ranks[s]))));
@@ -731,15 +747,18 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
   // profile.straggler names from, on a job with collectives too).
   const auto& copies = j.slow;
   if (const auto& set = j.slow_set; set.ranks.size() >= 2) {
-    Tried t{"late_set", names_of(j, set.ranks), fmt::format("{} ranks computing like the median rank of their stages, together", set.ranks.size()),
+    Tried t{"late_set", names_of(j, set.ranks),
+            fmt::format("{} ranks computing like the median of their stages' other ranks, together", set.ranks.size()),
             "these ranks compute longer than their stages' other copies together: look for what they share (a node, a switch, a data shard) "
             "before any one of them; each alone saves little because the others still hold the job",
             {}, {}, true, set.change};
-    for (const auto& c : copies)
-      if (std::find(set.ranks.begin(), set.ranks.end(), c.rank) != set.ranks.end())
-        t.evidence.push_back(fmt::format("{} spends {:.2f} ms per iteration between its sends, receives and collectives, the median rank of its "
-                                         "stage {} {:.2f} ms",
-                                         j.name[c.rank], per_it(c.own), c.stage, per_it(c.median)));
+    for (std::size_t i = 0; i < set.ranks.size(); ++i) {
+      const auto r = set.ranks[i];
+      t.evidence.push_back(fmt::format("{} spends {:.2f} ms per iteration between its sends, receives and collectives, the median of its stage "
+                                       "{}'s ranks outside the set {:.2f} ms",
+                                       j.name[r], per_it(set.own[i]), p.stage()[r], per_it(set.target[i])));
+    }
+    t.ranks = set.ranks;
     out.push_back(std::move(t));
   }
   for (const auto& c : copies)
@@ -748,6 +767,7 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                    {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),
                                 p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
                    true, c.change});
+  for (std::size_t i = 0; i < copies.size(); ++i) out[out.size() - copies.size() + i].ranks = {copies[i].rank};
   if (p.collectives() > 0) pipeline_node_changes(j, out);
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
                framework_fix(d.framework.framework, FixTopic::whatif_launch_pipeline), {}, {}};
@@ -802,6 +822,7 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
     out.push_back(std::move(f));
   }
   std::vector<Finding> undecided;
+  std::vector<std::vector<std::size_t>> moved;  // per finding of `tried`: the ranks its change moves
   for (const auto& t : j.pipeline ? pipeline_changes(j, d) : changes(j, d, w)) {
     if (!t.skip_why.empty()) {
       Finding f = started("whatif." + t.kind, "workload", t.subject);
@@ -812,9 +833,9 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
     }
     Finding f = tried_finding(j, t, source);
     const double saved = ms(j.step_ns) * f.metrics[1].second / 100;
-    if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f));
+    if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f)), moved.push_back(t.ranks);
   }
-  std::stable_sort(tried.begin(), tried.end(), [](const Finding& a, const Finding& b) { return a.metrics[0].second > b.metrics[0].second; });
+  place_nodes(tried, moved);
   // Over part of the job the replay knows only the ranks read: the others may hold the job too.
   if (d.job.partial() || (j.world > static_cast<std::int64_t>(j.gpu.size()) && !d.job.several))
     for (auto& f : tried)
