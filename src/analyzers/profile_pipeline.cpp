@@ -544,6 +544,18 @@ SlowSet slow_set(const PipelineReplay& p, const std::vector<SlowCopy>& slow, std
   return out;
 }
 
+std::vector<double> stage_own(const PipelineReplay& p) {
+  std::vector<std::vector<double>> own(p.stages());
+  for (std::size_t r = 0; r < p.stage().size(); ++r)
+    if (p.stage()[r] >= 0 && static_cast<std::size_t>(p.stage()[r]) < own.size()) own[static_cast<std::size_t>(p.stage()[r])].push_back(static_cast<double>(p.own()[r]));
+  std::vector<double> out(own.size(), 0);
+  for (std::size_t s = 0; s < own.size(); ++s) {
+    std::sort(own[s].begin(), own[s].end());
+    if (!own[s].empty()) out[s] = own[s][(own[s].size() - 1) / 2];
+  }
+  return out;
+}
+
 std::vector<SlowNode> slow_nodes(const PipelineReplay& p, const std::vector<std::string>& host, double notable_ns, std::size_t most) {
   const std::size_t n = p.stage().size();
   std::map<std::string, std::vector<std::size_t>> by_host;

@@ -172,6 +172,12 @@ struct SlowNode {
 // by most), the one whose change saves most first; none with fewer than two named nodes.
 std::vector<SlowNode> slow_nodes(const PipelineReplay& p, const std::vector<std::string>& host, double notable_ns, std::size_t most);
 
+// Per stage, its own time (ns over the replay): its median rank's, of an even count the lower
+// middle one (of two copies the faster). Never its ranks' mean: one slow copy pulled a balanced
+// stage's mean up, and whatif.stage offered to move layers off it (6.34 ms of
+// 1f1b:4:8:-1:dp=4:slow_rank=5, whose stages are balanced); that copy is whatif.rank's.
+std::vector<double> stage_own(const PipelineReplay& p);
+
 // A node's change holds its late ranks' changes: it saves at least what they save. Where `part`
 // of its `node_ranks` ranks (at most half of them: one late rank, or a late set within it) save
 // this share of what the node's change saves or more, the saving is theirs, not the node's (one

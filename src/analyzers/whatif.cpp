@@ -167,9 +167,7 @@ struct Tried {
   // kHostStallNs or longer) are replayed removed too, apart, and this is the fix where they
   // save more than the launches do. Empty: no such second replay.
   std::string stall_fix{};
-  // The replay's ranks the change moves (whatif.rank, whatif.late_set, whatif.node): a node's
-  // saving is told apart from its late ranks' by them (place_nodes).
-  std::vector<std::size_t> ranks{};
+  std::vector<std::size_t> ranks{};  // a pipeline's ranks the change moves (else its on_time ranks): place_nodes
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
@@ -572,7 +570,6 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
               "of them; each alone saves little because the others still hold the job",
               on_time(j.late_set),
               {}};
-      t.ranks = j.late_set;
       for (auto r : j.late_set)
         t.evidence.push_back(fmt::format("{} arrives {:.2f} ms per iteration after the median rank", j.name[r], ms(static_cast<double>(excess[r]) * per_iter)));
       out.push_back(std::move(t));
@@ -586,7 +583,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
     std::size_t keep = std::min<std::size_t>(latest.size(), 1);
     while (keep < latest.size() && keep < kSubjectsReplayed && notable(excess[latest[keep]])) ++keep;
     latest.resize(keep);
-    for (auto r : latest) {
+    for (auto r : latest)
       out.push_back({"rank",
                      j.name[r],
                      "arriving as the other ranks' median does",
@@ -594,8 +591,6 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
                      "check on its node; its data shard or pipeline stage)",
                      on_time({r}),
                      {fmt::format("it arrives {:.2f} ms per iteration after the median rank", ms(static_cast<double>(excess[r]) * per_iter))}});
-      out.back().ranks = {r};
-    }
     std::map<std::string, std::vector<std::size_t>> by_host;
     for (std::size_t r = 0; r < n; ++r)
       if (!d.gpus[j.gpu[r]].host.empty()) by_host[d.gpus[j.gpu[r]].host].push_back(r);
@@ -621,7 +616,6 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
                        {fmt::format("its ranks take {:.2f} ms per iteration on average to arrive after the previous collective's end",
                                     ms(static_cast<double>(nodes[i].first) * per_iter))},
                        i == 0});
-        out.back().ranks = by_host[host];
       }
     }
   }
@@ -685,16 +679,8 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
     for (auto r : rs) sum += static_cast<double>(v[r]);
     return rs.empty() ? 0.0 : sum / static_cast<double>(rs.size());
   };
-  // A stage's compute is its median rank's (of an even count the lower middle one: of two copies
-  // the faster): a slow copy of it is whatif.rank's, and the stage's mean pulled up by one slow
-  // rank read as a stage to balance in a balanced pipeline (6.34 ms of 1f1b:4:8:-1:dp=4:slow_rank=5).
-  std::vector<double> own(p.stages());
-  for (std::size_t s = 0; s < p.stages(); ++s) {
-    std::vector<double> v;
-    for (auto r : ranks[s]) v.push_back(static_cast<double>(p.own()[r]));
-    std::sort(v.begin(), v.end());
-    own[s] = v.empty() ? 0 : v[(v.size() - 1) / 2];
-  }
+  // A stage's compute is its median rank's (stage_own): one slow copy is whatif.rank's, no stage to balance.
+  const std::vector<double> own = stage_own(p);
   // "The median stage" is the other stages' median (of two stages, the other one).
   auto others = [&](std::size_t s) {
     std::vector<double> v;
@@ -747,17 +733,13 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
   // profile.straggler names from, on a job with collectives too).
   const auto& copies = j.slow;
   if (const auto& set = j.slow_set; set.ranks.size() >= 2) {
-    Tried t{"late_set", names_of(j, set.ranks),
-            fmt::format("{} ranks computing like the median of their stages' other ranks, together", set.ranks.size()),
+    Tried t{"late_set", names_of(j, set.ranks), fmt::format("{} ranks computing like their stages' other ranks' median, together", set.ranks.size()),
             "these ranks compute longer than their stages' other copies together: look for what they share (a node, a switch, a data shard) "
             "before any one of them; each alone saves little because the others still hold the job",
             {}, {}, true, set.change};
-    for (std::size_t i = 0; i < set.ranks.size(); ++i) {
-      const auto r = set.ranks[i];
-      t.evidence.push_back(fmt::format("{} spends {:.2f} ms per iteration between its sends, receives and collectives, the median of its stage "
-                                       "{}'s ranks outside the set {:.2f} ms",
-                                       j.name[r], per_it(set.own[i]), p.stage()[r], per_it(set.target[i])));
-    }
+    for (std::size_t i = 0; i < set.ranks.size(); ++i)
+      t.evidence.push_back(fmt::format("{} spends {:.2f} ms per iteration between its sends, receives and collectives, the median of its stage {}'s "
+                                       "ranks outside the set {:.2f} ms", j.name[set.ranks[i]], per_it(set.own[i]), p.stage()[set.ranks[i]], per_it(set.target[i])));
     t.ranks = set.ranks;
     out.push_back(std::move(t));
   }
@@ -833,7 +815,7 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
     }
     Finding f = tried_finding(j, t, source);
     const double saved = ms(j.step_ns) * f.metrics[1].second / 100;
-    if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f)), moved.push_back(t.ranks);
+    if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f)), moved.push_back(t.ranks.empty() ? on_time_ranks(t.change) : t.ranks);
   }
   place_nodes(tried, moved);
   // Over part of the job the replay knows only the ranks read: the others may hold the job too.

@@ -167,6 +167,13 @@ void place_nodes(std::vector<Finding>& tried, const std::vector<std::vector<std:
   tried = std::move(sorted);
 }
 
+std::vector<std::size_t> on_time_ranks(const ReplayChange& c) {
+  std::vector<std::size_t> out;
+  for (std::size_t r = 0; r < c.on_time.size(); ++r)
+    if (c.on_time[r]) out.push_back(r);
+  return out;
+}
+
 Job replayable(const Digest& d, Analysis& an) {
   Job j;
   j.world = recorded_world(d);

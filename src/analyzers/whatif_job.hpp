@@ -49,6 +49,8 @@ Job replayable(const Digest& d, Analysis& an);
 // it then passes, saying so), and a late set of most of a node's ranks after the node. `moved`:
 // per finding, the replay's ranks its change moves (empty: none).
 void place_nodes(std::vector<Finding>& tried, const std::vector<std::vector<std::size_t>>& moved);
+// The ranks a change of collectives moves (those it has arrive on time), in order.
+std::vector<std::size_t> on_time_ranks(const ReplayChange& c);
 
 // A GPU's name in whatif's findings.
 std::string gpu_name(const Digest& d, std::size_t g);
