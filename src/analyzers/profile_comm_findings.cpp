@@ -50,10 +50,12 @@ void whatif_lines(Finding& f, const Digest& p, const Analysis& an, const std::st
     if (excess[r] > 0) latest.push_back(r);
   std::stable_sort(latest.begin(), latest.end(), [&](std::size_t a, std::size_t b) { return excess[a] > excess[b]; });
   if (latest.size() > kReplayed) latest.resize(kReplayed);
+  std::map<std::size_t, double> rank_pct;  // per rank replayed: what it alone saves (% of the step)
   for (auto r : latest) {
     std::vector<bool> on_time(n, false);
     on_time[r] = true;
     const double pct_saved = saved_pct(on_time);
+    rank_pct[r] = pct_saved;
     f.metric("saved_ms_per_iter." + p.gpus[xr.gpu[r]].key, ms(pct_saved / 100 * xr.iteration_ns));
   }
   // Nodes: where the profiles name them (nsys Hostname).
@@ -79,7 +81,14 @@ void whatif_lines(Finding& f, const Digest& p, const Analysis& an, const std::st
   std::string list;
   for (const auto& [pct_saved, host] : saved) {
     f.metric("node_saved_ms_per_iter." + host, ms(pct_saved / 100 * xr.iteration_ns));
-    if (list.size() < 200) list += fmt::format("{}{} {:.2f} ms ({:.1f}%)", list.empty() ? "" : ", ", host, ms(pct_saved / 100 * xr.iteration_ns), pct_saved);
+    // A node's saving that is one late rank's alone (node_saving_is_its_ranks) is said so: one late
+    // GPU is no node to drain.
+    std::string whose;
+    for (auto r : by_host[host])
+      if (auto it = rank_pct.find(r); it != rank_pct.end() && node_saving_is_its_ranks(by_host[host].size(), 1, pct_saved, it->second))
+        whose = fmt::format(", {}'s alone {:.2f} ms: not the node's", p.gpus[xr.gpu[r]].key, ms(it->second / 100 * xr.iteration_ns));
+    if (list.size() < 200)
+      list += fmt::format("{}{} {:.2f} ms ({:.1f}%{})", list.empty() ? "" : ", ", host, ms(pct_saved / 100 * xr.iteration_ns), pct_saved, whose);
   }
   if (!list.empty()) f.add(source, "replayed with all of a node's ranks arriving as the median rank does, the step would be shorter by: " + list);
 }
@@ -467,7 +476,18 @@ Finding straggler_pipeline_finding(const Digest& p, const Analysis& an, const st
   // saves what none of them does alone, and is named where it saves more (and the node does not).
   const SlowSet& set = pp.slow_set;
   const double set_frac = set.ranks.size() >= 2 ? static_cast<double>(set.saved) / static_cast<double>(pp.base.replayed) : 0;
-  if (node_frac <= std::max(rank_frac, set_frac) || 100 * node_frac < kStragglerPct) node = nullptr;
+  // Not the node where its saving is one late rank's or a late set's within it (one late GPU is
+  // no node to drain: node_saving_is_its_ranks); a late set of most of its ranks is the node.
+  if (node) {
+    auto on_node = [&](std::size_t r) { return std::find(node->ranks.begin(), node->ranks.end(), r) != node->ranks.end(); };
+    const bool set_on_node = set.ranks.size() >= 2 && std::all_of(set.ranks.begin(), set.ranks.end(), on_node);
+    const bool set_is_node = set_on_node && 2 * set.ranks.size() > node->ranks.size();
+    if ((named && on_node(top.rank) && node_saving_is_its_ranks(node->ranks.size(), 1, node_frac, rank_frac)) ||
+        (set_on_node && node_saving_is_its_ranks(node->ranks.size(), set.ranks.size(), node_frac, set_frac)) || node_frac <= rank_frac ||
+        (node_frac < set_frac && !set_is_node) || (node_frac == set_frac && !set_on_node))
+      node = nullptr;
+  }
+  if (node && 100 * node_frac < kStragglerPct) node = nullptr;
   const bool by_set = !node && set_frac > rank_frac && 100 * set_frac >= kStragglerPct;
   const double frac = node ? node_frac : by_set ? set_frac : rank_frac;
   f.metric("cost_ms_per_iter", ms(frac * step));
@@ -506,14 +526,13 @@ Finding straggler_pipeline_finding(const Digest& p, const Analysis& an, const st
     }
     f.metric("late_set_size", static_cast<double>(set.ranks.size()));
     f.metric("late_set_saved_ms_per_iter", ms(frac * step));
-    f.title = fmt::format("{} ranks compute longer than the median rank of their stages together ({}): replayed computing like those ranks "
+    f.title = fmt::format("{} ranks compute longer than the median rank of their stages together ({}): replayed computing like their stages' other ranks "
                           "(sends, receives and collectives as one graph), the step {:.2f} ms ({:.1f}%) shorter, {:.2f} ms instead of {:.2f} ms; "
                           "each alone saves {:.2f} ms at most, as the others still hold the job",
                           set.ranks.size(), fmt::join(names, ", "), ms(frac * step), 100 * frac, ms(step - frac * step), ms(step), ms(rank_frac * step));
-    for (const auto& c : pp.slow)
-      if (std::find(set.ranks.begin(), set.ranks.end(), c.rank) != set.ranks.end())
-        f.add(source, fmt::format("{}: {:.2f} ms per iteration between its ops, its stage {}'s median rank {:.2f} ms", p.gpus[pp.gpu[c.rank]].label,
-                                  per_it(c.own), c.stage, per_it(c.median)));
+    for (std::size_t i = 0; i < set.ranks.size(); ++i)
+      f.add(source, fmt::format("{}: {:.2f} ms per iteration between its ops, the median of its stage {}'s ranks outside the set {:.2f} ms",
+                                p.gpus[pp.gpu[set.ranks[i]]].label, per_it(set.own[i]), pipe.stage()[set.ranks[i]], per_it(set.target[i])));
     f.fix = "these ranks compute longer than their stages' other copies, together: look for what they share (a node, a switch, a data shard: "
             "perfgap check on their nodes) before any one of them; the ranks that wait for them in their receives and collectives are not the cause";
     f.impact = fmt::format("{:.2f} ms of every {:.2f} ms step ({:.1f}%): the step would be that much shorter if these {} ranks computed like their "

@@ -520,14 +520,39 @@ SlowSet slow_set(const PipelineReplay& p, const std::vector<SlowCopy>& slow, std
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return slow[a].own - slow[a].median > slow[b].own - slow[b].median; });
   if (order.size() > most) order.resize(most);
-  std::sort(order.begin(), order.end());
-  out.change.scale.assign(p.stage().size(), 1.0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return slow[a].rank < slow[b].rank; });
+  const std::size_t n = p.stage().size();
+  std::vector<bool> in_set(n, false);
+  for (auto i : order) in_set[slow[i].rank] = true;
+  out.change.scale.assign(n, 1.0);
   for (auto i : order) {
-    out.ranks.push_back(slow[i].rank);
-    out.change.scale[slow[i].rank] = slow[i].median / slow[i].own;
+    const auto& c = slow[i];
+    // The median of the stage's ranks outside the set: the stage median with the set's own ranks
+    // in it is pulled up by them (two slow copies of four: halfway).
+    std::vector<double> other;
+    for (std::size_t r = 0; r < n; ++r)
+      if (!in_set[r] && p.stage()[r] == static_cast<int>(c.stage)) other.push_back(static_cast<double>(p.own()[r]));
+    std::sort(other.begin(), other.end());
+    const std::size_t k = other.size();
+    const double m = k == 0 ? c.median : k % 2 ? other[k / 2] : (other[k / 2 - 1] + other[k / 2]) / 2;
+    out.ranks.push_back(c.rank);
+    out.own.push_back(c.own);
+    out.target.push_back(std::min(m, c.own));
+    out.change.scale[c.rank] = std::min(m, c.own) / c.own;
   }
-  std::sort(out.ranks.begin(), out.ranks.end());
   out.saved = std::max<std::int64_t>(0, p.run(PipelineChange{}).replayed - p.run(out.change).replayed);
+  return out;
+}
+
+std::vector<double> stage_own(const PipelineReplay& p) {
+  std::vector<std::vector<double>> own(p.stages());
+  for (std::size_t r = 0; r < p.stage().size(); ++r)
+    if (p.stage()[r] >= 0 && static_cast<std::size_t>(p.stage()[r]) < own.size()) own[static_cast<std::size_t>(p.stage()[r])].push_back(static_cast<double>(p.own()[r]));
+  std::vector<double> out(own.size(), 0);
+  for (std::size_t s = 0; s < own.size(); ++s) {
+    std::sort(own[s].begin(), own[s].end());
+    if (!own[s].empty()) out[s] = own[s][(own[s].size() - 1) / 2];
+  }
   return out;
 }
 

@@ -137,16 +137,19 @@ struct SlowCopy {
 // the job has no stages.
 std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns);
 
-// The slow copies together, each scaled to its stage's median rank: copies slow in different
-// stages or copies hold the job each while another is slow (the AllReduce waits for the slowest
-// copy of each stage, the pipeline for its slowest stage), so each alone saves little and only the
-// set answers. At most `most` of them (those above their medians by most); no ranks where fewer
-// than two are slow.
+// The slow copies together, each scaled to the median of its stage's ranks outside the set (the
+// other ranks' median, as whatif's late set of collectives; where a stage's every rank is in the
+// set, its median rank's): copies slow in different stages or copies hold the job each while
+// another is slow (the AllReduce waits for the slowest copy of each stage, the pipeline for its
+// slowest stage), so each alone saves little and only the set answers. A stage whose median rank
+// is itself slow (two of four copies on a slow node) would otherwise halve the saving. At most
+// `most` of them (those above their medians by most); no ranks where fewer than two are slow.
 // How many slow ranks a set holds, and how many nodes are replayed (whatif's subjects replayed).
 inline constexpr std::size_t kSlowSubjects = 8;
 
 struct SlowSet {
   std::vector<std::size_t> ranks;  // the replay's ranks, in order
+  std::vector<double> own, target;  // per rank of `ranks` (ns over the replay): its own time, and the median of its stage's ranks outside the set
   PipelineChange change;
   std::int64_t saved = 0;          // ns of the replay the change saves
 };
@@ -168,5 +171,20 @@ struct SlowNode {
 // `notable_ns` or more above their stages' medians elsewhere, at most `most` of them (those above
 // by most), the one whose change saves most first; none with fewer than two named nodes.
 std::vector<SlowNode> slow_nodes(const PipelineReplay& p, const std::vector<std::string>& host, double notable_ns, std::size_t most);
+
+// Per stage, its own time (ns over the replay): its median rank's, of an even count the lower
+// middle one (of two copies the faster). Never its ranks' mean: one slow copy pulled a balanced
+// stage's mean up, and whatif.stage offered to move layers off it (6.34 ms of
+// 1f1b:4:8:-1:dp=4:slow_rank=5, whose stages are balanced); that copy is whatif.rank's.
+std::vector<double> stage_own(const PipelineReplay& p);
+
+// A node's change holds its late ranks' changes: it saves at least what they save. Where `part`
+// of its `node_ranks` ranks (at most half of them: one late rank, or a late set within it) save
+// this share of what the node's change saves or more, the saving is theirs, not the node's (one
+// late GPU is not a node to drain): whatif.node and profile.straggler name those ranks first.
+inline constexpr double kNodeSavingOfItsRanks = 0.9;
+inline bool node_saving_is_its_ranks(std::size_t node_ranks, std::size_t part, double node_saved, double part_saved) {
+  return part > 0 && 2 * part <= node_ranks && node_saved > 0 && part_saved >= kNodeSavingOfItsRanks * node_saved;
+}
 
 }  // namespace perfgap::analyzers

@@ -173,6 +173,7 @@ struct Tried {
   // kHostStallNs or longer) are replayed removed too, apart, and this is the fix where they
   // save more than the launches do. Empty: no such second replay.
   std::string stall_fix{};
+  std::vector<std::size_t> ranks{};  // a pipeline's ranks the change moves (else its on_time ranks): place_nodes
 };
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
@@ -663,6 +664,7 @@ void pipeline_node_changes(const Job& j, std::vector<Tried>& out) {
                                 ms(c.own * per_iter), ms(c.elsewhere * per_iter))},
                    true,
                    c.change});
+  for (std::size_t i = 0; i < j.slow_nodes.size(); ++i) out[out.size() - j.slow_nodes.size() + i].ranks = j.slow_nodes[i].ranks;
 }
 
 // The changes tried on a pipeline: each stage computing like the median stage (the slowest
@@ -683,8 +685,8 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
     for (auto r : rs) sum += static_cast<double>(v[r]);
     return rs.empty() ? 0.0 : sum / static_cast<double>(rs.size());
   };
-  std::vector<double> own(p.stages());
-  for (std::size_t s = 0; s < p.stages(); ++s) own[s] = mean_of(p.own(), ranks[s]);
+  // A stage's compute is its median rank's (stage_own): one slow copy is whatif.rank's, no stage to balance.
+  const std::vector<double> own = stage_own(p);
   // "The median stage" is the other stages' median (of two stages, the other one).
   auto others = [&](std::size_t s) {
     std::vector<double> v;
@@ -709,8 +711,8 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
             "Megatron's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers, or a custom layout), or see why its GPUs run "
             "slower (perfgap check on its nodes)",
             {},
-            {fmt::format("its ranks spend {:.2f} ms per iteration between their sends and receives (compute, launches), the other stages' median {:.2f} ms",
-                         per_it(own[s]), per_it(med)),
+            {fmt::format("its {} {:.2f} ms per iteration between {} sends and receives (compute, launches), the other stages' median {:.2f} ms",
+                         ranks[s].size() > 1 ? "median rank spends" : "ranks spend", per_it(own[s]), ranks[s].size() > 1 ? "its" : "their", per_it(med)),
              fmt::format("inside their sends and receives: {:.2f} ms per iteration waiting for the peer to arrive, {:.2f} ms transferring once both had",
                          per_it(mean_of(p.waiting(), ranks[s])), per_it(mean_of(p.transfer(), ranks[s])))},
             i == 0,
@@ -721,9 +723,9 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
     for (std::size_t k = 0; k < ranks[s].size(); ++k)
       if (j.rank[ranks[s][k]] >= 0) t.metrics.emplace_back(fmt::format("stage_rank.{}", k), static_cast<double>(j.rank[ranks[s][k]]));
     if (p.collectives() > 0) {
-      t.evidence[0] = fmt::format("its ranks spend {:.2f} ms per iteration between their sends, receives and collectives (compute, launches), the "
-                                  "other stages' median {:.2f} ms",
-                                  per_it(own[s]), per_it(med));
+      t.evidence[0] = fmt::format("its median rank spends {:.2f} ms per iteration between its sends, receives and collectives (compute, launches), "
+                                  "the other stages' median {:.2f} ms (its ranks' mean {:.2f} ms)",
+                                  per_it(own[s]), per_it(med), per_it(mean_of(p.own(), ranks[s])));
       t.evidence.push_back(fmt::format("inside their collectives: {:.2f} ms per iteration waiting for their group's last rank (the stage's other "
                                        "copies), {:.2f} ms transferring once it had; the collectives still join the copies in the change",
                                        per_it(mean_of(p.coll_waiting(), ranks[s])), per_it(mean_of(p.coll_transfer(), ranks[s]))));
@@ -737,15 +739,14 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
   // profile.straggler names from, on a job with collectives too).
   const auto& copies = j.slow;
   if (const auto& set = j.slow_set; set.ranks.size() >= 2) {
-    Tried t{"late_set", names_of(j, set.ranks), fmt::format("{} ranks computing like the median rank of their stages, together", set.ranks.size()),
+    Tried t{"late_set", names_of(j, set.ranks), fmt::format("{} ranks computing like their stages' other ranks' median, together", set.ranks.size()),
             "these ranks compute longer than their stages' other copies together: look for what they share (a node, a switch, a data shard) "
             "before any one of them; each alone saves little because the others still hold the job",
             {}, {}, true, set.change};
-    for (const auto& c : copies)
-      if (std::find(set.ranks.begin(), set.ranks.end(), c.rank) != set.ranks.end())
-        t.evidence.push_back(fmt::format("{} spends {:.2f} ms per iteration between its sends, receives and collectives, the median rank of its "
-                                         "stage {} {:.2f} ms",
-                                         j.name[c.rank], per_it(c.own), c.stage, per_it(c.median)));
+    for (std::size_t i = 0; i < set.ranks.size(); ++i)
+      t.evidence.push_back(fmt::format("{} spends {:.2f} ms per iteration between its sends, receives and collectives, the median of its stage {}'s "
+                                       "ranks outside the set {:.2f} ms", j.name[set.ranks[i]], per_it(set.own[i]), p.stage()[set.ranks[i]], per_it(set.target[i])));
+    t.ranks = set.ranks;
     out.push_back(std::move(t));
   }
   for (const auto& c : copies)
@@ -754,6 +755,7 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
                    {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),
                                 p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
                    true, c.change});
+  for (std::size_t i = 0; i < copies.size(); ++i) out[out.size() - copies.size() + i].ranks = {copies[i].rank};
   if (p.collectives() > 0) pipeline_node_changes(j, out);
   Tried launch{"launch", "launches", "no GPU waiting for its launches (the CPU launching no slower than the GPU runs)",
                framework_fix(d.framework.framework, FixTopic::whatif_launch_pipeline), {}, {}};
@@ -808,6 +810,7 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
     out.push_back(std::move(f));
   }
   std::vector<Finding> undecided;
+  std::vector<std::vector<std::size_t>> moved;  // per finding of `tried`: the ranks its change moves
   for (const auto& t : j.pipeline ? pipeline_changes(j, d) : changes(j, d, w)) {
     if (!t.skip_why.empty()) {
       Finding f = started("whatif." + t.kind, "workload", t.subject);
@@ -818,9 +821,9 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
     }
     Finding f = tried_finding(j, t, source);
     const double saved = ms(j.step_ns) * f.metrics[1].second / 100;
-    if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f));
+    if (t.shown || saved >= std::max(0.01 * ms(j.step_ns), 0.1)) tried.push_back(std::move(f)), moved.push_back(t.ranks.empty() ? on_time_ranks(t.change) : t.ranks);
   }
-  std::stable_sort(tried.begin(), tried.end(), [](const Finding& a, const Finding& b) { return a.metrics[0].second > b.metrics[0].second; });
+  place_nodes(tried, moved);
   // Over part of the job the replay knows only the ranks read: the others may hold the job too.
   if (d.job.partial() || (j.world > static_cast<std::int64_t>(j.gpu.size()) && !d.job.several))
     for (auto& f : tried)

@@ -2,6 +2,7 @@
 #include "analyzers/whatif_job.hpp"
 
 #include <algorithm>
+#include <string>
 #include <set>
 
 #include <fmt/format.h>
@@ -110,6 +111,67 @@ void overlap_input(const Analysis& an, const RankAlignment& al, const std::vecto
 
 std::string gpu_name(const Digest& d, std::size_t g) {
   return d.gpus[g].host.empty() ? d.gpus[g].label : fmt::format("{} on {}", d.gpus[g].label, d.gpus[g].host);
+}
+
+// The changes sorted by what they save, each node after the ranks whose saving it is: a node's
+// change holds its late ranks', so it saves at least as much as they do, and one late GPU read as
+// "a node whose ranks are all late ... drain it" (node1 19.96 ms before rank 11's 19.95 ms, the
+// only late one of its 8). Where one late rank or a late set within the node saves nearly all the
+// node saves (node_saving_is_its_ranks), the node passes after them, saying whose saving it is. A
+// late set that is most of a node's ranks is the node (what they share): the node comes first.
+void place_nodes(std::vector<Finding>& tried, const std::vector<std::vector<std::size_t>>& moved) {
+  const std::size_t n = tried.size();
+  std::vector<double> key(n);
+  std::vector<int> after(n, 0);  // 1: placed after the finding whose key it takes
+  for (std::size_t i = 0; i < n; ++i) key[i] = tried[i].metrics[0].second;
+  auto within = [&](std::size_t part, std::size_t whole) {
+    return !moved[part].empty() &&
+           std::all_of(moved[part].begin(), moved[part].end(), [&](std::size_t r) { return std::find(moved[whole].begin(), moved[whole].end(), r) != moved[whole].end(); });
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (tried[i].id != "whatif.node" || moved[i].empty()) continue;
+    const double node_saved = tried[i].metrics[0].second;
+    std::size_t best = n;
+    for (std::size_t k = 0; k < n; ++k) {
+      if ((tried[k].id != "whatif.rank" && tried[k].id != "whatif.late_set") || !within(k, i)) continue;
+      const double part_saved = tried[k].metrics[0].second;
+      if (node_saving_is_its_ranks(moved[i].size(), moved[k].size(), node_saved, part_saved) && (best == n || part_saved > key[best])) best = k;
+      // A late set of most of the node's ranks: the node says what they share.
+      if (tried[k].id == "whatif.late_set" && 2 * moved[k].size() > moved[i].size() && node_saved >= kNodeSavingOfItsRanks * part_saved) {
+        key[k] = std::min(key[k], node_saved), after[k] = 1;
+        tried[k].add(tried[i].evidence.empty() ? tried[i].subject : tried[i].evidence.front().source,
+                     fmt::format("these {} ranks are {} of {}'s {}: whatif.node {} says what they share", moved[k].size(),
+                                 moved[k].size() == moved[i].size() ? "all" : "most", tried[i].subject, moved[i].size(), tried[i].subject));
+      }
+    }
+    if (best == n) continue;
+    auto& f = tried[i];
+    const auto& part = tried[best];
+    const double part_saved = part.metrics[0].second;
+    const bool one = part.id == "whatif.rank";
+    f.status = report::Status::pass;
+    f.metric("its_ranks_saved_ms_per_iter", part_saved);
+    const std::size_t late = moved[best].size();
+    f.title += fmt::format("; but {:.2f} of its {:.2f} ms are {} alone, {} of its {} ranks (whatif.{}: {}): the saving is {}, not the node's", part_saved,
+                           node_saved, one ? "one late rank's" : "its late set's", late, moved[i].size(), one ? "rank" : "late_set", part.subject,
+                           one ? "that rank's" : "those ranks'");
+    f.fix = fmt::format("{} first (whatif.{}: {}); {} late rank{} of {}'s {} {} no node to drain", one ? "the late rank" : "the late ranks",
+                        one ? "rank" : "late_set", part.subject, late, late == 1 ? "" : "s", f.subject, moved[i].size(), late == 1 ? "is" : "are");
+    key[i] = std::min(key[i], key[best]), after[i] = 1;
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key[a] != key[b] ? key[a] > key[b] : after[a] < after[b]; });
+  std::vector<Finding> sorted;
+  for (auto i : order) sorted.push_back(std::move(tried[i]));
+  tried = std::move(sorted);
+}
+
+std::vector<std::size_t> on_time_ranks(const ReplayChange& c) {
+  std::vector<std::size_t> out;
+  for (std::size_t r = 0; r < c.on_time.size(); ++r)
+    if (c.on_time[r]) out.push_back(r);
+  return out;
 }
 
 Job replayable(const Digest& d, Analysis& an) {

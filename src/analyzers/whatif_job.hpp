@@ -44,6 +44,14 @@ struct Job {
 // the analysis's pipeline graph where one was built.
 Job replayable(const Digest& d, Analysis& an);
 
+// whatif's changes (each a finding: saved_ms_per_iter its first metric) sorted by what they save,
+// a node after the late rank or late set within it whose saving it is (node_saving_is_its_ranks:
+// it then passes, saying so), and a late set of most of a node's ranks after the node. `moved`:
+// per finding, the replay's ranks its change moves (empty: none).
+void place_nodes(std::vector<Finding>& tried, const std::vector<std::vector<std::size_t>>& moved);
+// The ranks a change of collectives moves (those it has arrive on time), in order.
+std::vector<std::size_t> on_time_ranks(const ReplayChange& c);
+
 // A GPU's name in whatif's findings.
 std::string gpu_name(const Digest& d, std::size_t g);
 
