@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "analyzers/profile_model.hpp"
+#include "analyzers/whatif_changes.hpp"
 #include "analyzers/whatif_job.hpp"
 #include "compare/same_job.hpp"
 #include "parsers/nccl_tests.hpp"
@@ -17,6 +18,7 @@
 namespace perfgap::analyzers {
 
 using namespace profile_model;
+using namespace whatif_detail;
 
 namespace {
 
@@ -157,24 +159,6 @@ Finding replay_finding(const Job& j, const std::string& source, bool partial, co
   return f;
 }
 
-// A change replayed, as a finding: what the step would be and what it saves.
-struct Tried {
-  std::string kind, subject, what, fix;
-  ReplayChange change;
-  std::vector<std::string> evidence;
-  bool shown = true;  // said even when it saves little (else only when it saves 1% of the step)
-  PipelineChange pchange{};  // the change for a pipeline's replay
-  std::string skip_why{};    // not replayed: the traces cannot decide it (a skip finding says why)
-  // The subject as numbers, after the savings' (whatif.stage: its stage index, the stages, its ranks).
-  std::vector<std::pair<std::string, double>> metrics{};
-  bool whole_iterations = false;  // the saving's share over the replay's whole iterations (Replay::whole_*)
-  std::string framework{};        // the fix is in a framework's words (framework_fix): the evidence line that says which and why (explain reads it)
-  // whatif.launch: the change removes launch overhead only; host stalls (host-bound gaps of
-  // kHostStallNs or longer) are replayed removed too, apart, and this is the fix where they
-  // save more than the launches do. Empty: no such second replay.
-  std::string stall_fix{};
-  std::vector<std::size_t> ranks{};  // a pipeline's ranks the change moves (else its on_time ranks): place_nodes
-};
 
 // Launch calls are what tells a GPU waiting for its host apart from one idle for other reasons:
 // without them the launch change cannot decide, and says so rather than pass.
@@ -263,21 +247,6 @@ Finding tried_finding(const Job& j, const Tried& t, const std::string& source) {
   return f;
 }
 
-// Whether the traces can tell what a collective waits for a later rank: every rank of the job is
-// in them (a recorded world size no larger than the ranks traced, or several ranks where none is
-// recorded). With one rank of two, the time it waits inside a collective for the other is
-// indistinguishable from the transfer.
-bool waiting_known(const Job& j) {
-  if (j.world > 0) return j.world <= static_cast<std::int64_t>(j.gpu.size());
-  return j.gpu.size() > 1;
-}
-
-// "1 of 2 ranks" (the world unknown: "1 rank of an unknown number").
-std::string ranks_traced_words(const Job& j) {
-  return j.world > 0 ? fmt::format("{} of {} ranks", j.gpu.size(), j.world)
-                     : fmt::format("{} rank{} of an unknown number", j.gpu.size(), j.gpu.size() == 1 ? "" : "s");
-}
-
 // Why --nccl-tests cannot be this job's bound: a run whose Rank lines name other GPUs than the
 // job's traces (both sides named); "" when they match or one side names none.
 std::string nccl_tests_other_gpu(const Job& j, const Digest& d, const WhatifOptions& w) {
@@ -311,89 +280,6 @@ void nccl_tests_gpu_unsaid(const Job& j, const Digest& d, const WhatifOptions& w
                                      c.source, fmt::join(job, " + ")));
 }
 
-// Communication overlapped: each rank waiting for its collectives only where the step's end
-// needs them (docs/WHATIF.md "Overlap"). An upper bound: which compute reads a collective's
-// result is assumed (nothing before the step's end), not read from the trace.
-Tried overlap_change(const Job& j, const parsers::FrameworkSeen& fw) {
-  Tried t{"overlap", "communication",
-          "if the program waited for each collective only where the step's end needs it (the optimizer, the next forward), computing on "
-          "under it (an upper bound of overlapping)",
-          framework_fix(fw.framework, FixTopic::whatif_overlap),
-          ReplayChange{},
-          {}};
-  t.framework = framework_evidence(fw);
-  t.change.overlap = true;
-  t.whole_iterations = true;
-  if (!j.overlap_why.empty()) {
-    t.skip_why = "communication overlap not replayed: " + j.overlap_why;
-    return t;
-  }
-  // Per rank and iteration as the saving is (over the whole iterations replayed, as the step the
-  // saving is taken from: step_base), so that the saving never reads larger than what it hides;
-  // else per iteration whose collectives chain.
-  const auto& rp = j.replayer;
-  const double ranks = static_cast<double>(std::max<std::size_t>(1, rp.held().size()));
-  const double per_rank_iter = ranks * static_cast<double>(std::max<std::size_t>(1, rp.held_iterations()));
-  double sum = 0;
-  for (auto h : rp.held()) sum += static_cast<double>(h);
-  const double held_ms = ms(sum / per_rank_iter);
-  // What is exposed today, as profile.exposed_comm measures it (all communication), and what the
-  // ranks' compute waited for collectives within iterations (the part this change can hide).
-  // The waiting inside collectives only where every rank is traced: one rank of two cannot tell
-  // its wait for the other from the transfer (no 0.00 said as measured then, and no metric).
-  if (waiting_known(j)) {
-    t.metrics = {{"exposed_ms_per_iter", ms(j.exposed_ns)}, {"waiting_ms_per_iter", ms(j.wait_ns)}, {"held_ms_per_iter", held_ms}};
-    t.evidence.push_back(fmt::format("exposed today: {:.2f} ms of communication per iteration with no compute beside it (profile.exposed_comm), "
-                                     "{:.2f} ms waiting inside collectives for a later rank",
-                                     ms(j.exposed_ns), ms(j.wait_ns)));
-  } else {
-    t.metrics = {{"exposed_ms_per_iter", ms(j.exposed_ns)}, {"held_ms_per_iter", held_ms}};
-    t.evidence.push_back(fmt::format("exposed today: {:.2f} ms of communication per iteration with no compute beside it (profile.exposed_comm); "
-                                     "waiting inside collectives for a later rank unknown: {}; waiting counted as transfer",
-                                     ms(j.exposed_ns), ranks_traced_words(j)));
-  }
-  if (j.replayer.chained() == 0)
-    t.evidence.emplace_back("no two collectives of one iteration follow each other: the compute before each collective makes what it sends, and the "
-                            "step's end needs its result, so nothing is left to overlap in this model");
-  else {
-    // By collective: an AllGather's, all-to-all's or broadcast's result is usually what the next
-    // layer computes on, so the bound is further from what a program can reach there.
-    std::vector<std::pair<double, Coll>> by;
-    for (std::size_t c = 0; c < rp.held_by_coll().size(); ++c)
-      if (rp.held_by_coll()[c] > 0) by.emplace_back(ms(static_cast<double>(rp.held_by_coll()[c]) / per_rank_iter), static_cast<Coll>(c));
-    std::stable_sort(by.begin(), by.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    std::string kinds;
-    double feeds_ms = 0;
-    for (const auto& [v, c] : by) {
-      kinds += fmt::format("{}{} {:.2f} ms", kinds.empty() ? "" : ", ", parsers::coll_name(c), v);
-      // By collective as numbers too (explain's overlap advice reads them: an all-to-all's is another fix).
-      std::string key = "held_ms_per_iter." + std::string(parsers::coll_name(c));
-      std::replace(key.begin(), key.end(), ' ', '_');
-      t.metrics.emplace_back(std::move(key), v);
-      if (c == Coll::AllGather || c == Coll::AllToAll || c == Coll::Broadcast) feeds_ms += v;
-    }
-    const bool feeds = feeds_ms >= 0.1 * held_ms && feeds_ms >= 0.1;
-    // Held mostly by all-to-all (an embedding model's or MoE's exchange): bucket and prefetch
-    // settings do not hide it, pipelining the next batch's exchange does.
-    for (const auto& [v, c] : by)
-      if (c == Coll::AllToAll && 2 * v >= held_ms && held_ms > 0)
-        t.fix = framework_fix(fw.framework, FixTopic::exposed_alltoall) +
-                "bucket and prefetch settings (DDP, FSDP) do not hide an all-to-all; profile.exposed_comm says which collectives are exposed";
-    const std::size_t n = rp.held().size();
-    t.evidence.push_back(fmt::format("within iterations {} compute waits {:.2f} ms per iteration{} for collectives ({}): replayed running on, "
-                                     "the collectives in issue order on their own stream, each starting once its last rank has issued it "
-                                     "and the one before has ended (waiting for a late rank stays), the next iteration after the last one's end",
-                                     n == 1 ? std::string("the rank's") : fmt::format("the {} ranks'", n), held_ms, n == 1 ? "" : " (their mean)",
-                                     kinds.empty() ? "none" : kinds));
-    if (feeds)
-      t.evidence.emplace_back("an AllGather's, all-to-all's or broadcast's result is usually what the next layer computes on (FSDP's parameters, "
-                              "MoE's tokens, embeddings): it hides only where it is issued ahead (prefetched, or a step ahead in a pipelined "
-                              "input), so there the bound is furthest from what the program can reach");
-  }
-  t.evidence.emplace_back("not modelled: compute and NCCL kernels slowing each other when they share the SMs, and which compute really reads "
-                          "a collective's result (the trace does not say): the saving is the most that overlapping can give");
-  return t;
-}
 
 // The launch change's evidence: the ranks whose GPUs wait longest for their host (up to 4), each
 // with its launch wait and host stalls per iteration (ns summed x `per_iter`), waiting `between`
@@ -545,7 +431,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
   const auto& excess = j.replayer.excess();
   const auto& gaps = j.replayer.arriving();
   const double per_iter = j.base.measured > 0 ? j.step_ns / static_cast<double>(j.base.measured) : 0;  // ns of the job per replayed ns
-  // Late enough to try: 1% of the step after the median rank, and 0.1 ms (profile_analysis.cpp's late set).
+  // Late enough to try: 1% of the step after the other ranks' median, and 0.1 ms (profile_analysis.cpp's late set).
   auto notable = [&](std::int64_t ns) { return static_cast<double>(ns) * per_iter >= std::max(0.01 * j.step_ns, 100'000.0); };
   auto on_time = [&](const std::vector<std::size_t>& ranks) {
     ReplayChange c;
@@ -577,7 +463,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
               on_time(j.late_set),
               {}};
       for (auto r : j.late_set)
-        t.evidence.push_back(fmt::format("{} arrives {:.2f} ms per iteration after the median rank", j.name[r], ms(static_cast<double>(excess[r]) * per_iter)));
+        t.evidence.push_back(fmt::format("{} arrives {:.2f} ms per iteration after the other ranks' median", j.name[r], ms(static_cast<double>(excess[r]) * per_iter)));
       out.push_back(std::move(t));
     }
     // The ranks that arrive late enough to matter (as the late set's), the latest one always: the
@@ -596,7 +482,7 @@ std::vector<Tried> changes(const Job& j, const Digest& d, const WhatifOptions& w
                      "see why this rank computes or launches longer than the others (profile.straggler's table per iteration; perfgap "
                      "check on its node; its data shard or pipeline stage)",
                      on_time({r}),
-                     {fmt::format("it arrives {:.2f} ms per iteration after the median rank", ms(static_cast<double>(excess[r]) * per_iter))}});
+                     {fmt::format("it arrives {:.2f} ms per iteration after the other ranks' median", ms(static_cast<double>(excess[r]) * per_iter))}});
     std::map<std::string, std::vector<std::size_t>> by_host;
     for (std::size_t r = 0; r < n; ++r)
       if (!d.gpus[j.gpu[r]].host.empty()) by_host[d.gpus[j.gpu[r]].host].push_back(r);

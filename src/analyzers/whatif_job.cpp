@@ -214,7 +214,7 @@ Job replayable(const Digest& d, Analysis& an) {
     j.gpu = xr.gpu;
     j.late_set = xr.late_set;
     for (std::size_t r = 0; r < xr.gpu.size(); ++r) j.name.push_back(rank_name(d, xr, r));
-    if (j.base.intervals == 0) j.why_not = "the ranks' collectives could not be put on one clock (profile.straggler says why)";
+    if (j.base.intervals == 0) j.why_not = "the ranks' collectives could not be put on one clock (analyze kineto's profile.straggler says why)";
     else overlap_input(an, xr.al, xr.seqs, j);
     return j;
   }
