@@ -182,6 +182,14 @@ struct BudgetCollected {
     for (const auto& x : in.report.findings)
       if (budget_no_busy_capture(x)) no_busy.insert(x.subject);
     for (const auto& x : in.report.findings) {
+      // A node whose replayed saving is one late rank's or a late set's within it (whatif.node's
+      // its_ranks_saved_ms_per_iter) is no node to drain: the rank's finding is the cause, once.
+      if (x.id == "whatif.node" &&
+          std::any_of(x.metrics.begin(), x.metrics.end(), [](const auto& m) { return m.first == "its_ranks_saved_ms_per_iter"; })) {
+        notes.push_back(fmt::format("{} [{}]: its saving is its late ranks' (whatif.rank, whatif.late_set), not the node's: counted there", in.name,
+                                    x.subject));
+        continue;
+      }
       if (auto other = budget_other_runs_gap(x, in.name, measured_source); !other.empty()) {
         notes.push_back(std::move(other));
         continue;

@@ -1290,3 +1290,18 @@ TEST(AnalyzersBudget, AnOverlapBoundHeldByAllToAllFollowsTheLaunchWaitInItsOwnWo
       << ar.fix;
   EXPECT_NE(ar.fix.find("The GPUs wait for their host's launches"), std::string::npos) << ar.fix;
 }
+
+// One late GPU on a node of eight: whatif.node passes with its saving named the rank's
+// (its_ranks_saved_ms_per_iter). explain counts the rank, never the node to drain.
+TEST(AnalyzersBudget, ANodeWhoseSavingIsOneRanksIsNoNodeToDrain) {
+  perfgap::compare::ReportView wi;
+  wi.kind = "whatif";
+  auto rank = budget_rf("whatif.rank", Status::warn, "rank 11 GPU 3 on node1");
+  rank.metrics = {{"saved_pct_of_step", 24.0}, {"saved_ms_per_iter", 19.95}};
+  auto node = budget_rf("whatif.node", Status::pass, "node1");
+  node.metrics = {{"saved_pct_of_step", 24.0}, {"saved_ms_per_iter", 19.96}, {"its_ranks_saved_ms_per_iter", 19.95}};
+  wi.findings = {budget_rf("whatif.replay", Status::pass, "job"), rank, node};
+  auto b = explain_budget({{"wi.json", wi}}, perfgap::core::builtin_kb(), budget_at(76));
+  EXPECT_TRUE(b.fix.starts_with("First straggler_rank (24.0 points")) << b.fix;
+  EXPECT_EQ(b.fix.find("drain"), std::string::npos) << b.fix;
+}
