@@ -676,7 +676,7 @@ bool budget_estimate_kind(BudgetCause& c, const BudgetMeasures& m, double bound_
     // slowest_node without a fleet measure of its own: the straggler it absorbed measures it.
     e = m.straggler_pct.value;
     how = m.straggler_by_graph
-              ? fmt::format("replayed computing like its stage's median rank (sends, receives and collectives as one graph), the rank that computes "
+              ? fmt::format("replayed computing like the median of its stage's other ranks (sends, receives and collectives as one graph), the rank that computes "
                             "long saves {:.2f} ms, {:.1f}% of the step ({}): {:.1f} points",
                             m.straggler_ms, m.straggler_pct.value, m.straggler_pct.where, e)
               : fmt::format("the other ranks wait {:.2f} ms per iteration for the last one; it arrives {:.2f} ms after the next-latest, {:.1f}% of the "

@@ -548,15 +548,15 @@ Finding straggler_pipeline_finding(const Digest& p, const Analysis& an, const st
     const auto& g = p.gpus[pp.gpu[top.rank]];
     const std::string name = g.host.empty() ? g.label : fmt::format("{} on {}", g.label, g.host);
     f.status = report::Status::warn;
-    f.title = fmt::format("{} computes {:.2f} ms per iteration between its sends, receives and collectives, the median rank of its stage {} {:.2f} ms: "
-                          "replayed computing like that rank (sends, receives and collectives as one graph), the step {:.2f} ms ({:.1f}%) shorter, "
+    f.title = fmt::format("{} computes {:.2f} ms per iteration between its sends, receives and collectives, the median of its stage {}'s other ranks {:.2f} "
+                          "ms: replayed computing like them (sends, receives and collectives as one graph), the step {:.2f} ms ({:.1f}%) shorter, "
                           "{:.2f} ms instead of {:.2f} ms; its pipeline peers wait for it in their receives and its stage's copies in their "
                           "collectives",
                           name, per_it(top.own), top.stage, per_it(top.median), ms(frac * step), 100 * frac, ms(step - frac * step), ms(step));
     for (std::size_t i = 1; i < pp.slow.size() && i < 4; ++i) {
       const auto& c = pp.slow[i];
       const auto& o = p.gpus[pp.gpu[c.rank]];
-      f.add(source, fmt::format("{}: {:.2f} ms per iteration between its ops, its stage {}'s median rank {:.2f} ms: {:.2f} ms of the step alone", o.label,
+      f.add(source, fmt::format("{}: {:.2f} ms per iteration between its ops, the median of its stage {}'s other ranks {:.2f} ms: {:.2f} ms of the step alone", o.label,
                                 per_it(c.own), c.stage, per_it(c.median), ms(static_cast<double>(c.saved) / static_cast<double>(pp.base.replayed) * step)));
     }
     f.fix = fmt::format("{} computes longer than the other copies of its stage: see why (its data shard; perfgap check on its node: gpu.clocks, "

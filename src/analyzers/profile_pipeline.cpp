@@ -492,13 +492,15 @@ std::vector<SlowCopy> slow_copies(const PipelineReplay& p, double notable_ns) {
   const Replay base = p.run(PipelineChange{});
   for (std::size_t s = 0; s < ranks.size(); ++s) {
     if (ranks[s].size() < 2) continue;
-    std::vector<std::int64_t> own;
-    for (auto r : ranks[s]) own.push_back(p.own()[r]);
-    // The stage's median rank (of an even count, halfway between the middle two).
-    std::sort(own.begin(), own.end());
-    const double m = own.size() % 2 ? static_cast<double>(own[own.size() / 2])
-                                    : (static_cast<double>(own[own.size() / 2 - 1]) + static_cast<double>(own[own.size() / 2])) / 2;
     for (auto r : ranks[s]) {
+      // The median of the stage's other ranks (of an even count, halfway between the middle two):
+      // a stage's median with the rank in it is pulled up by it (of two copies, halfway).
+      std::vector<std::int64_t> own;
+      for (auto o : ranks[s])
+        if (o != r) own.push_back(p.own()[o]);
+      std::sort(own.begin(), own.end());
+      const double m = own.size() % 2 ? static_cast<double>(own[own.size() / 2])
+                                      : (static_cast<double>(own[own.size() / 2 - 1]) + static_cast<double>(own[own.size() / 2])) / 2;
       const double mine = static_cast<double>(p.own()[r]);
       if (mine <= 0 || mine - m < notable_ns) continue;
       SlowCopy c;

@@ -555,7 +555,7 @@ void pipeline_node_changes(const Job& j, std::vector<Tried>& out) {
 
 // The changes tried on a pipeline: each stage computing like the median stage (the slowest
 // always, up to 8 that are slower by 1% of the step), each rank of a stage of several ranks
-// (data-parallel replicas) computing like its stage's median rank, and launches.
+// (data-parallel replicas) computing like the median of its stage's other ranks, and launches.
 std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
   std::vector<Tried> out;
   const auto& p = j.pipe;
@@ -636,9 +636,9 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
     out.push_back(std::move(t));
   }
   for (const auto& c : copies)
-    out.push_back({"rank", j.name[c.rank], fmt::format("computing like the median rank of its stage {}", c.stage),
+    out.push_back({"rank", j.name[c.rank], fmt::format("computing like the median of its stage {}'s other ranks", c.stage),
                    "see why this rank computes longer than the other ranks of its stage (its data shard; perfgap check on its node)", {},
-                   {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, its stage's median rank {:.2f} ms", per_it(c.own),
+                   {fmt::format("it spends {:.2f} ms per iteration between its sends{} receives{}, the median of its stage's other ranks {:.2f} ms", per_it(c.own),
                                 p.collectives() > 0 ? "," : " and", p.collectives() > 0 ? " and collectives" : "", per_it(c.median))},
                    true, c.change});
   for (std::size_t i = 0; i < copies.size(); ++i) out[out.size() - copies.size() + i].ranks = {copies[i].rank};

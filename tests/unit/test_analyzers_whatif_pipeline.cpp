@@ -632,9 +632,8 @@ TEST(WhatifPipeline, PipelineAndDataParallelOneSlowRankIsNoStageToBalance) {
       const double expected = answer.step_ms - answer.balanced_step_ms;
       const auto* rank = pipe_change(fs, "whatif.rank", "rank 5 ");
       ASSERT_NE(rank, nullptr);
-      if (dp > 2) {
-        EXPECT_NEAR(fixture::metric(*rank, "saved_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << rank->title;
-      }
+      // Against its stage's other ranks (of two copies, the other one: not halfway to it).
+      EXPECT_NEAR(fixture::metric(*rank, "saved_ms_per_iter"), expected, kPipeSavingPct / 100 * answer.step_ms) << rank->title;
       for (const auto& f : fs)
         if (f.id == "whatif.stage") {
           EXPECT_EQ(f.status, Status::pass) << f.title;
