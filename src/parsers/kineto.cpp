@@ -13,6 +13,7 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -648,18 +649,32 @@ ParseError json_error(const rapidjson::ParseResult& r, const PullStream& in) {
 void note_call_coverage(Profile& p, const std::vector<Handler::Call>& api, std::uint64_t launching) {
   std::sort(p.slow_calls.begin(), p.slow_calls.end(), [](const SlowHostCall& a, const SlowHostCall& b) { return a.start < b.start; });
   if (api.size() < 2) return;
-  std::vector<std::int64_t> gaps;
-  gaps.reserve(api.size());
-  for (std::size_t i = 1; i < api.size(); ++i)
-    if (api[i].corr != api[i - 1].corr) gaps.push_back(api[i].corr - api[i - 1].corr);
-  if (gaps.empty()) return;
-  const auto mid = gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2);
-  std::nth_element(gaps.begin(), mid, gaps.end());
+  // Gaps under 64 counted (a complete trace's), longer ones kept: no array of a value per call.
+  std::array<std::uint64_t, 64> small{};
+  std::vector<std::int64_t> large;
+  std::uint64_t n = 0;
+  for (std::size_t i = 1; i < api.size(); ++i) {
+    const std::int64_t gap = api[i].corr - api[i - 1].corr;
+    if (gap <= 0) continue;
+    ++n;
+    if (gap < 64) ++small[static_cast<std::size_t>(gap)];
+    else large.push_back(gap);
+  }
+  if (n == 0) return;
+  std::int64_t median = 0;
+  std::uint64_t below = 0, half = n / 2;  // the value at sorted position n / 2
+  for (std::size_t v = 0; v < small.size() && median == 0; ++v)
+    if ((below += small[v]) > half) median = static_cast<std::int64_t>(v);
+  if (median == 0) {
+    const auto mid = large.begin() + static_cast<std::ptrdiff_t>(half - below);
+    std::nth_element(large.begin(), mid, large.end());
+    median = *mid;
+  }
   for (auto& g : p.gpus) {
     g.host_calls = api.size();
     g.launching_calls = launching;
     g.corr_span = api.back().corr - api.front().corr + 1;
-    g.corr_gap_median = *mid;
+    g.corr_gap_median = median;
   }
 }
 
@@ -740,7 +755,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   // Correlations mostly rise through the file: the call after the last one found is tried
   // first (each position tried is the first of its correlation, as lower_bound's).
   auto at = api.begin();
-  std::vector<std::uint8_t> launched(api.size(), 0);  // per call: some activity joined it
+  std::vector<bool> launched(api.size(), false);  // per call: some activity joined it
   std::uint64_t launching = 0;
   for (std::size_t i = 0; i < p.acts.size(); ++i) {
     std::int64_t c = h.corr_of[i];
@@ -758,7 +773,7 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
     p.acts[i].api_end = it->end;
     p.acts[i].graph_launch = it->graph;
     p.acts[i].api_thread = it->thread;
-    if (!launched[static_cast<std::size_t>(it - api.begin())]) launched[static_cast<std::size_t>(it - api.begin())] = 1, ++launching;
+    if (!launched[static_cast<std::size_t>(it - api.begin())]) launched[static_cast<std::size_t>(it - api.begin())] = true, ++launching;
   }
   kineto_sax::note_call_coverage(p, api, launching);
   if (const std::size_t named = name_sendrecv_collectives(p, h.comm_ops))

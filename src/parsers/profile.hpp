@@ -79,14 +79,15 @@ struct GpuActivity {
   // Kineto's "Dst Rank" of a send, "Src Rank" of a recv (PyTorch's record_param_comms
   // metadata, copied onto the kernel); -1 unknown (older traces, nsys exports).
   std::int32_t peer = -1;
+  std::uint32_t api_thread = 0;  // the thread of its host call (Kineto's tid, its low 32 bits); 0 unknown
   ActKind kind = ActKind::kernel;
   Coll coll = Coll::none;
   CopyKind copy = CopyKind::unknown;    // memcpy only
   HostMem host_mem = HostMem::unknown;  // memcpy only
   bool graph_launch = false;            // its host call is a CUDA graph launch (cudaGraphLaunch, cuGraphLaunch)
-  std::uint32_t api_thread = 0;         // the thread of that host call (Kineto's tid, its low 32 bits); 0 unknown
   P2pDir p2p = P2pDir::unknown;         // a SendRecv kernel's direction (Kineto's "Collective name" send or recv)
 };
+static_assert(sizeof(GpuActivity) <= 72, "a profile holds 10^6-10^7 activities: keep the record small");
 
 struct GpuInfo {
   std::uint32_t file = 0;     // which input (profiles of several files are merged)
