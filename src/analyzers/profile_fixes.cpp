@@ -243,10 +243,10 @@ std::string host_call_stall_fix(parsers::Framework fw, const std::vector<std::st
     parts.emplace_back("a synchronising call waits on other work (another stream or GPU) before this GPU gets its next launch");
   for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
   s += parts.empty() ? "" : ". ";
-  s += pytorch ? "This is warm-up: leave it out of the capture (torch.profiler's schedule(wait=, warmup=, active=)) and judge steady-state steps; "
-                 "where it recurs in steady state, the calls above are what to remove"
-               : "This is warm-up: leave it out of the capture and judge steady-state iterations; where it recurs in steady state, the calls "
-                 "above are what to remove";
+  s += pytorch ? "Where it is warm-up (the first steps), leave it out of the capture (torch.profiler's schedule(wait=, warmup=, active=)) "
+                 "and judge steady-state steps; where it recurs in steady state, the calls above are what to remove"
+               : "Where it is warm-up (the first iterations), leave it out of the capture and judge steady-state iterations; where it recurs "
+                 "in steady state, the calls above are what to remove";
   return s;
 }
 
