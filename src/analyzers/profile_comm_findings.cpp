@@ -780,6 +780,16 @@ Finding exposed_comm_finding(const DigestFindingInputs& in, int c) {
   if (!all && an.coll_bytes[c])
     f.add(in.source, fmt::format("{} kernels moved {} in all (Kineto NCCL args){}", an.coll_kernels[c], size_text(static_cast<double>(an.coll_bytes[c])),
                                  an.coll_group[c] ? fmt::format(", group size {}", an.coll_group[c]) : ""));
+  // A filtered or sampled trace: the compute left out of it reads as communication not overlapped.
+  double held = 0;
+  if (const std::string sampled = f.status == report::Status::warn ? sampled_trace_evidence(in.p, &held) : std::string(); !sampled.empty()) {
+    f.status = report::Status::skip;
+    f.title += fmt::format(": not judged, a filtered or sampled trace ({:.1f}% of the host calls its correlation ids number are in it): compute "
+                           "left out of it reads as communication not overlapped",
+                           held);
+    f.add(in.source, sampled, "a complete trace (every host call and GPU activity of the capture)");
+    return f;
+  }
   if (f.status == report::Status::warn) exposed_comm_fix(f, in, c, what, exposed, share);
   return f;
 }

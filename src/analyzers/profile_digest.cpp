@@ -144,10 +144,32 @@ struct DigestLocalIvs {
   Ivs host_stall;  // the host-bound gaps of kHostStallNs or longer
 };
 
+// The part of the host stall [a, b) that `thread` (0: any) of input `file` spent inside slow host
+// calls (Profile::slow_calls, sorted by start; none longer than `longest`): added to the sums by
+// name, the union returned.
+std::int64_t stall_in_calls(const Profile& p, Iv gap, std::uint32_t thread, std::uint32_t file, std::int64_t longest,
+                            std::map<std::uint32_t, std::int64_t>& by_name) {
+  const auto& calls = p.slow_calls;
+  auto c = std::lower_bound(calls.begin(), calls.end(), gap.s - longest, [](const parsers::SlowHostCall& x, std::int64_t t) { return x.start < t; });
+  Ivs in;
+  for (; c != calls.end() && c->start < gap.e; ++c) {
+    if (c->file != file || (thread != 0 && c->thread != thread)) continue;
+    const std::int64_t s = std::max(c->start, gap.s), e = std::min(c->end, gap.e);
+    if (s >= e) continue;
+    by_name[c->name] += e - s;
+    in.push_back({s, e});
+  }
+  std::sort(in.begin(), in.end(), [](const Iv& x, const Iv& y) { return x.s < y.s; });
+  Ivs u;
+  for (const auto& i : in) push(u, i.s, i.e);
+  return measure(u, gap.s, gap.e);
+}
+
 // One GPU's timeline from its activities (sorted here by start): its kernels, communication,
 // copies, busy and idle intervals, and the compute before each collective.
 template <class SlotOf>
-void digest_gpu_timeline(const Profile& p, std::vector<std::uint32_t>& v, GpuTimeline& gt, DigestLocalIvs& lc, Digest& d, SlotOf& slot_of) {
+void digest_gpu_timeline(const Profile& p, std::vector<std::uint32_t>& v, GpuTimeline& gt, DigestLocalIvs& lc, Digest& d, SlotOf& slot_of,
+                         std::int64_t longest_call) {
   auto earlier = [&](std::uint32_t a, std::uint32_t b) {
     const auto& x = p.acts[a];
     const auto& y = p.acts[b];
@@ -203,6 +225,8 @@ void digest_gpu_timeline(const Profile& p, std::vector<std::uint32_t>& v, GpuTim
     }
   }
   gt.copy_bare = minus(lc.copy, kernels);
+  std::map<std::uint32_t, std::int64_t> stall_by_call;  // name -> ns inside stalls
+  const std::uint32_t file = p.gpus[p.acts[v.front()].gpu].file;
   for (std::size_t i = 1; i < busy.size(); ++i) {
     std::int64_t a = busy[i - 1].e, b = busy[i].s;
     if (b <= a) continue;
@@ -214,9 +238,14 @@ void digest_gpu_timeline(const Profile& p, std::vector<std::uint32_t>& v, GpuTim
         lc.host_stall.push_back({a, b});
         ++gt.host_stalls;
         gt.host_stall_longest = std::max(gt.host_stall_longest, b - a);
+        gt.stall_ns += b - a;
+        if (!p.slow_calls.empty()) gt.stall_in_calls += stall_in_calls(p, {a, b}, next.api_thread, file, longest_call, stall_by_call);
       }
     }
   }
+  for (const auto& [name, ns] : stall_by_call) gt.stall_calls.emplace_back(p.call_names[name], ns);
+  std::stable_sort(gt.stall_calls.begin(), gt.stall_calls.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  if (gt.stall_calls.size() > 8) gt.stall_calls.resize(8);
   // After its last activity the GPU is idle too (a last step's window may run past it); no
   // launch ends that gap, so it is not host-bound.
   lc.idle.push_back({busy.back().e, INT64_MAX / 4});
@@ -347,7 +376,9 @@ Digest digest(const Profile& p, const ProfileOptions& o) {
   std::vector<std::vector<std::uint32_t>> acts(G);  // per GPU, sorted by start
   for (std::uint32_t i = 0; i < p.acts.size(); ++i) acts[p.acts[i].gpu].push_back(i);
   std::vector<DigestLocalIvs> loc(G);
-  for (std::size_t g = 0; g < G; ++g) digest_gpu_timeline(p, acts[g], d.tl[g], loc[g], d, slot_of);
+  std::int64_t longest_call = 0;
+  for (const auto& c : p.slow_calls) longest_call = std::max(longest_call, c.end - c.start);
+  for (std::size_t g = 0; g < G; ++g) digest_gpu_timeline(p, acts[g], d.tl[g], loc[g], d, slot_of, longest_call);
   digest_launches(p, d, slot_of);
 
   digest_windows(p, o, acts, d);

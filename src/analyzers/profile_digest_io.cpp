@@ -15,8 +15,9 @@ namespace {
 // "perfgap digest", then a version: a digest of another version is refused, not misread.
 constexpr std::string_view kDigestMagic = "perfgap-digest\n";
 // 2: each GPU's send/recv kernels and its rank (pipelines); 3: the host's synchronising calls;
-// 4: the framework its names show
-constexpr std::uint32_t kDigestVersion = 5;
+// 4: the framework its names show; 6: where the host stalls' time went (each GPU's stall time in
+// host calls, by name) and how complete its trace is (GpuInfo's host-call coverage)
+constexpr std::uint32_t kDigestVersion = 6;
 // No vector of a rank's digest holds this many entries (150k kernels are ~10^5 intervals).
 constexpr std::uint64_t kMaxDigestEntries = std::uint64_t{1} << 32;
 
@@ -41,11 +42,14 @@ void fields(A& a, RankCollective& v) { a.all(v.coll, v.start, v.end, v.step, v.h
 template <class A>
 void fields(A& a, P2pOp& v) { a.all(v.start, v.end, v.step, v.host_wait, v.bytes, v.peer, v.dir, v.host_stall); }
 template <class A>
-void fields(A& a, parsers::GpuInfo& v) { a.all(v.file, v.process, v.device, v.label, v.key, v.host); }
+void fields(A& a, parsers::GpuInfo& v) {
+  a.all(v.file, v.process, v.device, v.label, v.key, v.host, v.host_calls, v.launching_calls, v.corr_span, v.corr_gap_median);
+}
 template <class A>
 void fields(A& a, GpuTimeline& v) {
   a.all(v.acts, v.kernels, v.compute, v.comm_all, v.exposed_all, v.wait, v.comm, v.exposed, v.copies, v.copy_bare, v.colls, v.nccl, v.seq,
-        v.compute_before, v.p2p, v.rank, v.cuts, v.period, v.kernel_ns, v.nccl_ns, v.first, v.last, v.wins, v.windows, v.total, v.host_stalls, v.host_stall_longest);
+        v.compute_before, v.p2p, v.rank, v.cuts, v.period, v.kernel_ns, v.nccl_ns, v.first, v.last, v.wins, v.windows, v.total, v.host_stalls, v.host_stall_longest,
+        v.stall_ns, v.stall_in_calls, v.stall_calls);
 }
 template <class A>
 void fields(A& a, parsers::FrameworkSeen& v) { a.all(v.framework, v.why); }
@@ -216,6 +220,10 @@ std::string digest_damage(const Digest& d) {
     }
     if (gt.rank < -1) return "a rank out of range";
     if (gt.host_stall_longest < 0 || gt.host_stall_longest > kMaxDigestSpanNs) return "a host stall beyond one capture";
+    if (gt.stall_ns < 0 || gt.stall_ns > kMaxDigestSpanNs || gt.stall_in_calls < 0 || gt.stall_in_calls > gt.stall_ns)
+      return "host stall time beyond one capture";
+    for (const auto& [name, ns] : gt.stall_calls)
+      if (ns < 0 || ns > gt.stall_ns) return "host stall time in calls beyond the stalls'";
     for (const auto& [start, slot] : gt.colls)
       if (start < gt.first || start > gt.last) return "a communication kernel outside its GPU's timeline";
     for (auto x : gt.compute_before)

@@ -3,6 +3,9 @@
 // calls where the framework is unknown (profile_model.hpp framework_fix).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <initializer_list>
+
 #include "analyzers/profile_model.hpp"
 
 namespace perfgap::analyzers::profile_model {
@@ -214,6 +217,37 @@ std::string framework_fix(parsers::Framework fw, FixTopic t) {
   if (t == FixTopic::launch_overhead) return std::string(kOverheadLead) + said + kLaunchThreadFast;
   if (t == FixTopic::host_stall) return std::string(kStallLead) + said + kLaunchThreadFast;
   return said;
+}
+
+std::string host_call_stall_fix(parsers::Framework fw, const std::vector<std::string>& calls) {
+  auto any = [&](std::initializer_list<std::string_view> prefixes) {
+    return std::any_of(calls.begin(), calls.end(), [&](const std::string& n) {
+      return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view pre) { return n.starts_with(pre); });
+    });
+  };
+  const bool pytorch = fw == Framework::pytorch;
+  std::string s = "The host stalls are spent inside CUDA runtime/driver calls on the launching thread, not in the data loader or Python: ";
+  std::vector<std::string> parts;
+  if (any({"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaHostAlloc", "cuMemHostAlloc", "cuMemCreate", "cuMemMap", "cuMemRelease"}))
+    parts.emplace_back(pytorch ? "cudaMalloc/cudaFree are the caching allocator asking the driver for memory (the first steps, or memory handed "
+                                 "back by torch.cuda.empty_cache() or an allocator at its limit): keep memory cached (no empty_cache() in the "
+                                 "loop; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True grows segments instead of freeing and reallocating)"
+                               : "cudaMalloc/cudaFree ask the driver for memory and synchronise the device: allocate once and reuse (a "
+                                 "memory pool, cudaMallocAsync)");
+  if (any({"cudaLaunch", "cuLaunch", "cuModule", "cuLibrary"}))
+    parts.emplace_back("a launch call of milliseconds to seconds is the first launch of a kernel loading its module (CUDA_MODULE_LOADING=LAZY "
+                       "loads each at its first use; JIT compiling PTX without a warm CUDA_CACHE_PATH)");
+  if (any({"cudaStreamCreate", "cudaEventCreate", "cuStreamCreate", "cuEventCreate", "cudaSetDevice", "cuCtx", "cudaDeviceSet"}))
+    parts.emplace_back("stream, event and context creation is set-up");
+  if (std::any_of(calls.begin(), calls.end(), [](const std::string& n) { return parsers::is_sync_call(n); }))
+    parts.emplace_back("a synchronising call waits on other work (another stream or GPU) before this GPU gets its next launch");
+  for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? "; " : "") + parts[i];
+  s += parts.empty() ? "" : ". ";
+  s += pytorch ? "Where it is warm-up (the first steps), leave it out of the capture (torch.profiler's schedule(wait=, warmup=, active=)) "
+                 "and judge steady-state steps; where it recurs in steady state, the calls above are what to remove"
+               : "Where it is warm-up (the first iterations), leave it out of the capture and judge steady-state iterations; where it recurs "
+                 "in steady state, the calls above are what to remove";
+  return s;
 }
 
 std::string framework_evidence(const parsers::FrameworkSeen& f) {

@@ -239,5 +239,19 @@ Ivs intersect(const Ivs& a, const Ivs& b) {
   return out;
 }
 
+std::string sampled_trace_evidence(const Digest& d, double* held_pct) {
+  const parsers::GpuInfo* worst = nullptr;
+  for (const auto& g : d.gpus)
+    if (g.host_calls >= kSampledMinCalls && g.corr_gap_median >= kSampledCorrGap && (!worst || g.corr_gap_median > worst->corr_gap_median)) worst = &g;
+  if (!worst) return {};
+  const auto held = static_cast<double>(worst->host_calls), span = static_cast<double>(std::max<std::int64_t>(1, worst->corr_span));
+  if (held_pct) *held_pct = 100.0 * held / span;
+  return fmt::format(
+      "a filtered or sampled trace: {} holds {} of the {} host calls its correlation ids number ({:.1f}%; consecutive ones {} ids apart at the "
+      "median, 1 to 6 in a complete Kineto trace){}: the GPU work and host calls left out read as idle and as host stalls",
+      worst->label, worst->host_calls, worst->corr_span, 100.0 * held / span, worst->corr_gap_median,
+      worst->launching_calls == worst->host_calls ? ", and every one it holds launched GPU work (a complete trace holds syncs, event records, allocations)"
+                                                   : "");
+}
 
 }  // namespace perfgap::analyzers::profile_model

@@ -186,6 +186,13 @@ struct GpuTimeline {
   // and the longest (ns).
   std::size_t host_stalls = 0;
   std::int64_t host_stall_longest = 0;
+  // Where those stalls' time went: their sum (ns), the part the launching thread (the thread of
+  // the call that launched the work ending each stall) spent inside host runtime/driver calls
+  // (Profile::slow_calls: cudaMalloc, cudaFree, a first launch loading its module), and that
+  // part by call name, most first (a name's calls may overlap one another: the union is
+  // stall_in_calls).
+  std::int64_t stall_ns = 0, stall_in_calls = 0;
+  std::vector<std::pair<std::string, std::int64_t>> stall_calls;
 };
 
 // Launch figures as (value, count) sorted by value: exact percentiles without a value per
@@ -353,6 +360,14 @@ void absorb(Digest& job, Digest&& r, std::uint32_t file);
 // Bytes a digest holds (the job's memory once its ranks are read).
 std::size_t digest_bytes(const Digest& d);
 
+// Whether the digest's traces are complete enough for host-bound verdicts: "" where they are,
+// else the evidence that one is filtered or sampled (its host calls' correlation ids are
+// mostly missing: GpuInfo::corr_gap_median of kSampledCorrGap or more over kSampledMinCalls
+// calls or more). Complete traces run 1 to 6; HTA's trace_filter output 36.
+constexpr std::int64_t kSampledCorrGap = 16;
+constexpr std::uint64_t kSampledMinCalls = 100;
+std::string sampled_trace_evidence(const Digest& d, double* held_pct = nullptr);
+
 // The job's figures from its digest (the digest's timelines move into the analysis): the
 // iterations chosen, per-iteration figures, the ranks on one clock and who holds them.
 Analysis analyze(Digest& d, const ProfileOptions& o);
@@ -409,6 +424,10 @@ enum class FixTopic : std::uint8_t {
   host_stall,              // profile.launch_bound and whatif.launch: the GPU waits mostly in host stalls (kHostStallNs)
 };
 std::string framework_fix(parsers::Framework fw, FixTopic t);
+// profile.launch_bound's fix where the host stalls are spent mostly inside CUDA runtime/driver
+// calls (GpuTimeline::stall_calls): what each kind of call named does (allocation, a first
+// launch loading its module, set-up, synchronisation), and leaving warm-up out of the capture.
+std::string host_call_stall_fix(parsers::Framework fw, const std::vector<std::string>& calls);
 // The evidence line of a finding whose fix framework_fix wrote: the framework and why.
 std::string framework_evidence(const parsers::FrameworkSeen& f);
 

@@ -662,6 +662,29 @@ std::vector<Tried> pipeline_changes(const Job& j, const Digest& d) {
 }
 
 // Why --busbw or --nccl-tests was not replayed, as a skip finding.
+// The launches and overlap changes as profile.launch_bound reads the same traces: a filtered or
+// sampled trace (its dropped events read as idle, host stalls and compute held) is not replayed;
+// host stalls spent mostly inside CUDA calls on the launching thread (cudaFree, a first launch
+// loading its module) get that fix, not the data loader's.
+void as_analysed(Tried& t, const Digest& d, const Analysis& an) {
+  if (const std::string sampled = sampled_trace_evidence(d); !sampled.empty() && t.skip_why.empty())
+    t.skip_why = (t.kind == "launch" ? "launches not replayed: " : "communication overlap not replayed: ") + sampled;
+  if (t.kind != "launch") return;
+  std::int64_t stall = 0, in_calls = 0;
+  std::map<std::string, std::int64_t> by_name;
+  for (const auto& gt : an.gpus) {
+    stall += gt.stall_ns, in_calls += gt.stall_in_calls;
+    for (const auto& [n, ns] : gt.stall_calls) by_name[n] += ns;
+  }
+  if (stall <= 0 || 2 * in_calls < stall || by_name.empty()) return;
+  std::vector<std::pair<std::int64_t, std::string>> most;
+  for (const auto& [n, ns] : by_name) most.emplace_back(ns, n);
+  std::stable_sort(most.begin(), most.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> names;
+  for (const auto& [ns, n] : most) names.push_back(n);
+  t.stall_fix = host_call_stall_fix(d.framework.framework, names);
+}
+
 Finding busbw_unknown(const std::string& id, const std::string& subject, const std::string& option, const std::string& source) {
   Finding f = started(id, "workload", subject);
   f.title = "no collective's size is in the traces (nsys exports and older Kineto traces record none): " + option + " cannot be replayed";
@@ -697,7 +720,10 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
   }
   std::vector<Finding> undecided;
   std::vector<std::vector<std::size_t>> moved;  // per finding of `tried`: the ranks its change moves
-  for (const auto& t : j.pipeline ? pipeline_changes(j, d) : changes(j, d, w)) {
+  auto tries = j.pipeline ? pipeline_changes(j, d) : changes(j, d, w);
+  for (auto& t : tries)
+    if (t.kind == "launch" || t.kind == "overlap") as_analysed(t, d, an);
+  for (const auto& t : tries) {
     if (!t.skip_why.empty()) {
       Finding f = started("whatif." + t.kind, "workload", t.subject);
       f.title = t.skip_why;

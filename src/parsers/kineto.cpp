@@ -13,6 +13,7 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -220,7 +221,8 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
   std::vector<std::int64_t> corr_of;  // per activity
   struct Call {
     std::int64_t corr, start, end;
-    bool graph;  // cudaGraphLaunch / cuGraphLaunch
+    std::uint32_t thread;  // tid's low 32 bits
+    bool graph;            // cudaGraphLaunch / cuGraphLaunch
   };
   std::vector<Call> api;  // host calls with a correlation, in file order
   std::vector<ProfileRange> comm_ops;  // cpu_op events named nccl:* (the op that launched a send/recv kernel)
@@ -292,6 +294,16 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     last_index = i;
     return i;
   }
+  // A slow host call's name in Profile::call_names (kept apart from the kernels' and ranges'
+  // names); past 255 names (no real trace has that many slow calls' names) "other calls".
+  std::uint32_t call_name(std::string_view s) {
+    for (std::uint32_t i = 0; i < p.call_names.size(); ++i)
+      if (p.call_names[i] == s) return i;
+    if (p.call_names.size() == 255) s = "other calls";
+    else if (p.call_names.size() > 255) return 255;
+    p.call_names.emplace_back(s);
+    return static_cast<std::uint32_t>(p.call_names.size() - 1);
+  }
   bool gpu_of(std::int64_t device, std::uint32_t& index) {
     if (last_gpu_set && device == last_device) {
       index = last_gpu;
@@ -357,7 +369,12 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
         last_call_sync = is_sync_call(name);
         last_call_set = true;
       }
-      if (c) api.push_back({c, t0, t0 + d, last_call_graph});
+      std::int64_t thread = 0;
+      if (!integer(tid, thread)) thread = 0;
+      const auto th = static_cast<std::uint32_t>(static_cast<std::uint64_t>(thread));
+      if (c) api.push_back({c, t0, t0 + d, th, last_call_graph});
+      // The long ones are kept by name: where a host stall's time went (cudaMalloc, a first launch).
+      if (d >= kSlowHostCallNs) p.slow_calls.push_back({.start = t0, .end = t0 + d, .name = call_name(name), .thread = th, .file = 0});
       ++p.api_calls;
       if (last_call_sync) ++p.sync_calls, p.sync_ns += d;
       return true;
@@ -655,6 +672,41 @@ std::string no_gpu_activity(const Handler& h) {
   return n + ": profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]";
 }
 
+// What the host calls' correlation ids say of how complete the trace is (GpuInfo::corr_gap_median):
+// `api` sorted by correlation; `launching` of them joined to a GPU activity. On every GPU of the
+// trace (one process). Sorts its slow calls by start.
+void note_call_coverage(Profile& p, const std::vector<Handler::Call>& api, std::uint64_t launching) {
+  std::sort(p.slow_calls.begin(), p.slow_calls.end(), [](const SlowHostCall& a, const SlowHostCall& b) { return a.start < b.start; });
+  if (api.size() < 2) return;
+  // Gaps under 64 counted (a complete trace's), longer ones kept: no array of a value per call.
+  std::array<std::uint64_t, 64> small{};
+  std::vector<std::int64_t> large;
+  std::uint64_t n = 0;
+  for (std::size_t i = 1; i < api.size(); ++i) {
+    const std::int64_t gap = api[i].corr - api[i - 1].corr;
+    if (gap <= 0) continue;
+    ++n;
+    if (gap < 64) ++small[static_cast<std::size_t>(gap)];
+    else large.push_back(gap);
+  }
+  if (n == 0) return;
+  std::int64_t median = 0;
+  std::uint64_t below = 0, half = n / 2;  // the value at sorted position n / 2
+  for (std::size_t v = 0; v < small.size() && median == 0; ++v)
+    if ((below += small[v]) > half) median = static_cast<std::int64_t>(v);
+  if (median == 0) {
+    const auto mid = large.begin() + static_cast<std::ptrdiff_t>(half - below);
+    std::nth_element(large.begin(), mid, large.end());
+    median = *mid;
+  }
+  for (auto& g : p.gpus) {
+    g.host_calls = api.size();
+    g.launching_calls = launching;
+    g.corr_span = api.back().corr - api.front().corr + 1;
+    g.corr_gap_median = median;
+  }
+}
+
 }  // namespace kineto_sax
 
 Parsed<Profile> read_kineto(const ByteSource& next) {
@@ -729,6 +781,8 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
   // Correlations mostly rise through the file: the call after the last one found is tried
   // first (each position tried is the first of its correlation, as lower_bound's).
   auto at = api.begin();
+  std::vector<bool> launched(api.size(), false);  // per call: some activity joined it
+  std::uint64_t launching = 0;
   for (std::size_t i = 0; i < p.acts.size(); ++i) {
     std::int64_t c = h.corr_of[i];
     if (!c) continue;
@@ -744,7 +798,10 @@ Parsed<Profile> read_kineto(const ByteSource& next) {
     p.acts[i].api_start = it->start;
     p.acts[i].api_end = it->end;
     p.acts[i].graph_launch = it->graph;
+    p.acts[i].api_thread = it->thread;
+    if (!launched[static_cast<std::size_t>(it - api.begin())]) launched[static_cast<std::size_t>(it - api.begin())] = true, ++launching;
   }
+  kineto_sax::note_call_coverage(p, api, launching);
   if (const std::size_t named = name_sendrecv_collectives(p, h.comm_ops))
     p.notes.push_back(std::to_string(named) + " SendRecv kernels counted as the collective of the nccl:* op that launched them (NCCL runs all-to-all as send/recv)");
   if (p.api_calls == 0) p.notes.push_back("no cuda_runtime/cuda_driver events: launch overhead and host-bound idle unknown");

@@ -240,6 +240,7 @@ void Profile::merge(Profile&& o, std::uint32_t file) {
     // The first profile: taken over whole (no copy of millions of activities).
     for (auto& g : o.gpus) g.file = file;
     for (auto& r : o.ranges) r.file = file;
+    for (auto& c : o.slow_calls) c.file = file;
     *this = std::move(o);
     return;
   }
@@ -273,6 +274,18 @@ void Profile::merge(Profile&& o, std::uint32_t file) {
     r.name = remap[r.name];
     ranges.push_back(r);
   }
+  std::vector<std::uint32_t> call_remap(o.call_names.size());
+  for (std::size_t i = 0; i < o.call_names.size(); ++i) {
+    const auto at = std::find(call_names.begin(), call_names.end(), o.call_names[i]);
+    call_remap[i] = static_cast<std::uint32_t>(at - call_names.begin());
+    if (at == call_names.end()) call_names.push_back(o.call_names[i]);
+  }
+  for (auto c : o.slow_calls) {
+    c.file = file;
+    c.name = call_remap[c.name];
+    slow_calls.push_back(c);
+  }
+  std::sort(slow_calls.begin(), slow_calls.end(), [](const SlowHostCall& a, const SlowHostCall& b) { return a.start < b.start; });
   api_calls += o.api_calls;
   sync_calls += o.sync_calls;
   sync_ns += o.sync_ns;

@@ -79,6 +79,7 @@ struct GpuActivity {
   // Kineto's "Dst Rank" of a send, "Src Rank" of a recv (PyTorch's record_param_comms
   // metadata, copied onto the kernel); -1 unknown (older traces, nsys exports).
   std::int32_t peer = -1;
+  std::uint32_t api_thread = 0;  // the thread of its host call (Kineto's tid, its low 32 bits); 0 unknown
   ActKind kind = ActKind::kernel;
   Coll coll = Coll::none;
   CopyKind copy = CopyKind::unknown;    // memcpy only
@@ -86,6 +87,7 @@ struct GpuActivity {
   bool graph_launch = false;            // its host call is a CUDA graph launch (cudaGraphLaunch, cuGraphLaunch)
   P2pDir p2p = P2pDir::unknown;         // a SendRecv kernel's direction (Kineto's "Collective name" send or recv)
 };
+static_assert(sizeof(GpuActivity) <= 72, "a profile holds 10^6-10^7 activities: keep the record small");
 
 struct GpuInfo {
   std::uint32_t file = 0;     // which input (profiles of several files are merged)
@@ -94,6 +96,24 @@ struct GpuInfo {
   std::string label;          // "GPU 3 (Tesla V100-SXM2-16GB) pid 1234", "rank 1 GPU 1"
   std::string key;            // for per-GPU metric names: "pid1234.gpu3", "rank1.gpu1" (unique in a merged profile)
   std::string host;           // the node, where the profile names it (nsys TARGET_INFO_SYSTEM_ENV Hostname); empty: unknown
+  // What the correlation ids of its trace's host calls say of how complete the trace is (Kineto;
+  // 0 where unknown): CUPTI numbers every runtime and driver call of the process, so a complete
+  // trace holds most numbers (consecutive recorded calls 1 to 6 apart at the median over HTA's
+  // and PyTorch's real traces) and a filtered or sampled one a few (HTA's trace_filter: 36).
+  std::uint64_t host_calls = 0;       // its trace's host calls with a correlation id
+  std::uint64_t launching_calls = 0;  // of those, the ones that launched GPU work in the trace
+  std::int64_t corr_span = 0;         // last correlation id - first + 1
+  std::int64_t corr_gap_median = 0;   // median step between consecutive recorded calls' ids
+};
+
+// A host runtime/driver call of kSlowHostCallNs or longer (Kineto cuda_runtime/cuda_driver):
+// what the host sat in while the GPU waited (profile.launch_bound's host stalls).
+inline constexpr std::int64_t kSlowHostCallNs = 100'000;
+struct SlowHostCall {
+  std::int64_t start = 0, end = 0;
+  std::uint32_t name = 0;  // index into Profile::call_names
+  std::uint32_t thread = 0;
+  std::uint32_t file = 0;
 };
 
 // A host-side annotation: NVTX push/pop or start/end range, Kineto user_annotation.
@@ -132,6 +152,9 @@ struct Profile {
   // work, each name once); empty for Kineto traces.
   std::vector<std::string> threads;
   FrameworkSeen framework;              // set by the readers (framework_of; Kineto: PyTorch)
+  // Its host calls of kSlowHostCallNs or longer, by start (Kineto; empty for nsys exports).
+  std::vector<SlowHostCall> slow_calls;
+  std::vector<std::string> call_names;  // their names (a few dozen runtime/driver calls)
 
   // Appends another profile (of input `file`): its GPUs, activities and ranges keep their own identity.
   void merge(Profile&& other, std::uint32_t file);

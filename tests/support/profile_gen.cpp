@@ -714,7 +714,7 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
     if (graph_first) graph_corr[kn.graph] = corr;
     const std::int64_t my_corr = corr;
     corr = kn.graph >= 0 ? graph_corr[kn.graph] : corr;
-    std::string args = "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(kn.stream) + ", \"correlation\": " + std::to_string(corr);
+    std::string args = "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(kn.stream) + ", \"correlation\": " + std::to_string(corr * gpu.corr_stride);
     if (!kn.collective.empty())
       args += ", \"Collective name\": \"" + kn.collective + "\", \"In msg nelems\": " + std::to_string(kn.nelems) + ", \"Out msg nelems\": " +
               std::to_string(kn.nelems) + ", \"Group size\": " + std::to_string(kn.group > 0 ? static_cast<std::size_t>(kn.group) : s.gpus.size()) + ", \"dtype\": \"Float\"";
@@ -722,7 +722,7 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
     ev("kernel", kn.name, gpu.device, kn.stream, kn.start, kn.end, args);
     if (kn.api_start >= 0 && (kn.graph < 0 || graph_first))
       ev("cuda_runtime", kn.graph >= 0 ? "cudaGraphLaunch" : "cudaLaunchKernel", gpu.pid, gpu.pid, kn.api_start, kn.api_end,
-         "\"correlation\": " + std::to_string(corr));
+         "\"correlation\": " + std::to_string(corr * gpu.corr_stride));
     corr = my_corr;
   }
   for (const auto& cp : gpu.copies) {
@@ -733,11 +733,11 @@ std::string kineto_json(const Scenario& s, std::size_t g, int rank) {
     ev(cp.memset ? "gpu_memset" : "gpu_memcpy", cp.memset ? "Memset (Device)" : "Memcpy " + cp.kind + " (" + ends + ")", gpu.device,
        cp.stream, cp.start, cp.end,
        "\"device\": " + std::to_string(gpu.device) + ", \"stream\": " + std::to_string(cp.stream) +
-           ", \"correlation\": " + std::to_string(corr) + ", \"bytes\": " + std::to_string(cp.bytes));
+           ", \"correlation\": " + std::to_string(corr * gpu.corr_stride) + ", \"bytes\": " + std::to_string(cp.bytes));
     if (cp.api_start >= 0)
-      ev("cuda_runtime", cp.memset ? "cudaMemsetAsync" : "cudaMemcpyAsync", gpu.pid, gpu.pid, cp.api_start, cp.api_end, "\"correlation\": " + std::to_string(corr));
+      ev("cuda_runtime", cp.memset ? "cudaMemsetAsync" : "cudaMemcpyAsync", gpu.pid, gpu.pid, cp.api_start, cp.api_end, "\"correlation\": " + std::to_string(corr * gpu.corr_stride));
   }
-  for (const auto& hc : gpu.calls) ev("cuda_runtime", hc.name, gpu.pid, gpu.pid, hc.start, hc.end, "\"correlation\": " + std::to_string(++corr));
+  for (const auto& hc : gpu.calls) ev("cuda_runtime", hc.name, gpu.pid, gpu.pid, hc.start, hc.end, "\"correlation\": " + std::to_string(++corr * gpu.corr_stride));
   for (const auto& rg : s.ranges)
     if (rg.pid == gpu.pid) ev("user_annotation", rg.name, gpu.pid, gpu.pid, rg.start, rg.end, "");
   o += "\n],\n\"traceName\": \"generated\"}\n";

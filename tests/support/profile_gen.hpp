@@ -42,6 +42,9 @@ struct Gpu {
   std::vector<Kernel> kernels;
   std::vector<Copy> copies;
   std::vector<HostCall> calls;
+  // Kineto: each correlation id written times this (> 1: the calls between them left out, as a
+  // filtered or sampled trace holds them).
+  std::int64_t corr_stride = 1;
 };
 struct Range {  // NVTX push/pop (nsys) or user_annotation (Kineto) of process `pid`
   std::int64_t start = 0, end = 0;

@@ -577,6 +577,29 @@ TEST(Whatif, TwoRanksOnNoOneClockSayWhyInTheSkip) {
   EXPECT_NE(replay.title.find("at no clock offset"), std::string::npos) << replay.title;
 }
 
+// A filtered or sampled trace (HTA's trace_filter keeps 1 in ~40 host calls): its dropped
+// events read as idle, host stalls and compute held, so neither launches nor overlap are replayed
+// (profile.launch_bound skips it alike); the ranks' lateness still is.
+TEST(Whatif, ASampledTraceReplaysNoLaunchesNorOverlap) {
+  gen::JobSpec spec;
+  spec.ranks = 4;
+  spec.late_rank = 1;
+  spec.late_ms = 20;
+  auto s = gen::job(spec);
+  for (auto& g : s.gpus) g.corr_stride = 40;
+  const auto t = whatif_traces(s);
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  for (const char* id : {"whatif.launch", "whatif.overlap"}) {
+    const auto* f = change_for(fs, id, "");
+    ASSERT_NE(f, nullptr) << id;
+    EXPECT_EQ(f->status, Status::skip) << f->title;
+    EXPECT_NE(f->title.find("not replayed: a filtered or sampled trace"), std::string::npos) << f->title;
+  }
+  const auto* late = change_for(fs, "whatif.rank", "rank 1 ");
+  ASSERT_NE(late, nullptr) << whatif_json_of(fs);
+  EXPECT_NEAR(whatif_metric_of(*late, "saved_ms_per_iter"), 20, kWhatifJitterMs) << late->title;
+}
+
 // The real public traces (../shared/fixtures/profiles, one rank each): the replay reproduces each
 // measured step within 5%, or says there is nothing to replay; no change saves more than the step.
 TEST(Whatif, RealTracesReplayTheirMeasuredStep) {

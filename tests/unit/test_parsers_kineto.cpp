@@ -143,6 +143,12 @@ std::pair<std::string, Profile> expected(const std::string& text) {
       }
       ++p.api_calls;
       if (parsers::is_sync_call(str("name"))) ++p.sync_calls, p.sync_ns += dur;
+      if (dur >= parsers::kSlowHostCallNs) {  // kept by name: where host stalls went
+        const std::string n = str("name");
+        auto at = std::find(p.call_names.begin(), p.call_names.end(), n);
+        if (at == p.call_names.end()) at = p.call_names.insert(p.call_names.end(), n);
+        p.slow_calls.push_back({.start = ts, .end = ts + dur, .name = static_cast<std::uint32_t>(at - p.call_names.begin()), .thread = 0, .file = 0});
+      }
       continue;
     }
     if (!gpu) {
@@ -242,6 +248,14 @@ void expect_same(const Profile& got, const Profile& want) {
   for (std::size_t i = 0; i < got.ranges.size(); ++i)
     EXPECT_TRUE(got.ranges[i].start == want.ranges[i].start && got.ranges[i].end == want.ranges[i].end && got.ranges[i].name == want.ranges[i].name) << i;
   EXPECT_EQ(got.api_calls, want.api_calls);
+  // The slow host calls: the same calls by start, end and name.
+  auto slow = [](const Profile& p) {
+    std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> v;
+    for (const auto& c : p.slow_calls) v.emplace_back(c.start, c.end, p.call_names.at(c.name));
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(slow(got), slow(want));
   EXPECT_EQ(got.sync_calls, want.sync_calls);
   EXPECT_EQ(got.sync_ns, want.sync_ns);
   EXPECT_EQ(got.system, want.system);
