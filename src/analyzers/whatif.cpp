@@ -678,9 +678,11 @@ void as_analysed(Tried& t, const Digest& d, const Analysis& an) {
   }
   if (stall <= 0 || 2 * in_calls < stall || by_name.empty()) return;
   std::vector<std::pair<std::int64_t, std::string>> most;
+  most.reserve(by_name.size());
   for (const auto& [n, ns] : by_name) most.emplace_back(ns, n);
   std::stable_sort(most.begin(), most.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> names;
+  names.reserve(most.size());
   for (const auto& [ns, n] : most) names.push_back(n);
   t.stall_fix = host_call_stall_fix(d.framework.framework, names);
 }

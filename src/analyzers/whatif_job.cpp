@@ -163,6 +163,7 @@ void place_nodes(std::vector<Finding>& tried, const std::vector<std::vector<std:
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key[a] != key[b] ? key[a] > key[b] : after[a] < after[b]; });
   std::vector<Finding> sorted;
+  sorted.reserve(order.size());
   for (auto i : order) sorted.push_back(std::move(tried[i]));
   tried = std::move(sorted);
 }

@@ -492,6 +492,24 @@ TEST(WhatifPipeline, PipelineAndDataParallelStragglerSkipsWhereTheGraphCannotBeB
 namespace perfgap {
 namespace {
 
+// The job's Kineto traces named as torch.profiler's tensorboard_trace_handler names them
+// ("{hostname}_{pid}.{time_ns}.pt.trace.json": ranks 0-7 on node0, 8-15 on node1): whatif's
+// findings and analyze's.
+std::pair<std::vector<report::Finding>, std::vector<report::Finding>> whatif_on_named_nodes(const gen::PipelineSpec& spec,
+                                                                                            gen::PipelineAnswer& answer) {
+  auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec, &answer));
+  for (std::size_t g = 0; g < t.files.size(); ++g)
+    t.files[g] = fmt::format("trace/node{}_{}.1733400000{:09d}.pt.trace.json", g / 8, 7100 + g, g);
+  const auto base_reader = t.reader();
+  const analyzers::ProfileReader reader = [&](const std::string& f) {
+    auto p = base_reader(f);
+    if (p)
+      for (auto& g : p->gpus) g.host = parsers::kineto_trace_host(f);
+    return p;
+  };
+  return {analyzers::whatif_profile_job(t.files, reader, {}, {}, 2).findings, analyzers::analyze_profile_job(t.files, reader, {}, 2).findings};
+}
+
 // A node of a PP + DP job (two nodes of 8 GPUs, four copies of a 4-stage pipeline: copies 0-1 on
 // node0, 2-3 on node1) whose every rank computes 1.5x longer. Each stage's median rank is halfway
 // (two of its four copies are slow), so no rank alone answers it; whatif.node replays node1's
@@ -503,17 +521,7 @@ TEST(WhatifPipeline, PipelineAndDataParallelSlowNodeSavesWhatTheScheduleSays) {
     auto spec = ppdp_spec(one_f_one_b, 4);
     for (int r = 8; r < 16; ++r) spec.slow_ranks.push_back(r);
     gen::PipelineAnswer answer;
-    auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec, &answer));
-    for (std::size_t g = 0; g < t.files.size(); ++g)
-      t.files[g] = fmt::format("trace/node{}_{}.1733400000{:09d}.pt.trace.json", g / 8, 7100 + g, g);
-    const auto base_reader = t.reader();
-    const analyzers::ProfileReader reader = [&](const std::string& f) {
-      auto p = base_reader(f);
-      if (p)
-        for (auto& g : p->gpus) g.host = parsers::kineto_trace_host(f);
-      return p;
-    };
-    const auto fs = analyzers::whatif_profile_job(t.files, reader, {}, {}, 2).findings;
+    const auto [fs, af] = whatif_on_named_nodes(spec, answer);
     SCOPED_TRACE(one_f_one_b ? "1f1b" : "gpipe");
     pipe_expect_sound(fs, answer);
     const auto* node = pipe_change(fs, "whatif.node", "node1");
@@ -534,7 +542,6 @@ TEST(WhatifPipeline, PipelineAndDataParallelSlowNodeSavesWhatTheScheduleSays) {
     EXPECT_GT(set, node);
     // analyze's profile.straggler names the node, at what whatif.node saves (it said "no
     // straggler": each rank alone saves nothing while its stage's other slow copy holds the job).
-    const auto af = analyzers::analyze_profile_job(t.files, reader, {}, 2).findings;
     const auto& st = fixture::find(af, "profile.straggler");
     EXPECT_EQ(st.status, Status::warn) << st.title;
     EXPECT_EQ(st.title.rfind("node node1: its 8 ranks compute ", 0), 0u) << st.title;
@@ -648,17 +655,7 @@ TEST(WhatifPipeline, PipelineAndDataParallelOneSlowRankIsNotItsNode) {
   auto spec = ppdp_spec(true, 4);
   spec.slow_rank = 5;
   gen::PipelineAnswer answer;
-  auto t = fixture::kinetos_of_ranks(gen::pipeline_job(spec, &answer));
-  for (std::size_t g = 0; g < t.files.size(); ++g)
-    t.files[g] = fmt::format("trace/node{}_{}.1733400000{:09d}.pt.trace.json", g / 8, 7100 + g, g);
-  const auto base_reader = t.reader();
-  const analyzers::ProfileReader reader = [&](const std::string& f) {
-    auto p = base_reader(f);
-    if (p)
-      for (auto& g : p->gpus) g.host = parsers::kineto_trace_host(f);
-    return p;
-  };
-  const auto fs = analyzers::whatif_profile_job(t.files, reader, {}, {}, 2).findings;
+  const auto [fs, af] = whatif_on_named_nodes(spec, answer);
   pipe_expect_sound(fs, answer);
   const auto& first = *std::find_if(fs.begin(), fs.end(), [](const report::Finding& f) { return f.id != "profile.ranks" && f.id != "whatif.replay"; });
   EXPECT_EQ(first.id, "whatif.rank") << first.title;
@@ -669,7 +666,6 @@ TEST(WhatifPipeline, PipelineAndDataParallelOneSlowRankIsNotItsNode) {
       EXPECT_EQ(f.fix.find("drain it"), std::string::npos) << f.fix;
       EXPECT_NE(f.title.find("rank 5 "), std::string::npos) << f.title;
     }
-  const auto af = analyzers::analyze_profile_job(t.files, reader, {}, 2).findings;
   const auto& st = fixture::find(af, "profile.straggler");
   EXPECT_EQ(st.title.find("node node0"), std::string::npos) << st.title;
   EXPECT_NE(st.title.find("rank 5 "), std::string::npos) << st.title;
