@@ -521,10 +521,14 @@ Finding launch_bound_finding(const DigestFindingInputs& in) {
         stalls ? fmt::format(": {:.1f}% in host stalls of {:.0f} ms or more ({} in the profile, the longest {:.2f} ms{}), {:.1f}% between launches",
                              st.pct, ms(static_cast<double>(kHostStallNs)), st.count, ms(static_cast<double>(st.longest)), in_calls, std::max(0.0, host - st.pct))
                : "";
+    // A long launch delay where the GPU hardly waits is the host queueing work ahead of it (a
+    // GPU-bound job), not slow launches: said where it is read.
+    const std::string queued = d50 >= 1000 && host < 5 ? " (the host launches this far ahead of the GPU: a GPU-bound job, not slow launches)" : "";
     f.title = fmt::format(
-        "GPU waits on {} {:.1f}% {}{}{}{}; launch call p50 {:.1f} us{}, launch delay p50 {:.1f} us / p99 {:.1f} us, {:.1f}% of kernels shorter than their launch call{}",
+        "GPU waits on {} {:.1f}% {}{}{}{}; launch call p50 {:.1f} us{}, launch delay p50 {:.1f} us / p99 {:.1f} us{}, {:.1f}% of kernels shorter than their "
+        "launch call{}",
         stalls ? "the host" : "kernel launches", host, iteration_words(an), host > 10 ? " (> 10%)" : "", split, sync.empty() ? "" : ": " + sync, api50,
-        longest_launch_words(f, an, api50), d50, d99, short_pct,
+        longest_launch_words(f, an, api50), d50, d99, queued, short_pct,
         an.graph_kernels ? fmt::format("; {:.1f}% of kernels ran under CUDA graphs (not in these launch figures)", graph_pct) : "");
     f.add(source, fmt::format("{} of {} kernels joined to their launch call by correlation id", an.launches, kernels));
     if (stalls)

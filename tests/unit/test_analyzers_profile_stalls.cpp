@@ -167,3 +167,33 @@ TEST(ProfileHostStalls, HtaTracesWherePresent) {
   EXPECT_EQ(find(f, "profile.launch_bound").status, Status::skip);
   EXPECT_EQ(find(f, "profile.gpu_idle").status, Status::skip);
 }
+
+namespace {
+
+// A GPU-bound job: the host launches each kernel 20 ms before the GPU runs it (queued behind the
+// ones before), the GPU never idle. The long launch delay is said to be the host running ahead.
+TEST(ProfileLaunchBound, ALongLaunchDelayOfAGpuBoundJobIsTheHostRunningAhead) {
+  gen::Scenario s;
+  s.gpus.resize(1);
+  auto& g = s.gpus[0];
+  std::int64_t t = 30 * kMs;
+  for (int step = 0; step < 5; ++step) {
+    const std::int64_t step_start = t;
+    for (int k = 0; k < 40; ++k) {
+      gen::Kernel kn;
+      kn.name = "void at::native::vectorized_elementwise_kernel<4>(int, float*)";
+      kn.start = t, kn.end = t + kMs;
+      kn.api_start = t - 20 * kMs, kn.api_end = kn.api_start + 5 * kUs;
+      g.kernels.push_back(kn);
+      t += kMs;
+    }
+    s.ranges.push_back({step_start, t, "ProfilerStep#" + std::to_string(10 + step)});
+  }
+  const auto fs = analyze_kineto(s);
+  const auto& lb = find(fs, "profile.launch_bound");
+  EXPECT_EQ(lb.status, Status::pass) << lb.title;
+  EXPECT_NEAR(metric(lb, "launch_delay_us_p50"), 20000, 10);
+  EXPECT_NE(lb.title.find("(the host launches this far ahead of the GPU: a GPU-bound job, not slow launches)"), std::string::npos) << lb.title;
+}
+
+}  // namespace
