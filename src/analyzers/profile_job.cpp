@@ -154,8 +154,11 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const RankRead
         if (!r) {
           err = r.error();
         } else if (auto* p = std::get_if<Profile>(&*r)) {
-          if (several)
+          // Of several files, each one's GPUs and notes say which file they are of.
+          if (several) {
             for (auto& g : p->gpus) g.label = files[i] + ": " + g.label;
+            for (auto& note : p->notes) note = files[i] + ": " + note;
+          }
           acts = p->acts.size();
           d = digest(*p, o);
         } else if (auto sd = deserialize_digest(std::get<std::string>(*r)); !sd) {
@@ -164,8 +167,10 @@ JobDigest read_profile_job(const std::vector<std::string>& files, const RankRead
           err = why;
         } else {
           // Labelled by the trace it was made from, as that trace would have been.
-          if (several)
+          if (several) {
             for (auto& g : sd->digest.gpus) g.label = sd->source + ": " + g.label;
+            for (auto& note : sd->digest.notes) note = sd->source + ": " + note;
+          }
           d = std::move(sd->digest);
         }
       }

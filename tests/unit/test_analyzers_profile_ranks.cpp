@@ -157,6 +157,26 @@ TEST(ProfileRanks, ARankWithFewerStepsIsSaidInTheAlignment) {
   EXPECT_TRUE(said) << fixture::findings_json(fs);
 }
 
+// A note of each rank's reader (its SendRecv kernels counted as their all-to-all, ...) says which
+// file it is of: two ranks' alike notes are two lines, each naming its file.
+TEST(ProfileRanks, EachRanksNotesNameTheirFile) {
+  gen::JobSpec spec;
+  spec.ranks = 2;
+  const auto t = fixture::kinetos_of_ranks(gen::job(spec));
+  const auto base = t.reader();
+  const analyzers::ProfileReader read = [&](const std::string& f) {
+    auto p = base(f);
+    if (p) p->notes.push_back("10 SendRecv kernels counted as the collective of the nccl:* op that launched them");
+    return p;
+  };
+  const auto fs = analyzers::analyze_profile_job(t.files, read, {}, 1).findings;
+  const auto& sum = find(fs, "profile.summary");
+  std::size_t named = 0;
+  for (const auto& e : sum.evidence)
+    for (const auto& file : t.files) named += e.observed == file + ": 10 SendRecv kernels counted as the collective of the nccl:* op that launched them";
+  EXPECT_EQ(named, 2u) << fixture::findings_json(fs);
+}
+
 TEST(ProfileRanks, RankOfAnotherJobIsNamedNotAligned) {
   gen::JobSpec spec;
   spec.late_rank = 5;
