@@ -600,6 +600,35 @@ TEST(Whatif, ASampledTraceReplaysNoLaunchesNorOverlap) {
   EXPECT_NEAR(whatif_metric_of(*late, "saved_ms_per_iter"), 20, kWhatifJitterMs) << late->title;
 }
 
+// A rank's host stalls spent inside cudaFree on its launching thread (the caching allocator
+// giving memory back): whatif.launch's stall fix is the allocator's, as profile.launch_bound's,
+// not the data loader's.
+TEST(Whatif, HostStallsInsideCudaCallsGetTheirFix) {
+  gen::JobSpec spec;
+  spec.ranks = 4;
+  spec.launch_bound_rank = 2;  // its GPU idle 2 ms before each kernel: host stalls, 78 ms a step
+  spec.launch_gap_us = 2000;
+  auto s = gen::job(spec);
+  for (auto& g : s.gpus) {
+    auto kernels = g.kernels;
+    std::sort(kernels.begin(), kernels.end(), [](const gen::Kernel& a, const gen::Kernel& b) { return a.start < b.start; });
+    // In each gap of 1 ms or more before a kernel, the launching thread sits in cudaFree for the
+    // part of it not spent in the launch call itself.
+    for (std::size_t k = 1; k < kernels.size(); ++k) {
+      const std::int64_t from = std::max(kernels[k - 1].end, kernels[k].api_end) + 1'000, to = kernels[k].start - 1'000;
+      if (kernels[k].start - kernels[k - 1].end >= 1'000'000 && to - from >= 500'000) g.calls.push_back({from, to, "cudaFree"});
+    }
+  }
+  const auto t = whatif_traces(s);
+  const auto fs = analyzers::whatif_profile_job(t.files, t.reader(), {}, {}, 2).findings;
+  const auto* launch = change_for(fs, "whatif.launch", "");
+  ASSERT_NE(launch, nullptr);
+  EXPECT_GT(whatif_metric_of(*launch, "host_stall_saved_ms_per_iter"), 1.0) << launch->title;
+  EXPECT_EQ(launch->status, Status::warn) << launch->title;
+  EXPECT_NE(launch->fix.find("caching allocator"), std::string::npos) << launch->fix;
+  EXPECT_EQ(launch->fix.find("py-spy"), std::string::npos) << launch->fix;
+}
+
 // The real public traces (../shared/fixtures/profiles, one rank each): the replay reproduces each
 // measured step within 5%, or says there is nothing to replay; no change saves more than the step.
 TEST(Whatif, RealTracesReplayTheirMeasuredStep) {
