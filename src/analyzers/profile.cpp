@@ -715,6 +715,7 @@ std::vector<Finding> digest_findings(Digest& p, const std::string& source, const
   out.push_back(launch_bound_finding(in));
   out.push_back(env_finding(in));
   if (o.reference) out.push_back(compare_finding(in));
+  rocm_fix_words(p, out);
   return out;
 }
 

@@ -250,6 +250,21 @@ std::string host_call_stall_fix(parsers::Framework fw, const std::vector<std::st
   return s;
 }
 
+void rocm_fix_words(const Digest& d, std::vector<report::Finding>& findings) {
+  std::string amd;
+  for (const auto& g : d.gpus)
+    if (g.label.find("AMD ") != std::string::npos || g.label.find("Radeon") != std::string::npos || g.label.find("Instinct") != std::string::npos)
+      amd = g.label;
+  if (amd.empty()) return;
+  for (auto& f : findings) {
+    if (f.fix.empty()) continue;
+    f.fix += f.fix.ends_with(".") ? " " : ". ";
+    f.fix += "On AMD GPUs (ROCm) read CUDA's names as their counterparts: HIP graphs (hipGraph) for CUDA graphs, rocprofv3 or Omnitrace for "
+             "nsys, MIOpen for cuDNN, RCCL for NCCL, HIP_LAUNCH_BLOCKING for CUDA_LAUNCH_BLOCKING.";
+    f.add(f.subject, "AMD GPU: " + amd + " (a ROCm trace: its HIP calls are recorded under CUDA's categories)");
+  }
+}
+
 std::string framework_evidence(const parsers::FrameworkSeen& f) {
   if (f.framework == Framework::unknown)
     return fmt::format("framework: not recognised ({}): the fix names CUDA calls, no framework's API", f.why.empty() ? "not recorded" : f.why);

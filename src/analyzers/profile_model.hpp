@@ -430,6 +430,10 @@ std::string framework_fix(parsers::Framework fw, FixTopic t);
 std::string host_call_stall_fix(parsers::Framework fw, const std::vector<std::string>& calls);
 // The evidence line of a finding whose fix framework_fix wrote: the framework and why.
 std::string framework_evidence(const parsers::FrameworkSeen& f);
+// A trace of AMD GPUs (ROCm: PyTorch's profiler names them "AMD Instinct ...", "AMD Radeon
+// ..."): each fix that names CUDA's tools gets their ROCm counterparts beside it (HIP graphs,
+// rocprofv3, MIOpen, RCCL), and an evidence line says why.
+void rocm_fix_words(const Digest& d, std::vector<report::Finding>& findings);
 
 // What the job's files held as ranks: all of one run, or which were left out, unreadable or
 // missing (job-level verdicts over part of a job cannot pass: profile.straggler).

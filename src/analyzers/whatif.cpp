@@ -751,6 +751,7 @@ std::vector<Finding> whatif_findings(Digest& d, const std::string& source, const
                                 unaligned.size(), j.gpu.size(), j.gpu.size() - unaligned.size()));
   for (auto& f : tried) out.push_back(std::move(f));
   for (auto& f : undecided) out.push_back(std::move(f));
+  rocm_fix_words(d, out);
   if (j.pipeline) {  // --busbw and --nccl-tests are for collectives
     for (const auto& [asked, id, subject] : {std::tuple{w.busbw_gbps > 0, "whatif.busbw", fmt::format("{:g} GB/s", w.busbw_gbps)},
                                              std::tuple{!w.curves.empty(), "whatif.nccl_tests", std::string("nccl-tests")}}) {

@@ -197,3 +197,24 @@ TEST(ProfileLaunchBound, ALongLaunchDelayOfAGpuBoundJobIsTheHostRunningAhead) {
 }
 
 }  // namespace
+
+namespace {
+
+// A ROCm trace (PyTorch's profiler on an AMD GPU names it "AMD Instinct ..."; its HIP calls under
+// CUDA's categories): each fix that names CUDA's tools says their ROCm counterparts; an NVIDIA
+// trace's fixes do not.
+TEST(ProfileLaunchBound, AnAmdGpusFixesNameRocmCounterparts) {
+  auto s = gen::launch_bound(1, 5);
+  const auto nvidia = analyze_kineto(s);
+  EXPECT_EQ(find(nvidia, "profile.launch_bound").fix.find("ROCm"), std::string::npos);
+  s.gpu_name = "AMD Instinct MI250X / MI250";
+  const auto amd = analyze_kineto(s);
+  const auto& lb = find(amd, "profile.launch_bound");
+  EXPECT_EQ(lb.status, Status::warn) << lb.title;
+  EXPECT_NE(lb.fix.find("On AMD GPUs (ROCm) read CUDA's names as their counterparts: HIP graphs (hipGraph) for CUDA graphs"), std::string::npos) << lb.fix;
+  bool said = false;
+  for (const auto& e : lb.evidence) said = said || e.observed.find("AMD GPU: rank 0 GPU 0 (AMD Instinct MI250X / MI250)") != std::string::npos;
+  EXPECT_TRUE(said) << fixture::findings_json(amd);
+}
+
+}  // namespace
