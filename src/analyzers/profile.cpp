@@ -401,26 +401,17 @@ std::string launch_bound_sync_words(Finding& f, const DigestFindingInputs& in, s
 
 // The host stalls of the GPUs with iterations: their share of the iteration (mean over GPUs, as
 // per_iter's host_idle), how many in the whole profile, the longest (ns).
-struct HostStalls {
+// Over the whole profile, where the stalls' time went (StallTime).
+struct HostStalls : StallTime {
   double pct = 0;
   std::size_t count = 0;
   std::int64_t longest = 0;
-  // Over the whole profile: the stalls' time, the part inside host runtime/driver calls of the
-  // launching thread, and that part by call name, most first.
-  std::int64_t ns = 0, in_calls = 0;
-  std::vector<std::pair<std::string, std::int64_t>> calls;
 };
 HostStalls host_stalls(const Analysis& an) {
   HostStalls s;
+  static_cast<StallTime&>(s) = stall_time(an);
   s.pct = pct(an.per_iter.host_stall, an.per_iter.len);
-  std::map<std::string, std::int64_t> by_name;
-  for (const auto& gt : an.gpus) {
-    s.count += gt.host_stalls, s.longest = std::max(s.longest, gt.host_stall_longest);
-    s.ns += gt.stall_ns, s.in_calls += gt.stall_in_calls;
-    for (const auto& [n, t] : gt.stall_calls) by_name[n] += t;
-  }
-  s.calls.assign(by_name.begin(), by_name.end());
-  std::stable_sort(s.calls.begin(), s.calls.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  for (const auto& gt : an.gpus) s.count += gt.host_stalls, s.longest = std::max(s.longest, gt.host_stall_longest);
   return s;
 }
 
@@ -516,7 +507,7 @@ Finding launch_bound_finding(const DigestFindingInputs& in) {
     }
     const std::string in_calls = stalls ? stall_call_words(f, source, st) : "";
     // The stalls held mostly inside CUDA calls (allocation, module loading): their fix, not the data loader's.
-    const bool calls_hold = !in_calls.empty() && 2 * st.in_calls >= st.ns;
+    const bool calls_hold = st.calls_hold();
     const std::string split =
         stalls ? fmt::format(": {:.1f}% in host stalls of {:.0f} ms or more ({} in the profile, the longest {:.2f} ms{}), {:.1f}% between launches",
                              st.pct, ms(static_cast<double>(kHostStallNs)), st.count, ms(static_cast<double>(st.longest)), in_calls, std::max(0.0, host - st.pct))
@@ -544,9 +535,7 @@ Finding launch_bound_finding(const DigestFindingInputs& in) {
               "{} kernels joined to a CUDA graph launch (cudaGraphLaunch) are counted apart: one launch call starts all of a graph's kernels",
               an.graph_kernels));
     if (f.status == report::Status::warn && mostly_stalls && calls_hold) {
-      std::vector<std::string> names;
-      for (const auto& c : st.calls) names.push_back(c.first);
-      f.fix = host_call_stall_fix(p.framework.framework, names);
+      f.fix = host_call_stall_fix(p.framework.framework, st.call_names());
       f.add(source, framework_evidence(p.framework));
       f.impact = fmt::format("{:.1f}% of {} the GPU waits for the host: {:.1f}% in host stalls ({:.0f}% of their time inside CUDA calls), {:.1f}% for the next launch",
                              host, every(an), st.pct, pct(static_cast<double>(st.in_calls), static_cast<double>(st.ns)), std::max(0.0, host - st.pct));

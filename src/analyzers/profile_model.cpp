@@ -3,6 +3,7 @@
 #include "analyzers/profile_model.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cstdlib>
 #include <cctype>
 #include <cmath>
@@ -237,6 +238,27 @@ Ivs intersect(const Ivs& a, const Ivs& b) {
     else ++j;
   }
   return out;
+}
+
+bool StallTime::calls_hold() const { return in_calls >= kHostStallNs && !calls.empty() && 2 * in_calls >= ns; }
+
+std::vector<std::string> StallTime::call_names() const {
+  std::vector<std::string> out;
+  out.reserve(calls.size());
+  for (const auto& [n, t] : calls) out.push_back(n);
+  return out;
+}
+
+StallTime stall_time(const Analysis& an) {
+  StallTime s;
+  std::map<std::string, std::int64_t> by_name;
+  for (const auto& gt : an.gpus) {
+    s.ns += gt.stall_ns, s.in_calls += gt.stall_in_calls;
+    for (const auto& [n, t] : gt.stall_calls) by_name[n] += t;
+  }
+  s.calls.assign(by_name.begin(), by_name.end());
+  std::stable_sort(s.calls.begin(), s.calls.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  return s;
 }
 
 std::string sampled_trace_evidence(const Digest& d, double* held_pct) {

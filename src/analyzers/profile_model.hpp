@@ -368,6 +368,19 @@ constexpr std::int64_t kSampledCorrGap = 16;
 constexpr std::uint64_t kSampledMinCalls = 100;
 std::string sampled_trace_evidence(const Digest& d, double* held_pct = nullptr);
 
+// Where the job's host stalls' time went, over its GPUs (GpuTimeline::stall_*): their sum, the
+// part the launching thread spent inside host runtime/driver calls, and that part by call name,
+// most first. profile.launch_bound and whatif.launch read it alike.
+struct StallTime {
+  std::int64_t ns = 0, in_calls = 0;
+  std::vector<std::pair<std::string, std::int64_t>> calls;
+  // The calls hold the stalls: a millisecond or more of them, and half of their time or more
+  // (their fix is the calls', not the data loader's).
+  bool calls_hold() const;
+  std::vector<std::string> call_names() const;
+};
+StallTime stall_time(const Analysis& an);
+
 // The job's figures from its digest (the digest's timelines move into the analysis): the
 // iterations chosen, per-iteration figures, the ranks on one clock and who holds them.
 Analysis analyze(Digest& d, const ProfileOptions& o);

@@ -670,21 +670,7 @@ void as_analysed(Tried& t, const Digest& d, const Analysis& an) {
   if (const std::string sampled = sampled_trace_evidence(d); !sampled.empty() && t.skip_why.empty())
     t.skip_why = (t.kind == "launch" ? "launches not replayed: " : "communication overlap not replayed: ") + sampled;
   if (t.kind != "launch") return;
-  std::int64_t stall = 0, in_calls = 0;
-  std::map<std::string, std::int64_t> by_name;
-  for (const auto& gt : an.gpus) {
-    stall += gt.stall_ns, in_calls += gt.stall_in_calls;
-    for (const auto& [n, ns] : gt.stall_calls) by_name[n] += ns;
-  }
-  if (stall <= 0 || 2 * in_calls < stall || by_name.empty()) return;
-  std::vector<std::pair<std::int64_t, std::string>> most;
-  most.reserve(by_name.size());
-  for (const auto& [n, ns] : by_name) most.emplace_back(ns, n);
-  std::stable_sort(most.begin(), most.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<std::string> names;
-  names.reserve(most.size());
-  for (const auto& [ns, n] : most) names.push_back(n);
-  t.stall_fix = host_call_stall_fix(d.framework.framework, names);
+  if (const StallTime st = stall_time(an); st.calls_hold()) t.stall_fix = host_call_stall_fix(d.framework.framework, st.call_names());
 }
 
 Finding busbw_unknown(const std::string& id, const std::string& subject, const std::string& option, const std::string& source) {
