@@ -294,16 +294,6 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
     last_index = i;
     return i;
   }
-  // A slow host call's name in Profile::call_names (kept apart from the kernels' and ranges'
-  // names); past 255 names (no real trace has that many slow calls' names) "other calls".
-  std::uint32_t call_name(std::string_view s) {
-    for (std::uint32_t i = 0; i < p.call_names.size(); ++i)
-      if (p.call_names[i] == s) return i;
-    if (p.call_names.size() == 255) s = "other calls";
-    else if (p.call_names.size() > 255) return 255;
-    p.call_names.emplace_back(s);
-    return static_cast<std::uint32_t>(p.call_names.size() - 1);
-  }
   bool gpu_of(std::int64_t device, std::uint32_t& index) {
     if (last_gpu_set && device == last_device) {
       index = last_gpu;
@@ -374,7 +364,7 @@ struct Handler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Handler> {
       const auto th = static_cast<std::uint32_t>(static_cast<std::uint64_t>(thread));
       if (c) api.push_back({c, t0, t0 + d, th, last_call_graph});
       // The long ones are kept by name: where a host stall's time went (cudaMalloc, a first launch).
-      if (d >= kSlowHostCallNs) p.slow_calls.push_back({.start = t0, .end = t0 + d, .name = call_name(name), .thread = th, .file = 0});
+      if (d >= kSlowHostCallNs) p.slow_calls.push_back({.start = t0, .end = t0 + d, .name = p.call_name_index(name), .thread = th, .file = 0});
       ++p.api_calls;
       if (last_call_sync) ++p.sync_calls, p.sync_ns += d;
       return true;

@@ -195,7 +195,8 @@ extern "C" int read_only_authorizer(void*, int action, const char* a, const char
 struct Api {
   std::uint64_t pid;
   std::int64_t corr, start, end;
-  bool graph = false;  // cudaGraphLaunch / cuGraphLaunch
+  bool graph = false;       // cudaGraphLaunch / cuGraphLaunch
+  std::uint32_t thread = 0;  // its thread id (globalTid's low 24 bits); 0 unknown
 };
 
 // A copy's direction by its ENUM_CUDA_MEMCPY_OPER label ("Host-to-Device"), or by CUPTI's
@@ -608,13 +609,29 @@ bool read_nsys_launch_calls(Reader& r, const NsysNames& names, Profile& p, std::
           if (auto s = names.strings.find(id); s != names.strings.end()) it->second = is_sync_call(s->second);
         return it->second;
       };
+      // The long calls are kept by name: where a host stall's time went (cudaMalloc, module loading).
+      std::unordered_map<std::int64_t, std::uint32_t> call_index;
+      auto slow_call_name = [&](sqlite3_stmt* st) -> std::uint32_t {
+        const auto id = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4);
+        auto [it, fresh] = call_index.emplace(id, 0);
+        if (fresh) {
+          auto s = names.strings.find(id);
+          it->second = p.call_name_index(s != names.strings.end() ? std::string_view(s->second) : std::string_view("unnamed call"));
+        }
+        return it->second;
+      };
       if (!r.each(sql, "CUPTI_ACTIVITY_KIND_RUNTIME", [&](sqlite3_stmt* st) {
             if (sqlite3_column_type(st, 1) == SQLITE_NULL) return;
-            if (is_sync(st)) ++p.sync_calls, p.sync_ns += sqlite3_column_int64(st, 1) - sqlite3_column_int64(st, 0);
-            api.push_back({static_cast<std::uint64_t>(sqlite3_column_int64(st, 2)) & kPidMask, sqlite3_column_int64(st, 3),
-                           sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), is_graph(st)});
+            const std::int64_t start = sqlite3_column_int64(st, 0), end = sqlite3_column_int64(st, 1);
+            if (is_sync(st)) ++p.sync_calls, p.sync_ns += end - start;
+            const auto tid = static_cast<std::uint64_t>(sqlite3_column_int64(st, 2));
+            const auto thread = static_cast<std::uint32_t>(tid & ~kPidMask);
+            api.push_back({tid & kPidMask, sqlite3_column_int64(st, 3), start, end, is_graph(st), thread});
+            if (end - start >= kSlowHostCallNs)
+              p.slow_calls.push_back({.start = start, .end = end, .name = slow_call_name(st), .thread = thread, .file = 0});
           }))
         return false;
+      std::sort(p.slow_calls.begin(), p.slow_calls.end(), [](const SlowHostCall& a, const SlowHostCall& b) { return a.start < b.start; });
     } else {
       p.notes.push_back("CUPTI_ACTIVITY_KIND_RUNTIME lacks start/end/correlationId: no launch data");
     }
@@ -641,7 +658,7 @@ void join_nsys_launch_calls(Profile& p, std::vector<Api>& api) {
     std::int64_t corr = a.api_start;
     a.api_start = -1;
     if (corr == 0 || api.empty()) continue;
-    Api key{p.gpus[a.gpu].process, corr, 0, 0, false};
+    Api key{p.gpus[a.gpu].process, corr, 0, 0, false, 0};
     std::size_t lo = 0, hi = api.size(), at = cursor[a.gpu];
     if (at < api.size() && !nsys_api_before(key, api[at])) {
       std::size_t step = 1;
@@ -657,6 +674,7 @@ void join_nsys_launch_calls(Profile& p, std::vector<Api>& api) {
       a.api_start = it->start;
       a.api_end = it->end;
       a.graph_launch = it->graph;
+      a.api_thread = it->thread;
       cursor[a.gpu] = static_cast<std::size_t>(it - api.begin());
     }
   }

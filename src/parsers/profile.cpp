@@ -235,6 +235,19 @@ bool is_sync_call(std::string_view n) {
   return (n.starts_with("cudaMemcpy") || n.starts_with("cuMemcpy") || n.starts_with("hipMemcpy")) && n.find("Async") == std::string_view::npos;
 }
 
+std::uint32_t Profile::call_name_index(std::string_view s) {
+  // nsys names its runtime calls by the API version that added them: cudaLaunchKernel_v7000.
+  if (auto v = s.rfind("_v"); v != std::string_view::npos && v + 2 < s.size() &&
+                              s.find_first_not_of("0123456789", v + 2) == std::string_view::npos)
+    s = s.substr(0, v);
+  for (std::uint32_t i = 0; i < call_names.size(); ++i)
+    if (call_names[i] == s) return i;
+  if (call_names.size() == 255) s = "other calls";
+  else if (call_names.size() > 255) return 255;
+  call_names.emplace_back(s);
+  return static_cast<std::uint32_t>(call_names.size() - 1);
+}
+
 void Profile::merge(Profile&& o, std::uint32_t file) {
   if (gpus.empty() && acts.empty() && ranges.empty() && names.size() <= 1 && env.empty() && system.empty() && notes.empty()) {
     // The first profile: taken over whole (no copy of millions of activities).

@@ -152,9 +152,12 @@ struct Profile {
   // work, each name once); empty for Kineto traces.
   std::vector<std::string> threads;
   FrameworkSeen framework;              // set by the readers (framework_of; Kineto: PyTorch)
-  // Its host calls of kSlowHostCallNs or longer, by start (Kineto; empty for nsys exports).
+  // Its host calls of kSlowHostCallNs or longer, by start.
   std::vector<SlowHostCall> slow_calls;
   std::vector<std::string> call_names;  // their names (a few dozen runtime/driver calls)
+  // A slow host call's index in call_names, without nsys's API version suffix (cudaMalloc_v3020
+  // is cudaMalloc); past 255 names (no real trace has that many slow calls' names) "other calls".
+  std::uint32_t call_name_index(std::string_view name);
 
   // Appends another profile (of input `file`): its GPUs, activities and ranges keep their own identity.
   void merge(Profile&& other, std::uint32_t file);

@@ -63,6 +63,10 @@ std::vector<report::Finding> analyze_kineto(const gen::Scenario& s) {
   return analyzers::analyze_profile(fixture::profile_from_kineto_ranks(s), "gen", {});
 }
 
+std::vector<report::Finding> analyze_nsys(const gen::Scenario& s) {
+  return analyzers::analyze_profile(fixture::profile_from_nsys(s), "gen", {});
+}
+
 }  // namespace
 
 TEST(ProfileHostStalls, StallsInsideAllocatorCallsAreSaidWithTheirFixNotTheDataLoaders) {
@@ -104,6 +108,33 @@ TEST(ProfileHostStalls, StallsOutsideCallsKeepTheDataLoaderAdvice) {
   EXPECT_EQ(plain.title.find("the host sat in"), std::string::npos) << plain.title;
   EXPECT_EQ(plain.title.find("the longest 0"), std::string::npos) << plain.title;
   EXPECT_NE(plain.fix.find("data loader"), std::string::npos) << plain.fix;
+}
+
+// An nsys export's runtime calls (named with their _vNNNN suffix, on threads of several
+// processes in one file) say the same: each GPU's stalls are its launching thread's calls.
+TEST(ProfileHostStalls, NsysExportsSayWhereTheStallsWentByCallAndThread) {
+  {
+    const auto fs = analyze_nsys(stall_in_calls({{"cudaFree", 10, 410}, {"cudaMalloc", 420, 480}}));
+    const auto& lb = find(fs, "profile.launch_bound");
+    ASSERT_EQ(lb.status, Status::warn) << lb.title;
+    EXPECT_NE(lb.title.find("the host sat in cudaFree 400.0 ms, cudaMalloc 60.0 ms (92% of the stalls' 500.0 ms)"), std::string::npos)
+        << lb.title;
+    EXPECT_NE(lb.fix.find("caching allocator"), std::string::npos) << lb.fix;
+  }
+  {
+    const auto fs = analyze_nsys(stall_in_calls({}, true));
+    const auto& lb = find(fs, "profile.launch_bound");
+    EXPECT_NE(lb.title.find("the host sat in cudaLaunchKernel 400.0 ms (80% of"), std::string::npos) << lb.title;
+  }
+  // Two processes in one export, the same schedule: only the second's thread sits in cudaFree
+  // during its gap. Counted on the other's too it would read 80% of the stalls.
+  auto s = stall_in_calls({});
+  auto other = stall_in_calls({{"cudaFree", 10, 410}});
+  other.gpus[0].pid = 2000, other.gpus[0].device = 1;
+  s.gpus.push_back(other.gpus[0]);
+  const auto fs = analyze_nsys(s);
+  const auto& lb = find(fs, "profile.launch_bound");
+  EXPECT_NE(lb.title.find("the host sat in cudaFree 400.0 ms (40% of the stalls' 1.00 s)"), std::string::npos) << lb.title;
 }
 
 // What analyze says of the stalls' calls comes through a digest (whatif --digest) unchanged.
