@@ -190,6 +190,29 @@ void kb_parse_xids(const YAML::Node& xs, const std::string& file, KbFile& out) {
   }
 }
 
+// sxids: NVSwitch SXids whose severity the guide settles (fail, warn or ignore).
+void kb_parse_sxids(const YAML::Node& xs, const std::string& file, KbFile& out) {
+  if (!xs.IsSequence()) kb_fail(file, xs, "sxids must be a list");
+  std::set<long> seen;
+  for (const auto& e : xs) {
+    if (!e.IsMap()) kb_fail(file, e, "an sxid must be a mapping (code, name, severity, meaning, action)");
+    kb_only_keys(file, e, {"code", "name", "severity", "meaning", "action"}, "an sxid");
+    KbSxid x;
+    auto code = kb_scalar(file, e, "code", true);
+    auto n = sys::to_int<long>(code);
+    if (!n || *n <= 0) kb_fail(file, e["code"], fmt::format("sxid code '{}' is not a positive number", code));
+    x.code = *n;
+    if (!seen.insert(x.code).second) kb_fail(file, e["code"], fmt::format("sxid {} is given twice in this file", x.code));
+    x.name = kb_scalar(file, e, "name", true);
+    x.severity = kb_scalar(file, e, "severity", true);
+    if (x.severity != "fail" && x.severity != "warn" && x.severity != "ignore")
+      kb_fail(file, e["severity"], fmt::format("sxid {}: severity '{}' must be fail, warn or ignore", x.code, x.severity));
+    x.meaning = kb_scalar(file, e, "meaning", false);
+    x.action = kb_scalar(file, e, "action", true);
+    out.sxids.push_back(std::move(x));
+  }
+}
+
 // comm_kernels: the communication libraries' kernels, by base name or glob.
 void kb_parse_comm_kernels(const YAML::Node& ck, const std::string& file, KbFile& out) {
   if (!ck.IsSequence()) kb_fail(file, ck, "comm_kernels must be a list of {match, kind, library, note}");
@@ -219,11 +242,17 @@ void kb_parse_comm_kernels(const YAML::Node& ck, const std::string& file, KbFile
 KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
   KbFile out;
   if (root.IsNull()) return out;  // an empty file overrides nothing
-  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements, symbols, causes, xids, reference_ratios or comm_kernels");
-  kb_only_keys(file, root, {"impact", "measurements", "symbols", "causes", "xids", "xid_catalogue", "reference_ratios", "comm_kernels"}, "the file");
+  if (!root.IsMap()) kb_fail(file, root, "expected a mapping with impact, measurements, symbols, causes, xids, sxids, reference_ratios or comm_kernels");
+  kb_only_keys(file, root,
+               {"impact", "measurements", "symbols", "causes", "xids", "xid_catalogue", "sxids", "sxid_guide", "reference_ratios", "comm_kernels"},
+               "the file");
   if (auto cat = root["xid_catalogue"]; cat && !cat.IsNull()) {
     if (!cat.IsScalar() || cat.Scalar().empty()) kb_fail(file, cat, "xid_catalogue must name the catalogue and its version");
     out.xid_catalogue = cat.Scalar();
+  }
+  if (auto guide = root["sxid_guide"]; guide && !guide.IsNull()) {
+    if (!guide.IsScalar() || guide.Scalar().empty()) kb_fail(file, guide, "sxid_guide must name the guide and its version");
+    out.sxid_guide = guide.Scalar();
   }
   if (auto imp = root["impact"]; imp && !imp.IsNull()) {
     if (!imp.IsMap()) kb_fail(file, imp, "impact must be a mapping of finding ids to entries");
@@ -274,6 +303,7 @@ KbFile kb_parse_root(const YAML::Node& root, const std::string& file) {
     }
   }
   if (auto xs = root["xids"]; xs && !xs.IsNull()) kb_parse_xids(xs, file, out);
+  if (auto xs = root["sxids"]; xs && !xs.IsNull()) kb_parse_sxids(xs, file, out);
   if (auto rs = root["reference_ratios"]; rs && !rs.IsNull()) {
     if (!rs.IsMap()) kb_fail(file, rs, "reference_ratios must be a mapping of finding ids to {pass_within, fail_beyond, why}");
     for (const auto& kv : rs) {
@@ -388,6 +418,8 @@ void Kb::overlay(KbFile file) {
     if (!replaced) causes.push_back(std::move(c));
   }
   for (auto& x : file.xids) xids.insert_or_assign(x.code, std::move(x));
+  for (auto& x : file.sxids) sxids.insert_or_assign(x.code, std::move(x));
+  if (!file.sxid_guide.empty()) sxid_guide = std::move(file.sxid_guide);
   for (auto& r : file.ratios) ratios.insert_or_assign(r.id, std::move(r));
   for (auto& k : file.comm_kernels) {
     auto have = std::find_if(comm_kernels.begin(), comm_kernels.end(), [&](const KbCommKernel& e) { return e.match == k.match; });
@@ -476,6 +508,8 @@ tl::expected<Kb, std::string> load_kb(const std::vector<KbDir>& dirs) {
       // gpu.xid reads the built-in Xid table only; a kb.d table would be ignored silently.
       if (!f->xids.empty() || !f->xid_catalogue.empty())
         return tl::unexpected(fmt::format("{}: xids: the Xid table comes from the built-in knowledge base only (data/kb/xid.yaml; rebuild to change it)", path));
+      if (!f->sxids.empty() || !f->sxid_guide.empty())
+        return tl::unexpected(fmt::format("{}: sxids: the SXid table comes from the built-in knowledge base only (data/kb/sxid.yaml; rebuild to change it)", path));
       kb.overlay(std::move(*f));
     }
   }

@@ -83,6 +83,15 @@ struct KbXid {
 std::string_view xid_resolution_action(std::string_view resolution);
 bool xid_resolution_fails(std::string_view resolution);
 
+// An NVSwitch SXid number whose severity the driver's line does not settle (data/kb/sxid.yaml,
+// our own words over NVIDIA's Fabric Manager guide): severity "fail" (the guide's recovery
+// resets the GPUs or switches, or restarts the VM/node, whatever word the line prints), "warn",
+// or "ignore" (the guide says it can be ignored).
+struct KbSxid {
+  long code = 0;
+  std::string name, severity, meaning, action;
+};
+
 // A GPU kernel that is communication (data/kb/comm_kernels.yaml): `match` is the kernel's base name
 // (parsers::kernel_base_name: no `void `, template or argument lists, namespaces kept) or a glob
 // over it whose `*` is any run of characters; `kind` one of kCommKinds; `library` the name its time
@@ -113,9 +122,11 @@ struct KbFile {
   std::vector<KbSymbol> symbols;
   std::vector<KbCause> causes;
   std::vector<KbXid> xids;
+  std::vector<KbSxid> sxids;
   std::vector<KbRatio> ratios;
   std::vector<KbCommKernel> comm_kernels;
   std::string xid_catalogue;  // which catalogue (source and version) the xids follow
+  std::string sxid_guide;     // which guide (and version) the sxids follow
 };
 tl::expected<KbFile, std::string> parse_kb(std::string_view text, const std::string& file);
 
@@ -125,9 +136,11 @@ struct Kb {
   std::vector<KbSymbol> symbols;            // the built-in files' only
   std::vector<KbCause> causes;              // a later file's cause replaces the one of the same id in place
   std::map<long, KbXid> xids;               // by number; the built-in files' only
+  std::map<long, KbSxid> sxids;             // by number; the built-in files' only
   std::map<std::string, KbRatio, std::less<>> ratios;  // by finding id; a later file's replaces
   std::vector<KbCommKernel> comm_kernels;   // a later file's entry replaces the one of the same match in place, or is added
   std::string xid_catalogue;                // the catalogue version the xids follow
+  std::string sxid_guide;                   // the guide version the sxids follow
 
   const KbImpact* find(std::string_view id) const;
   // The cause an id belongs to: the first naming it exactly, else the first whose glob matches;

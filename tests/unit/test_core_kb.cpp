@@ -165,6 +165,10 @@ TEST(CoreKb, DirectoriesInOrderMissingSystemDirIsNoError) {
   auto syms = perfgap::core::load_kb({{(tmp / "b").string(), false}});
   ASSERT_FALSE(syms);
   EXPECT_NE(syms.error().find("built-in knowledge base only"), std::string::npos) << syms.error();
+  std::ofstream(tmp / "b/zz-symbols.yaml") << "sxids:\n  - {code: 12028, name: x, severity: ignore, action: none}\n";
+  auto sxids = perfgap::core::load_kb({{(tmp / "b").string(), false}});
+  ASSERT_FALSE(sxids);
+  EXPECT_NE(sxids.error().find("sxids: the SXid table comes from the built-in knowledge base only"), std::string::npos) << sxids.error();
   std::ofstream(tmp / "b/zz-symbols.yaml") << "impact:\n  cpu.turbo:\n    cost_pct: [1]\n";
   auto bad = perfgap::core::load_kb({{(tmp / "b").string(), false}});
   ASSERT_FALSE(bad);

@@ -458,3 +458,23 @@ TEST(ParsersKernelEvents, XidTableIsTheCatalogue) {
   EXPECT_FALSE(core::parse_kb("xids:\n  - {code: 7, name: x, severity: fail, resolution: IGNORE}\n", "t.yaml"));
   EXPECT_FALSE(core::parse_kb("xids:\n  - {code: 7, name: x}\n", "t.yaml"));
 }
+
+// The SXid table: the Fabric Manager guide's entries whose severity the line's word does not
+// settle (12028 printed Non-fatal resets; 22013 can be ignored), its file form and its errors.
+TEST(ParsersKernelEvents, SxidTableOverrulesTheLinesWordWhereTheGuideDoes) {
+  const auto& kb = core::builtin_kb();
+  EXPECT_NE(kb.sxid_guide.find("Fabric Manager"), std::string::npos) << kb.sxid_guide;
+  for (long code : {11004L, 12028L, 19084L}) EXPECT_EQ(kb.sxids.at(code).severity, "fail") << code;
+  EXPECT_EQ(kb.sxids.at(22013).severity, "ignore");
+  EXPECT_EQ(kb.sxids.count(20034), 0u);  // printed Fatal: the line's word is enough
+  auto ok = core::parse_kb("sxid_guide: test v1\nsxids:\n  - {code: 7, name: x, severity: ignore, action: none}\n", "t.yaml");
+  ASSERT_TRUE(ok) << ok.error();
+  ASSERT_EQ(ok->sxids.size(), 1u);
+  EXPECT_EQ(ok->sxid_guide, "test v1");
+  auto bad = core::parse_kb("sxids:\n  - {code: 7, name: x, severity: maybe, action: none}\n", "t.yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("t.yaml:2"), std::string::npos) << bad.error();
+  EXPECT_NE(bad.error().find("fail, warn or ignore"), std::string::npos) << bad.error();
+  EXPECT_FALSE(core::parse_kb("sxids:\n  - {code: 7, name: x, severity: fail}\n", "t.yaml"));  // no action
+  EXPECT_FALSE(core::parse_kb("sxids:\n  - {code: 7, name: x, severity: fail, action: a}\n  - {code: 7, name: y, severity: warn, action: b}\n", "t.yaml"));
+}

@@ -2,6 +2,7 @@
 // catalogue), GPUs fallen off the bus, NVLink error Xids and NVSwitch SXids (checks/kernel_log).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -123,10 +124,81 @@ std::vector<Finding> nvlink(facts::Facts& f, const core::Thresholds&) {
         fnd.title = fmt::format("{}: NVLink errors, {}", named_device(f, bdf == "unnamed" ? "" : bdf), s.text);
         fnd.add("Xid catalogue", core::builtin_kb().xid_catalogue);
         for (const auto& m : s.meanings) fnd.add("Xid catalogue", m);
+        // Blackwell's NVLink Xids carry the unit's interrupt info and error status, which NVIDIA's
+        // catalogue decodes (per driver version) into a recovery that can differ from the word.
+        const bool by_word = std::any_of(g.events.begin(), g.events.end(), [](const KernelEvent* e) {
+          return (e->fatal || e->nonfatal) && e->code >= 144 && e->code <= 150;
+        });
+        if (by_word)
+          fnd.add("severity", "taken from the line's own word (Fatal/Nonfatal): NVIDIA's catalogue decodes these Xids' interrupt info and error "
+                              "status per driver version into a recovery that can differ from it, which perfgap does not decode");
         fnd.fix = fmt::format("{}", fmt::join(s.actions, " "));
         fnd.impact = s.fail ? "A GPU whose NVLinks report fatal errors has links down: collectives between its GPUs fall back to slower paths or the job fails."
                             : "The NVLink errors were corrected (the lines say Nonfatal): retries cost bandwidth; a rising rate comes before fatal ones.";
       });
+}
+
+const core::KbSxid* sxid_info(long code) {
+  const auto& sxids = core::builtin_kb().sxids;
+  auto it = sxids.find(code);
+  return it == sxids.end() ? nullptr : &it->second;
+}
+
+// What an SXid line says of its severity: "Fatal", "Non-fatal", or "" (the SOE's lines say neither).
+std::string sxid_word(const KernelEvent& e) {
+  if (e.fatal) return "Fatal";
+  for (std::string_view w : {"Non-fatal", "Nonfatal", "non-fatal", "Non-Fatal"})
+    if (e.line.find(w) != std::string::npos) return "Non-fatal";
+  return "";
+}
+
+// One NVSwitch's SXids: per number its count, what its lines say, and the guide's entry; an
+// event fails when its line says Fatal or the guide's recovery resets (whatever the line says).
+struct SxidSummary {
+  std::vector<std::string> parts, actions, meanings;
+  std::size_t failing = 0, ignorable = 0, unsaid = 0, events = 0;
+};
+SxidSummary summarize_sxids(const Group& g) {
+  std::map<long, std::size_t> counts;
+  std::map<long, std::set<std::string>> words;
+  SxidSummary s;
+  for (const auto* e : g.events) {
+    ++counts[e->code];
+    ++s.events;
+    const auto* info = sxid_info(e->code);
+    const std::string word = sxid_word(*e);
+    words[e->code].insert(word);
+    if (e->fatal || (info && info->severity == "fail")) ++s.failing;
+    else if (info && info->severity == "ignore") ++s.ignorable;
+    else if (word.empty()) ++s.unsaid;
+  }
+  std::vector<std::string> unsaid_codes;
+  for (const auto& [code, n] : counts) {
+    const auto* info = sxid_info(code);
+    std::vector<std::string> said;
+    for (const auto& w : words[code])
+      if (!w.empty()) said.push_back(w);
+    const std::string severity = said.empty()                ? "the line gives no severity"
+                                 : words[code].count("") != 0 ? fmt::format("lines say {} or nothing", fmt::join(said, ", "))
+                                                              : fmt::format("the line says {}", fmt::join(said, ", "));
+    std::string what = info ? info->name + "; " : std::string();
+    const bool overruled = info && info->severity == "fail" && !words[code].count("Fatal");
+    s.parts.push_back(fmt::format("SXid {} x{} ({}{}{})", code, n, what, severity,
+                                  overruled ? ": NVIDIA's guide resets" : info && info->severity == "ignore" ? ": ignorable by NVIDIA's guide" : ""));
+    if (info) {
+      s.meanings.push_back(fmt::format("SXid {} ({}): {}{}", code, info->name, info->severity == "fail" ? "needs a reset" : info->severity,
+                                       info->meaning.empty() ? std::string() : "; " + info->meaning));
+      if (info->severity != "ignore") s.actions.push_back(fmt::format("SXid {}: {}.", code, info->action));
+    } else if (words[code].count("") != 0) {
+      unsaid_codes.push_back(std::to_string(code));
+    }
+  }
+  if (!unsaid_codes.empty())
+    s.actions.push_back(fmt::format("SXid {}: {} fatal; look {} up in NVIDIA's Fabric Manager guide (its NVSwitch "
+                                    "SXid appendix) and check the switch (the Fabric Manager log, nvidia-smi -q's fabric state).",
+                                    fmt::join(unsaid_codes, ", "), unsaid_codes.size() == 1 ? "its line does not say whether it is" : "their lines do not say whether they are",
+                                    unsaid_codes.size() == 1 ? "it" : "them"));
+  return s;
 }
 
 std::vector<Finding> sxid(facts::Facts& f, const core::Thresholds&) {
@@ -134,22 +206,26 @@ std::vector<Finding> sxid(facts::Facts& f, const core::Thresholds&) {
       f, "gpu.nvswitch_sxid", layer::gpu, "NVSwitch SXid",
       [](const KernelEvent& e) { return e.kind == KernelEventKind::sxid; }, bdf_subject,
       [&](Finding& fnd, const std::string& bdf, const Group& g) {
-        std::map<long, std::size_t> counts;
-        std::size_t fatal = 0;
-        for (const auto* e : g.events) {
-          ++counts[e->code];
-          fatal += e->fatal ? 1 : 0;
-        }
-        std::vector<std::string> parts;
-        parts.reserve(counts.size());
-        for (const auto& [code, n] : counts) parts.push_back(fmt::format("SXid {} x{}", code, n));
-        fnd.status = fatal ? Status::fail : Status::warn;
-        fnd.title = fmt::format("NVSwitch {}: {} ({} fatal)", bdf, fmt::join(parts, ", "), fatal);
-        fnd.fix = fatal ? "A fatal SXid leaves the NVSwitch (and the GPUs behind it) unusable until it is reset: drain the node, reset the GPUs "
-                          "and switches (or reboot) and restart Fabric Manager; replace the switch tray or baseboard when it recurs."
-                        : "Non-fatal SXids are corrected by the switch: watch how often they come (`nvidia-smi nvlink -e`), and check the "
-                          "NVLink fabric (cables/trays) when they repeat.";
-        fnd.impact = "NVLink traffic through this switch is retried or stopped: collectives between the node's GPUs slow down or fail.";
+        const auto s = summarize_sxids(g);
+        const bool all_ignorable = s.ignorable == s.events;
+        fnd.status = s.failing ? Status::fail : all_ignorable ? Status::pass : Status::warn;
+        fnd.title = fmt::format("NVSwitch {}: {} ({} fatal or needing a reset)", bdf, fmt::join(s.parts, ", "), s.failing);
+        if (!s.meanings.empty()) fnd.add("SXid guide", core::builtin_kb().sxid_guide);
+        for (const auto& m : s.meanings) fnd.add("SXid guide", m);
+        fnd.metric("fatal_events", static_cast<double>(s.failing));
+        std::string fix;
+        if (s.failing)
+          fix = "A fatal SXid leaves the NVSwitch (and the GPUs behind it) unusable until it is reset: drain the node, reset the GPUs and switches "
+                "(or reboot) and restart Fabric Manager; replace the switch tray or baseboard when it recurs.";
+        else if (!all_ignorable && s.unsaid == 0 && s.actions.empty())
+          fix = "Non-fatal SXids are corrected by the switch: watch how often they come (`nvidia-smi nvlink -e`), and check the NVLink fabric "
+                "(cables/trays) when they repeat.";
+        for (const auto& a : s.actions) fix += (fix.empty() ? "" : " ") + a;
+        fnd.fix = all_ignorable ? "Nothing to do: NVIDIA's Fabric Manager guide says these SXids can be ignored." : fix;
+        fnd.impact = all_ignorable ? std::string()
+                     : s.failing ? "NVLink traffic through this switch stops: the GPUs behind it hang or their jobs abort (Xid 45) until the switch and GPUs are reset."
+                     : s.unsaid ? "Unknown until the switch is checked: an SXid whose line gives no severity may have stopped the switch's NVLink traffic or only been recorded."
+                                : "NVLink traffic through this switch is retried: collectives between the node's GPUs slow down; a rising rate comes before fatal errors.";
       });
 }
 
@@ -192,12 +268,15 @@ void add_gpu_xid(core::Registry& r) {
          .params = {},
          .run = nvlink});
   static const std::string sxid_rule =
-      std::string("Per NVSwitch (subject: its PCI address): `fail` when the kernel log has a Fatal SXid, `warn` for non-fatal SXids; one report (its head line and the Severity and Data lines after it) is one event; `pass` when it has none.") + kernel_log::skip_rule();
+      std::string("Per NVSwitch (subject: its PCI address): `fail` when the kernel log has an SXid whose line says Fatal, or one that NVIDIA's Fabric Manager guide resets whatever its line says (data/kb/sxid.yaml: ") +
+      core::builtin_kb().sxid_guide +
+      ": 11004, 12028 and 19084, which the line calls Non-fatal); `warn` for the other SXids (Non-fatal, or a line that gives no severity: the SOE's, said as such and never called corrected); `pass` when the log has none, or only SXids the guide says can be ignored (22013). One report (its head line and the Severity and Data lines after it) is one event." +
+      kernel_log::skip_rule();
   r.add({.id = "gpu.nvswitch_sxid",
          .layer = layer::gpu,
          .summary = "no NVSwitch SXid in the kernel log",
          .rule = sxid_rule,
-         .fix = "Fatal: drain, reset the switches and GPUs (or reboot), restart Fabric Manager; non-fatal: watch the rate, check the fabric.",
+         .fix = "Fatal or needing a reset by NVIDIA's guide: drain, reset the switches and GPUs (or reboot), restart Fabric Manager; non-fatal: watch the rate, check the fabric.",
          .reads = kernel_log::log_reads(),
          .params = {},
          .run = sxid});
