@@ -223,4 +223,29 @@ TEST(IbCounters, UnreadableCountersSkipWithWhy) {
   EXPECT_EQ(e[0].status, report::Status::skip);
 }
 
+
+// gpud's H100 sysfs capture: link_downed saturated at 255 beside 14 receive errors. Judged by the
+// error rate alone it passed after a year of uptime and skipped without /proc/uptime; each
+// link_downed is an outage of the rail, so the count warns on its own, whatever the uptime.
+TEST(IbCounters, LinkDownsWarnOnTheirOwnCountWhateverTheUptime) {
+  auto p = [](std::uint64_t downed) {
+    return port("mlx5_1", {{"counters/symbol_error", 0}, {"counters/port_rcv_errors", 14}, {"counters/link_downed", downed}});
+  };
+  const double year = 365.0 * 24 * 3600;
+  for (std::optional<double> uptime : {std::optional<double>(year), std::optional<double>()}) {
+    auto s = sample({p(255)});
+    s.uptime_s = uptime;
+    auto f = checks::judge_ib_counters(s, s, false, 0, {}, {});
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].status, report::Status::warn) << f[0].title;
+    EXPECT_NE(f[0].title.find("the link went down at least 255 times since boot"), std::string::npos) << f[0].title;
+  }
+  auto s = sample({p(3)}, year);
+  auto f = checks::judge_ib_counters(s, s, false, 0, {}, {});
+  EXPECT_NE(f[0].title.find("the link went down 3 times"), std::string::npos) << f[0].title;
+  s = sample({p(2)}, year);  // below link_downed_warn, and 16 errors in a year: pass
+  f = checks::judge_ib_counters(s, s, false, 0, {}, {});
+  EXPECT_EQ(f[0].status, report::Status::pass) << f[0].title;
+}
+
 }  // namespace ib_counters_test

@@ -52,6 +52,24 @@ std::size_t ib_port_counters_not_read(const facts::RdmaPortCounters& port, std::
   return port_counters;
 }
 
+// Each link_downed is an outage of the rail (NCCL's connections over it fail or stall): judged
+// on its own count, whatever the uptime; saturated (8 bits) it went down at least 255 times.
+std::optional<std::string> ib_link_downs(const facts::RdmaPortCounters& port, const IbCounterParams& p) {
+  auto d = port.values.find("counters/link_downed");
+  if (d == port.values.end() || d->second == 0 || static_cast<double>(d->second) < p.link_downed_warn) return std::nullopt;
+  return fmt::format("the link went down {}{} times since boot (link_downed; warn from {:.0f}): each is an outage of this rail",
+                     d->second == 255 ? "at least " : "", d->second, p.link_downed_warn);
+}
+
+void ib_counters_fix(Finding& fnd, const facts::RdmaPortCounters& port) {
+  fnd.fix = "Link errors and downs: reseat or replace the cable/transceiver and check the switch port (`mlxlink -d " + port.device + " -p " +
+            std::to_string(port.port) +
+            " -c` shows the BER and errors; `perfquery -x` the counters); drain the node while they grow. "
+            "Transport retries/timeouts: find the lossy or congested hop (switch counters, PFC/ECN on RoCE). Send waits: congestion in the fabric (adaptive routing, job placement).";
+  fnd.impact = "A link with errors stays ACTIVE at full rate while it retransmits: NCCL bandwidth over this rail drops (5-30% measured in "
+               "public reports), and every collective waits on the slowest rail; a link that goes down stops it.";
+}
+
 }  // namespace
 }  // namespace ib_counter_checks
 
@@ -162,6 +180,10 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
       problems.push_back(fmt::format("{} transport errors/retries since boot, {} per hour of uptime (warn from {})", transport_total,
                                      per_hour(*transport_rate), per_hour(p.transport_errors_per_hour_warn)));
     }
+    if (auto downs = ib_link_downs(port, p); downs && link_growth == 0) {
+      worse(Status::warn);
+      problems.push_back(*downs);
+    }
     if (wait_share && *wait_share >= p.xmit_wait_share_warn) {
       worse(Status::warn);
       problems.push_back(fmt::format("waited to send {:.1f}% of the {} (port_xmit_wait: congestion or missing credits)", 100 * *wait_share,
@@ -195,11 +217,7 @@ std::vector<Finding> judge_ib_counters(const facts::RdmaCounterSample& first, co
                               not_read.empty() ? "" : fmt::format(" in the PortCounters read (not present: {})", fmt::join(not_read, ", ")));
     } else {
       fnd.title = fmt::format("{}: {}", name, fmt::join(problems, "; "));
-      fnd.fix = "Link errors: reseat or replace the cable/transceiver and check the switch port (`mlxlink -d " + port.device +
-                " -p " + std::to_string(port.port) + " -c` shows the BER and errors; `perfquery -x` the counters); drain the node while they grow. "
-                "Transport retries/timeouts: find the lossy or congested hop (switch counters, PFC/ECN on RoCE). Send waits: congestion in the fabric (adaptive routing, job placement).";
-      fnd.impact = "A link with errors stays ACTIVE at full rate while it retransmits: NCCL bandwidth over this rail drops (5-30% measured in "
-                   "public reports), and every collective waits on the slowest rail.";
+      ib_counters_fix(fnd, port);
     }
     out.push_back(std::move(fnd));
   }
@@ -243,6 +261,7 @@ std::vector<Finding> ib_counters(facts::Facts& f, const core::Thresholds& th) {
   if (!w.rdma_second) return {core::finding("net.ib.counters", layer::network, Status::skip, "the sample window took no RDMA counters")};
   IbCounterParams p;
   p.link_errors_per_hour_warn = th.get("link_errors_per_hour_warn");
+  p.link_downed_warn = th.get("link_downed_warn");
   p.transport_errors_per_hour_warn = th.get("transport_errors_per_hour_warn");
   p.xmit_wait_share_warn = th.get("xmit_wait_share_warn");
   p.xmit_wait_bytes_per_tick = th.get("xmit_wait_bytes_per_tick");
@@ -273,10 +292,11 @@ void add_network_counters(core::Registry& r) {
   r.add({.id = "net.ib.counters",
          .layer = layer::network,
          .summary = "no RDMA port counts link errors, transport retries or send waits above its thresholds",
-         .rule = "Per RDMA port (subject `device:port`; named with its PCI device and the GPUs it serves: those under the same root port or PCIe switch, else those on its NUMA node), from ports/N/counters (IB PortCounters: symbol_error, link_error_recovery, link_downed, port_rcv_errors, port_rcv_remote_physical_errors, local_link_integrity_errors, excessive_buffer_overrun_errors, port_xmit_discards, port_rcv/xmit_constraint_errors, port_xmit_wait) and hw_counters where the driver has them (out_of_buffer, out_of_sequence, packet_seq_err, local_ack_timeout_err, rnr_nak_retry_err, implied_nak_seq_err, req/resp_cqe_error, roce_adp_retrans(_to), roce_slow_restart, rx_icrc_encapsulated): `fail` when a link error or discard counter grew during the live sample window; `warn` when link errors and discards since boot reach link_errors_per_hour_warn per hour of uptime, when transport errors/retries reach transport_errors_per_hour_warn per hour (over the window live, else since boot), or when port_xmit_wait (ticks of xmit_wait_bytes_per_tick bytes at the port's rate) is xmit_wait_share_warn of the window (of the uptime under --root; not judged when saturated); `pass` otherwise. A counter lower at the window's end than at its start wrapped or was cleared: said so, never counted as growth; a PortCounters field at its width's maximum is said saturated. PortCounters a port does not give are named (evidence `counters = not present: ...`): with symbol_error or port_rcv_errors read, a `pass` says it stands on the counters read and names the others; without both (the counters a bad cable or transceiver moves first) the port is `skip` (link errors unknown) unless what was read warns or fails. `skip` for a port whose counters cannot be read (naming why), without RDMA ports (in a tree from elsewhere without /sys/class/infiniband: RDMA devices not captured, as nccl.gdr says), and under --root for a port with errors counted since boot when /proc/uptime cannot be read (their rate is unknown). Under --root (a tree, a snapshot) there is one sample: totals since boot only. `perfgap profile` judges the counters over its own window (and `check --profile-seconds N` reports that window in place of check's shorter one).",
+         .rule = "Per RDMA port (subject `device:port`; named with its PCI device and the GPUs it serves: those under the same root port or PCIe switch, else those on its NUMA node), from ports/N/counters (IB PortCounters: symbol_error, link_error_recovery, link_downed, port_rcv_errors, port_rcv_remote_physical_errors, local_link_integrity_errors, excessive_buffer_overrun_errors, port_xmit_discards, port_rcv/xmit_constraint_errors, port_xmit_wait) and hw_counters where the driver has them (out_of_buffer, out_of_sequence, packet_seq_err, local_ack_timeout_err, rnr_nak_retry_err, implied_nak_seq_err, req/resp_cqe_error, roce_adp_retrans(_to), roce_slow_restart, rx_icrc_encapsulated): `fail` when a link error or discard counter grew during the live sample window; `warn` when link errors and discards since boot reach link_errors_per_hour_warn per hour of uptime, when the link went down link_downed_warn times or more since boot (link_downed, each an outage of the rail: judged on its count whatever the uptime, and without it; saturated at 255, at least that many), when transport errors/retries reach transport_errors_per_hour_warn per hour (over the window live, else since boot), or when port_xmit_wait (ticks of xmit_wait_bytes_per_tick bytes at the port's rate) is xmit_wait_share_warn of the window (of the uptime under --root; not judged when saturated); `pass` otherwise. A counter lower at the window's end than at its start wrapped or was cleared: said so, never counted as growth; a PortCounters field at its width's maximum is said saturated. PortCounters a port does not give are named (evidence `counters = not present: ...`): with symbol_error or port_rcv_errors read, a `pass` says it stands on the counters read and names the others; without both (the counters a bad cable or transceiver moves first) the port is `skip` (link errors unknown) unless what was read warns or fails. `skip` for a port whose counters cannot be read (naming why), without RDMA ports (in a tree from elsewhere without /sys/class/infiniband: RDMA devices not captured, as nccl.gdr says), and under --root for a port with errors counted since boot when /proc/uptime cannot be read (their rate is unknown). Under --root (a tree, a snapshot) there is one sample: totals since boot only. `perfgap profile` judges the counters over its own window (and `check --profile-seconds N` reports that window in place of check's shorter one).",
          .fix = "Reseat or replace the cable/transceiver, check the switch port (mlxlink, perfquery); find the lossy or congested hop for transport retries.",
          .reads = reads::of({reads::window(), reads::infiniband(), reads::pci(), reads::visible_gpus()}),
          .params = {{"link_errors_per_hour_warn", 1, "link errors and discards since boot per hour of uptime from which a port warns"},
+                    {"link_downed_warn", 3, "times a port's link went down since boot (link_downed) from which it warns, whatever the uptime"},
                     {"transport_errors_per_hour_warn", 3600, "transport errors/retries (hw_counters) per hour from which a port warns"},
                     {"xmit_wait_share_warn", 0.05, "share of the time a port waited to send (port_xmit_wait) from which it warns"},
                     {"xmit_wait_bytes_per_tick", 8, "bytes one port_xmit_wait tick stands for (8 on current NVIDIA devices, ibdiagnet's manual)"}},

@@ -14,6 +14,7 @@ namespace perfgap::checks {
 
 struct IbCounterParams {
   double link_errors_per_hour_warn = 1;      // since boot, per hour of uptime
+  double link_downed_warn = 3;               // link_downed since boot, whatever the uptime
   double transport_errors_per_hour_warn = 3600;
   double xmit_wait_share_warn = 0.05;        // share of the time the port waited to send
   double xmit_wait_bytes_per_tick = 8;       // bytes one port_xmit_wait tick stands for
