@@ -556,7 +556,10 @@ std::vector<Finding> topology(const parsers::GpuTopology& t, const std::string& 
     for (auto c : gpu_cols) total[k] += parsers::topo_nvlinks(gpus[k]->links[c]);
     most = std::max(most, total[k]);
   }
-  if (most == 0) {
+  if (gpu_cols.size() < 2) {
+    nv.status = Status::skip;
+    nv.title = fmt::format("{} GPU in the matrix: no pair of GPUs to hold NVLinks between", gpu_cols.size());
+  } else if (most == 0) {
     nv.status = Status::skip;
     nv.title = cut + fmt::format("no NVLink between the {} GPUs of the matrix (PCIe only)", gpus.size());
   } else if (gpus.size() < 2) {

@@ -515,6 +515,7 @@ Parsed<GpuTopology> parse_nvidia_smi_topo(std::string_view text) {
   GpuTopology t;
   enum class At { before, matrix, after } at = At::before;
   bool nic_legend = false;
+  bool p2p_cells = false;  // cells of nvidia-smi topo -p2p's capability matrix (OK, NS, ...)
   int lineno = 0, header_line = 0;
   for_each_line(text, [&](std::string_view raw) {
     ++lineno;
@@ -568,7 +569,10 @@ Parsed<GpuTopology> parse_nvidia_smi_topo(std::string_view text) {
     std::size_t i = 1;
     for (; i < tok.size() && r.links.size() < t.columns.size(); ++i) {
       auto cells = split_cells(tok[i]);
-      if (cells.empty()) break;
+      if (cells.empty()) {
+        for (std::string_view w : {"OK", "NS", "CNS", "GNS", "TNS", "U"}) p2p_cells = p2p_cells || tok[i] == w;
+        break;
+      }
       for (auto& c : cells) r.links.push_back(std::move(c));
     }
     if (r.links.size() != t.columns.size()) {
@@ -592,6 +596,10 @@ Parsed<GpuTopology> parse_nvidia_smi_topo(std::string_view text) {
   });
   if (at == At::before) return parse_fail("no nvidia-smi topo -m matrix (a header line of GPU0 ... columns)");
   bool gpu_row = std::any_of(t.rows.begin(), t.rows.end(), [&](const TopoRow& r) { return t.is_gpu(r.name); });
+  if (!gpu_row && p2p_cells)
+    return parse_fail("an nvidia-smi topo -p2p capability matrix (cells OK, NS, CNS, GNS, TNS, U), not topo -m's link matrix: capture "
+                      "`nvidia-smi topo -m` (the links between GPUs and NICs) for perfgap",
+                      header_line);
   if (!gpu_row) return parse_fail("nvidia-smi topo -m header with no readable GPU row", header_line);
   return t;
 }

@@ -533,3 +533,19 @@ TEST(AnalyzerNvidiaSmi, MigModeWarnsWhereEnabledAndACutCaptureSaysSo) {
   EXPECT_EQ(n.status, Status::warn);
   EXPECT_NE(n.title.find("2 of its 8 attached GPUs: the other 6 were not judged"), std::string::npos) << n.title;
 }
+
+// `nvidia-smi topo -p2p r|w|n|a|p` prints a capability matrix of OK/NS cells under the same
+// header as topo -m: refused naming what it is (it was "no readable GPU row"); a one-GPU matrix
+// has no pair to hold NVLinks between (it was "no NVLink between the 1 GPUs (PCIe only)").
+TEST(AnalyzerNvidiaSmi, P2pCapabilityMatrixIsNamedAndOneGpuHasNoPair) {
+  const std::string p2p =
+      " \tGPU0\tGPU1\tGPU2\n GPU0\tX\tOK\tNS\n GPU1\tOK\tX\tOK\n GPU2\tNS\tOK\tX\n\nLegend:\n\n  X    = Self\n  OK   = Status Ok\n  NS   = Not supported\n";
+  auto r = parsers::parse_nvidia_smi(p2p);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("an nvidia-smi topo -p2p capability matrix"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("capture `nvidia-smi topo -m`"), std::string::npos) << r.error().message;
+  const auto one = analyze({{"one.txt", " \tGPU0\tCPU Affinity\tNUMA Affinity\n GPU0\tX\t0-31\t0\n"}});
+  const auto& nv = find(one, "gpu.nvlink");
+  EXPECT_EQ(nv.status, Status::skip);
+  EXPECT_EQ(nv.title, "1 GPU in the matrix: no pair of GPUs to hold NVLinks between");
+}
