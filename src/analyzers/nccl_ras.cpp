@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "analyzers/analyzers.hpp"
 
 namespace perfgap::analyzers {
@@ -42,6 +45,42 @@ std::string ras_peers_title(const std::vector<parsers::RasPeer>& ps) {
   for (std::size_t i = 0; i < ps.size() && i < 4; ++i) s += (i ? "; " : "") + ras_peer(ps[i]);
   if (ps.size() > 4) s += fmt::format("; {} more", ps.size() - 4);
   return s;
+}
+
+// Which side of a MISMATCH the ranks RAS names are on: RAS prints the operation counts, the most
+// ranks first, and names the ranks of the smaller groups, whether they are behind or ahead.
+struct MismatchSide {
+  bool known = false, ahead = false;
+  long majority_ranks = 0, majority_op = -1, named_op = -1;
+};
+MismatchSide mismatch_side(const parsers::RasCommIssue& is) {
+  MismatchSide m;
+  if (is.launched.size() < 2 || is.ranks.empty()) return m;
+  auto most = std::max_element(is.launched.begin(), is.launched.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  m.majority_ranks = most->first, m.majority_op = most->second;
+  long lo = -1, hi = -1;
+  for (const auto& p : is.ranks) {
+    if (p.launched < 0) continue;  // named for its status, not its count
+    if (p.launched == m.majority_op) return MismatchSide{};
+    lo = lo < 0 ? p.launched : std::min(lo, p.launched);
+    hi = std::max(hi, p.launched);
+  }
+  // No named rank with a count, or named ranks on both sides of the majority: no one direction.
+  if (lo < 0 || (lo < m.majority_op && hi > m.majority_op)) return MismatchSide{};
+  m.known = true;
+  m.ahead = lo > m.majority_op;
+  m.named_op = m.ahead ? lo : hi;
+  return m;
+}
+
+std::string ras_rank_list(const std::vector<parsers::RasPeer>& ps) {
+  std::set<long> ranks;
+  for (const auto& p : ps)
+    if (p.rank >= 0) ranks.insert(p.rank);
+  std::vector<std::string> r;
+  for (long x : ranks)
+    if (r.size() < 16) r.push_back(std::to_string(x));
+  return fmt::format("{}{}", fmt::join(r, ", "), ranks.size() > r.size() ? ", ..." : "");
 }
 
 }  // namespace
@@ -138,10 +177,29 @@ std::vector<Finding> analyze_nccl_ras(const parsers::NcclRas& r, const std::stri
       f.title = fmt::format("communicator {} ({}) {}{}{}", is.id, is.hash, what, detail.empty() ? "" : ": ", detail);
       f.add(ras_where(source, is.line), fmt::format("{} {}", is.id, is.kind));
       for (const auto& p : is.ranks) f.add(ras_where(source, p.line), ras_peer(p));
+      const auto side = is.kind == "MISMATCH" ? mismatch_side(is) : MismatchSide{};
       std::vector<const parsers::RasPeer*> named;
       for (const auto& p : is.ranks) named.push_back(&p);
-      ras_ranks_line(f, named);
+      // The ranks ahead are not where the job waits: they are not named as its stragglers.
+      if (!side.ahead) ras_ranks_line(f, named);
       f.fix = fix;
+      f.impact = impact;
+      if (side.known && side.ahead) {
+        f.title += fmt::format("; the ranks RAS names ({}) are ahead, at operation {}: the job waits on the other {} ranks at operation {}, "
+                               "which RAS does not name",
+                               ras_rank_list(is.ranks), side.named_op, side.majority_ranks, side.majority_op);
+        f.fix = fmt::format("the {} ranks at operation {} are behind: RAS names the smaller group, here the ranks ahead (leave those be). Find "
+                            "the ranks behind among the communicator's others (py-spy dump of every training process, each rank's log: stuck in "
+                            "its code before the collective, or slow) and look at their nodes; query ncclras again: counts that move on with "
+                            "a small spread are a healthy job sampled mid-step",
+                            side.majority_ranks, side.majority_op);
+        f.metric("ranks_behind", static_cast<double>(side.majority_ranks));
+        f.impact = "the ranks ahead wait for the ranks behind at their next collective";
+      } else if (side.known) {
+        f.title += fmt::format("; the ranks named ({}) are behind, at operation {} (the other {} at {})", ras_rank_list(is.ranks), side.named_op,
+                               side.majority_ranks, side.majority_op);
+        f.metric("ranks_behind", static_cast<double>(is.ranks.size()));
+      }
       f.impact = impact;
       f.metric("ranks_named", static_cast<double>(is.ranks.size()));
       out.push_back(std::move(f));

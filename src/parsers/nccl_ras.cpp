@@ -107,6 +107,27 @@ std::optional<RasPeer> parse_rank(std::string_view s, int line) {
   return p;
 }
 
+// "26 ranks have launched up to operation 6650" -> {26, 6650}; "6 ranks have not launched any
+// operations" -> {6, 0}; "has launched up to operation 60" (a rank line's detail) -> {1, 60}.
+std::optional<std::pair<long, long>> launched_count(std::string_view s) {
+  long ranks = 1;
+  std::string_view rest = s;
+  if (auto n = leading_integer(s, &rest)) {
+    ranks = *n;
+    rest = trim(rest);
+    if (!starts_with(rest, "ranks ") && !starts_with(rest, "rank ")) return std::nullopt;
+    rest = trim(rest.substr(rest.find(' ')));
+  }
+  for (std::string_view verb : {"have ", "has "})
+    if (starts_with(rest, verb)) rest = rest.substr(verb.size());
+  if (starts_with(rest, "not launched any operation")) return std::pair{ranks, 0L};
+  constexpr std::string_view k = "launched up to operation ";
+  if (!starts_with(rest, k)) return std::nullopt;
+  auto op = leading_integer(rest.substr(k.size()));
+  if (!op) return std::nullopt;
+  return std::pair{ranks, *op};
+}
+
 // "[could not find information on 3 processes]"
 std::optional<long> unnamed_count(std::string_view s) {
   constexpr std::string_view k = "[could not find information on ";
@@ -317,9 +338,17 @@ struct ParserState<NcclRas> : FeedsLines<ParserState<NcclRas>> {
       case Block::issue: {
         auto& is = m.issues.back();
         if (auto r = parse_rank(s, n)) {
+          // Its own count ("Rank 7 has launched up to operation 60 -- ..."), else its group's line above.
+          if (auto own = ras_detail::launched_count(r->detail)) {
+            r->launched = own->second;
+            if (is.launched.size() < 64) is.launched.emplace_back(1, own->second);
+          } else if (!is.launched.empty()) {
+            r->launched = is.launched.back().second;
+          }
           if (is.ranks.size() < 4096) is.ranks.push_back(std::move(*r));
           return;
         }
+        if (auto c = ras_detail::launched_count(s); c && is.launched.size() < 64) is.launched.push_back(*c);
         if (is.details.size() < 64) is.details.emplace_back(s.substr(0, 200));
         return;
       }

@@ -27,6 +27,9 @@ struct RasPeer {
   std::string node;    // the node's IP address as printed
   std::string gpus;    // "0", "0,1", "3 (NVML 5)"
   std::string detail;  // "has status INIT", "reported Remote process error", ...
+  // A MISMATCH's rank: the operation its group launched up to (the count line it follows, or its
+  // own "has launched up to operation N"); -1 unknown, 0 none launched.
+  long launched = -1;
   int line = 0;
 };
 
@@ -46,6 +49,9 @@ struct RasCommIssue {
   std::string kind;  // INCOMPLETE, ERROR, MISMATCH
   std::vector<std::string> details;  // its lines other than rank lines, trimmed
   std::vector<RasPeer> ranks;
+  // A MISMATCH's operation counts in the order printed (the most ranks first): {ranks, operation}
+  // ("26 ranks have launched up to operation 6650"; "6 ranks have not launched any operations": 0).
+  std::vector<std::pair<long, long>> launched;
   int line = 0;
 };
 

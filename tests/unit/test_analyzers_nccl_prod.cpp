@@ -203,3 +203,52 @@ TEST(AnalyzersNcclRas, HealthyStatusPassesAndACutShortOneDecidesNothing) {
   ASSERT_TRUE(cut);
   for (const auto& f : analyzers::analyze_nccl_ras(*cut, "cut.txt")) EXPECT_EQ(f.status, report::Status::skip) << f.id << ": " << f.title;
 }
+
+// RAS names the smaller group of a MISMATCH whichever side it is on (NVIDIA/nccl#1911: the two
+// ranks named were ahead; NCCL's own example: the six named are behind). The ranks ahead are
+// never given as the job's stragglers (the "nccl ranks" line explain and fleet read).
+TEST(AnalyzersNcclRas, MismatchSaysWhetherTheNamedRanksAreBehindOrAhead) {
+  auto status = [](const std::string& warnings) {
+    return "NCCL version 2.27.3+cuda12.8 compiled with CUDA 12.8\n\nJob summary\n===========\n\n"
+           "  Nodes  Processes         GPUs\n(total)    (total)      (total)\n      4         32           32\n\n"
+           "Communicators... (0.00s)\n=============\n\n"
+           "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+           "    #  in group  per comm  per node  per comm  in group\n"
+           "    0         1         4         8        32        32   RUNNING  MISMATCH\n\n"
+           "Errors\n======\n\nWarnings\n========\n\n#0-0 (27a079b828ff1a75) MISMATCH\n" +
+           warnings;
+  };
+  auto mismatch = [&](const std::string& warnings) {
+    auto r = parsers::parse_nccl_ras(status(warnings));
+    EXPECT_TRUE(r) << r.error().describe();
+    auto fs = analyzers::analyze_nccl_ras(*r, "ras.txt");
+    auto mm = nccl_prod_all(fs, "nccl_ras.mismatch");
+    EXPECT_EQ(mm.size(), 1u);
+    return *mm[0];
+  };
+  const auto ahead = mismatch(
+      "  Communicator ranks have different AllGather operation counts\n  30 ranks have launched up to operation 640\n"
+      "  2 ranks have launched up to operation 641\n  Rank 12 -- GPU 4 managed by process 323032 on node 10.0.0.1\n"
+      "  Rank 13 -- GPU 5 managed by process 323033 on node 10.0.0.1\n");
+  EXPECT_NE(ahead.title.find("the ranks RAS names (12, 13) are ahead, at operation 641: the job waits on the other 30 ranks at operation 640"),
+            std::string::npos)
+      << ahead.title;
+  EXPECT_NE(ahead.fix.find("the 30 ranks at operation 640 are behind"), std::string::npos) << ahead.fix;
+  EXPECT_EQ(nccl_prod_metric(ahead, "ranks_behind"), 30);
+  for (const auto& e : ahead.evidence) EXPECT_NE(e.source, std::string(parsers::kNcclRanksEvidence)) << e.observed;
+
+  const auto behind = mismatch(
+      "  Communicator ranks have different collective operation counts\n  26 ranks have launched up to operation 6650\n"
+      "  6 ranks have launched up to operation 6649\n  Rank 0 -- GPU 0 managed by process 483072 on node 10.0.0.2\n"
+      "  Rank 2 -- GPU 2 managed by process 483074 on node 10.0.0.2\n");
+  EXPECT_NE(behind.title.find("the ranks named (0, 2) are behind, at operation 6649 (the other 26 at 6650)"), std::string::npos) << behind.title;
+  bool named = false;
+  for (const auto& e : behind.evidence) named = named || e.source == parsers::kNcclRanksEvidence;
+  EXPECT_TRUE(named);
+
+  // One rank behind, its count on its own line (2.27's form).
+  const auto one = mismatch(
+      "  Communicator ranks have different AllReduce operation counts\n  7 ranks have launched up to operation 64\n"
+      "  Rank 7 has launched up to operation 60 -- GPU 3 managed by process 1650386 on node node1\n");
+  EXPECT_NE(one.title.find("the ranks named (7) are behind, at operation 60 (the other 7 at 64)"), std::string::npos) << one.title;
+}
