@@ -258,7 +258,10 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   // One host named is one node only where the lines may be every rank's: not one host's lines
   // of a job of more ranks whose other ranks' lines are not in the log (an excerpt).
   const bool nodes_exact = !n_nodes && nodes.count > 0 && !nodes.at_least;
-  const bool one_host_of_many = nodes.count == 0 && node_signs.n_ranks && *node_signs.n_ranks > 1;
+  // One process's lines naming other ranks in its channels: one rank's own file (NCCL_DEBUG_FILE
+  // per rank, a "[155]"-tagged excerpt), whose peers' hosts the log does not show.
+  const bool one_rank_of_many = node_signs.speakers.size() == 1 && node_signs.max_channel_rank >= 1;
+  const bool one_host_of_many = nodes.count == 0 && ((node_signs.n_ranks && *node_signs.n_ranks > 1) || one_rank_of_many);
   bool single_node = n_nodes       ? n_nodes->first == 1
                      : nodes_exact ? nodes.count == 1
                                    : (hosts.size() == 1 && !net_channels && !one_host_of_many);

@@ -146,6 +146,7 @@ void ParserState<NcclLog>::line(std::string_view raw) {
   auto prefix = line.substr(0, at);
   auto msg = sys::trim_ws(line.substr(at + 11));
   auto host = nccl_line_host(prefix);
+  out.nodes.add_speaker(prefix);
   if (!host.empty() && hosts.find(host) == hosts.end()) {
     hosts.emplace(host);
     out.hosts.emplace(host);

@@ -54,21 +54,71 @@ std::string nccl_first_names(const std::set<std::string, std::less<>>& names, st
 
 }  // namespace
 
-std::string_view nccl_line_host(std::string_view prefix) {
+namespace {
+
+// An ISO 8601 stamp at the start of `s` ("2025-05-16T16:39:51.208-07:00", "...Z"): its length, 0 if none.
+std::size_t iso_stamp_length(std::string_view s) {
+  auto digits = [&](std::size_t at, std::size_t n) {
+    if (at + n > s.size()) return false;
+    for (std::size_t k = at; k < at + n; ++k)
+      if (s[k] < '0' || s[k] > '9') return false;
+    return true;
+  };
+  if (!digits(0, 4) || s.size() < 19 || s[4] != '-' || !digits(5, 2) || s[7] != '-' || !digits(8, 2) || s[10] != 'T' || !digits(11, 2) ||
+      s[13] != ':' || !digits(14, 2) || s[16] != ':' || !digits(17, 2))
+    return 0;
+  std::size_t i = 19;
+  if (i < s.size() && (s[i] == '.' || s[i] == ',')) {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  }
+  if (i < s.size() && s[i] == 'Z') return i + 1;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-') && digits(i + 1, 2) && i + 3 < s.size() && s[i + 3] == ':' && digits(i + 4, 2)) return i + 6;
+  return i;
+}
+
+// The "host:pid:tid" token of a prefix and where it ends in it; empty when none.
+std::string_view nccl_host_token(std::string_view prefix, std::size_t* end = nullptr) {
   for (std::size_t i = 0; i < prefix.size();) {
     while (i < prefix.size() && (prefix[i] == ' ' || prefix[i] == '\t')) ++i;
     std::size_t b = i;
     while (i < prefix.size() && prefix[i] != ' ' && prefix[i] != '\t') ++i;
     if (i == b) break;
     auto t = prefix.substr(b, i - b);
+    // Open MPI's --tag-output label glued on: "[1,0]<stdout>:host:pid:tid".
+    if (t.front() == '[')
+      if (auto g = t.find(">:"); g != std::string_view::npos) t.remove_prefix(g + 2);
+    if (auto n = iso_stamp_length(t); n > 0 && n < t.size()) t.remove_prefix(n);
     auto c2 = t.rfind(':');
     if (c2 == std::string_view::npos || c2 == 0) continue;
     auto c1 = t.rfind(':', c2 - 1);
-    if (c1 == std::string_view::npos) continue;
+    if (c1 == std::string_view::npos || c1 == 0) continue;
     auto pid = t.substr(c1 + 1, c2 - c1 - 1), tid = t.substr(c2 + 1);
-    if (tooltext::is_integer(pid) && tooltext::is_integer(tid)) return t.substr(0, c1);
+    if (tooltext::is_integer(pid) && tooltext::is_integer(tid)) {
+      if (end) *end = i;
+      return t;
+    }
   }
   return {};
+}
+
+}  // namespace
+
+std::string_view nccl_line_host(std::string_view prefix) {
+  auto t = nccl_host_token(prefix);
+  if (t.empty()) return {};
+  return t.substr(0, t.rfind(':', t.rfind(':') - 1));
+}
+
+void NcclNodeSigns::add_speaker(std::string_view prefix) {
+  if (speakers.size() >= 8) return;  // one or more is all that matters
+  std::size_t end = 0;
+  auto t = nccl_host_token(prefix, &end);
+  if (t.empty()) return;
+  std::string key(t.substr(0, t.rfind(':')));
+  auto dev = sys::trim_ws(prefix.substr(end));
+  if (dev.starts_with('[')) key += " " + std::string(dev.substr(0, dev.find(']') + 1));
+  speakers.insert(std::move(key));
 }
 
 void NcclNodeSigns::add_host(std::string_view host) {
@@ -76,6 +126,14 @@ void NcclNodeSigns::add_host(std::string_view host) {
 }
 
 void NcclNodeSigns::info(std::string_view msg, std::string_view host, int line) {
+  // "Ring 00 : 155[3d000] -> 157[b2000] via P2P/IPC", "Channel 00/0 : 0[0] -> 1[1] via ...": the ranks it names.
+  if ((msg.starts_with("Ring ") || msg.starts_with("Channel ")) && sys::find(msg, " -> ") != std::string_view::npos) {
+    const auto w = sys::split_ws(msg);
+    for (std::size_t i = 1; i + 1 < w.size(); ++i)
+      if (w[i] == "->")
+        for (auto t : {w[i - 1], w[i + 1]})
+          if (auto v = sys::to_int<long>(t.substr(0, t.find('['))); v && *v >= 0 && *v < (1L << 24)) max_channel_rank = std::max(max_channel_rank, *v);
+  }
   // "comm 0x.. rank 0 nRanks 16 nNodes 2 localRanks 8" (2.19+), "comm 0x.. rank 3 nranks 16
   // cudaDev 3 busId .. - Init COMPLETE" (every version's init and destroy lines).
   if (auto p = sys::find(msg, " nNodes "); p != std::string_view::npos) {
@@ -135,6 +193,9 @@ void NcclNodeSigns::merge(const NcclNodeSigns& o) {
       if (mine.size() < kMaxKept) mine.emplace(r, h);
   }
   for (const auto& h : o.hosts) add_host(h);
+  for (const auto& sp : o.speakers)
+    if (speakers.size() < 8) speakers.insert(sp);
+  max_channel_rank = std::max(max_channel_rank, o.max_channel_rank);
   for (auto [into, from] : {std::pair{&bootstrap, &o.bootstrap}, {&oob, &o.oob}, {&socket, &o.socket}})
     for (const auto& a : *from)
       if (into->size() < kMaxKept) into->insert(a);

@@ -32,6 +32,14 @@ struct NcclNodeSigns {
   std::set<std::string, std::less<>> bootstrap, oob, socket;
   bool loopback = false;      // an address on the loopback interface
   bool non_loopback = false;  // an address on another
+  // The processes whose lines these are ("host:pid [dev]", a few kept: only one or more matters),
+  // and the largest rank a channel line names ("Ring 00 : 155[3d000] -> 157[b2000]"): one rank's
+  // own file (NCCL_DEBUG_FILE=%h.%p) names its peers but shows one speaker.
+  std::set<std::string, std::less<>> speakers;
+  long max_channel_rank = -1;
+
+  // A line prefix's speaker ("host:pid:tid [dev]" -> "host:pid [dev]").
+  void add_speaker(std::string_view prefix);
 
   // One NCCL INFO message (the text after "NCCL INFO "), `line` its line number.
   void info(std::string_view msg, std::string_view host, int line);
@@ -53,7 +61,9 @@ NcclNodes nccl_nodes(const NcclNodeSigns& s);
 std::string nccl_nodes_count_words(const NcclNodes& n);
 
 // The host of a line prefix "host:pid:tid [dev]" (after blanks and launcher labels); empty
-// when the prefix has none.
+// when the prefix has none. A launcher's tag glued in front of it (Open MPI's --tag-output
+// "[1,0]<stdout>:host:pid:tid") and a timestamp glued in front (a CloudWatch copy's
+// "2025-05-16T16:39:51.208-07:00host:pid:tid") are not part of the host.
 std::string_view nccl_line_host(std::string_view prefix);
 
 }  // namespace perfgap::parsers

@@ -146,3 +146,36 @@ TEST(ParsersNcclNodes, SignsOfSeveralLogsMerge) {
   EXPECT_EQ(nccl_nodes(signs).count, 2);
   EXPECT_FALSE(nccl_nodes(signs).at_least);
 }
+
+// Prefixes glued to the host token: Open MPI's --tag-output label ("[1,0]<stdout>:GPU03:1212:1284",
+// horovod#969: 4 ranks on one host read as 4 nodes) and a CloudWatch copy's timestamp
+// ("2025-05-16T16:39:51.208-07:00ip-10-36-29-253:79:79", aws-ofi-nccl#889: one host read as two).
+TEST(ParsersNcclNodes, GluedLauncherTagsAndTimestampsAreNotPartOfTheHost) {
+  EXPECT_EQ(perfgap::parsers::nccl_line_host("[1,0]<stdout>:GPU03:1212:1284 [0]"), "GPU03");
+  EXPECT_EQ(perfgap::parsers::nccl_line_host("[1,12]<stderr>:gpu-a:1:2 [3]"), "gpu-a");
+  EXPECT_EQ(perfgap::parsers::nccl_line_host("  | 2025-05-16T16:39:51.208-07:00ip-10-36-29-253:79:79 [0]"), "ip-10-36-29-253");
+  EXPECT_EQ(perfgap::parsers::nccl_line_host("2024-01-02T03:04:05Zhost-b:7:8 [1]"), "host-b");
+  EXPECT_EQ(perfgap::parsers::nccl_line_host("host-c:7:8 [1]"), "host-c");
+  std::string log;
+  for (int r = 0; r < 4; ++r)
+    log += "[1," + std::to_string(r) + "]<stdout>:" + init_line("GPU03", 1212 + r, r, 4);
+  auto n = nodes_of(log);
+  EXPECT_EQ(n.count, 1);
+  EXPECT_FALSE(n.at_least);
+}
+
+// One rank's own file (NCCL_DEBUG_FILE per rank, an "[155]"-tagged excerpt): one process's lines
+// naming peer ranks in its channels; a process driving several GPUs (nccl-tests -g 8) is not.
+TEST(ParsersNcclNodes, OneRanksOwnLinesAreKnownAsSuch) {
+  auto one = parse_nccl_log(
+      "[155] crow-19:5330:5499 [3] NCCL INFO Ring 00 : 155[3d000] -> 157[b2000] via P2P/IPC\n"
+      "[155] crow-19:5330:5499 [3] NCCL INFO Ring 00 : 155[3d000] -> 153[1b000] via P2P/IPC\n");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->nodes.speakers.size(), 1u);
+  EXPECT_EQ(one->nodes.max_channel_rank, 157);
+  auto threads = parse_nccl_log(
+      "box:77:80 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\nbox:77:81 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC\n");
+  ASSERT_TRUE(threads);
+  EXPECT_EQ(threads->nodes.speakers.size(), 2u);
+  EXPECT_EQ(threads->nodes.max_channel_rank, 1);
+}
