@@ -37,7 +37,7 @@ std::string describe(const KernelEvent& e) {
     default: break;
   }
   if (e.device.empty()) return e.fatal ? fmt::format("machine check '{}'", e.detail) : e.detail;
-  return fmt::format("{} machine check{}{}", e.fatal ? "uncorrected" : "corrected", where, e.code >= 0 && e.detail.find(" Bank ") != std::string::npos ? fmt::format(" (bank {})", e.code) : std::string());
+  return fmt::format("{} machine check{}{}", e.fatal ? "uncorrected" : "corrected", where, e.detail.find(" Bank ") != std::string::npos ? fmt::format(" (bank {})", e.code) : std::string());
 }
 
 std::vector<Finding> kernel_panic(facts::Facts& f, const core::Thresholds&) {
