@@ -238,6 +238,31 @@ std::set<std::string> nccl_net_metrics(Finding& f, const NcclNetSeen& s, const p
   return distinct;
 }
 
+// Whether the log shows one node: NCCL's nNodes; else the nodes the ranks' hostnames or
+// addresses show, where they show every one; else one host named and no NET channel, but not
+// one host's lines of a job of more ranks whose other ranks' lines are not in the log (an
+// excerpt), nor one rank's own file (NCCL_DEBUG_FILE per rank, a "[155]"-tagged excerpt: one
+// process naming other ranks in its channels), whose peers' hosts the log does not show.
+struct SingleNode {
+  bool single = false, shown = false, exact = false;
+  std::string why;
+};
+SingleNode nccl_single_node(const NcclNetSeen& s, const parsers::NcclNodes& nodes, bool net_channels) {
+  SingleNode o;
+  const auto& n_nodes = s.n_nodes;
+  const auto& signs = s.node_signs;
+  o.exact = !n_nodes && nodes.count > 0 && !nodes.at_least;
+  const bool one_rank_of_many = signs.speakers.size() == 1 && signs.max_channel_rank >= 1;
+  const bool one_host_of_many = nodes.count == 0 && ((signs.n_ranks && *signs.n_ranks > 1) || one_rank_of_many);
+  o.single = n_nodes ? n_nodes->first == 1 : o.exact ? nodes.count == 1 : (s.hosts.size() == 1 && !net_channels && !one_host_of_many);
+  o.shown = n_nodes ? n_nodes->first == 1 : o.exact && nodes.count == 1;
+  o.why = n_nodes                                    ? fmt::format("nNodes 1 ({})", n_nodes->second)
+          : o.exact                                  ? fmt::format("1 node by {}", nodes.basis)
+          : s.hosts.size() == 1 && !one_host_of_many ? fmt::format("one host, {}, and no inter-node channel", *s.hosts.begin())
+                                                     : "";
+  return o;
+}
+
 // nccl_log.net: the network NCCL uses against what the job needs (RDMA, GPUDirect RDMA, one NCCL version).
 Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::string& subject, const NcclLogOptions& o) {
   const NcclNetSeen s = nccl_net_seen(logs);
@@ -254,22 +279,7 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   // network in every job, single-node ones included, where nothing goes over it: one node
   // ("nNodes 1", or one host named and no NET channel) has no inter-node traffic to judge.
   bool net_channels = !socket_channels.empty() || !gdr_by_dir.empty();
-  // Else the nodes the ranks' hostnames or addresses show, where they show every one.
-  // One host named is one node only where the lines may be every rank's: not one host's lines
-  // of a job of more ranks whose other ranks' lines are not in the log (an excerpt).
-  const bool nodes_exact = !n_nodes && nodes.count > 0 && !nodes.at_least;
-  // One process's lines naming other ranks in its channels: one rank's own file (NCCL_DEBUG_FILE
-  // per rank, a "[155]"-tagged excerpt), whose peers' hosts the log does not show.
-  const bool one_rank_of_many = node_signs.speakers.size() == 1 && node_signs.max_channel_rank >= 1;
-  const bool one_host_of_many = nodes.count == 0 && ((node_signs.n_ranks && *node_signs.n_ranks > 1) || one_rank_of_many);
-  bool single_node = n_nodes       ? n_nodes->first == 1
-                     : nodes_exact ? nodes.count == 1
-                                   : (hosts.size() == 1 && !net_channels && !one_host_of_many);
-  const bool one_node_shown = n_nodes ? n_nodes->first == 1 : nodes_exact && nodes.count == 1;
-  std::string single_why = n_nodes                                  ? fmt::format("nNodes 1 ({})", n_nodes->second)
-                           : nodes_exact                            ? fmt::format("1 node by {}", nodes.basis)
-                           : hosts.size() == 1 && !one_host_of_many ? fmt::format("one host, {}, and no inter-node channel", *hosts.begin())
-                                                                    : "";
+  const auto [single_node, one_node_shown, nodes_exact, single_why] = nccl_single_node(s, nodes, net_channels);
   // Socket carries traffic when channels run over it; a "Using network Socket" alone does
   // only when the job spans nodes.
   bool socket_used = !socket_channels.empty() || (using_socket && !single_node);

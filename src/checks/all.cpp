@@ -9,7 +9,7 @@ namespace {
 
 // The order of the findings in every report, by check id: the runner keeps it, and the reports
 // in tests/golden pin it. It is older than the folders by layer: the hardware events of the
-// kernel log (gpu.xid ... kernel.hung_task) come last whatever their layer, and gpu.pcie (layer
+// kernel log (gpu.xid ... kernel.panic) come last whatever their layer, and gpu.pcie (layer
 // pcie) stands among the gpu layer's NVML checks. builtin_registry() throws, naming the id, for
 // a check registered and not placed here, or placed here and not registered.
 constexpr std::string_view kReportOrder[] = {
@@ -30,8 +30,8 @@ constexpr std::string_view kReportOrder[] = {
     // network: RDMA ports and counters
     "net.ib.ports", "net.ib.counters",
     // the kernel log's hardware events: gpu, pcie, network, cpu-power
-    "gpu.xid", "gpu.fallen_off_bus", "gpu.nvlink_xid", "gpu.nvswitch_sxid", "pcie.aer", "net.link_flaps",
-    "cpu.thermal_throttle", "kernel.edac", "kernel.soft_lockup", "kernel.hung_task",
+    "gpu.xid", "gpu.fallen_off_bus", "gpu.nvlink_xid", "gpu.nvswitch_sxid", "gpu.driver_errors", "pcie.aer", "net.link_flaps",
+    "net.nic_health", "cpu.thermal_throttle", "kernel.edac", "kernel.soft_lockup", "kernel.hung_task", "kernel.panic",
 };
 
 }  // namespace

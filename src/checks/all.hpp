@@ -8,7 +8,7 @@
 namespace perfgap::checks {
 
 void register_virtualization(core::Registry& r);    // virt.hypervisor, smmu.cmdqv, iommu.dma_mode, mem.page_size
-void register_cpu_power(core::Registry& r);         // cpu.*, kernel.edac, kernel.soft_lockup, kernel.hung_task
+void register_cpu_power(core::Registry& r);         // cpu.*, kernel.edac, kernel.soft_lockup, kernel.hung_task, kernel.panic
 void register_placement(core::Registry& r);         // numa.*, placement.*
 void register_runtime_topology(core::Registry& r);  // container.*, nccl.topo_file
 void register_network(core::Registry& r);           // nccl.env.*, nccl.gdr, nccl.ib.qps, net.*

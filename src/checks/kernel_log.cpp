@@ -59,13 +59,15 @@ void add_log_evidence(Finding& fnd, const facts::KernelLog& log) {
 void add_events(Finding& fnd, const facts::KernelLog& log, const Group& g) {
   const auto& first = *g.events.front();
   const auto& last = *g.events.back();
-  fnd.add("events", fmt::format("{} in the kernel log, first {}, last {}", g.events.size(), log.when(first), log.when(last)));
+  const std::size_t n = g.counted ? g.counted : g.events.size();
+  const std::string lines = n == g.events.size() ? std::string() : fmt::format(" ({} lines)", g.events.size());
+  fnd.add("events", fmt::format("{} in the kernel log{}, first {}, last {}", n, lines, log.when(first), log.when(last)));
   for (std::size_t i = 0; i < g.events.size(); ++i) {
     if (i >= kShownLines - 1 && i + 1 != g.events.size()) continue;
     fnd.add(log.source, g.events[i]->line);
   }
   if (g.events.size() > kShownLines) fnd.add(log.source, fmt::format("({} more lines like these)", g.events.size() - kShownLines));
-  fnd.metric("events", static_cast<double>(g.events.size()));
+  fnd.metric("events", static_cast<double>(n));
 }
 
 std::string bdf_subject(const KernelEvent& e) { return e.device.empty() ? "unnamed" : e.device; }
@@ -73,7 +75,7 @@ std::string bdf_subject(const KernelEvent& e) { return e.device.empty() ? "unnam
 std::vector<Finding> per_subject(facts::Facts& f, std::string_view id, std::string_view layer, std::string_view what,
                                  const std::function<bool(const KernelEvent&)>& keep,
                                  const std::function<std::string(const KernelEvent&)>& subject_of,
-                                 const std::function<void(Finding&, const std::string&, const Group&)>& judge) {
+                                 const std::function<void(Finding&, const std::string&, Group&)>& judge) {
   const auto& log = facts::kernel_log(f);
   if (!log) return {core::finding(id, layer, Status::skip, "kernel log not readable: " + log.error())};
   auto groups = group_by(*log, keep, subject_of);
@@ -83,7 +85,7 @@ std::vector<Finding> per_subject(facts::Facts& f, std::string_view id, std::stri
     return {std::move(fnd)};
   }
   std::vector<Finding> out;
-  for (const auto& [subject, g] : groups) {
+  for (auto& [subject, g] : groups) {
     auto fnd = core::finding(id, layer, Status::warn, "");
     fnd.subject = subject;
     judge(fnd, subject, g);

@@ -118,7 +118,8 @@ bool names_device(std::string_view s) {
 // cleared log, a reboot) is no device lost. (The kernel log's hardware-event checks.)
 bool about_logged_events(std::string_view id) {
   static constexpr std::string_view kLogged[] = {"gpu.xid", "gpu.fallen_off_bus", "gpu.nvlink_xid", "gpu.nvswitch_sxid",
-                                                 "pcie.aer", "net.link_flaps",     "kernel.edac"};
+                                                 "pcie.aer", "net.link_flaps",     "kernel.edac",
+                                                 "gpu.driver_errors", "net.nic_health"};
   return std::find(std::begin(kLogged), std::end(kLogged), id) != std::end(kLogged);
 }
 

@@ -417,7 +417,8 @@ std::vector<Finding> unreadable(const std::vector<Unreadable>& inputs) {
 const std::vector<std::string_view>& hardware_ids() {
   static const std::vector<std::string_view> ids = {"gpu.xid",  "gpu.fallen_off_bus", "gpu.nvlink_xid",           "gpu.nvswitch_sxid",
                                                     "pcie.aer", "net.link_flaps",     "net.ib.counters",      "kernel.edac",
-                                                    "cpu.thermal_throttle", "kernel.soft_lockup", "kernel.hung_task"};
+                                                    "cpu.thermal_throttle", "kernel.soft_lockup", "kernel.hung_task",
+                                                    "gpu.driver_errors", "net.nic_health", "kernel.panic"};
   return ids;
 }
 

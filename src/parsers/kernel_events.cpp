@@ -1,5 +1,7 @@
 #include "parsers/kernel_events.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 
 #include "sys/text.hpp"
@@ -91,7 +93,144 @@ void xid_line_words(KernelEvent& e) {
   if (d.find("RST: Yes") != std::string_view::npos) e.fatal = true;
 }
 
+// The message after a driver's "<function>:<line>:(pid N): " ("wait_func:1151:(pid 12345):
+// ACCESS_REG(0x805) timeout. ..." -> "ACCESS_REG(0x805) timeout. ..."); `m` itself without one.
+std::string_view after_function(std::string_view m) {
+  auto pid = m.find(":(pid ");
+  if (pid == std::string_view::npos) return m;
+  auto close = m.find("): ", pid);
+  return close == std::string_view::npos ? m : sys::trim_ws(m.substr(close + 3));
+}
+
+// mlx5 failures (KernelEventKind::nic_failure): "mlx5_core 0000:5c:00.0: poll_health:835:(pid
+// 0): device's health compromised - reached miss count" and the like; a line without a PCI
+// address ("mlx5_core: Detected insufficient power ...") names no NIC.
+bool nic_failure(std::string_view m, KernelEvent& e) {
+  const bool failure = m.find("Detected insufficient power on the PCIe slot") != std::string_view::npos ||
+                       m.find("Will cause a leak of a command resource") != std::string_view::npos ||
+                       m.find("health compromised - reached miss count") != std::string_view::npos ||
+                       m.find("unrecoverable hardware error") != std::string_view::npos;
+  if (!failure) return false;
+  e.kind = KernelEventKind::nic_failure;
+  e.fatal = true;
+  auto sp = m.find(' ');
+  if (sp != std::string_view::npos) e.device = bdf_at(m.substr(sp + 1)).first;
+  auto text = after_function(m);
+  if (text == m) {  // "mlx5_core 0000:5c:00.0: text" / "mlx5_core: text"
+    auto colon = m.find(": ");
+    if (colon != std::string_view::npos) text = sys::trim_ws(m.substr(colon + 2));
+  }
+  e.detail = std::string(text);
+  return true;
+}
+
+// NVIDIA driver failures that are no Xid (KernelEventKind::gpu_driver_failure) and the GSP RPC
+// print rate limit (KernelEventKind::gsp_rate_limit).
+bool nvrm_failure(std::string_view m, KernelEvent& e) {
+  if (!sys::starts_with(m, "NVRM: ")) return false;
+  if (auto r = m.find("Rate limiting GSP RPC error prints for GPU at "); r != std::string_view::npos) {
+    e.kind = KernelEventKind::gsp_rate_limit;
+    e.device = bdf_at(m.substr(r + 46)).first;
+    if (auto every = m.find("printing 1 of every "); every != std::string_view::npos)
+      if (auto num = leading_number(m.substr(every + 20))) e.code = num->first;
+    e.detail = std::string(sys::trim_ws(m.substr(6)));
+    return true;
+  }
+  const bool nvlink = sys::starts_with(m, "NVRM: knvlink") && m.find(" failed") != std::string_view::npos;
+  const bool init = m.find("RmInitAdapter failed") != std::string_view::npos;
+  if (!nvlink && !init) return false;
+  e.kind = KernelEventKind::gpu_driver_failure;
+  e.fatal = true;
+  e.device = find_bdf(m);
+  e.code = nvlink ? 1 : 0;
+  e.detail = std::string(sys::trim_ws(m.substr(6)));
+  return true;
+}
+
+// "CPU 3" -> "CPU3" (digits after `at`); "" when none.
+std::string cpu_at(std::string_view s) {
+  auto num = leading_number(s);
+  return num ? "CPU" + std::to_string(num->first) : std::string();
+}
+
+// A machine check (arch/x86/kernel/cpu/mce): `m` after "mce: [Hardware Error]: ". The MCi_STATUS
+// word's bit 61 (UC) marks an uncorrected error; "Exception" a machine check in progress.
+bool machine_check(std::string_view m, KernelEvent& e) {
+  e.kind = KernelEventKind::machine_check;
+  if (sys::starts_with(m, "Machine check events logged")) {
+    e.detail = "machine check events logged (rasdaemon/mcelog hold them)";
+    return true;
+  }
+  if (sys::starts_with(m, "Machine check: ")) {  // mce_panic's reason, right before the panic
+    e.fatal = true;
+    e.detail = std::string(sys::trim_ws(m.substr(15)));
+    return true;
+  }
+  if (!sys::starts_with(m, "CPU ")) return false;
+  auto mc = m.find(": Machine Check");
+  if (mc == std::string_view::npos || mc > 12) return false;
+  e.device = cpu_at(m.substr(4));
+  e.detail = std::string(sys::trim_ws(m.substr(mc + 2)));
+  e.fatal = m.compare(mc + 15, 10, " Exception") == 0;
+  if (auto bank = m.find(" Bank ", mc); bank != std::string_view::npos) {
+    if (auto num = leading_number(m.substr(bank + 6))) {
+      e.code = num->first;
+      auto rest = sys::trim_ws(num->second);
+      if (!rest.empty() && rest.front() == ':') rest = sys::trim_ws(rest.substr(1));
+      auto hex = rest.substr(0, rest.find(' '));
+      if (sys::starts_with(hex, "0x")) hex.remove_prefix(2);
+      unsigned long long status = 0;
+      bool ok = !hex.empty() && hex.size() <= 16;
+      for (char c : hex) {
+        if (!is_hex(c)) ok = false;
+        else status = status * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(static_cast<unsigned char>(c)) - 'a' + 10));
+      }
+      if (ok && (status >> 61 & 1ULL) != 0) e.fatal = true;
+    }
+  }
+  return true;
+}
+
+// Kernel crashes: panics, Oopses, machine checks. The closing "---[ end Kernel panic - not
+// syncing: ... ]---" repeats the panic line: no second event.
+bool crash(std::string_view m, KernelEvent& e) {
+  if (sys::starts_with(m, "Kernel panic - not syncing: ")) {
+    e.kind = KernelEventKind::kernel_panic;
+    e.fatal = true;
+    e.detail = std::string(sys::trim_ws(m.substr(28)));
+    return true;
+  }
+  const bool oops = sys::starts_with(m, "BUG: unable to handle ") || sys::starts_with(m, "BUG: kernel NULL pointer dereference") ||
+                    sys::starts_with(m, "kernel BUG at ") || sys::starts_with(m, "Oops: ") ||
+                    (sys::starts_with(m, "general protection fault") && m.find("[#") != std::string_view::npos);
+  if (oops) {
+    e.kind = KernelEventKind::kernel_oops;
+    e.fatal = true;
+    e.detail = std::string(m);
+    return true;
+  }
+  if (sys::starts_with(m, "mce: [Hardware Error]: ")) return machine_check(m.substr(23), e);
+  if (sys::starts_with(m, "[Hardware Error]: ")) return machine_check(m.substr(18), e);
+  return false;
+}
+
+// The "CPU: 3 PID: 4242 Comm: python3 Tainted: ..." line (also "CPU: 3 UID: 0 PID: ...") the
+// kernel prints with a crash's stack: the CPU and the task into `e`.
+bool crash_context(std::string_view m, KernelEvent& e) {
+  if (!sys::starts_with(m, "CPU: ")) return false;
+  auto pid = m.find(" PID: ");
+  auto comm = m.find(" Comm: ");
+  if (pid == std::string_view::npos || comm == std::string_view::npos || pid > 24) return false;
+  e.device = cpu_at(m.substr(5));
+  auto who = sys::trim_ws(m.substr(comm + 7));
+  who = who.substr(0, who.find(' '));
+  auto num = leading_number(m.substr(pid + 6));
+  e.task = num ? fmt::format("{} (pid {})", who, num->first) : std::string(who);
+  return true;
+}
+
 bool classify(std::string_view m, KernelEvent& e) {
+  if (crash(m, e) || nvrm_failure(m, e)) return true;
   // NVIDIA driver and NVSwitch.
   if (auto x = m.find("Xid ("); x != std::string_view::npos) {
     const bool sxid = x > 0 && m[x - 1] == 'S';
@@ -133,6 +272,7 @@ bool classify(std::string_view m, KernelEvent& e) {
   // Port module event[error]: module 0, ..." (older kernels name the function, newer ones do
   // not; a line may carry no PCI address: then the NIC is not named).
   if (sys::starts_with(m, "mlx5")) {
+    if (nic_failure(m, e)) return true;
     if (auto pm = m.find("Port module event"); pm != std::string_view::npos) {
       e.kind = KernelEventKind::module_event;
       auto sp = m.find(' ');
@@ -234,6 +374,12 @@ std::string_view to_string(KernelEventKind k) {
     case KernelEventKind::edac_uncorrected: return "edac_uncorrected";
     case KernelEventKind::soft_lockup: return "soft_lockup";
     case KernelEventKind::hung_task: return "hung_task";
+    case KernelEventKind::nic_failure: return "nic_failure";
+    case KernelEventKind::gpu_driver_failure: return "gpu_driver_failure";
+    case KernelEventKind::gsp_rate_limit: return "gsp_rate_limit";
+    case KernelEventKind::kernel_panic: return "kernel_panic";
+    case KernelEventKind::kernel_oops: return "kernel_oops";
+    case KernelEventKind::machine_check: return "machine_check";
   }
   return "unknown";
 }
@@ -252,6 +398,32 @@ std::string normalize_bdf(std::string_view s) {
   return sys::lower(std::string(parts[0]) + ":" + std::string(parts[1]) + ":" + std::string(parts[2]) + "." + std::string(fn));
 }
 
+namespace kernel_events_text {
+namespace {
+
+// Every event line holds one of these byte sequences: a cheap first look.
+bool may_be_event(std::string_view m) {
+  constexpr std::string_view kWords[] = {"Xid", "fallen off", "PCIe Bus Error", " above threshold", "EDAC ", "soft lockup",
+                                         " blocked for more than ", "Kernel panic", "BUG", "Oops: ", "general protection",
+                                         "Hardware Error]: ", "NVRM: knvlink", "RmInitAdapter failed", "Rate limiting GSP"};
+  if (sys::starts_with(m, "mlx5")) return true;
+  for (auto w : kWords)
+    if (m.find(w) != std::string_view::npos) return true;
+  return false;
+}
+
+// How many records after a crash line its "CPU: N PID: ..." line and a BUG's "Oops:" line may come.
+constexpr std::size_t kCrashContext = 8;
+
+// A panic's or an Oops' CPU and task, from the first "CPU: N PID: P Comm: ..." line after it.
+void find_crash_context(const std::vector<KernelRecord>& records, std::size_t at, KernelEvent& e) {
+  for (std::size_t j = at + 1; j < records.size() && j <= at + kCrashContext; ++j)
+    if (crash_context(records[j].message, e)) return;
+}
+
+}  // namespace
+}  // namespace kernel_events_text
+
 std::vector<KernelEvent> kernel_events(const std::vector<KernelRecord>& records) {
   std::vector<KernelEvent> out;
   // The driver's three-line report ("NVRM: The NVIDIA GPU 0000:b3:00.0" / "NVRM: (PCI ID:
@@ -259,24 +431,33 @@ std::vector<KernelEvent> kernel_events(const std::vector<KernelRecord>& records)
   // to commands."): the GPU its first line names, for the third.
   std::string named_gpu;
   std::size_t named_at = 0;
+  // The last BUG/general protection fault line (its index in `out`, none: npos; its record):
+  // the "Oops:" line the kernel prints after it is the same report.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t bug_event = kNone, bug_record = 0;
   for (std::size_t i = 0; i < records.size(); ++i) {
     std::string_view m = records[i].message;
     if (auto g = m.find("NVRM: The NVIDIA GPU "); g != std::string_view::npos) {
       named_gpu = kernel_events_text::find_bdf(m.substr(g + 21));
       named_at = i;
     }
-    // Cheap first look: every event line holds one of these bytes sequences.
-    if (m.find("Xid") == std::string_view::npos && m.find("fallen off") == std::string_view::npos &&
-        m.find("PCIe Bus Error") == std::string_view::npos && !sys::starts_with(m, "mlx5") &&
-        m.find(" above threshold") == std::string_view::npos && m.find("EDAC ") == std::string_view::npos &&
-        m.find("soft lockup") == std::string_view::npos && m.find(" blocked for more than ") == std::string_view::npos)
-      continue;
+    if (!kernel_events_text::may_be_event(m)) continue;
     KernelEvent e;
     if (!kernel_events_text::classify(m, e)) continue;
     if (e.kind == KernelEventKind::fallen_off_bus && e.device.empty() && !named_gpu.empty() && i - named_at <= 2) e.device = named_gpu;
     // An SXid report is a head line ("Fatal, Link 44 ..." / "Non-fatal, ...") and its
     // "Severity ..." and "Data {...}" lines: one event.
     if (e.kind == KernelEventKind::sxid && (sys::starts_with(e.detail, "Severity ") || sys::starts_with(e.detail, "Data "))) continue;
+    if (e.kind == KernelEventKind::kernel_oops) {
+      if (sys::starts_with(m, "Oops: ") && bug_event != kNone && i - bug_record <= kernel_events_text::kCrashContext) {
+        out[bug_event].detail += " (" + std::string(m) + ")";
+        bug_event = kNone;
+        continue;
+      }
+      bug_event = out.size();
+      bug_record = i;
+    }
+    if (e.kind == KernelEventKind::kernel_oops || e.kind == KernelEventKind::kernel_panic) kernel_events_text::find_crash_context(records, i, e);
     e.since_boot_s = records[i].since_boot_s;
     e.wall = records[i].wall;
     e.line = records[i].message;

@@ -175,9 +175,9 @@ TEST(GpuCheck, SnapshotThenReplayGivesTheLiveFindings) {
   auto replay = gpu_findings(check({{"PERFGAP_GPU_HELPER", "/nonexistent/perfgap-gpu"}}, {"--root", snap}));
   EXPECT_FALSE(fs::exists(n.dir.file("calls.txt")));
   ASSERT_EQ(live.size(), replay.size());
-  // Seven rules for two GPUs, gpu.nvml, and the four kernel-log gpu.* findings (xid, fallen off
-  // the bus, NVLink Xids, NVSwitch SXids).
-  ASSERT_EQ(live.size(), 19u);
+  // Seven rules for two GPUs, gpu.nvml, and the five kernel-log gpu.* findings (xid, fallen off
+  // the bus, NVLink Xids, NVSwitch SXids, driver errors).
+  ASSERT_EQ(live.size(), 20u);
   for (const auto& [key, f] : live) {
     ASSERT_TRUE(replay.count(key)) << key.first << " " << key.second;
     EXPECT_EQ(replay[key].status, f.status) << key.first << " " << key.second;

@@ -311,6 +311,12 @@ TEST(ParsersKernelEvents, EveryPrefixAroundEveryEvent) {
       {"EDAC skx MC1: 1 UE memory read error on CPU_SrcID#1_MC#0_Chan#0_DIMM#1 (channel:0 slot:1 page:0x5678 offset:0x0 grain:32)", KernelEventKind::edac_uncorrected, "MC1"},
       {"watchdog: BUG: soft lockup - CPU#7 stuck for 23s! [python3:4242]", KernelEventKind::soft_lockup, "CPU7"},
       {"INFO: task python3:4243 blocked for more than 122 seconds.", KernelEventKind::hung_task, "python3:4243"},
+      {"Kernel panic - not syncing: Fatal machine check", KernelEventKind::kernel_panic, ""},
+      {"BUG: kernel NULL pointer dereference, address: 0000000000000010", KernelEventKind::kernel_oops, ""},
+      {"mce: [Hardware Error]: CPU 5: Machine Check Exception: 5 Bank 7: bea0000000400135", KernelEventKind::machine_check, "CPU5"},
+      {"mlx5_core 0000:ae:00.0: poll_health:1071:(pid 0): device's health compromised - reached miss count", KernelEventKind::nic_failure, "0000:ae:00.0"},
+      {"NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!", KernelEventKind::gpu_driver_failure, ""},
+      {"NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:9b:00 (printing 1 of every 30).  The GPU likely needs to be reset.", KernelEventKind::gsp_rate_limit, "0000:9b:00.0"},
   };
   for (const auto& f : forms)
     for (const auto& ev : events) {
@@ -477,4 +483,83 @@ TEST(ParsersKernelEvents, SxidTableOverrulesTheLinesWordWhereTheGuideDoes) {
   EXPECT_NE(bad.error().find("fail, warn or ignore"), std::string::npos) << bad.error();
   EXPECT_FALSE(core::parse_kb("sxids:\n  - {code: 7, name: x, severity: fail}\n", "t.yaml"));  // no action
   EXPECT_FALSE(core::parse_kb("sxids:\n  - {code: 7, name: x, severity: fail, action: a}\n  - {code: 7, name: y, severity: warn, action: b}\n", "t.yaml"));
+}
+
+// Kernel crashes (formats: kernel/panic.c, arch/x86/mm/fault.c, arch/x86/kernel/cpu/mce): a
+// panic's reason; a BUG line and its Oops line as one event, with the CPU and task of the
+// "CPU: N PID: ..." line after them; a machine check's CPU and bank, uncorrected by the
+// Exception word or MCi_STATUS bit 61; the closing "---[ end Kernel panic" line no second panic.
+TEST(ParsersKernelEvents, PanicsOopsesAndMachineChecks) {
+  auto oops = parsers::parse_kernel_events(
+      "[  100.0] BUG: unable to handle kernel NULL pointer dereference at 0000000000000008\n"
+      "[  100.1] IP: nv_dma_unmap_pages+0x2a/0x90 [nvidia]\n"
+      "[  100.2] Oops: 0002 [#1] SMP\n"
+      "[  100.3] CPU: 3 PID: 4242 Comm: python3 Tainted: P           OE     5.15.0-91-generic #101-Ubuntu\n"
+      "[  100.4] Kernel panic - not syncing: Fatal exception\n"
+      "[  100.5] ---[ end Kernel panic - not syncing: Fatal exception ]---\n");
+  ASSERT_EQ(oops.size(), 2u);
+  EXPECT_EQ(oops[0].kind, KernelEventKind::kernel_oops);
+  EXPECT_EQ(oops[0].detail, "BUG: unable to handle kernel NULL pointer dereference at 0000000000000008 (Oops: 0002 [#1] SMP)");
+  EXPECT_EQ(oops[0].device, "CPU3");
+  EXPECT_EQ(oops[0].task, "python3 (pid 4242)");
+  EXPECT_EQ(oops[1].kind, KernelEventKind::kernel_panic);
+  EXPECT_EQ(oops[1].detail, "Fatal exception");
+  // Newer kernels' CPU line has the UID; an Oops line alone is an event.
+  auto alone = one_event("[ 5.0] Oops: general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#1] SMP NOPTI");
+  EXPECT_EQ(alone.kind, KernelEventKind::kernel_oops);
+  auto uid = parsers::parse_kernel_events("[ 5.0] kernel BUG at mm/slub.c:435!\n[ 5.1] CPU: 12 UID: 0 PID: 77 Comm: kworker/12:1 Not tainted\n");
+  ASSERT_EQ(uid.size(), 1u);
+  EXPECT_EQ(uid[0].device, "CPU12");
+  EXPECT_EQ(uid[0].task, "kworker/12:1 (pid 77)");
+
+  auto fatal = one_event("[ 456.7] mce: [Hardware Error]: CPU 3: Machine Check Exception: 5 Bank 4: be00000000800400");
+  EXPECT_EQ(fatal.kind, KernelEventKind::machine_check);
+  EXPECT_EQ(fatal.device, "CPU3");
+  EXPECT_EQ(fatal.code, 4);
+  EXPECT_TRUE(fatal.fatal);
+  // Logged at boot from the banks (no Exception): uncorrected by the status word's UC bit.
+  EXPECT_TRUE(one_event("[ 9.0] mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 5: be00000000800400").fatal);
+  auto corrected = one_event("[ 9.0] mce: [Hardware Error]: CPU 12: Machine Check: 0 Bank 13: 9c00004001010091");
+  EXPECT_FALSE(corrected.fatal);
+  EXPECT_EQ(corrected.code, 13);
+  EXPECT_FALSE(one_event("[ 9.0] mce: [Hardware Error]: Machine check events logged").fatal);
+  EXPECT_TRUE(one_event("[ 9.0] mce: [Hardware Error]: Machine check: Processor context corrupt").fatal);
+  for (const char* line : {"[ 9.0] mce: [Hardware Error]: RIP !INEXACT! 10:<ffffffff8100a0b0> {intel_idle+0x80/0xe0}",
+                           "[ 9.0] mce: [Hardware Error]: TSC 0 ADDR 12345678 MISC 0", "[ 9.0] mce: CPU0: Thermal monitoring enabled (TM1)",
+                           "[ 9.0] BUG: scheduling while atomic: swapper/0/0/0x00000002", "[ 9.0] general protection fault handler installed",
+                           "[ 9.0] ---[ end Kernel panic - not syncing: Fatal exception ]---"})
+    EXPECT_TRUE(parsers::parse_kernel_events(line).empty()) << line;
+}
+
+// Driver failures that are no Xid or link event: mlx5's firmware health, command timeouts and
+// slot power (the NIC named by its PCI address, or not named), NVRM's NVLink discovery and GPU
+// initialisation, and the GSP RPC print rate limit (its GPU and the 1-in-N).
+TEST(ParsersKernelEvents, DriverFailures) {
+  auto power = one_event("[ 100.0] mlx5_core 0000:5c:00.0: mlx5_pcie_event:299:(pid 268269): Detected insufficient power on the PCIe slot (27W).");
+  EXPECT_EQ(power.kind, KernelEventKind::nic_failure);
+  EXPECT_EQ(power.device, "0000:5c:00.0");
+  EXPECT_EQ(power.detail, "Detected insufficient power on the PCIe slot (27W).");
+  auto cmd = one_event("[ 8000.0] mlx5_core 0000:5c:00.0: wait_func:1151:(pid 12345): ACCESS_REG(0x805) timeout. Will cause a leak of a command resource");
+  EXPECT_EQ(cmd.kind, KernelEventKind::nic_failure);
+  EXPECT_EQ(cmd.detail, "ACCESS_REG(0x805) timeout. Will cause a leak of a command resource");
+  EXPECT_EQ(one_event("[ 8002.0] mlx5_core 0000:5c:00.0: print_health_info:431:(pid 0): Health issue observed, firmware internal error, "
+                      "severity(3) ERROR: unrecoverable hardware error").kind,
+            KernelEventKind::nic_failure);
+  EXPECT_EQ(one_event("mlx5_core: Detected insufficient power on the PCIe slot (1W).").device, "");
+  // Command errors the firmware answered are no failure; neither is a module or link line.
+  EXPECT_TRUE(parsers::parse_kernel_events("[ 1.0] mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 268269): ACCESS_REG(0x805) op_mod(0x1) failed\n").empty());
+
+  auto nvl = one_event("[ 61.2] NVRM: knvlinkDiscoverPostRxDetLinks_GH100: Getting peer0's postRxDetLinkMask failed!");
+  EXPECT_EQ(nvl.kind, KernelEventKind::gpu_driver_failure);
+  EXPECT_EQ(nvl.code, 1);
+  EXPECT_EQ(nvl.device, "");
+  auto init = one_event("[ 330.1] NVRM: GPU 0000:41:00.0: RmInitAdapter failed! (0x62:0x40:2404)");
+  EXPECT_EQ(init.kind, KernelEventKind::gpu_driver_failure);
+  EXPECT_EQ(init.code, 0);
+  EXPECT_EQ(init.device, "0000:41:00.0");
+
+  auto limit = one_event("[Sun Feb 23 16:24:36 2025] NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:9b:00 (printing 1 of every 30).  The GPU likely needs to be reset.");
+  EXPECT_EQ(limit.kind, KernelEventKind::gsp_rate_limit);
+  EXPECT_EQ(limit.device, "0000:9b:00.0");
+  EXPECT_EQ(limit.code, 30);
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "checks/kernel_log.hpp"
@@ -81,13 +82,36 @@ void xid_metrics(Finding& fnd, const XidSummary& s) {
   for (const auto& [code, n] : s.counts) fnd.metric(fmt::format("xid_{}", code), static_cast<double>(n));
 }
 
+// The driver's "Rate limiting GSP RPC error prints for GPU at PCI:... (printing 1 of every N)":
+// from that line on it prints one GSP RPC timeout (Xid 119) in N, so the count read is a floor.
+void rate_limit_said(Finding& fnd, const facts::KernelLog& log, const std::vector<const KernelEvent*>& limits, std::string& title) {
+  const auto& first = *limits.front();
+  const std::string every = first.code > 0 ? fmt::format("1 of every {}", first.code) : std::string("some");
+  title += fmt::format("{}more not printed: the driver rate-limited its GSP RPC error prints to {} from {}", title.empty() ? "" : ", ", every, log.when(first));
+  fnd.add(log.source, first.line, "no rate limit: each GSP RPC timeout printed as an Xid 119");
+  if (first.code > 0) fnd.metric("gsp_rpc_print_1_of", static_cast<double>(first.code));
+}
+
 std::vector<Finding> xid(facts::Facts& f, const core::Thresholds&) {
+  const auto& log = facts::kernel_log(f);
   return per_subject(
       f, "gpu.xid", layer::gpu, "NVIDIA Xid (other than 79 and the NVLink ones)",
-      [](const KernelEvent& e) { return e.kind == KernelEventKind::xid && e.code != 79 && !nvlink_xid(e.code); }, bdf_subject,
-      [&](Finding& fnd, const std::string& bdf, const Group& g) {
-        auto s = summarize_xids(g);
+      [](const KernelEvent& e) {
+        return (e.kind == KernelEventKind::xid && e.code != 79 && !nvlink_xid(e.code)) || e.kind == KernelEventKind::gsp_rate_limit;
+      },
+      bdf_subject,
+      [&](Finding& fnd, const std::string& bdf, Group& g) {
+        Group xids;
+        std::vector<const KernelEvent*> limits;
+        for (const auto* e : g.events) (e->kind == KernelEventKind::gsp_rate_limit ? limits : xids.events).push_back(e);
+        auto s = summarize_xids(xids);
         xid_metrics(fnd, s);
+        if (!limits.empty()) {
+          g.counted = std::max<std::size_t>(xids.events.size(), 1);
+          s.fail = true;  // the driver's line: "The GPU likely needs to be reset."
+          if (xids.events.empty()) s.actions.push_back("Drain the node and reset the GPU (or reboot): the driver says it likely needs a reset.");
+          rate_limit_said(fnd, *log, limits, s.text);
+        }
         fnd.status = s.fail ? Status::fail : Status::warn;
         fnd.title = fmt::format("{}: {}", named_device(f, bdf == "unnamed" ? "" : bdf), s.text);
         fnd.add("Xid catalogue", core::builtin_kb().xid_catalogue);
@@ -98,15 +122,43 @@ std::vector<Finding> xid(facts::Facts& f, const core::Thresholds&) {
       });
 }
 
+// How many times one GPU fell off the bus, from its lines in log order. A lost GPU stays lost
+// until the node reboots (or the GPU is reset), and the driver says so again on every access
+// (the three-line report on each open), so its lines are one loss: a new one starts where the
+// seconds since boot go back (a log spanning a reboot), or with a second Xid 79 (the driver
+// prints one per loss) a minute or more after the loss's last line.
+std::size_t gpu_losses(const Group& g) {
+  constexpr double kSameReportS = 60;
+  std::size_t losses = 0;
+  bool has_xid79 = false;
+  std::optional<double> last_s;
+  for (const auto* e : g.events) {
+    const bool xid79 = e->kind == KernelEventKind::xid;
+    const bool rebooted = e->since_boot_s && last_s && *e->since_boot_s < *last_s;
+    const bool again = xid79 && has_xid79 && e->since_boot_s && last_s && *e->since_boot_s - *last_s >= kSameReportS;
+    if (losses == 0 || rebooted || again) {
+      ++losses;
+      has_xid79 = false;
+    }
+    has_xid79 = has_xid79 || xid79;
+    if (e->since_boot_s) last_s = e->since_boot_s;
+  }
+  return losses;
+}
+
 std::vector<Finding> fallen_off_bus(facts::Facts& f, const core::Thresholds&) {
   return per_subject(
       f, "gpu.fallen_off_bus", layer::gpu, "GPU fallen off the bus",
       [](const KernelEvent& e) { return e.kind == KernelEventKind::fallen_off_bus || (e.kind == KernelEventKind::xid && e.code == 79); },
       bdf_subject,
-      [&](Finding& fnd, const std::string& bdf, const Group& g) {
+      [&](Finding& fnd, const std::string& bdf, Group& g) {
+        g.counted = gpu_losses(g);
         fnd.status = Status::fail;
-        fnd.metric("xid_79", static_cast<double>(g.events.size()));
-        fnd.title = fmt::format("{} fell off the bus ({} kernel log lines)", named_device(f, bdf == "unnamed" ? "" : bdf), g.events.size());
+        // Times the GPU fell off the bus (what health's drain_on_xids: [79] reads), whether or
+        // not the driver's lines include the Xid 79 one.
+        fnd.metric("xid_79", static_cast<double>(g.counted));
+        fnd.title = fmt::format("{} fell off the bus{} ({} kernel log line{})", named_device(f, bdf == "unnamed" ? "" : bdf),
+                                g.counted > 1 ? fmt::format(" {} times", g.counted) : std::string(), g.events.size(), g.events.size() == 1 ? "" : "s");
         const auto* info = xid_info(79);
         fnd.fix = info ? info->action : "Drain the node and reboot it; check the GPU's seating, power and cooling.";
         fnd.impact = "The GPU is gone until the node reboots: every job using it fails, and a job spanning this node cannot run. Drain the node.";
@@ -237,7 +289,7 @@ void add_gpu_xid(core::Registry& r) {
   static const std::string xid_rule =
       std::string("Per GPU (subject: the PCI address in the NVRM line), the NVIDIA Xids in the kernel log other than 79 (gpu.fallen_off_bus) and the NVLink ones (gpu.nvlink_xid), each named with the resolution NVIDIA's Xid catalogue gives it (data/kb/xid.yaml: ") +
       core::builtin_kb().xid_catalogue +
-      "; the evidence names this version): `fail` when one needs service (RESET_GPU, RESTART_BM, RESTART_VM, the Xid 48 workflow: 46, 48, 62, 64, 95, 109, 110, 119, 136, 155, 156, 158, ...), or its line says so itself (an Xid 154 whose new recovery action is not None, 'RST: Yes'); `warn` for RESTART_APP, IGNORE, CONTACT_SUPPORT and the other buckets, for Xid 154 changed to None, and for numbers not in the catalogue; `pass` when the log has none." +
+      "; the evidence names this version): `fail` when one needs service (RESET_GPU, RESTART_BM, RESTART_VM, the Xid 48 workflow: 46, 48, 62, 64, 95, 109, 110, 119, 136, 155, 156, 158, ...), or its line says so itself (an Xid 154 whose new recovery action is not None, 'RST: Yes'); `warn` for RESTART_APP, IGNORE, CONTACT_SUPPORT and the other buckets, for Xid 154 changed to None, and for numbers not in the catalogue; `pass` when the log has none. The driver's 'Rate limiting GSP RPC error prints for GPU at PCI:... (printing 1 of every N)' line fails the GPU it names (the driver adds 'The GPU likely needs to be reset') and makes its Xid 119 count a floor: the title says more were not printed, and the evidence quotes the line." +
       kernel_log::skip_rule();
   r.add({.id = "gpu.xid",
          .layer = layer::gpu,
@@ -248,7 +300,7 @@ void add_gpu_xid(core::Registry& r) {
          .params = {},
          .run = xid});
   static const std::string fob_rule =
-      std::string("Per GPU: `fail` when the kernel log says it fell off the bus (Xid 79, or the driver's 'GPU has fallen off the bus' lines, its three-line 'The NVIDIA GPU <address> / ... / fallen off the bus' report counted on the GPU its first line names); `pass` when it never does.") + kernel_log::skip_rule();
+      std::string("Per GPU: `fail` when the kernel log says it fell off the bus (Xid 79, or the driver's 'GPU has fallen off the bus' lines, its three-line 'The NVIDIA GPU <address> / ... / fallen off the bus' report counted on the GPU its first line names); `pass` when it never does. A lost GPU stays lost until the node reboots and the driver says so again on each access, so all of a GPU's lines are one event: the events and the xid_79 metric (what health's drain_on_xids reads) count the times it fell off, a new one where the seconds since boot go back (the log spans a reboot) or with a second Xid 79 a minute or more after the last line; the title gives the lines too.") + kernel_log::skip_rule();
   r.add({.id = "gpu.fallen_off_bus",
          .layer = layer::gpu,
          .summary = "no GPU fell off the bus (Xid 79)",
