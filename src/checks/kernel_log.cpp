@@ -27,10 +27,16 @@ std::vector<std::string_view> log_reads() {
 
 const std::string& skip_rule() {
   static const std::string rule =
-      " `skip` when the kernel log cannot be read (kernel.dmesg_restrict without root, a tree without .perfgap/dmesg.txt and no --dmesg FILE). "
+      " `skip` when the kernel log cannot be read (kernel.dmesg_restrict without root, a tree without .perfgap/dmesg.txt and no --dmesg FILE) "
+      "or holds nothing (an empty --dmesg FILE; a tree's .perfgap/dmesg.txt without one kernel line; a --dmesg FILE with text "
+      "but no kernel line is exit 2). "
       "The log may be /dev/kmsg records, dmesg output (plain, -r/pstore '<N>' priorities, -x/--decode 'kern  :warn  : ', -T, "
-      "--time-format iso), journalctl -k (short, short-precise, short-monotonic, short-iso) or syslog kern.log lines (with or "
-      "without the printk time); one line reader removes each line's prefixes once and keeps the time each form carries.";
+      "--time-format iso, and -t without stamps: lines that start with a driver's prefix such as 'NVRM: ' or "
+      "'mlx5_core 0000:5c:00.0: '), journalctl -k (short, short-precise, short-monotonic, short-iso, short-full, -o cat) or "
+      "syslog kern.log lines (with or without the printk time, rsyslog ISO stamps); one line reader removes each line's prefixes "
+      "once and keeps the time each form carries, also for a multi-line record's indented continuation lines. A syslog or journal "
+      "line tagged by a user-space process ('gpud[5555]: ', 'nvidia-persistenced[1111]: ': a daemon quoting the driver's Xid "
+      "line) is not the kernel's and is left out.";
   return rule;
 }
 

@@ -143,10 +143,9 @@ Smmu read_smmu(const sys::Sysroot& root) {
 
 // Records to messages and events; the boot time from the same node's /proc/stat when the
 // log is that boot's.
-KernelLog kernel_log_of(std::string source, std::string_view text, const sys::Sysroot* same_boot) {
+KernelLog kernel_log_of(std::string source, std::vector<parsers::KernelRecord> records, const sys::Sysroot* same_boot) {
   KernelLog log;
   log.source = std::move(source);
-  auto records = parsers::parse_kernel_records(text);
   log.events = parsers::kernel_events(records);
   for (const auto& r : records)
     if (r.since_boot_s) {
@@ -160,26 +159,49 @@ KernelLog kernel_log_of(std::string source, std::string_view text, const sys::Sy
   return log;
 }
 
+constexpr std::string_view kNotALog = ": not a kernel log: ";
+
+// A file stands for the kernel log only when some line has a kernel log's layout or starts
+// with a kernel driver's prefix (dmesg -t, journalctl -k -o cat); else every check of the log
+// would pass on a file that holds none (a perf.data, an NCCL log, lspci -vvv, a daemon's
+// syslog lines). Why not ("PATH: not a kernel log: ..."), or "".
+std::string not_a_kernel_log(const std::string& path, const std::vector<parsers::KernelRecord>& records,
+                             const parsers::KernelLogDropped& dropped) {
+  if (std::any_of(records.begin(), records.end(), [](const parsers::KernelRecord& r) { return r.layout || r.driver; })) return "";
+  if (dropped.user_space > 0)
+    return fmt::format("{}{}its {} syslog/journal line{} {} user-space programs' (the first tagged '{}'), none the kernel's "
+                       "(tagged 'kernel:')",
+                       path, kNotALog, dropped.user_space, dropped.user_space == 1 ? "" : "s", dropped.user_space == 1 ? "is a" : "are",
+                       dropped.first_tag);
+  return path + std::string(kNotALog) +
+         "no line in a kernel-log layout (dmesg \"[ 12.345678] ...\", dmesg -T, journalctl -k or syslog \"Mon DD HH:MM:SS host "
+         "kernel: ...\", /dev/kmsg records, ISO stamps), none starting with a kernel driver's prefix (dmesg -t: \"NVRM: ...\", "
+         "\"mlx5_core 0000:5c:00.0: ...\")";
+}
+
 Avail<KernelLog> read_kernel_log(Facts& f) {
   constexpr std::size_t kMax = 64u << 20;
   if (const auto& path = f.options().dmesg_path) {
     auto text = sys::Sysroot::live().read(*path, kMax);
     if (!text) return missing("--dmesg " + describe(text.error()));
-    // A file given by hand may be anything (a perf.data, an NCCL log): it stands for the
-    // kernel log only when some line has a kernel log's layout; else every check of the log
-    // would pass on a file that holds none.
+    // Nothing logged: the checks skip (an empty log says nothing, not "no events").
     if (sys::trim_ws(*text).empty()) return missing(*path + ": empty");
-    const auto records = parsers::parse_kernel_records(*text);
-    if (std::none_of(records.begin(), records.end(), [](const parsers::KernelRecord& r) { return r.layout; }))
-      return missing(*path + ": not a kernel log: no line in a kernel-log layout (dmesg \"[ 12.345678] ...\", dmesg -T, "
-                     "journalctl -k or syslog \"Mon DD HH:MM:SS host kernel: ...\", /dev/kmsg records, ISO stamps)");
-    return kernel_log_of(*path, *text, nullptr);
+    parsers::KernelLogDropped dropped;
+    auto records = parsers::parse_kernel_records(*text, &dropped);
+    if (auto why = not_a_kernel_log(*path, records, dropped); !why.empty()) return missing(why);
+    return kernel_log_of(*path, std::move(records), nullptr);
   }
   const auto& root = f.root();
   if (!root.is_live()) {
-    auto text = root.read("/.perfgap/dmesg.txt", kMax);
+    const std::string path = "/.perfgap/dmesg.txt";
+    auto text = root.read(path, kMax);
     if (!text) return missing("no kernel log captured with the tree (" + describe(text.error()) + ") and no --dmesg FILE");
-    return kernel_log_of("/.perfgap/dmesg.txt", *text, &root);
+    parsers::KernelLogDropped dropped;
+    auto records = parsers::parse_kernel_records(*text, &dropped);
+    // The tree's file is no argument of the user's: one that is no log is a skip, not exit 2.
+    if (!sys::trim_ws(*text).empty())
+      if (auto why = not_a_kernel_log(path, records, dropped); !why.empty()) return missing(why);
+    return kernel_log_of(path, std::move(records), &root);
   }
   // Live: /dev/kmsg opened non-blocking, one record per read, until EAGAIN. EPIPE means the
   // ring overwrote a record while we read: start again (a few times).
@@ -194,7 +216,7 @@ Avail<KernelLog> read_kernel_log(Facts& f) {
       why += " (kernel.dmesg_restrict: run as root, or pass a saved log with --dmesg FILE)";
     return missing(why);
   }
-  return kernel_log_of("/dev/kmsg", *text, &root);
+  return kernel_log_of("/dev/kmsg", parsers::parse_kernel_records(*text), &root);
 }
 
 Avail<PageSize> read_page_size(Facts& f) {
@@ -285,6 +307,14 @@ const Smmu& smmu(Facts& f) {
 
 const Avail<KernelLog>& kernel_log(Facts& f) {
   return f.memo<Avail<KernelLog>>("platform.kernel_log", [&] { return read_kernel_log(f); });
+}
+
+std::optional<std::string> dmesg_not_a_log(Facts& f) {
+  const auto& path = f.options().dmesg_path;
+  if (!path) return std::nullopt;
+  const auto& log = kernel_log(f);
+  if (log || !sys::starts_with(log.error(), *path + std::string(kNotALog))) return std::nullopt;
+  return log.error();
 }
 
 std::string KernelLog::when(const parsers::KernelEvent& e) const {

@@ -62,8 +62,14 @@ struct KernelLog {
   std::string when(const parsers::KernelEvent& e) const;
 };
 // Options::dmesg_path, else (under --root) the tree's /.perfgap/dmesg.txt, else live
-// /dev/kmsg read without blocking.
+// /dev/kmsg read without blocking. A file (--dmesg or the tree's) that is not empty and has no
+// line of a kernel log (parsers::KernelRecord layout or driver) is missing: "PATH: not a
+// kernel log: ..."; an empty --dmesg FILE is missing too ("PATH: empty").
 const Avail<KernelLog>& kernel_log(Facts& f);
+// Why --dmesg FILE is no kernel log (readable, not empty, and no line of one), the whole
+// "PATH: not a kernel log: ..." reason: bad input, which check refuses before any check runs
+// (exit 2). nullopt without --dmesg, and for a file that is a log, empty or unreadable.
+std::optional<std::string> dmesg_not_a_log(Facts& f);
 
 struct PageSize {
   long kb = 0;

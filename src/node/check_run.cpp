@@ -10,9 +10,11 @@
 #include "core/node.hpp"
 #include "core/runner.hpp"
 #include "facts/facts.hpp"
+#include "facts/platform.hpp"
 #include "fleet/expect.hpp"
 #include "probe/probe.hpp"
 #include "snapshot/take.hpp"
+#include "sys/bounded.hpp"
 #include "sys/named_file.hpp"
 #include "sys/paths.hpp"
 #include "sys/sysroot.hpp"
@@ -124,6 +126,13 @@ tl::expected<report::Report, std::string> run_node_checks(const NodeCheckRequest
   // perfgap-gpu runs inside the first gpu check: both its runs fit in that check's deadline.
   opts.gpu_helper_budget = run_opts.check_timeout;
   auto facts = std::make_shared<facts::Facts>(root, opts);
+  // A --dmesg FILE that holds no kernel log at all (lspci -vvv, a daemon's log) is bad input as
+  // an unreadable one is: refused before any check runs, not a report whose log checks skip.
+  // Read within a check's time (a pipe whose writer never ends is left to the log checks).
+  if (opts.dmesg_path) {
+    auto why = sys::run_bounded<std::optional<std::string>>([facts] { return facts::dmesg_not_a_log(*facts); }, run_opts.check_timeout);
+    if (why && *why) return tl::unexpected("--dmesg " + **why);
+  }
   // Processes named with --pid of which none can be read: every per-process check would skip,
   // and the run would look like a node check of nothing. Refused like any other bad input.
   if (!rq.pids.empty()) {

@@ -19,30 +19,30 @@ using perfgap::fixture::run_binary;
 
 namespace {
 
-const fs::path kShared = fs::path(PERFGAP_SHARED_DIR);
+const fs::path kFleetShared = fs::path(PERFGAP_SHARED_DIR);
 
 // The step logs the reviewer gave fleet (stfl/): batch 2, 128, 512, 1024 and a samples/sec log
 // with steady-state steps; 288 (skipped iterations only), 4 (one skipped iteration), a log of
 // skipped iterations without its batch and one of iteration 1/1 at 128: start-up only.
 const std::vector<fs::path> kStepLogs = {
-    kShared / "field/logs/st-fsdp-samples-per-sec-srun/input.txt",
-    kShared / "field/logs/st-megatron-abbrev-log-skipped-iters/input.txt",
-    kShared / "fixtures/steps/megatron-bert-fp16-skipped-iters-timers-lines-nccl-743.txt",
-    kShared / "fixtures/steps/megatron-llm-slow-86s-iterations-no-timestamp-epfllm-11.txt",
-    kShared / "fixtures/steps/megatron-lm-2020-gpt2-v100-memory-and-timers-megatron-60.txt",
-    kShared / "fixtures/steps/megatron-lm-mixtral-16xh100-timestamped-tflops-moe-megatron-756.txt",
-    kShared / "field/logs/st-megatron-srun-label-3-iters-vs-80ms/input.txt",
-    kShared / "field/logs/st-megatron-timestamped-single-iteration/input.txt",
-    kShared / "field/logs/st-nemo2-skypilot-train-step-timing/input.txt",
+    kFleetShared / "field/logs/st-fsdp-samples-per-sec-srun/input.txt",
+    kFleetShared / "field/logs/st-megatron-abbrev-log-skipped-iters/input.txt",
+    kFleetShared / "fixtures/steps/megatron-bert-fp16-skipped-iters-timers-lines-nccl-743.txt",
+    kFleetShared / "fixtures/steps/megatron-llm-slow-86s-iterations-no-timestamp-epfllm-11.txt",
+    kFleetShared / "fixtures/steps/megatron-lm-2020-gpt2-v100-memory-and-timers-megatron-60.txt",
+    kFleetShared / "fixtures/steps/megatron-lm-mixtral-16xh100-timestamped-tflops-moe-megatron-756.txt",
+    kFleetShared / "field/logs/st-megatron-srun-label-3-iters-vs-80ms/input.txt",
+    kFleetShared / "field/logs/st-megatron-timestamped-single-iteration/input.txt",
+    kFleetShared / "field/logs/st-nemo2-skypilot-train-step-timing/input.txt",
 };
 
 // The Kineto traces of kfl/: A100 at 16, 8 and 2 ranks, V100 at 2 ranks (16 and 32 GB).
 const std::vector<fs::path> kProfiles = {
-    kShared / "fixtures/profiles/kineto_hta_a100_ws16_rank0_sendrecv.json.gz",
-    kShared / "fixtures/profiles/kineto_hta_a100_ws8_trace_diff_control.json.gz",
-    kShared / "fixtures/profiles/kineto_hta_a100_ws8_trace_diff_test.json.gz",
-    kShared / "fixtures/profiles/kineto_hta_a100x2_nccl_metadata.json.gz",
-    kShared / "fixtures/profiles/kineto_hta_v100x2_allreduce_df_index_resolver.json.gz",
+    kFleetShared / "fixtures/profiles/kineto_hta_a100_ws16_rank0_sendrecv.json.gz",
+    kFleetShared / "fixtures/profiles/kineto_hta_a100_ws8_trace_diff_control.json.gz",
+    kFleetShared / "fixtures/profiles/kineto_hta_a100_ws8_trace_diff_test.json.gz",
+    kFleetShared / "fixtures/profiles/kineto_hta_a100x2_nccl_metadata.json.gz",
+    kFleetShared / "fixtures/profiles/kineto_hta_v100x2_allreduce_df_index_resolver.json.gz",
 };
 
 bool all_present(const std::vector<fs::path>& files) {
@@ -73,7 +73,7 @@ std::vector<json> fleet_field_findings(const json& report, const std::string& id
 // pace: 243391 ms against the fleet's median 12880 ms (1789.7% above)", and explain priced it as
 // slowest_node, 94.7 points, "drain it".
 TEST(FleetField, StepLogsOfDifferentJobsSetNoPace) {
-  if (!all_present(kStepLogs)) GTEST_SKIP() << kShared << " absent";
+  if (!all_present(kStepLogs)) GTEST_SKIP() << kFleetShared << " absent";
   perfgap::fixture::TempDir dir;
   fs::create_directories(dir.path() + "/in");
   fleet_field_analyze("steps", kStepLogs, dir);
@@ -116,7 +116,7 @@ TEST(FleetField, StepLogsOfDifferentJobsSetNoPace) {
 // Before: PASS fleet.pace [profile.iterations.iteration_ms] "kineto_hta_v100x2_... sets the pace:
 // iteration time 348 ms against the fleet's median 215 ms (61.6% above)": five different jobs.
 TEST(FleetField, ProfilesOfDifferentJobsSetNoPace) {
-  if (!all_present(kProfiles)) GTEST_SKIP() << kShared << " absent";
+  if (!all_present(kProfiles)) GTEST_SKIP() << kFleetShared << " absent";
   perfgap::fixture::TempDir dir;
   fs::create_directories(dir.path() + "/in");
   fleet_field_analyze("kineto", kProfiles, dir);

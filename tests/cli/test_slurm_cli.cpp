@@ -127,6 +127,19 @@ TEST_F(HealthFake, InvokedAsPerfgapHealth) {
   EXPECT_NE(read_file(dir.path() + "/health.log").find("perfgap-health["), std::string::npos);
 }
 
+// The check options' dmesg file holds no kernel log (here lspci output): bad input, as an
+// unreadable one is: an error line and exit 2, never a drain, and no run whose log checks skip.
+TEST_F(HealthFake, DmesgThatIsNoKernelLogIsAnErrorNotADrain) {
+  ASSERT_EQ(make_node_tree(dir.path() + "/trees", "n7", true), "");
+  const std::string lspci = dir.path() + "/lspci.txt";
+  write_file(lspci, "3b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n\tKernel driver in use: nvidia\n");
+  auto r = health(config("  dmesg: " + lspci + "\n"));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(calls(), "");
+  auto log = read_file(dir.path() + "/health.log");
+  EXPECT_NE(log.find("error: --dmesg " + lspci + ": not a kernel log: "), std::string::npos) << log;
+}
+
 TEST_F(HealthFake, HungScontrolOnPathIsBounded) {
   ASSERT_EQ(make_node_tree(dir.path() + "/trees", "n7", true), "");
   write_script(dir.path() + "/hung/scontrol", "#!/bin/sh\nsleep 60\n");

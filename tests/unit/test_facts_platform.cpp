@@ -130,6 +130,56 @@ TEST(PlatformFacts, KernelLogSources) {
   EXPECT_NE(facts::kernel_log(e).error().find("/.perfgap/dmesg.txt"), std::string::npos);
 }
 
+// What a user saves as a kernel log besides stamped dmesg: dmesg -t / journalctl -k -o cat
+// (no stamps, lines starting with a driver's prefix) is the log; a file that holds no kernel
+// line at all (lspci -vvv, a daemon's syslog lines) is no log, which check refuses for --dmesg
+// (dmesg_not_a_log) and skips for a tree's own file.
+TEST(PlatformFacts, StamplessLogsReadAndFilesWithoutKernelLinesRefused) {
+  Tree files("== file notime.log\nNVRM: Xid (PCI:0000:3b:00): 119, pid=4242, name=python3, Timeout after 6s\n"
+             "NVRM: GPU1 GSP RPC buffer contains function 103 (GSP_RM_ALLOC)\n"
+             "== file lspci.txt\n3b:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)\n"
+             "\tSubsystem: NVIDIA Corporation Device 16c1\n\tKernel driver in use: nvidia\n"
+             "== file daemons.log\nMar 14 09:12:02 node-a healthd[7001]: saw \"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus\"\n"
+             "Mar 14 09:12:03 node-a nv-hostengine[2290]: NVRM: Xid (PCI:0000:3b:00): 48\n"
+             "== file empty.log\n\n");
+  facts::Options o;
+  o.dmesg_path = files.root + "/notime.log";
+  auto ok = files.facts(o);
+  const auto& log = facts::kernel_log(ok);
+  ASSERT_TRUE(log) << log.error();
+  ASSERT_EQ(log->events.size(), 1u);
+  EXPECT_EQ(log->events[0].code, 119);
+  EXPECT_FALSE(facts::dmesg_not_a_log(ok));
+
+  for (const auto& [name, why] : std::vector<std::pair<std::string, std::string>>{
+           {"lspci.txt", ": not a kernel log: no line in a kernel-log layout"},
+           {"daemons.log", ": not a kernel log: its 2 syslog/journal lines are user-space programs' (the first tagged 'healthd')"}}) {
+    facts::Options fo;
+    fo.dmesg_path = files.root + "/" + name;
+    auto ff = files.facts(fo);
+    const auto& l = facts::kernel_log(ff);
+    ASSERT_FALSE(l) << name;
+    EXPECT_EQ(l.error().find(*fo.dmesg_path + why), 0u) << l.error();
+    auto refused = facts::dmesg_not_a_log(ff);
+    ASSERT_TRUE(refused) << name;
+    EXPECT_EQ(*refused, l.error());
+  }
+  // An empty --dmesg FILE skips (nothing logged), it is not refused.
+  facts::Options eo;
+  eo.dmesg_path = files.root + "/empty.log";
+  auto ef = files.facts(eo);
+  EXPECT_FALSE(facts::kernel_log(ef));
+  EXPECT_FALSE(facts::dmesg_not_a_log(ef));
+
+  // A tree's own .perfgap/dmesg.txt that is no log: missing (the checks skip), never refused.
+  Tree tree("== file .perfgap/dmesg.txt\n3b:00.0 3D controller: NVIDIA Corporation GH100\n");
+  auto tf = tree.facts();
+  const auto& tl = facts::kernel_log(tf);
+  ASSERT_FALSE(tl);
+  EXPECT_EQ(tl.error().find("/.perfgap/dmesg.txt: not a kernel log: "), 0u) << tl.error();
+  EXPECT_FALSE(facts::dmesg_not_a_log(tf));
+}
+
 // Live /dev/kmsg: read without blocking, so this returns promptly whether the log is readable
 // here (root, or dmesg_restrict=0) or not (a reason naming /dev/kmsg).
 TEST(PlatformFacts, LiveKernelLogDoesNotBlock) {
