@@ -283,10 +283,12 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   // Socket carries traffic when channels run over it; a "Using network Socket" alone does
   // only when the job spans nodes.
   bool socket_used = !socket_channels.empty() || (using_socket && !single_node);
-  // RDMA is expected when asked, when the log shows RDMA devices or NCCL looking for them in
-  // vain, and when inter-node channels run over TCP sockets on GPU nodes (a multi-node GPU
-  // job over sockets is a fallback unless --expect-net Socket says it is intended).
-  bool ib_expected = o.expect_net ? *o.expect_net == "IB" : (rdma_shown || fallback_sign || !socket_channels.empty());
+  // RDMA is expected when asked, when the log shows RDMA devices NCCL then did not use, or
+  // sockets forced by the environment. NCCL finding no device ("NET/IB : No device found",
+  // libibverbs missing) or channels over sockets alone do not tell a job that cannot see its
+  // nodes' RDMA NICs from nodes that have none (Ethernet-only clusters: nccl#398, #226): a
+  // warning that says both, never a failure that sends the user after devices they lack.
+  bool ib_expected = o.expect_net ? *o.expect_net == "IB" : (rdma_shown || forced);
   std::vector<std::string> problems;
   if (socket_used && ib_expected) {
     problems.push_back(forced ? "NCCL uses NET/Socket (" + forced->second + ") where RDMA is expected"
@@ -338,6 +340,13 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
     f.status = report::Status::fail;
     f.title = problems.front() + (problems.size() > 1 ? fmt::format(" (+{} more)", problems.size() - 1) : "");
     for (std::size_t i = 1; i < problems.size(); ++i) f.add("also", problems[i]);
+    // Sockets between nodes with no RDMA device shown: said beside the failure, not one of its causes.
+    if (socket_used && !ib_expected && !(o.expect_net && *o.expect_net == "Socket")) {
+      f.add("also", fallback_sign ? "NCCL uses TCP sockets; NCCL found no RDMA device (" + fallback_sign->second +
+                                        "): if the nodes have RDMA NICs the job cannot see them (--expect-net IB or Socket says which)"
+                                  : "NCCL uses TCP sockets; no RDMA device in the log (--expect-net IB or Socket says which)");
+      if (fallback_sign) f.add(fallback_sign->first, fallback_sign->second);
+    }
     if (socket_used && ib_expected)
       f.fix = "make the RDMA devices usable inside the job: /dev/infiniband/uverbs* and libibverbs/rdma-core in the container, no NCCL_IB_DISABLE/NCCL_NET=Socket; verify 'Using network IB' and 'via NET/IB/.../GDRDMA' in the log";
     else if (gdr_problem)
@@ -349,10 +358,15 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
   } else if (socket_used && !ib_expected) {
     bool asked = o.expect_net && *o.expect_net == "Socket";
     f.status = asked ? report::Status::pass : report::Status::warn;
+    const std::string none_seen = fallback_sign ? fmt::format("NCCL found no RDMA device ({})", fallback_sign->second) : "no RDMA device in the log";
     f.title = asked ? "NCCL uses NET/Socket, as --expect-net Socket asked"
-              : forced ? fmt::format("NCCL uses TCP sockets because {}; no RDMA device in the log (--expect-net IB if this node has RDMA NICs, --expect-net Socket if intended)", forced->second)
-                       : "NCCL uses TCP sockets; no RDMA device in the log (--expect-net IB if this node has RDMA NICs, --expect-net Socket if intended)";
+              : forced ? fmt::format("NCCL uses TCP sockets because {}; {} (--expect-net IB if this node has RDMA NICs, --expect-net Socket if intended)",
+                                     forced->second, none_seen)
+                       : fmt::format("NCCL uses TCP sockets{}; {}: if the nodes have RDMA NICs the job cannot see them, if not TCP is their network "
+                                     "(--expect-net IB or --expect-net Socket says which)",
+                                     socket_channels.empty() ? "" : " between nodes", none_seen);
     if (forced) f.add(forced->first, forced->second);
+    if (fallback_sign) f.add(fallback_sign->first, fallback_sign->second);
     if (using_socket) f.add(using_socket->first, using_socket->second);
     if (!asked) {
       f.fix = forced ? "drop " + forced->second.substr(0, forced->second.find(' ')) + " if the node has RDMA NICs" : "if the nodes have RDMA NICs, make them visible to the job (devices, libibverbs)";
