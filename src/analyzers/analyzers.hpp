@@ -157,6 +157,8 @@ struct NcclLogInput {
   const parsers::NcclLog* log;
 };
 std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, const NcclLogOptions& o);
+// nccl_log.errors (nccl_log_errors.cpp): the logs' NCCL WARN lines and error return chains.
+Finding nccl_log_errors_finding(const std::vector<NcclLogInput>& logs, const std::string& subject);
 
 // ---- nccl-inspector --------------------------------------------------------------------
 // One process's Inspector output (one file per process, as the plugin writes them); several

@@ -263,6 +263,14 @@ SingleNode nccl_single_node(const NcclNetSeen& s, const parsers::NcclNodes& node
   return o;
 }
 
+// Sockets between nodes with no RDMA device shown, beside a failure: said, not one of its causes.
+void nccl_sockets_beside(Finding& f, const std::optional<std::pair<std::string, std::string>>& fallback_sign) {
+  f.add("also", fallback_sign ? "NCCL uses TCP sockets; NCCL found no RDMA device (" + fallback_sign->second +
+                                    "): if the nodes have RDMA NICs the job cannot see them (--expect-net IB or Socket says which)"
+                              : "NCCL uses TCP sockets; no RDMA device in the log (--expect-net IB or Socket says which)");
+  if (fallback_sign) f.add(fallback_sign->first, fallback_sign->second);
+}
+
 // nccl_log.net: the network NCCL uses against what the job needs (RDMA, GPUDirect RDMA, one NCCL version).
 Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::string& subject, const NcclLogOptions& o) {
   const NcclNetSeen s = nccl_net_seen(logs);
@@ -340,13 +348,7 @@ Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::strin
     f.status = report::Status::fail;
     f.title = problems.front() + (problems.size() > 1 ? fmt::format(" (+{} more)", problems.size() - 1) : "");
     for (std::size_t i = 1; i < problems.size(); ++i) f.add("also", problems[i]);
-    // Sockets between nodes with no RDMA device shown: said beside the failure, not one of its causes.
-    if (socket_used && !ib_expected && !(o.expect_net && *o.expect_net == "Socket")) {
-      f.add("also", fallback_sign ? "NCCL uses TCP sockets; NCCL found no RDMA device (" + fallback_sign->second +
-                                        "): if the nodes have RDMA NICs the job cannot see them (--expect-net IB or Socket says which)"
-                                  : "NCCL uses TCP sockets; no RDMA device in the log (--expect-net IB or Socket says which)");
-      if (fallback_sign) f.add(fallback_sign->first, fallback_sign->second);
-    }
+    if (socket_used && !ib_expected && !(o.expect_net && *o.expect_net == "Socket")) nccl_sockets_beside(f, fallback_sign);
     if (socket_used && ib_expected)
       f.fix = "make the RDMA devices usable inside the job: /dev/infiniband/uverbs* and libibverbs/rdma-core in the container, no NCCL_IB_DISABLE/NCCL_NET=Socket; verify 'Using network IB' and 'via NET/IB/.../GDRDMA' in the log";
     else if (gdr_problem)
@@ -423,6 +425,7 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
   std::string subject = logs.size() == 1 ? logs[0].source : fmt::format("{} logs", logs.size());
   out.push_back(nccl_topo_file_finding(logs, subject, o));
   out.push_back(nccl_net_finding(logs, subject, o));
+  out.push_back(nccl_log_errors_finding(logs, subject));
   // The job's own NCCL environment, as the log's "X set by environment to Y" lines show it,
   // judged as the node check judges the node's (nccl.env.forced). Said only where something is
   // forced: a log at WARN level, or with another subsystem mask, prints none of these lines.

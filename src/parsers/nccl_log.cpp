@@ -22,6 +22,18 @@ bool launcher_label_only(std::string_view s) {
   return s.size() > 2 && s.front() == '[' && s.find("]<") != std::string_view::npos && s.back() == '>';
 }
 
+// "init.cc:915 -> 2", "transport/net_ib.cc:1295 -> 6 [Proxy Thread]": a source line passing a
+// non-zero ncclResult_t up (NCCL's error return chain, printed at INFO).
+bool nccl_error_return(std::string_view msg) {
+  const auto w = sys::split_ws(msg);
+  if (w.size() < 3 || w[1] != "->") return false;
+  const auto colon = w[0].rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || !tooltext::is_integer(w[0].substr(colon + 1))) return false;
+  const auto file = w[0].substr(0, colon);
+  if (!(file.ends_with(".cc") || file.ends_with(".cu") || file.ends_with(".c") || file.ends_with(".cpp") || file.ends_with(".h"))) return false;
+  return tooltext::is_integer(w[2]) && w[2] != "0";
+}
+
 std::string first_word(std::string_view s) {
   auto w = sys::split_ws(s);
   return w.empty() ? std::string() : std::string(w[0]);
@@ -159,6 +171,10 @@ void ParserState<NcclLog>::line(std::string_view raw) {
       ++out.topo_xml_warning_lines;
       if (out.topo_xml_warnings.size() < NcclLog::kFirstLines) out.topo_xml_warnings.emplace_back(std::string(msg), lineno);
     }
+  }
+  if (!is_warn && nccl_error_return(msg)) {
+    ++out.error_return_lines;
+    if (out.error_returns.size() < NcclLog::kFirstLines) out.error_returns.emplace_back(std::string(msg), lineno);
   }
   message(msg, host);
 }

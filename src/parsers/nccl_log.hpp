@@ -65,6 +65,10 @@ struct NcclLog {
   int topo_xml_warning_lines = 0;
   std::vector<std::pair<std::string, int>> warnings;            // NCCL WARN text (the first kMaxWarnings)
   int warning_lines = 0;
+  // NCCL's error return chains, INFO lines "init.cc:915 -> 2" (a non-zero ncclResult_t passed up):
+  // the first kFirstLines, and how many there were.
+  std::vector<std::pair<std::string, int>> error_returns;
+  int error_return_lines = 0;
   std::vector<NcclChannel> channels;                     // by kind, in order of first appearance
   std::optional<int> coll_channels, nvls_channels, p2p_channels;  // "16 coll channels, 0 nvls channels, ..."
   std::vector<std::pair<std::string, int>> gdr_enabled;  // "GPU Direct RDMA Enabled for ..." (each once)

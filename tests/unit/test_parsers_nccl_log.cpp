@@ -186,3 +186,40 @@ TEST(AnalyzersNcclLog, NetworkPluginIsEvidenceWhenNothingElseIs) {
   ASSERT_FALSE(f[1].evidence.empty());
   EXPECT_NE(f[1].evidence[0].observed.find("aws-ofi-nccl 1.13.2-aws"), std::string::npos);
 }
+
+// A failing job's NCCL WARN lines and error return chains (NVIDIA/nccl#928, #1405, #224,
+// aws-ofi-nccl#24 came out PASS): nccl_log.errors fails naming what the lines say failed; the
+// probes every job prints (libibverbs on an Ethernet node) and an error passed up with no WARN
+// of its own (a fallback NCCL recovers from) are no failure.
+TEST(AnalyzersNcclLog, WarnLinesAndErrorReturnsOfAFailingJob) {
+  auto errors = [](const std::string& log) {
+    for (auto& f : judge(log))
+      if (f.id == "nccl_log.errors") return f;
+    ADD_FAILURE() << "no nccl_log.errors";
+    return report::Finding{};
+  };
+  auto ib = errors(
+      "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n"
+      "h:1:9 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<54862> with status=12 opcode=0 len=0 "
+      "vendor err 129 (Recv) localGid fd00::1 remoteGids fd00::2\n"
+      "h:1:9 [0] NCCL INFO transport/net.cc:1134 -> 6\n");
+  EXPECT_EQ(ib.status, report::Status::fail);
+  EXPECT_NE(ib.title.find("NCCL reported 1 WARN line (RDMA transport retries exhausted (completion error 12)"), std::string::npos) << ib.title;
+  double returns = -1;
+  for (const auto& [k, v] : ib.metrics)
+    if (k == "error_returns") returns = v;
+  EXPECT_DOUBLE_EQ(returns, 1);
+  auto gdr = errors("h:1:9 [0] transport/net_ib.cc:1012 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with error 4, opcode 0, len 0, vendor err 81\n");
+  EXPECT_NE(gdr.title.find("RDMA local protection error (completion error 4)"), std::string::npos) << gdr.title;
+  auto sock = errors("[1,0]<stdout>:gpu6:1407:1595 [0] misc/socket.cc:432 NCCL WARN Net : Socket creation failed : Address family not supported by protocol\n");
+  EXPECT_NE(sock.title.find("a TCP connection between ranks failed"), std::string::npos) << sock.title;
+  auto probe = errors("[1,0]<stdout>:GPU03:1212:1284 [0] misc/ibvwrap.cu:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+                      "[1,0]<stdout>:GPU03:1212:1284 [0] NCCL INFO Using internal Network Socket\n");
+  EXPECT_EQ(probe.status, report::Status::pass) << probe.title;
+  auto recovered = errors("axa:3048391:3048566 [0] NCCL INFO net.cc:79 -> 3\naxa:3048391:3048566 [0] NCCL INFO Using network Socket\n");
+  EXPECT_EQ(recovered.status, report::Status::warn) << recovered.title;
+  EXPECT_NE(recovered.title.find("(first: net.cc:79 -> 3) with no WARN line of its own"), std::string::npos) << recovered.title;
+  // Channel lines are no error return ("0[0] -> 1[1]"), nor a zero result.
+  EXPECT_EQ(errors("h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\nh:1:2 [0] NCCL INFO init.cc:100 -> 0\n").status,
+            report::Status::pass);
+}
