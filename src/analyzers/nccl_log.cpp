@@ -271,6 +271,30 @@ void nccl_sockets_beside(Finding& f, const std::optional<std::pair<std::string, 
   if (fallback_sign) f.add(fallback_sign->first, fallback_sign->second);
 }
 
+// NCCL saying GPUDirect RDMA is off for its NICs ("GPU Direct RDMA Disabled for HCA 1 'mlx5_1'
+// (no module)": nvidia-peermem not loaded, no dma-buf) while no channel uses GDRDMA: a network
+// that otherwise passes warns (NVIDIA/nccl#899 passed); a failure or a skip keeps its verdict.
+void nccl_gdr_disabled(Finding& f, const std::vector<NcclLogInput>& logs) {
+  const NcclLogInput* in = nullptr;
+  bool gdr_channel = false;
+  for (const auto& l : logs) {
+    if (!in && l.log->gdr_disabled) in = &l;
+    for (const auto& c : l.log->channels) gdr_channel = gdr_channel || c.gdrdma;
+  }
+  if (!in || gdr_channel) return;
+  const auto& [msg, line] = *in->log->gdr_disabled;
+  f.add(at(in->source, line), msg, "GPU Direct RDMA Enabled");
+  if (f.status != report::Status::pass) return;
+  const bool no_module = msg.find("no module") != std::string::npos;
+  f.status = report::Status::warn;
+  f.title += fmt::format("; but NCCL says GPUDirect RDMA is disabled for its NICs{} ({} line{}): inter-node data is staged through host memory",
+                         no_module ? " (no module: nvidia-peermem not loaded)" : "", in->log->gdr_disabled_lines,
+                         in->log->gdr_disabled_lines == 1 ? "" : "s");
+  f.fix = "load nvidia_peermem on every node (modprobe nvidia-peermem; or the open driver's dma-buf path with a recent kernel and NCCL), then "
+          "check that the log says 'GPU Direct RDMA Enabled' and the channels 'via NET/IB/N/GDRDMA' (perfgap check: nccl.gdr on the node)";
+  f.impact = "without GPUDirect RDMA every inter-node transfer is copied through host memory: lower bandwidth and more CPU and PCIe load";
+}
+
 // nccl_log.net: the network NCCL uses against what the job needs (RDMA, GPUDirect RDMA, one NCCL version).
 Finding nccl_net_finding(const std::vector<NcclLogInput>& logs, const std::string& subject, const NcclLogOptions& o) {
   const NcclNetSeen s = nccl_net_seen(logs);
@@ -425,6 +449,7 @@ std::vector<Finding> analyze_nccl_logs(const std::vector<NcclLogInput>& logs, co
   std::string subject = logs.size() == 1 ? logs[0].source : fmt::format("{} logs", logs.size());
   out.push_back(nccl_topo_file_finding(logs, subject, o));
   out.push_back(nccl_net_finding(logs, subject, o));
+  nccl_gdr_disabled(out.back(), logs);
   out.push_back(nccl_log_errors_finding(logs, subject));
   // The job's own NCCL environment, as the log's "X set by environment to Y" lines show it,
   // judged as the node check judges the node's (nccl.env.forced). Said only where something is

@@ -184,7 +184,7 @@ void ParserState<NcclLog>::message(std::string_view msg, std::string_view host) 
   const ByteSet have(msg);
   static constexpr Needle kVersion("NCCL version "), kAwsOfi("Initializing aws-ofi-nccl "), kP2pPlugin("P2P plugin "),
       kNetPlugin("Loaded net plugin "), kNoDevice("No device found"), kNoVerbs("Failed to open libibverbs"),
-      kGdr("GPU Direct RDMA Enabled"), kByEnv(" set by environment to "), kLoading("Loading topology file "),
+      kGdr("GPU Direct RDMA Enabled"), kGdrOff("GPU Direct RDMA Disabled"), kByEnv(" set by environment to "), kLoading("Loading topology file "),
       kCannotOpen("Could not open XML topology file "), kVia(" via "), kArrow(" -> "), kColl(" coll channels");
 
   if (auto p = find_in(msg, have, kVersion); p != std::string_view::npos) {
@@ -216,6 +216,11 @@ void ParserState<NcclLog>::message(std::string_view msg, std::string_view host) 
   }
   if (find_in(msg, have, kNoVerbs) != std::string_view::npos) {
     out.ibverbs_missing = out.ibverbs_missing.value_or(lineno);
+    return;
+  }
+  if (find_in(msg, have, kGdrOff) != std::string_view::npos) {
+    ++out.gdr_disabled_lines;
+    if (!out.gdr_disabled) out.gdr_disabled = std::make_pair(std::string(msg), lineno);
     return;
   }
   if (find_in(msg, have, kGdr) != std::string_view::npos) {

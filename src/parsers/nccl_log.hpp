@@ -73,6 +73,9 @@ struct NcclLog {
   std::optional<int> coll_channels, nvls_channels, p2p_channels;  // "16 coll channels, 0 nvls channels, ..."
   std::vector<std::pair<std::string, int>> gdr_enabled;  // "GPU Direct RDMA Enabled for ..." (each once)
   int gdr_enabled_lines = 0;
+  // "NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1' (no module)": the first such line.
+  std::optional<std::pair<std::string, int>> gdr_disabled;
+  int gdr_disabled_lines = 0;
 };
 
 // Error when the text has no NCCL log line at all.

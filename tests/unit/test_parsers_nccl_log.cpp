@@ -223,3 +223,23 @@ TEST(AnalyzersNcclLog, WarnLinesAndErrorReturnsOfAFailingJob) {
   EXPECT_EQ(errors("h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\nh:1:2 [0] NCCL INFO init.cc:100 -> 0\n").status,
             report::Status::pass);
 }
+
+// NVIDIA/nccl#899: "GPU Direct RDMA Disabled for HCA n 'mlx5_n' (no module)" and NET/IB channels
+// without GDRDMA passed as "NCCL uses network IB": it warns, naming nvidia-peermem.
+TEST(AnalyzersNcclLog, GpuDirectRdmaDisabledByNcclWarns) {
+  const std::string off =
+      "a:5:7 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1' (no module)\n"
+      "a:5:8 [0] NCCL INFO Channel 00 : 0[1a000] -> 1[1a000] [receive] via NET/IB/0\n"
+      "b:6:9 [0] NCCL INFO Channel 00 : 1[1a000] -> 0[1a000] [receive] via NET/IB/0\n";
+  auto f = judge(off);
+  EXPECT_EQ(f[1].id, "nccl_log.net");
+  EXPECT_EQ(f[1].status, report::Status::warn) << f[1].title;
+  EXPECT_NE(f[1].title.find("NCCL says GPUDirect RDMA is disabled for its NICs (no module: nvidia-peermem not loaded)"), std::string::npos)
+      << f[1].title;
+  EXPECT_NE(f[1].fix.find("nvidia_peermem"), std::string::npos) << f[1].fix;
+  // Channels that do use GDRDMA: the line is said, the verdict stands.
+  auto on = judge("a:5:7 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 1 'mlx5_1' (no module)\n"
+                  "a:5:8 [0] NCCL INFO Channel 00 : 0[1a000] -> 1[1a000] [receive] via NET/IB/0/GDRDMA\n"
+                  "b:6:9 [0] NCCL INFO Channel 00 : 1[1a000] -> 0[1a000] [receive] via NET/IB/0/GDRDMA\n");
+  EXPECT_EQ(on[1].status, report::Status::pass) << on[1].title;
+}
