@@ -240,6 +240,17 @@ TEST(AnalyzersNcclTestsShape, ARankListTheBusFactorContradictsIsCut) {
                              : nccl_ranks_evidence(f, "the '# Rank' list is cut ('...' after 4 of its lines)"));
     for (const auto& e : f.evidence) EXPECT_NE(e.source, parsers::kNcclTestsHostsEvidence) << e.observed;
   }
+  // --nodes gives the nodes; a node report of a host the cut list does not name is still a basis.
+  auto cut = parsers::parse_nccl_tests(nccl_rank_lines(4, 8) + table);
+  ASSERT_TRUE(cut);
+  analyzers::NcclTestsOptions o;
+  o.nodes = 3;
+  o.nic_gbps_total = 400;
+  o.nic_basis = "node02.json: 1 ACTIVE RDMA port";
+  o.nic_basis_node = "node02";
+  const auto given = fixture::find(analyzers::analyze_nccl_tests(*cut, "run.txt", o), "nccl_tests.busbw");
+  EXPECT_NE(given.title.find("nccl-tests on 24 ranks (by busbw/algbw), 3 nodes (by --nodes): peak busbw 115.00 GB/s"), std::string::npos) << given.title;
+  EXPECT_EQ(given.title.find("not among the hosts"), std::string::npos) << given.title;
   // Every rank's line, the factor agreeing: the lines count.
   const auto whole = nccl_alone(nccl_rank_lines(24, 8) + table);
   EXPECT_NE(whole.title.find("nccl-tests on 24 ranks, 3 nodes"), std::string::npos) << whole.title;
