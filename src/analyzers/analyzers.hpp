@@ -113,6 +113,9 @@ struct NcclTestsOptions {
   // said). A run whose Rank lines name its hosts and not this node is no run of that node's
   // NICs: the basis is refused for it, and the finding says why.
   std::string nic_basis_node;
+  // --nodes: the nodes the run spanned, for a run whose output does not show them (an exact count
+  // the output shows wins, and the finding says the two differ).
+  std::optional<long> nodes;
 };
 // Below these shares of the line-rate expectation, busbw fails / warns (an expectation derived
 // from the hardware, not a measured reference: protocol overhead keeps good fabrics near 80-95%).

@@ -104,6 +104,7 @@ struct NcclTestsJudged {
   double mildest_ratio = 0;
   double expected = 0;               // the NICs' line rate, GB/s; 0: no such basis
   std::optional<long> nodes;         // the nodes that ran it, where known exactly
+  std::optional<long> ranks;         // the ranks, where known
   std::string basis_refused;         // why the given NIC basis is not this run's (its report's node is not among the run's hosts)
   // With a reference of another kind (collective, ranks, nodes): each difference; the shapes in words.
   std::vector<std::string> unlike;
@@ -178,6 +179,10 @@ struct NcclTestsShape {
   // 2(n-1)/n for 3 or more ranks (only all_reduce's bus factor exceeds 1), "reduce_scatter" where
   // it is (n-1)/n with a reducing redop; both with root -1. Empty: named, or not told.
   std::string collective_by_ratio;
+  // The Rank lines name fewer ranks than busbw/algbw shows (a list cut without '...'): the factor
+  // is taken, the lines' hosts are not the nodes; why, in words (empty: not so).
+  std::string rank_lines_short;
+  std::optional<long> nodes_given;  // --nodes
 };
 
 // busbw = algbw x k(n-1)/n (nccl-tests' PERFORMANCE.md); k 0: the factor does not depend on n
@@ -271,10 +276,11 @@ void nccl_tests_shape_launch(NcclTestsShape& s, const parsers::NcclTestsRun& run
     s.nodes_shown = {*n, false, cmd, c.said};
 }
 
-NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
+NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run, std::optional<long> nodes_given = std::nullopt) {
   NcclTestsShape s;
   s.ranks = run.ranks();
   s.nodes_shown = run.nodes_shown();
+  s.nodes_given = nodes_given;
   if (!run.collective.empty()) s.collective = nccl_tests_collective_key(run.collective);
   std::optional<long> root;
   for (const auto& r : run.rows)
@@ -305,6 +311,14 @@ NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
       n = m;
       fitted = k;
     }
+  if (s.ranks && !run.info_ranks && n && *s.ranks < n->first) {
+    s.rank_lines_short = fmt::format("the '# Rank' lines name {} rank{}, busbw/algbw fits {:g}(n-1)/n, the bus factor of {}, for n = {}: the "
+                                     "list is cut, its ranks and hosts are some of the job's",
+                                     *s.ranks, *s.ranks == 1 ? "" : "s", fitted, nccl_tests_factor_words(s, fitted),
+                                     n->first == n->second ? std::to_string(n->first) : fmt::format("{} to {}", n->first, n->second));
+    s.ranks.reset();
+    if (!run.info_nodes) s.nodes_shown = parsers::nccl_nodes(run.info_nodes_signs);
+  }
   nccl_tests_shape_launch(s, run, n);
   if (s.ranks) {
     // Counted ranks: the collective is the factor whose rank range holds them.
@@ -326,6 +340,9 @@ NcclTestsShape nccl_tests_shape(const parsers::NcclTestsRun& run) {
       s.ranks_range = n;
     }
   }
+  // --nodes where the output shows none, or a lower bound it does not contradict.
+  if (s.nodes_given && (s.nodes_shown.count <= 0 || (s.nodes_shown.at_least && *s.nodes_given >= s.nodes_shown.count)))
+    s.nodes_shown = {*s.nodes_given, false, "--nodes", ""};
   if (s.nodes_shown.count > 0 && !s.nodes_shown.at_least) s.nodes = s.nodes_shown.count;
   if (s.nodes_shown.count <= 0) s.nodes_words = "nodes not shown";
   else {
@@ -453,7 +470,7 @@ report::Chart nccl_tests_chart(const std::string& what, const NcclTestsBySize& r
 // for this run. Empty when they match, or either side does not say.
 std::string nccl_tests_foreign_basis(const parsers::NcclTestsRun& run, const NcclTestsOptions& o) {
   // Every rank's host, as the hosts evidence requires (an excerpt names some hosts of many).
-  const bool every_rank = run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1;
+  const bool every_rank = run.every_rank_line();
   if (o.reference || o.nic_basis_node.empty() || o.nic_gbps_total <= 0 || run.hosts.empty() || !every_rank) return {};
   auto short_name = [](std::string_view h) { return h.substr(0, h.find('.')); };
   for (const auto& h : run.hosts)
@@ -537,7 +554,10 @@ void nccl_tests_verdict(Finding& f, const NcclTestsJudged& j, const NcclTestsWro
     // No basis: a busbw alone cannot pass (docs/ANALYZE.md): say what would decide.
     f.status = report::Status::skip;
     std::string why;
-    if (!j.basis_refused.empty())
+    if (j.ranks && *j.ranks == 1)
+      why = "with 1 rank nothing crosses a link, so busbw is 0 by definition (busbw = algbw x the collective's factor of (n-1)/n); run it on 2 or "
+            "more GPUs (-g N, or one process per GPU under mpirun or srun) at the job's scale";
+    else if (!j.basis_refused.empty())
       why = j.basis_refused;
     else if (nodes && *nodes == 1)
       why = "a single node's busbw is bounded by NVLink/PCIe, not the NICs: pass --reference with a run of the same collective on a known-good node";
@@ -649,17 +669,23 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
 
   const double max_busbw = j.max_busbw = nccl_tests_busbw_metrics(f, run, rows, x.wrong_total);
   // Every title names the collective and the scale it ran at: a busbw means nothing without them.
-  const auto shape = nccl_tests_shape(run);
+  const auto shape = nccl_tests_shape(run, o.nodes);
   std::string& what = j.what;
   what = fmt::format("{} on {}", run.collective.empty() ? "nccl-tests" : run.collective, nccl_tests_scale_words(shape));
   const auto& shown = shape.nodes_shown;
   j.nodes = shape.nodes;
+  j.ranks = shape.ranks;
   if (shape.ranks) f.metric("ranks", static_cast<double>(*shape.ranks));
   if (shape.nodes) f.metric("nodes", static_cast<double>(*shape.nodes));
   // How the ranks were known where the output does not print them, and a quoted launcher
   // command that is not this run's.
   if (!shape.ranks_detail.empty()) f.add("ranks", shape.ranks_detail);
   if (!shape.launch_refused.empty()) f.add("ranks", shape.launch_refused);
+  if (!shape.rank_lines_short.empty()) f.add("ranks", shape.rank_lines_short);
+  if (shape.nodes_given && shape.nodes && *shape.nodes != *shape.nodes_given)
+    f.add("nodes", fmt::format("--nodes {}: the output shows {}: not used", *shape.nodes_given, shape.nodes_words));
+  if (run.rank_lines_cut)
+    f.add("ranks", fmt::format("the '# Rank' list is cut ('...' after {} of its lines): its ranks and hosts are some of the job's, not counted", run.rank_lines));
 
   if (o.reference) f.table.push_back({"size", "busbw GB/s", "reference GB/s", "ratio"});
   else f.table.push_back({"size", "busbw GB/s", "algbw GB/s", "time us"});
@@ -698,7 +724,7 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
           fmt::format("{} (by busbw/algbw {}, redop {} and root -1: the output names no collective)", parsers::coll_name(coll),
                       coll == parsers::Coll::AllReduce ? "= 2(n-1)/n, a factor above 1 only all_reduce has" : "= (n-1)/n", shape.redop));
   // The hosts of the run, when the log shows every rank's: fleet names the measurement's node by them.
-  if (!run.hosts.empty() && run.rank_lines > 0 && static_cast<long>(run.rank_lines) == run.max_rank + 1)
+  if (!run.hosts.empty() && run.every_rank_line() && shape.rank_lines_short.empty())
     f.add(std::string(parsers::kNcclTestsHostsEvidence), fmt::format("{}", fmt::join(run.hosts, ",")));
   // The GPUs the Rank lines name: explain and compare tell a run of another GPU from the job's by them.
   if (!run.gpu_models.empty()) f.add(std::string(parsers::kNcclTestsGpusEvidence), fmt::format("{}", fmt::join(run.gpu_models, " + ")));
@@ -706,6 +732,10 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
     f.add(fmt::format("{}:{}", source, run.elided.front()),
           fmt::format("rows cut out of the table ('...' on {} line{}): only the {} printed sizes are judged", run.elided.size(),
                       run.elided.size() == 1 ? "" : "s", rows.size()));
+  if (!run.row_kinds.empty())
+    f.add(source, fmt::format("rows of {} kinds in one table ({}: -d all or -o all): each size is judged by its last row, whatever its kind; run "
+                              "one type and one op (-d float -o sum) to judge them apart",
+                              run.row_kinds.size(), fmt::join(run.row_kinds, ", ")));
   if (f.table.size() == 1) f.table.clear();  // no size to show
   f.charts.push_back(nccl_tests_chart(what, rows, ref, o));
   nccl_tests_wrong_evidence(f, run, source, x);
@@ -719,7 +749,8 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
   // Without a reference: the line rate of the node's NICs is the basis, for a run across nodes
   // (at least two shown is enough).
   const bool multi_node = shown.count >= 2;
-  if (!o.reference && multi_node) j.basis_refused = nccl_tests_foreign_basis(run, o);
+  // (Rank lines of fewer ranks than the factor fits name some of the hosts: no test of the node report.)
+  if (!o.reference && multi_node && shape.rank_lines_short.empty()) j.basis_refused = nccl_tests_foreign_basis(run, o);
   const double expected = j.expected = !o.reference && multi_node && o.nic_gbps_total > 0 && j.basis_refused.empty() ? o.nic_gbps_total / 8 : 0;
   if (!j.basis_refused.empty()) f.add(o.nic_basis, j.basis_refused, fmt::format("a report of one of the run's hosts ({})", fmt::join(run.hosts, ", ")));
   if (expected > 0) {
@@ -732,6 +763,8 @@ std::vector<Finding> analyze_nccl_tests(const parsers::NcclTestsRun& run, const 
           fmt::format(">= {:.0f}% of it", 100 * kNcclExpectedWarn));
   }
   nccl_tests_verdict(f, j, x, run, rows.size(), source, o);
+  if (!run.row_kinds.empty())
+    f.title += fmt::format(" (rows of {} kinds, {}, taken together: each size's last row is judged)", run.row_kinds.size(), fmt::join(run.row_kinds, ", "));
   // Decided on a reference, the NICs' rate or wrong results: the verdict itself, before a run that
   // stopped early turns a skip for want of a basis into a warn.
   const bool judged = f.status != report::Status::skip;

@@ -64,6 +64,10 @@ CommandRunner add_analyze_command(CLI::App& app) {
   cmd->add_option("--nics", a.request.nics, "nccl-tests without --reference, nccl-inspector: RDMA NICs per node the job uses (with --link-gbps: the busbw basis across nodes)")->check(CLI::Range(1, 1024));
   cmd->add_option("--link-gbps", a.request.link_gbps, "nccl-tests without --reference, nccl-inspector: each NIC's link rate in Gb/s (400 for NDR)")->check(CLI::Range(1.0, 100000.0));
   cmd->add_option("--node-report", a.request.node_report, "nccl-tests without --reference, nccl-inspector: a perfgap check report (--format json) of a node of the run: its ACTIVE RDMA ports are the busbw basis");
+  cmd->add_option("--nodes", a.request.nodes,
+                  "nccl-tests: the nodes the run spanned, where its output does not show them (its Rank lines, NCCL INFO nNodes or hostnames, "
+                  "a launcher line); a count the output shows exactly wins")
+      ->check(CLI::Range(1L, 100000L));
   cmd->add_option("--expect-topo-file", a.request.expect_topo_file, "nccl-log: the NCCL topology file the job should load");
   cmd->add_option("--expect-net", a.request.expect_net, "nccl-log: IB or Socket (IB is assumed when the log shows RDMA devices)")
       ->check(one_of({"IB", "Socket"}));

@@ -182,6 +182,13 @@ Parsed<NcclTestsRun> parse_json(std::string_view text) {
   try {
     j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
+    // rccl-tests' --output_format json: one result object per line ({"size":..,"busBw":..}), not one document.
+    const auto body = text.substr(std::min(text.size(), text.find_first_not_of(" \t\r\n")));
+    const auto first = body.substr(0, body.find('\n'));
+    const auto one = nlohmann::json::parse(first, nullptr, false);
+    if (one.is_object() && (one.contains("busBw") || one.contains("algBw")) && first.size() < body.size())
+      return parse_fail("rccl-tests JSON lines (--output_format json: one result object per line): not read; give the run's text output instead",
+                        1 + static_cast<int>(std::count(text.begin(), text.end() - static_cast<std::ptrdiff_t>(body.size()), '\n')));
     return parse_fail(std::string("not nccl-tests JSON: ") + e.what());
   }
   if (!j.is_object() || !j.contains("results") || !j["results"].is_array()) return parse_fail("JSON without a nccl-tests \"results\" list");
@@ -233,7 +240,7 @@ using namespace nccl_tests_detail;
 
 std::optional<long> NcclTestsRun::ranks() const {
   if (info_ranks) return info_ranks;
-  if (rank_lines > 0 && static_cast<long>(rank_lines) == max_rank + 1) return max_rank + 1;
+  if (every_rank_line()) return max_rank + 1;
   return std::nullopt;
 }
 
@@ -249,7 +256,7 @@ NcclNodes NcclTestsRun::nodes_shown() const {
     return out;
   }
   // Every rank's line seen: its hosts are the nodes.
-  if (rank_lines > 0 && static_cast<long>(rank_lines) == max_rank + 1 && !hosts.empty() && hosts.size() < kMaxNcclTestsHosts) {
+  if (every_rank_line() && !hosts.empty() && hosts.size() < kMaxNcclTestsHosts) {
     out.count = static_cast<long>(hosts.size());
     return out;
   }
@@ -270,6 +277,7 @@ struct ParserState<NcclTestsRun> {
   bool json = false;                // -J output: kept whole, parsed at the end
   std::string json_text;
   std::string scratch;              // a line whose rank tags had to be replaced
+  std::string hashed;               // a '#' line that lost its '#', given it back
   std::vector<std::string_view> f;  // its cells, reused from line to line
   // Size -> its last row, when plain: a slot per size in the order first parked, found by a
   // hint before the map (sweeps repeat their sizes in order: the slot after the last parked,
@@ -279,6 +287,7 @@ struct ParserState<NcclTestsRun> {
   std::size_t park_hint = 0, parked_live = 0;
   RowShapes shapes;  // the layouts of the last plain rows read the exact way
   std::optional<Sweep> sweep;  // the sweep whose rows are being read
+  RunsTracker runs;            // separate runs' lines interleaved (nccl-tests without MPI)
   std::vector<bool> ranks_seen;  // by rank (below 1 << 24): named by a Rank line; run.rank_lines of them
   std::unordered_set<std::string, sys::ViewHash, std::equal_to<>> hosts_seen;  // looked up by view
   std::string last_host;  // the host of the last Rank line, in hosts_seen (ranks of a host come together)
@@ -301,7 +310,8 @@ struct ParserState<NcclTestsRun> {
   void park(std::uint64_t size, std::string_view text, bool in_block);
   void keep_parked_text();
   void unpark(std::uint64_t size);
-  void row_read(std::uint64_t size) {
+  void row_read(std::uint64_t size, std::string_view text) {
+    runs.row(size, text, lineno, hdr.seen && hdr.root);
     if (sweep) {
       sweep->last_size = size;
       sweep->last_line = lineno;
@@ -363,7 +373,7 @@ const char* ParserState<NcclTestsRun>::shaped_row(const char* p, const char* end
   if (!shapes.match(at, hdr, r)) return nullptr;
   ++lineno;
   run.results_checked = run.results_checked || r.checked;
-  row_read(r.size);
+  row_read(r.size, std::string_view(p, r.length));
   park(r.size, std::string_view(p, r.length), true);
   return p + r.length + 1;
 }
@@ -391,7 +401,7 @@ bool ParserState<NcclTestsRun>::fast_row(std::string_view raw) {
   std::size_t figures_at = 0;
   if (auto size = quick_plain_row(f, hdr, checked, figures_at)) {
     run.results_checked = run.results_checked || checked;
-    row_read(*size);
+    row_read(*size, text);
     park(*size, text, true);
     // Its layout, for the rows like it (a CR-ended line never has one).
     if (text.size() == raw.size()) shapes.learn(text, figures_at, checked, hdr);
@@ -412,7 +422,8 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
   sys::split_ws_into(line, f);
   if (f.empty()) return;
   launch.line(f, lineno);  // a launcher command line quoted in the output (its binary names the collective below)
-  if (f[0][0] == '#') {
+  if (f[0][0] == '#' || hashless_comment(f)) {
+    if (f[0][0] != '#') sys::split_ws_into(line = hashed.assign("# ").append(line), f);  // read as the '#' line it was
     comment(line);
     return;
   }
@@ -447,10 +458,13 @@ void ParserState<NcclTestsRun>::line(std::string_view raw) {
       }
     }
   }
-  // "..." where rows were cut out (a shortened paste): noted, so the report can say so.
-  if (f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos &&
-      (hdr.seen || !run.rows.empty() || parked_live > 0)) {
+  // "..." where rows were cut out (a shortened paste): noted, so the report can say so; after the
+  // Rank lines, before any table, the rank list was cut.
+  const bool dots = f.size() == 1 && f[0].size() >= 3 && f[0].find_first_not_of('.') == std::string_view::npos;
+  if (dots && run.rank_lines > 0 && !hdr.seen && run.rows.empty() && parked_live == 0) run.rank_lines_cut = true;
+  if (dots && (hdr.seen || !run.rows.empty() || parked_live > 0)) {
     run.elided.push_back(lineno);
+    runs.restart();
     return;
   }
   if (auto row = read_row(hdr, lineno)) keep(std::move(*row), line);
@@ -475,6 +489,7 @@ void ParserState<NcclTestsRun>::comment(std::string_view line) {
       if (is(t, "time")) ++times;
     }
     hdr.in_place = times >= 2;
+    runs.header();
     return;
   }
   if (h.size() >= 4 && (is(h[0], "nThread") || is(h[0], "nThreads"))) {
@@ -492,6 +507,7 @@ void ParserState<NcclTestsRun>::comment(std::string_view line) {
       }
     }
     end_sweep();
+    runs.header();
     if (w.max_bytes > 0) sweep = w;
     return;
   }
@@ -524,6 +540,7 @@ bool ParserState<NcclTestsRun>::rank_seen(std::string_view cell) {
     }
   }
   run.max_rank = std::max(run.max_rank, r);
+  runs.rank(r, lineno);
   return true;
 }
 
@@ -596,6 +613,7 @@ void ParserState<NcclTestsRun>::closing_searches(std::string_view line) {
         if (auto v = number(w[0])) run.avg_busbw = *v;
     }
     if (sweep) sweep->closed = true;
+    runs.closing(lineno);
   }
 }
 
@@ -720,7 +738,7 @@ bool checked(const NcclTestsRow& r) { return r.out_of_place && (r.out_of_place->
 // later row of its size replaces it; a row with wrong results is kept and supersedes the
 // parked one.
 void ParserState<NcclTestsRun>::keep(NcclTestsRow&& row, std::string_view text) {
-  row_read(row.size);
+  row_read(row.size, text);
   if (checked(row)) run.results_checked = true;
   if (plain(row) && !reference) {
     park(row.size, text, false);  // the line may be in `scratch`
@@ -795,6 +813,8 @@ Parsed<NcclTestsRun> ParserState<NcclTestsRun>::finish() {
   }
   auto& run = s.run;
   s.end_sweep();
+  if (s.runs.line() > 0) return parse_fail(s.runs.message(), s.runs.line());
+  if (s.runs.kinds().size() > 1) run.row_kinds = s.runs.kinds();
   s.launch.end();
   run.launch = s.launch.command();
   // The parked rows read as they were when parked (they were read or checked then: no damage),

@@ -55,6 +55,9 @@ struct NcclTestsRun {
   std::vector<NcclTestsRow> rows;
   bool results_checked = false;  // some out-of-place result had a #wrong count or an error value (not -c 0)
   std::optional<double> avg_busbw;  // "# Avg bus bandwidth"
+  // The rows' kinds ("float sum"; with the root where the table has that column) where there are
+  // several (-d all, -o all): rows of one size but another kind are another measurement.
+  std::vector<std::string> row_kinds;
   std::vector<int> elided;             // lines of "..." where rows were cut out of the table
   std::optional<double> out_of_bounds;  // "# Out of bounds values : N OK|FAILED": wrong elements over all
                                         // sizes (the largest when the file holds several runs)
@@ -64,6 +67,10 @@ struct NcclTestsRun {
   // numbers; hosts: the distinct HOSTs, capped), and NCCL INFO comm lines ("nRanks 16 nNodes 2").
   std::size_t rank_lines = 0;
   long max_rank = -1;
+  // A '...' between the Rank lines and the table: the poster cut the list (its ranks and hosts are some of the job's).
+  bool rank_lines_cut = false;
+  // Every rank's Rank line is in the output: ranks 0 to max_rank, each once, the list not cut.
+  bool every_rank_line() const { return rank_lines > 0 && !rank_lines_cut && static_cast<long>(rank_lines) == max_rank + 1; }
   std::vector<std::string> hosts;  // distinct, in the order seen
   // The GPU models the Rank lines name after the device's bus id ("NVIDIA H100 80GB HBM3"):
   // distinct, in the order seen, capped; empty where no Rank line names one.

@@ -1,6 +1,11 @@
 #include "parsers/nccl_tests_rows.hpp"
 
+#include <algorithm>
 #include <cstring>
+
+#include <fmt/format.h>
+
+#include "sys/text.hpp"
 
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -233,5 +238,65 @@ void RowShapes::learn(std::string_view, std::size_t, bool, const Header&) {}
 bool RowShapes::match(const char*, const Header&, ShapedRow&) { return false; }
 
 #endif
+
+bool hashless_comment(const std::vector<std::string_view>& f) {
+  if (f.size() < 3) return false;
+  auto has = [&](std::string_view w) { return std::find(f.begin(), f.end(), w) != f.end(); };
+  auto integer = [](std::string_view t) { return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos; };
+  if (f[0] == "size") return f[1] == "count" && has("busbw") && has("algbw");
+  if (f[0] == "nThread") return integer(f[1]) && has("minBytes") && has("maxBytes");
+  if (f[0] == "Rank") return integer(f[1]) && has("on") && has("device") && (has("Pid") || has("Group"));
+  if (f[0] == "Avg") return f[1] == "bus" && f[2] == "bandwidth" && has(":");
+  return f[0] == "Out" && f.size() >= 4 && f[1] == "of" && f[2] == "bounds" && f[3] == "values";
+}
+
+void RunsTracker::found(int line, std::string why) {
+  if (line_ != 0) return;
+  line_ = line;
+  why_ = std::move(why);
+}
+
+void RunsTracker::row_slow(std::uint64_t size, std::string_view text, int line, bool root) {
+  sys::split_ws_into(text, cells_);
+  std::string key;
+  for (std::size_t i = 2; i < cells_.size() && i < (root ? 5u : 4u); ++i) (key += key.empty() ? "" : " ") += cells_[i];
+  if (!open_ || key != key_) {  // a table's first row, or the next type or op (-d all, -o all)
+    open_ = true;
+    if (kinds_.size() < 16 && std::find(kinds_.begin(), kinds_.end(), key) == kinds_.end()) kinds_.push_back(key);
+    key_ = std::move(key);
+    first_ = prev_ = size;
+    return;
+  }
+  if (size <= first_) {  // the sweep again from its start (-N cycles)
+    first_ = prev_ = size;
+    return;
+  }
+  found(line, fmt::format("size {} printed again after size {}, not as a new sweep from its first size {}", size, prev_, first_));
+  prev_ = size;
+}
+
+void RunsTracker::rank(long r, int line) {
+  if (r < 0 || r >= 4096) return;
+  if (!ranks_open_) {
+    std::fill(rank_times_.begin(), rank_times_.end(), 0);
+    ranks_open_ = true;
+  }
+  const auto at = static_cast<std::size_t>(r);
+  if (at >= rank_times_.size()) rank_times_.resize(at + 1);
+  if (rank_times_[at] < 255) ++rank_times_[at];
+  if (rank_times_[at] == 2) found(line, fmt::format("rank {}'s '# Rank' line printed again, by another process", r));
+}
+
+void RunsTracker::closing(int line) {
+  restart();
+  if (++closings_ == 2) found(line, "'# Avg bus bandwidth' printed again, with no header since the last one");
+}
+
+std::string RunsTracker::message() const {
+  return fmt::format("separate nccl-tests runs interleaved in one output ({}): each process ran the test alone, on its own GPUs, as "
+                     "nccl-tests does when built without MPI=1 or started without MPI; rebuild it with make MPI=1 MPI_HOME=... and launch it "
+                     "with mpirun (or srun --mpi=pmix), then analyze that run's output",
+                     why_);
+}
 
 }  // namespace perfgap::parsers::nccl_tests_detail

@@ -14,7 +14,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace perfgap::parsers::nccl_tests_detail {
 
@@ -69,6 +71,67 @@ class RowShapes {
   bool avx2_ = false;
   std::array<RowShape, kShapes> shapes_{};
   std::size_t count_ = 0, next_ = 0, last_ = 0;  // kept; where the next is kept; the last matched
+};
+
+
+// A line of nccl-tests' own '#' lines whose '#' was lost (markdown takes a leading '#' for a
+// heading, and a paste keeps the rest): the sweep header ("nThread 1 nGpus 2 minBytes ...
+// maxBytes ..."), a Rank line ("Rank 0 Pid P on HOST device D ..."), the table header ("size
+// count type ... busbw"), "Avg bus bandwidth : X", "Out of bounds values : N OK". Told by its
+// words, strictly, so no other text is read as one. `f`: its cells.
+bool hashless_comment(const std::vector<std::string_view>& f);
+
+// Separate runs printed into one output, each process alone: nccl-tests built without MPI=1 (or
+// started by mpirun/srun without MPI support) runs a whole job in every process, and their lines
+// interleave (nccl-tests#182, #107). One run never prints so: a sweep's sizes only grow (the same
+// sizes again from the start with -N cycles, or for the next type or op of -d/-o all), rank r's
+// '# Rank' line comes once, and '# Avg bus bandwidth' once, at the end. Told by:
+//  - a size at or below the last one, of the same type and op, that is no restart from the
+//    sweep's first size (8, 16, ... 256, 8, 512, 16: the 16 is another run's);
+//  - a rank's '# Rank' line twice with no result row or header between them;
+//  - '# Avg bus bandwidth' twice with no header between them.
+// A header (the sweep's "# nThread ...", the table's "# size count ..."), a closing line or a
+// '...' starts the reading of sizes afresh.
+class RunsTracker {
+ public:
+  // A result row of `size` at `line`, its cells split from `text` when it has to be (a size at or
+  // below the last); `root`: the table has a root column.
+  void row(std::uint64_t size, std::string_view text, int line, bool root) {
+    ranks_open_ = false;
+    if (open_ && size > prev_) {
+      prev_ = size;
+      return;
+    }
+    row_slow(size, text, line, root);
+  }
+  void rank(long r, int line);
+  void header() {
+    restart();
+    closings_ = 0;
+    ranks_open_ = false;
+  }
+  void restart() { open_ = false; }  // a '...'
+  void closing(int line);            // '# Avg bus bandwidth'
+  // The first sign seen (line 0: none) and what it was, in words.
+  int line() const { return line_; }
+  std::string message() const;
+  // The rows' kinds (type and op, and root where the table has the column), distinct, in the
+  // order seen, capped: more than one where -d all or -o all ran several.
+  const std::vector<std::string>& kinds() const { return kinds_; }
+
+ private:
+  void row_slow(std::uint64_t size, std::string_view text, int line, bool root);
+  void found(int line, std::string why);
+  bool open_ = false;
+  std::uint64_t prev_ = 0, first_ = 0;
+  std::string key_;  // the rows' type and op (and root)
+  std::vector<std::string_view> cells_;
+  bool ranks_open_ = false;
+  std::vector<unsigned char> rank_times_;  // since the last row or sweep header, by rank (below 4096)
+  std::vector<std::string> kinds_;
+  int closings_ = 0;
+  int line_ = 0;
+  std::string why_;
 };
 
 }  // namespace perfgap::parsers::nccl_tests_detail

@@ -32,6 +32,7 @@ tl::expected<Result, std::string> run_nccl_tests(const Analyzer& an, const Reque
   o.nic_gbps_total = basis->gbps_total;
   o.nic_basis = basis->basis;
   o.nic_basis_node = basis->node;
+  o.nodes = r.nodes;
   return each_input(an, r, [&](const std::string& file, Collected& c) -> std::optional<std::string> {
     auto run = parse_input<parsers::NcclTestsParser>(file);
     if (!run) return run.error();

@@ -28,6 +28,7 @@ struct Request {
   std::optional<int> nics;                      // nccl-tests, nccl-inspector: the busbw basis
   std::optional<double> link_gbps;
   std::string node_report;
+  std::optional<long> nodes;                    // nccl-tests: the nodes the run spanned, where its output does not show them
   std::string reference;                        // nccl-tests, nsys, kineto: a file; steps: a file or ms
   std::string sizes;                            // nccl-tests
   std::optional<std::string> expect_topo_file;  // nccl-log

@@ -4,14 +4,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
 #include "files.hpp"
 #include "report_json.hpp"
 #include "run.hpp"
+#include "tree.hpp"
 
 using perfgap::fixture::json_report;
 using perfgap::fixture::log_fixture;
 using perfgap::fixture::required_finding;
 using perfgap::fixture::run_binary;
+using perfgap::fixture::TempDir;
+using perfgap::fixture::write_in;
 
 namespace {
 
@@ -218,4 +225,41 @@ TEST(AnalyzeFieldDefects, NcclTestsRunThatStoppedEarlyNeverPasses) {
   EXPECT_EQ(hb["status"], "warn");
   EXPECT_NE(hb["title"].get<std::string>().find("ended at 32 MiB"), std::string::npos) << hb["title"];
   EXPECT_FALSE(hb["metrics"].contains("busbw_gbps.67108864"));
+}
+
+// Review 9: nccl-tests run as separate processes without MPI (nccl-tests#182) is exit 2, one line
+// naming the file, the line and the rebuild, and no report written; --nodes gives the node count a
+// paste does not show, and with --nics/--link-gbps the run is judged across nodes.
+TEST(AnalyzeDefects, NcclTestsInterleavedRunsAndNodesGiven) {
+  TempDir d;
+  auto row = [](unsigned long size, double busbw, double factor) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%12lu %13lu     float     sum      -1    40.00 %7.2f %7.2f       0    40.00 %7.2f %7.2f       0\n", size, size / 4,
+                  busbw / factor, busbw, busbw / factor, busbw);
+    return std::string(line);
+  };
+  std::string mixed, rows, two_ranks;
+  for (unsigned long s : {1048576ul, 2097152ul, 1048576ul, 4194304ul, 2097152ul}) mixed += row(s, 10.0, 1.875);
+  for (unsigned long s : {1048576ul, 2097152ul, 4194304ul}) rows += row(s, 35.0, 1.875), two_ranks += row(s, 35.0, 1.0);
+  const auto bad = write_in(d, "two-runs.txt", mixed), good = write_in(d, "rows.txt", rows);
+  const auto out = d.file("report.json");
+  auto r = run_binary(PERFGAP_BINARY, {"analyze", "nccl-tests", bad, "--format", "json", "--output", out});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(bad + ": line 5: separate nccl-tests runs interleaved"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("make MPI=1"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // No node count shown: --nodes gives it, and the NICs' rate is the basis (35 GB/s of 50: warn).
+  auto none = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", good, "--nics", "1", "--link-gbps", "400"}, 0);
+  EXPECT_EQ(required_finding(none, "nccl_tests.busbw")["status"], "skip");
+  auto given = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", good, "--nodes", "2", "--nics", "1", "--link-gbps", "400"}, 0);
+  const auto& g = required_finding(given, "nccl_tests.busbw");
+  EXPECT_EQ(g["status"], "warn") << g.dump(2);
+  EXPECT_NE(g["title"].get<std::string>().find("16 ranks (by busbw/algbw), 2 nodes (by --nodes)"), std::string::npos) << g["title"];
+  // --nodes where the output shows its nodes: the output's count wins, and the finding says so.
+  const auto shown = write_in(d, "shown.txt", "#  Rank  0 Group  0 Pid 1 on n01 device  0 [0x01] H100\n#  Rank  1 Group  0 Pid 2 on n01 device  1 [0x01] H100\n" + two_ranks);
+  auto w = json_report(PERFGAP_BINARY, {"analyze", "nccl-tests", shown, "--nodes", "3"}, 0);
+  EXPECT_NE(evidence_text(required_finding(w, "nccl_tests.busbw")).find("--nodes 3: the output shows 1 node: not used"), std::string::npos) << w.dump(2);
+  // --nodes is nccl-tests' alone.
+  EXPECT_EQ(run_binary(PERFGAP_BINARY, {"analyze", "turbostat", good, "--nodes", "2"}).status, 2);
 }

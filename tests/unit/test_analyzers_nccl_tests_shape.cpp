@@ -156,8 +156,10 @@ TEST(AnalyzersNcclTestsShape, TheCollectiveMeasuredIsToldByItsFiguresWhereTheOut
   EXPECT_TRUE(measured(nccl_shape_table(15.0 / 16, "sum", 20.00, 40.00, 60.00)).starts_with("ReduceScatter (by busbw/algbw = (n-1)/n"));
   EXPECT_EQ(measured(nccl_shape_table(15.0 / 16, "none", 20.00, 40.00, 60.00)), "");
   EXPECT_EQ(measured(nccl_shape_table(1.0, "sum", 20.00, 40.00, 60.00)), "");
-  // Rank lines that contradict the factor: not told.
-  EXPECT_EQ(measured(nccl_rank_lines(8, 8) + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)), "");
+  // Rank lines of fewer ranks than the factor fits: a cut list (review 9), the factor's count and collective win.
+  EXPECT_TRUE(measured(nccl_rank_lines(8, 8) + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)).starts_with("AllReduce (by busbw/algbw"));
+  // More ranks than it fits (NCCL_TESTS_SPLIT_MASK's communicators are part of the ranks listed): not told.
+  EXPECT_EQ(measured(nccl_rank_lines(32, 8) + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)), "");
   // A name wins over the figures.
   EXPECT_EQ(measured("# Collective test starting: all_reduce_perf\n" + nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00)), "AllReduce");
 }
@@ -223,4 +225,47 @@ TEST(AnalyzersNcclTestsShape, AReferenceOfAnotherShapeIsNamedOnceInTheTitle) {
             "nodes");
   EXPECT_TRUE(nccl_shape_evidence(f, "input.txt", "this run: collective not named (redop sum), 16 ranks (by busbw/algbw), nodes not shown"));
   EXPECT_TRUE(nccl_shape_evidence(f, "reference.txt", "the reference: collective not named (redop sum), 8 ranks (by busbw/algbw), nodes not shown"));
+}
+
+// nccl-tests#119: the Rank lines of 4 ranks of a 24-rank all_reduce (the paste cut the list, with
+// or without a '...'), busbw/algbw = 2 x 23/24: the factor's 24 ranks, not "4 ranks, 1 node", and
+// the 4 lines' host is no host list of the run.
+TEST(AnalyzersNcclTestsShape, ARankListTheBusFactorContradictsIsCut) {
+  const auto table = nccl_shape_table(2.0 * 23 / 24, "sum", 20.00, 40.00, 60.00);
+  for (const auto& dots : {std::string(), std::string("...\n")}) {
+    const auto f = nccl_alone(nccl_rank_lines(4, 8) + dots + table);
+    EXPECT_NE(f.title.find("nccl-tests on 24 ranks (by busbw/algbw), nodes not shown"), std::string::npos) << f.title;
+    EXPECT_DOUBLE_EQ(fixture::metric(f, "ranks"), 24);
+    EXPECT_TRUE(dots.empty() ? nccl_ranks_evidence(f, "the '# Rank' lines name 4 ranks, busbw/algbw fits 2(n-1)/n, the bus factor of all_reduce")
+                             : nccl_ranks_evidence(f, "the '# Rank' list is cut ('...' after 4 of its lines)"));
+    for (const auto& e : f.evidence) EXPECT_NE(e.source, parsers::kNcclTestsHostsEvidence) << e.observed;
+  }
+  // --nodes gives the nodes; a node report of a host the cut list does not name is still a basis.
+  auto cut = parsers::parse_nccl_tests(nccl_rank_lines(4, 8) + table);
+  ASSERT_TRUE(cut);
+  analyzers::NcclTestsOptions o;
+  o.nodes = 3;
+  o.nic_gbps_total = 400;
+  o.nic_basis = "node02.json: 1 ACTIVE RDMA port";
+  o.nic_basis_node = "node02";
+  const auto given = fixture::find(analyzers::analyze_nccl_tests(*cut, "run.txt", o), "nccl_tests.busbw");
+  EXPECT_NE(given.title.find("nccl-tests on 24 ranks (by busbw/algbw), 3 nodes (by --nodes): peak busbw 115.00 GB/s"), std::string::npos) << given.title;
+  EXPECT_EQ(given.title.find("not among the hosts"), std::string::npos) << given.title;
+  // Every rank's line, the factor agreeing: the lines count.
+  const auto whole = nccl_alone(nccl_rank_lines(24, 8) + table);
+  EXPECT_NE(whole.title.find("nccl-tests on 24 ranks, 3 nodes"), std::string::npos) << whole.title;
+}
+
+// nccl-tests#287: a run of 1 rank has busbw 0 by definition; said, not "no basis to judge it" alone.
+// --op all (nccl-tests#167): rows of several ops in one table are said to be taken together.
+TEST(AnalyzersNcclTestsShape, OneRankAndRowsOfSeveralOpsAreSaid) {
+  const auto one = nccl_alone("# Collective test starting: alltoall_perf\n" + nccl_rank_lines(1, 8) + nccl_shape_table(0.0, "none", 20.00, 40.00, 60.00));
+  EXPECT_NE(one.title.find("alltoall_perf on 1 rank, 1 node"), std::string::npos) << one.title;
+  EXPECT_NE(one.title.find("with 1 rank nothing crosses a link, so busbw is 0 by definition"), std::string::npos) << one.title;
+  auto max_rows = nccl_shape_table(1.875, "max", 10.00, 20.00, 30.00);
+  max_rows.erase(0, std::string(kHeader).size());
+  const auto ops = nccl_alone(nccl_shape_table(1.875, "sum", 20.00, 40.00, 60.00) + max_rows);
+  EXPECT_NE(ops.title.find("(rows of 2 kinds, float sum -1, float max -1, taken together: each size's last row is judged)"), std::string::npos)
+      << ops.title;
+  EXPECT_TRUE(nccl_shape_evidence(ops, "run.txt", "rows of 2 kinds in one table (float sum -1, float max -1: -d all or -o all)"));
 }

@@ -391,3 +391,121 @@ TEST(ParsersNcclTests, RankLinesGiveTheGpuModels) {
     if (e.source == parsers::kNcclTestsGpusEvidence) said = e.observed == "NVIDIA H100 80GB HBM3 + Tesla V100-SXM2-32GB";
   EXPECT_TRUE(said);
 }
+
+// nccl-tests built without MPI=1 and started as several processes: each runs the whole test
+// alone and their lines interleave (a size printed again after larger ones, rank 0's Rank line
+// twice, '# Avg bus bandwidth' twice): refused, naming the line and the rebuild, not merged.
+TEST(ParsersNcclTests, InterleavedRunsOfProcessesWithoutMpiAreRefused) {
+  auto row = [](std::uint64_t size, double busbw) {
+    return fmt::format("{:>12} {:>13}     float     sum      -1    40.00 {:7.2f} {:7.2f}       0    40.00 {:7.2f} {:7.2f}       0\n", size, size / 4,
+                       busbw, busbw, busbw, busbw);
+  };
+  const std::string units = "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+  // Rows: the second process's 8 and 16 among the first's (line 1 is the units line).
+  std::string rows = units;
+  for (std::uint64_t s : {8, 16, 32, 64, 128, 256, 8, 512, 16, 1024}) rows += row(s, 0.01 * static_cast<double>(s));
+  for (const auto& r : {parsers::parse_nccl_tests(rows), parsers::parse_nccl_tests_reference(rows)}) {
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().line, 10);
+    EXPECT_NE(r.error().message.find("separate nccl-tests runs interleaved"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("size 16 printed again"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("make MPI=1"), std::string::npos) << r.error().message;
+  }
+  // Two closing lines for one sweep (each process's), its rows in step.
+  const std::string sweep = "# nThread 1 nGpus 1 minBytes 134217728 maxBytes 268435456 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n";
+  auto two = parsers::parse_nccl_tests(sweep + units + row(134217728, 4.85) + row(134217728, 4.52) + row(268435456, 4.86) +
+                                       "# Avg bus bandwidth    : 1.8\n#\n" + row(268435456, 4.54) + "# Avg bus bandwidth    : 1.6\n");
+  ASSERT_FALSE(two);
+  EXPECT_EQ(two.error().line, 9);
+  EXPECT_NE(two.error().message.find("'# Avg bus bandwidth' printed again, with no header"), std::string::npos) << two.error().message;
+  // Rank 0's line from each process, no row yet: refused though no row follows.
+  auto ranks = parsers::parse_nccl_tests(sweep + sweep + "#  Rank  0 Pid 1320 on node-a device  0 [0x00] Tesla V100\n" +
+                                         "#  Rank  0 Pid 2066 on node-b device  0 [0x00] Tesla V100\n" + units);
+  ASSERT_FALSE(ranks);
+  EXPECT_EQ(ranks.error().line, 4);
+  EXPECT_NE(ranks.error().message.find("rank 0's '# Rank' line printed again"), std::string::npos) << ranks.error().message;
+
+  // One run's own repeats are read: -N cycles (its sizes again from the first), -o all (the
+  // next op from the first size), two whole runs one after the other, a retry after a failed start.
+  std::string cycles = units, ops = units;
+  for (int c = 0; c < 3; ++c)
+    for (std::uint64_t s : {1048576, 2097152, 4194304}) cycles += row(s, 1.0 + c);
+  for (const char* op : {"sum", "max"})
+    for (std::uint64_t s : {1048576, 2097152}) {
+      auto r = row(s, 2.0);
+      r.replace(r.find(" sum "), 5, fmt::format(" {:>3} ", op));
+      ops += r;
+    }
+  const std::string whole = sweep + "#  Rank  0 Pid 1 on node-a device  0 [0x00] H100\n" + units + row(134217728, 4.8) + row(268435456, 4.8) +
+                            "# Avg bus bandwidth    : 4.8\n";
+  const std::string retry = sweep + "#  Rank  0 Pid 1 on node-a device  0 [0x00] H100\nnode-a: NCCL WARN failed\n" + whole;
+  for (const auto& text : {cycles, ops, whole + whole, retry}) {
+    auto r = parsers::parse_nccl_tests(text);
+    EXPECT_TRUE(r) << r.error().describe() << "\n" << text;
+  }
+  auto by_op = parsers::parse_nccl_tests(ops);
+  ASSERT_TRUE(by_op);
+  EXPECT_EQ(by_op->row_kinds, (std::vector<std::string>{"float sum", "float max"}));
+  EXPECT_TRUE(parsers::parse_nccl_tests(cycles)->row_kinds.empty());
+}
+
+// A paste whose leading '#' markdown ate: the sweep header, Rank lines, table header and closing
+// lines are read as they were; other text that starts with those words is not.
+TEST(ParsersNcclTests, LinesThatLostTheirHashAreRead) {
+  const std::string text =
+      "nThread 1 nGpus 2 minBytes 32 maxBytes 64 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+      "\n"
+      "Using devices\n"
+      "  Rank  0 Pid 1533050 on gpu-a01 device  0 [0x00] NVIDIA A100-SXM4-40GB\n"
+      "  Rank  1 Pid 1533050 on gpu-a01 device  1 [0x00] NVIDIA A100-SXM4-40GB\n"
+      "\n"
+      "                                                       out-of-place                       in-place\n"
+      "       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+      "        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "          32             8     float     sum    10.14    0.00    0.00  0e+00    10.21    0.00    0.00  0e+00\n"
+      "          64            16     float     sum    10.14    0.01    0.01  0e+00    10.31    0.01    0.01  0e+00\n"
+      " Out of bounds values : 0 OK\n"
+      " Avg bus bandwidth    : 0.005\n";
+  auto r = parsers::parse_nccl_tests(text);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->ranks(), 2);
+  EXPECT_EQ(r->nodes(), 1);
+  EXPECT_EQ(r->hosts, std::vector<std::string>{"gpu-a01"});
+  EXPECT_EQ(r->gpu_models, std::vector<std::string>{"NVIDIA A100-SXM4-40GB"});
+  ASSERT_TRUE(r->avg_busbw);
+  EXPECT_DOUBLE_EQ(*r->avg_busbw, 0.005);
+  ASSERT_TRUE(r->out_of_bounds);
+  EXPECT_TRUE(r->stopped_early.empty());  // the sweep header's maxBytes was reached, and closed
+  ASSERT_EQ(r->rows.size(), 2u);
+  EXPECT_TRUE(r->rows[0].out_of_place->max_error.has_value());  // the header's `error` column was read
+  // Words that only start like them: not read as Rank lines.
+  auto prose = parsers::parse_nccl_tests("Rank 0 failed on the first try, then device 1 took over\n" + text.substr(text.find("       size")));
+  ASSERT_TRUE(prose);
+  EXPECT_EQ(prose->rank_lines, 0u);
+}
+
+// rccl-tests' JSON lines (--output_format json): named, not a raw JSON syntax error.
+TEST(ParsersNcclTests, RcclTestsJsonLinesAreNamed) {
+  auto r = parsers::parse_nccl_tests(
+      "\n{\"#wrong\":\"0\",\"algBw\":0.05,\"busBw\":0.08,\"gpus\":4,\"inPlace\":0,\"name\":\"AllReduce\",\"redop\":\"sum\",\"size\":1024,\"time\":19.1,\"type\":\"float\"}\n"
+      "{\"#wrong\":\"0\",\"algBw\":0.05,\"busBw\":0.07,\"gpus\":4,\"inPlace\":1,\"name\":\"AllReduce\",\"redop\":\"sum\",\"size\":1024,\"time\":19.8,\"type\":\"float\"}\n");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().line, 2);
+  EXPECT_NE(r.error().message.find("rccl-tests JSON lines"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().message.find("json.exception"), std::string::npos) << r.error().message;
+}
+
+// A '...' between the Rank lines and the table: the list was cut, its count is not the job's.
+TEST(ParsersNcclTests, RankListCutByDotsIsNotTheJob) {
+  const std::string text =
+      "#  Rank  0 Group  0 Pid 11 on pod01 device  0 [0x10] NVIDIA A100-SXM4-40GB\n"
+      "#  Rank  1 Group  0 Pid 12 on pod01 device  1 [0x16] NVIDIA A100-SXM4-40GB\n"
+      "...\n"
+      "   127926280      31981570     float     sum      -1   2560.7   49.96   95.75      0   2556.2   50.05   95.92      0\n";
+  auto r = parsers::parse_nccl_tests(text);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->rank_lines_cut);
+  EXPECT_FALSE(r->ranks());
+  EXPECT_FALSE(r->nodes());
+  EXPECT_TRUE(r->elided.empty());  // no table rows were cut
+}
