@@ -200,6 +200,11 @@ void ParserState<NcclLog>::message(std::string_view msg, std::string_view host) 
     add_once(out.using_network, networks, std::string(sys::trim_ws(msg.substr(14))), lineno);
     return;
   }
+  // NCCL 2.3-2.4: "Using internal Network Socket" (or IB), before net plugins had names.
+  if (sys::starts_with(msg, "Using internal Network ")) {
+    add_once(out.using_network, networks, std::string(sys::trim_ws(msg.substr(23))), lineno);
+    return;
+  }
   // The network plugin NCCL loaded: "NET/OFI Initializing aws-ofi-nccl 1.13.2-aws",
   // "P2P plugin IBext_v8", "NET/Plugin: Loaded net plugin NCCL RDMA Plugin v8 (v8)".
   if (!out.net_plugin) {

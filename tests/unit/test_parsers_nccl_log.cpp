@@ -243,3 +243,12 @@ TEST(AnalyzersNcclLog, GpuDirectRdmaDisabledByNcclWarns) {
                   "b:6:9 [0] NCCL INFO Channel 00 : 1[1a000] -> 0[1a000] [receive] via NET/IB/0/GDRDMA\n");
   EXPECT_EQ(on[1].status, report::Status::pass) << on[1].title;
 }
+
+// NCCL 2.3-2.4 named the network "Using internal Network Socket" (horovod#969): read as "Using network Socket".
+TEST(ParsersNcclLog, OldInternalNetworkLineIsTheNetworkChoice) {
+  auto l = parsers::parse_nccl_log("GPU03:1212:1284 [0] NCCL INFO Using internal Network Socket\nGPU03:1213:1290 [1] NCCL INFO Using internal Network IB\n");
+  ASSERT_TRUE(l);
+  ASSERT_EQ(l->using_network.size(), 2u);
+  EXPECT_EQ(l->using_network[0].first, "Socket");
+  EXPECT_EQ(l->using_network[1].first, "IB");
+}
