@@ -252,3 +252,27 @@ TEST(AnalyzersNcclRas, MismatchSaysWhetherTheNamedRanksAreBehindOrAhead) {
       "  Rank 7 has launched up to operation 60 -- GPU 3 managed by process 1650386 on node node1\n");
   EXPECT_NE(one.title.find("the ranks named (7) are behind, at operation 60 (the other 7 at 64)"), std::string::npos) << one.title;
 }
+
+// NVIDIA/nccl#1762: the table's Errors column says MISMATCH, but the status was cut after its
+// Errors section (no Warnings, where MISMATCH blocks are): undecided, not "no communicator with
+// ranks out of step".
+TEST(AnalyzersNcclRas, AMismatchTheTableMarksButTheStatusLacksIsNoPass) {
+  const std::string text =
+      "NCCL version 2.27.3+cuda12.8 compiled with CUDA 12.8\n\nJob summary\n===========\n\n"
+      "  Nodes  Processes         GPUs\n(total)    (total)      (total)\n      1          2            2\n\n"
+      "Communicators... (0.00s)\n=============\n\n"
+      "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n"
+      "    #  in group  per comm  per node  per comm  in group\n"
+      "    0         4         1         1         2         1   RUNNING  MISMATCH\n\n"
+      "Errors\n======\n\n";
+  auto r = parsers::parse_nccl_ras(text);
+  ASSERT_TRUE(r) << r.error().describe();
+  auto fs = analyzers::analyze_nccl_ras(*r, "ras.txt");
+  auto mm = nccl_prod_all(fs, "nccl_ras.mismatch");
+  ASSERT_EQ(mm.size(), 1u);
+  EXPECT_EQ(mm[0]->status, report::Status::skip) << mm[0]->title;
+  EXPECT_NE(mm[0]->title.find("the communicators table marks 4 communicators MISMATCH, but the status holds no MISMATCH block"),
+            std::string::npos)
+      << mm[0]->title;
+  EXPECT_EQ(nccl_prod_all(fs, "nccl_ras.comm_error")[0]->status, report::Status::pass);
+}
