@@ -238,6 +238,7 @@ bool classify(std::string_view m, KernelEvent& e) {
     e.kind = sxid ? KernelEventKind::sxid : KernelEventKind::xid;
     if (sxid) {
       e.fatal = sys::starts_with(e.detail, "Fatal");
+      for (std::string_view w : {"Non-fatal", "Nonfatal", "non-fatal", "Non-Fatal"}) e.nonfatal = e.nonfatal || sys::starts_with(e.detail, w);
     } else {
       xid_line_words(e);
     }

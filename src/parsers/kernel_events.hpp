@@ -61,7 +61,7 @@ struct KernelEvent {
   std::string netdev;    // link events: the interface ("ibp42s0")
   long code = 0;         // Xid/SXid number; EDAC error count; thermal "total events"; fatal SXid: 1
   bool fatal = false;    // SXid "Fatal", AER "Uncorrected (Fatal)"; an Xid line saying "Fatal" or "RST: Yes"
-  bool nonfatal = false; // an Xid line saying "Nonfatal" ("145, RLW_REMAP Nonfatal XC0 i0 Link 00 (...)")
+  bool nonfatal = false; // an Xid line saying "Nonfatal" ("145, RLW_REMAP Nonfatal XC0 i0 Link 00 (...)"), an SXid head "Non-fatal, ..."
   std::string recovery;  // Xid 154: the recovery action it changed to ("GPU Reset Required", "None")
   std::string detail;    // the text after the code / what the line adds ("Cable unplugged")
   std::optional<double> since_boot_s;

@@ -185,6 +185,8 @@ TEST(ParsersKernelEvents, SxidAerLinksThermalEdacLockups) {
   EXPECT_EQ(s.device, "0000:07:00.0");
   auto s2 = one_event("[ 1.0] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 46 egress non-posted PRIV error (First)");
   EXPECT_FALSE(s2.fatal);
+  EXPECT_TRUE(s2.nonfatal);
+  EXPECT_FALSE(s.nonfatal);
 
   auto c = one_event("[ 9.0] nvidia 0000:18:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)");
   EXPECT_EQ(c.kind, KernelEventKind::aer_corrected);

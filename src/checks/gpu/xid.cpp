@@ -196,13 +196,9 @@ const core::KbSxid* sxid_info(long code) {
   return it == sxids.end() ? nullptr : &it->second;
 }
 
-// What an SXid line says of its severity: "Fatal", "Non-fatal", or "" (the SOE's lines say neither).
-std::string sxid_word(const KernelEvent& e) {
-  if (e.fatal) return "Fatal";
-  for (std::string_view w : {"Non-fatal", "Nonfatal", "non-fatal", "Non-Fatal"})
-    if (e.line.find(w) != std::string::npos) return "Non-fatal";
-  return "";
-}
+// What an SXid line says of its severity (the parser's reading of its head): "Fatal",
+// "Non-fatal", or "" (the SOE's lines say neither).
+std::string sxid_word(const KernelEvent& e) { return e.fatal ? "Fatal" : e.nonfatal ? "Non-fatal" : ""; }
 
 // One NVSwitch's SXids: per number its count, what its lines say, and the guide's entry; an
 // event fails when its line says Fatal or the guide's recovery resets (whatever the line says).
